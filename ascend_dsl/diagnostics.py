@@ -1,0 +1,126 @@
+"""Located diagnostics, rendered rustc-style.
+
+Every user-facing error of the toolchain is a `Diagnostic` with a stable code, a message, the
+span it points at and an optional hint. `DslError` carries one or more of them (constraint checks
+collect every error and raise once); `render()` turns them into::
+
+    error[UB-CAPACITY]: tiles need 262144 B of Unified Buffer; ascend910b1 allows 188416 B
+     --> examples/activation/gelu.adsl:14:9
+       |
+    14 |         xt = load(x[t])
+       |         ^^^^^^^^^^^^^^^
+       = hint: use size=auto or a smaller tile
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_SOURCES: dict[str, str] = {}
+
+
+def register_source(file: str, text: str) -> None:
+    """Remember the text of a file so diagnostics can quote it (also for in-memory sources)."""
+    _SOURCES[file] = text
+
+
+def source_line(file: str, line: int) -> str | None:
+    text = _SOURCES.get(file)
+    if text is None:
+        try:
+            text = Path(file).read_text()
+        except OSError:
+            return None
+        _SOURCES[file] = text
+    lines = text.splitlines()
+    return lines[line - 1] if 1 <= line <= len(lines) else None
+
+
+@dataclass(frozen=True)
+class Span:
+    """A source range; lines and columns are 1-based and absolute in `file`."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+UNKNOWN_SPAN = Span("<unknown>", 0, 0, 0, 0)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    message: str
+    span: Span | None = None
+    hint: str | None = None
+    notes: tuple[str, ...] = ()
+    severity: str = "error"
+
+    def render(self) -> str:
+        out = [f"{self.severity}[{self.code}]: {self.message}"]
+        if self.span is not None and self.span.line > 0:
+            out.append(f" --> {self.span}")
+            text = source_line(self.span.file, self.span.line)
+            if text is not None:
+                num = str(self.span.line)
+                pad = " " * len(num)
+                start = max(self.span.col, 1)
+                if self.span.end_line == self.span.line and self.span.end_col > start:
+                    width = self.span.end_col - start
+                else:
+                    width = max(len(text.rstrip()) - start + 1, 1)
+                out += [f"{pad} |", f"{num} | {text.rstrip()}", f"{pad} | {' ' * (start - 1)}{'^' * width}"]
+                out.extend(f"{pad} = note: {n}" for n in self.notes)
+                if self.hint:
+                    out.append(f"{pad} = hint: {self.hint}")
+                return "\n".join(out)
+        out.extend(f"   = note: {n}" for n in self.notes)
+        if self.hint:
+            out.append(f"   = hint: {self.hint}")
+        return "\n".join(out)
+
+
+@dataclass
+class DslError(Exception):
+    """One or more user errors. Raised `from None` so no compiler frames reach the user."""
+
+    diagnostics: tuple[Diagnostic, ...] = field(default_factory=tuple)
+
+    def __init__(self, *diagnostics: Diagnostic):
+        super().__init__()
+        self.diagnostics = tuple(diagnostics)
+
+    @classmethod
+    def at(cls, code: str, message: str, span: Span | None, hint: str | None = None) -> DslError:
+        return cls(Diagnostic(code, message, span, hint))
+
+    @property
+    def codes(self) -> list[str]:
+        return [d.code for d in self.diagnostics]
+
+    def render(self) -> str:
+        return "\n\n".join(d.render() for d in self.diagnostics)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class DiagnosticSink:
+    """Collects diagnostics; `raise_if_any()` raises them together (checks report every error)."""
+
+    def __init__(self) -> None:
+        self.items: list[Diagnostic] = []
+
+    def error(self, code: str, message: str, span: Span | None, hint: str | None = None, notes=()) -> None:
+        self.items.append(Diagnostic(code, message, span, hint, tuple(notes)))
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise DslError(*self.items)

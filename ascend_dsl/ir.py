@@ -1,0 +1,293 @@
+"""The typed, frozen IR shared by the front end, the interpreter and the lowering passes.
+
+    Kernel    = (name, params: Param*, body: Stmt*, type_args)
+    Param     = TensorParam(name, dtype, shape: Dim*) | ScalarParam(name, dtype, default)
+    Stmt      = SplitLoop(var, extent: Sym*, cores)          -- one contiguous share per core
+              | TileLoop(var, over, size, buffers, ...plan)  -- UB tiles of a core's share
+              | Assign(name, Expr) | Store(tensor, index, Expr)
+              -- introduced by lowering passes:
+              | Stage(kind, Stmt*) | CopyIn(buffer, tensor, index) | CopyOut(tensor, index, buffer)
+              | VecOp(api, dst, Operand*)
+    Expr      = Const(value) | Ref(name) | Load(tensor, index) | Op(op, Expr*)
+
+Every node carries a `span` (ignored by equality) and every expression a `type`. Nodes are
+immutable; passes build new trees with `dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Union
+
+from .diagnostics import UNKNOWN_SPAN, Span
+from .dtypes import DType
+
+
+class Kind(Enum):
+    SCALAR = "scalar"
+    TILE = "tile"
+
+
+@dataclass(frozen=True)
+class ValType:
+    kind: Kind
+    dtype: DType
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}<{self.dtype}>"
+
+
+def tile_of(dtype: DType) -> ValType:
+    return ValType(Kind.TILE, dtype)
+
+
+def scalar_of(dtype: DType) -> ValType:
+    return ValType(Kind.SCALAR, dtype)
+
+
+_SPAN = field(default=UNKNOWN_SPAN, compare=False, repr=False)
+
+# ----------------------------------------------------------------------------- params
+
+
+@dataclass(frozen=True)
+class TensorParam:
+    name: str
+    dtype: DType
+    shape: tuple[str | int, ...]
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class ScalarParam:
+    name: str
+    dtype: DType
+    default: float | int | None = None
+    span: Span = _SPAN
+
+
+Param = Union[TensorParam, ScalarParam]
+
+# ----------------------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Const:
+    value: float | int
+    type: ValType
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A local value (tile or scalar) or a scalar parameter."""
+
+    name: str
+    type: ValType
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class TileIndex:
+    """`x[t]`: the elements of tile variable `t` of a 1-D (flattened) tensor."""
+
+    var: str
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class Load:
+    tensor: str
+    index: TileIndex
+    type: ValType
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class Op:
+    """An operation from the op registry (`ascend_dsl.ops`), e.g. add, exp, select, cast."""
+
+    op: str
+    args: tuple[Expr, ...]
+    type: ValType
+    span: Span = _SPAN
+
+
+Expr = Union[Const, Ref, Load, Op]
+
+# ----------------------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class Assign:
+    name: str
+    value: Expr
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class Store:
+    tensor: str
+    index: TileIndex
+    value: Expr
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class SplitLoop:
+    """`for blk in split(N, cores=AIV)`; `cores` None means every core of the kind."""
+
+    var: str
+    extent: tuple[str, ...]
+    core_kind: str
+    cores: int | None
+    body: tuple[Stmt, ...]
+    span: Span = _SPAN
+
+
+class Position(Enum):
+    VECIN = "VECIN"
+    VECOUT = "VECOUT"
+    VECCALC = "VECCALC"
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A UB allocation per tile: a TQue (VECIN/VECOUT) with `num` buffers, or a TBuf (VECCALC).
+
+    `bits` is the storage per tile element: 8 * dtype size, or 1 for comparison masks."""
+
+    name: str
+    position: Position
+    dtype: DType
+    num: int
+    bits: int
+    span: Span = _SPAN
+
+    def bytes_for(self, tile_elems: int) -> int:
+        raw = -(-tile_elems * self.bits // 8)
+        return -(-raw // 32) * 32
+
+
+@dataclass(frozen=True)
+class TileLoop:
+    """`for t in tile(blk, size=auto|N, buffers=B)`. Lowering fills `buffers_decl` and `max_tile`."""
+
+    var: str
+    over: str
+    size: int | None
+    buffers: int
+    body: tuple[Stmt, ...]
+    buffers_decl: tuple[Buffer, ...] = ()
+    max_tile: int | None = None
+    span: Span = _SPAN
+
+
+class StageKind(Enum):
+    COPYIN = "copyin"
+    COMPUTE = "compute"
+    COPYOUT = "copyout"
+
+
+@dataclass(frozen=True)
+class Stage:
+    kind: StageKind
+    body: tuple[Stmt, ...]
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class CopyIn:
+    buffer: str
+    tensor: str
+    index: TileIndex
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class CopyOut:
+    tensor: str
+    index: TileIndex
+    buffer: str
+    span: Span = _SPAN
+
+
+Operand = Union[str, Const, Ref]  # a buffer name, an immediate or a scalar parameter
+
+
+@dataclass(frozen=True)
+class VecOp:
+    """One AscendC vector instruction over the current tile (count form).
+
+    `api` is the AscendC function (Add, Muls, Exp, Compare, Select, Cast, Duplicate, ...);
+    `attrs` holds enum arguments such as ("cmp", "GT") or ("round", "CAST_NONE")."""
+
+    api: str
+    dst: str
+    srcs: tuple[Operand, ...]
+    attrs: tuple[tuple[str, str], ...] = ()
+    span: Span = _SPAN
+
+
+Stmt = Union[Assign, Store, SplitLoop, TileLoop, Stage, CopyIn, CopyOut, VecOp]
+
+# ----------------------------------------------------------------------------- kernel
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    params: tuple[Param, ...]
+    body: tuple[Stmt, ...]
+    type_args: tuple[tuple[str, DType], ...] = ()
+    type_options: tuple[tuple[str, tuple[DType, ...]], ...] = ()
+    span: Span = _SPAN
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    @property
+    def tensors(self) -> tuple[TensorParam, ...]:
+        return tuple(p for p in self.params if isinstance(p, TensorParam))
+
+    @property
+    def scalars(self) -> tuple[ScalarParam, ...]:
+        return tuple(p for p in self.params if isinstance(p, ScalarParam))
+
+    @property
+    def outputs(self) -> tuple[TensorParam, ...]:
+        stored = {s.tensor for s in walk(self.body) if isinstance(s, (Store, CopyOut))}
+        return tuple(p for p in self.tensors if p.name in stored)
+
+    @property
+    def inputs(self) -> tuple[TensorParam, ...]:
+        outs = {p.name for p in self.outputs}
+        return tuple(p for p in self.tensors if p.name not in outs)
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for p in self.tensors:
+            for d in p.shape:
+                if isinstance(d, str):
+                    seen.setdefault(d)
+        return tuple(seen)
+
+
+def children(stmt: Stmt) -> tuple[Stmt, ...]:
+    return getattr(stmt, "body", ())
+
+
+def walk(stmts: tuple[Stmt, ...]):
+    """Pre-order walk over statements (not expressions)."""
+    for s in stmts:
+        yield s
+        yield from walk(children(s))
+
+
+def walk_expr(e: Expr):
+    yield e
+    if isinstance(e, Op):
+        for a in e.args:
+            yield from walk_expr(a)

@@ -1,0 +1,106 @@
+"""The op registry: every operation the DSL knows, its arity, typing rule and torch semantics.
+
+The front end resolves calls and operators through `OPS`; the interpreter evaluates with `OpInfo.ref`;
+the lowering maps ops to AscendC instructions (see `lowering/passes/legalize.py` and
+`lowering/passes/to_vector_ops.py`). Adding an op means adding one entry here plus its lowering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable
+
+import math
+
+from .dtypes import DType
+
+
+class Rule(Enum):
+    SAME = "same"  # all operands share one dtype, result has it
+    COMPARE = "compare"  # operands share one dtype, result is a mask
+    SELECT = "select"  # (mask, a, b): a and b share a dtype, result has it
+    CAST = "cast"  # (x, dtype): result has the named dtype
+
+
+FLOATS = frozenset({DType.F16, DType.BF16, DType.F32})
+NUMERIC = frozenset({DType.F16, DType.BF16, DType.F32, DType.I32, DType.I16})
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    name: str
+    arity: int
+    rule: Rule
+    dtypes: frozenset[DType]
+    ref: Callable
+    doc: str
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _erf(x):
+    return _torch().erf(x)
+
+
+OPS: dict[str, OpInfo] = {}
+
+
+def _op(name: str, arity: int, rule: Rule, dtypes, ref, doc: str) -> None:
+    OPS[name] = OpInfo(name, arity, rule, frozenset(dtypes), ref, doc)
+
+
+_op("add", 2, Rule.SAME, NUMERIC, lambda a, b: a + b, "a + b")
+_op("sub", 2, Rule.SAME, NUMERIC, lambda a, b: a - b, "a - b")
+_op("mul", 2, Rule.SAME, NUMERIC, lambda a, b: a * b, "a * b")
+_op("div", 2, Rule.SAME, FLOATS, lambda a, b: a / b, "a / b")
+_op("max", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().maximum(a, b), "element-wise maximum")
+_op("min", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().minimum(a, b), "element-wise minimum")
+_op("neg", 1, Rule.SAME, NUMERIC, lambda a: -a, "-a")
+_op("abs", 1, Rule.SAME, NUMERIC, lambda a: a.abs(), "|a|")
+_op("exp", 1, Rule.SAME, FLOATS, lambda a: a.exp(), "e**a")
+_op("log", 1, Rule.SAME, FLOATS, lambda a: a.log(), "natural logarithm")
+_op("sqrt", 1, Rule.SAME, FLOATS, lambda a: a.sqrt(), "square root")
+_op("rsqrt", 1, Rule.SAME, FLOATS, lambda a: a.rsqrt(), "1 / sqrt(a)")
+_op("reciprocal", 1, Rule.SAME, FLOATS, lambda a: a.reciprocal(), "1 / a")
+_op("relu", 1, Rule.SAME, NUMERIC, lambda a: a.relu(), "max(a, 0)")
+_op("tanh", 1, Rule.SAME, FLOATS, lambda a: a.tanh(), "hyperbolic tangent (lowered via exp)")
+_op("sigmoid", 1, Rule.SAME, FLOATS, lambda a: a.sigmoid(), "1 / (1 + e**-a) (lowered via exp)")
+_op("erf", 1, Rule.SAME, FLOATS, _erf, "error function (lowered to a rational approximation, |err| < 1.5e-7)")
+for _name, _fn in [
+    ("lt", lambda a, b: a < b),
+    ("le", lambda a, b: a <= b),
+    ("gt", lambda a, b: a > b),
+    ("ge", lambda a, b: a >= b),
+    ("eq", lambda a, b: a == b),
+    ("ne", lambda a, b: a != b),
+]:
+    _op(_name, 2, Rule.COMPARE, FLOATS | {DType.I32}, _fn, f"comparison ({_name}); a mask for select")
+_op("select", 3, Rule.SELECT, NUMERIC, lambda m, a, b: _torch().where(m, a, b), "mask ? a : b")
+_op("cast", 2, Rule.CAST, NUMERIC, None, "convert to another dtype (round to nearest even)")
+
+#: DSL call names -> op names (operators map through the parser's tables).
+CALLABLE = {n: n for n in ("abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "relu", "tanh", "sigmoid", "erf",
+                           "max", "min", "select", "cast")}
+
+BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+COMPARE_OPERATORS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+
+#: Constant exponents `x ** c` accepted, with the op sequence they expand to.
+POW_EXPONENTS = (2, 3, 4, 0.5, -0.5, -1, 1)
+
+
+def scalar_ref(op: str, *args: float) -> float:
+    """Evaluate an op on Python scalars (constant folding)."""
+    table = {
+        "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+        "div": lambda a, b: a / b, "max": max, "min": min, "neg": lambda a: -a, "abs": abs,
+        "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "rsqrt": lambda a: 1 / math.sqrt(a),
+        "reciprocal": lambda a: 1 / a, "relu": lambda a: max(a, 0.0), "tanh": math.tanh,
+        "sigmoid": lambda a: 1 / (1 + math.exp(-a)), "erf": math.erf,
+    }
+    return table[op](*args)

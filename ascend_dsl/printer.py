@@ -1,0 +1,91 @@
+"""IR -> DSL-shaped text. The dump format of `--dump-after` and of pass golden files.
+
+Surface kernels print as valid DSL (`parse(print(k)) == k`); lowered forms (stages, buffers,
+vector ops) print in the same style with their own keywords.
+"""
+
+from __future__ import annotations
+
+from . import ir
+from .ops import BINARY_OPERATORS, COMPARE_OPERATORS
+
+_INFIX = {v: k for k, v in {**BINARY_OPERATORS, **COMPARE_OPERATORS}.items()}
+_PREC = {"lt": 1, "le": 1, "gt": 1, "ge": 1, "eq": 1, "ne": 1, "add": 2, "sub": 2, "mul": 3, "div": 3}
+
+
+def fmt_const(v: float | int) -> str:
+    return repr(float(v)) if isinstance(v, float) else str(v)
+
+
+def expr(e: ir.Expr, parent: int = 0) -> str:
+    match e:
+        case ir.Const(value=v):
+            s = fmt_const(v)
+            return f"({s})" if s.startswith("-") and parent else s
+        case ir.Ref(name=n):
+            return n
+        case ir.Load(tensor=t, index=i):
+            return f"load({t}[{i.var}])"
+        case ir.Op(op="neg", args=(a,)):
+            return f"-{expr(a, 4)}"
+        case ir.Op(op="cast", args=(a,), type=ty):
+            return f"cast({expr(a)}, {ty.dtype})"
+        case ir.Op(op=op, args=(a, b)) if op in _INFIX:
+            p = _PREC[op]
+            s = f"{expr(a, p)} {_INFIX[op]} {expr(b, p + 1)}"
+            return f"({s})" if p < parent else s
+        case ir.Op(op=op, args=args):
+            return f"{op}({', '.join(expr(a) for a in args)})"
+    raise TypeError(e)
+
+
+def operand(o: ir.Operand) -> str:
+    return o if isinstance(o, str) else expr(o)
+
+
+def stmt(s: ir.Stmt, ind: str) -> list[str]:
+    match s:
+        case ir.Assign(name=n, value=v):
+            return [f"{ind}{n} = {expr(v)}"]
+        case ir.Store(tensor=t, index=i, value=v):
+            return [f"{ind}store({t}[{i.var}], {expr(v)})"]
+        case ir.SplitLoop(var=v, extent=ext, core_kind=kind, cores=c, body=body):
+            cores = kind if c is None else str(c)
+            return [f"{ind}for {v} in split({' * '.join(ext)}, cores={cores}):"] + block(body, ind + "    ")
+        case ir.TileLoop(var=v, over=o, size=size, buffers=b, body=body, buffers_decl=decl, max_tile=mt):
+            head = [f"{ind}for {v} in tile({o}, size={'auto' if size is None else size}, buffers={b}):"]
+            inner = ind + "    "
+            if mt is not None:
+                head.append(f"{inner}# max_tile = {mt} elements")
+            for d in decl:
+                head.append(f"{inner}# buffer {d.name}: {d.position.value} {d.dtype} x{d.num} ({d.bits} bit/elem)")
+            return head + block(body, inner)
+        case ir.Stage(kind=k, body=body):
+            return [f"{ind}with {k.value}:"] + block(body, ind + "    ")
+        case ir.CopyIn(buffer=b, tensor=t, index=i):
+            return [f"{ind}{b} <- copy_in({t}[{i.var}])"]
+        case ir.CopyOut(tensor=t, index=i, buffer=b):
+            return [f"{ind}copy_out({t}[{i.var}], {b})"]
+        case ir.VecOp(api=api, dst=d, srcs=srcs, attrs=attrs):
+            extra = [f"{k}={v}" for k, v in attrs]
+            return [f"{ind}{d} <- {api}({', '.join([operand(x) for x in srcs] + extra)})"]
+    raise TypeError(s)
+
+
+def block(body: tuple[ir.Stmt, ...], ind: str) -> list[str]:
+    out: list[str] = []
+    for s in body:
+        out += stmt(s, ind)
+    return out or [f"{ind}pass"]
+
+
+def param(p: ir.Param) -> str:
+    if isinstance(p, ir.TensorParam):
+        return f'{p.name}: Tensor[{p.dtype}, "{", ".join(map(str, p.shape))}"]'
+    default = "" if p.default is None else f" = {fmt_const(p.default)}"
+    return f"{p.name}: {p.dtype}{default}"
+
+
+def kernel(k: ir.Kernel) -> str:
+    lines = ["@kernel", f"def {k.name}({', '.join(param(p) for p in k.params)}):"] + block(k.body, "    ")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,26 @@
+"""ascend-dsl compiler layer: targets, constraint checks, the pass pipeline and AscendC emission."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ascend_dsl import ir
+
+from .context import PassContext
+from .emit import EmittedProject, emit
+from .pipeline import PASS_NAMES, PIPELINE, run_pipeline
+from .targets import DEFAULT_TARGET, Target, all_targets, get_target
+
+
+def lower(kernel: ir.Kernel, target: str | Target = DEFAULT_TARGET, source_name: str | None = None,
+          dump_after: frozenset[str] = frozenset(), assistant=None) -> tuple[EmittedProject, PassContext]:
+    """Run the pipeline and emit the project. Raises DslError for user errors."""
+    t = get_target(target) if isinstance(target, str) else target
+    name = source_name or (Path(kernel.span.file).name if kernel.span.line else f"{kernel.name}.adsl")
+    ctx = PassContext(t, name, assistant)
+    lowered = run_pipeline(kernel, ctx, dump_after)
+    return emit(lowered, ctx), ctx
+
+
+__all__ = ["DEFAULT_TARGET", "EmittedProject", "PASS_NAMES", "PIPELINE", "PassContext", "Target", "all_targets",
+           "emit", "get_target", "lower", "run_pipeline"]

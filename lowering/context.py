@@ -1,0 +1,19 @@
+"""What every pass receives besides the kernel: the target, options and injected services."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .targets import Target
+
+
+@dataclass
+class PassContext:
+    target: Target
+    #: Name used in `// file:LINE` comments of the emitted C++ (usually the DSL file's basename).
+    source_name: str = "kernel.adsl"
+    #: Optional LLM assistant for passes that consult one (dependency injection; never imported here).
+    assistant: Any = None
+    timings: dict[str, float] = field(default_factory=dict)
+    dumps: dict[str, str] = field(default_factory=dict)

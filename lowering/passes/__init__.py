@@ -1,0 +1,1 @@
+"""One pass per module; each exposes `run(kernel, ctx) -> kernel`."""

@@ -1,0 +1,114 @@
+"""Give every tile value a UB buffer: VECIN queues for loads, VECOUT queues for stored values,
+VECCALC TBufs for temporaries, reused once a value is dead (linear scan over the tile body).
+
+After this pass every assignment target is a buffer name listed in `TileLoop.buffers_decl`, so
+the IR reads like the AscendC it becomes. Non-goals: sizes (plan_tiling.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ascend_dsl import ir
+from ascend_dsl.dtypes import DType
+
+from ..context import PassContext
+from ..rewrite import map_tile_bodies
+from .select_instructions import writes_dst_early
+
+
+def _refs(e: ir.Expr) -> list[str]:
+    return [x.name for x in ir.walk_expr(e) if isinstance(x, ir.Ref) and x.type.kind is ir.Kind.TILE]
+
+
+def _bits(dtype: DType) -> int:
+    return 1 if dtype is DType.BOOL else dtype.size * 8
+
+
+def _with_output_copies(kernel: ir.Kernel, body: tuple[ir.Stmt, ...]) -> list[ir.Stmt]:
+    """A stored value must be produced by an op into its own VECOUT buffer: copy loads and values
+    stored twice (x * 1 is exact for every dtype)."""
+    defs = {s.name: s.value for s in body if isinstance(s, ir.Assign)}
+    claimed: set[str] = set()
+    out: list[ir.Stmt] = []
+    for s in body:
+        if isinstance(s, ir.Store):
+            name = s.value.name
+            if isinstance(defs.get(name), ir.Load) or name in claimed:
+                copy = f"{name}_to_{s.tensor}"
+                one = ir.Const(1, ir.scalar_of(s.value.type.dtype), s.span)
+                out.append(ir.Assign(copy, ir.Op("mul", (s.value, one), s.value.type, s.span), s.span))
+                s = replace(s, value=ir.Ref(copy, s.value.type, s.value.span))
+                name = copy
+            claimed.add(name)
+        out.append(s)
+    return out
+
+
+def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
+    def body(tl: ir.TileLoop) -> ir.TileLoop:
+        stmts = _with_output_copies(kernel, tl.body)
+        last_use: dict[str, int] = {}
+        for i, s in enumerate(stmts):
+            for n in _refs(s.value):
+                last_use[n] = i
+        out_of = {s.value.name: s.tensor for s in stmts if isinstance(s, ir.Store)}
+        params = {p.name: p for p in kernel.tensors}
+        decls: dict[str, ir.Buffer] = {}
+        where: dict[str, str] = {}
+        free: list[str] = []
+        counters = {"tmp": 0, "mask": 0}
+
+        def new_buffer(base: str, position: ir.Position, dtype: DType, span) -> str:
+            name = base
+            if base in ("tmp", "mask"):
+                name = f"{base}{counters[base]}"
+                counters[base] += 1
+            num = tl.buffers if position is not ir.Position.VECCALC else 1
+            decls[name] = ir.Buffer(name, position, dtype, num, _bits(dtype), span)
+            return name
+
+        for i, s in enumerate(stmts):
+            if not isinstance(s, ir.Assign):
+                continue
+            dtype = s.value.type.dtype
+            srcs = _refs(s.value)
+            dying = [where[n] for n in srcs if last_use.get(n) == i and decls[where[n]].position is ir.Position.VECCALC]
+            if isinstance(s.value, ir.Load):
+                buf = new_buffer(f"{s.value.tensor}Local", ir.Position.VECIN, dtype, s.span)
+            elif s.name in out_of:
+                buf = new_buffer(f"{out_of[s.name]}Local", ir.Position.VECOUT, params[out_of[s.name]].dtype, s.span)
+            else:
+                fits = lambda b: decls[b].dtype is dtype and decls[b].bits == _bits(dtype)  # noqa: E731
+                alias_ok = not (isinstance(s.value, ir.Op) and writes_dst_early(s.value))
+                candidates = [b for b in dying if fits(b)] if alias_ok else []
+                candidates += [b for b in free if fits(b)]
+                if candidates:
+                    buf = candidates[0]
+                    if buf in free:
+                        free.remove(buf)
+                else:
+                    buf = new_buffer("mask" if dtype is DType.BOOL else "tmp", ir.Position.VECCALC, dtype, s.span)
+            where[s.name] = buf
+            for b in dying:
+                if b != buf and b not in free:
+                    free.append(b)
+            if s.name not in last_use and decls[buf].position is ir.Position.VECCALC:
+                free.append(buf)
+
+        def rename(e: ir.Expr) -> ir.Expr:
+            if isinstance(e, ir.Ref) and e.type.kind is ir.Kind.TILE:
+                return replace(e, name=where[e.name])
+            if isinstance(e, ir.Op):
+                return replace(e, args=tuple(rename(a) for a in e.args))
+            return e
+
+        renamed = []
+        for s in stmts:
+            if isinstance(s, ir.Assign):
+                renamed.append(replace(s, name=where[s.name], value=rename(s.value)))
+            else:
+                renamed.append(replace(s, value=rename(s.value)))
+        return replace(tl, body=tuple(renamed), buffers_decl=tuple(decls.values()))
+
+    return map_tile_bodies(kernel, body)

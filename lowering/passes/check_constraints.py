@@ -1,0 +1,45 @@
+"""Check what the target hardware cannot do, before any lowering decision. Collects every error.
+
+Goals: dtypes supported by the target (no bf16 on 310P; no bf16 vector arithmetic), core counts
+(`cores=k` within the target's AIV count), explicit tile sizes aligned for DataCopy and Compare,
+buffer counts. Non-goals: UB capacity (needs the buffer plan; see plan_tiling.py).
+"""
+
+from __future__ import annotations
+
+from ascend_dsl import ir
+from ascend_dsl.diagnostics import DiagnosticSink
+from ascend_dsl.dtypes import DType
+
+from ..context import PassContext
+from ..tiling_rules import MAX_BUFFERS_PER_QUEUE, tile_granule
+
+
+def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
+    t = ctx.target
+    sink = DiagnosticSink()
+    for p in kernel.params:
+        if p.dtype not in t.dtypes:
+            sink.error("DTYPE-UNSUPPORTED", f"{p.dtype} is not supported on {t.name}", p.span,
+                       f"supported: {', '.join(sorted(d.value for d in t.dtypes))}")
+    granule = tile_granule(kernel)
+    for s in ir.walk(kernel.body):
+        if isinstance(s, ir.SplitLoop) and s.cores is not None and s.cores > t.cores(s.core_kind):
+            sink.error("CORE-COUNT", f"cores={s.cores} but {t.name} has {t.cores(s.core_kind)} {s.core_kind} cores",
+                       s.span, f"use cores={s.core_kind} (all of them) or at most {t.cores(s.core_kind)}")
+        if isinstance(s, ir.TileLoop):
+            if s.size is not None and s.size % granule:
+                sink.error("TILE-ALIGN", f"tile size {s.size} is not a multiple of {granule} elements", s.span,
+                           f"DataCopy moves whole 32-byte blocks and Compare works on 256-byte repeats; "
+                           f"use a multiple of {granule} (e.g. {max(granule, s.size // granule * granule)}) "
+                           f"or size=auto")
+            if not 1 <= s.buffers <= MAX_BUFFERS_PER_QUEUE:
+                sink.error("BUFFER-COUNT", f"buffers={s.buffers} is outside 1..{MAX_BUFFERS_PER_QUEUE}", s.span,
+                           "buffers=2 double-buffers copy-in/compute/copy-out; buffers=1 disables it")
+        if isinstance(s, (ir.Assign, ir.Store)):
+            for e in ir.walk_expr(s.value):
+                if isinstance(e, ir.Op) and e.op != "cast" and e.type.dtype is DType.BF16:
+                    sink.error("DTYPE-UNSUPPORTED", f"'{e.op}' on bf16: the vector unit has no bf16 arithmetic",
+                               e.span, "cast(x, f32) after loading and cast(y, bf16) before storing")
+    sink.raise_if_any()
+    return kernel

@@ -1,0 +1,41 @@
+"""Shared traversal helpers: bottom-up expression rewriting and tile-body mapping."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+from ascend_dsl import ir
+
+
+def rewrite_expr(e: ir.Expr, fn: Callable[[ir.Expr], ir.Expr | None]) -> ir.Expr:
+    """Rewrite children first, then apply `fn` (None = unchanged) until it stops changing the node."""
+    if isinstance(e, ir.Op):
+        args = tuple(rewrite_expr(a, fn) for a in e.args)
+        if args != e.args or any(a is not b for a, b in zip(args, e.args)):
+            e = replace(e, args=args)
+    new = fn(e)
+    return e if new is None else rewrite_expr(new, fn)
+
+
+def map_tile_bodies(kernel: ir.Kernel, fn: Callable[[ir.TileLoop], ir.TileLoop]) -> ir.Kernel:
+    def go(s: ir.Stmt) -> ir.Stmt:
+        if isinstance(s, ir.TileLoop):
+            return fn(s)
+        if isinstance(s, ir.SplitLoop):
+            return replace(s, body=tuple(go(c) for c in s.body))
+        return s
+
+    return replace(kernel, body=tuple(go(s) for s in kernel.body))
+
+
+def map_exprs(kernel: ir.Kernel, fn: Callable[[ir.Expr], ir.Expr | None]) -> ir.Kernel:
+    def body(tl: ir.TileLoop) -> ir.TileLoop:
+        out = []
+        for s in tl.body:
+            if isinstance(s, (ir.Assign, ir.Store)):
+                s = replace(s, value=rewrite_expr(s.value, fn))
+            out.append(s)
+        return replace(tl, body=tuple(out))
+
+    return map_tile_bodies(kernel, body)

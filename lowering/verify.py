@@ -1,0 +1,64 @@
+"""IR invariants checked after every pass (a failure is a compiler bug, reported as INTERNAL)."""
+
+from __future__ import annotations
+
+from ascend_dsl import ir
+from ascend_dsl.diagnostics import DslError
+
+
+def _fail(pass_name: str, msg: str, span) -> DslError:
+    return DslError.at("INTERNAL", f"IR invalid after pass '{pass_name}': {msg}", span,
+                       "this is a compiler bug; please report it with the DSL file")
+
+
+def verify(kernel: ir.Kernel, pass_name: str) -> None:
+    tensors = {p.name: p for p in kernel.tensors}
+    scalars = {p.name for p in kernel.scalars}
+    outputs = {p.name for p in kernel.outputs}
+    for s in ir.walk(kernel.body):
+        if s.span.line <= 0:
+            raise _fail(pass_name, f"statement without a source span: {type(s).__name__}", kernel.span)
+        if not isinstance(s, ir.TileLoop):
+            continue
+        buffers = {b.name: b for b in s.buffers_decl}
+        defined: set[str] = set()
+        flat = [c for st in s.body for c in (st.body if isinstance(st, ir.Stage) else (st,))]
+        for st in flat:
+            if isinstance(st, (ir.Load, ir.CopyIn)) or isinstance(st, ir.CopyIn):
+                pass
+            match st:
+                case ir.Assign(name=n, value=v):
+                    _check_expr(v, defined, scalars, tensors, pass_name, st.span)
+                    if buffers and n not in buffers:
+                        raise _fail(pass_name, f"'{n}' is not a declared buffer", st.span)
+                    defined.add(n)
+                case ir.Store(tensor=t, value=v):
+                    _check_expr(v, defined, scalars, tensors, pass_name, st.span)
+                    if tensors[t].dtype is not v.type.dtype:
+                        raise _fail(pass_name, f"store of {v.type.dtype} into {t}", st.span)
+                case ir.CopyIn(buffer=b, tensor=t):
+                    if b not in buffers or buffers[b].position is not ir.Position.VECIN or t in outputs:
+                        raise _fail(pass_name, f"bad CopyIn {b} <- {t}", st.span)
+                    defined.add(b)
+                case ir.CopyOut(tensor=t, buffer=b):
+                    if b not in buffers or buffers[b].position is not ir.Position.VECOUT or b not in defined:
+                        raise _fail(pass_name, f"bad CopyOut {t} <- {b}", st.span)
+                case ir.VecOp(dst=d, srcs=srcs):
+                    for o in srcs:
+                        if isinstance(o, str) and (o not in buffers or o not in defined and o != d):
+                            raise _fail(pass_name, f"{st.api} reads undefined buffer '{o}'", st.span)
+                    if d not in buffers:
+                        raise _fail(pass_name, f"{st.api} writes undeclared buffer '{d}'", st.span)
+                    defined.add(d)
+        if any(isinstance(st, ir.Stage) for st in s.body):
+            kinds = [st.kind for st in s.body]
+            if kinds != list(ir.StageKind):
+                raise _fail(pass_name, f"stages out of order: {kinds}", s.span)
+
+
+def _check_expr(e: ir.Expr, defined, scalars, tensors, pass_name, span) -> None:
+    for x in ir.walk_expr(e):
+        if isinstance(x, ir.Ref) and x.name not in defined and x.name not in scalars:
+            raise _fail(pass_name, f"'{x.name}' used before definition", span)
+        if isinstance(x, ir.Load) and x.tensor not in tensors:
+            raise _fail(pass_name, f"load of unknown tensor '{x.tensor}'", span)

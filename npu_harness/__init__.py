@@ -1,0 +1,1 @@
+"""Validation layer: task loading, binding, the emulator backend and result comparison."""

@@ -1,0 +1,62 @@
+"""Bind a kernel's parameters to a task's tensors.
+
+Inputs (tensors the kernel only loads) bind to forward() arguments in order; outputs (tensors it
+stores) bind to forward()'s results in order. A rank-1 declaration ("N") views any contiguous
+tensor flat; higher ranks bind dimension by dimension. Scalar parameters take the Model attribute
+of the same name, else their DSL default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ascend_dsl import ir
+from ascend_dsl.diagnostics import DslError
+
+
+@dataclass
+class Binding:
+    tensors: dict[str, object]  # name -> torch tensor (inputs: values; outputs: reference results)
+    symbols: dict[str, int]
+    scalars: dict[str, float]
+
+
+def bind(kernel: ir.Kernel, inputs: list, outputs: list, attrs: dict) -> Binding:
+    import torch
+
+    tensor_inputs = [t for t in inputs if isinstance(t, torch.Tensor)]
+    if len(tensor_inputs) != len(kernel.inputs):
+        raise DslError.at("BINDING", f"kernel '{kernel.name}' has {len(kernel.inputs)} input tensor(s) "
+                          f"({', '.join(p.name for p in kernel.inputs) or 'none'}) but forward() takes "
+                          f"{len(tensor_inputs)}", kernel.span,
+                          "inputs are the tensors the kernel only loads, in forward() order")
+    if len(outputs) != len(kernel.outputs):
+        raise DslError.at("BINDING", f"kernel '{kernel.name}' stores {len(kernel.outputs)} output tensor(s) but "
+                          f"forward() returns {len(outputs)}", kernel.span)
+    symbols: dict[str, int] = {}
+    tensors: dict[str, object] = {}
+    for p, t in list(zip(kernel.inputs, tensor_inputs)) + list(zip(kernel.outputs, outputs)):
+        if not isinstance(t, torch.Tensor):
+            raise DslError.at("BINDING", f"'{p.name}' must bind to a tensor, got {type(t).__name__}", p.span)
+        dims = [t.numel()] if len(p.shape) == 1 else list(t.shape)
+        if len(dims) != len(p.shape):
+            raise DslError.at("BINDING", f"'{p.name}' is declared with rank {len(p.shape)} but the task's tensor has "
+                              f"shape {tuple(t.shape)}", p.span)
+        for d, actual in zip(p.shape, dims):
+            if isinstance(d, int) and d != actual:
+                raise DslError.at("BINDING", f"'{p.name}' expects size {d} but got {actual}", p.span)
+            if isinstance(d, str):
+                if symbols.setdefault(d, actual) != actual:
+                    raise DslError.at("BINDING", f"shape symbol {d} is {symbols[d]} for one tensor and {actual} for "
+                                      f"'{p.name}'", p.span)
+        tensors[p.name] = t.contiguous()
+    scalars: dict[str, float] = {}
+    for p in kernel.scalars:
+        if p.name in attrs:
+            scalars[p.name] = attrs[p.name]
+        elif p.default is not None:
+            scalars[p.name] = p.default
+        else:
+            raise DslError.at("BINDING", f"no value for scalar '{p.name}': the Model has no attribute of that name "
+                              "and the kernel gives no default", p.span)
+    return Binding(tensors, symbols, scalars)

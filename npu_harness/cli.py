@@ -1,0 +1,119 @@
+"""`ascend-lower`: DSL file -> AscendC project, optionally validated against a PyTorch task.
+
+Exit codes: 0 success (validation PASS), 1 validation FAIL, 2 user error, 3 internal compiler error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ascend_dsl import load_file
+from ascend_dsl.diagnostics import DslError
+from ascend_dsl.dtypes import BY_NAME
+from lowering import DEFAULT_TARGET, PASS_NAMES, all_targets, lower
+
+from .project_io import write_project
+
+
+def _kv(text: str) -> tuple[str, str]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got '{text}'")
+    k, v = text.split("=", 1)
+    return k.strip(), v.strip()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ascend-lower", description="Lower an ascend-dsl kernel to AscendC.")
+    p.add_argument("file", type=Path, help="a .adsl file, or a .py file with @kernel functions")
+    p.add_argument("-o", "--out", type=Path, help="output directory (default: build/ascendc/<kernel>)")
+    p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of: {', '.join(sorted(all_targets()))}")
+    p.add_argument("--kernel", help="which kernel of the file (default: the only/first one)")
+    p.add_argument("--dtype", action="append", type=_kv, default=[], metavar="VAR=DTYPE",
+                   help="bind a dtype variable, e.g. T=f16 (default: the first listed)")
+    p.add_argument("--validate", choices=["sim", "interp"], help="validate against the task's PyTorch reference")
+    p.add_argument("--task", type=Path, help="KernelBench-format task file (default: sibling .py of FILE)")
+    p.add_argument("--set", action="append", type=_kv, default=[], metavar="NAME=INT",
+                   help="override a module-level size constant of the task, e.g. dim=1000003")
+    p.add_argument("--cap", type=int, help="scale the task's size constants down until every input has at most "
+                   "this many elements")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dump-after", default="", metavar="PASS|all",
+                   help=f"write the IR after these passes (comma-separated): {', '.join(PASS_NAMES)}")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except DslError as e:
+        print(e.render(), file=sys.stderr)
+        return 3 if "INTERNAL" in e.codes else 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _run(args) -> int:
+    sources = load_file(args.file)
+    if not sources:
+        raise DslError.at("NO-KERNEL", f"{args.file} defines no @kernel function", None)
+    if args.kernel:
+        matches = [s for s in sources if s.name == args.kernel]
+        if not matches:
+            raise DslError.at("NO-KERNEL", f"no kernel '{args.kernel}' in {args.file}", None,
+                              f"kernels: {', '.join(s.name for s in sources)}")
+        source = matches[0]
+    else:
+        source = sources[0]
+    for var, dt in args.dtype:
+        if dt not in BY_NAME:
+            raise DslError.at("UNKNOWN-DTYPE", f"unknown dtype '{dt}' in --dtype", None,
+                              f"dtypes: {', '.join(BY_NAME)}")
+    kernel = source.instantiate(dict(args.dtype))
+    dump = frozenset(x.strip() for x in args.dump_after.split(",") if x.strip())
+    from lowering.pipeline import run_pipeline
+    from lowering.context import PassContext
+    from lowering.targets import get_target
+
+    ctx = PassContext(get_target(args.target), args.file.name)
+    lowered = run_pipeline(kernel, ctx, dump)
+    from lowering.emit import emit
+
+    project = emit(lowered, ctx)
+    out = args.out or Path("build/ascendc") / kernel.name
+    files = dict(project.files)
+    for i, (pname, text) in enumerate(ctx.dumps.items()):
+        files[f"dumps/{PASS_NAMES.index(pname) + 1:02d}_{pname}.adsl"] = text
+    write_project(out, files)
+    dtypes = ", ".join(f"{k}={v}" for k, v in kernel.type_args) or "-"
+    total_ms = sum(ctx.timings.values()) * 1000
+    print(f"{kernel.name}: lowered for {ctx.target.name} ({dtypes}) in {total_ms:.1f} ms; "
+          f"max tile {project.manifest['max_tile']} elements, {len(project.manifest['buffers'])} UB buffers")
+    print(f"wrote {out}/ ({', '.join(sorted(project.files))})")
+    if ctx.dumps:
+        print(f"IR dumps: {out}/dumps/")
+    if not args.validate:
+        return 0
+    from .validate import load_task_for, validate_interp, validate_sim
+
+    task = args.task or args.file.with_suffix(".py")
+    overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
+    run = load_task_for(kernel, task, seed=args.seed, overrides=overrides, cap=args.cap)
+    if run.constants and args.cap:
+        print("task sizes used: " + ", ".join(f"{k}={v}" for k, v in run.constants.items()))
+    if args.validate == "interp":
+        result = validate_interp(kernel, run)
+    else:
+        result = validate_sim(kernel, lowered, project, ctx, run)
+    for c in result.comparisons:
+        print(f"  {c.describe()}")
+    if result.sim_errors or result.detail:
+        print(result.detail, file=sys.stderr)
+    print(result.summary())
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""Run a child process with a wall-clock timeout and an address-space limit; never hang."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Completed:
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+
+
+def run_limited(cmd: list[str], *, timeout: float, memory_bytes: int | None = None, cwd=None,
+                env=None) -> Completed:
+    def limits() -> None:
+        os.setsid()
+        if memory_bytes:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env,
+                            preexec_fn=limits, stdin=subprocess.DEVNULL)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return Completed(proc.returncode, out, err, False)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        return Completed(-9, out or "", err or "", True)

@@ -1,0 +1,79 @@
+"""Child process that runs a KernelBench-format task file (never imported into the parent).
+
+    python -m npu_harness.task_worker TASK.py OUT.pt REQUEST.json
+
+REQUEST: {"seed": int, "set": {"NAME": value}, "cap": int|null, "input_dtypes": [str|null, ...]}.
+Module-level size constants named in "set" are overridden before get_inputs() runs; with "cap",
+every integer size constant is scaled down until the largest input has at most `cap` elements.
+Writes {"inputs": [...], "outputs": [...], "attrs": {...}, "constants": {...}} with torch.save.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import runpy
+import sys
+
+
+def _scaled_constants(ns: dict, cap: int, get_inputs) -> dict:
+    names = [k for k, v in ns.items() if isinstance(v, int) and not isinstance(v, bool) and not k.startswith("_")
+             and v > 1 and k.lower() == k]
+    for _ in range(64):
+        inputs = get_inputs()
+        biggest = max((t.numel() for t in inputs if hasattr(t, "numel")), default=0)
+        if biggest <= cap:
+            break
+        shrink = (biggest / cap) ** (1.0 / max(len(names), 1))
+        for k in names:
+            ns[k] = max(1, math.floor(ns[k] / max(shrink, 1.0001)))
+        get_inputs.__globals__.update({k: ns[k] for k in names})
+    return {k: ns[k] for k in names}
+
+
+def main(argv: list[str]) -> int:
+    import torch
+
+    task, out, request_path = argv
+    req = json.loads(open(request_path).read())
+    torch.manual_seed(req.get("seed", 0))
+    ns = runpy.run_path(task, run_name="__task__")
+    for key in ("Model", "get_inputs", "get_init_inputs"):
+        if key not in ns:
+            print(f"task file defines no '{key}'", file=sys.stderr)
+            return 3
+    get_inputs = ns["get_inputs"]
+    for k, v in req.get("set", {}).items():
+        if k not in get_inputs.__globals__:
+            print(f"task file has no module-level constant '{k}'", file=sys.stderr)
+            return 3
+        get_inputs.__globals__[k] = type(get_inputs.__globals__[k])(v)
+    constants = {}
+    if req.get("cap"):
+        constants = _scaled_constants(get_inputs.__globals__, int(req["cap"]), get_inputs)
+    torch.manual_seed(req.get("seed", 0))
+    model = ns["Model"](*ns["get_init_inputs"]())
+    inputs = list(get_inputs())
+    dtypes = req.get("input_dtypes") or []
+    # Quantise inputs to the kernel's dtypes, then run the reference on the quantised values in the
+    # task's own precision: kernel and reference see identical inputs.
+    kernel_inputs = []
+    for i, t in enumerate(inputs):
+        if isinstance(t, torch.Tensor) and i < len(dtypes) and dtypes[i]:
+            q = t.to(getattr(torch, dtypes[i]))
+            kernel_inputs.append(q)
+            inputs[i] = q.to(t.dtype)
+        else:
+            kernel_inputs.append(t)
+    with torch.no_grad():
+        outputs = model(*inputs)
+    outputs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+    attrs = {k: v for k, v in vars(model).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    sizes = {k: v for k, v in get_inputs.__globals__.items()
+             if isinstance(v, int) and not isinstance(v, bool) and not k.startswith("_")}
+    torch.save({"inputs": kernel_inputs, "outputs": outputs, "attrs": attrs, "constants": constants or sizes}, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

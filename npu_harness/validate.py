@@ -1,0 +1,134 @@
+"""Validation levels: `interp` (the DSL interpreter) and `sim` (emitted AscendC in the emulator),
+both against the PyTorch reference of a task file."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ascend_dsl import interpreter, ir
+from ascend_dsl.diagnostics import DslError
+from lowering import EmittedProject, PassContext
+from lowering.emit import build_view
+
+from .binding import Binding, bind
+from .compare import Comparison, compare
+from .sim.driver import driver_source, target_defines
+from .task import TaskRun, run_task
+
+SIM_RUN_TIMEOUT_S = 300.0
+
+
+@dataclass
+class ValidationResult:
+    level: str
+    ok: bool
+    comparisons: list[Comparison] = field(default_factory=list)
+    sim_errors: list = field(default_factory=list)
+    shapes: dict[str, int] = field(default_factory=dict)
+    detail: str = ""
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        shapes = ", ".join(f"{k}={v}" for k, v in self.shapes.items())
+        return f"{self.level}: {'PASS' if self.ok else 'FAIL'} ({shapes}; {self.seconds:.2f} s)"
+
+
+def load_task_for(kernel: ir.Kernel, task: Path, *, seed: int = 0, overrides=None, cap=None) -> TaskRun:
+    dtypes = [p.dtype.torch.__repr__().removeprefix("torch.") for p in kernel.inputs]
+    return run_task(task, seed=seed, overrides=overrides, cap=cap, input_dtypes=dtypes)
+
+
+def validate_interp(kernel: ir.Kernel, run: TaskRun) -> ValidationResult:
+    import torch
+
+    start = time.perf_counter()
+    b = bind(kernel, run.inputs, run.outputs, run.attrs)
+    tensors = {p.name: b.tensors[p.name] for p in kernel.inputs}
+    tensors.update({p.name: torch.full_like(b.tensors[p.name], float("nan"), dtype=p.dtype.torch)
+                    for p in kernel.outputs})
+    interpreter.run(kernel, tensors, b.scalars)
+    comps = [compare(p.name, tensors[p.name], b.tensors[p.name], p.dtype.value) for p in kernel.outputs]
+    return ValidationResult("interp", all(c.ok for c in comps), comps, shapes=b.symbols,
+                            seconds=time.perf_counter() - start)
+
+
+def _to_bytes(t) -> bytes:
+    import torch
+
+    t = t.contiguous()
+    if t.dtype in (torch.float16, torch.bfloat16):
+        t = t.view(torch.int16)
+    return t.numpy().tobytes()
+
+
+def _from_bytes(data: bytes, like, dtype) -> object:
+    import torch
+
+    raw_dtype = torch.int16 if dtype in (torch.float16, torch.bfloat16) else dtype
+    t = torch.frombuffer(bytearray(data), dtype=raw_dtype)
+    return t.view(dtype).reshape(like.shape)
+
+
+def combined_driver(project: EmittedProject, view: dict) -> str:
+    """One translation unit: the driver with the kernel source inlined under #line directives, so
+    emulator reports name the kernel file and line."""
+    name = project.name
+    kernel_file = f"{name}_kernel.cpp"
+    lines = driver_source(view).splitlines()
+    out = []
+    for i, line in enumerate(lines, start=1):
+        if line.strip() == f'#include "{kernel_file}"':
+            out += [f'#line 1 "{kernel_file}"', project.files[kernel_file].rstrip("\n"),
+                    f'#line {i + 1} "{name}_sim_driver.cpp"']
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject, ctx: PassContext, run: TaskRun,
+                 *, work_dir: Path | None = None, core_num: int | None = None) -> ValidationResult:
+    from .sim.compiler import CompileError, compile_program, run_program
+
+    start = time.perf_counter()
+    b: Binding = bind(kernel, run.inputs, run.outputs, run.attrs)
+    view = build_view(lowered, ctx)
+    with tempfile.TemporaryDirectory(prefix="ascend-sim-") as tmp:
+        tmpdir = Path(work_dir or tmp)
+        src_dir = tmpdir / "src"
+        src_dir.mkdir(parents=True, exist_ok=True)
+        for fname, text in project.files.items():
+            (src_dir / fname).write_text(text)
+        driver = src_dir / f"{project.name}_sim_driver.cpp"
+        driver.write_text(combined_driver(project, view))
+        try:
+            binary = compile_program([driver], defines=target_defines(ctx.target), extra_include_dirs=[src_dir])
+        except CompileError as e:
+            raise DslError.at("SIM-COMPILE", f"the emitted C++ does not compile against the emulator:\n"
+                              f"{e.stderr.strip()[-4000:]}", None) from None
+        io = tmpdir / "io"
+        io.mkdir(exist_ok=True)
+        for p in kernel.inputs:
+            (io / f"{p.name}.bin").write_bytes(_to_bytes(b.tensors[p.name]))
+        args = [str(io), str(core_num or ctx.target.aiv)]
+        args += [str(b.symbols[s]) for s in kernel.symbols]
+        args += [repr(float(b.scalars[p.name])) for p in kernel.scalars]
+        res = run_program(binary, args, timeout=SIM_RUN_TIMEOUT_S)
+        if res.timed_out:
+            return ValidationResult("sim", False, shapes=b.symbols, detail=f"emulator run exceeded "
+                                    f"{SIM_RUN_TIMEOUT_S:.0f} s (kernel hang?)", seconds=time.perf_counter() - start)
+        comps = []
+        for p in kernel.outputs:
+            path = io / f"{p.name}.bin"
+            ref = b.tensors[p.name]
+            if not path.exists():
+                comps.append(Comparison(p.name, False, float("inf"), ref.numel(), ref.numel(), 0.0))
+                continue
+            got = _from_bytes(path.read_bytes(), ref, p.dtype.torch)
+            comps.append(compare(p.name, got, ref, p.dtype.value))
+        ok = res.returncode == 0 and not res.errors and all(c.ok for c in comps)
+        detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
+        return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail + res.stdout.strip() * 0,
+                                time.perf_counter() - start)

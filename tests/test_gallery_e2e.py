@@ -1,0 +1,37 @@
+"""End to end: every gallery kernel, every declared dtype, every validation shape, in the emulator."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_harness.gallery import discover, validate
+
+CASES = [(ex, dts, shape) for ex in discover() for dts in ex.dtypes for shape in ex.shapes()]
+
+
+def _id(case) -> str:
+    ex, dts, shape = case
+    return "-".join([f"{ex.category}/{ex.name}", *(str(v) for v in dts.values()),
+                     *(f"{k}{v}" for k, v in shape.items())]) or ex.name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+def test_gallery_kernel_in_emulator(case):
+    ex, dts, shape = case
+    result = validate(ex, dts, shape)
+    assert result.ok, "\n".join([result.summary(), *(c.describe() for c in result.comparisons), result.detail])
+
+
+@pytest.mark.parametrize("ex", discover(), ids=lambda e: f"{e.category}/{e.name}")
+def test_gallery_kernel_in_interpreter(ex):
+    for dts in ex.dtypes:
+        result = validate(ex, dts, {}, level="interp")
+        assert result.ok, [c.describe() for c in result.comparisons]
+
+
+def test_gallery_has_every_required_activation():
+    names = {e.name for e in discover() if e.category == "activation"}
+    required = {"relu", "leaky_relu", "gelu", "sigmoid", "tanh", "swish", "elu", "hardsigmoid", "softplus",
+                "softsign", "selu", "hardtanh"}
+    assert required <= names, required - names
