@@ -68,38 +68,81 @@ class Origin:
 
 _FRIENDLY = {
     "_NL": "end of line", "_INDENT": "an indented block", "_DEDENT": "end of block", "NAME": "a name",
-    "NUMBER": "a number", "STRING": "a string", "LPAR": "'('", "RPAR": "')'", "COLON": "':'",
-    "LSQB": "'['", "RSQB": "']'", "COMMA": "','", "EQUAL": "'='", "$END": "end of file",
+    "NUMBER": "a number", "STRING": "a string", "$END": "end of file",
 }
 
 
 def _describe(names) -> str:
-    shown = sorted({_FRIENDLY.get(n, repr(n.strip('"').lower()) if n.isupper() else n) for n in names})
-    return ", ".join(shown[:8]) + (" ..." if len(shown) > 8 else "")
+    """Human names for lark terminals: literal punctuation is shown as written."""
+    shown = set()
+    for n in names:
+        if n in _FRIENDLY:
+            shown.add(_FRIENDLY[n])
+            continue
+        try:
+            pattern = _lark().get_terminal(n).pattern
+        except KeyError:
+            shown.add(n.lower())
+            continue
+        shown.add(repr(pattern.value) if pattern.type == "str" else n.lower())
+    ordered = sorted(shown)
+    return ", ".join(ordered[:8]) + (" ..." if len(ordered) > 8 else "")
+
+
+def _first_bad_dedent(text: str) -> tuple[int, int]:
+    """(line, col) of the first line dedented to a column that matches no enclosing block."""
+    stack = [0]
+    depth = 0
+    for i, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if depth == 0 and stripped and not stripped.startswith("#"):
+            width = len(raw.expandtabs(8)) - len(raw.expandtabs(8).lstrip())
+            if width > stack[-1]:
+                stack.append(width)
+            else:
+                while width < stack[-1]:
+                    stack.pop()
+                if width != stack[-1]:
+                    return i, width + 1
+        code = raw.split("#", 1)[0]
+        depth = max(0, depth + sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}"))
+    return 1, 1
 
 
 def _syntax_error(e: Exception, text: str, origin: Origin) -> DslError:
     line = getattr(e, "line", 0) or 0
     col = getattr(e, "column", 0) or 0
+    hint = None
     if isinstance(e, UnexpectedToken):
         tok = e.token
-        what = "end of file" if tok.type == "$END" else (
-            "end of line" if tok.type == "_NL" else
-            "indentation" if tok.type in ("_INDENT", "_DEDENT") else f"'{tok}'")
-        msg = f"unexpected {what}; expected {_describe(e.expected)}"
-        if tok.type == "$END":
+        at_end = tok.type == "$END" or (tok.type == "_DEDENT" and not text[tok.end_pos or 0:].strip()) \
+            or (tok.type == "_NL" and not text[tok.start_pos or 0:].strip())
+        if at_end:
             lines = text.rstrip().splitlines() or [""]
             line, col = len(lines), len(lines[-1]) + 1
-        hint = "a block header (def/for) ends with ':'" if "COLON" in e.expected else None
+            msg = "unexpected end of file"
+            open_bracket = {"RPAR", "RSQB"} & set(e.expected)
+            hint = "a '(' or '[' is left open" if open_bracket else "is a block left empty?"
+        else:
+            if tok.type in ("_INDENT", "_DEDENT") and tok.end_line:
+                line, col = tok.end_line, tok.end_column  # the offending line, not the end of the last one
+            what = ("end of line" if tok.type == "_NL" else
+                    "indentation" if tok.type in ("_INDENT", "_DEDENT") else f"'{tok}'")
+            msg = f"unexpected {what}; expected {_describe(e.expected)}"
+            if "COLON" in e.expected:
+                hint = "a block header (def/for) ends with ':'"
+            elif tok.type == "_INDENT":
+                hint = "this line is indented deeper than the block it belongs to"
     elif isinstance(e, UnexpectedCharacters):
         msg = f"unexpected character {text[e.pos_in_stream]!r}" if e.pos_in_stream < len(text) else "unexpected input"
-        hint = None
     elif isinstance(e, UnexpectedEOF):
         lines = text.rstrip().splitlines() or [""]
         line, col = len(lines), len(lines[-1]) + 1
         msg, hint = "unexpected end of file", "is a block or a bracket left open?"
     else:
-        msg, hint = "inconsistent indentation (a dedent does not match any outer block)", None
+        line, col = _first_bad_dedent(text)
+        msg = "inconsistent indentation: this line matches no enclosing block"
+        hint = "indent it like the block it belongs to"
     span = Span(origin.file, line + origin.line_offset, col + origin.col_offset,
                 line + origin.line_offset, col + origin.col_offset + 1)
     return DslError.at("SYNTAX", msg, span, hint)
@@ -182,7 +225,7 @@ def load_file(path: str | Path) -> list[KernelSource]:
         raise DslError.at("IO", f"cannot read {path}: {e.strerror}", None) from None
     if path.suffix == ".py":
         register_source(str(path), text)
-        return [k for snippet, line, col in extract_python_kernels(text) for k in
+        return [k for snippet, line, col in extract_python_kernels(text, str(path)) for k in
                 parse_text(snippet, str(path), line, col)]
     kernels = parse_text(text, str(path))
     if not kernels:
@@ -190,16 +233,16 @@ def load_file(path: str | Path) -> list[KernelSource]:
     return kernels
 
 
-def extract_python_kernels(text: str) -> list[tuple[str, int, int]]:
-    """(dedented source, line offset, col offset) of every @kernel function in Python source."""
+def extract_python_kernels(text: str, file: str = "<python>") -> list[tuple[str, int, int]]:
+    """(dedented source, line offset, col offset) of every @kernel function in Python source, in file order."""
     try:
         module = ast.parse(text)
     except SyntaxError as e:
-        raise DslError.at("SYNTAX", f"not valid Python: {e.msg}", Span("<python>", e.lineno or 0, e.offset or 0,
+        raise DslError.at("SYNTAX", f"not valid Python: {e.msg}", Span(file, e.lineno or 0, e.offset or 0,
                                                                         e.lineno or 0, (e.offset or 0) + 1)) from None
     lines = text.splitlines(keepends=True)
     out = []
-    for node in ast.walk(module):
+    for node in sorted(ast.walk(module), key=lambda n: getattr(n, "lineno", 0)):
         if isinstance(node, ast.FunctionDef) and any(_is_kernel_decorator(d) for d in node.decorator_list):
             first = min([d.lineno for d in node.decorator_list] + [node.lineno])
             snippet = "".join(lines[first - 1 : node.end_lineno])

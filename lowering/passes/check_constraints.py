@@ -38,7 +38,8 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                            "buffers=2 double-buffers copy-in/compute/copy-out; buffers=1 disables it")
         if isinstance(s, (ir.Assign, ir.Store)):
             for e in ir.walk_expr(s.value):
-                if isinstance(e, ir.Op) and e.op != "cast" and e.type.dtype is DType.BF16:
+                if isinstance(e, ir.Op) and e.op != "cast" and DType.BF16 in (e.type.dtype,
+                                                                                *(a.type.dtype for a in e.args)):
                     sink.error("DTYPE-UNSUPPORTED", f"'{e.op}' on bf16: the vector unit has no bf16 arithmetic",
                                e.span, "cast(x, f32) after loading and cast(y, bf16) before storing")
     sink.raise_if_any()

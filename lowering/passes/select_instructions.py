@@ -74,7 +74,7 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
             return [v("Sub", args[0], args[1])]
         if _tile(a):
             return [v("Adds", args[0], _scalar("neg", b))]
-        return [v("Muls", args[1], ir.Const(-1.0, b.type, span)), v("Adds", dst, a)]
+        return [v("Muls", args[1], ir.Const(-1.0, ir.scalar_of(b.type.dtype), span)), v("Adds", dst, a)]
     if op == "div":
         a, b = e.args
         if _tile(a) and _tile(b):

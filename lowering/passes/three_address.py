@@ -21,6 +21,7 @@ class _Flattener:
         self.out: list[ir.Stmt] = []
         self.memo: dict[ir.Expr, str] = {}
         self.env: dict[str, str] = {}  # DSL name -> current SSA name
+        self.scalars: dict[str, ir.Expr] = {}  # scalar locals, inlined at their uses
         self.taken: set[str] = set()
         self.n = 0
 
@@ -43,6 +44,8 @@ class _Flattener:
         return ir.Ref(self.define(e, None), e.type, e.span)
 
     def scalar(self, e: ir.Expr) -> ir.Expr:
+        if isinstance(e, ir.Ref) and e.name in self.scalars:
+            return self.scalars[e.name]
         if isinstance(e, ir.Op):
             return replace(e, args=tuple(self.scalar(a) for a in e.args))
         return e
@@ -59,6 +62,9 @@ class _Flattener:
 
     def stmt(self, s: ir.Stmt) -> None:
         if isinstance(s, ir.Assign):
+            if s.value.type.kind is ir.Kind.SCALAR:
+                self.scalars[s.name] = self.scalar(s.value)
+                return
             if isinstance(s.value, ir.Ref) and s.value.type.kind is ir.Kind.TILE:
                 self.env[s.name] = self.env[s.value.name]  # plain alias
                 return
