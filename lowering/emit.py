@@ -229,7 +229,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
 
     extent = split.extent
     view = {
-        "name": name, "cls": cls, "source": ctx.source_name, "target": ctx.target.name,
+        "name": name, "entry": f"{name}_custom", "cls": cls, "source": ctx.source_name, "target": ctx.target.name,
         "tiling_type": f"{camel(name)}TilingData", "tiling_fn": f"{camel(name)}ComputeTiling",
         "tensors": tensors, "scalars": scalars, "symbols": list(kernel.symbols), "buffers": buffers,
         "buffer_num": tl.buffers, "copyin": stages[ir.StageKind.COPYIN], "compute": compute,
@@ -252,7 +252,7 @@ def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
     name = kernel.name
     manifest = {
         "generator": GENERATOR, "kernel": name, "source": ctx.source_name, "target": ctx.target.name,
-        "kernel_type": "AIV_ONLY", "tiling_type": view["tiling_type"], "tiling_fn": view["tiling_fn"],
+        "entry": view["entry"], "kernel_type": "AIV_ONLY", "tiling_type": view["tiling_type"], "tiling_fn": view["tiling_fn"],
         "symbols": view["symbols"],
         "tensors": [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape),
                      "role": "output" if p in kernel.outputs else "input"} for p in kernel.tensors],

@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cap", type=int, help="scale the task's size constants down until every input has at most "
                    "this many elements")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--task-timeout", type=float, default=120.0, metavar="S",
+                   help="seconds the task file may take to build inputs and the reference (default 120)")
     p.add_argument("--dump-after", default="", metavar="PASS|all",
                    help=f"write the IR after these passes (comma-separated): {', '.join(PASS_NAMES)}")
     return p
@@ -100,7 +102,7 @@ def _run(args) -> int:
 
     task = args.task or args.file.with_suffix(".py")
     overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
-    run = load_task_for(kernel, task, seed=args.seed, overrides=overrides, cap=args.cap)
+    run = load_task_for(kernel, task, seed=args.seed, overrides=overrides, cap=args.cap, timeout=args.task_timeout)
     if run.constants and args.cap:
         print("task sizes used: " + ", ".join(f"{k}={v}" for k, v in run.constants.items()))
     if args.validate == "interp":

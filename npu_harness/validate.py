@@ -16,7 +16,7 @@ from lowering.emit import build_view
 from .binding import Binding, bind
 from .compare import Comparison, compare
 from .sim.driver import driver_source, target_defines
-from .task import TaskRun, run_task
+from .task import TASK_TIMEOUT_S, TaskRun, run_task
 
 SIM_RUN_TIMEOUT_S = 300.0
 
@@ -36,9 +36,11 @@ class ValidationResult:
         return f"{self.level}: {'PASS' if self.ok else 'FAIL'} ({shapes}; {self.seconds:.2f} s)"
 
 
-def load_task_for(kernel: ir.Kernel, task: Path, *, seed: int = 0, overrides=None, cap=None) -> TaskRun:
-    dtypes = [p.dtype.torch.__repr__().removeprefix("torch.") for p in kernel.inputs]
-    return run_task(task, seed=seed, overrides=overrides, cap=cap, input_dtypes=dtypes)
+def load_task_for(kernel: ir.Kernel, task: Path, *, seed: int = 0, overrides=None, cap=None,
+                  timeout: float = TASK_TIMEOUT_S) -> TaskRun:
+    """Run the task with its inputs quantised to the kernel's input dtypes."""
+    dtypes = [repr(p.dtype.torch).removeprefix("torch.") for p in kernel.inputs]
+    return run_task(task, seed=seed, overrides=overrides, cap=cap, input_dtypes=dtypes, timeout=timeout)
 
 
 def validate_interp(kernel: ir.Kernel, run: TaskRun) -> ValidationResult:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ascend_dsl import load_file
 from lowering import lower
 
-from .conftest import REPO
+REPO = Path(__file__).resolve().parent.parent
 
 CASES = [
     ("activation/gelu", "ascend910b1", {}),
