@@ -1,0 +1,325 @@
+"""Build and run programs against the AscendC CPU emulation header.
+
+``compile_program`` compiles kernel + driver sources with g++ (C++20, -O2) against
+``INCLUDE_DIR`` (our ``kernel_operator.h``), caching binaries by content hash.
+``run_program`` runs a binary with a timeout and an address-space limit and parses the
+emulator's fault report (``error[CODE]: message`` / `` --> FILE:LINE (block B)``) from stderr.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import resource
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "INCLUDE_DIR",
+    "CompileError",
+    "RunResult",
+    "SimError",
+    "cache_root",
+    "compile_program",
+    "parse_report",
+    "run_program",
+]
+
+INCLUDE_DIR: Path = Path(__file__).resolve().parent / "include"
+
+#: Flags every build uses (the cache key includes them).
+BASE_FLAGS: tuple[str, ...] = ("-std=c++20", "-O2", "-fno-strict-aliasing")
+
+_HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".inc")
+_CACHE_FORMAT = "ascend-dsl-sim-v1"
+
+
+class CompileError(Exception):
+    """The compiler failed (or timed out). ``message`` holds its error lines, ``stderr`` all output."""
+
+    def __init__(self, message: str, stderr: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.stderr = stderr
+
+
+@dataclass(frozen=True)
+class SimError:
+    """One entry of the emulator's fault report."""
+
+    code: str
+    message: str
+    file: str
+    line: int
+    block: int | None
+    #: further occurrences at the same (code, file, line) that the emulator suppressed
+    suppressed: int = 0
+
+
+@dataclass
+class RunResult:
+    returncode: int
+    stdout: str
+    stderr: str
+    errors: list[SimError]
+    timed_out: bool
+    #: from the final ``sim: <blocks> blocks, <n> errors`` line (None if absent)
+    blocks: int | None = None
+    error_count: int | None = None
+    codes: list[str] = field(default_factory=list)
+
+
+def cache_root(out_dir: Path | None = None) -> Path:
+    """Where compiled binaries are cached: ``out_dir``, else ``$ASCEND_DSL_CACHE/sim``, else
+    ``~/.cache/ascend-dsl/sim``."""
+    if out_dir is not None:
+        return Path(out_dir)
+    env = os.environ.get("ASCEND_DSL_CACHE")
+    base = Path(env) if env else Path.home() / ".cache" / "ascend-dsl"
+    return base / "sim"
+
+
+def _compiler() -> str:
+    return os.environ.get("ASCEND_SIM_CXX", "g++")
+
+
+@functools.lru_cache(maxsize=8)
+def _compiler_version(cxx: str) -> str:
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CompileError(f"cannot run the C++ compiler {cxx!r}: {exc}", "") from exc
+    return out.stdout.strip()
+
+
+def _headers_under(directory: Path, recursive: bool) -> list[Path]:
+    if not directory.is_dir():
+        return []
+    it = directory.rglob("*") if recursive else directory.glob("*")
+    return sorted(p for p in it if p.is_file() and p.suffix in _HEADER_SUFFIXES)
+
+
+def _define_flags(defines: Mapping[str, str | int]) -> list[str]:
+    flags = []
+    for key in sorted(defines):
+        value = defines[key]
+        if isinstance(value, bool):
+            value = int(value)
+        flags.append(f"-D{key}={value}")
+    return flags
+
+
+def _cache_key(
+    sources: Sequence[Path], header_dirs: Iterable[tuple[Path, bool]], flags: Sequence[str], version: str
+) -> str:
+    h = hashlib.sha256()
+
+    def feed(tag: str, data: bytes) -> None:
+        h.update(tag.encode())
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+
+    feed("format", _CACHE_FORMAT.encode())
+    feed("compiler", version.encode())
+    for flag in flags:
+        feed("flag", flag.encode())
+    for src in sources:
+        feed("source", src.name.encode())
+        feed("content", src.read_bytes())
+    seen: set[Path] = set()
+    for directory, recursive in header_dirs:
+        for header in _headers_under(directory, recursive):
+            if header in seen:
+                continue
+            seen.add(header)
+            feed("header", str(header.relative_to(directory)).encode())
+            feed("content", header.read_bytes())
+    return h.hexdigest()
+
+
+def _error_lines(stderr: str, limit: int = 30) -> str:
+    lines = [ln for ln in stderr.splitlines() if "error" in ln or "Error" in ln]
+    if not lines:
+        lines = stderr.strip().splitlines()[-limit:]
+    return "\n".join(lines[:limit])
+
+
+def compile_program(
+    sources: list[Path],
+    *,
+    defines: dict[str, str | int],
+    out_dir: Path | None = None,
+    timeout: float = 120,
+    extra_include_dirs: Sequence[Path] = (),
+) -> Path:
+    """Compile ``sources`` into one binary against the emulation header and return its path.
+
+    Command: ``g++ -std=c++20 -O2 -fno-strict-aliasing -I<INCLUDE_DIR> -I<dir of each source>
+    -I<extra...> -D<k>=<v>... <sources> -o <bin>``. The binary is cached under
+    ``cache_root(out_dir)/<sha256>/prog``; the key covers the sources, every header under
+    ``INCLUDE_DIR``, the source directories and ``extra_include_dirs``, the flags and the compiler
+    version (headers in the source directories: top level only). Compilation writes a temporary
+    file that is renamed into place (atomic). Raises ``CompileError`` on failure or timeout.
+    """
+    srcs = [Path(s).resolve() for s in sources]
+    if not srcs:
+        raise CompileError("compile_program: no sources given", "")
+    for src in srcs:
+        if not src.is_file():
+            raise CompileError(f"compile_program: source not found: {src}", "")
+    extra = [Path(d).resolve() for d in extra_include_dirs]
+    src_dirs: list[Path] = []
+    for src in srcs:
+        if src.parent not in src_dirs:
+            src_dirs.append(src.parent)
+
+    include_flags = [f"-I{INCLUDE_DIR}"] + [f"-I{d}" for d in src_dirs] + [f"-I{d}" for d in extra]
+    flags = [*BASE_FLAGS, *_define_flags(defines)]
+    cxx = _compiler()
+    version = _compiler_version(cxx)
+    header_dirs = [(INCLUDE_DIR, True), *((d, False) for d in src_dirs), *((d, True) for d in extra)]
+    key = _cache_key(srcs, header_dirs, [*flags, *include_flags], version)
+
+    target_dir = cache_root(out_dir) / key
+    binary = target_dir / "prog"
+    if binary.is_file() and os.access(binary, os.X_OK):
+        return binary
+
+    target_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix="prog.", suffix=".tmp", dir=target_dir)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    cmd = [cxx, *flags, *include_flags, *(str(s) for s in srcs), "-o", str(tmp)]
+    try:
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired as exc:
+            err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+            raise CompileError(f"compilation timed out after {timeout:g} s: {' '.join(cmd)}", err) from exc
+        except OSError as exc:
+            raise CompileError(f"cannot run the C++ compiler {cxx!r}: {exc}", "") from exc
+        if proc.returncode != 0:
+            raise CompileError(_error_lines(proc.stderr), proc.stderr)
+        (target_dir / "compile.log").write_text(" ".join(cmd) + "\n" + proc.stderr)
+        os.replace(tmp, binary)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return binary
+
+
+_ERROR_RE = re.compile(r"^error\[(?P<code>[A-Z0-9][A-Z0-9-]*)\]: (?P<msg>.*)$")
+_LOC_RE = re.compile(r"^ --> (?P<file>.*?):(?P<line>\d+)(?: \(block (?P<block>\d+)\))?\s*$")
+_NOTE_RE = re.compile(
+    r"^note: (?P<n>\d+) more errors like error\[(?P<code>[A-Z0-9-]+)\] at (?P<file>.*?):(?P<line>\d+) were suppressed$"
+)
+_SUMMARY_RE = re.compile(r"^sim: (?P<blocks>\d+) blocks, (?P<n>\d+) errors$")
+
+
+def parse_report(stderr: str) -> tuple[list[SimError], int | None, int | None]:
+    """Parse the emulator's report: (errors, blocks, error_count) (the last two from the final
+    ``sim:`` line, None if absent)."""
+    lines = stderr.splitlines()
+    errors: list[SimError] = []
+    blocks: int | None = None
+    count: int | None = None
+    suppressed: dict[tuple[str, str, int], int] = {}
+    i = 0
+    while i < len(lines):
+        m = _ERROR_RE.match(lines[i])
+        if m:
+            loc = _LOC_RE.match(lines[i + 1]) if i + 1 < len(lines) else None
+            if loc:
+                block = loc.group("block")
+                errors.append(
+                    SimError(
+                        code=m.group("code"),
+                        message=m.group("msg"),
+                        file=loc.group("file"),
+                        line=int(loc.group("line")),
+                        block=int(block) if block is not None else None,
+                    )
+                )
+                i += 2
+                continue
+            errors.append(SimError(code=m.group("code"), message=m.group("msg"), file="", line=0, block=None))
+        else:
+            n = _NOTE_RE.match(lines[i])
+            if n:
+                suppressed[(n.group("code"), n.group("file"), int(n.group("line")))] = int(n.group("n"))
+            s = _SUMMARY_RE.match(lines[i])
+            if s:
+                blocks, count = int(s.group("blocks")), int(s.group("n"))
+        i += 1
+    if suppressed:
+        errors = [
+            SimError(e.code, e.message, e.file, e.line, e.block, suppressed.get((e.code, e.file, e.line), 0))
+            for e in errors
+        ]
+    return errors, blocks, count
+
+
+def run_program(
+    binary: Path,
+    args: list[str],
+    *,
+    timeout: float = 60,
+    memory_limit_bytes: int = 8 << 30,
+    cwd: Path | None = None,
+) -> RunResult:
+    """Run ``binary args...`` with a wall-clock timeout and RLIMIT_AS = ``memory_limit_bytes``.
+
+    The program runs in its own process group; on timeout the whole group is killed (SIGKILL) and
+    ``timed_out`` is set. stderr is parsed into ``errors``.
+    """
+
+    def _limit() -> None:  # runs in the child before exec
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit_bytes, memory_limit_bytes))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    proc = subprocess.Popen(
+        [str(binary), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=str(cwd) if cwd is not None else None,
+        preexec_fn=_limit,
+        start_new_session=True,
+    )
+    timed_out = False
+    try:
+        out_b, err_b = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            out_b, err_b = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:  # a descendant escaped the group and holds the pipes
+            proc.kill()
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+            proc.wait()
+            out_b, err_b = b"", b""
+    stdout = out_b.decode(errors="replace")
+    stderr = err_b.decode(errors="replace")
+    errors, blocks, count = parse_report(stderr)
+    return RunResult(
+        returncode=proc.returncode,
+        stdout=stdout,
+        stderr=stderr,
+        errors=errors,
+        timed_out=timed_out,
+        blocks=blocks,
+        error_count=count,
+        codes=[e.code for e in errors],
+    )

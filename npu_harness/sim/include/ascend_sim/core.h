@@ -1,0 +1,495 @@
+// ascend_sim/core.h - configuration macros, keywords, enums, half/bfloat16_t, fault reporting and
+// the GM allocation registry of the AscendC CPU emulator (see docs/emulator.md).
+//
+// Written from the semantics described in /work/shared/reference/ascendc.md (cited as "ref §N");
+// no CANN / asc-devkit / asc-tools code is used.
+#pragma once
+
+// Only headers that do not declare C library functions such as tanh / exp / abs / div in the global
+// namespace are included (kernels may be named like them): no <cmath>, <cstdlib>, <functional>;
+// math goes through GCC builtins.
+#include <bit>
+#include <csignal>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <new>
+#include <source_location>
+#include <type_traits>
+#include <vector>
+
+// ---------------------------------------------------------------------------------------------
+// Target macros (docs/emulator-contract.md). Defaults are the Atlas A2 (910B, dav-2201) values.
+// ---------------------------------------------------------------------------------------------
+#ifndef ASCEND_SIM_UB_BYTES
+#define ASCEND_SIM_UB_BYTES 196608  // 192 KB UB per vector core on A2 (ref §5.1)
+#endif
+#ifndef ASCEND_SIM_HAS_DATACOPYPAD
+#define ASCEND_SIM_HAS_DATACOPYPAD 1  // DataCopyPad: A2/A3 yes, 310P/910 no (ref §4.1)
+#endif
+#ifndef ASCEND_SIM_MAX_BLOCKS
+#define ASCEND_SIM_MAX_BLOCKS 48  // AIV count of 910B1/B2 (ref §5.2)
+#endif
+#ifndef __NPU_ARCH__
+#define __NPU_ARCH__ 2201
+#endif
+
+// Address-space / function qualifiers of the bisheng compiler are defined away (as CPU debug mode
+// does, ref §6).
+#define __aicore__
+#define __global__
+#define __gm__
+#define __ubuf__
+#define __cbuf__
+#define __ca__
+#define __cb__
+#define __cc__
+#define __fbuf__
+#define __sync_alias__
+#define __sync_noalias__
+#define __sync_out__
+#define __sync_in__
+#define __inout_pipe__(...)
+#define __in_pipe__(...)
+#define __out_pipe__(...)
+
+// GM_ADDR is `__gm__ uint8_t*` (ref §1.1).
+#define GM_ADDR __gm__ uint8_t*
+
+// KERNEL_TASK_TYPE_DEFAULT(type) selects the core type on CANN 8 (ref §1.1); a no-op here. It is a
+// declaration so that it is valid both as a statement and at namespace scope.
+#define KERNEL_TASK_TYPE_DEFAULT(x) static_assert(true, "")
+#define KERNEL_TASK_TYPE(key, x) static_assert(true, "")
+
+#define ASCEND_IS_AIV (true)
+#define ASCEND_IS_AIC (false)
+
+enum KernelMetaType {
+    KERNEL_TYPE_AIV_ONLY,
+    KERNEL_TYPE_AIC_ONLY,
+    KERNEL_TYPE_MIX_AIV_1_0,
+    KERNEL_TYPE_MIX_AIC_1_0,
+    KERNEL_TYPE_MIX_AIC_1_1,
+    KERNEL_TYPE_MIX_AIC_1_2,
+    KERNEL_TYPE_AICORE,
+    KERNEL_TYPE_VECTORCORE,
+    KERNEL_TYPE_MIX_AICORE,
+    KERNEL_TYPE_MIX_VECTOR_CORE,
+};
+
+// pipe_t and event_t are compiler built-in enums (global scope) on the real toolchain (ref §4.4).
+enum pipe_t {
+    PIPE_S = 0,
+    PIPE_V,
+    PIPE_M,
+    PIPE_MTE1,
+    PIPE_MTE2,
+    PIPE_MTE3,
+    PIPE_ALL,
+    PIPE_MTE4,
+    PIPE_MTE5,
+    PIPE_V2,
+    PIPE_FIX,
+};
+
+enum event_t {
+    EVENT_ID0 = 0,
+    EVENT_ID1,
+    EVENT_ID2,
+    EVENT_ID3,
+    EVENT_ID4,
+    EVENT_ID5,
+    EVENT_ID6,
+    EVENT_ID7,
+};
+
+// ---------------------------------------------------------------------------------------------
+// half / bfloat16_t: 16-bit storage, float <-> 16-bit conversion with round-to-nearest-even.
+// ---------------------------------------------------------------------------------------------
+namespace AscendC::sim::detail {
+
+// IEEE binary16 -> binary32 (exact).
+constexpr float half_bits_to_float(uint16_t h) {
+    const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+    const uint32_t em = h & 0x7fffu;
+    if (em < 0x0400u) {  // zero or subnormal: em * 2^-24 is exact in float
+        const float v = float(em) * 5.9604644775390625e-08f;
+        return sign ? -v : v;
+    }
+    uint32_t bits;
+    if (em >= 0x7c00u) {
+        bits = 0x7f800000u | ((em & 0x3ffu) << 13);  // inf / nan (payload kept)
+    } else {
+        bits = (em << 13) + ((127u - 15u) << 23);  // normal: rebias exponent
+    }
+    return std::bit_cast<float>(bits | sign);
+}
+
+// binary32 -> binary16, round to nearest, ties to even; overflow -> inf; NaN -> quiet NaN.
+constexpr uint16_t float_to_half_bits(float f) {
+    uint32_t x = std::bit_cast<uint32_t>(f);
+    const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
+    uint32_t ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u) {
+        return ax > 0x7f800000u ? uint16_t(sign | 0x7e00u | ((ax >> 13) & 0x3ffu)) : uint16_t(sign | 0x7c00u);
+    }
+    if (ax >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // >= 65520 rounds to inf
+    if (ax < 0x38800000u) {
+        // |f| < 2^-14: the result is a half subnormal (or zero), whose spacing is 2^-24. Adding 0.5
+        // puts the value in [0.5, 1) where the float spacing is also 2^-24, so the FPU's own
+        // round-to-nearest-even does the rounding; the low mantissa bits are then the half bits.
+        const float t = std::bit_cast<float>(ax) + 0.5f;
+        return uint16_t(sign | (std::bit_cast<uint32_t>(t) - 0x3f000000u));
+    }
+    const uint32_t odd = (ax >> 13) & 1u;
+    ax += 0xc8000fffu + odd;  // exponent -= 112 (mod 2^32) plus the RNE rounding bias
+    return uint16_t(sign | (ax >> 13));
+}
+
+constexpr float bf16_bits_to_float(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
+
+constexpr uint16_t float_to_bf16_bits(float f) {
+    uint32_t x = std::bit_cast<uint32_t>(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x0040u);  // quiet NaN
+    x += 0x7fffu + ((x >> 16) & 1u);                                              // RNE
+    return uint16_t(x >> 16);
+}
+
+// double -> float rounding to odd; a following float -> 16-bit RNE rounding is then correct
+// (no double-rounding error) because float keeps more than 2 extra bits.
+constexpr float double_to_float_odd(double d) {
+    float f = static_cast<float>(d);
+    if (d != d || static_cast<double>(f) == d) return f;
+    uint32_t b = std::bit_cast<uint32_t>(f);
+    if ((b & 1u) == 0u) {
+        const bool magnitudeTooBig = (f < 0 ? -static_cast<double>(f) : static_cast<double>(f)) > (d < 0 ? -d : d);
+        b = magnitudeTooBig ? b - 1u : b + 1u;
+    }
+    return std::bit_cast<float>(b);
+}
+
+template <class A>
+constexpr float arith_to_float_for16(A v) {
+    if constexpr (std::is_floating_point_v<A> && sizeof(A) > sizeof(float)) {
+        return double_to_float_odd(static_cast<double>(v));
+    } else {
+        return static_cast<float>(v);
+    }
+}
+
+}  // namespace AscendC::sim::detail
+
+struct bfloat16_t;
+
+struct half {
+    uint16_t sim_bits;
+
+    half() = default;
+    template <class A, std::enable_if_t<std::is_arithmetic_v<A>, int> = 0>
+    constexpr half(A v) : sim_bits(AscendC::sim::detail::float_to_half_bits(AscendC::sim::detail::arith_to_float_for16(v))) {}
+    constexpr explicit half(bfloat16_t v);
+    constexpr operator float() const { return AscendC::sim::detail::half_bits_to_float(sim_bits); }
+
+    static constexpr half FromBits(uint16_t b) {
+        half h{};
+        h.sim_bits = b;
+        return h;
+    }
+    template <class A> half& operator+=(const A& o) { return *this = half(float(*this) + float(o)); }
+    template <class A> half& operator-=(const A& o) { return *this = half(float(*this) - float(o)); }
+    template <class A> half& operator*=(const A& o) { return *this = half(float(*this) * float(o)); }
+    template <class A> half& operator/=(const A& o) { return *this = half(float(*this) / float(o)); }
+};
+
+struct bfloat16_t {
+    uint16_t sim_bits;
+
+    bfloat16_t() = default;
+    template <class A, std::enable_if_t<std::is_arithmetic_v<A>, int> = 0>
+    constexpr bfloat16_t(A v) : sim_bits(AscendC::sim::detail::float_to_bf16_bits(AscendC::sim::detail::arith_to_float_for16(v))) {}
+    constexpr explicit bfloat16_t(half v) : bfloat16_t(static_cast<float>(v)) {}
+    constexpr operator float() const { return AscendC::sim::detail::bf16_bits_to_float(sim_bits); }
+
+    static constexpr bfloat16_t FromBits(uint16_t b) {
+        bfloat16_t h{};
+        h.sim_bits = b;
+        return h;
+    }
+    template <class A> bfloat16_t& operator+=(const A& o) { return *this = bfloat16_t(float(*this) + float(o)); }
+    template <class A> bfloat16_t& operator-=(const A& o) { return *this = bfloat16_t(float(*this) - float(o)); }
+    template <class A> bfloat16_t& operator*=(const A& o) { return *this = bfloat16_t(float(*this) * float(o)); }
+    template <class A> bfloat16_t& operator/=(const A& o) { return *this = bfloat16_t(float(*this) / float(o)); }
+};
+
+constexpr half::half(bfloat16_t v) : half(static_cast<float>(v)) {}
+
+static_assert(sizeof(half) == 2 && std::is_trivially_copyable_v<half>);
+static_assert(sizeof(bfloat16_t) == 2 && std::is_trivially_copyable_v<bfloat16_t>);
+
+namespace AscendC {
+
+using ::bfloat16_t;
+using ::half;
+
+// ---------------------------------------------------------------------------------------------
+// Enums of the API subset.
+// ---------------------------------------------------------------------------------------------
+// TPosition values (ref §1.2); VECCALC is also called LCM.
+enum class TPosition : uint8_t {
+    GM,
+    A1,
+    A2,
+    B1,
+    B2,
+    C1,
+    C2,
+    CO1,
+    CO2,
+    VECIN,
+    VECOUT,
+    VECCALC,
+    LCM = VECCALC,
+    SPM,
+    SHM = SPM,
+    TSCM,
+    C2PIPE2GM,
+    C2PIPE2LOCAL,
+    MAX,
+};
+using QuePosition = TPosition;
+
+// HardEvent names read SRC_DST (ref §4.4).
+enum class HardEvent : uint8_t {
+    MTE2_MTE1,
+    MTE1_MTE2,
+    MTE1_M,
+    M_MTE1,
+    MTE2_V,
+    V_MTE2,
+    MTE3_V,
+    V_MTE3,
+    M_V,
+    V_M,
+    V_V,
+    MTE3_MTE1,
+    MTE1_MTE3,
+    MTE1_V,
+    MTE2_M,
+    M_MTE2,
+    V_MTE1,
+    M_FIX,
+    FIX_M,
+    MTE3_MTE2,
+    MTE2_MTE3,
+    S_V,
+    V_S,
+    S_MTE2,
+    MTE2_S,
+    S_MTE3,
+    MTE3_S,
+    MTE2_FIX,
+    FIX_MTE2,
+    FIX_S,
+    M_S,
+    FIX_MTE3,
+    MTE1_FIX,
+    FIX_MTE1,
+    MAX,
+};
+using TEventID = int8_t;
+
+// Cast rounding modes (ref §4.2).
+enum class RoundMode : uint8_t {
+    CAST_NONE = 0,
+    CAST_RINT,   // round to nearest, ties to even
+    CAST_FLOOR,  // toward -inf
+    CAST_CEIL,   // toward +inf
+    CAST_ROUND,  // to nearest, ties away from zero
+    CAST_TRUNC,  // toward zero
+    CAST_ODD,    // von Neumann rounding (to odd)
+};
+
+enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
+
+enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
+
+enum class CacheLine : uint64_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
+enum class DcciDst : uint64_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+
+// ---------------------------------------------------------------------------------------------
+// Emulator runtime state and fault reporting.
+// ---------------------------------------------------------------------------------------------
+namespace sim::detail {
+
+inline constexpr uint32_t kNumHardEvents = static_cast<uint32_t>(HardEvent::MAX);
+inline constexpr uint32_t kMaxEventIds = 8;  // EVENT_ID0..EVENT_ID7
+inline constexpr uint32_t kMaxBuffers = 64;  // "at most 64 buffers in total per kernel" (ref §1.3)
+inline constexpr uint32_t kUbAlign = 32;     // UB operand alignment (ref §4.5)
+
+inline const char* const kHardEventNames[kNumHardEvents] = {
+    "MTE2_MTE1", "MTE1_MTE2", "MTE1_M",   "M_MTE1",   "MTE2_V",   "V_MTE2",    "MTE3_V",   "V_MTE3",   "M_V",
+    "V_M",       "V_V",       "MTE3_MTE1", "MTE1_MTE3", "MTE1_V",   "MTE2_M",    "M_MTE2",   "V_MTE1",   "M_FIX",
+    "FIX_M",     "MTE3_MTE2", "MTE2_MTE3", "S_V",      "V_S",      "S_MTE2",    "MTE2_S",   "S_MTE3",   "MTE3_S",
+    "MTE2_FIX",  "FIX_MTE2",  "FIX_S",    "M_S",      "FIX_MTE3", "MTE1_FIX",  "FIX_MTE1",
+};
+
+struct Fault {};  // thrown by fatal(); caught by sim::Launch (the block stops)
+
+struct Site {
+    const char* code;
+    const char* file;
+    uint32_t line;
+    unsigned long long suppressed;
+};
+
+struct FlagSlot {
+    uint32_t count;
+    std::source_location loc;
+};
+
+class QueBase;
+
+struct State {
+    bool inLaunch = false;
+    bool inBlock = false;
+    bool blockFaulted = false;
+    uint32_t blockIdx = 0;
+    uint32_t blockDim = 1;
+    uint8_t* ub = nullptr;
+    unsigned long long errors = 0;
+    std::vector<Site> sites;
+    std::source_location lastLoc{};
+    FlagSlot flags[kNumHardEvents][kMaxEventIds]{};
+    std::vector<QueBase*> liveQueues;
+    TEventID nextEventId[kNumHardEvents]{};
+};
+
+inline State g_sim;
+
+inline const char* base_name(const char* path) {
+    const char* s = std::strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+inline void vreport(const char* code, const std::source_location& loc, const char* fmt, va_list ap) {
+    State& s = g_sim;
+    ++s.errors;
+    const char* file = base_name(loc.file_name());
+    const uint32_t line = loc.line();
+    for (Site& site : s.sites) {
+        if (site.line == line && std::strcmp(site.code, code) == 0 && std::strcmp(site.file, file) == 0) {
+            ++site.suppressed;  // deduplicated: first occurrence per (code, file, line) only
+            return;
+        }
+    }
+    s.sites.push_back(Site{code, file, line, 0});
+    char msg[1536];
+    std::vsnprintf(msg, sizeof msg, fmt, ap);
+    if (s.inBlock) {
+        std::fprintf(stderr, "error[%s]: %s\n --> %s:%u (block %u)\n", code, msg, file, line, s.blockIdx);
+    } else {
+        std::fprintf(stderr, "error[%s]: %s\n --> %s:%u\n", code, msg, file, line);
+    }
+    std::fflush(stderr);
+}
+
+// Non-fatal error: reported (and counted); execution continues.
+[[gnu::format(printf, 3, 4)]] inline void report(const char* code, const std::source_location& loc, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(code, loc, fmt, ap);
+    va_end(ap);
+}
+
+// Fatal error: reported, then the current block stops (the faulting access is not performed).
+[[noreturn]] [[gnu::format(printf, 3, 4)]] inline void fatal(const char* code, const std::source_location& loc, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(code, loc, fmt, ap);
+    va_end(ap);
+    if (g_sim.inBlock) throw Fault{};
+    std::fprintf(stderr, "sim: fatal error outside sim::Launch\nsim: 0 blocks, %llu errors\n", g_sim.errors);
+    std::fflush(stderr);
+    __builtin_exit(1);
+}
+
+inline void touch(const std::source_location& loc) { g_sim.lastLoc = loc; }
+
+inline constexpr uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// ---------------------------------------------------------------------------------------------
+// GM allocation registry (sim::GmAlloc / GmFree). Every GM access must lie inside a live one.
+// ---------------------------------------------------------------------------------------------
+struct GmRegistry {
+    std::map<uintptr_t, uint64_t> allocs;  // begin -> size in bytes
+    uintptr_t cacheBegin = 0;
+    uint64_t cacheSize = 0;
+    bool cacheValid = false;
+};
+
+inline GmRegistry g_gm;
+
+// Finds the live allocation with the greatest begin <= addr. Returns false if there is none.
+inline bool gm_floor(uintptr_t addr, uintptr_t& begin, uint64_t& size) {
+    GmRegistry& r = g_gm;
+    if (r.cacheValid && addr >= r.cacheBegin && addr - r.cacheBegin < r.cacheSize) {
+        begin = r.cacheBegin;
+        size = r.cacheSize;
+        return true;
+    }
+    auto it = r.allocs.upper_bound(addr);
+    if (it == r.allocs.begin()) return false;
+    --it;
+    begin = it->first;
+    size = it->second;
+    r.cacheBegin = begin;
+    r.cacheSize = size;
+    r.cacheValid = true;
+    return true;
+}
+
+}  // namespace sim::detail
+
+namespace sim {
+
+// Allocates `bytes` of emulated GM (filled with 0xFF so unwritten output reads as NaN / -1) and
+// registers it for the GM-OOB checks. Returns nullptr on failure.
+inline uint8_t* GmAlloc(size_t bytes) {
+    const size_t padded = static_cast<size_t>(detail::align_up(bytes ? bytes : 1, 512));
+    void* p = ::operator new(padded, std::align_val_t(512), std::nothrow);
+    if (!p) {
+        std::fprintf(stderr, "sim: GmAlloc(%zu) failed: out of host memory\n", bytes);
+        return nullptr;
+    }
+    std::memset(p, 0xFF, padded);
+    detail::g_gm.allocs[reinterpret_cast<uintptr_t>(p)] = bytes;
+    detail::g_gm.cacheValid = false;
+    return static_cast<uint8_t*>(p);
+}
+
+inline void GmFree(void* p, std::source_location loc = std::source_location::current()) {
+    if (!p) return;
+    auto it = detail::g_gm.allocs.find(reinterpret_cast<uintptr_t>(p));
+    if (it == detail::g_gm.allocs.end()) {
+        detail::report("GM-FREE", loc, "GmFree(%p): not a live sim::GmAlloc allocation (double free or foreign pointer)", p);
+        return;
+    }
+    detail::g_gm.allocs.erase(it);
+    detail::g_gm.cacheValid = false;
+    ::operator delete(p, std::align_val_t(512));
+}
+
+}  // namespace sim
+
+// Block index / count (ref §1.2, §1.5).
+inline int64_t GetBlockIdx() { return static_cast<int64_t>(sim::detail::g_sim.blockIdx); }
+inline int64_t GetBlockNum() { return static_cast<int64_t>(sim::detail::g_sim.blockDim); }
+inline int64_t GetSubBlockIdx() { return 0; }
+inline int64_t GetSubBlockNum() { return 1; }
+inline int64_t GetTaskRation() { return 1; }
+
+}  // namespace AscendC

@@ -1,0 +1,52 @@
+// ascend_sim/sync.h - PipeBarrier, SetFlag / WaitFlag pairing (ref §4.4, §6 CheckSyncState), cache
+// maintenance no-ops.
+#pragma once
+
+#include "tensor.h"
+
+namespace AscendC {
+
+// Blocks run their instructions in program order here, so barriers have nothing to wait for.
+template <pipe_t pipe>
+inline void PipeBarrier(std::source_location loc = std::source_location::current()) {
+    sim::detail::touch(loc);
+}
+
+namespace sim::detail {
+inline FlagSlot& flag_slot(HardEvent e, int32_t id, const char* api, const std::source_location& loc) {
+    touch(loc);
+    if (id < 0 || id >= static_cast<int32_t>(kMaxEventIds)) {
+        fatal("PARAM-RANGE", loc, "%s<HardEvent::%s>(%d): event id out of range [0, %u]", api, kHardEventNames[static_cast<uint32_t>(e)], id,
+              kMaxEventIds - 1);
+    }
+    return g_sim.flags[static_cast<uint32_t>(e)][id];
+}
+}  // namespace sim::detail
+
+// Each (event, id) counts SetFlag minus WaitFlag; Set and Wait must pair exactly or the kernel hangs
+// (ref §4.4).
+template <HardEvent event>
+inline void SetFlag(int32_t eventID, std::source_location loc = std::source_location::current()) {
+    sim::detail::FlagSlot& f = sim::detail::flag_slot(event, eventID, "SetFlag", loc);
+    if (f.count == 0) f.loc = loc;
+    ++f.count;
+}
+
+template <HardEvent event>
+inline void WaitFlag(int32_t eventID, std::source_location loc = std::source_location::current()) {
+    sim::detail::FlagSlot& f = sim::detail::flag_slot(event, eventID, "WaitFlag", loc);
+    if (f.count == 0) {
+        sim::detail::fatal("SYNC-UNPAIRED", loc, "WaitFlag<HardEvent::%s>(%d) without a pending SetFlag; hardware would wait here forever",
+                           sim::detail::kHardEventNames[static_cast<uint32_t>(event)], eventID);
+    }
+    --f.count;
+}
+
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&) {}
+template <typename T, CacheLine entireType>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&) {}
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+inline void DataCacheCleanAndInvalid(const LocalTensor<T>&) {}
+
+}  // namespace AscendC

@@ -1,0 +1,266 @@
+// ascend_sim/tensor.h - LocalTensor / GlobalTensor and the per-operand checks.
+#pragma once
+
+#include "core.h"
+
+namespace AscendC {
+
+namespace sim::detail {
+
+enum class BufStatus : uint8_t { Free, Allocated, Enqueued };
+
+// State record of one queue buffer. A LocalTensor taken from a queue points at it and remembers the
+// generation it was allocated in, so a tensor used after FreeTensor (even after the buffer has been
+// handed out again) is detected (USE-AFTER-FREE).
+struct BufState {
+    uint32_t offset = 0;  // UB byte offset
+    uint32_t len = 0;     // bytes requested by InitBuffer
+    uint32_t cap = 0;     // bytes reserved: alignUp(len, 32)
+    uint32_t gen = 0;
+    BufStatus status = BufStatus::Free;
+    const void* owner = nullptr;  // the queue
+    bool everFreed = false;
+    std::source_location allocLoc{};
+    std::source_location freeLoc{};
+};
+
+// Type-erased view of a LocalTensor for the checks.
+struct LView {
+    const void* ptr;
+    uint32_t size;  // elements
+    uint32_t cap;   // elements up to the end of the underlying buffer
+    BufState* st;
+    uint32_t gen;
+    uint32_t esize;  // sizeof(T)
+};
+
+}  // namespace sim::detail
+
+template <typename T>
+class LocalTensor {
+public:
+    using PrimType = T;
+
+    LocalTensor() = default;
+
+    // Sub-view starting `offset` elements in (no check here; a later use checks it).
+    LocalTensor operator[](const uint32_t offset) const {
+        LocalTensor r = *this;
+        r.sim_ptr = sim_ptr + offset;
+        r.sim_size = offset <= sim_size ? sim_size - offset : 0;
+        r.sim_cap = offset <= sim_cap ? sim_cap - offset : 0;
+        return r;
+    }
+
+    uint32_t GetSize() const { return sim_size; }
+    uint32_t GetLength() const { return sim_size * static_cast<uint32_t>(sizeof(T)); }
+
+    void SetSize(const uint32_t size, std::source_location loc = std::source_location::current()) {
+        if (size > sim_cap) {
+            sim::detail::fatal("UB-OOB", loc, "SetSize(%u) exceeds the %u elements left in the tensor's buffer", size, sim_cap);
+        }
+        sim_size = size;
+    }
+
+    T GetValue(const uint32_t index, std::source_location loc = std::source_location::current()) const {
+        sim_check_index("GetValue", index, loc);
+        return sim_ptr[index];
+    }
+
+    void SetValue(const uint32_t index, const T& value, std::source_location loc = std::source_location::current()) const {
+        sim_check_index("SetValue", index, loc);
+        sim_ptr[index] = value;
+    }
+
+    T& operator()(const uint32_t index, std::source_location loc = std::source_location::current()) const {
+        sim_check_index("operator()", index, loc);
+        return sim_ptr[index];
+    }
+
+    template <typename U>
+    LocalTensor<U> ReinterpretCast() const {
+        LocalTensor<U> r;
+        r.sim_ptr = reinterpret_cast<U*>(sim_ptr);
+        r.sim_size = static_cast<uint32_t>(uint64_t(sim_size) * sizeof(T) / sizeof(U));
+        r.sim_cap = static_cast<uint32_t>(uint64_t(sim_cap) * sizeof(T) / sizeof(U));
+        r.sim_st = sim_st;
+        r.sim_gen = sim_gen;
+        return r;
+    }
+
+    T* GetPhyAddr() const { return sim_ptr; }
+    T* GetPhyAddr(const uint32_t offset) const { return sim_ptr + offset; }
+
+    sim::detail::LView sim_view() const { return {sim_ptr, sim_size, sim_cap, sim_st, sim_gen, sizeof(T)}; }
+
+    // Emulator internals (public so that the free functions can reach them).
+    T* sim_ptr = nullptr;
+    uint32_t sim_size = 0;
+    uint32_t sim_cap = 0;
+    sim::detail::BufState* sim_st = nullptr;  // nullptr: TBuf tensor (always live)
+    uint32_t sim_gen = 0;
+
+private:
+    void sim_check_index(const char* api, uint32_t index, const std::source_location& loc) const;
+};
+
+template <typename T>
+class GlobalTensor {
+public:
+    using PrimType = T;
+
+    GlobalTensor() = default;
+
+    // Binds the tensor to GM and records the bound in elements (ref §1.2).
+    void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize) {
+        sim_ptr = sim_base = buffer;
+        sim_bound = bufferSize;
+        sim_bounded = true;
+    }
+    void SetGlobalBuffer(__gm__ T* buffer) {
+        sim_ptr = sim_base = buffer;
+        sim_bound = 0;
+        sim_bounded = false;
+    }
+
+    // View starting `offset` elements in: (base + offset, size - offset).
+    GlobalTensor operator[](const uint64_t offset) const {
+        GlobalTensor r = *this;
+        r.sim_ptr = sim_ptr + offset;
+        return r;
+    }
+
+    uint64_t GetSize() const {
+        if (!sim_bounded) return 0;
+        const uint64_t off = static_cast<uint64_t>(sim_ptr - sim_base);
+        return off <= sim_bound ? sim_bound - off : 0;
+    }
+
+    __gm__ T* GetPhyAddr() const { return sim_ptr; }
+    __gm__ T* GetPhyAddr(const uint64_t offset) const { return sim_ptr + offset; }
+
+    T GetValue(const uint64_t offset, std::source_location loc = std::source_location::current()) const;
+    void SetValue(const uint64_t offset, const T& value, std::source_location loc = std::source_location::current()) const;
+
+    template <typename U> void SetL2CacheHint(U) {}
+
+    // Emulator internals.
+    T* sim_ptr = nullptr;
+    T* sim_base = nullptr;
+    uint64_t sim_bound = 0;
+    bool sim_bounded = false;
+};
+
+namespace sim::detail {
+
+template <class T> inline LView view(const LocalTensor<T>& t) { return t.sim_view(); }
+
+[[noreturn]] inline void fatal_dead(const char* api, const char* name, const LView& v, const std::source_location& loc) {
+    const char* ffile = base_name(v.st->freeLoc.file_name());
+    const unsigned fline = v.st->freeLoc.line();
+    if (v.st->status == BufStatus::Free) {
+        fatal("USE-AFTER-FREE", loc, "%s: %s uses a queue buffer (UB offset %u) that was released by FreeTensor at %s:%u", api, name,
+              v.st->offset, ffile, fline);
+    }
+    fatal("USE-AFTER-FREE", loc,
+          "%s: %s uses a queue buffer (UB offset %u) that was released by FreeTensor at %s:%u and has since been handed out again "
+          "by AllocTensor at %s:%u",
+          api, name, v.st->offset, ffile, fline, base_name(v.st->allocLoc.file_name()), v.st->allocLoc.line());
+}
+
+// The tensor refers to a buffer that is currently allocated (TBuf tensors always are).
+inline void check_live(const char* api, const char* name, const LView& v, const std::source_location& loc) {
+    if (v.ptr == nullptr) fatal("UB-OOB", loc, "%s: %s is an empty LocalTensor (no buffer was allocated for it)", api, name);
+    if (v.st && (v.st->gen != v.gen || v.st->status == BufStatus::Free)) fatal_dead(api, name, v, loc);
+}
+
+// Full operand check for vector instructions and DMA: live, inside the UB, 32-B aligned (ref §4.5),
+// and `elems` elements fit in the tensor.
+inline void check_operand(const char* api, const char* name, const LView& v, uint64_t elems, const std::source_location& loc) {
+    check_live(api, name, v, loc);
+    const uint8_t* p = static_cast<const uint8_t*>(v.ptr);
+    const uint8_t* ub = g_sim.ub;
+    if (ub == nullptr || p < ub || p >= ub + ASCEND_SIM_UB_BYTES) {
+        fatal("UB-OOB", loc, "%s: %s does not point into this block's UB (a LocalTensor from another block or launch?)", api, name);
+    }
+    const uint32_t off = static_cast<uint32_t>(p - ub);
+    if (off % kUbAlign != 0) {
+        fatal("UB-ALIGN", loc, "%s: %s starts at UB byte offset %u, which is not 32-byte aligned (UB operands need 32 B alignment)", api, name,
+              off);
+    }
+    if (elems > v.size) {
+        fatal("UB-OOB", loc, "%s: %llu elements of %s requested but the LocalTensor holds only %u elements (%llu B)", api,
+              static_cast<unsigned long long>(elems), name, v.size, static_cast<unsigned long long>(v.size) * v.esize);
+    }
+}
+
+inline void check_count(const char* api, int64_t count, const std::source_location& loc) {
+    if (count < 0) fatal("PARAM-RANGE", loc, "%s: count = %lld is negative", api, static_cast<long long>(count));
+}
+
+// A GM access of `bytes` bytes starting `byteOff` bytes after the tensor's address must lie inside
+// the SetGlobalBuffer bound (when set) and inside a live sim::GmAlloc allocation.
+template <class T>
+inline void check_gm(const char* api, const GlobalTensor<T>& g, uint64_t byteOff, uint64_t bytes, bool write,
+                     const std::source_location& loc) {
+    if (bytes == 0) return;
+    const char* verb = write ? "writes" : "reads";
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(g.sim_ptr) + byteOff;
+    if (g.sim_bounded) {
+        const int64_t rel = static_cast<int64_t>(p - reinterpret_cast<const uint8_t*>(g.sim_base));
+        const uint64_t boundBytes = g.sim_bound * sizeof(T);
+        if (rel < 0 || static_cast<uint64_t>(rel) + bytes > boundBytes) {
+            fatal("GM-OOB", loc,
+                  "%s %s GM elements [%lld, %lld) = bytes [%lld, %lld) of a GlobalTensor bound to %llu elements (%llu B) by "
+                  "SetGlobalBuffer",
+                  api, verb, static_cast<long long>(rel / int64_t(sizeof(T))),
+                  static_cast<long long>((rel + int64_t(bytes) + int64_t(sizeof(T)) - 1) / int64_t(sizeof(T))), static_cast<long long>(rel),
+                  static_cast<long long>(rel + int64_t(bytes)), static_cast<unsigned long long>(g.sim_bound),
+                  static_cast<unsigned long long>(boundBytes));
+        }
+    }
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    uintptr_t begin = 0;
+    uint64_t size = 0;
+    if (!gm_floor(a, begin, size) || a - begin > size + (uint64_t(1) << 20)) {
+        fatal("GM-OOB", loc, "%s %s %llu B at GM address %p, which is not inside any live sim::GmAlloc allocation (freed, or not from GmAlloc)",
+              api, verb, static_cast<unsigned long long>(bytes), static_cast<const void*>(p));
+    }
+    const uint64_t off = a - begin;
+    if (off + bytes > size) {
+        fatal("GM-OOB", loc,
+              "%s %s GM bytes [%llu, %llu) = elements [%llu, %llu) of a sim::GmAlloc allocation of %llu B (%llu elements); %llu B past "
+              "its end",
+              api, verb, static_cast<unsigned long long>(off), static_cast<unsigned long long>(off + bytes),
+              static_cast<unsigned long long>(off / sizeof(T)), static_cast<unsigned long long>((off + bytes + sizeof(T) - 1) / sizeof(T)),
+              static_cast<unsigned long long>(size), static_cast<unsigned long long>(size / sizeof(T)),
+              static_cast<unsigned long long>(off + bytes - size));
+    }
+}
+
+}  // namespace sim::detail
+
+template <typename T>
+void LocalTensor<T>::sim_check_index(const char* api, uint32_t index, const std::source_location& loc) const {
+    sim::detail::touch(loc);
+    sim::detail::check_live(api, "tensor", sim_view(), loc);
+    if (index >= sim_size) {
+        sim::detail::fatal("UB-OOB", loc, "LocalTensor::%s(%u): index out of range for a LocalTensor of %u elements", api, index, sim_size);
+    }
+}
+
+template <typename T>
+T GlobalTensor<T>::GetValue(const uint64_t offset, std::source_location loc) const {
+    sim::detail::touch(loc);
+    sim::detail::check_gm("GlobalTensor::GetValue", *this, offset * sizeof(T), sizeof(T), false, loc);
+    return sim_ptr[offset];
+}
+
+template <typename T>
+void GlobalTensor<T>::SetValue(const uint64_t offset, const T& value, std::source_location loc) const {
+    sim::detail::touch(loc);
+    sim::detail::check_gm("GlobalTensor::SetValue", *this, offset * sizeof(T), sizeof(T), true, loc);
+    sim_ptr[offset] = value;
+}
+
+}  // namespace AscendC

@@ -1,0 +1,489 @@
+// ascend_sim/vec.h - element-wise vector instructions, count forms (ref §4.2).
+//
+// Numerics: every element is computed in float (int64 for integer types) and rounded to the
+// destination type once (half/bfloat16_t: round to nearest even). Checks happen once per call:
+// operands live, 32-B aligned in UB, `count` elements fit (ref §4.2: count need not be a multiple of
+// 32 B for compute; it must fit in the tensors).
+#pragma once
+
+#include <limits>
+
+#include "tensor.h"
+
+namespace AscendC {
+
+namespace sim::detail {
+
+template <class T, class... Ts> inline constexpr bool is_any_of_v = (std::is_same_v<T, Ts> || ...);
+
+template <class T> inline constexpr bool is_fp16_v = std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>;
+template <class T> inline constexpr bool is_float_like_v = is_fp16_v<T> || std::is_floating_point_v<T>;
+
+// Computation type: float for half/bfloat16_t/float, double for double, int64 for integers.
+template <class T>
+using calc_t = std::conditional_t<is_fp16_v<T>, float, std::conditional_t<std::is_integral_v<T>, int64_t, T>>;
+
+template <class T> inline calc_t<T> up(T v) { return static_cast<calc_t<T>>(v); }
+template <class T, class C> inline T down(C v) {
+    if constexpr (is_fp16_v<T>) {
+        return T(static_cast<float>(v));
+    } else {
+        return static_cast<T>(v);
+    }
+}
+
+// Checked operand lists.
+template <class T> struct Op {
+    const char* name;
+    const LocalTensor<T>& t;
+};
+
+inline void check_vec_begin(const char* api, int64_t count, const std::source_location& loc) {
+    touch(loc);
+    check_count(api, count, loc);
+}
+
+template <class T, class F>
+inline void unary_loop(T* d, const T* s0, int32_t n, F f) {
+    for (int32_t i = 0; i < n; ++i) d[i] = down<T>(f(up(s0[i])));
+}
+
+template <class T, class F>
+inline void binary_loop(T* d, const T* a, const T* b, int32_t n, F f) {
+    for (int32_t i = 0; i < n; ++i) d[i] = down<T>(f(up(a[i]), up(b[i])));
+}
+
+// Math helpers that never call a libm function whose name a kernel might take (sqrt, floor, round,
+// ...; kernels are extern "C"): square roots are compiled without errno handling (a plain
+// instruction), rounding to integers is done exactly by hand. Only expf / logf are libm calls.
+#if defined(__x86_64__) || defined(__i386__)
+inline float sqrt_f(float x) {
+    float r;
+    __asm__("sqrtss %1, %0" : "=x"(r) : "x"(x));
+    return r;
+}
+inline double sqrt_d(double x) {
+    double r;
+    __asm__("sqrtsd %1, %0" : "=x"(r) : "x"(x));
+    return r;
+}
+#elif defined(__aarch64__)
+inline float sqrt_f(float x) {
+    float r;
+    __asm__("fsqrt %s0, %s1" : "=w"(r) : "w"(x));
+    return r;
+}
+inline double sqrt_d(double x) {
+    double r;
+    __asm__("fsqrt %d0, %d1" : "=w"(r) : "w"(x));
+    return r;
+}
+#else
+inline float sqrt_f(float x) { return __builtin_sqrtf(x); }
+inline double sqrt_d(double x) { return __builtin_sqrt(x); }
+#endif
+
+inline constexpr double kTwo52 = 4503599627370496.0;  // 2^52: doubles at least this large are integers
+
+inline double trunc_d(double v) {
+    if (!(v > -kTwo52 && v < kTwo52)) return v;  // already integral, inf or NaN
+    return static_cast<double>(static_cast<int64_t>(v));
+}
+inline double floor_d(double v) {
+    const double t = trunc_d(v);
+    return t > v ? t - 1.0 : t;
+}
+inline double ceil_d(double v) {
+    const double t = trunc_d(v);
+    return t < v ? t + 1.0 : t;
+}
+// nearest, ties away from zero
+inline double round_away_d(double v) {
+    const double t = trunc_d(v), f = v - t;  // exact
+    if (f >= 0.5) return t + 1.0;
+    if (f <= -0.5) return t - 1.0;
+    return t;
+}
+// nearest, ties to even
+inline double round_even_d(double v) {
+    const double t = trunc_d(v), f = v - t;  // exact
+    const double step = f > 0 ? 1.0 : -1.0;
+    const double af = f < 0 ? -f : f;
+    if (af > 0.5) return t + step;
+    if (af == 0.5) return (static_cast<int64_t>(t) & 1) ? t + step : t;
+    return t;
+}
+
+template <class C> inline bool isnan_c(C v) {
+    if constexpr (std::is_floating_point_v<C>) {
+        return v != v;
+    } else {
+        return false;
+    }
+}
+
+template <class T> inline void check_unary(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src, int32_t count,
+                                           const std::source_location& loc) {
+    check_vec_begin(api, count, loc);
+    check_operand(api, "dst", dst.sim_view(), uint64_t(count), loc);
+    check_operand(api, "src", src.sim_view(), uint64_t(count), loc);
+}
+
+template <class T> inline void check_binary(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                                            int32_t count, const std::source_location& loc) {
+    check_vec_begin(api, count, loc);
+    check_operand(api, "dst", dst.sim_view(), uint64_t(count), loc);
+    check_operand(api, "src0", src0.sim_view(), uint64_t(count), loc);
+    check_operand(api, "src1", src1.sim_view(), uint64_t(count), loc);
+}
+
+}  // namespace sim::detail
+
+// dtype lists per op (A2, ref §4.2 / §8 rule 8): binary arithmetic int16/half/int32/float; Div and
+// the transcendental ops half/float.
+#define ASCEND_SIM_ARITH_TYPES(T) ::AscendC::sim::detail::is_any_of_v<T, half, float, int16_t, int32_t>
+#define ASCEND_SIM_FP_TYPES(T) ::AscendC::sim::detail::is_any_of_v<T, half, float>
+
+#define ASCEND_SIM_BINARY(NAME, TYPES, EXPR)                                                                                      \
+    template <typename T, bool isSetMask = true>                                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const int32_t& count,    \
+                     std::source_location loc = std::source_location::current()) {                                              \
+        static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
+        sim::detail::check_binary(#NAME, dst, src0, src1, count, loc);                                                           \
+        sim::detail::binary_loop(dst.sim_ptr, src0.sim_ptr, src1.sim_ptr, count, [](auto a, auto b) { return EXPR; });           \
+    }
+
+ASCEND_SIM_BINARY(Add, ASCEND_SIM_ARITH_TYPES, a + b)
+ASCEND_SIM_BINARY(Sub, ASCEND_SIM_ARITH_TYPES, a - b)
+ASCEND_SIM_BINARY(Mul, ASCEND_SIM_ARITH_TYPES, a* b)
+ASCEND_SIM_BINARY(Div, ASCEND_SIM_FP_TYPES, a / b)
+ASCEND_SIM_BINARY(Max, ASCEND_SIM_ARITH_TYPES,
+                  (sim::detail::isnan_c(a) || sim::detail::isnan_c(b)) ? (a + b) : (a > b ? a : b))
+ASCEND_SIM_BINARY(Min, ASCEND_SIM_ARITH_TYPES,
+                  (sim::detail::isnan_c(a) || sim::detail::isnan_c(b)) ? (a + b) : (a < b ? a : b))
+
+#undef ASCEND_SIM_BINARY
+
+// Tensor-scalar ops: the scalar is taken as `const T&` with T deduced from the tensors only, so
+// `Muls(dst, src, 0.5f, n)` works for half and float tensors (any scalar converting to T).
+#define ASCEND_SIM_SCALAR(NAME, TYPES, EXPR)                                                                                      \
+    template <typename T, bool isSetMask = true>                                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::type_identity_t<T>& scalarValue,           \
+                     const int32_t& count, std::source_location loc = std::source_location::current()) {                         \
+        static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
+        sim::detail::check_unary(#NAME, dst, src, count, loc);                                                                   \
+        const auto s = sim::detail::up(static_cast<T>(scalarValue));                                                             \
+        sim::detail::unary_loop(dst.sim_ptr, src.sim_ptr, count, [s](auto a) { return EXPR; });                                 \
+    }
+
+ASCEND_SIM_SCALAR(Adds, ASCEND_SIM_ARITH_TYPES, a + s)
+ASCEND_SIM_SCALAR(Muls, ASCEND_SIM_ARITH_TYPES, a* s)
+ASCEND_SIM_SCALAR(Maxs, ASCEND_SIM_ARITH_TYPES, (sim::detail::isnan_c(a) || sim::detail::isnan_c(s)) ? (a + s) : (a > s ? a : s))
+ASCEND_SIM_SCALAR(Mins, ASCEND_SIM_ARITH_TYPES, (sim::detail::isnan_c(a) || sim::detail::isnan_c(s)) ? (a + s) : (a < s ? a : s))
+ASCEND_SIM_SCALAR(LeakyRelu, ASCEND_SIM_FP_TYPES, a >= 0 ? a : a * s)
+
+#undef ASCEND_SIM_SCALAR
+
+#define ASCEND_SIM_UNARY(NAME, TYPES, EXPR)                                                                                       \
+    template <typename T, bool isSetMask = true>                                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count,                                 \
+                     std::source_location loc = std::source_location::current()) {                                              \
+        static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
+        sim::detail::check_unary(#NAME, dst, src, count, loc);                                                                   \
+        sim::detail::unary_loop(dst.sim_ptr, src.sim_ptr, count, [](auto a) { return EXPR; });                                  \
+    }
+
+#define ASCEND_SIM_RELU_TYPES(T) ::AscendC::sim::detail::is_any_of_v<T, half, float, int32_t>
+
+ASCEND_SIM_UNARY(Exp, ASCEND_SIM_FP_TYPES, __builtin_expf(a))
+ASCEND_SIM_UNARY(Ln, ASCEND_SIM_FP_TYPES, __builtin_logf(a))
+ASCEND_SIM_UNARY(Abs, ASCEND_SIM_FP_TYPES, __builtin_fabsf(a))
+ASCEND_SIM_UNARY(Sqrt, ASCEND_SIM_FP_TYPES, sim::detail::sqrt_f(a))
+ASCEND_SIM_UNARY(Rsqrt, ASCEND_SIM_FP_TYPES, static_cast<float>(1.0 / sim::detail::sqrt_d(static_cast<double>(a))))
+ASCEND_SIM_UNARY(Reciprocal, ASCEND_SIM_FP_TYPES, 1.0f / a)
+ASCEND_SIM_UNARY(Relu, ASCEND_SIM_RELU_TYPES, sim::detail::isnan_c(a) ? a : (a > 0 ? a : decltype(a)(0)))
+
+#undef ASCEND_SIM_UNARY
+#undef ASCEND_SIM_RELU_TYPES
+#undef ASCEND_SIM_ARITH_TYPES
+#undef ASCEND_SIM_FP_TYPES
+
+// Duplicate: fill `count` elements with the scalar.
+template <typename T, bool isSetMask = true>
+inline void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& scalarValue, const int32_t& count,
+                      std::source_location loc = std::source_location::current()) {
+    static_assert(sim::detail::is_any_of_v<T, half, bfloat16_t, float, int16_t, uint16_t, int32_t, uint32_t>,
+                  "AscendC::Duplicate: unsupported dtype");
+    sim::detail::check_vec_begin("Duplicate", count, loc);
+    sim::detail::check_operand("Duplicate", "dst", dst.sim_view(), uint64_t(count), loc);
+    const T v = static_cast<T>(scalarValue);
+    T* d = dst.sim_ptr;
+    for (int32_t i = 0; i < count; ++i) d[i] = v;
+}
+
+// ---- Cast --------------------------------------------------------------------------------------
+
+namespace sim::detail {
+
+// Traits for rounding a double (exact value of the source element) into a floating destination.
+template <class T> struct FpTraits;
+template <> struct FpTraits<float> {
+    using Bits = uint32_t;
+    static float rne(double v) { return static_cast<float>(v); }
+    static double val(float x) { return x; }
+    static Bits bits(float x) { return std::bit_cast<uint32_t>(x); }
+    // neighbours of a finite or infinite non-NaN float
+    static float next_up(float x) {
+        const uint32_t b = std::bit_cast<uint32_t>(x);
+        if (b == 0x7f800000u) return x;
+        if ((b & 0x7fffffffu) == 0) return std::bit_cast<float>(0x00000001u);
+        return std::bit_cast<float>((b & 0x80000000u) ? b - 1 : b + 1);
+    }
+    static float next_down(float x) { return -next_up(-x); }
+};
+template <class H> struct Fp16Traits {
+    using Bits = uint16_t;
+    static H rne(double v) { return H(v); }
+    static double val(H x) { return static_cast<float>(x); }
+    static Bits bits(H x) { return x.sim_bits; }
+    static H from(uint16_t b) { return H::FromBits(b); }
+    static H neg(H x) { return from(uint16_t(x.sim_bits ^ 0x8000u)); }
+    static H next_up(H x) {
+        const uint16_t b = x.sim_bits;
+        if ((b & 0x7fffu) == 0) return from(0x0001u);  // +-0 -> smallest subnormal
+        return (b & 0x8000u) ? from(uint16_t(b - 1)) : from(uint16_t(b + 1));
+    }
+    static H next_down(H x) { return neg(next_up(neg(x))); }
+};
+template <> struct FpTraits<half> : Fp16Traits<half> {};
+template <> struct FpTraits<bfloat16_t> : Fp16Traits<bfloat16_t> {};
+
+template <class D>
+inline D round_fp(double v, RoundMode mode) {
+    using Tr = FpTraits<D>;
+    const D c = Tr::rne(v);
+    if (mode == RoundMode::CAST_NONE || mode == RoundMode::CAST_RINT || v != v) return c;
+    const double cv = Tr::val(c);
+    if (cv == v) return c;
+    D lo, hi;
+    if (cv > v) {
+        hi = c;
+        lo = Tr::next_down(c);
+    } else {
+        lo = c;
+        hi = Tr::next_up(c);
+    }
+    switch (mode) {
+        case RoundMode::CAST_FLOOR: return lo;
+        case RoundMode::CAST_CEIL: return hi;
+        case RoundMode::CAST_TRUNC: return v > 0 ? lo : hi;
+        case RoundMode::CAST_ROUND: {
+            const double dl = v - Tr::val(lo), dh = Tr::val(hi) - v;
+            if (dl < dh) return lo;
+            if (dh < dl) return hi;
+            return v > 0 ? hi : lo;  // tie: away from zero
+        }
+        case RoundMode::CAST_ODD: return (Tr::bits(lo) & 1u) ? lo : hi;
+        default: return c;
+    }
+}
+
+template <class D>
+inline D round_int(double v, RoundMode mode) {
+    if (v != v) return D(0);
+    double r;
+    switch (mode) {
+        case RoundMode::CAST_FLOOR: r = floor_d(v); break;
+        case RoundMode::CAST_CEIL: r = ceil_d(v); break;
+        case RoundMode::CAST_ROUND: r = round_away_d(v); break;  // ties away from zero
+        case RoundMode::CAST_TRUNC: r = trunc_d(v); break;
+        default: r = round_even_d(v); break;  // NONE / RINT / ODD: to nearest even
+    }
+    constexpr double lo = static_cast<double>(std::numeric_limits<D>::min());
+    constexpr double hi = static_cast<double>(std::numeric_limits<D>::max());
+    if (r < lo) return std::numeric_limits<D>::min();  // saturate
+    if (r > hi) return std::numeric_limits<D>::max();
+    return static_cast<D>(r);
+}
+
+template <class D, class S>
+inline D cast_one(S s, RoundMode mode) {
+    const double v = static_cast<double>(static_cast<calc_t<S>>(s));
+    if constexpr (std::is_integral_v<D>) {
+        return round_int<D>(v, mode);
+    } else {
+        return round_fp<D>(v, mode);
+    }
+}
+
+template <class D, class S, RoundMode M>
+inline void cast_loop(D* d, const S* s, uint32_t n) {
+    if constexpr (std::is_same_v<D, S>) {
+        std::memmove(d, s, size_t(n) * sizeof(S));
+    } else if constexpr (M == RoundMode::CAST_NONE || M == RoundMode::CAST_RINT) {
+        // fast paths for exact widening / RNE narrowing between float-like types
+        if constexpr (is_float_like_v<D> && is_float_like_v<S> && sizeof(S) <= sizeof(float)) {
+            for (uint32_t i = 0; i < n; ++i) d[i] = down<D>(static_cast<float>(s[i]));
+        } else {
+            for (uint32_t i = 0; i < n; ++i) d[i] = cast_one<D>(s[i], M);
+        }
+    } else {
+        for (uint32_t i = 0; i < n; ++i) d[i] = cast_one<D>(s[i], M);
+    }
+}
+
+template <class T>
+inline constexpr bool is_cast_type_v = is_any_of_v<T, half, float, bfloat16_t, int32_t, int16_t, int8_t, uint8_t, int64_t>;
+
+}  // namespace sim::detail
+
+// dst<T> <- src<U>, each element rounded with roundMode (CAST_NONE = CAST_RINT when inexact); to
+// integer types the result saturates (ref §4.2).
+template <typename T, typename U>
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint32_t count,
+                 std::source_location loc = std::source_location::current()) {
+    using namespace sim::detail;
+    static_assert(is_cast_type_v<T> && is_cast_type_v<U>, "AscendC::Cast: unsupported dtype");
+    touch(loc);
+    check_operand("Cast", "dst", dst.sim_view(), count, loc);
+    check_operand("Cast", "src", src.sim_view(), count, loc);
+    T* d = dst.sim_ptr;
+    const U* s = src.sim_ptr;
+    switch (roundMode) {
+        case RoundMode::CAST_NONE: cast_loop<T, U, RoundMode::CAST_NONE>(d, s, count); break;
+        case RoundMode::CAST_RINT: cast_loop<T, U, RoundMode::CAST_RINT>(d, s, count); break;
+        case RoundMode::CAST_FLOOR: cast_loop<T, U, RoundMode::CAST_FLOOR>(d, s, count); break;
+        case RoundMode::CAST_CEIL: cast_loop<T, U, RoundMode::CAST_CEIL>(d, s, count); break;
+        case RoundMode::CAST_ROUND: cast_loop<T, U, RoundMode::CAST_ROUND>(d, s, count); break;
+        case RoundMode::CAST_TRUNC: cast_loop<T, U, RoundMode::CAST_TRUNC>(d, s, count); break;
+        case RoundMode::CAST_ODD: cast_loop<T, U, RoundMode::CAST_ODD>(d, s, count); break;
+        default: fatal("PARAM-RANGE", loc, "Cast: invalid RoundMode %d", int(roundMode));
+    }
+}
+
+// ---- Compare / Compares / Select ------------------------------------------------------------------
+
+namespace sim::detail {
+
+inline constexpr uint32_t kRepeatBytes = 256;  // one repeat = 8 x 32 B (ref §4.5)
+
+template <class C>
+inline bool cmp(C a, C b, CMPMODE m) {
+    switch (m) {
+        case CMPMODE::LT: return a < b;
+        case CMPMODE::GT: return a > b;
+        case CMPMODE::EQ: return a == b;
+        case CMPMODE::LE: return a <= b;
+        case CMPMODE::GE: return a >= b;
+        case CMPMODE::NE: return a != b;
+    }
+    return false;
+}
+
+inline void check_cmp_count(const char* api, uint32_t count, uint32_t esize, const std::source_location& loc) {
+    if ((uint64_t(count) * esize) % kRepeatBytes != 0) {
+        fatal("VEC-COUNT-ALIGN", loc, "%s: count * sizeof(T) = %u x %u B = %llu B is not a multiple of 256 B (one repeat)", api, count, esize,
+              static_cast<unsigned long long>(uint64_t(count) * esize));
+    }
+}
+
+template <class T, class Get>
+inline void write_mask(uint8_t* d, uint32_t count, Get bit) {
+    for (uint32_t i = 0; i < count; i += 8) {
+        uint8_t byte = 0;
+        for (uint32_t j = 0; j < 8 && i + j < count; ++j) byte |= uint8_t(bit(i + j) ? 1u : 0u) << j;
+        d[i / 8] = byte;
+    }
+}
+
+}  // namespace sim::detail
+
+// dst: bitmask, bit i of byte i/8 (LSB first) = src0[i] <cmpMode> src1[i].
+template <typename T, typename U>
+inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode, uint32_t count,
+                    std::source_location loc = std::source_location::current()) {
+    using namespace sim::detail;
+    static_assert(is_any_of_v<T, half, float, int32_t>, "AscendC::Compare: unsupported dtype");
+    touch(loc);
+    check_cmp_count("Compare", count, sizeof(T), loc);
+    check_operand("Compare", "src0", src0.sim_view(), count, loc);
+    check_operand("Compare", "src1", src1.sim_view(), count, loc);
+    const uint64_t maskBytes = (uint64_t(count) + 7) / 8;
+    check_operand("Compare", "dst", dst.sim_view(), (maskBytes + sizeof(U) - 1) / sizeof(U), loc);
+    const T* a = src0.sim_ptr;
+    const T* b = src1.sim_ptr;
+    write_mask<T>(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, [&](uint32_t i) { return cmp(up(a[i]), up(b[i]), cmpMode); });
+}
+
+template <typename T, typename U>
+inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const std::type_identity_t<T> src1Scalar, CMPMODE cmpMode,
+                     uint32_t count, std::source_location loc = std::source_location::current()) {
+    using namespace sim::detail;
+    static_assert(is_any_of_v<T, half, float, int32_t>, "AscendC::Compares: unsupported dtype");
+    touch(loc);
+    check_cmp_count("Compares", count, sizeof(T), loc);
+    check_operand("Compares", "src0", src0.sim_view(), count, loc);
+    const uint64_t maskBytes = (uint64_t(count) + 7) / 8;
+    check_operand("Compares", "dst", dst.sim_view(), (maskBytes + sizeof(U) - 1) / sizeof(U), loc);
+    const T* a = src0.sim_ptr;
+    const auto s = up(static_cast<T>(src1Scalar));
+    write_mask<T>(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, [&](uint32_t i) { return cmp(up(a[i]), s, cmpMode); });
+}
+
+namespace sim::detail {
+
+template <class T, class U>
+inline const uint8_t* check_select(const char* api, const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                                   SELMODE mode, uint32_t count, const std::source_location& loc) {
+    touch(loc);
+    check_operand(api, "dst", dst.sim_view(), count, loc);
+    check_operand(api, "src0", src0.sim_view(), count, loc);
+    // VSEL_CMPMASK_SPR: the mask register holds one repeat's worth of bits (128 for b16, 64 for
+    // b32), reused for every repeat; the other modes read count bits from UB.
+    const uint32_t perRepeat = kRepeatBytes / sizeof(T);
+    const uint64_t bits = mode == SELMODE::VSEL_CMPMASK_SPR ? (count < perRepeat ? count : perRepeat) : count;
+    const uint64_t maskBytes = (bits + 7) / 8;
+    check_operand(api, "selMask", selMask.sim_view(), (maskBytes + sizeof(U) - 1) / sizeof(U), loc);
+    return reinterpret_cast<const uint8_t*>(selMask.sim_ptr);
+}
+
+inline bool mask_bit(const uint8_t* m, uint32_t i) { return (m[i >> 3] >> (i & 7)) & 1u; }
+
+}  // namespace sim::detail
+
+// dst[i] = bit i of selMask ? src0[i] : src1[i]  (bit = 1 selects src0).
+template <typename T, typename U>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                   SELMODE selMode, uint32_t count, std::source_location loc = std::source_location::current()) {
+    using namespace sim::detail;
+    static_assert(is_any_of_v<T, half, float>, "AscendC::Select: unsupported dtype");
+    if (selMode == SELMODE::VSEL_TENSOR_SCALAR_MODE) {
+        touch(loc);
+        fatal("PARAM-RANGE", loc, "Select: SELMODE::VSEL_TENSOR_SCALAR_MODE needs the scalar src1 overload");
+    }
+    const uint8_t* m = check_select("Select", dst, selMask, src0, selMode, count, loc);
+    check_operand("Select", "src1", src1.sim_view(), count, loc);
+    const uint32_t period = selMode == SELMODE::VSEL_CMPMASK_SPR ? kRepeatBytes / sizeof(T) : 0xffffffffu;
+    T* d = dst.sim_ptr;
+    const T* a = src0.sim_ptr;
+    const T* b = src1.sim_ptr;
+    for (uint32_t i = 0; i < count; ++i) d[i] = mask_bit(m, i % period) ? a[i] : b[i];
+}
+
+template <typename T, typename U>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0, std::type_identity_t<T> src1,
+                   SELMODE selMode, uint32_t count, std::source_location loc = std::source_location::current()) {
+    using namespace sim::detail;
+    static_assert(is_any_of_v<T, half, float>, "AscendC::Select: unsupported dtype");
+    if (selMode != SELMODE::VSEL_TENSOR_SCALAR_MODE) {
+        touch(loc);
+        fatal("PARAM-RANGE", loc, "Select with a scalar src1 needs SELMODE::VSEL_TENSOR_SCALAR_MODE");
+    }
+    const uint8_t* m = check_select("Select", dst, selMask, src0, selMode, count, loc);
+    T* d = dst.sim_ptr;
+    const T* a = src0.sim_ptr;
+    const T s = src1;
+    for (uint32_t i = 0; i < count; ++i) d[i] = mask_bit(m, i) ? a[i] : s;
+}
+
+}  // namespace AscendC
