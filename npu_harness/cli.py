@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", action="append", type=_kv, default=[], metavar="VAR=DTYPE",
                    help="bind a dtype variable, e.g. T=f16 (default: the first listed)")
     p.add_argument("--validate", choices=["sim", "interp"], help="validate against the task's PyTorch reference")
-    p.add_argument("--task", type=Path, help="KernelBench-format task file (default: sibling .py of FILE)")
+    p.add_argument("--task", type=Path, help="KernelBench-format task file (default: the .py next to a .adsl FILE, or a .py FILE itself)")
     p.add_argument("--set", action="append", type=_kv, default=[], metavar="NAME=INT",
                    help="override a module-level size constant of the task, e.g. dim=1000003")
     p.add_argument("--cap", type=int, help="scale the task's size constants down until every input has at most "
@@ -100,7 +100,8 @@ def _run(args) -> int:
         return 0
     from .validate import load_task_for, validate_interp, validate_sim
 
-    task = args.task or args.file.with_suffix(".py")
+    # A .adsl kernel's reference is its sibling .py; a .py file may hold the kernel and the task together.
+    task = args.task or (args.file if args.file.suffix == ".py" else args.file.with_suffix(".py"))
     overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
     run = load_task_for(kernel, task, seed=args.seed, overrides=overrides, cap=args.cap, timeout=args.task_timeout)
     if run.constants and args.cap:

@@ -145,3 +145,12 @@ def test_every_op_and_operand_form_in_emulator(target, tmp_path):
              "sim")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count(": ok") == 2
+
+
+def test_python_file_with_kernel_and_task_validates(tmp_path):
+    """A .py file holding an @kernel function and the task: the kernel is parsed (not imported), the
+    task runs in a subprocess, and the file is its own default task."""
+    r = _cli(str(REPO / "tests/data/swish_in_python.py"), "-o", str(tmp_path / "o"), "--validate", "sim")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "sim: PASS" in r.stdout
+    assert "// swish_in_python.py:12" in (tmp_path / "o/swish_kernel.cpp").read_text()
