@@ -356,12 +356,12 @@ class _Builder:
         return int(text) if text.isdigit() else float(text)
 
     # --- statements
-    def statements(self, suite: Tree, where: str) -> list[Tree]:
+    def statements(self, suite: Tree) -> list[Tree]:
         return [s for s in suite.children if not (isinstance(s, Tree) and s.data in ("doc_stmt", "pass_stmt"))]
 
     def kernel_body(self, suite: Tree) -> tuple[ir.Stmt, ...]:
         out = []
-        for s in self.statements(suite, "kernel"):
+        for s in self.statements(suite):
             if s.data != "for_stmt" or self.call_name(s.children[1]) != "split":
                 raise self.err("KERNEL-STRUCTURE", "a kernel body is a `for ... in split(...)` loop", s,
                                "wrap the work in: for blk in split(N, cores=AIV):")
@@ -388,7 +388,7 @@ class _Builder:
                 pos.append(a)
         return pos, kw
 
-    def bind(self, tok: Token, what) -> str:
+    def bind(self, tok: Token) -> str:
         name = str(tok)
         if name in self.params or name in self.symbols or name in self.loops:
             raise self.err("DUPLICATE-NAME", f"'{name}' is already defined", tok)
@@ -414,10 +414,10 @@ class _Builder:
         if kind == "AIC":
             raise self.err("UNSUPPORTED", "cube-core (AIC) split is not supported for vector kernels", call,
                            "use cores=AIV")
-        var = self.bind(var_tok, "block")
+        var = self.bind(var_tok)
         self.loops[var] = _LoopVar("block")
         body = []
-        for st in self.statements(suite, "split"):
+        for st in self.statements(suite):
             if st.data != "for_stmt" or self.call_name(st.children[1]) != "tile":
                 raise self.err("KERNEL-STRUCTURE", "the body of a split loop is a `for ... in tile(...)` loop", st,
                                f"for t in tile({var}, size=auto, buffers=2):")
@@ -459,11 +459,11 @@ class _Builder:
             if not (isinstance(v, Tree) and v.data == "number" and str(v.children[0]).isdigit()):
                 raise self.err("ARGS", "buffers= takes a positive integer (1 or 2)", v)
             buffers = int(str(v.children[0]))
-        var = self.bind(var_tok, "tile")
+        var = self.bind(var_tok)
         self.loops[var] = _LoopVar("tile", block)
         self.locals = {}
         body = []
-        for st in self.statements(suite, "tile"):
+        for st in self.statements(suite):
             body.append(self.tile_stmt(st, var))
         if not any(isinstance(b, ir.Store) for b in body):
             raise self.err("KERNEL-STRUCTURE", "tile loop stores nothing", s, "write results with store(y[t], value)")

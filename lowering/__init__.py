@@ -18,8 +18,8 @@ def lower(kernel: ir.Kernel, target: str | Target = DEFAULT_TARGET, source_name:
     t = get_target(target) if isinstance(target, str) else target
     name = source_name or (Path(kernel.span.file).name if kernel.span.line else f"{kernel.name}.adsl")
     ctx = PassContext(t, name, assistant)
-    lowered = run_pipeline(kernel, ctx, dump_after)
-    return emit(lowered, ctx), ctx
+    ctx.lowered = run_pipeline(kernel, ctx, dump_after)
+    return emit(ctx.lowered, ctx), ctx
 
 
 __all__ = ["DEFAULT_TARGET", "EmittedProject", "PASS_NAMES", "PIPELINE", "PassContext", "Target", "all_targets",

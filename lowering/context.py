@@ -16,4 +16,6 @@ class PassContext:
     #: Optional LLM assistant for passes that consult one (dependency injection; never imported here).
     assistant: Any = None
     timings: dict[str, float] = field(default_factory=dict)
+    #: The kernel after the last pass (set by `lowering.lower`), which the emulator harness needs.
+    lowered: Any = None
     dumps: dict[str, str] = field(default_factory=dict)

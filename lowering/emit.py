@@ -240,7 +240,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
         "block_granule": block_granule(kernel), "min_per_core": MIN_ELEMS_PER_CORE,
         "copy_helpers": "copy_helpers_pad.cpp.jinja" if ctx.target.has_datacopypad else
         "copy_helpers_nopad.cpp.jinja",
-        "soc_version": ctx.target.name.replace("ascend", "Ascend").replace("b", "B").replace("p", "P"),
+        "soc_version": ctx.target.soc_version,
     }
     if tl.size is not None:  # an explicit size is used as is (the host may still shrink it for short shares)
         view["tile_granule"] = tl.size

@@ -24,8 +24,6 @@ def verify(kernel: ir.Kernel, pass_name: str) -> None:
         defined: set[str] = set()
         flat = [c for st in s.body for c in (st.body if isinstance(st, ir.Stage) else (st,))]
         for st in flat:
-            if isinstance(st, (ir.Load, ir.CopyIn)) or isinstance(st, ir.CopyIn):
-                pass
             match st:
                 case ir.Assign(name=n, value=v):
                     _check_expr(v, defined, scalars, tensors, pass_name, st.span)

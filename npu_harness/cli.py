@@ -75,15 +75,7 @@ def _run(args) -> int:
                               f"dtypes: {', '.join(BY_NAME)}")
     kernel = source.instantiate(dict(args.dtype))
     dump = frozenset(x.strip() for x in args.dump_after.split(",") if x.strip())
-    from lowering.pipeline import run_pipeline
-    from lowering.context import PassContext
-    from lowering.targets import get_target
-
-    ctx = PassContext(get_target(args.target), args.file.name)
-    lowered = run_pipeline(kernel, ctx, dump)
-    from lowering.emit import emit
-
-    project = emit(lowered, ctx)
+    project, ctx = lower(kernel, args.target, args.file.name, dump)
     out = args.out or Path("build/ascendc") / kernel.name
     files = dict(project.files)
     for i, (pname, text) in enumerate(ctx.dumps.items()):
@@ -109,7 +101,7 @@ def _run(args) -> int:
     if args.validate == "interp":
         result = validate_interp(kernel, run)
     else:
-        result = validate_sim(kernel, lowered, project, ctx, run)
+        result = validate_sim(kernel, ctx.lowered, project, ctx, run)
     for c in result.comparisons:
         print(f"  {c.describe()}")
     if result.sim_errors or result.detail:

@@ -64,10 +64,6 @@ def validate(example: Example, dtypes: dict[str, DType], overrides: dict[str, in
              level: str = "sim"):
     """Lower and validate one (example, dtype, shape) combination; returns a ValidationResult."""
     from lowering import lower
-    from lowering.context import PassContext
-    from lowering.emit import emit
-    from lowering.pipeline import run_pipeline
-    from lowering.targets import get_target
 
     from .validate import load_task_for, validate_interp, validate_sim
 
@@ -75,9 +71,8 @@ def validate(example: Example, dtypes: dict[str, DType], overrides: dict[str, in
     run = load_task_for(kernel, example.task, overrides=overrides)
     if level == "interp":
         return validate_interp(kernel, run)
-    ctx = PassContext(get_target(target), example.adsl.name)
-    lowered = run_pipeline(kernel, ctx)
-    return validate_sim(kernel, lowered, emit(lowered, ctx), ctx, run)
+    project, ctx = lower(kernel, target, example.adsl.name)
+    return validate_sim(kernel, ctx.lowered, project, ctx, run)
 
 
 def index_markdown(rows: list[tuple[Example, str]]) -> str:

@@ -14,6 +14,7 @@ from ascend_dsl.dtypes import BY_NAME, DType
 @dataclass(frozen=True)
 class Target:
     name: str
+    soc_version: str
     soc_family: str
     npu_arch: int
     ub_bytes: int
