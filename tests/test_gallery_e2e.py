@@ -35,3 +35,11 @@ def test_gallery_has_every_required_activation():
     required = {"relu", "leaky_relu", "gelu", "sigmoid", "tanh", "swish", "elu", "hardsigmoid", "softplus",
                 "softsign", "selu", "hardtanh"}
     assert required <= names, required - names
+
+
+def test_gallery_index_lists_every_example():
+    from pathlib import Path
+
+    index = (Path(__file__).resolve().parent.parent / "examples/README.md").read_text()
+    for ex in discover():
+        assert f"[{ex.name}]({ex.category}/{ex.name}.adsl)" in index, f"regenerate examples/README.md ({ex.name})"
