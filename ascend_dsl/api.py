@@ -26,7 +26,7 @@ class KernelFunction:
         names = [p.name for p in k.tensors]
         if len(tensors) != len(names):
             raise TypeError(f"{k.name} takes {len(names)} tensors ({', '.join(names)}), got {len(tensors)}")
-        return interpreter.run(k, dict(zip(names, tensors)), scalars)
+        return interpreter.run(k, dict(zip(names, tensors, strict=True)), scalars)
 
     def __repr__(self) -> str:
         return f"<ascend_dsl kernel {self.source.name}>"

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Union
 
 from .diagnostics import UNKNOWN_SPAN, Span
 from .dtypes import DType
@@ -67,7 +66,7 @@ class ScalarParam:
     span: Span = _SPAN
 
 
-Param = Union[TensorParam, ScalarParam]
+Param = TensorParam | ScalarParam
 
 # ----------------------------------------------------------------------------- expressions
 
@@ -114,7 +113,7 @@ class Op:
     span: Span = _SPAN
 
 
-Expr = Union[Const, Ref, Load, Op]
+Expr = Const | Ref | Load | Op
 
 # ----------------------------------------------------------------------------- statements
 
@@ -213,7 +212,7 @@ class CopyOut:
     span: Span = _SPAN
 
 
-Operand = Union[str, Const, Ref]  # a buffer name, an immediate or a scalar parameter
+Operand = str | Const | Ref | Op  # a buffer name, or a scalar: an immediate, a parameter, arithmetic on them
 
 
 @dataclass(frozen=True)
@@ -230,7 +229,7 @@ class VecOp:
     span: Span = _SPAN
 
 
-Stmt = Union[Assign, Store, SplitLoop, TileLoop, Stage, CopyIn, CopyOut, VecOp]
+Stmt = Assign | Store | SplitLoop | TileLoop | Stage | CopyIn | CopyOut | VecOp
 
 # ----------------------------------------------------------------------------- kernel
 

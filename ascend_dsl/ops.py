@@ -7,11 +7,10 @@ the lowering maps ops to AscendC instructions (see `lowering/passes/legalize.py`
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable
-
-import math
 
 from .dtypes import DType
 

@@ -7,15 +7,22 @@ and turns an unexpected crash inside a pass into an INTERNAL error naming the pa
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ascend_dsl import ir, printer
 from ascend_dsl.diagnostics import DslError
 
 from .context import PassContext
-from .passes import (allocate_buffers, check_constraints, legalize, plan_tiling, schedule_stages,
-                     select_instructions, three_address)
+from .passes import (
+    allocate_buffers,
+    check_constraints,
+    legalize,
+    plan_tiling,
+    schedule_stages,
+    select_instructions,
+    three_address,
+)
 from .verify import verify
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from ascend_dsl import ir
 
@@ -12,7 +12,7 @@ def rewrite_expr(e: ir.Expr, fn: Callable[[ir.Expr], ir.Expr | None]) -> ir.Expr
     """Rewrite children first, then apply `fn` (None = unchanged) until it stops changing the node."""
     if isinstance(e, ir.Op):
         args = tuple(rewrite_expr(a, fn) for a in e.args)
-        if args != e.args or any(a is not b for a, b in zip(args, e.args)):
+        if args != e.args or any(a is not b for a, b in zip(args, e.args, strict=True)):
             e = replace(e, args=args)
     new = fn(e)
     return e if new is None else rewrite_expr(new, fn)

@@ -35,14 +35,14 @@ def bind(kernel: ir.Kernel, inputs: list, outputs: list, attrs: dict) -> Binding
                           f"forward() returns {len(outputs)}", kernel.span)
     symbols: dict[str, int] = {}
     tensors: dict[str, object] = {}
-    for p, t in list(zip(kernel.inputs, tensor_inputs)) + list(zip(kernel.outputs, outputs)):
+    for p, t in list(zip(kernel.inputs, tensor_inputs, strict=True)) + list(zip(kernel.outputs, outputs, strict=True)):
         if not isinstance(t, torch.Tensor):
             raise DslError.at("BINDING", f"'{p.name}' must bind to a tensor, got {type(t).__name__}", p.span)
         dims = [t.numel()] if len(p.shape) == 1 else list(t.shape)
         if len(dims) != len(p.shape):
             raise DslError.at("BINDING", f"'{p.name}' is declared with rank {len(p.shape)} but the task's tensor has "
                               f"shape {tuple(t.shape)}", p.span)
-        for d, actual in zip(p.shape, dims):
+        for d, actual in zip(p.shape, dims, strict=True):
             if isinstance(d, int) and d != actual:
                 raise DslError.at("BINDING", f"'{p.name}' expects size {d} but got {actual}", p.span)
             if isinstance(d, str):

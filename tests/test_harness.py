@@ -4,17 +4,16 @@ lowering bugs (the emitted kernel is edited the way a buggy compiler would write
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from ascend_dsl import load_file
-from lowering import lower
 from lowering.context import PassContext
-from lowering.pipeline import run_pipeline
 from lowering.emit import emit
+from lowering.pipeline import run_pipeline
 from lowering.targets import get_target
 from npu_harness.validate import load_task_for, validate_sim
 

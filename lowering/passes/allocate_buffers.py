@@ -79,10 +79,9 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             elif s.name in out_of:
                 buf = new_buffer(f"{out_of[s.name]}Local", ir.Position.VECOUT, params[out_of[s.name]].dtype, s.span)
             else:
-                fits = lambda b: decls[b].dtype is dtype and decls[b].bits == _bits(dtype)  # noqa: E731
                 alias_ok = not (isinstance(s.value, ir.Op) and writes_dst_early(s.value))
-                candidates = [b for b in dying if fits(b)] if alias_ok else []
-                candidates += [b for b in free if fits(b)]
+                candidates = [b for b in dying if decls[b].dtype is dtype] if alias_ok else []
+                candidates += [b for b in free if decls[b].dtype is dtype]
                 if candidates:
                     buf = candidates[0]
                     if buf in free:

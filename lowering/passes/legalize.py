@@ -8,8 +8,6 @@ instructions (select_instructions.py).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ascend_dsl import ir
 
 from ..context import PassContext

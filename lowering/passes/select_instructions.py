@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ascend_dsl import ir
-from ascend_dsl.dtypes import DType
 from ascend_dsl.diagnostics import DslError
+from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
 from ..rewrite import map_tile_bodies

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 from ascend_dsl.diagnostics import DslError
@@ -38,7 +38,7 @@ class Target:
         return self.aiv if kind == "AIV" else self.aic
 
 
-@lru_cache(maxsize=None)
+@cache
 def all_targets() -> dict[str, Target]:
     out: dict[str, Target] = {}
     for f in sorted(resources.files(__name__).iterdir(), key=lambda p: p.name):
