@@ -39,6 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cap", type=int, help="scale the task's size constants down until every input has at most "
                    "this many elements")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--report", action="store_true",
+                   help="with --validate sim: print the emulator counters' cost-model ESTIMATE (time, bottleneck, roofline)")
+    p.add_argument("--report-json", type=Path, metavar="FILE",
+                   help="with --validate sim: write the counters and the cost-model estimate as JSON")
     p.add_argument("--task-timeout", type=float, default=120.0, metavar="S",
                    help="seconds the task file may take to build inputs and the reference (default 120)")
     p.add_argument("--dump-after", default="", metavar="PASS|all",
@@ -83,8 +87,10 @@ def _run(args) -> int:
     write_project(out, files)
     dtypes = ", ".join(f"{k}={v}" for k, v in kernel.type_args) or "-"
     total_ms = sum(ctx.timings.values()) * 1000
+    tile = (f"max tile {project.manifest['max_tile']} elements" if project.manifest["tile_unit"] == "elements"
+            else "rows per tile sized at run time from the row length")
     print(f"{kernel.name}: lowered for {ctx.target.name} ({dtypes}) in {total_ms:.1f} ms; "
-          f"max tile {project.manifest['max_tile']} elements, {len(project.manifest['buffers'])} UB buffers")
+          f"{tile}, {len(project.manifest['buffers'])} UB buffers")
     print(f"wrote {out}/ ({', '.join(sorted(project.files))})")
     if ctx.dumps:
         print(f"IR dumps: {out}/dumps/")
@@ -107,7 +113,24 @@ def _run(args) -> int:
     if result.sim_errors or result.detail:
         print(result.detail, file=sys.stderr)
     print(result.summary())
+    if (args.report or args.report_json) and result.level == "sim":
+        _write_report(result, args.report, args.report_json)
     return 0 if result.ok else 1
+
+
+def _write_report(result, show: bool, json_path: Path | None) -> None:
+    """--report / --report-json: the cost model's estimate (an ESTIMATE, not a measurement)."""
+    import json
+
+    est = result.report
+    if show:
+        print(est.text() if est is not None else "cost model: no emulator counters (run failed?)")
+    if json_path:
+        from .cost import DISCLAIMER
+
+        data = {"note": DISCLAIMER, "ok": result.ok, "shapes": result.shapes,
+                "estimate": est.to_dict() if est is not None else None, "counters": result.counters}
+        json_path.write_text(json.dumps(data, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,11 @@ class ValidationResult:
     shapes: dict[str, int] = field(default_factory=dict)
     detail: str = ""
     seconds: float = 0.0
+    #: sim only: per-block emulator counters (RunResult.counters), the cost-model estimate
+    #: (npu_harness.cost.Estimate, an ESTIMATE) and its total time in microseconds
+    counters: dict | None = None
+    report: object | None = None
+    estimate_us: float | None = None
 
     def summary(self) -> str:
         shapes = ", ".join(f"{k}={v}" for k, v in self.shapes.items())
@@ -132,5 +137,19 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
             comps.append(compare(p.name, got, ref, p.dtype.value))
         ok = res.returncode == 0 and not res.errors and all(c.ok for c in comps)
         detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
+        est = _estimate(res.counters, ctx.target.name)
         return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail + res.stdout.strip() * 0,
-                                time.perf_counter() - start)
+                                time.perf_counter() - start, counters=res.counters, report=est,
+                                estimate_us=est.time_us if est is not None else None)
+
+
+def _estimate(counters: dict | None, target: str):
+    """Cost-model estimate for the emulator counters (None when unavailable)."""
+    if not counters:
+        return None
+    from .cost import estimate
+
+    try:
+        return estimate(counters, target)
+    except KeyError:
+        return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import re
 import resource
@@ -29,15 +30,16 @@ __all__ = [
     "compile_program",
     "parse_report",
     "run_program",
+    "split_counters",
 ]
 
 INCLUDE_DIR: Path = Path(__file__).resolve().parent / "include"
 
 #: Flags every build uses (the cache key includes them).
-BASE_FLAGS: tuple[str, ...] = ("-std=c++20", "-O2", "-fno-strict-aliasing")
+BASE_FLAGS: tuple[str, ...] = ("-std=c++20", "-O2", "-fvect-cost-model=dynamic", "-fno-strict-aliasing")
 
 _HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".inc")
-_CACHE_FORMAT = "ascend-dsl-sim-v1"
+_CACHE_FORMAT = "ascend-dsl-sim-v2"
 
 
 class CompileError(Exception):
@@ -73,6 +75,9 @@ class RunResult:
     blocks: int | None = None
     error_count: int | None = None
     codes: list[str] = field(default_factory=list)
+    #: per-block performance counters from the ``sim-counters:`` line (None if absent); that line is
+    #: removed from ``stderr``. Layout: docs/emulator.md "Counters".
+    counters: dict | None = None
 
 
 def cache_root(out_dir: Path | None = None) -> Path:
@@ -157,6 +162,7 @@ def compile_program(
     out_dir: Path | None = None,
     timeout: float = 120,
     extra_include_dirs: Sequence[Path] = (),
+    extra_dirs_recursive: bool = True,
 ) -> Path:
     """Compile ``sources`` into one binary against the emulation header and return its path.
 
@@ -164,7 +170,8 @@ def compile_program(
     -I<extra...> -D<k>=<v>... <sources> -o <bin>``. The binary is cached under
     ``cache_root(out_dir)/<sha256>/prog``; the key covers the sources, every header under
     ``INCLUDE_DIR``, the source directories and ``extra_include_dirs``, the flags and the compiler
-    version (headers in the source directories: top level only). Compilation writes a temporary
+    version (headers in the source directories: top level only; in ``extra_include_dirs``: recursive
+    unless ``extra_dirs_recursive`` is False). Compilation writes a temporary
     file that is renamed into place (atomic). Raises ``CompileError`` on failure or timeout.
     """
     srcs = [Path(s).resolve() for s in sources]
@@ -183,8 +190,10 @@ def compile_program(
     flags = [*BASE_FLAGS, *_define_flags(defines)]
     cxx = _compiler()
     version = _compiler_version(cxx)
-    header_dirs = [(INCLUDE_DIR, True), *((d, False) for d in src_dirs), *((d, True) for d in extra)]
-    key = _cache_key(srcs, header_dirs, [*flags, *include_flags], version)
+    header_dirs = [(INCLUDE_DIR, True), *((d, False) for d in src_dirs), *((d, extra_dirs_recursive) for d in extra)]
+    # The key covers the *contents* of the include directories (hashed below), not their paths: a
+    # kernel written to a fresh temporary directory on every validation still hits the cache.
+    key = _cache_key(srcs, header_dirs, [*flags, f"-I{INCLUDE_DIR}", f"ndirs={len(src_dirs)},{len(extra)}"], version)
 
     target_dir = cache_root(out_dir) / key
     binary = target_dir / "prog"
@@ -220,6 +229,23 @@ _NOTE_RE = re.compile(
     r"^note: (?P<n>\d+) more errors like error\[(?P<code>[A-Z0-9-]+)\] at (?P<file>.*?):(?P<line>\d+) were suppressed$"
 )
 _SUMMARY_RE = re.compile(r"^sim: (?P<blocks>\d+) blocks, (?P<n>\d+) errors$")
+_COUNTERS_PREFIX = "sim-counters: "
+
+
+def split_counters(stderr: str) -> tuple[str, dict | None]:
+    """Remove the ``sim-counters: {json}`` line(s) from ``stderr``; return (rest, last counters or None)."""
+    if _COUNTERS_PREFIX not in stderr:
+        return stderr, None
+    kept, counters = [], None
+    for line in stderr.splitlines(keepends=True):
+        if line.startswith(_COUNTERS_PREFIX):
+            try:
+                counters = json.loads(line[len(_COUNTERS_PREFIX):])
+            except json.JSONDecodeError:
+                pass
+        else:
+            kept.append(line)
+    return "".join(kept), counters
 
 
 def parse_report(stderr: str) -> tuple[list[SimError], int | None, int | None]:
@@ -311,7 +337,7 @@ def run_program(
             proc.wait()
             out_b, err_b = b"", b""
     stdout = out_b.decode(errors="replace")
-    stderr = err_b.decode(errors="replace")
+    stderr, counters = split_counters(err_b.decode(errors="replace"))
     errors, blocks, count = parse_report(stderr)
     return RunResult(
         returncode=proc.returncode,
@@ -322,4 +348,5 @@ def run_program(
         blocks=blocks,
         error_count=count,
         codes=[e.code for e in errors],
+        counters=counters,
     )

@@ -13,12 +13,10 @@ def driver_source(view: dict) -> str:
 
 
 def target_defines(target: Target) -> dict[str, int]:
-    return {
-        "ASCEND_SIM_UB_BYTES": target.ub_bytes,
-        "ASCEND_SIM_HAS_DATACOPYPAD": int(target.has_datacopypad),
-        "__NPU_ARCH__": target.npu_arch,
-        "ASCEND_SIM_MAX_BLOCKS": target.aiv,
-    }
+    """The emulator's -D macros for a vector kernel on `target` (one definition: runner.sim_defines)."""
+    from .runner import sim_defines
+
+    return sim_defines(target.name, "vector")
 
 
 __all__ = ["build_view", "driver_source", "target_defines", "Path"]

@@ -11,5 +11,6 @@
 #include "ascend_sim/pipe.h"
 #include "ascend_sim/copy.h"
 #include "ascend_sim/vec.h"
+#include "ascend_sim/reduce.h"
 #include "ascend_sim/sync.h"
 #include "ascend_sim/launch.h"

@@ -289,7 +289,7 @@ void copy_ops() {
         tg.SetGlobalBuffer(t, 64);
 
         LocalTensor<float> a = q.AllocTensor<float>();
-        CHECK(std::isnan(a.GetValue(0)));  // fresh UB is poisoned
+        CHECK(std::isnan(a.GetPhyAddr()[0]));  // fresh UB is poisoned (GetValue would report UB-UNINIT)
         // GM->UB: rows of 20 floats (80 B), each landing 32-B aligned in UB as 96 B blocks
         // (24 floats); the 4 padding floats get 7.
         DataCopyPad(a, xg, DataCopyExtParams{static_cast<uint16_t>(rows), cols * 4, 0, 0, 0}, DataCopyPadExtParams<float>{true, 0, 4, 7.0f});

@@ -88,6 +88,48 @@ inline void strided_copy(uint8_t* dst, const uint8_t* src, uint32_t count, uint6
 
 inline uint64_t extent(uint32_t count, uint64_t blockBytes, uint64_t pitch) { return count ? (count - 1) * pitch + blockBytes : 0; }
 
+// UB-UNINIT: UB bytes about to reach GM must all have been written in this block.
+inline void check_ub_def(const char* api, const void* ub, uint64_t n, const std::source_location& loc) {
+    if (all_def(ub, n)) return;
+    const uint64_t k = first_undef(ub, n);
+    const unsigned off = static_cast<unsigned>(static_cast<const uint8_t*>(ub) - g_sim.ub);
+    report("UB-UNINIT", loc,
+           "%s copies UB bytes [%u, %llu) to GM, but byte %llu of them (UB offset %llu) was never written in this block: garbage "
+           "reaches GM",
+           api, off, static_cast<unsigned long long>(off + n), static_cast<unsigned long long>(k), static_cast<unsigned long long>(off + k));
+}
+
+// One UB -> GM burst: plain write (GM-RACE bookkeeping) or atomic add (SetAtomicAdd).
+inline void ub_to_gm(const char* api, void* gm, const void* ub, uint64_t n, const std::source_location& loc) {
+    if (n == 0) return;
+    if (g_sim.atomicAdd) {
+        g_sim.atomicAdd(gm, ub, n);
+        cnt().atomicBytes += n;
+    } else {
+        gm_mark_write(api, gm, n, loc);
+        std::memcpy(gm, ub, n);
+    }
+}
+
+inline void strided_to_gm(const char* api, uint8_t* dst, const uint8_t* src, uint32_t count, uint64_t blockBytes, uint64_t srcPitch,
+                          uint64_t dstPitch, const std::source_location& loc) {
+    for (uint32_t i = 0; i < count; ++i) check_ub_def(api, src + i * srcPitch, blockBytes, loc);
+    for (uint32_t i = 0; i < count; ++i) ub_to_gm(api, dst + i * dstPitch, src + i * srcPitch, blockBytes, loc);
+    count_dma(cnt().ub2gm, count, blockBytes);
+}
+
+inline void strided_from_gm(uint8_t* dst, const uint8_t* src, uint32_t count, uint64_t blockBytes, uint64_t srcPitch, uint64_t dstPitch) {
+    strided_copy(dst, src, count, blockBytes, srcPitch, dstPitch);
+    for (uint32_t i = 0; i < count; ++i) set_def(dst + i * dstPitch, blockBytes);
+    count_dma(cnt().gm2ub, count, blockBytes);
+}
+
+inline void strided_ub_to_ub(uint8_t* dst, const uint8_t* src, uint32_t count, uint64_t blockBytes, uint64_t srcPitch, uint64_t dstPitch) {
+    strided_copy(dst, src, count, blockBytes, srcPitch, dstPitch);
+    strided_copy(shadow(dst), shadow(src), count, blockBytes, srcPitch, dstPitch);
+    count_dma(cnt().ub2ub, count, blockBytes);
+}
+
 inline void check_pad_ext(const DataCopyExtParams& p, uint32_t esize, const std::source_location& loc) {
     if (!ASCEND_SIM_HAS_DATACOPYPAD) {
         fatal("DATACOPYPAD-UNSUPPORTED", loc, "DataCopyPad is not available on this target (e.g. ascend310p)");
@@ -117,7 +159,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     check_operand("DataCopy", "dst", dst.sim_view(), count, loc);
     const uint64_t bytes = count_copy_bytes(count, sizeof(T), loc);
     check_gm("DataCopy", src, 0, bytes, false, loc);
-    if (bytes) std::memcpy(dst.sim_ptr, src.sim_ptr, bytes);
+    if (bytes) strided_from_gm(reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), 1, bytes, 0, 0);
 }
 
 // UB -> GM (MTE3).
@@ -130,7 +172,9 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     check_operand("DataCopy", "src", src.sim_view(), count, loc);
     const uint64_t bytes = count_copy_bytes(count, sizeof(T), loc);
     check_gm("DataCopy", dst, 0, bytes, true, loc);
-    if (bytes) std::memcpy(dst.sim_ptr, src.sim_ptr, bytes);
+    if (bytes) {
+        strided_to_gm("DataCopy", reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), 1, bytes, 0, 0, loc);
+    }
 }
 
 // UB -> UB.
@@ -143,7 +187,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     check_operand("DataCopy", "dst", dst.sim_view(), count, loc);
     check_operand("DataCopy", "src", src.sim_view(), count, loc);
     const uint64_t bytes = count_copy_bytes(count, sizeof(T), loc);
-    if (bytes) std::memmove(dst.sim_ptr, src.sim_ptr, bytes);
+    if (bytes) strided_ub_to_ub(reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), 1, bytes, 0, 0);
 }
 
 // ---- DataCopyParams (strided, 32-B units) forms ------------------------------------------------
@@ -159,7 +203,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     const uint64_t ubExt = extent(p.blockCount, blk, dp);
     check_operand("DataCopy", "dst", dst.sim_view(), (ubExt + sizeof(T) - 1) / sizeof(T), loc);
     check_gm("DataCopy", src, 0, extent(p.blockCount, blk, sp), false, loc);
-    strided_copy(reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), p.blockCount, blk, sp, dp);
+    strided_from_gm(reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), p.blockCount, blk, sp, dp);
 }
 
 template <typename T>
@@ -172,7 +216,8 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     const uint64_t blk = uint64_t(p.blockLen) * 32, sp = blk + uint64_t(p.srcStride) * 32, dp = blk + uint64_t(p.dstStride) * 32;
     check_operand("DataCopy", "src", src.sim_view(), (extent(p.blockCount, blk, sp) + sizeof(T) - 1) / sizeof(T), loc);
     check_gm("DataCopy", dst, 0, extent(p.blockCount, blk, dp), true, loc);
-    strided_copy(reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), p.blockCount, blk, sp, dp);
+    strided_to_gm("DataCopy", reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), p.blockCount, blk, sp, dp,
+                  loc);
 }
 
 template <typename T>
@@ -185,7 +230,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     const uint64_t blk = uint64_t(p.blockLen) * 32, sp = blk + uint64_t(p.srcStride) * 32, dp = blk + uint64_t(p.dstStride) * 32;
     check_operand("DataCopy", "dst", dst.sim_view(), (extent(p.blockCount, blk, dp) + sizeof(T) - 1) / sizeof(T), loc);
     check_operand("DataCopy", "src", src.sim_view(), (extent(p.blockCount, blk, sp) + sizeof(T) - 1) / sizeof(T), loc);
-    strided_copy(reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), p.blockCount, blk, sp, dp);
+    strided_ub_to_ub(reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), p.blockCount, blk, sp, dp);
 }
 
 // ---- DataCopyPad (A2 only) -------------------------------------------------------------------
@@ -222,13 +267,16 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     for (uint32_t i = 0; i < p.blockCount; ++i) {
         uint8_t* blk = d + i * dp;
         std::memmove(blk + left, s + i * sp, p.blockLen);
+        set_def(blk + left, p.blockLen);
         if (pad.isPad) {
             T* l = reinterpret_cast<T*>(blk);
             for (uint64_t k = 0; k < leftN; ++k) l[k] = pad.paddingValue;
             T* r = reinterpret_cast<T*>(blk + left + p.blockLen);
             for (uint64_t k = 0; k < tailN; ++k) r[k] = pad.paddingValue;
+            set_def(blk, ubBlk);
         }
     }
+    count_dma(cnt().gm2ub, p.blockCount, p.blockLen);
 }
 
 // UB -> GM: blockLen bytes per block; UB blocks start 32-B aligned.
@@ -243,7 +291,8 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     const uint64_t sp = ubBlk + uint64_t(p.srcStride) * 32, dp = uint64_t(p.blockLen) + p.dstStride;
     check_operand("DataCopyPad", "src", src.sim_view(), (extent(p.blockCount, p.blockLen, sp) + sizeof(T) - 1) / sizeof(T), loc);
     check_gm("DataCopyPad", dst, 0, extent(p.blockCount, p.blockLen, dp), true, loc);
-    strided_copy(reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), p.blockCount, p.blockLen, sp, dp);
+    strided_to_gm("DataCopyPad", reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), p.blockCount,
+                  p.blockLen, sp, dp, loc);
 }
 
 // Older overloads (DataCopyParams with blockLen in bytes + DataCopyPadParams).

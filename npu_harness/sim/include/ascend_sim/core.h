@@ -37,6 +37,28 @@
 #ifndef __NPU_ARCH__
 #define __NPU_ARCH__ 2201
 #endif
+// Cube-side buffers (ref §5.1: A2 L1 512 KB, L0A/L0B 64 KB, L0C 128 KB; 310P: L1 1 MB, L0C 256 KB).
+// TPipe::InitBuffer on A1/B1/C1 counts against L1, A2 against L0A, B2 against L0B, CO1 against L0C.
+#ifndef ASCEND_SIM_L1_BYTES
+#define ASCEND_SIM_L1_BYTES 524288
+#endif
+#ifndef ASCEND_SIM_L0A_BYTES
+#define ASCEND_SIM_L0A_BYTES 65536
+#endif
+#ifndef ASCEND_SIM_L0B_BYTES
+#define ASCEND_SIM_L0B_BYTES 65536
+#endif
+#ifndef ASCEND_SIM_L0C_BYTES
+#define ASCEND_SIM_L0C_BYTES 131072
+#endif
+// Wall-clock seconds a Launch may take before it is reported as HANG (watchdog, SIGALRM).
+#ifndef ASCEND_SIM_HANG_SECONDS
+#define ASCEND_SIM_HANG_SECONDS 120
+#endif
+// Stack of each block's coroutine (lazily committed host memory).
+#ifndef ASCEND_SIM_STACK_BYTES
+#define ASCEND_SIM_STACK_BYTES (8u << 20)
+#endif
 
 // Address-space / function qualifiers of the bisheng compiler are defined away (as CPU debug mode
 // does, ref §6).
@@ -64,6 +86,13 @@
 // declaration so that it is valid both as a statement and at namespace scope.
 #define KERNEL_TASK_TYPE_DEFAULT(x) static_assert(true, "")
 #define KERNEL_TASK_TYPE(key, x) static_assert(true, "")
+
+// Tiling passed as a GM pointer (ref §2): copy the struct out of GM.
+#define GET_TILING_DATA_WITH_STRUCT(Struct, var, tiling) \
+    Struct var;                                          \
+    std::memcpy(&var, reinterpret_cast<const void*>(tiling), sizeof(Struct))
+#define REGISTER_TILING_DEFAULT(Struct) using AscendSimDefaultTiling = Struct
+#define GET_TILING_DATA(var, tiling) GET_TILING_DATA_WITH_STRUCT(AscendSimDefaultTiling, var, tiling)
 
 #define ASCEND_IS_AIV (true)
 #define ASCEND_IS_AIC (false)
@@ -353,6 +382,52 @@ struct FlagSlot {
 
 class QueBase;
 
+// ---- per-block performance counters (printed as one `sim-counters: {json}` stderr line by Launch) ----
+// Vector instruction classes: one counter pair (instructions, 256-B repeats) per (op, element size).
+enum class VecOp : uint8_t {
+    Add, Sub, Mul, Div, Max, Min, Adds, Muls, Maxs, Mins, LeakyRelu, Exp, Ln, Abs, Sqrt, Rsqrt, Reciprocal, Relu,
+    Duplicate, Cast, Compare, Compares, Select, Copy, ReduceSum, ReduceMax, ReduceMin, kCount
+};
+inline const char* const kVecOpNames[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "LeakyRelu",
+                                          "Exp", "Ln", "Abs", "Sqrt", "Rsqrt", "Reciprocal", "Relu", "Duplicate", "Cast", "Compare",
+                                          "Compares", "Select", "Copy", "ReduceSum", "ReduceMax", "ReduceMin"};
+inline constexpr uint32_t kVecOps = static_cast<uint32_t>(VecOp::kCount);
+inline constexpr uint32_t kSizeClasses = 4;   // element size 1, 2, 4, 8 B
+inline constexpr uint32_t kBurstBuckets = 16; // DMA burst sizes: bucket k holds bursts of (16 << k, 32 << k] B; last: larger
+
+struct DmaCounters {
+    uint64_t bytes = 0;      // payload bytes moved
+    uint64_t transfers = 0;  // DMA instructions (DataCopy / DataCopyPad calls)
+    uint64_t bursts = 0;     // contiguous blocks (blockCount per instruction)
+    uint64_t burstCount[kBurstBuckets]{};
+    uint64_t burstBytes[kBurstBuckets]{};
+};
+
+struct Counters {
+    DmaCounters gm2ub, ub2gm, ub2ub;
+    uint64_t atomicBytes = 0;                       // UB->GM bytes written with SetAtomicAdd on
+    uint64_t vecInstr[kVecOps][kSizeClasses]{};
+    uint64_t vecRepeats[kVecOps][kSizeClasses]{};
+    uint64_t ubGet = 0, ubSet = 0, gmGet = 0, gmSet = 0;  // scalar accesses
+    uint64_t cubeMacs = 0;
+    uint64_t syncAll = 0;
+    uint32_t inBufsMin = 0xffffffffu, outBufsMin = 0xffffffffu;  // smallest `num` of a VECIN / VECOUT queue
+    uint32_t inQueues = 0, outQueues = 0;  // number of VECIN / VECOUT queues initialised (DMA streams)
+};
+
+inline uint32_t size_class(uint32_t esize) { return esize <= 1 ? 0 : esize == 2 ? 1 : esize <= 4 ? 2 : 3; }
+
+inline void count_dma(DmaCounters& c, uint64_t bursts, uint64_t burstBytes) {
+    if (bursts == 0 || burstBytes == 0) return;
+    c.bytes += bursts * burstBytes;
+    c.transfers += 1;
+    c.bursts += bursts;
+    uint32_t k = 0;
+    while (k + 1 < kBurstBuckets && burstBytes > (uint64_t(32) << k)) ++k;
+    c.burstCount[k] += bursts;
+    c.burstBytes[k] += bursts * burstBytes;
+}
+
 struct State {
     bool inLaunch = false;
     bool inBlock = false;
@@ -366,6 +441,11 @@ struct State {
     FlagSlot flags[kNumHardEvents][kMaxEventIds]{};
     std::vector<QueBase*> liveQueues;
     TEventID nextEventId[kNumHardEvents]{};
+    // atomic mode of UB->GM copies (SetAtomicAdd<T> / SetAtomicNone), per block
+    void (*atomicAdd)(void* gm, const void* ub, uint64_t bytes) = nullptr;
+    const char* atomicType = nullptr;
+    Counters* cnt = nullptr;  // this block's counters (a scratch record outside blocks)
+    Counters scratch;
 };
 
 inline State g_sim;
@@ -419,13 +499,19 @@ inline void vreport(const char* code, const std::source_location& loc, const cha
 
 inline void touch(const std::source_location& loc) { g_sim.lastLoc = loc; }
 
+inline Counters& cnt() { return g_sim.cnt ? *g_sim.cnt : g_sim.scratch; }
+
 inline constexpr uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 // ---------------------------------------------------------------------------------------------
 // GM allocation registry (sim::GmAlloc / GmFree). Every GM access must lie inside a live one.
 // ---------------------------------------------------------------------------------------------
+struct GmChunk {
+    uint64_t size;  // bytes
+};
+
 struct GmRegistry {
-    std::map<uintptr_t, uint64_t> allocs;  // begin -> size in bytes
+    std::map<uintptr_t, GmChunk> allocs;  // begin -> chunk
     uintptr_t cacheBegin = 0;
     uint64_t cacheSize = 0;
     bool cacheValid = false;
@@ -445,11 +531,87 @@ inline bool gm_floor(uintptr_t addr, uintptr_t& begin, uint64_t& size) {
     if (it == r.allocs.begin()) return false;
     --it;
     begin = it->first;
-    size = it->second;
+    size = it->second.size;
     r.cacheBegin = begin;
     r.cacheSize = size;
     r.cacheValid = true;
     return true;
+}
+
+// ---- GM-RACE: every plain (non-atomic) GM write of the current phase is recorded as a byte
+// interval; when the phase ends (SyncAll barrier complete, or end of Launch) overlapping intervals
+// of different blocks are reported. Consecutive writes of one block from one call site are merged.
+struct GmWrite {
+    uintptr_t begin, end;
+    uint32_t block;
+    const char* api;
+    std::source_location loc;
+};
+
+inline std::vector<GmWrite> g_gmWrites;
+
+inline void gm_mark_write(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc) {
+    State& s = g_sim;
+    if (!s.inBlock || bytes == 0) return;
+    const uintptr_t b = reinterpret_cast<uintptr_t>(gmPtr);
+    auto& w = g_gmWrites;
+    if (!w.empty()) {
+        GmWrite& last = w.back();
+        if (last.block == s.blockIdx && last.end == b && last.loc.line() == loc.line() && last.loc.file_name() == loc.file_name()) {
+            last.end += bytes;
+            return;
+        }
+    }
+    w.push_back(GmWrite{b, b + bytes, s.blockIdx, api, loc});
+}
+
+// Reports write-write overlaps between different blocks among the recorded intervals, then clears them.
+inline void gm_check_races() {
+    auto& w = g_gmWrites;
+    if (w.size() < 2) {
+        w.clear();
+        return;
+    }
+    // Bottom-up merge sort by (begin, block); <algorithm> is not included (it declares ::abs, ::div).
+    {
+        auto less = [](const GmWrite& x, const GmWrite& y) { return x.begin != y.begin ? x.begin < y.begin : x.block < y.block; };
+        std::vector<GmWrite> tmp(w.size());
+        for (size_t width = 1; width < w.size(); width *= 2) {
+            for (size_t lo = 0; lo < w.size(); lo += 2 * width) {
+                const size_t mid = lo + width < w.size() ? lo + width : w.size();
+                const size_t hi = lo + 2 * width < w.size() ? lo + 2 * width : w.size();
+                size_t i = lo, j = mid, k = lo;
+                while (i < mid && j < hi) tmp[k++] = less(w[j], w[i]) ? w[j++] : w[i++];
+                while (i < mid) tmp[k++] = w[i++];
+                while (j < hi) tmp[k++] = w[j++];
+            }
+            w.swap(tmp);
+        }
+    }
+    State& s = g_sim;
+    const bool inBlock = s.inBlock;
+    const uint32_t blockIdx = s.blockIdx;
+    size_t cover = 0;  // the interval reaching furthest so far
+    for (size_t i = 1; i < w.size(); ++i) {
+        const GmWrite& c = w[i];
+        const GmWrite& p = w[cover];
+        if (c.begin < p.end && c.block != p.block) {
+            const GmWrite& later = c.block > p.block ? c : p;  // blocks run in index order here
+            const GmWrite& earlier = c.block > p.block ? p : c;
+            const uintptr_t hi = c.end < p.end ? c.end : p.end;
+            s.inBlock = true;
+            s.blockIdx = later.block;
+            report("GM-RACE", later.loc,
+                   "%s: block %u writes %llu GM bytes that block %u also writes (%s at %s:%u) in the same launch phase, without "
+                   "SetAtomicAdd and without a SyncAll in between: the result depends on core timing",
+                   later.api, later.block, static_cast<unsigned long long>(hi - c.begin), earlier.block, earlier.api,
+                   base_name(earlier.loc.file_name()), earlier.loc.line());
+        }
+        if (c.end > p.end) cover = i;
+    }
+    s.inBlock = inBlock;
+    s.blockIdx = blockIdx;
+    w.clear();
 }
 
 }  // namespace sim::detail
@@ -466,7 +628,7 @@ inline uint8_t* GmAlloc(size_t bytes) {
         return nullptr;
     }
     std::memset(p, 0xFF, padded);
-    detail::g_gm.allocs[reinterpret_cast<uintptr_t>(p)] = bytes;
+    detail::g_gm.allocs[reinterpret_cast<uintptr_t>(p)] = detail::GmChunk{bytes};
     detail::g_gm.cacheValid = false;
     return static_cast<uint8_t*>(p);
 }

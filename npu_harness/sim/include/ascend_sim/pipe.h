@@ -10,9 +10,44 @@ template <TPosition pos> class TBuf;
 
 namespace sim::detail {
 
+// Which on-chip memory a buffer of a position lives in (ref §1.2, §5.1).
+enum class Mem : uint8_t { UB, L1, L0A, L0B, L0C, kCount };
+inline const char* const kMemNames[] = {"UB", "L1", "L0A", "L0B", "L0C"};
+inline const char* const kMemCodes[] = {"UB-OVERFLOW", "L1-OVERFLOW", "L0A-OVERFLOW", "L0B-OVERFLOW", "L0C-OVERFLOW"};
+inline constexpr uint64_t kMemBytes[] = {ASCEND_SIM_UB_BYTES, ASCEND_SIM_L1_BYTES, ASCEND_SIM_L0A_BYTES, ASCEND_SIM_L0B_BYTES,
+                                         ASCEND_SIM_L0C_BYTES};
+inline constexpr const char* kMemMacros[] = {"ASCEND_SIM_UB_BYTES", "ASCEND_SIM_L1_BYTES", "ASCEND_SIM_L0A_BYTES",
+                                             "ASCEND_SIM_L0B_BYTES", "ASCEND_SIM_L0C_BYTES"};
+
+constexpr Mem mem_of(TPosition p) {
+    switch (p) {
+        case TPosition::A1:
+        case TPosition::B1:
+        case TPosition::C1:
+        case TPosition::C2: return Mem::L1;
+        case TPosition::A2: return Mem::L0A;
+        case TPosition::B2: return Mem::L0B;
+        case TPosition::CO1: return Mem::L0C;
+        default: return Mem::UB;
+    }
+}
+
+// Cube-side memories are not modelled beyond their budgets: their buffers live in one static host
+// arena (vector instructions and DMA reject them: they do not point into the UB).
+inline uint8_t* mem_base(Mem m) {
+    if (m == Mem::UB) return g_sim.ub;
+    alignas(512) static uint8_t arena[ASCEND_SIM_L1_BYTES + ASCEND_SIM_L0A_BYTES + ASCEND_SIM_L0B_BYTES + ASCEND_SIM_L0C_BYTES];
+    uint64_t off = 0;
+    for (uint32_t k = 1; k < static_cast<uint32_t>(m); ++k) off += kMemBytes[k];
+    return arena + off;
+}
+
 class QueBase {
 public:
-    explicit QueBase(int32_t depth) : depth_(depth < 1 ? 1 : static_cast<uint32_t>(depth)) { g_sim.liveQueues.push_back(this); }
+    explicit QueBase(int32_t depth, Mem mem = Mem::UB, TPosition pos = TPosition::VECCALC)
+        : depth_(depth < 1 ? 1 : static_cast<uint32_t>(depth)), mem_(mem), pos_(pos) {
+        g_sim.liveQueues.push_back(this);
+    }
     QueBase(const QueBase&) = delete;
     QueBase& operator=(const QueBase&) = delete;
     ~QueBase() {
@@ -134,7 +169,7 @@ public:
     template <class T>
     LocalTensor<T> sim_tensor(BufState* b) const {
         LocalTensor<T> t;
-        t.sim_ptr = reinterpret_cast<T*>(g_sim.ub + b->offset);
+        t.sim_ptr = reinterpret_cast<T*>(mem_base(mem_) + b->offset);
         t.sim_size = b->len / static_cast<uint32_t>(sizeof(T));
         t.sim_cap = b->cap / static_cast<uint32_t>(sizeof(T));
         t.sim_st = b;
@@ -143,6 +178,8 @@ public:
     }
 
     uint32_t sim_num() const { return num_; }
+    Mem sim_mem() const { return mem_; }
+    TPosition sim_pos() const { return pos_; }
     uint32_t sim_count() const { return count_; }
     uint32_t sim_depth() const { return depth_; }
     bool sim_has_idle() const {
@@ -153,6 +190,8 @@ public:
 
 private:
     uint32_t depth_;
+    Mem mem_;
+    TPosition pos_;
     uint32_t num_ = 0;
     uint32_t head_ = 0, count_ = 0, cursor_ = 0;
     bool inited_ = false;
@@ -167,7 +206,7 @@ private:
 template <TPosition src, TPosition dst, int32_t depth, auto mask = 0>
 class TQueBind : public sim::detail::QueBase {
 public:
-    TQueBind() : QueBase(depth) {}
+    TQueBind() : QueBase(depth, sim::detail::mem_of(src) != sim::detail::Mem::UB ? sim::detail::mem_of(src) : sim::detail::mem_of(dst), src) {}
 
     template <typename T>
     LocalTensor<T> AllocTensor(std::source_location loc = std::source_location::current()) {
@@ -238,6 +277,8 @@ public:
         return sim_make<T>(bufOffset, size);
     }
 
+    static constexpr sim::detail::Mem sim_mem = sim::detail::mem_of(pos);
+
     void sim_init(uint32_t offset, uint32_t len) {
         sim_offset = offset;
         sim_len = len;
@@ -256,7 +297,7 @@ private:
     template <typename T>
     LocalTensor<T> sim_make(uint32_t byteOff, uint32_t elems) const {
         LocalTensor<T> t;
-        t.sim_ptr = reinterpret_cast<T*>(sim::detail::g_sim.ub + sim_offset + byteOff);
+        t.sim_ptr = reinterpret_cast<T*>(sim::detail::mem_base(sim_mem) + sim_offset + byteOff);
         t.sim_size = elems;
         t.sim_cap = (sim_cap - byteOff) / static_cast<uint32_t>(sizeof(T));
         return t;
@@ -283,8 +324,17 @@ public:
     bool InitBuffer(Q& que, uint8_t num, uint32_t len, std::source_location loc = std::source_location::current()) {
         sim::detail::touch(loc);
         if (num == 0) sim::detail::fatal("PARAM-RANGE", loc, "InitBuffer: num = 0 buffers");
-        const uint32_t off = sim_reserve(num, len, loc);
+        const uint32_t off = sim_reserve(que.sim_mem(), num, len, loc);
         que.sim_init(off, num, len, loc);
+        sim::detail::Counters& c = sim::detail::cnt();
+        if (que.sim_pos() == TPosition::VECIN) {
+            c.inQueues += 1;
+            if (num < c.inBufsMin) c.inBufsMin = num;
+        }
+        if (que.sim_pos() == TPosition::VECOUT) {
+            c.outQueues += 1;
+            if (num < c.outBufsMin) c.outBufsMin = num;
+        }
         return true;
     }
 
@@ -292,13 +342,13 @@ public:
     template <TPosition bufPos>
     bool InitBuffer(TBuf<bufPos>& buf, uint32_t len, std::source_location loc = std::source_location::current()) {
         sim::detail::touch(loc);
-        const uint32_t off = sim_reserve(1, len, loc);
+        const uint32_t off = sim_reserve(TBuf<bufPos>::sim_mem, 1, len, loc);
         buf.sim_init(off, len);
         return true;
     }
 
     void Reset() {
-        used_ = 0;
+        for (uint32_t& u : used_) u = 0;
         nbufs_ = 0;
     }
     void Destroy() { Reset(); }
@@ -321,31 +371,34 @@ public:
     template <HardEvent evt>
     void ReleaseEventID(TEventID) {}
 
-    uint32_t sim_used() const { return used_; }
+    uint32_t sim_used() const { return used_[0]; }
 
 private:
-    uint32_t sim_reserve(uint32_t num, uint32_t len, const std::source_location& loc) {
+    uint32_t sim_reserve(sim::detail::Mem mem, uint32_t num, uint32_t len, const std::source_location& loc) {
+        using namespace sim::detail;
+        const uint32_t m = static_cast<uint32_t>(mem);
         const uint64_t each = sim::detail::align_up(len, sim::detail::kUbAlign);
         const uint64_t need = each * num;
         if (nbufs_ + num > sim::detail::kMaxBuffers) {
             sim::detail::fatal("BUFFER-LIMIT", loc, "InitBuffer would bring the number of buffers to %u; at most %u buffers per kernel",
                                nbufs_ + num, sim::detail::kMaxBuffers);
         }
-        const uint64_t avail = uint64_t(ASCEND_SIM_UB_BYTES) - used_;
+        const uint64_t avail = kMemBytes[m] - used_[m];
         if (need > avail) {
-            sim::detail::fatal("UB-OVERFLOW", loc,
-                               "InitBuffer requests %llu B (%u x alignUp(%u, 32) = %u x %llu B) but only %llu B of the %u B UB are available "
-                               "(%u B already reserved)",
+            sim::detail::fatal(kMemCodes[m], loc,
+                               "InitBuffer requests %llu B (%u x alignUp(%u, 32) = %u x %llu B) but only %llu B of the %llu B %s are "
+                               "available (%u B already reserved; %s)",
                                static_cast<unsigned long long>(need), num, len, num, static_cast<unsigned long long>(each),
-                               static_cast<unsigned long long>(avail), unsigned(ASCEND_SIM_UB_BYTES), used_);
+                               static_cast<unsigned long long>(avail), static_cast<unsigned long long>(kMemBytes[m]), kMemNames[m],
+                               used_[m], kMemMacros[m]);
         }
-        const uint32_t off = used_;
-        used_ += static_cast<uint32_t>(need);
+        const uint32_t off = used_[m];
+        used_[m] += static_cast<uint32_t>(need);
         nbufs_ += num;
         return off;
     }
 
-    uint32_t used_ = 0;
+    uint32_t used_[static_cast<uint32_t>(sim::detail::Mem::kCount)]{};
     uint32_t nbufs_ = 0;
 };
 

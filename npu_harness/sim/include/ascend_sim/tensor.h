@@ -24,6 +24,46 @@ struct BufState {
     std::source_location freeLoc{};
 };
 
+// ---- UB shadow memory ("defined" state, ref: docs/emulator.md, UB-UNINIT) ----------------------------
+// Every block's UB arena is followed by a shadow of the same size: shadow byte = 8 definedness bits.
+// Data bytes are 0xFF (written) or 0x00 (never written); a Compare mask byte keeps one bit per mask
+// bit. An element is defined iff all shadow bytes of its bytes are 0xFF.
+inline constexpr uint64_t kUbAlloc = align_up(ASCEND_SIM_UB_BYTES, 4096);
+
+inline uint8_t* shadow(const void* p) { return const_cast<uint8_t*>(static_cast<const uint8_t*>(p)) + kUbAlloc; }
+
+inline bool all_def(const void* p, uint64_t n) {
+    const uint8_t* s = shadow(p);
+    uint64_t acc = ~0ull;
+    uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, s + i, 8);
+        acc &= w;
+    }
+    uint8_t tail = 0xFF;
+    for (; i < n; ++i) tail &= s[i];
+    return acc == ~0ull && tail == 0xFF;
+}
+
+inline uint64_t first_undef(const void* p, uint64_t n) {
+    const uint8_t* s = shadow(p);
+    for (uint64_t i = 0; i < n; ++i)
+        if (s[i] != 0xFF) return i;
+    return n;
+}
+
+inline void set_def(const void* p, uint64_t n) { std::memset(shadow(p), 0xFF, n); }
+
+inline bool elem_def(const void* p, uint32_t esize) {
+    const uint8_t* s = shadow(p);
+    uint8_t a = 0xFF;
+    for (uint32_t k = 0; k < esize; ++k) a &= s[k];
+    return a == 0xFF;
+}
+
+inline void set_elem_def(const void* p, uint32_t esize, bool def) { std::memset(shadow(p), def ? 0xFF : 0x00, esize); }
+
 // Type-erased view of a LocalTensor for the checks.
 struct LView {
     const void* ptr;
@@ -64,16 +104,23 @@ public:
 
     T GetValue(const uint32_t index, std::source_location loc = std::source_location::current()) const {
         sim_check_index("GetValue", index, loc);
+        sim::detail::cnt().ubGet += 1;
+        sim_check_defined(index, loc);
         return sim_ptr[index];
     }
 
     void SetValue(const uint32_t index, const T& value, std::source_location loc = std::source_location::current()) const {
         sim_check_index("SetValue", index, loc);
+        sim::detail::cnt().ubSet += 1;
+        sim::detail::set_elem_def(sim_ptr + index, sizeof(T), true);
         sim_ptr[index] = value;
     }
 
+    // Returns a reference that may be read or written: counted as a write (the element becomes defined).
     T& operator()(const uint32_t index, std::source_location loc = std::source_location::current()) const {
         sim_check_index("operator()", index, loc);
+        sim::detail::cnt().ubSet += 1;
+        sim::detail::set_elem_def(sim_ptr + index, sizeof(T), true);
         return sim_ptr[index];
     }
 
@@ -102,6 +149,7 @@ public:
 
 private:
     void sim_check_index(const char* api, uint32_t index, const std::source_location& loc) const;
+    void sim_check_defined(uint32_t index, const std::source_location& loc) const;
 };
 
 template <typename T>
@@ -250,9 +298,21 @@ void LocalTensor<T>::sim_check_index(const char* api, uint32_t index, const std:
 }
 
 template <typename T>
+void LocalTensor<T>::sim_check_defined(uint32_t index, const std::source_location& loc) const {
+    if (!sim::detail::elem_def(sim_ptr + index, sizeof(T))) {
+        const uint8_t* p = reinterpret_cast<const uint8_t*>(sim_ptr + index);
+        sim::detail::report("UB-UNINIT", loc,
+                            "LocalTensor::GetValue(%u) reads UB (byte offset %u) that was never written in this block (the value is "
+                            "garbage on hardware)",
+                            index, static_cast<unsigned>(p - sim::detail::g_sim.ub));
+    }
+}
+
+template <typename T>
 T GlobalTensor<T>::GetValue(const uint64_t offset, std::source_location loc) const {
     sim::detail::touch(loc);
     sim::detail::check_gm("GlobalTensor::GetValue", *this, offset * sizeof(T), sizeof(T), false, loc);
+    sim::detail::cnt().gmGet += 1;
     return sim_ptr[offset];
 }
 
@@ -260,6 +320,8 @@ template <typename T>
 void GlobalTensor<T>::SetValue(const uint64_t offset, const T& value, std::source_location loc) const {
     sim::detail::touch(loc);
     sim::detail::check_gm("GlobalTensor::SetValue", *this, offset * sizeof(T), sizeof(T), true, loc);
+    sim::detail::cnt().gmSet += 1;
+    sim::detail::gm_mark_write("GlobalTensor::SetValue", sim_ptr + offset, sizeof(T), loc);
     sim_ptr[offset] = value;
 }
 

@@ -23,6 +23,8 @@ template <class T> inline constexpr bool is_float_like_v = is_fp16_v<T> || std::
 template <class T>
 using calc_t = std::conditional_t<is_fp16_v<T>, float, std::conditional_t<std::is_integral_v<T>, int64_t, T>>;
 
+inline constexpr uint64_t kRepeatBytesV = 256;  // one repeat = 8 x 32 B (ref §4.5)
+
 template <class T> inline calc_t<T> up(T v) { return static_cast<calc_t<T>>(v); }
 template <class T, class C> inline T down(C v) {
     if constexpr (is_fp16_v<T>) {
@@ -122,6 +124,30 @@ template <class C> inline bool isnan_c(C v) {
     }
 }
 
+// ---- counters and definedness propagation (UB shadow, see tensor.h) ----------------------------------
+inline void count_vec(VecOp op, uint32_t esize, uint64_t count) {
+    Counters& c = cnt();
+    const uint32_t k = size_class(esize);
+    c.vecInstr[static_cast<uint32_t>(op)][k] += 1;
+    c.vecRepeats[static_cast<uint32_t>(op)][k] += (count * esize + kRepeatBytesV - 1) / kRepeatBytesV;
+}
+
+// dst element i is defined iff element i of every source is (element sizes may differ: Cast).
+inline void prop_defined(const void* d, uint32_t dEs, const void* a, uint32_t aEs, const void* b, uint32_t bEs, uint64_t n) {
+    if (n == 0) return;
+    if (all_def(a, n * aEs) && (b == nullptr || all_def(b, n * bEs))) {
+        set_def(d, n * dEs);
+        return;
+    }
+    const uint8_t* pa = static_cast<const uint8_t*>(a);
+    const uint8_t* pb = static_cast<const uint8_t*>(b);
+    const uint8_t* pd = static_cast<const uint8_t*>(d);
+    for (uint64_t i = 0; i < n; ++i) {
+        const bool def = elem_def(pa + i * aEs, aEs) && (pb == nullptr || elem_def(pb + i * bEs, bEs));
+        set_elem_def(pd + i * dEs, dEs, def);
+    }
+}
+
 template <class T> inline void check_unary(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src, int32_t count,
                                            const std::source_location& loc) {
     check_vec_begin(api, count, loc);
@@ -139,6 +165,111 @@ template <class T> inline void check_binary(const char* api, const LocalTensor<T
 
 }  // namespace sim::detail
 
+// ---- level-0 (mask + repeat) forms (ref §4, §4.5) ------------------------------------------------------
+// Strides are in 32-B blocks. repeatTime is taken as int32_t (uint8_t on hardware) so that a value
+// outside [0, 255], which would silently wrap on hardware, is reported as REPEAT-RANGE.
+struct BinaryRepeatParams {
+    BinaryRepeatParams() {}
+    BinaryRepeatParams(const uint8_t dstBlkStrideIn, const uint8_t src0BlkStrideIn, const uint8_t src1BlkStrideIn,
+                       const uint8_t dstRepStrideIn, const uint8_t src0RepStrideIn, const uint8_t src1RepStrideIn)
+        : dstBlkStride(dstBlkStrideIn), src0BlkStride(src0BlkStrideIn), src1BlkStride(src1BlkStrideIn), dstRepStride(dstRepStrideIn),
+          src0RepStride(src0RepStrideIn), src1RepStride(src1RepStrideIn) {}
+    uint8_t dstBlkStride = 1, src0BlkStride = 1, src1BlkStride = 1;
+    uint8_t dstRepStride = 8, src0RepStride = 8, src1RepStride = 8;
+};
+
+struct UnaryRepeatParams {
+    UnaryRepeatParams() {}
+    UnaryRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t srcBlkStrideIn, const uint8_t dstRepStrideIn, const uint8_t srcRepStrideIn)
+        : dstBlkStride(dstBlkStrideIn), srcBlkStride(srcBlkStrideIn), dstRepStride(dstRepStrideIn), srcRepStride(srcRepStrideIn) {}
+    uint16_t dstBlkStride = 1, srcBlkStride = 1;
+    uint8_t dstRepStride = 8, srcRepStride = 8;
+};
+
+namespace sim::detail {
+
+inline constexpr int32_t kMaxRepeat = 255;  // MAX_REPEAT_TIMES (ref §4.5)
+
+struct Level0 {
+    uint32_t es, perRepeat, perBlock;
+    uint64_t lo, hi;   // active-element bits of one repeat
+    int32_t lastActive; // highest active element index, -1 if none
+    bool active(uint32_t e) const { return e < 64 ? ((lo >> e) & 1u) : ((hi >> (e - 64)) & 1u); }
+};
+
+inline Level0 level0_setup(const char* api, uint32_t es, const uint64_t mask[2], bool continuous, int32_t repeatTime,
+                           const std::source_location& loc) {
+    touch(loc);
+    if (repeatTime < 0 || repeatTime > kMaxRepeat) {
+        fatal("REPEAT-RANGE", loc, "%s: repeatTime = %d is out of range [0, %d] (an uint8_t on hardware: it would wrap to %u)", api,
+              repeatTime, kMaxRepeat, unsigned(uint8_t(repeatTime)));
+    }
+    Level0 L{es, uint32_t(kRepeatBytesV / es), 32u / es, 0, 0, -1};
+    const uint32_t maxMask = L.perRepeat < 128 ? L.perRepeat : 128;  // 128-bit mask register
+    if (continuous) {
+        if (mask[0] > maxMask) {
+            fatal("PARAM-RANGE", loc, "%s: continuous mask = %llu exceeds %u elements per repeat for %u-byte elements", api,
+                  static_cast<unsigned long long>(mask[0]), maxMask, es);
+        }
+        const uint32_t n = static_cast<uint32_t>(mask[0]);
+        L.lo = n >= 64 ? ~0ull : ((1ull << n) - 1);
+        L.hi = n >= 128 ? ~0ull : n > 64 ? ((1ull << (n - 64)) - 1) : 0;
+    } else {
+        L.lo = mask[0];
+        L.hi = es == 2 || es == 1 ? mask[1] : 0;  // 32-bit types use mask[0] only
+    }
+    for (int32_t e = static_cast<int32_t>(maxMask) - 1; e >= 0; --e) {
+        if (L.active(static_cast<uint32_t>(e))) {
+            L.lastActive = e;
+            break;
+        }
+    }
+    return L;
+}
+
+// Bytes spanned by the active elements of `repeats` repeats with the given strides (32-B units).
+inline uint64_t level0_extent(const Level0& L, int32_t repeats, uint32_t blkStride, uint32_t repStride) {
+    if (repeats == 0 || L.lastActive < 0) return 0;
+    const uint32_t b = uint32_t(L.lastActive) / L.perBlock, lane = uint32_t(L.lastActive) % L.perBlock;
+    return uint64_t(repeats - 1) * repStride * 32 + uint64_t(b) * blkStride * 32 + uint64_t(lane + 1) * L.es;
+}
+
+inline uint64_t level0_off(const Level0& L, int32_t r, uint32_t e, uint32_t blkStride, uint32_t repStride) {
+    return uint64_t(r) * repStride * 32 + uint64_t(e / L.perBlock) * blkStride * 32 + uint64_t(e % L.perBlock) * L.es;
+}
+
+template <class T, class F>
+inline void level0_binary(const char* api, VecOp op, const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                          const uint64_t mask[], bool continuous, int32_t repeatTime, const BinaryRepeatParams& p,
+                          const std::source_location& loc, F f) {
+    const uint64_t m2[2] = {mask[0], continuous ? 0 : mask[1 % (sizeof(T) == 2 ? 2 : 1)]};
+    const Level0 L = level0_setup(api, sizeof(T), m2, continuous, repeatTime, loc);
+    if (repeatTime == 0 || L.lastActive < 0) return;
+    auto elems = [&](uint64_t bytes) { return (bytes + sizeof(T) - 1) / sizeof(T); };
+    check_operand(api, "dst", dst.sim_view(), elems(level0_extent(L, repeatTime, p.dstBlkStride, p.dstRepStride)), loc);
+    check_operand(api, "src0", src0.sim_view(), elems(level0_extent(L, repeatTime, p.src0BlkStride, p.src0RepStride)), loc);
+    check_operand(api, "src1", src1.sim_view(), elems(level0_extent(L, repeatTime, p.src1BlkStride, p.src1RepStride)), loc);
+    Counters& c = cnt();
+    c.vecInstr[uint32_t(op)][size_class(sizeof(T))] += 1;
+    c.vecRepeats[uint32_t(op)][size_class(sizeof(T))] += uint64_t(repeatTime);
+    uint8_t* d = reinterpret_cast<uint8_t*>(dst.sim_ptr);
+    const uint8_t* a = reinterpret_cast<const uint8_t*>(src0.sim_ptr);
+    const uint8_t* b = reinterpret_cast<const uint8_t*>(src1.sim_ptr);
+    for (int32_t r = 0; r < repeatTime; ++r) {
+        for (uint32_t e = 0; e <= uint32_t(L.lastActive); ++e) {
+            if (!L.active(e)) continue;
+            T* pd = reinterpret_cast<T*>(d + level0_off(L, r, e, p.dstBlkStride, p.dstRepStride));
+            const T* pa = reinterpret_cast<const T*>(a + level0_off(L, r, e, p.src0BlkStride, p.src0RepStride));
+            const T* pb = reinterpret_cast<const T*>(b + level0_off(L, r, e, p.src1BlkStride, p.src1RepStride));
+            const bool def = elem_def(pa, sizeof(T)) && elem_def(pb, sizeof(T));
+            *pd = down<T>(f(up(*pa), up(*pb)));
+            set_elem_def(pd, sizeof(T), def);
+        }
+    }
+}
+
+}  // namespace sim::detail
+
 // dtype lists per op (A2, ref §4.2 / §8 rule 8): binary arithmetic int16/half/int32/float; Div and
 // the transcendental ops half/float.
 #define ASCEND_SIM_ARITH_TYPES(T) ::AscendC::sim::detail::is_any_of_v<T, half, float, int16_t, int32_t>
@@ -150,7 +281,26 @@ template <class T> inline void check_binary(const char* api, const LocalTensor<T
                      std::source_location loc = std::source_location::current()) {                                              \
         static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
         sim::detail::check_binary(#NAME, dst, src0, src1, count, loc);                                                           \
+        sim::detail::count_vec(sim::detail::VecOp::NAME, sizeof(T), uint64_t(count));                                            \
+        sim::detail::prop_defined(dst.sim_ptr, sizeof(T), src0.sim_ptr, sizeof(T), src1.sim_ptr, sizeof(T), uint64_t(count));    \
         sim::detail::binary_loop(dst.sim_ptr, src0.sim_ptr, src1.sim_ptr, count, [](auto a, auto b) { return EXPR; });           \
+    }                                                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask,           \
+                     const int32_t repeatTime, const BinaryRepeatParams& repeatParams,                                           \
+                     std::source_location loc = std::source_location::current()) {                                              \
+        static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
+        const uint64_t m[2] = {mask, 0};                                                                                         \
+        sim::detail::level0_binary<T>(#NAME, sim::detail::VecOp::NAME, dst, src0, src1, m, true, repeatTime, repeatParams, loc,  \
+                                      [](auto a, auto b) { return EXPR; });                                                      \
+    }                                                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const uint64_t mask[],   \
+                     const int32_t repeatTime, const BinaryRepeatParams& repeatParams,                                           \
+                     std::source_location loc = std::source_location::current()) {                                              \
+        static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
+        sim::detail::level0_binary<T>(#NAME, sim::detail::VecOp::NAME, dst, src0, src1, mask, false, repeatTime, repeatParams,   \
+                                      loc, [](auto a, auto b) { return EXPR; });                                                 \
     }
 
 ASCEND_SIM_BINARY(Add, ASCEND_SIM_ARITH_TYPES, a + b)
@@ -172,6 +322,8 @@ ASCEND_SIM_BINARY(Min, ASCEND_SIM_ARITH_TYPES,
                      const int32_t& count, std::source_location loc = std::source_location::current()) {                         \
         static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
         sim::detail::check_unary(#NAME, dst, src, count, loc);                                                                   \
+        sim::detail::count_vec(sim::detail::VecOp::NAME, sizeof(T), uint64_t(count));                                            \
+        sim::detail::prop_defined(dst.sim_ptr, sizeof(T), src.sim_ptr, sizeof(T), nullptr, 0, uint64_t(count));                  \
         const auto s = sim::detail::up(static_cast<T>(scalarValue));                                                             \
         sim::detail::unary_loop(dst.sim_ptr, src.sim_ptr, count, [s](auto a) { return EXPR; });                                 \
     }
@@ -190,6 +342,8 @@ ASCEND_SIM_SCALAR(LeakyRelu, ASCEND_SIM_FP_TYPES, a >= 0 ? a : a * s)
                      std::source_location loc = std::source_location::current()) {                                              \
         static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
         sim::detail::check_unary(#NAME, dst, src, count, loc);                                                                   \
+        sim::detail::count_vec(sim::detail::VecOp::NAME, sizeof(T), uint64_t(count));                                            \
+        sim::detail::prop_defined(dst.sim_ptr, sizeof(T), src.sim_ptr, sizeof(T), nullptr, 0, uint64_t(count));                  \
         sim::detail::unary_loop(dst.sim_ptr, src.sim_ptr, count, [](auto a) { return EXPR; });                                  \
     }
 
@@ -216,9 +370,50 @@ inline void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& 
                   "AscendC::Duplicate: unsupported dtype");
     sim::detail::check_vec_begin("Duplicate", count, loc);
     sim::detail::check_operand("Duplicate", "dst", dst.sim_view(), uint64_t(count), loc);
+    sim::detail::count_vec(sim::detail::VecOp::Duplicate, sizeof(T), uint64_t(count));
+    sim::detail::set_def(dst.sim_ptr, uint64_t(count) * sizeof(T));
     const T v = static_cast<T>(scalarValue);
     T* d = dst.sim_ptr;
     for (int32_t i = 0; i < count; ++i) d[i] = v;
+}
+
+namespace sim::detail {
+template <class T>
+inline void level0_dup(const LocalTensor<T>& dst, const T v, const uint64_t mask[2], bool continuous, int32_t repeatTime,
+                       uint16_t dstBlockStride, uint8_t dstRepeatStride, const std::source_location& loc) {
+    const Level0 L = level0_setup("Duplicate", sizeof(T), mask, continuous, repeatTime, loc);
+    if (repeatTime == 0 || L.lastActive < 0) return;
+    check_operand("Duplicate", "dst", dst.sim_view(),
+                  (level0_extent(L, repeatTime, dstBlockStride, dstRepeatStride) + sizeof(T) - 1) / sizeof(T), loc);
+    Counters& c = cnt();
+    c.vecInstr[uint32_t(VecOp::Duplicate)][size_class(sizeof(T))] += 1;
+    c.vecRepeats[uint32_t(VecOp::Duplicate)][size_class(sizeof(T))] += uint64_t(repeatTime);
+    uint8_t* d = reinterpret_cast<uint8_t*>(dst.sim_ptr);
+    for (int32_t r = 0; r < repeatTime; ++r) {
+        for (uint32_t e = 0; e <= uint32_t(L.lastActive); ++e) {
+            if (!L.active(e)) continue;
+            T* pd = reinterpret_cast<T*>(d + level0_off(L, r, e, dstBlockStride, dstRepeatStride));
+            *pd = v;
+            set_elem_def(pd, sizeof(T), true);
+        }
+    }
+}
+}  // namespace sim::detail
+
+// Level-0 Duplicate: (dst, scalar, mask, repeatTime, dstBlockStride, dstRepeatStride) (ref §4.2).
+template <typename T, bool isSetMask = true>
+inline void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& scalarValue, uint64_t mask, const int32_t repeatTime,
+                      const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
+                      std::source_location loc = std::source_location::current()) {
+    const uint64_t m[2] = {mask, 0};
+    sim::detail::level0_dup<T>(dst, static_cast<T>(scalarValue), m, true, repeatTime, dstBlockStride, dstRepeatStride, loc);
+}
+template <typename T, bool isSetMask = true>
+inline void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& scalarValue, const uint64_t mask[], const int32_t repeatTime,
+                      const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
+                      std::source_location loc = std::source_location::current()) {
+    const uint64_t m[2] = {mask[0], sizeof(T) == 2 ? mask[1] : 0};
+    sim::detail::level0_dup<T>(dst, static_cast<T>(scalarValue), m, false, repeatTime, dstBlockStride, dstRepeatStride, loc);
 }
 
 // ---- Cast --------------------------------------------------------------------------------------
@@ -347,6 +542,8 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
     touch(loc);
     check_operand("Cast", "dst", dst.sim_view(), count, loc);
     check_operand("Cast", "src", src.sim_view(), count, loc);
+    count_vec(VecOp::Cast, sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U), count);
+    prop_defined(dst.sim_ptr, sizeof(T), src.sim_ptr, sizeof(U), nullptr, 0, count);
     T* d = dst.sim_ptr;
     const U* s = src.sim_ptr;
     switch (roundMode) {
@@ -387,6 +584,27 @@ inline void check_cmp_count(const char* api, uint32_t count, uint32_t esize, con
     }
 }
 
+// Mask bit i is defined iff the compared source elements i are (one shadow bit per mask bit).
+inline void prop_mask_defined(uint8_t* d, uint32_t count, const void* a, const void* b, uint32_t es) {
+    const uint64_t maskBytes = (uint64_t(count) + 7) / 8;
+    if (all_def(a, uint64_t(count) * es) && (b == nullptr || all_def(b, uint64_t(count) * es))) {
+        set_def(d, maskBytes);
+        return;
+    }
+    const uint8_t* pa = static_cast<const uint8_t*>(a);
+    const uint8_t* pb = static_cast<const uint8_t*>(b);
+    uint8_t* sd = shadow(d);
+    for (uint32_t i = 0; i < count; i += 8) {
+        uint8_t bits = 0;
+        for (uint32_t j = 0; j < 8; ++j) {
+            const uint32_t k = i + j;
+            const bool def = k < count && elem_def(pa + uint64_t(k) * es, es) && (pb == nullptr || elem_def(pb + uint64_t(k) * es, es));
+            bits |= uint8_t(def ? 1u : 0u) << j;
+        }
+        sd[i / 8] = bits;
+    }
+}
+
 template <class T, class Get>
 inline void write_mask(uint8_t* d, uint32_t count, Get bit) {
     for (uint32_t i = 0; i < count; i += 8) {
@@ -412,6 +630,8 @@ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const
     check_operand("Compare", "dst", dst.sim_view(), (maskBytes + sizeof(U) - 1) / sizeof(U), loc);
     const T* a = src0.sim_ptr;
     const T* b = src1.sim_ptr;
+    count_vec(VecOp::Compare, sizeof(T), count);
+    prop_mask_defined(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, a, b, sizeof(T));
     write_mask<T>(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, [&](uint32_t i) { return cmp(up(a[i]), up(b[i]), cmpMode); });
 }
 
@@ -426,6 +646,8 @@ inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, cons
     const uint64_t maskBytes = (uint64_t(count) + 7) / 8;
     check_operand("Compares", "dst", dst.sim_view(), (maskBytes + sizeof(U) - 1) / sizeof(U), loc);
     const T* a = src0.sim_ptr;
+    count_vec(VecOp::Compares, sizeof(T), count);
+    prop_mask_defined(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, a, nullptr, sizeof(T));
     const auto s = up(static_cast<T>(src1Scalar));
     write_mask<T>(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, [&](uint32_t i) { return cmp(up(a[i]), s, cmpMode); });
 }
@@ -449,6 +671,26 @@ inline const uint8_t* check_select(const char* api, const LocalTensor<T>& dst, c
 
 inline bool mask_bit(const uint8_t* m, uint32_t i) { return (m[i >> 3] >> (i & 7)) & 1u; }
 
+// dst element i is defined iff mask bit i (i % period) is defined and the selected source element is
+// (b == nullptr: scalar src1, always defined).
+template <class T>
+inline void prop_select_defined(T* d, const uint8_t* m, const T* a, const T* b, uint32_t count, uint32_t period) {
+    const uint32_t bits = count < period ? count : period;
+    if (all_def(m, bits / 8) && (bits % 8 == 0 || (shadow(m)[bits / 8] | uint8_t(0xFFu << (bits % 8))) == 0xFF) &&
+        all_def(a, uint64_t(count) * sizeof(T)) && (b == nullptr || all_def(b, uint64_t(count) * sizeof(T)))) {
+        set_def(d, uint64_t(count) * sizeof(T));
+        return;
+    }
+    const uint8_t* sm = shadow(m);
+    for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t k = i % period;
+        const bool mdef = (sm[k >> 3] >> (k & 7)) & 1u;
+        const bool pick0 = mask_bit(m, k);
+        const bool sdef = pick0 ? elem_def(a + i, sizeof(T)) : (b == nullptr || elem_def(b + i, sizeof(T)));
+        set_elem_def(d + i, sizeof(T), mdef && sdef);
+    }
+}
+
 }  // namespace sim::detail
 
 // dst[i] = bit i of selMask ? src0[i] : src1[i]  (bit = 1 selects src0).
@@ -467,6 +709,8 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
     T* d = dst.sim_ptr;
     const T* a = src0.sim_ptr;
     const T* b = src1.sim_ptr;
+    count_vec(VecOp::Select, sizeof(T), count);
+    prop_select_defined(d, m, a, b, count, period);
     for (uint32_t i = 0; i < count; ++i) d[i] = mask_bit(m, i % period) ? a[i] : b[i];
 }
 
@@ -483,6 +727,8 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
     T* d = dst.sim_ptr;
     const T* a = src0.sim_ptr;
     const T s = src1;
+    count_vec(VecOp::Select, sizeof(T), count);
+    prop_select_defined<T>(d, m, a, nullptr, count, 0xffffffffu);
     for (uint32_t i = 0; i < count; ++i) d[i] = mask_bit(m, i) ? a[i] : s;
 }
 

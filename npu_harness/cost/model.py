@@ -1,0 +1,254 @@
+"""Cost model: emulator counters -> ESTIMATED kernel time on a target (docs/cost_model.md).
+
+Per core (one AIV block), pipe busy times from the counters:
+  MTE2 = sum over GM->UB transfers of latency + bytes / (per-core bandwidth x burst efficiency)
+  MTE3 = the same for UB->GM,  V = sum over vector instructions of head + (repeats - 1) x cycles,
+  S = scalar GetValue/SetValue, M = cube MACs.
+With double buffering (every VECIN/VECOUT queue has >= 2 buffers) the pipes overlap:
+  core = max(pipes) + (sum(pipes) - max(pipes)) / iterations   (head + tail of the pipeline)
+else they serialise: core = sum(pipes). The kernel time is the slowest core, bounded below by the
+aggregate GM bandwidth (all cores share HBM), plus a fixed launch overhead. Parameters: one TOML
+file per target in ``targets/`` (sources cited there).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+TARGETS_DIR = Path(__file__).resolve().parent / "targets"
+
+DISCLAIMER = "ESTIMATE from a cost model (msopmodeling-derived figures + assumptions), not a measurement"
+
+PIPES = ("MTE2", "V", "MTE3", "S", "M")
+
+
+@dataclass(frozen=True)
+class CostParams:
+    target: str
+    clock_ghz: float
+    aiv: int
+    aic: int
+    cube_macs_per_cycle: float
+    launch_overhead_us: float
+    gm_to_ub_core_gbps: float
+    gm_to_ub_all_gbps: float
+    ub_to_gm_core_gbps: float
+    ub_to_gm_all_gbps: float
+    hbm_gbps: float
+    dma_latency_cycles: float
+    burst_efficiency: tuple[tuple[int, float], ...]
+    vec_head_cycles: float
+    vec_default_cycles: float
+    vec_cycles: dict
+    ub_access_cycles: float
+    gm_access_cycles: float
+
+    def efficiency(self, burst_bytes: int) -> float:
+        for bound, eff in self.burst_efficiency:
+            if burst_bytes <= bound:
+                return eff
+        return 1.0
+
+    def cycles_per_repeat(self, key: str) -> float:
+        """key = "Op.bNN" as in the counters."""
+        if key in self.vec_cycles:
+            return float(self.vec_cycles[key])
+        op = key.split(".", 1)[0]
+        return float(self.vec_cycles.get(op, self.vec_default_cycles))
+
+
+def available_targets() -> list[str]:
+    return sorted(p.stem for p in TARGETS_DIR.glob("*.toml"))
+
+
+@lru_cache(maxsize=None)
+def load_params(target: str) -> CostParams:
+    path = TARGETS_DIR / f"{target}.toml"
+    if not path.is_file():
+        raise KeyError(f"no cost parameters for target '{target}' (have: {', '.join(available_targets())})")
+    d = tomllib.loads(path.read_text())
+    chip, bw, dma, sc, vec = d["chip"], d["bandwidth"], d["dma"], d["scalar"], d["vector"]
+    return CostParams(
+        target=target,
+        clock_ghz=float(chip["clock_ghz"]),
+        aiv=int(chip["aiv"]),
+        aic=int(chip["aic"]),
+        cube_macs_per_cycle=float(chip["cube_macs_per_cycle"]),
+        launch_overhead_us=float(chip["launch_overhead_us"]),
+        gm_to_ub_core_gbps=float(bw["gm_to_ub_core_gbps"]),
+        gm_to_ub_all_gbps=float(bw["gm_to_ub_all_gbps"]),
+        ub_to_gm_core_gbps=float(bw["ub_to_gm_core_gbps"]),
+        ub_to_gm_all_gbps=float(bw["ub_to_gm_all_gbps"]),
+        hbm_gbps=float(bw["hbm_gbps"]),
+        dma_latency_cycles=float(dma["latency_cycles"]),
+        burst_efficiency=tuple((int(b), float(e)) for b, e in dma["burst_efficiency"]),
+        vec_head_cycles=float(vec["head_cycles"]),
+        vec_default_cycles=float(vec["default_cycles"]),
+        vec_cycles=dict(vec.get("cycles", {})),
+        ub_access_cycles=float(sc["ub_access_cycles"]),
+        gm_access_cycles=float(sc["gm_access_cycles"]),
+    )
+
+
+def target_for(name: str) -> str:
+    """Map a lowering target name to a cost target (e.g. 'ascend910b' -> 'ascend910b1')."""
+    if (TARGETS_DIR / f"{name}.toml").is_file():
+        return name
+    for cand in available_targets():
+        if cand.startswith(name):
+            return cand
+    raise KeyError(f"no cost parameters for target '{name}' (have: {', '.join(available_targets())})")
+
+
+@dataclass
+class CoreEstimate:
+    block: int
+    pipes_us: dict[str, float]
+    iterations: int
+    overlapped: bool
+    time_us: float
+    bottleneck: str
+
+
+@dataclass
+class Estimate:
+    target: str
+    blocks: int
+    cores_available: int
+    time_us: float                 # kernel_us + launch overhead: what a host timer would see
+    kernel_us: float               # device busy time (slowest core, >= aggregate-bandwidth bound)
+    launch_overhead_us: float
+    bottleneck: str                # MTE2 / MTE3 / V / S / M
+    hbm_bound: bool                # the aggregate GM bandwidth, not one core's pipe, sets kernel_us
+    roofline_kind: str             # memory / vector / cube
+    roofline_us: float             # ideal device time: max(GM bytes / HBM bw, vector work / all AIV, MACs / all AIC)
+    roofline_fraction: float       # roofline_us / kernel_us (<= 1)
+    load_balance: float            # mean core time / slowest core time
+    gm_read_bytes: int
+    gm_write_bytes: int
+    vector_repeats: int
+    cores: list[CoreEstimate] = field(default_factory=list)
+    note: str = DISCLAIMER
+
+    def to_dict(self, per_core: bool = True) -> dict:
+        d = asdict(self)
+        if not per_core:
+            d.pop("cores")
+        return d
+
+    def to_json(self, **kw) -> str:
+        return json.dumps(self.to_dict(), indent=kw.get("indent", 1))
+
+    def summary(self) -> str:
+        return (f"estimated {self.time_us:.2f} us ({self.kernel_us:.2f} us device + {self.launch_overhead_us:.1f} us launch) "
+                f"on {self.target}; bottleneck {self.bottleneck}{' (aggregate GM bandwidth)' if self.hbm_bound else ''}; "
+                f"{100 * self.roofline_fraction:.0f}% of the {self.roofline_kind} roofline; "
+                f"load balance {100 * self.load_balance:.0f}% over {self.blocks}/{self.cores_available} cores")
+
+    def text(self) -> str:
+        lines = [f"cost model ({self.note}):", "  " + self.summary(),
+                 f"  GM read {self.gm_read_bytes} B, write {self.gm_write_bytes} B; {self.vector_repeats} vector repeats; "
+                 f"roofline {self.roofline_us:.2f} us"]
+        if self.cores:
+            slow = max(self.cores, key=lambda c: c.time_us)
+            pipes = ", ".join(f"{k} {v:.2f}" for k, v in slow.pipes_us.items() if v > 0)
+            lines.append(f"  slowest core: block {slow.block}, {slow.time_us:.2f} us ({pipes} us; {slow.iterations} iterations, "
+                         f"{'double-buffered overlap' if slow.overlapped else 'no overlap (single-buffered queues)'})")
+        return "\n".join(lines)
+
+
+def _dma_us(d: dict, core_gbps: float, all_gbps: float, active: int, p: CostParams) -> float:
+    if not d or not d.get("bytes"):
+        return 0.0
+    bw = min(core_gbps, all_gbps / max(active, 1)) * 1e3  # bytes per us
+    t = 0.0
+    for upper, _count, nbytes in d.get("hist", []):
+        # bucket `upper` holds bursts of (upper/2, upper] bytes (the last bucket: larger)
+        t += nbytes / (bw * p.efficiency(int(upper)))
+    t += d.get("transfers", 0) * p.dma_latency_cycles / (p.clock_ghz * 1e3)
+    return t
+
+
+def _vec_cycles(vec: dict, p: CostParams) -> tuple[float, float, int]:
+    """(cycles with per-instruction head latency, ideal cycles without it, repeats)."""
+    cyc = ideal = 0.0
+    reps = 0
+    for key, (instr, repeats) in vec.items():
+        c = p.cycles_per_repeat(key)
+        cyc += instr * p.vec_head_cycles + max(0, repeats - instr) * c
+        ideal += repeats * c
+        reps += repeats
+    return cyc, ideal, reps
+
+
+def estimate(counters: dict, target: str) -> Estimate:
+    """Estimate the kernel time of one launch from the emulator's counters (``RunResult.counters``)."""
+    p = load_params(target_for(target))
+    blocks = counters.get("blocks", [])
+    active = max(1, len(blocks))
+    to_us = 1.0 / (p.clock_ghz * 1e3)  # cycles -> us
+    cores: list[CoreEstimate] = []
+    total_in = total_out = 0
+    total_ideal_vec = 0.0
+    total_reps = 0
+    total_macs = 0
+    for i, b in enumerate(blocks):
+        gm2ub, ub2gm, ub2ub = b.get("gm2ub", {}), b.get("ub2gm", {}), b.get("ub2ub", {})
+        total_in += gm2ub.get("bytes", 0)
+        total_out += ub2gm.get("bytes", 0)
+        vcyc, videal, reps = _vec_cycles(b.get("vec", {}), p)
+        copy_rep = (ub2ub.get("bytes", 0) + 255) // 256
+        vcyc += ub2ub.get("transfers", 0) * p.vec_head_cycles + copy_rep * p.cycles_per_repeat("Copy")
+        total_ideal_vec += videal + copy_rep * p.cycles_per_repeat("Copy")
+        total_reps += reps
+        macs = b.get("cube_macs", 0)
+        total_macs += macs
+        pipes = {
+            "MTE2": _dma_us(gm2ub, p.gm_to_ub_core_gbps, p.gm_to_ub_all_gbps, active, p),
+            "V": vcyc * to_us,
+            "MTE3": _dma_us(ub2gm, p.ub_to_gm_core_gbps, p.ub_to_gm_all_gbps, active, p),
+            "S": ((b.get("ub_get", 0) + b.get("ub_set", 0)) * p.ub_access_cycles
+                  + (b.get("gm_get", 0) + b.get("gm_set", 0)) * p.gm_access_cycles) * to_us,
+            "M": macs / p.cube_macs_per_cycle * to_us,
+        }
+        n_in, n_out = gm2ub.get("transfers", 0), ub2gm.get("transfers", 0)
+        if b.get("in_queues") or b.get("out_queues"):
+            # pipeline iterations = DMA instructions per queue (stream), the busier direction
+            iters = max(n_in / max(1, b.get("in_queues", 0)) if b.get("in_queues") else 0,
+                        n_out / max(1, b.get("out_queues", 0)) if b.get("out_queues") else 0)
+            iters = max(1, int(round(iters)))
+        else:
+            iters = max(1, min(n for n in (n_in, n_out) if n) if (n_in or n_out) else 1)
+        overlapped = b.get("in_bufs", 1) >= 2 and b.get("out_bufs", 1) >= 2
+        top = max(pipes, key=lambda k: pipes[k])
+        total = sum(pipes.values())
+        t = pipes[top] + (total - pipes[top]) / iters if overlapped else total
+        cores.append(CoreEstimate(i, pipes, iters, overlapped, t, top))
+
+    slowest = max((c.time_us for c in cores), default=0.0)
+    hbm_us = (total_in + total_out) / (p.hbm_gbps * 1e3)
+    kernel_us = max(slowest, hbm_us)
+    hbm_bound = hbm_us > slowest
+    if hbm_bound:
+        bottleneck = "MTE2" if total_in >= total_out else "MTE3"
+    elif cores:
+        bottleneck = max(cores, key=lambda c: c.time_us).bottleneck
+    else:
+        bottleneck = "none"
+    vec_roof = total_ideal_vec / (p.clock_ghz * 1e3 * p.aiv)
+    cube_roof = total_macs / (p.cube_macs_per_cycle * p.clock_ghz * 1e3 * p.aic)
+    roofs = {"memory": hbm_us, "vector": vec_roof, "cube": cube_roof}
+    kind = max(roofs, key=lambda k: roofs[k])
+    roof_us = roofs[kind]
+    fraction = min(1.0, roof_us / kernel_us) if kernel_us > 0 else 1.0
+    mean = sum(c.time_us for c in cores) / len(cores) if cores else 0.0
+    return Estimate(
+        target=p.target, blocks=len(blocks), cores_available=p.aiv,
+        time_us=kernel_us + p.launch_overhead_us, kernel_us=kernel_us, launch_overhead_us=p.launch_overhead_us,
+        bottleneck=bottleneck, hbm_bound=hbm_bound, roofline_kind=kind, roofline_us=roof_us, roofline_fraction=fraction,
+        load_balance=(mean / slowest) if slowest > 0 else 1.0,
+        gm_read_bytes=total_in, gm_write_bytes=total_out, vector_repeats=total_reps, cores=cores)

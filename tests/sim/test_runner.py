@@ -1,0 +1,158 @@
+"""`ascend-sim run` (npu_harness/sim/runner.py) on a hand-written kernel and on an emitted gallery kernel."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from npu_harness.sim import runner
+
+ROOT = Path(__file__).resolve().parents[2]
+KDIR = Path(__file__).resolve().parent / "kernels" / "runner"
+KERNEL = KDIR / "scaled_add.cpp"
+
+
+def tiling(total: int, tile: int, alpha: float, **kw) -> dict:
+    return {"name": "tiling", "kind": "tiling", "type": "ScaledAddTiling", "header": str(KDIR / "scaled_add_tiling.h"),
+            "fields": [{"name": "totalLength", "ctype": "uint32_t", "value": total},
+                       {"name": "tileLength", "ctype": "uint32_t", "value": tile},
+                       {"name": "alpha", "ctype": "float", "value": alpha}], **kw}
+
+
+def write_launch(tmp: Path, spec: dict, name: str = "launch.json") -> Path:
+    p = tmp / name
+    p.write_text(json.dumps(spec))
+    return p
+
+
+@pytest.fixture()
+def xy(tmp_path: Path) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(1000).astype(np.float32)
+    y = rng.standard_normal(1000).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    return x, y
+
+
+def add_spec(blocks: int = 4, tile: int = 64) -> dict:
+    return {"entry": "scaled_add", "blocks": blocks, "kernel_type": "vector",
+            "args": [{"name": "x", "kind": "input", "npy": "x.npy"}, {"name": "y", "kind": "input", "npy": "y.npy"},
+                     {"name": "z", "kind": "output", "dtype": "float32", "shape": [1000]}, tiling(1000, tile, 0.5)]}
+
+
+def test_hand_written_kernel(tmp_path, xy, capsys):
+    x, y = xy
+    out = tmp_path / "out"
+    rj = tmp_path / "report.json"
+    rc = runner.main(["run", str(KERNEL), "--launch", str(write_launch(tmp_path, add_spec())), "-o", str(out),
+                      "--report", "--report-json", str(rj)])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    z = np.load(out / "z.npy")
+    assert np.array_equal(z, (y * np.float32(0.5)) + x)
+    assert "ESTIMATE" in captured.out
+    rep = json.loads(rj.read_text())
+    assert rep["estimate"]["gm_read_bytes"] == 8000 and rep["estimate"]["gm_write_bytes"] == 4000
+    assert len(rep["counters"]["blocks"]) == 4
+
+
+def test_tiling_in_gm_and_atomic_add(tmp_path, xy, capsys):
+    x, _ = xy
+    spec = {"entry": "row_sum_atomic", "blocks": 5,
+            "args": [{"name": "x", "kind": "input", "npy": "x.npy"},
+                     {"name": "out", "kind": "output", "dtype": "float32", "shape": [8], "init": "zeros"},
+                     tiling(1000, 64, 0.0, **{"pass": "gm"})]}
+    rc = runner.main(["run", str(KERNEL), "--launch", str(write_launch(tmp_path, spec)), "-o", str(tmp_path)])
+    assert rc == 0, capsys.readouterr().err
+    got = np.load(tmp_path / "out.npy")
+    assert np.allclose(got, x.reshape(-1, 8).sum(0), rtol=1e-5, atol=1e-5)
+
+
+def test_fault_exits_1(tmp_path, xy, capsys):
+    rc = runner.main(["run", str(KERNEL), "--launch", str(write_launch(tmp_path, add_spec(tile=20000))),
+                      "-o", str(tmp_path)])  # 3 queues x 2 x 80 KB > 192 KB UB
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "error[UB-OVERFLOW]:" in err and "scaled_add.cpp" in err
+
+
+def test_block_dim_follows_kernel_type(tmp_path, xy, capsys):
+    spec = add_spec(blocks=40)
+    spec["kernel_type"] = "cube"  # cube / mix kernels: at most the AIC count (24 on 910B1)
+    rc = runner.main(["run", str(KERNEL), "--launch", str(write_launch(tmp_path, spec)), "-o", str(tmp_path)])
+    assert rc == 1 and "error[BLOCK-DIM]" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mutate,needle", [
+    (lambda s: s["args"][0].update(npy="missing.npy"), "cannot load"),
+    (lambda s: s.update(blocks=0), "blocks"),
+    (lambda s: s["args"][2].update(dtype="complex64"), "dtype"),
+    (lambda s: s["args"][3]["fields"][0].update(value=-1), "does not fit"),
+    (lambda s: s.update(kernel_type="gpu"), "kernel_type"),
+    (lambda s: s["args"][3]["fields"][1].update(ctype="uint64_t"), "do not match"),  # struct says uint32_t
+    (lambda s: s["args"][3]["fields"].append({"name": "nope", "ctype": "int32_t", "value": 1}), "does not match"),
+    (lambda s: s.update(entry="no_such_kernel"), "does not match"),
+    (lambda s: s["args"].pop(1), "does not match"),  # argument list shorter than the entry's
+])
+def test_bad_launch_exits_2(tmp_path, xy, capsys, mutate, needle):
+    spec = add_spec()
+    mutate(spec)
+    rc = runner.main(["run", str(KERNEL), "--launch", str(write_launch(tmp_path, spec)), "-o", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert "error[LAUNCH]" in err and needle in err
+
+
+def test_kernel_compile_error_exits_1(tmp_path, xy, capsys):
+    bad = tmp_path / "bad_kernel.cpp"
+    bad.write_text(KERNEL.read_text().replace("Add(z, z, x, n);", "Add(z, z, x, n, undefined_thing);"))
+    (tmp_path / "scaled_add_tiling.h").write_text((KDIR / "scaled_add_tiling.h").read_text())
+    rc = runner.main(["run", str(bad), "--launch", str(write_launch(tmp_path, add_spec())), "-o", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 1 and "error[COMPILE]" in err and "undefined_thing" in err
+
+
+def test_invalid_json_exits_2(tmp_path, capsys):
+    p = tmp_path / "bad.json"
+    p.write_text("{not json")
+    assert runner.main(["run", str(KERNEL), "--launch", str(p)]) == 2
+
+
+def test_emitted_gallery_kernel(tmp_path, capsys):
+    from ascend_dsl import load_file
+    from lowering.context import PassContext
+    from lowering.emit import emit
+    from lowering.pipeline import run_pipeline
+    from lowering.targets import get_target
+
+    src = load_file(ROOT / "examples" / "activation" / "gelu.adsl")[0]
+    kernel = src.instantiate({})
+    ctx = PassContext(get_target("ascend910b1"), "gelu.adsl")
+    project = emit(run_pipeline(kernel, ctx), ctx)
+    kdir = tmp_path / "gelu"
+    kdir.mkdir()
+    for name, text in project.files.items():
+        (kdir / name).write_text(text)
+    n, blocks = 10000, 3
+    x = np.linspace(-4, 4, n, dtype=np.float32)
+    np.save(tmp_path / "x.npy", x)
+    block_len = -(-n // blocks)
+    block_len = -(-block_len // 8) * 8
+    spec = {"entry": "gelu_custom", "blocks": blocks, "kernel_type": "vector",
+            "args": [{"name": "x", "kind": "input", "npy": "x.npy"},
+                     {"name": "y", "kind": "output", "dtype": "float32", "shape": [n]},
+                     {"name": "tiling", "kind": "tiling", "type": "GeluTilingData",
+                      "fields": [{"name": "N", "ctype": "uint64_t", "value": n},
+                                 {"name": "blockLength", "ctype": "uint64_t", "value": block_len},
+                                 {"name": "tileLength", "ctype": "uint32_t", "value": 1024}]}]}
+    rc = runner.main(["run", str(kdir / "gelu_kernel.cpp"), "--launch", str(write_launch(tmp_path, spec)),
+                      "-o", str(tmp_path / "out")])
+    assert rc == 0, capsys.readouterr().err
+    y = np.load(tmp_path / "out" / "y.npy")
+    want = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.astype(np.float64)])
+    assert np.abs(y - want).max() < 1e-4
