@@ -17,49 +17,62 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
         num_cores: int = 4, tile: int = 4096) -> dict[str, torch.Tensor]:
     """Run `kernel`; `tensors` maps every tensor parameter (inputs and outputs) to a torch tensor.
 
-    Outputs are written in place (flattened views) and also returned by name."""
+    Outputs are written in place and also returned by name. Rank-1 parameters are viewed flat; row
+    loops walk blocks of whole rows (`tile` elements' worth of rows, at least one)."""
     scalars = dict(scalars or {})
     for p in kernel.scalars:
         if p.name not in scalars:
             if p.default is None:
                 raise DslError.at("BINDING", f"no value for scalar parameter '{p.name}'", p.span)
             scalars[p.name] = p.default
-    flat = {}
+    views = {}
     for p in kernel.tensors:
         t = tensors[p.name]
         if t.dtype != p.dtype.torch:
             raise DslError.at("BINDING", f"'{p.name}' is {p.dtype} in the kernel but {t.dtype} was given", p.span)
-        flat[p.name] = t.reshape(-1)
+        views[p.name] = t.reshape(-1) if len(p.shape) == 1 else t
+    symbols = _symbols(kernel, views)
     for loop in kernel.body:
         assert isinstance(loop, ir.SplitLoop)
-        total = flat[_extent_tensor(kernel, loop)].numel()
+        total = 1
+        for s in loop.extent:
+            total *= symbols[s]
         share = -(-total // num_cores) if total else 0
         for core in range(num_cores):
             lo, hi = core * share, min(total, (core + 1) * share)
             for tl in loop.body:
                 assert isinstance(tl, ir.TileLoop)
-                for start in range(lo, hi, tile):
-                    _run_tile(tl.body, flat, scalars, slice(start, min(hi, start + tile)))
+                step = tile if tl.row_shape is None else max(1, tile // max(symbols[tl.row_shape[1]], 1))
+                for start in range(lo, hi, step):
+                    _run_tile(tl.body, views, scalars, slice(start, min(hi, start + step)))
     return {p.name: tensors[p.name] for p in kernel.outputs}
 
 
-def _extent_tensor(kernel: ir.Kernel, loop: ir.SplitLoop) -> str:
+def _symbols(kernel: ir.Kernel, views) -> dict[str, int]:
+    out: dict[str, int] = {}
     for p in kernel.tensors:
-        if tuple(d for d in p.shape) == loop.extent:
-            return p.name
-    return kernel.tensors[0].name
+        dims = list(views[p.name].shape)
+        for d, n in zip(p.shape, dims, strict=False):
+            if isinstance(d, str):
+                out.setdefault(d, n)
+    return out
 
 
-def _run_tile(body, flat, scalars, sl: slice) -> None:
+def _run_tile(body, views, scalars, sl: slice) -> None:
     env: dict[str, object] = {}
     for s in body:
         if isinstance(s, ir.Assign):
-            env[s.name] = _eval(s.value, env, flat, scalars, sl)
+            env[s.name] = _eval(s.value, env, views, scalars, sl)
         elif isinstance(s, ir.Store):
-            flat[s.tensor][sl] = _eval(s.value, env, flat, scalars, sl)
+            value = _eval(s.value, env, views, scalars, sl)
+            target = views[s.tensor]
+            if s.index.rows:
+                target[sl, :] = value.expand(target[sl, :].shape)
+            else:
+                target[sl] = value.reshape(-1) if value.dim() > 1 else value
 
 
-def _eval(e: ir.Expr, env, flat, scalars, sl):
+def _eval(e: ir.Expr, env, views, scalars, sl):
     match e:
         case ir.Const(value=v, type=t):
             return torch.tensor(v, dtype=t.dtype.torch)
@@ -67,12 +80,19 @@ def _eval(e: ir.Expr, env, flat, scalars, sl):
             if n in env:
                 return env[n]
             return torch.tensor(scalars[n], dtype=t.dtype.torch)
-        case ir.Load(tensor=name):
-            return flat[name][sl].clone()
+        case ir.Load(tensor=name, index=idx, type=t):
+            view = views[name]
+            if t.layout is ir.Layout.ROWS:
+                return view[sl, :].clone()
+            if t.layout is ir.Layout.ROW:
+                return view.reshape(1, -1).clone()
+            if t.layout is ir.Layout.COL:
+                return view[sl].reshape(-1, 1).clone()
+            return view[sl].clone()
         case ir.Op(op="cast", args=(a,), type=t):
-            return _eval(a, env, flat, scalars, sl).to(t.dtype.torch)
+            return _eval(a, env, views, scalars, sl).to(t.dtype.torch)
         case ir.Op(op=op, args=args, type=t):
-            vals = [_eval(a, env, flat, scalars, sl) for a in args]
+            vals = [_eval(a, env, views, scalars, sl) for a in args]
             out = OPS[op].ref(*vals)
             return out if t.dtype.value == "bool" else out.to(t.dtype.torch)
     raise TypeError(e)

@@ -28,17 +28,31 @@ class Kind(Enum):
     TILE = "tile"
 
 
+class Layout(Enum):
+    """How a tile value covers the current tile. FLAT: a 1-D run of elements. In a row loop:
+    ROWS = rows x D (each row padded in UB), COL = one value per row (rows x 1, from a reduction or a
+    1-D tensor over rows), ROW = one row of D shared by all rows (a 1-D tensor over D)."""
+
+    FLAT = "flat"
+    ROWS = "rows"
+    COL = "col"
+    ROW = "row"
+    BLOCK = "block"  # buffers only: one 32-byte block (reduction results)
+
+
 @dataclass(frozen=True)
 class ValType:
     kind: Kind
     dtype: DType
+    layout: Layout = Layout.FLAT
 
     def __str__(self) -> str:
-        return f"{self.kind.value}<{self.dtype}>"
+        lay = "" if self.layout is Layout.FLAT or self.kind is Kind.SCALAR else f", {self.layout.value}"
+        return f"{self.kind.value}<{self.dtype}{lay}>"
 
 
-def tile_of(dtype: DType) -> ValType:
-    return ValType(Kind.TILE, dtype)
+def tile_of(dtype: DType, layout: Layout = Layout.FLAT) -> ValType:
+    return ValType(Kind.TILE, dtype, layout)
 
 
 def scalar_of(dtype: DType) -> ValType:
@@ -89,10 +103,15 @@ class Ref:
 
 @dataclass(frozen=True)
 class TileIndex:
-    """`x[t]`: the elements of tile variable `t` of a 1-D (flattened) tensor."""
+    """`x[t]`: tile `t` of a 1-D tensor (flat elements, or one value per row in a row loop);
+    `x[r, :]` (`rows`): whole rows of a 2-D tensor; `w[:]` (`var` None): all of a 1-D tensor over D."""
 
-    var: str
+    var: str | None
+    rows: bool = False
     span: Span = _SPAN
+
+    def __str__(self) -> str:
+        return ":" if self.var is None else f"{self.var}, :" if self.rows else self.var
 
 
 @dataclass(frozen=True)
@@ -162,6 +181,7 @@ class Buffer:
     dtype: DType
     num: int
     bits: int
+    layout: Layout = Layout.FLAT
     span: Span = _SPAN
 
     def bytes_for(self, tile_elems: int) -> int:
@@ -180,6 +200,8 @@ class TileLoop:
     body: tuple[Stmt, ...]
     buffers_decl: tuple[Buffer, ...] = ()
     max_tile: int | None = None
+    #: Row loops: the shape symbols (rows, D) of the 2-D tensors they tile; None for flat loops.
+    row_shape: tuple[str, str] | None = None
     span: Span = _SPAN
 
 

@@ -20,6 +20,7 @@ class Rule(Enum):
     COMPARE = "compare"  # operands share one dtype, result is a mask
     SELECT = "select"  # (mask, a, b): a and b share a dtype, result has it
     CAST = "cast"  # (x, dtype): result has the named dtype
+    REDUCE = "reduce"  # (x,) over the last axis of a row tile: one value per row
 
 
 FLOATS = frozenset({DType.F16, DType.BF16, DType.F32})
@@ -81,10 +82,20 @@ for _name, _fn in [
     _op(_name, 2, Rule.COMPARE, FLOATS | {DType.I32}, _fn, f"comparison ({_name}); a mask for select")
 _op("select", 3, Rule.SELECT, NUMERIC, lambda m, a, b: _torch().where(m, a, b), "mask ? a : b")
 _op("cast", 2, Rule.CAST, NUMERIC, None, "convert to another dtype (round to nearest even)")
+_op("reduce_sum", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.sum(dim=1, keepdim=True, dtype=a.dtype),
+    "sum over each row (axis=1)")
+_op("reduce_mean", 1, Rule.REDUCE, FLOATS, lambda a: a.mean(dim=1, keepdim=True), "mean over each row (axis=1)")
+_op("reduce_max", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amax(dim=1, keepdim=True),
+    "maximum over each row (axis=1)")
+_op("reduce_min", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amin(dim=1, keepdim=True),
+    "minimum over each row (axis=1)")
+
+#: `name(v, axis=1)` -> reduction op.
+REDUCTIONS = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "min": "reduce_min"}
 
 #: DSL call names -> op names (operators map through the parser's tables).
 CALLABLE = {n: n for n in ("abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "relu", "tanh", "sigmoid", "erf",
-                           "max", "min", "select", "cast")}
+                           "max", "min", "select", "cast", "sum", "mean")}
 
 BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 COMPARE_OPERATORS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}

@@ -22,7 +22,7 @@ from lark.indenter import DedentError, Indenter
 from . import ir
 from .diagnostics import DslError, Span, register_source
 from .dtypes import BY_NAME, DType
-from .ops import BINARY_OPERATORS, CALLABLE, COMPARE_OPERATORS, OPS, POW_EXPONENTS, Rule
+from .ops import BINARY_OPERATORS, CALLABLE, COMPARE_OPERATORS, OPS, POW_EXPONENTS, REDUCTIONS, Rule
 
 CORE_KINDS = ("AIV", "AIC")
 
@@ -276,6 +276,8 @@ class _Builder:
         self.mask_dtypes: dict[str, DType] = {}
         self.loops: dict[str, _LoopVar] = {}
         self.type_args: dict[str, DType] = {}
+        self.row_shape: tuple[str, str] | None = None  # (rows, D) inside a row loop
+        self.split_extent: tuple[str, ...] = ()
 
     def err(self, code: str, msg: str, node, hint: str | None = None) -> DslError:
         return DslError.at(code, msg, self.o.span(node), hint)
@@ -416,6 +418,7 @@ class _Builder:
                            "use cores=AIV")
         var = self.bind(var_tok)
         self.loops[var] = _LoopVar("block")
+        self.split_extent = extent
         body = []
         for st in self.statements(suite):
             if st.data != "for_stmt" or self.call_name(st.children[1]) != "tile":
@@ -462,12 +465,27 @@ class _Builder:
         var = self.bind(var_tok)
         self.loops[var] = _LoopVar("tile", block)
         self.locals = {}
+        self.row_shape = self.row_shape_for(self.split_extent, s)
         body = []
         for st in self.statements(suite):
             body.append(self.tile_stmt(st, var))
         if not any(isinstance(b, ir.Store) for b in body):
             raise self.err("KERNEL-STRUCTURE", "tile loop stores nothing", s, "write results with store(y[t], value)")
-        return ir.TileLoop(var, block, size, buffers, tuple(body), span=self.o.span(s))
+        return ir.TileLoop(var, block, size, buffers, tuple(body), row_shape=self.row_shape, span=self.o.span(s))
+
+    def row_shape_for(self, extent: tuple[str, ...], node) -> tuple[str, str] | None:
+        """A tile loop over a split of B is a row loop when 2-D tensors [B, D] exist."""
+        shapes = {p.shape for p in self.params.values() if isinstance(p, ir.TensorParam) and len(p.shape) == 2
+                  and (p.shape[0],) == extent}
+        if not shapes:
+            return None
+        if len(shapes) > 1:
+            raise self.err("INDEX", f"row tiles over {extent[0]} need one row length; tensors have shapes "
+                           f"{', '.join(str(list(s)) for s in sorted(shapes, key=str))}", node)
+        rows, d = next(iter(shapes))
+        if not isinstance(d, str):
+            raise self.err("UNSUPPORTED", "the row length of a 2-D tensor must be a shape symbol", node)
+        return rows, d
 
     def tile_stmt(self, st: Tree, tile: str) -> ir.Stmt:
         if st.data == "assign":
@@ -489,7 +507,9 @@ class _Builder:
             pos, kw = self.call_args(call)
             if len(pos) != 2 or kw:
                 raise self.err("ARGS", "store takes a tensor slice and a value", call, "store(y[t], value)")
-            tensor, index = self.slice_of(pos[0], tile)
+            tensor, index, layout = self.slice_of(pos[0], tile)
+            if layout is ir.Layout.ROW:
+                raise self.err("INDEX", f"'{tensor}[:]' is shared by every row tile and cannot be stored", pos[0])
             value = self.expr(pos[1], tile)
             tp = self.params[tensor]
             if value.type.kind is not ir.Kind.TILE:
@@ -500,12 +520,18 @@ class _Builder:
             if value.type.dtype is not tp.dtype:
                 raise self.err("DTYPE-MISMATCH", f"storing {value.type.dtype} into '{tensor}' of dtype {tp.dtype}",
                                pos[1], f"convert with cast(value, {tp.dtype})")
+            if value.type.layout is not layout:
+                what = {ir.Layout.ROWS: "whole rows", ir.Layout.COL: "one value per row", ir.Layout.ROW: "a row",
+                        ir.Layout.FLAT: "a flat tile"}
+                raise self.err("TYPE", f"storing {what[value.type.layout]} into {what[layout]} of '{tensor}'", pos[1],
+                               "reduce rows with sum/max/min/mean(v, axis=1) to get one value per row"
+                               if layout is ir.Layout.COL else None)
             return ir.Store(tensor, index, value, self.o.span(st))
         if st.data == "for_stmt":
             raise self.err("KERNEL-STRUCTURE", "loops inside a tile loop are not supported", st)
         raise self.err("KERNEL-STRUCTURE", f"unexpected statement '{st.data}'", st)
 
-    def slice_of(self, e, tile: str) -> tuple[str, ir.TileIndex]:
+    def slice_of(self, e, tile: str) -> tuple[str, ir.TileIndex, ir.Layout]:
         if not (isinstance(e, Tree) and e.data == "subscript"):
             raise self.err("INDEX", "expected a tensor slice like x[t]", e)
         name_tok, *idx = e.children
@@ -514,12 +540,30 @@ class _Builder:
         if not isinstance(p, ir.TensorParam):
             raise self.undefined(name_tok, [n for n, q in self.params.items() if isinstance(q, ir.TensorParam)],
                                  "a tensor parameter")
-        if len(idx) != 1 or not (isinstance(idx[0], Tree) and idx[0].data == "name" and str(idx[0].children[0]) == tile):
-            raise self.err("INDEX", f"index '{name}' with the tile variable: {name}[{tile}]", e)
-        if len(p.shape) != 1:
-            raise self.err("INDEX", f"'{name}' has rank {len(p.shape)}; tile indexing needs a rank-1 (flat) tensor",
-                           e, f'declare it as Tensor[{p.dtype}, "N"] to view it flat')
-        return name, ir.TileIndex(tile, self.o.span(idx[0]))
+        is_tile = [isinstance(i, Tree) and i.data == "name" and str(i.children[0]) == tile for i in idx]
+        is_full = [isinstance(i, Tree) and i.data == "full_slice" for i in idx]
+        rows = self.row_shape
+        if len(idx) == 1 and is_tile[0] and len(p.shape) == 1:
+            if rows is None:
+                return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.FLAT
+            if p.shape != (rows[0],):
+                raise self.err("INDEX", f"'{name}[{tile}]' in a row loop needs a tensor over the rows ({rows[0]}); "
+                               f"'{name}' has shape {list(p.shape)}", e)
+            return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.COL
+        if len(idx) == 2 and is_tile[0] and is_full[1] and len(p.shape) == 2 and rows is not None:
+            return name, ir.TileIndex(tile, True, self.o.span(idx[0])), ir.Layout.ROWS
+        if len(idx) == 1 and is_full[0] and len(p.shape) == 1 and rows is not None:
+            if p.shape != (rows[1],):
+                raise self.err("INDEX", f"'{name}[:]' in a row loop needs a tensor over the row length ({rows[1]}); "
+                               f"'{name}' has shape {list(p.shape)}", e)
+            return name, ir.TileIndex(None, False, self.o.span(idx[0])), ir.Layout.ROW
+        if len(p.shape) == 2:
+            raise self.err("INDEX", f"index the 2-D tensor '{name}' by whole rows: {name}[{tile}, :]", e,
+                           "split its first dimension: for blk in split(" + str(p.shape[0]) + ", cores=AIV)")
+        if len(p.shape) > 2:
+            raise self.err("INDEX", f"'{name}' has rank {len(p.shape)}; tiles index rank-1 or rank-2 tensors", e,
+                           f'declare it as Tensor[{p.dtype}, "N"] to view it flat')
+        raise self.err("INDEX", f"index '{name}' with the tile variable: {name}[{tile}]", e)
 
     def undefined(self, tok, candidates, what: str) -> DslError:
         close = difflib.get_close_matches(str(tok), list(candidates), n=1)
@@ -590,16 +634,20 @@ class _Builder:
         if name == "load":
             if len(pos) != 1 or kw:
                 raise self.err("ARGS", "load takes one tensor slice", e, "load(x[t])")
-            tensor, index = self.slice_of(pos[0], tile)
-            return ir.Load(tensor, index, ir.tile_of(self.params[tensor].dtype), self.o.span(e))
+            tensor, index, layout = self.slice_of(pos[0], tile)
+            return ir.Load(tensor, index, ir.tile_of(self.params[tensor].dtype, layout), self.o.span(e))
         if name in ("store", "split", "tile"):
             raise self.err("KERNEL-STRUCTURE", f"{name}(...) cannot be used inside an expression", e)
         if name not in CALLABLE:
             close = difflib.get_close_matches(name, list(CALLABLE) + ["load"], n=1)
             raise self.err("UNKNOWN-OP", f"unknown function '{name}'", name_tok,
                            f"did you mean '{close[0]}'?" if close else f"available: {', '.join(sorted(CALLABLE))}")
+        if name in REDUCTIONS and "axis" in kw:
+            return self.reduction(name, pos, kw, e, tile)
         if kw:
             raise self.err("ARGS", f"{name}() takes no keyword arguments", e)
+        if name in ("sum", "mean"):
+            raise self.err("ARGS", f"{name}() needs axis=1: {name}(v, axis=1)", e)
         if name == "cast":
             if len(pos) != 2:
                 raise self.err("ARGS", "cast takes a value and a dtype", e, "cast(x, f16)")
@@ -612,8 +660,40 @@ class _Builder:
                 raise self.err("TYPE", "cannot cast a mask", pos[0], "use select(mask, 1.0, 0.0)")
             if isinstance(value, ir.Const):
                 return ir.Const(value.value, ir.scalar_of(dt), value.span)
-            return ir.Op("cast", (value,), ir.ValType(value.type.kind, dt), self.o.span(e))
+            return ir.Op("cast", (value,), ir.ValType(value.type.kind, dt, value.type.layout), self.o.span(e))
         return self.op(name, [self.expr(a, tile) for a in pos], e)
+
+    def reduction(self, name: str, pos: list, kw: dict, e: Tree, tile: str) -> ir.Expr:
+        if len(pos) != 1 or set(kw) != {"axis"}:
+            raise self.err("ARGS", f"{name}(v, axis=1) takes one value and axis=", e)
+        axis = kw["axis"]
+        value = self.number(axis.children[0]) if isinstance(axis, Tree) and axis.data == "number" else None
+        if isinstance(axis, Tree) and axis.data == "neg" and isinstance(axis.children[0], Tree):
+            value = -self.number(axis.children[0].children[0])
+        if value not in (1, -1):
+            raise self.err("UNSUPPORTED", "reductions run over the last axis of a row tile: axis=1", axis)
+        v = self.expr(pos[0], tile)
+        if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.ROWS:
+            raise self.err("TYPE", f"{name}(v, axis=1) needs whole rows (a value loaded with x[r, :])", pos[0],
+                           "split the rows of a 2-D tensor: for blk in split(B, cores=AIV)")
+        op = REDUCTIONS[name]
+        if v.type.dtype not in OPS[op].dtypes:
+            raise self.err("DTYPE-UNSUPPORTED", f"'{name}' does not support {v.type.dtype}", e)
+        return ir.Op(op, (v,), ir.tile_of(v.type.dtype, ir.Layout.COL), self.o.span(e))
+
+    def layout_of(self, args: list[ir.Expr], node, same: bool = False) -> ir.Layout:
+        """Broadcasting: rows x D absorbs per-row values and row vectors; flat tiles mix with nothing else."""
+        layouts = {a.type.layout for a in args if a.type.kind is ir.Kind.TILE}
+        if not layouts:
+            return ir.Layout.FLAT
+        if len(layouts) == 1:
+            return next(iter(layouts))
+        if same:
+            raise self.err("UNSUPPORTED", "comparisons and select need operands of one shape (all whole rows, or all "
+                           "per-row values)", node)
+        if ir.Layout.ROWS in layouts and ir.Layout.FLAT not in layouts:
+            return ir.Layout.ROWS
+        raise self.err("UNSUPPORTED", "a per-row value and a row vector only combine with whole rows", node)
 
     def op(self, name: str, args: list[ir.Expr], node) -> ir.Expr:
         info = OPS[name]
@@ -622,12 +702,13 @@ class _Builder:
             raise self.err("ARGS", f"{name} takes {info.arity} argument(s), got {len(args)}", node)
         if info.rule is Rule.SELECT:
             mask, a, b = args
-            if mask.type != ir.tile_of(DType.BOOL):
+            if mask.type.kind is not ir.Kind.TILE or mask.type.dtype is not DType.BOOL:
                 raise self.err("TYPE", "select's first argument must be a comparison mask", node,
                                "e.g. select(x > 0.0, x, 0.0)")
             fallback = self.mask_source_dtype(mask)
             a, b, dtype, kind = self.unify([a, b], node, fallback)
-            return ir.Op("select", (mask, a, b), ir.tile_of(dtype), span)
+            layout = self.layout_of([mask, a, b], node, same=True)
+            return ir.Op("select", (mask, a, b), ir.tile_of(dtype, layout), span)
         for a in args:
             if a.type.dtype is DType.BOOL:
                 raise self.err("TYPE", f"a comparison mask cannot be used in '{name}'", node,
@@ -647,8 +728,9 @@ class _Builder:
         if info.rule is Rule.COMPARE:
             if kind is not ir.Kind.TILE:
                 raise self.err("TYPE", "comparisons need a tile operand", node)
-            return ir.Op(name, tuple(args2), ir.tile_of(DType.BOOL), span)
-        return ir.Op(name, tuple(args2), ir.ValType(kind, dtype), span)
+            return ir.Op(name, tuple(args2), ir.tile_of(DType.BOOL, self.layout_of(args2, node, same=True)), span)
+        layout = self.layout_of(args2, node) if kind is ir.Kind.TILE else ir.Layout.FLAT
+        return ir.Op(name, tuple(args2), ir.ValType(kind, dtype, layout), span)
 
     def mask_source_dtype(self, mask: ir.Expr) -> DType | None:
         if isinstance(mask, ir.Op):

@@ -25,9 +25,11 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
         case ir.Ref(name=n):
             return n
         case ir.Load(tensor=t, index=i):
-            return f"load({t}[{i.var}])"
+            return f"load({t}[{i}])"
         case ir.Op(op="neg", args=(a,)):
             return f"-{expr(a, 4)}"
+        case ir.Op(op=op, args=(a,)) if op.startswith("reduce_"):
+            return f"{op.removeprefix('reduce_')}({expr(a)}, axis=1)"
         case ir.Op(op="cast", args=(a,), type=ty):
             return f"cast({expr(a)}, {ty.dtype})"
         case ir.Op(op=op, args=(a, b)) if op in _INFIX:
@@ -48,7 +50,7 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
         case ir.Assign(name=n, value=v):
             return [f"{ind}{n} = {expr(v)}"]
         case ir.Store(tensor=t, index=i, value=v):
-            return [f"{ind}store({t}[{i.var}], {expr(v)})"]
+            return [f"{ind}store({t}[{i}], {expr(v)})"]
         case ir.SplitLoop(var=v, extent=ext, core_kind=kind, cores=c, body=body):
             cores = kind if c is None else str(c)
             return [f"{ind}for {v} in split({' * '.join(ext)}, cores={cores}):"] + block(body, ind + "    ")
@@ -58,14 +60,15 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             if mt is not None:
                 head.append(f"{inner}# max_tile = {mt} elements")
             for d in decl:
-                head.append(f"{inner}# buffer {d.name}: {d.position.value} {d.dtype} x{d.num} ({d.bits} bit/elem)")
+                lay = "" if d.layout is ir.Layout.FLAT else f", {d.layout.value}"
+                head.append(f"{inner}# buffer {d.name}: {d.position.value} {d.dtype} x{d.num} ({d.bits} bit/elem{lay})")
             return head + block(body, inner)
         case ir.Stage(kind=k, body=body):
             return [f"{ind}with {k.value}:"] + block(body, ind + "    ")
         case ir.CopyIn(buffer=b, tensor=t, index=i):
-            return [f"{ind}{b} <- copy_in({t}[{i.var}])"]
+            return [f"{ind}{b} <- copy_in({t}[{i}])"]
         case ir.CopyOut(tensor=t, index=i, buffer=b):
-            return [f"{ind}copy_out({t}[{i.var}], {b})"]
+            return [f"{ind}copy_out({t}[{i}], {b})"]
         case ir.VecOp(api=api, dst=d, srcs=srcs, attrs=attrs):
             extra = [f"{k}={v}" for k, v in attrs]
             return [f"{ind}{d} <- {api}({', '.join([operand(x) for x in srcs] + extra)})"]

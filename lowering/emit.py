@@ -18,7 +18,7 @@ from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
 
 from .context import PassContext
-from .tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, REPEAT_BYTES, block_granule
+from .tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, REPEAT_BYTES, block_granule
 
 GENERATOR = "ascend-dsl"
 
@@ -122,9 +122,27 @@ def _buffer_views(tl: ir.TileLoop) -> list[dict]:
 
 
 def _bytes_expr(b: ir.Buffer) -> str:
+    """InitBuffer length of one buffer, in terms of the tile length (elements, or rows of Dp_)."""
+    per_bits = {
+        ir.Layout.FLAT: "tileLength_",
+        ir.Layout.ROWS: "tileLength_ * Dp_",
+        ir.Layout.COL: "(tileLength_ + 127) / 128 * 128",
+        ir.Layout.ROW: "Dp_",
+    }
+    if b.layout is ir.Layout.BLOCK:
+        return "32"
+    elems = per_bits[b.layout]
     if b.bits == 1:
-        return "(tileLength_ + 255) / 256 * 32"  # one bit per element, whole 32-byte blocks
-    return f"tileLength_ * sizeof({b.dtype.ctype})"
+        return f"({elems} + 255) / 256 * 32"  # one bit per element, whole 32-byte blocks
+    return f"{elems} * sizeof({b.dtype.ctype})"
+
+
+def _host_bytes(b: ir.Buffer) -> str:
+    """The same length on the host, for tiles of `r` rows (see tiling.h.jinja)."""
+    elems = {ir.Layout.ROWS: "r * padded", ir.Layout.COL: "colElems", ir.Layout.ROW: "padded"}
+    if b.layout is ir.Layout.BLOCK:
+        return "32"
+    return f"({elems[b.layout]} * {b.bits} / 8 + 31) / 32 * 32"
 
 
 class _StageWriter:
@@ -184,9 +202,137 @@ class _StageWriter:
             self.lines.append(f"{s.api}({s.dst}, {', '.join(srcs)}, count);")
 
 
+_TO_SCALAR_FORM = {"Add": "Adds", "Mul": "Muls", "Max": "Maxs", "Min": "Mins"}
+
+
+class _RowStageWriter(_StageWriter):
+    """Row loops: whole-row tiles live in UB as `count` rows of Dp_ elements (D_ of them data)."""
+
+    def layout(self, buf: str) -> ir.Layout:
+        return self.buffers[buf]["buffer"].layout
+
+    def copy_in(self, s: ir.CopyIn) -> None:
+        q, t = self.buffers[s.buffer]["member"], self.tensors[s.tensor]
+        c = self.ctype(s.buffer)
+        self.mark(s.span)
+        self.lines.append(f"LocalTensor<{c}> {s.buffer} = {q}.AllocTensor<{c}>();")
+        self.lines += self._copy_lines("CopyGmToUb({ub}, {gm}, {n});", s.buffer, t["gm"])
+        self.lines.append(f"{q}.EnQue({s.buffer});")
+
+    def copy_out(self, s: ir.CopyOut) -> None:
+        q, t = self.buffers[s.buffer]["member"], self.tensors[s.tensor]
+        c = self.ctype(s.buffer)
+        self.mark(s.span)
+        self.lines.append(f"LocalTensor<{c}> {s.buffer} = {q}.DeQue<{c}>();")
+        self.lines += self._copy_lines("CopyUbToGm({gm}, {ub}, {n});", s.buffer, t["gm"])
+        self.lines.append(f"{q}.FreeTensor({s.buffer});")
+
+    def _copy_lines(self, fmt: str, buf: str, gm: str) -> list[str]:
+        match self.layout(buf):
+            case ir.Layout.ROWS:  # GM rows are D_ apart, UB rows Dp_ apart
+                rows_fmt = fmt.replace("CopyGmToUb(", "CopyRowsGmToUb(").replace("CopyUbToGm(", "CopyRowsUbToGm(")
+                return [rows_fmt.format(ub=buf, gm=f"{gm}[offset * D_]", n="count, D_, Dp_")]
+            case ir.Layout.COL:
+                return [fmt.format(ub=buf, gm=f"{gm}[offset]", n="count")]
+            case _:
+                return [fmt.format(ub=buf, gm=gm, n="D_")]
+
+    def count_for(self, layout: ir.Layout) -> str:
+        return {ir.Layout.ROWS: "count * Dp_", ir.Layout.COL: "count", ir.Layout.ROW: "D_"}[layout]
+
+    def vec_op(self, s: ir.VecOp) -> None:
+        self.mark(s.span)
+        dst_layout = self.layout(s.dst)
+        tiles = [o for o in s.srcs if isinstance(o, str)]
+        if s.api.startswith("Reduce"):
+            return self.reduce(s)
+        if all(self.layout(o) is dst_layout for o in tiles):
+            if s.api in ("Compare", "Compares") and dst_layout is not ir.Layout.ROWS:
+                raise DslError.at("UNSUPPORTED", "comparisons of per-row values are not supported yet", s.span,
+                                  "compare whole rows instead")
+            whole = _StageWriter(self.ctx, self.buffers, self.tensors)
+            whole.last_line = s.span.line
+            whole.vec_op(s)
+            n = self.count_for(dst_layout)
+            for line in whole.lines:
+                self.lines.append(line.replace("(count + ", f"({n} + ").replace(", count);", f", {n});"))
+            return
+        self.per_row(s, dst_layout)
+
+    def row_ref(self, buf: str) -> str:
+        return f"{buf}[i * Dp_]" if self.layout(buf) is ir.Layout.ROWS else buf
+
+    def per_row(self, s: ir.VecOp, dst_layout: ir.Layout) -> None:
+        if dst_layout is not ir.Layout.ROWS or s.api not in ("Add", "Sub", "Mul", "Div", "Max", "Min"):
+            raise DslError.at("UNSUPPORTED", f"{s.api} mixing whole rows with per-row values or row vectors is not "
+                              "supported yet", s.span)
+        a, b = s.srcs
+        dst = self.row_ref(s.dst)
+        cols = [o for o in (a, b) if self.layout(o) is ir.Layout.COL]
+        if not cols:  # a row vector: the same D_ elements against every row
+            self.lines += [f"for (uint32_t i = 0; i < count; ++i) {{",
+                           f"    {s.api}({dst}, {self.row_ref(a)}, {self.row_ref(b)}, D_);", "}"]
+            return
+        c = self.ctype(cols[0])
+        col_first = self.layout(a) is ir.Layout.COL
+        x = self.row_ref(b if col_first else a)
+        if s.api in _TO_SCALAR_FORM:
+            body = [f"{_TO_SCALAR_FORM[s.api]}({dst}, {x}, v, D_);"]
+        elif s.api == "Sub":
+            body = ([f"Muls({dst}, {x}, static_cast<{c}>(-1.0f), D_);", f"Adds({dst}, {dst}, v, D_);"] if col_first
+                    else [f"Adds({dst}, {x}, static_cast<{c}>(-static_cast<float>(v)), D_);"])
+        else:  # Div; v / x as v * (1 / x) so dst may alias x
+            body = ([f"Reciprocal({dst}, {x}, D_);", f"Muls({dst}, {dst}, v, D_);"] if col_first
+                    else [f"Muls({dst}, {x}, static_cast<{c}>(1.0f / static_cast<float>(v)), D_);"])
+        self.lines += ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // per-row values are read by the scalar unit",
+                       "WaitFlag<HardEvent::V_S>(EVENT_ID0);",
+                       "for (uint32_t i = 0; i < count; ++i) {", f"    const {c} v = {cols[0]}.GetValue(i);"]
+        self.lines += ["    " + line for line in body] + ["}"]
+
+    def reduce(self, s: ir.VecOp) -> None:
+        (src,) = s.srcs
+        dt = self.buffers[src]["buffer"].dtype
+        out, tmp = f"reduceOut_{dt}", f"reduceTmp_{dt}"
+        self.lines += ["for (uint32_t i = 0; i < count; ++i) {",
+                       f"    {s.api}({out}, {src}[i * Dp_], {tmp}, static_cast<int32_t>(D_));",
+                       "    SetFlag<HardEvent::V_S>(EVENT_ID0);",
+                       "    WaitFlag<HardEvent::V_S>(EVENT_ID0);",
+                       f"    {s.dst}.SetValue(i, {out}.GetValue(0));",
+                       "    SetFlag<HardEvent::S_V>(EVENT_ID0);",
+                       "    WaitFlag<HardEvent::S_V>(EVENT_ID0);", "}"]
+
+
+def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir.TileLoop, tensors, buffers,
+                scalars) -> list[str]:
+    extent = " * ".join(f"tiling.{s}" for s in split.extent)
+    lines = [f"// {_loc(ctx, split.span)}: this core's contiguous share of [0, {' * '.join(split.extent)})"
+             + (" rows" if tl.row_shape else ""),
+             f"const uint64_t total = {extent};",
+             "const uint64_t start = tiling.blockLength * GetBlockIdx();",
+             "blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : "
+             "tiling.blockLength) : 0;",
+             "tileLength_ = tiling.tileLength;"]
+    if tl.row_shape:
+        lines += [f"D_ = tiling.{tl.row_shape[1]};", "Dp_ = (D_ + 127) / 128 * 128;  // UB row pitch: whole repeats"]
+    lines += [f"{s['member']} = tiling.{s['name']};" for s in scalars]
+    params = {p.name: p for p in kernel.tensors}
+    for t in tensors:
+        p = params[t["name"]]
+        base = f"(__gm__ {t['ctype']}*){t['name']}"
+        if tl.row_shape and len(p.shape) == 2:
+            lines.append(f"{t['gm']}.SetGlobalBuffer({base} + start * D_, blockLength_ * D_);")
+        elif tl.row_shape and p.shape == (tl.row_shape[1],):
+            lines.append(f"{t['gm']}.SetGlobalBuffer({base}, D_);")
+        else:
+            lines.append(f"{t['gm']}.SetGlobalBuffer({base} + start, blockLength_);")
+    lines.append(f"// {_loc(ctx, tl.span)}: UB buffers, sized for the largest tile")
+    lines += [f"pipe.InitBuffer({b['member']}, {b['init_args']});" for b in buffers]
+    return lines
+
+
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     split, tl = _single_tile_loop(kernel)
-    if tl.max_tile is None:
+    if tl.max_tile is None and tl.row_shape is None:
         raise DslError.at("INTERNAL", "tile size was not planned", tl.span)
     name = kernel.name
     cls = f"Kernel{camel(name)}"
@@ -202,7 +348,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
 
     stages: dict[ir.StageKind, list[str]] = {}
     for stage in tl.body:
-        w = _StageWriter(ctx, by_name, tensor_map)
+        w = (_RowStageWriter if tl.row_shape else _StageWriter)(ctx, by_name, tensor_map)
         for s in stage.body:
             match s:
                 case ir.CopyIn():
@@ -238,12 +384,22 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
         "extent_host": " * ".join(extent), "split_loc": _loc(ctx, split.span), "tile_loc": _loc(ctx, tl.span),
         "max_tile": tl.max_tile, "tile_granule": AUTO_TILE_GRANULE if tl.size is None else tl.size,
         "block_granule": block_granule(kernel), "min_per_core": MIN_ELEMS_PER_CORE,
+        "min_tiles_per_core": MIN_TILES_PER_CORE,
         "copy_helpers": "copy_helpers_pad.cpp.jinja" if ctx.target.has_datacopypad else
         "copy_helpers_nopad.cpp.jinja",
         "soc_version": ctx.target.soc_version,
     }
     if tl.size is not None:  # an explicit size is used as is (the host may still shrink it for short shares)
         view["tile_granule"] = tl.size
+    view["init"] = _init_lines(kernel, ctx, split, tl, tensors, buffers, scalars)
+    view["row_mode"] = tl.row_shape is not None
+    view["unit"] = "rows" if tl.row_shape else "elements"
+    view["extra_members"] = ["uint64_t D_ = 0;  // row length", "uint64_t Dp_ = 0;  // row pitch in UB"] \
+        if tl.row_shape else []
+    if tl.row_shape:
+        view["row_len"] = tl.row_shape[1]
+        view["ub_budget"] = ctx.target.ub_budget
+        view["ub_formula"] = " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl)
     return view
 
 
@@ -257,7 +413,7 @@ def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
         "tensors": [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape),
                      "role": "output" if p in kernel.outputs else "input"} for p in kernel.tensors],
         "scalars": [{"name": p.name, "dtype": p.dtype.value, "default": p.default} for p in kernel.scalars],
-        "max_tile": view["max_tile"],
+        "max_tile": view["max_tile"], "tile_unit": view["unit"],
         "buffers": [{"name": b.name, "position": b.position.value, "dtype": b.dtype.value, "num": b.num}
                     for b in _single_tile_loop(kernel)[1].buffers_decl],
     }

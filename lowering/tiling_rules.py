@@ -17,6 +17,10 @@ MAX_BUFFERS_PER_QUEUE = 2
 AUTO_TILE_GRANULE = 256
 #: A core gets at least this many elements before another core is used (launch overhead).
 MIN_ELEMS_PER_CORE = 4096
+#: A core's share is cut into at least this many tiles when it is long enough: with one tile, copy-in,
+#: compute and copy-out cannot overlap (the cost model put 16 x 16384 relu at 78 % of the memory
+#: roofline with one tile per core, 87 % with two; benchmarks/bench_gallery_model.py).
+MIN_TILES_PER_CORE = 2
 
 
 def kernel_dtypes(kernel: ir.Kernel) -> set[DType]:

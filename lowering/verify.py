@@ -13,7 +13,7 @@ def _fail(pass_name: str, msg: str, span) -> DslError:
 
 def verify(kernel: ir.Kernel, pass_name: str) -> None:
     tensors = {p.name: p for p in kernel.tensors}
-    scalars = {p.name for p in kernel.scalars}
+    scalars = {p.name for p in kernel.scalars} | set(kernel.symbols)
     outputs = {p.name for p in kernel.outputs}
     for s in ir.walk(kernel.body):
         if s.span.line <= 0:

@@ -321,7 +321,14 @@ def test_index_subscript_outside_load():
 def test_index_rank_two_tensor():
     text = HEAD.replace('x: Tensor[f32, "N"]', 'x: Tensor[f32, "M, N"]') + \
         "            store(y[t], load(x[t]))  # MARK\n"
-    d = _check(_fail(text), "INDEX", _marker_line(text), _col(text, "x[t]"), "'x' has rank 2")
+    d = _check(_fail(text), "INDEX", _marker_line(text), _col(text, "x[t]"), "index the 2-D tensor 'x' by whole rows")
+    assert "split(M, cores=AIV)" in d.hint
+
+
+def test_index_rank_three_tensor():
+    text = HEAD.replace('x: Tensor[f32, "N"]', 'x: Tensor[f32, "L, M, N"]') + \
+        "            store(y[t], load(x[t]))  # MARK\n"
+    d = _check(_fail(text), "INDEX", _marker_line(text), _col(text, "x[t]"), "'x' has rank 3")
     assert 'Tensor[f32, "N"]' in d.hint
 
 

@@ -59,35 +59,39 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         free: list[str] = []
         counters = {"tmp": 0, "mask": 0}
 
-        def new_buffer(base: str, position: ir.Position, dtype: DType, span) -> str:
+        def new_buffer(base: str, position: ir.Position, dtype: DType, span, layout: ir.Layout) -> str:
             name = base
             if base in ("tmp", "mask"):
                 name = f"{base}{counters[base]}"
                 counters[base] += 1
             num = tl.buffers if position is not ir.Position.VECCALC else 1
-            decls[name] = ir.Buffer(name, position, dtype, num, _bits(dtype), span)
+            decls[name] = ir.Buffer(name, position, dtype, num, _bits(dtype), layout, span)
             return name
 
         for i, s in enumerate(stmts):
             if not isinstance(s, ir.Assign):
                 continue
             dtype = s.value.type.dtype
+            layout = s.value.type.layout
             srcs = _refs(s.value)
             dying = [where[n] for n in srcs if last_use.get(n) == i and decls[where[n]].position is ir.Position.VECCALC]
             if isinstance(s.value, ir.Load):
-                buf = new_buffer(f"{s.value.tensor}Local", ir.Position.VECIN, dtype, s.span)
+                buf = new_buffer(f"{s.value.tensor}Local", ir.Position.VECIN, dtype, s.span, layout)
             elif s.name in out_of:
-                buf = new_buffer(f"{out_of[s.name]}Local", ir.Position.VECOUT, params[out_of[s.name]].dtype, s.span)
+                buf = new_buffer(f"{out_of[s.name]}Local", ir.Position.VECOUT, params[out_of[s.name]].dtype, s.span,
+                                 layout)
             else:
                 alias_ok = not (isinstance(s.value, ir.Op) and writes_dst_early(s.value))
-                candidates = [b for b in dying if decls[b].dtype is dtype] if alias_ok else []
-                candidates += [b for b in free if decls[b].dtype is dtype]
+                fits = {b for b in decls if decls[b].dtype is dtype and decls[b].layout is layout}
+                candidates = [b for b in dying if b in fits] if alias_ok else []
+                candidates += [b for b in free if b in fits]
                 if candidates:
                     buf = candidates[0]
                     if buf in free:
                         free.remove(buf)
                 else:
-                    buf = new_buffer("mask" if dtype is DType.BOOL else "tmp", ir.Position.VECCALC, dtype, s.span)
+                    buf = new_buffer("mask" if dtype is DType.BOOL else "tmp", ir.Position.VECCALC, dtype, s.span,
+                                     layout)
             where[s.name] = buf
             for b in dying:
                 if b != buf and b not in free:
@@ -108,6 +112,13 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 renamed.append(replace(s, name=where[s.name], value=rename(s.value)))
             else:
                 renamed.append(replace(s, value=rename(s.value)))
+        for dtype in sorted({s.value.args[0].type.dtype for s in stmts if isinstance(s, ir.Assign) and
+                             isinstance(s.value, ir.Op) and s.value.op.startswith("reduce_")}, key=str):
+            # ReduceSum/Max/Min need a scratch tensor (a row) and write their result to a 32-byte block.
+            decls[f"reduceTmp_{dtype}"] = ir.Buffer(f"reduceTmp_{dtype}", ir.Position.VECCALC, dtype, 1,
+                                                    _bits(dtype), ir.Layout.ROW, tl.span)
+            decls[f"reduceOut_{dtype}"] = ir.Buffer(f"reduceOut_{dtype}", ir.Position.VECCALC, dtype, 1,
+                                                    _bits(dtype), ir.Layout.BLOCK, tl.span)
         return replace(tl, body=tuple(renamed), buffers_decl=tuple(decls.values()))
 
     return map_tile_bodies(kernel, body)

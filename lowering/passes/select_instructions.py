@@ -50,7 +50,7 @@ def _round_mode(src: DType, dst: DType) -> str:
     return "CAST_NONE"
 
 
-def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
+def lower_op(dst: str, e: ir.Op, row_length: str | None = None) -> list[ir.VecOp]:
     def name(o: ir.Expr) -> ir.Operand:
         return o.name if isinstance(o, ir.Ref) and _tile(o) else o
 
@@ -99,6 +99,12 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
         if _tile(b):  # select(m, s, x) == select(!m, x, s): materialise s instead of inverting the mask
             return [v("Duplicate", a), v("Select", args[0], dst, args[2], mode="VSEL_TENSOR_TENSOR_MODE")]
         return [v("Duplicate", a), v("Select", args[0], dst, b, mode="VSEL_TENSOR_SCALAR_MODE")]
+    if op in ("reduce_sum", "reduce_max", "reduce_min"):
+        return [v({"reduce_sum": "ReduceSum", "reduce_max": "ReduceMax", "reduce_min": "ReduceMin"}[op], args[0])]
+    if op == "reduce_mean":
+        (a,) = e.args
+        d = ir.Ref(row_length, ir.scalar_of(e.type.dtype), span)
+        return [v("ReduceSum", args[0]), v("Muls", dst, ir.Op("reciprocal", (d,), d.type, span))]
     if op == "cast":
         (a,) = e.args
         return [v("Cast", args[0], round=_round_mode(a.type.dtype, e.type.dtype))]
@@ -112,7 +118,8 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             if isinstance(s, ir.Assign) and isinstance(s.value, ir.Load):
                 out.append(ir.CopyIn(s.name, s.value.tensor, s.value.index, s.span))
             elif isinstance(s, ir.Assign):
-                out.extend(replace(vo, span=s.span) for vo in lower_op(s.name, s.value))
+                row_length = tl.row_shape[1] if tl.row_shape else None
+                out.extend(replace(vo, span=s.span) for vo in lower_op(s.name, s.value, row_length))
             elif isinstance(s, ir.Store):
                 out.append(ir.CopyOut(s.tensor, s.index, s.value.name, s.span))
         return replace(tl, body=tuple(out))

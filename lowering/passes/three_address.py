@@ -1,6 +1,7 @@
 """Flatten tile expressions: one load or one op per assignment, every operand a name or a scalar.
 
-Goals: SSA names (a reassigned DSL name gets a fresh name), common-subexpression elimination
+Goals: SSA names (a reassigned DSL name gets a fresh name), Sethi-Ullman evaluation order (fewest
+live temporaries), common-subexpression elimination
 (structural, spans ignored), dead-code elimination. Scalar sub-expressions (literals, scalar
 parameters and arithmetic on them) stay inline: they become immediates of tensor-scalar
 instructions. Non-goals: buffer assignment (allocate_buffers.py).
@@ -9,6 +10,7 @@ instructions. Non-goals: buffer assignment (allocate_buffers.py).
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 from ascend_dsl import ir
 
@@ -52,7 +54,12 @@ class _Flattener:
 
     def define(self, e: ir.Expr, name: str | None) -> str:
         if isinstance(e, ir.Op):
-            e = replace(e, args=tuple(self.operand(a) for a in e.args))
+            # Sethi-Ullman order: the operand needing the most temporaries first, so fewer values
+            # are live at once (operands of pure ops may be evaluated in any order).
+            # A select's mask goes first: one bit per element is cheap to keep, and its operands die sooner.
+            order = sorted(range(len(e.args)), key=lambda i: (-(e.op == "select" and i == 0), -_need(e.args[i])))
+            flat: dict[int, ir.Expr] = {i: self.operand(e.args[i]) for i in order}
+            e = replace(e, args=tuple(flat[i] for i in range(len(e.args))))
         if e in self.memo:
             return self.memo[e]
         target = self.fresh(name)
@@ -71,6 +78,15 @@ class _Flattener:
             self.env[s.name] = self.define(s.value, s.name)
         elif isinstance(s, ir.Store):
             self.out.append(replace(s, value=self.operand(s.value)))
+
+
+@lru_cache(maxsize=4096)
+def _need(e: ir.Expr) -> int:
+    """Sethi-Ullman number: UB temporaries to evaluate a tile expression (leaves already have buffers)."""
+    if not isinstance(e, ir.Op) or e.type.kind is ir.Kind.SCALAR:
+        return 0
+    needs = sorted((_need(a) for a in e.args if a.type.kind is ir.Kind.TILE), reverse=True)
+    return max([1] + [n + i for i, n in enumerate(needs)])
 
 
 def _dce(body: list[ir.Stmt]) -> list[ir.Stmt]:

@@ -46,10 +46,9 @@ public:
         // gelu.adsl:8: UB buffers, sized for the largest tile
         pipe.InitBuffer(inQueueX, 2, tileLength_ * sizeof(float));
         pipe.InitBuffer(tmp0Buf, tileLength_ * sizeof(float));
-        pipe.InitBuffer(tmp1Buf, tileLength_ * sizeof(float));
         pipe.InitBuffer(mask0Buf, (tileLength_ + 255) / 256 * 32);
+        pipe.InitBuffer(tmp1Buf, tileLength_ * sizeof(float));
         pipe.InitBuffer(tmp2Buf, tileLength_ * sizeof(float));
-        pipe.InitBuffer(tmp3Buf, tileLength_ * sizeof(float));
         pipe.InitBuffer(outQueueY, 2, tileLength_ * sizeof(float));
     }
 
@@ -82,38 +81,37 @@ private:
     {
         LocalTensor<float> xLocal = inQueueX.DeQue<float>();
         LocalTensor<float> tmp0 = tmp0Buf.Get<float>();
-        LocalTensor<float> tmp1 = tmp1Buf.Get<float>();
         LocalTensor<uint8_t> mask0 = mask0Buf.Get<uint8_t>();
+        LocalTensor<float> tmp1 = tmp1Buf.Get<float>();
         LocalTensor<float> tmp2 = tmp2Buf.Get<float>();
-        LocalTensor<float> tmp3 = tmp3Buf.Get<float>();
         LocalTensor<float> yLocal = outQueueY.AllocTensor<float>();
         // gelu.adsl:10
-        Muls(tmp0, xLocal, 0.5f, count);
-        Muls(tmp1, xLocal, 0.7071067811865476f, count);
-        Compares(mask0, tmp1, 0.0f, CMPMODE::LT, (count + 63) / 64 * 64);
-        Abs(tmp1, tmp1, count);
-        Muls(tmp2, tmp1, 0.3275911f, count);
-        Adds(tmp2, tmp2, 1.0f, count);
-        Reciprocal(tmp2, tmp2, count);
-        Muls(tmp3, tmp2, 1.061405429f, count);
-        Adds(tmp3, tmp3, -1.453152027f, count);
-        Mul(tmp3, tmp3, tmp2, count);
-        Adds(tmp3, tmp3, 1.421413741f, count);
-        Mul(tmp3, tmp3, tmp2, count);
-        Adds(tmp3, tmp3, -0.284496736f, count);
-        Mul(tmp3, tmp3, tmp2, count);
-        Adds(tmp3, tmp3, 0.254829592f, count);
-        Mul(tmp3, tmp3, tmp2, count);
-        Mul(tmp1, tmp1, tmp1, count);
-        Muls(tmp1, tmp1, -1.0f, count);
-        Exp(tmp1, tmp1, count);
-        Mul(tmp3, tmp3, tmp1, count);
-        Muls(tmp2, tmp3, -1.0f, count);
-        Adds(tmp2, tmp2, 1.0f, count);
-        Muls(tmp1, tmp2, -1.0f, count);
-        Select(tmp1, mask0, tmp1, tmp2, SELMODE::VSEL_TENSOR_TENSOR_MODE, count);
+        Muls(tmp0, xLocal, 0.7071067811865476f, count);
+        Compares(mask0, tmp0, 0.0f, CMPMODE::LT, (count + 63) / 64 * 64);
+        Abs(tmp0, tmp0, count);
+        Muls(tmp1, tmp0, 0.3275911f, count);
         Adds(tmp1, tmp1, 1.0f, count);
-        Mul(yLocal, tmp0, tmp1, count);
+        Reciprocal(tmp1, tmp1, count);
+        Muls(tmp2, tmp1, 1.061405429f, count);
+        Adds(tmp2, tmp2, -1.453152027f, count);
+        Mul(tmp2, tmp2, tmp1, count);
+        Adds(tmp2, tmp2, 1.421413741f, count);
+        Mul(tmp2, tmp2, tmp1, count);
+        Adds(tmp2, tmp2, -0.284496736f, count);
+        Mul(tmp2, tmp2, tmp1, count);
+        Adds(tmp2, tmp2, 0.254829592f, count);
+        Mul(tmp2, tmp2, tmp1, count);
+        Mul(tmp0, tmp0, tmp0, count);
+        Muls(tmp0, tmp0, -1.0f, count);
+        Exp(tmp0, tmp0, count);
+        Mul(tmp2, tmp2, tmp0, count);
+        Muls(tmp1, tmp2, -1.0f, count);
+        Adds(tmp1, tmp1, 1.0f, count);
+        Muls(tmp0, tmp1, -1.0f, count);
+        Select(tmp0, mask0, tmp0, tmp1, SELMODE::VSEL_TENSOR_TENSOR_MODE, count);
+        Adds(tmp0, tmp0, 1.0f, count);
+        Muls(tmp2, xLocal, 0.5f, count);
+        Mul(yLocal, tmp2, tmp0, count);
         outQueueY.EnQue<float>(yLocal);
         inQueueX.FreeTensor(xLocal);
     }
@@ -129,15 +127,14 @@ private:
     TPipe pipe;
     TQue<TPosition::VECIN, 1> inQueueX;
     TBuf<TPosition::VECCALC> tmp0Buf;
-    TBuf<TPosition::VECCALC> tmp1Buf;
     TBuf<TPosition::VECCALC> mask0Buf;
+    TBuf<TPosition::VECCALC> tmp1Buf;
     TBuf<TPosition::VECCALC> tmp2Buf;
-    TBuf<TPosition::VECCALC> tmp3Buf;
     TQue<TPosition::VECOUT, 1> outQueueY;
     GlobalTensor<float> xGm;
     GlobalTensor<float> yGm;
-    uint64_t blockLength_ = 0;
-    uint32_t tileLength_ = 0;
+    uint64_t blockLength_ = 0;  // elements of this core
+    uint32_t tileLength_ = 0;   // elements per tile
 };
 
 extern "C" __global__ __aicore__ void gelu_custom(GM_ADDR x, GM_ADDR y, GeluTilingData tiling)

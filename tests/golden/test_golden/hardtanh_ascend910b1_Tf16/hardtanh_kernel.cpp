@@ -102,8 +102,8 @@ private:
     TQue<TPosition::VECOUT, 1> outQueueY;
     GlobalTensor<half> xGm;
     GlobalTensor<half> yGm;
-    uint64_t blockLength_ = 0;
-    uint32_t tileLength_ = 0;
+    uint64_t blockLength_ = 0;  // elements of this core
+    uint32_t tileLength_ = 0;   // elements per tile
     float min_val_;
     float max_val_;
 };

@@ -19,13 +19,17 @@ inline uint32_t HardtanhComputeTiling(uint64_t N, float min_val, float max_val, 
     constexpr uint64_t kTileGranule = 256;    // tiles are whole 256-byte repeats
     constexpr uint64_t kBlockGranule = 16;    // core shares start 32-byte aligned
     constexpr uint64_t kMinPerCore = 4096;  // below this, fewer cores are cheaper
+    constexpr uint64_t kMinTilesPerCore = 2;
     const uint64_t total = N;
     uint64_t perCore = coreNum > 0 ? (total + coreNum - 1) / coreNum : total;
     if (perCore < kMinPerCore) {
         perCore = kMinPerCore;
     }
     perCore = (perCore + kBlockGranule - 1) / kBlockGranule * kBlockGranule;
-    const uint64_t tilesPerCore = (perCore + kMaxTile - 1) / kMaxTile;
+    uint64_t tilesPerCore = (perCore + kMaxTile - 1) / kMaxTile;
+    if (tilesPerCore < kMinTilesPerCore && perCore >= kMinTilesPerCore * kTileGranule) {
+        tilesPerCore = kMinTilesPerCore;  // double buffering overlaps copy and compute only across tiles
+    }
     uint64_t tile = (perCore + tilesPerCore - 1) / tilesPerCore;  // balance the tiles of a core
     tile = (tile + kTileGranule - 1) / kTileGranule * kTileGranule;
     t->N = N;

@@ -120,8 +120,8 @@ private:
     TQue<TPosition::VECOUT, 1> outQueueY;
     GlobalTensor<float> xGm;
     GlobalTensor<float> yGm;
-    uint64_t blockLength_ = 0;
-    uint32_t tileLength_ = 0;
+    uint64_t blockLength_ = 0;  // elements of this core
+    uint32_t tileLength_ = 0;   // elements per tile
     float negative_slope_;
 };
 
