@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_gallery_model.py [--target ascend910b1] [--json FILE]
 
 For every gallery kernel and dtype, at benchmark-scale shapes (activation: batch_size x dim =
-16 x 16384 and 64 x 65536), validates in the emulator and prints the cost model's estimated time,
+16 x 16384 and 64 x 65536; row kernels: 128 x 4096 and 4096 x 4096), validates in the emulator and prints the cost model's estimated time,
 bottleneck, fraction of the roofline, and what limits it (iterations per core, overlap, cores).
 Element-wise kernels should reach >= 85 % of the memory roofline.
 """
@@ -19,6 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SHAPES = {"activation": [{"batch_size": 16, "dim": 16384}, {"batch_size": 64, "dim": 65536}]}
+#: Row kernels (2-D tensors: softmax, norms, per-row reductions): the task default (128 x 4096) and a
+#: benchmark-scale 4096 x 4096. Rows longer than UB (e.g. 16384 floats) need multi-pass kernels.
+ROW_SHAPES = [{}, {"batch_size": 4096, "dim": 4096}]
 TARGET_FRACTION = 0.85
 
 
@@ -84,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         if only and ex.name not in only:
             continue
         for dts in ex.dtypes:
-            for shape in SHAPES.get(ex.category, [{}]):
+            is_rows = any(len(p.shape) == 2 for p in ex.source.instantiate().tensors)
+            for shape in ROW_SHAPES if is_rows else SHAPES.get(ex.category, [{}]):
                 dname = "/".join(str(v) for v in dts.values()) or "-"
                 sname = "x".join(str(v) for v in shape.values()) or "default"
                 try:

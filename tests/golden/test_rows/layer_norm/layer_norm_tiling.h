@@ -31,6 +31,11 @@ inline uint32_t LayerNormComputeTiling(uint64_t B, uint64_t D, float eps, uint32
     while (rows > 0 && ubBytes(rows) > kBudget) {
         rows = rows > 64 ? rows * kBudget / ubBytes(rows) : rows - 1;  // shrink fast, then one by one
     }
+    constexpr uint64_t kMinTilesPerCore = 2;  // overlap copy and compute across tiles
+    if (rows > 0 && perCore >= kMinTilesPerCore) {
+        const uint64_t balanced = (perCore + kMinTilesPerCore - 1) / kMinTilesPerCore;
+        rows = rows < balanced ? rows : balanced;
+    }
     t->B = B;
     t->D = D;
     t->blockLength = perCore;
