@@ -14,6 +14,8 @@ import os
 import runpy
 import sys
 
+from npu_harness.task_worker import quantise_inputs
+
 
 def main(argv: list[str]) -> int:
     import torch
@@ -37,16 +39,7 @@ def main(argv: list[str]) -> int:
         torch.manual_seed(req.get("seed", 0))
         model = ns["Model"](*init)
         inputs = list(group) if isinstance(group, (list, tuple)) else [group]
-        kernel_inputs = []
-        ti = 0
-        for i, t in enumerate(inputs):
-            if isinstance(t, torch.Tensor) and ti < len(dtypes) and dtypes[ti]:
-                q = t.to(getattr(torch, dtypes[ti]))
-                kernel_inputs.append(q)
-                inputs[i] = q.to(t.dtype)
-            else:
-                kernel_inputs.append(t)
-            ti += isinstance(t, torch.Tensor)
+        kernel_inputs, inputs = quantise_inputs(inputs, dtypes)
         with torch.no_grad():
             outputs = model(*inputs)
         outputs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]

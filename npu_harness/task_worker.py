@@ -31,6 +31,30 @@ def _scaled_constants(ns: dict, cap: int, get_inputs) -> dict:
     return {k: ns[k] for k in names}
 
 
+def quantise_inputs(inputs: list, dtypes: list[str | None]) -> tuple[list, list]:
+    """(kernel inputs, reference inputs): the k-th tensor argument is rounded to the kernel's k-th
+    input dtype; the reference runs on the rounded values in the task's own precision, so kernel and
+    reference see identical inputs. Non-tensor arguments pass through unchanged."""
+    import torch
+
+    kernel_inputs, reference_inputs = [], []
+    k = 0
+    for t in inputs:
+        if isinstance(t, torch.Tensor):
+            if k < len(dtypes) and dtypes[k]:
+                q = t.to(getattr(torch, dtypes[k]))
+                kernel_inputs.append(q)
+                reference_inputs.append(q.to(t.dtype))
+            else:
+                kernel_inputs.append(t)
+                reference_inputs.append(t)
+            k += 1
+        else:
+            kernel_inputs.append(t)
+            reference_inputs.append(t)
+    return kernel_inputs, reference_inputs
+
+
 def main(argv: list[str]) -> int:
     import torch
 
@@ -55,16 +79,7 @@ def main(argv: list[str]) -> int:
     model = ns["Model"](*ns["get_init_inputs"]())
     inputs = list(get_inputs())
     dtypes = req.get("input_dtypes") or []
-    # Quantise inputs to the kernel's dtypes, then run the reference on the quantised values in the
-    # task's own precision: kernel and reference see identical inputs.
-    kernel_inputs = []
-    for i, t in enumerate(inputs):
-        if isinstance(t, torch.Tensor) and i < len(dtypes) and dtypes[i]:
-            q = t.to(getattr(torch, dtypes[i]))
-            kernel_inputs.append(q)
-            inputs[i] = q.to(t.dtype)
-        else:
-            kernel_inputs.append(t)
+    kernel_inputs, inputs = quantise_inputs(inputs, dtypes)
     with torch.no_grad():
         outputs = model(*inputs)
     outputs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
