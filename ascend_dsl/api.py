@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import textwrap
 
-from . import interpreter, ir
+from . import ir
 from .diagnostics import DslError, register_source
 from .dtypes import BY_NAME, DType
 from .parser import KernelSource, parse_text
@@ -26,6 +26,8 @@ class KernelFunction:
         names = [p.name for p in k.tensors]
         if len(tensors) != len(names):
             raise TypeError(f"{k.name} takes {len(names)} tensors ({', '.join(names)}), got {len(tensors)}")
+        from . import interpreter  # torch is imported only when a kernel is run
+
         return interpreter.run(k, dict(zip(names, tensors, strict=True)), scalars)
 
     def __repr__(self) -> str:
