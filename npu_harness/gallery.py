@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent / "examples"
 #: multiple of the tile or of 32 bytes.
 VALIDATION_SHAPES: dict[str, list[dict[str, int]]] = {
     "activation": [{}, {"batch_size": 1, "dim": 1000003}],
+    "broadcast": [{}, {"batch_size": 33, "dim": 1001}],
+    "math": [{}, {"batch_size": 33, "dim": 1001}],
 }
 #: Row kernels (2-D tensors, reductions per row): 33 rows of 1001 are neither a multiple of the
 #: core count nor of 32 bytes per row.

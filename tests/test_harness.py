@@ -153,3 +153,14 @@ def test_python_file_with_kernel_and_task_validates(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "sim: PASS" in r.stdout
     assert "// swish_in_python.py:12" in (tmp_path / "o/swish_kernel.cpp").read_text()
+
+
+def test_scalar_parameter_binds_from_model_attribute(tmp_path):
+    """leaky_relu's DSL default is 0.01; a task whose Model says 0.2 must be matched with 0.2."""
+    task = tmp_path / "leaky.py"
+    task.write_text((REPO / "examples/activation/leaky_relu.py").read_text().replace(
+        "def __init__(self, negative_slope: float = 0.01)", "def __init__(self, negative_slope: float = 0.2)"))
+    assert "0.2" in task.read_text()
+    r = _cli(str(REPO / "examples/activation/leaky_relu.adsl"), "-o", str(tmp_path / "o"), "--validate", "sim",
+             "--task", str(task))
+    assert r.returncode == 0, r.stdout + r.stderr
