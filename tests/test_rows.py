@@ -133,3 +133,15 @@ def test_planted_bug_reduce_scratch_too_small():
     run = load_task_for(kernel, adsl.with_suffix(".py"), overrides={"batch_size": 4, "dim": 3000})
     res = validate_sim(kernel, ctx.lowered, patched, ctx, run)
     assert not res.ok and "REDUCE-TMP" in {e.code for e in res.sim_errors}
+
+
+def test_cap_scales_benchmark_sizes_down_and_reports_them(tmp_path):
+    """Rows of 393,216 floats lower fine (D is a runtime value); --cap validates on a scaled-down shape."""
+    r = subprocess.run([sys.executable, "-m", "npu_harness.cli", str(REPO / "examples/normalization/rms_norm.adsl"),
+                        "-o", str(tmp_path / "o"), "--validate", "sim", "--set", "batch_size=64", "--set",
+                        "dim=393216", "--cap", "8192"], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert r.returncode == 0, r.stdout + r.stderr
+    used = next(line for line in r.stdout.splitlines() if line.startswith("task sizes used:"))
+    sizes = dict(kv.split("=") for kv in used.removeprefix("task sizes used: ").split(", "))
+    assert int(sizes["batch_size"]) * int(sizes["dim"]) <= 8192 and int(sizes["dim"]) < 393216
+    assert "sim: PASS" in r.stdout
