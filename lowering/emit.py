@@ -175,7 +175,8 @@ class _StageWriter:
         self.lines += [f"LocalTensor<{c}> {s.buffer} = {q}.DeQue<{c}>();",
                        f"CopyUbToGm({t['gm']}[offset], {s.buffer}, count);", f"{q}.FreeTensor({s.buffer});"]
 
-    def vec_op(self, s: ir.VecOp) -> None:
+    def vec_op(self, s: ir.VecOp, count: str = "count") -> None:
+        """One instruction over `count` elements (a C++ expression)."""
         self.mark(s.span)
         attrs = dict(s.attrs)
         dst_t = self.buffers[s.dst]["buffer"].dtype
@@ -189,17 +190,16 @@ class _StageWriter:
                 if s.api == "Select":
                     like = dst_t
                 srcs.append(c_scalar(o, like))
-        count = "count"
         if s.api in ("Compare", "Compares"):
             elems = REPEAT_BYTES // self.buffers[s.srcs[0]]["buffer"].dtype.size
-            count = f"(count + {elems - 1}) / {elems} * {elems}"  # Compare covers whole 256-byte repeats
-            self.lines.append(f"{s.api}({s.dst}, {', '.join(srcs)}, CMPMODE::{attrs['cmp']}, {count});")
+            rounded = f"({count} + {elems - 1}) / {elems} * {elems}"  # Compare covers whole 256-byte repeats
+            self.lines.append(f"{s.api}({s.dst}, {', '.join(srcs)}, CMPMODE::{attrs['cmp']}, {rounded});")
         elif s.api == "Select":
-            self.lines.append(f"Select({s.dst}, {', '.join(srcs)}, SELMODE::{attrs['mode']}, count);")
+            self.lines.append(f"Select({s.dst}, {', '.join(srcs)}, SELMODE::{attrs['mode']}, {count});")
         elif s.api == "Cast":
-            self.lines.append(f"Cast({s.dst}, {srcs[0]}, RoundMode::{attrs['round']}, count);")
+            self.lines.append(f"Cast({s.dst}, {srcs[0]}, RoundMode::{attrs['round']}, {count});")
         else:
-            self.lines.append(f"{s.api}({s.dst}, {', '.join(srcs)}, count);")
+            self.lines.append(f"{s.api}({s.dst}, {', '.join(srcs)}, {count});")
 
 
 _TO_SCALAR_FORM = {"Add": "Adds", "Mul": "Muls", "Max": "Maxs", "Min": "Mins"}
@@ -240,7 +240,7 @@ class _RowStageWriter(_StageWriter):
     def count_for(self, layout: ir.Layout) -> str:
         return {ir.Layout.ROWS: "count * Dp_", ir.Layout.COL: "count", ir.Layout.ROW: "D_"}[layout]
 
-    def vec_op(self, s: ir.VecOp) -> None:
+    def vec_op(self, s: ir.VecOp, count: str = "count") -> None:
         self.mark(s.span)
         dst_layout = self.layout(s.dst)
         tiles = [o for o in s.srcs if isinstance(o, str)]
@@ -250,13 +250,7 @@ class _RowStageWriter(_StageWriter):
             if s.api in ("Compare", "Compares") and dst_layout is not ir.Layout.ROWS:
                 raise DslError.at("UNSUPPORTED", "comparisons of per-row values are not supported yet", s.span,
                                   "compare whole rows instead")
-            whole = _StageWriter(self.ctx, self.buffers, self.tensors)
-            whole.last_line = s.span.line
-            whole.vec_op(s)
-            n = self.count_for(dst_layout)
-            for line in whole.lines:
-                self.lines.append(line.replace("(count + ", f"({n} + ").replace(", count);", f", {n});"))
-            return
+            return super().vec_op(s, self.count_for(dst_layout))
         self.per_row(s, dst_layout)
 
     def row_ref(self, buf: str) -> str:
