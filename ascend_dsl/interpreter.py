@@ -80,7 +80,7 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             if n in env:
                 return env[n]
             return torch.tensor(scalars[n], dtype=t.dtype.torch)
-        case ir.Load(tensor=name, index=idx, type=t):
+        case ir.Load(tensor=name, type=t):
             view = views[name]
             if t.layout is ir.Layout.ROWS:
                 return view[sl, :].clone()

@@ -264,7 +264,7 @@ class _RowStageWriter(_StageWriter):
         dst = self.row_ref(s.dst)
         cols = [o for o in (a, b) if self.layout(o) is ir.Layout.COL]
         if not cols:  # a row vector: the same D_ elements against every row
-            self.lines += [f"for (uint32_t i = 0; i < count; ++i) {{",
+            self.lines += ["for (uint32_t i = 0; i < count; ++i) {",
                            f"    {s.api}({dst}, {self.row_ref(a)}, {self.row_ref(b)}, D_);", "}"]
             return
         c = self.ctype(cols[0])
