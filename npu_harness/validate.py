@@ -14,7 +14,7 @@ from lowering import EmittedProject, PassContext
 from lowering.emit import build_view
 
 from .binding import Binding, bind
-from .compare import Comparison, compare
+from .compare import TOLERANCE, Comparison, compare
 from .sim.driver import driver_source, target_defines
 from .task import TASK_TIMEOUT_S, TaskRun, run_task
 
@@ -131,7 +131,7 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
             path = io / f"{p.name}.bin"
             ref = b.tensors[p.name]
             if not path.exists():
-                comps.append(Comparison(p.name, False, float("inf"), ref.numel(), ref.numel(), 0.0))
+                comps.append(Comparison(p.name, False, float("inf"), ref.numel(), ref.numel(), TOLERANCE[p.dtype.value]))
                 continue
             got = _from_bytes(path.read_bytes(), ref, p.dtype.torch)
             comps.append(compare(p.name, got, ref, p.dtype.value))
