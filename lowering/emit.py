@@ -162,18 +162,21 @@ class _StageWriter:
         return self.buffers[buf]["buffer"].dtype.ctype
 
     def copy_in(self, s: ir.CopyIn) -> None:
-        q, t = self.buffers[s.buffer]["member"], self.tensors[s.tensor]
-        c = self.ctype(s.buffer)
+        q, c = self.buffers[s.buffer]["member"], self.ctype(s.buffer)
         self.mark(s.span)
         self.lines += [f"LocalTensor<{c}> {s.buffer} = {q}.AllocTensor<{c}>();",
-                       f"CopyGmToUb({s.buffer}, {t['gm']}[offset], count);", f"{q}.EnQue({s.buffer});"]
+                       self.copy_call("GmToUb", s.buffer, self.tensors[s.tensor]["gm"]), f"{q}.EnQue({s.buffer});"]
 
     def copy_out(self, s: ir.CopyOut) -> None:
-        q, t = self.buffers[s.buffer]["member"], self.tensors[s.tensor]
-        c = self.ctype(s.buffer)
+        q, c = self.buffers[s.buffer]["member"], self.ctype(s.buffer)
         self.mark(s.span)
         self.lines += [f"LocalTensor<{c}> {s.buffer} = {q}.DeQue<{c}>();",
-                       f"CopyUbToGm({t['gm']}[offset], {s.buffer}, count);", f"{q}.FreeTensor({s.buffer});"]
+                       self.copy_call("UbToGm", s.buffer, self.tensors[s.tensor]["gm"]),
+                       f"{q}.FreeTensor({s.buffer});"]
+
+    def copy_call(self, way: str, buf: str, gm: str) -> str:
+        """The copy-helper call moving this tile of `buf` (way: "GmToUb" or "UbToGm")."""
+        return _copy(way, "", buf, f"{gm}[offset]", "count")
 
     def vec_op(self, s: ir.VecOp, count: str = "count") -> None:
         """One instruction over `count` elements (a C++ expression)."""
@@ -202,6 +205,12 @@ class _StageWriter:
             self.lines.append(f"{s.api}({s.dst}, {', '.join(srcs)}, {count});")
 
 
+def _copy(way: str, kind: str, ub: str, gm: str, sizes: str) -> str:
+    """A call of the emitted copy helpers (codegen_templates/copy_helpers_*.cpp.jinja)."""
+    dst, src = (ub, gm) if way == "GmToUb" else (gm, ub)
+    return f"Copy{kind}{way}({dst}, {src}, {sizes});"
+
+
 _TO_SCALAR_FORM = {"Add": "Adds", "Mul": "Muls", "Max": "Maxs", "Min": "Mins"}
 
 
@@ -211,31 +220,14 @@ class _RowStageWriter(_StageWriter):
     def layout(self, buf: str) -> ir.Layout:
         return self.buffers[buf]["buffer"].layout
 
-    def copy_in(self, s: ir.CopyIn) -> None:
-        q, t = self.buffers[s.buffer]["member"], self.tensors[s.tensor]
-        c = self.ctype(s.buffer)
-        self.mark(s.span)
-        self.lines.append(f"LocalTensor<{c}> {s.buffer} = {q}.AllocTensor<{c}>();")
-        self.lines += self._copy_lines("CopyGmToUb({ub}, {gm}, {n});", s.buffer, t["gm"])
-        self.lines.append(f"{q}.EnQue({s.buffer});")
-
-    def copy_out(self, s: ir.CopyOut) -> None:
-        q, t = self.buffers[s.buffer]["member"], self.tensors[s.tensor]
-        c = self.ctype(s.buffer)
-        self.mark(s.span)
-        self.lines.append(f"LocalTensor<{c}> {s.buffer} = {q}.DeQue<{c}>();")
-        self.lines += self._copy_lines("CopyUbToGm({gm}, {ub}, {n});", s.buffer, t["gm"])
-        self.lines.append(f"{q}.FreeTensor({s.buffer});")
-
-    def _copy_lines(self, fmt: str, buf: str, gm: str) -> list[str]:
+    def copy_call(self, way: str, buf: str, gm: str) -> str:
         match self.layout(buf):
             case ir.Layout.ROWS:  # GM rows are D_ apart, UB rows Dp_ apart
-                rows_fmt = fmt.replace("CopyGmToUb(", "CopyRowsGmToUb(").replace("CopyUbToGm(", "CopyRowsUbToGm(")
-                return [rows_fmt.format(ub=buf, gm=f"{gm}[offset * D_]", n="count, D_, Dp_")]
+                return _copy(way, "Rows", buf, f"{gm}[offset * D_]", "count, D_, Dp_")
             case ir.Layout.COL:
-                return [fmt.format(ub=buf, gm=f"{gm}[offset]", n="count")]
+                return _copy(way, "", buf, f"{gm}[offset]", "count")
             case _:
-                return [fmt.format(ub=buf, gm=gm, n="D_")]
+                return _copy(way, "", buf, gm, "D_")
 
     def count_for(self, layout: ir.Layout) -> str:
         return {ir.Layout.ROWS: "count * Dp_", ir.Layout.COL: "count", ir.Layout.ROW: "D_"}[layout]
