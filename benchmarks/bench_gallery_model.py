@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/bench_gallery_model.py [--target ascend910b1] [--json FILE]
 
 For every gallery kernel and dtype, at benchmark-scale shapes (activation: batch_size x dim =
-16 x 16384 and 64 x 65536; row kernels: 128 x 4096 and 4096 x 4096), validates in the emulator and prints the cost model's estimated time,
-bottleneck, fraction of the roofline, and what limits it (iterations per core, overlap, cores).
+16 x 16384 and 64 x 65536; row kernels: 128 x 4096 and 4096 x 4096), validates in the emulator
+and prints the cost model's estimated time, bottleneck, fraction of the roofline, and what limits it (iterations per core, overlap, cores).
 Element-wise kernels should reach >= 85 % of the memory roofline.
 """
 
@@ -30,7 +30,6 @@ def retile(counters: dict, factor: float) -> dict:
     bursts and vector instructions scale by `factor`; bytes and repeats stay (repeats at least one
     per instruction). Used to tell the lowering how many iterations per core it should plan."""
     import copy
-    import math
 
     out = copy.deepcopy(counters)
     for b in out["blocks"]:
@@ -87,8 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         if only and ex.name not in only:
             continue
         for dts in ex.dtypes:
-            is_rows = any(len(p.shape) == 2 for p in ex.source.instantiate().tensors)
-            for shape in ROW_SHAPES if is_rows else SHAPES.get(ex.category, [{}]):
+            for shape in ROW_SHAPES if ex.is_rows else SHAPES.get(ex.category, [{}]):
                 dname = "/".join(str(v) for v in dts.values()) or "-"
                 sname = "x".join(str(v) for v in shape.values()) or "default"
                 try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from ascend_dsl import load_file
@@ -39,9 +40,14 @@ class Example:
     adsl: Path
     task: Path
 
-    @property
+    @cached_property
     def source(self):
         return load_file(self.adsl)[0]
+
+    @property
+    def is_rows(self) -> bool:
+        """A row kernel (2-D tensors split by rows) rather than a flat one."""
+        return any(len(p.shape) == 2 for p in self.source.instantiate().tensors)
 
     @property
     def doc(self) -> str:
@@ -55,8 +61,7 @@ class Example:
         return self.source.dtype_variants
 
     def shapes(self) -> list[dict[str, int]]:
-        kernel = self.source.instantiate()
-        if any(len(p.shape) == 2 for p in kernel.tensors):
+        if self.is_rows:
             return ROW_SHAPES
         return VALIDATION_SHAPES.get(self.category, [{}])
 
