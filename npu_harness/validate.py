@@ -138,7 +138,7 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
         ok = res.returncode == 0 and not res.errors and all(c.ok for c in comps)
         detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
         est = _estimate(res.counters, ctx.target.name)
-        return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail + res.stdout.strip() * 0,
+        return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail,
                                 time.perf_counter() - start, counters=res.counters, report=est,
                                 estimate_us=est.time_us if est is not None else None)
 
