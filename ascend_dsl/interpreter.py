@@ -32,20 +32,47 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
             raise DslError.at("BINDING", f"'{p.name}' is {p.dtype} in the kernel but {t.dtype} was given", p.span)
         views[p.name] = t.reshape(-1) if len(p.shape) == 1 else t
     symbols = _symbols(kernel, views)
-    for loop in kernel.body:
-        assert isinstance(loop, ir.SplitLoop)
-        total = 1
-        for s in loop.extent:
-            total *= symbols[s]
-        share = -(-total // num_cores) if total else 0
-        for core in range(num_cores):
-            lo, hi = core * share, min(total, (core + 1) * share)
-            for tl in loop.body:
-                assert isinstance(tl, ir.TileLoop)
-                step = tile if tl.row_shape is None else max(1, tile // max(symbols[tl.row_shape[1]], 1))
-                for start in range(lo, hi, step):
-                    _run_tile(tl.body, views, scalars, slice(start, min(hi, start + step)))
+    scalars.update({k: float(v) for k, v in symbols.items()})
+    for stmt in kernel.body:
+        if isinstance(stmt, ir.AccDecl):
+            scalars[stmt.name] = stmt.init
+        elif isinstance(stmt, ir.ScalarAssign):
+            scalars[stmt.name] = float(_eval(stmt.value, {}, views, scalars, slice(0)))
+        elif isinstance(stmt, ir.ScalarStore):
+            views[stmt.tensor].reshape(-1)[0] = _eval(stmt.value, {}, views, scalars, slice(0))
+        else:
+            _run_split(stmt, views, scalars, symbols, num_cores, tile)
     return {p.name: tensors[p.name] for p in kernel.outputs}
+
+
+_COMBINE = {"add": lambda a, b: a + b, "max": max, "min": min}
+
+
+def _run_split(loop: ir.SplitLoop, views, scalars, symbols, num_cores: int, tile: int) -> None:
+    """Each core starts its accumulators from their initial value; the per-core values are combined
+    when the loop ends, as the emitted kernel does across cores."""
+    accs = {s.name for s in ir.walk(loop.body) if isinstance(s, ir.Accumulate)}
+    partials: dict[str, list[float]] = {a: [] for a in accs}
+    total = 1
+    for s in loop.extent:
+        total *= symbols[s]
+    share = -(-total // num_cores) if total else 0
+    for core in range(num_cores):
+        core_scalars = dict(scalars)
+        lo, hi = core * share, min(total, (core + 1) * share)
+        for tl in loop.body:
+            assert isinstance(tl, ir.TileLoop)
+            step = tile if tl.row_shape is None else max(1, tile // max(symbols[tl.row_shape[1]], 1))
+            for start in range(lo, hi, step):
+                _run_tile(tl.body, views, core_scalars, slice(start, min(hi, start + step)))
+        for a in accs:
+            partials[a].append(core_scalars[a])
+    for s in ir.walk(loop.body):
+        if isinstance(s, ir.Accumulate) and s.name in partials:
+            value = scalars[s.name]
+            for p in partials.pop(s.name):
+                value = _COMBINE[s.combine](value, p)
+            scalars[s.name] = value
 
 
 def _symbols(kernel: ir.Kernel, views) -> dict[str, int]:
@@ -70,6 +97,10 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
                 target[sl, :] = value.expand(target[sl, :].shape)
             else:
                 target[sl] = value.reshape(-1) if value.dim() > 1 else value
+        elif isinstance(s, ir.Accumulate):
+            value = _eval(s.value, env, views, scalars, sl).float()
+            part = {"reduce_sum": torch.sum, "reduce_max": torch.max, "reduce_min": torch.min}[s.reduce](value)
+            scalars[s.name] = _COMBINE[s.combine](scalars[s.name], float(part))
 
 
 def _eval(e: ir.Expr, env, views, scalars, sl):

@@ -8,6 +8,9 @@
               -- introduced by lowering passes:
               | Stage(kind, Stmt*) | CopyIn(buffer, tensor, index) | CopyOut(tensor, index, buffer)
               | VecOp(api, dst, Operand*)
+              -- kernel scope, around the split loops (cross-core accumulators):
+              | AccDecl(name, init) | ScalarAssign(name, Expr) | ScalarStore(tensor, Expr)
+              | Accumulate(name, combine, reduce, Expr)       -- in a tile loop: total += sum(v)
     Expr      = Const(value) | Ref(name) | Load(tensor, index) | Op(op, Expr*)
 
 Every node carries a `span` (ignored by equality) and every expression a `type`. Nodes are
@@ -38,6 +41,7 @@ class Layout(Enum):
     COL = "col"
     ROW = "row"
     BLOCK = "block"  # buffers only: one 32-byte block (reduction results)
+    REPEATS = "repeats"  # buffers only: one element per 256-byte repeat of a flat tile (reduce scratch)
 
 
 @dataclass(frozen=True)
@@ -185,6 +189,8 @@ class Buffer:
     span: Span = _SPAN
 
     def bytes_for(self, tile_elems: int) -> int:
+        if self.layout is Layout.REPEATS:  # ceil(tile bytes / 256) elements
+            tile_elems = -(-tile_elems * self.bits // (8 * 256))
         raw = -(-tile_elems * self.bits // 8)
         return -(-raw // 32) * 32
 
@@ -251,7 +257,49 @@ class VecOp:
     span: Span = _SPAN
 
 
-Stmt = Assign | Store | SplitLoop | TileLoop | Stage | CopyIn | CopyOut | VecOp
+@dataclass(frozen=True)
+class AccDecl:
+    """Kernel scope, before the split loop that updates it: `total = 0.0`. An accumulator holds one
+    f32 value per core while its split loop runs; when the loop ends the per-core values are combined
+    across cores (GM workspace + SyncAll) and every core holds the total."""
+
+    name: str
+    init: float
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class Accumulate:
+    """In a tile loop: `total += sum(v)` (combine "add") or `m = max(m, max(v))` ("max"/"min").
+    `reduce` (reduce_sum/max/min) turns the tile `value` into one scalar per tile."""
+
+    name: str
+    combine: str
+    reduce: str
+    value: Expr
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class ScalarAssign:
+    """Kernel scope, after a split loop: `norm = sqrt(total)`, evaluated once per core."""
+
+    name: str
+    value: Expr
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class ScalarStore:
+    """Kernel scope, after the split loops: `store(loss[0], total / N)`, written once (by core 0)."""
+
+    tensor: str
+    value: Expr
+    span: Span = _SPAN
+
+
+Stmt = (Assign | Store | SplitLoop | TileLoop | Stage | CopyIn | CopyOut | VecOp | AccDecl | Accumulate | ScalarAssign
+        | ScalarStore)
 
 # ----------------------------------------------------------------------------- kernel
 
@@ -278,13 +326,22 @@ class Kernel:
 
     @property
     def outputs(self) -> tuple[TensorParam, ...]:
-        stored = {s.tensor for s in walk(self.body) if isinstance(s, (Store, CopyOut))}
+        stored = {s.tensor for s in walk(self.body) if isinstance(s, (Store, CopyOut, ScalarStore))}
         return tuple(p for p in self.tensors if p.name in stored)
 
     @property
     def inputs(self) -> tuple[TensorParam, ...]:
         outs = {p.name for p in self.outputs}
         return tuple(p for p in self.tensors if p.name not in outs)
+
+    @property
+    def phases(self) -> tuple[SplitLoop, ...]:
+        """The split loops, in order; each ends with a cross-core combine of its accumulators."""
+        return tuple(s for s in self.body if isinstance(s, SplitLoop))
+
+    @property
+    def accumulators(self) -> tuple[AccDecl, ...]:
+        return tuple(s for s in self.body if isinstance(s, AccDecl))
 
     @property
     def symbols(self) -> tuple[str, ...]:

@@ -278,6 +278,10 @@ class _Builder:
         self.type_args: dict[str, DType] = {}
         self.row_shape: tuple[str, str] | None = None  # (rows, D) inside a row loop
         self.split_extent: tuple[str, ...] = ()
+        self.kscalars: dict[str, ir.ValType] = {}  # kernel-scope accumulators and scalars
+        self.phase_accs: set[str] = set()  # accumulators updated by the current split loop
+        self.combined: set[str] = set()  # accumulators whose split loop has ended (readable)
+        self.acc_names: set[str] = set()
 
     def err(self, code: str, msg: str, node, hint: str | None = None) -> DslError:
         return DslError.at(code, msg, self.o.span(node), hint)
@@ -362,16 +366,67 @@ class _Builder:
         return [s for s in suite.children if not (isinstance(s, Tree) and s.data in ("doc_stmt", "pass_stmt"))]
 
     def kernel_body(self, suite: Tree) -> tuple[ir.Stmt, ...]:
-        out = []
+        """Split loops, with accumulators declared before them and scalar results after them."""
+        out: list[ir.Stmt] = []
         for s in self.statements(suite):
-            if s.data != "for_stmt" or self.call_name(s.children[1]) != "split":
+            if s.data == "for_stmt" and self.call_name(s.children[1]) == "split":
+                outer = dict(self.loops)
+                out.append(self.split_loop(s))
+                self.loops = outer  # loop variables are scoped to their loop
+                self.combined.update(self.phase_accs)  # combined across cores when the loop ends
+                self.phase_accs = set()
+            elif s.data == "assign":
+                out.append(self.kernel_assign(s))
+            elif s.data == "expr_stmt" and self.call_name(s.children[0]) == "store":
+                out.append(self.scalar_store(s))
+            else:
                 raise self.err("KERNEL-STRUCTURE", "a kernel body is a `for ... in split(...)` loop", s,
                                "wrap the work in: for blk in split(N, cores=AIV):")
-            out.append(self.split_loop(s))
-        if not out:
+        if not any(isinstance(s, ir.SplitLoop) for s in out):
             raise self.err("KERNEL-STRUCTURE", "kernel has no split loop", suite,
                            "add: for blk in split(N, cores=AIV):")
-        return tuple(out)
+        unused = [s for s in out if isinstance(s, ir.AccDecl) and s.name not in self.combined]
+        return tuple(ir.ScalarAssign(s.name, ir.Const(s.init, ir.scalar_of(DType.F32), s.span), s.span)
+                     if s in unused else s for s in out)
+
+    def kernel_assign(self, st: Tree) -> ir.Stmt:
+        """`total = 0.0` before a split loop declares an accumulator; `r = sqrt(total)` after one names a
+        scalar computed once per core from accumulators, shape symbols and scalar parameters."""
+        name_tok, value = st.children
+        name = self.bind(name_tok)
+        if name in self.kscalars or name in OPS or name in CALLABLE:
+            raise self.err("DUPLICATE-NAME", f"'{name}' is already defined", name_tok)
+        e = self.expr(value, "")
+        if e.type.kind is not ir.Kind.SCALAR:
+            raise self.err("TYPE", "kernel-scope values are scalars", value,
+                           "tile values live inside a tile loop")
+        self.kscalars[name] = ir.scalar_of(DType.F32)
+        if isinstance(e, ir.Const):
+            self.acc_names.add(name)
+            return ir.AccDecl(name, float(e.value), self.o.span(st))
+        return ir.ScalarAssign(name, e, self.o.span(st))
+
+    def scalar_store(self, st: Tree) -> ir.ScalarStore:
+        call = st.children[0]
+        pos, kw = self.call_args(call)
+        if len(pos) != 2 or kw:
+            raise self.err("ARGS", "store takes a tensor element and a value", call, "store(loss[0], total / N)")
+        target = pos[0]
+        ok = (isinstance(target, Tree) and target.data == "subscript" and len(target.children) == 2
+              and isinstance(target.children[1], Tree) and target.children[1].data == "number"
+              and str(target.children[1].children[0]) == "0")
+        if not ok:
+            raise self.err("INDEX", "after the split loops, store writes element 0 of a tensor", target,
+                           "store(loss[0], total / N)")
+        tensor = str(target.children[0])
+        p = self.params.get(tensor)
+        if not isinstance(p, ir.TensorParam):
+            raise self.undefined(target.children[0], [n for n, q in self.params.items()
+                                                      if isinstance(q, ir.TensorParam)], "a tensor parameter")
+        value = self.expr(pos[1], "")
+        if value.type.kind is not ir.Kind.SCALAR:
+            raise self.err("TYPE", "a kernel-scope store takes a scalar", pos[1])
+        return ir.ScalarStore(tensor, value, self.o.span(st))
 
     def call_name(self, call: Tree) -> str:
         return str(call.children[0])
@@ -469,8 +524,9 @@ class _Builder:
         body = []
         for st in self.statements(suite):
             body.append(self.tile_stmt(st, var))
-        if not any(isinstance(b, ir.Store) for b in body):
-            raise self.err("KERNEL-STRUCTURE", "tile loop stores nothing", s, "write results with store(y[t], value)")
+        if not any(isinstance(b, (ir.Store, ir.Accumulate)) for b in body):
+            raise self.err("KERNEL-STRUCTURE", "tile loop stores nothing", s,
+                           "write results with store(y[t], value) or accumulate them: total += sum(v)")
         return ir.TileLoop(var, block, size, buffers, tuple(body), row_shape=self.row_shape, span=self.o.span(s))
 
     def row_shape_for(self, extent: tuple[str, ...], node) -> tuple[str, str] | None:
@@ -488,6 +544,10 @@ class _Builder:
         return rows, d
 
     def tile_stmt(self, st: Tree, tile: str) -> ir.Stmt:
+        if st.data == "aug_assign":
+            return self.accumulate(st, tile, "add", st.children[1])
+        if st.data == "assign" and str(st.children[0]) in self.kscalars:
+            return self.accumulate_minmax(st, tile)
         if st.data == "assign":
             name_tok, value = st.children
             name = str(name_tok)
@@ -530,6 +590,55 @@ class _Builder:
         if st.data == "for_stmt":
             raise self.err("KERNEL-STRUCTURE", "loops inside a tile loop are not supported", st)
         raise self.err("KERNEL-STRUCTURE", f"unexpected statement '{st.data}'", st)
+
+    def accumulate(self, st: Tree, tile: str, combine: str, rhs) -> ir.Accumulate:
+        name_tok = st.children[0]
+        name = str(name_tok)
+        decl = next((a for a in self._accs() if a == name), None)
+        if decl is None:
+            raise self.err("UNDEFINED-NAME", f"'{name}' is not an accumulator", name_tok,
+                           f"declare it before the split loop: {name} = 0.0")
+        if name in self.combined:
+            raise self.err("KERNEL-STRUCTURE", f"accumulator '{name}' was already combined by an earlier split loop",
+                           name_tok, "declare a new accumulator for this loop")
+        reducer = {"add": "sum", "max": "max", "min": "min"}[combine]
+        ok = (isinstance(rhs, Tree) and rhs.data == "call" and self.call_name(rhs) == reducer
+              and len(rhs.children) == 2 and not (isinstance(rhs.children[1], Tree) and rhs.children[1].data == "kwarg"))
+        if not ok:
+            form = {"add": f"{name} += sum(v)", "max": f"{name} = max({name}, max(v))",
+                    "min": f"{name} = min({name}, min(v))"}[combine]
+            raise self.err("UNSUPPORTED", f"an accumulator is updated with {form}", rhs,
+                           "reduce the tile to one value with sum/max/min(v); scale the total after the loop")
+        value = self.expr(rhs.children[1], tile)
+        if value.type.kind is not ir.Kind.TILE or value.type.dtype is DType.BOOL:
+            raise self.err("TYPE", f"{reducer}(v) reduces a tile value", rhs.children[1])
+        if value.type.layout is ir.Layout.ROW:
+            raise self.err("TYPE", f"{reducer}(v) of a row vector would count it once per row tile", rhs.children[1])
+        if value.type.dtype not in (DType.F32, DType.F16):
+            raise self.err("DTYPE-UNSUPPORTED", f"accumulating {value.type.dtype} values is not supported",
+                           rhs.children[1], "cast(v, f32) first")
+        self.phase_accs.add(name)
+        return ir.Accumulate(name, combine, REDUCTIONS[reducer], value, self.o.span(st))
+
+    def accumulate_minmax(self, st: Tree, tile: str) -> ir.Accumulate:
+        name_tok, value = st.children
+        name = str(name_tok)
+        if name not in self._accs():
+            raise self.err("DUPLICATE-NAME", f"cannot assign to '{name}' inside a tile loop: it is a kernel-scope "
+                           "scalar", name_tok)
+        call_ok = isinstance(value, Tree) and value.data == "call" and self.call_name(value) in ("max", "min")
+        if call_ok:
+            pos, kw = self.call_args(value)
+            first = pos[0] if pos else None
+            if len(pos) == 2 and not kw and isinstance(first, Tree) and first.data == "name" \
+                    and str(first.children[0]) == name:
+                fake = Tree("acc", [name_tok, pos[1]], value.meta)
+                return self.accumulate(fake, tile, self.call_name(value), pos[1])
+        raise self.err("UNSUPPORTED", f"accumulator '{name}' is updated with {name} += sum(v), "
+                       f"{name} = max({name}, max(v)) or {name} = min({name}, min(v))", value)
+
+    def _accs(self) -> set[str]:
+        return {n for n in self.kscalars if n in self.acc_names}
 
     def slice_of(self, e, tile: str) -> tuple[str, ir.TileIndex, ir.Layout]:
         if not (isinstance(e, Tree) and e.data == "subscript"):
@@ -604,6 +713,13 @@ class _Builder:
         p = self.params.get(name)
         if isinstance(p, ir.ScalarParam):
             return ir.Ref(name, ir.scalar_of(p.dtype), span)
+        if name in self.kscalars:
+            if name in self.acc_names and name not in self.combined:
+                raise self.err("KERNEL-STRUCTURE", f"accumulator '{name}' is read before its split loop has ended",
+                               tok, "its total across cores exists only after the loop that accumulates it")
+            return ir.Ref(name, self.kscalars[name], span)
+        if name in self.symbols:
+            return ir.Ref(name, ir.scalar_of(DType.I32), span)  # a shape symbol's runtime value
         if isinstance(p, ir.TensorParam):
             raise self.err("TYPE", f"'{name}' is a GM tensor; read it with load({name}[t])", tok)
         if name in self.loops:
@@ -751,7 +867,8 @@ class _Builder:
             kind = ir.Kind.TILE
         else:
             refs = [a for a in args if isinstance(a, ir.Ref)]
-            dtype = refs[0].type.dtype if refs else (fallback or DType.F32)
+            floats = [a for a in refs if a.type.dtype.is_float]
+            dtype = (floats or refs)[0].type.dtype if refs else (fallback or DType.F32)
             kind = ir.Kind.SCALAR
         out = []
         for a in args:

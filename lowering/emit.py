@@ -7,7 +7,7 @@ Every decision is made here in Python and handed to the jinja2 templates in
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 
@@ -90,47 +90,57 @@ def c_scalar(e: ir.Expr, dtype: DType) -> str:
 # ----------------------------------------------------------------------------- view model
 
 
-def _single_tile_loop(kernel: ir.Kernel) -> tuple[ir.SplitLoop, ir.TileLoop]:
-    splits = [s for s in kernel.body if isinstance(s, ir.SplitLoop)]
-    if len(splits) != 1 or len(splits[0].body) != 1:
-        where = (splits[1] if len(splits) > 1 else splits[0].body[1]).span
-        raise DslError.at("UNSUPPORTED", "this version lowers one split loop holding one tile loop", where,
-                          "merge the loops, or write separate kernels")
-    return splits[0], splits[0].body[0]
+def _phases(kernel: ir.Kernel) -> list[tuple[ir.SplitLoop, ir.TileLoop]]:
+    """The split loops with their one tile loop each; every phase splits the same extent the same way."""
+    out = []
+    for split in kernel.phases:
+        if len(split.body) != 1:
+            raise DslError.at("UNSUPPORTED", "this version lowers one tile loop per split loop", split.body[1].span,
+                              "merge the loops, or write a second split loop after this one")
+        out.append((split, split.body[0]))
+    first_split, first_tile = out[0]
+    for split, tl in out[1:]:
+        if split.extent != first_split.extent or tl.row_shape != first_tile.row_shape:
+            raise DslError.at("UNSUPPORTED", "every split loop of a kernel splits the same extent with the same "
+                              "tensors", split.span, f"split({' * '.join(first_split.extent)}, cores=AIV)")
+    return out
 
 
 def _loc(ctx: PassContext, span) -> str:
     return f"{ctx.source_name}:{span.line}"
 
 
-def _buffer_views(tl: ir.TileLoop) -> list[dict]:
+def _buffer_views(tl: ir.TileLoop, suffix: str = "") -> list[dict]:
+    """Queue/TBuf members of one phase's buffers; phases after the first get a numeric suffix."""
     views = []
     for b in tl.buffers_decl:
         cap = b.name[:1].upper() + b.name[1:]
         if b.position is ir.Position.VECCALC:
-            member = f"{b.name}Buf"
+            member = f"{b.name}Buf{suffix}"
             decl = "TBuf<TPosition::VECCALC>"
-            size = _bytes_expr(b)
-            init = size
+            init = _bytes_expr(b, suffix)
         else:
             prefix = "inQueue" if b.position is ir.Position.VECIN else "outQueue"
-            member = f"{prefix}{cap.removesuffix('Local')[:1].upper()}{cap.removesuffix('Local')[1:]}"
+            member = f"{prefix}{cap.removesuffix('Local')[:1].upper()}{cap.removesuffix('Local')[1:]}{suffix}"
             decl = f"TQue<TPosition::{b.position.value}, 1>"
-            init = f"{b.num}, {_bytes_expr(b)}"
+            init = f"{b.num}, {_bytes_expr(b, suffix)}"
         views.append({"name": b.name, "member": member, "decl": decl, "init_args": init, "buffer": b})
     return views
 
 
-def _bytes_expr(b: ir.Buffer) -> str:
+def _bytes_expr(b: ir.Buffer, suffix: str = "") -> str:
     """InitBuffer length of one buffer, in terms of the tile length (elements, or rows of Dp_)."""
+    tile = f"tileLength{suffix}_"
     per_bits = {
-        ir.Layout.FLAT: "tileLength_",
-        ir.Layout.ROWS: "tileLength_ * Dp_",
-        ir.Layout.COL: "(tileLength_ + 127) / 128 * 128",
+        ir.Layout.FLAT: tile,
+        ir.Layout.ROWS: f"{tile} * Dp_",
+        ir.Layout.COL: f"({tile} + 127) / 128 * 128",
         ir.Layout.ROW: "Dp_",
     }
     if b.layout is ir.Layout.BLOCK:
         return "32"
+    if b.layout is ir.Layout.REPEATS:  # one element per 256-byte repeat, whole 32-byte blocks
+        return f"(({tile} * sizeof({b.dtype.ctype}) + 255) / 256 * sizeof({b.dtype.ctype}) + 31) / 32 * 32"
     elems = per_bits[b.layout]
     if b.bits == 1:
         return f"({elems} + 255) / 256 * 32"  # one bit per element, whole 32-byte blocks
@@ -177,6 +187,26 @@ class _StageWriter:
     def copy_call(self, way: str, buf: str, gm: str) -> str:
         """The copy-helper call moving this tile of `buf` (way: "GmToUb" or "UbToGm")."""
         return _copy(way, "", buf, f"{gm}[offset]", "count")
+
+    def accumulate(self, s: ir.Accumulate) -> None:
+        """Reduce the tile to one value and fold it into the core's accumulator (a scalar register)."""
+        self.mark(s.span)
+        buf = s.value.name
+        dt = self.buffers[buf]["buffer"].dtype
+        api = {"reduce_sum": "ReduceSum", "reduce_max": "ReduceMax", "reduce_min": "ReduceMin"}[s.reduce]
+        out, tmp = f"reduceOut_{dt}", f"accTmp_{dt}"
+        value = f"static_cast<float>({out}.GetValue(0))"
+        update = {"add": f"{s.name}_ += {value};",
+                  "max": f"{s.name}_ = {value} > {s.name}_ ? {value} : {s.name}_;",
+                  "min": f"{s.name}_ = {value} < {s.name}_ ? {value} : {s.name}_;"}[s.combine]
+        body = ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the reduced value",
+                "WaitFlag<HardEvent::V_S>(EVENT_ID0);", update,
+                "SetFlag<HardEvent::S_V>(EVENT_ID0);  // before the vector unit overwrites it",
+                "WaitFlag<HardEvent::S_V>(EVENT_ID0);"]
+        self.lines += self.reduce_lines(api, out, buf, tmp, body)
+
+    def reduce_lines(self, api: str, out: str, buf: str, tmp: str, body: list[str]) -> list[str]:
+        return [f"{api}({out}, {buf}, {tmp}, static_cast<int32_t>(count));", *body]
 
     def vec_op(self, s: ir.VecOp, count: str = "count") -> None:
         """One instruction over `count` elements (a C++ expression)."""
@@ -245,6 +275,13 @@ class _RowStageWriter(_StageWriter):
             return super().vec_op(s, self.count_for(dst_layout))
         self.per_row(s, dst_layout)
 
+    def reduce_lines(self, api: str, out: str, buf: str, tmp: str, body: list[str]) -> list[str]:
+        if self.layout(buf) is not ir.Layout.ROWS:  # per-row values: `count` of them, contiguous
+            return super().reduce_lines(api, out, buf, tmp, body)
+        return (["for (uint32_t i = 0; i < count; ++i) {",
+                 f"    {api}({out}, {buf}[i * Dp_], {tmp}, static_cast<int32_t>(D_));"]
+                + ["    " + line for line in body] + ["}"])
+
     def row_ref(self, buf: str) -> str:
         return f"{buf}[i * Dp_]" if self.layout(buf) is ir.Layout.ROWS else buf
 
@@ -289,7 +326,7 @@ class _RowStageWriter(_StageWriter):
 
 
 def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir.TileLoop, tensors, buffers,
-                scalars) -> list[str]:
+                scalars, phases) -> list[str]:
     extent = " * ".join(f"tiling.{s}" for s in split.extent)
     lines = [f"// {_loc(ctx, split.span)}: this core's contiguous share of [0, {' * '.join(split.extent)})"
              + (" rows" if tl.row_shape else ""),
@@ -298,40 +335,161 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
              "blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : "
              "tiling.blockLength) : 0;",
              "tileLength_ = tiling.tileLength;"]
+    lines += [f"tileLength{k}_ = tiling.tileLength{k};" for k in range(1, len(phases))]
     if tl.row_shape:
         lines += [f"D_ = tiling.{tl.row_shape[1]};", "Dp_ = (D_ + 127) / 128 * 128;  // UB row pitch: whole repeats"]
     lines += [f"{s['member']} = tiling.{s['name']};" for s in scalars]
+    lines += [f"{sym}_ = tiling.{sym};" for sym in _value_symbols(kernel, tl)]
     params = {p.name: p for p in kernel.tensors}
+    scalar_only = _scalar_store_only(kernel)
     for t in tensors:
         p = params[t["name"]]
         base = f"(__gm__ {t['ctype']}*){t['name']}"
-        if tl.row_shape and len(p.shape) == 2:
+        if p.name in scalar_only:
+            lines.append(f"{t['gm']}.SetGlobalBuffer({base}, 1);  // element 0, written once after the split loops")
+        elif tl.row_shape and len(p.shape) == 2:
             lines.append(f"{t['gm']}.SetGlobalBuffer({base} + start * D_, blockLength_ * D_);")
         elif tl.row_shape and p.shape == (tl.row_shape[1],):
             lines.append(f"{t['gm']}.SetGlobalBuffer({base}, D_);")
         else:
             lines.append(f"{t['gm']}.SetGlobalBuffer({base} + start, blockLength_);")
+    if kernel.accumulators:
+        lines.append("workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * 8);  "
+                     "// one 32-byte slot per core")
     lines.append(f"// {_loc(ctx, tl.span)}: UB buffers, sized for the largest tile")
     lines += [f"pipe.InitBuffer({b['member']}, {b['init_args']});" for b in buffers]
     return lines
 
 
-def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
-    split, tl = _single_tile_loop(kernel)
-    if tl.max_tile is None and tl.row_shape is None:
-        raise DslError.at("INTERNAL", "tile size was not planned", tl.span)
-    name = kernel.name
-    cls = f"Kernel{camel(name)}"
-    buffers = _buffer_views(tl)
-    by_name = {b["name"]: b for b in buffers}
-    outputs = {p.name for p in kernel.outputs}
-    tensors = [{"name": p.name, "gm": f"{p.name}Gm", "ctype": p.dtype.ctype, "host_ctype": p.dtype.ctype
-                if p.dtype not in (DType.F16, DType.BF16) else "uint16_t",
-                "role": "output" if p.name in outputs else "input",
-                "numel_host": " * ".join(str(d) for d in p.shape)} for p in kernel.tensors]
-    tensor_map = {t["name"]: t for t in tensors}
-    scalars = [{"name": p.name, "member": f"{p.name}_", "ctype": p.dtype.ctype} for p in kernel.scalars]
+def _value_symbols(kernel: ir.Kernel, tl: ir.TileLoop) -> list[str]:
+    """Shape symbols read as values (e.g. `total / N`) that need a member; D_ exists in row loops."""
+    symbols = set(kernel.symbols)
+    used: dict[str, None] = {}
+    for s in ir.walk(kernel.body):
+        value = getattr(s, "value", None)
+        if isinstance(s, (ir.Assign, ir.Store, ir.Accumulate, ir.ScalarAssign, ir.ScalarStore)) and value is not None:
+            for e in ir.walk_expr(value):
+                if isinstance(e, ir.Ref) and e.name in symbols:
+                    used.setdefault(e.name)
+        if isinstance(s, ir.VecOp):
+            for o in s.srcs:
+                if not isinstance(o, str):
+                    used.update({e.name: None for e in ir.walk_expr(o) if isinstance(e, ir.Ref) and e.name in symbols})
+    row_len = tl.row_shape[1] if tl.row_shape else None
+    return [s for s in used if s != row_len]
 
+
+def _scalar_store_only(kernel: ir.Kernel) -> set[str]:
+    tiled = {s.tensor for s in ir.walk(kernel.body) if isinstance(s, (ir.Store, ir.CopyOut, ir.CopyIn))}
+    return {s.tensor for s in kernel.body if isinstance(s, ir.ScalarStore)} - tiled
+
+
+_SCALAR_MATH = {"sqrt": "Sqrt", "rsqrt": "Rsqrt", "exp": "Exp", "log": "Ln", "abs": "Abs", "reciprocal": None}
+
+
+class _ScalarWriter:
+    """Kernel-scope scalar code after a split loop: the cross-core combine, scalar assignments (sqrt,
+    exp, ln go through the vector unit on one element: the scalar unit has no such instructions) and
+    the single-element stores of core 0."""
+
+    def __init__(self, ctx: PassContext, tensors: dict[str, dict]):
+        self.ctx = ctx
+        self.tensors = tensors
+        self.lines: list[str] = []
+        self.n = 0
+
+    def combine(self, accs: list[ir.AccDecl], combines: dict[str, str], span) -> None:
+        if len(accs) > 8:
+            raise DslError.at("UNSUPPORTED", f"{len(accs)} accumulators in one split loop; at most 8 fit the "
+                              "32-byte slot each core writes", span, "split the work into two loops")
+        self.lines += [f"// {_loc(self.ctx, span)}: combine {', '.join(a.name for a in accs)} across cores: each core "
+                       "writes its value to its 32-byte workspace slot, SyncAll, every core reads all slots",
+                       "LocalTensor<float> slots = scalarBuf_.Get<float>();"]
+        self.lines += [f"slots.SetValue({j}, {accs[j].name + '_' if j < len(accs) else '0.0f'});" for j in range(8)]
+        self.lines += ["SetFlag<HardEvent::S_MTE3>(EVENT_ID0);", "WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
+                       "DataCopy(workspaceGm_[GetBlockIdx() * 8], slots, 8);",
+                       "SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);", "WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);",
+                       "SyncAll();",
+                       "DataCopy(slots, workspaceGm_, static_cast<uint32_t>(GetBlockNum()) * 8);",
+                       "SetFlag<HardEvent::MTE2_S>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);"]
+        for j, a in enumerate(accs):
+            self.lines.append(f"{a.name}_ = {c_literal(a.init, DType.F32)};")
+        self.lines.append("for (int64_t c = 0; c < GetBlockNum(); ++c) {")
+        for j, a in enumerate(accs):
+            v = f"slots.GetValue(c * 8 + {j})"
+            self.lines.append("    " + {"add": f"{a.name}_ += {v};",
+                                         "max": f"{a.name}_ = {v} > {a.name}_ ? {v} : {a.name}_;",
+                                         "min": f"{a.name}_ = {v} < {a.name}_ ? {v} : {a.name}_;"}[combines[a.name]])
+        self.lines.append("}")
+
+    def scalar(self, e: ir.Expr) -> str:
+        """A C++ float expression for `e`; transcendental ops run on the vector unit first."""
+        def lift(x: ir.Expr) -> ir.Expr:
+            if isinstance(x, ir.Op):
+                x = replace(x, args=tuple(lift(a) for a in x.args))
+                if x.op in _SCALAR_MATH and _SCALAR_MATH[x.op]:
+                    name = f"s{self.n}"
+                    self.n += 1
+                    arg = c_scalar(x.args[0], DType.F32)
+                    if self.n == 1:
+                        self.lines.append("LocalTensor<float> math = scalarBuf_.Get<float>()[GetBlockNum() * 8];")
+                    self.lines += [f"math.SetValue(0, {arg});  // {x.op} on the vector unit (one element)",
+                                   "SetFlag<HardEvent::S_V>(EVENT_ID0);", "WaitFlag<HardEvent::S_V>(EVENT_ID0);",
+                                   f"{_SCALAR_MATH[x.op]}(math, math, 1);",
+                                   "SetFlag<HardEvent::V_S>(EVENT_ID0);", "WaitFlag<HardEvent::V_S>(EVENT_ID0);",
+                                   f"const float {name}_ = math.GetValue(0);"]
+                    return ir.Ref(name, ir.scalar_of(DType.F32), x.span)
+            return x
+        return c_scalar(lift(e), DType.F32)
+
+    def assign(self, s: ir.ScalarAssign) -> None:
+        self.lines.append(f"// {_loc(self.ctx, s.span)}")
+        self.lines.append(f"{s.name}_ = {self.scalar(s.value)};")
+
+    def store(self, s: ir.ScalarStore, dtype: DType) -> None:
+        t = self.tensors[s.tensor]
+        self.lines += [f"// {_loc(self.ctx, s.span)}: one element, written by core 0",
+                       "if (GetBlockIdx() == 0) {"]
+        value = self.scalar(s.value)
+        self.lines += [f"    LocalTensor<{t['ctype']}> one = scalarOut{camel(dtype.value)}_.Get<{t['ctype']}>();",
+                       f"    one.SetValue(0, static_cast<{t['ctype']}>({value}));",
+                       "    SetFlag<HardEvent::S_MTE3>(EVENT_ID0);", "    WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
+                       f"    {_copy('UbToGm', '', 'one', t['gm'], '1')}", "}"]
+
+
+def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str, dict]) -> list[str]:
+    """Kernel-scope statements between split loop k and the next: combine, scalars, stores."""
+    body = list(kernel.body)
+    splits = [i for i, s in enumerate(body) if isinstance(s, ir.SplitLoop)]
+    lo = splits[k]
+    hi = splits[k + 1] if k + 1 < len(splits) else len(body)
+    stmts = body[lo + 1:hi]
+    split = body[lo]
+    updates = {s.name: s.combine for s in ir.walk(split.body) if isinstance(s, ir.Accumulate)}
+    accs = [a for a in kernel.accumulators if a.name in updates]
+    if not accs and not stmts:
+        return []
+    w = _ScalarWriter(ctx, tensors)
+    store_dtypes = sorted({kernel.param(s.tensor).dtype for s in stmts if isinstance(s, ir.ScalarStore)}, key=str)
+    w.lines += ["pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue",
+                "pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);"]
+    w.lines += [f"pipe.InitBuffer(scalarOut{camel(d.value)}_, 32);" for d in store_dtypes]
+    if accs:
+        w.combine(accs, updates, split.span)
+    for s in stmts:
+        if isinstance(s, ir.ScalarAssign):
+            w.assign(s)
+        elif isinstance(s, ir.ScalarStore):
+            w.store(s, kernel.param(s.tensor).dtype)
+        elif isinstance(s, ir.AccDecl):
+            w.lines.append(f"{s.name}_ = {c_literal(s.init, DType.F32)};")
+    return ["{"] + ["    " + line for line in w.lines] + ["}"]
+
+
+def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, tensor_map) -> dict:
+    suffix = str(k) if k else ""
+    buffers = _buffer_views(tl, suffix)
+    by_name = {b["name"]: b for b in buffers}
     stages: dict[ir.StageKind, list[str]] = {}
     for stage in tl.body:
         w = (_RowStageWriter if tl.row_shape else _StageWriter)(ctx, by_name, tensor_map)
@@ -343,6 +501,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
                     w.copy_out(s)
                 case ir.VecOp():
                     w.vec_op(s)
+                case ir.Accumulate():
+                    w.accumulate(s)
         stages[stage.kind] = w.lines
     # Compute: take inputs from VECIN queues and output tensors from VECOUT queues, bind scratch.
     head, tail = [], []
@@ -357,27 +517,69 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
             tail.insert(0, f"{b['member']}.EnQue<{c}>({buf.name});")
         else:
             head.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.Get<{c}>();")
-    compute = head + stages[ir.StageKind.COMPUTE] + tail
+    return {"suffix": suffix, "buffers": buffers, "copyin": stages[ir.StageKind.COPYIN],
+            "compute": head + stages[ir.StageKind.COMPUTE] + tail, "copyout": stages[ir.StageKind.COPYOUT],
+            "tile": f"tileLength{suffix}_", "max_tile": tl.max_tile, "loc": _loc(ctx, tl.span),
+            "tile_granule": AUTO_TILE_GRANULE if tl.size is None else tl.size,
+            "init_buffers": [f"pipe.InitBuffer({b['member']}, {b['init_args']});" for b in buffers],
+            "ub_formula": " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl) if tl.row_shape else "",
+            "after": _after_phase(kernel, ctx, k, tensor_map)}
+
+
+def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
+    phases = _phases(kernel)
+    split, tl = phases[0]
+    for _, t in phases:
+        if t.max_tile is None and t.row_shape is None:
+            raise DslError.at("INTERNAL", "tile size was not planned", t.span)
+    name = kernel.name
+    cls = f"Kernel{camel(name)}"
+    outputs = {p.name for p in kernel.outputs}
+    tensors = [{"name": p.name, "gm": f"{p.name}Gm", "ctype": p.dtype.ctype, "host_ctype": p.dtype.ctype
+                if p.dtype not in (DType.F16, DType.BF16) else "uint16_t",
+                "role": "output" if p.name in outputs else "input",
+                "numel_host": " * ".join(str(d) for d in p.shape)} for p in kernel.tensors]
+    tensor_map = {t["name"]: t for t in tensors}
+    scalars = [{"name": p.name, "member": f"{p.name}_", "ctype": p.dtype.ctype} for p in kernel.scalars]
+    phase_views = [_phase_view(kernel, ctx, k, t, tensor_map) for k, (_, t) in enumerate(phases)]
+    first = phase_views[0]
+    buffers = [b for ph in phase_views for b in ph["buffers"]]
 
     extent = split.extent
     view = {
         "name": name, "entry": f"{name}_custom", "cls": cls, "source": ctx.source_name, "target": ctx.target.name,
         "tiling_type": f"{camel(name)}TilingData", "tiling_fn": f"{camel(name)}ComputeTiling",
         "tensors": tensors, "scalars": scalars, "symbols": list(kernel.symbols), "buffers": buffers,
-        "buffer_num": tl.buffers, "copyin": stages[ir.StageKind.COPYIN], "compute": compute,
-        "copyout": stages[ir.StageKind.COPYOUT],
+        "buffer_num": tl.buffers, "copyin": first["copyin"], "compute": first["compute"],
+        "copyout": first["copyout"], "phases": phase_views,
         "extent_expr": " * ".join(extent), "extent_tiling": " * ".join(f"tiling.{s}" for s in extent),
         "extent_host": " * ".join(extent), "split_loc": _loc(ctx, split.span), "tile_loc": _loc(ctx, tl.span),
-        "max_tile": tl.max_tile, "tile_granule": AUTO_TILE_GRANULE if tl.size is None else tl.size,
+        "max_tile": tl.max_tile, "tile_granule": first["tile_granule"],
         "block_granule": block_granule(kernel), "min_per_core": MIN_ELEMS_PER_CORE,
         "min_tiles_per_core": MIN_TILES_PER_CORE,
         "copy_helpers": "copy_helpers_pad.cpp.jinja" if ctx.target.has_datacopypad else
         "copy_helpers_nopad.cpp.jinja",
         "soc_version": ctx.target.soc_version,
+        "workspace": bool(kernel.accumulators),
     }
-    if tl.size is not None:  # an explicit size is used as is (the host may still shrink it for short shares)
-        view["tile_granule"] = tl.size
-    view["init"] = _init_lines(kernel, ctx, split, tl, tensors, buffers, scalars)
+    # Kernel-scope scalars: accumulators, named scalars, and the symbols read as values.
+    kscalars = [s.name for s in kernel.body if isinstance(s, (ir.AccDecl, ir.ScalarAssign))]
+    view["kernel_scalars"] = [f"float {n}_ = 0.0f;" for n in dict.fromkeys(kscalars)]
+    view["kernel_scalars"] += [f"uint64_t {sym}_ = 0;  // shape symbol read as a value"
+                               for sym in _value_symbols(kernel, tl)]
+    # Each core starts from the identity of the combine; the declared initial value joins once, when
+    # the per-core values are combined.
+    combine = {s.name: s.combine for s in ir.walk(kernel.body) if isinstance(s, ir.Accumulate)}
+    identity = {"add": 0.0, "max": float("-inf"), "min": float("inf")}
+    view["acc_init"] = [f"{a.name}_ = {c_literal(identity[combine[a.name]], DType.F32)};  // this core's part"
+                        for a in kernel.accumulators if a.name in combine]
+    store_dtypes = sorted({kernel.param(s.tensor).dtype for s in kernel.body if isinstance(s, ir.ScalarStore)},
+                          key=str)
+    view["epilogue_bufs"] = (["TBuf<TPosition::VECCALC> scalarBuf_;  // combine slots + one-element math"]
+                             if any(ph["after"] for ph in phase_views) else [])
+    view["epilogue_bufs"] += [f"TBuf<TPosition::VECCALC> scalarOut{camel(d.value)}_;  // one {d} element"
+                              for d in store_dtypes]
+    view["init"] = _init_lines(kernel, ctx, split, tl, tensors, first["buffers"], scalars, phases)
     view["row_mode"] = tl.row_shape is not None
     view["unit"] = "rows" if tl.row_shape else "elements"
     view["extra_members"] = ["uint64_t D_ = 0;  // row length", "uint64_t Dp_ = 0;  // row pitch in UB"] \
@@ -385,7 +587,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     if tl.row_shape:
         view["row_len"] = tl.row_shape[1]
         view["ub_budget"] = ctx.target.ub_budget
-        view["ub_formula"] = " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl)
+        view["ub_formula"] = first["ub_formula"]
     return view
 
 
@@ -394,14 +596,14 @@ def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
     name = kernel.name
     manifest = {
         "generator": GENERATOR, "kernel": name, "source": ctx.source_name, "target": ctx.target.name,
-        "entry": view["entry"], "kernel_type": "AIV_ONLY", "tiling_type": view["tiling_type"], "tiling_fn": view["tiling_fn"],
+        "entry": view["entry"], "kernel_type": "AIV_ONLY", "workspace_bytes_per_core": 32 if view["workspace"] else 0, "tiling_type": view["tiling_type"], "tiling_fn": view["tiling_fn"],
         "symbols": view["symbols"],
         "tensors": [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape),
                      "role": "output" if p in kernel.outputs else "input"} for p in kernel.tensors],
         "scalars": [{"name": p.name, "dtype": p.dtype.value, "default": p.default} for p in kernel.scalars],
         "max_tile": view["max_tile"], "tile_unit": view["unit"],
         "buffers": [{"name": b.name, "position": b.position.value, "dtype": b.dtype.value, "num": b.num}
-                    for b in _single_tile_loop(kernel)[1].buffers_decl],
+                    for _, tl in _phases(kernel) for b in tl.buffers_decl],
     }
     files = {
         f"{name}_kernel.cpp": render("kernel.cpp.jinja", **view),

@@ -13,7 +13,8 @@ def _fail(pass_name: str, msg: str, span) -> DslError:
 
 def verify(kernel: ir.Kernel, pass_name: str) -> None:
     tensors = {p.name: p for p in kernel.tensors}
-    scalars = {p.name for p in kernel.scalars} | set(kernel.symbols)
+    scalars = ({p.name for p in kernel.scalars} | set(kernel.symbols)
+               | {s.name for s in kernel.body if isinstance(s, (ir.AccDecl, ir.ScalarAssign))})
     outputs = {p.name for p in kernel.outputs}
     for s in ir.walk(kernel.body):
         if s.span.line <= 0:
@@ -34,6 +35,8 @@ def verify(kernel: ir.Kernel, pass_name: str) -> None:
                     _check_expr(v, defined, scalars, tensors, pass_name, st.span)
                     if tensors[t].dtype is not v.type.dtype:
                         raise _fail(pass_name, f"store of {v.type.dtype} into {t}", st.span)
+                case ir.Accumulate(value=v):
+                    _check_expr(v, defined, scalars, tensors, pass_name, st.span)
                 case ir.CopyIn(buffer=b, tensor=t):
                     if b not in buffers or buffers[b].position is not ir.Position.VECIN or t in outputs:
                         raise _fail(pass_name, f"bad CopyIn {b} <- {t}", st.span)

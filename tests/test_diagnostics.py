@@ -234,8 +234,8 @@ def test_type_gm_tensor_used_as_value():
 
 
 def test_kernel_structure_body_not_a_split_loop():
-    text = '@kernel\ndef k(x: Tensor[f32, "N"]):\n    a = 1.0  # MARK\n'
-    d = _check(_fail(text), "KERNEL-STRUCTURE", _marker_line(text), _col(text, "a = 1.0"),
+    text = '@kernel\ndef k(x: Tensor[f32, "N"]):\n    for t in tile(N):  # MARK\n        pass\n'
+    d = _check(_fail(text), "KERNEL-STRUCTURE", _marker_line(text), _col(text, "for t"),
                "a kernel body is a `for ... in split(...)` loop")
     assert "split(N, cores=AIV)" in d.hint
 

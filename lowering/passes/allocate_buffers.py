@@ -119,6 +119,16 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                                                     _bits(dtype), ir.Layout.ROW, tl.span)
             decls[f"reduceOut_{dtype}"] = ir.Buffer(f"reduceOut_{dtype}", ir.Position.VECCALC, dtype, 1,
                                                     _bits(dtype), ir.Layout.BLOCK, tl.span)
+        for dtype, layout in sorted({(s.value.type.dtype, s.value.type.layout) for s in stmts
+                                     if isinstance(s, ir.Accumulate)}, key=str):
+            # An accumulated tile is reduced to one value (ReduceSum/Max/Min over the whole tile, or
+            # row by row for whole rows): a scratch tensor like the tile (one row for whole rows).
+            # ReduceSum keeps one value per 256-byte repeat in its scratch (ascendc.md 4.3).
+            scratch = {ir.Layout.ROWS: ir.Layout.ROW, ir.Layout.FLAT: ir.Layout.REPEATS}.get(layout, layout)
+            decls[f"accTmp_{dtype}"] = ir.Buffer(f"accTmp_{dtype}", ir.Position.VECCALC, dtype, 1, _bits(dtype),
+                                                 scratch, tl.span)
+            decls.setdefault(f"reduceOut_{dtype}", ir.Buffer(f"reduceOut_{dtype}", ir.Position.VECCALC, dtype, 1,
+                                                             _bits(dtype), ir.Layout.BLOCK, tl.span))
         return replace(tl, body=tuple(renamed), buffers_decl=tuple(decls.values()))
 
     return map_tile_bodies(kernel, body)

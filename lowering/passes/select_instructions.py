@@ -122,6 +122,8 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 out.extend(replace(vo, span=s.span) for vo in lower_op(s.name, s.value, row_length))
             elif isinstance(s, ir.Store):
                 out.append(ir.CopyOut(s.tensor, s.index, s.value.name, s.span))
+            else:  # Accumulate: reduced and combined by the emitter (reduce + scalar update)
+                out.append(s)
         return replace(tl, body=tuple(out))
 
     return map_tile_bodies(kernel, body)
