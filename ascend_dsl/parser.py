@@ -395,7 +395,8 @@ class _Builder:
         name_tok, value = st.children
         name = self.bind(name_tok)
         if name in self.kscalars or name in OPS or name in CALLABLE:
-            raise self.err("DUPLICATE-NAME", f"'{name}' is already defined", name_tok)
+            what = "names an op" if name not in self.kscalars else "is already defined"
+            raise self.err("DUPLICATE-NAME", f"'{name}' {what}", name_tok, "pick another name")
         e = self.expr(value, "")
         if e.type.kind is not ir.Kind.SCALAR:
             raise self.err("TYPE", "kernel-scope values are scalars", value,
@@ -816,6 +817,11 @@ class _Builder:
         span = self.o.span(node)
         if len(args) != info.arity:
             raise self.err("ARGS", f"{name} takes {info.arity} argument(s), got {len(args)}", node)
+        if info.rule is Rule.SELECT and all(x.type.kind is ir.Kind.SCALAR for x in args) \
+                and args[0].type.dtype is DType.BOOL:  # a scalar choice (kernel-scope values, attributes)
+            mask, a, b = args
+            a, b, dtype, _ = self.unify([a, b], node, None)
+            return ir.Op("select", (mask, a, b), ir.scalar_of(dtype), span)
         if info.rule is Rule.SELECT:
             mask, a, b = args
             if mask.type.kind is not ir.Kind.TILE or mask.type.dtype is not DType.BOOL:
@@ -842,8 +848,8 @@ class _Builder:
             raise self.err("DTYPE-UNSUPPORTED", f"'{name}' does not support {dtype}", node,
                            f"supported: {', '.join(sorted(map(str, info.dtypes)))}")
         if info.rule is Rule.COMPARE:
-            if kind is not ir.Kind.TILE:
-                raise self.err("TYPE", "comparisons need a tile operand", node)
+            if kind is not ir.Kind.TILE:  # scalars: only a scalar select can use the result
+                return ir.Op(name, tuple(args2), ir.scalar_of(DType.BOOL), span)
             return ir.Op(name, tuple(args2), ir.tile_of(DType.BOOL, self.layout_of(args2, node, same=True)), span)
         layout = self.layout_of(args2, node) if kind is ir.Kind.TILE else ir.Layout.FLAT
         return ir.Op(name, tuple(args2), ir.ValType(kind, dtype, layout), span)

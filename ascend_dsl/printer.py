@@ -41,6 +41,10 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
     raise TypeError(e)
 
 
+def _value(v: ir.Expr | str) -> str:
+    return v if isinstance(v, str) else expr(v)
+
+
 def operand(o: ir.Operand) -> str:
     return o if isinstance(o, str) else expr(o)
 
@@ -69,6 +73,16 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             return [f"{ind}{b} <- copy_in({t}[{i}])"]
         case ir.CopyOut(tensor=t, index=i, buffer=b):
             return [f"{ind}copy_out({t}[{i}], {b})"]
+        case ir.AccDecl(name=n, init=v):
+            return [f"{ind}{n} = {fmt_const(float(v))}"]
+        case ir.Accumulate(name=n, combine="add", reduce=r, value=v):
+            return [f"{ind}{n} += {r.removeprefix('reduce_')}({_value(v)})"]
+        case ir.Accumulate(name=n, combine=c, reduce=r, value=v):
+            return [f"{ind}{n} = {c}({n}, {r.removeprefix('reduce_')}({_value(v)}))"]
+        case ir.ScalarAssign(name=n, value=v):
+            return [f"{ind}{n} = {expr(v)}"]
+        case ir.ScalarStore(tensor=t, value=v):
+            return [f"{ind}store({t}[0], {expr(v)})"]
         case ir.VecOp(api=api, dst=d, srcs=srcs, attrs=attrs):
             extra = [f"{k}={v}" for k, v in attrs]
             return [f"{ind}{d} <- {api}({', '.join([operand(x) for x in srcs] + extra)})"]

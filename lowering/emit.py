@@ -61,6 +61,9 @@ def c_literal(value: float | int, dtype: DType) -> str:
     return str(int(value))
 
 
+_C_COMPARE = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
 def c_scalar(e: ir.Expr, dtype: DType) -> str:
     """A scalar operand as a C++ expression of type `dtype` (immediates and tiling members)."""
     match e:
@@ -79,6 +82,10 @@ def c_scalar(e: ir.Expr, dtype: DType) -> str:
             sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[op]
             return (f"static_cast<{dtype.ctype}>(static_cast<float>({c_scalar(a, dtype)}) {sym} "
                     f"static_cast<float>({c_scalar(b, dtype)}))")
+        case ir.Op(op=op, args=(a, b)) if op in _C_COMPARE:
+            return f"(static_cast<float>({c_scalar(a, DType.F32)}) {_C_COMPARE[op]} static_cast<float>({c_scalar(b, DType.F32)}))"
+        case ir.Op(op="select", args=(m, a, b)):
+            return f"({c_scalar(m, DType.BOOL)} ? {c_scalar(a, dtype)} : {c_scalar(b, dtype)})"
         case ir.Op(op=op, args=(a, b)) if op in ("max", "min"):
             x, y = c_scalar(a, dtype), c_scalar(b, dtype)
             cmp = ">" if op == "max" else "<"

@@ -16,6 +16,8 @@ CASES = [
     ("activation/elu", "ascend910b1", {}),
     ("activation/hardtanh", "ascend910b1", {"T": "f16"}),
     ("activation/leaky_relu", "ascend310p", {}),
+    ("loss/mse_loss", "ascend910b1", {}),  # cross-core accumulator: workspace slots + SyncAll
+    ("optimizer/lamb", "ascend910b1", {"T": "f16"}),  # two split loops, kernel-scope sqrt and select
 ]
 
 

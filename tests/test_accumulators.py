@@ -1,0 +1,157 @@
+"""Cross-core accumulators, several split loops, kernel-scope scalars and stores: parsing, errors,
+the interpreter, and the emulator catching a broken combine."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import ascend_dsl
+from ascend_dsl import interpreter, ir
+from ascend_dsl.diagnostics import DslError
+from lowering import lower
+from npu_harness.task import TaskRun
+from npu_harness.validate import validate_sim
+
+HEAD = '''from ascend_dsl import kernel, Tensor, f32
+
+@kernel
+def k(x: Tensor[f32, "N"], out: Tensor[f32, "1"]):
+'''
+
+SUM = HEAD + '''    total = 0.0
+    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            total += sum(load(x[t]))
+    store(out[0], total / N)
+'''
+
+
+def _kernel(text: str) -> ir.Kernel:
+    return ascend_dsl.parse_text(text, file="acc.adsl")[0].instantiate()
+
+
+def _error(text: str) -> DslError:
+    with pytest.raises(DslError) as ei:
+        k = _kernel(text)
+        lower(k, "ascend910b1", "acc.adsl")
+    return ei.value
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_accumulator_ir_shape():
+    k = _kernel(SUM)
+    kinds = [type(s).__name__ for s in k.body]
+    assert kinds == ["AccDecl", "SplitLoop", "ScalarStore"]
+    acc = next(s for s in ir.walk(k.body) if isinstance(s, ir.Accumulate))
+    assert (acc.name, acc.combine, acc.reduce) == ("total", "add", "reduce_sum")
+    assert [p.name for p in k.outputs] == ["out"]
+
+
+@pytest.mark.parametrize("combine,init,expect", [("add", 0.0, "sum"), ("max", -1e30, "amax"), ("min", 1e30, "amin")])
+def test_interpreter_combines_per_core_values(combine, init, expect):
+    update = {"add": "total += sum(load(x[t]))", "max": "total = max(total, max(load(x[t])))",
+              "min": "total = min(total, min(load(x[t])))"}[combine]
+    text = SUM.replace("total = 0.0", f"total = {init}").replace("total += sum(load(x[t]))", update) \
+              .replace("total / N", "total")
+    k = _kernel(text)
+    x = torch.randn(10007)
+    out = torch.zeros(1)
+    interpreter.run(k, {"x": x, "out": out}, num_cores=3, tile=512)
+    assert out.item() == pytest.approx(getattr(x, expect)().item(), rel=1e-5, abs=1e-5)
+
+
+def test_kernel_scope_value_that_is_not_constant_is_a_scalar():
+    text = SUM.replace("    store(out[0], total / N)", "    avg = total / N\n    store(out[0], avg * 2.0)")
+    k = _kernel(text)
+    assert isinstance(k.body[2], ir.ScalarAssign) and k.body[2].name == "avg"
+
+
+def test_accumulator_read_inside_its_own_loop_is_an_error():
+    text = SUM.replace("total += sum(load(x[t]))", "total += sum(load(x[t]) * total)")
+    e = _error(text)
+    d = e.diagnostics[0]
+    assert d.code == "KERNEL-STRUCTURE" and "before its split loop has ended" in d.message
+    assert d.span.line == _line_of(text, "total += sum")
+
+
+def test_accumulator_updated_without_a_reduction_is_an_error():
+    text = SUM.replace("total += sum(load(x[t]))", "total += load(x[t])")
+    d = _error(text).diagnostics[0]
+    assert d.code == "UNSUPPORTED" and "total += sum(v)" in d.message
+    assert d.span.line == _line_of(text, "total += load")
+
+
+def test_plus_equals_on_a_non_accumulator_is_an_error():
+    text = SUM.replace("total += sum(load(x[t]))", "other += sum(load(x[t]))")
+    d = _error(text).diagnostics[0]
+    assert d.code == "UNDEFINED-NAME" and "not an accumulator" in d.message and "other = 0.0" in d.hint
+
+
+def test_accumulating_again_after_the_combine_is_an_error():
+    second = '''    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            total += sum(load(x[t]))
+'''
+    text = SUM.replace("    store(out[0], total / N)\n", second + "    store(out[0], total / N)\n")
+    d = _error(text).diagnostics[0]
+    assert d.code == "KERNEL-STRUCTURE" and "already combined" in d.message
+
+
+def test_kernel_scope_store_needs_element_zero():
+    text = SUM.replace("store(out[0], total / N)", "store(out[1], total / N)")
+    d = _error(text).diagnostics[0]
+    assert d.code == "INDEX" and "element 0" in d.message
+
+
+def test_minmax_update_must_name_the_accumulator_first():
+    text = SUM.replace("total += sum(load(x[t]))", "total = max(max(load(x[t])), total)")
+    d = _error(text).diagnostics[0]
+    assert d.code == "UNSUPPORTED" and "total = max(total, max(v))" in d.message
+
+
+def test_splits_over_different_extents_are_reported():
+    text = '''from ascend_dsl import kernel, Tensor, f32
+
+@kernel
+def k(x: Tensor[f32, "N"], y: Tensor[f32, "M"]):
+    total = 0.0
+    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            total += sum(load(x[t]))
+    for blk in split(M, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            store(y[t], load(x[t]) * total)
+'''
+    with pytest.raises(DslError) as ei:
+        lower(_kernel(text), "ascend910b1", "acc.adsl")
+    assert ei.value.diagnostics[0].code == "UNSUPPORTED" and "same extent" in ei.value.diagnostics[0].message
+
+
+def test_emitted_combine_uses_workspace_and_syncall():
+    project, _ = lower(_kernel(SUM), "ascend910b1", "acc.adsl")
+    code = project.files["k_kernel.cpp"]
+    assert "GM_ADDR workspace" in code and "SyncAll();" in code
+    assert "DataCopy(workspaceGm_[GetBlockIdx() * 8], slots, 8);" in code
+    assert project.manifest["workspace_bytes_per_core"] == 32
+
+
+@pytest.mark.slow
+def test_emulator_reports_a_combine_without_syncall(tmp_path):
+    """Planted bug: drop the SyncAll. Core 0 then reads the other cores' slots before they are
+    written (blocks run in order until one waits in SyncAll); the workspace starts poisoned (NaN),
+    so the result cannot come out right by accident."""
+    k = _kernel(SUM)
+    project, ctx = lower(k, "ascend910b1", "acc.adsl")
+    x = torch.randn(50000)
+    run = TaskRun([x], [(x.sum() / x.numel()).reshape(1)])
+    good = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path / "good")
+    assert good.ok, good.detail
+    code = project.files["k_kernel.cpp"].replace("SyncAll();", "")
+    bad = type(project)(project.name, {**project.files, "k_kernel.cpp": code}, project.manifest)
+    result = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path / "bad")
+    assert not result.ok
+    assert [c.name for c in result.comparisons if not c.ok] == ["out"]
