@@ -10,6 +10,7 @@ class DType(Enum):
     BF16 = "bf16"
     F32 = "f32"
     I32 = "i32"
+    I64 = "i64"  # loads only: class indices (torch's default integer dtype)
     I16 = "i16"
     I8 = "i8"
     U8 = "u8"
@@ -36,6 +37,7 @@ class DType(Enum):
             DType.BF16: torch.bfloat16,
             DType.F32: torch.float32,
             DType.I32: torch.int32,
+            DType.I64: torch.int64,
             DType.I16: torch.int16,
             DType.I8: torch.int8,
             DType.U8: torch.uint8,
@@ -46,12 +48,13 @@ class DType(Enum):
         return self.value
 
 
-_SIZE = {DType.F16: 2, DType.BF16: 2, DType.F32: 4, DType.I32: 4, DType.I16: 2, DType.I8: 1, DType.U8: 1, DType.BOOL: 1}
+_SIZE = {DType.F16: 2, DType.BF16: 2, DType.F32: 4, DType.I32: 4, DType.I64: 8, DType.I16: 2, DType.I8: 1, DType.U8: 1, DType.BOOL: 1}
 _CTYPE = {
     DType.F16: "half",
     DType.BF16: "bfloat16_t",
     DType.F32: "float",
     DType.I32: "int32_t",
+    DType.I64: "int64_t",
     DType.I16: "int16_t",
     DType.I8: "int8_t",
     DType.U8: "uint8_t",

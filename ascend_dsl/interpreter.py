@@ -30,7 +30,8 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
         t = tensors[p.name]
         if t.dtype != p.dtype.torch:
             raise DslError.at("BINDING", f"'{p.name}' is {p.dtype} in the kernel but {t.dtype} was given", p.span)
-        views[p.name] = t.reshape(-1) if len(p.shape) == 1 else t
+        views[p.name] = t.reshape(-1) if len(p.shape) == 1 else t.reshape(-1, t.shape[-1]) if len(p.shape) == 2 \
+            and t.dim() > 2 else t
     symbols = _symbols(kernel, views)
     scalars.update({k: float(v) for k, v in symbols.items()})
     for stmt in kernel.body:

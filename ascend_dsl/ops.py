@@ -21,6 +21,7 @@ class Rule(Enum):
     SELECT = "select"  # (mask, a, b): a and b share a dtype, result has it
     CAST = "cast"  # (x, dtype): result has the named dtype
     REDUCE = "reduce"  # (x,) over the last axis of a row tile: one value per row
+    GATHER = "gather"  # (rows, per-row integer index): one value per row, the rows' dtype
 
 
 FLOATS = frozenset({DType.F16, DType.BF16, DType.F32})
@@ -90,12 +91,15 @@ _op("reduce_max", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amax(dim=1, 
 _op("reduce_min", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amin(dim=1, keepdim=True),
     "minimum over each row (axis=1)")
 
+_op("gather", 2, Rule.GATHER, FLOATS | {DType.I32},
+    lambda a, idx: _torch().gather(a, 1, idx.long()), "per row: the element of each row at a column index")
+
 #: `name(v, axis=1)` -> reduction op.
 REDUCTIONS = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "min": "reduce_min"}
 
 #: DSL call names -> op names (operators map through the parser's tables).
 CALLABLE = {n: n for n in ("abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "relu", "tanh", "sigmoid", "erf",
-                           "max", "min", "select", "cast", "sum", "mean")}
+                           "max", "min", "select", "cast", "sum", "mean", "gather")}
 
 BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 COMPARE_OPERATORS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}

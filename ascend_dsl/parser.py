@@ -759,6 +759,8 @@ class _Builder:
             close = difflib.get_close_matches(name, list(CALLABLE) + ["load"], n=1)
             raise self.err("UNKNOWN-OP", f"unknown function '{name}'", name_tok,
                            f"did you mean '{close[0]}'?" if close else f"available: {', '.join(sorted(CALLABLE))}")
+        if name == "gather":
+            return self.gather(pos, kw, e, tile)
         if name in REDUCTIONS and "axis" in kw:
             return self.reduction(name, pos, kw, e, tile)
         if kw:
@@ -797,6 +799,19 @@ class _Builder:
         if v.type.dtype not in OPS[op].dtypes:
             raise self.err("DTYPE-UNSUPPORTED", f"'{name}' does not support {v.type.dtype}", e)
         return ir.Op(op, (v,), ir.tile_of(v.type.dtype, ir.Layout.COL), self.o.span(e))
+
+    def gather(self, pos: list, kw: dict, e: Tree, tile: str) -> ir.Expr:
+        if len(pos) != 2 or kw:
+            raise self.err("ARGS", "gather takes whole rows and a per-row column index", e, "gather(xt, load(idx[r]))")
+        rows, index = self.expr(pos[0], tile), self.expr(pos[1], tile)
+        if rows.type.kind is not ir.Kind.TILE or rows.type.layout is not ir.Layout.ROWS:
+            raise self.err("TYPE", "gather's first argument is whole rows (a value loaded with x[r, :])", pos[0])
+        if index.type.kind is not ir.Kind.TILE or index.type.layout is not ir.Layout.COL \
+                or index.type.dtype not in (DType.I32, DType.I64):
+            raise self.err("TYPE", "gather's index is one integer per row (i32 or i64, loaded with idx[r])", pos[1])
+        if rows.type.dtype not in OPS["gather"].dtypes:
+            raise self.err("DTYPE-UNSUPPORTED", f"gather does not support {rows.type.dtype}", pos[0])
+        return ir.Op("gather", (rows, index), ir.tile_of(rows.type.dtype, ir.Layout.COL), self.o.span(e))
 
     def layout_of(self, args: list[ir.Expr], node, same: bool = False) -> ir.Layout:
         """Broadcasting: rows x D absorbs per-row values and row vectors; flat tiles mix with nothing else."""

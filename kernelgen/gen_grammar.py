@@ -19,7 +19,7 @@ from ascend_dsl.ops import CALLABLE, POW_EXPONENTS
 
 UNARY = tuple(sorted(n for n in CALLABLE if n not in ("max", "min", "select", "cast", "sum", "mean")))
 REDUCE_CALLS = ("sum", "mean", "max", "min")  # name(v, axis=1): one value per row
-BINARY_CALLS = ("max", "min")
+BINARY_CALLS = ("max", "min", "gather")
 KEYWORDS = ("for", "in", "def", "from", "import", "pass", "if", "else", "return", "while", "and", "or", "not")
 NUMBER_MAX = 2 + 6 + 1 + 17 + 4
 SYMBOL_MAX = 4
@@ -118,7 +118,7 @@ def _max_bytes(spec: GrammarSpec) -> int:
     for k in range(spec.depth + 1):
         atom = max(num, name, load)
         if k > 0:
-            atom = max(atom, 2 + e + len("reciprocal"), 5 + 2 * e, len("select(, , )") + 3 * e, len("cast(, bf16)") + e,
+            atom = max(atom, 2 + e + len("reciprocal"), 8 + 2 * e, len("select(, , )") + 3 * e, len("cast(, bf16)") + e,
                        len("mean(, axis=1)") + e)
         p = atom + len(" ** -0.5")
         f = 1 + p

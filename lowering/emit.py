@@ -275,6 +275,8 @@ class _RowStageWriter(_StageWriter):
         tiles = [o for o in s.srcs if isinstance(o, str)]
         if s.api.startswith("Reduce"):
             return self.reduce(s)
+        if s.api == "GatherRows":
+            return self.gather(s)
         if all(self.layout(o) is dst_layout for o in tiles):
             if s.api in ("Compare", "Compares") and dst_layout is not ir.Layout.ROWS:
                 raise DslError.at("UNSUPPORTED", "comparisons of per-row values are not supported yet", s.span,
@@ -318,6 +320,16 @@ class _RowStageWriter(_StageWriter):
                        "WaitFlag<HardEvent::V_S>(EVENT_ID0);",
                        "for (uint32_t i = 0; i < count; ++i) {", f"    const {c} v = {cols[0]}.GetValue(i);"]
         self.lines += ["    " + line for line in body] + ["}"]
+
+    def gather(self, s: ir.VecOp) -> None:
+        """dst[i] = rows[i, idx[i]]: the scalar unit reads one element per row (no gather in the API subset)."""
+        rows, idx = s.srcs
+        self.lines += ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads UB written by the vector unit",
+                       "WaitFlag<HardEvent::V_S>(EVENT_ID0);",
+                       "for (uint32_t i = 0; i < count; ++i) {",
+                       f"    const uint32_t col = static_cast<uint32_t>({idx}.GetValue(i));",
+                       f"    {s.dst}.SetValue(i, {rows}.GetValue(i * Dp_ + col));", "}",
+                       "SetFlag<HardEvent::S_V>(EVENT_ID0);", "WaitFlag<HardEvent::S_V>(EVENT_ID0);"]
 
     def reduce(self, s: ir.VecOp) -> None:
         (src,) = s.srcs

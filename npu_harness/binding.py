@@ -21,6 +21,19 @@ class Binding:
     scalars: dict[str, float]
 
 
+def view_dims(rank: int, shape: tuple[int, ...]) -> list[int]:
+    """How a declared rank views a tensor: rank 1 flat (all elements); rank 2 as rows of the last
+    dimension (leading dimensions merged, e.g. [A, R, C] as A*R rows of C); else dimension by dimension."""
+    numel = 1
+    for d in shape:
+        numel *= d
+    if rank == 1:
+        return [numel]
+    if rank == 2 and len(shape) > 2:
+        return [numel // shape[-1] if shape[-1] else 0, shape[-1]]
+    return list(shape)
+
+
 def bind(kernel: ir.Kernel, inputs: list, outputs: list, attrs: dict) -> Binding:
     import torch
 
@@ -38,7 +51,7 @@ def bind(kernel: ir.Kernel, inputs: list, outputs: list, attrs: dict) -> Binding
     for p, t in list(zip(kernel.inputs, tensor_inputs, strict=True)) + list(zip(kernel.outputs, outputs, strict=True)):
         if not isinstance(t, torch.Tensor):
             raise DslError.at("BINDING", f"'{p.name}' must bind to a tensor, got {type(t).__name__}", p.span)
-        dims = [t.numel()] if len(p.shape) == 1 else list(t.shape)
+        dims = view_dims(len(p.shape), tuple(t.shape))
         if len(dims) != len(p.shape):
             raise DslError.at("BINDING", f"'{p.name}' is declared with rank {len(p.shape)} but the task's tensor has "
                               f"shape {tuple(t.shape)}", p.span)

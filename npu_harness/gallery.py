@@ -32,10 +32,13 @@ VALIDATION_SHAPES: dict[str, list[dict[str, int]]] = {
     "optimizer": [{"num_params": 262144}, {"num_params": 100003}],
     # losses: flat (mse, huber, hinge) and row (kl_div, cosine, triplet) kernels over [batch_size, dim]
     "loss": [{}, {"batch_size": 33, "dim": 1001}],
+    # reductions over the last dimension of a 3-D tensor (the kernel views it as rows)
+    "reduce": [{}, {"batch_size": 3, "dim1": 11, "dim2": 1001}],
 }
 #: Examples whose task sizes are too large for an emulator run in the test suite (frobenius_norm's
 #: 16x64x256x256 benchmark shape lowers fine; it is validated on smaller 4-D shapes).
 EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
+    "cross_entropy": [{}, {"batch_size": 33, "num_classes": 1001}],
     "frobenius_norm": [{"batch_size": 4, "features": 16, "dim1": 64, "dim2": 64},
                        {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
 }
@@ -74,7 +77,7 @@ class Example:
     def shapes(self) -> list[dict[str, int]]:
         if self.name in EXAMPLE_SHAPES:
             return EXAMPLE_SHAPES[self.name]
-        if self.is_rows and self.category != "loss":
+        if self.is_rows and self.category not in ("loss", "reduce"):
             return ROW_SHAPES
         return VALIDATION_SHAPES.get(self.category, [{}])
 

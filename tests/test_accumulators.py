@@ -155,3 +155,33 @@ def test_emulator_reports_a_combine_without_syncall(tmp_path):
     result = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path / "bad")
     assert not result.ok
     assert [c.name for c in result.comparisons if not c.ok] == ["out"]
+
+
+GATHER = '''from ascend_dsl import kernel, Tensor, f32, i64
+
+@kernel
+def k(x: Tensor[f32, "B, C"], idx: Tensor[i64, "B"], y: Tensor[f32, "B"]):
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            store(y[r], gather(load(x[r, :]), load(idx[r])))
+'''
+
+
+def test_gather_picks_one_element_per_row_in_the_interpreter():
+    k = _kernel(GATHER)
+    x = torch.randn(37, 11)
+    idx = torch.randint(0, 11, (37,))
+    y = torch.zeros(37)
+    interpreter.run(k, {"x": x, "idx": idx, "y": y}, num_cores=3, tile=64)
+    assert torch.equal(y, x[torch.arange(37), idx])
+
+
+@pytest.mark.parametrize("bad,needle", [
+    ("gather(load(x[r, :]), load(x[r, :]))", "one integer per row"),
+    ("gather(load(idx[r]), load(idx[r]))", "whole rows"),
+])
+def test_gather_argument_errors(bad, needle):
+    text = GATHER.replace("gather(load(x[r, :]), load(idx[r]))", bad)
+    d = _error(text).diagnostics[0]
+    assert d.code == "TYPE" and needle in d.message
+    assert d.span.line == _line_of(text, "store(y[r]")

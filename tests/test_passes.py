@@ -85,7 +85,10 @@ def _run_any(k: ir.Kernel, seed: int = 0) -> list[torch.Tensor]:
     tensors = {}
     for p in k.tensors:
         shape = [sizes.get(d, 5) if isinstance(d, str) else d for d in p.shape]
-        tensors[p.name] = (torch.randn(shape, generator=g) * 4).to(p.dtype.torch)
+        if p.dtype.is_float:
+            tensors[p.name] = (torch.randn(shape, generator=g) * 4).to(p.dtype.torch)
+        else:  # integers index rows (gather): keep them inside the smallest row length
+            tensors[p.name] = torch.randint(0, 5, shape, generator=g).to(p.dtype.torch)
     interpreter.run(k, tensors, None, num_cores=2, tile=256)
     return [tensors[p.name] for p in k.outputs]
 

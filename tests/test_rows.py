@@ -130,7 +130,7 @@ def test_planted_bug_reduce_scratch_too_small():
     assert old in project.files[fname]
     patched = replace(project, files={**project.files, fname: project.files[fname].replace(
         old, "pipe.InitBuffer(reduceTmp_f32Buf, 32);")})
-    run = load_task_for(kernel, adsl.with_suffix(".py"), overrides={"batch_size": 4, "dim": 3000})
+    run = load_task_for(kernel, adsl.with_suffix(".py"), overrides={"batch_size": 2, "dim1": 2, "dim2": 3000})
     res = validate_sim(kernel, ctx.lowered, patched, ctx, run)
     assert not res.ok and "REDUCE-TMP" in {e.code for e in res.sim_errors}
 

@@ -3,7 +3,7 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """Simple model that takes the max over the last dimension."""
+    """Simple model that takes the max over the last dimension of a 3-D tensor [batch_size, dim1, dim2]."""
 
     def __init__(self):
         super().__init__()
@@ -12,12 +12,13 @@ class Model(nn.Module):
         return torch.amax(x, dim=-1)
 
 
-batch_size = 128
-dim = 4096
+batch_size = 16
+dim1 = 256
+dim2 = 256
 
 
 def get_inputs():
-    x = torch.randn(batch_size, dim)
+    x = torch.randn(batch_size, dim1, dim2)
     return [x]
 
 

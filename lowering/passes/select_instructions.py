@@ -105,6 +105,8 @@ def lower_op(dst: str, e: ir.Op, row_length: str | None = None) -> list[ir.VecOp
         (a,) = e.args
         d = ir.Ref(row_length, ir.scalar_of(e.type.dtype), span)
         return [v("ReduceSum", args[0]), v("Muls", dst, ir.Op("reciprocal", (d,), d.type, span))]
+    if op == "gather":  # a scalar loop over the rows (emitted by the row stage writer)
+        return [v("GatherRows", args[0], args[1])]
     if op == "cast":
         (a,) = e.args
         return [v("Cast", args[0], round=_round_mode(a.type.dtype, e.type.dtype))]
