@@ -33,6 +33,7 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
         views[p.name] = t.reshape(-1) if len(p.shape) == 1 else t.reshape(-1, t.shape[-1]) if len(p.shape) == 2 \
             and t.dim() > 2 else t
     symbols = _symbols(kernel, views)
+    _row_views(kernel, views)
     scalars.update({k: float(v) for k, v in symbols.items()})
     for stmt in kernel.body:
         if isinstance(stmt, ir.AccDecl):
@@ -63,7 +64,7 @@ def _run_split(loop: ir.SplitLoop, views, scalars, symbols, num_cores: int, tile
         lo, hi = core * share, min(total, (core + 1) * share)
         for tl in loop.body:
             assert isinstance(tl, ir.TileLoop)
-            step = tile if tl.row_shape is None else max(1, tile // max(symbols[tl.row_shape[1]], 1))
+            step = tile if tl.row_shape is None else max(1, tile // max(_product(tl.row_shape[1], symbols), 1))
             for start in range(lo, hi, step):
                 _run_tile(tl.body, views, core_scalars, slice(start, min(hi, start + step)))
         for a in accs:
@@ -74,6 +75,27 @@ def _run_split(loop: ir.SplitLoop, views, scalars, symbols, num_cores: int, tile
             for p in partials.pop(s.name):
                 value = _COMBINE[s.combine](value, p)
             scalars[s.name] = value
+
+
+def _product(expr: str, symbols: dict[str, int]) -> int:
+    out = 1
+    for s in expr.split(" * "):
+        out *= symbols[s]
+    return out
+
+
+def _row_views(kernel: ir.Kernel, views: dict) -> None:
+    """Tensors whose leading dims are the split extent become 2-D: rows x the rest."""
+    if not kernel.phases:
+        return
+    extent = kernel.phases[0].extent
+    k = len(extent)
+    for p in kernel.tensors:
+        if len(p.shape) > max(k, 1) and tuple(p.shape[:k]) == extent and views[p.name].dim() == len(p.shape):
+            rows = 1
+            for d in views[p.name].shape[:k]:
+                rows *= d
+            views[p.name] = views[p.name].reshape(rows, -1)
 
 
 def _symbols(kernel: ir.Kernel, views) -> dict[str, int]:

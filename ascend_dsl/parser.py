@@ -531,18 +531,24 @@ class _Builder:
         return ir.TileLoop(var, block, size, buffers, tuple(body), row_shape=self.row_shape, span=self.o.span(s))
 
     def row_shape_for(self, extent: tuple[str, ...], node) -> tuple[str, str] | None:
-        """A tile loop over a split of B is a row loop when 2-D tensors [B, D] exist."""
-        shapes = {p.shape for p in self.params.values() if isinstance(p, ir.TensorParam) and len(p.shape) == 2
-                  and (p.shape[0],) == extent}
+        """A tile loop over a split of B is a row loop when tensors [B, D] exist; with `split(N * C)`,
+        tensors [N, C, H, W] are N*C rows of H*W. Returns ("N * C", "H * W")."""
+        k = len(extent)
+        shapes = {p.shape[k:] for p in self.params.values() if isinstance(p, ir.TensorParam)
+                  and len(p.shape) > k and p.shape[:k] == extent}
         if not shapes:
             return None
         if len(shapes) > 1:
-            raise self.err("INDEX", f"row tiles over {extent[0]} need one row length; tensors have shapes "
+            raise self.err("INDEX", f"row tiles over {' * '.join(extent)} need one row shape; tensors have rows "
                            f"{', '.join(str(list(s)) for s in sorted(shapes, key=str))}", node)
-        rows, d = next(iter(shapes))
-        if not isinstance(d, str):
-            raise self.err("UNSUPPORTED", "the row length of a 2-D tensor must be a shape symbol", node)
-        return rows, d
+        row = next(iter(shapes))
+        if not all(isinstance(d, str) for d in row):
+            raise self.err("UNSUPPORTED", "the row dimensions of a tensor must be shape symbols", node)
+        return " * ".join(extent), " * ".join(row)
+
+    def is_row_tensor(self, p: ir.TensorParam) -> bool:
+        k = len(self.split_extent)
+        return len(p.shape) > k and p.shape[:k] == self.split_extent
 
     def tile_stmt(self, st: Tree, tile: str) -> ir.Stmt:
         if st.data == "aug_assign":
@@ -656,14 +662,14 @@ class _Builder:
         if len(idx) == 1 and is_tile[0] and len(p.shape) == 1:
             if rows is None:
                 return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.FLAT
-            if p.shape != (rows[0],):
+            if " * ".join(map(str, p.shape)) != rows[0]:
                 raise self.err("INDEX", f"'{name}[{tile}]' in a row loop needs a tensor over the rows ({rows[0]}); "
                                f"'{name}' has shape {list(p.shape)}", e)
             return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.COL
-        if len(idx) == 2 and is_tile[0] and is_full[1] and len(p.shape) == 2 and rows is not None:
+        if len(idx) == 2 and is_tile[0] and is_full[1] and rows is not None and self.is_row_tensor(p):
             return name, ir.TileIndex(tile, True, self.o.span(idx[0])), ir.Layout.ROWS
         if len(idx) == 1 and is_full[0] and len(p.shape) == 1 and rows is not None:
-            if p.shape != (rows[1],):
+            if " * ".join(map(str, p.shape)) != rows[1]:
                 raise self.err("INDEX", f"'{name}[:]' in a row loop needs a tensor over the row length ({rows[1]}); "
                                f"'{name}' has shape {list(p.shape)}", e)
             return name, ir.TileIndex(None, False, self.o.span(idx[0])), ir.Layout.ROW

@@ -18,6 +18,7 @@ from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
 
 from .context import PassContext
+from .passes.select_instructions import ROW_LENGTH
 from .tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, REPEAT_BYTES, block_granule
 
 GENERATOR = "ascend-dsl"
@@ -70,7 +71,7 @@ def c_scalar(e: ir.Expr, dtype: DType) -> str:
         case ir.Const(value=v):
             return c_literal(v, dtype)
         case ir.Ref(name=n, type=t):
-            member = f"{n}_"
+            member = "D_" if n == ROW_LENGTH else f"{n}_"
             return member if t.dtype is dtype else f"static_cast<{dtype.ctype}>({member})"
         case ir.Op(op="cast", args=(a,)):
             return c_scalar(a, dtype)
@@ -356,7 +357,8 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
              "tileLength_ = tiling.tileLength;"]
     lines += [f"tileLength{k}_ = tiling.tileLength{k};" for k in range(1, len(phases))]
     if tl.row_shape:
-        lines += [f"D_ = tiling.{tl.row_shape[1]};", "Dp_ = (D_ + 127) / 128 * 128;  // UB row pitch: whole repeats"]
+        row_len = " * ".join(f"tiling.{d}" for d in tl.row_shape[1].split(" * "))
+        lines += [f"D_ = {row_len};", "Dp_ = (D_ + 127) / 128 * 128;  // UB row pitch: whole repeats"]
     lines += [f"{s['member']} = tiling.{s['name']};" for s in scalars]
     lines += [f"{sym}_ = tiling.{sym};" for sym in _value_symbols(kernel, tl)]
     params = {p.name: p for p in kernel.tensors}
@@ -366,9 +368,9 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
         base = f"(__gm__ {t['ctype']}*){t['name']}"
         if p.name in scalar_only:
             lines.append(f"{t['gm']}.SetGlobalBuffer({base}, 1);  // element 0, written once after the split loops")
-        elif tl.row_shape and len(p.shape) == 2:
+        elif tl.row_shape and len(p.shape) > len(split.extent) and tuple(p.shape[:len(split.extent)]) == split.extent:
             lines.append(f"{t['gm']}.SetGlobalBuffer({base} + start * D_, blockLength_ * D_);")
-        elif tl.row_shape and p.shape == (tl.row_shape[1],):
+        elif tl.row_shape and " * ".join(map(str, p.shape)) == tl.row_shape[1]:
             lines.append(f"{t['gm']}.SetGlobalBuffer({base}, D_);")
         else:
             lines.append(f"{t['gm']}.SetGlobalBuffer({base} + start, blockLength_);")
@@ -395,7 +397,7 @@ def _value_symbols(kernel: ir.Kernel, tl: ir.TileLoop) -> list[str]:
                 if not isinstance(o, str):
                     used.update({e.name: None for e in ir.walk_expr(o) if isinstance(e, ir.Ref) and e.name in symbols})
     row_len = tl.row_shape[1] if tl.row_shape else None
-    return [s for s in used if s != row_len]
+    return [s for s in used if s != row_len]  # a row loop's D_ already holds a one-symbol row length
 
 
 def _scalar_store_only(kernel: ir.Kernel) -> set[str]:

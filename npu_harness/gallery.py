@@ -39,6 +39,8 @@ VALIDATION_SHAPES: dict[str, list[dict[str, int]]] = {
 #: 16x64x256x256 benchmark shape lowers fine; it is validated on smaller 4-D shapes).
 EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
     "cross_entropy": [{}, {"batch_size": 33, "num_classes": 1001}],
+    "instance_norm": [{"batch_size": 2, "features": 4, "dim1": 32, "dim2": 64},
+                      {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
     "frobenius_norm": [{"batch_size": 4, "features": 16, "dim1": 64, "dim2": 64},
                        {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
 }

@@ -16,6 +16,9 @@ from ascend_dsl.dtypes import DType
 from ..context import PassContext
 from ..rewrite import map_tile_bodies
 
+#: The row length of a row loop as a scalar operand (emitted as the kernel's D_ member).
+ROW_LENGTH = "@row_length"
+
 _BINARY = {"add": ("Add", "Adds"), "mul": ("Mul", "Muls"), "max": ("Max", "Maxs"), "min": ("Min", "Mins")}
 _UNARY = {"abs": "Abs", "exp": "Exp", "log": "Ln", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "reciprocal": "Reciprocal",
           "relu": "Relu"}
@@ -103,7 +106,7 @@ def lower_op(dst: str, e: ir.Op, row_length: str | None = None) -> list[ir.VecOp
         return [v({"reduce_sum": "ReduceSum", "reduce_max": "ReduceMax", "reduce_min": "ReduceMin"}[op], args[0])]
     if op == "reduce_mean":
         (a,) = e.args
-        d = ir.Ref(row_length, ir.scalar_of(e.type.dtype), span)
+        d = ir.Ref(ROW_LENGTH, ir.scalar_of(e.type.dtype), span)
         return [v("ReduceSum", args[0]), v("Muls", dst, ir.Op("reciprocal", (d,), d.type, span))]
     if op == "gather":  # a scalar loop over the rows (emitted by the row stage writer)
         return [v("GatherRows", args[0], args[1])]
