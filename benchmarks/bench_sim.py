@@ -60,7 +60,7 @@ def throughput(name: str, batch: int, dim: int, reps: int) -> tuple[float, float
     from npu_harness.binding import bind
     from npu_harness.sim.compiler import compile_program, run_program
     from npu_harness.sim.driver import target_defines
-    from npu_harness.validate import _to_bytes, combined_driver, load_task_for, validate_sim
+    from npu_harness.validate import combined_driver, load_task_for, validate_sim
 
     ex = next(e for e in gallery.discover() if e.name == name)
     kernel = load_file(ex.adsl)[0].instantiate(ex.dtypes[0])
@@ -81,7 +81,7 @@ def throughput(name: str, batch: int, dim: int, reps: int) -> tuple[float, float
         io = Path(tmp) / "io"
         io.mkdir()
         for p in kernel.inputs:
-            (io / f"{p.name}.bin").write_bytes(_to_bytes(b.tensors[p.name]))
+            (io / f"{p.name}.bin").write_bytes(b.tensors[p.name].tobytes())
         args = [str(io), str(ctx.target.aiv)] + [str(b.symbols[s]) for s in kernel.symbols]
         args += [repr(float(b.scalars[p.name])) for p in kernel.scalars]
         bin_t = []

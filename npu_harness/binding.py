@@ -4,6 +4,9 @@ Inputs (tensors the kernel only loads) bind to forward() arguments in order; out
 stores) bind to forward()'s results in order. A rank-1 declaration ("N") views any contiguous
 tensor flat; higher ranks bind dimension by dimension. Scalar parameters take the Model attribute
 of the same name, else their DSL default.
+
+Tensors are bound as `npu_harness.arrays.HostArray` (numpy; torch tensors are converted), so
+binding never imports torch.
 """
 
 from __future__ import annotations
@@ -13,18 +16,20 @@ from dataclasses import dataclass
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 
+from .arrays import HostArray, as_host, type_name
+
 
 @dataclass
 class Binding:
-    tensors: dict[str, object]  # name -> torch tensor (inputs: values; outputs: reference results)
+    tensors: dict[str, HostArray]  # name -> inputs: values; outputs: reference results
     symbols: dict[str, int]
     scalars: dict[str, float]
 
 
 def bind(kernel: ir.Kernel, inputs: list, outputs: list, attrs: dict) -> Binding:
-    import torch
-
-    tensor_inputs = [t for t in inputs if isinstance(t, torch.Tensor)]
+    inputs = [as_host(t) for t in inputs]
+    outputs = [as_host(t) for t in outputs]
+    tensor_inputs = [t for t in inputs if isinstance(t, HostArray)]
     if len(tensor_inputs) != len(kernel.inputs):
         raise DslError.at("BINDING", f"kernel '{kernel.name}' has {len(kernel.inputs)} input tensor(s) "
                           f"({', '.join(p.name for p in kernel.inputs) or 'none'}) but forward() takes "
@@ -36,8 +41,8 @@ def bind(kernel: ir.Kernel, inputs: list, outputs: list, attrs: dict) -> Binding
     symbols: dict[str, int] = {}
     tensors: dict[str, object] = {}
     for p, t in list(zip(kernel.inputs, tensor_inputs, strict=True)) + list(zip(kernel.outputs, outputs, strict=True)):
-        if not isinstance(t, torch.Tensor):
-            raise DslError.at("BINDING", f"'{p.name}' must bind to a tensor, got {type(t).__name__}", p.span)
+        if not isinstance(t, HostArray):
+            raise DslError.at("BINDING", f"'{p.name}' must bind to a tensor, got {type_name(t)}", p.span)
         dims = [t.numel()] if len(p.shape) == 1 else list(t.shape)
         if len(dims) != len(p.shape):
             raise DslError.at("BINDING", f"'{p.name}' is declared with rank {len(p.shape)} but the task's tensor has "
@@ -49,7 +54,7 @@ def bind(kernel: ir.Kernel, inputs: list, outputs: list, attrs: dict) -> Binding
                 if symbols.setdefault(d, actual) != actual:
                     raise DslError.at("BINDING", f"shape symbol {d} is {symbols[d]} for one tensor and {actual} for "
                                       f"'{p.name}'", p.span)
-        tensors[p.name] = t.contiguous()
+        tensors[p.name] = t
     scalars: dict[str, float] = {}
     for p in kernel.scalars:
         if p.name in attrs:
