@@ -61,9 +61,14 @@ def test_compare_matches_torch_isclose():
     got[5] = float("nan")
     ref[6] = float("nan")
     got[6] = float("nan")
+    ref[7], got[7] = float("inf"), 1.0
+    ref[8], got[8] = float("inf"), float("inf")
+    ref[9], got[9] = float("-inf"), float("inf")
     c = compare("y", got, ref, "f32")
     close = torch.isclose(got.double(), ref.double(), atol=1e-4, rtol=1e-4, equal_nan=True)
     assert c.mismatches == int((~close).sum()) and c.max_abs_err == float("inf")
+    assert not close[7] and close[8] and not close[9]
+    assert compare("y", ref[:5], ref[:5].clone(), "f32").ok
 
 
 def test_cli_sim_validation_does_not_import_torch(tmp_path):
