@@ -124,6 +124,36 @@ template <class C> inline bool isnan_c(C v) {
     }
 }
 
+// max / min that propagate NaN (either operand NaN -> a + b, a NaN). Every candidate is computed
+// unconditionally and then picked, so the element loops have no branches and vectorise (a branch
+// on the sign of real data mispredicts half the time).
+template <class C> inline C max_nan(C a, C b) {
+    const C m = a > b ? a : b;
+    if constexpr (std::is_floating_point_v<C>) {
+        const C sum = a + b;
+        return (isnan_c(a) | isnan_c(b)) ? sum : m;
+    } else {
+        return m;
+    }
+}
+template <class C> inline C min_nan(C a, C b) {
+    const C m = a < b ? a : b;
+    if constexpr (std::is_floating_point_v<C>) {
+        const C sum = a + b;
+        return (isnan_c(a) | isnan_c(b)) ? sum : m;
+    } else {
+        return m;
+    }
+}
+template <class C> inline C relu_nan(C a) {
+    const C r = a > C(0) ? a : C(0);
+    return isnan_c(a) ? a : r;
+}
+template <class C> inline C leaky_relu(C a, C s) {
+    const C m = a * s;
+    return a >= C(0) ? a : m;
+}
+
 // ---- counters and definedness propagation (UB shadow, see tensor.h) ----------------------------------
 inline void count_vec(VecOp op, uint32_t esize, uint64_t count) {
     Counters& c = cnt();
@@ -307,10 +337,8 @@ ASCEND_SIM_BINARY(Add, ASCEND_SIM_ARITH_TYPES, a + b)
 ASCEND_SIM_BINARY(Sub, ASCEND_SIM_ARITH_TYPES, a - b)
 ASCEND_SIM_BINARY(Mul, ASCEND_SIM_ARITH_TYPES, a* b)
 ASCEND_SIM_BINARY(Div, ASCEND_SIM_FP_TYPES, a / b)
-ASCEND_SIM_BINARY(Max, ASCEND_SIM_ARITH_TYPES,
-                  (sim::detail::isnan_c(a) || sim::detail::isnan_c(b)) ? (a + b) : (a > b ? a : b))
-ASCEND_SIM_BINARY(Min, ASCEND_SIM_ARITH_TYPES,
-                  (sim::detail::isnan_c(a) || sim::detail::isnan_c(b)) ? (a + b) : (a < b ? a : b))
+ASCEND_SIM_BINARY(Max, ASCEND_SIM_ARITH_TYPES, sim::detail::max_nan(a, b))
+ASCEND_SIM_BINARY(Min, ASCEND_SIM_ARITH_TYPES, sim::detail::min_nan(a, b))
 
 #undef ASCEND_SIM_BINARY
 
@@ -330,9 +358,9 @@ ASCEND_SIM_BINARY(Min, ASCEND_SIM_ARITH_TYPES,
 
 ASCEND_SIM_SCALAR(Adds, ASCEND_SIM_ARITH_TYPES, a + s)
 ASCEND_SIM_SCALAR(Muls, ASCEND_SIM_ARITH_TYPES, a* s)
-ASCEND_SIM_SCALAR(Maxs, ASCEND_SIM_ARITH_TYPES, (sim::detail::isnan_c(a) || sim::detail::isnan_c(s)) ? (a + s) : (a > s ? a : s))
-ASCEND_SIM_SCALAR(Mins, ASCEND_SIM_ARITH_TYPES, (sim::detail::isnan_c(a) || sim::detail::isnan_c(s)) ? (a + s) : (a < s ? a : s))
-ASCEND_SIM_SCALAR(LeakyRelu, ASCEND_SIM_FP_TYPES, a >= 0 ? a : a * s)
+ASCEND_SIM_SCALAR(Maxs, ASCEND_SIM_ARITH_TYPES, sim::detail::max_nan(a, s))
+ASCEND_SIM_SCALAR(Mins, ASCEND_SIM_ARITH_TYPES, sim::detail::min_nan(a, s))
+ASCEND_SIM_SCALAR(LeakyRelu, ASCEND_SIM_FP_TYPES, sim::detail::leaky_relu(a, s))
 
 #undef ASCEND_SIM_SCALAR
 
@@ -355,7 +383,7 @@ ASCEND_SIM_UNARY(Abs, ASCEND_SIM_FP_TYPES, __builtin_fabsf(a))
 ASCEND_SIM_UNARY(Sqrt, ASCEND_SIM_FP_TYPES, sim::detail::sqrt_f(a))
 ASCEND_SIM_UNARY(Rsqrt, ASCEND_SIM_FP_TYPES, static_cast<float>(1.0 / sim::detail::sqrt_d(static_cast<double>(a))))
 ASCEND_SIM_UNARY(Reciprocal, ASCEND_SIM_FP_TYPES, 1.0f / a)
-ASCEND_SIM_UNARY(Relu, ASCEND_SIM_RELU_TYPES, sim::detail::isnan_c(a) ? a : (a > 0 ? a : decltype(a)(0)))
+ASCEND_SIM_UNARY(Relu, ASCEND_SIM_RELU_TYPES, sim::detail::relu_nan(a))
 
 #undef ASCEND_SIM_UNARY
 #undef ASCEND_SIM_RELU_TYPES
