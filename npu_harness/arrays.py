@@ -8,7 +8,6 @@ bf16 tensor travels as its uint16 bit patterns (exact) with the dtype name kept 
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from dataclasses import dataclass
@@ -72,7 +71,8 @@ def torch_dtype_name(t) -> str:
 
 
 def from_torch(t) -> HostArray:
-    """A host copy of a (CPU) torch tensor."""
+    """A host view of a (CPU) torch tensor (shares its memory when it is contiguous; not copied, so
+    a task's 6 GB input is not held twice)."""
     import torch
 
     t = t.detach().contiguous().cpu()
@@ -80,9 +80,8 @@ def from_torch(t) -> HostArray:
     if name not in STORAGE:
         raise TypeError(f"unsupported tensor dtype {t.dtype}")
     if t.dtype == torch.bfloat16:
-        t = t.view(torch.int16)
-        return HostArray(t.numpy().view(np.uint16).copy(), name)
-    return HostArray(t.numpy().copy(), name)
+        return HostArray(t.view(torch.int16).numpy().view(np.uint16), name)
+    return HostArray(t.numpy(), name)
 
 
 def as_host(x):
@@ -133,9 +132,8 @@ def save_result(path: Path, inputs: list, outputs: list, attrs: dict, constants:
             "outputs": [_encode(as_host(x), f"out{i}", arrays) for i, x in enumerate(outputs)],
             "attrs": attrs, "constants": constants}
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    Path(path).write_bytes(buf.getvalue())
+    with open(path, "wb") as f:  # straight to the file: a large result is not buffered in memory first
+        np.savez(f, **arrays)
 
 
 def load_result(path: Path) -> tuple[list, list, dict, dict]:

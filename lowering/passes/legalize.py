@@ -92,7 +92,7 @@ def _gelu_form(e: ir.Expr) -> ir.Expr | None:
 
     for x >= 0 it is k * x * (2 - q) and for x < 0 k * x * q, where q = erfc(c|x|) = t P(t) exp(-c^2 x^2)
     (A&S 7.1.26, t = 1 / (1 + p c |x|)); both are 2k * relu(x) - k |x| q. The -k is folded into the
-    polynomial's coefficients: 20 vector instructions instead of 26 (and no mask buffer)."""
+    polynomial's coefficients: 21 vector instructions instead of 26 (and no mask buffer)."""
     if not (isinstance(e, ir.Op) and e.op == "mul" and e.type.kind is ir.Kind.TILE and e.type.dtype.is_float):
         return None
     for lhs, rhs in (e.args, e.args[::-1]):
