@@ -50,10 +50,9 @@ def bind(kernel: ir.Kernel, inputs: list, outputs: list, attrs: dict) -> Binding
         for d, actual in zip(p.shape, dims, strict=True):
             if isinstance(d, int) and d != actual:
                 raise DslError.at("BINDING", f"'{p.name}' expects size {d} but got {actual}", p.span)
-            if isinstance(d, str):
-                if symbols.setdefault(d, actual) != actual:
-                    raise DslError.at("BINDING", f"shape symbol {d} is {symbols[d]} for one tensor and {actual} for "
-                                      f"'{p.name}'", p.span)
+            if isinstance(d, str) and symbols.setdefault(d, actual) != actual:
+                raise DslError.at("BINDING", f"shape symbol {d} is {symbols[d]} for one tensor and {actual} for "
+                                  f"'{p.name}'", p.span)
         tensors[p.name] = t
     scalars: dict[str, float] = {}
     for p in kernel.scalars:

@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
     import torch
 
     task, out, request_path = argv
-    req = json.loads(open(request_path).read())
+    req = json.loads(Path(request_path).read_text())
     torch.manual_seed(req.get("seed", 0))
     ns = runpy.run_path(task, run_name="__task__")
     for key in ("Model", "get_inputs", "get_init_inputs"):
