@@ -2,8 +2,12 @@
 
 Inputs (tensors the kernel only loads) bind to forward() arguments in order; outputs (tensors it
 stores) bind to forward()'s results in order. A rank-1 declaration ("N") views any contiguous
-tensor flat; higher ranks bind dimension by dimension. Scalar parameters take the Model attribute
+tensor flat; a rank-2 declaration ("B, D") views it as rows of its last dimension; higher ranks bind
+dimension by dimension. Scalar parameters take the Model attribute
 of the same name, else their DSL default.
+
+Tensors are bound as `npu_harness.arrays.HostArray` (numpy; torch tensors are converted), so
+binding never imports torch.
 """
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ from dataclasses import dataclass
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 
+from .arrays import HostArray, as_host, type_name
+
 
 @dataclass
 class Binding:
-    tensors: dict[str, object]  # name -> torch tensor (inputs: values; outputs: reference results)
+    tensors: dict[str, HostArray]  # name -> inputs: values; outputs: reference results
     symbols: dict[str, int]
     scalars: dict[str, float]
 
@@ -35,9 +41,9 @@ def view_dims(rank: int, shape: tuple[int, ...]) -> list[int]:
 
 
 def bind(kernel: ir.Kernel, inputs: list, outputs: list, attrs: dict) -> Binding:
-    import torch
-
-    tensor_inputs = [t for t in inputs if isinstance(t, torch.Tensor)]
+    inputs = [as_host(t) for t in inputs]
+    outputs = [as_host(t) for t in outputs]
+    tensor_inputs = [t for t in inputs if isinstance(t, HostArray)]
     if len(tensor_inputs) != len(kernel.inputs):
         raise DslError.at("BINDING", f"kernel '{kernel.name}' has {len(kernel.inputs)} input tensor(s) "
                           f"({', '.join(p.name for p in kernel.inputs) or 'none'}) but forward() takes "
@@ -49,8 +55,8 @@ def bind(kernel: ir.Kernel, inputs: list, outputs: list, attrs: dict) -> Binding
     symbols: dict[str, int] = {}
     tensors: dict[str, object] = {}
     for p, t in list(zip(kernel.inputs, tensor_inputs, strict=True)) + list(zip(kernel.outputs, outputs, strict=True)):
-        if not isinstance(t, torch.Tensor):
-            raise DslError.at("BINDING", f"'{p.name}' must bind to a tensor, got {type(t).__name__}", p.span)
+        if not isinstance(t, HostArray):
+            raise DslError.at("BINDING", f"'{p.name}' must bind to a tensor, got {type_name(t)}", p.span)
         dims = view_dims(len(p.shape), tuple(t.shape))
         if len(dims) != len(p.shape):
             raise DslError.at("BINDING", f"'{p.name}' is declared with rank {len(p.shape)} but the task's tensor has "
@@ -58,11 +64,10 @@ def bind(kernel: ir.Kernel, inputs: list, outputs: list, attrs: dict) -> Binding
         for d, actual in zip(p.shape, dims, strict=True):
             if isinstance(d, int) and d != actual:
                 raise DslError.at("BINDING", f"'{p.name}' expects size {d} but got {actual}", p.span)
-            if isinstance(d, str):
-                if symbols.setdefault(d, actual) != actual:
-                    raise DslError.at("BINDING", f"shape symbol {d} is {symbols[d]} for one tensor and {actual} for "
-                                      f"'{p.name}'", p.span)
-        tensors[p.name] = t.contiguous()
+            if isinstance(d, str) and symbols.setdefault(d, actual) != actual:
+                raise DslError.at("BINDING", f"shape symbol {d} is {symbols[d]} for one tensor and {actual} for "
+                                  f"'{p.name}'", p.span)
+        tensors[p.name] = t
     scalars: dict[str, float] = {}
     for p in kernel.scalars:
         if p.name in attrs:

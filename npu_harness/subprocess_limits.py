@@ -25,7 +25,7 @@ def run_limited(cmd: list[str], *, timeout: float, memory_bytes: int | None = No
             resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
 
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env,
-                            preexec_fn=limits, stdin=subprocess.DEVNULL)
+                            preexec_fn=limits, stdin=subprocess.DEVNULL)  # noqa: PLW1509 - no threads here
     try:
         out, err = proc.communicate(timeout=timeout)
         return Completed(proc.returncode, out, err, False)

@@ -1,8 +1,14 @@
-"""Load a KernelBench/MultiKernelBench task file in a subprocess (timeout + memory limit)."""
+"""Load a KernelBench/MultiKernelBench task file in a subprocess (timeout + memory limit).
+
+Only the worker subprocess imports torch; the parent gets inputs and reference outputs as numpy
+(`npu_harness.arrays.HostArray`), so `ascend-lower --validate sim` never pays the torch import.
+"""
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -13,6 +19,7 @@ from pathlib import Path
 
 from ascend_dsl.diagnostics import DslError
 
+from .arrays import load_result
 from .subprocess_limits import run_limited
 
 TASK_TIMEOUT_S = 120.0
@@ -23,24 +30,40 @@ TASK_CACHE_MAX_BYTES = 256 << 20
 
 def _task_cache_file(path: Path, request: dict) -> Path | None:
     """On-disk cache of task runs (inputs + reference outputs), keyed by the task file's content, the
-    request (seed, overrides, cap, dtypes), the worker's source and the torch version. Disabled with
+    request (seed, overrides, cap, dtypes), the worker's and the result format's source and the torch
+    version (from the package metadata: the parent does not import torch). Disabled with
     ASCEND_DSL_TASK_CACHE=0; lives in $ASCEND_DSL_CACHE/tasks (default ~/.cache/ascend-dsl/tasks)."""
     if os.environ.get("ASCEND_DSL_TASK_CACHE", "1") == "0":
         return None
-    import torch
-
     h = hashlib.sha256()
     h.update(path.read_bytes())
     h.update(json.dumps(request, sort_keys=True).encode())
-    h.update((Path(__file__).resolve().parent / "task_worker.py").read_bytes())
-    h.update(torch.__version__.encode())
+    here = Path(__file__).resolve().parent
+    h.update((here / "task_worker.py").read_bytes())
+    h.update((here / "arrays.py").read_bytes())
+    h.update(_torch_version().encode())
     env = os.environ.get("ASCEND_DSL_CACHE")
     base = Path(env) if env else Path.home() / ".cache" / "ascend-dsl"
-    return base / "tasks" / f"{h.hexdigest()}.pt"
+    return base / "tasks" / f"{h.hexdigest()}.npz"
+
+
+@functools.lru_cache(maxsize=1)
+def _torch_version() -> str:
+    """The installed torch's version without importing it (the worker's interpreter is ours)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return str(torch.__version__)
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
 
 
 @dataclass
 class TaskRun:
+    """forward()'s arguments (the k-th tensor already rounded to the kernel's k-th input dtype) and
+    results. From run_task, tensors are HostArray (numpy); other producers may pass torch tensors."""
+
     inputs: list
     outputs: list
     attrs: dict = field(default_factory=dict)
@@ -49,8 +72,6 @@ class TaskRun:
 
 def run_task(path: str | Path, *, seed: int = 0, overrides: dict[str, int] | None = None, cap: int | None = None,
              input_dtypes: list[str | None] | None = None, timeout: float = TASK_TIMEOUT_S) -> TaskRun:
-    import torch
-
     path = Path(path)
     if not path.is_file():
         raise DslError.at("TASK-ERROR", f"task file {path} does not exist", None,
@@ -59,14 +80,13 @@ def run_task(path: str | Path, *, seed: int = 0, overrides: dict[str, int] | Non
     cached = _task_cache_file(path, request)
     if cached is not None and cached.is_file():
         try:
-            data = torch.load(cached, weights_only=False)
-            return TaskRun(data["inputs"], data["outputs"], data["attrs"], data["constants"])
+            return TaskRun(*load_result(cached))
         except Exception:  # noqa: BLE001 - a damaged cache entry is simply recomputed
             cached.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="ascend-task-") as tmp:
         req = Path(tmp) / "request.json"
         req.write_text(json.dumps(request))
-        out = Path(tmp) / "result.pt"
+        out = Path(tmp) / "result.npz"
         res = run_limited([sys.executable, "-m", "npu_harness.task_worker", str(path), str(out), str(req)],
                           timeout=timeout, memory_bytes=TASK_MEMORY_BYTES)
         if res.timed_out:
@@ -76,7 +96,10 @@ def run_task(path: str | Path, *, seed: int = 0, overrides: dict[str, int] | Non
         if res.returncode != 0:
             tail = "\n".join(res.stderr.strip().splitlines()[-6:])
             raise DslError.at("TASK-ERROR", f"task file {path} failed (exit {res.returncode}):\n{tail}", None)
-        data = torch.load(out, weights_only=False)
+        try:
+            data = load_result(out)
+        except (OSError, ValueError, KeyError) as e:
+            raise DslError.at("TASK-ERROR", f"task file {path}: the worker's result is unreadable ({e})", None) from None
         if cached is not None and out.stat().st_size <= TASK_CACHE_MAX_BYTES:
             try:
                 cached.parent.mkdir(parents=True, exist_ok=True)
@@ -86,4 +109,4 @@ def run_task(path: str | Path, *, seed: int = 0, overrides: dict[str, int] | Non
                 os.replace(tmp_name, cached)
             except OSError:
                 pass
-    return TaskRun(data["inputs"], data["outputs"], data["attrs"], data["constants"])
+    return TaskRun(*data)

@@ -1,11 +1,12 @@
 """Child process that runs a KernelBench-format task file (never imported into the parent).
 
-    python -m npu_harness.task_worker TASK.py OUT.pt REQUEST.json
+    python -m npu_harness.task_worker TASK.py OUT.npz REQUEST.json
 
 REQUEST: {"seed": int, "set": {"NAME": value}, "cap": int|null, "input_dtypes": [str|null, ...]}.
 Module-level size constants named in "set" are overridden before get_inputs() runs; with "cap",
 every integer size constant is scaled down until the largest input has at most `cap` elements.
-Writes {"inputs": [...], "outputs": [...], "attrs": {...}, "constants": {...}} with torch.save.
+Writes inputs, outputs, attrs and constants with npu_harness.arrays.save_result (numpy .npz: the
+parent reads it without importing torch).
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import json
 import math
 import runpy
 import sys
+from pathlib import Path
+
+from npu_harness.arrays import STORAGE, save_result, torch_dtype_name
 
 
 def _scaled_constants(ns: dict, cap: int, get_inputs) -> dict:
@@ -59,7 +63,7 @@ def main(argv: list[str]) -> int:
     import torch
 
     task, out, request_path = argv
-    req = json.loads(open(request_path).read())
+    req = json.loads(Path(request_path).read_text())
     torch.manual_seed(req.get("seed", 0))
     ns = runpy.run_path(task, run_name="__task__")
     for key in ("Model", "get_inputs", "get_init_inputs"):
@@ -86,7 +90,12 @@ def main(argv: list[str]) -> int:
     attrs = {k: v for k, v in vars(model).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     sizes = {k: v for k, v in get_inputs.__globals__.items()
              if isinstance(v, int) and not isinstance(v, bool) and not k.startswith("_")}
-    torch.save({"inputs": kernel_inputs, "outputs": outputs, "attrs": attrs, "constants": constants or sizes}, out)
+    for what, ts in (("get_inputs()", kernel_inputs), ("forward()", outputs)):
+        for t in ts:
+            if isinstance(t, torch.Tensor) and torch_dtype_name(t) not in STORAGE:
+                print(f"{what} gives a {t.dtype} tensor; supported: {', '.join(STORAGE)}", file=sys.stderr)
+                return 3
+    save_result(Path(out), kernel_inputs, outputs, attrs, constants or sizes)
     return 0
 
 

@@ -8,11 +8,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ascend_dsl import interpreter, ir
+from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from lowering import EmittedProject, PassContext
 from lowering.emit import build_view
 
+from .arrays import TORCH_NAME, HostArray
 from .binding import Binding, bind
 from .compare import TOLERANCE, Comparison, compare
 from .sim.driver import driver_source, target_defines
@@ -44,39 +45,25 @@ class ValidationResult:
 def load_task_for(kernel: ir.Kernel, task: Path, *, seed: int = 0, overrides=None, cap=None,
                   timeout: float = TASK_TIMEOUT_S) -> TaskRun:
     """Run the task with its inputs quantised to the kernel's input dtypes."""
-    dtypes = [repr(p.dtype.torch).removeprefix("torch.") for p in kernel.inputs]
+    dtypes = [TORCH_NAME[p.dtype.value] for p in kernel.inputs]
     return run_task(task, seed=seed, overrides=overrides, cap=cap, input_dtypes=dtypes, timeout=timeout)
 
 
 def validate_interp(kernel: ir.Kernel, run: TaskRun) -> ValidationResult:
+    """The DSL interpreter (torch, in this process) against the reference."""
     import torch
+
+    from ascend_dsl import interpreter
 
     start = time.perf_counter()
     b = bind(kernel, run.inputs, run.outputs, run.attrs)
-    tensors = {p.name: b.tensors[p.name] for p in kernel.inputs}
-    tensors.update({p.name: torch.full_like(b.tensors[p.name], float("nan"), dtype=p.dtype.torch)
+    tensors = {p.name: b.tensors[p.name].to_torch() for p in kernel.inputs}
+    tensors.update({p.name: torch.full(b.tensors[p.name].shape, float("nan"), dtype=p.dtype.torch)
                     for p in kernel.outputs})
     interpreter.run(kernel, tensors, b.scalars)
     comps = [compare(p.name, tensors[p.name], b.tensors[p.name], p.dtype.value) for p in kernel.outputs]
     return ValidationResult("interp", all(c.ok for c in comps), comps, shapes=b.symbols,
                             seconds=time.perf_counter() - start)
-
-
-def _to_bytes(t) -> bytes:
-    import torch
-
-    t = t.contiguous()
-    if t.dtype in (torch.float16, torch.bfloat16):
-        t = t.view(torch.int16)
-    return t.numpy().tobytes()
-
-
-def _from_bytes(data: bytes, like, dtype) -> object:
-    import torch
-
-    raw_dtype = torch.int16 if dtype in (torch.float16, torch.bfloat16) else dtype
-    t = torch.frombuffer(bytearray(data), dtype=raw_dtype)
-    return t.view(dtype).reshape(like.shape)
 
 
 def combined_driver(project: EmittedProject, view: dict) -> str:
@@ -118,7 +105,7 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
         io = tmpdir / "io"
         io.mkdir(exist_ok=True)
         for p in kernel.inputs:
-            (io / f"{p.name}.bin").write_bytes(_to_bytes(b.tensors[p.name]))
+            (io / f"{p.name}.bin").write_bytes(b.tensors[p.name].tobytes())
         args = [str(io), str(core_num or ctx.target.aiv)]
         args += [str(b.symbols[s]) for s in kernel.symbols]
         args += [repr(float(b.scalars[p.name])) for p in kernel.scalars]
@@ -133,7 +120,7 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
             if not path.exists():
                 comps.append(Comparison(p.name, False, float("inf"), ref.numel(), ref.numel(), TOLERANCE[p.dtype.value]))
                 continue
-            got = _from_bytes(path.read_bytes(), ref, p.dtype.torch)
+            got = HostArray.from_bytes(path.read_bytes(), TORCH_NAME[p.dtype.value], ref.shape)
             comps.append(compare(p.name, got, ref, p.dtype.value))
         ok = res.returncode == 0 and not res.errors and all(c.ok for c in comps)
         detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""

@@ -208,6 +208,30 @@ def test_legalized_ops_match_torch(expr, ref):
     torch.testing.assert_close(_interp(k, x), ref(x), rtol=1e-5, atol=1e-6)
 
 
+def _GELU(x):
+    return torch.nn.functional.gelu(x.double()).float()
+
+
+@pytest.mark.parametrize("expr,ref", [
+    ("0.5 * xt * (1.0 + erf(xt * 0.7071067811865476))", _GELU),
+    ("(erf(0.7071067811865476 * xt) + 1.0) * (xt * 0.5)", _GELU),
+    ("xt * (1.0 + erf(xt * 2.0))", lambda x: (x.double() * (1 + torch.erf(2 * x.double()))).float()),
+    ("3.0 * xt * (1.0 + erf(xt))", lambda x: (3 * x.double() * (1 + torch.erf(x.double()))).float()),
+])
+def test_legalize_gelu_form_matches_torch_without_a_select(expr, ref):
+    k = legalize.run(_kernel(_src(f"store(y[t], {expr})")), _ctx())
+    ops = {o.op for o in _tile_ops(k)}
+    assert "erf" not in ops and "select" not in ops and "relu" in ops
+    x = torch.cat([torch.linspace(-12, 12, 2001), torch.tensor([0.0, -0.0, 1e-4, -1e-4, 40.0, -40.0, float("inf")])])
+    torch.testing.assert_close(_interp(k, x), ref(x), rtol=1e-5, atol=1e-6)
+
+
+def test_legalize_gelu_form_needs_the_same_operand_and_a_positive_scale():
+    for expr in ("0.5 * xt * (1.0 + erf(xt * -0.7))", "0.5 * (xt + 1.0) * (1.0 + erf(xt))"):
+        k = legalize.run(_kernel(_src(f"store(y[t], {expr})")), _ctx())
+        assert "select" in {o.op for o in _tile_ops(k)}  # the generic erf expansion
+
+
 # ----------------------------------------------------------------------------- three_address
 
 

@@ -8,10 +8,12 @@ instructions (select_instructions.py).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ascend_dsl import ir
 
 from ..context import PassContext
-from ..rewrite import map_exprs
+from ..rewrite import map_exprs, map_tile_bodies
 
 # Abramowitz & Stegun 7.1.26: erf(x) = 1 - (a1 t + ... + a5 t^5) e^{-x^2}, t = 1 / (1 + p x), x >= 0;
 # |error| <= 1.5e-7 (Handbook of Mathematical Functions, 1964, p. 299).
@@ -20,6 +22,7 @@ _ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 
 
 def _c(v: float, like: ir.Expr) -> ir.Const:
+    v = float(f"{v:.15g}")  # folded constants: 0.7071067811865476 ** 2 prints as 0.5, not 0.5000000000000001
     return ir.Const(v, ir.scalar_of(like.type.dtype), like.span)
 
 
@@ -52,5 +55,81 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
     return None
 
 
+#: |x| is clamped here in the GELU form: q(c|x|) underflows long before (exp(-50) ~ 2e-22), and an
+#: infinite |x| would otherwise meet a zero factor (inf * 0 = NaN) instead of giving gelu(+inf) = +inf.
+_GELU_ABS_CLAMP = 10.0
+
+
+def _const(e: ir.Expr) -> float | None:
+    return float(e.value) if isinstance(e, ir.Const) and e.type.kind is ir.Kind.SCALAR else None
+
+
+def _scaled(e: ir.Expr) -> tuple[ir.Expr, float]:
+    """(x, k) for e = x * k or k * x with a constant k; (e, 1.0) otherwise."""
+    if isinstance(e, ir.Op) and e.op == "mul":
+        a, b = e.args
+        if _const(b) is not None and _const(a) is None:
+            return a, _const(b)
+        if _const(a) is not None and _const(b) is None:
+            return b, _const(a)
+    return e, 1.0
+
+
+def _one_plus_erf(e: ir.Expr) -> tuple[ir.Expr, float] | None:
+    """(x, c) when e is 1 + erf(c * x) (either operand order) with a constant c > 0."""
+    if not (isinstance(e, ir.Op) and e.op == "add"):
+        return None
+    a, b = e.args
+    one, rest = (a, b) if _const(a) == 1.0 else (b, a) if _const(b) == 1.0 else (None, None)
+    if one is None or not (isinstance(rest, ir.Op) and rest.op == "erf"):
+        return None
+    x, c = _scaled(rest.args[0])
+    return (x, c) if c > 0 else None
+
+
+def _gelu_form(e: ir.Expr) -> ir.Expr | None:
+    """k * x * (1 + erf(c * x)), c > 0 (GELU is k = 1/2, c = 1/sqrt(2)) without a sign mask or select:
+
+    for x >= 0 it is k * x * (2 - q) and for x < 0 k * x * q, where q = erfc(c|x|) = t P(t) exp(-c^2 x^2)
+    (A&S 7.1.26, t = 1 / (1 + p c |x|)); both are 2k * relu(x) - k |x| q. The -k is folded into the
+    polynomial's coefficients: 21 vector instructions instead of 26 (and no mask buffer)."""
+    if not (isinstance(e, ir.Op) and e.op == "mul" and e.type.kind is ir.Kind.TILE and e.type.dtype.is_float):
+        return None
+    for lhs, rhs in (e.args, e.args[::-1]):
+        m = _one_plus_erf(rhs)
+        if m is None:
+            continue
+        x, c = m
+        x2, k = _scaled(lhs)
+        if x2 != x or x.type != e.type:
+            continue
+        ax = _op("min", e, _op("abs", e, x), _c(_GELU_ABS_CLAMP, e))
+        t = _op("reciprocal", e, _op("add", e, _op("mul", e, ax, _c(_ERF_P * c, e)), _c(1.0, e)))
+        npoly: ir.Expr = _op("mul", e, t, _c(-k * _ERF_A[4], e))
+        for a in reversed(_ERF_A[:4]):
+            npoly = _op("mul", e, _op("add", e, npoly, _c(-k * a, e)), t)
+        gauss = _op("exp", e, _op("mul", e, _op("mul", e, ax, ax), _c(-c * c, e)))
+        relu = _op("relu", e, x)
+        if 2 * k != 1.0:
+            relu = _op("mul", e, relu, _c(2 * k, e))
+        return _op("add", e, relu, _op("mul", e, ax, _op("mul", e, npoly, gauss)))
+    return None
+
+
+def _top_down(e: ir.Expr, fn) -> ir.Expr:
+    """Apply `fn` at the outermost matching nodes (children of a replaced node are not revisited)."""
+    new = fn(e)
+    if new is not None:
+        return new
+    if isinstance(e, ir.Op):
+        args = tuple(_top_down(a, fn) for a in e.args)
+        if any(a is not b for a, b in zip(args, e.args, strict=True)):
+            return replace(e, args=args)
+    return e
+
+
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
+    kernel = map_tile_bodies(kernel, lambda tl: replace(tl, body=tuple(
+        replace(s, value=_top_down(s.value, _gelu_form)) if isinstance(s, (ir.Assign, ir.Store)) else s
+        for s in tl.body)))
     return map_exprs(kernel, _legalize)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import tomllib
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 TARGETS_DIR = Path(__file__).resolve().parent / "targets"
@@ -65,7 +65,7 @@ def available_targets() -> list[str]:
     return sorted(p.stem for p in TARGETS_DIR.glob("*.toml"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_params(target: str) -> CostParams:
     path = TARGETS_DIR / f"{target}.toml"
     if not path.is_file():
@@ -151,8 +151,8 @@ class Estimate:
 
     def text(self) -> str:
         lines = [f"cost model ({self.note}):", "  " + self.summary(),
-                 f"  GM read {self.gm_read_bytes} B, write {self.gm_write_bytes} B; {self.vector_repeats} vector repeats; "
-                 f"roofline {self.roofline_us:.2f} us"]
+                 (f"  GM read {self.gm_read_bytes} B, write {self.gm_write_bytes} B; {self.vector_repeats} vector repeats; "
+                  f"roofline {self.roofline_us:.2f} us")]
         if self.cores:
             slow = max(self.cores, key=lambda c: c.time_us)
             pipes = ", ".join(f"{k} {v:.2f}" for k, v in slow.pipes_us.items() if v > 0)
@@ -220,7 +220,7 @@ def estimate(counters: dict, target: str) -> Estimate:
             # pipeline iterations = DMA instructions per queue (stream), the busier direction
             iters = max(n_in / max(1, b.get("in_queues", 0)) if b.get("in_queues") else 0,
                         n_out / max(1, b.get("out_queues", 0)) if b.get("out_queues") else 0)
-            iters = max(1, int(round(iters)))
+            iters = max(1, round(iters))
         else:
             iters = max(1, min(n for n in (n_in, n_out) if n) if (n_in or n_out) else 1)
         overlapped = b.get("in_bufs", 1) >= 2 and b.get("out_bufs", 1) >= 2

@@ -315,7 +315,7 @@ def run_program(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=str(cwd) if cwd is not None else None,
-        preexec_fn=_limit,
+        preexec_fn=_limit,  # noqa: PLW1509 - only setrlimit; the callers do not run threads
         start_new_session=True,
     )
     timed_out = False

@@ -19,4 +19,4 @@ def target_defines(target: Target) -> dict[str, int]:
     return sim_defines(target.name, "vector")
 
 
-__all__ = ["build_view", "driver_source", "target_defines", "Path"]
+__all__ = ["Path", "build_view", "driver_source", "target_defines"]

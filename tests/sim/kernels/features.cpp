@@ -87,6 +87,21 @@ void float_ops() {
         CHECK(d.GetValue(1) == 0.0f && d.GetValue(25) == 5.0f);
         LeakyRelu(d, a, 0.25f, 64);
         CHECK(d.GetValue(0) == -5.0f && d.GetValue(25) == 5.0f);
+        // NaN in either operand propagates through Max / Min / Maxs / Mins / Relu
+        a.SetValue(2, NAN);
+        Max(d, a, b, 64);
+        CHECK(std::isnan(d.GetValue(2)) && d.GetValue(3) == 3.5f);
+        Min(d, b, a, 64);
+        CHECK(std::isnan(d.GetValue(2)) && d.GetValue(3) == -17.0f);
+        Maxs(d, a, 0.0f, 64);
+        CHECK(std::isnan(d.GetValue(2)) && d.GetValue(30) == 10.0f);
+        Mins(d, a, 0.0f, 64);
+        CHECK(std::isnan(d.GetValue(2)) && d.GetValue(1) == -19.0f);
+        Relu(d, a, 64);
+        CHECK(std::isnan(d.GetValue(2)) && d.GetValue(1) == 0.0f);
+        LeakyRelu(d, a, 0.25f, 64);
+        CHECK(std::isnan(d.GetValue(2)) && d.GetValue(0) == -5.0f);
+        a.SetValue(2, -18.0f);
         Exp(d, b, 64);
         CHECK(d.GetValue(1) == std::exp(1.5f));
         Ln(d, b, 64);

@@ -22,6 +22,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <sys/mman.h>
+
 // ---------------------------------------------------------------------------------------------
 // Target macros (docs/emulator-contract.md). Defaults are the Atlas A2 (910B, dav-2201) values.
 // ---------------------------------------------------------------------------------------------
@@ -621,12 +623,20 @@ namespace sim {
 // Allocates `bytes` of emulated GM (filled with 0xFF so unwritten output reads as NaN / -1) and
 // registers it for the GM-OOB checks. Returns nullptr on failure.
 inline uint8_t* GmAlloc(size_t bytes) {
-    const size_t padded = static_cast<size_t>(detail::align_up(bytes ? bytes : 1, 512));
-    void* p = ::operator new(padded, std::align_val_t(512), std::nothrow);
+    // Large buffers: 2 MiB aligned and backed by transparent huge pages where the host allows it
+    // (MADV_HUGEPAGE), so filling them costs a few page faults instead of one per 4 KiB.
+    constexpr size_t kHuge = size_t(2) << 20;
+    const bool huge = bytes >= 2 * kHuge;
+    const size_t align = huge ? kHuge : 512;
+    const size_t padded = static_cast<size_t>(detail::align_up(bytes ? bytes : 1, align));
+    void* p = ::operator new(padded, std::align_val_t(align), std::nothrow);
     if (!p) {
         std::fprintf(stderr, "sim: GmAlloc(%zu) failed: out of host memory\n", bytes);
         return nullptr;
     }
+#ifdef MADV_HUGEPAGE
+    if (huge) (void)madvise(p, padded, MADV_HUGEPAGE);  // advice only: failure changes nothing
+#endif
     std::memset(p, 0xFF, padded);
     detail::g_gm.allocs[reinterpret_cast<uintptr_t>(p)] = detail::GmChunk{bytes};
     detail::g_gm.cacheValid = false;
@@ -640,9 +650,10 @@ inline void GmFree(void* p, std::source_location loc = std::source_location::cur
         detail::report("GM-FREE", loc, "GmFree(%p): not a live sim::GmAlloc allocation (double free or foreign pointer)", p);
         return;
     }
+    const bool huge = it->second.size >= (size_t(4) << 20);
     detail::g_gm.allocs.erase(it);
     detail::g_gm.cacheValid = false;
-    ::operator delete(p, std::align_val_t(512));
+    ::operator delete(p, std::align_val_t(huge ? (size_t(2) << 20) : 512));
 }
 
 }  // namespace sim

@@ -124,6 +124,36 @@ template <class C> inline bool isnan_c(C v) {
     }
 }
 
+// max / min that propagate NaN (either operand NaN -> a + b, a NaN). Every candidate is computed
+// unconditionally and then picked, so the element loops have no branches and vectorise (a branch
+// on the sign of real data mispredicts half the time).
+template <class C> inline C max_nan(C a, C b) {
+    const C m = a > b ? a : b;
+    if constexpr (std::is_floating_point_v<C>) {
+        const C sum = a + b;
+        return (isnan_c(a) | isnan_c(b)) ? sum : m;
+    } else {
+        return m;
+    }
+}
+template <class C> inline C min_nan(C a, C b) {
+    const C m = a < b ? a : b;
+    if constexpr (std::is_floating_point_v<C>) {
+        const C sum = a + b;
+        return (isnan_c(a) | isnan_c(b)) ? sum : m;
+    } else {
+        return m;
+    }
+}
+template <class C> inline C relu_nan(C a) {
+    const C r = a > C(0) ? a : C(0);
+    return isnan_c(a) ? a : r;
+}
+template <class C> inline C leaky_relu(C a, C s) {
+    const C m = a * s;
+    return a >= C(0) ? a : m;
+}
+
 // ---- counters and definedness propagation (UB shadow, see tensor.h) ----------------------------------
 inline void count_vec(VecOp op, uint32_t esize, uint64_t count) {
     Counters& c = cnt();
@@ -307,10 +337,8 @@ ASCEND_SIM_BINARY(Add, ASCEND_SIM_ARITH_TYPES, a + b)
 ASCEND_SIM_BINARY(Sub, ASCEND_SIM_ARITH_TYPES, a - b)
 ASCEND_SIM_BINARY(Mul, ASCEND_SIM_ARITH_TYPES, a* b)
 ASCEND_SIM_BINARY(Div, ASCEND_SIM_FP_TYPES, a / b)
-ASCEND_SIM_BINARY(Max, ASCEND_SIM_ARITH_TYPES,
-                  (sim::detail::isnan_c(a) || sim::detail::isnan_c(b)) ? (a + b) : (a > b ? a : b))
-ASCEND_SIM_BINARY(Min, ASCEND_SIM_ARITH_TYPES,
-                  (sim::detail::isnan_c(a) || sim::detail::isnan_c(b)) ? (a + b) : (a < b ? a : b))
+ASCEND_SIM_BINARY(Max, ASCEND_SIM_ARITH_TYPES, sim::detail::max_nan(a, b))
+ASCEND_SIM_BINARY(Min, ASCEND_SIM_ARITH_TYPES, sim::detail::min_nan(a, b))
 
 #undef ASCEND_SIM_BINARY
 
@@ -330,9 +358,9 @@ ASCEND_SIM_BINARY(Min, ASCEND_SIM_ARITH_TYPES,
 
 ASCEND_SIM_SCALAR(Adds, ASCEND_SIM_ARITH_TYPES, a + s)
 ASCEND_SIM_SCALAR(Muls, ASCEND_SIM_ARITH_TYPES, a* s)
-ASCEND_SIM_SCALAR(Maxs, ASCEND_SIM_ARITH_TYPES, (sim::detail::isnan_c(a) || sim::detail::isnan_c(s)) ? (a + s) : (a > s ? a : s))
-ASCEND_SIM_SCALAR(Mins, ASCEND_SIM_ARITH_TYPES, (sim::detail::isnan_c(a) || sim::detail::isnan_c(s)) ? (a + s) : (a < s ? a : s))
-ASCEND_SIM_SCALAR(LeakyRelu, ASCEND_SIM_FP_TYPES, a >= 0 ? a : a * s)
+ASCEND_SIM_SCALAR(Maxs, ASCEND_SIM_ARITH_TYPES, sim::detail::max_nan(a, s))
+ASCEND_SIM_SCALAR(Mins, ASCEND_SIM_ARITH_TYPES, sim::detail::min_nan(a, s))
+ASCEND_SIM_SCALAR(LeakyRelu, ASCEND_SIM_FP_TYPES, sim::detail::leaky_relu(a, s))
 
 #undef ASCEND_SIM_SCALAR
 
@@ -355,7 +383,7 @@ ASCEND_SIM_UNARY(Abs, ASCEND_SIM_FP_TYPES, __builtin_fabsf(a))
 ASCEND_SIM_UNARY(Sqrt, ASCEND_SIM_FP_TYPES, sim::detail::sqrt_f(a))
 ASCEND_SIM_UNARY(Rsqrt, ASCEND_SIM_FP_TYPES, static_cast<float>(1.0 / sim::detail::sqrt_d(static_cast<double>(a))))
 ASCEND_SIM_UNARY(Reciprocal, ASCEND_SIM_FP_TYPES, 1.0f / a)
-ASCEND_SIM_UNARY(Relu, ASCEND_SIM_RELU_TYPES, sim::detail::isnan_c(a) ? a : (a > 0 ? a : decltype(a)(0)))
+ASCEND_SIM_UNARY(Relu, ASCEND_SIM_RELU_TYPES, sim::detail::relu_nan(a))
 
 #undef ASCEND_SIM_UNARY
 #undef ASCEND_SIM_RELU_TYPES
@@ -605,12 +633,34 @@ inline void prop_mask_defined(uint8_t* d, uint32_t count, const void* a, const v
     }
 }
 
-template <class T, class Get>
+// Mask byte k holds bits 8k..8k+7 (LSB first); bits at and past `count` are 0. Whole bytes in a tight
+// loop (the compare mode is resolved once per call, by cmp_mask), then the tail.
+template <class Get>
 inline void write_mask(uint8_t* d, uint32_t count, Get bit) {
-    for (uint32_t i = 0; i < count; i += 8) {
+    const uint32_t full = count / 8;
+    for (uint32_t k = 0; k < full; ++k) {
+        const uint32_t i = k * 8;
+        d[k] = uint8_t(uint32_t(bit(i)) | uint32_t(bit(i + 1)) << 1 | uint32_t(bit(i + 2)) << 2 | uint32_t(bit(i + 3)) << 3 |
+                       uint32_t(bit(i + 4)) << 4 | uint32_t(bit(i + 5)) << 5 | uint32_t(bit(i + 6)) << 6 | uint32_t(bit(i + 7)) << 7);
+    }
+    if (count % 8) {
         uint8_t byte = 0;
-        for (uint32_t j = 0; j < 8 && i + j < count; ++j) byte |= uint8_t(bit(i + j) ? 1u : 0u) << j;
-        d[i / 8] = byte;
+        for (uint32_t j = 0; full * 8 + j < count; ++j) byte |= uint8_t(bit(full * 8 + j) ? 1u : 0u) << j;
+        d[full] = byte;
+    }
+}
+
+// write_mask of a(i) <m> b(i), with the switch on the mode outside the element loop.
+template <class A, class B>
+inline void cmp_mask(uint8_t* d, uint32_t count, CMPMODE m, A a, B b) {
+    switch (m) {
+        case CMPMODE::LT: write_mask(d, count, [&](uint32_t i) { return a(i) < b(i); }); break;
+        case CMPMODE::GT: write_mask(d, count, [&](uint32_t i) { return a(i) > b(i); }); break;
+        case CMPMODE::EQ: write_mask(d, count, [&](uint32_t i) { return a(i) == b(i); }); break;
+        case CMPMODE::LE: write_mask(d, count, [&](uint32_t i) { return a(i) <= b(i); }); break;
+        case CMPMODE::GE: write_mask(d, count, [&](uint32_t i) { return a(i) >= b(i); }); break;
+        case CMPMODE::NE: write_mask(d, count, [&](uint32_t i) { return a(i) != b(i); }); break;
+        default: write_mask(d, count, [](uint32_t) { return false; }); break;
     }
 }
 
@@ -632,7 +682,8 @@ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const
     const T* b = src1.sim_ptr;
     count_vec(VecOp::Compare, sizeof(T), count);
     prop_mask_defined(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, a, b, sizeof(T));
-    write_mask<T>(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, [&](uint32_t i) { return cmp(up(a[i]), up(b[i]), cmpMode); });
+    cmp_mask(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, cmpMode, [a](uint32_t i) { return up(a[i]); },
+             [b](uint32_t i) { return up(b[i]); });
 }
 
 template <typename T, typename U>
@@ -649,7 +700,8 @@ inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, cons
     count_vec(VecOp::Compares, sizeof(T), count);
     prop_mask_defined(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, a, nullptr, sizeof(T));
     const auto s = up(static_cast<T>(src1Scalar));
-    write_mask<T>(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, [&](uint32_t i) { return cmp(up(a[i]), s, cmpMode); });
+    cmp_mask(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, cmpMode, [a](uint32_t i) { return up(a[i]); },
+             [s](uint32_t) { return s; });
 }
 
 namespace sim::detail {
@@ -671,6 +723,24 @@ inline const uint8_t* check_select(const char* api, const LocalTensor<T>& dst, c
 
 inline bool mask_bit(const uint8_t* m, uint32_t i) { return (m[i >> 3] >> (i & 7)) & 1u; }
 
+// d[i] = bit (i & wrap) of m ? a[i] : b(i), as a branch-free bit blend (the mask bits of real data are
+// unpredictable); every result is a bit-exact copy of the selected source element.
+template <class T, class B>
+inline void select_loop(T* d, const uint8_t* m, const T* a, B b, uint32_t count, uint32_t wrap) {
+    using U = std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+    static_assert(sizeof(U) == sizeof(T) && std::is_trivially_copyable_v<T>);
+    for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t k = i & wrap;
+        const U sel = U(U(0) - U((m[k >> 3] >> (k & 7)) & 1u));
+        const T bv = b(i);
+        U ua, ub;
+        std::memcpy(&ua, a + i, sizeof(U));
+        std::memcpy(&ub, &bv, sizeof(U));
+        const U r = U((ua & sel) | (ub & U(~sel)));
+        std::memcpy(d + i, &r, sizeof(U));
+    }
+}
+
 // dst element i is defined iff mask bit i (i % period) is defined and the selected source element is
 // (b == nullptr: scalar src1, always defined).
 template <class T>
@@ -683,7 +753,7 @@ inline void prop_select_defined(T* d, const uint8_t* m, const T* a, const T* b, 
     }
     const uint8_t* sm = shadow(m);
     for (uint32_t i = 0; i < count; ++i) {
-        const uint32_t k = i % period;
+        const uint32_t k = period >= count ? i : i & (period - 1);  // period: a power of two
         const bool mdef = (sm[k >> 3] >> (k & 7)) & 1u;
         const bool pick0 = mask_bit(m, k);
         const bool sdef = pick0 ? elem_def(a + i, sizeof(T)) : (b == nullptr || elem_def(b + i, sizeof(T)));
@@ -711,7 +781,8 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
     const T* b = src1.sim_ptr;
     count_vec(VecOp::Select, sizeof(T), count);
     prop_select_defined(d, m, a, b, count, period);
-    for (uint32_t i = 0; i < count; ++i) d[i] = mask_bit(m, i % period) ? a[i] : b[i];
+    // VSEL_CMPMASK_SPR: one repeat's bits (64 or 128, a power of two) reused for every repeat
+    select_loop(d, m, a, [b](uint32_t i) { return b[i]; }, count, period >= count ? 0xffffffffu : period - 1);
 }
 
 template <typename T, typename U>
@@ -729,7 +800,7 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
     const T s = src1;
     count_vec(VecOp::Select, sizeof(T), count);
     prop_select_defined<T>(d, m, a, nullptr, count, 0xffffffffu);
-    for (uint32_t i = 0; i < count; ++i) d[i] = mask_bit(m, i) ? a[i] : s;
+    select_loop(d, m, a, [s](uint32_t) { return s; }, count, 0xffffffffu);
 }
 
 }  // namespace AscendC

@@ -46,7 +46,6 @@ public:
         // gelu.adsl:8: UB buffers, sized for the largest tile
         pipe.InitBuffer(inQueueX, 2, tileLength_ * sizeof(float));
         pipe.InitBuffer(tmp0Buf, tileLength_ * sizeof(float));
-        pipe.InitBuffer(mask0Buf, (tileLength_ + 255) / 256 * 32);
         pipe.InitBuffer(tmp1Buf, tileLength_ * sizeof(float));
         pipe.InitBuffer(tmp2Buf, tileLength_ * sizeof(float));
         pipe.InitBuffer(outQueueY, 2, tileLength_ * sizeof(float));
@@ -81,37 +80,31 @@ private:
     {
         LocalTensor<float> xLocal = inQueueX.DeQue<float>();
         LocalTensor<float> tmp0 = tmp0Buf.Get<float>();
-        LocalTensor<uint8_t> mask0 = mask0Buf.Get<uint8_t>();
         LocalTensor<float> tmp1 = tmp1Buf.Get<float>();
         LocalTensor<float> tmp2 = tmp2Buf.Get<float>();
         LocalTensor<float> yLocal = outQueueY.AllocTensor<float>();
         // gelu.adsl:10
-        Muls(tmp0, xLocal, 0.7071067811865476f, count);
-        Compares(mask0, tmp0, 0.0f, CMPMODE::LT, (count + 63) / 64 * 64);
-        Abs(tmp0, tmp0, count);
-        Muls(tmp1, tmp0, 0.3275911f, count);
+        Abs(tmp0, xLocal, count);
+        Mins(tmp0, tmp0, 10.0f, count);
+        Muls(tmp1, tmp0, 0.23164188826636f, count);
         Adds(tmp1, tmp1, 1.0f, count);
         Reciprocal(tmp1, tmp1, count);
-        Muls(tmp2, tmp1, 1.061405429f, count);
-        Adds(tmp2, tmp2, -1.453152027f, count);
+        Muls(tmp2, tmp1, -0.5307027145f, count);
+        Adds(tmp2, tmp2, 0.7265760135f, count);
         Mul(tmp2, tmp2, tmp1, count);
-        Adds(tmp2, tmp2, 1.421413741f, count);
+        Adds(tmp2, tmp2, -0.7107068705f, count);
         Mul(tmp2, tmp2, tmp1, count);
-        Adds(tmp2, tmp2, -0.284496736f, count);
+        Adds(tmp2, tmp2, 0.142248368f, count);
         Mul(tmp2, tmp2, tmp1, count);
-        Adds(tmp2, tmp2, 0.254829592f, count);
+        Adds(tmp2, tmp2, -0.127414796f, count);
         Mul(tmp2, tmp2, tmp1, count);
-        Mul(tmp0, tmp0, tmp0, count);
-        Muls(tmp0, tmp0, -1.0f, count);
-        Exp(tmp0, tmp0, count);
-        Mul(tmp2, tmp2, tmp0, count);
-        Muls(tmp1, tmp2, -1.0f, count);
-        Adds(tmp1, tmp1, 1.0f, count);
-        Muls(tmp0, tmp1, -1.0f, count);
-        Select(tmp0, mask0, tmp0, tmp1, SELMODE::VSEL_TENSOR_TENSOR_MODE, count);
-        Adds(tmp0, tmp0, 1.0f, count);
-        Muls(tmp2, xLocal, 0.5f, count);
-        Mul(yLocal, tmp2, tmp0, count);
+        Mul(tmp1, tmp0, tmp0, count);
+        Muls(tmp1, tmp1, -0.5f, count);
+        Exp(tmp1, tmp1, count);
+        Mul(tmp2, tmp2, tmp1, count);
+        Mul(tmp0, tmp0, tmp2, count);
+        Relu(tmp1, xLocal, count);
+        Add(yLocal, tmp1, tmp0, count);
         outQueueY.EnQue<float>(yLocal);
         inQueueX.FreeTensor(xLocal);
     }
@@ -127,7 +120,6 @@ private:
     TPipe pipe;
     TQue<TPosition::VECIN, 1> inQueueX;
     TBuf<TPosition::VECCALC> tmp0Buf;
-    TBuf<TPosition::VECCALC> mask0Buf;
     TBuf<TPosition::VECCALC> tmp1Buf;
     TBuf<TPosition::VECCALC> tmp2Buf;
     TQue<TPosition::VECOUT, 1> outQueueY;
