@@ -10,7 +10,7 @@ import torch
 
 from . import ir
 from .diagnostics import DslError
-from .ops import OPS
+from .ops import OPS, POOLS
 
 
 def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None = None,
@@ -43,8 +43,16 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
             for tl in loop.body:
                 assert isinstance(tl, ir.TileLoop)
                 step = tile if tl.row_shape is None else max(1, tile // max(symbols[tl.row_shape[1]], 1))
+                tviews = views
+                if tl.plane_rank:  # [N, C, *spatial] tensors as (N * C) planes; a tile is a block of planes
+                    lead = len(loop.extent)
+                    tviews = {**views, **{p.name: tensors[p.name].reshape(-1, *tensors[p.name].shape[lead:])
+                                          for p in kernel.tensors if len(p.shape) > lead}}
+                    plane = max([tviews[p.name][0].numel() for p in kernel.tensors
+                                 if len(p.shape) > lead and len(tviews[p.name])] + [1])
+                    step = max(1, tile // max(plane, 1))
                 for start in range(lo, hi, step):
-                    _run_tile(tl.body, views, scalars, slice(start, min(hi, start + step)))
+                    _run_tile(tl.body, tviews, scalars, slice(start, min(hi, start + step)))
     return {p.name: tensors[p.name] for p in kernel.outputs}
 
 
@@ -68,6 +76,8 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
             target = views[s.tensor]
             if s.index.rows:
                 target[sl, :] = value.expand(target[sl, :].shape)
+            elif s.value.type.layout is ir.Layout.POOLED:
+                target[sl] = value
             else:
                 target[sl] = value.reshape(-1) if value.dim() > 1 else value
 
@@ -89,6 +99,9 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             if t.layout is ir.Layout.COL:
                 return view[sl].reshape(-1, 1).clone()
             return view[sl].clone()
+        case ir.Op(op=op, args=(a, *params), type=t) if op in POOLS:
+            k, st, pad = (int(_eval(q, env, views, scalars, sl)) for q in params)
+            return OPS[op].ref(_eval(a, env, views, scalars, sl), k, st, pad).to(t.dtype.torch)
         case ir.Op(op="cast", args=(a,), type=t):
             return _eval(a, env, views, scalars, sl).to(t.dtype.torch)
         case ir.Op(op=op, args=args, type=t):

@@ -18,6 +18,7 @@ from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
 
 from .context import PassContext
+from .scalar_loops import SCAN_APIS, reduce_prod_lines, scan_lines
 from .tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, REPEAT_BYTES, block_granule
 
 GENERATOR = "ascend-dsl"
@@ -236,6 +237,12 @@ class _RowStageWriter(_StageWriter):
         self.mark(s.span)
         dst_layout = self.layout(s.dst)
         tiles = [o for o in s.srcs if isinstance(o, str)]
+        if s.api in SCAN_APIS.values():
+            self.lines += scan_lines(s, self.ctype(s.dst))
+            return None
+        if s.api == "ReduceProd":
+            self.lines += reduce_prod_lines(s, self.ctype(s.dst))
+            return None
         if s.api.startswith("Reduce"):
             return self.reduce(s)
         if all(self.layout(o) is dst_layout for o in tiles):

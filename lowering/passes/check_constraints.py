@@ -13,6 +13,7 @@ from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
 from ..tiling_rules import MAX_BUFFERS_PER_QUEUE, tile_granule
+from .check_windows import check_windows
 
 
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
@@ -42,5 +43,6 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                                                                                 *(a.type.dtype for a in e.args)):
                     sink.error("DTYPE-UNSUPPORTED", f"'{e.op}' on bf16: the vector unit has no bf16 arithmetic",
                                e.span, "cast(x, f32) after loading and cast(y, bf16) before storing")
+    check_windows(kernel, sink)
     sink.raise_if_any()
     return kernel
