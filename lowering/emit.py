@@ -18,6 +18,7 @@ from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
 
 from .context import PassContext
+from .emit_window import build_window_view
 from .scalar_loops import SCAN_APIS, reduce_prod_lines, scan_lines
 from .tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, REPEAT_BYTES, block_granule
 
@@ -129,6 +130,8 @@ def _bytes_expr(b: ir.Buffer) -> str:
         ir.Layout.ROWS: "tileLength_ * Dp_",
         ir.Layout.COL: "(tileLength_ + 127) / 128 * 128",
         ir.Layout.ROW: "Dp_",
+        ir.Layout.PLANE: "tiling.inTileElems",  # plane loops size their buffers on the host (emit_window.py)
+        ir.Layout.POOLED: "tiling.outTileElems",
     }
     if b.layout is ir.Layout.BLOCK:
         return "32"
@@ -325,7 +328,7 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     split, tl = _single_tile_loop(kernel)
-    if tl.max_tile is None and tl.row_shape is None:
+    if tl.max_tile is None and tl.row_shape is None and not tl.plane_rank:
         raise DslError.at("INTERNAL", "tile size was not planned", tl.span)
     name = kernel.name
     cls = f"Kernel{camel(name)}"
@@ -384,6 +387,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     }
     if tl.size is not None:  # an explicit size is used as is (the host may still shrink it for short shares)
         view["tile_granule"] = tl.size
+    if tl.plane_rank:  # pooling over planes: lowering/emit_window.py
+        return build_window_view(kernel, ctx, split, tl, view)
     view["init"] = _init_lines(kernel, ctx, split, tl, tensors, buffers, scalars)
     view["row_mode"] = tl.row_shape is not None
     view["unit"] = "rows" if tl.row_shape else "elements"
@@ -411,8 +416,8 @@ def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
                     for b in _single_tile_loop(kernel)[1].buffers_decl],
     }
     files = {
-        f"{name}_kernel.cpp": render("kernel.cpp.jinja", **view),
-        f"{name}_tiling.h": render("tiling.h.jinja", **view),
+        f"{name}_kernel.cpp": render(view.get("kernel_template", "kernel.cpp.jinja"), **view),
+        f"{name}_tiling.h": render(view.get("tiling_template", "tiling.h.jinja"), **view),
         f"{name}_main.cpp": render("launch_main.cpp.jinja", **view),
         "CMakeLists.txt": render("CMakeLists.txt.jinja", **view),
         "manifest.json": json.dumps(manifest, indent=2) + "\n",
