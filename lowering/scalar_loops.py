@@ -50,12 +50,16 @@ def scan_lines(s: ir.VecOp, ctype: str) -> list[str]:
     (src,) = s.srcs
     prod = s.api == "ScanProd"
     index = "i * Dp_ + (D_ - 1 - j)" if attrs["reverse"] == "true" else "i * Dp_ + j"
-    step = "acc *= v;" if prod else "acc += v;"
-    write = f"{s.dst}.SetValue(k, static_cast<{ctype}>(acc));"
-    body = [write, step] if attrs["exclusive"] == "true" else [step, write]  # exclusive: the value before x[k]
+    # Sums are compensated (Kahan): a plain f32 running sum over thousands of elements drifts by more than
+    # the f32 tolerance where the prefix sum crosses zero; the extra adds are scalar ALU work, no UB access.
+    step = ["acc *= v;"] if prod else ["const float y = v - comp;", "const float t = acc + y;",
+                                       "comp = (t - acc) - y;", "acc = t;"]
+    write = [f"{s.dst}.SetValue(k, static_cast<{ctype}>(acc));"]
+    body = write + step if attrs["exclusive"] == "true" else step + write  # exclusive: the value before x[k]
+    init = "float acc = 1.0f;" if prod else "float acc = 0.0f, comp = 0.0f;"
     return [*SYNC_TO_SCALAR,
             "for (uint32_t i = 0; i < count; ++i) {  // sequential along the row: one scalar pass per row",
-            f"    float acc = {'1.0f' if prod else '0.0f'};  // f32 accumulator (half rows too)",
+            f"    {init}  // f32 accumulator (half rows too)",
             "    for (uint32_t j = 0; j < D_; ++j) {",
             f"        const uint32_t k = {index};",
             f"        const float v = static_cast<float>({src}.GetValue(k));",

@@ -31,6 +31,28 @@ VALIDATION_SHAPES: dict[str, list[dict[str, int]]] = {
 #: Row kernels (2-D tensors, reductions per row): 33 rows of 1001 are neither a multiple of the
 #: core count nor of 32 bytes per row.
 ROW_SHAPES: list[dict[str, int]] = [{}, {"batch_size": 33, "dim": 1001}]
+#: Per example ("category/name"), replacing the shapes above. Pooling runs its windows on the scalar
+#: unit, so the emulator validates small planes (the benchmark-scale defaults are lowered and
+#: checked in tests/test_windows.py): odd sizes not a multiple of 32 bytes, planes from one core
+#: share straddling others, and a plane too large for UB (tiles are then bands of output rows).
+_POOL_SHAPES = {
+    1: [{"batch_size": 2, "channels": 3, "length": 37}, {"batch_size": 3, "channels": 7, "length": 101},
+        {"batch_size": 1, "channels": 2, "length": 30001}],
+    2: [{"batch_size": 2, "channels": 3, "height": 16, "width": 16},
+        {"batch_size": 3, "channels": 5, "height": 17, "width": 23},
+        {"batch_size": 1, "channels": 2, "height": 161, "width": 163}],
+    3: [{"batch_size": 2, "channels": 2, "depth": 8, "height": 8, "width": 8},
+        {"batch_size": 1, "channels": 3, "depth": 7, "height": 9, "width": 11},
+        {"batch_size": 1, "channels": 2, "depth": 26, "height": 41, "width": 43}],
+}
+EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
+    f"pooling/{kind}_pool{rank}d": shapes for kind in ("max", "avg") for rank, shapes in _POOL_SHAPES.items()
+}
+#: Scans and products per row also run on the scalar unit: the benchmark's 4000-long rows, but 8 of them.
+EXAMPLE_SHAPES.update({f"{cat}/{name}": [{"batch_size": 8, "dim": 4000}, {"batch_size": 33, "dim": 1001}]
+                       for cat, names in (("math", ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum",
+                                                    "masked_cumsum")), ("reduce", ("prod_dim",)))
+                       for name in names})
 
 
 @dataclass(frozen=True)
@@ -61,6 +83,8 @@ class Example:
         return self.source.dtype_variants
 
     def shapes(self) -> list[dict[str, int]]:
+        if f"{self.category}/{self.name}" in EXAMPLE_SHAPES:
+            return EXAMPLE_SHAPES[f"{self.category}/{self.name}"]
         if self.is_rows:
             return ROW_SHAPES
         return VALIDATION_SHAPES.get(self.category, [{}])

@@ -1,0 +1,32 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """1-D max pooling (PyTorch semantics; no dilation)."""
+
+    def __init__(self, kernel_size: int, stride: int, padding: int):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.padding = padding
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.max_pool1d(x, self.kernel_size, self.stride, self.padding)
+
+
+batch_size = 16
+channels = 64
+length = 128
+kernel_size = 4
+stride = 2
+padding = 2
+
+
+def get_inputs():
+    x = torch.randn(batch_size, channels, length)
+    return [x]
+
+
+def get_init_inputs():
+    return [kernel_size, stride, padding]

@@ -1,0 +1,33 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """2-D max pooling (PyTorch semantics; no dilation)."""
+
+    def __init__(self, kernel_size: int, stride: int, padding: int):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.padding = padding
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+batch_size = 16
+channels = 32
+height = 128
+width = 128
+kernel_size = 2
+stride = 2
+padding = 1
+
+
+def get_inputs():
+    x = torch.randn(batch_size, channels, height, width)
+    return [x]
+
+
+def get_init_inputs():
+    return [kernel_size, stride, padding]
