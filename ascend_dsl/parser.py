@@ -565,13 +565,6 @@ class _Builder:
         is_tile = [isinstance(i, Tree) and i.data == "name" and str(i.children[0]) == tile for i in idx]
         is_full = [isinstance(i, Tree) and i.data == "full_slice" for i in idx]
         rows = self.row_shape
-        if len(idx) == 1 and is_tile[0] and len(p.shape) == 1:
-            if rows is None:
-                return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.FLAT
-            if p.shape != (rows[0],):
-                raise self.err("INDEX", f"'{name}[{tile}]' in a row loop needs a tensor over the rows ({rows[0]}); "
-                               f"'{name}' has shape {list(p.shape)}", e)
-            return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.COL
         if self.plane_rank and len(idx) == 1 and is_tile[0]:
             if len(p.shape) != len(self.split_extent) + self.plane_rank or \
                     tuple(p.shape[:len(self.split_extent)]) != self.split_extent:
@@ -579,6 +572,13 @@ class _Builder:
                                f"[{', '.join(self.split_extent)}, ...] with {self.plane_rank} spatial dims; "
                                f"'{name}' has shape {list(p.shape)}", e)
             return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.PLANE
+        if len(idx) == 1 and is_tile[0] and len(p.shape) == 1:
+            if rows is None:
+                return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.FLAT
+            if p.shape != (rows[0],):
+                raise self.err("INDEX", f"'{name}[{tile}]' in a row loop needs a tensor over the rows ({rows[0]}); "
+                               f"'{name}' has shape {list(p.shape)}", e)
+            return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.COL
         if len(idx) == 2 and is_tile[0] and is_full[1] and len(p.shape) == 2 and rows is not None:
             return name, ir.TileIndex(tile, True, self.o.span(idx[0])), ir.Layout.ROWS
         if len(idx) == 1 and is_full[0] and len(p.shape) == 1 and rows is not None:
@@ -721,7 +721,7 @@ class _Builder:
     def flag(self, v, node) -> bool:
         if isinstance(v, Tree) and v.data == "name" and str(v.children[0]) in ("True", "False"):
             return str(v.children[0]) == "True"
-        raise self.err("ARGS", "expected True or False", v)
+        raise self.err("ARGS", "expected True or False", v, "e.g. cumsum(v, axis=1, reverse=True)")
 
     def scan(self, name: str, pos: list, kw: dict, e: Tree, tile: str) -> ir.Expr:
         """cumsum / cumprod(v, axis=1[, reverse=True][, exclusive=True]) along each row of a row tile."""
