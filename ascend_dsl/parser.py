@@ -22,7 +22,18 @@ from lark.indenter import DedentError, Indenter
 from . import ir
 from .diagnostics import DslError, Span, register_source
 from .dtypes import BY_NAME, DType
-from .ops import BINARY_OPERATORS, CALLABLE, COMPARE_OPERATORS, OPS, POOLS, POW_EXPONENTS, REDUCTIONS, SCANS, Rule, scan_op
+from .ops import (
+    BINARY_OPERATORS,
+    CALLABLE,
+    COMPARE_OPERATORS,
+    OPS,
+    POOLS,
+    POW_EXPONENTS,
+    REDUCTIONS,
+    SCANS,
+    Rule,
+    scan_op,
+)
 
 CORE_KINDS = ("AIV", "AIC")
 

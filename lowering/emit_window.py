@@ -58,8 +58,8 @@ def _pool_lines(s: ir.VecOp, ctype: str, rank: int, ctx: PassContext) -> list[st
     """One scalar loop nest: every output element of the tile, each over its window clipped to the input."""
     avg = s.api == "AvgPool"
     src = s.srcs[0]
-    lines = [f"// {_loc(ctx, s.span)}: {'average' if avg else 'max'} pooling on the scalar unit "
-             "(no windowed instruction in the API subset)", *SYNC_TO_SCALAR]
+    lines = [(f"// {_loc(ctx, s.span)}: {'average' if avg else 'max'} pooling on the scalar unit "
+              "(no windowed instruction in the API subset)"), *SYNC_TO_SCALAR]
     if avg:
         lines.append("const float window = static_cast<float>(" + " * ".join(["k"] * rank) +
                      ");  // count_include_pad: padding counts as zeros")
@@ -127,8 +127,8 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
     init = [f"// {_loc(ctx, split.span)}: this core's contiguous share of the [0, {' * '.join(split.extent)}) planes",
             f"const uint64_t total = {extent};",
             "const uint64_t start = tiling.blockLength * GetBlockIdx();",
-            "blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : "
-            "tiling.blockLength) : 0;",
+            ("blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : "
+             "tiling.blockLength) : 0;"),
             "tileLength_ = tiling.tileLength;",
             "bandRows_ = tiling.bandRows;"]
     init += [f"inDim{i}_ = {_dim_c(d)};" for i, d in enumerate(idims)]
@@ -157,15 +157,15 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
             b, gm = buffers[s.buffer], f"{s.tensor}Gm"
             c = b["buffer"].dtype.ctype
             copyin += [f"// {_loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b['member']}.AllocTensor<{c}>();",
-                       f"CopyGmToUb({s.buffer}, {gm}[p0 * inPlane_ + lo * inInner_], "
-                       "static_cast<uint32_t>((planes - 1) * inPlane_ + (hi - lo) * inInner_));",
+                       (f"CopyGmToUb({s.buffer}, {gm}[p0 * inPlane_ + lo * inInner_], "
+                        "static_cast<uint32_t>((planes - 1) * inPlane_ + (hi - lo) * inInner_));"),
                        f"{b['member']}.EnQue({s.buffer});"]
         elif isinstance(s, ir.CopyOut):
             b, gm = buffers[s.buffer], f"{s.tensor}Gm"
             c = b["buffer"].dtype.ctype
             copyout += [f"// {_loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b['member']}.DeQue<{c}>();",
-                        f"CopyUbToGm({gm}[p0 * outPlane_ + o0 * outInner_], {s.buffer}, "
-                        "static_cast<uint32_t>((planes - 1) * outPlane_ + rows * outInner_));",
+                        (f"CopyUbToGm({gm}[p0 * outPlane_ + o0 * outInner_], {s.buffer}, "
+                         "static_cast<uint32_t>((planes - 1) * outPlane_ + rows * outInner_));"),
                         f"{b['member']}.FreeTensor({s.buffer});"]
     head, tail = [], []
     for b in base["buffers"]:

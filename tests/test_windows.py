@@ -185,7 +185,7 @@ def test_pool_params_bound_at_run_time_are_checked_before_launch():
 
 def test_pooling_emits_scalar_windows_and_host_tiling():
     adsl = REPO / "examples/pooling/avg_pool3d.adsl"
-    project, ctx = lower(load_file(adsl)[0].instantiate({"T": "f16"}), "ascend910b1", adsl.name)
+    project, _ = lower(load_file(adsl)[0].instantiate({"T": "f16"}), "ascend910b1", adsl.name)
     cpp, tiling = project.files["avg_pool3d_kernel.cpp"], project.files["avg_pool3d_tiling.h"]
     assert "const float window = static_cast<float>(k * k * k);" in cpp
     assert "static_cast<half>(acc / window)" in cpp
