@@ -18,7 +18,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SHAPES = {"activation": [{"batch_size": 16, "dim": 16384}, {"batch_size": 64, "dim": 65536}]}
+SHAPES = {"activation": [{"batch_size": 16, "dim": 16384}, {"batch_size": 64, "dim": 65536}],
+          # benchmark-size planes (128^2, 64^3 ...), 2 x C of them: the windows run on the scalar unit, which the
+          # emulator steps one access at a time (the full 16 x 32 x 64^3 takes minutes)
+          "pooling": [{"batch_size": 2}]}
 #: Row kernels (2-D tensors: softmax, norms, per-row reductions): the task default (128 x 4096) and a
 #: benchmark-scale 4096 x 4096. Rows longer than UB (e.g. 16384 floats) need multi-pass kernels.
 ROW_SHAPES = [{}, {"batch_size": 4096, "dim": 4096}]
