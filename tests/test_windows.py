@@ -221,6 +221,9 @@ int main(int argc, char** argv) {
     # output size that does not match the window: refused (0 blocks)
     ("max_pool2d", "MaxPool2d", "d[0], d[1], d[2], d[3], d[4], d[5], 2, 2, 1, 48, &t",
      "16 32 128 128 64 65 0 0", lambda b: b[0] == 0),
+    # one output row's windows (3 input rows of 100000 floats) do not fit UB: refused, reported as TILING
+    ("max_pool2d", "MaxPool2d", "d[0], d[1], d[2], d[3], d[4], d[5], 3, 1, 0, 48, &t",
+     "1 1 3 100000 1 99998 0 0", lambda b: b[0] == 0),
     # padding > kernel / 2: refused
     ("avg_pool1d", "AvgPool1d", "d[0], d[1], d[2], d[3], 2, 2, 2, 48, &t", "16 32 128 66 0 0 0 0",
      lambda b: b[0] == 0),
