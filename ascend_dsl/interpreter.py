@@ -100,8 +100,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
                 return view[sl].reshape(-1, 1).clone()
             return view[sl].clone()
         case ir.Op(op=op, args=(a, *params), type=t) if op in POOLS:
-            k, st, pad = (int(_eval(q, env, views, scalars, sl)) for q in params)
-            return OPS[op].ref(_eval(a, env, views, scalars, sl), k, st, pad).to(t.dtype.torch)
+            window = (int(_eval(q, env, views, scalars, sl)) for q in params)  # kernel, stride, padding, dilation
+            return OPS[op].ref(_eval(a, env, views, scalars, sl), *window).to(t.dtype.torch)
         case ir.Op(op="cast", args=(a,), type=t):
             return _eval(a, env, views, scalars, sl).to(t.dtype.torch)
         case ir.Op(op=op, args=args, type=t):

@@ -22,7 +22,7 @@ class Rule(Enum):
     CAST = "cast"  # (x, dtype): result has the named dtype
     REDUCE = "reduce"  # (x,) over the last axis of a row tile: one value per row
     SCAN = "scan"  # (x,) along the last axis of a row tile: same shape, running sum / product
-    POOL = "pool"  # (plane, kernel, stride, padding): a window over the trailing (spatial) dims of a plane tile
+    POOL = "pool"  # (plane, kernel, stride, padding, dilation): a window over the trailing (spatial) dims of a plane
 
 
 FLOATS = frozenset({DType.F16, DType.BF16, DType.F32})
@@ -139,18 +139,19 @@ for _call, _kind in SCANS.items():
 POOLS = {"max_pool": "max_pool", "avg_pool": "avg_pool"}
 
 
-def pool_ref(op: str, x, kernel: int, stride: int, padding: int):
-    """Pool a plane tile (planes x spatial dims) with PyTorch semantics (avg: count_include_pad=True)."""
+def pool_ref(op: str, x, kernel: int, stride: int, padding: int, dilation: int = 1):
+    """Pool a plane tile (planes x spatial dims) with PyTorch semantics (avg: count_include_pad=True, no dilation)."""
     f = _torch().nn.functional
     rank = x.dim() - 1
     fn = getattr(f, f"{op}{rank}d")
-    return fn(x.float().unsqueeze(1), kernel, stride, padding).squeeze(1)
+    extra = {"dilation": dilation} if op == "max_pool" else {}
+    return fn(x.float().unsqueeze(1), kernel, stride, padding, **extra).squeeze(1)
 
 
-_op("max_pool", 4, Rule.POOL, FLOATS, lambda x, k, s, p: pool_ref("max_pool", x, k, s, p),
-    "max over each window of the plane's spatial dims (padding counts as -inf)")
-_op("avg_pool", 4, Rule.POOL, FLOATS, lambda x, k, s, p: pool_ref("avg_pool", x, k, s, p),
-    "mean over each window (count_include_pad: divides by kernel**rank)")
+_op("max_pool", 5, Rule.POOL, FLOATS, lambda x, k, s, p, d: pool_ref("max_pool", x, k, s, p, d),
+    "max over each window of the plane's spatial dims (padding counts as -inf; window taps dilation apart)")
+_op("avg_pool", 5, Rule.POOL, FLOATS, lambda x, k, s, p, d: pool_ref("avg_pool", x, k, s, p),
+    "mean over each window (count_include_pad: divides by kernel**rank; dilation is always 1)")
 
 #: `name(v, axis=1)` -> reduction op.
 REDUCTIONS = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "min": "reduce_min",

@@ -764,10 +764,13 @@ class _Builder:
                        f"declare it as a kernel parameter, e.g. {what}: i32 = 2")
 
     def pool(self, name: str, pos: list, kw: dict, e: Tree, tile: str) -> ir.Expr:
-        """max_pool / avg_pool(plane, kernel=K, stride=S, padding=P) over the spatial dims of a plane tile."""
-        if len(pos) != 1 or "kernel" not in kw or set(kw) - {"kernel", "stride", "padding"}:
-            raise self.err("ARGS", f"{name} takes one loaded plane and kernel=, optionally stride=, padding=", e,
-                           f"{name}(xt, kernel=kernel_size, stride=stride, padding=padding)")
+        """max_pool / avg_pool(plane, kernel=K, stride=S, padding=P[, dilation=D]) over a plane tile's spatial dims."""
+        allowed = {"kernel", "stride", "padding"} | ({"dilation"} if name == "max_pool" else set())
+        if len(pos) != 1 or "kernel" not in kw or set(kw) - allowed:
+            raise self.err("ARGS", f"{name} takes one loaded plane and kernel=, optionally "
+                           f"{', '.join(f'{a}=' for a in sorted(allowed - {'kernel'}))}", e,
+                           f"{name}(xt, kernel=kernel_size, stride=stride, padding=padding)"
+                           + ("" if name == "max_pool" else "; avg_pool has no dilation (PyTorch neither)"))
         v = self.expr(pos[0], tile)
         if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.PLANE:
             raise self.err("TYPE", f"{name} needs a loaded plane (load(x[p]) of a [N, C, ...] tensor in a loop over "
@@ -777,10 +780,13 @@ class _Builder:
         stride = self.pool_param(kw["stride"], "stride", tile) if "stride" in kw else kernel  # PyTorch default
         padding = self.pool_param(kw["padding"], "padding", tile) if "padding" in kw else \
             ir.Const(0, ir.scalar_of(DType.I32), self.o.span(e))
+        dilation = self.pool_param(kw["dilation"], "dilation", tile) if "dilation" in kw else \
+            ir.Const(1, ir.scalar_of(DType.I32), self.o.span(e))
         if v.type.dtype not in OPS[name].dtypes:
             raise self.err("DTYPE-UNSUPPORTED", f"'{name}' does not support {v.type.dtype}", e,
                            f"supported: {', '.join(sorted(map(str, OPS[name].dtypes)))}")
-        return ir.Op(name, (v, kernel, stride, padding), ir.tile_of(v.type.dtype, ir.Layout.POOLED), self.o.span(e))
+        return ir.Op(name, (v, kernel, stride, padding, dilation), ir.tile_of(v.type.dtype, ir.Layout.POOLED),
+                     self.o.span(e))
 
     def no_planes(self, args: list[ir.Expr], node) -> None:
         if any(a.type.layout in (ir.Layout.PLANE, ir.Layout.POOLED) for a in args if a.type.kind is ir.Kind.TILE):

@@ -32,8 +32,9 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
             call, reverse, exclusive = scan_parts(op)
             flags = (", reverse=True" if reverse else "") + (", exclusive=True" if exclusive else "")
             return f"{call}({expr(a)}, axis=1{flags})"
-        case ir.Op(op=op, args=(a, k, st, pad)) if op in POOLS:
-            return f"{op}({expr(a)}, kernel={expr(k)}, stride={expr(st)}, padding={expr(pad)})"
+        case ir.Op(op=op, args=(a, k, st, pad, dil)) if op in POOLS:
+            dilation = "" if isinstance(dil, ir.Const) and dil.value == 1 else f", dilation={expr(dil)}"
+            return f"{op}({expr(a)}, kernel={expr(k)}, stride={expr(st)}, padding={expr(pad)}{dilation})"
         case ir.Op(op=op, args=(a,)) if op.startswith("reduce_"):
             return f"{op.removeprefix('reduce_')}({expr(a)}, axis=1)"
         case ir.Op(op="cast", args=(a,), type=ty):

@@ -21,7 +21,7 @@ UNARY = tuple(sorted(n for n in CALLABLE if n not in ("max", "min", "select", "c
                                                      *POOLS)))
 REDUCE_CALLS = ("sum", "mean", "max", "min", "prod")  # name(v, axis=1): one value per row
 SCAN_CALLS = tuple(SCANS)  # name(v, axis=1[, reverse=True][, exclusive=True]): running sum / product per row
-POOL_CALLS = tuple(POOLS)  # name(plane, kernel=K[, stride=S][, padding=P])
+POOL_CALLS = tuple(POOLS)  # name(plane, kernel=K[, stride=S][, padding=P][, dilation=L]) (dilation: max_pool)
 MAX_DIMS = 5  # [N, C, D, H, W] for 3-D pooling
 BINARY_CALLS = ("max", "min")
 KEYWORDS = ("for", "in", "def", "from", "import", "pass", "if", "else", "return", "while", "and", "or", "not")
@@ -88,7 +88,8 @@ def generation_grammar(spec: GrammarSpec = GrammarSpec()) -> str:
                       f'"select(" e{j} ", " e{j} ", " e{j} ")"', f'"cast(" e{j} ", " DTYPE ")"',
                       f'REDUCE "(" e{j} ", axis=1)"',
                       f'SCAN "(" e{j} ", axis=1" (", reverse=True")? (", exclusive=True")? ")"',
-                      f'POOL "(" e{j} ", kernel=" WINARG (", stride=" WINARG)? (", padding=" WINARG)? ")"']
+                      f'POOL "(" e{j} ", kernel=" WINARG (", stride=" WINARG)? (", padding=" WINARG)? '
+                      '(", dilation=" WINARG)? ")"']
         rules.append(f"at{k}: " + " | ".join(atoms))
     rules += [
         f"DTYPE: {_alt(dts)}",
@@ -123,7 +124,7 @@ def _max_bytes(spec: GrammarSpec) -> int:
         if k > 0:
             atom = max(atom, 2 + e + len("reciprocal"), 5 + 2 * e, len("select(, , )") + 3 * e, len("cast(, bf16)") + e,
                        len("mean(, axis=1)") + e, len("cumprod(, axis=1, reverse=True, exclusive=True)") + e,
-                       len("max_pool(, kernel=, stride=, padding=)") + e + 3 * name)
+                       len("max_pool(, kernel=, stride=, padding=, dilation=)") + e + 4 * name)
         p = atom + len(" ** -0.5")
         f = 1 + p
         t = spec.max_factors * f + (spec.max_factors - 1) * 3

@@ -40,7 +40,7 @@ def _dim_c(d: str | int, prefix: str = "tiling.") -> str:
 def _window_args(ops: list[ir.VecOp]) -> tuple[ir.Operand, ...]:
     args = {op.srcs[1:] for op in ops}
     if len(args) != 1:
-        raise DslError.at("UNSUPPORTED", "pools in one plane loop must share kernel=, stride= and padding=",
+        raise DslError.at("UNSUPPORTED", "pools in one plane loop must share kernel=, stride=, padding=, dilation=",
                           ops[1].span, "write one kernel per window shape")
     return next(iter(args))
 
@@ -73,9 +73,9 @@ def _pool_lines(s: ir.VecOp, ctype: str, rank: int, ctx: PassContext) -> list[st
         first = f"o0 + r{i}" if i == 0 else f"r{i}"
         lines.append(f"{ind}const int64_t s{i} = static_cast<int64_t>({first}) * s - pad;  // window start, dim {i}")
     lines.append(f"{ind}float acc = {'0.0f' if avg else _MAX};")
-    for i in range(rank):
-        lines.append(f"{ind}for (int64_t w{i} = s{i} < 0 ? 0 : s{i}; w{i} < s{i} + k && "
-                     f"w{i} < static_cast<int64_t>(inDim{i}_); ++w{i}) {{")
+    for i in range(rank):  # the window's taps inside the input: from the first tap >= 0, dil apart
+        lines.append(f"{ind}for (int64_t w{i} = s{i} < 0 ? s{i} + (dil - 1 - s{i}) / dil * dil : s{i}; "
+                     f"w{i} < s{i} + span && w{i} < static_cast<int64_t>(inDim{i}_); w{i} += dil) {{")
         ind += "    "
     terms = ["(w0 - lo) * inInner_"] + [f"w{i}" + "".join(f" * inDim{j}_" for j in range(i + 1, rank))
                                         for i in range(1, rank)]
@@ -111,7 +111,7 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
     if others or not pools:
         raise DslError.at("UNSUPPORTED", "a plane loop lowers pooling only: store(y[p], max_pool(load(x[p]), ...))",
                           (others or [tl])[0].span)
-    k_arg, s_arg, p_arg = _window_args(pools)
+    k_arg, s_arg, p_arg, d_arg = _window_args(pools)
     params = {p.name: p for p in kernel.tensors}
     ins = [params[s.tensor] for s in stmts if isinstance(s, ir.CopyIn)]
     outs = [params[s.tensor] for s in stmts if isinstance(s, ir.CopyOut)]
@@ -146,7 +146,8 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
     for b in base["buffers"]:
         buf: ir.Buffer = b["buffer"]
         elems = "tiling.inTileElems" if buf.position is ir.Position.VECIN else "tiling.outTileElems"
-        init.append(f"pipe.InitBuffer({b['member']}, {buf.num}, ({elems} * sizeof({buf.dtype.ctype}) + 31) / 32 * 32);")
+        init.append(f"pipe.InitBuffer({b['member']}, tiling.bufferNum, ({elems} * sizeof({buf.dtype.ctype}) + 31) "
+                    "/ 32 * 32);")
         views.append(b)
     if any(b["buffer"].position is ir.Position.VECCALC for b in base["buffers"]):
         raise DslError.at("INTERNAL", "plane loops have no UB temporaries", tl.span)
@@ -178,7 +179,8 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
             head.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.AllocTensor<{c}>();")
             tail.insert(0, f"{b['member']}.EnQue<{c}>({buf.name});")
     window = [f"const int64_t k = {_param_c(k_arg, True)};", f"const int64_t s = {_param_c(s_arg, True)};",
-              f"const int64_t pad = {_param_c(p_arg, True)};"]
+              f"const int64_t pad = {_param_c(p_arg, True)};", f"const int64_t dil = {_param_c(d_arg, True)};",
+              "const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)"]
     compute = head + window
     for s in pools:
         compute += _pool_lines(s, buffers[s.dst]["buffer"].dtype.ctype, rank, ctx)
@@ -188,14 +190,15 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
     for b in base["buffers"]:
         buf = b["buffer"]
         elems = "inE" if buf.position is ir.Position.VECIN else "outE"
-        ub_terms.append(f"{buf.num} * (({elems} * sizeof({buf.dtype.ctype}) + 31) / 32 * 32)")
+        ub_terms.append(f"nb * (({elems} * sizeof({buf.dtype.ctype}) + 31) / 32 * 32)")
     view = dict(base)
     view.update({
         "init": init, "extra_members": members, "copyin": copyin, "copyout": copyout, "compute": compute,
         "row_mode": False, "unit": "planes", "max_tile": None, "window_kernel": window,
         "kernel_template": "window_kernel.cpp.jinja", "tiling_template": "window_tiling.h.jinja",
         "window_host": [f"const int64_t k = {_param_c(k_arg, False)};", f"const int64_t s = {_param_c(s_arg, False)};",
-                        f"const int64_t pad = {_param_c(p_arg, False)};"],
+                        f"const int64_t pad = {_param_c(p_arg, False)};",
+                        f"const int64_t dil = {_param_c(d_arg, False)};"],
         "in_dims": [_dim_c(d, "") for d in idims], "out_dims": [_dim_c(d, "") for d in odims],
         "ub_budget": ctx.target.ub_budget, "ub_formula": " + ".join(ub_terms), "rank": rank,
         "tiling_error": "the window parameters or output sizes are invalid, or one output row of a plane does "

@@ -45,6 +45,9 @@ _POOL_SHAPES = {
 EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
     f"pooling/{kind}_pool{rank}d": shapes for kind in ("max", "avg") for rank, shapes in _POOL_SHAPES.items()
 }
+#: max_pool3d (dilation 3: windows span 7 input slices): bands that fit UB only single-buffered.
+EXAMPLE_SHAPES["pooling/max_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "channels": 1, "depth": 9, "height": 60,
+                                                            "width": 60}]
 #: Scans and products per row also run on the scalar unit: the benchmark's 4000-long rows, but 8 of them.
 EXAMPLE_SHAPES.update({f"{cat}/{name}": [{"batch_size": 8, "dim": 4000}, {"batch_size": 33, "dim": 1001}]
                        for cat, names in (("math", ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum",

@@ -1,4 +1,4 @@
-"""Pooling-window checks (POOL-PARAMS): kernel >= 1, stride >= 1, 0 <= padding <= kernel // 2.
+"""Pooling-window checks (POOL-PARAMS): kernel >= 1, stride >= 1, dilation >= 1, 0 <= padding <= kernel // 2.
 
 The same rules PyTorch's max_pool / avg_pool enforce ("pad should be at most half of kernel
 size"). Literals and the defaults of scalar parameters are checked when the kernel is lowered;
@@ -21,8 +21,8 @@ def pool_ops(kernel: ir.Kernel) -> list[ir.Op]:
     return out
 
 
-def _problems(k: int | None, s: int | None, p: int | None) -> list[tuple[int, str, str]]:
-    """(argument index 1..3, message, hint) for each violated rule; None values are unknown."""
+def _problems(k: int | None, s: int | None, p: int | None, d: int | None = 1) -> list[tuple[int, str, str]]:
+    """(argument index 1..4, message, hint) for each violated rule; None values are unknown."""
     out = []
     if k is not None and k < 1:
         out.append((1, f"kernel={k} must be at least 1", "a pooling window covers at least one element"))
@@ -30,6 +30,8 @@ def _problems(k: int | None, s: int | None, p: int | None) -> list[tuple[int, st
         out.append((2, f"stride={s} must be at least 1", "stride=kernel gives non-overlapping windows"))
     if p is not None and p < 0:
         out.append((3, f"padding={p} must not be negative", "use padding=0"))
+    if d is not None and d < 1:
+        out.append((4, f"dilation={d} must be at least 1", "dilation=1 takes adjacent elements"))
     if p is not None and k is not None and k >= 1 and p > k // 2:
         out.append((3, f"padding={p} is more than half the kernel ({k} // 2 = {k // 2}); PyTorch rejects it",
                     f"use padding <= {k // 2}, or a larger kernel"))
@@ -69,15 +71,17 @@ def check_pool_binding(kernel: ir.Kernel, scalars: dict[str, float], symbols: di
             arg = op.args[idx]
             bound = f" (bound from the Model attribute '{arg.name}')" if isinstance(arg, ir.Ref) else ""
             raise DslError.at("POOL-PARAMS", f"{op.op}: {msg}{bound}", arg.span, hint)
-        k, s, p = vals
+        k, s, p, d = vals
+        span = d * (k - 1) + 1  # the window's extent
         for dims_in, dims_out in _spatial_pairs(kernel):
             for din, dout in zip(dims_in, dims_out, strict=True):
                 n_in, n_out = _size(din, symbols), _size(dout, symbols)
-                want = (n_in + 2 * p - k) // s + 1 if n_in + 2 * p >= k else 0
+                want = (n_in + 2 * p - span) // s + 1 if n_in + 2 * p >= span else 0
                 if n_out != want:
                     raise DslError.at("BINDING", f"{op.op}: output size {dout}={n_out} but kernel={k}, stride={s}, "
-                                      f"padding={p} on {din}={n_in} give {want}", op.span,
-                                      "the output's spatial sizes must be (in + 2 * padding - kernel) // stride + 1")
+                                      f"padding={p}, dilation={d} on {din}={n_in} give {want}", op.span,
+                                      "the output's spatial sizes must be "
+                                      "(in + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1")
 
 
 def _size(d: str | int, symbols: dict[str, int]) -> int:

@@ -56,11 +56,12 @@ public:
         kernel_size_ = tiling.kernel_size;
         stride_ = tiling.stride;
         padding_ = tiling.padding;
+        dilation_ = tiling.dilation;
         xGm.SetGlobalBuffer((__gm__ float*)x + start * inPlane_, blockLength_ * inPlane_);
         yGm.SetGlobalBuffer((__gm__ float*)y + start * outPlane_, blockLength_ * outPlane_);
         // max_pool2d.adsl:9: UB buffers, sized by the host for the largest tile
-        pipe.InitBuffer(inQueueX, 2, (tiling.inTileElems * sizeof(float) + 31) / 32 * 32);
-        pipe.InitBuffer(outQueueY, 2, (tiling.outTileElems * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(inQueueX, tiling.bufferNum, (tiling.inTileElems * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(outQueueY, tiling.bufferNum, (tiling.outTileElems * sizeof(float) + 31) / 32 * 32);
     }
 
     __aicore__ inline void Process()
@@ -68,13 +69,15 @@ public:
         const int64_t k = static_cast<int64_t>(kernel_size_);
         const int64_t s = static_cast<int64_t>(stride_);
         const int64_t pad = static_cast<int64_t>(padding_);
+        const int64_t dil = static_cast<int64_t>(dilation_);
+        const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)
         for (uint64_t p0 = 0; p0 < blockLength_; p0 += tileLength_) {
             const uint32_t planes = static_cast<uint32_t>(blockLength_ - p0 < tileLength_ ? blockLength_ - p0 : tileLength_);
             for (uint64_t o0 = 0; o0 < outOuter_; o0 += bandRows_) {
                 const uint32_t rows = static_cast<uint32_t>(outOuter_ - o0 < bandRows_ ? outOuter_ - o0 : bandRows_);
                 // input rows (first spatial dim) read by the windows of output rows [o0, o0 + rows)
                 int64_t lo = static_cast<int64_t>(o0) * s - pad;
-                int64_t hi = static_cast<int64_t>(o0 + rows - 1) * s - pad + k;
+                int64_t hi = static_cast<int64_t>(o0 + rows - 1) * s - pad + span;
                 lo = lo < 0 ? 0 : lo;
                 hi = hi > static_cast<int64_t>(inDim0_) ? static_cast<int64_t>(inDim0_) : hi;
                 CopyIn(p0, planes, static_cast<uint64_t>(lo), static_cast<uint64_t>(hi));
@@ -100,6 +103,8 @@ private:
         const int64_t k = static_cast<int64_t>(kernel_size_);
         const int64_t s = static_cast<int64_t>(stride_);
         const int64_t pad = static_cast<int64_t>(padding_);
+        const int64_t dil = static_cast<int64_t>(dilation_);
+        const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)
         // max_pool2d.adsl:10: max pooling on the scalar unit (no windowed instruction in the API subset)
         SetFlag<HardEvent::V_S>(EVENT_ID0);  // scalar loop: wait for the vector pipe
         WaitFlag<HardEvent::V_S>(EVENT_ID0);
@@ -109,8 +114,8 @@ private:
                 for (uint32_t r1 = 0; r1 < outDim1_; ++r1) {
                     const int64_t s1 = static_cast<int64_t>(r1) * s - pad;  // window start, dim 1
                     float acc = (-1.0f / 0.0f);
-                    for (int64_t w0 = s0 < 0 ? 0 : s0; w0 < s0 + k && w0 < static_cast<int64_t>(inDim0_); ++w0) {
-                        for (int64_t w1 = s1 < 0 ? 0 : s1; w1 < s1 + k && w1 < static_cast<int64_t>(inDim1_); ++w1) {
+                    for (int64_t w0 = s0 < 0 ? s0 + (dil - 1 - s0) / dil * dil : s0; w0 < s0 + span && w0 < static_cast<int64_t>(inDim0_); w0 += dil) {
+                        for (int64_t w1 = s1 < 0 ? s1 + (dil - 1 - s1) / dil * dil : s1; w1 < s1 + span && w1 < static_cast<int64_t>(inDim1_); w1 += dil) {
                             const float v = static_cast<float>(xLocal.GetValue(static_cast<uint32_t>(q * inPlane_ + (w0 - lo) * inInner_ + w1)));
                             acc = (v > acc || v != v) ? v : acc;  // NaN propagates
                         }
@@ -147,6 +152,7 @@ private:
     int32_t kernel_size_;
     int32_t stride_;
     int32_t padding_;
+    int32_t dilation_;
 };
 
 extern "C" __global__ __aicore__ void max_pool2d_custom(GM_ADDR x, GM_ADDR y, MaxPool2dTilingData tiling)

@@ -15,15 +15,17 @@ struct MaxPool2dTilingData {
     uint32_t bandRows;      // output rows (first spatial dim) per tile
     uint32_t inTileElems;   // UB elements of the largest input tile
     uint32_t outTileElems;  // UB elements of the largest output tile
+    uint32_t bufferNum;     // buffers per queue: 2 as declared, 1 when only a single-buffered band fits
     int32_t kernel_size;  // scalar attribute
     int32_t stride;  // scalar attribute
     int32_t padding;  // scalar attribute
+    int32_t dilation;  // scalar attribute
 };
 
 #ifndef __CCE_AICORE__
 // Host side. Returns the number of blocks (cores) to launch, or 0 when the window parameters or the
 // output sizes are invalid (PyTorch's rules) or one output row of a plane does not fit UB.
-inline uint32_t MaxPool2dComputeTiling(uint64_t N, uint64_t C, uint64_t H, uint64_t W, uint64_t OH, uint64_t OW, int32_t kernel_size, int32_t stride, int32_t padding, uint32_t coreNum, MaxPool2dTilingData* t)
+inline uint32_t MaxPool2dComputeTiling(uint64_t N, uint64_t C, uint64_t H, uint64_t W, uint64_t OH, uint64_t OW, int32_t kernel_size, int32_t stride, int32_t padding, int32_t dilation, uint32_t coreNum, MaxPool2dTilingData* t)
 {
     constexpr uint64_t kBudget = 188416;  // UB bytes for the kernel's buffers (ascend910b1)
     t->N = N;
@@ -35,23 +37,27 @@ inline uint32_t MaxPool2dComputeTiling(uint64_t N, uint64_t C, uint64_t H, uint6
     t->kernel_size = kernel_size;
     t->stride = stride;
     t->padding = padding;
+    t->dilation = dilation;
     t->blockLength = 0;
     t->tileLength = 0;
     t->bandRows = 0;
     t->inTileElems = 0;
     t->outTileElems = 0;
+    t->bufferNum = 2;
     const int64_t k = static_cast<int64_t>(kernel_size);
     const int64_t s = static_cast<int64_t>(stride);
     const int64_t pad = static_cast<int64_t>(padding);
-    if (k < 1 || s < 1 || pad < 0 || pad > k / 2) {
+    const int64_t dil = static_cast<int64_t>(dilation);
+    if (k < 1 || s < 1 || dil < 1 || pad < 0 || pad > k / 2) {
         return 0;  // PyTorch rejects these windows too
     }
+    const int64_t span = (k - 1) * dil + 1;  // extent of a window
     const uint64_t in[2] = { H, W };
     const uint64_t out[2] = { OH, OW };
     uint64_t inInner = 1, outInner = 1;
     for (uint32_t i = 0; i < 2; ++i) {
         const int64_t padded = static_cast<int64_t>(in[i]) + 2 * pad;
-        if (padded < k || out[i] != static_cast<uint64_t>((padded - k) / s + 1)) {
+        if (padded < span || out[i] != static_cast<uint64_t>((padded - span) / s + 1)) {
             return 0;  // the output's spatial sizes do not match the window
         }
         if (i > 0) {
@@ -67,36 +73,45 @@ inline uint32_t MaxPool2dComputeTiling(uint64_t N, uint64_t C, uint64_t H, uint6
         perCore = 1;
     }
     auto inElems = [&](uint64_t planes, uint64_t rows) -> uint64_t {  // input rows read by `rows` output rows
-        const uint64_t need = static_cast<uint64_t>(static_cast<int64_t>(rows - 1) * s + k);
+        const uint64_t need = static_cast<uint64_t>(static_cast<int64_t>(rows - 1) * s + span);
         const uint64_t inRows = rows == outOuter || need > inOuter ? inOuter : need;
         return (planes - 1) * inPlane + inRows * inInner;
     };
     auto outElems = [&](uint64_t planes, uint64_t rows) -> uint64_t { return (planes - 1) * outPlane + rows * outInner; };
+    uint64_t nb = 2;  // buffers per queue
     auto ubBytes = [&](uint64_t planes, uint64_t rows) -> uint64_t {  // UB bytes of the buffers (max_pool2d.adsl:9)
         const uint64_t inE = inElems(planes, rows), outE = outElems(planes, rows);
-        return 2 * ((inE * sizeof(float) + 31) / 32 * 32) + 2 * ((outE * sizeof(float) + 31) / 32 * 32);
+        return nb * ((inE * sizeof(float) + 31) / 32 * 32) + nb * ((outE * sizeof(float) + 31) / 32 * 32);
     };
     uint64_t planes = 1, rows = outOuter;
-    if (ubBytes(1, outOuter) <= kBudget) {  // whole planes: as many per tile as fit
-        planes = perCore;
-        while (planes > 1 && ubBytes(planes, outOuter) > kBudget) {
-            const uint64_t shrunk = planes * kBudget / ubBytes(planes, outOuter);
-            planes = planes > 64 && shrunk > 0 ? shrunk : planes - 1;  // shrink fast, then one by one
+    for (;;) {
+        if (ubBytes(1, outOuter) <= kBudget) {  // whole planes: as many per tile as fit
+            planes = perCore;
+            while (planes > 1 && ubBytes(planes, outOuter) > kBudget) {
+                const uint64_t shrunk = planes * kBudget / ubBytes(planes, outOuter);
+                planes = planes > 64 && shrunk > 0 ? shrunk : planes - 1;  // shrink fast, then one by one
+            }
+            constexpr uint64_t kMinTilesPerCore = 2;  // overlap copy and compute across tiles
+            if (perCore >= kMinTilesPerCore) {
+                const uint64_t balanced = (perCore + kMinTilesPerCore - 1) / kMinTilesPerCore;
+                planes = planes < balanced ? planes : balanced;
+            }
+            break;
         }
-        constexpr uint64_t kMinTilesPerCore = 2;  // overlap copy and compute across tiles
-        if (perCore >= kMinTilesPerCore) {
-            const uint64_t balanced = (perCore + kMinTilesPerCore - 1) / kMinTilesPerCore;
-            planes = planes < balanced ? planes : balanced;
-        }
-    } else {  // one plane does not fit: bands of output rows of one plane
-        rows = outOuter - 1;
+        rows = outOuter - 1;  // one plane does not fit: bands of output rows of one plane
         while (rows > 0 && ubBytes(1, rows) > kBudget) {
             --rows;
         }
-        if (rows == 0) {
+        if (rows > 0) {
+            break;
+        }
+        if (nb == 1) {
             return 0;  // a single output row's windows do not fit the Unified Buffer
         }
+        nb = 1;  // retry single-buffered (copy and compute no longer overlap)
+        rows = outOuter;
     }
+    t->bufferNum = static_cast<uint32_t>(nb);
     t->blockLength = perCore;
     t->tileLength = static_cast<uint32_t>(planes);
     t->bandRows = static_cast<uint32_t>(rows);
