@@ -277,3 +277,12 @@ def test_scalar_loops_are_counted_and_charged_to_the_scalar_pipe():
     blocks = res.counters["blocks"]
     assert sum(b["ub_get"] for b in blocks) == 4 * 300 and sum(b["ub_set"] for b in blocks) == 4 * 300
     assert res.report.bottleneck == "S" and res.report.cores[0].pipes_us["S"] > 0
+
+
+def test_cap_scales_sizes_but_not_the_window():
+    from npu_harness.task import run_task
+
+    run = run_task(REPO / "examples/pooling/max_pool3d.py", cap=200000)
+    assert set(run.constants) == {"batch_size", "channels", "depth", "height", "width"}, run.constants
+    assert run.attrs == {"kernel_size": 3, "stride": 2, "padding": 1, "dilation": 3}
+    assert run.inputs[0].numel() <= 200000
