@@ -286,3 +286,14 @@ def test_cap_scales_sizes_but_not_the_window():
     assert set(run.constants) == {"batch_size", "channels", "depth", "height", "width"}, run.constants
     assert run.attrs == {"kernel_size": 3, "stride": 2, "padding": 1, "dilation": 3}
     assert run.inputs[0].numel() <= 200000
+
+
+def test_language_reference_examples_instantiate():
+    import re
+
+    text = (REPO / "docs/language.md").read_text()
+    names = []
+    for i, block in enumerate(re.findall(r"```python\n(.*?)```", text, re.DOTALL)):
+        if "@kernel" in block:
+            names += [k.instantiate().name for k in parse_text("from ascend_dsl import kernel\n" + block, f"doc{i}")]
+    assert {"masked_cumsum", "max_pool2d"} <= set(names), names
