@@ -297,3 +297,38 @@ def test_language_reference_examples_instantiate():
         if "@kernel" in block:
             names += [k.instantiate().name for k in parse_text("from ascend_dsl import kernel\n" + block, f"doc{i}")]
     assert {"masked_cumsum", "max_pool2d"} <= set(names), names
+
+
+def test_bf16_scans_and_pools_run_on_the_scalar_unit_but_bf16_vector_math_is_rejected():
+    bf_rows = ROWS.replace("x: Tensor[f32", "x: Tensor[bf16").replace("y: Tensor[f32", "y: Tensor[bf16")
+    lower(_k("store(y[r, :], cumsum(load(x[r, :]), axis=1, exclusive=True))", bf_rows))
+    with pytest.raises(DslError) as e:
+        lower(_k("store(y[r, :], cumsum(load(x[r, :]), axis=1) * 2.0)", bf_rows))
+    assert e.value.codes == ["DTYPE-UNSUPPORTED"] and "'mul' on bf16" in e.value.diagnostics[0].message
+    bf_planes = PLANES.replace("x: Tensor[f32", "x: Tensor[bf16").replace("y: Tensor[f32", "y: Tensor[bf16")
+    k = _k("store(y[p], avg_pool(load(x[p]), kernel=ks, stride=st, padding=pad))", bf_planes)
+    assert "static_cast<bfloat16_t>(acc / window)" in lower(k)[0].files["k_kernel.cpp"]
+    with pytest.raises(DslError) as e:
+        lower(k, "ascend310p")
+    assert set(e.value.codes) == {"DTYPE-UNSUPPORTED"}  # no bf16 on 310P at all
+
+
+@pytest.mark.slow
+def test_bf16_pooling_in_the_emulator(tmp_path):
+    from npu_harness.validate import load_task_for, validate_sim
+
+    (tmp_path / "bfp.adsl").write_text(
+        'from ascend_dsl import kernel, Tensor, bf16, i32\n\n\n@kernel\n'
+        'def bfp(x: Tensor[bf16, "N, C, L"], y: Tensor[bf16, "N, C, OL"], kernel_size: i32 = 3):\n'
+        "    for blk in split(N * C, cores=AIV):\n        for p in tile(blk, size=auto, buffers=2):\n"
+        "            store(y[p], max_pool(load(x[p]), kernel=kernel_size, stride=2, padding=1, dilation=2))\n")
+    (tmp_path / "bfp.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.kernel_size = 3\n\n    def forward(self, x):\n"
+        "        return torch.nn.functional.max_pool1d(x, 3, 2, 1, dilation=2)\n\n\n"
+        "def get_inputs():\n    return [torch.randn(3, 5, 41).to(torch.bfloat16)]\n\n\n"
+        "def get_init_inputs():\n    return []\n")
+    kernel = load_file(tmp_path / "bfp.adsl")[0].instantiate()
+    project, ctx = lower(kernel, "ascend910b1", "bfp.adsl")
+    res = validate_sim(kernel, ctx.lowered, project, ctx, load_task_for(kernel, tmp_path / "bfp.py"))
+    assert res.ok, [c.describe() for c in res.comparisons]
