@@ -10,7 +10,7 @@ import torch
 
 from . import ir
 from .diagnostics import DslError
-from .ops import OPS
+from .ops import OPS, POOLS
 
 
 def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None = None,
@@ -43,14 +43,15 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
         elif isinstance(stmt, ir.ScalarStore):
             views[stmt.tensor].reshape(-1)[0] = _eval(stmt.value, {}, views, scalars, slice(0))
         else:
-            _run_split(stmt, views, scalars, symbols, num_cores, tile)
+            _run_split(kernel, stmt, tensors, views, scalars, symbols, num_cores, tile)
     return {p.name: tensors[p.name] for p in kernel.outputs}
 
 
 _COMBINE = {"add": lambda a, b: a + b, "max": max, "min": min}
 
 
-def _run_split(loop: ir.SplitLoop, views, scalars, symbols, num_cores: int, tile: int) -> None:
+def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, symbols, num_cores: int,
+               tile: int) -> None:
     """Each core starts its accumulators from their initial value; the per-core values are combined
     when the loop ends, as the emitted kernel does across cores."""
     accs = {s.name for s in ir.walk(loop.body) if isinstance(s, ir.Accumulate)}
@@ -65,8 +66,16 @@ def _run_split(loop: ir.SplitLoop, views, scalars, symbols, num_cores: int, tile
         for tl in loop.body:
             assert isinstance(tl, ir.TileLoop)
             step = tile if tl.row_shape is None else max(1, tile // max(_product(tl.row_shape[1], symbols), 1))
+            tviews = views
+            if tl.plane_rank:  # [N, C, *spatial] tensors as (N * C) planes; a tile is a block of planes
+                lead = len(loop.extent)
+                tviews = {**views, **{p.name: tensors[p.name].reshape(-1, *tensors[p.name].shape[lead:])
+                                      for p in kernel.tensors if len(p.shape) > lead}}
+                plane = max([tviews[p.name][0].numel() for p in kernel.tensors
+                             if len(p.shape) > lead and len(tviews[p.name])] + [1])
+                step = max(1, tile // max(plane, 1))
             for start in range(lo, hi, step):
-                _run_tile(tl.body, views, core_scalars, slice(start, min(hi, start + step)))
+                _run_tile(tl.body, tviews, core_scalars, slice(start, min(hi, start + step)))
         for a in accs:
             partials[a].append(core_scalars[a])
     for s in ir.walk(loop.body):
@@ -118,6 +127,8 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
             target = views[s.tensor]
             if s.index.rows:
                 target[sl, :] = value.expand(target[sl, :].shape)
+            elif s.value.type.layout is ir.Layout.POOLED:
+                target[sl] = value
             else:
                 target[sl] = value.reshape(-1) if value.dim() > 1 else value
         elif isinstance(s, ir.Accumulate):
@@ -143,6 +154,9 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             if t.layout is ir.Layout.COL:
                 return view[sl].reshape(-1, 1).clone()
             return view[sl].clone()
+        case ir.Op(op=op, args=(a, *params), type=t) if op in POOLS:
+            window = (int(_eval(q, env, views, scalars, sl)) for q in params)  # kernel, stride, padding, dilation
+            return OPS[op].ref(_eval(a, env, views, scalars, sl), *window).to(t.dtype.torch)
         case ir.Op(op="cast", args=(a,), type=t):
             return _eval(a, env, views, scalars, sl).to(t.dtype.torch)
         case ir.Op(op=op, args=args, type=t):

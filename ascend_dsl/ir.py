@@ -42,6 +42,8 @@ class Layout(Enum):
     ROW = "row"
     BLOCK = "block"  # buffers only: one 32-byte block (reduction results)
     REPEATS = "repeats"  # buffers only: one element per 256-byte repeat of a flat tile (reduce scratch)
+    PLANE = "plane"  # plane loops: whole planes (the trailing spatial dims of one (n, c) slice), or bands of them
+    POOLED = "pooled"  # plane loops: the pooled planes (the output's spatial dims)
 
 
 @dataclass(frozen=True)
@@ -208,6 +210,9 @@ class TileLoop:
     max_tile: int | None = None
     #: Row loops: the shape symbols (rows, D) of the 2-D tensors they tile; None for flat loops.
     row_shape: tuple[str, str] | None = None
+    #: Plane loops (split over the leading dims of rank >= 3 tensors): the number of trailing spatial
+    #: dims of each plane; 0 for flat and row loops.
+    plane_rank: int = 0
     span: Span = _SPAN
 
 

@@ -22,6 +22,8 @@ class Rule(Enum):
     CAST = "cast"  # (x, dtype): result has the named dtype
     REDUCE = "reduce"  # (x,) over the last axis of a row tile: one value per row
     GATHER = "gather"  # (rows, per-row integer index): one value per row, the rows' dtype
+    SCAN = "scan"  # (x,) along the last axis of a row tile: same shape, running sum / product
+    POOL = "pool"  # (plane, kernel, stride, padding, dilation): a window over the trailing (spatial) dims of a plane
 
 
 FLOATS = frozenset({DType.F16, DType.BF16, DType.F32})
@@ -93,13 +95,75 @@ _op("reduce_min", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amin(dim=1, 
 
 _op("gather", 2, Rule.GATHER, FLOATS | {DType.I32},
     lambda a, idx: _torch().gather(a, 1, idx.long()), "per row: the element of each row at a column index")
+_op("reduce_prod", 1, Rule.REDUCE, FLOATS, lambda a: a.float().prod(dim=1, keepdim=True),
+    "product over each row (axis=1); f16 multiplies in f32")
+
+
+# ----------------------------------------------------------------------------- scans (cumsum / cumprod)
+#: `cumsum(v, axis=1, reverse=True, exclusive=True)`: one op per (kind, reverse, exclusive), named
+#: scan_<kind>[_rev][_excl], so the IR needs no attributes. f16 accumulates in f32.
+SCANS = {"cumsum": "sum", "cumprod": "prod"}
+
+
+def scan_op(call: str, reverse: bool = False, exclusive: bool = False) -> str:
+    return f"scan_{SCANS[call]}" + ("_rev" if reverse else "") + ("_excl" if exclusive else "")
+
+
+def scan_parts(op: str) -> tuple[str, bool, bool]:
+    """scan op name -> (DSL call, reverse, exclusive)."""
+    parts = op.split("_")
+    call = next(c for c, k in SCANS.items() if k == parts[1])
+    return call, "rev" in parts[2:], "excl" in parts[2:]
+
+
+def _scan_ref(kind: str, reverse: bool, exclusive: bool):
+    def ref(a):
+        torch = _torch()
+        x = a.float()  # f16 rows accumulate in f32, as the lowering does
+        if reverse:
+            x = x.flip(1)
+        y = x.cumsum(1) if kind == "sum" else x.cumprod(1)
+        if exclusive:
+            first = torch.zeros_like(y[:, :1]) if kind == "sum" else torch.ones_like(y[:, :1])
+            y = torch.cat([first, y[:, :-1]], dim=1)
+        return y.flip(1) if reverse else y
+
+    return ref
+
+
+for _call, _kind in SCANS.items():
+    for _rev in (False, True):
+        for _excl in (False, True):
+            _op(scan_op(_call, _rev, _excl), 1, Rule.SCAN, FLOATS, _scan_ref(_kind, _rev, _excl),
+                f"{'reverse ' if _rev else ''}{'exclusive ' if _excl else ''}running {_kind} along each row (axis=1)")
+
+
+# ----------------------------------------------------------------------------- pooling windows
+POOLS = {"max_pool": "max_pool", "avg_pool": "avg_pool"}
+
+
+def pool_ref(op: str, x, kernel: int, stride: int, padding: int, dilation: int = 1):
+    """Pool a plane tile (planes x spatial dims) with PyTorch semantics (avg: count_include_pad=True, no dilation)."""
+    f = _torch().nn.functional
+    rank = x.dim() - 1
+    fn = getattr(f, f"{op}{rank}d")
+    extra = {"dilation": dilation} if op == "max_pool" else {}
+    return fn(x.float().unsqueeze(1), kernel, stride, padding, **extra).squeeze(1)
+
+
+_op("max_pool", 5, Rule.POOL, FLOATS, lambda x, k, s, p, d: pool_ref("max_pool", x, k, s, p, d),
+    "max over each window of the plane's spatial dims (padding counts as -inf; window taps dilation apart)")
+_op("avg_pool", 5, Rule.POOL, FLOATS, lambda x, k, s, p, d: pool_ref("avg_pool", x, k, s, p),
+    "mean over each window (count_include_pad: divides by kernel**rank; dilation is always 1)")
 
 #: `name(v, axis=1)` -> reduction op.
-REDUCTIONS = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "min": "reduce_min"}
+REDUCTIONS = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "min": "reduce_min",
+              "prod": "reduce_prod"}
 
 #: DSL call names -> op names (operators map through the parser's tables).
 CALLABLE = {n: n for n in ("abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "relu", "tanh", "sigmoid", "erf",
-                           "max", "min", "select", "cast", "sum", "mean", "gather")}
+                           "max", "min", "select", "cast", "sum", "mean", "gather",
+                           "prod", "cumsum", "cumprod", "max_pool", "avg_pool")}
 
 BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 COMPARE_OPERATORS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}

@@ -22,7 +22,18 @@ from lark.indenter import DedentError, Indenter
 from . import ir
 from .diagnostics import DslError, Span, register_source
 from .dtypes import BY_NAME, DType
-from .ops import BINARY_OPERATORS, CALLABLE, COMPARE_OPERATORS, OPS, POW_EXPONENTS, REDUCTIONS, Rule
+from .ops import (
+    BINARY_OPERATORS,
+    CALLABLE,
+    COMPARE_OPERATORS,
+    OPS,
+    POOLS,
+    POW_EXPONENTS,
+    REDUCTIONS,
+    SCANS,
+    Rule,
+    scan_op,
+)
 
 CORE_KINDS = ("AIV", "AIC")
 
@@ -282,6 +293,7 @@ class _Builder:
         self.phase_accs: set[str] = set()  # accumulators updated by the current split loop
         self.combined: set[str] = set()  # accumulators whose split loop has ended (readable)
         self.acc_names: set[str] = set()
+        self.plane_rank = 0  # trailing spatial dims of the planes inside a plane loop (0 elsewhere)
 
     def err(self, code: str, msg: str, node, hint: str | None = None) -> DslError:
         return DslError.at(code, msg, self.o.span(node), hint)
@@ -521,14 +533,32 @@ class _Builder:
         var = self.bind(var_tok)
         self.loops[var] = _LoopVar("tile", block)
         self.locals = {}
-        self.row_shape = self.row_shape_for(self.split_extent, s)
+        # [N, C, *spatial] tensors under split(N * C): plane tiles when the body pools, else rows of H*W...
+        pools = any(str(c.children[0]) in POOLS for c in suite.find_data("call"))
+        self.row_shape = None if pools else self.row_shape_for(self.split_extent, s)
+        self.plane_rank = self.plane_rank_for(self.split_extent, s) if self.row_shape is None else 0
         body = []
         for st in self.statements(suite):
             body.append(self.tile_stmt(st, var))
         if not any(isinstance(b, (ir.Store, ir.Accumulate)) for b in body):
             raise self.err("KERNEL-STRUCTURE", "tile loop stores nothing", s,
                            "write results with store(y[t], value) or accumulate them: total += sum(v)")
-        return ir.TileLoop(var, block, size, buffers, tuple(body), row_shape=self.row_shape, span=self.o.span(s))
+        if self.plane_rank and size is not None:
+            raise self.err("ARGS", "plane tiles are sized at run time: size=auto", call,
+                           "the host tiling picks planes (or bands of output rows) per tile from the shapes")
+        return ir.TileLoop(var, block, size, buffers, tuple(body), row_shape=self.row_shape,
+                           plane_rank=self.plane_rank, span=self.o.span(s))
+
+    def plane_rank_for(self, extent: tuple[str, ...], node) -> int:
+        """A tile loop over a split of N * C is a plane loop when tensors [N, C, *spatial] exist."""
+        ranks = {len(p.shape) - len(extent) for p in self.params.values() if isinstance(p, ir.TensorParam)
+                 and len(p.shape) > len(extent) and len(p.shape) >= 3 and tuple(p.shape[:len(extent)]) == extent}
+        if not ranks:
+            return 0
+        if len(ranks) > 1 or not 1 <= min(ranks) <= 3:
+            raise self.err("UNSUPPORTED", f"plane tiles over {' * '.join(extent)} need 1 to 3 trailing spatial dims, "
+                           "the same for every tensor", node, 'e.g. x: Tensor[T, "N, C, H, W"] with split(N * C)')
+        return next(iter(ranks))
 
     def row_shape_for(self, extent: tuple[str, ...], node) -> tuple[str, str] | None:
         """A tile loop over a split of B is a row loop when tensors [B, D] exist; with `split(N * C)`,
@@ -538,6 +568,8 @@ class _Builder:
                   and len(p.shape) > k and p.shape[:k] == extent}
         if not shapes:
             return None
+        if len(shapes) > 1 and all(len(sh) >= 2 for sh in shapes):
+            return None  # [N, C, H, W] -> [N, C, OH, OW]: plane tiles (pooling), not rows
         if len(shapes) > 1:
             raise self.err("INDEX", f"row tiles over {' * '.join(extent)} need one row shape; tensors have rows "
                            f"{', '.join(str(list(s)) for s in sorted(shapes, key=str))}", node)
@@ -577,6 +609,8 @@ class _Builder:
             tensor, index, layout = self.slice_of(pos[0], tile)
             if layout is ir.Layout.ROW:
                 raise self.err("INDEX", f"'{tensor}[:]' is shared by every row tile and cannot be stored", pos[0])
+            if layout is ir.Layout.PLANE:
+                layout = ir.Layout.POOLED  # plane loops store pooled planes (the output's spatial dims)
             value = self.expr(pos[1], tile)
             tp = self.params[tensor]
             if value.type.kind is not ir.Kind.TILE:
@@ -589,10 +623,13 @@ class _Builder:
                                pos[1], f"convert with cast(value, {tp.dtype})")
             if value.type.layout is not layout:
                 what = {ir.Layout.ROWS: "whole rows", ir.Layout.COL: "one value per row", ir.Layout.ROW: "a row",
-                        ir.Layout.FLAT: "a flat tile"}
+                        ir.Layout.FLAT: "a flat tile", ir.Layout.PLANE: "input planes",
+                        ir.Layout.POOLED: "pooled planes"}
                 raise self.err("TYPE", f"storing {what[value.type.layout]} into {what[layout]} of '{tensor}'", pos[1],
                                "reduce rows with sum/max/min/mean(v, axis=1) to get one value per row"
-                               if layout is ir.Layout.COL else None)
+                               if layout is ir.Layout.COL else
+                               "store max_pool(...) or avg_pool(...) of a loaded plane"
+                               if layout is ir.Layout.POOLED else None)
             return ir.Store(tensor, index, value, self.o.span(st))
         if st.data == "for_stmt":
             raise self.err("KERNEL-STRUCTURE", "loops inside a tile loop are not supported", st)
@@ -659,6 +696,13 @@ class _Builder:
         is_tile = [isinstance(i, Tree) and i.data == "name" and str(i.children[0]) == tile for i in idx]
         is_full = [isinstance(i, Tree) and i.data == "full_slice" for i in idx]
         rows = self.row_shape
+        if self.plane_rank and len(idx) == 1 and is_tile[0]:
+            if len(p.shape) != len(self.split_extent) + self.plane_rank or \
+                    tuple(p.shape[:len(self.split_extent)]) != self.split_extent:
+                raise self.err("INDEX", f"'{name}[{tile}]' in a plane loop needs a tensor "
+                               f"[{', '.join(self.split_extent)}, ...] with {self.plane_rank} spatial dims; "
+                               f"'{name}' has shape {list(p.shape)}", e)
+            return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.PLANE
         if len(idx) == 1 and is_tile[0] and len(p.shape) == 1:
             if rows is None:
                 return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.FLAT
@@ -769,9 +813,13 @@ class _Builder:
             return self.gather(pos, kw, e, tile)
         if name in REDUCTIONS and "axis" in kw:
             return self.reduction(name, pos, kw, e, tile)
+        if name in SCANS:
+            return self.scan(name, pos, kw, e, tile)
+        if name in POOLS:
+            return self.pool(name, pos, kw, e, tile)
         if kw:
             raise self.err("ARGS", f"{name}() takes no keyword arguments", e)
-        if name in ("sum", "mean"):
+        if name in ("sum", "mean", "prod"):
             raise self.err("ARGS", f"{name}() needs axis=1: {name}(v, axis=1)", e)
         if name == "cast":
             if len(pos) != 2:
@@ -781,6 +829,7 @@ class _Builder:
                 raise self.err("ARGS", "cast's second argument is a dtype name", target)
             value = self.expr(pos[0], tile)
             dt = self.dtype(target.children[0])
+            self.no_planes([value], e)
             if value.type.dtype is DType.BOOL:
                 raise self.err("TYPE", "cannot cast a mask", pos[0], "use select(mask, 1.0, 0.0)")
             if isinstance(value, ir.Const):
@@ -788,14 +837,17 @@ class _Builder:
             return ir.Op("cast", (value,), ir.ValType(value.type.kind, dt, value.type.layout), self.o.span(e))
         return self.op(name, [self.expr(a, tile) for a in pos], e)
 
+    def axis_value(self, axis) -> float | int | None:
+        value = self.number(axis.children[0]) if isinstance(axis, Tree) and axis.data == "number" else None
+        if isinstance(axis, Tree) and axis.data == "neg" and isinstance(axis.children[0], Tree):
+            value = -self.number(axis.children[0].children[0])
+        return value
+
     def reduction(self, name: str, pos: list, kw: dict, e: Tree, tile: str) -> ir.Expr:
         if len(pos) != 1 or set(kw) != {"axis"}:
             raise self.err("ARGS", f"{name}(v, axis=1) takes one value and axis=", e)
         axis = kw["axis"]
-        value = self.number(axis.children[0]) if isinstance(axis, Tree) and axis.data == "number" else None
-        if isinstance(axis, Tree) and axis.data == "neg" and isinstance(axis.children[0], Tree):
-            value = -self.number(axis.children[0].children[0])
-        if value not in (1, -1):
+        if self.axis_value(axis) not in (1, -1):
             raise self.err("UNSUPPORTED", "reductions run over the last axis of a row tile: axis=1", axis)
         v = self.expr(pos[0], tile)
         if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.ROWS:
@@ -818,6 +870,69 @@ class _Builder:
         if rows.type.dtype not in OPS["gather"].dtypes:
             raise self.err("DTYPE-UNSUPPORTED", f"gather does not support {rows.type.dtype}", pos[0])
         return ir.Op("gather", (rows, index), ir.tile_of(rows.type.dtype, ir.Layout.COL), self.o.span(e))
+    def flag(self, v, node) -> bool:
+        if isinstance(v, Tree) and v.data == "name" and str(v.children[0]) in ("True", "False"):
+            return str(v.children[0]) == "True"
+        raise self.err("ARGS", "expected True or False", v, "e.g. cumsum(v, axis=1, reverse=True)")
+
+    def scan(self, name: str, pos: list, kw: dict, e: Tree, tile: str) -> ir.Expr:
+        """cumsum / cumprod(v, axis=1[, reverse=True][, exclusive=True]) along each row of a row tile."""
+        if len(pos) != 1 or "axis" not in kw or set(kw) - {"axis", "reverse", "exclusive"}:
+            raise self.err("ARGS", f"{name}(v, axis=1) takes one value, axis= and optionally reverse=, exclusive=", e,
+                           f"{name}(v, axis=1, reverse=False, exclusive=False)")
+        if self.axis_value(kw["axis"]) not in (1, -1):
+            raise self.err("UNSUPPORTED", "scans run along the last axis of a row tile: axis=1", kw["axis"])
+        reverse = self.flag(kw["reverse"], e) if "reverse" in kw else False
+        exclusive = self.flag(kw["exclusive"], e) if "exclusive" in kw else False
+        v = self.expr(pos[0], tile)
+        if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.ROWS:
+            raise self.err("TYPE", f"{name}(v, axis=1) needs whole rows (a value loaded with x[r, :])", pos[0],
+                           "split the rows of a 2-D tensor: for blk in split(B, cores=AIV)")
+        op = scan_op(name, reverse, exclusive)
+        if v.type.dtype not in OPS[op].dtypes:
+            raise self.err("DTYPE-UNSUPPORTED", f"'{name}' does not support {v.type.dtype}", e,
+                           f"supported: {', '.join(sorted(map(str, OPS[op].dtypes)))}; cast first")
+        return ir.Op(op, (v,), v.type, self.o.span(e))
+
+    def pool_param(self, v, what: str, tile: str) -> ir.Expr:
+        """kernel= / stride= / padding=: an integer literal or an integer scalar parameter."""
+        x = self.expr(v, tile)
+        if isinstance(x, ir.Const) and float(x.value).is_integer():
+            return ir.Const(int(x.value), ir.scalar_of(DType.I32), x.span)
+        if isinstance(x, ir.Ref) and x.type.kind is ir.Kind.SCALAR and not x.type.dtype.is_float:
+            return x
+        raise self.err("TYPE", f"{what}= takes an integer literal or an integer scalar parameter", v,
+                       f"declare it as a kernel parameter, e.g. {what}: i32 = 2")
+
+    def pool(self, name: str, pos: list, kw: dict, e: Tree, tile: str) -> ir.Expr:
+        """max_pool / avg_pool(plane, kernel=K, stride=S, padding=P[, dilation=D]) over a plane tile's spatial dims."""
+        allowed = {"kernel", "stride", "padding"} | ({"dilation"} if name == "max_pool" else set())
+        if len(pos) != 1 or "kernel" not in kw or set(kw) - allowed:
+            raise self.err("ARGS", f"{name} takes one loaded plane and kernel=, optionally "
+                           f"{', '.join(f'{a}=' for a in sorted(allowed - {'kernel'}))}", e,
+                           f"{name}(xt, kernel=kernel_size, stride=stride, padding=padding)"
+                           + ("" if name == "max_pool" else "; avg_pool has no dilation (PyTorch neither)"))
+        v = self.expr(pos[0], tile)
+        if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.PLANE:
+            raise self.err("TYPE", f"{name} needs a loaded plane (load(x[p]) of a [N, C, ...] tensor in a loop over "
+                           "split(N * C))", pos[0], "for blk in split(N * C, cores=AIV): for p in tile(blk): "
+                           "xt = load(x[p])")
+        kernel = self.pool_param(kw["kernel"], "kernel", tile)
+        stride = self.pool_param(kw["stride"], "stride", tile) if "stride" in kw else kernel  # PyTorch default
+        padding = self.pool_param(kw["padding"], "padding", tile) if "padding" in kw else \
+            ir.Const(0, ir.scalar_of(DType.I32), self.o.span(e))
+        dilation = self.pool_param(kw["dilation"], "dilation", tile) if "dilation" in kw else \
+            ir.Const(1, ir.scalar_of(DType.I32), self.o.span(e))
+        if v.type.dtype not in OPS[name].dtypes:
+            raise self.err("DTYPE-UNSUPPORTED", f"'{name}' does not support {v.type.dtype}", e,
+                           f"supported: {', '.join(sorted(map(str, OPS[name].dtypes)))}")
+        return ir.Op(name, (v, kernel, stride, padding, dilation), ir.tile_of(v.type.dtype, ir.Layout.POOLED),
+                     self.o.span(e))
+
+    def no_planes(self, args: list[ir.Expr], node) -> None:
+        if any(a.type.layout in (ir.Layout.PLANE, ir.Layout.POOLED) for a in args if a.type.kind is ir.Kind.TILE):
+            raise self.err("UNSUPPORTED", "plane tiles only feed max_pool/avg_pool, and pooled planes are only "
+                           "stored", node, "store(y[p], max_pool(load(x[p]), kernel=k, stride=s, padding=pad))")
 
     def layout_of(self, args: list[ir.Expr], node, same: bool = False) -> ir.Layout:
         """Broadcasting: rows x D absorbs per-row values and row vectors; flat tiles mix with nothing else."""
@@ -836,6 +951,7 @@ class _Builder:
     def op(self, name: str, args: list[ir.Expr], node) -> ir.Expr:
         info = OPS[name]
         span = self.o.span(node)
+        self.no_planes(args, node)
         if len(args) != info.arity:
             raise self.err("ARGS", f"{name} takes {info.arity} argument(s), got {len(args)}", node)
         if info.rule is Rule.SELECT and all(x.type.kind is ir.Kind.SCALAR for x in args) \

@@ -7,7 +7,7 @@ vector ops) print in the same style with their own keywords.
 from __future__ import annotations
 
 from . import ir
-from .ops import BINARY_OPERATORS, COMPARE_OPERATORS
+from .ops import BINARY_OPERATORS, COMPARE_OPERATORS, POOLS, scan_parts
 
 _INFIX = {v: k for k, v in {**BINARY_OPERATORS, **COMPARE_OPERATORS}.items()}
 _PREC = {"lt": 1, "le": 1, "gt": 1, "ge": 1, "eq": 1, "ne": 1, "add": 2, "sub": 2, "mul": 3, "div": 3}
@@ -28,6 +28,13 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
             return f"load({t}[{i}])"
         case ir.Op(op="neg", args=(a,)):
             return f"-{expr(a, 4)}"
+        case ir.Op(op=op, args=(a,)) if op.startswith("scan_"):
+            call, reverse, exclusive = scan_parts(op)
+            flags = (", reverse=True" if reverse else "") + (", exclusive=True" if exclusive else "")
+            return f"{call}({expr(a)}, axis=1{flags})"
+        case ir.Op(op=op, args=(a, k, st, pad, dil)) if op in POOLS:
+            dilation = "" if isinstance(dil, ir.Const) and dil.value == 1 else f", dilation={expr(dil)}"
+            return f"{op}({expr(a)}, kernel={expr(k)}, stride={expr(st)}, padding={expr(pad)}{dilation})"
         case ir.Op(op=op, args=(a,)) if op.startswith("reduce_"):
             return f"{op.removeprefix('reduce_')}({expr(a)}, axis=1)"
         case ir.Op(op="cast", args=(a,), type=ty):

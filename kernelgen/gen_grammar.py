@@ -15,10 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ascend_dsl.dtypes import BY_NAME
-from ascend_dsl.ops import CALLABLE, POW_EXPONENTS
+from ascend_dsl.ops import CALLABLE, POOLS, POW_EXPONENTS, SCANS
 
-UNARY = tuple(sorted(n for n in CALLABLE if n not in ("max", "min", "select", "cast", "sum", "mean")))
-REDUCE_CALLS = ("sum", "mean", "max", "min")  # name(v, axis=1): one value per row
+UNARY = tuple(sorted(n for n in CALLABLE if n not in ("max", "min", "select", "cast", "sum", "mean", "prod", *SCANS,
+                                                     *POOLS)))
+REDUCE_CALLS = ("sum", "mean", "max", "min", "prod")  # name(v, axis=1): one value per row
+SCAN_CALLS = tuple(SCANS)  # name(v, axis=1[, reverse=True][, exclusive=True]): running sum / product per row
+POOL_CALLS = tuple(POOLS)  # name(plane, kernel=K[, stride=S][, padding=P][, dilation=L]) (dilation: max_pool)
+MAX_DIMS = 5  # [N, C, D, H, W] for 3-D pooling
 BINARY_CALLS = ("max", "min", "gather")
 KEYWORDS = ("for", "in", "def", "from", "import", "pass", "if", "else", "return", "while", "and", "or", "not")
 NUMBER_MAX = 2 + 6 + 1 + 17 + 4
@@ -61,7 +65,7 @@ def generation_grammar(spec: GrammarSpec = GrammarSpec()) -> str:
         'decorator: "@kernel" ("(T=[" DTYPE (", " DTYPE){0,2} "])")? "\\n"',
         f'signature: "def " NAME "(" param (", " param){{0,{spec.max_params - 1}}} "):\\n"',
         'param: NAME ": " (tensor_type | DTYPE (" = " SIGNED)?)',
-        'tensor_type: "Tensor[" (DTYPE | "T") ", \\"" SYMBOL (", " SYMBOL)? "\\"]"',
+        f'tensor_type: "Tensor[" (DTYPE | "T") ", \\"" SYMBOL (", " SYMBOL){{0,{MAX_DIMS - 1}}} "\\"]"',
         'index: NAME "[" (NAME (", :")? | ":") "]"',  # x[t], whole rows x[r, :], a row vector w[:]
         'doc: "    " DOC "\\n"',
         'split_loop: "    for " NAME " in split(" extent ", cores=" ("AIV" | CORES) "):\\n" tile_loop',
@@ -88,13 +92,19 @@ def generation_grammar(spec: GrammarSpec = GrammarSpec()) -> str:
             j = k - 1
             atoms += [f'"(" e{j} ")"', f'UNARY "(" e{j} ")"', f'BINCALL "(" e{j} ", " e{j} ")"',
                       f'"select(" e{j} ", " e{j} ", " e{j} ")"', f'"cast(" e{j} ", " DTYPE ")"',
-                      f'REDUCE "(" e{j} ", axis=1)"']
+                      f'REDUCE "(" e{j} ", axis=1)"',
+                      f'SCAN "(" e{j} ", axis=1" (", reverse=True")? (", exclusive=True")? ")"',
+                      f'POOL "(" e{j} ", kernel=" WINARG (", stride=" WINARG)? (", padding=" WINARG)? '
+                      '(", dilation=" WINARG)? ")"']
         rules.append(f"at{k}: " + " | ".join(atoms))
     rules += [
         f"DTYPE: {_alt(dts)}",
         f"UNARY: {_alt(UNARY)}",
         f"BINCALL: {_alt(BINARY_CALLS)}",
         f"REDUCE: {_alt(REDUCE_CALLS)}",
+        f"SCAN: {_alt(SCAN_CALLS)}",
+        f"POOL: {_alt(POOL_CALLS)}",
+        "WINARG: NAME | /[0-9]{1,2}/",
         'CMP: "<" | "<=" | ">" | ">=" | "==" | "!="',
         'ADDOP: "+" | "-"',
         'MULOP: "*" | "/"',
@@ -119,14 +129,15 @@ def _max_bytes(spec: GrammarSpec) -> int:
         atom = max(num, name, load)
         if k > 0:
             atom = max(atom, 2 + e + len("reciprocal"), 8 + 2 * e, len("select(, , )") + 3 * e, len("cast(, bf16)") + e,
-                       len("mean(, axis=1)") + e)
+                       len("mean(, axis=1)") + e, len("cumprod(, axis=1, reverse=True, exclusive=True)") + e,
+                       len("max_pool(, kernel=, stride=, padding=, dilation=)") + e + 4 * name)
         p = atom + len(" ** -0.5")
         f = 1 + p
         t = spec.max_factors * f + (spec.max_factors - 1) * 3
         a = spec.max_terms * t + (spec.max_terms - 1) * 3
         e = 2 * a + 4
     header = len("from ascend_dsl import kernel, Tensor, f32, f16\n\n\n") + len("@kernel(T=[bf16, bf16, bf16])\n")
-    param = name + 2 + max(len('Tensor[bf16, ", "]') + 2 * SYMBOL_MAX, 4 + 3 + num)
+    param = name + 2 + max(len('Tensor[bf16, ""]') + MAX_DIMS * SYMBOL_MAX + 2 * (MAX_DIMS - 1), 4 + 3 + num)
     sig = 4 + name + 4 + spec.max_params * param + 2 * spec.max_params
     doc = 4 + spec.doc_max + 7
     split = len("    for  in split( * , cores=AIV):\n") + name + 2 * SYMBOL_MAX

@@ -19,6 +19,8 @@ from ascend_dsl.dtypes import DType
 
 from .context import PassContext
 from .passes.select_instructions import ROW_LENGTH
+from .emit_window import build_window_view
+from .scalar_loops import SCAN_APIS, reduce_prod_lines, scan_lines
 from .tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, REPEAT_BYTES, block_granule
 
 GENERATOR = "ascend-dsl"
@@ -144,6 +146,8 @@ def _bytes_expr(b: ir.Buffer, suffix: str = "") -> str:
         ir.Layout.ROWS: f"{tile} * Dp_",
         ir.Layout.COL: f"({tile} + 127) / 128 * 128",
         ir.Layout.ROW: "Dp_",
+        ir.Layout.PLANE: "tiling.inTileElems",  # plane loops size their buffers on the host (emit_window.py)
+        ir.Layout.POOLED: "tiling.outTileElems",
     }
     if b.layout is ir.Layout.BLOCK:
         return "32"
@@ -274,6 +278,12 @@ class _RowStageWriter(_StageWriter):
         self.mark(s.span)
         dst_layout = self.layout(s.dst)
         tiles = [o for o in s.srcs if isinstance(o, str)]
+        if s.api in SCAN_APIS.values():
+            self.lines += scan_lines(s, self.ctype(s.dst))
+            return None
+        if s.api == "ReduceProd":
+            self.lines += reduce_prod_lines(s, self.ctype(s.dst))
+            return None
         if s.api.startswith("Reduce"):
             return self.reduce(s)
         if s.api == "GatherRows":
@@ -551,7 +561,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     phases = _phases(kernel)
     split, tl = phases[0]
     for _, t in phases:
-        if t.max_tile is None and t.row_shape is None:
+        if t.max_tile is None and t.row_shape is None and not t.plane_rank:
             raise DslError.at("INTERNAL", "tile size was not planned", t.span)
     name = kernel.name
     cls = f"Kernel{camel(name)}"
@@ -600,6 +610,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
                              if any(ph["after"] for ph in phase_views) else [])
     view["epilogue_bufs"] += [f"TBuf<TPosition::VECCALC> scalarOut{camel(d.value)}_;  // one {d} element"
                               for d in store_dtypes]
+    if tl.plane_rank:  # pooling over planes: lowering/emit_window.py
+        return build_window_view(kernel, ctx, split, tl, view)
     view["init"] = _init_lines(kernel, ctx, split, tl, tensors, first["buffers"], scalars, phases)
     view["row_mode"] = tl.row_shape is not None
     view["unit"] = "rows" if tl.row_shape else "elements"
@@ -627,8 +639,8 @@ def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
                     for _, tl in _phases(kernel) for b in tl.buffers_decl],
     }
     files = {
-        f"{name}_kernel.cpp": render("kernel.cpp.jinja", **view),
-        f"{name}_tiling.h": render("tiling.h.jinja", **view),
+        f"{name}_kernel.cpp": render(view.get("kernel_template", "kernel.cpp.jinja"), **view),
+        f"{name}_tiling.h": render(view.get("tiling_template", "tiling.h.jinja"), **view),
         f"{name}_main.cpp": render("launch_main.cpp.jinja", **view),
         "CMakeLists.txt": render("CMakeLists.txt.jinja", **view),
         "manifest.json": json.dumps(manifest, indent=2) + "\n",

@@ -37,16 +37,39 @@ VALIDATION_SHAPES: dict[str, list[dict[str, int]]] = {
 }
 #: Examples whose task sizes are too large for an emulator run in the test suite (frobenius_norm's
 #: 16x64x256x256 benchmark shape lowers fine; it is validated on smaller 4-D shapes).
-EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
-    "cross_entropy": [{}, {"batch_size": 33, "num_classes": 1001}],
-    "instance_norm": [{"batch_size": 2, "features": 4, "dim1": 32, "dim2": 64},
-                      {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
-    "frobenius_norm": [{"batch_size": 4, "features": 16, "dim1": 64, "dim2": 64},
-                       {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
-}
 #: Row kernels (2-D tensors, reductions per row): 33 rows of 1001 are neither a multiple of the
 #: core count nor of 32 bytes per row.
 ROW_SHAPES: list[dict[str, int]] = [{}, {"batch_size": 33, "dim": 1001}]
+#: Per example ("category/name"), replacing the shapes above. Pooling runs its windows on the scalar
+#: unit, so the emulator validates small planes (the benchmark-scale defaults are lowered and
+#: checked in tests/test_windows.py): odd sizes (planes not a multiple of 32 bytes, more planes than
+#: cores for some), and planes too large for UB in f32 (tiles are then bands of output rows).
+_POOL_SHAPES = {
+    1: [{"batch_size": 3, "channels": 7, "length": 101}, {"batch_size": 1, "channels": 2, "length": 30001}],
+    2: [{"batch_size": 3, "channels": 5, "height": 17, "width": 23},
+        {"batch_size": 1, "channels": 2, "height": 161, "width": 163}],
+    3: [{"batch_size": 1, "channels": 3, "depth": 7, "height": 9, "width": 11},
+        {"batch_size": 1, "channels": 2, "depth": 26, "height": 41, "width": 43}],
+}
+EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
+    f"pooling/{kind}_pool{rank}d": shapes for kind in ("max", "avg") for rank, shapes in _POOL_SHAPES.items()
+}
+#: max_pool3d (dilation 3: windows span 7 input slices): bands that fit UB only single-buffered.
+EXAMPLE_SHAPES["pooling/max_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "channels": 1, "depth": 9, "height": 60,
+                                                            "width": 60}]
+#: Scans and products per row also run on the scalar unit: the benchmark's 4000-long rows, but 8 of them.
+EXAMPLE_SHAPES.update({f"{cat}/{name}": [{"batch_size": 8, "dim": 4000}, {"batch_size": 33, "dim": 1001}]
+                       for cat, names in (("math", ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum",
+                                                    "masked_cumsum")), ("reduce", ("prod_dim",)))
+                       for name in names})
+EXAMPLE_SHAPES.update({
+    "loss/cross_entropy": [{}, {"batch_size": 33, "num_classes": 1001}],
+    # planes of H*W as rows; the 16x64x256x256 benchmark shape lowers (its 256 KB planes need long-row support)
+    "normalization/instance_norm": [{"batch_size": 2, "features": 4, "dim1": 32, "dim2": 64},
+                                    {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
+    "normalization/frobenius_norm": [{"batch_size": 4, "features": 16, "dim1": 64, "dim2": 64},
+                                     {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
+})
 
 
 @dataclass(frozen=True)
@@ -77,8 +100,8 @@ class Example:
         return self.source.dtype_variants
 
     def shapes(self) -> list[dict[str, int]]:
-        if self.name in EXAMPLE_SHAPES:
-            return EXAMPLE_SHAPES[self.name]
+        if f"{self.category}/{self.name}" in EXAMPLE_SHAPES:
+            return EXAMPLE_SHAPES[f"{self.category}/{self.name}"]
         if self.is_rows and self.category not in ("loss", "reduce"):
             return ROW_SHAPES
         return VALIDATION_SHAPES.get(self.category, [{}])

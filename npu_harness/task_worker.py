@@ -21,8 +21,9 @@ from npu_harness.arrays import STORAGE, save_result, torch_dtype_name
 
 
 def _scaled_constants(ns: dict, cap: int, get_inputs) -> dict:
+    used = set(get_inputs.__code__.co_names)  # sizes get_inputs reads, not e.g. a pooling kernel_size / stride
     names = [k for k, v in ns.items() if isinstance(v, int) and not isinstance(v, bool) and not k.startswith("_")
-             and v > 1 and k.lower() == k]
+             and v > 1 and k.lower() == k and k in used]
     for _ in range(64):
         inputs = get_inputs()
         biggest = max((t.numel() for t in inputs if hasattr(t, "numel")), default=0)

@@ -12,6 +12,7 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from lowering import EmittedProject, PassContext
 from lowering.emit import build_view
+from lowering.passes.check_windows import check_pool_binding
 
 from .arrays import TORCH_NAME, HostArray
 from .binding import Binding, bind
@@ -57,6 +58,7 @@ def validate_interp(kernel: ir.Kernel, run: TaskRun) -> ValidationResult:
 
     start = time.perf_counter()
     b = bind(kernel, run.inputs, run.outputs, run.attrs)
+    check_pool_binding(kernel, b.scalars, b.symbols)
     tensors = {p.name: b.tensors[p.name].to_torch() for p in kernel.inputs}
     tensors.update({p.name: torch.full(b.tensors[p.name].shape, float("nan"), dtype=p.dtype.torch)
                     for p in kernel.outputs})
@@ -88,6 +90,7 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
 
     start = time.perf_counter()
     b: Binding = bind(kernel, run.inputs, run.outputs, run.attrs)
+    check_pool_binding(kernel, b.scalars, b.symbols)
     view = build_view(lowered, ctx)
     with tempfile.TemporaryDirectory(prefix="ascend-sim-") as tmp:
         tmpdir = Path(work_dir or tmp)

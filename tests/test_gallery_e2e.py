@@ -25,7 +25,7 @@ def test_gallery_kernel_in_emulator(case):
 
 @pytest.mark.parametrize("ex", discover(), ids=lambda e: f"{e.category}/{e.name}")
 def test_gallery_kernel_in_interpreter(ex):
-    for dts in ex.dtypes:
+    for dts in ex.dtypes:  # the first validation shape: the task's own sizes unless the gallery scales them down
         result = validate(ex, dts, ex.shapes()[0], level="interp")
         assert result.ok, [c.describe() for c in result.comparisons]
 

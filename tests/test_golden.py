@@ -18,6 +18,8 @@ CASES = [
     ("activation/leaky_relu", "ascend310p", {}),
     ("loss/mse_loss", "ascend910b1", {}),  # cross-core accumulator: workspace slots + SyncAll
     ("optimizer/lamb", "ascend910b1", {"T": "f16"}),  # two split loops, kernel-scope sqrt and select
+    ("math/exclusive_cumsum", "ascend910b1", {}),
+    ("pooling/max_pool2d", "ascend910b1", {}),
 ]
 
 

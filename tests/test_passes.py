@@ -11,8 +11,16 @@ import ascend_dsl
 import lowering
 from ascend_dsl import DslError, interpreter, ir
 from ascend_dsl.dtypes import DType
-from lowering.passes import (allocate_buffers, check_constraints, legalize, plan_tiling, schedule_stages,
-                             select_instructions, three_address)
+from lowering.passes import (
+    allocate_buffers,
+    check_constraints,
+    legalize,
+    plan_tiling,
+    schedule_stages,
+    select_instructions,
+    three_address,
+)
+from lowering.passes.check_windows import pool_ops
 from lowering.pipeline import PIPELINE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,6 +90,14 @@ def _run_any(k: ir.Kernel, seed: int = 0) -> list[torch.Tensor]:
     """Interpret any kernel on seeded random inputs (symbols: N=777, rows B=7, row length D=33)."""
     g = torch.Generator().manual_seed(seed)
     sizes = {"N": 777, "B": 7, "D": 33}
+    pools = pool_ops(k)
+    if pools:  # pooled output dims follow from the window (defaults of the scalar parameters)
+        kk, st, pad = (int(a.value) if isinstance(a, ir.Const) else int(k.param(a.name).default)
+                       for a in pools[0].args[1:4])
+        (src,) = [p for p in k.inputs if len(p.shape) >= 3]
+        for out in k.outputs:
+            for din, dout in zip(src.shape[2:], out.shape[2:], strict=True):
+                sizes[dout] = (sizes.get(din, 5) + 2 * pad - kk) // st + 1
     tensors = {}
     for p in k.tensors:
         shape = [sizes.get(d, 5) if isinstance(d, str) else d for d in p.shape]

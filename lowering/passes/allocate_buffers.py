@@ -16,6 +16,9 @@ from ..context import PassContext
 from ..rewrite import map_tile_bodies
 from .select_instructions import writes_dst_early
 
+#: Reductions lowered to ReduceSum/Max/Min, which need UB scratch (reduce_prod is a scalar loop: none).
+VECTOR_REDUCTIONS = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min")
+
 
 def _refs(e: ir.Expr) -> list[str]:
     return [x.name for x in ir.walk_expr(e) if isinstance(x, ir.Ref) and x.type.kind is ir.Kind.TILE]
@@ -113,7 +116,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             else:
                 renamed.append(replace(s, value=rename(s.value)))
         for dtype in sorted({s.value.args[0].type.dtype for s in stmts if isinstance(s, ir.Assign) and
-                             isinstance(s.value, ir.Op) and s.value.op.startswith("reduce_")}, key=str):
+                             isinstance(s.value, ir.Op) and s.value.op in VECTOR_REDUCTIONS}, key=str):
             # ReduceSum/Max/Min need a scratch tensor (a row) and write their result to a 32-byte block.
             decls[f"reduceTmp_{dtype}"] = ir.Buffer(f"reduceTmp_{dtype}", ir.Position.VECCALC, dtype, 1,
                                                     _bits(dtype), ir.Layout.ROW, tl.span)

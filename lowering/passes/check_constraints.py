@@ -12,7 +12,9 @@ from ascend_dsl.diagnostics import DiagnosticSink
 from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
+from ..scalar_loops import SCALAR_LOOP_OPS
 from ..tiling_rules import MAX_BUFFERS_PER_QUEUE, tile_granule
+from .check_windows import check_windows
 
 
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
@@ -38,9 +40,10 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                            "buffers=2 double-buffers copy-in/compute/copy-out; buffers=1 disables it")
         if isinstance(s, (ir.Assign, ir.Store, ir.Accumulate)):
             for e in ir.walk_expr(s.value):
-                if isinstance(e, ir.Op) and e.op != "cast" and DType.BF16 in (e.type.dtype,
-                                                                                *(a.type.dtype for a in e.args)):
+                vector_op = isinstance(e, ir.Op) and e.op != "cast" and e.op not in SCALAR_LOOP_OPS  # scalar loops: f32
+                if vector_op and DType.BF16 in (e.type.dtype, *(a.type.dtype for a in e.args)):
                     sink.error("DTYPE-UNSUPPORTED", f"'{e.op}' on bf16: the vector unit has no bf16 arithmetic",
                                e.span, "cast(x, f32) after loading and cast(y, bf16) before storing")
+    check_windows(kernel, sink)
     sink.raise_if_any()
     return kernel

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ascend_dsl import ir
+from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
 from ..rewrite import map_exprs, map_tile_bodies
@@ -38,6 +39,11 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
     match e.op:
         case "neg":
             return _op("mul", e, x, _c(-1.0, e))
+        case "cast" if x.type.dtype in (DType.U8, DType.I8) and e.type.dtype is DType.F32:
+            # Cast has no u8/i8 -> f32 form (A2 converts 8-bit integers to half only): go through f16, exact for
+            # every 8-bit value.
+            return ir.Op("cast", (ir.Op("cast", (x,), ir.ValType(x.type.kind, DType.F16, x.type.layout), e.span),),
+                         e.type, e.span)
         case "sigmoid":  # 1 / (1 + exp(-x))
             return _op("reciprocal", e, _op("add", e, _op("exp", e, _op("mul", e, x, _c(-1.0, e))), _c(1.0, e)))
         case "tanh":  # 1 - 2 / (exp(2x) + 1); exp overflow to inf gives the right limit 1

@@ -15,6 +15,7 @@ from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
 from ..rewrite import map_tile_bodies
+from ..scalar_loops import SCALAR_LOOP_OPS, scalar_loop_op
 
 #: The row length of a row loop as a scalar operand (emitted as the kernel's D_ member).
 ROW_LENGTH = "@row_length"
@@ -113,6 +114,8 @@ def lower_op(dst: str, e: ir.Op, row_length: str | None = None) -> list[ir.VecOp
     if op == "cast":
         (a,) = e.args
         return [v("Cast", args[0], round=_round_mode(a.type.dtype, e.type.dtype))]
+    if op in SCALAR_LOOP_OPS:  # no AscendC instruction: the emitter writes a scalar loop (lowering/scalar_loops.py)
+        return [scalar_loop_op(dst, e, args)]
     raise DslError.at("INTERNAL", f"no instruction for op '{op}' (missing legalization?)", span)
 
 

@@ -1,0 +1,209 @@
+"""Emission of plane loops (pooling): `for blk in split(N * C)` over [N, C, *spatial] tensors.
+
+A tile is `planes` whole planes, or, when one plane does not fit UB, a band of `rows` output
+rows (along the first spatial dim) of one plane together with the input rows its windows read.
+Both cases copy one contiguous GM range per tensor:
+
+    input : planes p0.. and input rows [lo, hi) -> offset p0 * inPlane + lo * inInner,
+            count (planes - 1) * inPlane + (hi - lo) * inInner   (planes > 1 only with whole planes)
+    output: offset p0 * outPlane + o0 * outInner, count (planes - 1) * outPlane + rows * outInner
+
+The host tiling (codegen_templates/window_tiling.h.jinja) picks planes per tile and band rows from
+the runtime shapes and checks the window parameters and output sizes (0 blocks = refused).
+The windows themselves run on the scalar unit (lowering/scalar_loops.py explains why); the cost
+is one counted `GetValue` per window element and one `SetValue` per output element.
+"""
+
+from __future__ import annotations
+
+from ascend_dsl import ir
+from ascend_dsl.diagnostics import DslError
+
+from .context import PassContext
+from .scalar_loops import POOL_APIS, SYNC_FROM_SCALAR, SYNC_TO_SCALAR
+
+_MAX = "(-1.0f / 0.0f)"  # -inf: padding never wins a max
+
+
+def _loc(ctx: PassContext, span) -> str:
+    return f"{ctx.source_name}:{span.line}"
+
+
+def _dims(p: ir.TensorParam, lead: int) -> tuple[str | int, ...]:
+    return p.shape[lead:]
+
+
+def _dim_c(d: str | int, prefix: str = "tiling.") -> str:
+    return str(d) if isinstance(d, int) else f"{prefix}{d}"
+
+
+def _window_args(ops: list[ir.VecOp]) -> tuple[ir.Operand, ...]:
+    args = {op.srcs[1:] for op in ops}
+    if len(args) != 1:
+        raise DslError.at("UNSUPPORTED", "pools in one plane loop must share kernel=, stride=, padding=, dilation=",
+                          ops[1].span, "write one kernel per window shape")
+    return next(iter(args))
+
+
+def _param_c(o: ir.Operand, kernel_side: bool) -> str:
+    """kernel / stride / padding as an int64_t C++ expression (a literal or the scalar parameter)."""
+    if isinstance(o, ir.Const):
+        return str(int(o.value))
+    if isinstance(o, ir.Ref):
+        return f"static_cast<int64_t>({o.name}_)" if kernel_side else f"static_cast<int64_t>({o.name})"
+    raise DslError.at("INTERNAL", f"unexpected window parameter {o!r}", getattr(o, "span", None))
+
+
+def _pool_lines(s: ir.VecOp, ctype: str, rank: int, ctx: PassContext) -> list[str]:
+    """One scalar loop nest: every output element of the tile, each over its window clipped to the input."""
+    avg = s.api == "AvgPool"
+    src = s.srcs[0]
+    lines = [(f"// {_loc(ctx, s.span)}: {'average' if avg else 'max'} pooling on the scalar unit "
+              "(no windowed instruction in the API subset)"), *SYNC_TO_SCALAR]
+    if avg:
+        lines.append("const float window = static_cast<float>(" + " * ".join(["k"] * rank) +
+                     ");  // count_include_pad: padding counts as zeros")
+    lines.append("for (uint32_t q = 0; q < planes; ++q) {")
+    ind = "    "
+    # output loops: r0 over the band's rows, r1.. over the full inner output dims
+    for i in range(rank):
+        bound = "rows" if i == 0 else f"outDim{i}_"
+        lines.append(f"{ind}for (uint32_t r{i} = 0; r{i} < {bound}; ++r{i}) {{")
+        ind += "    "
+        first = f"o0 + r{i}" if i == 0 else f"r{i}"
+        lines.append(f"{ind}const int64_t s{i} = static_cast<int64_t>({first}) * s - pad;  // window start, dim {i}")
+    lines.append(f"{ind}float acc = {'0.0f' if avg else _MAX};")
+    for i in range(rank):  # the window's taps inside the input: from the first tap >= 0, dil apart
+        lines.append(f"{ind}for (int64_t w{i} = s{i} < 0 ? s{i} + (dil - 1 - s{i}) / dil * dil : s{i}; "
+                     f"w{i} < s{i} + span && w{i} < static_cast<int64_t>(inDim{i}_); w{i} += dil) {{")
+        ind += "    "
+    terms = ["(w0 - lo) * inInner_"] + [f"w{i}" + "".join(f" * inDim{j}_" for j in range(i + 1, rank))
+                                        for i in range(1, rank)]
+    lines.append(f"{ind}const float v = static_cast<float>({src}.GetValue(static_cast<uint32_t>(q * inPlane_ + "
+                 f"{' + '.join(terms)})));")
+    lines.append(f"{ind}acc += v;" if avg else f"{ind}acc = (v > acc || v != v) ? v : acc;  // NaN propagates")
+    for _ in range(rank):
+        ind = ind[:-4]
+        lines.append(f"{ind}}}")
+    out_terms = ["r0 * outInner_"] + [f"r{i}" + "".join(f" * outDim{j}_" for j in range(i + 1, rank))
+                                      for i in range(1, rank)]
+    value = "acc / window" if avg else "acc"
+    lines.append(f"{ind}{s.dst}.SetValue(q * outPlane_ + {' + '.join(out_terms)}, static_cast<{ctype}>({value}));")
+    for _ in range(rank):
+        ind = ind[:-4]
+        lines.append(f"{ind}}}")
+    lines.append("}")
+    return lines + SYNC_FROM_SCALAR
+
+
+def _product(dims, prefix: str) -> str:
+    return " * ".join(_dim_c(d, prefix) for d in dims) or "1"
+
+
+def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir.TileLoop,
+                      base: dict) -> dict:
+    """The view model for a plane loop; `base` holds the fields shared with every kernel (emit.build_view)."""
+    lead, rank = len(split.extent), tl.plane_rank
+    buffers = {b["name"]: b for b in base["buffers"]}
+    stmts = [s for st in tl.body for s in st.body]
+    pools = [s for s in stmts if isinstance(s, ir.VecOp) and s.api in POOL_APIS.values()]
+    others = [s for s in stmts if isinstance(s, ir.VecOp) and s.api not in POOL_APIS.values()]
+    if others or not pools:
+        raise DslError.at("UNSUPPORTED", "a plane loop lowers pooling only: store(y[p], max_pool(load(x[p]), ...))",
+                          (others or [tl])[0].span)
+    k_arg, s_arg, p_arg, d_arg = _window_args(pools)
+    params = {p.name: p for p in kernel.tensors}
+    ins = [params[s.tensor] for s in stmts if isinstance(s, ir.CopyIn)]
+    outs = [params[s.tensor] for s in stmts if isinstance(s, ir.CopyOut)]
+    in_dims, out_dims = {_dims(p, lead) for p in ins}, {_dims(p, lead) for p in outs}
+    if len(in_dims) != 1 or len(out_dims) != 1:
+        raise DslError.at("UNSUPPORTED", "the planes of one plane loop must share their spatial shape", tl.span)
+    (idims,), (odims,) = in_dims, out_dims
+
+    members = ["uint64_t bandRows_ = 0;  // output rows (first spatial dim) per tile",
+               "uint64_t inPlane_ = 0, inInner_ = 0, outPlane_ = 0, outInner_ = 0, outOuter_ = 0;"]
+    members += [f"uint64_t inDim{i}_ = 0, outDim{i}_ = 0;" for i in range(rank)]
+    extent = " * ".join(f"tiling.{s}" for s in split.extent)
+    init = [f"// {_loc(ctx, split.span)}: this core's contiguous share of the [0, {' * '.join(split.extent)}) planes",
+            f"const uint64_t total = {extent};",
+            "const uint64_t start = tiling.blockLength * GetBlockIdx();",
+            ("blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : "
+             "tiling.blockLength) : 0;"),
+            "tileLength_ = tiling.tileLength;",
+            "bandRows_ = tiling.bandRows;"]
+    init += [f"inDim{i}_ = {_dim_c(d)};" for i, d in enumerate(idims)]
+    init += [f"outDim{i}_ = {_dim_c(d)};" for i, d in enumerate(odims)]
+    init += ["inInner_ = " + (" * ".join(f"inDim{i}_" for i in range(1, rank)) or "1") + ";",
+             "outInner_ = " + (" * ".join(f"outDim{i}_" for i in range(1, rank)) or "1") + ";",
+             "inPlane_ = inDim0_ * inInner_;", "outPlane_ = outDim0_ * outInner_;", "outOuter_ = outDim0_;"]
+    init += [f"{s['member']} = tiling.{s['name']};" for s in base["scalars"]]
+    for t in base["tensors"]:
+        plane = "inPlane_" if t["role"] == "input" else "outPlane_"
+        init.append(f"{t['gm']}.SetGlobalBuffer((__gm__ {t['ctype']}*){t['name']} + start * {plane}, "
+                    f"blockLength_ * {plane});")
+    init.append(f"// {_loc(ctx, tl.span)}: UB buffers, sized by the host for the largest tile")
+    views = []
+    for b in base["buffers"]:
+        buf: ir.Buffer = b["buffer"]
+        elems = "tiling.inTileElems" if buf.position is ir.Position.VECIN else "tiling.outTileElems"
+        init.append(f"pipe.InitBuffer({b['member']}, tiling.bufferNum, ({elems} * sizeof({buf.dtype.ctype}) + 31) "
+                    "/ 32 * 32);")
+        views.append(b)
+    if any(b["buffer"].position is ir.Position.VECCALC for b in base["buffers"]):
+        raise DslError.at("INTERNAL", "plane loops have no UB temporaries", tl.span)
+
+    copyin, copyout = [], []
+    for s in stmts:
+        if isinstance(s, ir.CopyIn):
+            b, gm = buffers[s.buffer], f"{s.tensor}Gm"
+            c = b["buffer"].dtype.ctype
+            copyin += [f"// {_loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b['member']}.AllocTensor<{c}>();",
+                       (f"CopyGmToUb({s.buffer}, {gm}[p0 * inPlane_ + lo * inInner_], "
+                        "static_cast<uint32_t>((planes - 1) * inPlane_ + (hi - lo) * inInner_));"),
+                       f"{b['member']}.EnQue({s.buffer});"]
+        elif isinstance(s, ir.CopyOut):
+            b, gm = buffers[s.buffer], f"{s.tensor}Gm"
+            c = b["buffer"].dtype.ctype
+            copyout += [f"// {_loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b['member']}.DeQue<{c}>();",
+                        (f"CopyUbToGm({gm}[p0 * outPlane_ + o0 * outInner_], {s.buffer}, "
+                         "static_cast<uint32_t>((planes - 1) * outPlane_ + rows * outInner_));"),
+                        f"{b['member']}.FreeTensor({s.buffer});"]
+    head, tail = [], []
+    for b in base["buffers"]:
+        buf = b["buffer"]
+        c = buf.dtype.ctype
+        if buf.position is ir.Position.VECIN:
+            head.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.DeQue<{c}>();")
+            tail.append(f"{b['member']}.FreeTensor({buf.name});")
+        else:
+            head.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.AllocTensor<{c}>();")
+            tail.insert(0, f"{b['member']}.EnQue<{c}>({buf.name});")
+    window = [f"const int64_t k = {_param_c(k_arg, True)};", f"const int64_t s = {_param_c(s_arg, True)};",
+              f"const int64_t pad = {_param_c(p_arg, True)};", f"const int64_t dil = {_param_c(d_arg, True)};",
+              "const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)"]
+    compute = head + window
+    for s in pools:
+        compute += _pool_lines(s, buffers[s.dst]["buffer"].dtype.ctype, rank, ctx)
+    compute += tail
+
+    ub_terms = []
+    for b in base["buffers"]:
+        buf = b["buffer"]
+        elems = "inE" if buf.position is ir.Position.VECIN else "outE"
+        ub_terms.append(f"nb * (({elems} * sizeof({buf.dtype.ctype}) + 31) / 32 * 32)")
+    view = dict(base)
+    view.update({
+        "init": init, "extra_members": members, "copyin": copyin, "copyout": copyout, "compute": compute,
+        "row_mode": False, "unit": "planes", "max_tile": None, "window_kernel": window,
+        "kernel_template": "window_kernel.cpp.jinja", "tiling_template": "window_tiling.h.jinja",
+        "window_host": [f"const int64_t k = {_param_c(k_arg, False)};", f"const int64_t s = {_param_c(s_arg, False)};",
+                        f"const int64_t pad = {_param_c(p_arg, False)};",
+                        f"const int64_t dil = {_param_c(d_arg, False)};"],
+        "in_dims": [_dim_c(d, "") for d in idims], "out_dims": [_dim_c(d, "") for d in odims],
+        "ub_budget": ctx.target.ub_budget, "ub_formula": " + ".join(ub_terms), "rank": rank,
+        "tiling_error": "the window parameters or output sizes are invalid, or one output row of a plane does "
+                        "not fit the Unified Buffer",
+    })
+    return view
+
+

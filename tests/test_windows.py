@@ -1,0 +1,334 @@
+"""Scans along rows (cumsum / cumprod, reverse, exclusive), products per row, and pooling over
+planes: front end, interpreter, constraint checks, lowering to scalar loops, host tiling."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+
+from ascend_dsl import DslError, interpreter, ir, load_file, parse_text
+from lowering import lower
+from lowering.passes.check_windows import check_pool_binding
+
+REPO = Path(__file__).resolve().parent.parent
+
+ROWS = '''@kernel
+def k(x: Tensor[f32, "B, D"], m: Tensor[u8, "B, D"], y: Tensor[f32, "B, D"], n: i32 = 2):
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+'''
+
+PLANES = '''@kernel
+def k(x: Tensor[f32, "N, C, H, W"], y: Tensor[f32, "N, C, OH, OW"], v: Tensor[f32, "B"], ks: i32 = 3, st: i32 = 2,
+      pad: i32 = 1, alpha: f32 = 0.5):
+    for blk in split(N * C, cores=AIV):
+        for p in tile(blk, size=auto, buffers=2):
+'''
+
+
+def _k(body: str, head: str = ROWS, file: str = "win.adsl") -> ir.Kernel:
+    return parse_text(head + "".join(f"            {line}\n" for line in body.splitlines()), file)[0].instantiate()
+
+
+def _err(body: str, head: str = ROWS) -> DslError:
+    with pytest.raises(DslError) as e:
+        _k(body, head)
+    return e.value
+
+
+def _marker(text: str, mark: str = "MARK") -> int:
+    (line,) = [i for i, s in enumerate(text.splitlines(), 1) if f"# {mark}" in s]
+    return line
+
+
+# ----------------------------------------------------------------------------- scans and prod
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("call", ["cumsum", "cumprod"])
+def test_scan_interpreter_matches_torch(call, reverse, exclusive):
+    flags = (", reverse=True" if reverse else "") + (", exclusive=True" if exclusive else "")
+    k = _k(f"store(y[r, :], {call}(load(x[r, :]), axis=1{flags}))")
+    x = torch.rand(7, 29) + 0.5
+    y = torch.empty_like(x)
+    interpreter.run(k, {"x": x, "m": torch.zeros(7, 29, dtype=torch.uint8), "y": y}, num_cores=3, tile=64)
+    xs = x.flip(1) if reverse else x
+    ref = xs.cumsum(1) if call == "cumsum" else xs.cumprod(1)
+    if exclusive:
+        ref = torch.cat([torch.full_like(ref[:, :1], 0.0 if call == "cumsum" else 1.0), ref[:, :-1]], dim=1)
+    torch.testing.assert_close(y, ref.flip(1) if reverse else ref)
+
+
+def test_masked_scan_and_prod_in_the_interpreter():
+    k = _k("xt = load(x[r, :])\nstore(y[r, :], cumsum(xt * cast(load(m[r, :]), f32), axis=1) + prod(xt, axis=1))")
+    x, m = torch.rand(5, 11) + 0.5, torch.randint(0, 2, (5, 11), dtype=torch.uint8)
+    y = torch.empty_like(x)
+    interpreter.run(k, {"x": x, "m": m, "y": y})
+    torch.testing.assert_close(y, (x * m).cumsum(1) + x.prod(1, keepdim=True))
+
+
+@pytest.mark.parametrize("body,code,msg", [
+    ("store(y[r, :], cumsum(load(x[r, :])))", "ARGS", "takes one value, axis="),
+    ("store(y[r, :], cumsum(load(x[r, :]), axis=0))", "UNSUPPORTED", "last axis"),
+    ("store(y[r, :], cumsum(load(x[r, :]), axis=1, reverse=1))", "ARGS", "True or False"),
+    ("store(y[r, :], cumsum(load(x[r, :]), axis=1, inclusive=True))", "ARGS", "optionally reverse="),
+    ("store(y[r, :], load(x[r, :]) * prod(load(x[r, :])))", "ARGS", "needs axis=1"),
+    ("store(y[r, :], cumsum(cast(load(m[r, :]), i32), axis=1))", "DTYPE-UNSUPPORTED", "'cumsum' does not support i32"),
+])
+def test_scan_errors_are_located(body, code, msg):
+    d = _err(body).diagnostics[0]
+    assert d.code == code and msg in d.message, d.render()
+    assert d.span.file == "win.adsl" and d.span.line == 5
+
+
+def test_scan_on_a_flat_tile_is_a_type_error():
+    head = '@kernel\ndef k(x: Tensor[f32, "N"], y: Tensor[f32, "N"]):\n    for blk in split(N, cores=AIV):\n' \
+           '        for t in tile(blk, size=auto, buffers=2):\n'
+    d = _err("store(y[t], cumsum(load(x[t]), axis=1))", head).diagnostics[0]
+    assert d.code == "TYPE" and "whole rows" in d.message and "split the rows" in d.hint
+
+
+def test_scans_and_prod_lower_to_counted_scalar_loops():
+    k = _k("xt = load(x[r, :])\nkeep = cast(load(m[r, :]), f32)\n"
+           "store(y[r, :], cumsum(xt * keep, axis=1, reverse=True, exclusive=True) * prod(xt, axis=1))")
+    project, ctx = lower(k)
+    cpp = project.files["k_kernel.cpp"]
+    assert "const uint32_t k = i * Dp_ + (D_ - 1 - j);" in cpp  # reverse walk
+    assert "SetValue(k, static_cast<float>(acc));\n" in cpp and "comp = (t - acc) - y;" in cpp  # exclusive, Kahan
+    assert "acc *= static_cast<float>(xLocal.GetValue(i * Dp_ + j));" in cpp  # prod per row
+    assert cpp.count("WaitFlag<HardEvent::S_V>") >= 2  # each scalar loop hands UB back to the vector pipe
+    # no ReduceSum scratch for a scalar-loop product; u8 -> f32 goes through f16 (A2 Cast has no u8 -> f32)
+    names = {b.name for b in ctx.lowered.body[0].body[0].buffers_decl}
+    assert not any(n.startswith("reduce") for n in names), names
+    assert "Cast(" in cpp and "LocalTensor<half>" in cpp
+
+
+# ----------------------------------------------------------------------------- pooling
+
+
+@pytest.mark.parametrize("op", ["max_pool", "avg_pool"])
+@pytest.mark.parametrize("rank", [1, 2, 3])
+def test_pool_interpreter_matches_torch(op, rank):
+    spatial = ["L"] if rank == 1 else ["H", "W"] if rank == 2 else ["D", "H", "W"]
+    text = (f'@kernel\ndef k(x: Tensor[f32, "N, C, {", ".join(spatial)}"], '
+            f'y: Tensor[f32, "N, C, {", ".join("O" + s for s in spatial)}"], ks: i32 = 3):\n'
+            "    for blk in split(N * C, cores=AIV):\n        for p in tile(blk, size=auto, buffers=2):\n"
+            f"            store(y[p], {op}(load(x[p]), kernel=ks, stride=2, padding=1))\n")
+    k = parse_text(text, "pool.adsl")[0].instantiate()
+    assert k.body[0].body[0].plane_rank == rank
+    x = torch.randn(2, 3, *[9, 8, 7][:rank])
+    fn = getattr(torch.nn.functional, f"{op}{rank}d")
+    ref = fn(x, 3, 2, 1)
+    y = torch.empty_like(ref)
+    interpreter.run(k, {"x": x, "y": y}, {"ks": 3}, num_cores=4, tile=50)
+    torch.testing.assert_close(y, ref)
+    if op == "max_pool":  # dilated windows: taps 2 apart
+        k2 = parse_text(text.replace("padding=1)", "padding=1, dilation=2)"), "pool.adsl")[0].instantiate()
+        ref = fn(x, 3, 2, 1, dilation=2)
+        y = torch.empty_like(ref)
+        interpreter.run(k2, {"x": x, "y": y}, {"ks": 3}, num_cores=4, tile=50)
+        torch.testing.assert_close(y, ref)
+
+
+@pytest.mark.parametrize("body,code,msg,hint", [
+    ("store(y[p], max_pool(load(x[p])))", "ARGS", "kernel=", "max_pool(xt, kernel="),
+    ("store(y[p], max_pool(load(x[p]), kernel=2.5))", "TYPE", "integer literal or an integer scalar", "i32 = 2"),
+    ("store(y[p], max_pool(load(x[p]), kernel=alpha))", "TYPE", "integer literal or an integer scalar", "i32"),
+    ("store(y[p], max_pool(load(x[p]) * 2.0, kernel=ks))", "UNSUPPORTED", "only feed max_pool/avg_pool", "store(y[p]"),
+    ("store(y[p], load(x[p]))", "TYPE", "storing input planes into pooled planes", "max_pool(...)"),
+    ("store(y[p], max_pool(max_pool(load(x[p]), kernel=2), kernel=2))", "TYPE", "needs a loaded plane", "split(N * C"),
+    ("store(y[p], max_pool(load(v[p]), kernel=2))", "INDEX", "needs a tensor [N, C, ...]", None),
+    ("store(y[p], avg_pool(load(x[p]), kernel=2, dilation=2))", "ARGS", "optionally padding=, stride=",
+     "avg_pool has no dilation"),
+])
+def test_pool_errors_are_located(body, code, msg, hint):
+    d = _err(body, PLANES).diagnostics[0]
+    assert d.code == code and msg in d.message, d.render()
+    assert d.span.file == "win.adsl" and d.span.line == 6
+    assert hint is None or hint in d.hint, d.hint
+
+
+def test_plane_tiles_are_sized_at_run_time():
+    text = PLANES.replace("size=auto", "size=256") + "            store(y[p], max_pool(load(x[p]), kernel=ks))\n"
+    with pytest.raises(DslError) as e:
+        parse_text(text, "win.adsl")[0].instantiate()
+    assert e.value.codes == ["ARGS"] and "size=auto" in e.value.diagnostics[0].message
+
+
+@pytest.mark.parametrize("call,msg,hint", [
+    ("max_pool(load(x[p]), kernel=3, stride=2, padding=2)  # MARK", "padding=2 is more than half the kernel",
+     "padding <= 1"),
+    ("avg_pool(load(x[p]), kernel=0)  # MARK", "kernel=0 must be at least 1", "at least one element"),
+    ("avg_pool(load(x[p]), kernel=2, stride=0)  # MARK", "stride=0 must be at least 1", "stride=kernel"),
+    ("max_pool(load(x[p]), kernel=2, dilation=0)  # MARK", "dilation=0 must be at least 1", "adjacent"),
+    ("max_pool(load(x[p]), kernel=ks, stride=st, padding=pad)  # MARK", "(the default of parameter 'pad')",
+     "padding <= 0"),
+])
+def test_pool_params_are_checked_at_the_dsl_line(call, msg, hint):
+    head = PLANES.replace("ks: i32 = 3", "ks: i32 = 1") if "default" in msg else PLANES
+    text = head + f"            store(y[p], {call.replace('  # MARK', '')})  # MARK\n"
+    k = parse_text(text, "win.adsl")[0].instantiate()
+    with pytest.raises(DslError) as e:
+        lower(k)
+    d = e.value.diagnostics[0]
+    assert d.code == "POOL-PARAMS" and msg in d.message and hint in d.hint, d.render()
+    assert d.span.line == _marker(text)
+    assert "Traceback" not in e.value.render()
+
+
+def test_pool_params_bound_at_run_time_are_checked_before_launch():
+    k = _k("store(y[p], max_pool(load(x[p]), kernel=ks, stride=st, padding=pad))", PLANES)
+    sym = {"N": 2, "C": 3, "H": 9, "W": 9, "OH": 5, "OW": 5, "B": 1}
+    check_pool_binding(k, {"ks": 3, "st": 2, "pad": 1, "alpha": 0.5}, sym)
+    with pytest.raises(DslError) as e:
+        check_pool_binding(k, {"ks": 3, "st": 2, "pad": 2, "alpha": 0.5}, sym)
+    assert e.value.codes == ["POOL-PARAMS"] and "Model attribute 'pad'" in e.value.diagnostics[0].message
+    with pytest.raises(DslError) as e:
+        check_pool_binding(k, {"ks": 3, "st": 2, "pad": 1, "alpha": 0.5}, {**sym, "OW": 4})
+    assert e.value.codes == ["BINDING"] and "OW=4" in e.value.diagnostics[0].message
+
+
+def test_pooling_emits_scalar_windows_and_host_tiling():
+    adsl = REPO / "examples/pooling/avg_pool3d.adsl"
+    project, _ = lower(load_file(adsl)[0].instantiate({"T": "f16"}), "ascend910b1", adsl.name)
+    cpp, tiling = project.files["avg_pool3d_kernel.cpp"], project.files["avg_pool3d_tiling.h"]
+    assert "const float window = static_cast<float>(k * k * k);" in cpp
+    assert "static_cast<half>(acc / window)" in cpp
+    assert "CopyGmToUb(xLocal, xGm[p0 * inPlane_ + lo * inInner_]" in cpp
+    assert "pad > k / 2" in tiling and "bandRows" in tiling
+    assert project.manifest["tile_unit"] == "planes"
+    assert {b["position"] for b in project.manifest["buffers"]} == {"VECIN", "VECOUT"}
+
+
+_HOST = r'''
+#include <cstdio>
+#include "NAME_tiling.h"
+int main(int argc, char** argv) {
+    (void)argc;
+    NAMETilingData t{};
+    uint64_t d[8];
+    for (int i = 0; i < 8; ++i) d[i] = std::strtoull(argv[i + 1], nullptr, 10);
+    const uint32_t blocks = CALL;
+    std::printf("%u %llu %u %u %u %u %u\n", blocks, (unsigned long long)t.blockLength, t.tileLength, t.bandRows,
+                t.inTileElems, t.outTileElems, t.bufferNum);
+    return 0;
+}
+'''
+
+
+@pytest.mark.parametrize("example,camel,call,args,expect", [
+    # 16 x 32 x 64^3, kernel 3, stride 2, padding 1, dilation 3 (KernelBench 43): a plane (1 MB) does not fit UB,
+    # so tiles are bands of output depth
+    ("max_pool3d", "MaxPool3d", "d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], 3, 2, 1, 3, 48, &t",
+     "16 32 64 64 64 30 30 30", lambda b: b[0] == 47 and b[2] == 1 and 0 < b[3] < 30 and b[6] == 1),
+    # the same without dilation (avg_pool3d, KernelBench 46)
+    ("avg_pool3d", "AvgPool3d", "d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], 3, 2, 1, 48, &t",
+     "16 32 64 64 64 32 32 32", lambda b: b[0] == 47 and b[2] == 1 and 0 < b[3] < 32 and b[6] == 2),
+    # 16 x 32 x 128^2 (KernelBench 42): whole planes, several per tile
+    ("max_pool2d", "MaxPool2d", "d[0], d[1], d[2], d[3], d[4], d[5], 2, 2, 1, 3, 48, &t",
+     "16 32 128 128 64 64 0 0", lambda b: b[0] == 47 and b[2] >= 1 and b[3] == 64),
+    # output size that does not match the window: refused (0 blocks)
+    ("max_pool2d", "MaxPool2d", "d[0], d[1], d[2], d[3], d[4], d[5], 2, 2, 1, 3, 48, &t",
+     "16 32 128 128 65 64 0 0", lambda b: b[0] == 0),
+    # dilation 0: refused
+    ("max_pool2d", "MaxPool2d", "d[0], d[1], d[2], d[3], d[4], d[5], 2, 2, 1, 0, 48, &t",
+     "16 32 128 128 65 65 0 0", lambda b: b[0] == 0),
+    # one output row's windows (3 input rows of 100000 floats) do not fit UB: refused, reported as TILING
+    ("max_pool2d", "MaxPool2d", "d[0], d[1], d[2], d[3], d[4], d[5], 3, 1, 0, 1, 48, &t",
+     "1 1 3 100000 1 99998 0 0", lambda b: b[0] == 0),
+    # 3 input rows of 10000 floats: only single-buffered (120 KB + 40 KB for the output row)
+    ("max_pool2d", "MaxPool2d", "d[0], d[1], d[2], d[3], d[4], d[5], 3, 1, 0, 1, 48, &t",
+     "1 1 3 10000 1 9998 0 0", lambda b: b[0] == 1 and b[3] == 1 and b[6] == 1),
+    # padding > kernel / 2: refused
+    ("avg_pool1d", "AvgPool1d", "d[0], d[1], d[2], d[3], 2, 2, 2, 48, &t", "16 32 128 66 0 0 0 0",
+     lambda b: b[0] == 0),
+])
+def test_host_tiling_at_benchmark_scale(tmp_path, example, camel, call, args, expect):
+    adsl = REPO / f"examples/pooling/{example}.adsl"
+    project, _ = lower(load_file(adsl)[0].instantiate(), "ascend910b1", adsl.name)
+    (tmp_path / f"{example}_tiling.h").write_text(project.files[f"{example}_tiling.h"])
+    src = _HOST.replace("NAME", example).replace("CALL", f"{camel}ComputeTiling({call})")
+    src = src.replace(f"{example}TilingData", f"{camel}TilingData").replace("#include <cstdio>",
+                                                                            "#include <cstdio>\n#include <cstdlib>")
+    (tmp_path / "main.cpp").write_text(src)
+    subprocess.run(["g++", "-std=c++17", "-O0", "-o", str(tmp_path / "host"), str(tmp_path / "main.cpp")], check=True,
+                   cwd=tmp_path, timeout=120)
+    out = subprocess.run([str(tmp_path / "host"), *args.split()], capture_output=True, text=True, check=True)
+    fields = [int(v) for v in out.stdout.split()]
+    assert expect(fields), fields
+    if fields[0]:
+        assert fields[6] * 4 * (fields[4] + fields[5]) <= 184 * 1024  # both queues fit the UB budget
+
+
+@pytest.mark.slow
+def test_scalar_loops_are_counted_and_charged_to_the_scalar_pipe():
+    from npu_harness.validate import load_task_for, validate_sim
+
+    adsl = REPO / "examples/math/cumsum.adsl"
+    kernel = load_file(adsl)[0].instantiate()
+    project, ctx = lower(kernel, "ascend910b1", adsl.name)
+    run = load_task_for(kernel, adsl.with_suffix(".py"), overrides={"batch_size": 4, "dim": 300})
+    res = validate_sim(kernel, ctx.lowered, project, ctx, run)
+    assert res.ok
+    blocks = res.counters["blocks"]
+    assert sum(b["ub_get"] for b in blocks) == 4 * 300 and sum(b["ub_set"] for b in blocks) == 4 * 300
+    assert res.report.bottleneck == "S" and res.report.cores[0].pipes_us["S"] > 0
+
+
+def test_cap_scales_sizes_but_not_the_window():
+    from npu_harness.task import run_task
+
+    run = run_task(REPO / "examples/pooling/max_pool3d.py", cap=200000)
+    assert set(run.constants) == {"batch_size", "channels", "depth", "height", "width"}, run.constants
+    assert run.attrs == {"kernel_size": 3, "stride": 2, "padding": 1, "dilation": 3}
+    assert run.inputs[0].numel() <= 200000
+
+
+def test_language_reference_examples_instantiate():
+    import re
+
+    text = (REPO / "docs/language.md").read_text()
+    names = []
+    for i, block in enumerate(re.findall(r"```python\n(.*?)```", text, re.DOTALL)):
+        if "@kernel" in block:
+            names += [k.instantiate().name for k in parse_text("from ascend_dsl import kernel\n" + block, f"doc{i}")]
+    assert {"masked_cumsum", "max_pool2d"} <= set(names), names
+
+
+def test_bf16_scans_and_pools_run_on_the_scalar_unit_but_bf16_vector_math_is_rejected():
+    bf_rows = ROWS.replace("x: Tensor[f32", "x: Tensor[bf16").replace("y: Tensor[f32", "y: Tensor[bf16")
+    lower(_k("store(y[r, :], cumsum(load(x[r, :]), axis=1, exclusive=True))", bf_rows))
+    with pytest.raises(DslError) as e:
+        lower(_k("store(y[r, :], cumsum(load(x[r, :]), axis=1) * 2.0)", bf_rows))
+    assert e.value.codes == ["DTYPE-UNSUPPORTED"] and "'mul' on bf16" in e.value.diagnostics[0].message
+    bf_planes = PLANES.replace("x: Tensor[f32", "x: Tensor[bf16").replace("y: Tensor[f32", "y: Tensor[bf16")
+    k = _k("store(y[p], avg_pool(load(x[p]), kernel=ks, stride=st, padding=pad))", bf_planes)
+    assert "static_cast<bfloat16_t>(acc / window)" in lower(k)[0].files["k_kernel.cpp"]
+    with pytest.raises(DslError) as e:
+        lower(k, "ascend310p")
+    assert set(e.value.codes) == {"DTYPE-UNSUPPORTED"}  # no bf16 on 310P at all
+
+
+@pytest.mark.slow
+def test_bf16_pooling_in_the_emulator(tmp_path):
+    from npu_harness.validate import load_task_for, validate_sim
+
+    (tmp_path / "bfp.adsl").write_text(
+        'from ascend_dsl import kernel, Tensor, bf16, i32\n\n\n@kernel\n'
+        'def bfp(x: Tensor[bf16, "N, C, L"], y: Tensor[bf16, "N, C, OL"], kernel_size: i32 = 3):\n'
+        "    for blk in split(N * C, cores=AIV):\n        for p in tile(blk, size=auto, buffers=2):\n"
+        "            store(y[p], max_pool(load(x[p]), kernel=kernel_size, stride=2, padding=1, dilation=2))\n")
+    (tmp_path / "bfp.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.kernel_size = 3\n\n    def forward(self, x):\n"
+        "        return torch.nn.functional.max_pool1d(x, 3, 2, 1, dilation=2)\n\n\n"
+        "def get_inputs():\n    return [torch.randn(3, 5, 41).to(torch.bfloat16)]\n\n\n"
+        "def get_init_inputs():\n    return []\n")
+    kernel = load_file(tmp_path / "bfp.adsl")[0].instantiate()
+    project, ctx = lower(kernel, "ascend910b1", "bfp.adsl")
+    res = validate_sim(kernel, ctx.lowered, project, ctx, load_task_for(kernel, tmp_path / "bfp.py"))
+    assert res.ok, [c.describe() for c in res.comparisons]
