@@ -23,6 +23,7 @@ from . import ir
 from .diagnostics import DslError, Span, register_source
 from .dtypes import BY_NAME, DType
 from .ops import BINARY_OPERATORS, CALLABLE, COMPARE_OPERATORS, OPS, POW_EXPONENTS, REDUCTIONS, Rule
+from .parser_cube import cube_loop, cube_slice, is_cube_split
 
 CORE_KINDS = ("AIV", "AIC")
 
@@ -278,6 +279,7 @@ class _Builder:
         self.type_args: dict[str, DType] = {}
         self.row_shape: tuple[str, str] | None = None  # (rows, D) inside a row loop
         self.split_extent: tuple[str, ...] = ()
+        self.cube = None  # parser_cube.CubeScope inside a `with vector:` block
 
     def err(self, code: str, msg: str, node, hint: str | None = None) -> DslError:
         return DslError.at(code, msg, self.o.span(node), hint)
@@ -364,6 +366,9 @@ class _Builder:
     def kernel_body(self, suite: Tree) -> tuple[ir.Stmt, ...]:
         out = []
         for s in self.statements(suite):
+            if s.data == "for_stmt" and is_cube_split(self, s):
+                out.append(cube_loop(self, s))
+                continue
             if s.data != "for_stmt" or self.call_name(s.children[1]) != "split":
                 raise self.err("KERNEL-STRUCTURE", "a kernel body is a `for ... in split(...)` loop", s,
                                "wrap the work in: for blk in split(N, cores=AIV):")
@@ -413,9 +418,6 @@ class _Builder:
                     raise self.err("ARGS", "cores must be at least 1", c)
             else:
                 raise self.err("ARGS", "cores= takes AIV, AIC or a positive integer", c)
-        if kind == "AIC":
-            raise self.err("UNSUPPORTED", "cube-core (AIC) split is not supported for vector kernels", call,
-                           "use cores=AIV")
         var = self.bind(var_tok)
         self.loops[var] = _LoopVar("block")
         self.split_extent = extent
@@ -532,6 +534,8 @@ class _Builder:
         raise self.err("KERNEL-STRUCTURE", f"unexpected statement '{st.data}'", st)
 
     def slice_of(self, e, tile: str) -> tuple[str, ir.TileIndex, ir.Layout]:
+        if self.cube is not None:
+            return cube_slice(self, e, self.cube)
         if not (isinstance(e, Tree) and e.data == "subscript"):
             raise self.err("INDEX", "expected a tensor slice like x[t]", e)
         name_tok, *idx = e.children
