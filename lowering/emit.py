@@ -317,6 +317,10 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
+    if ir.cube_loop(kernel) is not None:  # MIX kernel (matmul + epilogue)
+        from .emit_cube import build_view as build_mix_view
+
+        return build_mix_view(kernel, ctx)
     split, tl = _single_tile_loop(kernel)
     if tl.max_tile is None and tl.row_shape is None:
         raise DslError.at("INTERNAL", "tile size was not planned", tl.span)
@@ -390,6 +394,10 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
 
 
 def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
+    if ir.cube_loop(kernel) is not None:  # MIX kernel (matmul + epilogue)
+        from .emit_cube import emit as emit_mix
+
+        return emit_mix(kernel, ctx)
     view = build_view(kernel, ctx)
     name = kernel.name
     manifest = {

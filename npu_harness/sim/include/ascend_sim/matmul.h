@@ -16,8 +16,13 @@ namespace AscendC {
 enum class CubeFormat : uint8_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR };
 enum class LayoutMode : uint8_t { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };
 
-// The Matmul API's system workspace (the KFC message area on hardware); not needed by the emulator.
-inline __gm__ uint8_t* GetSysWorkSpacePtr() { return nullptr; }
+// The Matmul API's system workspace (the KFC message area between AIV and AIC on hardware): the kernel
+// hands its workspace argument over with SetSysWorkspace; the emulator only keeps the pointer.
+namespace sim::detail {
+inline __gm__ uint8_t* g_sysWorkspace = nullptr;
+}
+inline void SetSysWorkspace(GM_ADDR workspace) { sim::detail::g_sysWorkspace = workspace; }
+inline __gm__ uint8_t* GetSysWorkSpacePtr() { return sim::detail::g_sysWorkspace; }
 
 }  // namespace AscendC
 
