@@ -28,6 +28,15 @@ VALIDATION_SHAPES: dict[str, list[dict[str, int]]] = {
     "broadcast": [{}, {"batch_size": 33, "dim": 1001}],
     "math": [{}, {"batch_size": 33, "dim": 1001}],
 }
+#: Matmul and fused-epilogue kernels (MIX): the task's sizes, then M, N, K that are not multiples of any
+#: base block (16 x 16 fractals; 300 rows = 2 full base blocks of 128 + a tail of 44). Per example where
+#: the task names its sizes differently (matrix-vector: N = 1; batched: Bt).
+CUBE_SHAPES: list[dict[str, int]] = [{}, {"M": 300, "N": 75, "K": 70}]
+EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
+    "matmul/matvec": [{}, {"M": 300, "K": 70}],
+    "matmul/matmul_batched": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
+    "fuse/batched_matmul_scale_relu": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
+}
 #: Row kernels (2-D tensors, reductions per row): 33 rows of 1001 are neither a multiple of the
 #: core count nor of 32 bytes per row.
 ROW_SHAPES: list[dict[str, int]] = [{}, {"batch_size": 33, "dim": 1001}]
@@ -61,6 +70,8 @@ class Example:
         return self.source.dtype_variants
 
     def shapes(self) -> list[dict[str, int]]:
+        if self.category in ("matmul", "fuse"):
+            return EXAMPLE_SHAPES.get(f"{self.category}/{self.name}", CUBE_SHAPES)
         if self.is_rows:
             return ROW_SHAPES
         return VALIDATION_SHAPES.get(self.category, [{}])
