@@ -411,6 +411,7 @@ struct Counters {
     uint64_t ubGet = 0, ubSet = 0, gmGet = 0, gmSet = 0;  // scalar accesses
     uint64_t cubeMacs = 0;                          // Matmul: multiply-adds issued to the cube unit (16x16x16 fractals)
     uint64_t gm2l1 = 0;                             // Matmul: operand bytes read from GM into L1 (cube MTE2)
+    uint64_t l0c2gm = 0;                            // Matmul: result bytes written from L0C to GM (IterateAll, GetTensorC to GM)
     uint64_t syncAll = 0;
     uint32_t inBufsMin = 0xffffffffu, outBufsMin = 0xffffffffu;  // smallest `num` of a VECIN / VECOUT queue
     uint32_t inQueues = 0, outQueues = 0;  // number of VECIN / VECOUT queues initialised (DMA streams)

@@ -161,6 +161,7 @@ inline void print_counters(uint32_t blockDim, const std::vector<Counters>& cs) {
                      (unsigned long long)c.ubGet, (unsigned long long)c.ubSet, (unsigned long long)c.gmGet, (unsigned long long)c.gmSet,
                      (unsigned long long)c.cubeMacs, (unsigned long long)c.syncAll);
         if (c.gm2l1) std::fprintf(f, ",\"gm2l1\":%llu", (unsigned long long)c.gm2l1);
+        if (c.l0c2gm) std::fprintf(f, ",\"l0c2gm\":%llu", (unsigned long long)c.l0c2gm);
         if (c.inBufsMin != 0xffffffffu) std::fprintf(f, ",\"in_bufs\":%u", c.inBufsMin);
         if (c.outBufsMin != 0xffffffffu) std::fprintf(f, ",\"out_bufs\":%u", c.outBufsMin);
         if (c.inQueues) std::fprintf(f, ",\"in_queues\":%u", c.inQueues);

@@ -377,6 +377,7 @@ private:
             for (uint32_t j = 0; j < cols_; ++j) store(row[j], l0c_[size_t(i) * t_.baseN + j], enAtomic);
             if (!enAtomic) gm_mark_write(api, row, uint64_t(cols_) * sizeof(DstT), loc);
         }
+        cnt().l0c2gm += uint64_t(rows_) * cols_ * sizeof(DstT);
     }
 
     AscendC::tiling::TCubeTiling t_{};
