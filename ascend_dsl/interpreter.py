@@ -106,7 +106,7 @@ def _run_cube(loop: ir.CubeLoop, kernel: ir.Kernel, views, scalars, symbols) -> 
     mm = loop.matmul
     batches = symbols[loop.batch] if loop.batch else 1
     for bi in range(batches):
-        def pick(name: str) -> torch.Tensor:
+        def pick(name: str, bi: int = bi) -> torch.Tensor:
             t = views[name]
             return t[bi] if loop.batch and t.dim() == 3 else t
 

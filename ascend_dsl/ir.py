@@ -347,8 +347,6 @@ class CubePlan:
     base_k: int
     whole_rows: bool = False
     direct: bool = False
-    #: UB bytes the epilogue needs per accumulator element (all its buffers) plus fixed bytes per row.
-    ub_bytes_per_elem: int = 0
 
 
 @dataclass(frozen=True)

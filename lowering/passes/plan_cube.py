@@ -133,5 +133,5 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             sink.error(code, f"a {bm} x {bn} x {bk} base block needs {need} B of {mem}; {t.name} has {have} B", span,
                        f"{hint} (or leave base sizes to the compiler)", notes=[f"{mem} use = {formula}"])
     sink.raise_if_any()
-    plan = ir.CubePlan(bm, bn, bk, whole_rows, direct, 0)
+    plan = ir.CubePlan(bm, bn, bk, whole_rows, direct)
     return replace(kernel, body=tuple(replace(s, plan=plan) if s is loop else s for s in kernel.body))
