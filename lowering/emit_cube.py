@@ -115,7 +115,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
         "base_m": plan.base_m, "base_n": plan.base_n, "base_k": plan.base_k, "esize": esize,
         "fractal": FRACTAL, "step_k": STEP_K, "depth_l1": DEPTH_L1, "db_l0ab": DB_L0AB, "db_l0c": DB_L0C,
         "l0a": t.l0a_bytes, "l0b": t.l0b_bytes, "l0c": t.l0c_bytes, "l1": t.l1_bytes, "ub_budget": t.ub_budget,
-        "has_bias": mm.bias is not None, "mix_ratio": MIX_RATIO,
+        "has_bias": mm.bias is not None, "mix_ratio": MIX_RATIO, "workspace_bytes": "16 * 1024 * 1024",
         "ub_formula": " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl) or "0",
     }
     return view
@@ -142,6 +142,8 @@ def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
     files = {
         f"{name}_kernel.cpp": render("mix_kernel.cpp.jinja", **view),
         f"{name}_tiling.h": render("mix_tiling.h.jinja", **view),
+        f"{name}_main.cpp": render("launch_main.cpp.jinja", **view),
+        "CMakeLists.txt": render("CMakeLists.txt.jinja", **view),
         "manifest.json": json.dumps(manifest, indent=2) + "\n",
     }
     return EmittedProject(name, files, manifest)
