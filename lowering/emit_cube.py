@@ -62,10 +62,11 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     symbols = list(kernel.symbols)
     in_ctype = params[mm.a].dtype.ctype
     out_ctype = next(params[s.tensor].dtype.ctype for s in ir.walk(tl.body) if isinstance(s, (ir.Store, ir.CopyOut)))
-    batch = f"{loop.batch}_" if loop.batch else "1"
+    batch = f"{loop.batch}_ * " if loop.batch else ""
 
-    def batch_stride(p: ir.TensorParam) -> str:
-        return " * ".join(f"{d}_" for d in p.shape[1:]) if loop.batch and len(p.shape) == 3 else "0"
+    def batch_offset(p: ir.TensorParam) -> str:
+        """`bi * <matrix size> + ` for an operand with a batch dimension, else nothing (shared by the batch)."""
+        return f"bi * {' * '.join(f'{d}_' for d in p.shape[1:])} + " if loop.batch and len(p.shape) == 3 else ""
 
     buffers = [] if plan.direct else _buffer_views(tl)
     by_name = {b["name"]: b for b in buffers}
@@ -109,8 +110,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
         "c_ctype": "float", "a": mm.a, "b": mm.b, "bias": mm.bias, "out": out_tensor,
         "trans_a": "true" if mm.transpose_a else "false", "trans_b": "true" if mm.transpose_b else "false",
         "M": loop.m, "N": loop.n, "K": loop.k, "batch_expr": batch, "batch_host": loop.batch or "1",
-        "a_batch_stride": batch_stride(params[mm.a]), "b_batch_stride": batch_stride(params[mm.b]),
-        "c_batch_stride": f"{loop.m}_ * {loop.n}_" if loop.batch else "0",
+        "a_batch": batch_offset(params[mm.a]), "b_batch": batch_offset(params[mm.b]),
+        "c_batch": f"bi * {loop.m}_ * {loop.n}_ + " if loop.batch else "",
         "direct": plan.direct, "whole_rows": plan.whole_rows,
         "base_m": plan.base_m, "base_n": plan.base_n, "base_k": plan.base_k, "esize": esize,
         "fractal": FRACTAL, "step_k": STEP_K, "depth_l1": DEPTH_L1, "db_l0ab": DB_L0AB, "db_l0c": DB_L0C,

@@ -34,7 +34,7 @@ public:
         const uint64_t nBlocks = (N_ + t.singleCoreN - 1) / t.singleCoreN;
         const uint64_t tasks = Bt_ * mBlocks * nBlocks;
         for (uint64_t task = GetBlockIdx(); task < tasks; task += t.usedCoreNum) {
-            const uint64_t bi = task / (mBlocks * nBlocks);
+            const uint64_t bi = task / (mBlocks * nBlocks);  // batch
             const uint64_t m0 = task % (mBlocks * nBlocks) / nBlocks * t.singleCoreM;
             const uint64_t n0 = task % nBlocks * t.singleCoreN;
             const uint32_t curM = static_cast<uint32_t>(M_ - m0 < static_cast<uint64_t>(t.singleCoreM) ? M_ - m0 : t.singleCoreM);

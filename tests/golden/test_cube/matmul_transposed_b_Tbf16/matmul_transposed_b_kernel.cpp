@@ -31,18 +31,17 @@ public:
         // matmul_transposed_b.adsl:7: output blocks of singleCoreM x singleCoreN, round-robin over the AIV
         const uint64_t mBlocks = (M_ + t.singleCoreM - 1) / t.singleCoreM;
         const uint64_t nBlocks = (N_ + t.singleCoreN - 1) / t.singleCoreN;
-        const uint64_t tasks = 1 * mBlocks * nBlocks;
+        const uint64_t tasks = mBlocks * nBlocks;
         for (uint64_t task = GetBlockIdx(); task < tasks; task += t.usedCoreNum) {
-            const uint64_t bi = task / (mBlocks * nBlocks);
             const uint64_t m0 = task % (mBlocks * nBlocks) / nBlocks * t.singleCoreM;
             const uint64_t n0 = task % nBlocks * t.singleCoreN;
             const uint32_t curM = static_cast<uint32_t>(M_ - m0 < static_cast<uint64_t>(t.singleCoreM) ? M_ - m0 : t.singleCoreM);
             const uint32_t curN = static_cast<uint32_t>(N_ - n0 < static_cast<uint64_t>(t.singleCoreN) ? N_ - n0 : t.singleCoreN);
             // matmul_transposed_b.adsl:9
             mm.SetTail(curM, curN, static_cast<int>(K_));
-            mm.SetTensorA(aGm[bi * 0 + m0 * K_], false);
-            mm.SetTensorB(bGm[bi * 0 + n0 * K_], true);  // B stored [N, K]
-            const uint64_t cBase = bi * 0 + m0 * N_ + n0;
+            mm.SetTensorA(aGm[m0 * K_], false);
+            mm.SetTensorB(bGm[n0 * K_], true);  // B stored [N, K]
+            const uint64_t cBase = m0 * N_ + n0;
             mm.IterateAll(cGm[cBase]);
         }
         mm.End();
