@@ -642,6 +642,9 @@ class _Builder:
             return ir.Load(tensor, index, ir.tile_of(self.params[tensor].dtype, layout), self.o.span(e))
         if name in ("store", "split", "tile"):
             raise self.err("KERNEL-STRUCTURE", f"{name}(...) cannot be used inside an expression", e)
+        if name == "matmul":
+            raise self.err("KERNEL-STRUCTURE", "matmul(...) runs on the cube unit: it goes into a `with cube:` block", e,
+                           "for blk in split(M, N, cores=AIC):  with cube: acc = matmul(a[blk], b[blk])")
         if name not in CALLABLE:
             close = difflib.get_close_matches(name, list(CALLABLE) + ["load"], n=1)
             raise self.err("UNKNOWN-OP", f"unknown function '{name}'", name_tok,

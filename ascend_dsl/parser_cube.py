@@ -199,6 +199,11 @@ def _epilogue(b, block: Tree, scope: CubeScope, mm: ir.Matmul) -> ir.TileLoop:
         b.cube = None
     if not any(isinstance(s, ir.Store) for s in body):
         raise b.err("KERNEL-STRUCTURE", "the vector block stores nothing", block, f"store(c[{scope.var}], {mm.name})")
+    used = any(isinstance(e, ir.Ref) and e.name == mm.name for s in body[1:] if isinstance(s, (ir.Assign, ir.Store))
+               for e in ir.walk_expr(s.value))
+    if not used:
+        raise b.err("KERNEL-STRUCTURE", f"the vector block never reads the accumulator '{mm.name}'", block,
+                    f"store it, or an expression of it: store(c[{scope.var}], {mm.name})")
     return ir.TileLoop(scope.var, scope.var, None, 2, tuple(body), row_shape=(scope.m, scope.n), span=span)
 
 

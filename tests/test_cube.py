@@ -98,6 +98,23 @@ def test_vector_block_is_required():
     assert err.diagnostics[0].code == "KERNEL-STRUCTURE" and "with vector:" in err.diagnostics[0].message
 
 
+def test_vector_block_must_read_the_accumulator():
+    text = KERNEL.replace("store(c[blk], relu(acc))", "store(c[blk], relu(load(c[blk])))")
+    err = _error(text, lower=False)
+    assert err.diagnostics[0].code == "KERNEL-STRUCTURE" and "never reads the accumulator 'acc'" in err.diagnostics[0].message
+
+
+def test_matmul_outside_a_cube_block():
+    text = """@kernel
+def k(x: Tensor[f16, "N"], y: Tensor[f16, "N"]):
+    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            store(y[t], matmul(x[t], x[t]))  # MARK
+"""
+    d = _expect(_error(text, lower=False), "KERNEL-STRUCTURE", "MARK", "matmul(", text, "goes into a `with cube:` block")
+    assert "cores=AIC" in d.hint
+
+
 def test_cube_block_holds_only_the_matmul():
     text = KERNEL.replace("            acc = matmul(a[blk], b[blk], bias=bias)  # MATMUL\n",
                           "            acc = matmul(a[blk], b[blk], bias=bias)\n            d = relu(acc)  # MATMUL\n")
