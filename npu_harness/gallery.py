@@ -36,6 +36,7 @@ EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
     "matmul/matvec": [{}, {"M": 300, "K": 70}],
     "matmul/matmul_batched": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
     "fuse/batched_matmul_scale_relu": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
+    "fuse/attention_scores": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
 }
 #: Row kernels (2-D tensors, reductions per row): 33 rows of 1001 are neither a multiple of the
 #: core count nor of 32 bytes per row.
