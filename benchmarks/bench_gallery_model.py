@@ -23,6 +23,8 @@ SHAPES = {"activation": [{"batch_size": 16, "dim": 16384}, {"batch_size": 64, "d
 #: benchmark-scale 4096 x 4096. Rows longer than UB (e.g. 16384 floats) need multi-pass kernels.
 ROW_SHAPES = [{}, {"batch_size": 4096, "dim": 4096}]
 TARGET_FRACTION = 0.85
+#: Matmul / fused-epilogue kernels (MIX): their task's own sizes (tasks name them M, N, K, Bt).
+CUBE = ("matmul", "fuse")
 
 
 def retile(counters: dict, factor: float) -> dict:
@@ -86,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         if only and ex.name not in only:
             continue
         for dts in ex.dtypes:
-            for shape in ROW_SHAPES if ex.is_rows else SHAPES.get(ex.category, [{}]):
+            for shape in ROW_SHAPES if ex.is_rows and ex.category not in CUBE else SHAPES.get(ex.category, [{}]):
                 dname = "/".join(str(v) for v in dts.values()) or "-"
                 sname = "x".join(str(v) for v in shape.values()) or "default"
                 try:
