@@ -261,3 +261,10 @@ def test_report_gives_cube_time_for_matmul():
     assert est.bottleneck == "M" and est.roofline_kind in ("cube", "memory")
     assert est.gm_write_bytes == 256 * 256 * 4 and est.gm_read_bytes > 2 * 256 * 256 * 2
     assert sum(b["cube_macs"] for b in res.counters["blocks"]) == 256 ** 3
+
+
+def test_more_matrices_in_the_batch_than_cores():
+    """60 batches of one base block each on 48 vector cores: cores take several blocks round-robin."""
+    res = _validate("matmul/matmul_batched", {"Bt": 60, "M": 20, "N": 24, "K": 40})
+    assert res.ok, res.detail
+    assert len(res.counters["blocks"]) == 48

@@ -40,10 +40,12 @@ inline uint32_t MatmulBatchedComputeTiling(uint64_t Bt, uint64_t M, uint64_t K, 
         l1 > kL1) {
         return 0;
     }
-    // Output blocks per core: whole base blocks, grown until there are no more blocks than cores.
+    // Output blocks per core: whole base blocks, grown until there are no more blocks than cores (or
+    // one block per matrix of the batch); cores then take blocks round-robin.
+    const uint64_t cores = coreNum > 0 ? coreNum : 1;
     const uint64_t mTiles = cdiv(M, baseM), nTiles = cdiv(N, baseN);
     uint64_t gm = 1, gn = 1;
-    while (batch * cdiv(mTiles, gm) * cdiv(nTiles, gn) > coreNum) {
+    while (batch * cdiv(mTiles, gm) * cdiv(nTiles, gn) > cores && cdiv(mTiles, gm) * cdiv(nTiles, gn) > 1) {
         if (cdiv(mTiles, gm) >= cdiv(nTiles, gn)) {
             ++gm;
         } else {
@@ -59,7 +61,7 @@ inline uint32_t MatmulBatchedComputeTiling(uint64_t Bt, uint64_t M, uint64_t K, 
     td->N = N;
     AscendC::tiling::TCubeTiling& t = td->cubeTiling;
     t = AscendC::tiling::TCubeTiling{};
-    t.usedCoreNum = static_cast<int32_t>(tasks < coreNum ? tasks : coreNum);
+    t.usedCoreNum = static_cast<int32_t>(tasks < cores ? tasks : cores);
     t.M = static_cast<int32_t>(M);
     t.N = static_cast<int32_t>(N);
     t.Ka = t.Kb = static_cast<int32_t>(K);
