@@ -42,6 +42,8 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
             scalars[stmt.name] = float(_eval(stmt.value, {}, views, scalars, slice(0)))
         elif isinstance(stmt, ir.ScalarStore):
             views[stmt.tensor].reshape(-1)[0] = _eval(stmt.value, {}, views, scalars, slice(0))
+        elif isinstance(stmt, ir.CubeLoop):
+            _run_cube(stmt, kernel, views, scalars, symbols)
         else:
             _run_split(kernel, stmt, tensors, views, scalars, symbols, num_cores, tile)
     return {p.name: tensors[p.name] for p in kernel.outputs}
@@ -164,3 +166,22 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             out = OPS[op].ref(*vals)
             return out if t.dtype.value == "bool" else out.to(t.dtype.torch)
     raise TypeError(e)
+
+
+def _run_cube(loop: ir.CubeLoop, kernel: ir.Kernel, views, scalars, symbols) -> None:
+    """C = A @ B (+ bias) accumulated in f32 per batch, then the epilogue over all rows at once."""
+    mm = loop.matmul
+    batches = symbols[loop.batch] if loop.batch else 1
+    for bi in range(batches):
+        def pick(name: str, bi: int = bi) -> torch.Tensor:
+            t = views[name]
+            return t[bi] if loop.batch and t.dim() == 3 else t
+
+        a = pick(mm.a).to(torch.float32)
+        b = pick(mm.b).to(torch.float32)
+        acc = (a.T if mm.transpose_a else a) @ (b.T if mm.transpose_b else b)
+        if mm.bias:
+            acc = acc + views[mm.bias].to(torch.float32)
+        local = {p.name: pick(p.name) for p in kernel.tensors}
+        local[mm.name] = acc
+        _run_tile(loop.epilogue.body, local, scalars, slice(0, acc.shape[0]))

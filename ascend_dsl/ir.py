@@ -374,3 +374,69 @@ def walk_expr(e: Expr):
     if isinstance(e, Op):
         for a in e.args:
             yield from walk_expr(a)
+
+
+# ----------------------------------------------------------------------------- cube / vector (MIX kernels)
+
+
+@dataclass(frozen=True)
+class Matmul:
+    """`acc = matmul(a[blk], b[blk], bias=bias, transpose_a=False, transpose_b=False)` in `with cube:`.
+
+    The fp32 accumulator of one output block, computed on the cube unit (AIC) from f16/bf16 operands.
+    `base` holds explicit base block sizes (baseM, baseN, baseK); None lets the planner choose."""
+
+    name: str
+    a: str
+    b: str
+    bias: str | None = None
+    transpose_a: bool = False
+    transpose_b: bool = False
+    base: tuple[int | None, int | None, int | None] = (None, None, None)
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class CubePlan:
+    """Static cube tiling decisions (lowering/passes/plan_cube.py); the host code derives the rest.
+
+    `base_*` are the largest base block sizes (the host shrinks them for small shapes); `whole_rows`:
+    the epilogue reduces along rows, so a base block spans all N columns; `direct`: no epilogue, the
+    cube writes the accumulator to GM itself (IterateAll)."""
+
+    base_m: int
+    base_n: int
+    base_k: int
+    whole_rows: bool = False
+    direct: bool = False
+
+
+@dataclass(frozen=True)
+class CubeLoop:
+    """`for blk in split([Bt,] M, N, cores=AIC)`: output blocks of C = A @ B assigned to cores.
+
+    `body` is (Matmul, TileLoop): the `with cube:` block and the `with vector:` epilogue, a row tile
+    over one base block of the accumulator (which enters it as `acc = load(acc[blk, :])`). `k` is the
+    reduction symbol. Lowered to a MIX kernel (Matmul API driven from the vector cores)."""
+
+    var: str
+    batch: str | None
+    m: str
+    n: str
+    k: str
+    body: tuple[Stmt, ...]
+    plan: CubePlan | None = None
+    span: Span = _SPAN
+
+    @property
+    def matmul(self) -> Matmul:
+        return self.body[0]
+
+    @property
+    def epilogue(self) -> TileLoop:
+        return self.body[1]
+
+
+def cube_loop(kernel: Kernel) -> CubeLoop | None:
+    """The kernel's cube loop, if it is a MIX kernel."""
+    return next((s for s in kernel.body if isinstance(s, CubeLoop)), None)

@@ -34,6 +34,7 @@ from .ops import (
     Rule,
     scan_op,
 )
+from .parser_cube import cube_loop, cube_slice, is_cube_split
 
 CORE_KINDS = ("AIV", "AIC")
 
@@ -294,6 +295,7 @@ class _Builder:
         self.combined: set[str] = set()  # accumulators whose split loop has ended (readable)
         self.acc_names: set[str] = set()
         self.plane_rank = 0  # trailing spatial dims of the planes inside a plane loop (0 elsewhere)
+        self.cube = None  # parser_cube.CubeScope inside a `with vector:` block
 
     def err(self, code: str, msg: str, node, hint: str | None = None) -> DslError:
         return DslError.at(code, msg, self.o.span(node), hint)
@@ -381,6 +383,15 @@ class _Builder:
         """Split loops, with accumulators declared before them and scalar results after them."""
         out: list[ir.Stmt] = []
         for s in self.statements(suite):
+            if s.data == "for_stmt" and is_cube_split(self, s):
+                if any(isinstance(o, ir.SplitLoop) for o in out) or self.acc_names:
+                    raise self.err("UNSUPPORTED", "a cube split is the only loop of its kernel", s,
+                                   "write the vector work as the matmul's epilogue (with vector:)")
+                out.append(cube_loop(self, s))
+                continue
+            if any(isinstance(o, ir.CubeLoop) for o in out):
+                raise self.err("UNSUPPORTED", "a cube split is the only loop of its kernel", s,
+                               "write the vector work as the matmul's epilogue (with vector:)")
             if s.data == "for_stmt" and self.call_name(s.children[1]) == "split":
                 outer = dict(self.loops)
                 out.append(self.split_loop(s))
@@ -394,7 +405,7 @@ class _Builder:
             else:
                 raise self.err("KERNEL-STRUCTURE", "a kernel body is a `for ... in split(...)` loop", s,
                                "wrap the work in: for blk in split(N, cores=AIV):")
-        if not any(isinstance(s, ir.SplitLoop) for s in out):
+        if not any(isinstance(s, (ir.SplitLoop, ir.CubeLoop)) for s in out):
             raise self.err("KERNEL-STRUCTURE", "kernel has no split loop", suite,
                            "add: for blk in split(N, cores=AIV):")
         unused = [s for s in out if isinstance(s, ir.AccDecl) and s.name not in self.combined]
@@ -481,9 +492,6 @@ class _Builder:
                     raise self.err("ARGS", "cores must be at least 1", c)
             else:
                 raise self.err("ARGS", "cores= takes AIV, AIC or a positive integer", c)
-        if kind == "AIC":
-            raise self.err("UNSUPPORTED", "cube-core (AIC) split is not supported for vector kernels", call,
-                           "use cores=AIV")
         var = self.bind(var_tok)
         self.loops[var] = _LoopVar("block")
         self.split_extent = extent
@@ -685,6 +693,8 @@ class _Builder:
         return {n for n in self.kscalars if n in self.acc_names}
 
     def slice_of(self, e, tile: str) -> tuple[str, ir.TileIndex, ir.Layout]:
+        if self.cube is not None:
+            return cube_slice(self, e, self.cube)
         if not (isinstance(e, Tree) and e.data == "subscript"):
             raise self.err("INDEX", "expected a tensor slice like x[t]", e)
         name_tok, *idx = e.children
@@ -805,6 +815,9 @@ class _Builder:
             return ir.Load(tensor, index, ir.tile_of(self.params[tensor].dtype, layout), self.o.span(e))
         if name in ("store", "split", "tile"):
             raise self.err("KERNEL-STRUCTURE", f"{name}(...) cannot be used inside an expression", e)
+        if name == "matmul":
+            raise self.err("KERNEL-STRUCTURE", "matmul(...) runs on the cube unit: it goes into a `with cube:` block", e,
+                           "for blk in split(M, N, cores=AIC):  with cube: acc = matmul(a[blk], b[blk])")
         if name not in CALLABLE:
             close = difflib.get_close_matches(name, list(CALLABLE) + ["load"], n=1)
             raise self.err("UNKNOWN-OP", f"unknown function '{name}'", name_tok,

@@ -93,7 +93,32 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
         case ir.VecOp(api=api, dst=d, srcs=srcs, attrs=attrs):
             extra = [f"{k}={v}" for k, v in attrs]
             return [f"{ind}{d} <- {api}({', '.join([operand(x) for x in srcs] + extra)})"]
+        case ir.CubeLoop():
+            return cube_loop(s, ind)
     raise TypeError(s)
+
+
+def cube_loop(s: ir.CubeLoop, ind: str) -> list[str]:
+    mm, epi = s.matmul, s.epilogue
+    dims = ", ".join(d for d in (s.batch, s.m, s.n) if d)
+    args = [f"{mm.a}[{s.var}]", f"{mm.b}[{s.var}]"]
+    args += [f"bias={mm.bias}"] if mm.bias else []
+    args += [f"transpose_a={mm.transpose_a}"] if mm.transpose_a else []
+    args += [f"transpose_b={mm.transpose_b}"] if mm.transpose_b else []
+    args += [f"{k}={v}" for k, v in zip(("base_m", "base_n", "base_k"), mm.base, strict=True) if v is not None]
+    inner = ind + "    "
+    lines = [f"{ind}for {s.var} in split({dims}, cores=AIC):", f"{inner}with cube:",
+             f"{inner}    {mm.name} = matmul({', '.join(args)})"]
+    if s.plan is not None:
+        p = s.plan
+        lines.append(f"{inner}    # base blocks <= {p.base_m} x {p.base_n} x {p.base_k}"
+                     + (", whole rows" if p.whole_rows else "") + (", IterateAll to GM" if p.direct else ""))
+    lines.append(f"{inner}with vector:")
+    for d in epi.buffers_decl:
+        lay = "" if d.layout is ir.Layout.FLAT else f", {d.layout.value}"
+        lines.append(f"{inner}    # buffer {d.name}: {d.position.value} {d.dtype} x{d.num} ({d.bits} bit/elem{lay})")
+    body = [b for b in epi.body if not (isinstance(b, ir.Assign) and b.name == mm.name and isinstance(b.value, ir.Load))]
+    return lines + block(tuple(body), inner + "    ")
 
 
 def block(body: tuple[ir.Stmt, ...], ind: str) -> list[str]:

@@ -43,6 +43,8 @@ def target_fraction(ex) -> tuple[str, float]:
     if ex.category in ("reduce", "normalization", "loss") or ex.name in REDUCING:
         return ex.category if ex.category != "activation" else "softmax", REDUCTION_TARGET
     return "element-wise", ELEMENTWISE_TARGET
+#: Matmul / fused-epilogue kernels (MIX): their task's own sizes (tasks name them M, N, K, Bt).
+CUBE = ("matmul", "fuse")
 
 
 def retile(counters: dict, factor: float) -> dict:

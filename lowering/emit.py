@@ -558,6 +558,10 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
+    if ir.cube_loop(kernel) is not None:  # MIX kernel (matmul + epilogue)
+        from .emit_cube import build_view as build_mix_view
+
+        return build_mix_view(kernel, ctx)
     phases = _phases(kernel)
     split, tl = phases[0]
     for _, t in phases:
@@ -625,6 +629,10 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
 
 
 def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
+    if ir.cube_loop(kernel) is not None:  # MIX kernel (matmul + epilogue)
+        from .emit_cube import emit as emit_mix
+
+        return emit_mix(kernel, ctx)
     view = build_view(kernel, ctx)
     name = kernel.name
     manifest = {

@@ -18,6 +18,7 @@ from .passes import (
     allocate_buffers,
     check_constraints,
     legalize,
+    plan_cube,
     plan_tiling,
     schedule_stages,
     select_instructions,
@@ -38,6 +39,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("three_address", three_address.run),  # one op per assignment, CSE, DCE
     Pass("allocate_buffers", allocate_buffers.run),  # VECIN/VECOUT queues, VECCALC temporaries (reused)
     Pass("plan_tiling", plan_tiling.run),  # largest tile that fits UB; UB capacity check
+    Pass("plan_cube", plan_cube.run),  # MIX kernels: base block sizes, L1/L0/UB capacity, fractal alignment
     Pass("select_instructions", select_instructions.run),  # Add vs Adds, Compare/Select modes, Cast rounding
     Pass("schedule_stages", schedule_stages.run),  # CopyIn / Compute / CopyOut
 )

@@ -22,7 +22,7 @@ def map_tile_bodies(kernel: ir.Kernel, fn: Callable[[ir.TileLoop], ir.TileLoop])
     def go(s: ir.Stmt) -> ir.Stmt:
         if isinstance(s, ir.TileLoop):
             return fn(s)
-        if isinstance(s, ir.SplitLoop):
+        if isinstance(s, (ir.SplitLoop, ir.CubeLoop)):  # a cube loop's epilogue is a row tile loop
             return replace(s, body=tuple(go(c) for c in s.body))
         return s
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
+from ascend_dsl.dtypes import DType
 
 
 def _fail(pass_name: str, msg: str, span) -> DslError:
@@ -13,6 +14,9 @@ def _fail(pass_name: str, msg: str, span) -> DslError:
 
 def verify(kernel: ir.Kernel, pass_name: str) -> None:
     tensors = {p.name: p for p in kernel.tensors}
+    for c in kernel.body:  # a cube loop's accumulator is read like an input tensor by its epilogue
+        if isinstance(c, ir.CubeLoop):
+            tensors[c.matmul.name] = ir.TensorParam(c.matmul.name, DType.F32, (c.m, c.n))
     scalars = ({p.name for p in kernel.scalars} | set(kernel.symbols)
                | {s.name for s in kernel.body if isinstance(s, (ir.AccDecl, ir.ScalarAssign))})
     outputs = {p.name for p in kernel.outputs}

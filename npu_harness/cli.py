@@ -87,9 +87,11 @@ def _run(args) -> int:
     write_project(out, files)
     dtypes = ", ".join(f"{k}={v}" for k, v in kernel.type_args) or "-"
     total_ms = sum(ctx.timings.values()) * 1000
-    tile = (f"max tile {project.manifest['max_tile']} elements" if project.manifest["tile_unit"] == "elements"
-            else "planes (or bands of output rows) per tile sized at run time from the shapes"
-            if project.manifest["tile_unit"] == "planes" else "rows per tile sized at run time from the row length")
+    unit = project.manifest["tile_unit"]
+    tile = (f"max tile {project.manifest['max_tile']} elements" if unit == "elements" else
+            "MIX 1:2, base blocks <= {} x {} x {}".format(*project.manifest["base_block"]) if unit == "base blocks"
+            else "planes (or bands of output rows) per tile sized at run time from the shapes" if unit == "planes"
+            else "rows per tile sized at run time from the row length")
     print(f"{kernel.name}: lowered for {ctx.target.name} ({dtypes}) in {total_ms:.1f} ms; "
           f"{tile}, {len(project.manifest['buffers'])} UB buffers")
     print(f"wrote {out}/ ({', '.join(sorted(project.files))})")

@@ -32,9 +32,24 @@ class Comparison:
                 f"atol=rtol={self.tol:g})")
 
 
-def compare(name: str, got, ref, dtype: str) -> Comparison:
+#: f32 outputs of MIX kernels (matmul + epilogue). The emulated cube sums K exact f16/bf16 products in
+#: fp32, in K order; the PyTorch reference sums the same products in fp32 in its own blocked order.
+#: Both are correct to fp32 rounding, but they differ by up to ~sqrt(K) x 2^-24 x the sum of |a_k b_k|,
+#: which for K in the low thousands and unit-scale inputs exceeds 1e-4 near results that cancel to 0.
+#: 1e-3 (atol = rtol) bounds that for the gallery's K <= 2048; f16/bf16 outputs keep their own tolerance.
+CUBE_F32_TOLERANCE = 1e-3
+
+
+def cube_tolerance(kernel, dtype: str) -> float | None:
+    """The tolerance for an output of `kernel` when it differs from the dtype's default (MIX kernels, f32)."""
+    from ascend_dsl import ir
+
+    return CUBE_F32_TOLERANCE if dtype == "f32" and ir.cube_loop(kernel) is not None else None
+
+
+def compare(name: str, got, ref, dtype: str, tol: float | None = None) -> Comparison:
     """`got` vs `ref` (HostArray or torch tensors), both widened exactly to float64 (numpy)."""
-    tol = TOLERANCE[dtype]
+    tol = TOLERANCE[dtype] if tol is None else tol
     g = as_host(got).to_float64().reshape(-1)
     r = as_host(ref).to_float64().reshape(-1)
     if g.size != r.size:

@@ -35,8 +35,16 @@ VALIDATION_SHAPES: dict[str, list[dict[str, int]]] = {
     # reductions over the last dimension of a 3-D tensor (the kernel views it as rows)
     "reduce": [{}, {"batch_size": 3, "dim1": 11, "dim2": 1001}],
 }
-#: Examples whose task sizes are too large for an emulator run in the test suite (frobenius_norm's
-#: 16x64x256x256 benchmark shape lowers fine; it is validated on smaller 4-D shapes).
+#: Matmul and fused-epilogue kernels (MIX): the task's sizes, then M, N, K that are not multiples of any
+#: base block (16 x 16 fractals; 300 rows = 2 full base blocks of 128 + a tail of 44). Per example where
+#: the task names its sizes differently (matrix-vector: N = 1; batched: Bt).
+CUBE_SHAPES: list[dict[str, int]] = [{}, {"M": 300, "N": 75, "K": 70}]
+CUBE_EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
+    "matmul/matvec": [{}, {"M": 300, "K": 70}],
+    "matmul/matmul_batched": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
+    "fuse/batched_matmul_scale_relu": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
+    "fuse/attention_scores": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
+}
 #: Row kernels (2-D tensors, reductions per row): 33 rows of 1001 are neither a multiple of the
 #: core count nor of 32 bytes per row.
 ROW_SHAPES: list[dict[str, int]] = [{}, {"batch_size": 33, "dim": 1001}]
@@ -62,6 +70,7 @@ EXAMPLE_SHAPES.update({f"{cat}/{name}": [{"batch_size": 8, "dim": 4000}, {"batch
                        for cat, names in (("math", ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum",
                                                     "masked_cumsum")), ("reduce", ("prod_dim",)))
                        for name in names})
+EXAMPLE_SHAPES.update(CUBE_EXAMPLE_SHAPES)
 EXAMPLE_SHAPES.update({
     "loss/cross_entropy": [{}, {"batch_size": 33, "num_classes": 1001}],
     # planes of H*W as rows; the 16x64x256x256 benchmark shape lowers (its 256 KB planes need long-row support)
@@ -100,6 +109,8 @@ class Example:
         return self.source.dtype_variants
 
     def shapes(self) -> list[dict[str, int]]:
+        if self.category in ("matmul", "fuse"):
+            return EXAMPLE_SHAPES.get(f"{self.category}/{self.name}", CUBE_SHAPES)
         if f"{self.category}/{self.name}" in EXAMPLE_SHAPES:
             return EXAMPLE_SHAPES[f"{self.category}/{self.name}"]
         if self.is_rows and self.category not in ("loss", "reduce"):

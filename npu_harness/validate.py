@@ -16,8 +16,9 @@ from lowering.passes.check_windows import check_pool_binding
 
 from .arrays import TORCH_NAME, HostArray
 from .binding import Binding, bind
-from .compare import TOLERANCE, Comparison, compare
+from .compare import TOLERANCE, Comparison, compare, cube_tolerance
 from .sim.driver import driver_source, target_defines
+from .sim.runner import sim_defines
 from .task import TASK_TIMEOUT_S, TaskRun, run_task
 
 SIM_RUN_TIMEOUT_S = 300.0
@@ -63,7 +64,8 @@ def validate_interp(kernel: ir.Kernel, run: TaskRun) -> ValidationResult:
     tensors.update({p.name: torch.full(b.tensors[p.name].shape, float("nan"), dtype=p.dtype.torch)
                     for p in kernel.outputs})
     interpreter.run(kernel, tensors, b.scalars)
-    comps = [compare(p.name, tensors[p.name], b.tensors[p.name], p.dtype.value) for p in kernel.outputs]
+    comps = [compare(p.name, tensors[p.name], b.tensors[p.name], p.dtype.value, tol=cube_tolerance(kernel, p.dtype.value))
+             for p in kernel.outputs]
     return ValidationResult("interp", all(c.ok for c in comps), comps, shapes=b.symbols,
                             seconds=time.perf_counter() - start)
 
@@ -101,7 +103,8 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
         driver = src_dir / f"{project.name}_sim_driver.cpp"
         driver.write_text(combined_driver(project, view))
         try:
-            binary = compile_program([driver], defines=target_defines(ctx.target), extra_include_dirs=[src_dir])
+            defines = sim_defines(ctx.target.name, "mix") if view.get("mix") else target_defines(ctx.target)
+            binary = compile_program([driver], defines=defines, extra_include_dirs=[src_dir])
         except CompileError as e:
             raise DslError.at("SIM-COMPILE", f"the emitted C++ does not compile against the emulator:\n"
                               f"{e.stderr.strip()[-4000:]}", None) from None
@@ -124,7 +127,7 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
                 comps.append(Comparison(p.name, False, float("inf"), ref.numel(), ref.numel(), TOLERANCE[p.dtype.value]))
                 continue
             got = HostArray.from_bytes(path.read_bytes(), TORCH_NAME[p.dtype.value], ref.shape)
-            comps.append(compare(p.name, got, ref, p.dtype.value))
+            comps.append(compare(p.name, got, ref, p.dtype.value, tol=cube_tolerance(lowered, p.dtype.value)))
         ok = res.returncode == 0 and not res.errors and all(c.ok for c in comps)
         detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
         est = _estimate(res.counters, ctx.target.name)

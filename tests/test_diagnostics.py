@@ -353,10 +353,10 @@ def test_dtype_unsupported_by_op():
     assert d.hint == "supported: bf16, f16, f32"
 
 
-def test_unsupported_cube_split():
+def test_cube_split_needs_output_dimensions():
     text = HEAD.replace("cores=AIV):", "cores=AIC):  # MARK") + "            store(y[t], load(x[t]))\n"
-    d = _check(_fail(text), "UNSUPPORTED", _marker_line(text), _col(text, "split("), "cube-core (AIC) split")
-    assert d.hint == "use cores=AIV"
+    d = _check(_fail(text), "ARGS", _marker_line(text), _col(text, "split("), "a cube split takes the output dimensions")
+    assert "split(M, N, cores=AIC)" in d.message
 
 
 def test_unsupported_pow_exponent():

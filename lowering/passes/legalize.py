@@ -28,7 +28,8 @@ def _c(v: float, like: ir.Expr) -> ir.Const:
 
 
 def _op(op: str, like: ir.Expr, *args: ir.Expr) -> ir.Op:
-    ty = like.type if op not in ("lt", "gt") else ir.tile_of(ir.DType.BOOL)
+    # a mask keeps the layout of its operand (whole rows in row and cube epilogues)
+    ty = like.type if op not in ("lt", "gt") else ir.tile_of(ir.DType.BOOL, like.type.layout)
     return ir.Op(op, args, ty, like.span)
 
 

@@ -3,7 +3,9 @@
 Per core (one AIV block), pipe busy times from the counters:
   MTE2 = sum over GM->UB transfers of latency + bytes / (per-core bandwidth x burst efficiency)
   MTE3 = the same for UB->GM,  V = sum over vector instructions of head + (repeats - 1) x cycles,
-  S = scalar GetValue/SetValue, M = cube MACs.
+  S = scalar GetValue/SetValue, M = the cube (AIC) work this core waits for: in MIX kernels (1 AIC : 2
+  AIV) the MACs of both AIV of its group at the AIC's rate, overlapped with the cube's own GM->L1
+  operand loads (M = max(MACs / rate, GM->L1 bytes / GM->L1 bandwidth)).
 With double buffering (every VECIN/VECOUT queue has >= 2 buffers) the pipes overlap:
   core = max(pipes) + (sum(pipes) - max(pipes)) / iterations   (head + tail of the pipeline)
 else they serialise: core = sum(pipes). The kernel time is the slowest core, bounded below by the
@@ -39,6 +41,7 @@ class CostParams:
     ub_to_gm_core_gbps: float
     ub_to_gm_all_gbps: float
     hbm_gbps: float
+    gm_to_l1_core_gbps: float
     dma_latency_cycles: float
     burst_efficiency: tuple[tuple[int, float], ...]
     vec_head_cycles: float
@@ -84,6 +87,7 @@ def load_params(target: str) -> CostParams:
         ub_to_gm_core_gbps=float(bw["ub_to_gm_core_gbps"]),
         ub_to_gm_all_gbps=float(bw["ub_to_gm_all_gbps"]),
         hbm_gbps=float(bw["hbm_gbps"]),
+        gm_to_l1_core_gbps=float(bw.get("gm_to_l1_core_gbps", bw["gm_to_ub_core_gbps"])),
         dma_latency_cycles=float(dma["latency_cycles"]),
         burst_efficiency=tuple((int(b), float(e)) for b, e in dma["burst_efficiency"]),
         vec_head_cycles=float(vec["head_cycles"]),
@@ -196,10 +200,13 @@ def estimate(counters: dict, target: str) -> Estimate:
     total_ideal_vec = 0.0
     total_reps = 0
     total_macs = 0
+    ratio = max(1, int(counters.get("aiv_per_aic", 1)))  # MIX kernels: AIV blocks sharing one AIC
+    group_macs = [sum(b.get("cube_macs", 0) for b in blocks[g:g + ratio]) for g in range(0, len(blocks), ratio)]
+    group_l1 = [sum(b.get("gm2l1", 0) for b in blocks[g:g + ratio]) for g in range(0, len(blocks), ratio)]
     for i, b in enumerate(blocks):
         gm2ub, ub2gm, ub2ub = b.get("gm2ub", {}), b.get("ub2gm", {}), b.get("ub2ub", {})
-        total_in += gm2ub.get("bytes", 0)
-        total_out += ub2gm.get("bytes", 0)
+        total_in += gm2ub.get("bytes", 0) + b.get("gm2l1", 0)
+        total_out += ub2gm.get("bytes", 0) + b.get("l0c2gm", 0)
         vcyc, videal, reps = _vec_cycles(b.get("vec", {}), p)
         copy_rep = (ub2ub.get("bytes", 0) + 255) // 256
         vcyc += ub2ub.get("transfers", 0) * p.vec_head_cycles + copy_rep * p.cycles_per_repeat("Copy")
@@ -213,7 +220,8 @@ def estimate(counters: dict, target: str) -> Estimate:
             "MTE3": _dma_us(ub2gm, p.ub_to_gm_core_gbps, p.ub_to_gm_all_gbps, active, p),
             "S": ((b.get("ub_get", 0) + b.get("ub_set", 0)) * p.ub_access_cycles
                   + (b.get("gm_get", 0) + b.get("gm_set", 0)) * p.gm_access_cycles) * to_us,
-            "M": macs / p.cube_macs_per_cycle * to_us,
+            "M": max(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us,
+                     group_l1[i // ratio] / (min(p.gm_to_l1_core_gbps, p.hbm_gbps / max(1, len(group_macs))) * 1e3)),
         }
         n_in, n_out = gm2ub.get("transfers", 0), ub2gm.get("transfers", 0)
         if b.get("in_queues") or b.get("out_queues"):

@@ -345,6 +345,10 @@ def driver_source(launch: Launch, kernel: Path) -> tuple[str, list[str]]:
                 frees.append(f"    AscendC::sim::GmFree(gm_{v});")
             else:
                 call.append(v)
+    if launch.kernel_type == "mix":  # 1 AIC + 2 AIV per block; the body runs on the AIV (docs/emulator.md)
+        body.append("    AscendC::SetKernelMode(AscendC::KernelMode::MIX_MODE);")
+    elif launch.kernel_type == "cube":
+        body.append("    AscendC::SetKernelMode(AscendC::KernelMode::AIC_MODE);")
     head = _DRIVER_HEAD.format(entry=launch.entry)
     head += "".join(f'#include "{h}"\n' for h in launch.headers)
     text = kernel.read_text()

@@ -156,3 +156,31 @@ def test_emitted_gallery_kernel(tmp_path, capsys):
     y = np.load(tmp_path / "out" / "y.npy")
     want = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.astype(np.float64)])
     assert np.abs(y - want).max() < 1e-4
+
+
+def test_mix_kernel_with_matmul(tmp_path, capsys):
+    """kernel_type "mix": 2 launched blocks run 4 AIV, each driving the Matmul API (IterateAll)."""
+    rng = np.random.default_rng(1)
+    m, k, n = 70, 40, 33
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    fields = {"usedCoreNum": 4, "M": m, "N": n, "Ka": k, "Kb": k, "singleCoreM": 18, "singleCoreN": n, "singleCoreK": k,
+              "baseM": 16, "baseN": 32, "baseK": 32, "depthA1": 2, "depthB1": 2, "stepM": 1, "stepN": 1, "stepKa": 1,
+              "stepKb": 1, "dbL0A": 2, "dbL0B": 2, "dbL0C": 1}
+    spec = {"entry": "mix_matmul", "blocks": 2, "kernel_type": "mix",
+            "args": [{"name": "a", "kind": "input", "npy": "a.npy"}, {"name": "b", "kind": "input", "npy": "b.npy"},
+                     {"name": "c", "kind": "output", "dtype": "float32", "shape": [m, n]},
+                     {"name": "ws", "kind": "workspace", "bytes": 1024},
+                     {"name": "tiling", "kind": "tiling", "type": "AscendC::tiling::TCubeTiling",
+                      "fields": [{"name": f, "ctype": "int32_t", "value": v} for f, v in fields.items()]}]}
+    rj = tmp_path / "report.json"
+    rc = runner.main(["run", str(KDIR / "mix_matmul.cpp"), "--launch", str(write_launch(tmp_path, spec)),
+                      "-o", str(tmp_path / "out"), "--report-json", str(rj)])
+    assert rc == 0, capsys.readouterr().err
+    c = np.load(tmp_path / "out" / "c.npy")
+    assert np.abs(c - a.astype(np.float32) @ b.astype(np.float32)).max() < 1e-3
+    rep = json.loads(rj.read_text())
+    assert len(rep["counters"]["blocks"]) == 4 and rep["estimate"]["bottleneck"] == "M"
+    assert sum(blk["cube_macs"] for blk in rep["counters"]["blocks"]) == (3 * 32 + 16) * 48 * 48  # rows 18, 18, 18, 16 in base blocks of 16: whole fractals

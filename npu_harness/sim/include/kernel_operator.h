@@ -14,3 +14,4 @@
 #include "ascend_sim/reduce.h"
 #include "ascend_sim/sync.h"
 #include "ascend_sim/launch.h"
+#include "ascend_sim/matmul.h"

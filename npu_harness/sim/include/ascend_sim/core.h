@@ -411,7 +411,9 @@ struct Counters {
     uint64_t vecInstr[kVecOps][kSizeClasses]{};
     uint64_t vecRepeats[kVecOps][kSizeClasses]{};
     uint64_t ubGet = 0, ubSet = 0, gmGet = 0, gmSet = 0;  // scalar accesses
-    uint64_t cubeMacs = 0;
+    uint64_t cubeMacs = 0;                          // Matmul: multiply-adds issued to the cube unit (16x16x16 fractals)
+    uint64_t gm2l1 = 0;                             // Matmul: operand bytes read from GM into L1 (cube MTE2)
+    uint64_t l0c2gm = 0;                            // Matmul: result bytes written from L0C to GM (IterateAll, GetTensorC to GM)
     uint64_t syncAll = 0;
     uint32_t inBufsMin = 0xffffffffu, outBufsMin = 0xffffffffu;  // smallest `num` of a VECIN / VECOUT queue
     uint32_t inQueues = 0, outQueues = 0;  // number of VECIN / VECOUT queues initialised (DMA streams)
@@ -446,6 +448,7 @@ struct State {
     // atomic mode of UB->GM copies (SetAtomicAdd<T> / SetAtomicNone), per block
     void (*atomicAdd)(void* gm, const void* ub, uint64_t bytes) = nullptr;
     const char* atomicType = nullptr;
+    uint32_t mixRatio = 1;    // AIV blocks per launched block: 2 in MIX mode (1 AIC : 2 AIV), else 1
     Counters* cnt = nullptr;  // this block's counters (a scratch record outside blocks)
     Counters scratch;
 };
@@ -658,11 +661,19 @@ inline void GmFree(void* p, std::source_location loc = std::source_location::cur
 
 }  // namespace sim
 
-// Block index / count (ref §1.2, §1.5).
+// Kernel type of the next sim::Launch, as CANN's CPU debug mode sets it (ref §6). MIX_MODE runs every
+// launched block as one AIC + 2 AIV (ref §3 "MIX 1:2"): the kernel body runs on the 2 AIV of each
+// group; the cube work is done inside the Matmul API the AIV drive (ascend_sim/matmul.h).
+enum class KernelMode { AIC_MODE, AIV_MODE, MIX_MODE };
+inline KernelMode g_simKernelMode = KernelMode::AIV_MODE;
+inline void SetKernelMode(KernelMode mode) { g_simKernelMode = mode; }
+
+// Block index / count (ref §1.2, §1.5). In MIX mode GetBlockIdx() numbers the AIV of the launch
+// (launched block x 2 + sub-block), GetBlockNum() the launched blocks.
 inline int64_t GetBlockIdx() { return static_cast<int64_t>(sim::detail::g_sim.blockIdx); }
-inline int64_t GetBlockNum() { return static_cast<int64_t>(sim::detail::g_sim.blockDim); }
-inline int64_t GetSubBlockIdx() { return 0; }
-inline int64_t GetSubBlockNum() { return 1; }
-inline int64_t GetTaskRation() { return 1; }
+inline int64_t GetBlockNum() { return static_cast<int64_t>(sim::detail::g_sim.blockDim / sim::detail::g_sim.mixRatio); }
+inline int64_t GetSubBlockIdx() { return static_cast<int64_t>(sim::detail::g_sim.blockIdx % sim::detail::g_sim.mixRatio); }
+inline int64_t GetSubBlockNum() { return static_cast<int64_t>(sim::detail::g_sim.mixRatio); }
+inline int64_t GetTaskRation() { return static_cast<int64_t>(sim::detail::g_sim.mixRatio); }
 
 }  // namespace AscendC

@@ -138,7 +138,7 @@ inline void print_dma(FILE* f, const char* name, const DmaCounters& c) {
 inline void print_counters(uint32_t blockDim, const std::vector<Counters>& cs) {
     static const char* const kSz[kSizeClasses] = {"b8", "b16", "b32", "b64"};
     FILE* f = stderr;
-    std::fprintf(f, "sim-counters: {\"version\":1,\"blockDim\":%u,\"blocks\":[", blockDim);
+    std::fprintf(f, "sim-counters: {\"version\":1,\"blockDim\":%u,\"aiv_per_aic\":%u,\"blocks\":[", blockDim, g_sim.mixRatio);
     for (size_t b = 0; b < cs.size(); ++b) {
         const Counters& c = cs[b];
         std::fprintf(f, "%s{", b ? "," : "");
@@ -160,6 +160,8 @@ inline void print_counters(uint32_t blockDim, const std::vector<Counters>& cs) {
         std::fprintf(f, "},\"ub_get\":%llu,\"ub_set\":%llu,\"gm_get\":%llu,\"gm_set\":%llu,\"cube_macs\":%llu,\"sync_all\":%llu",
                      (unsigned long long)c.ubGet, (unsigned long long)c.ubSet, (unsigned long long)c.gmGet, (unsigned long long)c.gmSet,
                      (unsigned long long)c.cubeMacs, (unsigned long long)c.syncAll);
+        if (c.gm2l1) std::fprintf(f, ",\"gm2l1\":%llu", (unsigned long long)c.gm2l1);
+        if (c.l0c2gm) std::fprintf(f, ",\"l0c2gm\":%llu", (unsigned long long)c.l0c2gm);
         if (c.inBufsMin != 0xffffffffu) std::fprintf(f, ",\"in_bufs\":%u", c.inBufsMin);
         if (c.outBufsMin != 0xffffffffu) std::fprintf(f, ",\"out_bufs\":%u", c.outBufsMin);
         if (c.inQueues) std::fprintf(f, ",\"in_queues\":%u", c.inQueues);
@@ -342,6 +344,7 @@ inline int Launch(uint32_t blockDim, const KernelBody& body, std::source_locatio
     State& s = g_sim;
     s.sites.clear();
     s.errors = 0;
+    s.mixRatio = g_simKernelMode == KernelMode::MIX_MODE ? 2u : 1u;
     s.blockDim = blockDim;
     s.blockIdx = 0;
     s.inLaunch = true;
@@ -351,6 +354,8 @@ inline int Launch(uint32_t blockDim, const KernelBody& body, std::source_locatio
         report("BLOCK-DIM", loc, "Launch with blockDim = %u; it must be in [1, %u] on this target (ASCEND_SIM_MAX_BLOCKS)", blockDim,
                unsigned(ASCEND_SIM_MAX_BLOCKS));
     } else {
+        blockDim *= s.mixRatio;  // MIX: the body runs on the 2 AIV of every launched block
+        s.blockDim = blockDim;
         Sched sc;
         sc.slots.resize(blockDim);
         sc.counters.resize(blockDim);

@@ -1,0 +1,27 @@
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    """Matmul followed by softmax over the last dimension."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(torch.matmul(A, B), dim=-1)
+
+
+M = 256
+K = 256
+N = 256
+
+
+def get_inputs():
+    A = torch.randn(M, K)
+    B = torch.randn(K, N)
+    return [A, B]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,417 @@
+// ascend_sim/matmul.h - the Matmul high-level API (ref §3): matmul::Matmul<MatmulType<...>, ...>,
+// REGIST_MATMUL_OBJ, SetTensorA/B, SetBias, SetOrgShape/SetSingleShape/SetTail, Iterate + GetTensorC,
+// IterateAll, End. The emulated cube multiplies f16/bf16 operands exactly in fp32 and accumulates in
+// fp32 (a 16x16x16 fractal step per MAC group, counted as cube MACs), base block by base block.
+// Checks: the TCubeTiling must fit L1 / L0A / L0B / L0C (ref §5.1) and use 16-multiples for the base
+// sizes (fractal, ref §5.1); misuse of the API (missing operands, GetTensorC without Iterate, use after
+// End) is reported as MATMUL-STATE. Written from /work/shared/reference/ascendc.md; no CANN code.
+#pragma once
+
+#include "copy.h"
+#include "cube_tiling.h"
+#include "pipe.h"
+
+namespace AscendC {
+
+enum class CubeFormat : uint8_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR };
+enum class LayoutMode : uint8_t { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };
+
+// The Matmul API's system workspace (the KFC message area between AIV and AIC on hardware): the kernel
+// hands its workspace argument over with SetSysWorkspace; the emulator only keeps the pointer.
+namespace sim::detail {
+inline __gm__ uint8_t* g_sysWorkspace = nullptr;
+}
+inline void SetSysWorkspace(GM_ADDR workspace) { sim::detail::g_sysWorkspace = workspace; }
+inline __gm__ uint8_t* GetSysWorkSpacePtr() { return sim::detail::g_sysWorkspace; }
+
+}  // namespace AscendC
+
+namespace matmul {
+
+using AscendC::CubeFormat;
+using AscendC::LayoutMode;
+using AscendC::TPosition;
+
+struct MatmulConfig {
+    bool doNorm = true;
+    bool doMultiDataLoad = false;
+};
+inline constexpr MatmulConfig CFG_NORM{true, false};
+inline constexpr MatmulConfig CFG_MDL{false, true};
+
+template <TPosition POSITION, CubeFormat FORMAT, typename TYPE, bool ISTRANS = false, LayoutMode LAYOUT = LayoutMode::NONE,
+          bool IBSHARE = false>
+struct MatmulType {
+    static constexpr TPosition pos = POSITION;
+    static constexpr CubeFormat format = FORMAT;
+    using T = TYPE;
+    static constexpr bool isTrans = ISTRANS;
+    static constexpr LayoutMode layout = LAYOUT;
+    static constexpr bool ibShare = IBSHARE;
+};
+
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM>
+class Matmul {
+    using SrcAT = typename A_TYPE::T;
+    using SrcBT = typename B_TYPE::T;
+    using DstT = typename C_TYPE::T;
+    using BiasT = typename BIAS_TYPE::T;
+    static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM,
+                  "ascend-sim: Matmul operands A and B are emulated in TPosition::GM only");
+    static_assert(A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND && C_TYPE::format == CubeFormat::ND,
+                  "ascend-sim: only CubeFormat::ND operands are emulated");
+    static_assert(std::is_same_v<SrcAT, half> || std::is_same_v<SrcAT, bfloat16_t>,
+                  "ascend-sim: Matmul A/B must be half or bfloat16_t (the cube accumulates them in fp32)");
+    static_assert(std::is_same_v<SrcAT, SrcBT>, "ascend-sim: Matmul A and B must have the same type");
+    static_assert(std::is_same_v<DstT, float> || std::is_same_v<DstT, half> || std::is_same_v<DstT, bfloat16_t>,
+                  "ascend-sim: Matmul C must be float, half or bfloat16_t");
+    static_assert(std::is_same_v<BiasT, float>, "ascend-sim: the Matmul bias is float (added to the fp32 accumulator)");
+    static_assert(C_TYPE::pos == TPosition::GM || C_TYPE::pos == TPosition::VECIN || C_TYPE::pos == TPosition::VECCALC,
+                  "ascend-sim: C goes to GM or to a UB (VECIN/VECCALC) tensor");
+
+public:
+    Matmul() = default;
+
+    // REGIST_MATMUL_OBJ calls this; also public as on hardware.
+    void Init(const AscendC::tiling::TCubeTiling* tiling, AscendC::TPipe* tpipe = nullptr,
+              std::source_location loc = std::source_location::current()) {
+        (void)tpipe;
+        using namespace AscendC::sim::detail;
+        touch(loc);
+        if (tiling == nullptr) fatal("MATMUL-STATE", loc, "Matmul::Init / REGIST_MATMUL_OBJ with a null TCubeTiling");
+        t_ = *tiling;
+        check_tiling(loc);
+        orgM_ = t_.M;
+        orgN_ = t_.N;
+        orgKa_ = t_.Ka;
+        orgKb_ = t_.Kb;
+        singleM_ = t_.singleCoreM;
+        singleN_ = t_.singleCoreN;
+        singleK_ = t_.singleCoreK;
+        l0c_.assign(static_cast<size_t>(t_.baseM) * static_cast<size_t>(t_.baseN), 0.0f);
+        inited_ = true;
+    }
+
+    void SetOrgShape(int orgM, int orgN, int orgK, std::source_location loc = std::source_location::current()) {
+        SetOrgShape(orgM, orgN, orgK, orgK, 0, loc);
+    }
+    void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0,
+                     std::source_location loc = std::source_location::current()) {
+        (void)orgKc;
+        alive("SetOrgShape", loc);
+        orgM_ = orgM;
+        orgN_ = orgN;
+        orgKa_ = orgKa;
+        orgKb_ = orgKb;
+    }
+    void SetSingleShape(int singleM, int singleN, int singleK, std::source_location loc = std::source_location::current()) {
+        alive("SetSingleShape", loc);
+        singleM_ = singleM;
+        singleN_ = singleN;
+        singleK_ = singleK;
+        tailM_ = tailN_ = tailK_ = -1;
+    }
+    // The block of the next computation when it is smaller than singleCoreM/N/K (tail cores); -1 keeps a size.
+    void SetTail(int tailM = -1, int tailN = -1, int tailK = -1, std::source_location loc = std::source_location::current()) {
+        alive("SetTail", loc);
+        tailM_ = tailM;
+        tailN_ = tailN;
+        tailK_ = tailK;
+    }
+
+    void SetTensorA(const AscendC::GlobalTensor<SrcAT>& gm, bool isTransposeA = false,
+                    std::source_location loc = std::source_location::current()) {
+        alive("SetTensorA", loc);
+        a_ = gm;
+        transA_ = isTransposeA;
+        haveA_ = true;
+        restart();
+    }
+    void SetTensorB(const AscendC::GlobalTensor<SrcBT>& gm, bool isTransposeB = false,
+                    std::source_location loc = std::source_location::current()) {
+        alive("SetTensorB", loc);
+        b_ = gm;
+        transB_ = isTransposeB;
+        haveB_ = true;
+        restart();
+    }
+    void SetBias(const AscendC::GlobalTensor<BiasT>& gm, std::source_location loc = std::source_location::current()) {
+        alive("SetBias", loc);
+        if (!t_.isBias) {
+            AscendC::sim::detail::fatal("MATMUL-STATE", loc, "SetBias: the TCubeTiling has isBias = 0 (the host tiling must enable the bias)");
+        }
+        bias_ = gm;
+        haveBias_ = true;
+        restart();
+    }
+    void DisableBias() { haveBias_ = false; }
+    void ClearBias() { haveBias_ = false; }
+
+    // Computes the next baseM x baseN block of C into L0C; false once every block of the computation
+    // was produced (the next call starts the computation again).
+    template <bool sync = true>
+    bool Iterate(bool enPartialSum = false, std::source_location loc = std::source_location::current()) {
+        (void)enPartialSum;
+        alive("Iterate", loc);
+        if (!running_) begin("Iterate", loc);
+        if (pending_) {
+            AscendC::sim::detail::report("MATMUL-STATE", loc,
+                                         "Iterate: the previous base block was never fetched with GetTensorC (its result is lost)");
+        }
+        if (idx_ >= mIter_ * nIter_) {
+            running_ = false;
+            pending_ = false;
+            return false;
+        }
+        compute_block(idx_++);
+        pending_ = true;
+        return true;
+    }
+
+    // Copies the block of the last Iterate() from L0C to a UB tensor. enSequentialWrite: the block is
+    // written at the start of `c`, row i at i x baseN; otherwise at its place in a singleCoreM x
+    // singleCoreN matrix (row pitch singleCoreN). Only the block's rows x cols elements are written.
+    template <bool sync = true>
+    void GetTensorC(const AscendC::LocalTensor<DstT>& c, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    std::source_location loc = std::source_location::current()) {
+        using namespace AscendC::sim::detail;
+        alive("GetTensorC", loc);
+        fetch_check(loc);
+        const uint64_t pitch = enSequentialWrite ? uint64_t(t_.baseN) : uint64_t(curN_);
+        const uint64_t first = enSequentialWrite ? 0 : uint64_t(r0_) * pitch + c0_;
+        check_operand("GetTensorC", "c", c.sim_view(), first + uint64_t(rows_ - 1) * pitch + cols_, loc);
+        for (uint32_t i = 0; i < rows_; ++i) {
+            DstT* row = c.sim_ptr + first + i * pitch;
+            for (uint32_t j = 0; j < cols_; ++j) store(row[j], l0c_[i * size_t(t_.baseN) + j], enAtomic);
+            set_def(row, uint64_t(cols_) * sizeof(DstT));
+        }
+        pending_ = false;
+    }
+
+    // Copies the block of the last Iterate() to its place in C in GM (row pitch N of SetOrgShape).
+    template <bool sync = true>
+    void GetTensorC(const AscendC::GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    std::source_location loc = std::source_location::current()) {
+        (void)enSequentialWrite;
+        alive("GetTensorC", loc);
+        fetch_check(loc);
+        write_block_gm("GetTensorC", gm, enAtomic, loc);
+        pending_ = false;
+    }
+
+    // Computes the whole singleCoreM x singleCoreN block (or the tail set by SetTail) into C in GM.
+    template <bool sync = true>
+    void IterateAll(const AscendC::GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    bool waitIterateAll = false, bool fakeMsg = false, std::source_location loc = std::source_location::current()) {
+        (void)enSequentialWrite;
+        (void)waitIterateAll;
+        (void)fakeMsg;
+        alive("IterateAll", loc);
+        begin("IterateAll", loc);
+        while (idx_ < mIter_ * nIter_) {
+            compute_block(idx_++);
+            write_block_gm("IterateAll", gm, enAtomic, loc);
+        }
+        running_ = false;
+        pending_ = false;
+    }
+
+    void End(std::source_location loc = std::source_location::current()) {
+        alive("End", loc);
+        if (pending_) {
+            AscendC::sim::detail::report("MATMUL-STATE", loc, "End: the last base block was never fetched with GetTensorC");
+        }
+        ended_ = true;
+        endLoc_ = loc;
+    }
+
+private:
+    void check_tiling(const std::source_location& loc) const {
+        using namespace AscendC::sim::detail;
+        const auto& t = t_;
+        if (t.baseM <= 0 || t.baseN <= 0 || t.baseK <= 0 || t.baseM % 16 || t.baseN % 16 || t.baseK % 16) {
+            fatal("CUBE-TILING", loc,
+                  "TCubeTiling baseM = %d, baseN = %d, baseK = %d: base sizes must be positive multiples of 16 (the cube works on "
+                  "16 x 16 fractals of f16/bf16)",
+                  t.baseM, t.baseN, t.baseK);
+        }
+        if (t.M <= 0 || t.N <= 0 || t.Ka <= 0 || t.Ka != t.Kb) {
+            fatal("CUBE-TILING", loc, "TCubeTiling M = %d, N = %d, Ka = %d, Kb = %d: shapes must be positive and Ka == Kb", t.M, t.N,
+                  t.Ka, t.Kb);
+        }
+        if (t.singleCoreM <= 0 || t.singleCoreN <= 0 || t.singleCoreK <= 0 || t.singleCoreM > t.M || t.singleCoreN > t.N ||
+            t.singleCoreK > t.Ka) {
+            fatal("CUBE-TILING", loc, "TCubeTiling singleCoreM/N/K = %d/%d/%d must be in [1, M/N/K] = [1, %d/%d/%d]", t.singleCoreM,
+                  t.singleCoreN, t.singleCoreK, t.M, t.N, t.Ka);
+        }
+        if (t.stepM < 1 || t.stepN < 1 || t.stepKa < 1 || t.stepKb < 1 || t.depthA1 < t.stepM * t.stepKa ||
+            t.depthB1 < t.stepN * t.stepKb) {
+            fatal("CUBE-TILING", loc,
+                  "TCubeTiling steps stepM/stepN/stepKa/stepKb = %d/%d/%d/%d must be >= 1 with depthA1 (%d) >= stepM x stepKa and "
+                  "depthB1 (%d) >= stepN x stepKb",
+                  t.stepM, t.stepN, t.stepKa, t.stepKb, t.depthA1, t.depthB1);
+        }
+        const uint64_t sa = sizeof(SrcAT), sb = sizeof(SrcBT);
+        const uint64_t dbA = t.dbL0A > 1 ? 2 : 1, dbB = t.dbL0B > 1 ? 2 : 1, dbC = t.dbL0C > 1 ? 2 : 1;
+        const uint64_t l0a = uint64_t(t.baseM) * t.baseK * sa * dbA, l0b = uint64_t(t.baseK) * t.baseN * sb * dbB;
+        const uint64_t l0c = uint64_t(t.baseM) * t.baseN * sizeof(float) * dbC;
+        if (l0a > ASCEND_SIM_L0A_BYTES) {
+            fatal("L0A-OVERFLOW", loc, "TCubeTiling: baseM x baseK x %llu B x dbL0A %llu = %llu B of A exceed L0A (%u B)",
+                  (unsigned long long)sa, (unsigned long long)dbA, (unsigned long long)l0a, unsigned(ASCEND_SIM_L0A_BYTES));
+        }
+        if (l0b > ASCEND_SIM_L0B_BYTES) {
+            fatal("L0B-OVERFLOW", loc, "TCubeTiling: baseK x baseN x %llu B x dbL0B %llu = %llu B of B exceed L0B (%u B)",
+                  (unsigned long long)sb, (unsigned long long)dbB, (unsigned long long)l0b, unsigned(ASCEND_SIM_L0B_BYTES));
+        }
+        if (l0c > ASCEND_SIM_L0C_BYTES) {
+            fatal("L0C-OVERFLOW", loc, "TCubeTiling: baseM x baseN x 4 B x dbL0C %llu = %llu B of fp32 accumulator exceed L0C (%u B)",
+                  (unsigned long long)dbC, (unsigned long long)l0c, unsigned(ASCEND_SIM_L0C_BYTES));
+        }
+        const uint64_t l1 = uint64_t(t.depthA1) * t.baseM * t.baseK * sa + uint64_t(t.depthB1) * t.baseK * t.baseN * sb +
+                            (t.isBias ? uint64_t(t.baseN) * t.stepN * sizeof(float) : 0);
+        if (l1 > ASCEND_SIM_L1_BYTES) {
+            fatal("L1-OVERFLOW", loc,
+                  "TCubeTiling: depthA1 %d x baseM x baseK + depthB1 %d x baseK x baseN tiles (+ bias) = %llu B exceed L1 (%u B)",
+                  t.depthA1, t.depthB1, (unsigned long long)l1, unsigned(ASCEND_SIM_L1_BYTES));
+        }
+    }
+
+    void alive(const char* api, const std::source_location& loc) const {
+        using namespace AscendC::sim::detail;
+        touch(loc);
+        if (!inited_) fatal("MATMUL-STATE", loc, "%s on a Matmul object that was not registered (REGIST_MATMUL_OBJ / Init first)", api);
+        if (ended_) {
+            fatal("MATMUL-STATE", loc, "%s after End() (at %s:%u): the Matmul object is released", api, base_name(endLoc_.file_name()),
+                  endLoc_.line());
+        }
+    }
+
+    void restart() {
+        running_ = false;
+        pending_ = false;
+    }
+
+    void fetch_check(const std::source_location& loc) const {
+        if (!pending_) {
+            AscendC::sim::detail::fatal("MATMUL-STATE", loc,
+                                        "GetTensorC without a block to fetch: call Iterate() first (and only once per GetTensorC)");
+        }
+    }
+
+    static int pick(int tail, int single) { return tail > 0 ? tail : single; }
+
+    // Starts a computation: validates the operands and the GM extents A, B and the bias will be read from.
+    void begin(const char* api, const std::source_location& loc) {
+        using namespace AscendC::sim::detail;
+        if (!haveA_ || !haveB_) fatal("MATMUL-STATE", loc, "%s before SetTensor%s: the Matmul has no %s operand", api, haveA_ ? "B" : "A",
+                                      haveA_ ? "B" : "A");
+        if (t_.isBias && !haveBias_) {
+            fatal("MATMUL-STATE", loc, "%s: the TCubeTiling has isBias = 1 but SetBias was not called (the bias would be garbage)", api);
+        }
+        curM_ = pick(tailM_, singleM_);
+        curN_ = pick(tailN_, singleN_);
+        curK_ = pick(tailK_, singleK_);
+        if (curM_ <= 0 || curN_ <= 0 || curK_ <= 0 || curK_ > orgKa_) {
+            fatal("MATMUL-STATE", loc, "%s: block %d x %d x %d is empty or K exceeds Ka = %d", api, curM_, curN_, curK_, orgKa_);
+        }
+        // Element (i, k) of A is at i * Ka + k (k * M + i transposed); (k, j) of B at k * N + j (j * Kb + k).
+        const uint64_t lastA = transA_ ? uint64_t(curK_ - 1) * orgM_ + (curM_ - 1) : uint64_t(curM_ - 1) * orgKa_ + (curK_ - 1);
+        const uint64_t lastB = transB_ ? uint64_t(curN_ - 1) * orgKb_ + (curK_ - 1) : uint64_t(curK_ - 1) * orgN_ + (curN_ - 1);
+        check_gm(api, a_, 0, (lastA + 1) * sizeof(SrcAT), false, loc);
+        check_gm(api, b_, 0, (lastB + 1) * sizeof(SrcBT), false, loc);
+        if (t_.isBias) check_gm(api, bias_, 0, uint64_t(curN_) * sizeof(BiasT), false, loc);
+        mIter_ = uint32_t((curM_ + t_.baseM - 1) / t_.baseM);
+        nIter_ = uint32_t((curN_ + t_.baseN - 1) / t_.baseN);
+        idx_ = 0;
+        running_ = true;
+        pending_ = false;
+    }
+
+    // Block `k` of the computation (iterateOrder 0: M moves fastest), accumulated in fp32 in L0C.
+    void compute_block(uint32_t k) {
+        using namespace AscendC::sim::detail;
+        const uint32_t mb = t_.iterateOrder == 0 ? k % mIter_ : k / nIter_;
+        const uint32_t nb = t_.iterateOrder == 0 ? k / mIter_ : k % nIter_;
+        r0_ = mb * uint32_t(t_.baseM);
+        c0_ = nb * uint32_t(t_.baseN);
+        rows_ = uint32_t(curM_) - r0_ < uint32_t(t_.baseM) ? uint32_t(curM_) - r0_ : uint32_t(t_.baseM);
+        cols_ = uint32_t(curN_) - c0_ < uint32_t(t_.baseN) ? uint32_t(curN_) - c0_ : uint32_t(t_.baseN);
+        const uint32_t K = uint32_t(curK_), ldc = uint32_t(t_.baseN);
+        std::vector<float> a(size_t(rows_) * K), b(size_t(K) * cols_);
+        for (uint32_t i = 0; i < rows_; ++i)
+            for (uint32_t q = 0; q < K; ++q) {
+                const uint64_t off = transA_ ? uint64_t(q) * orgM_ + (r0_ + i) : uint64_t(r0_ + i) * orgKa_ + q;
+                a[size_t(i) * K + q] = static_cast<float>(a_.sim_ptr[off]);
+            }
+        for (uint32_t q = 0; q < K; ++q)
+            for (uint32_t j = 0; j < cols_; ++j) {
+                const uint64_t off = transB_ ? uint64_t(c0_ + j) * orgKb_ + q : uint64_t(q) * orgN_ + (c0_ + j);
+                b[size_t(q) * cols_ + j] = static_cast<float>(b_.sim_ptr[off]);
+            }
+        for (uint32_t i = 0; i < rows_; ++i) {
+            float* acc = &l0c_[size_t(i) * ldc];
+            for (uint32_t j = 0; j < cols_; ++j) acc[j] = t_.isBias ? static_cast<float>(bias_.sim_ptr[c0_ + j]) : 0.0f;
+            // products of f16/bf16 values are exact in fp32; the sum runs over k in order, in fp32
+            for (uint32_t q = 0; q < K; ++q) {
+                const float av = a[size_t(i) * K + q];
+                const float* brow = &b[size_t(q) * cols_];
+                for (uint32_t j = 0; j < cols_; ++j) acc[j] += av * brow[j];
+            }
+        }
+        Counters& c = cnt();
+        auto up16 = [](uint64_t v) { return (v + 15) / 16 * 16; };
+        c.cubeMacs += up16(rows_) * up16(cols_) * up16(K);  // the cube computes whole 16x16x16 fractals
+        c.gm2l1 += uint64_t(rows_) * K * sizeof(SrcAT) + uint64_t(K) * cols_ * sizeof(SrcBT) + (t_.isBias ? cols_ * sizeof(BiasT) : 0);
+    }
+
+    static void store(DstT& dst, float v, uint8_t atomic) {
+        dst = atomic ? static_cast<DstT>(static_cast<float>(dst) + v) : static_cast<DstT>(v);
+    }
+
+    void write_block_gm(const char* api, const AscendC::GlobalTensor<DstT>& gm, uint8_t enAtomic, const std::source_location& loc) {
+        using namespace AscendC::sim::detail;
+        const uint64_t first = uint64_t(r0_) * orgN_ + c0_;
+        check_gm(api, gm, first * sizeof(DstT), (uint64_t(rows_ - 1) * orgN_ + cols_) * sizeof(DstT), true, loc);
+        for (uint32_t i = 0; i < rows_; ++i) {
+            DstT* row = gm.sim_ptr + first + uint64_t(i) * orgN_;
+            for (uint32_t j = 0; j < cols_; ++j) store(row[j], l0c_[size_t(i) * t_.baseN + j], enAtomic);
+            if (!enAtomic) gm_mark_write(api, row, uint64_t(cols_) * sizeof(DstT), loc);
+        }
+        cnt().l0c2gm += uint64_t(rows_) * cols_ * sizeof(DstT);
+    }
+
+    AscendC::tiling::TCubeTiling t_{};
+    bool inited_ = false, ended_ = false;
+    std::source_location endLoc_{};
+    int orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0;
+    int singleM_ = 0, singleN_ = 0, singleK_ = 0;
+    int tailM_ = -1, tailN_ = -1, tailK_ = -1;
+    int curM_ = 0, curN_ = 0, curK_ = 0;
+    AscendC::GlobalTensor<SrcAT> a_{};
+    AscendC::GlobalTensor<SrcBT> b_{};
+    AscendC::GlobalTensor<BiasT> bias_{};
+    bool transA_ = false, transB_ = false, haveA_ = false, haveB_ = false, haveBias_ = false;
+    bool running_ = false, pending_ = false;
+    uint32_t mIter_ = 0, nIter_ = 0, idx_ = 0;
+    uint32_t r0_ = 0, c0_ = 0, rows_ = 0, cols_ = 0;
+    std::vector<float> l0c_;
+};
+
+}  // namespace matmul
+
+namespace AscendC {
+using matmul::Matmul;
+using matmul::MatmulType;
+}  // namespace AscendC
+
+namespace AscendC::sim::detail {
+template <class MM>
+inline void regist_matmul(AscendC::TPipe* pipe, __gm__ uint8_t* workspace, MM& mm, const AscendC::tiling::TCubeTiling* tiling,
+                          std::source_location loc = std::source_location::current()) {
+    (void)workspace;
+    mm.Init(tiling, pipe, loc);
+}
+}  // namespace AscendC::sim::detail
+
+// REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling) (ref §3): one Matmul object per call here.
+#define REGIST_MATMUL_OBJ(tpipe, workspace, ...) ::AscendC::sim::detail::regist_matmul(tpipe, workspace, __VA_ARGS__)

@@ -1,0 +1,233 @@
+// The emulated Matmul API (ascend_sim/matmul.h): correct MIX use (Iterate/GetTensorC into UB and
+// IterateAll to GM, transposes, bias, tails) checked against a host reference, and planted bugs.
+//   usage: matmul <variant>     (exit 0 iff Launch reported no error and the variant's own checks hold)
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+#include "kernel_tiling/kernel_tiling.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace AscendC;
+using TCubeTiling = AscendC::tiling::TCubeTiling;
+
+namespace {
+
+int g_fail = 0;
+#define EXPECT(c)                                                             \
+    do {                                                                      \
+        if (!(c)) {                                                           \
+            std::printf("EXPECT failed: %s (matmul.cpp:%d)\n", #c, __LINE__); \
+            ++g_fail;                                                         \
+        }                                                                     \
+    } while (0)
+
+using AType = MatmulType<TPosition::GM, CubeFormat::ND, half>;
+using BType = MatmulType<TPosition::GM, CubeFormat::ND, half>;
+using CType = MatmulType<TPosition::VECIN, CubeFormat::ND, float>;
+using CGmType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+
+TCubeTiling make_tiling(int M, int N, int K, int baseM, int baseN, int baseK, bool bias) {
+    TCubeTiling t{};
+    t.usedCoreNum = 1;
+    t.M = M;
+    t.N = N;
+    t.Ka = t.Kb = K;
+    t.singleCoreM = M;
+    t.singleCoreN = N;
+    t.singleCoreK = K;
+    t.baseM = baseM;
+    t.baseN = baseN;
+    t.baseK = baseK;
+    t.stepM = t.stepN = 1;
+    t.stepKa = t.stepKb = 2;
+    t.depthA1 = t.depthB1 = 4;
+    t.dbL0A = t.dbL0B = 2;
+    t.dbL0C = 1;
+    t.isBias = bias ? 1 : 0;
+    return t;
+}
+
+struct Data {
+    int M, N, K;
+    bool ta, tb, bias;
+    uint8_t *a, *b, *bv, *c, *c2;
+    std::vector<float> ref;
+};
+
+Data make(int M, int N, int K, bool ta, bool tb, bool bias) {
+    Data d{M, N, K, ta, tb, bias, nullptr, nullptr, nullptr, nullptr, nullptr, {}};
+    d.a = sim::GmAlloc(size_t(M) * K * 2);
+    d.b = sim::GmAlloc(size_t(K) * N * 2);
+    d.bv = sim::GmAlloc(size_t(N) * 4);
+    d.c = sim::GmAlloc(size_t(M) * N * 4);
+    d.c2 = sim::GmAlloc(size_t(M) * N * 4);
+    half* a = reinterpret_cast<half*>(d.a);
+    half* b = reinterpret_cast<half*>(d.b);
+    float* bv = reinterpret_cast<float*>(d.bv);
+    for (int i = 0; i < M * K; ++i) a[i] = half(float((i * 37) % 17 - 8) / 8.0f);
+    for (int i = 0; i < K * N; ++i) b[i] = half(float((i * 11) % 13 - 6) / 4.0f);
+    for (int j = 0; j < N; ++j) bv[j] = float(j % 5) - 2.0f;
+    d.ref.assign(size_t(M) * N, 0.0f);
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            double s = bias ? bv[j] : 0.0;
+            for (int k = 0; k < K; ++k) {
+                const float av = float(ta ? a[k * M + i] : a[i * K + k]);
+                const float bw = float(tb ? b[j * K + k] : b[k * N + j]);
+                s += double(av) * double(bw);
+            }
+            d.ref[size_t(i) * N + j] = float(s);
+        }
+    return d;
+}
+
+// 2 AIV per launched block in MIX mode; each AIV computes a band of rows (SetTail for the last one).
+int mix_ok(Data& d, int baseM, int baseN, int baseK) {
+    SetKernelMode(KernelMode::MIX_MODE);
+    TCubeTiling t = make_tiling(d.M, d.N, d.K, baseM, baseN, baseK, d.bias);
+    const int cores = 4;
+    t.usedCoreNum = cores;
+    t.singleCoreM = (d.M + cores - 1) / cores;
+    const int errors = sim::Launch(2, [&] {
+        EXPECT(GetBlockNum() == 2 && GetTaskRation() == 2 && GetSubBlockIdx() == GetBlockIdx() % 2);
+        const int idx = int(GetBlockIdx());
+        const int m0 = idx * t.singleCoreM;
+        if (m0 >= d.M) return;
+        const int curM = d.M - m0 < t.singleCoreM ? d.M - m0 : t.singleCoreM;
+        TPipe pipe;
+        matmul::Matmul<AType, BType, CType, BiasType> mm;
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+        GlobalTensor<half> aGm, bGm;
+        GlobalTensor<float> biasGm, cGm;
+        aGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(d.a), uint64_t(d.M) * d.K);
+        bGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(d.b), uint64_t(d.K) * d.N);
+        biasGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(d.bv), d.N);
+        cGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(d.c), uint64_t(d.M) * d.N);
+        TQue<TPosition::VECIN, 1> cQue;
+        pipe.InitBuffer(cQue, 2, t.baseM * t.baseN * sizeof(float));
+        mm.SetTail(curM, d.N, d.K);
+        mm.SetTensorA(aGm[d.ta ? m0 : m0 * d.K], d.ta);
+        mm.SetTensorB(bGm, d.tb);
+        if (d.bias) mm.SetBias(biasGm);
+        const uint32_t mIter = (curM + t.baseM - 1) / t.baseM;
+        uint32_t i = 0;
+        while (mm.template Iterate<true>()) {
+            const uint32_t mb = i % mIter, nb = i / mIter;  // iterateOrder 0: M moves fastest
+            ++i;
+            const uint32_t rows = uint32_t(curM) - mb * t.baseM < uint32_t(t.baseM) ? uint32_t(curM) - mb * t.baseM : t.baseM;
+            const uint32_t cols = uint32_t(d.N) - nb * t.baseN < uint32_t(t.baseN) ? uint32_t(d.N) - nb * t.baseN : t.baseN;
+            LocalTensor<float> c = cQue.AllocTensor<float>();
+            mm.template GetTensorC<true>(c, false, true);
+            cQue.EnQue(c);
+            c = cQue.DeQue<float>();
+            const uint32_t gap = (t.baseN * 4 - (cols * 4 + 31) / 32 * 32) / 32;
+            DataCopyPad(cGm[uint64_t(m0 + mb * t.baseM) * d.N + nb * t.baseN], c,
+                        DataCopyExtParams{uint16_t(rows), cols * 4, gap, uint32_t((d.N - cols) * 4), 0});
+            cQue.FreeTensor(c);
+        }
+        mm.End();
+    });
+    const float* c = reinterpret_cast<const float*>(d.c);
+    for (size_t k = 0; k < d.ref.size(); ++k) {
+        const float e = d.ref[k] - c[k];
+        if (e > 1e-3f || e < -1e-3f) {
+            std::printf("mismatch at %zu: %g vs %g\n", k, double(c[k]), double(d.ref[k]));
+            ++g_fail;
+            break;
+        }
+    }
+    return errors;
+}
+
+int iterate_all_ok(Data& d) {
+    SetKernelMode(KernelMode::MIX_MODE);
+    TCubeTiling t = make_tiling(d.M, d.N, d.K, 32, 32, 32, d.bias);
+    const int errors = sim::Launch(1, [&] {
+        if (GetBlockIdx() != 0) return;
+        TPipe pipe;
+        matmul::Matmul<AType, BType, CGmType, BiasType> mm;
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+        GlobalTensor<half> aGm, bGm;
+        GlobalTensor<float> biasGm, cGm;
+        aGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(d.a), uint64_t(d.M) * d.K);
+        bGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(d.b), uint64_t(d.K) * d.N);
+        biasGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(d.bv), d.N);
+        cGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(d.c2), uint64_t(d.M) * d.N);
+        mm.SetTensorA(aGm, d.ta);
+        mm.SetTensorB(bGm, d.tb);
+        if (d.bias) mm.SetBias(biasGm);
+        mm.IterateAll(cGm);
+        mm.End();
+    });
+    const float* c = reinterpret_cast<const float*>(d.c2);
+    for (size_t k = 0; k < d.ref.size(); ++k) {
+        const float e = d.ref[k] - c[k];
+        if (e > 1e-3f || e < -1e-3f) {
+            ++g_fail;
+            break;
+        }
+    }
+    return errors;
+}
+
+// One AIV, 64 x 64 x 64 halves; `bug` selects the planted mistake.
+int planted(const std::string& bug) {
+    SetKernelMode(KernelMode::MIX_MODE);
+    Data d = make(64, 64, 64, false, false, bug != "bias_not_set" ? false : true);
+    TCubeTiling t = make_tiling(64, 64, 64, 32, 32, 32, d.bias);
+    if (bug == "bad_fractal") t.baseM = 40;  // BUG: base sizes must be multiples of 16
+    if (bug == "l0a_overflow") t.baseM = t.baseK = 256;
+    if (bug == "l0c_overflow") t.baseM = t.baseN = 256;
+    if (bug == "l1_overflow") t.depthA1 = t.depthB1 = 40, t.baseM = t.baseN = 128, t.baseK = 64;
+    return sim::Launch(1, [&] {
+        if (GetBlockIdx() != 0) return;
+        TPipe pipe;
+        matmul::Matmul<AType, BType, CType, BiasType> mm;
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);  // CHECK: tiling
+        GlobalTensor<half> aGm, bGm;
+        GlobalTensor<float> biasGm;
+        aGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(d.a), 64 * 64);
+        bGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(d.b), 64 * 64);
+        biasGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(d.bv), 64);
+        TQue<TPosition::VECIN, 1> cQue;
+        pipe.InitBuffer(cQue, 1, 32 * 32 * sizeof(float));
+        LocalTensor<float> c = cQue.AllocTensor<float>();
+        if (bug != "missing_a") mm.SetTensorA(aGm);
+        mm.SetTensorB(bGm);
+        if (bug == "get_without_iterate") {
+            mm.template GetTensorC<true>(c, false, true);  // BUG: no Iterate before GetTensorC
+        }
+        if (bug == "iterate_after_end") {
+            mm.End();
+            mm.template Iterate<true>();  // BUG: Iterate after End
+        }
+        while (mm.template Iterate<true>()) {  // BUG: missing SetTensorA / SetBias
+            mm.template GetTensorC<true>(c, false, true);
+        }
+        cQue.FreeTensor(c);
+        mm.End();
+    });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string v = argc > 1 ? argv[1] : "";
+    int errors = -1;
+    if (v == "mix_ok") {
+        Data d = make(75, 50, 40, false, false, true);  // M, N, K not multiples of the base blocks
+        errors = mix_ok(d, 32, 32, 16);
+        Data d2 = make(33, 47, 70, true, true, false);  // both operands transposed
+        errors += mix_ok(d2, 16, 32, 32);
+    } else if (v == "iterate_all_ok") {
+        Data d = make(50, 70, 33, false, true, true);
+        errors = iterate_all_ok(d);
+    } else {
+        errors = planted(v);
+    }
+    return errors == 0 && g_fail == 0 ? 0 : 1;
+}

@@ -1,0 +1,59 @@
+"""The emulated Matmul API (ascend_sim/matmul.h): MIX launches, fp32 accumulation against a host
+reference (tails, transposes, bias, IterateAll), and one planted bug per check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from npu_harness.sim.compiler import compile_program, run_program
+from npu_harness.sim.runner import sim_defines
+
+SRC = Path(__file__).resolve().parent / "kernels" / "matmul.cpp"
+
+
+@pytest.fixture(scope="module")
+def binary() -> Path:
+    return compile_program([SRC], defines=sim_defines("ascend910b1", "mix"))
+
+
+def line_of(text: str) -> int:
+    hits = [i for i, ln in enumerate(SRC.read_text().splitlines(), start=1) if text in ln]
+    assert len(hits) == 1, (text, hits)
+    return hits[0]
+
+
+@pytest.mark.parametrize("variant", ["mix_ok", "iterate_all_ok"])
+def test_matmul_matches_reference(binary, variant):
+    res = run_program(binary, [variant], timeout=60)
+    assert res.returncode == 0 and not res.errors, res.stdout + res.stderr
+    blocks = res.counters["blocks"]
+    assert res.counters["aiv_per_aic"] == 2 and len(blocks) == 2 * (2 if variant == "mix_ok" else 1)
+    assert sum(b["cube_macs"] for b in blocks) > 0 and sum(b.get("gm2l1", 0) for b in blocks) > 0
+
+
+@pytest.mark.parametrize("variant,code,marker", [
+    ("bad_fractal", "CUBE-TILING", "CHECK: tiling"),
+    ("l0a_overflow", "L0A-OVERFLOW", "CHECK: tiling"),
+    ("l0c_overflow", "L0C-OVERFLOW", "CHECK: tiling"),
+    ("l1_overflow", "L1-OVERFLOW", "CHECK: tiling"),
+    ("get_without_iterate", "MATMUL-STATE", "BUG: no Iterate before GetTensorC"),
+    ("iterate_after_end", "MATMUL-STATE", "BUG: Iterate after End"),
+    ("missing_a", "MATMUL-STATE", "BUG: missing SetTensorA / SetBias"),
+    ("bias_not_set", "MATMUL-STATE", "BUG: missing SetTensorA / SetBias"),
+])
+def test_planted_matmul_bug_is_reported(binary, variant, code, marker):
+    res = run_program(binary, [variant], timeout=60)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert {e.code for e in res.errors} == {code}, res.stderr
+    assert any(e.file == "matmul.cpp" and e.line == line_of(marker) for e in res.errors), res.stderr
+
+
+def test_mix_launch_is_limited_to_the_cube_core_count(tmp_path):
+    src = tmp_path / "mix_dim.cpp"
+    src.write_text('#include "kernel_operator.h"\nint main() {\n'
+                   '    AscendC::SetKernelMode(AscendC::KernelMode::MIX_MODE);\n'
+                   '    return AscendC::sim::Launch(25, [] {}) == 0 ? 0 : 1;\n}\n')
+    res = run_program(compile_program([src], defines=sim_defines("ascend910b1", "mix")), [], timeout=30)
+    assert [e.code for e in res.errors] == ["BLOCK-DIM"] and "[1, 24]" in res.errors[0].message

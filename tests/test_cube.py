@@ -1,0 +1,270 @@
+"""Cube / vector split (MIX kernels): front end, plan_cube checks, emitted kernel and host tiling
+(golden), interpreter, emulator TILING report and the cost model's cube time."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+import ascend_dsl
+import lowering
+from ascend_dsl import interpreter, ir, printer
+from ascend_dsl.diagnostics import DslError
+from lowering.passes import plan_cube
+
+REPO = Path(__file__).resolve().parent.parent
+
+KERNEL = '''@kernel(T=[f16, bf16])
+def mm(a: Tensor[T, "M, K"], b: Tensor[T, "K, N"], bias: Tensor[f32, "N"], c: Tensor[f32, "M, N"]):
+    for blk in split(M, N, cores=AIC):
+        with cube:
+            acc = matmul(a[blk], b[blk], bias=bias)  # MATMUL
+        with vector:
+            store(c[blk], relu(acc))  # STORE
+'''
+
+
+def _marker_line(text: str, mark: str) -> int:
+    hits = [i for i, line in enumerate(text.splitlines(), 1) if f"# {mark}" in line]
+    assert len(hits) == 1, (mark, hits)
+    return hits[0]
+
+
+def _col(text: str, needle: str, mark: str) -> int:
+    return text.splitlines()[_marker_line(text, mark) - 1].index(needle) + 1
+
+
+def _kernel(text: str, **dtypes) -> ir.Kernel:
+    return ascend_dsl.parse_text(text, file="cube.adsl")[0].instantiate(dtypes)
+
+
+def _error(text: str, target: str = "ascend910b1", lower: bool = True) -> DslError:
+    with pytest.raises(DslError) as ei:
+        k = _kernel(text)
+        if lower:
+            lowering.lower(k, target, "cube.adsl")
+    assert "Traceback" not in ei.value.render()
+    return ei.value
+
+
+def _expect(err: DslError, code: str, mark: str, needle: str, text: str, msg: str):
+    d = next((d for d in err.diagnostics if d.code == code), None)  # errors are collected: find ours
+    assert d is not None, err.render()
+    assert (d.span.file, d.span.line, d.span.col) == ("cube.adsl", _marker_line(text, mark), _col(text, needle, mark)), \
+        err.render()
+    assert msg in d.message, err.render()
+    return d
+
+
+# ----------------------------------------------------------------------------- front end
+
+
+def test_cube_kernel_parses_and_round_trips():
+    k = _kernel(KERNEL)
+    loop = ir.cube_loop(k)
+    assert (loop.m, loop.n, loop.k, loop.batch) == ("M", "N", "K", None)
+    assert loop.matmul == ir.Matmul("acc", "a", "b", "bias")
+    assert [p.name for p in k.inputs] == ["a", "b", "bias"] and [p.name for p in k.outputs] == ["c"]
+    k2 = _kernel(printer.kernel(k))
+    assert k2.body == k.body and k2.params == k.params
+
+
+@pytest.mark.parametrize("old,new,code,mark,needle,msg", [
+    ('a: Tensor[T, "M, K"]', 'a: Tensor[f32, "M, K"]', "DTYPE-UNSUPPORTED", "MATMUL", "a[blk]",
+     "the cube unit multiplies f16 or bf16 operands"),
+    ('bias: Tensor[f32, "N"]', 'bias: Tensor[f16, "N"]', "DTYPE-UNSUPPORTED", "MATMUL", "bias)",
+     "the bias is added to the f32 accumulator"),
+    ('b: Tensor[T, "K, N"]', 'b: Tensor[T, "N, K"]', "INDEX", "MATMUL", "b[blk]", "it must be [K, N]"),
+    ("store(c[blk], relu(acc))", "store(c[blk], cast(relu(acc), f16))", "DTYPE-MISMATCH", "STORE", "cast(",
+     "storing f16 into 'c' of dtype f32"),
+    ("matmul(a[blk], b[blk], bias=bias)", "matmul(a[blk], b[blk], bias=bias, trans_a=True)", "ARGS", "MATMUL",
+     "matmul(", "unknown argument trans_a"),
+    ("store(c[blk], relu(acc))", "store(bias[blk], relu(acc))", "INDEX", "STORE", "bias[blk]",
+     "needs a tensor shaped like the output [M, N]"),
+])
+def test_front_end_errors(old, new, code, mark, needle, msg):
+    text = KERNEL.replace(old, new)
+    d = _expect(_error(text, lower=False), code, mark, needle, text, msg)
+    if code == "INDEX" and "[K, N]" in msg:
+        assert "transpose_b=True" in d.hint
+
+
+def test_vector_block_is_required():
+    text = KERNEL.replace("        with vector:\n            store(c[blk], relu(acc))  # STORE\n", "")
+    err = _error(text.replace("for blk in split", "for blk in split"), lower=False)
+    assert err.diagnostics[0].code == "KERNEL-STRUCTURE" and "with vector:" in err.diagnostics[0].message
+
+
+def test_vector_block_must_read_the_accumulator():
+    text = KERNEL.replace("store(c[blk], relu(acc))", "store(c[blk], relu(load(c[blk])))")
+    err = _error(text, lower=False)
+    assert err.diagnostics[0].code == "KERNEL-STRUCTURE" and "never reads the accumulator 'acc'" in err.diagnostics[0].message
+
+
+def test_matmul_outside_a_cube_block():
+    text = """@kernel
+def k(x: Tensor[f16, "N"], y: Tensor[f16, "N"]):
+    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            store(y[t], matmul(x[t], x[t]))  # MARK
+"""
+    d = _expect(_error(text, lower=False), "KERNEL-STRUCTURE", "MARK", "matmul(", text, "goes into a `with cube:` block")
+    assert "cores=AIC" in d.hint
+
+
+def test_cube_block_holds_only_the_matmul():
+    text = KERNEL.replace("            acc = matmul(a[blk], b[blk], bias=bias)  # MATMUL\n",
+                          "            acc = matmul(a[blk], b[blk], bias=bias)\n            d = relu(acc)  # MATMUL\n")
+    err = _error(text, lower=False)
+    assert err.diagnostics[0].code == "KERNEL-STRUCTURE" and "one assignment" in err.diagnostics[0].message
+    assert err.diagnostics[0].hint.startswith("the epilogue")
+
+
+# ----------------------------------------------------------------------------- hardware checks (plan_cube)
+
+
+@pytest.mark.parametrize("base,code,msg,hint", [
+    ("base_m=40", "CUBE-FRACTAL", "base_m=40 is not a multiple of 16", "use base_m=32"),
+    ("base_m=256, base_k=128, base_n=16", "L0A-CAPACITY", "needs 131072 B of L0A; ascend910b1 has 65536 B",
+     "base_m x base_k <= 16384"),
+    ("base_m=16, base_k=256, base_n=128", "L0B-CAPACITY", "needs 131072 B of L0B", "base_k x base_n <= 16384"),
+    ("base_m=256, base_n=256, base_k=16", "L0C-CAPACITY", "needs 262144 B of L0C", "base_m x base_n <= 32768"),
+    ("base_m=128, base_n=256", "UB-CAPACITY", "the epilogue needs 524288 B of Unified Buffer", "smaller base_m"),
+])
+def test_capacity_and_fractal_errors_point_at_the_matmul(base, code, msg, hint):
+    text = KERNEL.replace("bias=bias)", f"bias=bias, {base})")
+    d = _expect(_error(text), code, "MATMUL", "acc = matmul", text, msg)
+    assert hint in d.hint
+
+
+def test_l1_capacity_error():
+    """L1 only binds when L0A/L0B fit with a small L1 (planted: a target with 64 KB of L1)."""
+    k = _kernel(KERNEL.replace("bias=bias)", "bias=bias, base_m=64, base_n=64, base_k=64)"))
+    small = dataclasses.replace(lowering.get_target("ascend910b1"), l1_bytes=65536)
+    ctx = lowering.PassContext(small, "cube.adsl")
+    for p in lowering.PIPELINE:
+        if p.name == "plan_cube":
+            break
+        k = p.run(k, ctx)
+    with pytest.raises(DslError) as ei:
+        plan_cube.run(k, ctx)
+    d = ei.value.diagnostics[0]
+    assert d.code == "L1-CAPACITY" and "needs 65792 B of L1" in d.message and "L1 use = 4 x" in d.notes[0]
+
+
+def test_whole_row_epilogue_cannot_set_base_n():
+    text = KERNEL.replace("bias=bias)", "bias=bias, base_n=64)").replace(
+        "store(c[blk], relu(acc))", "store(c[blk], acc - max(acc, axis=1))")
+    _expect(_error(text), "UNSUPPORTED", "MATMUL", "acc = matmul", text, "a base block spans all N columns")
+
+
+def test_mix_kernels_are_rejected_on_coupled_310p():
+    err = _error(KERNEL.replace("T=[f16, bf16]", "T=[f16]"), target="ascend310p")
+    d = err.diagnostics[0]
+    assert d.code == "MIX-UNSUPPORTED" and "coupled mode" in d.message and "ascend910b1" in d.hint
+    assert d.span.line == 3
+
+
+def test_auto_base_block_fits_every_budget():
+    for example in ("fuse/matmul_gelu", "fuse/matmul_scale_residual", "matmul/matmul_square"):
+        k = ascend_dsl.load_file(REPO / f"examples/{example}.adsl")[0].instantiate()
+        for name, target in lowering.all_targets().items():
+            if target.soc_family == "ascend310p":
+                continue
+            lowered = lowering.run_pipeline(k, lowering.PassContext(target))
+            loop = ir.cube_loop(lowered)
+            p = loop.plan
+            assert p.base_m % 16 == 0 and p.base_n % 16 == 0 and p.base_k % 16 == 0
+            assert plan_cube.l0a_bytes(p.base_m, p.base_k, 2) <= target.l0a_bytes
+            assert plan_cube.l0c_bytes(p.base_m, p.base_n) <= target.l0c_bytes
+            assert p.direct or plan_cube.ub_bytes(loop.epilogue.buffers_decl, p.base_m, p.base_n) <= target.ub_budget, name
+    gelu = lowering.run_pipeline(ascend_dsl.load_file(REPO / "examples/fuse/matmul_gelu.adsl")[0].instantiate(),
+                                 lowering.PassContext(lowering.get_target("ascend910b1")))
+    assert (ir.cube_loop(gelu).plan.base_m, ir.cube_loop(gelu).plan.base_n) == (64, 64)  # shrunk for 6 f32 buffers
+
+
+# ----------------------------------------------------------------------------- emitted code
+
+
+GOLDEN = [("fuse/matmul_bias_relu", {}), ("matmul/matmul_transposed_b", {"T": "bf16"}), ("fuse/matmul_softmax", {}),
+          ("matmul/matmul_batched", {})]
+
+
+@pytest.mark.parametrize("example,dtypes", GOLDEN, ids=lambda c: str(c).replace("/", "_"))
+def test_emitted_mix_kernel_and_host_tiling(example, dtypes, golden):
+    adsl = REPO / "examples" / f"{example}.adsl"
+    k = ascend_dsl.load_file(adsl)[0].instantiate(dtypes)
+    project, _ = lowering.lower(k, "ascend910b1", adsl.name)
+    assert project.manifest["kernel_type"] == "MIX_AIC_1_2"
+    suffix = "_".join(f"{a}{b}" for a, b in dtypes.items())
+    for fname in (f"{k.name}_kernel.cpp", f"{k.name}_tiling.h"):
+        golden.check(f"{k.name}{'_' + suffix if suffix else ''}/{fname}", project.files[fname])
+
+
+def test_direct_store_uses_iterate_all_and_epilogues_use_get_tensor_c():
+    def kernel_text(example):
+        adsl = REPO / "examples" / f"{example}.adsl"
+        project, _ = lowering.lower(ascend_dsl.load_file(adsl)[0].instantiate(), "ascend910b1", adsl.name)
+        return project.files[f"{adsl.stem}_kernel.cpp"]
+
+    direct, fused = kernel_text("matmul/matmul_bias"), kernel_text("fuse/matmul_bias_relu")
+    assert "mm.IterateAll(cGm[cBase]);" in direct and "GetTensorC" not in direct and "InitBuffer" not in direct
+    assert "mm.template Iterate<true>()" in fused and "mm.template GetTensorC<true>(accLocal, false, true);" in fused
+    for text in (direct, fused):
+        assert "KERNEL_TYPE_MIX_AIC_1_2" in text and "REGIST_MATMUL_OBJ(" in text and "mm.SetBias(biasGm[n0]);" in text
+        assert '#include "lib/matmul_intf.h"' in text
+
+
+# ----------------------------------------------------------------------------- interpreter, emulator, cost
+
+
+def test_interpreter_batched_transposed_matmul():
+    text = '''@kernel
+def bmm(a: Tensor[f16, "Bt, K, M"], b: Tensor[f16, "N, K"], r: Tensor[f32, "Bt, M, N"], c: Tensor[f32, "Bt, M, N"]):
+    for blk in split(Bt, M, N, cores=AIC):
+        with cube:
+            acc = matmul(a[blk], b[blk], transpose_a=True, transpose_b=True)
+        with vector:
+            e = exp(acc - max(acc, axis=1))
+            store(c[blk], e / sum(e, axis=1) + load(r[blk]))
+'''
+    k = _kernel(text)
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(3, 7, 5, generator=g).half(), torch.randn(6, 7, generator=g).half()
+    r, c = torch.randn(3, 5, 6, generator=g), torch.empty(3, 5, 6)
+    interpreter.run(k, {"a": a, "b": b, "r": r, "c": c})
+    ref = torch.softmax(a.float().transpose(1, 2) @ b.float().T, dim=-1) + r
+    assert torch.allclose(c, ref, atol=1e-5)
+
+
+def _validate(example: str, overrides: dict):
+    from npu_harness.gallery import Example, validate
+
+    ex = Example(example.split("/")[0], example.split("/")[1], REPO / f"examples/{example}.adsl",
+                 REPO / f"examples/{example}.py")
+    return validate(ex, {}, overrides)
+
+
+def test_whole_rows_too_long_is_a_tiling_error():
+    res = _validate("fuse/matmul_softmax", {"M": 16, "K": 16, "N": 4000})
+    assert not res.ok and [e.code for e in res.sim_errors] == ["TILING"], res.detail
+    assert "whole rows of N" in res.sim_errors[0].message
+
+
+def test_report_gives_cube_time_for_matmul():
+    res = _validate("matmul/matmul_square", {"M": 256, "N": 256, "K": 256})
+    assert res.ok, res.detail
+    est = res.report
+    assert est.bottleneck == "M" and est.roofline_kind in ("cube", "memory")
+    assert est.gm_write_bytes == 256 * 256 * 4 and est.gm_read_bytes > 2 * 256 * 256 * 2
+    assert sum(b["cube_macs"] for b in res.counters["blocks"]) == 256 ** 3
+
+
+def test_more_matrices_in_the_batch_than_cores():
+    """60 batches of one base block each on 48 vector cores: cores take several blocks round-robin."""
+    res = _validate("matmul/matmul_batched", {"Bt": 60, "M": 20, "N": 24, "K": 40})
+    assert res.ok, res.detail
+    assert len(res.counters["blocks"]) == 48
