@@ -46,7 +46,7 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
                 tviews = views
                 if tl.plane_rank:  # [N, C, *spatial] tensors as (N * C) planes; a tile is a block of planes
                     lead = len(loop.extent)
-                    tviews = {**views, **{p.name: tensors[p.name].reshape(-1, *tensors[p.name].shape[lead:])
+                    tviews = {**views, **{p.name: tensors[p.name].reshape(total, *tensors[p.name].shape[lead:])
                                           for p in kernel.tensors if len(p.shape) > lead}}
                     plane = max([tviews[p.name][0].numel() for p in kernel.tensors
                                  if len(p.shape) > lead and len(tviews[p.name])] + [1])
