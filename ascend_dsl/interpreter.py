@@ -71,7 +71,7 @@ def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, s
             tviews = views
             if tl.plane_rank:  # [N, C, *spatial] tensors as (N * C) planes; a tile is a block of planes
                 lead = len(loop.extent)
-                tviews = {**views, **{p.name: tensors[p.name].reshape(-1, *tensors[p.name].shape[lead:])
+                tviews = {**views, **{p.name: tensors[p.name].reshape(total, *tensors[p.name].shape[lead:])
                                       for p in kernel.tensors if len(p.shape) > lead}}
                 plane = max([tviews[p.name][0].numel() for p in kernel.tensors
                              if len(p.shape) > lead and len(tviews[p.name])] + [1])

@@ -10,8 +10,11 @@ Both cases copy one contiguous GM range per tensor:
 
 The host tiling (codegen_templates/window_tiling.h.jinja) picks planes per tile and band rows from
 the runtime shapes and checks the window parameters and output sizes (0 blocks = refused).
-The windows themselves run on the scalar unit (lowering/scalar_loops.py explains why); the cost
-is one counted `GetValue` per window element and one `SetValue` per output element.
+Windows: with DataCopyPad (910B) and rank >= 2 the input rows land 32-byte aligned in UB, the
+taps along the outer spatial dims are whole-row vector Max / Add into an f32 row, and the taps
+along the last dim run on the scalar unit over that row (`_pool_lines_rows`); otherwise every tap
+is a scalar read (`_pool_lines`; lowering/scalar_loops.py explains why element-shifted vector
+windows are not expressible). Every scalar access is counted by the emulator.
 """
 
 from __future__ import annotations
@@ -96,8 +99,86 @@ def _pool_lines(s: ir.VecOp, ctype: str, rank: int, ctx: PassContext) -> list[st
     return lines + SYNC_FROM_SCALAR
 
 
-def _product(dims, prefix: str) -> str:
-    return " * ".join(_dim_c(d, prefix) for d in dims) or "1"
+def _pool_lines_rows(s: ir.VecOp, in_ctype: str, out_ctype: str, rank: int, ctx: PassContext) -> list[str]:
+    """Rank >= 2 with row-aligned UB input (rows `inWp_` apart, 32-byte aligned): the taps of the outer
+    spatial dims combine whole input rows with vector Max / Add into an f32 row, then the taps along
+    the last dim run on the scalar unit over that row (k reads per output instead of k**rank)."""
+    avg = s.api == "AvgPool"
+    src, last = s.srcs[0], rank - 1
+    combine = "Add" if avg else "Max"
+    wide = in_ctype == "float"
+    lines = [(f"// {_loc(ctx, s.span)}: {'average' if avg else 'max'} pooling: outer-dim taps as whole-row vector "
+              f"{combine}s, last-dim taps on the scalar unit")]
+    if avg:
+        lines.append("const float window = static_cast<float>(" + " * ".join(["k"] * rank) +
+                     ");  // count_include_pad: padding counts as zeros")
+    lines.append("for (uint32_t q = 0; q < planes; ++q) {")
+    ind = "    "
+    for i in range(last):  # output rows: r0 over the band, r1.. over the inner output dims but the last
+        bound = "rows" if i == 0 else f"outDim{i}_"
+        lines.append(f"{ind}for (uint32_t r{i} = 0; r{i} < {bound}; ++r{i}) {{")
+        ind += "    "
+        first = f"o0 + r{i}" if i == 0 else f"r{i}"
+        lines.append(f"{ind}const int64_t s{i} = static_cast<int64_t>({first}) * s - pad;  // window start, dim {i}")
+    lines.append(f"{ind}uint32_t taps = 0;")
+    for i in range(last):
+        lines.append(f"{ind}for (int64_t w{i} = s{i} < 0 ? s{i} + (dil - 1 - s{i}) / dil * dil : s{i}; "
+                     f"w{i} < s{i} + span && w{i} < static_cast<int64_t>(inDim{i}_); w{i} += dil) {{")
+        ind += "    "
+    row = "(w0 - lo) * inInnerRows_" + "".join(
+        f" + w{i}" + "".join(f" * inDim{j}_" for j in range(i + 1, last)) for i in range(1, last))
+    lines.append(f"{ind}const uint32_t row = static_cast<uint32_t>((q * inRowsPerPlane_ + {row}) * inWp_);")
+    if wide:
+        lines += [f"{ind}if (taps++ == 0) {{", f"{ind}    Muls(poolRow, {src}[row], 1.0f, inW_);", f"{ind}}} else {{",
+                  f"{ind}    {combine}(poolRow, poolRow, {src}[row], inW_);", f"{ind}}}"]
+    else:  # 16-bit rows widen to f32 first
+        lines += [f"{ind}if (taps++ == 0) {{", f"{ind}    Cast(poolRow, {src}[row], RoundMode::CAST_NONE, inW_);",
+                  f"{ind}}} else {{", f"{ind}    Cast(poolCast, {src}[row], RoundMode::CAST_NONE, inW_);",
+                  f"{ind}    {combine}(poolRow, poolRow, poolCast, inW_);", f"{ind}}}"]
+    for _ in range(last):
+        ind = ind[:-4]
+        lines.append(f"{ind}}}")
+    lines += [f"{ind}if (taps == 0) {{  // every outer tap is padding",
+              f"{ind}    Duplicate(poolRow, {'0.0f' if avg else _MAX}, static_cast<int32_t>(inW_));", f"{ind}}}",
+              *(f"{ind}{x}" for x in SYNC_TO_SCALAR),
+              f"{ind}for (uint32_t r{last} = 0; r{last} < outDim{last}_; ++r{last}) {{"]
+    ind += "    "
+    lines += [f"{ind}const int64_t s{last} = static_cast<int64_t>(r{last}) * s - pad;",
+              f"{ind}float acc = {'0.0f' if avg else _MAX};",
+              (f"{ind}for (int64_t w = s{last} < 0 ? s{last} + (dil - 1 - s{last}) / dil * dil : s{last}; "
+               f"w < s{last} + span && w < static_cast<int64_t>(inW_); w += dil) {{"),
+              f"{ind}    const float v = poolRow.GetValue(static_cast<uint32_t>(w));",
+              f"{ind}    {'acc += v;' if avg else 'acc = (v > acc || v != v) ? v : acc;'}",
+              f"{ind}}}"]
+    out_terms = ["r0 * outInner_"] + [f"r{i}" + "".join(f" * outDim{j}_" for j in range(i + 1, rank))
+                                      for i in range(1, rank)]
+    value = "acc / window" if avg else "acc"
+    lines.append(f"{ind}{s.dst}.SetValue(q * outPlane_ + {' + '.join(out_terms)}, static_cast<{out_ctype}>({value}));")
+    ind = ind[:-4]
+    lines += [f"{ind}}}", *(f"{ind}{x}" for x in SYNC_FROM_SCALAR)]  # the next row's vector ops overwrite poolRow
+    for _ in range(last):
+        ind = ind[:-4]
+        lines.append(f"{ind}}}")
+    lines.append("}")
+    return lines
+
+
+def _pitched_copy_in(buf: str, gm: str, ctype: str) -> list[str]:
+    """Input rows into UB `inWp_` apart (32-byte aligned): one copy when rows are whole 32-byte blocks
+    already, else DataCopyPad with one block per row (each padded to 32 bytes), <= 4095 rows per call."""
+    return ["const uint64_t rowsIn = (planes - 1) * inRowsPerPlane_ + (hi - lo) * inInnerRows_;",
+            "const uint64_t base = p0 * inPlane_ + lo * inInner_;",
+            "if (inWp_ == inW_) {",
+            f"    CopyGmToUb({buf}, {gm}[base], static_cast<uint32_t>(rowsIn * inW_));",
+            "} else {",
+            "    for (uint64_t c = 0; c < rowsIn; c += 4095) {  // blockCount <= 4095",
+            "        const uint64_t n = rowsIn - c < 4095 ? rowsIn - c : 4095;",
+            f"        DataCopyPad({buf}[static_cast<uint32_t>(c * inWp_)], {gm}[base + c * inW_],",
+            (f"                    DataCopyExtParams{{static_cast<uint16_t>(n), "
+             f"static_cast<uint32_t>(inW_ * sizeof({ctype})), 0, 0, 0}},"),
+            f"                    DataCopyPadExtParams<{ctype}>{{false, 0, 0, 0}});",
+            "    }",
+            "}"]
 
 
 def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir.TileLoop,
@@ -119,6 +200,11 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
     if len(in_dims) != 1 or len(out_dims) != 1:
         raise DslError.at("UNSUPPORTED", "the planes of one plane loop must share their spatial shape", tl.span)
     (idims,), (odims,) = in_dims, out_dims
+    in_bufs = [b["buffer"] for b in base["buffers"] if b["buffer"].position is ir.Position.VECIN]
+    # Outer-dim taps as whole-row vector ops need 32-byte aligned UB rows: a pitched DataCopyPad (910B);
+    # 1-D pooling (no outer dims) and targets without DataCopyPad take every tap on the scalar unit.
+    rows_path = rank >= 2 and ctx.target.has_datacopypad and len(in_bufs) == 1
+    in_ctype = in_bufs[0].dtype.ctype
 
     members = ["uint64_t bandRows_ = 0;  // output rows (first spatial dim) per tile",
                "uint64_t inPlane_ = 0, inInner_ = 0, outPlane_ = 0, outInner_ = 0, outOuter_ = 0;"]
@@ -136,6 +222,14 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
     init += ["inInner_ = " + (" * ".join(f"inDim{i}_" for i in range(1, rank)) or "1") + ";",
              "outInner_ = " + (" * ".join(f"outDim{i}_" for i in range(1, rank)) or "1") + ";",
              "inPlane_ = inDim0_ * inInner_;", "outPlane_ = outDim0_ * outInner_;", "outOuter_ = outDim0_;"]
+    if rows_path:
+        members += ["uint64_t inW_ = 0, inWp_ = 0, inInnerRows_ = 0, inRowsPerPlane_ = 0;  // input rows in UB",
+                    "TBuf<TPosition::VECCALC> poolRowBuf;  // f32 row: the outer-dim taps combined",
+                    *(["TBuf<TPosition::VECCALC> poolCastBuf;  // f32 row: one 16-bit input row widened"]
+                      if in_ctype != "float" else [])]
+        init += [f"inW_ = inDim{rank - 1}_;",
+                 f"inWp_ = (inW_ * sizeof({in_ctype}) + 31) / 32 * 32 / sizeof({in_ctype});  // UB row pitch",
+                 "inInnerRows_ = inInner_ / inW_;", "inRowsPerPlane_ = inDim0_ * inInnerRows_;"]
     init += [f"{s['member']} = tiling.{s['name']};" for s in base["scalars"]]
     for t in base["tensors"]:
         plane = "inPlane_" if t["role"] == "input" else "outPlane_"
@@ -149,6 +243,10 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
         init.append(f"pipe.InitBuffer({b['member']}, tiling.bufferNum, ({elems} * sizeof({buf.dtype.ctype}) + 31) "
                     "/ 32 * 32);")
         views.append(b)
+    if rows_path:
+        init += ["pipe.InitBuffer(poolRowBuf, (inW_ * sizeof(float) + 31) / 32 * 32);",
+                 *(["pipe.InitBuffer(poolCastBuf, (inW_ * sizeof(float) + 31) / 32 * 32);"]
+                   if in_ctype != "float" else [])]
     if any(b["buffer"].position is ir.Position.VECCALC for b in base["buffers"]):
         raise DslError.at("INTERNAL", "plane loops have no UB temporaries", tl.span)
 
@@ -157,10 +255,13 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
         if isinstance(s, ir.CopyIn):
             b, gm = buffers[s.buffer], f"{s.tensor}Gm"
             c = b["buffer"].dtype.ctype
-            copyin += [f"// {_loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b['member']}.AllocTensor<{c}>();",
-                       (f"CopyGmToUb({s.buffer}, {gm}[p0 * inPlane_ + lo * inInner_], "
-                        "static_cast<uint32_t>((planes - 1) * inPlane_ + (hi - lo) * inInner_));"),
-                       f"{b['member']}.EnQue({s.buffer});"]
+            copyin += [f"// {_loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b['member']}.AllocTensor<{c}>();"]
+            if rows_path:
+                copyin += _pitched_copy_in(s.buffer, gm, c)
+            else:
+                copyin.append(f"CopyGmToUb({s.buffer}, {gm}[p0 * inPlane_ + lo * inInner_], "
+                              "static_cast<uint32_t>((planes - 1) * inPlane_ + (hi - lo) * inInner_));")
+            copyin.append(f"{b['member']}.EnQue({s.buffer});")
         elif isinstance(s, ir.CopyOut):
             b, gm = buffers[s.buffer], f"{s.tensor}Gm"
             c = b["buffer"].dtype.ctype
@@ -181,9 +282,14 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
     window = [f"const int64_t k = {_param_c(k_arg, True)};", f"const int64_t s = {_param_c(s_arg, True)};",
               f"const int64_t pad = {_param_c(p_arg, True)};", f"const int64_t dil = {_param_c(d_arg, True)};",
               "const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)"]
+    if rows_path:
+        head += ["LocalTensor<float> poolRow = poolRowBuf.Get<float>();",
+                 *(["LocalTensor<float> poolCast = poolCastBuf.Get<float>();"] if in_ctype != "float" else [])]
     compute = head + window
     for s in pools:
-        compute += _pool_lines(s, buffers[s.dst]["buffer"].dtype.ctype, rank, ctx)
+        out_ctype = buffers[s.dst]["buffer"].dtype.ctype
+        compute += (_pool_lines_rows(s, in_ctype, out_ctype, rank, ctx) if rows_path else
+                    _pool_lines(s, out_ctype, rank, ctx))
     compute += tail
 
     ub_terms = []
@@ -191,6 +297,9 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
         buf = b["buffer"]
         elems = "inE" if buf.position is ir.Position.VECIN else "outE"
         ub_terms.append(f"nb * (({elems} * sizeof({buf.dtype.ctype}) + 31) / 32 * 32)")
+    if rows_path:  # the f32 row scratch (TBufs, single)
+        scratch = 1 if in_ctype == "float" else 2
+        ub_terms.append(f"{scratch} * ((in[{rank - 1}] * sizeof(float) + 31) / 32 * 32)")
     view = dict(base)
     view.update({
         "init": init, "extra_members": members, "copyin": copyin, "copyout": copyout, "compute": compute,
@@ -201,6 +310,7 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
                         f"const int64_t dil = {_param_c(d_arg, False)};"],
         "in_dims": [_dim_c(d, "") for d in idims], "out_dims": [_dim_c(d, "") for d in odims],
         "ub_budget": ctx.target.ub_budget, "ub_formula": " + ".join(ub_terms), "rank": rank,
+        "rows_path": rows_path, "in_ctype": in_ctype,
         "tiling_error": "the window parameters or output sizes are invalid, or one output row of a plane does "
                         "not fit the Unified Buffer",
     })

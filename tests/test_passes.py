@@ -93,12 +93,13 @@ def _run_any(k: ir.Kernel, seed: int = 0) -> list[torch.Tensor]:
     sizes = {"N": 777, "B": 7, "D": 33}
     pools = pool_ops(k)
     if pools:  # pooled output dims follow from the window (defaults of the scalar parameters)
-        kk, st, pad = (int(a.value) if isinstance(a, ir.Const) else int(k.param(a.name).default)
-                       for a in pools[0].args[1:4])
+        kk, st, pad, dil = (int(a.value) if isinstance(a, ir.Const) else int(k.param(a.name).default)
+                            for a in pools[0].args[1:])
         (src,) = [p for p in k.inputs if len(p.shape) >= 3]
         for out in k.outputs:
             for din, dout in zip(src.shape[2:], out.shape[2:], strict=True):
-                sizes[dout] = (sizes.get(din, 5) + 2 * pad - kk) // st + 1
+                sizes.setdefault(din, 12)  # spatial inputs large enough for dilated windows
+                sizes[dout] = (sizes[din] + 2 * pad - dil * (kk - 1) - 1) // st + 1
     tensors = {}
     for p in k.tensors:
         shape = [sizes.get(d, 5) if isinstance(d, str) else d for d in p.shape]

@@ -192,16 +192,27 @@ def test_pool_params_bound_at_run_time_are_checked_before_launch():
     assert e.value.codes == ["BINDING"] and "OW=4" in e.value.diagnostics[0].message
 
 
-def test_pooling_emits_scalar_windows_and_host_tiling():
+def test_pooling_emits_row_vector_taps_and_scalar_last_dim_and_host_tiling():
     adsl = REPO / "examples/pooling/avg_pool3d.adsl"
-    project, _ = lower(load_file(adsl)[0].instantiate({"T": "f16"}), "ascend910b1", adsl.name)
+    kernel = load_file(adsl)[0].instantiate({"T": "f16"})
+    project, _ = lower(kernel, "ascend910b1", adsl.name)
     cpp, tiling = project.files["avg_pool3d_kernel.cpp"], project.files["avg_pool3d_tiling.h"]
     assert "const float window = static_cast<float>(k * k * k);" in cpp
     assert "static_cast<half>(acc / window)" in cpp
-    assert "CopyGmToUb(xLocal, xGm[p0 * inPlane_ + lo * inInner_]" in cpp
-    assert "pad > k / 2" in tiling and "bandRows" in tiling
+    # outer-dim taps: 16-bit rows widened to f32 and added as whole rows, rows 32-byte aligned in UB
+    assert "Cast(poolCast, xLocal[row], RoundMode::CAST_NONE, inW_);" in cpp and "Add(poolRow, poolRow, poolCast" in cpp
+    assert "DataCopyPad(xLocal[static_cast<uint32_t>(c * inWp_)]" in cpp
+    assert "const float v = poolRow.GetValue(static_cast<uint32_t>(w));" in cpp  # last-dim taps: scalar
+    assert "pad > k / 2" in tiling and "bandRows" in tiling and "pitch" in tiling
     assert project.manifest["tile_unit"] == "planes"
     assert {b["position"] for b in project.manifest["buffers"]} == {"VECIN", "VECOUT"}
+    # 310P (no DataCopyPad) and 1-D pooling: every tap on the scalar unit, plain contiguous copies
+    p310, _ = lower(kernel, "ascend310p", adsl.name)
+    assert "poolRow" not in p310.files["avg_pool3d_kernel.cpp"]
+    assert "CopyGmToUb(xLocal, xGm[p0 * inPlane_ + lo * inInner_]" in p310.files["avg_pool3d_kernel.cpp"]
+    one = REPO / "examples/pooling/max_pool1d.adsl"
+    assert "poolRow" not in lower(load_file(one)[0].instantiate(), "ascend910b1", one.name)[0].files[
+        "max_pool1d_kernel.cpp"]
 
 
 _HOST = r'''
@@ -240,9 +251,9 @@ int main(int argc, char** argv) {
     # one output row's windows (3 input rows of 100000 floats) do not fit UB: refused, reported as TILING
     ("max_pool2d", "MaxPool2d", "d[0], d[1], d[2], d[3], d[4], d[5], 3, 1, 0, 1, 48, &t",
      "1 1 3 100000 1 99998 0 0", lambda b: b[0] == 0),
-    # 3 input rows of 10000 floats: only single-buffered (120 KB + 40 KB for the output row)
+    # 3 input rows of 8000 floats: only single-buffered (96 KB + 32 KB output row + 32 KB f32 row scratch)
     ("max_pool2d", "MaxPool2d", "d[0], d[1], d[2], d[3], d[4], d[5], 3, 1, 0, 1, 48, &t",
-     "1 1 3 10000 1 9998 0 0", lambda b: b[0] == 1 and b[3] == 1 and b[6] == 1),
+     "1 1 3 8000 1 7998 0 0", lambda b: b[0] == 1 and b[3] == 1 and b[6] == 1),
     # padding > kernel / 2: refused
     ("avg_pool1d", "AvgPool1d", "d[0], d[1], d[2], d[3], 2, 2, 2, 48, &t", "16 32 128 66 0 0 0 0",
      lambda b: b[0] == 0),

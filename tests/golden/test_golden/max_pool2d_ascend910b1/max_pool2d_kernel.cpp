@@ -53,6 +53,10 @@ public:
         inPlane_ = inDim0_ * inInner_;
         outPlane_ = outDim0_ * outInner_;
         outOuter_ = outDim0_;
+        inW_ = inDim1_;
+        inWp_ = (inW_ * sizeof(float) + 31) / 32 * 32 / sizeof(float);  // UB row pitch
+        inInnerRows_ = inInner_ / inW_;
+        inRowsPerPlane_ = inDim0_ * inInnerRows_;
         kernel_size_ = tiling.kernel_size;
         stride_ = tiling.stride;
         padding_ = tiling.padding;
@@ -62,6 +66,7 @@ public:
         // max_pool2d.adsl:9: UB buffers, sized by the host for the largest tile
         pipe.InitBuffer(inQueueX, tiling.bufferNum, (tiling.inTileElems * sizeof(float) + 31) / 32 * 32);
         pipe.InitBuffer(outQueueY, tiling.bufferNum, (tiling.outTileElems * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(poolRowBuf, (inW_ * sizeof(float) + 31) / 32 * 32);
     }
 
     __aicore__ inline void Process()
@@ -92,7 +97,18 @@ private:
     {
         // max_pool2d.adsl:10
         LocalTensor<float> xLocal = inQueueX.AllocTensor<float>();
-        CopyGmToUb(xLocal, xGm[p0 * inPlane_ + lo * inInner_], static_cast<uint32_t>((planes - 1) * inPlane_ + (hi - lo) * inInner_));
+        const uint64_t rowsIn = (planes - 1) * inRowsPerPlane_ + (hi - lo) * inInnerRows_;
+        const uint64_t base = p0 * inPlane_ + lo * inInner_;
+        if (inWp_ == inW_) {
+            CopyGmToUb(xLocal, xGm[base], static_cast<uint32_t>(rowsIn * inW_));
+        } else {
+            for (uint64_t c = 0; c < rowsIn; c += 4095) {  // blockCount <= 4095
+                const uint64_t n = rowsIn - c < 4095 ? rowsIn - c : 4095;
+                DataCopyPad(xLocal[static_cast<uint32_t>(c * inWp_)], xGm[base + c * inW_],
+                            DataCopyExtParams{static_cast<uint16_t>(n), static_cast<uint32_t>(inW_ * sizeof(float)), 0, 0, 0},
+                            DataCopyPadExtParams<float>{false, 0, 0, 0});
+            }
+        }
         inQueueX.EnQue(xLocal);
     }
 
@@ -100,32 +116,43 @@ private:
     {
         LocalTensor<float> xLocal = inQueueX.DeQue<float>();
         LocalTensor<float> yLocal = outQueueY.AllocTensor<float>();
+        LocalTensor<float> poolRow = poolRowBuf.Get<float>();
         const int64_t k = static_cast<int64_t>(kernel_size_);
         const int64_t s = static_cast<int64_t>(stride_);
         const int64_t pad = static_cast<int64_t>(padding_);
         const int64_t dil = static_cast<int64_t>(dilation_);
         const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)
-        // max_pool2d.adsl:10: max pooling on the scalar unit (no windowed instruction in the API subset)
-        SetFlag<HardEvent::V_S>(EVENT_ID0);  // scalar loop: wait for the vector pipe
-        WaitFlag<HardEvent::V_S>(EVENT_ID0);
+        // max_pool2d.adsl:10: max pooling: outer-dim taps as whole-row vector Maxs, last-dim taps on the scalar unit
         for (uint32_t q = 0; q < planes; ++q) {
             for (uint32_t r0 = 0; r0 < rows; ++r0) {
                 const int64_t s0 = static_cast<int64_t>(o0 + r0) * s - pad;  // window start, dim 0
+                uint32_t taps = 0;
+                for (int64_t w0 = s0 < 0 ? s0 + (dil - 1 - s0) / dil * dil : s0; w0 < s0 + span && w0 < static_cast<int64_t>(inDim0_); w0 += dil) {
+                    const uint32_t row = static_cast<uint32_t>((q * inRowsPerPlane_ + (w0 - lo) * inInnerRows_) * inWp_);
+                    if (taps++ == 0) {
+                        Muls(poolRow, xLocal[row], 1.0f, inW_);
+                    } else {
+                        Max(poolRow, poolRow, xLocal[row], inW_);
+                    }
+                }
+                if (taps == 0) {  // every outer tap is padding
+                    Duplicate(poolRow, (-1.0f / 0.0f), static_cast<int32_t>(inW_));
+                }
+                SetFlag<HardEvent::V_S>(EVENT_ID0);  // scalar loop: wait for the vector pipe
+                WaitFlag<HardEvent::V_S>(EVENT_ID0);
                 for (uint32_t r1 = 0; r1 < outDim1_; ++r1) {
-                    const int64_t s1 = static_cast<int64_t>(r1) * s - pad;  // window start, dim 1
+                    const int64_t s1 = static_cast<int64_t>(r1) * s - pad;
                     float acc = (-1.0f / 0.0f);
-                    for (int64_t w0 = s0 < 0 ? s0 + (dil - 1 - s0) / dil * dil : s0; w0 < s0 + span && w0 < static_cast<int64_t>(inDim0_); w0 += dil) {
-                        for (int64_t w1 = s1 < 0 ? s1 + (dil - 1 - s1) / dil * dil : s1; w1 < s1 + span && w1 < static_cast<int64_t>(inDim1_); w1 += dil) {
-                            const float v = static_cast<float>(xLocal.GetValue(static_cast<uint32_t>(q * inPlane_ + (w0 - lo) * inInner_ + w1)));
-                            acc = (v > acc || v != v) ? v : acc;  // NaN propagates
-                        }
+                    for (int64_t w = s1 < 0 ? s1 + (dil - 1 - s1) / dil * dil : s1; w < s1 + span && w < static_cast<int64_t>(inW_); w += dil) {
+                        const float v = poolRow.GetValue(static_cast<uint32_t>(w));
+                        acc = (v > acc || v != v) ? v : acc;
                     }
                     yLocal.SetValue(q * outPlane_ + r0 * outInner_ + r1, static_cast<float>(acc));
                 }
+                SetFlag<HardEvent::S_V>(EVENT_ID0);  // scalar loop done: release the vector pipe
+                WaitFlag<HardEvent::S_V>(EVENT_ID0);
             }
         }
-        SetFlag<HardEvent::S_V>(EVENT_ID0);  // scalar loop done: release the vector pipe
-        WaitFlag<HardEvent::S_V>(EVENT_ID0);
         outQueueY.EnQue<float>(yLocal);
         inQueueX.FreeTensor(xLocal);
     }
@@ -149,6 +176,8 @@ private:
     uint64_t inPlane_ = 0, inInner_ = 0, outPlane_ = 0, outInner_ = 0, outOuter_ = 0;
     uint64_t inDim0_ = 0, outDim0_ = 0;
     uint64_t inDim1_ = 0, outDim1_ = 0;
+    uint64_t inW_ = 0, inWp_ = 0, inInnerRows_ = 0, inRowsPerPlane_ = 0;  // input rows in UB
+    TBuf<TPosition::VECCALC> poolRowBuf;  // f32 row: the outer-dim taps combined
     int32_t kernel_size_;
     int32_t stride_;
     int32_t padding_;

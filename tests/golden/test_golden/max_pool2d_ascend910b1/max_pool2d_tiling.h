@@ -75,13 +75,17 @@ inline uint32_t MaxPool2dComputeTiling(uint64_t N, uint64_t C, uint64_t H, uint6
     auto inElems = [&](uint64_t planes, uint64_t rows) -> uint64_t {  // input rows read by `rows` output rows
         const uint64_t need = static_cast<uint64_t>(static_cast<int64_t>(rows - 1) * s + span);
         const uint64_t inRows = rows == outOuter || need > inOuter ? inOuter : need;
-        return (planes - 1) * inPlane + inRows * inInner;
+        // UB rows of the last dim, 32-byte aligned (the outer-dim taps combine whole rows on the vector unit)
+        const uint64_t w = in[1];
+        const uint64_t pitch = (w * sizeof(float) + 31) / 32 * 32 / sizeof(float);
+        const uint64_t innerRows = inInner / w;
+        return ((planes - 1) * inOuter * innerRows + inRows * innerRows) * pitch;
     };
     auto outElems = [&](uint64_t planes, uint64_t rows) -> uint64_t { return (planes - 1) * outPlane + rows * outInner; };
     uint64_t nb = 2;  // buffers per queue
     auto ubBytes = [&](uint64_t planes, uint64_t rows) -> uint64_t {  // UB bytes of the buffers (max_pool2d.adsl:9)
         const uint64_t inE = inElems(planes, rows), outE = outElems(planes, rows);
-        return nb * ((inE * sizeof(float) + 31) / 32 * 32) + nb * ((outE * sizeof(float) + 31) / 32 * 32);
+        return nb * ((inE * sizeof(float) + 31) / 32 * 32) + nb * ((outE * sizeof(float) + 31) / 32 * 32) + 1 * ((in[1] * sizeof(float) + 31) / 32 * 32);
     };
     uint64_t planes = 1, rows = outOuter;
     for (;;) {
