@@ -94,8 +94,8 @@ def generation_grammar(spec: GrammarSpec = GrammarSpec()) -> str:
                       f'"select(" e{j} ", " e{j} ", " e{j} ")"', f'"cast(" e{j} ", " DTYPE ")"',
                       f'REDUCE "(" e{j} ", axis=1)"',
                       f'SCAN "(" e{j} ", axis=1" (", reverse=True")? (", exclusive=True")? ")"',
-                      f'POOL "(" e{j} ", kernel=" WINARG (", stride=" WINARG)? (", padding=" WINARG)? '
-                      '(", dilation=" WINARG)? ")"']
+                      (f'POOL "(" e{j} ", kernel=" WINARG (", stride=" WINARG)? (", padding=" WINARG)? '
+                       '(", dilation=" WINARG)? ")"')]
         rules.append(f"at{k}: " + " | ".join(atoms))
     rules += [
         f"DTYPE: {_alt(dts)}",

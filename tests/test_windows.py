@@ -325,19 +325,22 @@ def test_bf16_scans_and_pools_run_on_the_scalar_unit_but_bf16_vector_math_is_rej
 
 
 @pytest.mark.slow
-def test_bf16_pooling_in_the_emulator(tmp_path):
+@pytest.mark.parametrize("rank", [1, 2])  # 1-D: every tap scalar; 2-D: rows widened to f32 by vector Cast
+def test_bf16_pooling_in_the_emulator(tmp_path, rank):
     from npu_harness.validate import load_task_for, validate_sim
 
+    dims, shape = ("L", "(3, 5, 41)") if rank == 1 else ("H, W", "(3, 5, 17, 23)")
+    out = ", ".join("O" + d.strip() for d in dims.split(","))
     (tmp_path / "bfp.adsl").write_text(
         'from ascend_dsl import kernel, Tensor, bf16, i32\n\n\n@kernel\n'
-        'def bfp(x: Tensor[bf16, "N, C, L"], y: Tensor[bf16, "N, C, OL"], kernel_size: i32 = 3):\n'
+        f'def bfp(x: Tensor[bf16, "N, C, {dims}"], y: Tensor[bf16, "N, C, {out}"], kernel_size: i32 = 3):\n'
         "    for blk in split(N * C, cores=AIV):\n        for p in tile(blk, size=auto, buffers=2):\n"
         "            store(y[p], max_pool(load(x[p]), kernel=kernel_size, stride=2, padding=1, dilation=2))\n")
     (tmp_path / "bfp.py").write_text(
         "import torch\nfrom torch import nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.kernel_size = 3\n\n    def forward(self, x):\n"
-        "        return torch.nn.functional.max_pool1d(x, 3, 2, 1, dilation=2)\n\n\n"
-        "def get_inputs():\n    return [torch.randn(3, 5, 41).to(torch.bfloat16)]\n\n\n"
+        f"        return torch.nn.functional.max_pool{rank}d(x, 3, 2, 1, dilation=2)\n\n\n"
+        f"def get_inputs():\n    return [torch.randn{shape}.to(torch.bfloat16)]\n\n\n"
         "def get_init_inputs():\n    return []\n")
     kernel = load_file(tmp_path / "bfp.adsl")[0].instantiate()
     project, ctx = lower(kernel, "ascend910b1", "bfp.adsl")
