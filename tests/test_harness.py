@@ -23,7 +23,7 @@ RELU = REPO / "examples/activation/relu.adsl"
 
 
 def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "npu_harness.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "npu_harness.cli", *args], check=False, capture_output=True, text=True,
                           timeout=timeout, cwd=REPO)
 
 
@@ -118,7 +118,7 @@ def test_planted_bug_forgotten_free():
 
 
 def test_planted_bug_datacopypad_on_310p():
-    kernel, lowered, project, ctx = _lowered(RELU, "ascend910b1")
+    kernel, lowered, project, _ctx = _lowered(RELU, "ascend910b1")
     ctx310 = PassContext(get_target("ascend310p"), RELU.name)  # 910B code run on a 310P
     run = load_task_for(kernel, RELU.with_suffix(".py"), overrides={"batch_size": 1, "dim": 4099})
     res = validate_sim(kernel, lowered, project, ctx310, run)

@@ -176,7 +176,7 @@ def test_datacopy_align_rounds_down(binaries: dict[str, Path]) -> None:
     res = run_bug(binaries, "datacopy_align")
     assert_fault(res, "DATACOPY-ALIGN", "datacopy_align")
     assert res.errors[0].message == "DataCopy of 100 x 4 B = 400 B is not a multiple of 32 B; hardware copies 384 B"
-    m = re.search(r"^z=(.*)$", res.stdout, re.M)
+    m = re.search(r"^z=(.*)$", res.stdout, re.MULTILINE)
     assert m, res.stdout
     z = [float(v) for v in m.group(1).split()]
     assert z[:96] == [i + 1.0 for i in range(96)]  # the 12 full 32-B blocks were written
@@ -187,7 +187,7 @@ def test_datacopypad_on_a2(binaries: dict[str, Path]) -> None:
     res = run_bug(binaries, "datacopypad")
     assert res.returncode == 0 and res.errors == [], res.stderr
     assert "pad_ok=1" in res.stdout
-    z = [float(v) for v in re.search(r"^z=(.*)$", res.stdout, re.M).group(1).split()]  # type: ignore[union-attr]
+    z = [float(v) for v in re.search(r"^z=(.*)$", res.stdout, re.MULTILINE).group(1).split()]  # type: ignore[union-attr]
     assert z[:100] == [i + 1.0 for i in range(100)] and z[100:] == [-7.0] * 28
 
 
@@ -331,7 +331,7 @@ def test_include_dir_exists() -> None:
 
 def test_parse_report() -> None:
     text = (
-        "error[DATACOPY-ALIGN]: DataCopy of 1000003 x 4 B = 4000012 B is not a multiple of 32 B; hardware copies 4000000 B\n"  # noqa: E501
+        "error[DATACOPY-ALIGN]: DataCopy of 1000003 x 4 B = 4000012 B is not a multiple of 32 B; hardware copies 4000000 B\n"
         " --> gelu_kernel.cpp:57 (block 3)\n"
         "error[BLOCK-DIM]: bad\n"
         " --> main.cpp:9\n"

@@ -166,7 +166,8 @@ inline void count_vec(VecOp op, uint32_t esize, uint64_t count) {
 inline void prop_defined(const void* d, uint32_t dEs, const void* a, uint32_t aEs, const void* b, uint32_t bEs, uint64_t n) {
     if (n == 0) return;
     if (all_def(a, n * aEs) && (b == nullptr || all_def(b, n * bEs))) {
-        set_def(d, n * dEs);
+        // in place (dst is a source of the same element size): already marked defined
+        if (!((d == a && dEs == aEs) || (d == b && dEs == bEs))) set_def(d, n * dEs);
         return;
     }
     const uint8_t* pa = static_cast<const uint8_t*>(a);
