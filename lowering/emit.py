@@ -517,13 +517,11 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
     return ["{"] + ["    " + line for line in w.lines] + ["}"]
 
 
-def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, tensor_map) -> dict:
-    suffix = str(k) if k else ""
-    buffers = _buffer_views(tl, suffix)
-    by_name = {b["name"]: b for b in buffers}
-    stages: dict[ir.StageKind, list[str]] = {}
+def write_stages(tl: ir.TileLoop, new_writer) -> dict[ir.StageKind, list[str]]:
+    """The C++ lines of each stage of a scheduled tile loop; `new_writer()` gives a fresh stage writer."""
+    stages: dict[ir.StageKind, list[str]] = {k: [] for k in ir.StageKind}
     for stage in tl.body:
-        w = (_RowStageWriter if tl.row_shape else _StageWriter)(ctx, by_name, tensor_map)
+        w = new_writer()
         for s in stage.body:
             match s:
                 case ir.CopyIn():
@@ -535,7 +533,12 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
                 case ir.Accumulate():
                     w.accumulate(s)
         stages[stage.kind] = w.lines
-    # Compute: take inputs from VECIN queues and output tensors from VECOUT queues, bind scratch.
+    return stages
+
+
+def compute_frame(buffers: list[dict]) -> tuple[list[str], list[str]]:
+    """Lines around the Compute stage: take inputs from VECIN queues, allocate outputs in VECOUT
+    queues and bind scratch TBufs (head); free the inputs and enqueue the outputs (tail)."""
     head, tail = [], []
     for b in buffers:
         buf: ir.Buffer = b["buffer"]
@@ -548,6 +551,15 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
             tail.insert(0, f"{b['member']}.EnQue<{c}>({buf.name});")
         else:
             head.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.Get<{c}>();")
+    return head, tail
+
+
+def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, tensor_map) -> dict:
+    suffix = str(k) if k else ""
+    buffers = _buffer_views(tl, suffix)
+    by_name = {b["name"]: b for b in buffers}
+    stages = write_stages(tl, lambda: (_RowStageWriter if tl.row_shape else _StageWriter)(ctx, by_name, tensor_map))
+    head, tail = compute_frame(buffers)
     return {"suffix": suffix, "buffers": buffers, "copyin": stages[ir.StageKind.COPYIN],
             "compute": head + stages[ir.StageKind.COMPUTE] + tail, "copyout": stages[ir.StageKind.COPYOUT],
             "tile": f"tileLength{suffix}_", "max_tile": tl.max_tile, "loc": _loc(ctx, tl.span),

@@ -17,7 +17,8 @@ from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from .context import PassContext
-from .emit import GENERATOR, EmittedProject, _buffer_views, _copy, _host_bytes, _loc, _RowStageWriter, camel, render
+from .emit import (GENERATOR, EmittedProject, _buffer_views, _copy, _host_bytes, _loc, _RowStageWriter, camel,
+                   compute_frame, render, write_stages)
 from .passes.plan_cube import DB_L0AB, DB_L0C, DEPTH_L1, FRACTAL, STEP_K
 
 MIX_RATIO = 2  # AIV per AIC (ascendc.md §5.2)
@@ -72,29 +73,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     by_name = {b["name"]: b for b in buffers}
     stages: dict[ir.StageKind, list[str]] = {k: [] for k in ir.StageKind}
     if not plan.direct:
-        for stage in tl.body:
-            w = _CubeStageWriter(ctx, by_name, tensor_map, mm.name, f"{loop.n}_")
-            for s in stage.body:
-                match s:
-                    case ir.CopyIn():
-                        w.copy_in(s)
-                    case ir.CopyOut():
-                        w.copy_out(s)
-                    case ir.VecOp():
-                        w.vec_op(s)
-            stages[stage.kind] = w.lines
-    head, tail = [], []
-    for b in buffers:
-        buf: ir.Buffer = b["buffer"]
-        c = buf.dtype.ctype
-        if buf.position is ir.Position.VECIN:
-            head.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.DeQue<{c}>();")
-            tail.append(f"{b['member']}.FreeTensor({buf.name});")
-        elif buf.position is ir.Position.VECOUT:
-            head.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.AllocTensor<{c}>();")
-            tail.insert(0, f"{b['member']}.EnQue<{c}>({buf.name});")
-        else:
-            head.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.Get<{c}>();")
+        stages = write_stages(tl, lambda: _CubeStageWriter(ctx, by_name, tensor_map, mm.name, f"{loop.n}_"))
+    head, tail = compute_frame(buffers)
     out_tensor = next(s.tensor for s in ir.walk(tl.body) if isinstance(s, (ir.Store, ir.CopyOut)))
     esize = params[mm.a].dtype.size
     t = ctx.target
