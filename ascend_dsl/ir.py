@@ -191,6 +191,8 @@ class Buffer:
     span: Span = _SPAN
 
     def bytes_for(self, tile_elems: int) -> int:
+        if self.layout is Layout.BLOCK:
+            return 32
         if self.layout is Layout.REPEATS:  # ceil(tile bytes / 256) elements
             tile_elems = -(-tile_elems * self.bits // (8 * 256))
         raw = -(-tile_elems * self.bits // 8)

@@ -206,16 +206,13 @@ class _StageWriter:
         buf = s.value.name
         dt = self.buffers[buf]["buffer"].dtype
         api = {"reduce_sum": "ReduceSum", "reduce_max": "ReduceMax", "reduce_min": "ReduceMin"}[s.reduce]
-        out, tmp = f"reduceOut_{dt}", f"accTmp_{dt}"
-        value = f"static_cast<float>({out}.GetValue(0))"
-        update = {"add": f"{s.name}_ += {value};",
-                  "max": f"{s.name}_ = {value} > {s.name}_ ? {value} : {s.name}_;",
-                  "min": f"{s.name}_ = {value} < {s.name}_ ? {value} : {s.name}_;"}[s.combine]
-        body = ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the reduced value",
-                "WaitFlag<HardEvent::V_S>(EVENT_ID0);", update,
-                "SetFlag<HardEvent::S_V>(EVENT_ID0);  // before the vector unit overwrites it",
-                "WaitFlag<HardEvent::S_V>(EVENT_ID0);"]
-        self.lines += self.reduce_lines(api, out, buf, tmp, body)
+        out, tmp, slot = f"reduceOut_{dt}", f"accTmp_{dt}", f"accSlot_{s.name}"
+        body = []
+        if dt is not DType.F32:  # the running value is f32
+            body.append(f"Cast(accCast_f32, {out}, RoundMode::CAST_NONE, 1);")
+            out = "accCast_f32"
+        body.append(f"{ {'add': 'Add', 'max': 'Max', 'min': 'Min'}[s.combine]}({slot}, {slot}, {out}, 1);")
+        self.lines += self.reduce_lines(api, f"reduceOut_{dt}", buf, tmp, body)
 
     def reduce_lines(self, api: str, out: str, buf: str, tmp: str, body: list[str]) -> list[str]:
         return [f"{api}({out}, {buf}, {tmp}, static_cast<int32_t>(count));", *body]
@@ -488,6 +485,14 @@ class _ScalarWriter:
                        f"    {_copy('UbToGm', '', 'one', t['gm'], '1')}", "}"]
 
 
+_IDENTITY = {"add": 0.0, "max": float("-inf"), "min": float("inf")}
+
+
+def _updates(loop: ir.Stmt) -> dict[str, str]:
+    """Accumulator -> combine ("add"/"max"/"min") of the accumulators a loop updates, in order."""
+    return {s.name: s.combine for s in ir.walk((loop,)) if isinstance(s, ir.Accumulate)}
+
+
 def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str, dict]) -> list[str]:
     """Kernel-scope statements between split loop k and the next: combine, scalars, stores."""
     body = list(kernel.body)
@@ -496,11 +501,16 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
     hi = splits[k + 1] if k + 1 < len(splits) else len(body)
     stmts = body[lo + 1:hi]
     split = body[lo]
-    updates = {s.name: s.combine for s in ir.walk(split.body) if isinstance(s, ir.Accumulate)}
+    updates = _updates(split)
     accs = [a for a in kernel.accumulators if a.name in updates]
     if not accs and not stmts:
         return []
     w = _ScalarWriter(ctx, tensors)
+    suffix = str(k) if k else ""
+    if accs:
+        w.lines += ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads this core's running values",
+                    "WaitFlag<HardEvent::V_S>(EVENT_ID0);"]
+        w.lines += [f"{a.name}_ = accSlot_{a.name}Buf{suffix}.Get<float>().GetValue(0);" for a in accs]
     store_dtypes = sorted({kernel.param(s.tensor).dtype for s in stmts if isinstance(s, ir.ScalarStore)}, key=str)
     w.lines += ["pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue",
                 "pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);"]
@@ -560,7 +570,11 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
     by_name = {b["name"]: b for b in buffers}
     stages = write_stages(tl, lambda: (_RowStageWriter if tl.row_shape else _StageWriter)(ctx, by_name, tensor_map))
     head, tail = compute_frame(buffers)
-    return {"suffix": suffix, "buffers": buffers, "copyin": stages[ir.StageKind.COPYIN],
+    # Each core starts from the identity of the combine; the declared initial value joins once, when
+    # the per-core values are combined.
+    acc_init = [f"Duplicate({by_name[f'accSlot_{n}']['member']}.Get<float>(), {c_literal(_IDENTITY[c], DType.F32)}, 8);"
+                f"  // {n}: this core's running value" for n, c in _updates(tl).items()]
+    return {"suffix": suffix, "acc_init": acc_init, "buffers": buffers, "copyin": stages[ir.StageKind.COPYIN],
             "compute": head + stages[ir.StageKind.COMPUTE] + tail, "copyout": stages[ir.StageKind.COPYOUT],
             "tile": f"tileLength{suffix}_", "max_tile": tl.max_tile, "loc": _loc(ctx, tl.span),
             "tile_granule": AUTO_TILE_GRANULE if tl.size is None else tl.size,
@@ -614,12 +628,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     view["kernel_scalars"] = [f"float {n}_ = 0.0f;" for n in dict.fromkeys(kscalars)]
     view["kernel_scalars"] += [f"uint64_t {sym}_ = 0;  // shape symbol read as a value"
                                for sym in _value_symbols(kernel, tl)]
-    # Each core starts from the identity of the combine; the declared initial value joins once, when
-    # the per-core values are combined.
-    combine = {s.name: s.combine for s in ir.walk(kernel.body) if isinstance(s, ir.Accumulate)}
-    identity = {"add": 0.0, "max": float("-inf"), "min": float("inf")}
-    view["acc_init"] = [f"{a.name}_ = {c_literal(identity[combine[a.name]], DType.F32)};  // this core's part"
-                        for a in kernel.accumulators if a.name in combine]
+    view["acc_init"] = first["acc_init"]
     store_dtypes = sorted({kernel.param(s.tensor).dtype for s in kernel.body if isinstance(s, ir.ScalarStore)},
                           key=str)
     view["epilogue_bufs"] = (["TBuf<TPosition::VECCALC> scalarBuf_;  // combine slots + one-element math"]

@@ -146,3 +146,17 @@ def test_validation_result_has_estimate_fields():
     names = {f.name for f in dataclasses.fields(ValidationResult)}
     assert {"counters", "estimate_us", "report"} <= names
     assert ValidationResult("sim", True).estimate_us is None
+
+
+def test_a_core_without_output_queues_overlaps_when_its_inputs_are_double_buffered():
+    """A reduction into an accumulator has VECIN queues only: nothing on the output side serialises."""
+    def only_inputs(bufs: int) -> dict:
+        b = block(1 << 20, 0, 16, bufs=bufs)
+        del b["out_bufs"]
+        return launch([b] * 48)
+
+    assert estimate(only_inputs(2), "ascend910b1").cores[0].overlapped
+    assert not estimate(only_inputs(1), "ascend910b1").cores[0].overlapped
+    no_queues = block(1 << 20, 0, 16)
+    del no_queues["in_bufs"], no_queues["out_bufs"]
+    assert not estimate(launch([no_queues]), "ascend910b1").cores[0].overlapped

@@ -132,6 +132,15 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                                                  scratch, tl.span)
             decls.setdefault(f"reduceOut_{dtype}", ir.Buffer(f"reduceOut_{dtype}", ir.Position.VECCALC, dtype, 1,
                                                              _bits(dtype), ir.Layout.BLOCK, tl.span))
+        # This core's running value of each accumulator stays in UB (an f32 block): the vector unit
+        # folds each tile's reduction into it, and the scalar unit reads it once, after the loop.
+        accs = [s for s in stmts if isinstance(s, ir.Accumulate)]
+        for name in dict.fromkeys(s.name for s in accs):
+            decls[f"accSlot_{name}"] = ir.Buffer(f"accSlot_{name}", ir.Position.VECCALC, DType.F32, 1, 32,
+                                                 ir.Layout.BLOCK, tl.span)
+        if any(s.value.type.dtype is not DType.F32 for s in accs):
+            decls["accCast_f32"] = ir.Buffer("accCast_f32", ir.Position.VECCALC, DType.F32, 1, 32, ir.Layout.BLOCK,
+                                             tl.span)
         return replace(tl, body=tuple(renamed), buffers_decl=tuple(decls.values()))
 
     return map_tile_bodies(kernel, body)

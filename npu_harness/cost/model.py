@@ -231,7 +231,10 @@ def estimate(counters: dict, target: str) -> Estimate:
             iters = max(1, round(iters))
         else:
             iters = max(1, min(n for n in (n_in, n_out) if n) if (n_in or n_out) else 1)
-        overlapped = b.get("in_bufs", 1) >= 2 and b.get("out_bufs", 1) >= 2
+        # Pipes overlap when every queue the core uses is double-buffered; a kernel without output
+        # queues (a reduction to an accumulator) has no output side to serialise on.
+        queued = [b[k] for k in ("in_bufs", "out_bufs") if k in b]
+        overlapped = bool(queued) and min(queued) >= 2
         top = max(pipes, key=lambda k: pipes[k])
         total = sum(pipes.values())
         t = pipes[top] + (total - pipes[top]) / iters if overlapped else total

@@ -68,12 +68,14 @@ public:
         pipe.InitBuffer(inQueueExp_avg_sq, 2, tileLength_ * sizeof(half));
         pipe.InitBuffer(accTmp_f32Buf, ((tileLength_ * sizeof(float) + 255) / 256 * sizeof(float) + 31) / 32 * 32);
         pipe.InitBuffer(reduceOut_f32Buf, 32);
+        pipe.InitBuffer(accSlot_w_sqBuf, 32);
+        pipe.InitBuffer(accSlot_u_sqBuf, 32);
     }
 
     __aicore__ inline void Process()
     {
-        w_sq_ = 0.0f;  // this core's part
-        u_sq_ = 0.0f;  // this core's part
+        Duplicate(accSlot_w_sqBuf.Get<float>(), 0.0f, 8);  // w_sq: this core's running value
+        Duplicate(accSlot_u_sqBuf.Get<float>(), 0.0f, 8);  // u_sq: this core's running value
         const uint64_t tiles = blockLength_ / tileLength_;
         const uint32_t tail = static_cast<uint32_t>(blockLength_ % tileLength_);
         for (uint64_t i = 0; i < tiles; ++i) {
@@ -87,6 +89,10 @@ public:
             CopyOut(tiles * tileLength_, tail);
         }
         {
+            SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads this core's running values
+            WaitFlag<HardEvent::V_S>(EVENT_ID0);
+            w_sq_ = accSlot_w_sqBuf.Get<float>().GetValue(0);
+            u_sq_ = accSlot_u_sqBuf.Get<float>().GetValue(0);
             pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue
             pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);
             // lamb.adsl:13: combine w_sq, u_sq across cores: each core writes its value to its 32-byte workspace slot, SyncAll, every core reads all slots
@@ -172,6 +178,8 @@ private:
         LocalTensor<half> exp_avg_sqLocal = inQueueExp_avg_sq.DeQue<half>();
         LocalTensor<float> accTmp_f32 = accTmp_f32Buf.Get<float>();
         LocalTensor<float> reduceOut_f32 = reduceOut_f32Buf.Get<float>();
+        LocalTensor<float> accSlot_w_sq = accSlot_w_sqBuf.Get<float>();
+        LocalTensor<float> accSlot_u_sq = accSlot_u_sqBuf.Get<float>();
         // lamb.adsl:15
         Cast(tmp0, paramLocal, RoundMode::CAST_NONE, count);
         // lamb.adsl:16
@@ -198,19 +206,11 @@ private:
         // lamb.adsl:20
         Mul(tmp0, tmp0, tmp0, count);
         ReduceSum(reduceOut_f32, tmp0, accTmp_f32, static_cast<int32_t>(count));
-        SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the reduced value
-        WaitFlag<HardEvent::V_S>(EVENT_ID0);
-        w_sq_ += static_cast<float>(reduceOut_f32.GetValue(0));
-        SetFlag<HardEvent::S_V>(EVENT_ID0);  // before the vector unit overwrites it
-        WaitFlag<HardEvent::S_V>(EVENT_ID0);
+        Add(accSlot_w_sq, accSlot_w_sq, reduceOut_f32, 1);
         // lamb.adsl:21
         Mul(tmp2, tmp2, tmp2, count);
         ReduceSum(reduceOut_f32, tmp2, accTmp_f32, static_cast<int32_t>(count));
-        SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the reduced value
-        WaitFlag<HardEvent::V_S>(EVENT_ID0);
-        u_sq_ += static_cast<float>(reduceOut_f32.GetValue(0));
-        SetFlag<HardEvent::S_V>(EVENT_ID0);  // before the vector unit overwrites it
-        WaitFlag<HardEvent::S_V>(EVENT_ID0);
+        Add(accSlot_u_sq, accSlot_u_sq, reduceOut_f32, 1);
         inQueueParam.FreeTensor(paramLocal);
         inQueueGrad.FreeTensor(gradLocal);
         inQueueExp_avg.FreeTensor(exp_avgLocal);
@@ -352,6 +352,8 @@ private:
     TQue<TPosition::VECIN, 1> inQueueExp_avg_sq;
     TBuf<TPosition::VECCALC> accTmp_f32Buf;
     TBuf<TPosition::VECCALC> reduceOut_f32Buf;
+    TBuf<TPosition::VECCALC> accSlot_w_sqBuf;
+    TBuf<TPosition::VECCALC> accSlot_u_sqBuf;
     TQue<TPosition::VECIN, 1> inQueueParam1;
     TBuf<TPosition::VECCALC> tmp0Buf1;
     TQue<TPosition::VECIN, 1> inQueueGrad1;

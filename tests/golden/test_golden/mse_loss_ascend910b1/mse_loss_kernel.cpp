@@ -53,11 +53,12 @@ public:
         pipe.InitBuffer(tmp1Buf, tileLength_ * sizeof(float));
         pipe.InitBuffer(accTmp_f32Buf, ((tileLength_ * sizeof(float) + 255) / 256 * sizeof(float) + 31) / 32 * 32);
         pipe.InitBuffer(reduceOut_f32Buf, 32);
+        pipe.InitBuffer(accSlot_totalBuf, 32);
     }
 
     __aicore__ inline void Process()
     {
-        total_ = 0.0f;  // this core's part
+        Duplicate(accSlot_totalBuf.Get<float>(), 0.0f, 8);  // total: this core's running value
         const uint64_t tiles = blockLength_ / tileLength_;
         const uint32_t tail = static_cast<uint32_t>(blockLength_ % tileLength_);
         for (uint64_t i = 0; i < tiles; ++i) {
@@ -71,6 +72,9 @@ public:
             CopyOut(tiles * tileLength_, tail);
         }
         {
+            SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads this core's running values
+            WaitFlag<HardEvent::V_S>(EVENT_ID0);
+            total_ = accSlot_totalBuf.Get<float>().GetValue(0);
             pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue
             pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);
             pipe.InitBuffer(scalarOutF32_, 32);
@@ -128,6 +132,7 @@ private:
         LocalTensor<float> tmp1 = tmp1Buf.Get<float>();
         LocalTensor<float> accTmp_f32 = accTmp_f32Buf.Get<float>();
         LocalTensor<float> reduceOut_f32 = reduceOut_f32Buf.Get<float>();
+        LocalTensor<float> accSlot_total = accSlot_totalBuf.Get<float>();
         // mse_loss.adsl:10
         Cast(tmp0, predictionsLocal, RoundMode::CAST_NONE, count);
         Cast(tmp1, targetsLocal, RoundMode::CAST_NONE, count);
@@ -135,11 +140,7 @@ private:
         // mse_loss.adsl:11
         Mul(tmp0, tmp0, tmp0, count);
         ReduceSum(reduceOut_f32, tmp0, accTmp_f32, static_cast<int32_t>(count));
-        SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the reduced value
-        WaitFlag<HardEvent::V_S>(EVENT_ID0);
-        total_ += static_cast<float>(reduceOut_f32.GetValue(0));
-        SetFlag<HardEvent::S_V>(EVENT_ID0);  // before the vector unit overwrites it
-        WaitFlag<HardEvent::S_V>(EVENT_ID0);
+        Add(accSlot_total, accSlot_total, reduceOut_f32, 1);
         inQueuePredictions.FreeTensor(predictionsLocal);
         inQueueTargets.FreeTensor(targetsLocal);
     }
@@ -155,6 +156,7 @@ private:
     TBuf<TPosition::VECCALC> tmp1Buf;
     TBuf<TPosition::VECCALC> accTmp_f32Buf;
     TBuf<TPosition::VECCALC> reduceOut_f32Buf;
+    TBuf<TPosition::VECCALC> accSlot_totalBuf;
     GlobalTensor<float> predictionsGm;
     GlobalTensor<float> targetsGm;
     GlobalTensor<float> lossGm;
