@@ -147,12 +147,14 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             if n in env:
                 return env[n]
             return torch.tensor(scalars[n], dtype=t.dtype.torch)
-        case ir.Load(tensor=name, type=t):
+        case ir.Load(tensor=name, type=t) as e:
             view = views[name]
             if t.layout is ir.Layout.ROWS:
                 return view[sl, :].clone()
             if t.layout is ir.Layout.ROW:
                 return view.reshape(1, -1).clone()
+            if t.layout is ir.Layout.COL and e.index.period:  # rows n*C + c read w[c]
+                return view.reshape(-1)[torch.arange(sl.start, sl.stop) % view.numel()].reshape(-1, 1).clone()
             if t.layout is ir.Layout.COL:
                 return view[sl].reshape(-1, 1).clone()
             return view[sl].clone()

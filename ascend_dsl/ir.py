@@ -115,6 +115,9 @@ class TileIndex:
     var: str | None
     rows: bool = False
     span: Span = _SPAN
+    #: `w[r]` of a tensor over the trailing split symbols (a `[C]` tensor under `split(N * C)`): row r
+    #: reads w[r % period]; `period` is the product of those symbols (e.g. "C").
+    period: str | None = None
 
     def __str__(self) -> str:
         return ":" if self.var is None else f"{self.var}, :" if self.rows else self.var

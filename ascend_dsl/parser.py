@@ -716,6 +716,11 @@ class _Builder:
         if len(idx) == 1 and is_tile[0] and len(p.shape) == 1:
             if rows is None:
                 return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.FLAT
+            k = len(p.shape)
+            if p.shape != self.split_extent and len(self.split_extent) > k and p.shape == self.split_extent[-k:]:
+                # a per-channel tensor: rows n*C + c read w[c] (e.g. batch-norm statistics)
+                period = " * ".join(map(str, p.shape))
+                return name, ir.TileIndex(tile, False, self.o.span(idx[0]), period), ir.Layout.COL
             if " * ".join(map(str, p.shape)) != rows[0]:
                 raise self.err("INDEX", f"'{name}[{tile}]' in a row loop needs a tensor over the rows ({rows[0]}); "
                                f"'{name}' has shape {list(p.shape)}", e)

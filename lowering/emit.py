@@ -186,6 +186,14 @@ class _StageWriter:
     def copy_in(self, s: ir.CopyIn) -> None:
         q, c = self.buffers[s.buffer]["member"], self.ctype(s.buffer)
         self.mark(s.span)
+        if s.index.period:  # per-channel values: rows n*C + c read w[c], one scalar read per row
+            gm = self.tensors[s.tensor]["gm"]
+            self.lines += [f"LocalTensor<{c}> {s.buffer} = {q}.AllocTensor<{c}>();",
+                           "for (uint32_t i = 0; i < count; ++i) {",
+                           f"    {s.buffer}.SetValue(i, {gm}.GetValue((rowStart_ + offset + i) % {gm}Period_));", "}",
+                           "SetFlag<HardEvent::S_V>(EVENT_ID0);  // scalar writes before the vector unit reads them",
+                           "WaitFlag<HardEvent::S_V>(EVENT_ID0);", f"{q}.EnQue({s.buffer});"]
+            return
         self.lines += [f"LocalTensor<{c}> {s.buffer} = {q}.AllocTensor<{c}>();",
                        self.copy_call("GmToUb", s.buffer, self.tensors[s.tensor]["gm"]), f"{q}.EnQue({s.buffer});"]
 
@@ -370,10 +378,16 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
     lines += [f"{sym}_ = tiling.{sym};" for sym in _value_symbols(kernel, tl)]
     params = {p.name: p for p in kernel.tensors}
     scalar_only = _scalar_store_only(kernel)
+    periodic = _periodic_tensors(kernel)
+    if periodic:
+        lines.append("rowStart_ = start;  // per-channel tensors are indexed by the global row")
     for t in tensors:
         p = params[t["name"]]
         base = f"(__gm__ {t['ctype']}*){t['name']}"
-        if p.name in scalar_only:
+        if p.name in periodic:
+            period = " * ".join(f"tiling.{d}" for d in p.shape)
+            lines += [f"{t['gm']}Period_ = {period};", f"{t['gm']}.SetGlobalBuffer({base}, {t['gm']}Period_);"]
+        elif p.name in scalar_only:
             lines.append(f"{t['gm']}.SetGlobalBuffer({base}, 1);  // element 0, written once after the split loops")
         elif tl.row_shape and len(p.shape) > len(split.extent) and tuple(p.shape[:len(split.extent)]) == split.extent:
             lines.append(f"{t['gm']}.SetGlobalBuffer({base} + start * D_, blockLength_ * D_);")
@@ -405,6 +419,11 @@ def _value_symbols(kernel: ir.Kernel, tl: ir.TileLoop) -> list[str]:
                     used.update({e.name: None for e in ir.walk_expr(o) if isinstance(e, ir.Ref) and e.name in symbols})
     row_len = tl.row_shape[1] if tl.row_shape else None
     return [s for s in used if s != row_len]  # a row loop's D_ already holds a one-symbol row length
+
+
+def _periodic_tensors(kernel: ir.Kernel) -> list[str]:
+    return list(dict.fromkeys(s.tensor for s in ir.walk(kernel.body)
+                              if isinstance(s, ir.CopyIn) and s.index.period))
 
 
 def _scalar_store_only(kernel: ir.Kernel) -> set[str]:
@@ -628,6 +647,9 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     view["kernel_scalars"] = [f"float {n}_ = 0.0f;" for n in dict.fromkeys(kscalars)]
     view["kernel_scalars"] += [f"uint64_t {sym}_ = 0;  // shape symbol read as a value"
                                for sym in _value_symbols(kernel, tl)]
+    periodic = _periodic_tensors(kernel)
+    view["kernel_scalars"] += (["uint64_t rowStart_ = 0;  // this core's first row"] if periodic else []) + \
+        [f"uint64_t {n}GmPeriod_ = 0;  // rows n*C + c read {n}[c]" for n in periodic]
     view["acc_init"] = first["acc_init"]
     store_dtypes = sorted({kernel.param(s.tensor).dtype for s in kernel.body if isinstance(s, ir.ScalarStore)},
                           key=str)

@@ -74,6 +74,8 @@ EXAMPLE_SHAPES.update(CUBE_EXAMPLE_SHAPES)
 EXAMPLE_SHAPES.update({
     "loss/cross_entropy": [{}, {"batch_size": 33, "num_classes": 1001}],
     # planes of H*W as rows; the 16x64x256x256 benchmark shape lowers (its 256 KB planes need long-row support)
+    "normalization/batch_norm": [{"batch_size": 2, "features": 4, "dim1": 32, "dim2": 64},
+                                 {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
     "normalization/instance_norm": [{"batch_size": 2, "features": 4, "dim1": 32, "dim2": 64},
                                     {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
     "normalization/frobenius_norm": [{"batch_size": 4, "features": 16, "dim1": 64, "dim2": 64},

@@ -185,3 +185,32 @@ def test_gather_argument_errors(bad, needle):
     d = _error(text).diagnostics[0]
     assert d.code == "TYPE" and needle in d.message
     assert d.span.line == _line_of(text, "store(y[r]")
+
+
+PER_CHANNEL = '''from ascend_dsl import kernel, Tensor, f32
+
+@kernel
+def k(x: Tensor[f32, "N, C, H, W"], w: Tensor[f32, "C"], y: Tensor[f32, "N, C, H, W"]):
+    for blk in split(N * C, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            store(y[r, :], load(x[r, :]) * load(w[r]))
+'''
+
+
+def test_per_channel_tensor_gives_each_plane_its_channel_value():
+    k = _kernel(PER_CHANNEL)
+    load = next(e for s in ir.walk(k.body) if isinstance(s, ir.Store) for e in ir.walk_expr(s.value)
+                if isinstance(e, ir.Load) and e.tensor == "w")
+    assert load.index.period == "C" and load.type.layout is ir.Layout.COL
+    x, w = torch.randn(3, 5, 4, 6), torch.randn(5)
+    y = torch.zeros_like(x)
+    interpreter.run(k, {"x": x, "w": w, "y": y}, num_cores=2, tile=48)  # tiles cut across channels
+    assert torch.equal(y, x * w.reshape(1, 5, 1, 1))
+    project, _ = lower(k, "ascend910b1", "acc.adsl")
+    assert "wGm.GetValue((rowStart_ + offset + i) % wGmPeriod_)" in project.files["k_kernel.cpp"]
+
+
+def test_a_tensor_over_other_symbols_is_still_an_index_error():
+    text = PER_CHANNEL.replace('w: Tensor[f32, "C"]', 'w: Tensor[f32, "H"]')
+    d = _error(text).diagnostics[0]
+    assert d.code == "INDEX" and "tensor over the rows" in d.message
