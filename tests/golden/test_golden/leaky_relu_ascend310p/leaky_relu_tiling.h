@@ -25,15 +25,19 @@ inline uint32_t LeakyReluComputeTiling(uint64_t N, float negative_slope, uint32_
         perCore = kMinPerCore;
     }
     perCore = (perCore + kBlockGranule - 1) / kBlockGranule * kBlockGranule;
-    uint64_t tilesPerCore = (perCore + kMaxTile - 1) / kMaxTile;
-    if (tilesPerCore < kMinTilesPerCore && perCore >= kMinTilesPerCore * kTileGranule) {
-        tilesPerCore = kMinTilesPerCore;  // double buffering overlaps copy and compute only across tiles
-    }
-    uint64_t tile = (perCore + tilesPerCore - 1) / tilesPerCore;  // balance the tiles of a core
-    tile = (tile + kTileGranule - 1) / kTileGranule * kTileGranule;
+    // The tile length for a loop whose largest UB tile is maxTile: balanced tiles, at least two per core.
+    auto tileFor = [&](uint64_t maxTile) -> uint32_t {
+        uint64_t tilesPerCore = (perCore + maxTile - 1) / maxTile;
+        if (tilesPerCore < kMinTilesPerCore && perCore >= kMinTilesPerCore * kTileGranule) {
+            tilesPerCore = kMinTilesPerCore;  // double buffering overlaps copy and compute only across tiles
+        }
+        uint64_t tile = (perCore + tilesPerCore - 1) / tilesPerCore;  // balance the tiles of a core
+        tile = (tile + kTileGranule - 1) / kTileGranule * kTileGranule;
+        return static_cast<uint32_t>(tile < maxTile ? tile : maxTile);
+    };
     t->N = N;
     t->blockLength = perCore;
-    t->tileLength = static_cast<uint32_t>(tile < kMaxTile ? tile : kMaxTile);
+    t->tileLength = tileFor(kMaxTile);
     t->negative_slope = negative_slope;
     return total == 0 ? 1u : static_cast<uint32_t>((total + perCore - 1) / perCore);
 }
