@@ -7,9 +7,9 @@ rebuild the provider from its picklable ProviderConfig (one per process).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .cache import ResultCache, unit_key
 from .loop import LoopConfig, SampleResult, run_sample

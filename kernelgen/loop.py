@@ -9,8 +9,8 @@ every trial of every attempt (distinct seeds).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import prompt
 from .candidate import Outcome, evaluate

@@ -18,8 +18,8 @@ from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
 
 from .context import PassContext
-from .passes.select_instructions import ROW_LENGTH
 from .emit_window import build_window_view
+from .passes.select_instructions import ROW_LENGTH
 from .scalar_loops import SCAN_APIS, reduce_prod_lines, scan_lines
 from .tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, REPEAT_BYTES, block_granule
 
@@ -459,7 +459,7 @@ class _ScalarWriter:
                        "SyncAll();",
                        "DataCopy(slots, workspaceGm_, static_cast<uint32_t>(GetBlockNum()) * 8);",
                        "SetFlag<HardEvent::MTE2_S>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);"]
-        for j, a in enumerate(accs):
+        for a in accs:
             self.lines.append(f"{a.name}_ = {c_literal(a.init, DType.F32)};")
         self.lines.append("for (int64_t c = 0; c < GetBlockNum(); ++c) {")
         for j, a in enumerate(accs):

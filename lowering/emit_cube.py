@@ -17,8 +17,19 @@ from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from .context import PassContext
-from .emit import (GENERATOR, EmittedProject, _buffer_views, _copy, _host_bytes, _loc, _RowStageWriter, camel,
-                   compute_frame, render, write_stages)
+from .emit import (
+    GENERATOR,
+    EmittedProject,
+    _buffer_views,
+    _copy,
+    _host_bytes,
+    _loc,
+    _RowStageWriter,
+    camel,
+    compute_frame,
+    render,
+    write_stages,
+)
 from .passes.plan_cube import DB_L0AB, DB_L0C, DEPTH_L1, FRACTAL, STEP_K
 
 MIX_RATIO = 2  # AIV per AIC (ascendc.md §5.2)

@@ -73,7 +73,7 @@ def _run(args) -> int:
         source = matches[0]
     else:
         source = sources[0]
-    for var, dt in args.dtype:
+    for _var, dt in args.dtype:
         if dt not in BY_NAME:
             raise DslError.at("UNKNOWN-DTYPE", f"unknown dtype '{dt}' in --dtype", None,
                               f"dtypes: {', '.join(BY_NAME)}")
@@ -82,7 +82,7 @@ def _run(args) -> int:
     project, ctx = lower(kernel, args.target, args.file.name, dump)
     out = args.out or Path("build/ascendc") / kernel.name
     files = dict(project.files)
-    for i, (pname, text) in enumerate(ctx.dumps.items()):
+    for pname, text in ctx.dumps.items():
         files[f"dumps/{PASS_NAMES.index(pname) + 1:02d}_{pname}.adsl"] = text
     write_project(out, files)
     dtypes = ", ".join(f"{k}={v}" for k, v in kernel.type_args) or "-"

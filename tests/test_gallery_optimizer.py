@@ -31,7 +31,7 @@ def _forward(model, inputs):
     before = [t.clone() for t in inputs]
     with torch.no_grad():
         out = model(*inputs)
-    for a, b in zip(inputs, before):
+    for a, b in zip(inputs, before, strict=True):
         assert torch.equal(a, b), "forward must not modify its inputs"
     return out
 
@@ -112,7 +112,7 @@ def test_lamb_matches_the_paper():
     model, inputs = _task("lamb")
     out = _forward(model, inputs)
     ref = _lamb_reference(*inputs, model.lr, model.beta1, model.beta2, model.eps, model.weight_decay, model.step)
-    for a, b in zip(out, ref):
+    for a, b in zip(out, ref, strict=True):
         _close(a, b)
     # a zero parameter tensor has norm 0: trust ratio 1
     inputs[0] = torch.zeros_like(inputs[0])

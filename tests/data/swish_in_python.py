@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from ascend_dsl import kernel, Tensor, f32
+from ascend_dsl import Tensor, f32, kernel
 
 
 @kernel
