@@ -68,8 +68,10 @@ EXAMPLE_SHAPES["pooling/max_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "cha
 #: Scans and products per row also run on the scalar unit: the benchmark's 4000-long rows, but 8 of them.
 EXAMPLE_SHAPES.update({f"{cat}/{name}": [{"batch_size": 8, "dim": 4000}, {"batch_size": 33, "dim": 1001}]
                        for cat, names in (("math", ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum",
-                                                    "masked_cumsum")), ("reduce", ("prod_dim",)))
+                                                    "masked_cumsum")),)
                        for name in names})
+#: prod over the last dim of [batch_size, dim1, dim2] (scalar loop): 8 x 4000 and 3 x 11 rows of 1001.
+EXAMPLE_SHAPES["reduce/prod_dim"] = [{"batch_size": 2, "dim1": 4, "dim2": 4000}, {"batch_size": 3, "dim1": 11, "dim2": 1001}]
 EXAMPLE_SHAPES.update(CUBE_EXAMPLE_SHAPES)
 EXAMPLE_SHAPES.update({
     "loss/cross_entropy": [{}, {"batch_size": 33, "num_classes": 1001}],

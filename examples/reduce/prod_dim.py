@@ -3,7 +3,8 @@ from torch import nn
 
 
 class Model(nn.Module):
-    """Product over the last dimension. Inputs near 1 keep the product finite over long rows."""
+    """Product over the last dimension of a 3-D tensor [batch_size, dim1, dim2]. Inputs near 1 keep the
+    product finite over long rows."""
 
     def __init__(self):
         super().__init__()
@@ -12,12 +13,13 @@ class Model(nn.Module):
         return torch.prod(x, dim=-1)
 
 
-batch_size = 128
-dim = 4096
+batch_size = 16
+dim1 = 256
+dim2 = 256
 
 
 def get_inputs():
-    x = 1.0 + 0.02 * torch.randn(batch_size, dim)
+    x = 1.0 + 0.02 * torch.randn(batch_size, dim1, dim2)
     return [x]
 
 
