@@ -40,6 +40,8 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
             scalars[stmt.name] = stmt.init
         elif isinstance(stmt, ir.ScalarAssign):
             scalars[stmt.name] = float(_eval(stmt.value, {}, views, scalars, slice(0)))
+        elif isinstance(stmt, ir.ScalarLoad):
+            scalars[stmt.name] = float(views[stmt.tensor].reshape(-1)[0])
         elif isinstance(stmt, ir.ScalarStore):
             views[stmt.tensor].reshape(-1)[0] = _eval(stmt.value, {}, views, scalars, slice(0))
         elif isinstance(stmt, ir.CubeLoop):

@@ -308,8 +308,18 @@ class ScalarStore:
     span: Span = _SPAN
 
 
+@dataclass(frozen=True)
+class ScalarLoad:
+    """Kernel scope: `s = load(scale[0])`, element 0 of a GM tensor read once by every core (a
+    1-element tensor broadcast like a scalar parameter)."""
+
+    name: str
+    tensor: str
+    span: Span = _SPAN
+
+
 Stmt = (Assign | Store | SplitLoop | TileLoop | Stage | CopyIn | CopyOut | VecOp | AccDecl | Accumulate | ScalarAssign
-        | ScalarStore)
+        | ScalarStore | ScalarLoad)
 
 # ----------------------------------------------------------------------------- kernel
 

@@ -420,6 +420,9 @@ class _Builder:
         if name in self.kscalars or name in OPS or name in CALLABLE:
             what = "names an op" if name not in self.kscalars else "is already defined"
             raise self.err("DUPLICATE-NAME", f"'{name}' {what}", name_tok, "pick another name")
+        if isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "load":
+            self.kscalars[name] = ir.scalar_of(DType.F32)
+            return ir.ScalarLoad(name, self.element_zero(value, "load(scale[0])"), self.o.span(st))
         e = self.expr(value, "")
         if e.type.kind is not ir.Kind.SCALAR:
             raise self.err("TYPE", "kernel-scope values are scalars", value,
@@ -430,23 +433,31 @@ class _Builder:
             return ir.AccDecl(name, float(e.value), self.o.span(st))
         return ir.ScalarAssign(name, e, self.o.span(st))
 
+    def element_zero(self, call: Tree, example: str, target=None) -> str:
+        """The tensor of `x[0]`, the only index a kernel-scope load or store takes."""
+        if target is None:
+            pos, kw = self.call_args(call)
+            if len(pos) != 1 or kw:
+                raise self.err("ARGS", "load takes one tensor element", call, example)
+            target = pos[0]
+        ok = (isinstance(target, Tree) and target.data == "subscript" and len(target.children) == 2
+              and isinstance(target.children[1], Tree) and target.children[1].data == "number"
+              and str(target.children[1].children[0]) == "0")
+        if not ok:
+            raise self.err("INDEX", "outside the split loops, load and store take element 0 of a tensor", target,
+                           example)
+        p = self.params.get(str(target.children[0]))
+        if not isinstance(p, ir.TensorParam):
+            raise self.undefined(target.children[0], [n for n, q in self.params.items()
+                                                      if isinstance(q, ir.TensorParam)], "a tensor parameter")
+        return p.name
+
     def scalar_store(self, st: Tree) -> ir.ScalarStore:
         call = st.children[0]
         pos, kw = self.call_args(call)
         if len(pos) != 2 or kw:
             raise self.err("ARGS", "store takes a tensor element and a value", call, "store(loss[0], total / N)")
-        target = pos[0]
-        ok = (isinstance(target, Tree) and target.data == "subscript" and len(target.children) == 2
-              and isinstance(target.children[1], Tree) and target.children[1].data == "number"
-              and str(target.children[1].children[0]) == "0")
-        if not ok:
-            raise self.err("INDEX", "after the split loops, store writes element 0 of a tensor", target,
-                           "store(loss[0], total / N)")
-        tensor = str(target.children[0])
-        p = self.params.get(tensor)
-        if not isinstance(p, ir.TensorParam):
-            raise self.undefined(target.children[0], [n for n, q in self.params.items()
-                                                      if isinstance(q, ir.TensorParam)], "a tensor parameter")
+        tensor = self.element_zero(call, "store(loss[0], total / N)", pos[0])
         value = self.expr(pos[1], "")
         if value.type.kind is not ir.Kind.SCALAR:
             raise self.err("TYPE", "a kernel-scope store takes a scalar", pos[1])

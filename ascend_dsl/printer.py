@@ -88,6 +88,8 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             return [f"{ind}{n} = {c}({n}, {r.removeprefix('reduce_')}({_value(v)}))"]
         case ir.ScalarAssign(name=n, value=v):
             return [f"{ind}{n} = {expr(v)}"]
+        case ir.ScalarLoad(name=n, tensor=t):
+            return [f"{ind}{n} = load({t}[0])"]
         case ir.ScalarStore(tensor=t, value=v):
             return [f"{ind}store({t}[0], {expr(v)})"]
         case ir.VecOp(api=api, dst=d, srcs=srcs, attrs=attrs):

@@ -388,13 +388,16 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
             period = " * ".join(f"tiling.{d}" for d in p.shape)
             lines += [f"{t['gm']}Period_ = {period};", f"{t['gm']}.SetGlobalBuffer({base}, {t['gm']}Period_);"]
         elif p.name in scalar_only:
-            lines.append(f"{t['gm']}.SetGlobalBuffer({base}, 1);  // element 0, written once after the split loops")
+            lines.append(f"{t['gm']}.SetGlobalBuffer({base}, 1);  // element 0 only (kernel-scope load/store)")
         elif tl.row_shape and len(p.shape) > len(split.extent) and tuple(p.shape[:len(split.extent)]) == split.extent:
             lines.append(f"{t['gm']}.SetGlobalBuffer({base} + start * D_, blockLength_ * D_);")
         elif tl.row_shape and " * ".join(map(str, p.shape)) == tl.row_shape[1]:
             lines.append(f"{t['gm']}.SetGlobalBuffer({base}, D_);")
         else:
             lines.append(f"{t['gm']}.SetGlobalBuffer({base} + start, blockLength_);")
+    for s in kernel.body:
+        if isinstance(s, ir.ScalarLoad):  # one scalar read of GM per core, before any tile
+            lines.append(f"{s.name}_ = static_cast<float>({s.tensor}Gm.GetValue(0));  // {_loc(ctx, s.span)}")
     if kernel.accumulators:
         lines.append("workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * 8);  "
                      "// one 32-byte slot per core")
@@ -428,7 +431,7 @@ def _periodic_tensors(kernel: ir.Kernel) -> list[str]:
 
 def _scalar_store_only(kernel: ir.Kernel) -> set[str]:
     tiled = {s.tensor for s in ir.walk(kernel.body) if isinstance(s, (ir.Store, ir.CopyOut, ir.CopyIn))}
-    return {s.tensor for s in kernel.body if isinstance(s, ir.ScalarStore)} - tiled
+    return {s.tensor for s in kernel.body if isinstance(s, (ir.ScalarStore, ir.ScalarLoad))} - tiled
 
 
 _SCALAR_MATH = {"sqrt": "Sqrt", "rsqrt": "Rsqrt", "exp": "Exp", "log": "Ln", "abs": "Abs", "reciprocal": None}
@@ -643,7 +646,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
         "workspace": bool(kernel.accumulators),
     }
     # Kernel-scope scalars: accumulators, named scalars, and the symbols read as values.
-    kscalars = [s.name for s in kernel.body if isinstance(s, (ir.AccDecl, ir.ScalarAssign))]
+    kscalars = [s.name for s in kernel.body if isinstance(s, (ir.AccDecl, ir.ScalarAssign, ir.ScalarLoad))]
     view["kernel_scalars"] = [f"float {n}_ = 0.0f;" for n in dict.fromkeys(kscalars)]
     view["kernel_scalars"] += [f"uint64_t {sym}_ = 0;  // shape symbol read as a value"
                                for sym in _value_symbols(kernel, tl)]

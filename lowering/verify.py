@@ -18,7 +18,7 @@ def verify(kernel: ir.Kernel, pass_name: str) -> None:
         if isinstance(c, ir.CubeLoop):
             tensors[c.matmul.name] = ir.TensorParam(c.matmul.name, DType.F32, (c.m, c.n))
     scalars = ({p.name for p in kernel.scalars} | set(kernel.symbols)
-               | {s.name for s in kernel.body if isinstance(s, (ir.AccDecl, ir.ScalarAssign))})
+               | {s.name for s in kernel.body if isinstance(s, (ir.AccDecl, ir.ScalarAssign, ir.ScalarLoad))})
     outputs = {p.name for p in kernel.outputs}
     for s in ir.walk(kernel.body):
         if s.span.line <= 0:

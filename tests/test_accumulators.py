@@ -214,3 +214,30 @@ def test_a_tensor_over_other_symbols_is_still_an_index_error():
     text = PER_CHANNEL.replace('w: Tensor[f32, "C"]', 'w: Tensor[f32, "H"]')
     d = _error(text).diagnostics[0]
     assert d.code == "INDEX" and "tensor over the rows" in d.message
+
+
+SCALE = '''from ascend_dsl import kernel, Tensor, f32
+
+@kernel
+def k(x: Tensor[f32, "N"], scale: Tensor[f32, "1"], y: Tensor[f32, "N"]):
+    s = load(scale[0])
+    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            store(y[t], load(x[t]) * s)
+'''
+
+
+def test_kernel_scope_load_reads_element_zero_as_a_scalar():
+    k = _kernel(SCALE)
+    assert isinstance(k.body[0], ir.ScalarLoad) and [p.name for p in k.inputs] == ["x", "scale"]
+    x, y = torch.randn(1000), torch.zeros(1000)
+    interpreter.run(k, {"x": x, "scale": torch.tensor([2.5]), "y": y}, num_cores=3, tile=256)
+    assert torch.equal(y, x * 2.5)
+    code = lower(k, "ascend910b1", "acc.adsl")[0].files["k_kernel.cpp"]
+    assert "s_ = static_cast<float>(scaleGm.GetValue(0));" in code and "scaleGm.SetGlobalBuffer((__gm__ float*)scale, 1)" in code
+
+
+def test_kernel_scope_load_of_another_element_is_an_error():
+    text = SCALE.replace("load(scale[0])", "load(scale[1])")
+    d = _error(text).diagnostics[0]
+    assert d.code == "INDEX" and "element 0" in d.message and d.span.line == _line_of(text, "load(scale[1])")

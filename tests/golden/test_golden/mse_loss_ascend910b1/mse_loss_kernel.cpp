@@ -44,7 +44,7 @@ public:
         N_ = tiling.N;
         predictionsGm.SetGlobalBuffer((__gm__ float*)predictions + start, blockLength_);
         targetsGm.SetGlobalBuffer((__gm__ float*)targets + start, blockLength_);
-        lossGm.SetGlobalBuffer((__gm__ float*)loss, 1);  // element 0, written once after the split loops
+        lossGm.SetGlobalBuffer((__gm__ float*)loss, 1);  // element 0 only (kernel-scope load/store)
         workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * 8);  // one 32-byte slot per core
         // mse_loss.adsl:9: UB buffers, sized for the largest tile
         pipe.InitBuffer(inQueuePredictions, 2, tileLength_ * sizeof(float));
