@@ -603,7 +603,7 @@ class _Builder:
 
     def tile_stmt(self, st: Tree, tile: str) -> ir.Stmt:
         if st.data == "aug_assign":
-            return self.accumulate(st, tile, "add", st.children[1])
+            return self.accumulate(st.children[0], st, tile, "add", st.children[1])
         if st.data == "assign" and str(st.children[0]) in self.kscalars:
             return self.accumulate_minmax(st, tile)
         if st.data == "assign":
@@ -654,11 +654,10 @@ class _Builder:
             raise self.err("KERNEL-STRUCTURE", "loops inside a tile loop are not supported", st)
         raise self.err("KERNEL-STRUCTURE", f"unexpected statement '{st.data}'", st)
 
-    def accumulate(self, st: Tree, tile: str, combine: str, rhs) -> ir.Accumulate:
-        name_tok = st.children[0]
+    def accumulate(self, name_tok: Token, st: Tree, tile: str, combine: str, rhs) -> ir.Accumulate:
+        """`st` updates accumulator `name_tok` with the reduction `rhs` (sum/max/min of a tile)."""
         name = str(name_tok)
-        decl = next((a for a in self._accs() if a == name), None)
-        if decl is None:
+        if name not in self.acc_names:
             raise self.err("UNDEFINED-NAME", f"'{name}' is not an accumulator", name_tok,
                            f"declare it before the split loop: {name} = 0.0")
         if name in self.combined:
@@ -686,7 +685,7 @@ class _Builder:
     def accumulate_minmax(self, st: Tree, tile: str) -> ir.Accumulate:
         name_tok, value = st.children
         name = str(name_tok)
-        if name not in self._accs():
+        if name not in self.acc_names:
             raise self.err("DUPLICATE-NAME", f"cannot assign to '{name}' inside a tile loop: it is a kernel-scope "
                            "scalar", name_tok)
         call_ok = isinstance(value, Tree) and value.data == "call" and self.call_name(value) in ("max", "min")
@@ -695,13 +694,9 @@ class _Builder:
             first = pos[0] if pos else None
             if len(pos) == 2 and not kw and isinstance(first, Tree) and first.data == "name" \
                     and str(first.children[0]) == name:
-                fake = Tree("acc", [name_tok, pos[1]], value.meta)
-                return self.accumulate(fake, tile, self.call_name(value), pos[1])
+                return self.accumulate(name_tok, st, tile, self.call_name(value), pos[1])
         raise self.err("UNSUPPORTED", f"accumulator '{name}' is updated with {name} += sum(v), "
                        f"{name} = max({name}, max(v)) or {name} = min({name}, min(v))", value)
-
-    def _accs(self) -> set[str]:
-        return {n for n in self.kscalars if n in self.acc_names}
 
     def slice_of(self, e, tile: str) -> tuple[str, ir.TileIndex, ir.Layout]:
         if self.cube is not None:

@@ -209,7 +209,8 @@ class _StageWriter:
         return _copy(way, "", buf, f"{gm}[offset]", "count")
 
     def accumulate(self, s: ir.Accumulate) -> None:
-        """Reduce the tile to one value and fold it into the core's accumulator (a scalar register)."""
+        """Reduce the tile to one value and fold it, on the vector unit, into this core's running value
+        (an f32 UB block read by the scalar unit once, after the loop)."""
         self.mark(s.span)
         buf = s.value.name
         dt = self.buffers[buf]["buffer"].dtype
@@ -507,6 +508,11 @@ class _ScalarWriter:
                        f"    {_copy('UbToGm', '', 'one', t['gm'], '1')}", "}"]
 
 
+def _store_dtypes(kernel: ir.Kernel, stmts) -> list[DType]:
+    """Dtypes of the single-element stores among `stmts` (each gets a 32-byte UB buffer)."""
+    return sorted({kernel.param(s.tensor).dtype for s in stmts if isinstance(s, ir.ScalarStore)}, key=str)
+
+
 _IDENTITY = {"add": 0.0, "max": float("-inf"), "min": float("inf")}
 
 
@@ -533,7 +539,7 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
         w.lines += ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads this core's running values",
                     "WaitFlag<HardEvent::V_S>(EVENT_ID0);"]
         w.lines += [f"{a.name}_ = accSlot_{a.name}Buf{suffix}.Get<float>().GetValue(0);" for a in accs]
-    store_dtypes = sorted({kernel.param(s.tensor).dtype for s in stmts if isinstance(s, ir.ScalarStore)}, key=str)
+    store_dtypes = _store_dtypes(kernel, stmts)
     w.lines += ["pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue",
                 "pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);"]
     w.lines += [f"pipe.InitBuffer(scalarOut{camel(d.value)}_, 32);" for d in store_dtypes]
@@ -654,8 +660,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     view["kernel_scalars"] += (["uint64_t rowStart_ = 0;  // this core's first row"] if periodic else []) + \
         [f"uint64_t {n}GmPeriod_ = 0;  // rows n*C + c read {n}[c]" for n in periodic]
     view["acc_init"] = first["acc_init"]
-    store_dtypes = sorted({kernel.param(s.tensor).dtype for s in kernel.body if isinstance(s, ir.ScalarStore)},
-                          key=str)
+    store_dtypes = _store_dtypes(kernel, kernel.body)
     view["epilogue_bufs"] = (["TBuf<TPosition::VECCALC> scalarBuf_;  // combine slots + one-element math"]
                              if any(ph["after"] for ph in phase_views) else [])
     view["epilogue_bufs"] += [f"TBuf<TPosition::VECCALC> scalarOut{camel(d.value)}_;  // one {d} element"

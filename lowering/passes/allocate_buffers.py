@@ -115,32 +115,28 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 renamed.append(replace(s, name=where[s.name], value=rename(s.value)))
             else:
                 renamed.append(replace(s, value=rename(s.value)))
+        def scratch(name: str, dtype: DType, layout: ir.Layout) -> None:
+            decls[name] = ir.Buffer(name, ir.Position.VECCALC, dtype, 1, _bits(dtype), layout, tl.span)
+
         for dtype in sorted({s.value.args[0].type.dtype for s in stmts if isinstance(s, ir.Assign) and
                              isinstance(s.value, ir.Op) and s.value.op in VECTOR_REDUCTIONS}, key=str):
             # ReduceSum/Max/Min need a scratch tensor (a row) and write their result to a 32-byte block.
-            decls[f"reduceTmp_{dtype}"] = ir.Buffer(f"reduceTmp_{dtype}", ir.Position.VECCALC, dtype, 1,
-                                                    _bits(dtype), ir.Layout.ROW, tl.span)
-            decls[f"reduceOut_{dtype}"] = ir.Buffer(f"reduceOut_{dtype}", ir.Position.VECCALC, dtype, 1,
-                                                    _bits(dtype), ir.Layout.BLOCK, tl.span)
-        for dtype, layout in sorted({(s.value.type.dtype, s.value.type.layout) for s in stmts
-                                     if isinstance(s, ir.Accumulate)}, key=str):
+            scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW)
+            scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK)
+        accs = [s for s in stmts if isinstance(s, ir.Accumulate)]
+        for dtype, layout in sorted({(s.value.type.dtype, s.value.type.layout) for s in accs}, key=str):
             # An accumulated tile is reduced to one value (ReduceSum/Max/Min over the whole tile, or
             # row by row for whole rows): a scratch tensor like the tile (one row for whole rows).
             # ReduceSum keeps one value per 256-byte repeat in its scratch (ascendc.md 4.3).
-            scratch = {ir.Layout.ROWS: ir.Layout.ROW, ir.Layout.FLAT: ir.Layout.REPEATS}.get(layout, layout)
-            decls[f"accTmp_{dtype}"] = ir.Buffer(f"accTmp_{dtype}", ir.Position.VECCALC, dtype, 1, _bits(dtype),
-                                                 scratch, tl.span)
-            decls.setdefault(f"reduceOut_{dtype}", ir.Buffer(f"reduceOut_{dtype}", ir.Position.VECCALC, dtype, 1,
-                                                             _bits(dtype), ir.Layout.BLOCK, tl.span))
+            scratch(f"accTmp_{dtype}", dtype, {ir.Layout.ROWS: ir.Layout.ROW,
+                                               ir.Layout.FLAT: ir.Layout.REPEATS}.get(layout, layout))
+            scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK)
         # This core's running value of each accumulator stays in UB (an f32 block): the vector unit
         # folds each tile's reduction into it, and the scalar unit reads it once, after the loop.
-        accs = [s for s in stmts if isinstance(s, ir.Accumulate)]
         for name in dict.fromkeys(s.name for s in accs):
-            decls[f"accSlot_{name}"] = ir.Buffer(f"accSlot_{name}", ir.Position.VECCALC, DType.F32, 1, 32,
-                                                 ir.Layout.BLOCK, tl.span)
+            scratch(f"accSlot_{name}", DType.F32, ir.Layout.BLOCK)
         if any(s.value.type.dtype is not DType.F32 for s in accs):
-            decls["accCast_f32"] = ir.Buffer("accCast_f32", ir.Position.VECCALC, DType.F32, 1, 32, ir.Layout.BLOCK,
-                                             tl.span)
+            scratch("accCast_f32", DType.F32, ir.Layout.BLOCK)
         return replace(tl, body=tuple(renamed), buffers_decl=tuple(decls.values()))
 
     return map_tile_bodies(kernel, body)
