@@ -3,7 +3,8 @@
     python -m npu_harness.gallery [--validate] [--write examples/README.md]
 
 Each example is `examples/<category>/<name>.adsl` with its task file `<name>.py`. The shapes an
-example is validated on are the task's own sizes plus the overrides in VALIDATION_SHAPES.
+example is validated on come from EXAMPLE_SHAPES, CATEGORY_SHAPES, ROW_SHAPES or FLAT_SHAPES (see
+`Example.shapes`).
 """
 
 from __future__ import annotations
@@ -20,13 +21,20 @@ from ascend_dsl.dtypes import DType
 
 ROOT = Path(__file__).resolve().parent.parent / "examples"
 
-#: Per category: size overrides (module-level constants of the task files) validated besides the
-#: task's defaults. The activation tasks take 16 x 16384 by default (aligned); 1 x 1000003 is not a
-#: multiple of the tile or of 32 bytes.
-VALIDATION_SHAPES: dict[str, list[dict[str, int]]] = {
+#: Flat kernels per category: the shapes (overrides of the task file's module-level size constants;
+#: {} = the task's own sizes) they are validated on. The activation tasks take 16 x 16384 by default
+#: (aligned); 1 x 1000003 is not a multiple of the tile or of 32 bytes. Row kernels of these
+#: categories use ROW_SHAPES.
+FLAT_SHAPES: dict[str, list[dict[str, int]]] = {
     "activation": [{}, {"batch_size": 1, "dim": 1000003}],
     "broadcast": [{}, {"batch_size": 33, "dim": 1001}],
     "math": [{}, {"batch_size": 33, "dim": 1001}],
+}
+#: Row kernels (2-D tensors, reductions per row): 33 rows of 1001 are neither a multiple of the
+#: core count nor of 32 bytes per row.
+ROW_SHAPES: list[dict[str, int]] = [{}, {"batch_size": 33, "dim": 1001}]
+#: Categories whose kernels, flat or rows, all take the same shapes.
+CATEGORY_SHAPES: dict[str, list[dict[str, int]]] = {
     # optimizer steps: the task default is 4M parameters; the emulator runs 256K (aligned) and 100003 (not a
     # multiple of the tile or of 32 bytes)
     "optimizer": [{"num_params": 262144}, {"num_params": 100003}],
@@ -34,20 +42,11 @@ VALIDATION_SHAPES: dict[str, list[dict[str, int]]] = {
     "loss": [{}, {"batch_size": 33, "dim": 1001}],
     # reductions over the last dimension of a 3-D tensor (the kernel views it as rows)
     "reduce": [{}, {"batch_size": 3, "dim1": 11, "dim2": 1001}],
+    # Matmul and fused-epilogue kernels (MIX): the task's sizes, then M, N, K that are not multiples of any
+    # base block (16 x 16 fractals; 300 rows = 2 full base blocks of 128 + a tail of 44).
+    "matmul": [{}, {"M": 300, "N": 75, "K": 70}],
+    "fuse": [{}, {"M": 300, "N": 75, "K": 70}],
 }
-#: Matmul and fused-epilogue kernels (MIX): the task's sizes, then M, N, K that are not multiples of any
-#: base block (16 x 16 fractals; 300 rows = 2 full base blocks of 128 + a tail of 44). Per example where
-#: the task names its sizes differently (matrix-vector: N = 1; batched: Bt).
-CUBE_SHAPES: list[dict[str, int]] = [{}, {"M": 300, "N": 75, "K": 70}]
-CUBE_EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
-    "matmul/matvec": [{}, {"M": 300, "K": 70}],
-    "matmul/matmul_batched": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
-    "fuse/batched_matmul_scale_relu": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
-    "fuse/attention_scores": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
-}
-#: Row kernels (2-D tensors, reductions per row): 33 rows of 1001 are neither a multiple of the
-#: core count nor of 32 bytes per row.
-ROW_SHAPES: list[dict[str, int]] = [{}, {"batch_size": 33, "dim": 1001}]
 #: Per example ("category/name"), replacing the shapes above. Pooling runs its windows on the scalar
 #: unit, so the emulator validates small planes (the benchmark-scale defaults are lowered and
 #: checked in tests/test_windows.py): odd sizes (planes not a multiple of 32 bytes, more planes than
@@ -65,15 +64,17 @@ EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
 #: max_pool3d (dilation 3: windows span 7 input slices): bands that fit UB only single-buffered.
 EXAMPLE_SHAPES["pooling/max_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "channels": 1, "depth": 9, "height": 60,
                                                             "width": 60}]
-#: Scans and products per row also run on the scalar unit: the benchmark's 4000-long rows, but 8 of them.
-EXAMPLE_SHAPES.update({f"{cat}/{name}": [{"batch_size": 8, "dim": 4000}, {"batch_size": 33, "dim": 1001}]
-                       for cat, names in (("math", ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum",
-                                                    "masked_cumsum")),)
-                       for name in names})
-#: prod over the last dim of [batch_size, dim1, dim2] (scalar loop): 8 x 4000 and 3 x 11 rows of 1001.
-EXAMPLE_SHAPES["reduce/prod_dim"] = [{"batch_size": 2, "dim1": 4, "dim2": 4000}, {"batch_size": 3, "dim1": 11, "dim2": 1001}]
-EXAMPLE_SHAPES.update(CUBE_EXAMPLE_SHAPES)
+#: Scans per row also run on the scalar unit: the benchmark's 4000-long rows, but 8 of them.
+EXAMPLE_SHAPES.update({f"math/{name}": [{"batch_size": 8, "dim": 4000}, {"batch_size": 33, "dim": 1001}]
+                       for name in ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum", "masked_cumsum")})
 EXAMPLE_SHAPES.update({
+    # prod over the last dim of [batch_size, dim1, dim2] (scalar loop): 8 and 33 rows
+    "reduce/prod_dim": [{"batch_size": 2, "dim1": 4, "dim2": 4000}, {"batch_size": 3, "dim1": 11, "dim2": 1001}],
+    # tasks that name their sizes differently (matrix-vector: N = 1; batched: Bt)
+    "matmul/matvec": [{}, {"M": 300, "K": 70}],
+    "matmul/matmul_batched": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
+    "fuse/batched_matmul_scale_relu": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
+    "fuse/attention_scores": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
     "loss/cross_entropy": [{}, {"batch_size": 33, "num_classes": 1001}],
     # planes of H*W as rows; the 16x64x256x256 benchmark shape lowers (its 256 KB planes need long-row support)
     "normalization/batch_norm": [{"batch_size": 2, "features": 4, "dim1": 32, "dim2": 64},
@@ -113,13 +114,14 @@ class Example:
         return self.source.dtype_variants
 
     def shapes(self) -> list[dict[str, int]]:
-        if self.category in ("matmul", "fuse"):
-            return EXAMPLE_SHAPES.get(f"{self.category}/{self.name}", CUBE_SHAPES)
-        if f"{self.category}/{self.name}" in EXAMPLE_SHAPES:
-            return EXAMPLE_SHAPES[f"{self.category}/{self.name}"]
-        if self.is_rows and self.category not in ("loss", "reduce"):
+        key = f"{self.category}/{self.name}"
+        if key in EXAMPLE_SHAPES:
+            return EXAMPLE_SHAPES[key]
+        if self.category in CATEGORY_SHAPES:
+            return CATEGORY_SHAPES[self.category]
+        if self.is_rows:
             return ROW_SHAPES
-        return VALIDATION_SHAPES.get(self.category, [{}])
+        return FLAT_SHAPES.get(self.category, [{}])
 
 
 def discover(root: Path = ROOT) -> list[Example]:
