@@ -446,11 +446,7 @@ class _Builder:
         if not ok:
             raise self.err("INDEX", "outside the split loops, load and store take element 0 of a tensor", target,
                            example)
-        p = self.params.get(str(target.children[0]))
-        if not isinstance(p, ir.TensorParam):
-            raise self.undefined(target.children[0], [n for n, q in self.params.items()
-                                                      if isinstance(q, ir.TensorParam)], "a tensor parameter")
-        return p.name
+        return self.tensor_param(target.children[0]).name
 
     def scalar_store(self, st: Tree) -> ir.ScalarStore:
         call = st.children[0]
@@ -705,10 +701,7 @@ class _Builder:
             raise self.err("INDEX", "expected a tensor slice like x[t]", e)
         name_tok, *idx = e.children
         name = str(name_tok)
-        p = self.params.get(name)
-        if not isinstance(p, ir.TensorParam):
-            raise self.undefined(name_tok, [n for n, q in self.params.items() if isinstance(q, ir.TensorParam)],
-                                 "a tensor parameter")
+        p = self.tensor_param(name_tok)
         is_tile = [isinstance(i, Tree) and i.data == "name" and str(i.children[0]) == tile for i in idx]
         is_full = [isinstance(i, Tree) and i.data == "full_slice" for i in idx]
         rows = self.row_shape
@@ -745,6 +738,14 @@ class _Builder:
             raise self.err("INDEX", f"'{name}' has rank {len(p.shape)}; tiles index rank-1 or rank-2 tensors", e,
                            f'declare it as Tensor[{p.dtype}, "N"] to view it flat')
         raise self.err("INDEX", f"index '{name}' with the tile variable: {name}[{tile}]", e)
+
+    def tensor_param(self, tok) -> ir.TensorParam:
+        """The tensor parameter `tok` names, or UNDEFINED-NAME with the closest tensor name."""
+        p = self.params.get(str(tok))
+        if not isinstance(p, ir.TensorParam):
+            raise self.undefined(tok, [n for n, q in self.params.items() if isinstance(q, ir.TensorParam)],
+                                 "a tensor parameter")
+        return p
 
     def undefined(self, tok, candidates, what: str) -> DslError:
         close = difflib.get_close_matches(str(tok), list(candidates), n=1)

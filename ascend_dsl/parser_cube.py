@@ -102,11 +102,7 @@ def _operand(b, node, scope: CubeScope, what: str) -> ir.TensorParam:
         name_tok = node.children[0]
     else:
         raise b.err("ARGS", f"the {what} of matmul is a tensor slice like x[{scope.var}]", node)
-    p = b.params.get(str(name_tok))
-    if not isinstance(p, ir.TensorParam):
-        raise b.undefined(name_tok, [n for n, q in b.params.items() if isinstance(q, ir.TensorParam)],
-                          "a tensor parameter")
-    return p
+    return b.tensor_param(name_tok)
 
 
 def _matmul(b, block: Tree, scope: CubeScope) -> tuple[ir.Matmul, str]:
@@ -213,10 +209,7 @@ def cube_slice(b, e, scope: CubeScope) -> tuple[str, ir.TileIndex, ir.Layout]:
         raise b.err("INDEX", f"expected a tensor slice like c[{scope.var}]", e)
     name_tok, *idx = e.children
     name = str(name_tok)
-    p = b.params.get(name)
-    if not isinstance(p, ir.TensorParam):
-        raise b.undefined(name_tok, [n for n, q in b.params.items() if isinstance(q, ir.TensorParam)],
-                          "a tensor parameter")
+    p = b.tensor_param(name_tok)
     full = len(idx) == 2 and isinstance(idx[1], Tree) and idx[1].data == "full_slice"  # c[blk, :] reads the same
     if len(idx) not in (1, 2) or (len(idx) == 2 and not full) or not (
             isinstance(idx[0], Tree) and idx[0].data == "name" and str(idx[0].children[0]) == scope.var):

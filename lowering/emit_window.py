@@ -57,6 +57,20 @@ def _param_c(o: ir.Operand, kernel_side: bool) -> str:
     raise DslError.at("INTERNAL", f"unexpected window parameter {o!r}", getattr(o, "span", None))
 
 
+def _output_loops(lines: list[str], dims: int) -> str:
+    """Open the loop over planes and `dims` output loops (r0 over the band's rows, r1.. over the
+    inner output dims), each with its window start s_i; returns the indentation inside them."""
+    lines.append("for (uint32_t q = 0; q < planes; ++q) {")
+    ind = "    "
+    for i in range(dims):
+        bound = "rows" if i == 0 else f"outDim{i}_"
+        lines.append(f"{ind}for (uint32_t r{i} = 0; r{i} < {bound}; ++r{i}) {{")
+        ind += "    "
+        first = f"o0 + r{i}" if i == 0 else f"r{i}"
+        lines.append(f"{ind}const int64_t s{i} = static_cast<int64_t>({first}) * s - pad;  // window start, dim {i}")
+    return ind
+
+
 def _pool_lines(s: ir.VecOp, ctype: str, rank: int, ctx: PassContext) -> list[str]:
     """One scalar loop nest: every output element of the tile, each over its window clipped to the input."""
     avg = s.api == "AvgPool"
@@ -66,15 +80,8 @@ def _pool_lines(s: ir.VecOp, ctype: str, rank: int, ctx: PassContext) -> list[st
     if avg:
         lines.append("const float window = static_cast<float>(" + " * ".join(["k"] * rank) +
                      ");  // count_include_pad: padding counts as zeros")
-    lines.append("for (uint32_t q = 0; q < planes; ++q) {")
-    ind = "    "
     # output loops: r0 over the band's rows, r1.. over the full inner output dims
-    for i in range(rank):
-        bound = "rows" if i == 0 else f"outDim{i}_"
-        lines.append(f"{ind}for (uint32_t r{i} = 0; r{i} < {bound}; ++r{i}) {{")
-        ind += "    "
-        first = f"o0 + r{i}" if i == 0 else f"r{i}"
-        lines.append(f"{ind}const int64_t s{i} = static_cast<int64_t>({first}) * s - pad;  // window start, dim {i}")
+    ind = _output_loops(lines, rank)
     lines.append(f"{ind}float acc = {'0.0f' if avg else _MAX};")
     for i in range(rank):  # the window's taps inside the input: from the first tap >= 0, dil apart
         lines.append(f"{ind}for (int64_t w{i} = s{i} < 0 ? s{i} + (dil - 1 - s{i}) / dil * dil : s{i}; "
@@ -112,14 +119,8 @@ def _pool_lines_rows(s: ir.VecOp, in_ctype: str, out_ctype: str, rank: int, ctx:
     if avg:
         lines.append("const float window = static_cast<float>(" + " * ".join(["k"] * rank) +
                      ");  // count_include_pad: padding counts as zeros")
-    lines.append("for (uint32_t q = 0; q < planes; ++q) {")
-    ind = "    "
-    for i in range(last):  # output rows: r0 over the band, r1.. over the inner output dims but the last
-        bound = "rows" if i == 0 else f"outDim{i}_"
-        lines.append(f"{ind}for (uint32_t r{i} = 0; r{i} < {bound}; ++r{i}) {{")
-        ind += "    "
-        first = f"o0 + r{i}" if i == 0 else f"r{i}"
-        lines.append(f"{ind}const int64_t s{i} = static_cast<int64_t>({first}) * s - pad;  // window start, dim {i}")
+    # output rows: r0 over the band, r1.. over the inner output dims but the last
+    ind = _output_loops(lines, last)
     lines.append(f"{ind}uint32_t taps = 0;")
     for i in range(last):
         lines.append(f"{ind}for (int64_t w{i} = s{i} < 0 ? s{i} + (dil - 1 - s{i}) / dil * dil : s{i}; "
