@@ -649,7 +649,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
         "copy_helpers": "copy_helpers_pad.cpp.jinja" if ctx.target.has_datacopypad else
         "copy_helpers_nopad.cpp.jinja",
         "soc_version": ctx.target.soc_version,
-        "workspace": bool(kernel.accumulators),
+        "workspace": bool(kernel.accumulators),  # one 32-byte accumulator slot per core
+        "mix": False,
     }
     # Kernel-scope scalars: accumulators, named scalars, and the symbols read as values.
     kscalars = [s.name for s in kernel.body if isinstance(s, (ir.AccDecl, ir.ScalarAssign, ir.ScalarLoad))]

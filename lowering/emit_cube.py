@@ -92,6 +92,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     view = {
         "name": name, "entry": f"{name}_custom", "cls": f"Kernel{camel(name)}", "source": ctx.source_name,
         "target": t.name, "soc_version": t.soc_version, "mix": True,
+        "workspace": False,  # no accumulator slots: the Matmul API's own workspace is allocated for MIX
         "tiling_type": f"{camel(name)}TilingData", "tiling_fn": f"{camel(name)}ComputeTiling",
         "tensors": tensors, "scalars": scalars, "symbols": symbols, "buffers": buffers,
         "copyin": stages[ir.StageKind.COPYIN], "compute": head + stages[ir.StageKind.COMPUTE] + tail,
