@@ -823,6 +823,9 @@ class _Builder:
         if name == "load":
             if len(pos) != 1 or kw:
                 raise self.err("ARGS", "load takes one tensor slice", e, "load(x[t])")
+            if not tile and self.cube is None:  # kernel scope: no tile to index
+                raise self.err("INDEX", "outside the split loops, a load is a statement of its own: s = load(x[0])",
+                               e, "name the element, then use the name in expressions")
             tensor, index, layout = self.slice_of(pos[0], tile)
             return ir.Load(tensor, index, ir.tile_of(self.params[tensor].dtype, layout), self.o.span(e))
         if name in ("store", "split", "tile"):

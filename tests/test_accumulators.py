@@ -241,3 +241,66 @@ def test_kernel_scope_load_of_another_element_is_an_error():
     text = SCALE.replace("load(scale[0])", "load(scale[1])")
     d = _error(text).diagnostics[0]
     assert d.code == "INDEX" and "element 0" in d.message and d.span.line == _line_of(text, "load(scale[1])")
+
+
+ROWS = '''from ascend_dsl import kernel, Tensor, f32, i32
+
+@kernel
+def k(x: Tensor[f32, "B, D"], w: Tensor[f32, "D"], n: Tensor[i32, "B"], out: Tensor[f32, "1"]):
+    total = 0.0
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            total += sum(load(x[r, :]))
+    store(out[0], total)
+'''
+
+
+@pytest.mark.parametrize("update,code,needle", [
+    ("total += sum(load(w[:]))", "TYPE", "row vector"),
+    ("total += sum(load(n[r]))", "DTYPE-UNSUPPORTED", "accumulating i32"),
+    ("total += sum(load(x[r, :]) > 0.0)", "TYPE", "reduces a tile value"),
+])
+def test_accumulated_value_errors(update, code, needle):
+    text = ROWS.replace("total += sum(load(x[r, :]))", update)
+    d = _error(text).diagnostics[0]
+    assert d.code == code and needle in d.message and d.span.line == _line_of(text, "total +=")
+
+
+def test_kernel_scope_values_are_scalars():
+    text = SUM.replace("    store(out[0], total / N)", "    v = load(x[0]) * 2.0\n    store(out[0], total / N)")
+    d = _error(text).diagnostics[0]
+    assert d.code == "INDEX" and "s = load(x[0])" in d.message and d.span.line == _line_of(text, "v = load")
+    text = SUM.replace("    store(out[0], total / N)", "    v = total * N\n    w = sum(v)\n    store(out[0], w)")
+    d = _error(text).diagnostics[0]  # a reduction needs a tile
+    assert d.code in ("ARGS", "TYPE") and d.span.line == _line_of(text, "w = sum(v)")
+
+
+def test_more_than_eight_accumulators_in_one_split_loop_is_reported():
+    names = [f"a{i}" for i in range(9)]
+    decls = "".join(f"    {n} = 0.0\n" for n in names)
+    updates = "".join(f"            {n} += sum(load(x[t]))\n" for n in names)
+    text = HEAD + decls + '''    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+''' + updates + "    store(out[0], " + " + ".join(names) + ")\n"
+    d = _error(text).diagnostics[0]
+    assert d.code == "UNSUPPORTED" and "9 accumulators" in d.message and "at most 8" in d.message
+
+
+def test_a_cube_split_is_the_only_loop_of_its_kernel():
+    text = '''from ascend_dsl import kernel, Tensor, f32, f16
+
+@kernel
+def k(a: Tensor[f16, "M, K"], b: Tensor[f16, "K, N"], c: Tensor[f32, "M, N"], x: Tensor[f32, "L"],
+      y: Tensor[f32, "L"]):
+    for blk in split(L, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            store(y[t], load(x[t]))
+    for blk in split(M, N, cores=AIC):
+        with cube:
+            acc = matmul(a[blk], b[blk])
+        with vector:
+            store(c[blk], acc)
+'''
+    d = _error(text).diagnostics[0]
+    assert d.code == "UNSUPPORTED" and "only loop of its kernel" in d.message
+    assert d.span.line == _line_of(text, "cores=AIC")
