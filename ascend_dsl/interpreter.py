@@ -44,6 +44,8 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
             scalars[stmt.name] = float(views[stmt.tensor].reshape(-1)[0])
         elif isinstance(stmt, ir.ScalarStore):
             views[stmt.tensor].reshape(-1)[0] = _eval(stmt.value, {}, views, scalars, slice(0))
+        elif isinstance(stmt, ir.SlotAccDecl):
+            _slot_rows(stmt, kernel, views, scalars, symbols)
         elif isinstance(stmt, ir.CubeLoop):
             _run_cube(stmt, kernel, views, scalars, symbols)
         else:
@@ -58,14 +60,18 @@ def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, s
                tile: int) -> None:
     """Each core starts its accumulators from their initial value; the per-core values are combined
     when the loop ends, as the emitted kernel does across cores."""
-    accs = {s.name for s in ir.walk(loop.body) if isinstance(s, ir.Accumulate)}
+    accs = {s.name for s in ir.walk(loop.body) if isinstance(s, ir.Accumulate) and s.reduce != "slots"}
+    slot_accs = {s.name for s in ir.walk(loop.body) if isinstance(s, ir.Accumulate) and s.reduce == "slots"}
     partials: dict[str, list[float]] = {a: [] for a in accs}
+    slot_partials: dict[str, list[torch.Tensor]] = {a: [] for a in slot_accs}
     total = 1
     for s in loop.extent:
         total *= symbols[s]
     share = -(-total // num_cores) if total else 0
     for core in range(num_cores):
         core_scalars = dict(scalars)
+        for a in slot_accs:  # this core's partial vector, one f32 per slot
+            core_scalars[a] = torch.zeros(views[("slots", a)][1], dtype=torch.float32)
         lo, hi = core * share, min(total, (core + 1) * share)
         for tl in loop.body:
             assert isinstance(tl, ir.TileLoop)
@@ -82,12 +88,43 @@ def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, s
                 _run_tile(tl.body, tviews, core_scalars, slice(start, min(hi, start + step)))
         for a in accs:
             partials[a].append(core_scalars[a])
+        for a in slot_accs:
+            slot_partials[a].append(core_scalars[a])
+    for a, parts in slot_partials.items():  # every core's vector added in core order, as the kernel does
+        totals = torch.zeros_like(parts[0])
+        for p in parts:
+            totals = totals + p
+        views[a] = totals[views[("slots", a)][0]]  # read back per row: row r -> its slot's total
     for s in ir.walk(loop.body):
         if isinstance(s, ir.Accumulate) and s.name in partials:
             value = scalars[s.name]
             for p in partials.pop(s.name):
                 value = _COMBINE[s.combine](value, p)
             scalars[s.name] = value
+
+
+def _slot_rows(decl: ir.SlotAccDecl, kernel: ir.Kernel, views, scalars, symbols) -> None:
+    """The row -> slot map of a slot accumulator: slot (r // rows_per_slot) % slots."""
+    def value(name: str) -> int:
+        return symbols[name] if name in symbols else int(scalars[name])
+
+    slots = 1
+    for d in decl.slots:
+        slots *= value(d)
+    rows_total = 1
+    for s in kernel.phases[0].extent:
+        rows_total *= symbols[s]
+    per, groups = 1, 1
+    for d in decl.rows_per_slot:
+        per *= value(d)
+    for d in decl.groups:
+        groups *= value(d)
+    if groups <= 0 or per % groups:
+        raise DslError.at("SHAPE", f"{' * '.join(decl.groups)} = {groups} does not divide "
+                          f"{' * '.join(decl.rows_per_slot)} = {per}: the rows of '{decl.name}' cannot be grouped",
+                          decl.span)
+    rows = torch.arange(rows_total)
+    views[("slots", decl.name)] = ((rows // (per // groups)) % max(slots, 1), slots)
 
 
 def _product(expr: str, symbols: dict[str, int]) -> int:
@@ -135,6 +172,9 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
                 target[sl] = value
             else:
                 target[sl] = value.reshape(-1) if value.dim() > 1 else value
+        elif isinstance(s, ir.Accumulate) and s.reduce == "slots":  # each row's value into its slot
+            value = _eval(s.value, env, views, scalars, sl).float().reshape(-1)
+            scalars[s.name].index_add_(0, views[("slots", s.name)][0][sl], value)
         elif isinstance(s, ir.Accumulate):
             value = _eval(s.value, env, views, scalars, sl).float()
             part = {"reduce_sum": torch.sum, "reduce_max": torch.max, "reduce_min": torch.min}[s.reduce](value)

@@ -11,6 +11,8 @@
               -- kernel scope, around the split loops (cross-core accumulators):
               | AccDecl(name, init) | ScalarAssign(name, Expr) | ScalarStore(tensor, Expr)
               | Accumulate(name, combine, reduce, Expr)       -- in a tile loop: total += sum(v)
+              | SlotAccDecl(name, slots, rows_per_slot, groups)  -- s = zeros(C): one f32 per slot;
+                in a row loop s[r] += sum(v, axis=1) (Accumulate, reduce "slots"), read later as s[r]
     Expr      = Const(value) | Ref(name) | Load(tensor, index) | Op(op, Expr*)
 
 Every node carries a `span` (ignored by equality) and every expression a `type`. Nodes are
@@ -44,6 +46,7 @@ class Layout(Enum):
     REPEATS = "repeats"  # buffers only: one element per 256-byte repeat of a flat tile (reduce scratch)
     PLANE = "plane"  # plane loops: whole planes (the trailing spatial dims of one (n, c) slice), or bands of them
     POOLED = "pooled"  # plane loops: the pooled planes (the output's spatial dims)
+    SLOTS = "slots"  # buffers only: a slot accumulator's f32 values (sized from the shapes at launch)
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,8 @@ class TileIndex:
     #: `w[r]` of a tensor over the trailing split symbols (a `[C]` tensor under `split(N * C)`): row r
     #: reads w[r % period]; `period` is the product of those symbols (e.g. "C").
     period: str | None = None
+    #: `s[r]` reading the combined totals of a slot accumulator `s` (SlotAccDecl) instead of a tensor.
+    acc: bool = False
 
     def __str__(self) -> str:
         return ":" if self.var is None else f"{self.var}, :" if self.rows else self.var
@@ -194,7 +199,7 @@ class Buffer:
     span: Span = _SPAN
 
     def bytes_for(self, tile_elems: int) -> int:
-        if self.layout is Layout.BLOCK:
+        if self.layout in (Layout.BLOCK, Layout.SLOTS):  # SLOTS: at least one block; the host checks the rest
             return 32
         if self.layout is Layout.REPEATS:  # ceil(tile bytes / 256) elements
             tile_elems = -(-tile_elems * self.bits // (8 * 256))
@@ -281,7 +286,8 @@ class AccDecl:
 @dataclass(frozen=True)
 class Accumulate:
     """In a tile loop: `total += sum(v)` (combine "add") or `m = max(m, max(v))` ("max"/"min").
-    `reduce` (reduce_sum/max/min) turns the tile `value` into one scalar per tile."""
+    `reduce` (reduce_sum/max/min) turns the tile `value` into one scalar per tile; reduce "slots"
+    (`s[r] += sum(v, axis=1)`, a SlotAccDecl) adds each row's value of `value` (one per row) into its slot."""
 
     name: str
     combine: str
@@ -318,8 +324,25 @@ class ScalarLoad:
     span: Span = _SPAN
 
 
+@dataclass(frozen=True)
+class SlotAccDecl:
+    """Kernel scope, before the split loop that updates it: `s = zeros(C)` (or `zeros(N * G)`). A
+    vector accumulator of `prod(slots)` f32 values for a row loop; row `r` adds into slot
+    `(r // rows_per_slot) % prod(slots)`. `zeros(C)` under `split(N * C)` (trailing split symbols):
+    row n*C + c -> slot c, like a per-channel tensor. `zeros(N * G)` (leading split symbols, then int
+    scalar parameters): consecutive blocks of `prod(rest of the extent) / prod(groups)` rows share a
+    slot, e.g. row n*C + c -> n*G + c // (C / G). `rows_per_slot` holds the symbols of that
+    numerator, `groups` the scalar parameters dividing it (both empty: one row per slot)."""
+
+    name: str
+    slots: tuple[str, ...]
+    rows_per_slot: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    span: Span = _SPAN
+
+
 Stmt = (Assign | Store | SplitLoop | TileLoop | Stage | CopyIn | CopyOut | VecOp | AccDecl | Accumulate | ScalarAssign
-        | ScalarStore | ScalarLoad)
+        | ScalarStore | ScalarLoad | SlotAccDecl)
 
 # ----------------------------------------------------------------------------- kernel
 
@@ -362,6 +385,10 @@ class Kernel:
     @property
     def accumulators(self) -> tuple[AccDecl, ...]:
         return tuple(s for s in self.body if isinstance(s, AccDecl))
+
+    @property
+    def slot_accumulators(self) -> tuple[SlotAccDecl, ...]:
+        return tuple(s for s in self.body if isinstance(s, SlotAccDecl))
 
     @property
     def symbols(self) -> tuple[str, ...]:

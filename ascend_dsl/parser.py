@@ -35,6 +35,7 @@ from .ops import (
     scan_op,
 )
 from .parser_cube import cube_loop, cube_slice, is_cube_split
+from .parser_slots import finish, slot_accumulate, slot_decl, slot_read
 
 CORE_KINDS = ("AIV", "AIC")
 
@@ -294,6 +295,7 @@ class _Builder:
         self.phase_accs: set[str] = set()  # accumulators updated by the current split loop
         self.combined: set[str] = set()  # accumulators whose split loop has ended (readable)
         self.acc_names: set[str] = set()
+        self.slot_accs: dict = {}  # name -> parser_slots.SlotAcc: `s = zeros(C)` accumulators
         self.plane_rank = 0  # trailing spatial dims of the planes inside a plane loop (0 elsewhere)
         self.cube = None  # parser_cube.CubeScope inside a `with vector:` block
 
@@ -408,6 +410,7 @@ class _Builder:
         if not any(isinstance(s, (ir.SplitLoop, ir.CubeLoop)) for s in out):
             raise self.err("KERNEL-STRUCTURE", "kernel has no split loop", suite,
                            "add: for blk in split(N, cores=AIV):")
+        out = finish(self, out)
         unused = [s for s in out if isinstance(s, ir.AccDecl) and s.name not in self.combined]
         return tuple(ir.ScalarAssign(s.name, ir.Const(s.init, ir.scalar_of(DType.F32), s.span), s.span)
                      if s in unused else s for s in out)
@@ -417,9 +420,11 @@ class _Builder:
         scalar computed once per core from accumulators, shape symbols and scalar parameters."""
         name_tok, value = st.children
         name = self.bind(name_tok)
-        if name in self.kscalars or name in OPS or name in CALLABLE:
-            what = "names an op" if name not in self.kscalars else "is already defined"
+        if name in self.kscalars or name in self.slot_accs or name in OPS or name in CALLABLE:
+            what = "names an op" if name in OPS or name in CALLABLE else "is already defined"
             raise self.err("DUPLICATE-NAME", f"'{name}' {what}", name_tok, "pick another name")
+        if isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "zeros":
+            return slot_decl(self, name, st, value)
         if isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "load":
             self.kscalars[name] = ir.scalar_of(DType.F32)
             return ir.ScalarLoad(name, self.element_zero(value, "load(scale[0])"), self.o.span(st))
@@ -598,6 +603,8 @@ class _Builder:
         return len(p.shape) > k and p.shape[:k] == self.split_extent
 
     def tile_stmt(self, st: Tree, tile: str) -> ir.Stmt:
+        if st.data == "aug_assign" and isinstance(st.children[0], Tree):
+            return slot_accumulate(self, st, tile)
         if st.data == "aug_assign":
             return self.accumulate(st.children[0], st, tile, "add", st.children[1])
         if st.data == "assign" and str(st.children[0]) in self.kscalars:
@@ -605,8 +612,10 @@ class _Builder:
         if st.data == "assign":
             name_tok, value = st.children
             name = str(name_tok)
-            if name in self.params or name in self.symbols or name in self.loops or name in OPS or name in CALLABLE:
-                raise self.err("DUPLICATE-NAME", f"cannot assign to '{name}': it names a parameter, loop or op",
+            if name in self.params or name in self.symbols or name in self.loops or name in OPS or name in CALLABLE \
+                    or name in self.slot_accs:
+                raise self.err("DUPLICATE-NAME", f"cannot assign to '{name}': it names a parameter, loop, op or "
+                               "accumulator",
                                name_tok)
             e = self.expr(value, tile)
             self.locals[name] = e.type
@@ -653,6 +662,8 @@ class _Builder:
     def accumulate(self, name_tok: Token, st: Tree, tile: str, combine: str, rhs) -> ir.Accumulate:
         """`st` updates accumulator `name_tok` with the reduction `rhs` (sum/max/min of a tile)."""
         name = str(name_tok)
+        if name in self.slot_accs:
+            raise self.err("INDEX", f"'{name}' has one value per slot: {name}[{tile}] += sum(v, axis=1)", name_tok)
         if name not in self.acc_names:
             raise self.err("UNDEFINED-NAME", f"'{name}' is not an accumulator", name_tok,
                            f"declare it before the split loop: {name} = 0.0")
@@ -774,6 +785,8 @@ class _Builder:
                 return self.power(e, tile)
             if d == "call":
                 return self.call(e, tile)
+            if d == "subscript" and str(e.children[0]) in self.slot_accs:
+                return slot_read(self, e, tile)
             if d == "subscript":
                 raise self.err("INDEX", "read a tile with load(x[t])", e)
         raise self.err("SYNTAX", "unsupported expression", e)
@@ -791,6 +804,8 @@ class _Builder:
                 raise self.err("KERNEL-STRUCTURE", f"accumulator '{name}' is read before its split loop has ended",
                                tok, "its total across cores exists only after the loop that accumulates it")
             return ir.Ref(name, self.kscalars[name], span)
+        if name in self.slot_accs:
+            raise self.err("INDEX", f"'{name}' holds one value per slot; read it per row: {name}[r]", tok)
         if name in self.symbols:
             return ir.Ref(name, ir.scalar_of(DType.I32), span)  # a shape symbol's runtime value
         if isinstance(p, ir.TensorParam):

@@ -24,6 +24,8 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
             return f"({s})" if s.startswith("-") and parent else s
         case ir.Ref(name=n):
             return n
+        case ir.Load(tensor=t, index=i) if i.acc:  # a slot accumulator's totals, per row
+            return f"{t}[{i}]"
         case ir.Load(tensor=t, index=i):
             return f"load({t}[{i}])"
         case ir.Op(op="neg", args=(a,)):
@@ -82,6 +84,10 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             return [f"{ind}copy_out({t}[{i}], {b})"]
         case ir.AccDecl(name=n, init=v):
             return [f"{ind}{n} = {fmt_const(float(v))}"]
+        case ir.SlotAccDecl(name=n, slots=slots):
+            return [f"{ind}{n} = zeros({' * '.join(slots)})"]
+        case ir.Accumulate(name=n, reduce="slots", value=v):
+            return [f"{ind}{n}[{_row_var(s)}] += {_value(v)}"]
         case ir.Accumulate(name=n, combine="add", reduce=r, value=v):
             return [f"{ind}{n} += {r.removeprefix('reduce_')}({_value(v)})"]
         case ir.Accumulate(name=n, combine=c, reduce=r, value=v):
@@ -98,6 +104,16 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
         case ir.CubeLoop():
             return cube_loop(s, ind)
     raise TypeError(s)
+
+
+def _row_var(s: ir.Accumulate) -> str:
+    """The row tile variable of a slot accumulation: that of its value's loads (surface IR); after
+    lowering the value is a buffer name and the dump writes `r`."""
+    if not isinstance(s.value, str):
+        for e in ir.walk_expr(s.value):
+            if isinstance(e, ir.Load) and e.index.var:
+                return e.index.var
+    return "r"
 
 
 def cube_loop(s: ir.CubeLoop, ind: str) -> list[str]:

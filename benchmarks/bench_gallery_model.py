@@ -78,7 +78,7 @@ def bench_shapes(ex) -> list[dict[str, int]]:
         return [{"num_params": 1 << 22}, {"num_params": 1 << 24}]
     if ex.name == "cross_entropy":
         return [{"batch_size": 128, "num_classes": 1000}, {}]
-    if ex.name in ("frobenius_norm", "instance_norm", "batch_norm"):
+    if ex.name in ("frobenius_norm", "instance_norm", "batch_norm", "batch_norm_train", "group_norm"):
         return [{"batch_size": 16, "features": 64, "dim1": 32, "dim2": 32},
                 {"batch_size": 16, "features": 64, "dim1": 64, "dim2": 64}]
     if ex.category == "reduce":

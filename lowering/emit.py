@@ -17,6 +17,7 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
 
+from . import emit_slots
 from .context import PassContext
 from .emit_window import build_window_view
 from .passes.select_instructions import ROW_LENGTH
@@ -151,6 +152,8 @@ def _bytes_expr(b: ir.Buffer, suffix: str = "") -> str:
     }
     if b.layout is ir.Layout.BLOCK:
         return "32"
+    if b.layout is ir.Layout.SLOTS:  # a slot accumulator's vector: whole 32-byte blocks
+        return f"{b.name.removeprefix('accVec_')}Pad_ * sizeof(float)"
     if b.layout is ir.Layout.REPEATS:  # one element per 256-byte repeat, whole 32-byte blocks
         return f"(({tile} * sizeof({b.dtype.ctype}) + 255) / 256 * sizeof({b.dtype.ctype}) + 31) / 32 * 32"
     elems = per_bits[b.layout]
@@ -164,6 +167,8 @@ def _host_bytes(b: ir.Buffer) -> str:
     elems = {ir.Layout.ROWS: "r * padded", ir.Layout.COL: "colElems", ir.Layout.ROW: "padded"}
     if b.layout is ir.Layout.BLOCK:
         return "32"
+    if b.layout is ir.Layout.SLOTS:
+        return emit_slots.host_ub(b.name.removeprefix("accVec_"))
     return f"({elems[b.layout]} * {b.bits} / 8 + 31) / 32 * 32"
 
 
@@ -186,6 +191,9 @@ class _StageWriter:
     def copy_in(self, s: ir.CopyIn) -> None:
         q, c = self.buffers[s.buffer]["member"], self.ctype(s.buffer)
         self.mark(s.span)
+        if s.index.acc:  # s[r]: a slot accumulator's totals, one per row
+            self.lines += emit_slots.copy_in_lines(s, q)
+            return
         if s.index.period:  # per-channel values: rows n*C + c read w[c], one scalar read per row
             gm = self.tensors[s.tensor]["gm"]
             self.lines += [f"LocalTensor<{c}> {s.buffer} = {q}.AllocTensor<{c}>();",
@@ -214,6 +222,9 @@ class _StageWriter:
         self.mark(s.span)
         buf = s.value.name
         dt = self.buffers[buf]["buffer"].dtype
+        if s.reduce == "slots":
+            self.lines += emit_slots.accumulate_lines(s, buf, dt.ctype)
+            return
         api = {"reduce_sum": "ReduceSum", "reduce_max": "ReduceMax", "reduce_min": "ReduceMin"}[s.reduce]
         out, tmp, slot = f"reduceOut_{dt}", f"accTmp_{dt}", f"accSlot_{s.name}"
         body = []
@@ -380,7 +391,7 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
     params = {p.name: p for p in kernel.tensors}
     scalar_only = _scalar_store_only(kernel)
     periodic = _periodic_tensors(kernel)
-    if periodic:
+    if periodic or kernel.slot_accumulators:
         lines.append("rowStart_ = start;  // per-channel tensors are indexed by the global row")
     for t in tensors:
         p = params[t["name"]]
@@ -399,7 +410,9 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
     for s in kernel.body:
         if isinstance(s, ir.ScalarLoad):  # one scalar read of GM per core, before any tile
             lines.append(f"{s.name}_ = static_cast<float>({s.tensor}Gm.GetValue(0));  // {_loc(ctx, s.span)}")
-    if kernel.accumulators:
+    if kernel.slot_accumulators:
+        lines += emit_slots.init_lines(kernel, ctx)
+    elif kernel.accumulators:
         lines.append("workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * 8);  "
                      "// one 32-byte slot per core")
     lines.append(f"// {_loc(ctx, tl.span)}: UB buffers, sized for the largest tile")
@@ -518,7 +531,12 @@ _IDENTITY = {"add": 0.0, "max": float("-inf"), "min": float("inf")}
 
 def _updates(loop: ir.Stmt) -> dict[str, str]:
     """Accumulator -> combine ("add"/"max"/"min") of the accumulators a loop updates, in order."""
-    return {s.name: s.combine for s in ir.walk((loop,)) if isinstance(s, ir.Accumulate)}
+    return {s.name: s.combine for s in ir.walk((loop,)) if isinstance(s, ir.Accumulate) and s.reduce != "slots"}
+
+
+def _slot_updates(loop: ir.Stmt) -> list[str]:
+    """The slot accumulators a loop updates, in order."""
+    return list(dict.fromkeys(s.name for s in ir.walk((loop,)) if isinstance(s, ir.Accumulate) and s.reduce == "slots"))
 
 
 def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str, dict]) -> list[str]:
@@ -531,10 +549,13 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
     split = body[lo]
     updates = _updates(split)
     accs = [a for a in kernel.accumulators if a.name in updates]
-    if not accs and not stmts:
+    slot_names = _slot_updates(split)
+    if not accs and not stmts and not slot_names:
         return []
     w = _ScalarWriter(ctx, tensors)
     suffix = str(k) if k else ""
+    if slot_names:
+        w.lines += emit_slots.before_reset_lines(slot_names, suffix)
     if accs:
         w.lines += ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads this core's running values",
                     "WaitFlag<HardEvent::V_S>(EVENT_ID0);"]
@@ -543,8 +564,12 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
     w.lines += ["pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue",
                 "pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);"]
     w.lines += [f"pipe.InitBuffer(scalarOut{camel(d.value)}_, 32);" for d in store_dtypes]
+    if slot_names:
+        w.lines.append(f"pipe.InitBuffer(slotBuf_, static_cast<uint32_t>({emit_slots.ub_bytes(slot_names)}));")
     if accs:
         w.combine(accs, updates, split.span)
+    if slot_names:  # after the scalar combine's SyncAll, if any: the partial vectors were copied out before it
+        w.lines += emit_slots.combine_lines(slot_names, ctx, split.span, syncall=not accs)
     for s in stmts:
         if isinstance(s, ir.ScalarAssign):
             w.assign(s)
@@ -602,6 +627,9 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
     # the per-core values are combined.
     acc_init = [f"Duplicate({by_name[f'accSlot_{n}']['member']}.Get<float>(), {c_literal(_IDENTITY[c], DType.F32)}, 8);"
                 f"  // {n}: this core's running value" for n, c in _updates(tl).items()]
+    acc_init += emit_slots.acc_init_lines(_slot_updates(tl), suffix)
+    if _slot_updates(tl):  # Compute maps rows to slots: the tile's first row
+        stages[ir.StageKind.COPYIN].insert(0, "tileRow_ = offset;  // the rows' slots are found in Compute")
     return {"suffix": suffix, "acc_init": acc_init, "buffers": buffers, "copyin": stages[ir.StageKind.COPYIN],
             "compute": head + stages[ir.StageKind.COMPUTE] + tail, "copyout": stages[ir.StageKind.COPYOUT],
             "tile": f"tileLength{suffix}_", "max_tile": tl.max_tile, "loc": _loc(ctx, tl.span),
@@ -649,7 +677,11 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
         "copy_helpers": "copy_helpers_pad.cpp.jinja" if ctx.target.has_datacopypad else
         "copy_helpers_nopad.cpp.jinja",
         "soc_version": ctx.target.soc_version,
-        "workspace": bool(kernel.accumulators),  # one 32-byte accumulator slot per core
+        "workspace": bool(kernel.accumulators or kernel.slot_accumulators),  # accumulator slots per core
+        "workspace_per_core": emit_slots.workspace_per_core(kernel) if kernel.slot_accumulators else "32",
+        "tiling_fields": emit_slots.tiling_fields(kernel),
+        "launch_checks": emit_slots.launch_checks(kernel, ctx, ctx.target.ub_budget)
+        if kernel.slot_accumulators else [],
         "mix": False,
     }
     # Kernel-scope scalars: accumulators, named scalars, and the symbols read as values.
@@ -658,14 +690,21 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     view["kernel_scalars"] += [f"uint64_t {sym}_ = 0;  // shape symbol read as a value"
                                for sym in _value_symbols(kernel, tl)]
     periodic = _periodic_tensors(kernel)
-    view["kernel_scalars"] += (["uint64_t rowStart_ = 0;  // this core's first row"] if periodic else []) + \
+    view["kernel_scalars"] += (["uint64_t rowStart_ = 0;  // this core's first row"]
+                               if periodic or kernel.slot_accumulators else []) + \
         [f"uint64_t {n}GmPeriod_ = 0;  // rows n*C + c read {n}[c]" for n in periodic]
+    view["kernel_scalars"] += emit_slots.members(kernel) if kernel.slot_accumulators else []
     view["acc_init"] = first["acc_init"]
     store_dtypes = _store_dtypes(kernel, kernel.body)
     view["epilogue_bufs"] = (["TBuf<TPosition::VECCALC> scalarBuf_;  // combine slots + one-element math"]
                              if any(ph["after"] for ph in phase_views) else [])
     view["epilogue_bufs"] += [f"TBuf<TPosition::VECCALC> scalarOut{camel(d.value)}_;  // one {d} element"
                               for d in store_dtypes]
+    view["epilogue_bufs"] += (["TBuf<TPosition::VECCALC> slotBuf_;  // slot accumulators' totals while combining"]
+                              if kernel.slot_accumulators else [])
+    if kernel.slot_accumulators and not tl.row_shape:
+        raise DslError.at("UNSUPPORTED", "slot accumulators need row loops", kernel.slot_accumulators[0].span)
+    view["slot_host"] = emit_slots.host_lines(kernel, ctx, ctx.target.ub_budget) if kernel.slot_accumulators else []
     if tl.plane_rank:  # pooling over planes: lowering/emit_window.py
         return build_window_view(kernel, ctx, split, tl, view)
     view["init"] = _init_lines(kernel, ctx, split, tl, tensors, first["buffers"], scalars, phases)
@@ -689,7 +728,9 @@ def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
     name = kernel.name
     manifest = {
         "generator": GENERATOR, "kernel": name, "source": ctx.source_name, "target": ctx.target.name,
-        "entry": view["entry"], "kernel_type": "AIV_ONLY", "workspace_bytes_per_core": 32 if view["workspace"] else 0, "tiling_type": view["tiling_type"], "tiling_fn": view["tiling_fn"],
+        "entry": view["entry"], "kernel_type": "AIV_ONLY",
+        "workspace_bytes_per_core": (32 if view["workspace_per_core"] == "32" else view["workspace_per_core"])
+        if view["workspace"] else 0, "tiling_type": view["tiling_type"], "tiling_fn": view["tiling_fn"],
         "symbols": view["symbols"],
         "tensors": [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape),
                      "role": "output" if p in kernel.outputs else "input"} for p in kernel.tensors],

@@ -17,6 +17,9 @@ def verify(kernel: ir.Kernel, pass_name: str) -> None:
     for c in kernel.body:  # a cube loop's accumulator is read like an input tensor by its epilogue
         if isinstance(c, ir.CubeLoop):
             tensors[c.matmul.name] = ir.TensorParam(c.matmul.name, DType.F32, (c.m, c.n))
+    for d in kernel.body:  # a slot accumulator's totals are read per row like a tensor (s[r])
+        if isinstance(d, ir.SlotAccDecl):
+            tensors[d.name] = ir.TensorParam(d.name, DType.F32, d.slots)
     scalars = ({p.name for p in kernel.scalars} | set(kernel.symbols)
                | {s.name for s in kernel.body if isinstance(s, (ir.AccDecl, ir.ScalarAssign, ir.ScalarLoad))})
     outputs = {p.name for p in kernel.outputs}

@@ -81,6 +81,11 @@ EXAMPLE_SHAPES.update({
                                  {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
     "normalization/instance_norm": [{"batch_size": 2, "features": 4, "dim1": 32, "dim2": 64},
                                     {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
+    # training-mode statistics (slot accumulators): a ragged shape with more planes than cores
+    "normalization/batch_norm_train": [{"batch_size": 2, "features": 4, "dim1": 32, "dim2": 64},
+                                       {"batch_size": 3, "features": 6, "dim1": 33, "dim2": 57}],
+    "normalization/group_norm": [{"batch_size": 2, "features": 4, "num_groups": 2, "dim1": 32, "dim2": 64},
+                                 {"batch_size": 3, "features": 6, "num_groups": 3, "dim1": 33, "dim2": 57}],
     "normalization/frobenius_norm": [{"batch_size": 4, "features": 16, "dim1": 64, "dim2": 64},
                                      {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
 })

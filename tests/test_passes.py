@@ -88,9 +88,10 @@ def _interp(k: ir.Kernel, x: torch.Tensor, scalars=None) -> torch.Tensor:
 
 
 def _run_any(k: ir.Kernel, seed: int = 0) -> list[torch.Tensor]:
-    """Interpret any kernel on seeded random inputs (symbols: N=777, rows B=7, row length D=33)."""
+    """Interpret any kernel on seeded random inputs (symbols: N=777, rows B=7, row length D=33, C=8
+    channels so group_norm's default 8 groups divide them)."""
     g = torch.Generator().manual_seed(seed)
-    sizes = {"N": 777, "B": 7, "D": 33}
+    sizes = {"N": 777, "B": 7, "D": 33, "C": 8}
     pools = pool_ops(k)
     if pools:  # pooled output dims follow from the window (defaults of the scalar parameters)
         kk, st, pad, dil = (int(a.value) if isinstance(a, ir.Const) else int(k.param(a.name).default)

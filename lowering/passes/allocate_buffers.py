@@ -123,7 +123,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             # ReduceSum/Max/Min need a scratch tensor (a row) and write their result to a 32-byte block.
             scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW)
             scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK)
-        accs = [s for s in stmts if isinstance(s, ir.Accumulate)]
+        accs = [s for s in stmts if isinstance(s, ir.Accumulate) and s.reduce != "slots"]
         for dtype, layout in sorted({(s.value.type.dtype, s.value.type.layout) for s in accs}, key=str):
             # An accumulated tile is reduced to one value (ReduceSum/Max/Min over the whole tile, or
             # row by row for whole rows): a scratch tensor like the tile (one row for whole rows).
@@ -137,6 +137,9 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             scratch(f"accSlot_{name}", DType.F32, ir.Layout.BLOCK)
         if any(s.value.type.dtype is not DType.F32 for s in accs):
             scratch("accCast_f32", DType.F32, ir.Layout.BLOCK)
+        # A slot accumulator's running values: one f32 per slot, added into by the scalar unit per row.
+        for name in dict.fromkeys(s.name for s in stmts if isinstance(s, ir.Accumulate) and s.reduce == "slots"):
+            scratch(f"accVec_{name}", DType.F32, ir.Layout.SLOTS)
         return replace(tl, body=tuple(renamed), buffers_decl=tuple(decls.values()))
 
     return map_tile_bodies(kernel, body)
