@@ -565,7 +565,7 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
                 "pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);"]
     w.lines += [f"pipe.InitBuffer(scalarOut{camel(d.value)}_, 32);" for d in store_dtypes]
     if slot_names:
-        w.lines.append(f"pipe.InitBuffer(slotBuf_, static_cast<uint32_t>({emit_slots.ub_bytes(slot_names)}));")
+        w.lines += emit_slots.staging_lines(slot_names, ctx.target.ub_budget)
     if accs:
         w.combine(accs, updates, split.span)
     if slot_names:  # after the scalar combine's SyncAll, if any: the partial vectors were copied out before it

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from ascend_dsl import ir
 
-#: UB the combine needs: two vectors (the running totals and one core's partial) per accumulator.
+#: UB the combine needs at least: two vectors (the running totals and one core's partial).
 COMBINE_VECTORS = 2
+#: UB bytes left to the scalar epilogue's buffers beside the combine's (48 cores x 32 B slots + stores).
+COMBINE_RESERVE = 4096
 
 
 def _loc(ctx, span) -> str:
@@ -105,32 +107,46 @@ def before_reset_lines(names: list[str], suffix: str) -> list[str]:
     return lines
 
 
-def ub_bytes(names: list[str]) -> str:
-    return " + ".join(f"{COMBINE_VECTORS} * {n}Pad_ * sizeof(float)" for n in names)
+def staging_lines(names: list[str], budget: int) -> list[str]:
+    """After pipe.Reset(): the combine's UB, one f32 vector of totals plus as many cores' partial
+    vectors as fit (all of them when they do), at most the UB left beside the scalar epilogue."""
+    lines = ["uint64_t slotFloats = 0;  // the totals and every core's partial vector, if they fit"]
+    for n in names:
+        lines.append(f"slotFloats = (GetBlockNum() + 1) * {n}Pad_ > slotFloats ? (GetBlockNum() + 1) * {n}Pad_ "
+                     ": slotFloats;")
+    cap = (budget - COMBINE_RESERVE) // 4 // 8 * 8
+    lines += [f"slotFloats = slotFloats < {cap} ? slotFloats : {cap};  // UB beside the scalar epilogue",
+              "pipe.InitBuffer(slotBuf_, static_cast<uint32_t>(slotFloats * sizeof(float)));"]
+    return lines
 
 
 def combine_lines(names: list[str], ctx, span, syncall: bool) -> list[str]:
-    """After SyncAll: every core adds all partial vectors (core order) and keeps the totals in GM."""
+    """After SyncAll: every core adds all partial vectors (core order) and keeps the totals in GM.
+    The partials are copied in as few DataCopy as fit UB (one per chunk of cores, not one per core)."""
     lines = [f"// {_loc(ctx, span)}: combine {', '.join(names)} across cores: every core adds all cores' partial "
              "vectors in core order and writes the totals to its own workspace region"]
     if syncall:
         lines.append("SyncAll();")
     lines.append("LocalTensor<float> slotUb = slotBuf_.Get<float>();")
-    offset = "0"
     for n in names:
-        tot, part = f"tot_{n}", f"part_{n}"
-        lines += [f"LocalTensor<float> {tot} = slotUb[{offset}];", f"LocalTensor<float> {part} = slotUb[{offset} + {n}Pad_];",
-                  f"DataCopy({tot}, workspaceGm_[{n}Part_], static_cast<uint32_t>({n}Pad_));  // core 0's",
-                  "for (int64_t c = 1; c < GetBlockNum(); ++c) {",
-                  f"    DataCopy({part}, workspaceGm_[{n}Part_ + c * {n}Pad_], static_cast<uint32_t>({n}Pad_));",
-                  "    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);", "    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);",
-                  f"    Add({tot}, {tot}, {part}, static_cast<int32_t>({n}Pad_));",
-                  f"    SetFlag<HardEvent::V_MTE2>(EVENT_ID0);  // before the next copy overwrites {part}",
-                  "    WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);", "}",
-                  "SetFlag<HardEvent::MTE2_V>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);",
-                  "SetFlag<HardEvent::V_MTE3>(EVENT_ID0);", "WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);",
-                  f"DataCopy(workspaceGm_[{n}Tot_ + GetBlockIdx() * {n}Pad_], {tot}, static_cast<uint32_t>({n}Pad_));"]
-        offset = f"{offset} + {COMBINE_VECTORS} * {n}Pad_" if offset != "0" else f"{COMBINE_VECTORS} * {n}Pad_"
+        lines += [f"{{  // {n}",
+                  f"    const uint64_t chunk = slotFloats / {n}Pad_ - 1 < static_cast<uint64_t>(GetBlockNum()) ? "
+                  f"slotFloats / {n}Pad_ - 1 : GetBlockNum();  // cores per copy",
+                  "    LocalTensor<float> tot = slotUb;",
+                  f"    LocalTensor<float> part = slotUb[{n}Pad_];",
+                  f"    Duplicate(tot, 0.0f, static_cast<int32_t>({n}Pad_));",
+                  "    for (uint64_t c0 = 0; c0 < static_cast<uint64_t>(GetBlockNum()); c0 += chunk) {",
+                  "        const uint64_t cores = GetBlockNum() - c0 < chunk ? GetBlockNum() - c0 : chunk;",
+                  "        SetFlag<HardEvent::V_MTE2>(EVENT_ID0);  // the previous Adds have read part",
+                  "        WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);",
+                  f"        DataCopy(part, workspaceGm_[{n}Part_ + c0 * {n}Pad_], static_cast<uint32_t>(cores * {n}Pad_));",
+                  "        SetFlag<HardEvent::MTE2_V>(EVENT_ID0);", "        WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);",
+                  "        for (uint64_t j = 0; j < cores; ++j) {",
+                  f"            Add(tot, tot, part[j * {n}Pad_], static_cast<int32_t>({n}Pad_));", "        }", "    }",
+                  "    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);", "    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);",
+                  f"    DataCopy(workspaceGm_[{n}Tot_ + GetBlockIdx() * {n}Pad_], tot, static_cast<uint32_t>({n}Pad_));",
+                  "    SetFlag<HardEvent::MTE3_V>(EVENT_ID0);  // before slotUb is reused",
+                  "    WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);", "}"]
     lines += ["SetFlag<HardEvent::MTE3_S>(EVENT_ID0);  // later loops read the totals with the scalar unit",
               "WaitFlag<HardEvent::MTE3_S>(EVENT_ID0);"]
     return lines
@@ -155,9 +171,9 @@ def host_lines(kernel: ir.Kernel, ctx, budget: int) -> list[str]:
         else:
             lines.append(f"const uint64_t {n}RowsPerSlot = {per};")
         lines += [f"t->{n}Slots = {n}Slots;", f"t->{n}RowsPerSlot = {n}RowsPerSlot;"]
-    pads = " + ".join(f"({d.name}Slots + 7) / 8 * 32" for d in kernel.slot_accumulators)
-    lines += [f"if ({COMBINE_VECTORS} * ({pads}) + 32 * static_cast<uint64_t>(coreNum) + 32 > {budget}) {{",
-              "    return 0;  // the combine's vectors do not fit UB (see the launch check)", "}"]
+    for d in kernel.slot_accumulators:
+        lines += [f"if ({COMBINE_VECTORS} * (({d.name}Slots + 7) / 8 * 32) > {budget - COMBINE_RESERVE}) {{",
+                  "    return 0;  // the combine's vectors do not fit UB (see the launch check)", "}"]
     return lines
 
 
@@ -189,10 +205,12 @@ def launch_checks(kernel: ir.Kernel, ctx, budget: int) -> list[dict]:
                                    f"({_prod(d.groups, '')}) == 0",
                            "msg": f"error[SHAPE]: {groups} must be positive and divide {per}: {where} gives every "
                                   f"slot {per} / {groups} consecutive rows"})
-    pads = " + ".join(f"({_prod(d.slots, '')} + 7) / 8 * 32" for d in kernel.slot_accumulators)
-    names = ", ".join(d.name for d in kernel.slot_accumulators)
-    checks.append({"cond": f"{COMBINE_VECTORS} * ({pads}) + 32 * static_cast<uint64_t>(coreNum) + 32 <= {budget}",
-                   "msg": f"error[UB-CAPACITY]: the slot accumulators {names} keep one f32 per slot in UB, twice "
-                          f"while combining across cores, and that exceeds the {budget} B UB budget: use fewer "
-                          "slots (e.g. split the channels over several launches) or combine them in chunks"})
+    for d in kernel.slot_accumulators:
+        slots = " * ".join(d.slots)
+        checks.append({"cond": f"{COMBINE_VECTORS} * (({_prod(d.slots, '')} + 7) / 8 * 32) <= "
+                               f"{budget - COMBINE_RESERVE}",
+                       "msg": f"error[UB-CAPACITY]: {d.name} = zeros({slots}) at {_loc(ctx, d.span)} keeps one f32 "
+                              f"per slot in UB, twice while combining across cores: 8 B x {slots} slots exceed the "
+                              f"{budget - COMBINE_RESERVE} B of UB left for it; use fewer slots (e.g. normalise the "
+                              f"channels in several launches)"})
     return checks

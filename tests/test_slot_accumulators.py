@@ -174,7 +174,8 @@ def test_emitted_code_combines_through_the_workspace():
     code = project.files["k_kernel.cpp"]
     assert code.count("SyncAll();") == 1
     assert "DataCopy(workspaceGm_[sPart_ + GetBlockIdx() * sPad_], accVec_sBuf.Get<float>()" in code
-    assert "Add(tot_s, tot_s, part_s, static_cast<int32_t>(sPad_));" in code
+    assert "Add(tot, tot, part[j * sPad_], static_cast<int32_t>(sPad_));" in code
+    assert "DataCopy(part, workspaceGm_[sPart_ + c0 * sPad_], static_cast<uint32_t>(cores * sPad_));" in code
     assert "((rowStart_ + tileRow_ + i) / sRowsPerSlot_) % sSlots_" in code
     assert project.manifest["workspace_bytes_per_core"] == "8 * ((tiling.sSlots + 7) / 8 * 8)"
     tiling = project.files["k_tiling.h"]
@@ -240,4 +241,16 @@ def test_launch_rejects_more_slots_than_fit_ub(tmp_path):
     project, ctx = lower(k, "ascend910b1", "slots.adsl")
     x = torch.randn(1, 30000, 1, 8)
     result = validate_sim(k, ctx.lowered, project, ctx, _center_run(x, torch.randn(30000)), work_dir=tmp_path)
-    assert not result.ok and "error[UB-CAPACITY]: the slot accumulators s keep one f32 per slot" in result.detail
+    assert not result.ok and "error[UB-CAPACITY]: s = zeros(C) at slots.adsl:5 keeps one f32 per slot" in result.detail
+    assert "8 B x C slots exceed the 184320 B of UB left for it" in result.detail
+
+
+@pytest.mark.slow
+def test_combine_in_chunks_of_cores_when_all_partials_do_not_fit_ub(tmp_path):
+    """C = 10000 slots: every core's partial vector (48 x 40 KB) does not fit UB at once, so the
+    combine copies them in a few cores at a time; the totals must come out the same."""
+    k = _kernel(CENTER)
+    project, ctx = lower(k, "ascend910b1", "slots.adsl")
+    x = torch.randn(2, 10000, 1, 8)
+    result = validate_sim(k, ctx.lowered, project, ctx, _center_run(x, torch.randn(10000)), work_dir=tmp_path)
+    assert result.ok, result.detail
