@@ -153,7 +153,7 @@ def _bytes_expr(b: ir.Buffer, suffix: str = "") -> str:
     if b.layout is ir.Layout.BLOCK:
         return "32"
     if b.layout is ir.Layout.SLOTS:  # a slot accumulator's vector: whole 32-byte blocks
-        return f"{b.name.removeprefix('accVec_')}Pad_ * sizeof(float)"
+        return f"{emit_slots.acc_of(b.name)}Pad_ * sizeof(float)"
     if b.layout is ir.Layout.REPEATS:  # one element per 256-byte repeat, whole 32-byte blocks
         return f"(({tile} * sizeof({b.dtype.ctype}) + 255) / 256 * sizeof({b.dtype.ctype}) + 31) / 32 * 32"
     elems = per_bits[b.layout]
@@ -168,7 +168,7 @@ def _host_bytes(b: ir.Buffer) -> str:
     if b.layout is ir.Layout.BLOCK:
         return "32"
     if b.layout is ir.Layout.SLOTS:
-        return emit_slots.host_ub(b.name.removeprefix("accVec_"))
+        return emit_slots.host_ub(emit_slots.acc_of(b.name))
     return f"({elems[b.layout]} * {b.bits} / 8 + 31) / 32 * 32"
 
 
@@ -192,7 +192,7 @@ class _StageWriter:
         q, c = self.buffers[s.buffer]["member"], self.ctype(s.buffer)
         self.mark(s.span)
         if s.index.acc:  # s[r]: a slot accumulator's totals, one per row
-            self.lines += emit_slots.copy_in_lines(s, q)
+            self.lines += emit_slots.copy_in_lines(s, q, self.buffers[f"accTot_{s.tensor}"]["member"])
             return
         if s.index.period:  # per-channel values: rows n*C + c read w[c], one scalar read per row
             gm = self.tensors[s.tensor]["gm"]
@@ -628,6 +628,8 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
     acc_init = [f"Duplicate({by_name[f'accSlot_{n}']['member']}.Get<float>(), {c_literal(_IDENTITY[c], DType.F32)}, 8);"
                 f"  // {n}: this core's running value" for n, c in _updates(tl).items()]
     acc_init += emit_slots.acc_init_lines(_slot_updates(tl), suffix)
+    acc_init += emit_slots.totals_lines([b.name.removeprefix("accTot_") for b in tl.buffers_decl
+                                         if b.name.startswith("accTot_")], suffix)
     if _slot_updates(tl):  # Compute maps rows to slots: the tile's first row
         stages[ir.StageKind.COPYIN].insert(0, "tileRow_ = offset;  // the rows' slots are found in Compute")
     return {"suffix": suffix, "acc_init": acc_init, "buffers": buffers, "copyin": stages[ir.StageKind.COPYIN],

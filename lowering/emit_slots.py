@@ -6,8 +6,8 @@ rows' slots by the scalar unit (one add per row: a row is a whole plane, so this
 the row's vector work). When the loop ends every core copies its partial vector to its own region
 of the GM workspace, SyncAll, then every core adds all cores' partial vectors in core order (vector
 Add: the same totals on every core, deterministic) and writes the totals to a second region of its
-own, which later split loops read per row (`s[r]`: one scalar GM read per row, as per-channel
-tensors are read).
+own. A later split loop that reads `s[r]` copies this core's totals into UB once, before its
+tiles (an `accTot_s` buffer), and CopyIn gives each row its slot's total (one UB read per row).
 
 Workspace (f32 elements): [scalar slots: blocks * 8, if the kernel has scalar accumulators], then
 per slot accumulator [partials: blocks * sPad_][totals: blocks * sPad_]. The host sizes it from the
@@ -79,13 +79,26 @@ def accumulate_lines(s: ir.Accumulate, col: str, col_ctype: str) -> list[str]:
             "WaitFlag<HardEvent::S_V>(EVENT_ID0);"]
 
 
-def copy_in_lines(s: ir.CopyIn, queue: str) -> list[str]:
-    """`s[r]`: each row's slot total, read from this core's copy of the totals in GM."""
+def acc_of(buffer: str) -> str:
+    """The slot accumulator of an `accVec_<name>` / `accTot_<name>` buffer."""
+    return buffer.split("_", 1)[1]
+
+
+def totals_lines(names: list[str], suffix: str) -> list[str]:
+    """Before a loop that reads `s[r]`: this core's copy of s's totals into UB, once."""
+    lines = [f"DataCopy(accTot_{n}Buf{suffix}.Get<float>(), workspaceGm_[{n}Tot_ + GetBlockIdx() * {n}Pad_], "
+             f"static_cast<uint32_t>({n}Pad_));  // {n}'s totals, read per row by CopyIn" for n in names]
+    return lines + ["SetFlag<HardEvent::MTE2_S>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);"] if names \
+        else []
+
+
+def copy_in_lines(s: ir.CopyIn, queue: str, totals: str) -> list[str]:
+    """`s[r]`: each row's slot total, from this core's copy of the totals in UB."""
     n = s.tensor
     return [f"LocalTensor<float> {s.buffer} = {queue}.AllocTensor<float>();",
+            f"LocalTensor<float> accTot_{n} = {totals}.Get<float>();",
             "for (uint32_t i = 0; i < count; ++i) {",
-            f"    {s.buffer}.SetValue(i, workspaceGm_.GetValue({n}Tot_ + GetBlockIdx() * {n}Pad_ + "
-            f"{slot_expr(n, 'rowStart_ + offset + i')}));",
+            f"    {s.buffer}.SetValue(i, accTot_{n}.GetValue({slot_expr(n, 'rowStart_ + offset + i')}));",
             "}",
             "SetFlag<HardEvent::S_V>(EVENT_ID0);  // scalar writes before the vector unit reads them",
             "WaitFlag<HardEvent::S_V>(EVENT_ID0);", f"{queue}.EnQue({s.buffer});"]
@@ -147,8 +160,8 @@ def combine_lines(names: list[str], ctx, span, syncall: bool) -> list[str]:
                   f"    DataCopy(workspaceGm_[{n}Tot_ + GetBlockIdx() * {n}Pad_], tot, static_cast<uint32_t>({n}Pad_));",
                   "    SetFlag<HardEvent::MTE3_V>(EVENT_ID0);  // before slotUb is reused",
                   "    WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);", "}"]
-    lines += ["SetFlag<HardEvent::MTE3_S>(EVENT_ID0);  // later loops read the totals with the scalar unit",
-              "WaitFlag<HardEvent::MTE3_S>(EVENT_ID0);"]
+    lines += ["SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);  // later loops copy the totals in",
+              "WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);"]
     return lines
 
 

@@ -140,6 +140,10 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         # A slot accumulator's running values: one f32 per slot, added into by the scalar unit per row.
         for name in dict.fromkeys(s.name for s in stmts if isinstance(s, ir.Accumulate) and s.reduce == "slots"):
             scratch(f"accVec_{name}", DType.F32, ir.Layout.SLOTS)
+        # A slot accumulator read per row (s[r]) after its loop: its totals, copied into UB once per loop.
+        for name in dict.fromkeys(e.tensor for s in stmts for e in ir.walk_expr(s.value)
+                                  if isinstance(e, ir.Load) and e.index.acc):
+            scratch(f"accTot_{name}", DType.F32, ir.Layout.SLOTS)
         return replace(tl, body=tuple(renamed), buffers_decl=tuple(decls.values()))
 
     return map_tile_bodies(kernel, body)
