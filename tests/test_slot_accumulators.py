@@ -254,3 +254,48 @@ def test_combine_in_chunks_of_cores_when_all_partials_do_not_fit_ub(tmp_path):
     x = torch.randn(2, 10000, 1, 8)
     result = validate_sim(k, ctx.lowered, project, ctx, _center_run(x, torch.randn(10000)), work_dir=tmp_path)
     assert result.ok, result.detail
+
+
+MIXED = '''from ascend_dsl import kernel, Tensor, f32, f16
+
+@kernel
+def k(x: Tensor[f16, "N, C, H, W"], y: Tensor[f32, "N, C, H, W"]):
+    total = 0.0
+    s = zeros(C)
+    for blk in split(N * C, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            xt = load(x[r, :])
+            s[r] += sum(xt, axis=1)
+            total += sum(cast(xt, f32))
+    for blk in split(N * C, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            store(y[r, :], cast(load(x[r, :]), f32) * 0.0 + (s[r] * C - total) / (N * H * W))
+'''
+
+
+def _mixed_expect(x: torch.Tensor) -> torch.Tensor:
+    xf = x.float()
+    per_channel = xf.sum(dim=(0, 2, 3), keepdim=True) * x.shape[1]
+    return ((per_channel - xf.sum()) / (x.shape[0] * x.shape[2] * x.shape[3])).expand(x.shape).contiguous()
+
+
+def test_scalar_and_slot_accumulators_in_one_loop_in_the_interpreter():
+    k = _kernel(MIXED)
+    x = torch.randn(3, 5, 4, 6).half()
+    y = torch.zeros(x.shape)
+    interpreter.run(k, {"x": x, "y": y}, num_cores=3, tile=50)
+    assert torch.allclose(y, _mixed_expect(x), atol=1e-3)
+
+
+@pytest.mark.slow
+def test_scalar_and_slot_accumulators_in_one_loop_in_the_emulator(tmp_path):
+    """Both combines after one loop (one SyncAll: the partial vectors are copied out before it); f16
+    per-row sums are added into f32 slots; the workspace holds the scalar slots, then the vectors."""
+    k = _kernel(MIXED)
+    project, ctx = lower(k, "ascend910b1", "slots.adsl")
+    code = project.files["k_kernel.cpp"]
+    assert code.count("SyncAll();") == 1 and "sPart_ = GetBlockNum() * 8;" in code
+    assert project.manifest["workspace_bytes_per_core"] == "(32 + 8 * ((tiling.sSlots + 7) / 8 * 8))"
+    x = torch.randn(4, 7, 12, 20).half()
+    result = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x], [_mixed_expect(x)]), work_dir=tmp_path)
+    assert result.ok, result.detail
