@@ -875,6 +875,8 @@ class _Builder:
                 raise self.err("TYPE", "cannot cast a mask", pos[0], "use select(mask, 1.0, 0.0)")
             if isinstance(value, ir.Const):
                 return ir.Const(value.value, ir.scalar_of(dt), value.span)
+            if self.box and value.type.dtype is dt:  # box loops drop identity casts (e.g. cast(x, f32) with T=f32)
+                return value
             return ir.Op("cast", (value,), ir.ValType(value.type.kind, dt, value.type.layout), self.o.span(e))
         return self.op(name, [self.expr(a, tile) for a in pos], e)
 

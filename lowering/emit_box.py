@@ -182,12 +182,17 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
         body += [f"{{  // {_loc(ctx, s.span)}: rows q0.. of {s.tensor}, M_ elements apart in GM, into UB rows pitch "
                  "elements apart",
                  f"    LocalTensor<{c}> {s.buffer} = {b['member']}.AllocTensor<{c}>();",
-                 f"    DataCopyPad({s.buffer}, {s.tensor}Gm[base + q0 * M_],",
-                 f"                DataCopyExtParams{{static_cast<uint16_t>(rows), static_cast<uint32_t>(len * sizeof({c})),",
-                 f"                                  static_cast<uint32_t>((M_ - len) * sizeof({c})),",
-                 f"                                  static_cast<uint32_t>((pitch * sizeof({c}) - (len * sizeof({c}) + 31) / "
-                 "32 * 32) / 32), 0},",
-                 f"                DataCopyPadExtParams<{c}>{{false, 0, 0, 0}});",
+                 "    if (len == M_ && pitch == len) {  // whole rows, no padding: the chunk is contiguous in GM and UB",
+                 f"        DataCopy({s.buffer}, {s.tensor}Gm[base + q0 * M_], count);",
+                 "    } else {",
+                 f"        DataCopyPad({s.buffer}, {s.tensor}Gm[base + q0 * M_],",
+                 f"                    DataCopyExtParams{{static_cast<uint16_t>(rows), "
+                 f"static_cast<uint32_t>(len * sizeof({c})),",
+                 f"                                      static_cast<uint32_t>((M_ - len) * sizeof({c})),",
+                 f"                                      static_cast<uint32_t>((pitch * sizeof({c}) - (len * sizeof({c}) + 31)"
+                 " / 32 * 32) / 32), 0},",
+                 f"                    DataCopyPadExtParams<{c}>{{false, 0, 0, 0}});",
+                 "    }",
                  f"    {b['member']}.EnQue({s.buffer});",
                  "}"]
     body.append("{")
@@ -240,6 +245,13 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
                   f"    CopyUbToGm({s.tensor}Gm[p], out, len);",
                   f"    {b['member']}.FreeTensor(out);", "}"]
 
+    # Whole-row shares use fewer cores (a third of them still saturates GM bandwidth: ~100 GB/s per core of
+    # ~1.6 TB/s) with long bursts, if the vector unit keeps up: one 256-byte repeat per cycle against
+    # ~54 bytes per cycle of GM reads per core, with a 2x margin for instruction heads.
+    vec_bytes = sum(bufs[s.srcs[0] if _is_reduction(s, bufs) else s.dst].dtype.size for s in chunk_ops)
+    in_bytes = max((b.dtype.size for b in tl.buffers_decl if b.layout is ir.Layout.BOX
+                    and b.position is ir.Position.VECIN), default=4)
+    whole_rows = vec_bytes * 2 * 54 <= 256 * in_bytes
     ub_formula = " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl)
     members = ["uint64_t start_ = 0;      // this core's first output position",
                "uint64_t chunkRows_ = 0;  // rows of the reduced axis per chunk",
@@ -250,6 +262,9 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
         "init": init, "extra_members": members, "tile_body": lines, "row_mode": False, "unit": "positions",
         "max_tile": None, "kernel_template": "box_kernel.cpp.jinja", "tiling_template": "box_tiling.h.jinja",
         "ub_budget": ctx.target.ub_budget, "ub_formula": ub_formula, "pitch_granule": granule,
+        "box_in_bytes": in_bytes, "whole_row_shares": whole_rows,
+        "whole_row_why": f"vector work per box element: {vec_bytes} B of repeats per {in_bytes} B read"
+                         f" ({'low' if whole_rows else 'too high'} for whole-row shares on a third of the cores)",
         "inner_host": " * ".join(inner), "depth_host": dim, "axis": axis,
         "block_granule": block_granule(kernel), "min_per_core": MIN_ELEMS_PER_CORE,
         "min_tiles_per_core": MIN_TILES_PER_CORE,

@@ -171,5 +171,22 @@ def test_planted_bug_short_row_copy_leaves_garbage_that_reaches_gm():
         assert old in text
         return text.replace(old, "static_cast<uint32_t>((len - 1) * sizeof(float))")
 
-    res = _sim(REPO / "examples/reduce/sum_dim1.adsl", patch, {"batch_size": 2, "dim1": 5, "dim2": 40})
+    res = _sim(REPO / "examples/reduce/sum_dim1.adsl", patch, {"batch_size": 2, "dim1": 5, "dim2": 37})
     assert not res.ok and "UB-UNINIT" in {e.code for e in res.sim_errors}
+
+
+def _gm2ub(dim2: int) -> dict:
+    res = _sim(REPO / "examples/reduce/sum_dim1.adsl", lambda text: text, {"batch_size": 1, "dim1": 5, "dim2": dim2})
+    assert res.ok and res.report is not None, res.detail
+    gm2ub = [b["gm2ub"] for b in res.counters["blocks"] if b.get("gm2ub", {}).get("bytes")]
+    assert len(gm2ub) == 1  # one core
+    return gm2ub[0]
+
+
+def test_strided_copies_are_counted_burst_by_burst():
+    """Each chunk is one DataCopyPad transfer whose bursts are the rows of the reduced axis (len elements each):
+    the cost model charges every burst at its size, and every transfer its latency."""
+    # 37 positions (148 B rows, padded to 160 B in UB); the 5 rows in two chunks (3 + 2) so copies overlap compute
+    assert _gm2ub(37) == {"bytes": 5 * 37 * 4, "transfers": 2, "bursts": 5, "hist": [[256, 5, 740]]}
+    # 40 positions: whole rows of the reduced axis with no padding, so each chunk is one contiguous burst
+    assert _gm2ub(40) == {"bytes": 5 * 40 * 4, "transfers": 2, "bursts": 2, "hist": [[512, 2, 800]]}

@@ -83,11 +83,15 @@ private:
             const uint32_t count = rows * pitch;
             {  // sum_dim1.adsl:12: rows q0.. of x, M_ elements apart in GM, into UB rows pitch elements apart
                 LocalTensor<half> xLocal = inQueueX.AllocTensor<half>();
-                DataCopyPad(xLocal, xGm[base + q0 * M_],
-                            DataCopyExtParams{static_cast<uint16_t>(rows), static_cast<uint32_t>(len * sizeof(half)),
-                                              static_cast<uint32_t>((M_ - len) * sizeof(half)),
-                                              static_cast<uint32_t>((pitch * sizeof(half) - (len * sizeof(half) + 31) / 32 * 32) / 32), 0},
-                            DataCopyPadExtParams<half>{false, 0, 0, 0});
+                if (len == M_ && pitch == len) {  // whole rows, no padding: the chunk is contiguous in GM and UB
+                    DataCopy(xLocal, xGm[base + q0 * M_], count);
+                } else {
+                    DataCopyPad(xLocal, xGm[base + q0 * M_],
+                                DataCopyExtParams{static_cast<uint16_t>(rows), static_cast<uint32_t>(len * sizeof(half)),
+                                                  static_cast<uint32_t>((M_ - len) * sizeof(half)),
+                                                  static_cast<uint32_t>((pitch * sizeof(half) - (len * sizeof(half) + 31) / 32 * 32) / 32), 0},
+                                DataCopyPadExtParams<half>{false, 0, 0, 0});
+                }
                 inQueueX.EnQue(xLocal);
             }
             {

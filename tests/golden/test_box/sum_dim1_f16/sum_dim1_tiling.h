@@ -23,6 +23,10 @@ inline uint32_t SumDim1ComputeTiling(uint64_t A, uint64_t R, uint64_t C, uint32_
     constexpr uint64_t kMinPerCore = 4096;  // elements read per core before another core is used
     constexpr uint64_t kMinIterations = 2;  // chunks per core: overlap copy and compute
     constexpr uint64_t kMaxRows = 4095;  // DataCopyPad blockCount
+    constexpr uint64_t kInBytes = 2;  // bytes per element of the widest box input
+    constexpr uint64_t kShortShareBytes = 1024;  // shares shorter than this (per row) avoid crossing rows
+    // vector work per box element: 8 B of repeats per 2 B read (too high for whole-row shares on a third of the cores)
+    constexpr bool kWholeRowShares = false;
     t->A = A;
     t->R = R;
     t->C = C;
@@ -40,6 +44,22 @@ inline uint32_t SumDim1ComputeTiling(uint64_t A, uint64_t R, uint64_t C, uint32_
     const uint64_t minPositions = depth > 0 ? (kMinPerCore + depth - 1) / depth : kMinPerCore;
     perCore = perCore < minPositions ? minPositions : perCore;
     perCore = (perCore + kBlockGranule - 1) / kBlockGranule * kBlockGranule;
+    const uint64_t rowsOfPositions = inner > 0 ? total / inner : 0;
+    if (kWholeRowShares && perCore < inner && inner % kBlockGranule == 0 && inner % kPitchGranule == 0 &&
+        rowsOfPositions * 3 >= coreNum) {
+        // Shares of whole rows of the reduced axis keep a third of the cores busy (enough for GM bandwidth):
+        // each chunk is then one contiguous copy (one long burst) instead of a burst per row of the reduced axis.
+        perCore = inner;
+    } else if (perCore < inner && inner % kBlockGranule == 0 && perCore * kInBytes < kShortShareBytes) {
+        // A share that crosses a row of the reduced axis leaves a short piece, read as short DMA bursts
+        // (one per row of the reduced axis): take the smallest share that divides the row, at most 1.5x.
+        for (uint64_t d = perCore; d <= perCore * 3 / 2; d += kBlockGranule) {
+            if (inner % d == 0) {
+                perCore = d;
+                break;
+            }
+        }
+    }
     uint64_t len = perCore < inner ? perCore : inner;
     if (len == 0) {
         len = 1;
@@ -56,7 +76,8 @@ inline uint32_t SumDim1ComputeTiling(uint64_t A, uint64_t R, uint64_t C, uint32_
     if (ubBytes(len, rows) > kBudget) {
         return 0;  // one 32-byte row of every box does not fit the Unified Buffer
     }
-    const uint64_t tiles = (perCore + len - 1) / len;
+    const uint64_t share = perCore < total ? perCore : total;  // the first core's positions
+    const uint64_t tiles = (share + len - 1) / len;
     const uint64_t chunks = (depth + rows - 1) / rows;
     if (tiles * chunks < kMinIterations && depth > 1) {  // split the reduced axis so copies overlap compute
         const uint64_t want = (kMinIterations + tiles - 1) / tiles;
