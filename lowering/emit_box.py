@@ -107,7 +107,7 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
     extent = split.extent
     inner = extent[axis:]  # positions per row of the reduced axis: the output dims after it
     box_dtypes = {b.dtype for b in tl.buffers_decl if b.layout is ir.Layout.BOX and b.dtype is not DType.BOOL}
-    granule = 32 // min(d.size for d in box_dtypes)  # box row pitch: 32-byte aligned rows for every box dtype
+    granule = 32 // min((d.size for d in box_dtypes), default=4)  # box row pitch: 32-byte rows for every box dtype
 
     init = [f"// {_loc(ctx, split.span)}: this core's contiguous share of the [0, {' * '.join(extent)}) output "
             "positions (a multiple of 32 bytes of the output)",
@@ -121,7 +121,7 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
             f"D_ = tiling.{dim};  // the reduced axis",
             f"M_ = {' * '.join(f'tiling.{s}' for s in inner)};  // positions per row of the reduced axis"]
     init += [f"{s['member']} = tiling.{s['name']};" for s in base["scalars"]]
-    init += [f"{sym}_ = tiling.{sym};" for sym in _value_symbols(kernel, tl) if sym != dim]
+    init += [f"{sym}_ = tiling.{sym};" for sym in _value_symbols(kernel, tl)]  # symbols read as values
     for t in base["tensors"]:
         p = params[t["name"]]
         ptr = f"(__gm__ {t['ctype']}*){t['name']}"

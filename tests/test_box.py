@@ -130,6 +130,11 @@ def test_emitted_box_kernel_structure():
     assert "chunkRows" in project.files["k_tiling.h"]
 
 
+def test_box_loop_without_a_box_load_still_lowers():
+    project, _ = lower(_k("store(y[t], load(b[t]) * 2.0)"))
+    assert "DataCopyPad(" not in project.files["k_kernel.cpp"].split("class KernelK")[1]  # nothing strided to read
+
+
 def test_golden_box_kernel(golden):
     adsl = REPO / "examples/reduce/sum_dim1.adsl"
     kernel = load_file(adsl)[0].instantiate({"T": "f16"})
@@ -159,6 +164,24 @@ def test_box_kernel_validates_with_live_box_and_per_position_input(tmp_path):
         "A = 3\nR = 37\nC = 1001\n\n\ndef get_inputs():\n    return [torch.randn(A, R, C), torch.randn(A, C)]\n\n\n"
         "def get_init_inputs():\n    return []\n")
     res = _sim(tmp_path / "multi.adsl", lambda text: text, {})
+    assert res.ok, res.detail
+
+
+def test_box_select_scalar_parameter_and_symbol_over_dim_0(tmp_path):
+    """Comparisons and select on a box (a mask box), a scalar parameter and a shape symbol read as a value."""
+    (tmp_path / "relu_mean0.adsl").write_text(
+        "@kernel\n"
+        'def relu_mean0(x: Tensor[f32, "A, R, C"], y: Tensor[f32, "R, C"], thr: f32 = 0.25):\n'
+        "    for blk in split(R * C, cores=AIV):\n"
+        "        for t in tile(blk, size=auto, buffers=2):\n"
+        "            xb = load(x[t])\n"
+        "            store(y[t], sum(select(xb > thr, xb, 0.0), axis=0) / A)\n")
+    (tmp_path / "relu_mean0.py").write_text(
+        "import torch\n\n\nclass Model(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return torch.where(x > 0.25, x, 0.0).mean(0)\n\n\n"
+        "A = 7\nR = 5\nC = 301\n\n\ndef get_inputs():\n    return [torch.randn(A, R, C)]\n\n\n"
+        "def get_init_inputs():\n    return []\n")
+    res = _sim(tmp_path / "relu_mean0.adsl", lambda text: text, {})
     assert res.ok, res.detail
 
 
