@@ -84,6 +84,8 @@ def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, s
                 plane = max([tviews[p.name][0].numel() for p in kernel.tensors
                              if len(p.shape) > lead and len(tviews[p.name])] + [1])
                 step = max(1, tile // max(plane, 1))
+            if tl.box:  # box loops: each position's values along the extra axis as one row
+                tviews, step = _box_views(kernel, loop, tl, tensors, views, symbols, total, tile)
             for start in range(lo, hi, step):
                 _run_tile(tl.body, tviews, core_scalars, slice(start, min(hi, start + step)))
         for a in accs:
@@ -125,6 +127,22 @@ def _slot_rows(decl: ir.SlotAccDecl, kernel: ir.Kernel, views, scalars, symbols)
                           decl.span)
     rows = torch.arange(rows_total)
     views[("slots", decl.name)] = ((rows // (per // groups)) % max(slots, 1), slots)
+
+
+def _box_views(kernel: ir.Kernel, loop: ir.SplitLoop, tl: ir.TileLoop, tensors, views, symbols, total: int,
+               tile: int) -> tuple[dict, int]:
+    """Box tensors [.., R, ..] as (positions, R) rows, the reduced axis moved last; tensors over the split's
+    dims flat. A tile is `tile` elements' worth of positions (at least one)."""
+    axis, dim = tl.box
+    out = dict(views)
+    for p in kernel.tensors:
+        t = tensors[p.name]
+        if tuple(p.shape) == loop.extent:
+            out[p.name] = t.reshape(-1)
+        elif len(p.shape) == len(loop.extent) + 1 and p.shape[axis] == dim:
+            shaped = t.reshape([symbols[d] if isinstance(d, str) else d for d in p.shape])
+            out[p.name] = shaped.movedim(axis, -1).reshape(total, symbols[dim])
+    return out, max(1, tile // max(symbols[dim], 1))
 
 
 def _product(expr: str, symbols: dict[str, int]) -> int:
@@ -191,7 +209,7 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             return torch.tensor(scalars[n], dtype=t.dtype.torch)
         case ir.Load(tensor=name, type=t) as e:
             view = views[name]
-            if t.layout is ir.Layout.ROWS:
+            if t.layout in (ir.Layout.ROWS, ir.Layout.BOX):
                 return view[sl, :].clone()
             if t.layout is ir.Layout.ROW:
                 return view.reshape(1, -1).clone()
@@ -203,6 +221,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
         case ir.Op(op=op, args=(a, *params), type=t) if op in POOLS:
             window = (int(_eval(q, env, views, scalars, sl)) for q in params)  # kernel, stride, padding, dilation
             return OPS[op].ref(_eval(a, env, views, scalars, sl), *window).to(t.dtype.torch)
+        case ir.Op(op=op, args=(a,), type=t) if a.type.layout is ir.Layout.BOX and t.layout is ir.Layout.FLAT:
+            return OPS[op].ref(_eval(a, env, views, scalars, sl)).reshape(-1).to(t.dtype.torch)  # a box reduction
         case ir.Op(op="cast", args=(a,), type=t):
             return _eval(a, env, views, scalars, sl).to(t.dtype.torch)
         case ir.Op(op=op, args=args, type=t):

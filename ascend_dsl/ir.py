@@ -47,6 +47,7 @@ class Layout(Enum):
     PLANE = "plane"  # plane loops: whole planes (the trailing spatial dims of one (n, c) slice), or bands of them
     POOLED = "pooled"  # plane loops: the pooled planes (the output's spatial dims)
     SLOTS = "slots"  # buffers only: a slot accumulator's f32 values (sized from the shapes at launch)
+    BOX = "box"  # box loops: the tile's output positions x the whole extra (reduced) axis of a tensor
 
 
 @dataclass(frozen=True)
@@ -223,6 +224,9 @@ class TileLoop:
     #: Plane loops (split over the leading dims of rank >= 3 tensors): the number of trailing spatial
     #: dims of each plane; 0 for flat and row loops.
     plane_rank: int = 0
+    #: Box loops (a split over the dims of a tensor but one, not its last): (the axis of that extra dim in
+    #: the tensor, its shape symbol), e.g. (1, "R") for x: [A, R, C] under split(A * C); None elsewhere.
+    box: tuple[int, str] | None = None
     span: Span = _SPAN
 
 

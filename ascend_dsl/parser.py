@@ -34,6 +34,7 @@ from .ops import (
     Rule,
     scan_op,
 )
+from .parser_box import box_for, box_reduction, box_slice
 from .parser_cube import cube_loop, cube_slice, is_cube_split
 from .parser_slots import finish, slot_accumulate, slot_decl, slot_read
 
@@ -297,6 +298,7 @@ class _Builder:
         self.acc_names: set[str] = set()
         self.slot_accs: dict = {}  # name -> parser_slots.SlotAcc: `s = zeros(C)` accumulators
         self.plane_rank = 0  # trailing spatial dims of the planes inside a plane loop (0 elsewhere)
+        self.box: tuple[int, str] | None = None  # (axis, symbol) of the extra dim inside a box loop
         self.cube = None  # parser_cube.CubeScope inside a `with vector:` block
 
     def err(self, code: str, msg: str, node, hint: str | None = None) -> DslError:
@@ -557,6 +559,7 @@ class _Builder:
         pools = any(str(c.children[0]) in POOLS for c in suite.find_data("call"))
         self.row_shape = None if pools else self.row_shape_for(self.split_extent, s)
         self.plane_rank = self.plane_rank_for(self.split_extent, s) if self.row_shape is None else 0
+        self.box = None if self.row_shape or self.plane_rank else box_for(self, self.split_extent, s)
         body = []
         for st in self.statements(suite):
             body.append(self.tile_stmt(st, var))
@@ -566,8 +569,11 @@ class _Builder:
         if self.plane_rank and size is not None:
             raise self.err("ARGS", "plane tiles are sized at run time: size=auto", call,
                            "the host tiling picks planes (or bands of output rows) per tile from the shapes")
+        if self.box and size is not None:
+            raise self.err("ARGS", "box tiles are sized at run time: size=auto", call,
+                           "the host tiling picks positions per tile and rows of the reduced axis per chunk")
         return ir.TileLoop(var, block, size, buffers, tuple(body), row_shape=self.row_shape,
-                           plane_rank=self.plane_rank, span=self.o.span(s))
+                           plane_rank=self.plane_rank, box=self.box, span=self.o.span(s))
 
     def plane_rank_for(self, extent: tuple[str, ...], node) -> int:
         """A tile loop over a split of N * C is a plane loop when tensors [N, C, *spatial] exist."""
@@ -648,10 +654,12 @@ class _Builder:
             if value.type.layout is not layout:
                 what = {ir.Layout.ROWS: "whole rows", ir.Layout.COL: "one value per row", ir.Layout.ROW: "a row",
                         ir.Layout.FLAT: "a flat tile", ir.Layout.PLANE: "input planes",
-                        ir.Layout.POOLED: "pooled planes"}
+                        ir.Layout.POOLED: "pooled planes", ir.Layout.BOX: "an unreduced box"}
                 raise self.err("TYPE", f"storing {what[value.type.layout]} into {what[layout]} of '{tensor}'", pos[1],
                                "reduce rows with sum/max/min/mean(v, axis=1) to get one value per row"
                                if layout is ir.Layout.COL else
+                               f"reduce the box over its extra axis first: sum(v, axis={self.box[0]})"
+                               if value.type.layout is ir.Layout.BOX else
                                "store max_pool(...) or avg_pool(...) of a loaded plane"
                                if layout is ir.Layout.POOLED else None)
             return ir.Store(tensor, index, value, self.o.span(st))
@@ -683,6 +691,9 @@ class _Builder:
             raise self.err("TYPE", f"{reducer}(v) reduces a tile value", rhs.children[1])
         if value.type.layout is ir.Layout.ROW:
             raise self.err("TYPE", f"{reducer}(v) of a row vector would count it once per row tile", rhs.children[1])
+        if self.box:
+            raise self.err("UNSUPPORTED", "accumulators are not supported in a loop over boxes (a reduction over a "
+                           "non-last dim)", name_tok, "store the reduced values, then reduce them in a second kernel")
         if value.type.dtype not in (DType.F32, DType.F16):
             raise self.err("DTYPE-UNSUPPORTED", f"accumulating {value.type.dtype} values is not supported",
                            rhs.children[1], "cast(v, f32) first")
@@ -716,6 +727,8 @@ class _Builder:
         is_tile = [isinstance(i, Tree) and i.data == "name" and str(i.children[0]) == tile for i in idx]
         is_full = [isinstance(i, Tree) and i.data == "full_slice" for i in idx]
         rows = self.row_shape
+        if self.box:
+            return box_slice(self, e, tile, p, idx)
         if self.plane_rank and len(idx) == 1 and is_tile[0]:
             if len(p.shape) != len(self.split_extent) + self.plane_rank or \
                     tuple(p.shape[:len(self.split_extent)]) != self.split_extent:
@@ -877,6 +890,8 @@ class _Builder:
                 raise self.err("TYPE", "cannot cast a mask", pos[0], "use select(mask, 1.0, 0.0)")
             if isinstance(value, ir.Const):
                 return ir.Const(value.value, ir.scalar_of(dt), value.span)
+            if self.box and value.type.dtype is dt:  # box loops drop identity casts (e.g. cast(x, f32) with T=f32)
+                return value
             return ir.Op("cast", (value,), ir.ValType(value.type.kind, dt, value.type.layout), self.o.span(e))
         return self.op(name, [self.expr(a, tile) for a in pos], e)
 
@@ -890,9 +905,13 @@ class _Builder:
         if len(pos) != 1 or set(kw) != {"axis"}:
             raise self.err("ARGS", f"{name}(v, axis=1) takes one value and axis=", e)
         axis = kw["axis"]
+        v = self.expr(pos[0], tile)
+        if v.type.kind is ir.Kind.TILE and v.type.layout is ir.Layout.BOX:
+            if v.type.dtype not in OPS[REDUCTIONS[name]].dtypes:
+                raise self.err("DTYPE-UNSUPPORTED", f"'{name}' does not support {v.type.dtype}", e)
+            return box_reduction(self, name, REDUCTIONS[name], v, axis, self.o.span(e))
         if self.axis_value(axis) not in (1, -1):
             raise self.err("UNSUPPORTED", "reductions run over the last axis of a row tile: axis=1", axis)
-        v = self.expr(pos[0], tile)
         if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.ROWS:
             raise self.err("TYPE", f"{name}(v, axis=1) needs whole rows (a value loaded with x[r, :])", pos[0],
                            "split the rows of a 2-D tensor: for blk in split(B, cores=AIV)")
@@ -984,6 +1003,9 @@ class _Builder:
             return ir.Layout.FLAT
         if len(layouts) == 1:
             return next(iter(layouts))
+        if ir.Layout.BOX in layouts:
+            raise self.err("TYPE", "a box (load(x[t]) with the extra axis) combines only with boxes and scalars", node,
+                           f"reduce it first, e.g. sum(v, axis={self.box[0]}), then combine the per-position values")
         if same:
             raise self.err("UNSUPPORTED", "comparisons and select need operands of one shape (all whole rows, or all "
                            "per-row values)", node)

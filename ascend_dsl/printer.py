@@ -10,6 +10,8 @@ from . import ir
 from .ops import BINARY_OPERATORS, COMPARE_OPERATORS, POOLS, scan_parts
 
 _INFIX = {v: k for k, v in {**BINARY_OPERATORS, **COMPARE_OPERATORS}.items()}
+#: The extra axis of the boxes of the tile loop being printed (box reductions print `axis=` with it).
+_box_axis = [1]
 _PREC = {"lt": 1, "le": 1, "gt": 1, "ge": 1, "eq": 1, "ne": 1, "add": 2, "sub": 2, "mul": 3, "div": 3}
 
 
@@ -38,7 +40,8 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
             dilation = "" if isinstance(dil, ir.Const) and dil.value == 1 else f", dilation={expr(dil)}"
             return f"{op}({expr(a)}, kernel={expr(k)}, stride={expr(st)}, padding={expr(pad)}{dilation})"
         case ir.Op(op=op, args=(a,)) if op.startswith("reduce_"):
-            return f"{op.removeprefix('reduce_')}({expr(a)}, axis=1)"
+            axis = _box_axis[-1] if a.type.layout is ir.Layout.BOX else 1
+            return f"{op.removeprefix('reduce_')}({expr(a)}, axis={axis})"
         case ir.Op(op="cast", args=(a,), type=ty):
             return f"cast({expr(a)}, {ty.dtype})"
         case ir.Op(op=op, args=(a, b)) if op in _INFIX:
@@ -75,7 +78,11 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             for d in decl:
                 lay = "" if d.layout is ir.Layout.FLAT else f", {d.layout.value}"
                 head.append(f"{inner}# buffer {d.name}: {d.position.value} {d.dtype} x{d.num} ({d.bits} bit/elem{lay})")
-            return head + block(body, inner)
+            _box_axis.append(s.box[0] if s.box else 1)
+            try:
+                return head + block(body, inner)
+            finally:
+                _box_axis.pop()
         case ir.Stage(kind=k, body=body):
             return [f"{ind}with {k.value}:"] + block(body, ind + "    ")
         case ir.CopyIn(buffer=b, tensor=t, index=i):

@@ -9,7 +9,8 @@ device time), and what limits it (iterations per core, overlap, cores).
 Shapes (batch_size x dim): flat (element-wise) kernels 16 x 16384 (KernelBench's default, 1 MiB f32:
 latency-bound), 64 x 65536 and 256 x 65536 (benchmark scale); row kernels 128 x 4096 (task default)
 and 4096 x 4096 (benchmark scale); optimizers 4M and 16M parameters; reductions over the last dim of
-[256, 16, 4096]; matmul/fuse their task sizes; scans, prod and pooling their gallery shapes (scalar
+[256, 16, 4096], and reductions over dim 1 / dim 0 (box loops) also over [16, 4096, 256] (a long reduced
+axis); matmul/fuse their task sizes; scans, prod and pooling their gallery shapes (scalar
 loops; no target in the issue). See bench_shapes(). KernelBench's own benchmark sizes (e.g. 4096 x 393216) are too
 large to emulate; per core they only repeat the 256 x 65536 tile loop more often.
 
@@ -43,6 +44,8 @@ REDUCING = {"softmax", "log_softmax"}
 #: Kernels whose work runs on the scalar unit (scans, prod, pooling windows): the emulator steps
 #: every scalar access, so they run at their gallery shapes (the issue sets no roofline target for them).
 SCALAR_LOOPS = {"cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum", "masked_cumsum", "prod_dim"}
+#: Reductions over a non-last dim (box loops: strided reads along the reduced axis).
+BOX_REDUCTIONS = {"sum_dim1", "mean_dim1", "max_dim1", "min_dim1", "prod_dim1", "sum_dim0"}
 #: Matmul / fused-epilogue kernels (MIX): their task's own sizes (tasks name them M, N, K, Bt).
 CUBE = ("matmul", "fuse")
 
@@ -81,6 +84,8 @@ def bench_shapes(ex) -> list[dict[str, int]]:
     if ex.name in ("frobenius_norm", "instance_norm", "batch_norm", "batch_norm_train", "group_norm"):
         return [{"batch_size": 16, "features": 64, "dim1": 32, "dim2": 32},
                 {"batch_size": 16, "features": 64, "dim1": 64, "dim2": 64}]
+    if ex.name in BOX_REDUCTIONS:  # the task's [16, 256, 256], a long reduced axis, the reduce benchmark shape
+        return [{}, {"batch_size": 16, "dim1": 4096, "dim2": 256}, {"batch_size": 256, "dim1": 16, "dim2": 4096}]
     if ex.category == "reduce":
         return [{}, {"batch_size": 256, "dim1": 16, "dim2": 4096}]
     return ROW_SHAPES if ex.is_rows else FLAT_SHAPES

@@ -19,7 +19,7 @@ from ascend_dsl.ops import CALLABLE, POOLS, POW_EXPONENTS, SCANS
 
 UNARY = tuple(sorted(n for n in CALLABLE if n not in ("max", "min", "select", "cast", "sum", "mean", "prod", *SCANS,
                                                      *POOLS)))
-REDUCE_CALLS = ("sum", "mean", "max", "min", "prod")  # name(v, axis=1): one value per row
+REDUCE_CALLS = ("sum", "mean", "max", "min", "prod")  # name(v, axis=1): one value per row; axis=0/1 of a box
 SCAN_CALLS = tuple(SCANS)  # name(v, axis=1[, reverse=True][, exclusive=True]): running sum / product per row
 POOL_CALLS = tuple(POOLS)  # name(plane, kernel=K[, stride=S][, padding=P][, dilation=L]) (dilation: max_pool)
 MAX_DIMS = 5  # [N, C, D, H, W] for 3-D pooling
@@ -94,7 +94,7 @@ def generation_grammar(spec: GrammarSpec = GrammarSpec()) -> str:
             j = k - 1
             atoms += [f'"(" e{j} ")"', f'UNARY "(" e{j} ")"', f'BINCALL "(" e{j} ", " e{j} ")"',
                       f'"select(" e{j} ", " e{j} ", " e{j} ")"', f'"cast(" e{j} ", " DTYPE ")"',
-                      f'REDUCE "(" e{j} ", axis=1)"',
+                      f'REDUCE "(" e{j} ", axis=" ("0" | "1") ")"',
                       f'SCAN "(" e{j} ", axis=1" (", reverse=True")? (", exclusive=True")? ")"',
                       (f'POOL "(" e{j} ", kernel=" WINARG (", stride=" WINARG)? (", padding=" WINARG)? '
                        '(", dilation=" WINARG)? ")"')]

@@ -149,6 +149,7 @@ def _bytes_expr(b: ir.Buffer, suffix: str = "") -> str:
         ir.Layout.ROW: "Dp_",
         ir.Layout.PLANE: "tiling.inTileElems",  # plane loops size their buffers on the host (emit_window.py)
         ir.Layout.POOLED: "tiling.outTileElems",
+        ir.Layout.BOX: "boxElems",  # box loops size their buffers on the host (emit_box.py)
     }
     if b.layout is ir.Layout.BLOCK:
         return "32"
@@ -649,7 +650,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     phases = _phases(kernel)
     split, tl = phases[0]
     for _, t in phases:
-        if t.max_tile is None and t.row_shape is None and not t.plane_rank:
+        if t.max_tile is None and t.row_shape is None and not t.plane_rank and not t.box:
             raise DslError.at("INTERNAL", "tile size was not planned", t.span)
     name = kernel.name
     cls = f"Kernel{camel(name)}"
@@ -709,6 +710,10 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     view["slot_host"] = emit_slots.host_lines(kernel, ctx, ctx.target.ub_budget) if kernel.slot_accumulators else []
     if tl.plane_rank:  # pooling over planes: lowering/emit_window.py
         return build_window_view(kernel, ctx, split, tl, view)
+    if tl.box:  # reductions over a non-last dim: lowering/emit_box.py
+        from .emit_box import build_box_view
+
+        return build_box_view(kernel, ctx, split, tl, view)
     view["init"] = _init_lines(kernel, ctx, split, tl, tensors, first["buffers"], scalars, phases)
     view["row_mode"] = tl.row_shape is not None
     view["unit"] = "rows" if tl.row_shape else "elements"

@@ -91,6 +91,7 @@ def _run(args) -> int:
     tile = (f"max tile {project.manifest['max_tile']} elements" if unit == "elements" else
             "MIX 1:2, base blocks <= {} x {} x {}".format(*project.manifest["base_block"]) if unit == "base blocks"
             else "planes (or bands of output rows) per tile sized at run time from the shapes" if unit == "planes"
+            else "positions per tile and rows of the reduced axis per chunk sized at run time" if unit == "positions"
             else "rows per tile sized at run time from the row length")
     print(f"{kernel.name}: lowered for {ctx.target.name} ({dtypes}) in {total_ms:.1f} ms; "
           f"{tile}, {len(project.manifest['buffers'])} UB buffers")

@@ -70,6 +70,10 @@ EXAMPLE_SHAPES.update({f"math/{name}": [{"batch_size": 8, "dim": 4000}, {"batch_
 EXAMPLE_SHAPES.update({
     # prod over the last dim of [batch_size, dim1, dim2] (scalar loop): 8 and 33 rows
     "reduce/prod_dim": [{"batch_size": 2, "dim1": 4, "dim2": 4000}, {"batch_size": 3, "dim1": 11, "dim2": 1001}],
+    # reductions over dim 1 / dim 0 (box loops): the task's 16 x 256 x 256, and 3 x 37 x 1001 (positions per
+    # row of the reduced axis not a multiple of 32 bytes, nor of the tile; the reduced axis not of the chunk)
+    **{f"reduce/{name}": [{}, {"batch_size": 3, "dim1": 37, "dim2": 1001}]
+       for name in ("sum_dim1", "mean_dim1", "max_dim1", "min_dim1", "prod_dim1", "sum_dim0")},
     # tasks that name their sizes differently (matrix-vector: N = 1; batched: Bt)
     "matmul/matvec": [{}, {"M": 300, "K": 70}],
     "matmul/matmul_batched": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],

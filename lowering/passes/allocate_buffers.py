@@ -24,6 +24,10 @@ def _refs(e: ir.Expr) -> list[str]:
     return [x.name for x in ir.walk_expr(e) if isinstance(x, ir.Ref) and x.type.kind is ir.Kind.TILE]
 
 
+def _is_box_reduction(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Op) and e.op.startswith("reduce_") and e.args[0].type.layout is ir.Layout.BOX
+
+
 def _bits(dtype: DType) -> int:
     return 1 if dtype is DType.BOOL else dtype.size * 8
 
@@ -71,6 +75,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             decls[name] = ir.Buffer(name, position, dtype, num, _bits(dtype), layout, span)
             return name
 
+        box_tmp: set[DType] = set()  # box loops: dtypes of reductions whose box is read again afterwards
         for i, s in enumerate(stmts):
             if not isinstance(s, ir.Assign):
                 continue
@@ -78,6 +83,18 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             layout = s.value.type.layout
             srcs = _refs(s.value)
             dying = [where[n] for n in srcs if last_use.get(n) == i and decls[where[n]].position is ir.Position.VECCALC]
+            box_reduction = tl.box is not None and _is_box_reduction(s.value)
+            if box_reduction and last_use.get(srcs[0], i) > i:
+                box_tmp.add(s.value.args[0].type.dtype)
+            if box_reduction and s.name not in out_of:
+                # A box reduction accumulates over the chunks of the reduced axis while the box values of
+                # later chunks come and go: its buffer is never shared (lowering/emit_box.py).
+                buf = new_buffer("tmp", ir.Position.VECCALC, dtype, s.span, layout)
+                where[s.name] = buf
+                for b in dying:
+                    if b not in free:
+                        free.append(b)
+                continue
             if isinstance(s.value, ir.Load):
                 buf = new_buffer(f"{s.value.tensor}Local", ir.Position.VECIN, dtype, s.span, layout)
             elif s.name in out_of:
@@ -118,8 +135,11 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         def scratch(name: str, dtype: DType, layout: ir.Layout) -> None:
             decls[name] = ir.Buffer(name, ir.Position.VECCALC, dtype, 1, _bits(dtype), layout, tl.span)
 
+        for dtype in sorted(box_tmp, key=str):  # the halving tree of a box reduction whose box stays live
+            scratch(f"boxTmp_{dtype}", dtype, ir.Layout.BOX)
         for dtype in sorted({s.value.args[0].type.dtype for s in stmts if isinstance(s, ir.Assign) and
-                             isinstance(s.value, ir.Op) and s.value.op in VECTOR_REDUCTIONS}, key=str):
+                             isinstance(s.value, ir.Op) and s.value.op in VECTOR_REDUCTIONS
+                             and s.value.args[0].type.layout is not ir.Layout.BOX}, key=str):
             # ReduceSum/Max/Min need a scratch tensor (a row) and write their result to a 32-byte block.
             scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW)
             scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK)

@@ -35,6 +35,10 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                            f"DataCopy moves whole 32-byte blocks and Compare works on 256-byte repeats; "
                            f"use a multiple of {granule} (e.g. {max(granule, s.size // granule * granule)}) "
                            f"or size=auto")
+            if s.box and not t.has_datacopypad:
+                sink.error("UNSUPPORTED", f"a reduction over a non-last dim reads its rows with strided DataCopyPad, "
+                           f"which {t.name} does not have", s.span,
+                           "lower it for a 910B target (--target ascend910b1), or make the reduced dim the last one")
             if not 1 <= s.buffers <= MAX_BUFFERS_PER_QUEUE:
                 sink.error("BUFFER-COUNT", f"buffers={s.buffers} is outside 1..{MAX_BUFFERS_PER_QUEUE}", s.span,
                            "buffers=2 double-buffers copy-in/compute/copy-out; buffers=1 disables it")

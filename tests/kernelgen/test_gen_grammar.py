@@ -69,3 +69,17 @@ def test_keywords_are_not_names(lltok):
 def test_max_bytes_bounds_the_language():
     small = GrammarSpec(depth=0, max_assigns=1, max_stores=1, max_params=2, name_max=4, doc_max=8)
     assert 0 < small.max_bytes() < GrammarSpec().max_bytes()
+
+
+def test_box_reductions_over_dim_0_and_1_are_in_the_language(lltok):
+    grammar = llguidance.LLMatcher.grammar_from_lark(GrammarSpec().text())
+    for axis, extent, out in ((1, "A * C", "A, C"), (0, "R * C", "R, C")):
+        text = ("from ascend_dsl import kernel, Tensor, f32, f16\n\n\n@kernel\n"
+                f'def k(x: Tensor[f32, "A, R, C"], y: Tensor[f32, "{out}"]):\n'
+                f"    for blk in split({extent}, cores=AIV):\n"
+                "        for t in tile(blk, size=auto, buffers=2):\n"
+                f"            store(y[t], sum(load(x[t]), axis={axis}))\n")
+        m = llguidance.LLMatcher(lltok, grammar, log_level=0)
+        tokens = lltok.tokenize_str(text)
+        assert m.validate_tokens(tokens) == len(tokens), text
+        assert parse_text(text, "box.adsl")[0].instantiate().body[0].body[0].box[0] == axis
