@@ -219,6 +219,9 @@ class TileLoop:
     #: dims of each plane; 0 for flat and row loops.
     plane_rank: int = 0
     span: Span = _SPAN
+    #: Row loops: the chunked variant for rows longer than UB (a lowering.chunking.ChunkPlan), or the
+    #: reason the body cannot run in column chunks (str); None elsewhere.
+    chunked: object = field(default=None, compare=False)
 
 
 class StageKind(Enum):

@@ -9,6 +9,7 @@ struct LayerNormTilingData {
     uint64_t blockLength;  // rows per core (the last core may get fewer)
     uint32_t tileLength;   // rows per UB tile (the last tile of a core may be shorter)
     float eps;  // scalar attribute
+    uint32_t chunkLength;  // elements per column chunk when one row does not fit UB (0: whole rows)
 };
 
 #ifndef __CCE_AICORE__
@@ -30,6 +31,15 @@ inline uint32_t LayerNormComputeTiling(uint64_t B, uint64_t D, float eps, uint32
     uint64_t rows = perCore < 4095 ? perCore : 4095;  // DataCopyPad moves at most 4095 rows (blockCount)
     while (rows > 0 && ubBytes(rows) > kBudget) {
         rows = rows > 64 ? rows * kBudget / ubBytes(rows) : rows - 1;  // shrink fast, then one by one
+    }
+    t->chunkLength = 0;
+    if (rows == 0) {  // one row does not fit UB: one row at a time, in 3 pass(es) over column chunks
+        constexpr uint64_t kMaxChunk = 5120;  // the largest chunk every pass fits in UB
+        const uint64_t d = D;
+        const uint64_t chunks = (d + kMaxChunk - 1) / kMaxChunk;
+        uint64_t chunk = ((d + chunks - 1) / chunks + 255) / 256 * 256;  // balanced, whole 256-element repeats
+        t->chunkLength = static_cast<uint32_t>(chunk < kMaxChunk ? chunk : kMaxChunk);
+        rows = 1;
     }
     constexpr uint64_t kMinTilesPerCore = 2;  // overlap copy and compute across tiles
     if (rows > 0 && perCore >= kMinTilesPerCore) {

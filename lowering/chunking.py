@@ -1,0 +1,280 @@
+"""Chunked row loops: rows longer than the Unified Buffer (docs/design.md, "Rows longer than UB").
+
+A row tile loop holds whole rows in UB. When one row with its temporaries does not fit, the host
+tiling switches the same kernel to its chunked variant, planned here from the three-address body:
+
+* every value gets a reduction *depth*: loads are 0, a reduction is its operand's depth + 1, any
+  other op the largest depth of its operands;
+* per-row values (reductions, `[B]` and per-channel loads, and ops on them) become scalars of the
+  scalar unit (`<name>Row_` members), computed once per row as soon as their depth is reached;
+* pass k streams column chunks of the row from GM (a flat, double-buffered tile loop over the
+  chunk), computes the row values it needs (recomputing those of lower depth: GM is re-read), folds
+  its depth-k reductions into an f32 UB block per reduction (sum/mean: Add, max/min: Max/Min) and
+  stores the row values of depth k chunk by chunk.
+
+Each pass is lowered by the ordinary passes (allocate_buffers, plan_tiling, select_instructions,
+schedule_stages) as a flat tile loop with accumulators; the emitter (lowering/emit_chunk.py) adds
+the row loop around the passes. A body that cannot run this way gets a reason instead of a plan,
+which the host tiling reports as TILING when a row does not fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ascend_dsl import ir
+from ascend_dsl.diagnostics import DslError
+from ascend_dsl.dtypes import DType
+
+from .context import PassContext
+from .passes.select_instructions import ROW_LENGTH
+from .tiling_rules import AUTO_TILE_GRANULE
+from .verify import verify
+
+#: Reductions a pass folds across chunks: reduce op -> (reduction of one chunk, combine across chunks).
+CHUNK_REDUCTIONS = {"reduce_sum": ("reduce_sum", "add"), "reduce_mean": ("reduce_sum", "add"),
+                    "reduce_max": ("reduce_max", "max"), "reduce_min": ("reduce_min", "min")}
+#: Ops a per-row value may use in chunked mode (scalar unit; the math ones run on one vector element).
+SCALAR_OPS = frozenset({"add", "sub", "mul", "div", "neg", "reciprocal", "max", "min", "cast", "select", "relu",
+                        "lt", "le", "gt", "ge", "eq", "ne", "sqrt", "rsqrt", "exp", "log", "abs"})
+#: The chunk loop's variable in the pass loops.
+CHUNK_VAR = "chunk"
+#: UB bytes the row-level code keeps beside a pass's buffers: one 32-byte block for scalar math.
+MATH_BLOCK_BYTES = 32
+
+
+@dataclass(frozen=True)
+class RowLoad:
+    """`name = load(t[r])`: a per-row (or per-channel) value read by the scalar unit."""
+
+    name: str
+    tensor: str
+    period: str | None
+    span: object
+
+
+@dataclass(frozen=True)
+class RowScalar:
+    """A per-row value computed on the scalar unit (names are `<name>Row` scalar refs)."""
+
+    name: str
+    value: ir.Expr
+    span: object
+
+
+@dataclass(frozen=True)
+class RowStore:
+    """`store(out[r], v)` of a per-row value: one element per row."""
+
+    tensor: str
+    value: ir.Expr
+    span: object
+
+
+@dataclass(frozen=True)
+class ChunkPass:
+    """Pass k: a lowered flat tile loop over the chunks of one row, and the reductions it folds
+    (name, combine); after the pass `<name>Row_` holds each one's value over the whole row."""
+
+    loop: ir.TileLoop
+    reductions: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    #: In order: RowLoad / RowScalar / RowStore statements and pass indices (int) between them.
+    steps: tuple[object, ...]
+    passes: tuple[ChunkPass, ...]
+    #: The largest chunk (elements) every pass fits in UB beside the row-level blocks.
+    max_chunk: int
+    #: Names of the per-row values (a float member each).
+    row_values: tuple[str, ...]
+    #: Dtypes of per-row stores (a 32-byte UB block each).
+    store_dtypes: tuple[DType, ...]
+
+
+def row_ref(name: str, span=None) -> ir.Ref:
+    return ir.Ref(f"{name}Row", ir.scalar_of(DType.F32), span) if span is not None else \
+        ir.Ref(f"{name}Row", ir.scalar_of(DType.F32))
+
+
+class _NoChunk(Exception):
+    pass
+
+
+def _tile_refs(e: ir.Expr) -> list[ir.Ref]:
+    return [x for x in ir.walk_expr(e) if isinstance(x, ir.Ref) and x.type.kind is ir.Kind.TILE]
+
+
+def plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassContext) -> ChunkPlan | str:
+    """The chunked variant of row loop `tl` (three-address form), or why there is none."""
+    try:
+        return _plan(kernel, split, tl, ctx)
+    except _NoChunk as e:
+        return str(e)
+
+
+def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassContext) -> ChunkPlan:
+    others = [s for s in kernel.body if s is not split and not isinstance(s, ir.ScalarLoad)]
+    if others:
+        raise _NoChunk("it has kernel-scope statements besides the split loop (accumulators, scalars or "
+                       "several split loops)")
+    if not ctx.target.has_datacopypad:
+        raise _NoChunk(f"{ctx.target.name} has no DataCopyPad for row chunks at unaligned GM offsets")
+    depth: dict[str, int] = {}
+    layout: dict[str, ir.Layout] = {}
+    defs: dict[str, ir.Assign] = {}
+    steps_at: dict[int, list] = {}  # depth -> row-level statements computed before the pass of that depth
+    reductions: dict[int, list[ir.Assign]] = {}  # pass -> reductions folded in it
+    row_stores: dict[int, list[ir.Store]] = {}
+    col_stores: list[RowStore] = []
+    row_values: list[str] = []
+
+    def scalar_expr(e: ir.Expr) -> ir.Expr:
+        """A per-row expression over `<name>Row` scalars."""
+        if isinstance(e, ir.Ref) and e.type.kind is ir.Kind.TILE:
+            return row_ref(e.name, e.span)
+        if isinstance(e, ir.Op):
+            if e.op not in SCALAR_OPS:
+                raise _NoChunk(f"the per-row op '{e.op}' has no scalar form")
+            args = tuple(scalar_expr(a) for a in e.args)
+            if e.op == "relu":
+                return ir.Op("max", (args[0], ir.Const(0.0, ir.scalar_of(DType.F32), e.span)),
+                             ir.scalar_of(DType.F32), e.span)
+            return ir.Op(e.op, args, ir.scalar_of(DType.BOOL if e.type.dtype is DType.BOOL else DType.F32), e.span)
+        return e
+
+    for s in tl.body:
+        if isinstance(s, ir.Accumulate):
+            raise _NoChunk("it folds values into an accumulator across cores")
+        if isinstance(s, ir.Store):
+            v = s.value
+            if layout[v.name] is ir.Layout.COL:
+                col_stores.append(RowStore(s.tensor, row_ref(v.name, v.span), s.span))
+            else:
+                row_stores.setdefault(depth[v.name], []).append(s)
+            continue
+        v = s.value
+        lay = v.type.layout
+        defs[s.name] = s
+        layout[s.name] = lay
+        if isinstance(v, ir.Load):
+            depth[s.name] = 0
+            if lay is ir.Layout.COL:
+                steps_at.setdefault(0, []).append(RowLoad(s.name, v.tensor, v.index.period, s.span))
+                row_values.append(s.name)
+            elif lay not in (ir.Layout.ROWS, ir.Layout.ROW):
+                raise _NoChunk(f"the load of '{v.tensor}' is neither rows, a row vector nor per-row values")
+            continue
+        if isinstance(v, ir.Op) and v.op in CHUNK_REDUCTIONS:
+            (a,) = v.args
+            if layout[a.name] is not ir.Layout.ROWS:
+                raise _NoChunk(f"'{v.op}' reduces a row vector")
+            if not v.type.dtype.is_float:
+                raise _NoChunk(f"integer '{v.op}' would be folded in f32")
+            d = depth[a.name]
+            depth[s.name] = d + 1
+            reductions.setdefault(d, []).append(s)
+            row_values.append(s.name)
+            if v.op == "reduce_mean":  # the pass folds the sum; the mean scales it by 1 / D
+                d_ref = ir.Ref(ROW_LENGTH, ir.scalar_of(DType.F32), s.span)
+                mean = ir.Op("mul", (row_ref(s.name, s.span), ir.Op("reciprocal", (d_ref,), d_ref.type, s.span)),
+                             ir.scalar_of(DType.F32), s.span)
+                steps_at.setdefault(d + 1, []).append(RowScalar(s.name, mean, s.span))
+            continue
+        if isinstance(v, ir.Op) and (v.op.startswith(("reduce_", "scan_")) or v.op in ("gather",) or
+                                     v.op.endswith("_pool")):
+            raise _NoChunk(f"'{v.op}' needs the whole row in UB")
+        refs = _tile_refs(v)
+        depth[s.name] = max((depth[r.name] for r in refs), default=0)
+        if lay is ir.Layout.COL:
+            steps_at.setdefault(depth[s.name], []).append(RowScalar(s.name, scalar_expr(v), s.span))
+            row_values.append(s.name)
+        elif lay not in (ir.Layout.ROWS, ir.Layout.ROW):
+            raise _NoChunk(f"the value '{s.name}' is neither rows, a row vector nor per-row values")
+
+    last = max([*reductions, *row_stores], default=-1)
+    if last < 0:
+        raise _NoChunk("it has no whole-row work")
+    passes = []
+    for k in range(last + 1):
+        passes.append(_lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions.get(k, []),
+                                  row_stores.get(k, []), row_values))
+    steps: list[object] = []
+    for k in range(last + 2):
+        steps += steps_at.get(k, [])
+        if k <= last:
+            steps.append(k)
+    for st in steps_at:
+        if st > last + 1:
+            raise DslError.at("INTERNAL", "a per-row value deeper than every pass", tl.span)
+    steps += col_stores
+    store_dtypes = tuple(sorted({kernel.param(s.tensor).dtype for s in col_stores}, key=str))
+    extra = MATH_BLOCK_BYTES + 32 * len(store_dtypes)
+    budget = ctx.target.ub_budget - extra
+    lowered, chunk = [], None
+    for p in passes:
+        size = p.loop.max_tile
+        while size > 0 and sum(b.num * b.bytes_for(size) for b in p.loop.buffers_decl) > budget:
+            size -= AUTO_TILE_GRANULE
+        if size <= 0:
+            raise _NoChunk(f"even a {AUTO_TILE_GRANULE}-element column chunk does not fit UB")
+        chunk = size if chunk is None else min(chunk, size)
+        lowered.append(p)
+    return ChunkPlan(tuple(steps), tuple(lowered), chunk, tuple(row_values), store_dtypes)
+
+
+def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row_values) -> ChunkPass:
+    """Pass k as a flat tile loop over one row's chunks, lowered by the ordinary passes."""
+    from .passes import allocate_buffers, plan_tiling, schedule_stages, select_instructions
+
+    needed: set[str] = set()
+
+    def need(name: str) -> None:
+        if name in needed or layout[name] is ir.Layout.COL:
+            return
+        needed.add(name)
+        for r in _tile_refs(defs[name].value):
+            need(r.name)
+
+    for s in reductions:
+        need(s.value.args[0].name)
+    for s in stores:
+        need(s.value.name)
+
+    def flat(e: ir.Expr) -> ir.Expr:
+        if isinstance(e, ir.Ref) and e.type.kind is ir.Kind.TILE:
+            if layout[e.name] is ir.Layout.COL:
+                return row_ref(e.name, e.span)
+            return replace(e, type=ir.tile_of(e.type.dtype))
+        if isinstance(e, ir.Op):
+            return replace(e, args=tuple(flat(a) for a in e.args), type=ir.tile_of(e.type.dtype)
+                           if e.type.kind is ir.Kind.TILE else e.type)
+        if isinstance(e, ir.Load):
+            rows = e.type.layout is ir.Layout.ROWS
+            return replace(e, index=ir.TileIndex(CHUNK_VAR if rows else None, rows, e.index.span),
+                           type=ir.tile_of(e.type.dtype))
+        return e
+
+    body: list[ir.Stmt] = []
+    for s in tl.body:
+        if isinstance(s, ir.Assign) and s.name in needed:
+            body.append(replace(s, value=flat(s.value)))
+        elif isinstance(s, ir.Assign) and s in reductions:
+            chunk_reduce, combine = CHUNK_REDUCTIONS[s.value.op]
+            body.append(ir.Accumulate(s.name, combine, chunk_reduce, flat(s.value.args[0]), s.span))
+        elif isinstance(s, ir.Store) and s in stores:
+            body.append(replace(s, index=ir.TileIndex(CHUNK_VAR, True, s.index.span), value=flat(s.value)))
+    loop = replace(tl, var=CHUNK_VAR, size=None, body=tuple(body), buffers_decl=(), max_tile=None, row_shape=None)
+    # The per-row values are kernel-scope scalars for the passes (and for the IR verifier).
+    decls = tuple(ir.ScalarAssign(f"{n}Row", ir.Const(0.0, ir.scalar_of(DType.F32), tl.span), tl.span)
+                  for n in row_values)
+    sub = replace(kernel, body=(*decls, replace(split, body=(loop,))))
+    for p in (allocate_buffers, plan_tiling, select_instructions, schedule_stages):
+        try:
+            sub = p.run(sub, ctx)
+        except DslError as e:
+            raise _NoChunk(f"pass {k} cannot be lowered: {e.diagnostics[0].message if e.diagnostics else e}") from e
+        verify(sub, f"{p.__name__.rsplit('.', 1)[-1]} (chunk pass {k})")
+    lowered = sub.body[-1].body[0]
+    return ChunkPass(lowered, tuple((s.name, CHUNK_REDUCTIONS[s.value.op][1]) for s in reductions))

@@ -1,0 +1,121 @@
+"""Emit the chunked variant of a row kernel (lowering/chunking.py): rows longer than UB.
+
+The kernel keeps its whole-row path; the host tiling sets `chunkLength` (elements per column chunk)
+when one row does not fit UB, and then `Process()` runs `ProcessChunked()`: each core walks its rows
+one at a time, and per row runs the passes (`ChunkPass<k>`, each a double-buffered CopyIn / Compute /
+CopyOut loop over the row's chunks with its own UB plan) with the per-row scalar work between them.
+"""
+
+from __future__ import annotations
+
+from ascend_dsl import ir
+from ascend_dsl.dtypes import DType
+
+from .chunking import ChunkPlan, RowLoad, RowScalar, RowStore, row_ref
+from .emit import (
+    _IDENTITY,
+    _buffer_views,
+    _copy,
+    _loc,
+    _ScalarWriter,
+    _StageWriter,
+    c_literal,
+    camel,
+    compute_frame,
+    write_stages,
+)
+
+
+class _ChunkStageWriter(_StageWriter):
+    """A pass's stages over one chunk: rows of a [B, D] tensor start at rowOffset_, row vectors at 0."""
+
+    rows = False
+
+    def copy_in(self, s: ir.CopyIn) -> None:
+        self.rows = s.index.rows
+        super().copy_in(s)
+
+    def copy_out(self, s: ir.CopyOut) -> None:
+        self.rows = s.index.rows
+        super().copy_out(s)
+
+    def copy_call(self, way: str, buf: str, gm: str) -> str:
+        return _copy(way, "", buf, f"{gm}[rowOffset_ + offset]" if self.rows else f"{gm}[offset]", "count")
+
+
+class _ChunkScalarWriter(_ScalarWriter):
+    MATH_BUF = "chunkMath_.Get<float>()"
+
+
+def _out_buf(dtype: DType) -> str:
+    return f"chunkOut{camel(dtype.value)}_"
+
+
+def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, dict]) -> dict:
+    passes = []
+    members: list[str] = []
+    for k, p in enumerate(plan.passes):
+        suffix = f"C{k}"
+        buffers = _buffer_views(p.loop, suffix)
+        for b in buffers:
+            b["init_args"] = b["init_args"].replace(f"tileLength{suffix}_", "chunkLength_")
+        by_name = {b["name"]: b for b in buffers}
+        stages = write_stages(p.loop, lambda by_name=by_name: _ChunkStageWriter(ctx, by_name, tensor_map))
+        head, tail = compute_frame(buffers)
+        acc_init = [f"Duplicate({by_name[f'accSlot_{n}']['member']}.Get<float>(), "
+                    f"{c_literal(_IDENTITY[c], DType.F32)}, 8);  // {n}: folded over the row's chunks"
+                    for n, c in p.reductions]
+        reads = [f"{row_ref(n).name}_ = {by_name[f'accSlot_{n}']['member']}.Get<float>().GetValue(0);"
+                 for n, _ in p.reductions]
+        if reads:
+            reads = ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions",
+                     "WaitFlag<HardEvent::V_S>(EVENT_ID0);", *reads]
+        passes.append({"suffix": suffix, "k": k, "loc": _loc(ctx, p.loop.span),
+                       "init_buffers": [f"pipe.InitBuffer({b['member']}, {b['init_args']});" for b in buffers],
+                       "acc_init": acc_init, "copyin": stages[ir.StageKind.COPYIN],
+                       "compute": head + stages[ir.StageKind.COMPUTE] + tail,
+                       "copyout": stages[ir.StageKind.COPYOUT], "reads": reads})
+        members += [f"{b['decl']} {b['member']};" for b in buffers]
+    members.append("TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values")
+    members += [f"TBuf<TPosition::VECCALC> {_out_buf(d)};  // one {d} element of a per-row store"
+                for d in plan.store_dtypes]
+    members += [f"float {row_ref(n).name}_ = 0.0f;  // per-row value (chunked mode)" for n in plan.row_values]
+    members += ["uint32_t chunkLength_ = 0;  // elements per column chunk; 0: whole rows fit UB",
+                "uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element"]
+    reset = ["pipe.Reset();", "pipe.InitBuffer(chunkMath_, 32);"]
+    reset += [f"pipe.InitBuffer({_out_buf(d)}, 32);" for d in plan.store_dtypes]
+    body = ["rowOffset_ = row * D_;", "ChunkReset();"]
+    for st in plan.steps:
+        if isinstance(st, int):
+            body.append(f"ChunkPass{st}();")
+        elif isinstance(st, RowLoad):
+            gm = tensor_map[st.tensor]["gm"]
+            index = f"(rowStart_ + row) % {gm}Period_" if st.period else "row"
+            body += [f"// {_loc(ctx, st.span)}",
+                     f"{row_ref(st.name).name}_ = static_cast<float>({gm}.GetValue({index}));"]
+        elif isinstance(st, RowScalar):
+            w = _ChunkScalarWriter(ctx, tensor_map)
+            value = w.scalar(st.value)
+            line = f"{row_ref(st.name).name}_ = {value};"
+            body.append(f"// {_loc(ctx, st.span)}")
+            body += ["{", *("    " + x for x in w.lines), "    " + line, "}"] if w.lines else [line]
+        elif isinstance(st, RowStore):
+            t = tensor_map[st.tensor]
+            dtype = kernel.param(st.tensor).dtype
+            w = _ChunkScalarWriter(ctx, tensor_map)
+            value = w.scalar(st.value)
+            body += [f"// {_loc(ctx, st.span)}: one element per row", "{", *("    " + x for x in w.lines),
+                     f"    LocalTensor<{t['ctype']}> one = {_out_buf(dtype)}.Get<{t['ctype']}>();",
+                     f"    one.SetValue(0, static_cast<{t['ctype']}>({value}));",
+                     "    SetFlag<HardEvent::S_MTE3>(EVENT_ID0);", "    WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
+                     f"    {_copy('UbToGm', '', 'one', t['gm'] + '[row]', '1')}",
+                     "    SetFlag<HardEvent::MTE3_S>(EVENT_ID0);  // the next row writes the block again",
+                     "    WaitFlag<HardEvent::MTE3_S>(EVENT_ID0);", "}"]
+    process = ["for (uint64_t row = 0; row < blockLength_; ++row) {", *("    " + x for x in body), "}"]
+    init = ["chunkLength_ = tiling.chunkLength;",
+            "if (chunkLength_ > 0) {",
+            "    return;  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers",
+            "}"]
+    return {"chunk": True, "chunk_max": plan.max_chunk, "chunk_passes": passes, "chunk_members": members,
+            "chunk_reset": reset, "chunk_process": process, "chunk_init": init,
+            "chunk_count": len(plan.passes)}
