@@ -72,6 +72,17 @@ class RowStore:
 
 
 @dataclass(frozen=True)
+class RowAccumulate:
+    """`acc += sum(v)` (or running max/min) of a row loop: the row's value folded into this core's
+    running value (`<acc>Core_`), handed to the cross-core combine after the rows."""
+
+    name: str
+    combine: str
+    value: ir.Expr
+    span: object
+
+
+@dataclass(frozen=True)
 class ChunkPass:
     """Pass k: a lowered flat tile loop over the chunks of one row, and the reductions it folds
     (name, combine); after the pass `<name>Row_` holds each one's value over the whole row."""
@@ -91,6 +102,8 @@ class ChunkPlan:
     row_values: tuple[str, ...]
     #: Dtypes of per-row stores (a 32-byte UB block each).
     store_dtypes: tuple[DType, ...]
+    #: Accumulators across cores the row loop updates: (name, combine).
+    accumulators: tuple[tuple[str, str], ...] = ()
 
 
 def row_ref(name: str, span=None) -> ir.Ref:
@@ -115,17 +128,17 @@ def plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassConte
 
 
 def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassContext) -> ChunkPlan:
-    others = [s for s in kernel.body if s is not split and not isinstance(s, ir.ScalarLoad)]
-    if others:
-        raise _NoChunk("it has kernel-scope statements besides the split loop (accumulators, scalars or "
-                       "several split loops)")
+    if len(kernel.phases) > 1:
+        raise _NoChunk("it has several split loops")
     if not ctx.target.has_datacopypad:
         raise _NoChunk(f"{ctx.target.name} has no DataCopyPad for row chunks at unaligned GM offsets")
     depth: dict[str, int] = {}
     layout: dict[str, ir.Layout] = {}
     defs: dict[str, ir.Assign] = {}
     steps_at: dict[int, list] = {}  # depth -> row-level statements computed before the pass of that depth
-    reductions: dict[int, list[ir.Assign]] = {}  # pass -> reductions folded in it
+    # pass -> (name, reduce op, operand, index of the statement in the body) folded in it
+    reductions: dict[int, list[tuple[str, str, ir.Ref, int]]] = {}
+    accumulators: dict[str, str] = {}
     row_stores: dict[int, list[ir.Store]] = {}
     col_stores: list[RowStore] = []
     row_values: list[str] = []
@@ -144,9 +157,23 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
             return ir.Op(e.op, args, ir.scalar_of(DType.BOOL if e.type.dtype is DType.BOOL else DType.F32), e.span)
         return e
 
-    for s in tl.body:
+    for i, s in enumerate(tl.body):
         if isinstance(s, ir.Accumulate):
-            raise _NoChunk("it folds values into an accumulator across cores")
+            v = s.value
+            if not isinstance(v, ir.Ref) or v.type.kind is not ir.Kind.TILE:
+                raise _NoChunk(f"the accumulated value of '{s.name}' is not a tile")
+            accumulators[s.name] = s.combine
+            if layout[v.name] is ir.Layout.ROWS:  # the row's reduction, folded in the pass of the value
+                part = f"_{s.name}{len(row_values)}"
+                reductions.setdefault(depth[v.name], []).append((part, s.reduce, v, i))
+                row_values.append(part)
+                when, value = depth[v.name] + 1, row_ref(part, s.span)
+            elif layout[v.name] is ir.Layout.COL:  # one value per row: the reduction of a row is the value
+                when, value = depth[v.name], row_ref(v.name, v.span)
+            else:
+                raise _NoChunk(f"'{s.name}' accumulates a row vector")
+            steps_at.setdefault(when, []).append(RowAccumulate(s.name, s.combine, value, s.span))
+            continue
         if isinstance(s, ir.Store):
             v = s.value
             if layout[v.name] is ir.Layout.COL:
@@ -174,7 +201,7 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
                 raise _NoChunk(f"integer '{v.op}' would be folded in f32")
             d = depth[a.name]
             depth[s.name] = d + 1
-            reductions.setdefault(d, []).append(s)
+            reductions.setdefault(d, []).append((s.name, v.op, a, i))
             row_values.append(s.name)
             if v.op == "reduce_mean":  # the pass folds the sum; the mean scales it by 1 / D
                 d_ref = ir.Ref(ROW_LENGTH, ir.scalar_of(DType.F32), s.span)
@@ -221,7 +248,8 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
             raise _NoChunk(f"even a {AUTO_TILE_GRANULE}-element column chunk does not fit UB")
         chunk = size if chunk is None else min(chunk, size)
         lowered.append(p)
-    return ChunkPlan(tuple(steps), tuple(lowered), chunk, tuple(row_values), store_dtypes)
+    return ChunkPlan(tuple(steps), tuple(lowered), chunk, tuple(row_values), store_dtypes,
+                     tuple(accumulators.items()))
 
 
 def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row_values) -> ChunkPass:
@@ -237,8 +265,8 @@ def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row
         for r in _tile_refs(defs[name].value):
             need(r.name)
 
-    for s in reductions:
-        need(s.value.args[0].name)
+    for _, _, a, _ in reductions:
+        need(a.name)
     for s in stores:
         need(s.value.name)
 
@@ -256,15 +284,19 @@ def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row
                            type=ir.tile_of(e.type.dtype))
         return e
 
+    fold_at = {i: (name, op, a) for name, op, a, i in reductions}
     body: list[ir.Stmt] = []
-    for s in tl.body:
+    folds = []
+    for i, s in enumerate(tl.body):
         if isinstance(s, ir.Assign) and s.name in needed:
             body.append(replace(s, value=flat(s.value)))
-        elif isinstance(s, ir.Assign) and s in reductions:
-            chunk_reduce, combine = CHUNK_REDUCTIONS[s.value.op]
-            body.append(ir.Accumulate(s.name, combine, chunk_reduce, flat(s.value.args[0]), s.span))
         elif isinstance(s, ir.Store) and s in stores:
             body.append(replace(s, index=ir.TileIndex(CHUNK_VAR, True, s.index.span), value=flat(s.value)))
+        elif i in fold_at:  # the reduction: folded into its UB block chunk by chunk
+            name, op, a = fold_at[i]
+            chunk_reduce, combine = CHUNK_REDUCTIONS[op]
+            body.append(ir.Accumulate(name, combine, chunk_reduce, flat(a), s.span))
+            folds.append((name, combine))
     loop = replace(tl, var=CHUNK_VAR, size=None, body=tuple(body), buffers_decl=(), max_tile=None, row_shape=None)
     # The per-row values are kernel-scope scalars for the passes (and for the IR verifier).
     decls = tuple(ir.ScalarAssign(f"{n}Row", ir.Const(0.0, ir.scalar_of(DType.F32), tl.span), tl.span)
@@ -277,4 +309,4 @@ def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row
             raise _NoChunk(f"pass {k} cannot be lowered: {e.diagnostics[0].message if e.diagnostics else e}") from e
         verify(sub, f"{p.__name__.rsplit('.', 1)[-1]} (chunk pass {k})")
     lowered = sub.body[-1].body[0]
-    return ChunkPass(lowered, tuple((s.name, CHUNK_REDUCTIONS[s.value.op][1]) for s in reductions))
+    return ChunkPass(lowered, tuple(folds))

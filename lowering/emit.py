@@ -693,7 +693,8 @@ def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map
         view["tiling_error"] = (f"one row does not fit the Unified Buffer, and this kernel cannot run in column "
                                 f"chunks: {tl.chunked}")
     elif tl.chunked is not None:
-        view.update(chunk_view(kernel, ctx, tl.chunked, tensor_map))
+        row_buffers = {b["name"]: b for b in view["phases"][0]["buffers"]}
+        view.update(chunk_view(kernel, ctx, tl.chunked, tensor_map, row_buffers))
         marker = next(i for i, line in enumerate(view["init"]) if line.endswith("UB buffers, sized for the largest tile"))
         view["init"][marker:marker] = view["chunk_init"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
-from .chunking import ChunkPlan, RowLoad, RowScalar, RowStore, row_ref
+from .chunking import ChunkPlan, RowAccumulate, RowLoad, RowScalar, RowStore, row_ref
 from .emit import (
     _IDENTITY,
     _buffer_views,
@@ -20,6 +20,7 @@ from .emit import (
     _ScalarWriter,
     _StageWriter,
     c_literal,
+    c_scalar,
     camel,
     compute_frame,
     write_stages,
@@ -51,7 +52,8 @@ def _out_buf(dtype: DType) -> str:
     return f"chunkOut{camel(dtype.value)}_"
 
 
-def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, dict]) -> dict:
+def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, dict], row_buffers: dict[str, dict]) -> dict:
+    """The view parts of the chunked path; `row_buffers` are the whole-row plan's buffer views."""
     passes = []
     members: list[str] = []
     for k, p in enumerate(plan.passes):
@@ -80,7 +82,10 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
     members += [f"TBuf<TPosition::VECCALC> {_out_buf(d)};  // one {d} element of a per-row store"
                 for d in plan.store_dtypes]
     members += [f"float {row_ref(n).name}_ = 0.0f;  // per-row value (chunked mode)" for n in plan.row_values]
+    members += [f"float {n}Core_ = 0.0f;  // this core's running value of {n} (chunked mode)"
+                for n, _ in plan.accumulators]
     members += ["uint32_t chunkLength_ = 0;  // elements per column chunk; 0: whole rows fit UB",
+                "uint64_t chunkRows_ = 0;  // chunked mode: this core's rows",
                 "uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element"]
     reset = ["pipe.Reset();", "pipe.InitBuffer(chunkMath_, 32);"]
     reset += [f"pipe.InitBuffer({_out_buf(d)}, 32);" for d in plan.store_dtypes]
@@ -99,6 +104,11 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
             line = f"{row_ref(st.name).name}_ = {value};"
             body.append(f"// {_loc(ctx, st.span)}")
             body += ["{", *("    " + x for x in w.lines), "    " + line, "}"] if w.lines else [line]
+        elif isinstance(st, RowAccumulate):
+            core, v = f"{st.name}Core_", c_scalar(st.value, DType.F32)
+            body += [f"// {_loc(ctx, st.span)}",
+                     {"add": f"{core} += {v};", "max": f"{core} = {v} > {core} ? {v} : {core};",
+                      "min": f"{core} = {v} < {core} ? {v} : {core};"}[st.combine]]
         elif isinstance(st, RowStore):
             t = tensor_map[st.tensor]
             dtype = kernel.param(st.tensor).dtype
@@ -111,10 +121,20 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
                      f"    {_copy('UbToGm', '', 'one', t['gm'] + '[row]', '1')}",
                      "    SetFlag<HardEvent::MTE3_S>(EVENT_ID0);  // the next row writes the block again",
                      "    WaitFlag<HardEvent::MTE3_S>(EVENT_ID0);", "}"]
-    process = ["for (uint64_t row = 0; row < blockLength_; ++row) {", *("    " + x for x in body), "}"]
+    slots = [row_buffers[f"accSlot_{n}"]["member"] for n, _ in plan.accumulators]
+    process = [f"{n}Core_ = {c_literal(_IDENTITY[c], DType.F32)};" for n, c in plan.accumulators]
+    process += ["for (uint64_t row = 0; row < chunkRows_; ++row) {", *("    " + x for x in body), "}"]
+    if slots:
+        process += ["pipe.Reset();  // this core's running values go where the cross-core combine reads them",
+                    *(f"pipe.InitBuffer({m}, 32);" for m in slots),
+                    *(f"{m}.Get<float>().SetValue(0, {n}Core_);" for m, (n, _) in zip(slots, plan.accumulators,
+                                                                                        strict=True))]
     init = ["chunkLength_ = tiling.chunkLength;",
-            "if (chunkLength_ > 0) {",
-            "    return;  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers",
+            "if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers",
+            "    chunkRows_ = blockLength_;",
+            "    blockLength_ = 0;  // the whole-row loop gets no rows",
+            *(f"    pipe.InitBuffer({m}, 32);  // the running value's block (Process() clears it)" for m in slots),
+            "    return;",
             "}"]
     return {"chunk": True, "chunk_max": plan.max_chunk, "chunk_passes": passes, "chunk_members": members,
             "chunk_reset": reset, "chunk_process": process, "chunk_init": init,

@@ -70,8 +70,10 @@ public:
         biasGm.SetGlobalBuffer((__gm__ float*)bias, D_);
         yGm.SetGlobalBuffer((__gm__ float*)y + start * D_, blockLength_ * D_);
         chunkLength_ = tiling.chunkLength;
-        if (chunkLength_ > 0) {
-            return;  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
+        if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
+            chunkRows_ = blockLength_;
+            blockLength_ = 0;  // the whole-row loop gets no rows
+            return;
         }
         // layer_norm.adsl:9: UB buffers, sized for the largest tile
         pipe.InitBuffer(inQueueX, 2, tileLength_ * Dp_ * sizeof(float));
@@ -89,7 +91,6 @@ public:
     {
         if (chunkLength_ > 0) {  // one row does not fit UB: 3 pass(es) over column chunks of each row
             ProcessChunked();
-            return;
         }
         const uint64_t tiles = blockLength_ / tileLength_;
         const uint32_t tail = static_cast<uint32_t>(blockLength_ % tileLength_);
@@ -192,7 +193,7 @@ private:
     // (each re-reads the row from GM) with the per-row scalar work between them.
     __aicore__ inline void ProcessChunked()
     {
-        for (uint64_t row = 0; row < blockLength_; ++row) {
+        for (uint64_t row = 0; row < chunkRows_; ++row) {
             rowOffset_ = row * D_;
             ChunkReset();
             ChunkPass0();
@@ -423,6 +424,7 @@ private:
     float _t3Row_ = 0.0f;  // per-row value (chunked mode)
     float _t4Row_ = 0.0f;  // per-row value (chunked mode)
     uint32_t chunkLength_ = 0;  // elements per column chunk; 0: whole rows fit UB
+    uint64_t chunkRows_ = 0;  // chunked mode: this core's rows
     uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element
 };
 
