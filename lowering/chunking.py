@@ -89,6 +89,9 @@ class ChunkPass:
 
     loop: ir.TileLoop
     reductions: tuple[tuple[str, str], ...]
+    #: The largest chunk (elements, whole 256-element repeats) this pass fits in UB beside the
+    #: row-level blocks; each pass has its own chunk length (fewer buffers: longer chunks, fewer DMAs).
+    max_chunk: int = 0
 
 
 @dataclass(frozen=True)
@@ -96,8 +99,6 @@ class ChunkPlan:
     #: In order: RowLoad / RowScalar / RowStore statements and pass indices (int) between them.
     steps: tuple[object, ...]
     passes: tuple[ChunkPass, ...]
-    #: The largest chunk (elements) every pass fits in UB beside the row-level blocks.
-    max_chunk: int
     #: Names of the per-row values (a float member each).
     row_values: tuple[str, ...]
     #: Dtypes of per-row stores (a 32-byte UB block each).
@@ -239,17 +240,21 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
     store_dtypes = tuple(sorted({kernel.param(s.tensor).dtype for s in col_stores}, key=str))
     extra = MATH_BLOCK_BYTES + 32 * len(store_dtypes)
     budget = ctx.target.ub_budget - extra
-    lowered, chunk = [], None
+    lowered = []
     for p in passes:
+        def ub(n: int, p=p) -> int:
+            return sum(b.num * b.bytes_for(n) for b in p.loop.buffers_decl)
+
+        # plan_tiling's estimate counts the small blocks (reduction scratch) per element: grow, then shrink
         size = p.loop.max_tile
-        while size > 0 and sum(b.num * b.bytes_for(size) for b in p.loop.buffers_decl) > budget:
+        while ub(size + AUTO_TILE_GRANULE) <= budget:
+            size += AUTO_TILE_GRANULE
+        while size > 0 and ub(size) > budget:
             size -= AUTO_TILE_GRANULE
         if size <= 0:
             raise _NoChunk(f"even a {AUTO_TILE_GRANULE}-element column chunk does not fit UB")
-        chunk = size if chunk is None else min(chunk, size)
-        lowered.append(p)
-    return ChunkPlan(tuple(steps), tuple(lowered), chunk, tuple(row_values), store_dtypes,
-                     tuple(accumulators.items()))
+        lowered.append(replace(p, max_chunk=size))
+    return ChunkPlan(tuple(steps), tuple(lowered), tuple(row_values), store_dtypes, tuple(accumulators.items()))
 
 
 def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row_values) -> ChunkPass:

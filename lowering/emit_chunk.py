@@ -58,9 +58,10 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
     members: list[str] = []
     for k, p in enumerate(plan.passes):
         suffix = f"C{k}"
+        field = "chunkLength" if k == 0 else f"chunkLength{k}"  # chunkLength > 0 also selects the mode
         buffers = _buffer_views(p.loop, suffix)
         for b in buffers:
-            b["init_args"] = b["init_args"].replace(f"tileLength{suffix}_", "chunkLength_")
+            b["init_args"] = b["init_args"].replace(f"tileLength{suffix}_", f"{field}_")
         by_name = {b["name"]: b for b in buffers}
         stages = write_stages(p.loop, lambda by_name=by_name: _ChunkStageWriter(ctx, by_name, tensor_map))
         head, tail = compute_frame(buffers)
@@ -72,7 +73,8 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
         if reads:
             reads = ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions",
                      "WaitFlag<HardEvent::V_S>(EVENT_ID0);", *reads]
-        passes.append({"suffix": suffix, "k": k, "loc": _loc(ctx, p.loop.span),
+        passes.append({"suffix": suffix, "k": k, "loc": _loc(ctx, p.loop.span), "field": field,
+                       "member": f"{field}_", "max_chunk": p.max_chunk,
                        "init_buffers": [f"pipe.InitBuffer({b['member']}, {b['init_args']});" for b in buffers],
                        "acc_init": acc_init, "copyin": stages[ir.StageKind.COPYIN],
                        "compute": head + stages[ir.StageKind.COMPUTE] + tail,
@@ -84,7 +86,8 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
     members += [f"float {row_ref(n).name}_ = 0.0f;  // per-row value (chunked mode)" for n in plan.row_values]
     members += [f"float {n}Core_ = 0.0f;  // this core's running value of {n} (chunked mode)"
                 for n, _ in plan.accumulators]
-    members += ["uint32_t chunkLength_ = 0;  // elements per column chunk; 0: whole rows fit UB",
+    members += ["uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB",
+                *(f"uint32_t {ph['member']} = 0;  // elements per column chunk of pass {ph['k']}" for ph in passes[1:]),
                 "uint64_t chunkRows_ = 0;  // chunked mode: this core's rows",
                 "uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element"]
     reset = ["pipe.Reset();", "pipe.InitBuffer(chunkMath_, 32);"]
@@ -130,12 +133,13 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
                     *(f"{m}.Get<float>().SetValue(0, {n}Core_);" for m, (n, _) in zip(slots, plan.accumulators,
                                                                                         strict=True))]
     init = ["chunkLength_ = tiling.chunkLength;",
+            *(f"{ph['member']} = tiling.{ph['field']};" for ph in passes[1:]),
             "if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers",
             "    chunkRows_ = blockLength_;",
             "    blockLength_ = 0;  // the whole-row loop gets no rows",
             *(f"    pipe.InitBuffer({m}, 32);  // the running value's block (Process() clears it)" for m in slots),
             "    return;",
             "}"]
-    return {"chunk": True, "chunk_max": plan.max_chunk, "chunk_passes": passes, "chunk_members": members,
+    return {"chunk": True, "chunk_passes": passes, "chunk_members": members,
             "chunk_reset": reset, "chunk_process": process, "chunk_init": init,
             "chunk_count": len(plan.passes)}

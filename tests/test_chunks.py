@@ -57,7 +57,7 @@ def test_passes_follow_reduction_depth(name, passes, x_reads):
     assert f"ChunkPass{passes - 1}()" in code and f"ChunkPass{passes}()" not in code
     # every pass re-reads the row from GM, chunk by chunk, at the row's offset
     assert code.count("CopyGmToUb(xLocal, xGm[rowOffset_ + offset], count);") == x_reads
-    assert plan.max_chunk % 256 == 0 and plan.max_chunk >= 4096
+    assert all(p.max_chunk % 256 == 0 and p.max_chunk >= 4096 for p in plan.passes)
 
 
 def test_whole_row_path_is_unchanged_beside_the_chunked_one():
@@ -97,9 +97,16 @@ def test_accumulators_fold_rows_into_a_core_value():
 # ----------------------------------------------------------------------------- host tiling at benchmark shapes
 
 
+def _fields(ctx) -> list[str]:
+    """The tiling fields of the chunk lengths: one per pass (chunkLength > 0 also selects the mode)."""
+    return ["chunkLength" if k == 0 else f"chunkLength{k}" for k in range(len(_plan(ctx.lowered).passes))]
+
+
 def _host_tiling(project, ctx, tmp_path: Path, values: dict[str, int], cores: int) -> dict[str, int]:
     """Compile and run only the emitted host tiling function."""
     m = project.manifest
+    chunks = "".join(f', \\"{f}\\": %u' for f in _fields(ctx))
+    chunk_args = "".join(f", t.{f}" for f in _fields(ctx))
     (tmp_path / f"{project.name}_tiling.h").write_text(project.files[f"{project.name}_tiling.h"])
     args = [str(values[s]) for s in m["symbols"]] + [repr(float(s["default"])) for s in m["scalars"]]
     main = tmp_path / "main.cpp"
@@ -108,8 +115,8 @@ def _host_tiling(project, ctx, tmp_path: Path, values: dict[str, int], cores: in
 int main() {{
     {m["tiling_type"]} t{{}};
     const unsigned blocks = {m["tiling_fn"]}({", ".join(args)}, {cores}u, &t);
-    std::printf("{{\\"blocks\\": %u, \\"blockLength\\": %llu, \\"tileLength\\": %u, \\"chunkLength\\": %u}}\\n",
-                blocks, (unsigned long long)t.blockLength, t.tileLength, t.chunkLength);
+    std::printf("{{\\"blocks\\": %u, \\"blockLength\\": %llu, \\"tileLength\\": %u{chunks}}}\\n",
+                blocks, (unsigned long long)t.blockLength, t.tileLength{chunk_args});
     return 0;
 }}
 ''')
@@ -118,8 +125,6 @@ int main() {{
     return json.loads(subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=30).stdout)
 
 
-def _ub_bytes(plan: ChunkPlan, chunk: int) -> int:
-    return max(sum(b.num * b.bytes_for(chunk) for b in p.loop.buffers_decl) for p in plan.passes) + 32
 
 
 @pytest.mark.parametrize("name,values,rows,row_len", [
@@ -131,14 +136,17 @@ def test_host_tiling_picks_chunks_at_benchmark_shapes(tmp_path, name, values, ro
     _, project, ctx = _example(name)
     plan = _plan(ctx.lowered)
     t = _host_tiling(project, ctx, tmp_path, values, 48)
-    chunk = t["chunkLength"]
     per_core = -(-rows // 48)
     assert t["blockLength"] == per_core and t["blocks"] == -(-rows // per_core) and t["tileLength"] == 1
-    assert chunk % 256 == 0 and 4096 <= chunk <= plan.max_chunk  # whole repeats, large DMA bursts
-    assert _ub_bytes(plan, chunk) <= ctx.target.ub_budget  # every pass fits UB
-    chunks = -(-row_len // chunk)
-    assert chunks == -(-row_len // plan.max_chunk)  # as few chunks as the largest chunk allows, balanced
-    assert chunks * chunk - row_len < chunks * 256
+    for p, field in zip(plan.passes, _fields(ctx), strict=True):
+        chunk = t[field]
+        assert chunk % 256 == 0 and 4096 <= chunk <= p.max_chunk  # whole repeats, large DMA bursts
+        assert sum(b.num * b.bytes_for(chunk) for b in p.loop.buffers_decl) + 32 <= ctx.target.ub_budget  # fits UB
+        assert sum(b.num * b.bytes_for(p.max_chunk + 256) for b in p.loop.buffers_decl) + 32 > \
+            ctx.target.ub_budget  # and the largest chunk is as large as fits
+        chunks = -(-row_len // chunk)
+        assert chunks == -(-row_len // p.max_chunk)  # as few chunks as the largest chunk allows, balanced
+        assert chunks * chunk - row_len < chunks * 256
 
 
 def test_host_tiling_keeps_whole_rows_when_they_fit(tmp_path):

@@ -70,6 +70,8 @@ public:
         biasGm.SetGlobalBuffer((__gm__ float*)bias, D_);
         yGm.SetGlobalBuffer((__gm__ float*)y + start * D_, blockLength_ * D_);
         chunkLength_ = tiling.chunkLength;
+        chunkLength1_ = tiling.chunkLength1;
+        chunkLength2_ = tiling.chunkLength2;
         if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
             chunkRows_ = blockLength_;
             blockLength_ = 0;  // the whole-row loop gets no rows
@@ -276,16 +278,16 @@ private:
     __aicore__ inline void ChunkPass1()
     {
         ChunkReset();
-        pipe.InitBuffer(inQueueXC1, 2, chunkLength_ * sizeof(float));
-        pipe.InitBuffer(tmp0BufC1, chunkLength_ * sizeof(float));
-        pipe.InitBuffer(accTmp_f32BufC1, ((chunkLength_ * sizeof(float) + 255) / 256 * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(inQueueXC1, 2, chunkLength1_ * sizeof(float));
+        pipe.InitBuffer(tmp0BufC1, chunkLength1_ * sizeof(float));
+        pipe.InitBuffer(accTmp_f32BufC1, ((chunkLength1_ * sizeof(float) + 255) / 256 * sizeof(float) + 31) / 32 * 32);
         pipe.InitBuffer(reduceOut_f32BufC1, 32);
         pipe.InitBuffer(accSlot__t2BufC1, 32);
         Duplicate(accSlot__t2BufC1.Get<float>(), 0.0f, 8);  // _t2: folded over the row's chunks
-        const uint64_t chunks = (D_ + chunkLength_ - 1) / chunkLength_;
+        const uint64_t chunks = (D_ + chunkLength1_ - 1) / chunkLength1_;
         for (uint64_t c = 0; c < chunks; ++c) {
-            const uint64_t offset = c * chunkLength_;
-            const uint32_t count = static_cast<uint32_t>(D_ - offset < chunkLength_ ? D_ - offset : chunkLength_);
+            const uint64_t offset = c * chunkLength1_;
+            const uint32_t count = static_cast<uint32_t>(D_ - offset < chunkLength1_ ? D_ - offset : chunkLength1_);
             ChunkCopyIn1(offset, count);
             ChunkCompute1(count);
             ChunkCopyOut1(offset, count);
@@ -327,15 +329,15 @@ private:
     __aicore__ inline void ChunkPass2()
     {
         ChunkReset();
-        pipe.InitBuffer(inQueueXC2, 2, chunkLength_ * sizeof(float));
-        pipe.InitBuffer(tmp0BufC2, chunkLength_ * sizeof(float));
-        pipe.InitBuffer(inQueueWeightC2, 2, chunkLength_ * sizeof(float));
-        pipe.InitBuffer(inQueueBiasC2, 2, chunkLength_ * sizeof(float));
-        pipe.InitBuffer(outQueueYC2, 2, chunkLength_ * sizeof(float));
-        const uint64_t chunks = (D_ + chunkLength_ - 1) / chunkLength_;
+        pipe.InitBuffer(inQueueXC2, 2, chunkLength2_ * sizeof(float));
+        pipe.InitBuffer(tmp0BufC2, chunkLength2_ * sizeof(float));
+        pipe.InitBuffer(inQueueWeightC2, 2, chunkLength2_ * sizeof(float));
+        pipe.InitBuffer(inQueueBiasC2, 2, chunkLength2_ * sizeof(float));
+        pipe.InitBuffer(outQueueYC2, 2, chunkLength2_ * sizeof(float));
+        const uint64_t chunks = (D_ + chunkLength2_ - 1) / chunkLength2_;
         for (uint64_t c = 0; c < chunks; ++c) {
-            const uint64_t offset = c * chunkLength_;
-            const uint32_t count = static_cast<uint32_t>(D_ - offset < chunkLength_ ? D_ - offset : chunkLength_);
+            const uint64_t offset = c * chunkLength2_;
+            const uint32_t count = static_cast<uint32_t>(D_ - offset < chunkLength2_ ? D_ - offset : chunkLength2_);
             ChunkCopyIn2(offset, count);
             ChunkCompute2(count);
             ChunkCopyOut2(offset, count);
@@ -423,7 +425,9 @@ private:
     float _t2Row_ = 0.0f;  // per-row value (chunked mode)
     float _t3Row_ = 0.0f;  // per-row value (chunked mode)
     float _t4Row_ = 0.0f;  // per-row value (chunked mode)
-    uint32_t chunkLength_ = 0;  // elements per column chunk; 0: whole rows fit UB
+    uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB
+    uint32_t chunkLength1_ = 0;  // elements per column chunk of pass 1
+    uint32_t chunkLength2_ = 0;  // elements per column chunk of pass 2
     uint64_t chunkRows_ = 0;  // chunked mode: this core's rows
     uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element
 };
