@@ -123,9 +123,33 @@ def _tile_refs(e: ir.Expr) -> list[ir.Ref]:
 def plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassContext) -> ChunkPlan | str:
     """The chunked variant of row loop `tl` (three-address form), or why there is none."""
     try:
-        return _plan(kernel, split, tl, ctx)
+        return _plan(kernel, split, _without_identity_casts(tl), ctx)
     except _NoChunk as e:
         return str(e)
+
+
+def _without_identity_casts(tl: ir.TileLoop) -> ir.TileLoop:
+    """`cast(v, f32)` of an f32 value (kernels written for several dtypes) is a copy: every pass would
+    run it over every chunk. Uses of such a value read `v` instead."""
+    alias: dict[str, str] = {}
+
+    def rename(e: ir.Expr) -> ir.Expr:
+        if isinstance(e, ir.Ref) and e.name in alias:
+            return replace(e, name=alias[e.name])
+        if isinstance(e, ir.Op):
+            return replace(e, args=tuple(rename(a) for a in e.args))
+        return e
+
+    body = []
+    for s in tl.body:
+        s = replace(s, value=rename(s.value))
+        v = s.value
+        if (isinstance(s, ir.Assign) and isinstance(v, ir.Op) and v.op == "cast" and isinstance(v.args[0], ir.Ref)
+                and v.args[0].type == v.type):
+            alias[s.name] = v.args[0].name
+            continue
+        body.append(s)
+    return replace(tl, body=tuple(body))
 
 
 def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassContext) -> ChunkPlan:
