@@ -33,7 +33,8 @@ from .verify import verify
 
 #: Reductions a pass folds across chunks: reduce op -> (reduction of one chunk, combine across chunks).
 CHUNK_REDUCTIONS = {"reduce_sum": ("reduce_sum", "add"), "reduce_mean": ("reduce_sum", "add"),
-                    "reduce_max": ("reduce_max", "max"), "reduce_min": ("reduce_min", "min")}
+                    "reduce_max": ("reduce_max", "max"), "reduce_min": ("reduce_min", "min"),
+                    "reduce_prod": ("reduce_prod", "mul")}  # prod: a scalar loop per chunk (no vector product)
 #: Ops a per-row value may use in chunked mode (scalar unit; the math ones run on one vector element).
 SCALAR_OPS = frozenset({"add", "sub", "mul", "div", "neg", "reciprocal", "max", "min", "cast", "select", "relu",
                         "lt", "le", "gt", "ge", "eq", "ne", "sqrt", "rsqrt", "exp", "log", "abs"})

@@ -25,6 +25,7 @@ from .emit import (
     compute_frame,
     write_stages,
 )
+from .scalar_loops import SYNC_FROM_SCALAR, SYNC_TO_SCALAR
 
 
 class _ChunkStageWriter(_StageWriter):
@@ -42,6 +43,21 @@ class _ChunkStageWriter(_StageWriter):
 
     def copy_call(self, way: str, buf: str, gm: str) -> str:
         return _copy(way, "", buf, f"{gm}[rowOffset_ + offset]" if self.rows else f"{gm}[offset]", "count")
+
+    def accumulate(self, s: ir.Accumulate) -> None:
+        if s.reduce != "reduce_prod":
+            return super().accumulate(s)
+        # No product-reduce instruction: the scalar unit multiplies the chunk into the row's f32 value.
+        self.mark(s.span)
+        slot = f"accSlot_{s.name}"
+        self.lines += [*SYNC_TO_SCALAR, "{", f"    float acc = {slot}.GetValue(0);",
+                       "    for (uint32_t i = 0; i < count; ++i) {",
+                       f"        acc *= static_cast<float>({s.value.name}.GetValue(i));", "    }",
+                       f"    {slot}.SetValue(0, acc);", "}", *SYNC_FROM_SCALAR]
+        return None
+
+
+_FOLD_IDENTITY = {**_IDENTITY, "mul": 1.0}
 
 
 class _ChunkScalarWriter(_ScalarWriter):
@@ -66,7 +82,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
         stages = write_stages(p.loop, lambda by_name=by_name: _ChunkStageWriter(ctx, by_name, tensor_map))
         head, tail = compute_frame(buffers)
         acc_init = [f"Duplicate({by_name[f'accSlot_{n}']['member']}.Get<float>(), "
-                    f"{c_literal(_IDENTITY[c], DType.F32)}, 8);  // {n}: folded over the row's chunks"
+                    f"{c_literal(_FOLD_IDENTITY[c], DType.F32)}, 8);  // {n}: folded over the row's chunks"
                     for n, c in p.reductions]
         reads = [f"{row_ref(n).name}_ = {by_name[f'accSlot_{n}']['member']}.Get<float>().GetValue(0);"
                  for n, _ in p.reductions]

@@ -78,7 +78,8 @@ EXAMPLE_SHAPES["reduce/mean_dim"] = [{}, {"batch_size": 3, "dim1": 11, "dim2": 1
                                      {"batch_size": 2, "dim1": 3, "dim2": 70001}]  # per-row stores
 EXAMPLE_SHAPES.update({
     # prod over the last dim of [batch_size, dim1, dim2] (scalar loop): 8 and 33 rows
-    "reduce/prod_dim": [{"batch_size": 2, "dim1": 4, "dim2": 4000}, {"batch_size": 3, "dim1": 11, "dim2": 1001}],
+    "reduce/prod_dim": [{"batch_size": 2, "dim1": 4, "dim2": 4000}, {"batch_size": 3, "dim1": 11, "dim2": 1001},
+                        {"batch_size": 2, "dim1": 3, "dim2": 70001}],  # rows longer than UB: chunked
     # tasks that name their sizes differently (matrix-vector: N = 1; batched: Bt)
     "matmul/matvec": [{}, {"M": 300, "K": 70}],
     "matmul/matmul_batched": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],

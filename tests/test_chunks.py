@@ -48,6 +48,7 @@ def _plan(lowered: ir.Kernel) -> ChunkPlan:
     ("normalization/rms_norm", 2, 2),        # mean of squares | scale, store
     ("normalization/batch_norm", 1, 1),      # per-channel scalars only: one streaming pass
     ("reduce/mean_dim", 1, 1),               # one fold, then one element per row
+    ("reduce/prod_dim", 1, 1),               # the chunk's product on the scalar unit, folded by Mul
 ])
 def test_passes_follow_reduction_depth(name, passes, x_reads):
     _, project, ctx = _example(name)
@@ -225,7 +226,7 @@ ROWS = '''    for blk in split(B, cores=AIV):
 
 @pytest.mark.parametrize("dt,body,reason", [
     ("f32", "store(y[r, :], cumsum(load(x[r, :]), axis=1))", "'scan_sum' needs the whole row in UB"),
-    ("f32", "store(s[r], prod(load(x[r, :]), axis=1))", "'reduce_prod' needs the whole row in UB"),
+    ("f32", "store(y[r, :], cumprod(load(x[r, :]), axis=1, reverse=True))", "'scan_prod_rev' needs the whole row"),
     ("i32", "store(s[r], sum(load(x[r, :]), axis=1))", "integer 'reduce_sum' would be folded in f32"),
 ])
 def test_bodies_that_cannot_chunk_say_why(dt, body, reason):
