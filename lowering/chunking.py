@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ascend_dsl import ir
+from ascend_dsl import ir, printer
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
 
@@ -106,6 +106,26 @@ class ChunkPlan:
     store_dtypes: tuple[DType, ...]
     #: Accumulators across cores the row loop updates: (name, combine).
     accumulators: tuple[tuple[str, str], ...] = ()
+
+    def __str__(self) -> str:
+        """What runs per row when rows are longer than UB (printed in the IR dumps)."""
+        lines = [f"rows longer than UB: {len(self.passes)} chunked pass(es) per row:"]
+        for st in self.steps:
+            if isinstance(st, int):
+                p = self.passes[st]
+                stores = [s.tensor for s in ir.walk(p.loop.body) if isinstance(s, (ir.Store, ir.CopyOut))]
+                what = [f"folds {', '.join(f'{n} ({c})' for n, c in p.reductions)}"] if p.reductions else []
+                what += [f"stores {', '.join(stores)}"] if stores else []
+                lines.append(f"  pass {st}: {'; '.join(what)}; chunks <= {p.max_chunk} elements")
+            elif isinstance(st, RowLoad):
+                lines.append(f"  {st.name}Row = load({st.tensor}[r])")
+            elif isinstance(st, RowScalar):
+                lines.append(f"  {st.name}Row = {printer.expr(st.value)}")
+            elif isinstance(st, RowAccumulate):
+                lines.append(f"  {st.name} <- {st.combine}({st.name}, {printer.expr(st.value)})")
+            elif isinstance(st, RowStore):
+                lines.append(f"  store({st.tensor}[r], {printer.expr(st.value)})")
+        return "\n".join(lines)
 
 
 def row_ref(name: str, span=None) -> ir.Ref:

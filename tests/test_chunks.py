@@ -257,3 +257,14 @@ def test_tiling_error_names_the_reason(tmp_path):
     assert r.returncode == 1 and "sim: FAIL" in r.stdout
     assert ("error[TILING]: one row does not fit the Unified Buffer, and this kernel cannot run in column chunks: "
             "'gather' needs the whole row in UB") in r.stderr
+
+
+def test_ir_dump_shows_the_chunked_passes():
+    from lowering import PassContext, get_target, run_pipeline
+
+    adsl = REPO / "examples/activation/softmax.adsl"
+    ctx = PassContext(get_target("ascend910b1"), adsl.name)
+    run_pipeline(load_file(adsl)[0].instantiate(), ctx, frozenset({"plan_chunks"}))
+    dump = ctx.dumps["plan_chunks"]
+    assert "# rows longer than UB: 3 chunked pass(es) per row:" in dump
+    assert "#   pass 0: folds _t0 (max); chunks <= " in dump and "#   pass 2: stores y; chunks <= " in dump
