@@ -38,6 +38,8 @@ CHUNK_REDUCTIONS = {"reduce_sum": ("reduce_sum", "add"), "reduce_mean": ("reduce
 #: Ops a per-row value may use in chunked mode (scalar unit; the math ones run on one vector element).
 SCALAR_OPS = frozenset({"add", "sub", "mul", "div", "neg", "reciprocal", "max", "min", "cast", "select", "relu",
                         "lt", "le", "gt", "ge", "eq", "ne", "sqrt", "rsqrt", "exp", "log", "abs"})
+#: The combine of a running max folded online with its sum (`online_max:<sum name>`; emit_chunk.py).
+ONLINE_MAX = "online_max"
 #: The chunk loop's variable in the pass loops.
 CHUNK_VAR = "chunk"
 #: UB bytes the row-level code keeps beside a pass's buffers: one 32-byte block for scalar math.
@@ -269,15 +271,19 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
     last = max([*reductions, *row_stores], default=-1)
     if last < 0:
         raise _NoChunk("it has no whole-row work")
+    online = _online_softmax_sums(reductions, defs, layout)
     passes = []
-    for k in range(last + 1):
-        passes.append(_lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions.get(k, []),
-                                  row_stores.get(k, []), row_values))
+    for k in range(last + 1):  # a pass left with nothing to do (its sum moved online) is dropped
+        if reductions.get(k) or row_stores.get(k):
+            passes.append(_lower_pass(kernel, split, tl, ctx, len(passes), defs, layout, reductions.get(k, []),
+                                      row_stores.get(k, []), row_values, online))
     steps: list[object] = []
+    number = 0
     for k in range(last + 2):
         steps += steps_at.get(k, [])
-        if k <= last:
-            steps.append(k)
+        if k <= last and (reductions.get(k) or row_stores.get(k)):
+            steps.append(number)
+            number += 1
     for st in steps_at:
         if st > last + 1:
             raise DslError.at("INTERNAL", "a per-row value deeper than every pass", tl.span)
@@ -302,7 +308,37 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
     return ChunkPlan(tuple(steps), tuple(lowered), tuple(row_values), store_dtypes, tuple(accumulators.items()))
 
 
-def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row_values) -> ChunkPass:
+def _online_softmax_sums(reductions: dict, defs: dict, layout: dict) -> dict[str, str]:
+    """Online max/sum (as in flash attention): `m = max(v)` folded in pass k and `s = sum(exp(v - m))` in
+    pass k + 1 fold together in pass k. Per chunk, the running max M becomes max(M, max(chunk)), the
+    running sum is rescaled by exp(M_old - M_new), and exp(v - M) of the chunk is added: the row is read
+    once less. Moves such sums into the pass of their max (in `reductions`); returns max name -> sum name."""
+    online: dict[str, str] = {}
+    for k in sorted(reductions):
+        if k == 0:
+            continue
+        maxes = {name: (a, i) for name, op, a, i in reductions.get(k - 1, []) if op == "reduce_max"}
+        for entry in list(reductions[k]):
+            name, op, e, _ = entry
+            ed = defs.get(e.name)
+            if op != "reduce_sum" or ed is None or not (isinstance(ed.value, ir.Op) and ed.value.op == "exp"):
+                continue
+            td = defs.get(ed.value.args[0].name) if isinstance(ed.value.args[0], ir.Ref) else None
+            if td is None or not (isinstance(td.value, ir.Op) and td.value.op == "sub"):
+                continue
+            v, m = td.value.args
+            if not (isinstance(v, ir.Ref) and isinstance(m, ir.Ref) and m.name in maxes and m.name not in online
+                    and maxes[m.name][0].name == v.name and layout[v.name] is ir.Layout.ROWS):
+                continue
+            online[m.name] = name
+            reductions[k].remove(entry)
+            reductions[k - 1].append(entry)
+        if k in reductions and not reductions[k]:
+            del reductions[k]
+    return online
+
+
+def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row_values, online) -> ChunkPass:
     """Pass k as a flat tile loop over one row's chunks, lowered by the ordinary passes."""
     from .passes import allocate_buffers, plan_tiling, schedule_stages, select_instructions
 
@@ -345,6 +381,8 @@ def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row
         elif i in fold_at:  # the reduction: folded into its UB block chunk by chunk
             name, op, a = fold_at[i]
             chunk_reduce, combine = CHUNK_REDUCTIONS[op]
+            if name in online:  # the running max, updated before the chunk's exp(v - max) (its sum's rescale)
+                combine = f"{ONLINE_MAX}:{online[name]}"
             body.append(ir.Accumulate(name, combine, chunk_reduce, flat(a), s.span))
             folds.append((name, combine))
     loop = replace(tl, var=CHUNK_VAR, size=None, body=tuple(body), buffers_decl=(), max_tile=None, row_shape=None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
-from .chunking import ChunkPlan, RowAccumulate, RowLoad, RowScalar, RowStore, row_ref
+from .chunking import ONLINE_MAX, ChunkPlan, RowAccumulate, RowLoad, RowScalar, RowStore, row_ref
 from .emit import (
     _IDENTITY,
     _buffer_views,
@@ -45,6 +45,8 @@ class _ChunkStageWriter(_StageWriter):
         return _copy(way, "", buf, f"{gm}[rowOffset_ + offset]" if self.rows else f"{gm}[offset]", "count")
 
     def accumulate(self, s: ir.Accumulate) -> None:
+        if s.combine.startswith(ONLINE_MAX):
+            return self.online_max(s)
         if s.reduce != "reduce_prod":
             return super().accumulate(s)
         # No product-reduce instruction: the scalar unit multiplies the chunk into the row's f32 value.
@@ -55,6 +57,23 @@ class _ChunkStageWriter(_StageWriter):
                        f"        acc *= static_cast<float>({s.value.name}.GetValue(i));", "    }",
                        f"    {slot}.SetValue(0, acc);", "}", *SYNC_FROM_SCALAR]
         return None
+
+    def online_max(self, s: ir.Accumulate) -> None:
+        """The running max of an online max/sum (chunking._online_softmax_sums): before this chunk's
+        exp(v - max) is summed, the max takes the chunk's, and the running sum is rescaled."""
+        self.mark(s.span)
+        buf = s.value.name
+        dt = self.buffers[buf]["buffer"].dtype
+        out, tmp, m = f"reduceOut_{dt}", f"accTmp_{dt}", f"{row_ref(s.name).name}_"
+        total = f"accSlot_{s.combine.split(':', 1)[1]}"
+        self.lines += [f"ReduceMax({out}, {buf}, {tmp}, static_cast<int32_t>(count));",
+                       "SetFlag<HardEvent::V_S>(EVENT_ID0);", "WaitFlag<HardEvent::V_S>(EVENT_ID0);", "{",
+                       f"    const float c = static_cast<float>({out}.GetValue(0));",
+                       f"    const float next = c > {m} ? c : {m};",
+                       "    LocalTensor<float> math = chunkMath_.Get<float>();",
+                       f"    math.SetValue(0, {m} - next);  // exp(old max - new max) rescales the running sum",
+                       "    SetFlag<HardEvent::S_V>(EVENT_ID0);", "    WaitFlag<HardEvent::S_V>(EVENT_ID0);",
+                       "    Exp(math, math, 1);", f"    Mul({total}, {total}, math, 1);", f"    {m} = next;", "}"]
 
 
 _FOLD_IDENTITY = {**_IDENTITY, "mul": 1.0}
@@ -81,11 +100,13 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
         by_name = {b["name"]: b for b in buffers}
         stages = write_stages(p.loop, lambda by_name=by_name: _ChunkStageWriter(ctx, by_name, tensor_map))
         head, tail = compute_frame(buffers)
-        acc_init = [f"Duplicate({by_name[f'accSlot_{n}']['member']}.Get<float>(), "
+        acc_init = [f"{row_ref(n).name}_ = {c_literal(float('-inf'), DType.F32)};  // {n}: the running max"
+                    if c.startswith(ONLINE_MAX) else
+                    f"Duplicate({by_name[f'accSlot_{n}']['member']}.Get<float>(), "
                     f"{c_literal(_FOLD_IDENTITY[c], DType.F32)}, 8);  // {n}: folded over the row's chunks"
                     for n, c in p.reductions]
         reads = [f"{row_ref(n).name}_ = {by_name[f'accSlot_{n}']['member']}.Get<float>().GetValue(0);"
-                 for n, _ in p.reductions]
+                 for n, c in p.reductions if not c.startswith(ONLINE_MAX)]
         if reads:
             reads = ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions",
                      "WaitFlag<HardEvent::V_S>(EVENT_ID0);", *reads]

@@ -68,7 +68,6 @@ public:
         yGm.SetGlobalBuffer((__gm__ float*)y + start * D_, blockLength_ * D_);
         chunkLength_ = tiling.chunkLength;
         chunkLength1_ = tiling.chunkLength1;
-        chunkLength2_ = tiling.chunkLength2;
         if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
             chunkRows_ = blockLength_;
             blockLength_ = 0;  // the whole-row loop gets no rows
@@ -85,7 +84,7 @@ public:
 
     __aicore__ inline void Process()
     {
-        if (chunkLength_ > 0) {  // one row does not fit UB: 3 pass(es) over column chunks of each row
+        if (chunkLength_ > 0) {  // one row does not fit UB: 2 pass(es) over column chunks of each row
             ProcessChunked();
         }
         const uint64_t tiles = blockLength_ / tileLength_;
@@ -171,7 +170,6 @@ private:
             ChunkReset();
             ChunkPass0();
             ChunkPass1();
-            ChunkPass2();
         }
     }
 
@@ -186,10 +184,13 @@ private:
     {
         ChunkReset();
         pipe.InitBuffer(inQueueXC0, 2, chunkLength_ * sizeof(float));
+        pipe.InitBuffer(tmp0BufC0, chunkLength_ * sizeof(float));
         pipe.InitBuffer(accTmp_f32BufC0, ((chunkLength_ * sizeof(float) + 255) / 256 * sizeof(float) + 31) / 32 * 32);
         pipe.InitBuffer(reduceOut_f32BufC0, 32);
         pipe.InitBuffer(accSlot__t0BufC0, 32);
-        Duplicate(accSlot__t0BufC0.Get<float>(), (-1.0f / 0.0f), 8);  // _t0: folded over the row's chunks
+        pipe.InitBuffer(accSlot__t2BufC0, 32);
+        _t0Row_ = (-1.0f / 0.0f);  // _t0: the running max
+        Duplicate(accSlot__t2BufC0.Get<float>(), 0.0f, 8);  // _t2: folded over the row's chunks
         const uint64_t chunks = (D_ + chunkLength_ - 1) / chunkLength_;
         for (uint64_t c = 0; c < chunks; ++c) {
             const uint64_t offset = c * chunkLength_;
@@ -200,7 +201,7 @@ private:
         }
         SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions
         WaitFlag<HardEvent::V_S>(EVENT_ID0);
-        _t0Row_ = accSlot__t0BufC0.Get<float>().GetValue(0);
+        _t2Row_ = accSlot__t2BufC0.Get<float>().GetValue(0);
     }
 
     __aicore__ inline void ChunkCopyIn0(uint64_t offset, uint32_t count)
@@ -214,12 +215,31 @@ private:
     __aicore__ inline void ChunkCompute0(uint32_t count)
     {
         LocalTensor<float> xLocal = inQueueXC0.DeQue<float>();
+        LocalTensor<float> tmp0 = tmp0BufC0.Get<float>();
         LocalTensor<float> accTmp_f32 = accTmp_f32BufC0.Get<float>();
         LocalTensor<float> reduceOut_f32 = reduceOut_f32BufC0.Get<float>();
         LocalTensor<float> accSlot__t0 = accSlot__t0BufC0.Get<float>();
+        LocalTensor<float> accSlot__t2 = accSlot__t2BufC0.Get<float>();
         // softmax.adsl:10
         ReduceMax(reduceOut_f32, xLocal, accTmp_f32, static_cast<int32_t>(count));
-        Max(accSlot__t0, accSlot__t0, reduceOut_f32, 1);
+        SetFlag<HardEvent::V_S>(EVENT_ID0);
+        WaitFlag<HardEvent::V_S>(EVENT_ID0);
+        {
+            const float c = static_cast<float>(reduceOut_f32.GetValue(0));
+            const float next = c > _t0Row_ ? c : _t0Row_;
+            LocalTensor<float> math = chunkMath_.Get<float>();
+            math.SetValue(0, _t0Row_ - next);  // exp(old max - new max) rescales the running sum
+            SetFlag<HardEvent::S_V>(EVENT_ID0);
+            WaitFlag<HardEvent::S_V>(EVENT_ID0);
+            Exp(math, math, 1);
+            Mul(accSlot__t2, accSlot__t2, math, 1);
+            _t0Row_ = next;
+        }
+        Adds(tmp0, xLocal, static_cast<float>(-static_cast<float>(_t0Row_)), count);
+        Exp(tmp0, tmp0, count);
+        // softmax.adsl:11
+        ReduceSum(reduceOut_f32, tmp0, accTmp_f32, static_cast<int32_t>(count));
+        Add(accSlot__t2, accSlot__t2, reduceOut_f32, 1);
         inQueueXC0.FreeTensor(xLocal);
     }
 
@@ -233,10 +253,7 @@ private:
         ChunkReset();
         pipe.InitBuffer(inQueueXC1, 2, chunkLength1_ * sizeof(float));
         pipe.InitBuffer(tmp0BufC1, chunkLength1_ * sizeof(float));
-        pipe.InitBuffer(accTmp_f32BufC1, ((chunkLength1_ * sizeof(float) + 255) / 256 * sizeof(float) + 31) / 32 * 32);
-        pipe.InitBuffer(reduceOut_f32BufC1, 32);
-        pipe.InitBuffer(accSlot__t2BufC1, 32);
-        Duplicate(accSlot__t2BufC1.Get<float>(), 0.0f, 8);  // _t2: folded over the row's chunks
+        pipe.InitBuffer(outQueueYC1, 2, chunkLength1_ * sizeof(float));
         const uint64_t chunks = (D_ + chunkLength1_ - 1) / chunkLength1_;
         for (uint64_t c = 0; c < chunks; ++c) {
             const uint64_t offset = c * chunkLength1_;
@@ -245,9 +262,6 @@ private:
             ChunkCompute1(count);
             ChunkCopyOut1(offset, count);
         }
-        SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions
-        WaitFlag<HardEvent::V_S>(EVENT_ID0);
-        _t2Row_ = accSlot__t2BufC1.Get<float>().GetValue(0);
     }
 
     __aicore__ inline void ChunkCopyIn1(uint64_t offset, uint32_t count)
@@ -262,67 +276,22 @@ private:
     {
         LocalTensor<float> xLocal = inQueueXC1.DeQue<float>();
         LocalTensor<float> tmp0 = tmp0BufC1.Get<float>();
-        LocalTensor<float> accTmp_f32 = accTmp_f32BufC1.Get<float>();
-        LocalTensor<float> reduceOut_f32 = reduceOut_f32BufC1.Get<float>();
-        LocalTensor<float> accSlot__t2 = accSlot__t2BufC1.Get<float>();
-        // softmax.adsl:10
-        Adds(tmp0, xLocal, static_cast<float>(-static_cast<float>(_t0Row_)), count);
-        Exp(tmp0, tmp0, count);
-        // softmax.adsl:11
-        ReduceSum(reduceOut_f32, tmp0, accTmp_f32, static_cast<int32_t>(count));
-        Add(accSlot__t2, accSlot__t2, reduceOut_f32, 1);
-        inQueueXC1.FreeTensor(xLocal);
-    }
-
-    __aicore__ inline void ChunkCopyOut1(uint64_t offset, uint32_t count)
-    {
-    }
-
-    // Chunked pass 2 (softmax.adsl:8): the row's chunks, double buffered.
-    __aicore__ inline void ChunkPass2()
-    {
-        ChunkReset();
-        pipe.InitBuffer(inQueueXC2, 2, chunkLength2_ * sizeof(float));
-        pipe.InitBuffer(tmp0BufC2, chunkLength2_ * sizeof(float));
-        pipe.InitBuffer(outQueueYC2, 2, chunkLength2_ * sizeof(float));
-        const uint64_t chunks = (D_ + chunkLength2_ - 1) / chunkLength2_;
-        for (uint64_t c = 0; c < chunks; ++c) {
-            const uint64_t offset = c * chunkLength2_;
-            const uint32_t count = static_cast<uint32_t>(D_ - offset < chunkLength2_ ? D_ - offset : chunkLength2_);
-            ChunkCopyIn2(offset, count);
-            ChunkCompute2(count);
-            ChunkCopyOut2(offset, count);
-        }
-    }
-
-    __aicore__ inline void ChunkCopyIn2(uint64_t offset, uint32_t count)
-    {
-        // softmax.adsl:9
-        LocalTensor<float> xLocal = inQueueXC2.AllocTensor<float>();
-        CopyGmToUb(xLocal, xGm[rowOffset_ + offset], count);
-        inQueueXC2.EnQue(xLocal);
-    }
-
-    __aicore__ inline void ChunkCompute2(uint32_t count)
-    {
-        LocalTensor<float> xLocal = inQueueXC2.DeQue<float>();
-        LocalTensor<float> tmp0 = tmp0BufC2.Get<float>();
-        LocalTensor<float> yLocal = outQueueYC2.AllocTensor<float>();
+        LocalTensor<float> yLocal = outQueueYC1.AllocTensor<float>();
         // softmax.adsl:10
         Adds(tmp0, xLocal, static_cast<float>(-static_cast<float>(_t0Row_)), count);
         Exp(tmp0, tmp0, count);
         // softmax.adsl:11
         Muls(yLocal, tmp0, static_cast<float>(1.0f / static_cast<float>(_t2Row_)), count);
-        outQueueYC2.EnQue<float>(yLocal);
-        inQueueXC2.FreeTensor(xLocal);
+        outQueueYC1.EnQue<float>(yLocal);
+        inQueueXC1.FreeTensor(xLocal);
     }
 
-    __aicore__ inline void ChunkCopyOut2(uint64_t offset, uint32_t count)
+    __aicore__ inline void ChunkCopyOut1(uint64_t offset, uint32_t count)
     {
         // softmax.adsl:11
-        LocalTensor<float> yLocal = outQueueYC2.DeQue<float>();
+        LocalTensor<float> yLocal = outQueueYC1.DeQue<float>();
         CopyUbToGm(yGm[rowOffset_ + offset], yLocal, count);
-        outQueueYC2.FreeTensor(yLocal);
+        outQueueYC1.FreeTensor(yLocal);
     }
 
     TPipe pipe;
@@ -339,23 +308,19 @@ private:
     uint64_t D_ = 0;  // row length
     uint64_t Dp_ = 0;  // row pitch in UB
     TQue<TPosition::VECIN, 1> inQueueXC0;
+    TBuf<TPosition::VECCALC> tmp0BufC0;
     TBuf<TPosition::VECCALC> accTmp_f32BufC0;
     TBuf<TPosition::VECCALC> reduceOut_f32BufC0;
     TBuf<TPosition::VECCALC> accSlot__t0BufC0;
+    TBuf<TPosition::VECCALC> accSlot__t2BufC0;
     TQue<TPosition::VECIN, 1> inQueueXC1;
     TBuf<TPosition::VECCALC> tmp0BufC1;
-    TBuf<TPosition::VECCALC> accTmp_f32BufC1;
-    TBuf<TPosition::VECCALC> reduceOut_f32BufC1;
-    TBuf<TPosition::VECCALC> accSlot__t2BufC1;
-    TQue<TPosition::VECIN, 1> inQueueXC2;
-    TBuf<TPosition::VECCALC> tmp0BufC2;
-    TQue<TPosition::VECOUT, 1> outQueueYC2;
+    TQue<TPosition::VECOUT, 1> outQueueYC1;
     TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values
     float _t0Row_ = 0.0f;  // per-row value (chunked mode)
     float _t2Row_ = 0.0f;  // per-row value (chunked mode)
     uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB
     uint32_t chunkLength1_ = 0;  // elements per column chunk of pass 1
-    uint32_t chunkLength2_ = 0;  // elements per column chunk of pass 2
     uint64_t chunkRows_ = 0;  // chunked mode: this core's rows
     uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element
 };

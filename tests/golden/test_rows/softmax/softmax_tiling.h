@@ -10,7 +10,6 @@ struct SoftmaxTilingData {
     uint32_t tileLength;   // rows per UB tile (the last tile of a core may be shorter)
     uint32_t chunkLength;  // elements per column chunk of pass 0 when one row does not fit UB (0: whole rows)
     uint32_t chunkLength1;  // elements per column chunk of pass 1
-    uint32_t chunkLength2;  // elements per column chunk of pass 2
 };
 
 #ifndef __CCE_AICORE__
@@ -35,8 +34,7 @@ inline uint32_t SoftmaxComputeTiling(uint64_t B, uint64_t D, uint32_t coreNum, S
     }
     t->chunkLength = 0;
     t->chunkLength1 = 0;
-    t->chunkLength2 = 0;
-    if (rows == 0) {  // one row does not fit UB: one row at a time, in 3 pass(es) over column chunks
+    if (rows == 0) {  // one row does not fit UB: one row at a time, in 2 pass(es) over column chunks
         // Per pass: as few chunks as its largest chunk allows, balanced, in whole 256-element repeats.
         auto chunkFor = [&](uint64_t maxChunk) -> uint32_t {
             const uint64_t d = D;
@@ -44,9 +42,8 @@ inline uint32_t SoftmaxComputeTiling(uint64_t B, uint64_t D, uint32_t coreNum, S
             const uint64_t chunk = ((d + chunks - 1) / chunks + 255) / 256 * 256;
             return static_cast<uint32_t>(chunk < maxChunk ? chunk : maxChunk);
         };
-        t->chunkLength = chunkFor(23296);  // pass 0 (softmax.adsl:8)
-        t->chunkLength1 = chunkFor(15360);  // pass 1 (softmax.adsl:8)
-        t->chunkLength2 = chunkFor(9216);  // pass 2 (softmax.adsl:8)
+        t->chunkLength = chunkFor(15360);  // pass 0 (softmax.adsl:8)
+        t->chunkLength1 = chunkFor(9216);  // pass 1 (softmax.adsl:8)
         rows = 1;
     }
     constexpr uint64_t kMinTilesPerCore = 2;  // overlap copy and compute across tiles
