@@ -228,6 +228,9 @@ class TileLoop:
     #: the tensor, its shape symbol), e.g. (1, "R") for x: [A, R, C] under split(A * C); None elsewhere.
     box: tuple[int, str] | None = None
     span: Span = _SPAN
+    #: Row loops: the chunked variant for rows longer than UB (a lowering.chunking.ChunkPlan), or the
+    #: reason the body cannot run in column chunks (str); None elsewhere.
+    chunked: object = field(default=None, compare=False)
 
 
 class StageKind(Enum):

@@ -75,6 +75,9 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             inner = ind + "    "
             if mt is not None:
                 head.append(f"{inner}# max_tile = {mt} elements")
+            if s.chunked is not None:  # row loops: the chunked mode for rows longer than UB (lowering/chunking.py)
+                text = f"rows longer than UB: no chunked mode: {s.chunked}" if isinstance(s.chunked, str) else str(s.chunked)
+                head += [f"{inner}# {line}" for line in text.splitlines()]
             for d in decl:
                 lay = "" if d.layout is ir.Layout.FLAT else f", {d.layout.value}"
                 head.append(f"{inner}# buffer {d.name}: {d.position.value} {d.dtype} x{d.num} ({d.bits} bit/elem{lay})")

@@ -457,6 +457,9 @@ class _ScalarWriter:
     exp, ln go through the vector unit on one element: the scalar unit has no such instructions) and
     the single-element stores of core 0."""
 
+    #: The UB block of one-element math (after the combine slots).
+    MATH_BUF = "scalarBuf_.Get<float>()[GetBlockNum() * 8]"
+
     def __init__(self, ctx: PassContext, tensors: dict[str, dict]):
         self.ctx = ctx
         self.tensors = tensors
@@ -497,7 +500,7 @@ class _ScalarWriter:
                     self.n += 1
                     arg = c_scalar(x.args[0], DType.F32)
                     if self.n == 1:
-                        self.lines.append("LocalTensor<float> math = scalarBuf_.Get<float>()[GetBlockNum() * 8];")
+                        self.lines.append(f"LocalTensor<float> math = {self.MATH_BUF};")
                     self.lines += [f"math.SetValue(0, {arg});  // {x.op} on the vector unit (one element)",
                                    "SetFlag<HardEvent::S_V>(EVENT_ID0);", "WaitFlag<HardEvent::S_V>(EVENT_ID0);",
                                    f"{_SCALAR_MATH[x.op]}(math, math, 1);",
@@ -686,6 +689,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
         "launch_checks": emit_slots.launch_checks(kernel, ctx, ctx.target.ub_budget)
         if kernel.slot_accumulators else [],
         "mix": False,
+        "chunk": False,  # rows longer than UB: see _chunk_view
     }
     # Kernel-scope scalars: accumulators, named scalars, and the symbols read as values.
     kscalars = [s.name for s in kernel.body if isinstance(s, (ir.AccDecl, ir.ScalarAssign, ir.ScalarLoad))]
@@ -723,7 +727,22 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
         view["row_len"] = tl.row_shape[1]
         view["ub_budget"] = ctx.target.ub_budget
         view["ub_formula"] = first["ub_formula"]
+        _chunk_view(kernel, ctx, tl, tensor_map, view)
     return view
+
+
+def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map, view: dict) -> None:
+    """Rows longer than UB: the chunked path (lowering/emit_chunk.py), or the reason there is none."""
+    from .emit_chunk import chunk_view
+
+    if isinstance(tl.chunked, str):
+        view["tiling_error"] = (f"one row does not fit the Unified Buffer, and this kernel cannot run in column "
+                                f"chunks: {tl.chunked}")
+    elif tl.chunked is not None:
+        row_buffers = {b["name"]: b for b in view["phases"][0]["buffers"]}
+        view.update(chunk_view(kernel, ctx, tl.chunked, tensor_map, row_buffers))
+        marker = next(i for i, line in enumerate(view["init"]) if line.endswith("UB buffers, sized for the largest tile"))
+        view["init"][marker:marker] = view["chunk_init"]
 
 
 def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:

@@ -18,6 +18,7 @@ from .passes import (
     allocate_buffers,
     check_constraints,
     legalize,
+    plan_chunks,
     plan_cube,
     plan_tiling,
     schedule_stages,
@@ -37,6 +38,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("check_constraints", check_constraints.run),  # target dtypes, core counts, tile alignment
     Pass("legalize", legalize.run),  # tanh/sigmoid/erf/neg -> vector-unit primitives
     Pass("three_address", three_address.run),  # one op per assignment, CSE, DCE
+    Pass("plan_chunks", plan_chunks.run),  # row loops: the chunked passes for rows longer than UB
     Pass("allocate_buffers", allocate_buffers.run),  # VECIN/VECOUT queues, VECCALC temporaries (reused)
     Pass("plan_tiling", plan_tiling.run),  # largest tile that fits UB; UB capacity check
     Pass("plan_cube", plan_cube.run),  # MIX kernels: base block sizes, L1/L0/UB capacity, fractal alignment

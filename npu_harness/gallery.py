@@ -67,9 +67,19 @@ EXAMPLE_SHAPES["pooling/max_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "cha
 #: Scans per row also run on the scalar unit: the benchmark's 4000-long rows, but 8 of them.
 EXAMPLE_SHAPES.update({f"math/{name}": [{"batch_size": 8, "dim": 4000}, {"batch_size": 33, "dim": 1001}]
                        for name in ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum", "masked_cumsum")})
+#: Rows longer than UB (100003 elements: 391 KB in f32, not a multiple of 32 bytes): the row kernels run in
+#: chunked passes over column chunks of each row (lowering/chunking.py).
+LONG_ROW = {"batch_size": 3, "dim": 100003}
+EXAMPLE_SHAPES.update({name: [*ROW_SHAPES, LONG_ROW] for name in (
+    "activation/softmax", "activation/log_softmax", "normalization/layer_norm", "normalization/rms_norm",
+    "normalization/l2_norm")})
+EXAMPLE_SHAPES["loss/cosine_similarity_loss"] = [{}, {"batch_size": 33, "dim": 1001}, LONG_ROW]  # + accumulator
+EXAMPLE_SHAPES["reduce/mean_dim"] = [{}, {"batch_size": 3, "dim1": 11, "dim2": 1001},
+                                     {"batch_size": 2, "dim1": 3, "dim2": 70001}]  # per-row stores
 EXAMPLE_SHAPES.update({
     # prod over the last dim of [batch_size, dim1, dim2] (scalar loop): 8 and 33 rows
-    "reduce/prod_dim": [{"batch_size": 2, "dim1": 4, "dim2": 4000}, {"batch_size": 3, "dim1": 11, "dim2": 1001}],
+    "reduce/prod_dim": [{"batch_size": 2, "dim1": 4, "dim2": 4000}, {"batch_size": 3, "dim1": 11, "dim2": 1001},
+                        {"batch_size": 2, "dim1": 3, "dim2": 70001}],  # rows longer than UB: chunked
     # reductions over dim 1 / dim 0 (box loops): the task's 16 x 256 x 256, and 3 x 37 x 1001 (positions per
     # row of the reduced axis not a multiple of 32 bytes, nor of the tile; the reduced axis not of the chunk)
     **{f"reduce/{name}": [{}, {"batch_size": 3, "dim1": 37, "dim2": 1001}]
@@ -81,10 +91,13 @@ EXAMPLE_SHAPES.update({
     "fuse/attention_scores": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
     "loss/cross_entropy": [{}, {"batch_size": 33, "num_classes": 1001}],
     # planes of H*W as rows; the 16x64x256x256 benchmark shape lowers (its 256 KB planes need long-row support)
+    # planes of 300x300 (360 KB in f32, 180 KB in f16) do not fit UB: chunked passes over each plane
     "normalization/batch_norm": [{"batch_size": 2, "features": 4, "dim1": 32, "dim2": 64},
-                                 {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
+                                 {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57},
+                                 {"batch_size": 1, "features": 2, "dim1": 300, "dim2": 300}],
     "normalization/instance_norm": [{"batch_size": 2, "features": 4, "dim1": 32, "dim2": 64},
-                                    {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
+                                    {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57},
+                                    {"batch_size": 1, "features": 2, "dim1": 300, "dim2": 300}],
     # training-mode statistics (slot accumulators): a ragged shape with more planes than cores
     "normalization/batch_norm_train": [{"batch_size": 2, "features": 4, "dim1": 32, "dim2": 64},
                                        {"batch_size": 3, "features": 6, "dim1": 33, "dim2": 57}],

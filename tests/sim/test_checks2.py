@@ -95,6 +95,16 @@ def test_uninit_overwritten_is_clean(checks2):
     assert_clean(run(checks2, "uninit_overwritten_ok"))
 
 
+def test_short_chunk_reduction_is_exact(checks2):
+    assert_clean(run(checks2, "pad_exact_ok"))
+
+
+@pytest.mark.parametrize("variant", ["pad_block_reduce", "pad_stale_reduce"])
+def test_padding_entering_a_reduction_is_reported(checks2, variant):
+    # DataCopyPad's padding, and a queue buffer's data from the previous tile, are garbage to a reduction.
+    assert_only(run(checks2, variant), "UB-UNINIT", line_of("got = out.GetValue(0);"))
+
+
 def test_gm_race(checks2):
     res = run(checks2, "gm_race")
     assert_only(res, "GM-RACE")

@@ -154,6 +154,44 @@ int uninit(int which) {
     return rc;
 }
 
+// A row chunk whose length is not a whole 32-B block: the reduction must cover exactly the copied
+// elements. The queue buffer held the previous (full) chunk, so stale but "written" data sits past the
+// short chunk; a fresh AllocTensor and DataCopyPad's padding count as never written.
+int stale_pad(int which) {
+    float* in = reinterpret_cast<float*>(sim::GmAlloc(128 * sizeof(float)));
+    for (int i = 0; i < 128; ++i) in[i] = 1.0f;
+    float got = 0.0f;
+    int rc = sim::Launch(1, [&] {
+        TPipe pipe;
+        TQue<TPosition::VECIN, 1> q;
+        TBuf<TPosition::VECCALC> tb, ob;
+        pipe.InitBuffer(q, 1, 64 * sizeof(float));
+        pipe.InitBuffer(tb, 64 * sizeof(float));
+        pipe.InitBuffer(ob, 32);
+        GlobalTensor<float> gi;
+        gi.SetGlobalBuffer(in, 128);
+        LocalTensor<float> x = q.AllocTensor<float>();  // chunk 0: 64 elements
+        DataCopy(x, gi, 64);
+        q.EnQue(x);
+        x = q.DeQue<float>();
+        q.FreeTensor(x);
+        x = q.AllocTensor<float>();  // chunk 1: the last 10 elements (40 B)
+        DataCopyPad(x, gi[64], DataCopyExtParams{1, 10 * sizeof(float), 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0});
+        q.EnQue(x);
+        x = q.DeQue<float>();
+        LocalTensor<float> tmp = tb.Get<float>(), out = ob.Get<float>();
+        const int32_t counts[] = {10, 16, 64};  // exact; the padded 32-B blocks; a whole repeat
+        ReduceSum(out, x, tmp, counts[which]);
+        SetFlag<HardEvent::V_S>(EVENT_ID0);
+        WaitFlag<HardEvent::V_S>(EVENT_ID0);
+        got = out.GetValue(0);  // BUG unless the count is exact: padding entered the sum
+        q.FreeTensor(x);
+    });
+    if (which == 0) EXPECT(got == 10.0f);
+    sim::GmFree(in);
+    return rc;
+}
+
 // Each block writes `per` floats at offset start(b) of one GM array.
 int gm_writes(uint32_t blocks, uint32_t per, uint32_t stride, bool atomic, float* result) {
     float* out = reinterpret_cast<float*>(sim::GmAlloc(1024 * sizeof(float)));
@@ -247,6 +285,9 @@ const Variant kVariants[] = {
     {"uninit_compare_ok", [] { return uninit(2); }},
     {"uninit_select", [] { return uninit(3); }},
     {"uninit_overwritten_ok", [] { return uninit(4); }},
+    {"pad_exact_ok", [] { return stale_pad(0); }},
+    {"pad_block_reduce", [] { return stale_pad(1); }},
+    {"pad_stale_reduce", [] { return stale_pad(2); }},
     {"gm_race", gm_race},
     {"gm_disjoint", gm_disjoint},
     {"atomic_ok", atomic_ok},

@@ -268,6 +268,10 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
         uint8_t* blk = d + i * dp;
         std::memmove(blk + left, s + i * sp, p.blockLen);
         set_def(blk + left, p.blockLen);
+        // Without isPad the padding keeps stale bytes: whatever reads them (a reduction over a rounded-up
+        // count) computes garbage, so they count as never written.
+        clear_def(blk, left);
+        clear_def(blk + left + p.blockLen, ubBlk - left - p.blockLen);
         if (pad.isPad) {
             T* l = reinterpret_cast<T*>(blk);
             for (uint64_t k = 0; k < leftN; ++k) l[k] = pad.paddingValue;

@@ -108,6 +108,8 @@ public:
             b.status = BufStatus::Allocated;
             b.gen += 1;
             b.allocLoc = loc;
+            // A freshly allocated buffer holds the previous tile's data: nothing of this tile yet.
+            if (mem_ == Mem::UB) clear_def(mem_base(mem_) + b.offset, b.cap);
             return &b;
         }
         uint32_t enq = count_;

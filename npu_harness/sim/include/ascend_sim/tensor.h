@@ -54,6 +54,8 @@ inline uint64_t first_undef(const void* p, uint64_t n) {
 }
 
 inline void set_def(const void* p, uint64_t n) { std::memset(shadow(p), 0xFF, n); }
+// The bytes hold nothing this block defined for their current use (a fresh queue buffer, DataCopyPad padding).
+inline void clear_def(const void* p, uint64_t n) { std::memset(shadow(p), 0x00, n); }
 
 inline bool elem_def(const void* p, uint32_t esize) {
     const uint8_t* s = shadow(p);

@@ -69,6 +69,14 @@ public:
         weightGm.SetGlobalBuffer((__gm__ float*)weight, D_);
         biasGm.SetGlobalBuffer((__gm__ float*)bias, D_);
         yGm.SetGlobalBuffer((__gm__ float*)y + start * D_, blockLength_ * D_);
+        chunkLength_ = tiling.chunkLength;
+        chunkLength1_ = tiling.chunkLength1;
+        chunkLength2_ = tiling.chunkLength2;
+        if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
+            chunkRows_ = blockLength_;
+            blockLength_ = 0;  // the whole-row loop gets no rows
+            return;
+        }
         // layer_norm.adsl:9: UB buffers, sized for the largest tile
         pipe.InitBuffer(inQueueX, 2, tileLength_ * Dp_ * sizeof(float));
         pipe.InitBuffer(tmp0Buf, (tileLength_ + 127) / 128 * 128 * sizeof(float));
@@ -83,6 +91,9 @@ public:
 
     __aicore__ inline void Process()
     {
+        if (chunkLength_ > 0) {  // one row does not fit UB: 3 pass(es) over column chunks of each row
+            ProcessChunked();
+        }
         const uint64_t tiles = blockLength_ / tileLength_;
         const uint32_t tail = static_cast<uint32_t>(blockLength_ % tileLength_);
         for (uint64_t i = 0; i < tiles; ++i) {
@@ -180,6 +191,202 @@ private:
         outQueueY.FreeTensor(yLocal);
     }
 
+    // Rows longer than UB: this core's rows one at a time; per row, the passes over its column chunks
+    // (each re-reads the row from GM) with the per-row scalar work between them.
+    __aicore__ inline void ProcessChunked()
+    {
+        for (uint64_t row = 0; row < chunkRows_; ++row) {
+            rowOffset_ = row * D_;
+            ChunkReset();
+            ChunkPass0();
+            // layer_norm.adsl:11
+            _t0Row_ = static_cast<float>(static_cast<float>(_t0Row_) * static_cast<float>(static_cast<float>(1.0f / static_cast<float>(D_))));
+            ChunkPass1();
+            // layer_norm.adsl:12
+            _t2Row_ = static_cast<float>(static_cast<float>(_t2Row_) * static_cast<float>(static_cast<float>(1.0f / static_cast<float>(D_))));
+            // layer_norm.adsl:12
+            _t3Row_ = static_cast<float>(static_cast<float>(_t2Row_) + static_cast<float>(eps_));
+            // layer_norm.adsl:12
+            {
+                LocalTensor<float> math = chunkMath_.Get<float>();
+                math.SetValue(0, _t3Row_);  // rsqrt on the vector unit (one element)
+                SetFlag<HardEvent::S_V>(EVENT_ID0);
+                WaitFlag<HardEvent::S_V>(EVENT_ID0);
+                Rsqrt(math, math, 1);
+                SetFlag<HardEvent::V_S>(EVENT_ID0);
+                WaitFlag<HardEvent::V_S>(EVENT_ID0);
+                const float s0_ = math.GetValue(0);
+                _t4Row_ = s0_;
+            }
+            ChunkPass2();
+        }
+    }
+
+    __aicore__ inline void ChunkReset()
+    {
+        pipe.Reset();
+        pipe.InitBuffer(chunkMath_, 32);
+    }
+
+    // Chunked pass 0 (layer_norm.adsl:9): the row's chunks, double buffered.
+    __aicore__ inline void ChunkPass0()
+    {
+        ChunkReset();
+        pipe.InitBuffer(inQueueXC0, 2, chunkLength_ * sizeof(float));
+        pipe.InitBuffer(accTmp_f32BufC0, ((chunkLength_ * sizeof(float) + 255) / 256 * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(reduceOut_f32BufC0, 32);
+        pipe.InitBuffer(accSlot__t0BufC0, 32);
+        Duplicate(accSlot__t0BufC0.Get<float>(), 0.0f, 8);  // _t0: folded over the row's chunks
+        const uint64_t chunks = (D_ + chunkLength_ - 1) / chunkLength_;
+        for (uint64_t c = 0; c < chunks; ++c) {
+            const uint64_t offset = c * chunkLength_;
+            const uint32_t count = static_cast<uint32_t>(D_ - offset < chunkLength_ ? D_ - offset : chunkLength_);
+            ChunkCopyIn0(offset, count);
+            ChunkCompute0(count);
+            ChunkCopyOut0(offset, count);
+        }
+        SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions
+        WaitFlag<HardEvent::V_S>(EVENT_ID0);
+        _t0Row_ = accSlot__t0BufC0.Get<float>().GetValue(0);
+    }
+
+    __aicore__ inline void ChunkCopyIn0(uint64_t offset, uint32_t count)
+    {
+        // layer_norm.adsl:10
+        LocalTensor<float> xLocal = inQueueXC0.AllocTensor<float>();
+        CopyGmToUb(xLocal, xGm[rowOffset_ + offset], count);
+        inQueueXC0.EnQue(xLocal);
+    }
+
+    __aicore__ inline void ChunkCompute0(uint32_t count)
+    {
+        LocalTensor<float> xLocal = inQueueXC0.DeQue<float>();
+        LocalTensor<float> accTmp_f32 = accTmp_f32BufC0.Get<float>();
+        LocalTensor<float> reduceOut_f32 = reduceOut_f32BufC0.Get<float>();
+        LocalTensor<float> accSlot__t0 = accSlot__t0BufC0.Get<float>();
+        // layer_norm.adsl:11
+        ReduceSum(reduceOut_f32, xLocal, accTmp_f32, static_cast<int32_t>(count));
+        Add(accSlot__t0, accSlot__t0, reduceOut_f32, 1);
+        inQueueXC0.FreeTensor(xLocal);
+    }
+
+    __aicore__ inline void ChunkCopyOut0(uint64_t offset, uint32_t count)
+    {
+    }
+
+    // Chunked pass 1 (layer_norm.adsl:9): the row's chunks, double buffered.
+    __aicore__ inline void ChunkPass1()
+    {
+        ChunkReset();
+        pipe.InitBuffer(inQueueXC1, 2, chunkLength1_ * sizeof(float));
+        pipe.InitBuffer(tmp0BufC1, chunkLength1_ * sizeof(float));
+        pipe.InitBuffer(accTmp_f32BufC1, ((chunkLength1_ * sizeof(float) + 255) / 256 * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(reduceOut_f32BufC1, 32);
+        pipe.InitBuffer(accSlot__t2BufC1, 32);
+        Duplicate(accSlot__t2BufC1.Get<float>(), 0.0f, 8);  // _t2: folded over the row's chunks
+        const uint64_t chunks = (D_ + chunkLength1_ - 1) / chunkLength1_;
+        for (uint64_t c = 0; c < chunks; ++c) {
+            const uint64_t offset = c * chunkLength1_;
+            const uint32_t count = static_cast<uint32_t>(D_ - offset < chunkLength1_ ? D_ - offset : chunkLength1_);
+            ChunkCopyIn1(offset, count);
+            ChunkCompute1(count);
+            ChunkCopyOut1(offset, count);
+        }
+        SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions
+        WaitFlag<HardEvent::V_S>(EVENT_ID0);
+        _t2Row_ = accSlot__t2BufC1.Get<float>().GetValue(0);
+    }
+
+    __aicore__ inline void ChunkCopyIn1(uint64_t offset, uint32_t count)
+    {
+        // layer_norm.adsl:10
+        LocalTensor<float> xLocal = inQueueXC1.AllocTensor<float>();
+        CopyGmToUb(xLocal, xGm[rowOffset_ + offset], count);
+        inQueueXC1.EnQue(xLocal);
+    }
+
+    __aicore__ inline void ChunkCompute1(uint32_t count)
+    {
+        LocalTensor<float> xLocal = inQueueXC1.DeQue<float>();
+        LocalTensor<float> tmp0 = tmp0BufC1.Get<float>();
+        LocalTensor<float> accTmp_f32 = accTmp_f32BufC1.Get<float>();
+        LocalTensor<float> reduceOut_f32 = reduceOut_f32BufC1.Get<float>();
+        LocalTensor<float> accSlot__t2 = accSlot__t2BufC1.Get<float>();
+        // layer_norm.adsl:11
+        Adds(tmp0, xLocal, static_cast<float>(-static_cast<float>(_t0Row_)), count);
+        // layer_norm.adsl:12
+        Mul(tmp0, tmp0, tmp0, count);
+        ReduceSum(reduceOut_f32, tmp0, accTmp_f32, static_cast<int32_t>(count));
+        Add(accSlot__t2, accSlot__t2, reduceOut_f32, 1);
+        inQueueXC1.FreeTensor(xLocal);
+    }
+
+    __aicore__ inline void ChunkCopyOut1(uint64_t offset, uint32_t count)
+    {
+    }
+
+    // Chunked pass 2 (layer_norm.adsl:9): the row's chunks, double buffered.
+    __aicore__ inline void ChunkPass2()
+    {
+        ChunkReset();
+        pipe.InitBuffer(inQueueXC2, 2, chunkLength2_ * sizeof(float));
+        pipe.InitBuffer(tmp0BufC2, chunkLength2_ * sizeof(float));
+        pipe.InitBuffer(inQueueWeightC2, 2, chunkLength2_ * sizeof(float));
+        pipe.InitBuffer(inQueueBiasC2, 2, chunkLength2_ * sizeof(float));
+        pipe.InitBuffer(outQueueYC2, 2, chunkLength2_ * sizeof(float));
+        const uint64_t chunks = (D_ + chunkLength2_ - 1) / chunkLength2_;
+        for (uint64_t c = 0; c < chunks; ++c) {
+            const uint64_t offset = c * chunkLength2_;
+            const uint32_t count = static_cast<uint32_t>(D_ - offset < chunkLength2_ ? D_ - offset : chunkLength2_);
+            ChunkCopyIn2(offset, count);
+            ChunkCompute2(count);
+            ChunkCopyOut2(offset, count);
+        }
+    }
+
+    __aicore__ inline void ChunkCopyIn2(uint64_t offset, uint32_t count)
+    {
+        // layer_norm.adsl:10
+        LocalTensor<float> xLocal = inQueueXC2.AllocTensor<float>();
+        CopyGmToUb(xLocal, xGm[rowOffset_ + offset], count);
+        inQueueXC2.EnQue(xLocal);
+        // layer_norm.adsl:13
+        LocalTensor<float> weightLocal = inQueueWeightC2.AllocTensor<float>();
+        CopyGmToUb(weightLocal, weightGm[offset], count);
+        inQueueWeightC2.EnQue(weightLocal);
+        LocalTensor<float> biasLocal = inQueueBiasC2.AllocTensor<float>();
+        CopyGmToUb(biasLocal, biasGm[offset], count);
+        inQueueBiasC2.EnQue(biasLocal);
+    }
+
+    __aicore__ inline void ChunkCompute2(uint32_t count)
+    {
+        LocalTensor<float> xLocal = inQueueXC2.DeQue<float>();
+        LocalTensor<float> tmp0 = tmp0BufC2.Get<float>();
+        LocalTensor<float> weightLocal = inQueueWeightC2.DeQue<float>();
+        LocalTensor<float> biasLocal = inQueueBiasC2.DeQue<float>();
+        LocalTensor<float> yLocal = outQueueYC2.AllocTensor<float>();
+        // layer_norm.adsl:11
+        Adds(tmp0, xLocal, static_cast<float>(-static_cast<float>(_t0Row_)), count);
+        // layer_norm.adsl:12
+        Muls(tmp0, tmp0, _t4Row_, count);
+        // layer_norm.adsl:13
+        Mul(tmp0, tmp0, weightLocal, count);
+        Add(yLocal, tmp0, biasLocal, count);
+        outQueueYC2.EnQue<float>(yLocal);
+        inQueueXC2.FreeTensor(xLocal);
+        inQueueWeightC2.FreeTensor(weightLocal);
+        inQueueBiasC2.FreeTensor(biasLocal);
+    }
+
+    __aicore__ inline void ChunkCopyOut2(uint64_t offset, uint32_t count)
+    {
+        // layer_norm.adsl:13
+        LocalTensor<float> yLocal = outQueueYC2.DeQue<float>();
+        CopyUbToGm(yGm[rowOffset_ + offset], yLocal, count);
+        outQueueYC2.FreeTensor(yLocal);
+    }
+
     TPipe pipe;
     TQue<TPosition::VECIN, 1> inQueueX;
     TBuf<TPosition::VECCALC> tmp0Buf;
@@ -199,6 +406,30 @@ private:
     uint64_t D_ = 0;  // row length
     uint64_t Dp_ = 0;  // row pitch in UB
     float eps_;
+    TQue<TPosition::VECIN, 1> inQueueXC0;
+    TBuf<TPosition::VECCALC> accTmp_f32BufC0;
+    TBuf<TPosition::VECCALC> reduceOut_f32BufC0;
+    TBuf<TPosition::VECCALC> accSlot__t0BufC0;
+    TQue<TPosition::VECIN, 1> inQueueXC1;
+    TBuf<TPosition::VECCALC> tmp0BufC1;
+    TBuf<TPosition::VECCALC> accTmp_f32BufC1;
+    TBuf<TPosition::VECCALC> reduceOut_f32BufC1;
+    TBuf<TPosition::VECCALC> accSlot__t2BufC1;
+    TQue<TPosition::VECIN, 1> inQueueXC2;
+    TBuf<TPosition::VECCALC> tmp0BufC2;
+    TQue<TPosition::VECIN, 1> inQueueWeightC2;
+    TQue<TPosition::VECIN, 1> inQueueBiasC2;
+    TQue<TPosition::VECOUT, 1> outQueueYC2;
+    TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values
+    float _t0Row_ = 0.0f;  // per-row value (chunked mode)
+    float _t2Row_ = 0.0f;  // per-row value (chunked mode)
+    float _t3Row_ = 0.0f;  // per-row value (chunked mode)
+    float _t4Row_ = 0.0f;  // per-row value (chunked mode)
+    uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB
+    uint32_t chunkLength1_ = 0;  // elements per column chunk of pass 1
+    uint32_t chunkLength2_ = 0;  // elements per column chunk of pass 2
+    uint64_t chunkRows_ = 0;  // chunked mode: this core's rows
+    uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element
 };
 
 extern "C" __global__ __aicore__ void layer_norm_custom(GM_ADDR x, GM_ADDR weight, GM_ADDR bias, GM_ADDR y, LayerNormTilingData tiling)

@@ -66,6 +66,13 @@ public:
         Dp_ = (D_ + 127) / 128 * 128;  // UB row pitch: whole repeats
         xGm.SetGlobalBuffer((__gm__ float*)x + start * D_, blockLength_ * D_);
         yGm.SetGlobalBuffer((__gm__ float*)y + start * D_, blockLength_ * D_);
+        chunkLength_ = tiling.chunkLength;
+        chunkLength1_ = tiling.chunkLength1;
+        if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
+            chunkRows_ = blockLength_;
+            blockLength_ = 0;  // the whole-row loop gets no rows
+            return;
+        }
         // softmax.adsl:8: UB buffers, sized for the largest tile
         pipe.InitBuffer(inQueueX, 2, tileLength_ * Dp_ * sizeof(float));
         pipe.InitBuffer(tmp0Buf, (tileLength_ + 127) / 128 * 128 * sizeof(float));
@@ -77,6 +84,9 @@ public:
 
     __aicore__ inline void Process()
     {
+        if (chunkLength_ > 0) {  // one row does not fit UB: 2 pass(es) over column chunks of each row
+            ProcessChunked();
+        }
         const uint64_t tiles = blockLength_ / tileLength_;
         const uint32_t tail = static_cast<uint32_t>(blockLength_ % tileLength_);
         for (uint64_t i = 0; i < tiles; ++i) {
@@ -151,6 +161,139 @@ private:
         outQueueY.FreeTensor(yLocal);
     }
 
+    // Rows longer than UB: this core's rows one at a time; per row, the passes over its column chunks
+    // (each re-reads the row from GM) with the per-row scalar work between them.
+    __aicore__ inline void ProcessChunked()
+    {
+        for (uint64_t row = 0; row < chunkRows_; ++row) {
+            rowOffset_ = row * D_;
+            ChunkReset();
+            ChunkPass0();
+            ChunkPass1();
+        }
+    }
+
+    __aicore__ inline void ChunkReset()
+    {
+        pipe.Reset();
+        pipe.InitBuffer(chunkMath_, 32);
+    }
+
+    // Chunked pass 0 (softmax.adsl:8): the row's chunks, double buffered.
+    __aicore__ inline void ChunkPass0()
+    {
+        ChunkReset();
+        pipe.InitBuffer(inQueueXC0, 2, chunkLength_ * sizeof(float));
+        pipe.InitBuffer(tmp0BufC0, chunkLength_ * sizeof(float));
+        pipe.InitBuffer(accTmp_f32BufC0, ((chunkLength_ * sizeof(float) + 255) / 256 * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(reduceOut_f32BufC0, 32);
+        pipe.InitBuffer(accSlot__t0BufC0, 32);
+        pipe.InitBuffer(accSlot__t2BufC0, 32);
+        _t0Row_ = (-1.0f / 0.0f);  // _t0: the running max
+        Duplicate(accSlot__t2BufC0.Get<float>(), 0.0f, 8);  // _t2: folded over the row's chunks
+        const uint64_t chunks = (D_ + chunkLength_ - 1) / chunkLength_;
+        for (uint64_t c = 0; c < chunks; ++c) {
+            const uint64_t offset = c * chunkLength_;
+            const uint32_t count = static_cast<uint32_t>(D_ - offset < chunkLength_ ? D_ - offset : chunkLength_);
+            ChunkCopyIn0(offset, count);
+            ChunkCompute0(count);
+            ChunkCopyOut0(offset, count);
+        }
+        SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions
+        WaitFlag<HardEvent::V_S>(EVENT_ID0);
+        _t2Row_ = accSlot__t2BufC0.Get<float>().GetValue(0);
+    }
+
+    __aicore__ inline void ChunkCopyIn0(uint64_t offset, uint32_t count)
+    {
+        // softmax.adsl:9
+        LocalTensor<float> xLocal = inQueueXC0.AllocTensor<float>();
+        CopyGmToUb(xLocal, xGm[rowOffset_ + offset], count);
+        inQueueXC0.EnQue(xLocal);
+    }
+
+    __aicore__ inline void ChunkCompute0(uint32_t count)
+    {
+        LocalTensor<float> xLocal = inQueueXC0.DeQue<float>();
+        LocalTensor<float> tmp0 = tmp0BufC0.Get<float>();
+        LocalTensor<float> accTmp_f32 = accTmp_f32BufC0.Get<float>();
+        LocalTensor<float> reduceOut_f32 = reduceOut_f32BufC0.Get<float>();
+        LocalTensor<float> accSlot__t0 = accSlot__t0BufC0.Get<float>();
+        LocalTensor<float> accSlot__t2 = accSlot__t2BufC0.Get<float>();
+        // softmax.adsl:10
+        ReduceMax(reduceOut_f32, xLocal, accTmp_f32, static_cast<int32_t>(count));
+        SetFlag<HardEvent::V_S>(EVENT_ID0);
+        WaitFlag<HardEvent::V_S>(EVENT_ID0);
+        {
+            const float c = static_cast<float>(reduceOut_f32.GetValue(0));
+            const float next = c > _t0Row_ ? c : _t0Row_;
+            LocalTensor<float> math = chunkMath_.Get<float>();
+            math.SetValue(0, _t0Row_ - next);  // exp(old max - new max) rescales the running sum
+            SetFlag<HardEvent::S_V>(EVENT_ID0);
+            WaitFlag<HardEvent::S_V>(EVENT_ID0);
+            Exp(math, math, 1);
+            Mul(accSlot__t2, accSlot__t2, math, 1);
+            _t0Row_ = next;
+        }
+        Adds(tmp0, xLocal, static_cast<float>(-static_cast<float>(_t0Row_)), count);
+        Exp(tmp0, tmp0, count);
+        // softmax.adsl:11
+        ReduceSum(reduceOut_f32, tmp0, accTmp_f32, static_cast<int32_t>(count));
+        Add(accSlot__t2, accSlot__t2, reduceOut_f32, 1);
+        inQueueXC0.FreeTensor(xLocal);
+    }
+
+    __aicore__ inline void ChunkCopyOut0(uint64_t offset, uint32_t count)
+    {
+    }
+
+    // Chunked pass 1 (softmax.adsl:8): the row's chunks, double buffered.
+    __aicore__ inline void ChunkPass1()
+    {
+        ChunkReset();
+        pipe.InitBuffer(inQueueXC1, 2, chunkLength1_ * sizeof(float));
+        pipe.InitBuffer(tmp0BufC1, chunkLength1_ * sizeof(float));
+        pipe.InitBuffer(outQueueYC1, 2, chunkLength1_ * sizeof(float));
+        const uint64_t chunks = (D_ + chunkLength1_ - 1) / chunkLength1_;
+        for (uint64_t c = 0; c < chunks; ++c) {
+            const uint64_t offset = c * chunkLength1_;
+            const uint32_t count = static_cast<uint32_t>(D_ - offset < chunkLength1_ ? D_ - offset : chunkLength1_);
+            ChunkCopyIn1(offset, count);
+            ChunkCompute1(count);
+            ChunkCopyOut1(offset, count);
+        }
+    }
+
+    __aicore__ inline void ChunkCopyIn1(uint64_t offset, uint32_t count)
+    {
+        // softmax.adsl:9
+        LocalTensor<float> xLocal = inQueueXC1.AllocTensor<float>();
+        CopyGmToUb(xLocal, xGm[rowOffset_ + offset], count);
+        inQueueXC1.EnQue(xLocal);
+    }
+
+    __aicore__ inline void ChunkCompute1(uint32_t count)
+    {
+        LocalTensor<float> xLocal = inQueueXC1.DeQue<float>();
+        LocalTensor<float> tmp0 = tmp0BufC1.Get<float>();
+        LocalTensor<float> yLocal = outQueueYC1.AllocTensor<float>();
+        // softmax.adsl:10
+        Adds(tmp0, xLocal, static_cast<float>(-static_cast<float>(_t0Row_)), count);
+        Exp(tmp0, tmp0, count);
+        // softmax.adsl:11
+        Muls(yLocal, tmp0, static_cast<float>(1.0f / static_cast<float>(_t2Row_)), count);
+        outQueueYC1.EnQue<float>(yLocal);
+        inQueueXC1.FreeTensor(xLocal);
+    }
+
+    __aicore__ inline void ChunkCopyOut1(uint64_t offset, uint32_t count)
+    {
+        // softmax.adsl:11
+        LocalTensor<float> yLocal = outQueueYC1.DeQue<float>();
+        CopyUbToGm(yGm[rowOffset_ + offset], yLocal, count);
+        outQueueYC1.FreeTensor(yLocal);
+    }
+
     TPipe pipe;
     TQue<TPosition::VECIN, 1> inQueueX;
     TBuf<TPosition::VECCALC> tmp0Buf;
@@ -164,6 +307,22 @@ private:
     uint32_t tileLength_ = 0;   // rows per tile
     uint64_t D_ = 0;  // row length
     uint64_t Dp_ = 0;  // row pitch in UB
+    TQue<TPosition::VECIN, 1> inQueueXC0;
+    TBuf<TPosition::VECCALC> tmp0BufC0;
+    TBuf<TPosition::VECCALC> accTmp_f32BufC0;
+    TBuf<TPosition::VECCALC> reduceOut_f32BufC0;
+    TBuf<TPosition::VECCALC> accSlot__t0BufC0;
+    TBuf<TPosition::VECCALC> accSlot__t2BufC0;
+    TQue<TPosition::VECIN, 1> inQueueXC1;
+    TBuf<TPosition::VECCALC> tmp0BufC1;
+    TQue<TPosition::VECOUT, 1> outQueueYC1;
+    TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values
+    float _t0Row_ = 0.0f;  // per-row value (chunked mode)
+    float _t2Row_ = 0.0f;  // per-row value (chunked mode)
+    uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB
+    uint32_t chunkLength1_ = 0;  // elements per column chunk of pass 1
+    uint64_t chunkRows_ = 0;  // chunked mode: this core's rows
+    uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element
 };
 
 extern "C" __global__ __aicore__ void softmax_custom(GM_ADDR x, GM_ADDR y, SoftmaxTilingData tiling)

@@ -8,6 +8,8 @@ struct SoftmaxTilingData {
     uint64_t D;  // shape symbol
     uint64_t blockLength;  // rows per core (the last core may get fewer)
     uint32_t tileLength;   // rows per UB tile (the last tile of a core may be shorter)
+    uint32_t chunkLength;  // elements per column chunk of pass 0 when one row does not fit UB (0: whole rows)
+    uint32_t chunkLength1;  // elements per column chunk of pass 1
 };
 
 #ifndef __CCE_AICORE__
@@ -29,6 +31,20 @@ inline uint32_t SoftmaxComputeTiling(uint64_t B, uint64_t D, uint32_t coreNum, S
     uint64_t rows = perCore < 4095 ? perCore : 4095;  // DataCopyPad moves at most 4095 rows (blockCount)
     while (rows > 0 && ubBytes(rows) > kBudget) {
         rows = rows > 64 ? rows * kBudget / ubBytes(rows) : rows - 1;  // shrink fast, then one by one
+    }
+    t->chunkLength = 0;
+    t->chunkLength1 = 0;
+    if (rows == 0) {  // one row does not fit UB: one row at a time, in 2 pass(es) over column chunks
+        // Per pass: as few chunks as its largest chunk allows, balanced, in whole 256-element repeats.
+        auto chunkFor = [&](uint64_t maxChunk) -> uint32_t {
+            const uint64_t d = D;
+            const uint64_t chunks = (d + maxChunk - 1) / maxChunk;
+            const uint64_t chunk = ((d + chunks - 1) / chunks + 255) / 256 * 256;
+            return static_cast<uint32_t>(chunk < maxChunk ? chunk : maxChunk);
+        };
+        t->chunkLength = chunkFor(15360);  // pass 0 (softmax.adsl:8)
+        t->chunkLength1 = chunkFor(9216);  // pass 1 (softmax.adsl:8)
+        rows = 1;
     }
     constexpr uint64_t kMinTilesPerCore = 2;  // overlap copy and compute across tiles
     if (rows > 0 && perCore >= kMinTilesPerCore) {

@@ -1,0 +1,400 @@
+"""Chunked row loops: rows longer than the Unified Buffer (docs/design.md, "Rows longer than UB").
+
+A row tile loop holds whole rows in UB. When one row with its temporaries does not fit, the host
+tiling switches the same kernel to its chunked variant, planned here from the three-address body:
+
+* every value gets a reduction *depth*: loads are 0, a reduction is its operand's depth + 1, any
+  other op the largest depth of its operands;
+* per-row values (reductions, `[B]` and per-channel loads, and ops on them) become scalars of the
+  scalar unit (`<name>Row_` members), computed once per row as soon as their depth is reached;
+* pass k streams column chunks of the row from GM (a flat, double-buffered tile loop over the
+  chunk), computes the row values it needs (recomputing those of lower depth: GM is re-read), folds
+  its depth-k reductions into an f32 UB block per reduction (sum/mean: Add, max/min: Max/Min) and
+  stores the row values of depth k chunk by chunk.
+
+Each pass is lowered by the ordinary passes (allocate_buffers, plan_tiling, select_instructions,
+schedule_stages) as a flat tile loop with accumulators; the emitter (lowering/emit_chunk.py) adds
+the row loop around the passes. A body that cannot run this way gets a reason instead of a plan,
+which the host tiling reports as TILING when a row does not fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ascend_dsl import ir, printer
+from ascend_dsl.diagnostics import DslError
+from ascend_dsl.dtypes import DType
+
+from .context import PassContext
+from .passes.select_instructions import ROW_LENGTH
+from .tiling_rules import AUTO_TILE_GRANULE
+from .verify import verify
+
+#: Reductions a pass folds across chunks: reduce op -> (reduction of one chunk, combine across chunks).
+CHUNK_REDUCTIONS = {"reduce_sum": ("reduce_sum", "add"), "reduce_mean": ("reduce_sum", "add"),
+                    "reduce_max": ("reduce_max", "max"), "reduce_min": ("reduce_min", "min"),
+                    "reduce_prod": ("reduce_prod", "mul")}  # prod: a scalar loop per chunk (no vector product)
+#: Ops a per-row value may use in chunked mode (scalar unit; the math ones run on one vector element).
+SCALAR_OPS = frozenset({"add", "sub", "mul", "div", "neg", "reciprocal", "max", "min", "cast", "select", "relu",
+                        "lt", "le", "gt", "ge", "eq", "ne", "sqrt", "rsqrt", "exp", "log", "abs"})
+#: The combine of a running max folded online with its sum (`online_max:<sum name>`; emit_chunk.py).
+ONLINE_MAX = "online_max"
+#: The chunk loop's variable in the pass loops.
+CHUNK_VAR = "chunk"
+#: UB bytes the row-level code keeps beside a pass's buffers: one 32-byte block for scalar math.
+MATH_BLOCK_BYTES = 32
+
+
+@dataclass(frozen=True)
+class RowLoad:
+    """`name = load(t[r])`: a per-row (or per-channel) value read by the scalar unit."""
+
+    name: str
+    tensor: str
+    period: str | None
+    span: object
+
+
+@dataclass(frozen=True)
+class RowScalar:
+    """A per-row value computed on the scalar unit (names are `<name>Row` scalar refs)."""
+
+    name: str
+    value: ir.Expr
+    span: object
+
+
+@dataclass(frozen=True)
+class RowStore:
+    """`store(out[r], v)` of a per-row value: one element per row."""
+
+    tensor: str
+    value: ir.Expr
+    span: object
+
+
+@dataclass(frozen=True)
+class RowAccumulate:
+    """`acc += sum(v)` (or running max/min) of a row loop: the row's value folded into this core's
+    running value (`<acc>Core_`), handed to the cross-core combine after the rows."""
+
+    name: str
+    combine: str
+    value: ir.Expr
+    span: object
+
+
+@dataclass(frozen=True)
+class ChunkPass:
+    """Pass k: a lowered flat tile loop over the chunks of one row, and the reductions it folds
+    (name, combine); after the pass `<name>Row_` holds each one's value over the whole row."""
+
+    loop: ir.TileLoop
+    reductions: tuple[tuple[str, str], ...]
+    #: The largest chunk (elements, whole 256-element repeats) this pass fits in UB beside the
+    #: row-level blocks; each pass has its own chunk length (fewer buffers: longer chunks, fewer DMAs).
+    max_chunk: int = 0
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    #: In order: RowLoad / RowScalar / RowStore statements and pass indices (int) between them.
+    steps: tuple[object, ...]
+    passes: tuple[ChunkPass, ...]
+    #: Names of the per-row values (a float member each).
+    row_values: tuple[str, ...]
+    #: Dtypes of per-row stores (a 32-byte UB block each).
+    store_dtypes: tuple[DType, ...]
+    #: Accumulators across cores the row loop updates: (name, combine).
+    accumulators: tuple[tuple[str, str], ...] = ()
+
+    def __str__(self) -> str:
+        """What runs per row when rows are longer than UB (printed in the IR dumps)."""
+        lines = [f"rows longer than UB: {len(self.passes)} chunked pass(es) per row:"]
+        for st in self.steps:
+            if isinstance(st, int):
+                p = self.passes[st]
+                stores = [s.tensor for s in ir.walk(p.loop.body) if isinstance(s, (ir.Store, ir.CopyOut))]
+                what = [f"folds {', '.join(f'{n} ({c})' for n, c in p.reductions)}"] if p.reductions else []
+                what += [f"stores {', '.join(stores)}"] if stores else []
+                lines.append(f"  pass {st}: {'; '.join(what)}; chunks <= {p.max_chunk} elements")
+            elif isinstance(st, RowLoad):
+                lines.append(f"  {st.name}Row = load({st.tensor}[r])")
+            elif isinstance(st, RowScalar):
+                lines.append(f"  {st.name}Row = {printer.expr(st.value)}")
+            elif isinstance(st, RowAccumulate):
+                lines.append(f"  {st.name} <- {st.combine}({st.name}, {printer.expr(st.value)})")
+            elif isinstance(st, RowStore):
+                lines.append(f"  store({st.tensor}[r], {printer.expr(st.value)})")
+        return "\n".join(lines)
+
+
+def row_ref(name: str, span=None) -> ir.Ref:
+    return ir.Ref(f"{name}Row", ir.scalar_of(DType.F32), span) if span is not None else \
+        ir.Ref(f"{name}Row", ir.scalar_of(DType.F32))
+
+
+class _NoChunk(Exception):
+    pass
+
+
+def _tile_refs(e: ir.Expr) -> list[ir.Ref]:
+    return [x for x in ir.walk_expr(e) if isinstance(x, ir.Ref) and x.type.kind is ir.Kind.TILE]
+
+
+def plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassContext) -> ChunkPlan | str:
+    """The chunked variant of row loop `tl` (three-address form), or why there is none."""
+    try:
+        return _plan(kernel, split, _without_identity_casts(tl), ctx)
+    except _NoChunk as e:
+        return str(e)
+
+
+def _without_identity_casts(tl: ir.TileLoop) -> ir.TileLoop:
+    """`cast(v, f32)` of an f32 value (kernels written for several dtypes) is a copy: every pass would
+    run it over every chunk. Uses of such a value read `v` instead."""
+    alias: dict[str, str] = {}
+
+    def rename(e: ir.Expr) -> ir.Expr:
+        if isinstance(e, ir.Ref) and e.name in alias:
+            return replace(e, name=alias[e.name])
+        if isinstance(e, ir.Op):
+            return replace(e, args=tuple(rename(a) for a in e.args))
+        return e
+
+    body = []
+    for s in tl.body:
+        s = replace(s, value=rename(s.value))
+        v = s.value
+        if (isinstance(s, ir.Assign) and isinstance(v, ir.Op) and v.op == "cast" and isinstance(v.args[0], ir.Ref)
+                and v.args[0].type == v.type):
+            alias[s.name] = v.args[0].name
+            continue
+        body.append(s)
+    return replace(tl, body=tuple(body))
+
+
+def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassContext) -> ChunkPlan:
+    if len(kernel.phases) > 1:
+        raise _NoChunk("it has several split loops")
+    if not ctx.target.has_datacopypad:
+        raise _NoChunk(f"{ctx.target.name} has no DataCopyPad for row chunks at unaligned GM offsets")
+    depth: dict[str, int] = {}
+    layout: dict[str, ir.Layout] = {}
+    defs: dict[str, ir.Assign] = {}
+    steps_at: dict[int, list] = {}  # depth -> row-level statements computed before the pass of that depth
+    # pass -> (name, reduce op, operand, index of the statement in the body) folded in it
+    reductions: dict[int, list[tuple[str, str, ir.Ref, int]]] = {}
+    accumulators: dict[str, str] = {}
+    row_stores: dict[int, list[ir.Store]] = {}
+    col_stores: list[RowStore] = []
+    row_values: list[str] = []
+
+    def scalar_expr(e: ir.Expr) -> ir.Expr:
+        """A per-row expression over `<name>Row` scalars."""
+        if isinstance(e, ir.Ref) and e.type.kind is ir.Kind.TILE:
+            return row_ref(e.name, e.span)
+        if isinstance(e, ir.Op):
+            if e.op not in SCALAR_OPS:
+                raise _NoChunk(f"the per-row op '{e.op}' has no scalar form")
+            args = tuple(scalar_expr(a) for a in e.args)
+            if e.op == "relu":
+                return ir.Op("max", (args[0], ir.Const(0.0, ir.scalar_of(DType.F32), e.span)),
+                             ir.scalar_of(DType.F32), e.span)
+            return ir.Op(e.op, args, ir.scalar_of(DType.BOOL if e.type.dtype is DType.BOOL else DType.F32), e.span)
+        return e
+
+    for i, s in enumerate(tl.body):
+        if isinstance(s, ir.Accumulate):
+            v = s.value
+            if not isinstance(v, ir.Ref) or v.type.kind is not ir.Kind.TILE:
+                raise _NoChunk(f"the accumulated value of '{s.name}' is not a tile")
+            accumulators[s.name] = s.combine
+            if layout[v.name] is ir.Layout.ROWS:  # the row's reduction, folded in the pass of the value
+                part = f"_{s.name}{len(row_values)}"
+                reductions.setdefault(depth[v.name], []).append((part, s.reduce, v, i))
+                row_values.append(part)
+                when, value = depth[v.name] + 1, row_ref(part, s.span)
+            elif layout[v.name] is ir.Layout.COL:  # one value per row: the reduction of a row is the value
+                when, value = depth[v.name], row_ref(v.name, v.span)
+            else:
+                raise _NoChunk(f"'{s.name}' accumulates a row vector")
+            steps_at.setdefault(when, []).append(RowAccumulate(s.name, s.combine, value, s.span))
+            continue
+        if isinstance(s, ir.Store):
+            v = s.value
+            if layout[v.name] is ir.Layout.COL:
+                col_stores.append(RowStore(s.tensor, row_ref(v.name, v.span), s.span))
+            else:
+                row_stores.setdefault(depth[v.name], []).append(s)
+            continue
+        v = s.value
+        lay = v.type.layout
+        defs[s.name] = s
+        layout[s.name] = lay
+        if isinstance(v, ir.Load):
+            depth[s.name] = 0
+            if lay is ir.Layout.COL:
+                steps_at.setdefault(0, []).append(RowLoad(s.name, v.tensor, v.index.period, s.span))
+                row_values.append(s.name)
+            elif lay not in (ir.Layout.ROWS, ir.Layout.ROW):
+                raise _NoChunk(f"the load of '{v.tensor}' is neither rows, a row vector nor per-row values")
+            continue
+        if isinstance(v, ir.Op) and v.op in CHUNK_REDUCTIONS:
+            (a,) = v.args
+            if layout[a.name] is not ir.Layout.ROWS:
+                raise _NoChunk(f"'{v.op}' reduces a row vector")
+            if not v.type.dtype.is_float:
+                raise _NoChunk(f"integer '{v.op}' would be folded in f32")
+            d = depth[a.name]
+            depth[s.name] = d + 1
+            reductions.setdefault(d, []).append((s.name, v.op, a, i))
+            row_values.append(s.name)
+            if v.op == "reduce_mean":  # the pass folds the sum; the mean scales it by 1 / D
+                d_ref = ir.Ref(ROW_LENGTH, ir.scalar_of(DType.F32), s.span)
+                mean = ir.Op("mul", (row_ref(s.name, s.span), ir.Op("reciprocal", (d_ref,), d_ref.type, s.span)),
+                             ir.scalar_of(DType.F32), s.span)
+                steps_at.setdefault(d + 1, []).append(RowScalar(s.name, mean, s.span))
+            continue
+        if isinstance(v, ir.Op) and (v.op.startswith(("reduce_", "scan_")) or v.op in ("gather",) or
+                                     v.op.endswith("_pool")):
+            raise _NoChunk(f"'{v.op}' needs the whole row in UB")
+        refs = _tile_refs(v)
+        depth[s.name] = max((depth[r.name] for r in refs), default=0)
+        if lay is ir.Layout.COL:
+            steps_at.setdefault(depth[s.name], []).append(RowScalar(s.name, scalar_expr(v), s.span))
+            row_values.append(s.name)
+        elif lay not in (ir.Layout.ROWS, ir.Layout.ROW):
+            raise _NoChunk(f"the value '{s.name}' is neither rows, a row vector nor per-row values")
+
+    last = max([*reductions, *row_stores], default=-1)
+    if last < 0:
+        raise _NoChunk("it has no whole-row work")
+    online = _online_softmax_sums(reductions, defs, layout)
+    passes = []
+    for k in range(last + 1):  # a pass left with nothing to do (its sum moved online) is dropped
+        if reductions.get(k) or row_stores.get(k):
+            passes.append(_lower_pass(kernel, split, tl, ctx, len(passes), defs, layout, reductions.get(k, []),
+                                      row_stores.get(k, []), row_values, online))
+    steps: list[object] = []
+    number = 0
+    for k in range(last + 2):
+        steps += steps_at.get(k, [])
+        if k <= last and (reductions.get(k) or row_stores.get(k)):
+            steps.append(number)
+            number += 1
+    for st in steps_at:
+        if st > last + 1:
+            raise DslError.at("INTERNAL", "a per-row value deeper than every pass", tl.span)
+    steps += col_stores
+    store_dtypes = tuple(sorted({kernel.param(s.tensor).dtype for s in col_stores}, key=str))
+    extra = MATH_BLOCK_BYTES + 32 * len(store_dtypes)
+    budget = ctx.target.ub_budget - extra
+    lowered = []
+    for p in passes:
+        def ub(n: int, p=p) -> int:
+            return sum(b.num * b.bytes_for(n) for b in p.loop.buffers_decl)
+
+        # plan_tiling's estimate counts the small blocks (reduction scratch) per element: grow, then shrink
+        size = p.loop.max_tile
+        while ub(size + AUTO_TILE_GRANULE) <= budget:
+            size += AUTO_TILE_GRANULE
+        while size > 0 and ub(size) > budget:
+            size -= AUTO_TILE_GRANULE
+        if size <= 0:
+            raise _NoChunk(f"even a {AUTO_TILE_GRANULE}-element column chunk does not fit UB")
+        lowered.append(replace(p, max_chunk=size))
+    return ChunkPlan(tuple(steps), tuple(lowered), tuple(row_values), store_dtypes, tuple(accumulators.items()))
+
+
+def _online_softmax_sums(reductions: dict, defs: dict, layout: dict) -> dict[str, str]:
+    """Online max/sum (as in flash attention): `m = max(v)` folded in pass k and `s = sum(exp(v - m))` in
+    pass k + 1 fold together in pass k. Per chunk, the running max M becomes max(M, max(chunk)), the
+    running sum is rescaled by exp(M_old - M_new), and exp(v - M) of the chunk is added: the row is read
+    once less. Moves such sums into the pass of their max (in `reductions`); returns max name -> sum name."""
+    online: dict[str, str] = {}
+    for k in sorted(reductions):
+        if k == 0:
+            continue
+        maxes = {name: (a, i) for name, op, a, i in reductions.get(k - 1, []) if op == "reduce_max"}
+        for entry in list(reductions[k]):
+            name, op, e, _ = entry
+            ed = defs.get(e.name)
+            if op != "reduce_sum" or ed is None or not (isinstance(ed.value, ir.Op) and ed.value.op == "exp"):
+                continue
+            td = defs.get(ed.value.args[0].name) if isinstance(ed.value.args[0], ir.Ref) else None
+            if td is None or not (isinstance(td.value, ir.Op) and td.value.op == "sub"):
+                continue
+            v, m = td.value.args
+            if not (isinstance(v, ir.Ref) and isinstance(m, ir.Ref) and m.name in maxes and m.name not in online
+                    and maxes[m.name][0].name == v.name and layout[v.name] is ir.Layout.ROWS):
+                continue
+            online[m.name] = name
+            reductions[k].remove(entry)
+            reductions[k - 1].append(entry)
+        if k in reductions and not reductions[k]:
+            del reductions[k]
+    return online
+
+
+def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row_values, online) -> ChunkPass:
+    """Pass k as a flat tile loop over one row's chunks, lowered by the ordinary passes."""
+    from .passes import allocate_buffers, plan_tiling, schedule_stages, select_instructions
+
+    needed: set[str] = set()
+
+    def need(name: str) -> None:
+        if name in needed or layout[name] is ir.Layout.COL:
+            return
+        needed.add(name)
+        for r in _tile_refs(defs[name].value):
+            need(r.name)
+
+    for _, _, a, _ in reductions:
+        need(a.name)
+    for s in stores:
+        need(s.value.name)
+
+    def flat(e: ir.Expr) -> ir.Expr:
+        if isinstance(e, ir.Ref) and e.type.kind is ir.Kind.TILE:
+            if layout[e.name] is ir.Layout.COL:
+                return row_ref(e.name, e.span)
+            return replace(e, type=ir.tile_of(e.type.dtype))
+        if isinstance(e, ir.Op):
+            return replace(e, args=tuple(flat(a) for a in e.args), type=ir.tile_of(e.type.dtype)
+                           if e.type.kind is ir.Kind.TILE else e.type)
+        if isinstance(e, ir.Load):
+            rows = e.type.layout is ir.Layout.ROWS
+            return replace(e, index=ir.TileIndex(CHUNK_VAR if rows else None, rows, e.index.span),
+                           type=ir.tile_of(e.type.dtype))
+        return e
+
+    fold_at = {i: (name, op, a) for name, op, a, i in reductions}
+    body: list[ir.Stmt] = []
+    folds = []
+    for i, s in enumerate(tl.body):
+        if isinstance(s, ir.Assign) and s.name in needed:
+            body.append(replace(s, value=flat(s.value)))
+        elif isinstance(s, ir.Store) and s in stores:
+            body.append(replace(s, index=ir.TileIndex(CHUNK_VAR, True, s.index.span), value=flat(s.value)))
+        elif i in fold_at:  # the reduction: folded into its UB block chunk by chunk
+            name, op, a = fold_at[i]
+            chunk_reduce, combine = CHUNK_REDUCTIONS[op]
+            if name in online:  # the running max, updated before the chunk's exp(v - max) (its sum's rescale)
+                combine = f"{ONLINE_MAX}:{online[name]}"
+            body.append(ir.Accumulate(name, combine, chunk_reduce, flat(a), s.span))
+            folds.append((name, combine))
+    loop = replace(tl, var=CHUNK_VAR, size=None, body=tuple(body), buffers_decl=(), max_tile=None, row_shape=None)
+    # The per-row values are kernel-scope scalars for the passes (and for the IR verifier).
+    decls = tuple(ir.ScalarAssign(f"{n}Row", ir.Const(0.0, ir.scalar_of(DType.F32), tl.span), tl.span)
+                  for n in row_values)
+    sub = replace(kernel, body=(*decls, replace(split, body=(loop,))))
+    for p in (allocate_buffers, plan_tiling, select_instructions, schedule_stages):
+        try:
+            sub = p.run(sub, ctx)
+        except DslError as e:
+            raise _NoChunk(f"pass {k} cannot be lowered: {e.diagnostics[0].message if e.diagnostics else e}") from e
+        verify(sub, f"{p.__name__.rsplit('.', 1)[-1]} (chunk pass {k})")
+    lowered = sub.body[-1].body[0]
+    return ChunkPass(lowered, tuple(folds))

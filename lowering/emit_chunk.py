@@ -1,0 +1,182 @@
+"""Emit the chunked variant of a row kernel (lowering/chunking.py): rows longer than UB.
+
+The kernel keeps its whole-row path; the host tiling sets `chunkLength` (elements per column chunk)
+when one row does not fit UB, and then `Process()` runs `ProcessChunked()`: each core walks its rows
+one at a time, and per row runs the passes (`ChunkPass<k>`, each a double-buffered CopyIn / Compute /
+CopyOut loop over the row's chunks with its own UB plan) with the per-row scalar work between them.
+"""
+
+from __future__ import annotations
+
+from ascend_dsl import ir
+from ascend_dsl.dtypes import DType
+
+from .chunking import ONLINE_MAX, ChunkPlan, RowAccumulate, RowLoad, RowScalar, RowStore, row_ref
+from .emit import (
+    _IDENTITY,
+    _buffer_views,
+    _copy,
+    _loc,
+    _ScalarWriter,
+    _StageWriter,
+    c_literal,
+    c_scalar,
+    camel,
+    compute_frame,
+    write_stages,
+)
+from .scalar_loops import SYNC_FROM_SCALAR, SYNC_TO_SCALAR
+
+
+class _ChunkStageWriter(_StageWriter):
+    """A pass's stages over one chunk: rows of a [B, D] tensor start at rowOffset_, row vectors at 0."""
+
+    rows = False
+
+    def copy_in(self, s: ir.CopyIn) -> None:
+        self.rows = s.index.rows
+        super().copy_in(s)
+
+    def copy_out(self, s: ir.CopyOut) -> None:
+        self.rows = s.index.rows
+        super().copy_out(s)
+
+    def copy_call(self, way: str, buf: str, gm: str) -> str:
+        return _copy(way, "", buf, f"{gm}[rowOffset_ + offset]" if self.rows else f"{gm}[offset]", "count")
+
+    def accumulate(self, s: ir.Accumulate) -> None:
+        if s.combine.startswith(ONLINE_MAX):
+            return self.online_max(s)
+        if s.reduce != "reduce_prod":
+            return super().accumulate(s)
+        # No product-reduce instruction: the scalar unit multiplies the chunk into the row's f32 value.
+        self.mark(s.span)
+        slot = f"accSlot_{s.name}"
+        self.lines += [*SYNC_TO_SCALAR, "{", f"    float acc = {slot}.GetValue(0);",
+                       "    for (uint32_t i = 0; i < count; ++i) {",
+                       f"        acc *= static_cast<float>({s.value.name}.GetValue(i));", "    }",
+                       f"    {slot}.SetValue(0, acc);", "}", *SYNC_FROM_SCALAR]
+        return None
+
+    def online_max(self, s: ir.Accumulate) -> None:
+        """The running max of an online max/sum (chunking._online_softmax_sums): before this chunk's
+        exp(v - max) is summed, the max takes the chunk's, and the running sum is rescaled."""
+        self.mark(s.span)
+        buf = s.value.name
+        dt = self.buffers[buf]["buffer"].dtype
+        out, tmp, m = f"reduceOut_{dt}", f"accTmp_{dt}", f"{row_ref(s.name).name}_"
+        total = f"accSlot_{s.combine.split(':', 1)[1]}"
+        self.lines += [f"ReduceMax({out}, {buf}, {tmp}, static_cast<int32_t>(count));",
+                       "SetFlag<HardEvent::V_S>(EVENT_ID0);", "WaitFlag<HardEvent::V_S>(EVENT_ID0);", "{",
+                       f"    const float c = static_cast<float>({out}.GetValue(0));",
+                       f"    const float next = c > {m} ? c : {m};",
+                       "    LocalTensor<float> math = chunkMath_.Get<float>();",
+                       f"    math.SetValue(0, {m} - next);  // exp(old max - new max) rescales the running sum",
+                       "    SetFlag<HardEvent::S_V>(EVENT_ID0);", "    WaitFlag<HardEvent::S_V>(EVENT_ID0);",
+                       "    Exp(math, math, 1);", f"    Mul({total}, {total}, math, 1);", f"    {m} = next;", "}"]
+
+
+_FOLD_IDENTITY = {**_IDENTITY, "mul": 1.0}
+
+
+class _ChunkScalarWriter(_ScalarWriter):
+    MATH_BUF = "chunkMath_.Get<float>()"
+
+
+def _out_buf(dtype: DType) -> str:
+    return f"chunkOut{camel(dtype.value)}_"
+
+
+def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, dict], row_buffers: dict[str, dict]) -> dict:
+    """The view parts of the chunked path; `row_buffers` are the whole-row plan's buffer views."""
+    passes = []
+    members: list[str] = []
+    for k, p in enumerate(plan.passes):
+        suffix = f"C{k}"
+        field = "chunkLength" if k == 0 else f"chunkLength{k}"  # chunkLength > 0 also selects the mode
+        buffers = _buffer_views(p.loop, suffix)
+        for b in buffers:
+            b["init_args"] = b["init_args"].replace(f"tileLength{suffix}_", f"{field}_")
+        by_name = {b["name"]: b for b in buffers}
+        stages = write_stages(p.loop, lambda by_name=by_name: _ChunkStageWriter(ctx, by_name, tensor_map))
+        head, tail = compute_frame(buffers)
+        acc_init = [f"{row_ref(n).name}_ = {c_literal(float('-inf'), DType.F32)};  // {n}: the running max"
+                    if c.startswith(ONLINE_MAX) else
+                    f"Duplicate({by_name[f'accSlot_{n}']['member']}.Get<float>(), "
+                    f"{c_literal(_FOLD_IDENTITY[c], DType.F32)}, 8);  // {n}: folded over the row's chunks"
+                    for n, c in p.reductions]
+        reads = [f"{row_ref(n).name}_ = {by_name[f'accSlot_{n}']['member']}.Get<float>().GetValue(0);"
+                 for n, c in p.reductions if not c.startswith(ONLINE_MAX)]
+        if reads:
+            reads = ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions",
+                     "WaitFlag<HardEvent::V_S>(EVENT_ID0);", *reads]
+        passes.append({"suffix": suffix, "k": k, "loc": _loc(ctx, p.loop.span), "field": field,
+                       "member": f"{field}_", "max_chunk": p.max_chunk,
+                       "init_buffers": [f"pipe.InitBuffer({b['member']}, {b['init_args']});" for b in buffers],
+                       "acc_init": acc_init, "copyin": stages[ir.StageKind.COPYIN],
+                       "compute": head + stages[ir.StageKind.COMPUTE] + tail,
+                       "copyout": stages[ir.StageKind.COPYOUT], "reads": reads})
+        members += [f"{b['decl']} {b['member']};" for b in buffers]
+    members.append("TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values")
+    members += [f"TBuf<TPosition::VECCALC> {_out_buf(d)};  // one {d} element of a per-row store"
+                for d in plan.store_dtypes]
+    members += [f"float {row_ref(n).name}_ = 0.0f;  // per-row value (chunked mode)" for n in plan.row_values]
+    members += [f"float {n}Core_ = 0.0f;  // this core's running value of {n} (chunked mode)"
+                for n, _ in plan.accumulators]
+    members += ["uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB",
+                *(f"uint32_t {ph['member']} = 0;  // elements per column chunk of pass {ph['k']}" for ph in passes[1:]),
+                "uint64_t chunkRows_ = 0;  // chunked mode: this core's rows",
+                "uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element"]
+    reset = ["pipe.Reset();", "pipe.InitBuffer(chunkMath_, 32);"]
+    reset += [f"pipe.InitBuffer({_out_buf(d)}, 32);" for d in plan.store_dtypes]
+    body = ["rowOffset_ = row * D_;", "ChunkReset();"]
+    for st in plan.steps:
+        if isinstance(st, int):
+            body.append(f"ChunkPass{st}();")
+        elif isinstance(st, RowLoad):
+            gm = tensor_map[st.tensor]["gm"]
+            index = f"(rowStart_ + row) % {gm}Period_" if st.period else "row"
+            body += [f"// {_loc(ctx, st.span)}",
+                     f"{row_ref(st.name).name}_ = static_cast<float>({gm}.GetValue({index}));"]
+        elif isinstance(st, RowScalar):
+            w = _ChunkScalarWriter(ctx, tensor_map)
+            value = w.scalar(st.value)
+            line = f"{row_ref(st.name).name}_ = {value};"
+            body.append(f"// {_loc(ctx, st.span)}")
+            body += ["{", *("    " + x for x in w.lines), "    " + line, "}"] if w.lines else [line]
+        elif isinstance(st, RowAccumulate):
+            core, v = f"{st.name}Core_", c_scalar(st.value, DType.F32)
+            body += [f"// {_loc(ctx, st.span)}",
+                     {"add": f"{core} += {v};", "max": f"{core} = {v} > {core} ? {v} : {core};",
+                      "min": f"{core} = {v} < {core} ? {v} : {core};"}[st.combine]]
+        elif isinstance(st, RowStore):
+            t = tensor_map[st.tensor]
+            dtype = kernel.param(st.tensor).dtype
+            w = _ChunkScalarWriter(ctx, tensor_map)
+            value = w.scalar(st.value)
+            body += [f"// {_loc(ctx, st.span)}: one element per row", "{", *("    " + x for x in w.lines),
+                     f"    LocalTensor<{t['ctype']}> one = {_out_buf(dtype)}.Get<{t['ctype']}>();",
+                     f"    one.SetValue(0, static_cast<{t['ctype']}>({value}));",
+                     "    SetFlag<HardEvent::S_MTE3>(EVENT_ID0);", "    WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
+                     f"    {_copy('UbToGm', '', 'one', t['gm'] + '[row]', '1')}",
+                     "    SetFlag<HardEvent::MTE3_S>(EVENT_ID0);  // the next row writes the block again",
+                     "    WaitFlag<HardEvent::MTE3_S>(EVENT_ID0);", "}"]
+    slots = [row_buffers[f"accSlot_{n}"]["member"] for n, _ in plan.accumulators]
+    process = [f"{n}Core_ = {c_literal(_IDENTITY[c], DType.F32)};" for n, c in plan.accumulators]
+    process += ["for (uint64_t row = 0; row < chunkRows_; ++row) {", *("    " + x for x in body), "}"]
+    if slots:
+        process += ["pipe.Reset();  // this core's running values go where the cross-core combine reads them",
+                    *(f"pipe.InitBuffer({m}, 32);" for m in slots),
+                    *(f"{m}.Get<float>().SetValue(0, {n}Core_);" for m, (n, _) in zip(slots, plan.accumulators,
+                                                                                        strict=True))]
+    init = ["chunkLength_ = tiling.chunkLength;",
+            *(f"{ph['member']} = tiling.{ph['field']};" for ph in passes[1:]),
+            "if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers",
+            "    chunkRows_ = blockLength_;",
+            "    blockLength_ = 0;  // the whole-row loop gets no rows",
+            *(f"    pipe.InitBuffer({m}, 32);  // the running value's block (Process() clears it)" for m in slots),
+            "    return;",
+            "}"]
+    return {"chunk": True, "chunk_passes": passes, "chunk_members": members,
+            "chunk_reset": reset, "chunk_process": process, "chunk_init": init,
+            "chunk_count": len(plan.passes)}

@@ -1,0 +1,23 @@
+"""Plan the chunked variant of every row loop (lowering/chunking.py): what runs when one row does
+not fit the Unified Buffer. Runs on the three-address body; the whole-row lowering is unchanged."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ascend_dsl import ir
+
+from ..chunking import plan
+from ..context import PassContext
+
+
+def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
+    body = []
+    for s in kernel.body:
+        if isinstance(s, ir.SplitLoop):
+            loops = [replace(tl, chunked=plan(kernel, s, tl, ctx))
+                     if isinstance(tl, ir.TileLoop) and tl.row_shape is not None and not tl.plane_rank else tl
+                     for tl in s.body]
+            s = replace(s, body=tuple(loops))
+        body.append(s)
+    return replace(kernel, body=tuple(body))

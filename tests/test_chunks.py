@@ -1,0 +1,300 @@
+"""Rows longer than the Unified Buffer: the chunked mode of row kernels (lowering/chunking.py,
+lowering/emit_chunk.py). Planning, the emitted passes, the host tiling at benchmark shapes, emulator
+runs against PyTorch, and the kernels that cannot run in chunks (TILING naming why)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from ascend_dsl import ir, load_file, parse_text
+from lowering import lower
+from lowering.chunking import ChunkPlan
+from npu_harness.task import TaskRun
+from npu_harness.validate import validate_sim
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _example(name: str, **dtypes):
+    adsl = REPO / "examples" / f"{name}.adsl"
+    kernel = load_file(adsl)[0].instantiate(dtypes)
+    project, ctx = lower(kernel, "ascend910b1", adsl.name)
+    return kernel, project, ctx
+
+
+def _row_loop(lowered: ir.Kernel) -> ir.TileLoop:
+    return next(s for s in ir.walk(lowered.body) if isinstance(s, ir.TileLoop))
+
+
+def _plan(lowered: ir.Kernel) -> ChunkPlan:
+    plan = _row_loop(lowered).chunked
+    assert isinstance(plan, ChunkPlan), plan
+    return plan
+
+
+# ----------------------------------------------------------------------------- planning and emitted code
+
+
+@pytest.mark.parametrize("name,passes,x_reads", [
+    ("activation/softmax", 2, 2),            # max and sum(exp(x - max)) online | exp, divide, store
+    ("activation/log_softmax", 2, 2),
+    ("normalization/layer_norm", 3, 3),      # mean | variance | normalise, store
+    ("normalization/rms_norm", 2, 2),        # mean of squares | scale, store
+    ("normalization/batch_norm", 1, 1),      # per-channel scalars only: one streaming pass
+    ("reduce/mean_dim", 1, 1),               # one fold, then one element per row
+    ("reduce/prod_dim", 1, 1),               # the chunk's product on the scalar unit, folded by Mul
+])
+def test_passes_follow_reduction_depth(name, passes, x_reads):
+    _, project, ctx = _example(name)
+    plan = _plan(ctx.lowered)
+    assert len(plan.passes) == passes
+    code = project.files[f"{project.name}_kernel.cpp"]
+    assert f"ChunkPass{passes - 1}()" in code and f"ChunkPass{passes}()" not in code
+    # every pass re-reads the row from GM, chunk by chunk, at the row's offset
+    assert code.count("CopyGmToUb(xLocal, xGm[rowOffset_ + offset], count);") == x_reads
+    assert all(p.max_chunk % 256 == 0 and p.max_chunk >= 4096 for p in plan.passes)
+
+
+def test_whole_row_path_is_unchanged_beside_the_chunked_one():
+    _, project, _ = _example("activation/softmax")
+    code = project.files["softmax_kernel.cpp"]
+    # the chunked path is selected by the tiling field; the whole-row loop is the same as before
+    assert "if (chunkLength_ > 0) {" in code and "ProcessChunked();" in code
+    assert "CopyRowsGmToUb(xLocal, xGm[offset * D_], count, D_, Dp_);" in code
+    tiling = project.files["softmax_tiling.h"]
+    assert "uint32_t chunkLength;" in tiling and "t->chunkLength = 0;" in tiling
+
+
+def test_per_row_values_are_scalars_between_passes():
+    _, project, _ = _example("normalization/layer_norm")
+    code = project.files["layer_norm_kernel.cpp"]
+    process = code[code.index("void ProcessChunked()"):code.index("void ChunkReset()")]
+    # mean = folded sum / D, then rsqrt(var + eps) on one vector element, between the passes
+    assert process.index("ChunkPass0();") < process.index("1.0f / static_cast<float>(D_)") < \
+        process.index("ChunkPass1();") < process.index("Rsqrt(math, math, 1);") < process.index("ChunkPass2();")
+    # the row vectors are read chunk by chunk at the chunk's offset
+    assert "CopyGmToUb(weightLocal, weightGm[offset], count);" in code
+
+
+def test_per_channel_values_are_read_once_per_row():
+    _, project, _ = _example("normalization/batch_norm")
+    code = project.files["batch_norm_kernel.cpp"]
+    assert "weightGm.GetValue((rowStart_ + row) % weightGmPeriod_)" in code
+
+
+def test_accumulators_fold_rows_into_a_core_value():
+    _, project, _ = _example("loss/cosine_similarity_loss")
+    code = project.files["cosine_similarity_loss_kernel.cpp"]
+    assert "totalCore_ += " in code and "accSlot_totalBuf.Get<float>().SetValue(0, totalCore_);" in code
+    assert "blockLength_ = 0;  // the whole-row loop gets no rows" in code
+
+
+# ----------------------------------------------------------------------------- host tiling at benchmark shapes
+
+
+def _fields(ctx) -> list[str]:
+    """The tiling fields of the chunk lengths: one per pass (chunkLength > 0 also selects the mode)."""
+    return ["chunkLength" if k == 0 else f"chunkLength{k}" for k in range(len(_plan(ctx.lowered).passes))]
+
+
+def _host_tiling(project, ctx, tmp_path: Path, values: dict[str, int], cores: int) -> dict[str, int]:
+    """Compile and run only the emitted host tiling function."""
+    m = project.manifest
+    chunks = "".join(f', \\"{f}\\": %u' for f in _fields(ctx))
+    chunk_args = "".join(f", t.{f}" for f in _fields(ctx))
+    (tmp_path / f"{project.name}_tiling.h").write_text(project.files[f"{project.name}_tiling.h"])
+    args = [str(values[s]) for s in m["symbols"]] + [repr(float(s["default"])) for s in m["scalars"]]
+    main = tmp_path / "main.cpp"
+    main.write_text(f'''#include <cstdio>
+#include "{project.name}_tiling.h"
+int main() {{
+    {m["tiling_type"]} t{{}};
+    const unsigned blocks = {m["tiling_fn"]}({", ".join(args)}, {cores}u, &t);
+    std::printf("{{\\"blocks\\": %u, \\"blockLength\\": %llu, \\"tileLength\\": %u{chunks}}}\\n",
+                blocks, (unsigned long long)t.blockLength, t.tileLength{chunk_args});
+    return 0;
+}}
+''')
+    exe = tmp_path / "tiling"
+    subprocess.run(["g++", "-std=c++20", "-O1", "-o", str(exe), str(main)], check=True, capture_output=True, timeout=120)
+    return json.loads(subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=30).stdout)
+
+
+
+
+@pytest.mark.parametrize("name,values,rows,row_len", [
+    ("activation/softmax", {"B": 4096, "D": 393216}, 4096, 393216),          # benchmarks.md softmax
+    ("normalization/instance_norm", {"N": 16, "C": 64, "H": 256, "W": 256}, 1024, 65536),  # 256 KB planes
+    ("normalization/batch_norm", {"N": 16, "C": 64, "H": 256, "W": 256}, 1024, 65536),
+])
+def test_host_tiling_picks_chunks_at_benchmark_shapes(tmp_path, name, values, rows, row_len):
+    _, project, ctx = _example(name)
+    plan = _plan(ctx.lowered)
+    t = _host_tiling(project, ctx, tmp_path, values, 48)
+    per_core = -(-rows // 48)
+    assert t["blockLength"] == per_core and t["blocks"] == -(-rows // per_core) and t["tileLength"] == 1
+    for p, field in zip(plan.passes, _fields(ctx), strict=True):
+        chunk = t[field]
+        assert chunk % 256 == 0 and 4096 <= chunk <= p.max_chunk  # whole repeats, large DMA bursts
+        assert sum(b.num * b.bytes_for(chunk) for b in p.loop.buffers_decl) + 32 <= ctx.target.ub_budget  # fits UB
+        assert sum(b.num * b.bytes_for(p.max_chunk + 256) for b in p.loop.buffers_decl) + 32 > \
+            ctx.target.ub_budget  # and the largest chunk is as large as fits
+        chunks = -(-row_len // chunk)
+        assert chunks == -(-row_len // p.max_chunk)  # as few chunks as the largest chunk allows, balanced
+        assert chunks * chunk - row_len < chunks * 256
+
+
+def test_host_tiling_keeps_whole_rows_when_they_fit(tmp_path):
+    _, project, ctx = _example("activation/softmax")
+    t = _host_tiling(project, ctx, tmp_path, {"B": 4096, "D": 4096}, 48)
+    assert t["chunkLength"] == 0 and t["tileLength"] >= 1 and t["blocks"] == 48
+
+
+# ----------------------------------------------------------------------------- emulator runs
+
+
+MIXED = '''@kernel
+def k(x: Tensor[f32, "B, D"], w: Tensor[f32, "D"], s: Tensor[f32, "B"], y: Tensor[f32, "B, D"],
+      m: Tensor[f32, "B"]):
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            xt = load(x[r, :])
+            lo = min(xt, axis=1)
+            z = (xt - lo) / (max(xt, axis=1) - lo) * load(w[:]) + load(s[r])
+            store(y[r, :], select(z > 0.5, z, 0.0))
+            store(m[r], sum(z, axis=1))
+'''
+
+
+@pytest.mark.slow
+def test_chunked_rows_with_row_vectors_per_row_values_and_stores(tmp_path):
+    """Two passes (min/max | normalise, store, fold the sum), a [B] input, a [D] row vector, a compare
+    over the chunk, a per-row store; 100 rows of 20001 (not a multiple of 32 bytes): 3 rows per core."""
+    k = parse_text(MIXED, "mixed.adsl")[0].instantiate()
+    project, ctx = lower(k, "ascend910b1", "mixed.adsl")
+    assert len(_plan(ctx.lowered).passes) == 2
+    x, w, s = torch.randn(100, 20001), torch.rand(20001), torch.randn(100) * 0.1
+    lo, hi = x.amin(1, keepdim=True), x.amax(1, keepdim=True)
+    z = (x - lo) / (hi - lo) * w + s[:, None]
+    run = TaskRun([x, w, s], [torch.where(z > 0.5, z, torch.zeros(())), z.sum(1)])
+    res = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path)
+    assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
+
+
+@pytest.mark.slow
+def test_emulator_catches_padding_in_a_chunk_reduction(tmp_path):
+    """Planted bug: fold the last (short) chunk over whole 256-byte repeats instead of `count`. The
+    copy's padding and the previous chunk's data in the queue buffer must not pass for data."""
+    k, project, ctx = _example("activation/softmax")
+    code = project.files["softmax_kernel.cpp"]
+    good = "ReduceMax(reduceOut_f32, xLocal, accTmp_f32, static_cast<int32_t>(count));"
+    assert code.count(good) == 1
+    bad_code = code.replace(good, "ReduceMax(reduceOut_f32, xLocal, accTmp_f32, static_cast<int32_t>((count + 63) / 64 * 64));")
+    bad = type(project)(project.name, {**project.files, "softmax_kernel.cpp": bad_code}, project.manifest)
+    x = torch.randn(2, 20001)
+    res = validate_sim(k, ctx.lowered, bad, ctx, TaskRun([x], [torch.softmax(x, dim=1)]), work_dir=tmp_path)
+    assert not res.ok
+    assert "UB-UNINIT" in {e.code for e in res.sim_errors}, res.sim_errors
+
+
+# ----------------------------------------------------------------------------- what cannot run in chunks
+
+
+HEAD = '''@kernel
+def k(x: Tensor[{dt}, "B, D"], y: Tensor[{dt}, "B, D"], s: Tensor[{dt}, "B"]):
+'''
+
+
+def _reason(text: str, target: str = "ascend910b1") -> str:
+    k = parse_text(text, "nochunk.adsl")[0].instantiate()
+    _, ctx = lower(k, target, "nochunk.adsl")
+    reason = _row_loop(ctx.lowered).chunked
+    assert isinstance(reason, str), reason
+    return reason
+
+
+ROWS = '''    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+'''
+
+
+@pytest.mark.parametrize("dt,body,reason", [
+    ("f32", "store(y[r, :], cumsum(load(x[r, :]), axis=1))", "'scan_sum' needs the whole row in UB"),
+    ("f32", "store(y[r, :], cumprod(load(x[r, :]), axis=1, reverse=True))", "'scan_prod_rev' needs the whole row"),
+    ("i32", "store(s[r], sum(load(x[r, :]), axis=1))", "integer 'reduce_sum' would be folded in f32"),
+])
+def test_bodies_that_cannot_chunk_say_why(dt, body, reason):
+    assert reason in _reason(HEAD.format(dt=dt) + ROWS + "            " + body + "\n")
+
+
+def test_gather_cannot_chunk():
+    _, _, ctx = _example("loss/cross_entropy")
+    assert "'gather' needs the whole row in UB" in _row_loop(ctx.lowered).chunked
+
+
+def test_several_split_loops_cannot_chunk():
+    text = HEAD.format(dt="f32") + "    total = 0.0\n" + ROWS + "            total += sum(load(x[r, :]))\n" + ROWS + \
+        "            store(y[r, :], load(x[r, :]) / total)\n"
+    assert "several split loops" in _reason(text)
+
+
+def test_targets_without_datacopypad_cannot_chunk():
+    text = HEAD.format(dt="f32") + ROWS + "            store(y[r, :], load(x[r, :]) * 2.0)\n"
+    assert "no DataCopyPad" in _reason(text, "ascend310p")
+
+
+@pytest.mark.slow
+def test_tiling_error_names_the_reason(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "npu_harness.cli", str(REPO / "examples/loss/cross_entropy.adsl"), "-o",
+                        str(tmp_path / "o"), "--validate", "sim", "--set", "batch_size=2", "--set",
+                        "num_classes=100003"], check=False, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert r.returncode == 1 and "sim: FAIL" in r.stdout
+    assert ("error[TILING]: one row does not fit the Unified Buffer, and this kernel cannot run in column chunks: "
+            "'gather' needs the whole row in UB") in r.stderr
+
+
+def test_ir_dump_shows_the_chunked_passes():
+    from lowering import PassContext, get_target, run_pipeline
+
+    adsl = REPO / "examples/activation/softmax.adsl"
+    ctx = PassContext(get_target("ascend910b1"), adsl.name)
+    run_pipeline(load_file(adsl)[0].instantiate(), ctx, frozenset({"plan_chunks"}))
+    dump = ctx.dumps["plan_chunks"]
+    assert "# rows longer than UB: 2 chunked pass(es) per row:" in dump
+    assert "#   pass 0: folds _t0 (online_max:_t2), _t2 (add); chunks <= " in dump
+    assert "#   pass 1: stores y; chunks <= " in dump
+
+
+ONLINE = HEAD.format(dt="f32") + ROWS + """            xt = load(x[r, :])
+            m = max(xt, axis=1)
+            store(s[r], sum(exp({arg} - m), axis=1))
+"""
+
+
+@pytest.mark.parametrize("arg,passes", [("xt", 1), ("xt * 2.0", 2), ("xt + 1.0", 2)])
+def test_online_max_sum_only_for_the_max_of_the_same_value(arg, passes):
+    # sum(exp(v - max(v))) folds online with its max in one pass; only that pattern is matched: exp of
+    # another value minus the max keeps its own pass
+    k = parse_text(ONLINE.format(arg=arg), "online.adsl")[0].instantiate()
+    _, ctx = lower(k, "ascend910b1", "online.adsl")
+    assert len(_plan(ctx.lowered).passes) == passes
+
+
+@pytest.mark.slow
+def test_online_max_sum_with_the_max_in_a_late_chunk(tmp_path):
+    """The running max rises in the last chunk: the sum of the earlier chunks must be rescaled."""
+    k = parse_text(ONLINE.format(arg="xt"), "online.adsl")[0].instantiate()
+    project, ctx = lower(k, "ascend910b1", "online.adsl")
+    x = torch.randn(3, 90001)
+    x[0, -5] = 30.0  # last chunk
+    x[1, 7] = 30.0   # first chunk
+    expected = torch.exp(x - x.amax(1, keepdim=True)).sum(1)
+    run = TaskRun([x, torch.zeros_like(x)], [expected])  # y is an unused input here
+    res = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path)
+    assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
