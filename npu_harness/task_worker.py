@@ -4,7 +4,8 @@
 
 REQUEST: {"seed": int, "set": {"NAME": value}, "cap": int|null, "input_dtypes": [str|null, ...]}.
 Module-level size constants named in "set" are overridden before get_inputs() runs; with "cap",
-every integer size constant is scaled down until the largest input has at most `cap` elements.
+every integer size constant is scaled down until the largest input has at most `cap` elements,
+staying a multiple of each fixed integer constant that divided it.
 Writes inputs, outputs, attrs and constants with npu_harness.arrays.save_result (numpy .npz: the
 parent reads it without importing torch).
 """
@@ -24,6 +25,11 @@ def _scaled_constants(ns: dict, cap: int, get_inputs) -> dict:
     used = set(get_inputs.__code__.co_names)  # sizes get_inputs reads, not e.g. a pooling kernel_size / stride
     names = [k for k, v in ns.items() if isinstance(v, int) and not isinstance(v, bool) and not k.startswith("_")
              and v > 1 and k.lower() == k and k in used]
+    # A size stays a multiple of every fixed constant that divided it (features of num_groups, say), so
+    # the scaled task is still a valid one.
+    fixed = [v for k, v in ns.items() if isinstance(v, int) and not isinstance(v, bool) and not k.startswith("_")
+             and v > 1 and k not in names]
+    step = {k: math.lcm(1, *(d for d in fixed if ns[k] % d == 0)) for k in names}
     for _ in range(64):
         inputs = get_inputs()
         biggest = max((t.numel() for t in inputs if hasattr(t, "numel")), default=0)
@@ -31,7 +37,7 @@ def _scaled_constants(ns: dict, cap: int, get_inputs) -> dict:
             break
         shrink = (biggest / cap) ** (1.0 / max(len(names), 1))
         for k in names:
-            ns[k] = max(1, math.floor(ns[k] / max(shrink, 1.0001)))
+            ns[k] = max(step[k], math.floor(ns[k] / max(shrink, 1.0001)) // step[k] * step[k])
         get_inputs.__globals__.update({k: ns[k] for k in names})
     return {k: ns[k] for k in names}
 

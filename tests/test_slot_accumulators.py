@@ -304,3 +304,12 @@ def test_scalar_and_slot_accumulators_in_one_loop_in_the_emulator(tmp_path):
     x = (torch.randn(4, 7, 12, 20, generator=torch.Generator().manual_seed(0)) + 1).half()
     result = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x], [_mixed_expect(x)]), work_dir=tmp_path)
     assert result.ok, result.detail
+
+
+def test_cap_keeps_channels_a_multiple_of_the_groups():
+    """--cap scales the task's sizes; features stays a multiple of num_groups, so the task stays valid."""
+    from npu_harness.task import run_task
+
+    run = run_task(EXAMPLES / "group_norm.py", cap=200000)
+    assert run.constants["features"] % 8 == 0 and run.constants["features"] < 64, run.constants
+    assert run.inputs[0].numel() <= 200000
