@@ -643,7 +643,7 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
             "init_buffers": [f"pipe.InitBuffer({b['member']}, {b['init_args']});" for b in buffers],
             "ub_formula": " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl) if tl.row_shape else "",
             "after": _after_phase(kernel, ctx, k, tensor_map),
-            "rows": "blockLength_", "chunk": None}  # several split loops with chunked rows: see _chunk_views
+            "rows": "blockLength_", "chunk": None}  # several split loops with chunked rows: emit_chunk.py
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
@@ -735,11 +735,11 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
 
 def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map, view: dict) -> None:
     """Rows longer than UB: the chunked path (lowering/emit_chunk.py), or the reason there is none."""
-    from .emit_chunk import chunk_view
+    from .emit_chunk import chunk_view, several_chunk_views
 
     loops = [t for _, t in _phases(kernel)]
     if len(loops) > 1:
-        return _chunk_views(kernel, ctx, loops, tensor_map, view)
+        return several_chunk_views(kernel, ctx, loops, tensor_map, view)
     if isinstance(tl.chunked, str):
         view["tiling_error"] = (f"one row does not fit the Unified Buffer, and this kernel cannot run in column "
                                 f"chunks: {tl.chunked}")
@@ -751,46 +751,6 @@ def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map
         view["chunk_processes"] = [{"fn": view["chunk_fn"], "lines": view["chunk_process"]}]
         marker = next(i for i, line in enumerate(view["init"]) if line.endswith("UB buffers, sized for the largest tile"))
         view["init"][marker:marker] = view["chunk_init"]
-
-
-def _chunk_views(kernel: ir.Kernel, ctx: PassContext, loops: list[ir.TileLoop], tensor_map, view: dict) -> None:
-    """Several split loops: each row loop with a chunk plan gets its own chunked path, selected at run
-    time by its own first chunk length (its rows do not fit its own UB plan); the others keep whole rows."""
-    from .chunking import ChunkPlan
-    from .emit_chunk import chunk_view
-
-    reasons = [(k, t.chunked) for k, t in enumerate(loops) if isinstance(t.chunked, str)]
-    if reasons:
-        k, why = reasons[0]
-        view["tiling_error"] = (f"one row does not fit the Unified Buffer, and {'this kernel' if k == 0 else f'split loop {k}'}"
-                                f" cannot run in column chunks: {why}")
-    parts = []
-    for k, t in enumerate(loops):
-        if isinstance(t.chunked, ChunkPlan):
-            row_buffers = {b["name"]: b for b in view["phases"][k]["buffers"]}
-            part = chunk_view(kernel, ctx, t.chunked, tensor_map, row_buffers, k, several=True)
-            parts.append((k, part))
-            view["phases"][k]["chunk"] = part
-    for ph in view["phases"]:
-        ph["rows"] = "chunkRows_" if parts else "blockLength_"
-        ph.setdefault("chunk", None)
-    if not parts:
-        return
-    first = dict(parts[0][1]) if parts[0][0] == 0 else None
-    view.update({"chunk": True, "chunk_first": first is not None, "multi_chunk": True,
-                 "chunk_passes": first["chunk_passes"] if first else [],
-                 "chunk_count": first["chunk_count"] if first else 0,
-                 "chunk_all_passes": [p for _, part in parts for p in part["chunk_passes"]],
-                 "chunk_processes": [{"fn": part["chunk_fn"], "lines": part["chunk_process"]} for _, part in parts],
-                 "chunk_members": list(dict.fromkeys(m for _, part in parts for m in part["chunk_members"])),
-                 "chunk_reset": list(dict.fromkeys(x for _, part in parts for x in part["chunk_reset"]))})
-    # The chunk lengths of every loop and the core's rows first; then loop 0's early return, if it chunks.
-    later = [x for k, part in parts if k > 0 for x in part["chunk_init"]]
-    head = first["chunk_init"] if first else ["chunkRows_ = blockLength_;  // this core's rows, in every split loop"]
-    at = next(i for i, line in enumerate(head) if line.startswith("chunkRows_ = ")) + 1
-    init, tail = head[:at] + later, head[at:]
-    marker = next(i for i, line in enumerate(view["init"]) if line.endswith("UB buffers, sized for the largest tile"))
-    view["init"][marker:marker] = init + tail
 
 
 def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:

@@ -264,3 +264,39 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
     return {"chunk": True, "chunk_passes": passes, "chunk_members": members,
             "chunk_reset": reset, "chunk_process": process, "chunk_init": init,
             "chunk_count": len(plan.passes), "chunk_fn": f"ProcessChunked{k if k else ''}"}
+
+
+def several_chunk_views(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], tensor_map, view: dict) -> None:
+    """Several split loops: each row loop with a chunk plan gets its own chunked path, selected at run
+    time by its own first chunk length (its rows do not fit its own UB plan); the others keep whole rows."""
+    reasons = [(k, t.chunked) for k, t in enumerate(loops) if isinstance(t.chunked, str)]
+    if reasons:
+        k, why = reasons[0]
+        who = "this kernel" if k == 0 else f"split loop {k}"
+        view["tiling_error"] = f"one row does not fit the Unified Buffer, and {who} cannot run in column chunks: {why}"
+    parts = []
+    for k, t in enumerate(loops):
+        if isinstance(t.chunked, ChunkPlan):
+            row_buffers = {b["name"]: b for b in view["phases"][k]["buffers"]}
+            part = chunk_view(kernel, ctx, t.chunked, tensor_map, row_buffers, k, several=True)
+            parts.append((k, part))
+            view["phases"][k]["chunk"] = part
+    if not parts:
+        return
+    for ph in view["phases"]:  # every loop walks the core's rows (loop 0 empties blockLength_ when it chunks)
+        ph["rows"] = "chunkRows_"
+    first = parts[0][1] if parts[0][0] == 0 else None
+    view.update({"chunk": True, "chunk_first": first is not None, "multi_chunk": True,
+                 "chunk_passes": first["chunk_passes"] if first else [],
+                 "chunk_count": first["chunk_count"] if first else 0,
+                 "chunk_all_passes": [p for _, part in parts for p in part["chunk_passes"]],
+                 "chunk_processes": [{"fn": part["chunk_fn"], "lines": part["chunk_process"]} for _, part in parts],
+                 "chunk_members": list(dict.fromkeys(m for _, part in parts for m in part["chunk_members"])),
+                 "chunk_reset": list(dict.fromkeys(x for _, part in parts for x in part["chunk_reset"]))})
+    # The chunk lengths of every loop and the core's rows first; then loop 0's early return, if it chunks.
+    later = [x for k, part in parts if k > 0 for x in part["chunk_init"]]
+    head = first["chunk_init"] if first else ["chunkRows_ = blockLength_;  // this core's rows, in every split loop"]
+    at = next(i for i, line in enumerate(head) if line.startswith("chunkRows_ = ")) + 1
+    init, tail = head[:at] + later, head[at:]
+    marker = next(i for i, line in enumerate(view["init"]) if line.endswith("UB buffers, sized for the largest tile"))
+    view["init"][marker:marker] = init + tail

@@ -104,7 +104,7 @@ def _fields(ctx) -> list[str]:
 
 
 def _host_tiling(project, ctx, tmp_path: Path, values: dict[str, int], cores: int,
-                 fields: list[str] | None = None) -> dict[str, int]:
+                 fields: list[str] | None = None, scalars: dict[str, float] | None = None) -> dict[str, int]:
     """Compile and run only the emitted host tiling function; prints `fields` (uint32), by default the
     chunk lengths of the first row loop."""
     m = project.manifest
@@ -112,7 +112,8 @@ def _host_tiling(project, ctx, tmp_path: Path, values: dict[str, int], cores: in
     chunks = "".join(f', \\"{f}\\": %u' for f in fields)
     chunk_args = "".join(f", t.{f}" for f in fields)
     (tmp_path / f"{project.name}_tiling.h").write_text(project.files[f"{project.name}_tiling.h"])
-    args = [str(values[s]) for s in m["symbols"]] + [repr(float(s["default"])) for s in m["scalars"]]
+    args = [str(values[s]) for s in m["symbols"]] + [repr(float((scalars or {}).get(s["name"], s["default"])))
+                                                     for s in m["scalars"]]
     main = tmp_path / "main.cpp"
     main.write_text(f'''#include <cstdio>
 #include "{project.name}_tiling.h"
@@ -212,6 +213,24 @@ def test_batch_norm_train_with_whole_and_chunked_split_loops(tmp_path, dt):
     w, b = torch.rand(30) + 0.5, torch.randn(30)
     expect = torch.nn.functional.batch_norm(x.float(), None, None, w, b, training=True, eps=1e-5).to(dtype)
     res = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x, w, b], [expect]), work_dir=tmp_path)
+    assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
+
+
+@pytest.mark.slow
+def test_group_norm_chunked_slots_with_several_rows_per_core(tmp_path):
+    """60 planes of 150 x 150 floats (88 KB: no loop holds one in UB), 2 per core, 5 groups of 6
+    channels: consecutive rows of a core fold into the same slot, and slots span cores."""
+    k, project, ctx = _example("normalization/group_norm")
+    fields = [f for _, _, f in _loop_fields(ctx)]
+    t = _host_tiling(project, ctx, tmp_path, {"N": 2, "C": 30, "H": 150, "W": 150}, 48, fields,
+                     {"num_groups": 5})
+    assert all(t[f] > 0 for f in fields) and t["blockLength"] == 2, t
+    torch.manual_seed(3)
+    x = torch.randn(2, 30, 150, 150) * 3 + torch.arange(30.0).reshape(1, 30, 1, 1)
+    w, b = torch.rand(30) + 0.5, torch.randn(30)
+    expect = torch.nn.functional.group_norm(x, 5, w, b, 1e-5)
+    res = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x, w, b], [expect], attrs={"num_groups": 5}),
+                       work_dir=tmp_path)
     assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
 
 
@@ -395,6 +414,28 @@ def test_a_later_split_loop_that_cannot_chunk_names_itself():
                                     "chunks: 'scan_sum' needs the whole row in UB")
 
 
+@pytest.mark.slow
+def test_a_first_split_loop_that_cannot_chunk_keeps_whole_rows_before_a_chunked_one(tmp_path):
+    """Loop 0 (a scan) has no chunked form, loop 1 has: with rows that fit, both run whole rows."""
+    text = HEAD.format(dt="f32") + "    total = 0.0\n" + ROWS + \
+        "            total += sum(cumsum(load(x[r, :]), axis=1))\n" + ROWS + \
+        "            store(y[r, :], load(x[r, :]) / total)\n"
+    k = parse_text(text, "two.adsl")[0].instantiate()
+    project, ctx = lower(k, "ascend910b1", "two.adsl")
+    first, second = _row_loops(ctx.lowered)
+    assert "'scan_sum' needs the whole row in UB" in first.chunked and isinstance(second.chunked, ChunkPlan)
+    from lowering.emit import build_view
+
+    assert build_view(ctx.lowered, ctx)["tiling_error"].endswith(
+        "and this kernel cannot run in column chunks: 'scan_sum' needs the whole row in UB")
+    code = project.files["k_kernel.cpp"]
+    assert "ProcessChunked();" not in code and "ProcessChunked1();" in code
+    x = torch.rand(7, 1000)
+    run = TaskRun([x, torch.zeros(7)], [x / x.cumsum(1).sum()])
+    res = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path)
+    assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
+
+
 def test_targets_without_datacopypad_cannot_chunk():
     text = HEAD.format(dt="f32") + ROWS + "            store(y[r, :], load(x[r, :]) * 2.0)\n"
     assert "no DataCopyPad" in _reason(text, "ascend310p")
@@ -420,6 +461,20 @@ def test_ir_dump_shows_the_chunked_passes():
     assert "# rows longer than UB: 2 chunked pass(es) per row:" in dump
     assert "#   pass 0: folds _t0 (online_max:_t2), _t2 (add); chunks <= " in dump
     assert "#   pass 1: stores y; chunks <= " in dump
+
+
+def test_ir_dump_shows_each_split_loops_passes_and_slot_folds():
+    from lowering import PassContext, get_target, run_pipeline
+
+    adsl = REPO / "examples/normalization/batch_norm_train.adsl"
+    ctx = PassContext(get_target("ascend910b1"), adsl.name)
+    run_pipeline(load_file(adsl)[0].instantiate(), ctx, frozenset({"plan_chunks"}))
+    lines = [line.strip() for line in ctx.dumps["plan_chunks"].splitlines()]
+    assert lines.count("# rows longer than UB: 1 chunked pass(es) per row:") == 3
+    # loop 0 folds the row's sum into its slot after the pass; loop 1 reads the slot's total before it
+    fold = next(i for i, line in enumerate(lines) if line.startswith("#   pass 0: folds _t2 (add); chunks <= "))
+    assert lines.index("#   s[r] += _t2Row") == fold + 1
+    assert lines.index("#   _t2Row = s[r]") < lines.index("#   ss[r] += _t5Row")
 
 
 ONLINE = HEAD.format(dt="f32") + ROWS + """            xt = load(x[r, :])
