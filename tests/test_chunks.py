@@ -202,14 +202,20 @@ def test_host_tiling_decides_per_split_loop(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("dt", ["f32", "f16"])
-def test_batch_norm_train_with_whole_and_chunked_split_loops(tmp_path, dt):
-    """60 planes over 48 cores (two per core on some: the chunked rows keep walking the slots); f32:
-    loops 0 and 1 whole planes, loop 2 chunked (see test_host_tiling_decides_per_split_loop)."""
+@pytest.mark.parametrize("dt,hw,chunked", [
+    ("f32", (100, 110), [False, False, True]),  # MIXED_PLANES: loops 0 and 1 whole planes, loop 2 chunked
+    ("f16", (150, 150), [True, True, True]),    # f32 temporaries of 22500 elements: no loop holds a plane
+])
+def test_batch_norm_train_with_whole_and_chunked_split_loops(tmp_path, dt, hw, chunked):
+    """60 planes over 48 cores (two per core on some: the chunked rows keep walking the slots)."""
     k, project, ctx = _example("normalization/batch_norm_train", T=dt)
+    (tmp_path / "h").mkdir()
+    t = _host_tiling(project, ctx, tmp_path / "h", {"N": 2, "C": 30, "H": hw[0], "W": hw[1]}, 48,
+                     [f for _, _, f in _loop_fields(ctx) if f.endswith(("chunkLength", "_0"))])
+    assert [t[f] > 0 for f in ("chunkLength", "chunkLength1_0", "chunkLength2_0")] == chunked
     torch.manual_seed(0)
     dtype = torch.float32 if dt == "f32" else torch.float16
-    x = (torch.randn(2, 30, 100, 110) * 2 + 1).to(dtype)
+    x = (torch.randn(2, 30, *hw) * 2 + 1).to(dtype)
     w, b = torch.rand(30) + 0.5, torch.randn(30)
     expect = torch.nn.functional.batch_norm(x.float(), None, None, w, b, training=True, eps=1e-5).to(dtype)
     res = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x, w, b], [expect]), work_dir=tmp_path)
