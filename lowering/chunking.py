@@ -54,6 +54,8 @@ class RowLoad:
     tensor: str
     period: str | None
     span: object
+    #: `s[r]` of a slot accumulator: the row's slot total, from this core's totals in the GM workspace.
+    slot: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,8 @@ class RowStore:
 @dataclass(frozen=True)
 class RowAccumulate:
     """`acc += sum(v)` (or running max/min) of a row loop: the row's value folded into this core's
-    running value (`<acc>Core_`), handed to the cross-core combine after the rows."""
+    running value (`<acc>Core_`), handed to the cross-core combine after the rows. Slot accumulators
+    (`s[r] += v`, combine "slots") fold the row's value into its slot of this core's partial vector."""
 
     name: str
     combine: str
@@ -108,6 +111,8 @@ class ChunkPlan:
     store_dtypes: tuple[DType, ...]
     #: Accumulators across cores the row loop updates: (name, combine).
     accumulators: tuple[tuple[str, str], ...] = ()
+    #: Slot accumulators the row loop updates (`s[r] += v`), in order.
+    slot_accumulators: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         """What runs per row when rows are longer than UB (printed in the IR dumps)."""
@@ -120,9 +125,11 @@ class ChunkPlan:
                 what += [f"stores {', '.join(stores)}"] if stores else []
                 lines.append(f"  pass {st}: {'; '.join(what)}; chunks <= {p.max_chunk} elements")
             elif isinstance(st, RowLoad):
-                lines.append(f"  {st.name}Row = load({st.tensor}[r])")
+                lines.append(f"  {st.name}Row = {st.tensor}[r]" if st.slot else f"  {st.name}Row = load({st.tensor}[r])")
             elif isinstance(st, RowScalar):
                 lines.append(f"  {st.name}Row = {printer.expr(st.value)}")
+            elif isinstance(st, RowAccumulate) and st.combine == "slots":
+                lines.append(f"  {st.name}[r] += {printer.expr(st.value)}")
             elif isinstance(st, RowAccumulate):
                 lines.append(f"  {st.name} <- {st.combine}({st.name}, {printer.expr(st.value)})")
             elif isinstance(st, RowStore):
@@ -176,8 +183,6 @@ def _without_identity_casts(tl: ir.TileLoop) -> ir.TileLoop:
 
 
 def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassContext) -> ChunkPlan:
-    if len(kernel.phases) > 1:
-        raise _NoChunk("it has several split loops")
     if not ctx.target.has_datacopypad:
         raise _NoChunk(f"{ctx.target.name} has no DataCopyPad for row chunks at unaligned GM offsets")
     depth: dict[str, int] = {}
@@ -187,6 +192,7 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
     # pass -> (name, reduce op, operand, index of the statement in the body) folded in it
     reductions: dict[int, list[tuple[str, str, ir.Ref, int]]] = {}
     accumulators: dict[str, str] = {}
+    slot_accumulators: dict[str, None] = {}
     row_stores: dict[int, list[ir.Store]] = {}
     col_stores: list[RowStore] = []
     row_values: list[str] = []
@@ -210,6 +216,13 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
             v = s.value
             if not isinstance(v, ir.Ref) or v.type.kind is not ir.Kind.TILE:
                 raise _NoChunk(f"the accumulated value of '{s.name}' is not a tile")
+            if s.reduce == "slots":  # s[r] += v: the row's value, once it is known, into the row's slot
+                if layout[v.name] is not ir.Layout.COL:
+                    raise _NoChunk(f"'{s.name}[r] += ...' adds a value that is not one per row")
+                slot_accumulators[s.name] = None
+                steps_at.setdefault(depth[v.name], []).append(
+                    RowAccumulate(s.name, "slots", row_ref(v.name, v.span), s.span))
+                continue
             accumulators[s.name] = s.combine
             if layout[v.name] is ir.Layout.ROWS:  # the row's reduction, folded in the pass of the value
                 part = f"_{s.name}{len(row_values)}"
@@ -236,7 +249,7 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
         if isinstance(v, ir.Load):
             depth[s.name] = 0
             if lay is ir.Layout.COL:
-                steps_at.setdefault(0, []).append(RowLoad(s.name, v.tensor, v.index.period, s.span))
+                steps_at.setdefault(0, []).append(RowLoad(s.name, v.tensor, v.index.period, s.span, v.index.acc))
                 row_values.append(s.name)
             elif lay not in (ir.Layout.ROWS, ir.Layout.ROW):
                 raise _NoChunk(f"the load of '{v.tensor}' is neither rows, a row vector nor per-row values")
@@ -305,7 +318,8 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
         if size <= 0:
             raise _NoChunk(f"even a {AUTO_TILE_GRANULE}-element column chunk does not fit UB")
         lowered.append(replace(p, max_chunk=size))
-    return ChunkPlan(tuple(steps), tuple(lowered), tuple(row_values), store_dtypes, tuple(accumulators.items()))
+    return ChunkPlan(tuple(steps), tuple(lowered), tuple(row_values), store_dtypes, tuple(accumulators.items()),
+                     tuple(slot_accumulators))
 
 
 def _online_softmax_sums(reductions: dict, defs: dict, layout: dict) -> dict[str, str]:
@@ -389,7 +403,9 @@ def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row
     # The per-row values are kernel-scope scalars for the passes (and for the IR verifier).
     decls = tuple(ir.ScalarAssign(f"{n}Row", ir.Const(0.0, ir.scalar_of(DType.F32), tl.span), tl.span)
                   for n in row_values)
-    sub = replace(kernel, body=(*decls, replace(split, body=(loop,))))
+    # Kernel-scope declarations and scalars (other split loops' accumulators, values between loops) stay.
+    scope = tuple(s for s in kernel.body if not isinstance(s, (ir.SplitLoop, ir.ScalarStore)))
+    sub = replace(kernel, body=(*scope, *decls, replace(split, body=(loop,))))
     for p in (allocate_buffers, plan_tiling, select_instructions, schedule_stages):
         try:
             sub = p.run(sub, ctx)

@@ -642,7 +642,8 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
             "tile_granule": AUTO_TILE_GRANULE if tl.size is None else tl.size,
             "init_buffers": [f"pipe.InitBuffer({b['member']}, {b['init_args']});" for b in buffers],
             "ub_formula": " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl) if tl.row_shape else "",
-            "after": _after_phase(kernel, ctx, k, tensor_map)}
+            "after": _after_phase(kernel, ctx, k, tensor_map),
+            "rows": "blockLength_", "chunk": None}  # several split loops with chunked rows: emit_chunk.py
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
@@ -690,6 +691,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
         if kernel.slot_accumulators else [],
         "mix": False,
         "chunk": False,  # rows longer than UB: see _chunk_view
+        "chunk_first": False, "multi_chunk": False, "chunk_all_passes": [], "chunk_processes": [],
     }
     # Kernel-scope scalars: accumulators, named scalars, and the symbols read as values.
     kscalars = [s.name for s in kernel.body if isinstance(s, (ir.AccDecl, ir.ScalarAssign, ir.ScalarLoad))]
@@ -733,14 +735,20 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
 
 def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map, view: dict) -> None:
     """Rows longer than UB: the chunked path (lowering/emit_chunk.py), or the reason there is none."""
-    from .emit_chunk import chunk_view
+    from .emit_chunk import chunk_view, several_chunk_views
 
+    loops = [t for _, t in _phases(kernel)]
+    if len(loops) > 1:
+        return several_chunk_views(kernel, ctx, loops, tensor_map, view)
     if isinstance(tl.chunked, str):
         view["tiling_error"] = (f"one row does not fit the Unified Buffer, and this kernel cannot run in column "
                                 f"chunks: {tl.chunked}")
     elif tl.chunked is not None:
         row_buffers = {b["name"]: b for b in view["phases"][0]["buffers"]}
         view.update(chunk_view(kernel, ctx, tl.chunked, tensor_map, row_buffers))
+        view["chunk_first"] = True
+        view["chunk_all_passes"] = view["chunk_passes"]
+        view["chunk_processes"] = [{"fn": view["chunk_fn"], "lines": view["chunk_process"]}]
         marker = next(i for i, line in enumerate(view["init"]) if line.endswith("UB buffers, sized for the largest tile"))
         view["init"][marker:marker] = view["chunk_init"]
 

@@ -25,6 +25,7 @@ from .emit import (
     compute_frame,
     write_stages,
 )
+from .emit_slots import slot_expr
 from .scalar_loops import SYNC_FROM_SCALAR, SYNC_TO_SCALAR
 
 
@@ -87,13 +88,59 @@ def _out_buf(dtype: DType) -> str:
     return f"chunkOut{camel(dtype.value)}_"
 
 
-def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, dict], row_buffers: dict[str, dict]) -> dict:
-    """The view parts of the chunked path; `row_buffers` are the whole-row plan's buffer views."""
+def _slot_block(n: str, region: str) -> list[str]:
+    """The 32-byte block of `n`'s workspace region (`<n>Part_` / `<n>Tot_`) holding the current row's
+    slot, copied into the one-block math buffer; `k` is the slot."""
+    return [f"const uint64_t k = {slot_expr(n, 'rowStart_ + row')};",
+            f"const uint64_t at = {n}{region}_ + GetBlockIdx() * {n}Pad_ + k / 8 * 8;",
+            "LocalTensor<float> blk = chunkMath_.Get<float>();",
+            "DataCopy(blk, workspaceGm_[at], 8);",
+            "SetFlag<HardEvent::MTE2_S>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);"]
+
+
+def _slot_read(ctx, st: RowLoad) -> list[str]:
+    """`s[r]`: the row's slot total from this core's copy of the totals (GM workspace)."""
+    n = st.tensor
+    return [f"// {_loc(ctx, st.span)}: {n}[r], the total of the row's slot", "{",
+            *("    " + x for x in _slot_block(n, "Tot")),
+            f"    {row_ref(st.name).name}_ = blk.GetValue(static_cast<uint32_t>(k % 8));",
+            "    SetFlag<HardEvent::S_MTE2>(EVENT_ID0);  // before the block is copied into again",
+            "    WaitFlag<HardEvent::S_MTE2>(EVENT_ID0);", "}"]
+
+
+def _slot_fold(ctx, st: RowAccumulate) -> list[str]:
+    """`s[r] += v` once the row's value is known: read-modify-write of the slot's 32-byte block of this
+    core's partial vector in the GM workspace (the scalar unit does not write GM: DMA both ways)."""
+    n = st.name
+    return [f"// {_loc(ctx, st.span)}: {n}[r] += the row's value, into this core's partial vector of {n}", "{",
+            f"    const float v = {c_scalar(st.value, DType.F32)};",
+            *("    " + x for x in _slot_block(n, "Part")),
+            "    blk.SetValue(static_cast<uint32_t>(k % 8), blk.GetValue(static_cast<uint32_t>(k % 8)) + v);",
+            "    SetFlag<HardEvent::S_MTE3>(EVENT_ID0);", "    WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
+            "    DataCopy(workspaceGm_[at], blk, 8);",
+            "    SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);  // the next fold reads the block again",
+            "    WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);",
+            "    SetFlag<HardEvent::MTE3_S>(EVENT_ID0);  // before the scalar unit writes the block again",
+            "    WaitFlag<HardEvent::MTE3_S>(EVENT_ID0);", "}"]
+
+
+def chunk_names(k: int, p: int) -> tuple[str, str]:
+    """(pass id, tiling field) of pass p of split loop k: loop 0 keeps `ChunkPass<p>` and `chunkLength`,
+    `chunkLength<p>`; later loops get `ChunkPass<k>_<p>` and `chunkLength<k>_<p>`."""
+    if k == 0:
+        return str(p), "chunkLength" if p == 0 else f"chunkLength{p}"
+    return f"{k}_{p}", f"chunkLength{k}_{p}"
+
+
+def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, dict], row_buffers: dict[str, dict],
+               k: int = 0, several: bool = False) -> dict:
+    """The view parts of the chunked path of split loop k; `row_buffers` are its whole-row plan's buffer
+    views. `several`: the kernel has several split loops (lowering/emit.py merges their parts)."""
     passes = []
     members: list[str] = []
-    for k, p in enumerate(plan.passes):
-        suffix = f"C{k}"
-        field = "chunkLength" if k == 0 else f"chunkLength{k}"  # chunkLength > 0 also selects the mode
+    for p_index, p in enumerate(plan.passes):
+        pid, field = chunk_names(k, p_index)
+        suffix = f"C{pid}"
         buffers = _buffer_views(p.loop, suffix)
         for b in buffers:
             b["init_args"] = b["init_args"].replace(f"tileLength{suffix}_", f"{field}_")
@@ -110,8 +157,14 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
         if reads:
             reads = ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions",
                      "WaitFlag<HardEvent::V_S>(EVENT_ID0);", *reads]
-        passes.append({"suffix": suffix, "k": k, "loc": _loc(ctx, p.loop.span), "field": field,
-                       "member": f"{field}_", "max_chunk": p.max_chunk,
+        if k == 0:
+            comment = ("elements per column chunk of pass 0 when one row does not fit UB (0: whole rows)"
+                       if p_index == 0 else f"elements per column chunk of pass {p_index}")
+        else:
+            comment = f"elements per column chunk of pass {p_index} of split loop {k}" + \
+                (" when one row does not fit UB (0: whole rows)" if p_index == 0 else "")
+        passes.append({"suffix": suffix, "k": p_index, "id": pid, "loc": _loc(ctx, p.loop.span), "field": field,
+                       "field_comment": comment, "member": f"{field}_", "max_chunk": p.max_chunk,
                        "init_buffers": [f"pipe.InitBuffer({b['member']}, {b['init_args']});" for b in buffers],
                        "acc_init": acc_init, "copyin": stages[ir.StageKind.COPYIN],
                        "compute": head + stages[ir.StageKind.COMPUTE] + tail,
@@ -123,8 +176,11 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
     members += [f"float {row_ref(n).name}_ = 0.0f;  // per-row value (chunked mode)" for n in plan.row_values]
     members += [f"float {n}Core_ = 0.0f;  // this core's running value of {n} (chunked mode)"
                 for n, _ in plan.accumulators]
-    members += ["uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB",
-                *(f"uint32_t {ph['member']} = 0;  // elements per column chunk of pass {ph['k']}" for ph in passes[1:]),
+    members += ["uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB"
+                if k == 0 else f"uint32_t {passes[0]['member']} = 0;  // elements per column chunk of pass 0 of "
+                f"split loop {k}; 0: whole rows fit UB",
+                *(f"uint32_t {ph['member']} = 0;  // elements per column chunk of pass {ph['k']}"
+                  + (f" of split loop {k}" if k else "") for ph in passes[1:]),
                 "uint64_t chunkRows_ = 0;  // chunked mode: this core's rows",
                 "uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element"]
     reset = ["pipe.Reset();", "pipe.InitBuffer(chunkMath_, 32);"]
@@ -132,7 +188,9 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
     body = ["rowOffset_ = row * D_;", "ChunkReset();"]
     for st in plan.steps:
         if isinstance(st, int):
-            body.append(f"ChunkPass{st}();")
+            body.append(f"ChunkPass{chunk_names(k, st)[0]}();")
+        elif isinstance(st, RowLoad) and st.slot:
+            body += _slot_read(ctx, st)
         elif isinstance(st, RowLoad):
             gm = tensor_map[st.tensor]["gm"]
             index = f"(rowStart_ + row) % {gm}Period_" if st.period else "row"
@@ -144,6 +202,8 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
             line = f"{row_ref(st.name).name}_ = {value};"
             body.append(f"// {_loc(ctx, st.span)}")
             body += ["{", *("    " + x for x in w.lines), "    " + line, "}"] if w.lines else [line]
+        elif isinstance(st, RowAccumulate) and st.combine == "slots":
+            body += _slot_fold(ctx, st)
         elif isinstance(st, RowAccumulate):
             core, v = f"{st.name}Core_", c_scalar(st.value, DType.F32)
             body += [f"// {_loc(ctx, st.span)}",
@@ -162,21 +222,81 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
                      "    SetFlag<HardEvent::MTE3_S>(EVENT_ID0);  // the next row writes the block again",
                      "    WaitFlag<HardEvent::MTE3_S>(EVENT_ID0);", "}"]
     slots = [row_buffers[f"accSlot_{n}"]["member"] for n, _ in plan.accumulators]
+    vecs = [(n, row_buffers[f"accVec_{n}"]["member"]) for n in plan.slot_accumulators]
     process = [f"{n}Core_ = {c_literal(_IDENTITY[c], DType.F32)};" for n, c in plan.accumulators]
+    if vecs:  # this core's partial vectors start at zero in the GM workspace; rows fold into them
+        process += ["pipe.Reset();  // zero this core's partial vectors of the slot accumulators in the workspace"]
+        for n, m in vecs:
+            process += [f"pipe.InitBuffer({m}, static_cast<uint32_t>({n}Pad_ * sizeof(float)));",
+                        f"Duplicate({m}.Get<float>(), 0.0f, static_cast<int32_t>({n}Pad_));",
+                        "SetFlag<HardEvent::V_MTE3>(EVENT_ID0);", "WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);",
+                        f"DataCopy(workspaceGm_[{n}Part_ + GetBlockIdx() * {n}Pad_], {m}.Get<float>(), "
+                        f"static_cast<uint32_t>({n}Pad_));"]
+        process += ["SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);  // the rows' folds read the blocks",
+                    "WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);"]
     process += ["for (uint64_t row = 0; row < chunkRows_; ++row) {", *("    " + x for x in body), "}"]
-    if slots:
+    if slots or vecs:
         process += ["pipe.Reset();  // this core's running values go where the cross-core combine reads them",
                     *(f"pipe.InitBuffer({m}, 32);" for m in slots),
                     *(f"{m}.Get<float>().SetValue(0, {n}Core_);" for m, (n, _) in zip(slots, plan.accumulators,
                                                                                         strict=True))]
-    init = ["chunkLength_ = tiling.chunkLength;",
-            *(f"{ph['member']} = tiling.{ph['field']};" for ph in passes[1:]),
-            "if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers",
-            "    chunkRows_ = blockLength_;",
-            "    blockLength_ = 0;  // the whole-row loop gets no rows",
-            *(f"    pipe.InitBuffer({m}, 32);  // the running value's block (Process() clears it)" for m in slots),
-            "    return;",
-            "}"]
+    for n, m in vecs:  # the combine copies this core's partial vector out of UB
+        process += [f"pipe.InitBuffer({m}, static_cast<uint32_t>({n}Pad_ * sizeof(float)));",
+                    f"DataCopy({m}.Get<float>(), workspaceGm_[{n}Part_ + GetBlockIdx() * {n}Pad_], "
+                    f"static_cast<uint32_t>({n}Pad_));"]
+    if vecs:
+        process += ["SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);"]
+    if k == 0:
+        init = ["chunkLength_ = tiling.chunkLength;",
+                *(f"{ph['member']} = tiling.{ph['field']};" for ph in passes[1:])]
+        if several:
+            init.append("chunkRows_ = blockLength_;  // this core's rows, in every split loop")
+        init += ["if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own "
+                 "buffers", *([] if several else ["    chunkRows_ = blockLength_;"]),
+                 "    blockLength_ = 0;  // the whole-row loop gets no rows",
+                 *(f"    pipe.InitBuffer({m}, 32);  // the running value's block (Process() clears it)" for m in slots),
+                 *(f"    pipe.InitBuffer({m}, static_cast<uint32_t>({n}Pad_ * sizeof(float)));  // (Process() clears it)"
+                   for n, m in vecs),
+                 "    return;",
+                 "}"]
+    else:
+        init = [f"{ph['member']} = tiling.{ph['field']};" for ph in passes]
     return {"chunk": True, "chunk_passes": passes, "chunk_members": members,
             "chunk_reset": reset, "chunk_process": process, "chunk_init": init,
-            "chunk_count": len(plan.passes)}
+            "chunk_count": len(plan.passes), "chunk_fn": f"ProcessChunked{k if k else ''}"}
+
+
+def several_chunk_views(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], tensor_map, view: dict) -> None:
+    """Several split loops: each row loop with a chunk plan gets its own chunked path, selected at run
+    time by its own first chunk length (its rows do not fit its own UB plan); the others keep whole rows."""
+    reasons = [(k, t.chunked) for k, t in enumerate(loops) if isinstance(t.chunked, str)]
+    if reasons:
+        k, why = reasons[0]
+        who = "this kernel" if k == 0 else f"split loop {k}"
+        view["tiling_error"] = f"one row does not fit the Unified Buffer, and {who} cannot run in column chunks: {why}"
+    parts = []
+    for k, t in enumerate(loops):
+        if isinstance(t.chunked, ChunkPlan):
+            row_buffers = {b["name"]: b for b in view["phases"][k]["buffers"]}
+            part = chunk_view(kernel, ctx, t.chunked, tensor_map, row_buffers, k, several=True)
+            parts.append((k, part))
+            view["phases"][k]["chunk"] = part
+    if not parts:
+        return
+    for ph in view["phases"]:  # every loop walks the core's rows (loop 0 empties blockLength_ when it chunks)
+        ph["rows"] = "chunkRows_"
+    first = parts[0][1] if parts[0][0] == 0 else None
+    view.update({"chunk": True, "chunk_first": first is not None, "multi_chunk": True,
+                 "chunk_passes": first["chunk_passes"] if first else [],
+                 "chunk_count": first["chunk_count"] if first else 0,
+                 "chunk_all_passes": [p for _, part in parts for p in part["chunk_passes"]],
+                 "chunk_processes": [{"fn": part["chunk_fn"], "lines": part["chunk_process"]} for _, part in parts],
+                 "chunk_members": list(dict.fromkeys(m for _, part in parts for m in part["chunk_members"])),
+                 "chunk_reset": list(dict.fromkeys(x for _, part in parts for x in part["chunk_reset"]))})
+    # The chunk lengths of every loop and the core's rows first; then loop 0's early return, if it chunks.
+    later = [x for k, part in parts if k > 0 for x in part["chunk_init"]]
+    head = first["chunk_init"] if first else ["chunkRows_ = blockLength_;  // this core's rows, in every split loop"]
+    at = next(i for i, line in enumerate(head) if line.startswith("chunkRows_ = ")) + 1
+    init, tail = head[:at] + later, head[at:]
+    marker = next(i for i, line in enumerate(view["init"]) if line.endswith("UB buffers, sized for the largest tile"))
+    view["init"][marker:marker] = init + tail

@@ -98,11 +98,14 @@ EXAMPLE_SHAPES.update({
     "normalization/instance_norm": [{"batch_size": 2, "features": 4, "dim1": 32, "dim2": 64},
                                     {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57},
                                     {"batch_size": 1, "features": 2, "dim1": 300, "dim2": 300}],
-    # training-mode statistics (slot accumulators): a ragged shape with more planes than cores
+    # training-mode statistics (slot accumulators): a ragged shape with more planes than cores; planes of
+    # 300x300 do not fit UB: each of the three split loops runs its own chunked passes
     "normalization/batch_norm_train": [{"batch_size": 2, "features": 4, "dim1": 32, "dim2": 64},
-                                       {"batch_size": 3, "features": 6, "dim1": 33, "dim2": 57}],
+                                       {"batch_size": 3, "features": 6, "dim1": 33, "dim2": 57},
+                                       {"batch_size": 1, "features": 2, "dim1": 300, "dim2": 300}],
     "normalization/group_norm": [{"batch_size": 2, "features": 4, "num_groups": 2, "dim1": 32, "dim2": 64},
-                                 {"batch_size": 3, "features": 6, "num_groups": 3, "dim1": 33, "dim2": 57}],
+                                 {"batch_size": 3, "features": 6, "num_groups": 3, "dim1": 33, "dim2": 57},
+                                 {"batch_size": 1, "features": 2, "num_groups": 2, "dim1": 300, "dim2": 300}],
     "normalization/frobenius_norm": [{"batch_size": 4, "features": 16, "dim1": 64, "dim2": 64},
                                      {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
 })

@@ -103,13 +103,17 @@ def _fields(ctx) -> list[str]:
     return ["chunkLength" if k == 0 else f"chunkLength{k}" for k in range(len(_plan(ctx.lowered).passes))]
 
 
-def _host_tiling(project, ctx, tmp_path: Path, values: dict[str, int], cores: int) -> dict[str, int]:
-    """Compile and run only the emitted host tiling function."""
+def _host_tiling(project, ctx, tmp_path: Path, values: dict[str, int], cores: int,
+                 fields: list[str] | None = None, scalars: dict[str, float] | None = None) -> dict[str, int]:
+    """Compile and run only the emitted host tiling function; prints `fields` (uint32), by default the
+    chunk lengths of the first row loop."""
     m = project.manifest
-    chunks = "".join(f', \\"{f}\\": %u' for f in _fields(ctx))
-    chunk_args = "".join(f", t.{f}" for f in _fields(ctx))
+    fields = _fields(ctx) if fields is None else fields
+    chunks = "".join(f', \\"{f}\\": %u' for f in fields)
+    chunk_args = "".join(f", t.{f}" for f in fields)
     (tmp_path / f"{project.name}_tiling.h").write_text(project.files[f"{project.name}_tiling.h"])
-    args = [str(values[s]) for s in m["symbols"]] + [repr(float(s["default"])) for s in m["scalars"]]
+    args = [str(values[s]) for s in m["symbols"]] + [repr(float((scalars or {}).get(s["name"], s["default"])))
+                                                     for s in m["scalars"]]
     main = tmp_path / "main.cpp"
     main.write_text(f'''#include <cstdio>
 #include "{project.name}_tiling.h"
@@ -148,6 +152,154 @@ def test_host_tiling_picks_chunks_at_benchmark_shapes(tmp_path, name, values, ro
         chunks = -(-row_len // chunk)
         assert chunks == -(-row_len // p.max_chunk)  # as few chunks as the largest chunk allows, balanced
         assert chunks * chunk - row_len < chunks * 256
+
+
+def _loop_fields(ctx) -> list[tuple[int, object, str]]:
+    """(split loop, pass, tiling field) of every chunked pass of every row loop."""
+    from lowering.emit_chunk import chunk_names
+
+    return [(k, p, chunk_names(k, i)[1]) for k, t in enumerate(_row_loops(ctx.lowered))
+            for i, p in enumerate(_plan_of(t).passes)]
+
+
+def _plan_of(t: ir.TileLoop) -> ChunkPlan:
+    assert isinstance(t.chunked, ChunkPlan), t.chunked
+    return t.chunked
+
+
+@pytest.mark.parametrize("name", ["batch_norm_train", "group_norm"])
+def test_host_tiling_chunks_every_split_loop_at_the_benchmark_shape(tmp_path, name):
+    """[16, 64, 256, 256]: 1024 planes of 256 KB (f32); none fits UB in any of the three loops, so each
+    loop runs one row at a time in its own chunked pass, with its own chunk length."""
+    _, project, ctx = _example(f"normalization/{name}")
+    fields = _loop_fields(ctx)
+    assert sorted({k for k, _, _ in fields}) == [0, 1, 2]
+    t = _host_tiling(project, ctx, tmp_path, {"N": 16, "C": 64, "H": 256, "W": 256}, 48,
+                     [f for _, _, f in fields] + ["tileLength1", "tileLength2"])
+    per_core = -(-1024 // 48)
+    assert t["blockLength"] == per_core and t["blocks"] == -(-1024 // per_core)
+    assert t["tileLength"] == t["tileLength1"] == t["tileLength2"] == 1
+    for _, p, field in fields:
+        chunk = t[field]
+        assert chunk % 256 == 0 and 4096 <= chunk <= p.max_chunk
+        assert sum(b.num * b.bytes_for(chunk) for b in p.loop.buffers_decl) + 32 <= ctx.target.ub_budget
+        assert -(-65536 // chunk) == -(-65536 // p.max_chunk)  # as few chunks as fit, balanced
+    # loop 2 (normalise and store) keeps more buffers per element than loop 0 (the sum): shorter chunks
+    assert fields[2][1].max_chunk < fields[0][1].max_chunk
+
+
+#: Planes of 100 x 110 floats: the sum (loop 0) and the squared deviations (loop 1) hold whole planes in UB;
+#: normalising (loop 2: x and y double buffered) does not, and runs in chunks.
+MIXED_PLANES = {"N": 2, "C": 30, "H": 100, "W": 110}
+
+
+def test_host_tiling_decides_per_split_loop(tmp_path):
+    _, project, ctx = _example("normalization/batch_norm_train")
+    fields = _loop_fields(ctx)
+    t = _host_tiling(project, ctx, tmp_path, MIXED_PLANES, 48, [f for _, _, f in fields] + ["tileLength1", "tileLength2"])
+    assert t["chunkLength"] == 0 and t["chunkLength1_0"] == 0 and t["chunkLength2_0"] > 0
+    assert t["tileLength"] >= 1 and t["tileLength1"] >= 1 and t["tileLength2"] == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dt,hw,chunked", [
+    ("f32", (100, 110), [False, False, True]),  # MIXED_PLANES: loops 0 and 1 whole planes, loop 2 chunked
+    ("f16", (150, 150), [True, True, True]),    # f32 temporaries of 22500 elements: no loop holds a plane
+])
+def test_batch_norm_train_with_whole_and_chunked_split_loops(tmp_path, dt, hw, chunked):
+    """60 planes over 48 cores (two per core on some: the chunked rows keep walking the slots)."""
+    k, project, ctx = _example("normalization/batch_norm_train", T=dt)
+    (tmp_path / "h").mkdir()
+    t = _host_tiling(project, ctx, tmp_path / "h", {"N": 2, "C": 30, "H": hw[0], "W": hw[1]}, 48,
+                     [f for _, _, f in _loop_fields(ctx) if f.endswith(("chunkLength", "_0"))])
+    assert [t[f] > 0 for f in ("chunkLength", "chunkLength1_0", "chunkLength2_0")] == chunked
+    torch.manual_seed(0)
+    dtype = torch.float32 if dt == "f32" else torch.float16
+    x = (torch.randn(2, 30, *hw) * 2 + 1).to(dtype)
+    w, b = torch.rand(30) + 0.5, torch.randn(30)
+    expect = torch.nn.functional.batch_norm(x.float(), None, None, w, b, training=True, eps=1e-5).to(dtype)
+    res = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x, w, b], [expect]), work_dir=tmp_path)
+    assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
+
+
+@pytest.mark.slow
+def test_group_norm_chunked_slots_with_several_rows_per_core(tmp_path):
+    """60 planes of 150 x 150 floats (88 KB: no loop holds one in UB), 2 per core, 5 groups of 6
+    channels: consecutive rows of a core fold into the same slot, and slots span cores."""
+    k, project, ctx = _example("normalization/group_norm")
+    fields = [f for _, _, f in _loop_fields(ctx)]
+    t = _host_tiling(project, ctx, tmp_path, {"N": 2, "C": 30, "H": 150, "W": 150}, 48, fields,
+                     {"num_groups": 5})
+    assert all(t[f] > 0 for f in fields) and t["blockLength"] == 2, t
+    torch.manual_seed(3)
+    x = torch.randn(2, 30, 150, 150) * 3 + torch.arange(30.0).reshape(1, 30, 1, 1)
+    w, b = torch.rand(30) + 0.5, torch.randn(30)
+    expect = torch.nn.functional.group_norm(x, 5, w, b, 1e-5)
+    res = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x, w, b], [expect], attrs={"num_groups": 5}),
+                       work_dir=tmp_path)
+    assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
+
+
+#: Loop 0 folds every row into a scalar accumulator and a running max (combined across cores, then a
+#: kernel-scope scalar); loop 1 uses them in chunked rows with two passes and a per-row store.
+SCALAR_THEN_ROWS = '''@kernel
+def k(x: Tensor[f32, "B, D"], y: Tensor[f32, "B, D"], m: Tensor[f32, "B"]):
+    total = 0.0
+    peak = -1.0e30
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            xt = load(x[r, :])
+            total += sum(xt)
+            peak = max(peak, max(xt))
+    avg = total / (B * D)
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            xt = load(x[r, :]) - avg
+            store(y[r, :], xt / (max(xt, axis=1) + peak))
+            store(m[r], sum(xt * xt, axis=1))
+'''
+
+
+@pytest.mark.slow
+def test_scalar_accumulators_then_chunked_rows(tmp_path):
+    """100 rows of 20001 (3 per core), both loops chunked: the scalar accumulators fold each row into
+    per-core floats, go through the usual combine and kernel-scope scalar, then loop 1 reads them."""
+    k = parse_text(SCALAR_THEN_ROWS, "two.adsl")[0].instantiate()
+    project, ctx = lower(k, "ascend910b1", "two.adsl")
+    loops = _row_loops(ctx.lowered)
+    assert [len(_plan_of(t).passes) for t in loops] == [1, 2]
+    assert _plan_of(loops[0]).accumulators == (("total", "add"), ("peak", "max"))
+    (tmp_path / "h").mkdir()
+    t = _host_tiling(project, ctx, tmp_path / "h", {"B": 100, "D": 20001}, 48, ["chunkLength", "chunkLength1_0"])
+    assert t["chunkLength"] > 0 and t["chunkLength1_0"] > 0
+    torch.manual_seed(1)
+    x = torch.randn(100, 20001) + 0.25
+    xc = x - x.sum() / x.numel()
+    expect = [xc / (xc.amax(1, keepdim=True) + x.max()), (xc * xc).sum(1)]
+    res = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x], expect), work_dir=tmp_path)
+    assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
+
+
+@pytest.mark.slow
+def test_emulator_catches_a_slot_fold_before_the_row_is_done(tmp_path):
+    """Planted bug: fold the row's sum into its slot before the pass over the row's chunks (the value of
+    the previous row, or 0). The statistics, and so y, come out wrong."""
+    k, project, ctx = _example("normalization/batch_norm_train")
+    code = project.files["batch_norm_train_kernel.cpp"]
+    fn = code[code.index("void ProcessChunked()"):code.index("void ProcessChunked1()")]
+    fold = fn[fn.index("            // batch_norm_train.adsl:11: s[r] +="):fn.index("        }\n        pipe.Reset();")]
+    assert fn.count("            ChunkPass0();\n" + fold) == 1
+    bad_fn = fn.replace("            ChunkPass0();\n" + fold, fold + "            ChunkPass0();\n")
+    bad = type(project)(project.name, {**project.files, "batch_norm_train_kernel.cpp": code.replace(fn, bad_fn)},
+                        project.manifest)
+    torch.manual_seed(2)
+    x = torch.randn(2, 3, 300, 300) + torch.arange(6.0).reshape(2, 3, 1, 1)
+    w, b = torch.rand(3) + 0.5, torch.randn(3)
+    expect = torch.nn.functional.batch_norm(x, None, None, w, b, training=True, eps=1e-5)
+    good = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x, w, b], [expect]), work_dir=tmp_path / "good")
+    assert good.ok, good.summary()
+    res = validate_sim(k, ctx.lowered, bad, ctx, TaskRun([x, w, b], [expect]), work_dir=tmp_path / "bad")
+    assert not res.ok and not res.comparisons[0].ok, res.summary()
 
 
 def test_host_tiling_keeps_whole_rows_when_they_fit(tmp_path):
@@ -238,10 +390,56 @@ def test_gather_cannot_chunk():
     assert "'gather' needs the whole row in UB" in _row_loop(ctx.lowered).chunked
 
 
-def test_several_split_loops_cannot_chunk():
+def _row_loops(lowered: ir.Kernel) -> list[ir.TileLoop]:
+    return [s for s in ir.walk(lowered.body) if isinstance(s, ir.TileLoop)]
+
+
+def test_several_split_loops_chunk_each_loop():
     text = HEAD.format(dt="f32") + "    total = 0.0\n" + ROWS + "            total += sum(load(x[r, :]))\n" + ROWS + \
         "            store(y[r, :], load(x[r, :]) / total)\n"
-    assert "several split loops" in _reason(text)
+    k = parse_text(text, "two.adsl")[0].instantiate()
+    project, ctx = lower(k, "ascend910b1", "two.adsl")
+    assert all(isinstance(t.chunked, ChunkPlan) for t in _row_loops(ctx.lowered))
+    code = project.files["k_kernel.cpp"]
+    # loop 1 decides on its own chunk length; whole rows otherwise (every loop walks the core's rows)
+    assert "if (chunkLength1_0_ > 0) {" in code and "ProcessChunked1();" in code and "Phase1Rows();" in code
+    assert "const uint64_t tiles = chunkRows_ / tileLength1_;" in code
+
+
+def test_a_later_split_loop_that_cannot_chunk_names_itself():
+    text = HEAD.format(dt="f32") + "    total = 0.0\n" + ROWS + "            total += sum(load(x[r, :]))\n" + ROWS + \
+        "            store(y[r, :], cumsum(load(x[r, :]), axis=1) / total)\n"
+    k = parse_text(text, "two.adsl")[0].instantiate()
+    _, ctx = lower(k, "ascend910b1", "two.adsl")
+    first, second = _row_loops(ctx.lowered)
+    assert isinstance(first.chunked, ChunkPlan) and "'scan_sum' needs the whole row in UB" in second.chunked
+    from lowering.emit import build_view
+
+    view = build_view(ctx.lowered, ctx)
+    assert view["tiling_error"] == ("one row does not fit the Unified Buffer, and split loop 1 cannot run in column "
+                                    "chunks: 'scan_sum' needs the whole row in UB")
+
+
+@pytest.mark.slow
+def test_a_first_split_loop_that_cannot_chunk_keeps_whole_rows_before_a_chunked_one(tmp_path):
+    """Loop 0 (a scan) has no chunked form, loop 1 has: with rows that fit, both run whole rows."""
+    text = HEAD.format(dt="f32") + "    total = 0.0\n" + ROWS + \
+        "            total += sum(cumsum(load(x[r, :]), axis=1))\n" + ROWS + \
+        "            store(y[r, :], load(x[r, :]) / total)\n"
+    k = parse_text(text, "two.adsl")[0].instantiate()
+    project, ctx = lower(k, "ascend910b1", "two.adsl")
+    first, second = _row_loops(ctx.lowered)
+    assert "'scan_sum' needs the whole row in UB" in first.chunked and isinstance(second.chunked, ChunkPlan)
+    from lowering.emit import build_view
+
+    assert build_view(ctx.lowered, ctx)["tiling_error"].endswith(
+        "and this kernel cannot run in column chunks: 'scan_sum' needs the whole row in UB")
+    code = project.files["k_kernel.cpp"]
+    assert "ProcessChunked();" not in code and "ProcessChunked1();" in code
+    x = torch.rand(7, 1000)
+    run = TaskRun([x, torch.zeros(7)], [x / x.cumsum(1).sum()])
+    res = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path)
+    assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
 
 
 def test_targets_without_datacopypad_cannot_chunk():
@@ -269,6 +467,20 @@ def test_ir_dump_shows_the_chunked_passes():
     assert "# rows longer than UB: 2 chunked pass(es) per row:" in dump
     assert "#   pass 0: folds _t0 (online_max:_t2), _t2 (add); chunks <= " in dump
     assert "#   pass 1: stores y; chunks <= " in dump
+
+
+def test_ir_dump_shows_each_split_loops_passes_and_slot_folds():
+    from lowering import PassContext, get_target, run_pipeline
+
+    adsl = REPO / "examples/normalization/batch_norm_train.adsl"
+    ctx = PassContext(get_target("ascend910b1"), adsl.name)
+    run_pipeline(load_file(adsl)[0].instantiate(), ctx, frozenset({"plan_chunks"}))
+    lines = [line.strip() for line in ctx.dumps["plan_chunks"].splitlines()]
+    assert lines.count("# rows longer than UB: 1 chunked pass(es) per row:") == 3
+    # loop 0 folds the row's sum into its slot after the pass; loop 1 reads the slot's total before it
+    fold = next(i for i, line in enumerate(lines) if line.startswith("#   pass 0: folds _t2 (add); chunks <= "))
+    assert lines.index("#   s[r] += _t2Row") == fold + 1
+    assert lines.index("#   _t2Row = s[r]") < lines.index("#   ss[r] += _t5Row")
 
 
 ONLINE = HEAD.format(dt="f32") + ROWS + """            xt = load(x[r, :])
