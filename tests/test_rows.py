@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from dsl_snippets import first_tile, tile_error, tile_kernel
 
-from ascend_dsl import DslError, interpreter, ir, parse_text
+from ascend_dsl import DslError, interpreter, ir
 from lowering import lower
 from npu_harness.validate import load_task_for, validate_sim
 
@@ -25,18 +26,14 @@ def k(x: Tensor[f32, "B, D"], w: Tensor[f32, "D"], s: Tensor[f32, "B"], y: Tenso
 
 
 def _k(body: str, head: str = HEAD) -> ir.Kernel:
-    return parse_text(head + "".join(f"            {line}\n" for line in body.splitlines()), "rows.adsl")[0] \
-        .instantiate()
+    return tile_kernel(head, body, "rows.adsl")
 
 
 def _err(body: str, head: str = HEAD) -> DslError:
-    with pytest.raises(DslError) as e:
-        _k(body, head)
-    return e.value
+    return tile_error(head, body, "rows.adsl")
 
 
-def _tile(k: ir.Kernel) -> ir.TileLoop:
-    return k.body[0].body[0]
+_tile = first_tile
 
 
 def test_layouts_of_loads_reductions_and_broadcasts():

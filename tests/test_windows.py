@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from dsl_snippets import tile_error, tile_kernel
 
 from ascend_dsl import DslError, interpreter, ir, load_file, parse_text
 from lowering import lower
@@ -30,13 +31,11 @@ def k(x: Tensor[f32, "N, C, H, W"], y: Tensor[f32, "N, C, OH, OW"], v: Tensor[f3
 
 
 def _k(body: str, head: str = ROWS, file: str = "win.adsl") -> ir.Kernel:
-    return parse_text(head + "".join(f"            {line}\n" for line in body.splitlines()), file)[0].instantiate()
+    return tile_kernel(head, body, file)
 
 
 def _err(body: str, head: str = ROWS) -> DslError:
-    with pytest.raises(DslError) as e:
-        _k(body, head)
-    return e.value
+    return tile_error(head, body, "win.adsl")
 
 
 def _marker(text: str, mark: str = "MARK") -> int:
