@@ -297,7 +297,7 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
     for b in base["buffers"]:
         buf = b["buffer"]
         elems = "inE" if buf.position is ir.Position.VECIN else "outE"
-        ub_terms.append(f"nb * (({elems} * sizeof({buf.dtype.ctype}) + 31) / 32 * 32)")
+        ub_terms.append(f"nb * (({elems} * {buf.dtype.size} + 31) / 32 * 32)")  # host code: no device types
     if rows_path:  # the f32 row scratch (TBufs, single)
         scratch = 1 if in_ctype == "float" else 2
         ub_terms.append(f"{scratch} * ((in[{rank - 1}] * sizeof(float) + 31) / 32 * 32)")
@@ -311,7 +311,7 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
                         f"const int64_t dil = {_param_c(d_arg, False)};"],
         "in_dims": [_dim_c(d, "") for d in idims], "out_dims": [_dim_c(d, "") for d in odims],
         "ub_budget": ctx.target.ub_budget, "ub_formula": " + ".join(ub_terms), "rank": rank,
-        "rows_path": rows_path, "in_ctype": in_ctype,
+        "rows_path": rows_path, "in_bytes": in_bufs[0].dtype.size,
         "tiling_error": "the window parameters or output sizes are invalid, or one output row of a plane does "
                         "not fit the Unified Buffer",
     })

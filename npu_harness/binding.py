@@ -52,22 +52,31 @@ def bind(kernel: ir.Kernel, inputs: list, outputs: list, attrs: dict) -> Binding
     if len(outputs) != len(kernel.outputs):
         raise DslError.at("BINDING", f"kernel '{kernel.name}' stores {len(kernel.outputs)} output tensor(s) but "
                           f"forward() returns {len(outputs)}", kernel.span)
-    symbols: dict[str, int] = {}
-    tensors: dict[str, object] = {}
     for p, t in list(zip(kernel.inputs, tensor_inputs, strict=True)) + list(zip(kernel.outputs, outputs, strict=True)):
         if not isinstance(t, HostArray):
             raise DslError.at("BINDING", f"'{p.name}' must bind to a tensor, got {type_name(t)}", p.span)
-        dims = view_dims(len(p.shape), tuple(t.shape))
+    symbols, scalars = bind_shapes(kernel, [tuple(t.shape) for t in tensor_inputs], [tuple(t.shape) for t in outputs],
+                                   attrs)
+    tensors = {p.name: t for p, t in zip(kernel.inputs + kernel.outputs, tensor_inputs + outputs, strict=True)}
+    return Binding(tensors, symbols, scalars)
+
+
+def bind_shapes(kernel: ir.Kernel, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]],
+                attrs: dict) -> tuple[dict[str, int], dict[str, float]]:
+    """The shape symbols and scalar parameters of a kernel bound to tensors of these shapes (the
+    inputs, then the outputs, in order) and to the Model's attributes. Needs no tensor data."""
+    symbols: dict[str, int] = {}
+    for p, shape in zip(kernel.inputs + kernel.outputs, list(input_shapes) + list(output_shapes), strict=True):
+        dims = view_dims(len(p.shape), shape)
         if len(dims) != len(p.shape):
             raise DslError.at("BINDING", f"'{p.name}' is declared with rank {len(p.shape)} but the task's tensor has "
-                              f"shape {tuple(t.shape)}", p.span)
+                              f"shape {shape}", p.span)
         for d, actual in zip(p.shape, dims, strict=True):
             if isinstance(d, int) and d != actual:
                 raise DslError.at("BINDING", f"'{p.name}' expects size {d} but got {actual}", p.span)
             if isinstance(d, str) and symbols.setdefault(d, actual) != actual:
                 raise DslError.at("BINDING", f"shape symbol {d} is {symbols[d]} for one tensor and {actual} for "
                                   f"'{p.name}'", p.span)
-        tensors[p.name] = t
     scalars: dict[str, float] = {}
     for p in kernel.scalars:
         if p.name in attrs:
@@ -77,4 +86,4 @@ def bind(kernel: ir.Kernel, inputs: list, outputs: list, attrs: dict) -> Binding
         else:
             raise DslError.at("BINDING", f"no value for scalar '{p.name}': the Model has no attribute of that name "
                               "and the kernel gives no default", p.span)
-    return Binding(tensors, symbols, scalars)
+    return symbols, scalars

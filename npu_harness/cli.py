@@ -32,7 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel", help="which kernel of the file (default: the only/first one)")
     p.add_argument("--dtype", action="append", type=_kv, default=[], metavar="VAR=DTYPE",
                    help="bind a dtype variable, e.g. T=f16 (default: the first listed)")
-    p.add_argument("--validate", choices=["sim", "interp"], help="validate against the task's PyTorch reference")
+    p.add_argument("--validate", choices=["sim", "interp", "tiling"],
+                   help="validate against the task's PyTorch reference (sim, interp), or only check that the host "
+                   "tiling launches at the task's shapes, without data (tiling: benchmark-scale sizes in seconds)")
     p.add_argument("--task", type=Path, help="KernelBench-format task file (default: the .py next to a .adsl FILE, or a .py FILE itself)")
     p.add_argument("--set", action="append", type=_kv, default=[], metavar="NAME=INT",
                    help="override a module-level size constant of the task, e.g. dim=1000003")
@@ -105,6 +107,8 @@ def _run(args) -> int:
     # A .adsl kernel's reference is its sibling .py; a .py file may hold the kernel and the task together.
     task = args.task or (args.file if args.file.suffix == ".py" else args.file.with_suffix(".py"))
     overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
+    if args.validate == "tiling":
+        return _check_tiling(kernel, project, ctx, task, overrides, args.task_timeout)
     run = load_task_for(kernel, task, seed=args.seed, overrides=overrides, cap=args.cap, timeout=args.task_timeout)
     if run.constants and args.cap:
         print("task sizes used: " + ", ".join(f"{k}={v}" for k, v in run.constants.items()))
@@ -120,6 +124,27 @@ def _run(args) -> int:
     if (args.report or args.report_json) and result.level == "sim":
         _write_report(result, args.report, args.report_json)
     return 0 if result.ok else 1
+
+
+def _check_tiling(kernel, project, ctx, task: Path, overrides: dict, timeout: float) -> int:
+    """--validate tiling: bind the task's shapes (meta device, no data) and run only the host tiling."""
+    from .binding import bind_shapes
+    from .task import run_task_shapes
+    from .tiling_probe import launch_blocks
+
+    shapes = run_task_shapes(task, overrides=overrides, timeout=timeout)
+    symbols, scalars = bind_shapes(kernel, shapes.inputs, shapes.outputs, shapes.attrs)
+    blocks = launch_blocks(project, ctx.target.name, symbols, scalars, ctx.target.aiv)
+    sizes = ", ".join(f"{k}={v}" for k, v in symbols.items())
+    if blocks == 0:
+        from lowering.emit import build_view
+
+        why = build_view(ctx.lowered, ctx).get("tiling_error", "the host tiling found no tile that fits the Unified "
+                                               "Buffer")
+        print(f"tiling: FAIL ({sizes}): the host tiling launches no block (a launch reports TILING: {why})")
+        return 1
+    print(f"tiling: PASS ({sizes}; {blocks} blocks of {ctx.target.aiv} vector cores)")
+    return 0
 
 
 def _write_report(result, show: bool, json_path: Path | None) -> None:

@@ -111,6 +111,43 @@ EXAMPLE_SHAPES.update({
 })
 
 
+#: Benchmark-scale sizes, checked without data by the host tiling probe (`ascend-lower --validate
+#: tiling`, tests/test_benchmark_shapes.py): every entry whose names are all size constants of a task
+#: applies to it. Rows of 393,216 floats and 64 x 64 x 256 x 256 tensors are the issue's examples;
+#: the others are KernelBench-sized (benchmarks.md).
+SCALE_SHAPES = [
+    {"batch_size": 4096, "dim": 393216},
+    {"batch_size": 64, "features": 64, "dim1": 256, "dim2": 256},
+    {"batch_size": 128, "dim1": 4096, "dim2": 4095},
+    {"batch_size": 32768, "num_classes": 4096},
+    {"num_params": 1 << 28},
+    {"M": 4096, "K": 4096, "N": 4096},
+    {"Bt": 128, "M": 512, "K": 512, "N": 512},
+    {"batch_size": 32, "channels": 64, "height": 512, "width": 512},
+    {"batch_size": 16, "channels": 32, "depth": 64, "height": 64, "width": 64},
+    {"batch_size": 64, "channels": 128, "length": 65536},
+    {"M": 8192, "K": 8192},
+]
+#: Kernels with a documented size limit that an entry of SCALE_SHAPES would exceed: (the benchmark-scale
+#: shapes used instead, the limit). At the exceeding shape the launch reports TILING (tested).
+SCALE_LIMITED = {
+    **{f"math/{name}": ([{"batch_size": 65536, "dim": 4000}], "scans need the whole row in UB")
+       for name in ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum", "masked_cumsum")},
+    "fuse/matmul_softmax": ([{"M": 8192, "K": 4096, "N": 512}],
+                            "the softmax epilogue holds whole rows of N in UB (N up to about 580 in f32)"),
+}
+
+
+def scale_shapes(key: str, constants: dict[str, int]) -> list[dict[str, int]]:
+    """Benchmark-scale shapes of a gallery kernel whose task has these size constants: the largest
+    SCALE_SHAPES entries made of its constants (an entry inside a larger one that also applies is
+    skipped: 3-D pooling takes the depth entry, not the 2-D one), or its SCALE_LIMITED shapes."""
+    if key in SCALE_LIMITED:
+        return SCALE_LIMITED[key][0]
+    fits = [s for s in SCALE_SHAPES if set(s) <= set(constants)]
+    return [s for s in fits if not any(set(s) < set(t) for t in fits)]
+
+
 @dataclass(frozen=True)
 class Example:
     category: str

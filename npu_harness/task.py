@@ -115,3 +115,39 @@ def run_task(path: str | Path, *, seed: int = 0, overrides: dict[str, int] | Non
             except OSError:
                 pass
     return TaskRun(*data)
+
+
+@dataclass
+class TaskShapes:
+    """forward()'s tensor argument and result shapes, the Model's attributes and the size constants
+    (task_worker.task_shapes: computed on the meta device, without tensor data)."""
+
+    inputs: list[tuple[int, ...]]
+    outputs: list[tuple[int, ...]]
+    attrs: dict
+    constants: dict
+
+
+def run_task_shapes(path: str | Path, *, overrides: dict[str, int] | None = None,
+                    timeout: float = TASK_TIMEOUT_S) -> TaskShapes:
+    """The task's shapes at its own (or overridden) sizes, in a worker subprocess like run_task."""
+    path = Path(path)
+    if not path.is_file():
+        raise DslError.at("TASK-ERROR", f"task file {path} does not exist", None,
+                          "pass --task TASK.py (default: the .py next to the .adsl file)")
+    with tempfile.TemporaryDirectory(prefix="ascend-task-") as tmp:
+        req = Path(tmp) / "request.json"
+        req.write_text(json.dumps({"shapes_only": True, "set": overrides or {}}))
+        out = Path(tmp) / "shapes.json"
+        res = run_limited([sys.executable, "-m", "npu_harness.task_worker", str(path), str(out), str(req)],
+                          timeout=timeout, memory_bytes=TASK_MEMORY_BYTES)
+        if res.timed_out:
+            raise DslError.at("TASK-TIMEOUT", f"task file {path} did not finish within {timeout:.0f} s", None)
+        if res.returncode != 0:
+            tail = "\n".join(res.stderr.strip().splitlines()[-6:])
+            raise DslError.at("TASK-ERROR", f"task file {path} failed on the meta device (exit {res.returncode}):\n"
+                              f"{tail}", None, "shapes come from running get_inputs() and forward() on "
+                              "torch.device('meta'); an op without a meta kernel fails there")
+        data = json.loads(out.read_text())
+    return TaskShapes([tuple(s) for s in data["inputs"]], [tuple(s) for s in data["outputs"]], data["attrs"],
+                      data["constants"])

@@ -2,7 +2,8 @@
 
     python -m npu_harness.task_worker TASK.py OUT.npz REQUEST.json
 
-REQUEST: {"seed": int, "set": {"NAME": value}, "cap": int|null, "input_dtypes": [str|null, ...]}.
+REQUEST: {"seed": int, "set": {"NAME": value}, "cap": int|null, "input_dtypes": [str|null, ...]},
+or {"shapes_only": true, "set": {...}}: then OUT gets JSON shapes (task_shapes, meta device, no data).
 Module-level size constants named in "set" are overridden before get_inputs() runs; with "cap",
 every integer size constant is scaled down until the largest input has at most `cap` elements,
 staying a multiple of each fixed integer constant that divided it.
@@ -66,11 +67,44 @@ def quantise_inputs(inputs: list, dtypes: list[str | None]) -> tuple[list, list]
     return kernel_inputs, reference_inputs
 
 
+def task_shapes(task: str | Path, overrides: dict[str, int] | None = None) -> dict:
+    """forward()'s tensor argument and result shapes, the Model's attributes and the size constants,
+    computed on PyTorch's meta device: no tensor data, so benchmark-scale sizes cost nothing."""
+    import torch
+
+    ns = runpy.run_path(str(task), run_name="__task__")
+    for key in ("Model", "get_inputs", "get_init_inputs"):
+        if key not in ns:
+            raise ValueError(f"task file defines no '{key}'")
+    get_inputs = ns["get_inputs"]
+    for k, v in (overrides or {}).items():
+        if k not in get_inputs.__globals__:
+            raise ValueError(f"task file has no module-level constant '{k}'")
+        get_inputs.__globals__[k] = type(get_inputs.__globals__[k])(v)
+    with torch.device("meta"), torch.no_grad():
+        model = ns["Model"](*ns["get_init_inputs"]())
+        inputs = list(get_inputs())
+        outputs = model(*inputs)
+    outputs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+    return {"inputs": [list(t.shape) for t in inputs if isinstance(t, torch.Tensor)],
+            "outputs": [list(t.shape) for t in outputs if isinstance(t, torch.Tensor)],
+            "attrs": {k: v for k, v in vars(model).items() if isinstance(v, (int, float)) and not isinstance(v, bool)},
+            "constants": {k: v for k, v in get_inputs.__globals__.items()
+                          if isinstance(v, int) and not isinstance(v, bool) and not k.startswith("_")}}
+
+
 def main(argv: list[str]) -> int:
     import torch
 
     task, out, request_path = argv
     req = json.loads(Path(request_path).read_text())
+    if req.get("shapes_only"):
+        try:
+            Path(out).write_text(json.dumps(task_shapes(task, req.get("set"))))
+        except ValueError as e:
+            print(e, file=sys.stderr)
+            return 3
+        return 0
     torch.manual_seed(req.get("seed", 0))
     ns = runpy.run_path(task, run_name="__task__")
     for key in ("Model", "get_inputs", "get_init_inputs"):

@@ -77,7 +77,7 @@ inline uint32_t MaxPool2dComputeTiling(uint64_t N, uint64_t C, uint64_t H, uint6
         const uint64_t inRows = rows == outOuter || need > inOuter ? inOuter : need;
         // UB rows of the last dim, 32-byte aligned (the outer-dim taps combine whole rows on the vector unit)
         const uint64_t w = in[1];
-        const uint64_t pitch = (w * sizeof(float) + 31) / 32 * 32 / sizeof(float);
+        const uint64_t pitch = (w * 4 + 31) / 32 * 32 / 4;  // element bytes: host code has no half
         const uint64_t innerRows = inInner / w;
         return ((planes - 1) * inOuter * innerRows + inRows * innerRows) * pitch;
     };
@@ -85,7 +85,7 @@ inline uint32_t MaxPool2dComputeTiling(uint64_t N, uint64_t C, uint64_t H, uint6
     uint64_t nb = 2;  // buffers per queue
     auto ubBytes = [&](uint64_t planes, uint64_t rows) -> uint64_t {  // UB bytes of the buffers (max_pool2d.adsl:9)
         const uint64_t inE = inElems(planes, rows), outE = outElems(planes, rows);
-        return nb * ((inE * sizeof(float) + 31) / 32 * 32) + nb * ((outE * sizeof(float) + 31) / 32 * 32) + 1 * ((in[1] * sizeof(float) + 31) / 32 * 32);
+        return nb * ((inE * 4 + 31) / 32 * 32) + nb * ((outE * 4 + 31) / 32 * 32) + 1 * ((in[1] * sizeof(float) + 31) / 32 * 32);
     };
     uint64_t planes = 1, rows = outOuter;
     for (;;) {

@@ -1,0 +1,70 @@
+"""Run only a lowered kernel's host tiling function at given shapes: does it launch?
+
+The host tiling code (`<kernel>_tiling.h`) decides from runtime shapes how a kernel runs (cores, rows
+or elements per tile, chunked long rows); it returns 0 blocks when the kernel cannot run at those
+shapes, which a launch reports as TILING. Probing it needs no tensor data, so benchmark-scale
+shapes (a 4096 x 393216 softmax, 16 x 64 x 256 x 256 norms) are checked in milliseconds, where the
+emulator validates smaller ones. One binary per kernel (cached by content) serves every shape.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from ascend_dsl.diagnostics import DslError
+from lowering.emit import EmittedProject
+
+from .sim.compiler import CompileError, compile_program, run_program
+from .sim.runner import sim_defines
+
+_MAIN = '''#include <cstdio>
+#include <cstdlib>
+#include "{name}_tiling.h"
+int main(int argc, char** argv)
+{{
+    if (argc != {argc}) {{
+        std::fprintf(stderr, "usage: probe {usage}\\n");
+        return 2;
+    }}
+    {tiling_type} t{{}};
+    const unsigned blocks = {tiling_fn}({args});
+    std::printf("%u\\n", blocks);
+    return 0;
+}}
+'''
+
+
+def probe_source(project: EmittedProject) -> str:
+    """A main() that calls the tiling function with the shape symbols, scalars and core count from argv."""
+    m = project.manifest
+    names = [*m["symbols"], *(s["name"] for s in m["scalars"]), "coreNum"]
+    args = [f"std::strtoull(argv[{i}], nullptr, 10)" for i, _ in enumerate(m["symbols"], 1)]
+    args += [f"std::strtod(argv[{i}], nullptr)" for i, _ in enumerate(m["scalars"], len(args) + 1)]
+    args += [f"static_cast<uint32_t>(std::strtoul(argv[{len(args) + 1}], nullptr, 10))", "&t"]
+    return _MAIN.format(name=project.name, argc=len(names) + 1, usage=" ".join(names), tiling_type=m["tiling_type"],
+                        tiling_fn=m["tiling_fn"], args=", ".join(args))
+
+
+def launch_blocks(project: EmittedProject, target: str, symbols: dict[str, int], scalars: dict[str, float],
+                  core_num: int) -> int:
+    """Blocks the host tiling launches at these shapes (0: the kernel cannot run there: TILING)."""
+    m = project.manifest
+    kind = "mix" if m["kernel_type"].startswith("MIX") else "vector"
+    with tempfile.TemporaryDirectory(prefix="ascend-probe-") as tmp:
+        src = Path(tmp)
+        tiling = f"{project.name}_tiling.h"
+        (src / tiling).write_text(project.files[tiling])
+        main = src / f"{project.name}_probe.cpp"
+        main.write_text(probe_source(project))
+        try:
+            binary = compile_program([main], defines=sim_defines(target, kind))
+        except CompileError as e:
+            raise DslError.at("INTERNAL", f"the host tiling code does not compile:\n{e.stderr.strip()[-2000:]}",
+                              None) from None
+    args = [str(symbols[s]) for s in m["symbols"]] + [repr(float(scalars[s["name"]])) for s in m["scalars"]]
+    res = run_program(binary, [*args, str(core_num)], timeout=30)
+    if res.returncode != 0 or res.timed_out:
+        raise DslError.at("INTERNAL", f"the host tiling probe failed (exit {res.returncode}): {res.stderr.strip()}",
+                          None)
+    return int(res.stdout.strip())
