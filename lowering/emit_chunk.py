@@ -11,6 +11,7 @@ from __future__ import annotations
 from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
+from . import row_groups
 from .chunking import ONLINE_MAX, ChunkPlan, RowAccumulate, RowLoad, RowScalar, RowStore, row_ref
 from .emit import (
     _IDENTITY,
@@ -133,9 +134,12 @@ def chunk_names(k: int, p: int) -> tuple[str, str]:
 
 
 def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, dict], row_buffers: dict[str, dict],
-               k: int = 0, several: bool = False) -> dict:
+               k: int = 0, several: bool = False, row_init: list[str] | None = None) -> dict:
     """The view parts of the chunked path of split loop k; `row_buffers` are its whole-row plan's buffer
-    views. `several`: the kernel has several split loops (lowering/emit.py merges their parts)."""
+    views. `several`: the kernel has several split loops (lowering/emit.py merges their parts).
+    `row_init`: the whole-row Init lines when rows may be split over a group of cores
+    (lowering/row_groups.py)."""
+    grouped = row_init is not None
     passes = []
     members: list[str] = []
     for p_index, p in enumerate(plan.passes):
@@ -168,7 +172,8 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
                        "init_buffers": [f"pipe.InitBuffer({b['member']}, {b['init_args']});" for b in buffers],
                        "acc_init": acc_init, "copyin": stages[ir.StageKind.COPYIN],
                        "compute": head + stages[ir.StageKind.COMPUTE] + tail,
-                       "copyout": stages[ir.StageKind.COPYOUT], "reads": reads})
+                       "copyout": stages[ir.StageKind.COPYOUT], "reads": reads,
+                       "combine": row_groups.group_combine(pid, p.reductions) if grouped and p.reductions else []})
         members += [f"{b['decl']} {b['member']};" for b in buffers]
     members.append("TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values")
     members += [f"TBuf<TPosition::VECCALC> {_out_buf(d)};  // one {d} element of a per-row store"
@@ -189,6 +194,9 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
     for st in plan.steps:
         if isinstance(st, int):
             body.append(f"ChunkPass{chunk_names(k, st)[0]}();")
+            if grouped and plan.passes[st].reductions:
+                body += ["if (rowGroup_ > 1) {  // the group's partials of the row, combined by every core of the group",
+                         f"    GroupCombine{chunk_names(k, st)[0]}();", "}"]
         elif isinstance(st, RowLoad) and st.slot:
             body += _slot_read(ctx, st)
         elif isinstance(st, RowLoad):
@@ -214,7 +222,9 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
             dtype = kernel.param(st.tensor).dtype
             w = _ChunkScalarWriter(ctx, tensor_map)
             value = w.scalar(st.value)
-            body += [f"// {_loc(ctx, st.span)}: one element per row", "{", *("    " + x for x in w.lines),
+            body += [f"// {_loc(ctx, st.span)}: one element per row" +
+                     (", written by the group's first core" if grouped else ""),
+                     "if (groupRank_ == 0) {" if grouped else "{", *("    " + x for x in w.lines),
                      f"    LocalTensor<{t['ctype']}> one = {_out_buf(dtype)}.Get<{t['ctype']}>();",
                      f"    one.SetValue(0, static_cast<{t['ctype']}>({value}));",
                      "    SetFlag<HardEvent::S_MTE3>(EVENT_ID0);", "    WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
@@ -254,6 +264,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
         init += ["if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own "
                  "buffers", *([] if several else ["    chunkRows_ = blockLength_;"]),
                  "    blockLength_ = 0;  // the whole-row loop gets no rows",
+                 *(row_groups.init_lines(row_init) if grouped else []),
                  *(f"    pipe.InitBuffer({m}, 32);  // the running value's block (Process() clears it)" for m in slots),
                  *(f"    pipe.InitBuffer({m}, static_cast<uint32_t>({n}Pad_ * sizeof(float)));  // (Process() clears it)"
                    for n, m in vecs),
@@ -261,7 +272,9 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
                  "}"]
     else:
         init = [f"{ph['member']} = tiling.{ph['field']};" for ph in passes]
-    return {"chunk": True, "chunk_passes": passes, "chunk_members": members,
+    if grouped:
+        members += row_groups.members()
+    return {"chunk": True, "chunk_passes": passes, "row_group": grouped, "chunk_members": members,
             "chunk_reset": reset, "chunk_process": process, "chunk_init": init,
             "chunk_count": len(plan.passes), "chunk_fn": f"ProcessChunked{k if k else ''}"}
 

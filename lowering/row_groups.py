@@ -1,0 +1,123 @@
+"""Rows split over a group of cores (docs/design.md, "Rows longer than UB"): fewer rows than cores.
+
+In chunked mode (lowering/chunking.py, lowering/emit_chunk.py) a core takes whole rows, so with fewer
+rows than cores most cores would idle. When the host tiling finds rows < cores it sets `rowGroup`
+(g = cores / rows, at most one 256-element share per core) and `colShare`: core c works on row
+c / g, columns [(c % g) * colShare, + colShare) clipped to the row (shares are whole 256-element
+repeats, so 32-byte aligned in GM for every dtype). Every pass folds its share's reductions as before;
+after a pass with reductions every core writes its partials to its 32-byte workspace slot, SyncAll
+(every launched core has one row and runs the same passes, so the same number of SyncAlls), and each
+core of the group reads the group's slots and combines them in core order: sum/mean add, max/min,
+prod multiplies, and an online max/sum pair (m_i, s_i) gives m = max m_i, s = sum s_i * exp(m_i - m).
+So every core of a group holds the same per-row values before the next pass. Two slot regions
+alternate between passes: a fast core's next partials never overwrite slots a slow core of its group
+has not read yet (it read them before the SyncAll that the fast core has passed). Per-row stores are
+written by the group's first core. g = 1 (the tiling's default) runs exactly the chunked path as
+before.
+
+Only kernels with one split loop and nothing after it (no accumulators across cores, no slot
+accumulators, no kernel-scope statements) split rows; the others keep g = 1.
+"""
+
+from __future__ import annotations
+
+from ascend_dsl import ir
+
+from .chunking import ONLINE_MAX, ChunkPlan, row_ref
+
+#: Floats of one core's partial slot (32 bytes); a pass with more reductions keeps whole rows per core.
+SLOT_FLOATS = 8
+#: Workspace bytes per core: two alternating 32-byte partial slots.
+WORKSPACE_PER_CORE = 64
+
+
+def groupable(kernel: ir.Kernel, plan: ChunkPlan, several: bool, after: list[str]) -> bool:
+    """Whether the chunked rows of this (single) row loop may be split over a group of cores."""
+    return (not several and not after and not kernel.accumulators and not kernel.slot_accumulators
+            and not plan.accumulators and not plan.slot_accumulators
+            and all(len(p.reductions) <= SLOT_FLOATS for p in plan.passes))
+
+
+def members() -> list[str]:
+    return ["TBuf<TPosition::VECCALC> chunkGroup_;  // the group's partial slots while combining",
+            "uint32_t rowGroup_ = 1;  // cores sharing each row (chunked mode, fewer rows than cores)",
+            "uint32_t groupRank_ = 0;  // this core's place in its row's group",
+            "uint32_t groupTurn_ = 0;  // which of the two workspace slot regions the next combine uses",
+            "uint64_t colStart_ = 0;  // chunked mode: this core's columns of the row",
+            "uint64_t colEnd_ = 0;"]
+
+
+def init_lines(row_init: list[str]) -> list[str]:
+    """Chunked-mode Init lines (inside `if (chunkLength_ > 0)`): the core's group, rank and columns, and
+    the GM views of its row (`row_init`: the whole-row Init lines, whose views start at `start`)."""
+    views = []
+    for line in row_init:
+        if line == "rowStart_ = start;  // per-channel tensors are indexed by the global row":
+            views.append("rowStart_ = groupRow;")
+        elif ".SetGlobalBuffer(" in line and "+ start * D_, blockLength_ * D_);" in line:
+            views.append(line.replace("+ start * D_, blockLength_ * D_);", "+ groupRow * D_, D_);"))
+        elif ".SetGlobalBuffer(" in line and "+ start, blockLength_);" in line:
+            views.append(line.replace("+ start, blockLength_);", "+ groupRow, 1);"))
+    return ["    colEnd_ = D_;",
+            f"    workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * {WORKSPACE_PER_CORE // 4});"
+            "  // two partial slots per core",
+            "    rowGroup_ = tiling.rowGroup;",
+            "    if (rowGroup_ > 1) {  // fewer rows than cores: rowGroup_ cores share each row's columns",
+            "        const uint64_t groupRow = GetBlockIdx() / rowGroup_;",
+            "        groupRank_ = static_cast<uint32_t>(GetBlockIdx() % rowGroup_);",
+            "        colStart_ = groupRank_ * tiling.colShare;",
+            "        colStart_ = colStart_ < D_ ? colStart_ : D_;",
+            "        colEnd_ = D_ - colStart_ < tiling.colShare ? D_ : colStart_ + tiling.colShare;",
+            "        chunkRows_ = groupRow < total ? 1 : 0;",
+            *("        " + v for v in views),
+            "    }"]
+
+
+def group_combine(pid: str, reductions: tuple[tuple[str, str], ...]) -> list[str]:
+    """`GroupCombine<pid>()`: after pass pid, this core's partials of the row's reductions go to its
+    workspace slot; SyncAll; every core of the group folds the group's slots in core order."""
+    online_sums = {c.split(":", 1)[1]: n for n, c in reductions if c.startswith(ONLINE_MAX)}
+    lines = ["ChunkReset();",
+             "pipe.InitBuffer(chunkGroup_, rowGroup_ * 32);",
+             "LocalTensor<float> part = chunkGroup_.Get<float>();",
+             f"const uint64_t region = groupTurn_ * GetBlockNum() * {SLOT_FLOATS};  // alternate slot regions",
+             "groupTurn_ ^= 1u;"]
+    lines += [f"part.SetValue({j}, {row_ref(reductions[j][0]).name + '_' if j < len(reductions) else '0.0f'});"
+              for j in range(SLOT_FLOATS)]
+    lines += ["SetFlag<HardEvent::S_MTE3>(EVENT_ID0);", "WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
+              f"DataCopy(workspaceGm_[region + GetBlockIdx() * {SLOT_FLOATS}], part, {SLOT_FLOATS});",
+              "SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);", "WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);",
+              "SyncAll();  // every partial of the group has landed",
+              f"DataCopy(part, workspaceGm_[region + (GetBlockIdx() - groupRank_) * {SLOT_FLOATS}], "
+              f"rowGroup_ * {SLOT_FLOATS});",
+              "SetFlag<HardEvent::MTE2_S>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);"]
+    slot = {n: j for j, (n, _) in enumerate(reductions)}
+    for j, (n, c) in enumerate(reductions):
+        v, at = f"{row_ref(n).name}_", f"part.GetValue(c * {SLOT_FLOATS} + {j})"
+        if n in online_sums:
+            continue  # with its max, below
+        fold = {"add": f"{v} += {at};", "mul": f"{v} *= {at};", "max": f"{v} = {at} > {v} ? {at} : {v};",
+                "min": f"{v} = {at} < {v} ? {at} : {v};"}
+        op = "max" if c.startswith(ONLINE_MAX) else c
+        lines += [f"{v} = part.GetValue({j});",
+                  "for (uint32_t c = 1; c < rowGroup_; ++c) {", f"    {fold[op]}", "}"]
+    for s, m in online_sums.items():  # s = sum of s_c * exp(m_c - m), m the group's max (already folded)
+        ms, ss = slot[m], slot[s]
+        sv, mv = f"{row_ref(s).name}_", f"{row_ref(m).name}_"
+        lines += [f"{sv} = 0.0f;  // the running sums, rescaled to the group's max",
+                  "{",
+                  "    LocalTensor<float> math = chunkMath_.Get<float>();",
+                  f"    for (uint32_t c0 = 0; c0 < rowGroup_; c0 += {SLOT_FLOATS}) {{",
+                  f"        const uint32_t n = rowGroup_ - c0 < {SLOT_FLOATS} ? rowGroup_ - c0 : {SLOT_FLOATS};",
+                  "        for (uint32_t i = 0; i < n; ++i) {",
+                  f"            math.SetValue(i, part.GetValue((c0 + i) * {SLOT_FLOATS} + {ms}) - {mv});",
+                  "        }",
+                  "        SetFlag<HardEvent::S_V>(EVENT_ID0);", "        WaitFlag<HardEvent::S_V>(EVENT_ID0);",
+                  "        Exp(math, math, static_cast<int32_t>(n));",
+                  "        SetFlag<HardEvent::V_S>(EVENT_ID0);", "        WaitFlag<HardEvent::V_S>(EVENT_ID0);",
+                  "        for (uint32_t i = 0; i < n; ++i) {",
+                  f"            {sv} += part.GetValue((c0 + i) * {SLOT_FLOATS} + {ss}) * math.GetValue(i);",
+                  "        }",
+                  "    }",
+                  "}"]
+    return lines
