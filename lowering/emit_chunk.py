@@ -173,7 +173,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
                        "acc_init": acc_init, "copyin": stages[ir.StageKind.COPYIN],
                        "compute": head + stages[ir.StageKind.COMPUTE] + tail,
                        "copyout": stages[ir.StageKind.COPYOUT], "reads": reads,
-                       "combine": row_groups.group_combine(pid, p.reductions) if grouped and p.reductions else []})
+                       "combine": row_groups.group_combine(pid, p.reductions, row_groups.base_regions(kernel)) if grouped and p.reductions else []})
         members += [f"{b['decl']} {b['member']};" for b in buffers]
     members.append("TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values")
     members += [f"TBuf<TPosition::VECCALC> {_out_buf(d)};  // one {d} element of a per-row store"
@@ -214,9 +214,10 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
             body += _slot_fold(ctx, st)
         elif isinstance(st, RowAccumulate):
             core, v = f"{st.name}Core_", c_scalar(st.value, DType.F32)
-            body += [f"// {_loc(ctx, st.span)}",
-                     {"add": f"{core} += {v};", "max": f"{core} = {v} > {core} ? {v} : {core};",
-                      "min": f"{core} = {v} < {core} ? {v} : {core};"}[st.combine]]
+            fold = {"add": f"{core} += {v};", "max": f"{core} = {v} > {core} ? {v} : {core};",
+                    "min": f"{core} = {v} < {core} ? {v} : {core};"}[st.combine]
+            body += [f"// {_loc(ctx, st.span)}" + (": the row's value, once (the group's first core)" if grouped else ""),
+                     *(["if (groupRank_ == 0) {", f"    {fold}", "}"] if grouped else [fold])]
         elif isinstance(st, RowStore):
             t = tensor_map[st.tensor]
             dtype = kernel.param(st.tensor).dtype
@@ -264,7 +265,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
         init += ["if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own "
                  "buffers", *([] if several else ["    chunkRows_ = blockLength_;"]),
                  "    blockLength_ = 0;  // the whole-row loop gets no rows",
-                 *(row_groups.init_lines(row_init) if grouped else []),
+                 *(row_groups.init_lines(row_init, row_groups.base_regions(kernel)) if grouped else []),
                  *(f"    pipe.InitBuffer({m}, 32);  // the running value's block (Process() clears it)" for m in slots),
                  *(f"    pipe.InitBuffer({m}, static_cast<uint32_t>({n}Pad_ * sizeof(float)));  // (Process() clears it)"
                    for n, m in vecs),

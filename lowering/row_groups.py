@@ -15,8 +15,10 @@ has not read yet (it read them before the SyncAll that the fast core has passed)
 written by the group's first core. g = 1 (the tiling's default) runs exactly the chunked path as
 before.
 
-Only kernels with one split loop and nothing after it (no accumulators across cores, no slot
-accumulators, no kernel-scope statements) split rows; the others keep g = 1.
+Accumulators across cores (losses) fold each row's value once, on the group's first core; the other
+cores keep the identity, and the usual combine after the rows (its own workspace slot, before the two
+regions) sums them. Only kernels with one split loop and no slot accumulators split rows; the others
+keep g = 1.
 """
 
 from __future__ import annotations
@@ -31,11 +33,20 @@ SLOT_FLOATS = 8
 WORKSPACE_PER_CORE = 64
 
 
-def groupable(kernel: ir.Kernel, plan: ChunkPlan, several: bool, after: list[str]) -> bool:
+def groupable(kernel: ir.Kernel, plan: ChunkPlan, several: bool) -> bool:
     """Whether the chunked rows of this (single) row loop may be split over a group of cores."""
-    return (not several and not after and not kernel.accumulators and not kernel.slot_accumulators
-            and not plan.accumulators and not plan.slot_accumulators
+    return (not several and not kernel.slot_accumulators and not plan.slot_accumulators
             and all(len(p.reductions) <= SLOT_FLOATS for p in plan.passes))
+
+
+def base_regions(kernel: ir.Kernel) -> int:
+    """32-byte slots per core in the workspace before the group's two slot regions: the accumulators'
+    own slot (their cross-core combine after the rows), if any."""
+    return 1 if kernel.accumulators else 0
+
+
+def workspace_per_core(kernel: ir.Kernel) -> int:
+    return 32 * base_regions(kernel) + WORKSPACE_PER_CORE
 
 
 def members() -> list[str]:
@@ -47,7 +58,7 @@ def members() -> list[str]:
             "uint64_t colEnd_ = 0;"]
 
 
-def init_lines(row_init: list[str]) -> list[str]:
+def init_lines(row_init: list[str], base: int) -> list[str]:
     """Chunked-mode Init lines (inside `if (chunkLength_ > 0)`): the core's group, rank and columns, and
     the GM views of its row (`row_init`: the whole-row Init lines, whose views start at `start`)."""
     views = []
@@ -59,8 +70,9 @@ def init_lines(row_init: list[str]) -> list[str]:
         elif ".SetGlobalBuffer(" in line and "+ start, blockLength_);" in line:
             views.append(line.replace("+ start, blockLength_);", "+ groupRow, 1);"))
     return ["    colEnd_ = D_;",
-            f"    workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * {WORKSPACE_PER_CORE // 4});"
-            "  // two partial slots per core",
+            f"    workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * "
+            f"{(32 * base + WORKSPACE_PER_CORE) // 4});  // " + ("the accumulator slot and " if base else "") +
+            "two partial slots per core",
             "    rowGroup_ = tiling.rowGroup;",
             "    if (rowGroup_ > 1) {  // fewer rows than cores: rowGroup_ cores share each row's columns",
             "        const uint64_t groupRow = GetBlockIdx() / rowGroup_;",
@@ -73,14 +85,16 @@ def init_lines(row_init: list[str]) -> list[str]:
             "    }"]
 
 
-def group_combine(pid: str, reductions: tuple[tuple[str, str], ...]) -> list[str]:
+def group_combine(pid: str, reductions: tuple[tuple[str, str], ...], base: int) -> list[str]:
     """`GroupCombine<pid>()`: after pass pid, this core's partials of the row's reductions go to its
     workspace slot; SyncAll; every core of the group folds the group's slots in core order."""
     online_sums = {c.split(":", 1)[1]: n for n, c in reductions if c.startswith(ONLINE_MAX)}
     lines = ["ChunkReset();",
              "pipe.InitBuffer(chunkGroup_, rowGroup_ * 32);",
              "LocalTensor<float> part = chunkGroup_.Get<float>();",
-             f"const uint64_t region = groupTurn_ * GetBlockNum() * {SLOT_FLOATS};  // alternate slot regions",
+             (f"const uint64_t region = groupTurn_ * GetBlockNum() * {SLOT_FLOATS};  // alternate slot regions"
+              if not base else f"const uint64_t region = ({base} + groupTurn_) * GetBlockNum() * {SLOT_FLOATS};"
+              "  // alternate slot regions, after the accumulator slots"),
              "groupTurn_ ^= 1u;"]
     lines += [f"part.SetValue({j}, {row_ref(reductions[j][0]).name + '_' if j < len(reductions) else '0.0f'});"
               for j in range(SLOT_FLOATS)]

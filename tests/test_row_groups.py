@@ -72,12 +72,19 @@ def test_host_tiling_keeps_a_core_per_row_with_enough_rows(tmp_path):
     assert t["rowGroup"] == 1 and t["chunkLength"] == 0
 
 
-def test_kernels_with_accumulators_keep_a_core_per_row():
+def test_kernels_with_several_split_loops_keep_a_core_per_row():
+    for name in ("batch_norm_train", "group_norm"):  # slot accumulators between three split loops
+        _, project, _ = _example(f"normalization/{name}")
+        assert "rowGroup" not in project.files[f"{name}_tiling.h"]
+        assert "GroupCombine" not in project.files[f"{name}_kernel.cpp"]
+
+
+def test_accumulators_fold_each_row_once_per_group():
     _, project, _ = _example("loss/cosine_similarity_loss")
-    assert "rowGroup" not in project.files["cosine_similarity_loss_tiling.h"]
-    assert "GroupCombine" not in project.files["cosine_similarity_loss_kernel.cpp"]
-    _, project, _ = _example("normalization/batch_norm_train")  # several split loops
-    assert "rowGroup" not in project.files["batch_norm_train_tiling.h"]
+    code = project.files["cosine_similarity_loss_kernel.cpp"]
+    assert project.manifest["workspace_bytes_per_core"] == 96  # the accumulator slot, then two group slots
+    assert "if (groupRank_ == 0) {\n                totalCore_ += " in code
+    assert "const uint64_t region = (1 + groupTurn_) * GetBlockNum() * 8;" in code
 
 
 def test_emitted_group_combine():
@@ -127,6 +134,8 @@ ROWS3 = {"batch_size": 1, "dim1": 3, "dim2": 70001}
     ("normalization/instance_norm", "f16", 48, PLANES),
     ("reduce/mean_dim", "f32", 48, ROWS3),  # per-row stores
     ("reduce/prod_dim", "f32", 40, ROWS3),  # prod partials multiply
+    ("loss/cosine_similarity_loss", "f32", 48, LONG),  # an accumulator across cores
+    ("loss/cosine_similarity_loss", "f16", 40, LONG),
 ])
 def test_rows_split_over_core_groups_match_pytorch(tmp_path, name, dt, cores, values):
     from ascend_dsl.dtypes import DType
@@ -193,3 +202,14 @@ def test_emulator_catches_per_row_stores_by_every_core_of_a_group(tmp_path):
     bad = _planted(project, "if (groupRank_ == 0) {", "{")
     res = _run("reduce/mean_dim", DType.F32, ROWS3, 48, tmp_path, bad)
     assert not res.ok and "GM-RACE" in {e.code for e in res.sim_errors}, res.sim_errors
+
+
+@pytest.mark.slow
+def test_emulator_catches_a_row_value_accumulated_by_every_core_of_a_group(tmp_path):
+    """Planted bug: every core of a group folds the row's value into the loss: counted g times."""
+    from ascend_dsl.dtypes import DType
+
+    _, project, _ = _example("loss/cosine_similarity_loss", T=DType.F32)
+    bad = _planted(project, "if (groupRank_ == 0) {\n                totalCore_ += ", "{\n                totalCore_ += ")
+    res = _run("loss/cosine_similarity_loss", DType.F32, LONG, 48, tmp_path, bad)
+    assert not res.ok and not res.comparisons[0].ok, res.summary()
