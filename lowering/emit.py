@@ -746,11 +746,11 @@ def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map
                                 f"chunks: {tl.chunked}")
     elif tl.chunked is not None:
         row_buffers = {b["name"]: b for b in view["phases"][0]["buffers"]}
-        grouped = row_groups.groupable(kernel, tl.chunked, False)
+        grouped = row_groups.groupable(kernel, [tl.chunked])
         view.update(chunk_view(kernel, ctx, tl.chunked, tensor_map, row_buffers,
                                row_init=list(view["init"]) if grouped else None))
         if grouped:  # the group's partial slots in the GM workspace
-            view.update(workspace=True, workspace_per_core=str(row_groups.workspace_per_core(kernel)))
+            view.update(workspace=True, workspace_per_core=row_groups.workspace_per_core(kernel))
         view["chunk_first"] = True
         view["chunk_all_passes"] = view["chunk_passes"]
         view["chunk_processes"] = [{"fn": view["chunk_fn"], "lines": view["chunk_process"]}]

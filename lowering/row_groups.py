@@ -15,10 +15,11 @@ has not read yet (it read them before the SyncAll that the fast core has passed)
 written by the group's first core. g = 1 (the tiling's default) runs exactly the chunked path as
 before.
 
-Accumulators across cores (losses) fold each row's value once, on the group's first core; the other
-cores keep the identity, and the usual combine after the rows (its own workspace slot, before the two
-regions) sums them. Only kernels with one split loop and no slot accumulators split rows; the others
-keep g = 1.
+Accumulators across cores (losses) and slot accumulators (`s[r] += v`) fold each row's value once, on
+the group's first core; the other cores keep the identity (a zero partial vector), and the usual
+combines after the split loop (their own workspace, before the two regions) add them. Several split
+loops split rows only when every loop runs in chunks (the host tiling checks each loop's first chunk
+length); otherwise g = 1.
 """
 
 from __future__ import annotations
@@ -33,20 +34,28 @@ SLOT_FLOATS = 8
 WORKSPACE_PER_CORE = 64
 
 
-def groupable(kernel: ir.Kernel, plan: ChunkPlan, several: bool) -> bool:
-    """Whether the chunked rows of this (single) row loop may be split over a group of cores."""
-    return (not several and not kernel.slot_accumulators and not plan.slot_accumulators
-            and all(len(p.reductions) <= SLOT_FLOATS for p in plan.passes))
+def groupable(kernel: ir.Kernel, plans: list[object]) -> bool:
+    """Whether the chunked rows of the kernel's row loops may be split over a group of cores: every
+    split loop has a chunked form (a group has one row; a loop with whole rows would need it whole)."""
+    return all(isinstance(p, ChunkPlan) and all(len(q.reductions) <= SLOT_FLOATS for q in p.passes) for p in plans)
 
 
-def base_regions(kernel: ir.Kernel) -> int:
-    """32-byte slots per core in the workspace before the group's two slot regions: the accumulators'
-    own slot (their cross-core combine after the rows), if any."""
-    return 1 if kernel.accumulators else 0
+def workspace_base(kernel: ir.Kernel) -> str:
+    """Where the group's two slot regions start in the workspace (f32 elements): after the accumulators'
+    own slots and the slot accumulators' partials and totals (lowering/emit_slots.py), if any."""
+    base = "GetBlockNum() * 8" if kernel.accumulators else "0"
+    for d in kernel.slot_accumulators:
+        base = f"{d.name}Tot_ + GetBlockNum() * {d.name}Pad_"
+    return base
 
 
-def workspace_per_core(kernel: ir.Kernel) -> int:
-    return 32 * base_regions(kernel) + WORKSPACE_PER_CORE
+def workspace_per_core(kernel: ir.Kernel) -> str:
+    """Workspace bytes per core (a C++ expression when slot accumulators size it at run time)."""
+    if kernel.slot_accumulators:
+        from .emit_slots import workspace_per_core as slot_bytes
+
+        return f"({slot_bytes(kernel)} + {WORKSPACE_PER_CORE})"
+    return str((32 if kernel.accumulators else 0) + WORKSPACE_PER_CORE)
 
 
 def members() -> list[str]:
@@ -54,11 +63,12 @@ def members() -> list[str]:
             "uint32_t rowGroup_ = 1;  // cores sharing each row (chunked mode, fewer rows than cores)",
             "uint32_t groupRank_ = 0;  // this core's place in its row's group",
             "uint32_t groupTurn_ = 0;  // which of the two workspace slot regions the next combine uses",
+            "uint64_t groupBase_ = 0;  // where the two slot regions start in the workspace",
             "uint64_t colStart_ = 0;  // chunked mode: this core's columns of the row",
             "uint64_t colEnd_ = 0;"]
 
 
-def init_lines(row_init: list[str], base: int) -> list[str]:
+def init_lines(row_init: list[str], base: str) -> list[str]:
     """Chunked-mode Init lines (inside `if (chunkLength_ > 0)`): the core's group, rank and columns, and
     the GM views of its row (`row_init`: the whole-row Init lines, whose views start at `start`)."""
     views = []
@@ -69,10 +79,9 @@ def init_lines(row_init: list[str], base: int) -> list[str]:
             views.append(line.replace("+ start * D_, blockLength_ * D_);", "+ groupRow * D_, D_);"))
         elif ".SetGlobalBuffer(" in line and "+ start, blockLength_);" in line:
             views.append(line.replace("+ start, blockLength_);", "+ groupRow, 1);"))
-    return ["    colEnd_ = D_;",
-            f"    workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * "
-            f"{(32 * base + WORKSPACE_PER_CORE) // 4});  // " + ("the accumulator slot and " if base else "") +
-            "two partial slots per core",
+    return [f"    groupBase_ = {base};  // the group's slot regions: after the accumulators' workspace",
+            f"    workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, groupBase_ + GetBlockNum() * "
+            f"{WORKSPACE_PER_CORE // 4});",
             "    rowGroup_ = tiling.rowGroup;",
             "    if (rowGroup_ > 1) {  // fewer rows than cores: rowGroup_ cores share each row's columns",
             "        const uint64_t groupRow = GetBlockIdx() / rowGroup_;",
@@ -85,16 +94,14 @@ def init_lines(row_init: list[str], base: int) -> list[str]:
             "    }"]
 
 
-def group_combine(pid: str, reductions: tuple[tuple[str, str], ...], base: int) -> list[str]:
+def group_combine(pid: str, reductions: tuple[tuple[str, str], ...]) -> list[str]:
     """`GroupCombine<pid>()`: after pass pid, this core's partials of the row's reductions go to its
     workspace slot; SyncAll; every core of the group folds the group's slots in core order."""
     online_sums = {c.split(":", 1)[1]: n for n, c in reductions if c.startswith(ONLINE_MAX)}
     lines = ["ChunkReset();",
              "pipe.InitBuffer(chunkGroup_, rowGroup_ * 32);",
              "LocalTensor<float> part = chunkGroup_.Get<float>();",
-             (f"const uint64_t region = groupTurn_ * GetBlockNum() * {SLOT_FLOATS};  // alternate slot regions"
-              if not base else f"const uint64_t region = ({base} + groupTurn_) * GetBlockNum() * {SLOT_FLOATS};"
-              "  // alternate slot regions, after the accumulator slots"),
+             f"const uint64_t region = groupBase_ + groupTurn_ * GetBlockNum() * {SLOT_FLOATS};  // alternate regions",
              "groupTurn_ ^= 1u;"]
     lines += [f"part.SetValue({j}, {row_ref(reductions[j][0]).name + '_' if j < len(reductions) else '0.0f'});"
               for j in range(SLOT_FLOATS)]

@@ -72,11 +72,16 @@ def test_host_tiling_keeps_a_core_per_row_with_enough_rows(tmp_path):
     assert t["rowGroup"] == 1 and t["chunkLength"] == 0
 
 
-def test_kernels_with_several_split_loops_keep_a_core_per_row():
-    for name in ("batch_norm_train", "group_norm"):  # slot accumulators between three split loops
-        _, project, _ = _example(f"normalization/{name}")
-        assert "rowGroup" not in project.files[f"{name}_tiling.h"]
-        assert "GroupCombine" not in project.files[f"{name}_kernel.cpp"]
+@pytest.mark.parametrize("name", ["batch_norm_train", "group_norm"])
+def test_host_tiling_groups_several_split_loops_only_when_every_loop_chunks(tmp_path, name):
+    _, project, _ = _example(f"normalization/{name}")
+    values = {"N": 2, "C": 8, "H": 256, "W": 256}  # 16 planes of 256 KB: every loop chunks
+    t = _tiling(project, tmp_path, values, 48)
+    share = (-(-65536 // 3) + 255) // 256 * 256  # a third of a plane, in whole 256-element repeats
+    assert t["rowGroup"] == 3 and t["blocks"] == 48 and t["chunkLength"] <= t["colShare"] == share
+    # planes of 100 x 110 floats: loops 0 and 1 hold whole planes, loop 2 chunks: a core per plane
+    t = _tiling(project, tmp_path, {**values, "H": 100, "W": 110}, 48)
+    assert t["rowGroup"] == 1 and t["chunkLength"] == 0 and t["blocks"] == 16
 
 
 def test_accumulators_fold_each_row_once_per_group():
@@ -84,7 +89,8 @@ def test_accumulators_fold_each_row_once_per_group():
     code = project.files["cosine_similarity_loss_kernel.cpp"]
     assert project.manifest["workspace_bytes_per_core"] == 96  # the accumulator slot, then two group slots
     assert "if (groupRank_ == 0) {\n                totalCore_ += " in code
-    assert "const uint64_t region = (1 + groupTurn_) * GetBlockNum() * 8;" in code
+    assert "groupBase_ = GetBlockNum() * 8;" in code
+    assert "const uint64_t region = groupBase_ + groupTurn_ * GetBlockNum() * 8;" in code
 
 
 def test_emitted_group_combine():
@@ -134,13 +140,17 @@ ROWS3 = {"batch_size": 1, "dim1": 3, "dim2": 70001}
     ("normalization/instance_norm", "f16", 48, PLANES),
     ("reduce/mean_dim", "f32", 48, ROWS3),  # per-row stores
     ("reduce/prod_dim", "f32", 40, ROWS3),  # prod partials multiply
+    ("normalization/batch_norm_train", "f32", 48, PLANES),  # three split loops, slot accumulators
+    ("normalization/batch_norm_train", "f16", 40, PLANES),
+    ("normalization/group_norm", "f32", 40, {**PLANES, "num_groups": 2}),
+    ("normalization/group_norm", "f16", 48, {**PLANES, "num_groups": 1}),
     ("loss/cosine_similarity_loss", "f32", 48, LONG),  # an accumulator across cores
     ("loss/cosine_similarity_loss", "f16", 40, LONG),
 ])
 def test_rows_split_over_core_groups_match_pytorch(tmp_path, name, dt, cores, values):
     from ascend_dsl.dtypes import DType
 
-    rows, row_len = (2, 100003) if values is LONG else (2, 90000) if values is PLANES else (3, 70001)
+    rows, row_len = (2, 100003) if values is LONG else (3, 70001) if values is ROWS3 else (2, 90000)
     blocks = _blocks(rows, row_len, cores)
     assert blocks > rows
     res = _run(name, DType(dt), values, cores, tmp_path)
@@ -213,3 +223,41 @@ def test_emulator_catches_a_row_value_accumulated_by_every_core_of_a_group(tmp_p
     bad = _planted(project, "if (groupRank_ == 0) {\n                totalCore_ += ", "{\n                totalCore_ += ")
     res = _run("loss/cosine_similarity_loss", DType.F32, LONG, 48, tmp_path, bad)
     assert not res.ok and not res.comparisons[0].ok, res.summary()
+
+
+@pytest.mark.slow
+def test_several_split_loops_with_whole_planes_keep_a_core_per_plane(tmp_path):
+    """8 planes of 100 x 110 over 48 cores: loops 0 and 1 hold whole planes, so no groups (blockDim 8)."""
+    from ascend_dsl.dtypes import DType
+
+    res = _run("normalization/batch_norm_train", DType.F32, {"batch_size": 1, "features": 8, "dim1": 100, "dim2": 110},
+               48, tmp_path)
+    assert res.ok and res.counters["blockDim"] == 8, \
+        "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
+
+
+@pytest.mark.slow
+def test_emulator_catches_a_slot_fold_by_every_core_of_a_group(tmp_path):
+    """Planted bug: every core of a group adds the plane's sum into the channel's slot: the mean is g times
+    too large."""
+    from ascend_dsl.dtypes import DType
+
+    _, project, _ = _example("normalization/batch_norm_train", T=DType.F32)
+    bad = _planted(project, "of s (the group's first core)\n            if (groupRank_ == 0) {",
+                   "of s (the group's first core)\n            {")
+    res = _run("normalization/batch_norm_train", DType.F32, PLANES, 48, tmp_path, bad)
+    assert not res.ok and not res.comparisons[0].ok, res.summary()
+
+
+@pytest.mark.slow
+def test_scalar_and_slot_accumulators_with_rows_split_over_core_groups(tmp_path):
+    """A scalar and a slot accumulator in one chunked loop, then a second chunked loop reading both:
+    3 planes of 300 x 300 f16 over 48 cores (groups of 16), each row's values folded once per group."""
+    from tests.test_slot_accumulators import MIXED, _mixed_expect
+
+    k = parse_text(MIXED, "slots.adsl")[0].instantiate()
+    project, ctx = lower(k, "ascend910b1", "slots.adsl")
+    x = (torch.randn(1, 3, 300, 300, generator=torch.Generator().manual_seed(0)) + 1).half()
+    res = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x], [_mixed_expect(x)]), work_dir=tmp_path)
+    assert res.ok and res.counters["blockDim"] == _blocks(3, 90000, 48) > 3, \
+        "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])

@@ -72,11 +72,12 @@ public:
         chunkLength_ = tiling.chunkLength;
         chunkLength1_ = tiling.chunkLength1;
         chunkLength2_ = tiling.chunkLength2;
+        colEnd_ = D_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)
         if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
             chunkRows_ = blockLength_;
             blockLength_ = 0;  // the whole-row loop gets no rows
-            colEnd_ = D_;
-            workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * 16);  // two partial slots per core
+            groupBase_ = 0;  // the group's slot regions: after the accumulators' workspace
+            workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, groupBase_ + GetBlockNum() * 16);
             rowGroup_ = tiling.rowGroup;
             if (rowGroup_ > 1) {  // fewer rows than cores: rowGroup_ cores share each row's columns
                 const uint64_t groupRow = GetBlockIdx() / rowGroup_;
@@ -276,7 +277,7 @@ private:
         ChunkReset();
         pipe.InitBuffer(chunkGroup_, rowGroup_ * 32);
         LocalTensor<float> part = chunkGroup_.Get<float>();
-        const uint64_t region = groupTurn_ * GetBlockNum() * 8;  // alternate slot regions
+        const uint64_t region = groupBase_ + groupTurn_ * GetBlockNum() * 8;  // alternate regions
         groupTurn_ ^= 1u;
         part.SetValue(0, _t0Row_);
         part.SetValue(1, 0.0f);
@@ -355,7 +356,7 @@ private:
         ChunkReset();
         pipe.InitBuffer(chunkGroup_, rowGroup_ * 32);
         LocalTensor<float> part = chunkGroup_.Get<float>();
-        const uint64_t region = groupTurn_ * GetBlockNum() * 8;  // alternate slot regions
+        const uint64_t region = groupBase_ + groupTurn_ * GetBlockNum() * 8;  // alternate regions
         groupTurn_ ^= 1u;
         part.SetValue(0, _t2Row_);
         part.SetValue(1, 0.0f);
@@ -518,6 +519,7 @@ private:
     uint32_t rowGroup_ = 1;  // cores sharing each row (chunked mode, fewer rows than cores)
     uint32_t groupRank_ = 0;  // this core's place in its row's group
     uint32_t groupTurn_ = 0;  // which of the two workspace slot regions the next combine uses
+    uint64_t groupBase_ = 0;  // where the two slot regions start in the workspace
     uint64_t colStart_ = 0;  // chunked mode: this core's columns of the row
     uint64_t colEnd_ = 0;
 };
