@@ -43,8 +43,8 @@ LONG_ROWS = {name: [{"batch_size": 16, "dim": 393216}, {"batch_size": 96, "dim":
              for name in ("softmax", "log_softmax", "layer_norm", "rms_norm")}
 LONG_ROWS.update({name: [{"batch_size": 2, "features": 8, "dim1": 256, "dim2": 256}]
                   for name in ("instance_norm", "batch_norm")})
-#: Three split loops, each chunked (slot accumulators between them): 16 planes (16 cores work: several split
-#: loops keep a core per plane) and 96 (2 per core).
+#: Three split loops, each chunked (slot accumulators between them): 16 planes (groups of 3 cores per plane)
+#: and 96 (2 per core).
 LONG_ROWS.update({name: [{"batch_size": 2, "features": 8, "dim1": 256, "dim2": 256},
                          {"batch_size": 2, "features": 48, "dim1": 256, "dim2": 256}]
                   for name in ("batch_norm_train", "group_norm")})
