@@ -261,3 +261,20 @@ def test_scalar_and_slot_accumulators_with_rows_split_over_core_groups(tmp_path)
     res = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x], [_mixed_expect(x)]), work_dir=tmp_path)
     assert res.ok and res.counters["blockDim"] == _blocks(3, 90000, 48) > 3, \
         "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
+
+
+@pytest.mark.slow
+def test_row_vectors_per_row_inputs_and_stores_with_rows_split_over_core_groups(tmp_path):
+    """tests/test_chunks.py's MIXED kernel ([D] row vector, [B] input, a per-row store, min and max folded
+    together) at 2 rows of 20001 over 48 cores: each core's GM views start at its group's row."""
+    from tests.test_chunks import MIXED
+
+    k = parse_text(MIXED, "mixed.adsl")[0].instantiate()
+    project, ctx = lower(k, "ascend910b1", "mixed.adsl")
+    x, w, s = torch.randn(2, 20001), torch.rand(20001), torch.randn(2) * 0.1
+    lo, hi = x.amin(1, keepdim=True), x.amax(1, keepdim=True)
+    z = (x - lo) / (hi - lo) * w + s[:, None]
+    run = TaskRun([x, w, s], [torch.where(z > 0.5, z, torch.zeros(())), z.sum(1)])
+    res = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path)
+    assert res.ok and res.counters["blockDim"] == _blocks(2, 20001, 48) > 2, \
+        "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
