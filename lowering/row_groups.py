@@ -2,7 +2,7 @@
 
 In chunked mode (lowering/chunking.py, lowering/emit_chunk.py) a core takes whole rows, so with fewer
 rows than cores most cores would idle. When the host tiling finds rows < cores it sets `rowGroup`
-(g = cores / rows, at most one 256-element share per core) and `colShare`: core c works on row
+(g = cores / rows, fewer if some core would get no columns) and `colShare`: core c works on row
 c / g, columns [(c % g) * colShare, + colShare) clipped to the row (shares are whole 256-element
 repeats, so 32-byte aligned in GM for every dtype). Every pass folds its share's reductions as before;
 after a pass with reductions every core writes its partials to its 32-byte workspace slot, SyncAll
@@ -19,7 +19,7 @@ Accumulators across cores (losses) and slot accumulators (`s[r] += v`) fold each
 the group's first core; the other cores keep the identity (a zero partial vector), and the usual
 combines after the split loop (their own workspace, before the two regions) add them. Several split
 loops split rows only when every loop runs in chunks (the host tiling checks each loop's first chunk
-length); otherwise g = 1.
+length); otherwise g = 1. A pass folding more than 8 reductions (one 32-byte slot) keeps g = 1.
 """
 
 from __future__ import annotations
