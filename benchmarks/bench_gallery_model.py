@@ -37,13 +37,14 @@ FLAT_SHAPES = [{"batch_size": 16, "dim": 16384}, {"batch_size": 64, "dim": 65536
 ROW_SHAPES = [{"batch_size": 128, "dim": 4096}, {"batch_size": 4096, "dim": 4096}]
 #: Rows longer than UB (KernelBench softmax rows: 393,216 floats; 256 x 256 planes of 256 KB): the row
 #: kernels run chunked passes that re-read GM (lowering/chunking.py). Reported beside the benchmark-scale
-#: shape: 16 rows (rows, not columns, are split over cores: 16 of 48 work) and 96 rows (2 per core; the
-#: emulator steps every element, so not KernelBench's 4096).
+#: shape: 16 rows (fewer rows than cores: each row's columns are split over a group of 3 cores,
+#: lowering/row_groups.py) and 96 rows (2 per core; the emulator steps every element, so not KernelBench's 4096).
 LONG_ROWS = {name: [{"batch_size": 16, "dim": 393216}, {"batch_size": 96, "dim": 393216}]
              for name in ("softmax", "log_softmax", "layer_norm", "rms_norm")}
 LONG_ROWS.update({name: [{"batch_size": 2, "features": 8, "dim1": 256, "dim2": 256}]
                   for name in ("instance_norm", "batch_norm")})
-#: Three split loops, each chunked (slot accumulators between them): 16 planes (16 cores work) and 96 (2 per core).
+#: Three split loops, each chunked (slot accumulators between them): 16 planes (groups of 3 cores per plane)
+#: and 96 (2 per core).
 LONG_ROWS.update({name: [{"batch_size": 2, "features": 8, "dim1": 256, "dim2": 256},
                          {"batch_size": 2, "features": 48, "dim1": 256, "dim2": 256}]
                   for name in ("batch_norm_train", "group_norm")})

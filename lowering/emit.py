@@ -735,6 +735,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
 
 def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map, view: dict) -> None:
     """Rows longer than UB: the chunked path (lowering/emit_chunk.py), or the reason there is none."""
+    from . import row_groups
     from .emit_chunk import chunk_view, several_chunk_views
 
     loops = [t for _, t in _phases(kernel)]
@@ -745,7 +746,11 @@ def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map
                                 f"chunks: {tl.chunked}")
     elif tl.chunked is not None:
         row_buffers = {b["name"]: b for b in view["phases"][0]["buffers"]}
-        view.update(chunk_view(kernel, ctx, tl.chunked, tensor_map, row_buffers))
+        grouped = row_groups.groupable(kernel, [tl.chunked])
+        view.update(chunk_view(kernel, ctx, tl.chunked, tensor_map, row_buffers,
+                               row_init=list(view["init"]) if grouped else None))
+        if grouped:  # the group's partial slots in the GM workspace
+            view.update(workspace=True, workspace_per_core=row_groups.workspace_per_core(kernel))
         view["chunk_first"] = True
         view["chunk_all_passes"] = view["chunk_passes"]
         view["chunk_processes"] = [{"fn": view["chunk_fn"], "lines": view["chunk_process"]}]
@@ -763,7 +768,8 @@ def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
     manifest = {
         "generator": GENERATOR, "kernel": name, "source": ctx.source_name, "target": ctx.target.name,
         "entry": view["entry"], "kernel_type": "AIV_ONLY",
-        "workspace_bytes_per_core": (32 if view["workspace_per_core"] == "32" else view["workspace_per_core"])
+        "workspace_bytes_per_core": (int(view["workspace_per_core"]) if view["workspace_per_core"].isdigit()
+                                     else view["workspace_per_core"])
         if view["workspace"] else 0, "tiling_type": view["tiling_type"], "tiling_fn": view["tiling_fn"],
         "symbols": view["symbols"],
         "tensors": [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape),

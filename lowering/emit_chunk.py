@@ -11,6 +11,7 @@ from __future__ import annotations
 from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
+from . import row_groups
 from .chunking import ONLINE_MAX, ChunkPlan, RowAccumulate, RowLoad, RowScalar, RowStore, row_ref
 from .emit import (
     _IDENTITY,
@@ -108,11 +109,13 @@ def _slot_read(ctx, st: RowLoad) -> list[str]:
             "    WaitFlag<HardEvent::S_MTE2>(EVENT_ID0);", "}"]
 
 
-def _slot_fold(ctx, st: RowAccumulate) -> list[str]:
+def _slot_fold(ctx, st: RowAccumulate, grouped: bool = False) -> list[str]:
     """`s[r] += v` once the row's value is known: read-modify-write of the slot's 32-byte block of this
-    core's partial vector in the GM workspace (the scalar unit does not write GM: DMA both ways)."""
+    core's partial vector in the GM workspace (the scalar unit does not write GM: DMA both ways).
+    `grouped`: by the first core of the row's group only."""
     n = st.name
-    return [f"// {_loc(ctx, st.span)}: {n}[r] += the row's value, into this core's partial vector of {n}", "{",
+    return [f"// {_loc(ctx, st.span)}: {n}[r] += the row's value, into this core's partial vector of {n}" +
+            (" (the group's first core)" if grouped else ""), "if (groupRank_ == 0) {" if grouped else "{",
             f"    const float v = {c_scalar(st.value, DType.F32)};",
             *("    " + x for x in _slot_block(n, "Part")),
             "    blk.SetValue(static_cast<uint32_t>(k % 8), blk.GetValue(static_cast<uint32_t>(k % 8)) + v);",
@@ -133,9 +136,12 @@ def chunk_names(k: int, p: int) -> tuple[str, str]:
 
 
 def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, dict], row_buffers: dict[str, dict],
-               k: int = 0, several: bool = False) -> dict:
+               k: int = 0, several: bool = False, row_init: list[str] | None = None) -> dict:
     """The view parts of the chunked path of split loop k; `row_buffers` are its whole-row plan's buffer
-    views. `several`: the kernel has several split loops (lowering/emit.py merges their parts)."""
+    views. `several`: the kernel has several split loops (lowering/emit.py merges their parts).
+    `row_init`: the whole-row Init lines when rows may be split over a group of cores
+    (lowering/row_groups.py)."""
+    grouped = row_init is not None
     passes = []
     members: list[str] = []
     for p_index, p in enumerate(plan.passes):
@@ -168,7 +174,8 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
                        "init_buffers": [f"pipe.InitBuffer({b['member']}, {b['init_args']});" for b in buffers],
                        "acc_init": acc_init, "copyin": stages[ir.StageKind.COPYIN],
                        "compute": head + stages[ir.StageKind.COMPUTE] + tail,
-                       "copyout": stages[ir.StageKind.COPYOUT], "reads": reads})
+                       "copyout": stages[ir.StageKind.COPYOUT], "reads": reads,
+                       "combine": row_groups.group_combine(pid, p.reductions) if grouped and p.reductions else []})
         members += [f"{b['decl']} {b['member']};" for b in buffers]
     members.append("TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values")
     members += [f"TBuf<TPosition::VECCALC> {_out_buf(d)};  // one {d} element of a per-row store"
@@ -189,6 +196,9 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
     for st in plan.steps:
         if isinstance(st, int):
             body.append(f"ChunkPass{chunk_names(k, st)[0]}();")
+            if grouped and plan.passes[st].reductions:
+                body += ["if (rowGroup_ > 1) {  // the group's partials of the row, combined by every core of the group",
+                         f"    GroupCombine{chunk_names(k, st)[0]}();", "}"]
         elif isinstance(st, RowLoad) and st.slot:
             body += _slot_read(ctx, st)
         elif isinstance(st, RowLoad):
@@ -203,18 +213,21 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
             body.append(f"// {_loc(ctx, st.span)}")
             body += ["{", *("    " + x for x in w.lines), "    " + line, "}"] if w.lines else [line]
         elif isinstance(st, RowAccumulate) and st.combine == "slots":
-            body += _slot_fold(ctx, st)
+            body += _slot_fold(ctx, st, grouped)
         elif isinstance(st, RowAccumulate):
             core, v = f"{st.name}Core_", c_scalar(st.value, DType.F32)
-            body += [f"// {_loc(ctx, st.span)}",
-                     {"add": f"{core} += {v};", "max": f"{core} = {v} > {core} ? {v} : {core};",
-                      "min": f"{core} = {v} < {core} ? {v} : {core};"}[st.combine]]
+            fold = {"add": f"{core} += {v};", "max": f"{core} = {v} > {core} ? {v} : {core};",
+                    "min": f"{core} = {v} < {core} ? {v} : {core};"}[st.combine]
+            body += [f"// {_loc(ctx, st.span)}" + (": the row's value, once (the group's first core)" if grouped else ""),
+                     *(["if (groupRank_ == 0) {", f"    {fold}", "}"] if grouped else [fold])]
         elif isinstance(st, RowStore):
             t = tensor_map[st.tensor]
             dtype = kernel.param(st.tensor).dtype
             w = _ChunkScalarWriter(ctx, tensor_map)
             value = w.scalar(st.value)
-            body += [f"// {_loc(ctx, st.span)}: one element per row", "{", *("    " + x for x in w.lines),
+            body += [f"// {_loc(ctx, st.span)}: one element per row" +
+                     (", written by the group's first core" if grouped else ""),
+                     "if (groupRank_ == 0) {" if grouped else "{", *("    " + x for x in w.lines),
                      f"    LocalTensor<{t['ctype']}> one = {_out_buf(dtype)}.Get<{t['ctype']}>();",
                      f"    one.SetValue(0, static_cast<{t['ctype']}>({value}));",
                      "    SetFlag<HardEvent::S_MTE3>(EVENT_ID0);", "    WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
@@ -249,11 +262,14 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
     if k == 0:
         init = ["chunkLength_ = tiling.chunkLength;",
                 *(f"{ph['member']} = tiling.{ph['field']};" for ph in passes[1:])]
+        if grouped:
+            init.append("colEnd_ = D_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)")
         if several:
             init.append("chunkRows_ = blockLength_;  // this core's rows, in every split loop")
         init += ["if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own "
                  "buffers", *([] if several else ["    chunkRows_ = blockLength_;"]),
                  "    blockLength_ = 0;  // the whole-row loop gets no rows",
+                 *(row_groups.init_lines(row_init, row_groups.workspace_base(kernel)) if grouped else []),
                  *(f"    pipe.InitBuffer({m}, 32);  // the running value's block (Process() clears it)" for m in slots),
                  *(f"    pipe.InitBuffer({m}, static_cast<uint32_t>({n}Pad_ * sizeof(float)));  // (Process() clears it)"
                    for n, m in vecs),
@@ -261,7 +277,9 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
                  "}"]
     else:
         init = [f"{ph['member']} = tiling.{ph['field']};" for ph in passes]
-    return {"chunk": True, "chunk_passes": passes, "chunk_members": members,
+    if grouped:
+        members += row_groups.members()
+    return {"chunk": True, "chunk_passes": passes, "row_group": grouped, "chunk_members": members,
             "chunk_reset": reset, "chunk_process": process, "chunk_init": init,
             "chunk_count": len(plan.passes), "chunk_fn": f"ProcessChunked{k if k else ''}"}
 
@@ -275,10 +293,12 @@ def several_chunk_views(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], tensor
         who = "this kernel" if k == 0 else f"split loop {k}"
         view["tiling_error"] = f"one row does not fit the Unified Buffer, and {who} cannot run in column chunks: {why}"
     parts = []
+    grouped = row_groups.groupable(kernel, [t.chunked for t in loops])
+    row_init = list(view["init"]) if grouped else None
     for k, t in enumerate(loops):
         if isinstance(t.chunked, ChunkPlan):
             row_buffers = {b["name"]: b for b in view["phases"][k]["buffers"]}
-            part = chunk_view(kernel, ctx, t.chunked, tensor_map, row_buffers, k, several=True)
+            part = chunk_view(kernel, ctx, t.chunked, tensor_map, row_buffers, k, several=True, row_init=row_init)
             parts.append((k, part))
             view["phases"][k]["chunk"] = part
     if not parts:
@@ -286,6 +306,9 @@ def several_chunk_views(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], tensor
     for ph in view["phases"]:  # every loop walks the core's rows (loop 0 empties blockLength_ when it chunks)
         ph["rows"] = "chunkRows_"
     first = parts[0][1] if parts[0][0] == 0 else None
+    if grouped:  # every loop chunks: rows may split over core groups (lowering/row_groups.py)
+        view.update(row_group=True, workspace=True, workspace_per_core=row_groups.workspace_per_core(kernel),
+                    row_group_fields=[part["chunk_passes"][0]["field"] for k, part in parts if k > 0])
     view.update({"chunk": True, "chunk_first": first is not None, "multi_chunk": True,
                  "chunk_passes": first["chunk_passes"] if first else [],
                  "chunk_count": first["chunk_count"] if first else 0,

@@ -287,9 +287,11 @@ def test_emulator_catches_a_slot_fold_before_the_row_is_done(tmp_path):
     k, project, ctx = _example("normalization/batch_norm_train")
     code = project.files["batch_norm_train_kernel.cpp"]
     fn = code[code.index("void ProcessChunked()"):code.index("void ProcessChunked1()")]
-    fold = fn[fn.index("            // batch_norm_train.adsl:11: s[r] +="):fn.index("        }\n        pipe.Reset();")]
-    assert fn.count("            ChunkPass0();\n" + fold) == 1
-    bad_fn = fn.replace("            ChunkPass0();\n" + fold, fold + "            ChunkPass0();\n")
+    # the pass (and the combine of a row split over a core group, lowering/row_groups.py), then the fold
+    start, at = fn.index("            ChunkPass0();\n"), fn.index("            // batch_norm_train.adsl:11: s[r] +=")
+    end = fn.index("        }\n        pipe.Reset();")
+    assert fn[start:at].count("ChunkPass") == 1 and fn[start:at].count("GroupCombine0();") == 1
+    bad_fn = fn[:start] + fn[at:end] + fn[start:at] + fn[end:]
     bad = type(project)(project.name, {**project.files, "batch_norm_train_kernel.cpp": code.replace(fn, bad_fn)},
                         project.manifest)
     torch.manual_seed(2)

@@ -55,7 +55,7 @@ class KernelSoftmax {
 public:
     __aicore__ inline KernelSoftmax() {}
 
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, const SoftmaxTilingData& tiling)
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, const SoftmaxTilingData& tiling)
     {
         // softmax.adsl:7: this core's contiguous share of [0, B) rows
         const uint64_t total = tiling.B;
@@ -68,9 +68,23 @@ public:
         yGm.SetGlobalBuffer((__gm__ float*)y + start * D_, blockLength_ * D_);
         chunkLength_ = tiling.chunkLength;
         chunkLength1_ = tiling.chunkLength1;
+        colEnd_ = D_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)
         if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
             chunkRows_ = blockLength_;
             blockLength_ = 0;  // the whole-row loop gets no rows
+            groupBase_ = 0;  // the group's slot regions: after the accumulators' workspace
+            workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, groupBase_ + GetBlockNum() * 16);
+            rowGroup_ = tiling.rowGroup;
+            if (rowGroup_ > 1) {  // fewer rows than cores: rowGroup_ cores share each row's columns
+                const uint64_t groupRow = GetBlockIdx() / rowGroup_;
+                groupRank_ = static_cast<uint32_t>(GetBlockIdx() % rowGroup_);
+                colStart_ = groupRank_ * tiling.colShare;
+                colStart_ = colStart_ < D_ ? colStart_ : D_;
+                colEnd_ = D_ - colStart_ < tiling.colShare ? D_ : colStart_ + tiling.colShare;
+                chunkRows_ = groupRow < total ? 1 : 0;
+                xGm.SetGlobalBuffer((__gm__ float*)x + groupRow * D_, D_);
+                yGm.SetGlobalBuffer((__gm__ float*)y + groupRow * D_, D_);
+            }
             return;
         }
         // softmax.adsl:8: UB buffers, sized for the largest tile
@@ -169,6 +183,9 @@ private:
             rowOffset_ = row * D_;
             ChunkReset();
             ChunkPass0();
+            if (rowGroup_ > 1) {  // the group's partials of the row, combined by every core of the group
+                GroupCombine0();
+            }
             ChunkPass1();
         }
     }
@@ -191,10 +208,10 @@ private:
         pipe.InitBuffer(accSlot__t2BufC0, 32);
         _t0Row_ = (-1.0f / 0.0f);  // _t0: the running max
         Duplicate(accSlot__t2BufC0.Get<float>(), 0.0f, 8);  // _t2: folded over the row's chunks
-        const uint64_t chunks = (D_ + chunkLength_ - 1) / chunkLength_;
+        const uint64_t chunks = (colEnd_ - colStart_ + chunkLength_ - 1) / chunkLength_;  // this core's columns
         for (uint64_t c = 0; c < chunks; ++c) {
-            const uint64_t offset = c * chunkLength_;
-            const uint32_t count = static_cast<uint32_t>(D_ - offset < chunkLength_ ? D_ - offset : chunkLength_);
+            const uint64_t offset = colStart_ + c * chunkLength_;
+            const uint32_t count = static_cast<uint32_t>(colEnd_ - offset < chunkLength_ ? colEnd_ - offset : chunkLength_);
             ChunkCopyIn0(offset, count);
             ChunkCompute0(count);
             ChunkCopyOut0(offset, count);
@@ -202,6 +219,56 @@ private:
         SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions
         WaitFlag<HardEvent::V_S>(EVENT_ID0);
         _t2Row_ = accSlot__t2BufC0.Get<float>().GetValue(0);
+    }
+
+    // Rows split over a group of cores: this core's partials of pass 0 to its workspace slot, SyncAll,
+    // then every core of the group folds the group's partials in core order.
+    __aicore__ inline void GroupCombine0()
+    {
+        ChunkReset();
+        pipe.InitBuffer(chunkGroup_, rowGroup_ * 32);
+        LocalTensor<float> part = chunkGroup_.Get<float>();
+        const uint64_t region = groupBase_ + groupTurn_ * GetBlockNum() * 8;  // alternate regions
+        groupTurn_ ^= 1u;
+        part.SetValue(0, _t0Row_);
+        part.SetValue(1, _t2Row_);
+        part.SetValue(2, 0.0f);
+        part.SetValue(3, 0.0f);
+        part.SetValue(4, 0.0f);
+        part.SetValue(5, 0.0f);
+        part.SetValue(6, 0.0f);
+        part.SetValue(7, 0.0f);
+        SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
+        DataCopy(workspaceGm_[region + GetBlockIdx() * 8], part, 8);
+        SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
+        SyncAll();  // every partial of the group has landed
+        DataCopy(part, workspaceGm_[region + (GetBlockIdx() - groupRank_) * 8], rowGroup_ * 8);
+        SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
+        _t0Row_ = part.GetValue(0);
+        for (uint32_t c = 1; c < rowGroup_; ++c) {
+            _t0Row_ = part.GetValue(c * 8 + 0) > _t0Row_ ? part.GetValue(c * 8 + 0) : _t0Row_;
+        }
+        _t2Row_ = 0.0f;  // the running sums, rescaled to the group's max
+        {
+            LocalTensor<float> math = chunkMath_.Get<float>();
+            for (uint32_t c0 = 0; c0 < rowGroup_; c0 += 8) {
+                const uint32_t n = rowGroup_ - c0 < 8 ? rowGroup_ - c0 : 8;
+                for (uint32_t i = 0; i < n; ++i) {
+                    math.SetValue(i, part.GetValue((c0 + i) * 8 + 0) - _t0Row_);
+                }
+                SetFlag<HardEvent::S_V>(EVENT_ID0);
+                WaitFlag<HardEvent::S_V>(EVENT_ID0);
+                Exp(math, math, static_cast<int32_t>(n));
+                SetFlag<HardEvent::V_S>(EVENT_ID0);
+                WaitFlag<HardEvent::V_S>(EVENT_ID0);
+                for (uint32_t i = 0; i < n; ++i) {
+                    _t2Row_ += part.GetValue((c0 + i) * 8 + 1) * math.GetValue(i);
+                }
+            }
+        }
     }
 
     __aicore__ inline void ChunkCopyIn0(uint64_t offset, uint32_t count)
@@ -254,10 +321,10 @@ private:
         pipe.InitBuffer(inQueueXC1, 2, chunkLength1_ * sizeof(float));
         pipe.InitBuffer(tmp0BufC1, chunkLength1_ * sizeof(float));
         pipe.InitBuffer(outQueueYC1, 2, chunkLength1_ * sizeof(float));
-        const uint64_t chunks = (D_ + chunkLength1_ - 1) / chunkLength1_;
+        const uint64_t chunks = (colEnd_ - colStart_ + chunkLength1_ - 1) / chunkLength1_;  // this core's columns
         for (uint64_t c = 0; c < chunks; ++c) {
-            const uint64_t offset = c * chunkLength1_;
-            const uint32_t count = static_cast<uint32_t>(D_ - offset < chunkLength1_ ? D_ - offset : chunkLength1_);
+            const uint64_t offset = colStart_ + c * chunkLength1_;
+            const uint32_t count = static_cast<uint32_t>(colEnd_ - offset < chunkLength1_ ? colEnd_ - offset : chunkLength1_);
             ChunkCopyIn1(offset, count);
             ChunkCompute1(count);
             ChunkCopyOut1(offset, count);
@@ -305,6 +372,7 @@ private:
     GlobalTensor<float> yGm;
     uint64_t blockLength_ = 0;  // rows of this core
     uint32_t tileLength_ = 0;   // rows per tile
+    GlobalTensor<float> workspaceGm_;  // per-core accumulator slots
     uint64_t D_ = 0;  // row length
     uint64_t Dp_ = 0;  // row pitch in UB
     TQue<TPosition::VECIN, 1> inQueueXC0;
@@ -323,12 +391,19 @@ private:
     uint32_t chunkLength1_ = 0;  // elements per column chunk of pass 1
     uint64_t chunkRows_ = 0;  // chunked mode: this core's rows
     uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element
+    TBuf<TPosition::VECCALC> chunkGroup_;  // the group's partial slots while combining
+    uint32_t rowGroup_ = 1;  // cores sharing each row (chunked mode, fewer rows than cores)
+    uint32_t groupRank_ = 0;  // this core's place in its row's group
+    uint32_t groupTurn_ = 0;  // which of the two workspace slot regions the next combine uses
+    uint64_t groupBase_ = 0;  // where the two slot regions start in the workspace
+    uint64_t colStart_ = 0;  // chunked mode: this core's columns of the row
+    uint64_t colEnd_ = 0;
 };
 
-extern "C" __global__ __aicore__ void softmax_custom(GM_ADDR x, GM_ADDR y, SoftmaxTilingData tiling)
+extern "C" __global__ __aicore__ void softmax_custom(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, SoftmaxTilingData tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     KernelSoftmax op;
-    op.Init(x, y, tiling);
+    op.Init(x, y, workspace, tiling);
     op.Process();
 }
