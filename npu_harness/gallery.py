@@ -72,7 +72,8 @@ EXAMPLE_SHAPES.update({f"math/{name}": [{"batch_size": 8, "dim": 4000}, {"batch_
 LONG_ROW = {"batch_size": 3, "dim": 100003}
 EXAMPLE_SHAPES.update({name: [*ROW_SHAPES, LONG_ROW] for name in (
     "activation/softmax", "activation/log_softmax", "normalization/layer_norm", "normalization/rms_norm",
-    "normalization/l2_norm")})
+    "normalization/l1_norm", "normalization/l2_norm", "loss/kl_div", "broadcast/add_row", "broadcast/mul_row",
+    "broadcast/max_row", "broadcast/sub_col", "broadcast/div_col", "broadcast/scale_shift")})
 EXAMPLE_SHAPES["loss/cosine_similarity_loss"] = [{}, {"batch_size": 33, "dim": 1001}, LONG_ROW]  # + accumulator
 EXAMPLE_SHAPES["reduce/mean_dim"] = [{}, {"batch_size": 3, "dim1": 11, "dim2": 1001},
                                      {"batch_size": 2, "dim1": 3, "dim2": 70001}]  # per-row stores
