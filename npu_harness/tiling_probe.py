@@ -9,6 +9,7 @@ emulator validates smaller ones. One binary per kernel (cached by content) serve
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -29,26 +30,30 @@ int main(int argc, char** argv)
     }}
     {tiling_type} t{{}};
     const unsigned blocks = {tiling_fn}({args});
-    std::printf("%u\\n", blocks);
+    std::printf("{{\\"blocks\\": %u{field_fmt}}}\\n", blocks{field_args});
     return 0;
 }}
 '''
 
 
-def probe_source(project: EmittedProject) -> str:
-    """A main() that calls the tiling function with the shape symbols, scalars and core count from argv."""
+def probe_source(project: EmittedProject, fields: tuple[str, ...] = ()) -> str:
+    """A main() that calls the tiling function with the shape symbols, scalars and core count from argv
+    and prints the block count and the named fields of the tiling struct as JSON."""
     m = project.manifest
     names = [*m["symbols"], *(s["name"] for s in m["scalars"]), "coreNum"]
     args = [f"std::strtoull(argv[{i}], nullptr, 10)" for i, _ in enumerate(m["symbols"], 1)]
     args += [f"std::strtod(argv[{i}], nullptr)" for i, _ in enumerate(m["scalars"], len(args) + 1)]
     args += [f"static_cast<uint32_t>(std::strtoul(argv[{len(args) + 1}], nullptr, 10))", "&t"]
     return _MAIN.format(name=project.name, argc=len(names) + 1, usage=" ".join(names), tiling_type=m["tiling_type"],
-                        tiling_fn=m["tiling_fn"], args=", ".join(args))
+                        tiling_fn=m["tiling_fn"], args=", ".join(args),
+                        field_fmt="".join(f', \\"{f}\\": %llu' for f in fields),
+                        field_args="".join(f", (unsigned long long)t.{f}" for f in fields))
 
 
-def launch_blocks(project: EmittedProject, target: str, symbols: dict[str, int], scalars: dict[str, float],
-                  core_num: int) -> int:
-    """Blocks the host tiling launches at these shapes (0: the kernel cannot run there: TILING)."""
+def run_tiling(project: EmittedProject, target: str, symbols: dict[str, int], scalars: dict[str, float],
+               core_num: int, fields: tuple[str, ...] = ()) -> dict[str, int]:
+    """`blocks` the host tiling launches at these shapes (0: the kernel cannot run there: TILING), and
+    the values it sets for the named fields of the tiling struct."""
     m = project.manifest
     kind = "mix" if m["kernel_type"].startswith("MIX") else "vector"
     with tempfile.TemporaryDirectory(prefix="ascend-probe-") as tmp:
@@ -56,7 +61,7 @@ def launch_blocks(project: EmittedProject, target: str, symbols: dict[str, int],
         tiling = f"{project.name}_tiling.h"
         (src / tiling).write_text(project.files[tiling])
         main = src / f"{project.name}_probe.cpp"
-        main.write_text(probe_source(project))
+        main.write_text(probe_source(project, tuple(fields)))
         try:
             binary = compile_program([main], defines=sim_defines(target, kind))
         except CompileError as e:
@@ -67,4 +72,10 @@ def launch_blocks(project: EmittedProject, target: str, symbols: dict[str, int],
     if res.returncode != 0 or res.timed_out:
         raise DslError.at("INTERNAL", f"the host tiling probe failed (exit {res.returncode}): {res.stderr.strip()}",
                           None)
-    return int(res.stdout.strip())
+    return json.loads(res.stdout)
+
+
+def launch_blocks(project: EmittedProject, target: str, symbols: dict[str, int], scalars: dict[str, float],
+                  core_num: int) -> int:
+    """Blocks the host tiling launches at these shapes (0: the kernel cannot run there: TILING)."""
+    return run_tiling(project, target, symbols, scalars, core_num)["blocks"]

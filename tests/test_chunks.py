@@ -4,7 +4,6 @@ runs against PyTorch, and the kernels that cannot run in chunks (TILING naming w
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from ascend_dsl import ir, load_file, parse_text
 from lowering import lower
 from lowering.chunking import ChunkPlan
 from npu_harness.task import TaskRun
+from npu_harness.tiling_probe import run_tiling
 from npu_harness.validate import validate_sim
 
 REPO = Path(__file__).resolve().parent.parent
@@ -103,33 +103,13 @@ def _fields(ctx) -> list[str]:
     return ["chunkLength" if k == 0 else f"chunkLength{k}" for k in range(len(_plan(ctx.lowered).passes))]
 
 
-def _host_tiling(project, ctx, tmp_path: Path, values: dict[str, int], cores: int,
-                 fields: list[str] | None = None, scalars: dict[str, float] | None = None) -> dict[str, int]:
-    """Compile and run only the emitted host tiling function; prints `fields` (uint32), by default the
-    chunk lengths of the first row loop."""
-    m = project.manifest
+def _host_tiling(project, ctx, values: dict[str, int], cores: int, fields: list[str] | None = None,
+                 scalars: dict[str, float] | None = None) -> dict[str, int]:
+    """Only the emitted host tiling function (npu_harness.tiling_probe): blocks, blockLength, tileLength
+    and `fields`, by default the chunk lengths of the first row loop."""
     fields = _fields(ctx) if fields is None else fields
-    chunks = "".join(f', \\"{f}\\": %u' for f in fields)
-    chunk_args = "".join(f", t.{f}" for f in fields)
-    (tmp_path / f"{project.name}_tiling.h").write_text(project.files[f"{project.name}_tiling.h"])
-    args = [str(values[s]) for s in m["symbols"]] + [repr(float((scalars or {}).get(s["name"], s["default"])))
-                                                     for s in m["scalars"]]
-    main = tmp_path / "main.cpp"
-    main.write_text(f'''#include <cstdio>
-#include "{project.name}_tiling.h"
-int main() {{
-    {m["tiling_type"]} t{{}};
-    const unsigned blocks = {m["tiling_fn"]}({", ".join(args)}, {cores}u, &t);
-    std::printf("{{\\"blocks\\": %u, \\"blockLength\\": %llu, \\"tileLength\\": %u{chunks}}}\\n",
-                blocks, (unsigned long long)t.blockLength, t.tileLength{chunk_args});
-    return 0;
-}}
-''')
-    exe = tmp_path / "tiling"
-    subprocess.run(["g++", "-std=c++20", "-O1", "-o", str(exe), str(main)], check=True, capture_output=True, timeout=120)
-    return json.loads(subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=30).stdout)
-
-
+    given = {s["name"]: (scalars or {}).get(s["name"], s["default"]) for s in project.manifest["scalars"]}
+    return run_tiling(project, ctx.target.name, values, given, cores, ("blockLength", "tileLength", *fields))
 
 
 @pytest.mark.parametrize("name,values,rows,row_len", [
@@ -137,10 +117,10 @@ int main() {{
     ("normalization/instance_norm", {"N": 16, "C": 64, "H": 256, "W": 256}, 1024, 65536),  # 256 KB planes
     ("normalization/batch_norm", {"N": 16, "C": 64, "H": 256, "W": 256}, 1024, 65536),
 ])
-def test_host_tiling_picks_chunks_at_benchmark_shapes(tmp_path, name, values, rows, row_len):
+def test_host_tiling_picks_chunks_at_benchmark_shapes(name, values, rows, row_len):
     _, project, ctx = _example(name)
     plan = _plan(ctx.lowered)
-    t = _host_tiling(project, ctx, tmp_path, values, 48)
+    t = _host_tiling(project, ctx, values, 48)
     per_core = -(-rows // 48)
     assert t["blockLength"] == per_core and t["blocks"] == -(-rows // per_core) and t["tileLength"] == 1
     for p, field in zip(plan.passes, _fields(ctx), strict=True):
@@ -168,13 +148,13 @@ def _plan_of(t: ir.TileLoop) -> ChunkPlan:
 
 
 @pytest.mark.parametrize("name", ["batch_norm_train", "group_norm"])
-def test_host_tiling_chunks_every_split_loop_at_the_benchmark_shape(tmp_path, name):
+def test_host_tiling_chunks_every_split_loop_at_the_benchmark_shape(name):
     """[16, 64, 256, 256]: 1024 planes of 256 KB (f32); none fits UB in any of the three loops, so each
     loop runs one row at a time in its own chunked pass, with its own chunk length."""
     _, project, ctx = _example(f"normalization/{name}")
     fields = _loop_fields(ctx)
     assert sorted({k for k, _, _ in fields}) == [0, 1, 2]
-    t = _host_tiling(project, ctx, tmp_path, {"N": 16, "C": 64, "H": 256, "W": 256}, 48,
+    t = _host_tiling(project, ctx, {"N": 16, "C": 64, "H": 256, "W": 256}, 48,
                      [f for _, _, f in fields] + ["tileLength1", "tileLength2"])
     per_core = -(-1024 // 48)
     assert t["blockLength"] == per_core and t["blocks"] == -(-1024 // per_core)
@@ -193,10 +173,10 @@ def test_host_tiling_chunks_every_split_loop_at_the_benchmark_shape(tmp_path, na
 MIXED_PLANES = {"N": 2, "C": 30, "H": 100, "W": 110}
 
 
-def test_host_tiling_decides_per_split_loop(tmp_path):
+def test_host_tiling_decides_per_split_loop():
     _, project, ctx = _example("normalization/batch_norm_train")
     fields = _loop_fields(ctx)
-    t = _host_tiling(project, ctx, tmp_path, MIXED_PLANES, 48, [f for _, _, f in fields] + ["tileLength1", "tileLength2"])
+    t = _host_tiling(project, ctx, MIXED_PLANES, 48, [f for _, _, f in fields] + ["tileLength1", "tileLength2"])
     assert t["chunkLength"] == 0 and t["chunkLength1_0"] == 0 and t["chunkLength2_0"] > 0
     assert t["tileLength"] >= 1 and t["tileLength1"] >= 1 and t["tileLength2"] == 1
 
@@ -209,8 +189,7 @@ def test_host_tiling_decides_per_split_loop(tmp_path):
 def test_batch_norm_train_with_whole_and_chunked_split_loops(tmp_path, dt, hw, chunked):
     """60 planes over 48 cores (two per core on some: the chunked rows keep walking the slots)."""
     k, project, ctx = _example("normalization/batch_norm_train", T=dt)
-    (tmp_path / "h").mkdir()
-    t = _host_tiling(project, ctx, tmp_path / "h", {"N": 2, "C": 30, "H": hw[0], "W": hw[1]}, 48,
+    t = _host_tiling(project, ctx, {"N": 2, "C": 30, "H": hw[0], "W": hw[1]}, 48,
                      [f for _, _, f in _loop_fields(ctx) if f.endswith(("chunkLength", "_0"))])
     assert [t[f] > 0 for f in ("chunkLength", "chunkLength1_0", "chunkLength2_0")] == chunked
     torch.manual_seed(0)
@@ -228,7 +207,7 @@ def test_group_norm_chunked_slots_with_several_rows_per_core(tmp_path):
     channels: consecutive rows of a core fold into the same slot, and slots span cores."""
     k, project, ctx = _example("normalization/group_norm")
     fields = [f for _, _, f in _loop_fields(ctx)]
-    t = _host_tiling(project, ctx, tmp_path, {"N": 2, "C": 30, "H": 150, "W": 150}, 48, fields,
+    t = _host_tiling(project, ctx, {"N": 2, "C": 30, "H": 150, "W": 150}, 48, fields,
                      {"num_groups": 5})
     assert all(t[f] > 0 for f in fields) and t["blockLength"] == 2, t
     torch.manual_seed(3)
@@ -269,8 +248,7 @@ def test_scalar_accumulators_then_chunked_rows(tmp_path):
     loops = _row_loops(ctx.lowered)
     assert [len(_plan_of(t).passes) for t in loops] == [1, 2]
     assert _plan_of(loops[0]).accumulators == (("total", "add"), ("peak", "max"))
-    (tmp_path / "h").mkdir()
-    t = _host_tiling(project, ctx, tmp_path / "h", {"B": 100, "D": 20001}, 48, ["chunkLength", "chunkLength1_0"])
+    t = _host_tiling(project, ctx, {"B": 100, "D": 20001}, 48, ["chunkLength", "chunkLength1_0"])
     assert t["chunkLength"] > 0 and t["chunkLength1_0"] > 0
     torch.manual_seed(1)
     x = torch.randn(100, 20001) + 0.25
@@ -304,9 +282,9 @@ def test_emulator_catches_a_slot_fold_before_the_row_is_done(tmp_path):
     assert not res.ok and not res.comparisons[0].ok, res.summary()
 
 
-def test_host_tiling_keeps_whole_rows_when_they_fit(tmp_path):
+def test_host_tiling_keeps_whole_rows_when_they_fit():
     _, project, ctx = _example("activation/softmax")
-    t = _host_tiling(project, ctx, tmp_path, {"B": 4096, "D": 4096}, 48)
+    t = _host_tiling(project, ctx, {"B": 4096, "D": 4096}, 48)
     assert t["chunkLength"] == 0 and t["tileLength"] >= 1 and t["blocks"] == 48
 
 

@@ -4,8 +4,6 @@ cores, the kernels that keep a core per row, and planted bugs the emulator catch
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ import torch
 from ascend_dsl import load_file, parse_text
 from lowering import lower
 from npu_harness.task import TaskRun
+from npu_harness.tiling_probe import run_tiling
 from npu_harness.validate import load_task_for, validate_sim
 
 REPO = Path(__file__).resolve().parent.parent
@@ -26,26 +25,11 @@ def _example(name: str, **dtypes):
     return kernel, project, ctx
 
 
-def _tiling(project, tmp_path: Path, values: dict[str, int], cores: int) -> dict[str, int]:
-    """Compile and run only the emitted host tiling function."""
-    m = project.manifest
-    (tmp_path / f"{project.name}_tiling.h").write_text(project.files[f"{project.name}_tiling.h"])
-    args = [str(values[s]) for s in m["symbols"]] + [repr(float(s["default"])) for s in m["scalars"]]
-    (tmp_path / "main.cpp").write_text(f'''#include <cstdio>
-#include "{project.name}_tiling.h"
-int main() {{
-    {m["tiling_type"]} t{{}};
-    const unsigned blocks = {m["tiling_fn"]}({", ".join(args)}, {cores}u, &t);
-    std::printf("{{\\"blocks\\": %u, \\"blockLength\\": %llu, \\"chunkLength\\": %u, \\"rowGroup\\": %u, "
-                "\\"colShare\\": %llu}}\\n", blocks, (unsigned long long)t.blockLength, t.chunkLength, t.rowGroup,
-                (unsigned long long)t.colShare);
-    return 0;
-}}
-''')
-    exe = tmp_path / "tiling"
-    subprocess.run(["g++", "-std=c++20", "-O1", "-o", str(exe), str(tmp_path / "main.cpp")], check=True,
-                   capture_output=True, timeout=120)
-    return json.loads(subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=30).stdout)
+def _tiling(project, values: dict[str, int], cores: int) -> dict[str, int]:
+    """Only the emitted host tiling function (npu_harness.tiling_probe), scalars at their defaults."""
+    scalars = {s["name"]: s["default"] for s in project.manifest["scalars"]}
+    return run_tiling(project, "ascend910b1", values, scalars, cores, ("blockLength", "chunkLength", "rowGroup",
+                                                                       "colShare"))
 
 
 @pytest.mark.parametrize("name,values,rows,row_len", [
@@ -54,9 +38,9 @@ int main() {{
     ("normalization/instance_norm", {"N": 2, "C": 8, "H": 256, "W": 256}, 16, 65536),
 ])
 @pytest.mark.parametrize("cores", [48, 40])
-def test_host_tiling_splits_rows_over_core_groups(tmp_path, name, values, rows, row_len, cores):
+def test_host_tiling_splits_rows_over_core_groups(name, values, rows, row_len, cores):
     _, project, _ = _example(name)
-    t = _tiling(project, tmp_path, values, cores)
+    t = _tiling(project, values, cores)
     g = t["rowGroup"]
     assert t["chunkLength"] > 0 and t["blockLength"] == 1
     assert g == min(cores // rows, -(-row_len // t["colShare"])) > 1 and t["blocks"] == rows * g <= cores
@@ -64,23 +48,23 @@ def test_host_tiling_splits_rows_over_core_groups(tmp_path, name, values, rows, 
     assert t["chunkLength"] <= t["colShare"]  # chunks of the core's share, not of the whole row
 
 
-def test_host_tiling_keeps_a_core_per_row_with_enough_rows(tmp_path):
+def test_host_tiling_keeps_a_core_per_row_with_enough_rows():
     _, project, _ = _example("activation/softmax")
-    t = _tiling(project, tmp_path, {"B": 48, "D": 393216}, 48)
+    t = _tiling(project, {"B": 48, "D": 393216}, 48)
     assert t["rowGroup"] == 1 and t["blocks"] == 48 and t["chunkLength"] > 0
-    t = _tiling(project, tmp_path, {"B": 16, "D": 4096}, 48)  # whole rows fit UB: no chunks, no groups
+    t = _tiling(project, {"B": 16, "D": 4096}, 48)  # whole rows fit UB: no chunks, no groups
     assert t["rowGroup"] == 1 and t["chunkLength"] == 0
 
 
 @pytest.mark.parametrize("name", ["batch_norm_train", "group_norm"])
-def test_host_tiling_groups_several_split_loops_only_when_every_loop_chunks(tmp_path, name):
+def test_host_tiling_groups_several_split_loops_only_when_every_loop_chunks(name):
     _, project, _ = _example(f"normalization/{name}")
     values = {"N": 2, "C": 8, "H": 256, "W": 256}  # 16 planes of 256 KB: every loop chunks
-    t = _tiling(project, tmp_path, values, 48)
+    t = _tiling(project, values, 48)
     share = (-(-65536 // 3) + 255) // 256 * 256  # a third of a plane, in whole 256-element repeats
     assert t["rowGroup"] == 3 and t["blocks"] == 48 and t["chunkLength"] <= t["colShare"] == share
     # planes of 100 x 110 floats: loops 0 and 1 hold whole planes, loop 2 chunks: a core per plane
-    t = _tiling(project, tmp_path, {**values, "H": 100, "W": 110}, 48)
+    t = _tiling(project, {**values, "H": 100, "W": 110}, 48)
     assert t["rowGroup"] == 1 and t["chunkLength"] == 0 and t["blocks"] == 16
 
 

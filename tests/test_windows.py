@@ -3,7 +3,6 @@ planes: front end, interpreter, constraint checks, lowering to scalar loops, hos
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from dsl_snippets import tile_error, tile_kernel
 from ascend_dsl import DslError, interpreter, ir, load_file, parse_text
 from lowering import lower
 from lowering.passes.check_windows import check_pool_binding
+from npu_harness.tiling_probe import run_tiling
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -214,61 +214,44 @@ def test_pooling_emits_row_vector_taps_and_scalar_last_dim_and_host_tiling():
         "max_pool1d_kernel.cpp"]
 
 
-_HOST = r'''
-#include <cstdio>
-#include "NAME_tiling.h"
-int main(int argc, char** argv) {
-    (void)argc;
-    NAMETilingData t{};
-    uint64_t d[8];
-    for (int i = 0; i < 8; ++i) d[i] = std::strtoull(argv[i + 1], nullptr, 10);
-    const uint32_t blocks = CALL;
-    std::printf("%u %llu %u %u %u %u %u\n", blocks, (unsigned long long)t.blockLength, t.tileLength, t.bandRows,
-                t.inTileElems, t.outTileElems, t.bufferNum);
-    return 0;
-}
-'''
+#: What the host tiling sets for a plane loop, after the block count (npu_harness.tiling_probe).
+_POOL_FIELDS = ("blockLength", "tileLength", "bandRows", "inTileElems", "outTileElems", "bufferNum")
 
 
-@pytest.mark.parametrize("example,camel,call,args,expect", [
+@pytest.mark.parametrize("example,dims,params,expect", [
     # 16 x 32 x 64^3, kernel 3, stride 2, padding 1, dilation 3 (KernelBench 43): a plane (1 MB) does not fit UB,
     # so tiles are bands of output depth
-    ("max_pool3d", "MaxPool3d", "d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], 3, 2, 1, 3, 48, &t",
-     "16 32 64 64 64 30 30 30", lambda b: b[0] == 47 and b[2] == 1 and 0 < b[3] < 30 and b[6] == 1),
+    ("max_pool3d", "16 32 64 64 64 30 30 30", (3, 2, 1, 3),
+     lambda b: b[0] == 47 and b[2] == 1 and 0 < b[3] < 30 and b[6] == 1),
     # the same without dilation (avg_pool3d, KernelBench 46)
-    ("avg_pool3d", "AvgPool3d", "d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], 3, 2, 1, 48, &t",
-     "16 32 64 64 64 32 32 32", lambda b: b[0] == 47 and b[2] == 1 and 0 < b[3] < 32 and b[6] == 2),
+    ("avg_pool3d", "16 32 64 64 64 32 32 32", (3, 2, 1),
+     lambda b: b[0] == 47 and b[2] == 1 and 0 < b[3] < 32 and b[6] == 2),
     # 16 x 32 x 128^2 (KernelBench 42): whole planes, several per tile
-    ("max_pool2d", "MaxPool2d", "d[0], d[1], d[2], d[3], d[4], d[5], 2, 2, 1, 3, 48, &t",
-     "16 32 128 128 64 64 0 0", lambda b: b[0] == 47 and b[2] >= 1 and b[3] == 64),
+    ("max_pool2d", "16 32 128 128 64 64", (2, 2, 1, 3),
+     lambda b: b[0] == 47 and b[2] >= 1 and b[3] == 64),
     # output size that does not match the window: refused (0 blocks)
-    ("max_pool2d", "MaxPool2d", "d[0], d[1], d[2], d[3], d[4], d[5], 2, 2, 1, 3, 48, &t",
-     "16 32 128 128 65 64 0 0", lambda b: b[0] == 0),
-    # dilation 0: refused
-    ("max_pool2d", "MaxPool2d", "d[0], d[1], d[2], d[3], d[4], d[5], 2, 2, 1, 0, 48, &t",
-     "16 32 128 128 65 65 0 0", lambda b: b[0] == 0),
-    # one output row's windows (3 input rows of 100000 floats) do not fit UB: refused, reported as TILING
-    ("max_pool2d", "MaxPool2d", "d[0], d[1], d[2], d[3], d[4], d[5], 3, 1, 0, 1, 48, &t",
-     "1 1 3 100000 1 99998 0 0", lambda b: b[0] == 0),
-    # 3 input rows of 8000 floats: only single-buffered (96 KB + 32 KB output row + 32 KB f32 row scratch)
-    ("max_pool2d", "MaxPool2d", "d[0], d[1], d[2], d[3], d[4], d[5], 3, 1, 0, 1, 48, &t",
-     "1 1 3 8000 1 7998 0 0", lambda b: b[0] == 1 and b[3] == 1 and b[6] == 1),
-    # padding > kernel / 2: refused
-    ("avg_pool1d", "AvgPool1d", "d[0], d[1], d[2], d[3], 2, 2, 2, 48, &t", "16 32 128 66 0 0 0 0",
+    ("max_pool2d", "16 32 128 128 65 64", (2, 2, 1, 3),
      lambda b: b[0] == 0),
+    # dilation 0: refused
+    ("max_pool2d", "16 32 128 128 65 65", (2, 2, 1, 0),
+     lambda b: b[0] == 0),
+    # one output row's windows (3 input rows of 100000 floats) do not fit UB: refused, reported as TILING
+    ("max_pool2d", "1 1 3 100000 1 99998", (3, 1, 0, 1),
+     lambda b: b[0] == 0),
+    # 3 input rows of 8000 floats: only single-buffered (96 KB + 32 KB output row + 32 KB f32 row scratch)
+    ("max_pool2d", "1 1 3 8000 1 7998", (3, 1, 0, 1),
+     lambda b: b[0] == 1 and b[3] == 1 and b[6] == 1),
+    # padding > kernel / 2: refused
+    ("avg_pool1d", "16 32 128 66", (2, 2, 2), lambda b: b[0] == 0),
 ])
-def test_host_tiling_at_benchmark_scale(tmp_path, example, camel, call, args, expect):
+def test_host_tiling_at_benchmark_scale(example, dims, params, expect):
     adsl = REPO / f"examples/pooling/{example}.adsl"
     project, _ = lower(load_file(adsl)[0].instantiate(), "ascend910b1", adsl.name)
-    (tmp_path / f"{example}_tiling.h").write_text(project.files[f"{example}_tiling.h"])
-    src = _HOST.replace("NAME", example).replace("CALL", f"{camel}ComputeTiling({call})")
-    src = src.replace(f"{example}TilingData", f"{camel}TilingData").replace("#include <cstdio>",
-                                                                            "#include <cstdio>\n#include <cstdlib>")
-    (tmp_path / "main.cpp").write_text(src)
-    subprocess.run(["g++", "-std=c++17", "-O0", "-o", str(tmp_path / "host"), str(tmp_path / "main.cpp")], check=True,
-                   cwd=tmp_path, timeout=120)
-    out = subprocess.run([str(tmp_path / "host"), *args.split()], capture_output=True, text=True, check=True)
-    fields = [int(v) for v in out.stdout.split()]
+    m = project.manifest
+    symbols = dict(zip(m["symbols"], (int(v) for v in dims.split()), strict=True))
+    scalars = {s["name"]: v for s, v in zip(m["scalars"], params, strict=True)}
+    t = run_tiling(project, "ascend910b1", symbols, scalars, 48, _POOL_FIELDS)
+    fields = [t["blocks"], *(t[f] for f in _POOL_FIELDS)]
     assert expect(fields), fields
     if fields[0]:
         assert fields[6] * 4 * (fields[4] + fields[5]) <= 184 * 1024  # both queues fit the UB budget
