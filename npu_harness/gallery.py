@@ -209,9 +209,10 @@ def validate(example: Example, dtypes: dict[str, DType], overrides: dict[str, in
     return validate_sim(kernel, ctx.lowered, project, ctx, run)
 
 
-def scale_launches(example: Example, target: str = "ascend910b1") -> tuple[list[dict[str, int]], bool]:
-    """The kernel's benchmark-scale shapes (scale_shapes) and whether its host tiling launches at every
-    one of them for every dtype (task shapes from the meta device, no data; tiling_probe)."""
+def launch_at(example: Example, dtypes: dict[str, DType], overrides: dict[str, int],
+              target: str = "ascend910b1") -> tuple[int, dict[str, int]]:
+    """Blocks the kernel's host tiling launches at its task's shapes with these size overrides (shapes
+    from the meta device, no data; tiling_probe), and the shape symbols bound there."""
     from lowering import lower
     from lowering.targets import get_target
 
@@ -219,17 +220,20 @@ def scale_launches(example: Example, target: str = "ascend910b1") -> tuple[list[
     from .task_worker import task_shapes
     from .tiling_probe import launch_blocks
 
-    key = f"{example.category}/{example.name}"
-    shapes = scale_shapes(key, task_shapes(example.task)["constants"])
-    ok = True
-    for dts in example.dtypes:
-        kernel = example.source.instantiate(dts)
-        project, ctx = lower(kernel, target, example.adsl.name)
-        for shape in shapes:
-            run = task_shapes(example.task, shape)
-            symbols, scalars = bind_shapes(kernel, run["inputs"], run["outputs"], run["attrs"])
-            ok &= launch_blocks(project, target, symbols, scalars, get_target(target).aiv) > 0
-    return shapes, ok
+    kernel = example.source.instantiate(dtypes)
+    project, _ = lower(kernel, target, example.adsl.name)
+    run = task_shapes(example.task, overrides)
+    symbols, scalars = bind_shapes(kernel, run["inputs"], run["outputs"], run["attrs"])
+    return launch_blocks(project, target, symbols, scalars, get_target(target).aiv), symbols
+
+
+def scale_launches(example: Example) -> tuple[list[dict[str, int]], bool]:
+    """The kernel's benchmark-scale shapes (scale_shapes) and whether its host tiling launches at every
+    one of them for every dtype."""
+    from .task_worker import task_shapes
+
+    shapes = scale_shapes(f"{example.category}/{example.name}", task_shapes(example.task)["constants"])
+    return shapes, all(launch_at(example, dts, shape)[0] > 0 for dts in example.dtypes for shape in shapes)
 
 
 def _cell(text: str) -> str:

@@ -67,20 +67,40 @@ def quantise_inputs(inputs: list, dtypes: list[str | None]) -> tuple[list, list]
     return kernel_inputs, reference_inputs
 
 
+class TaskFormatError(Exception):
+    """The task file lacks what the KernelBench format requires, or a --set names no constant of it."""
+
+
+def _load_task(task: str | Path, overrides: dict | None):
+    """The task file's namespace and its get_inputs, with module-level size constants overridden."""
+    ns = runpy.run_path(str(task), run_name="__task__")
+    for key in ("Model", "get_inputs", "get_init_inputs"):
+        if key not in ns:
+            raise TaskFormatError(f"task file defines no '{key}'")
+    get_inputs = ns["get_inputs"]
+    for k, v in (overrides or {}).items():
+        if k not in get_inputs.__globals__:
+            raise TaskFormatError(f"task file has no module-level constant '{k}'")
+        get_inputs.__globals__[k] = type(get_inputs.__globals__[k])(v)
+    return ns, get_inputs
+
+
+def _attrs(model) -> dict:
+    """The Model's number attributes (scalar parameters of the kernel bind to them by name)."""
+    return {k: v for k, v in vars(model).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def _size_constants(get_inputs) -> dict:
+    return {k: v for k, v in get_inputs.__globals__.items()
+            if isinstance(v, int) and not isinstance(v, bool) and not k.startswith("_")}
+
+
 def task_shapes(task: str | Path, overrides: dict[str, int] | None = None) -> dict:
     """forward()'s tensor argument and result shapes, the Model's attributes and the size constants,
     computed on PyTorch's meta device: no tensor data, so benchmark-scale sizes cost nothing."""
     import torch
 
-    ns = runpy.run_path(str(task), run_name="__task__")
-    for key in ("Model", "get_inputs", "get_init_inputs"):
-        if key not in ns:
-            raise ValueError(f"task file defines no '{key}'")
-    get_inputs = ns["get_inputs"]
-    for k, v in (overrides or {}).items():
-        if k not in get_inputs.__globals__:
-            raise ValueError(f"task file has no module-level constant '{k}'")
-        get_inputs.__globals__[k] = type(get_inputs.__globals__[k])(v)
+    ns, get_inputs = _load_task(task, overrides)
     with torch.device("meta"), torch.no_grad():
         model = ns["Model"](*ns["get_init_inputs"]())
         inputs = list(get_inputs())
@@ -88,9 +108,7 @@ def task_shapes(task: str | Path, overrides: dict[str, int] | None = None) -> di
     outputs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
     return {"inputs": [list(t.shape) for t in inputs if isinstance(t, torch.Tensor)],
             "outputs": [list(t.shape) for t in outputs if isinstance(t, torch.Tensor)],
-            "attrs": {k: v for k, v in vars(model).items() if isinstance(v, (int, float)) and not isinstance(v, bool)},
-            "constants": {k: v for k, v in get_inputs.__globals__.items()
-                          if isinstance(v, int) and not isinstance(v, bool) and not k.startswith("_")}}
+            "attrs": _attrs(model), "constants": _size_constants(get_inputs)}
 
 
 def main(argv: list[str]) -> int:
@@ -98,25 +116,15 @@ def main(argv: list[str]) -> int:
 
     task, out, request_path = argv
     req = json.loads(Path(request_path).read_text())
-    if req.get("shapes_only"):
-        try:
+    try:
+        if req.get("shapes_only"):
             Path(out).write_text(json.dumps(task_shapes(task, req.get("set"))))
-        except ValueError as e:
-            print(e, file=sys.stderr)
-            return 3
-        return 0
-    torch.manual_seed(req.get("seed", 0))
-    ns = runpy.run_path(task, run_name="__task__")
-    for key in ("Model", "get_inputs", "get_init_inputs"):
-        if key not in ns:
-            print(f"task file defines no '{key}'", file=sys.stderr)
-            return 3
-    get_inputs = ns["get_inputs"]
-    for k, v in req.get("set", {}).items():
-        if k not in get_inputs.__globals__:
-            print(f"task file has no module-level constant '{k}'", file=sys.stderr)
-            return 3
-        get_inputs.__globals__[k] = type(get_inputs.__globals__[k])(v)
+            return 0
+        torch.manual_seed(req.get("seed", 0))
+        ns, get_inputs = _load_task(task, req.get("set"))
+    except TaskFormatError as e:
+        print(e, file=sys.stderr)
+        return 3
     constants = {}
     if req.get("cap"):
         constants = _scaled_constants(get_inputs.__globals__, int(req["cap"]), get_inputs)
@@ -128,15 +136,12 @@ def main(argv: list[str]) -> int:
     with torch.no_grad():
         outputs = model(*inputs)
     outputs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
-    attrs = {k: v for k, v in vars(model).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-    sizes = {k: v for k, v in get_inputs.__globals__.items()
-             if isinstance(v, int) and not isinstance(v, bool) and not k.startswith("_")}
     for what, ts in (("get_inputs()", kernel_inputs), ("forward()", outputs)):
         for t in ts:
             if isinstance(t, torch.Tensor) and torch_dtype_name(t) not in STORAGE:
                 print(f"{what} gives a {t.dtype} tensor; supported: {', '.join(STORAGE)}", file=sys.stderr)
                 return 3
-    save_result(Path(out), kernel_inputs, outputs, attrs, constants or sizes)
+    save_result(Path(out), kernel_inputs, outputs, _attrs(model), constants or _size_constants(get_inputs))
     return 0
 
 

@@ -15,21 +15,12 @@ import pytest
 
 from lowering import lower
 from lowering.targets import get_target
-from npu_harness.binding import bind_shapes
-from npu_harness.gallery import discover, scale_shapes
+from npu_harness.gallery import discover, launch_at, scale_shapes
 from npu_harness.task_worker import task_shapes
 from npu_harness.tiling_probe import launch_blocks
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET = "ascend910b1"
-
-
-def _blocks(ex, dtypes: dict, overrides: dict[str, int]) -> tuple[int, dict[str, int]]:
-    kernel = ex.source.instantiate(dtypes)
-    project, ctx = lower(kernel, TARGET, ex.adsl.name)
-    shapes = task_shapes(ex.task, overrides)
-    symbols, scalars = bind_shapes(kernel, shapes["inputs"], shapes["outputs"], shapes["attrs"])
-    return launch_blocks(project, TARGET, symbols, scalars, get_target(TARGET).aiv), symbols
 
 
 def _cases():
@@ -44,7 +35,7 @@ def _cases():
 
 @pytest.mark.parametrize("ex,dtypes,shape", list(_cases()))
 def test_gallery_kernel_launches_at_benchmark_scale(ex, dtypes, shape):
-    blocks, symbols = _blocks(ex, dtypes, shape)
+    blocks, symbols = launch_at(ex, dtypes, shape)
     assert 0 < blocks <= get_target(TARGET).aiv, (blocks, symbols)
 
 
@@ -56,14 +47,14 @@ def test_every_gallery_kernel_has_a_benchmark_scale_shape():
 
 def test_scans_with_rows_longer_than_ub_do_not_launch():
     ex = next(e for e in discover() if e.name == "cumsum")
-    assert _blocks(ex, ex.dtypes[0], {"dim": 4000})[0] > 0
-    assert _blocks(ex, ex.dtypes[0], {"batch_size": 4, "dim": 1_000_000})[0] == 0
+    assert launch_at(ex, ex.dtypes[0], {"dim": 4000})[0] > 0
+    assert launch_at(ex, ex.dtypes[0], {"batch_size": 4, "dim": 1_000_000})[0] == 0
 
 
 def test_softmax_epilogue_with_rows_longer_than_ub_does_not_launch():
     ex = next(e for e in discover() if e.name == "matmul_softmax")
-    assert _blocks(ex, ex.dtypes[0], {"M": 4096, "K": 4096, "N": 512})[0] > 0
-    assert _blocks(ex, ex.dtypes[0], {"M": 4096, "K": 4096, "N": 4096})[0] == 0
+    assert launch_at(ex, ex.dtypes[0], {"M": 4096, "K": 4096, "N": 512})[0] > 0
+    assert launch_at(ex, ex.dtypes[0], {"M": 4096, "K": 4096, "N": 4096})[0] == 0
 
 
 def test_group_count_that_does_not_divide_the_channels_does_not_launch():
