@@ -373,6 +373,37 @@ class _RowStageWriter(_StageWriter):
                        "    WaitFlag<HardEvent::S_V>(EVENT_ID0);", "}"]
 
 
+def _gm_view(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, t: dict, start: str,
+             count: str) -> tuple[list[str], bool]:
+    """Init lines of tensor `t`'s GM view for a share of `count` rows (or elements) from `start`, and
+    whether the view depends on the share (tensors split with it) rather than being whole."""
+    p = next(p for p in kernel.tensors if p.name == t["name"])
+    base = f"(__gm__ {t['ctype']}*){t['name']}"
+    if p.name in _periodic_tensors(kernel):
+        period = " * ".join(f"tiling.{d}" for d in p.shape)
+        return [f"{t['gm']}Period_ = {period};", f"{t['gm']}.SetGlobalBuffer({base}, {t['gm']}Period_);"], False
+    if p.name in _scalar_store_only(kernel):
+        return [f"{t['gm']}.SetGlobalBuffer({base}, 1);  // element 0 only (kernel-scope load/store)"], False
+    if tl.row_shape and len(p.shape) > len(split.extent) and tuple(p.shape[:len(split.extent)]) == split.extent:
+        elems = "D_" if count == "1" else f"{count} * D_"
+        return [f"{t['gm']}.SetGlobalBuffer({base} + {start} * D_, {elems});"], True
+    if tl.row_shape and " * ".join(map(str, p.shape)) == tl.row_shape[1]:
+        return [f"{t['gm']}.SetGlobalBuffer({base}, D_);"], False
+    return [f"{t['gm']}.SetGlobalBuffer({base} + {start}, {count});"], True
+
+
+def share_views(kernel: ir.Kernel, tensors: list[dict], start: str, count: str) -> list[str]:
+    """The Init lines that depend on a core's share of the first split loop's rows, for a share of
+    `count` rows from row `start`: the global row of per-channel reads and the views of the split tensors
+    (rows split over a group of cores re-point them at the group's row: lowering/row_groups.py)."""
+    split, tl = _phases(kernel)[0]
+    lines = [f"rowStart_ = {start};"] if _periodic_tensors(kernel) or kernel.slot_accumulators else []
+    for t in tensors:
+        view, shared = _gm_view(kernel, split, tl, t, start, count)
+        lines += view if shared else []
+    return lines
+
+
 def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir.TileLoop, tensors, buffers,
                 scalars, phases) -> list[str]:
     extent = " * ".join(f"tiling.{s}" for s in split.extent)
@@ -389,25 +420,9 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
         lines += [f"D_ = {row_len};", "Dp_ = (D_ + 127) / 128 * 128;  // UB row pitch: whole repeats"]
     lines += [f"{s['member']} = tiling.{s['name']};" for s in scalars]
     lines += [f"{sym}_ = tiling.{sym};" for sym in _value_symbols(kernel, tl)]
-    params = {p.name: p for p in kernel.tensors}
-    scalar_only = _scalar_store_only(kernel)
-    periodic = _periodic_tensors(kernel)
-    if periodic or kernel.slot_accumulators:
+    if _periodic_tensors(kernel) or kernel.slot_accumulators:
         lines.append("rowStart_ = start;  // per-channel tensors are indexed by the global row")
-    for t in tensors:
-        p = params[t["name"]]
-        base = f"(__gm__ {t['ctype']}*){t['name']}"
-        if p.name in periodic:
-            period = " * ".join(f"tiling.{d}" for d in p.shape)
-            lines += [f"{t['gm']}Period_ = {period};", f"{t['gm']}.SetGlobalBuffer({base}, {t['gm']}Period_);"]
-        elif p.name in scalar_only:
-            lines.append(f"{t['gm']}.SetGlobalBuffer({base}, 1);  // element 0 only (kernel-scope load/store)")
-        elif tl.row_shape and len(p.shape) > len(split.extent) and tuple(p.shape[:len(split.extent)]) == split.extent:
-            lines.append(f"{t['gm']}.SetGlobalBuffer({base} + start * D_, blockLength_ * D_);")
-        elif tl.row_shape and " * ".join(map(str, p.shape)) == tl.row_shape[1]:
-            lines.append(f"{t['gm']}.SetGlobalBuffer({base}, D_);")
-        else:
-            lines.append(f"{t['gm']}.SetGlobalBuffer({base} + start, blockLength_);")
+    lines += [line for t in tensors for line in _gm_view(kernel, split, tl, t, "start", "blockLength_")[0]]
     for s in kernel.body:
         if isinstance(s, ir.ScalarLoad):  # one scalar read of GM per core, before any tile
             lines.append(f"{s.name}_ = static_cast<float>({s.tensor}Gm.GetValue(0));  // {_loc(ctx, s.span)}")
@@ -748,7 +763,8 @@ def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map
         row_buffers = {b["name"]: b for b in view["phases"][0]["buffers"]}
         grouped = row_groups.groupable(kernel, [tl.chunked])
         view.update(chunk_view(kernel, ctx, tl.chunked, tensor_map, row_buffers,
-                               row_init=list(view["init"]) if grouped else None))
+                               group_views=share_views(kernel, view["tensors"], "groupRow", "1") if grouped
+                               else None))
         if grouped:  # the group's partial slots in the GM workspace
             view.update(workspace=True, workspace_per_core=row_groups.workspace_per_core(kernel))
         view["chunk_first"] = True

@@ -24,6 +24,7 @@ from .emit import (
     c_scalar,
     camel,
     compute_frame,
+    share_views,
     write_stages,
 )
 from .emit_slots import slot_expr
@@ -136,12 +137,12 @@ def chunk_names(k: int, p: int) -> tuple[str, str]:
 
 
 def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, dict], row_buffers: dict[str, dict],
-               k: int = 0, several: bool = False, row_init: list[str] | None = None) -> dict:
+               k: int = 0, several: bool = False, group_views: list[str] | None = None) -> dict:
     """The view parts of the chunked path of split loop k; `row_buffers` are its whole-row plan's buffer
     views. `several`: the kernel has several split loops (lowering/emit.py merges their parts).
-    `row_init`: the whole-row Init lines when rows may be split over a group of cores
-    (lowering/row_groups.py)."""
-    grouped = row_init is not None
+    `group_views`: when rows may be split over a group of cores (lowering/row_groups.py), the Init lines
+    of the GM views re-pointed at the group's row (emit.share_views)."""
+    grouped = group_views is not None
     passes = []
     members: list[str] = []
     for p_index, p in enumerate(plan.passes):
@@ -269,7 +270,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
         init += ["if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own "
                  "buffers", *([] if several else ["    chunkRows_ = blockLength_;"]),
                  "    blockLength_ = 0;  // the whole-row loop gets no rows",
-                 *(row_groups.init_lines(row_init, row_groups.workspace_base(kernel)) if grouped else []),
+                 *(row_groups.init_lines(group_views, row_groups.workspace_base(kernel)) if grouped else []),
                  *(f"    pipe.InitBuffer({m}, 32);  // the running value's block (Process() clears it)" for m in slots),
                  *(f"    pipe.InitBuffer({m}, static_cast<uint32_t>({n}Pad_ * sizeof(float)));  // (Process() clears it)"
                    for n, m in vecs),
@@ -294,11 +295,11 @@ def several_chunk_views(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], tensor
         view["tiling_error"] = f"one row does not fit the Unified Buffer, and {who} cannot run in column chunks: {why}"
     parts = []
     grouped = row_groups.groupable(kernel, [t.chunked for t in loops])
-    row_init = list(view["init"]) if grouped else None
+    group_views = share_views(kernel, view["tensors"], "groupRow", "1") if grouped else None
     for k, t in enumerate(loops):
         if isinstance(t.chunked, ChunkPlan):
             row_buffers = {b["name"]: b for b in view["phases"][k]["buffers"]}
-            part = chunk_view(kernel, ctx, t.chunked, tensor_map, row_buffers, k, several=True, row_init=row_init)
+            part = chunk_view(kernel, ctx, t.chunked, tensor_map, row_buffers, k, several=True, group_views=group_views)
             parts.append((k, part))
             view["phases"][k]["chunk"] = part
     if not parts:

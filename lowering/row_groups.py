@@ -68,17 +68,9 @@ def members() -> list[str]:
             "uint64_t colEnd_ = 0;"]
 
 
-def init_lines(row_init: list[str], base: str) -> list[str]:
+def init_lines(views: list[str], base: str) -> list[str]:
     """Chunked-mode Init lines (inside `if (chunkLength_ > 0)`): the core's group, rank and columns, and
-    the GM views of its row (`row_init`: the whole-row Init lines, whose views start at `start`)."""
-    views = []
-    for line in row_init:
-        if line == "rowStart_ = start;  // per-channel tensors are indexed by the global row":
-            views.append("rowStart_ = groupRow;")
-        elif ".SetGlobalBuffer(" in line and "+ start * D_, blockLength_ * D_);" in line:
-            views.append(line.replace("+ start * D_, blockLength_ * D_);", "+ groupRow * D_, D_);"))
-        elif ".SetGlobalBuffer(" in line and "+ start, blockLength_);" in line:
-            views.append(line.replace("+ start, blockLength_);", "+ groupRow, 1);"))
+    `views`, the GM views of its group's row `groupRow` (emit.share_views)."""
     return [f"    groupBase_ = {base};  // the group's slot regions: after the accumulators' workspace",
             f"    workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, groupBase_ + GetBlockNum() * "
             f"{WORKSPACE_PER_CORE // 4});",
