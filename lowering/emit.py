@@ -404,8 +404,8 @@ def share_views(kernel: ir.Kernel, tensors: list[dict], start: str, count: str) 
     return lines
 
 
-def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir.TileLoop, tensors, buffers,
-                scalars, phases) -> list[str]:
+def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir.TileLoop, tensors, scalars,
+                phases) -> list[str]:
     extent = " * ".join(f"tiling.{s}" for s in split.extent)
     lines = [f"// {_loc(ctx, split.span)}: this core's contiguous share of [0, {' * '.join(split.extent)})"
              + (" rows" if tl.row_shape else ""),
@@ -431,8 +431,6 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
     elif kernel.accumulators:
         lines.append("workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * 8);  "
                      "// one 32-byte slot per core")
-    lines.append(f"// {_loc(ctx, tl.span)}: UB buffers, sized for the largest tile")
-    lines += [f"pipe.InitBuffer({b['member']}, {b['init_args']});" for b in buffers]
     return lines
 
 
@@ -735,7 +733,9 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
         from .emit_box import build_box_view
 
         return build_box_view(kernel, ctx, split, tl, view)
-    view["init"] = _init_lines(kernel, ctx, split, tl, tensors, first["buffers"], scalars, phases)
+    view["init"] = _init_lines(kernel, ctx, split, tl, tensors, scalars, phases)
+    # after `init`, which the chunked path extends (it returns before the whole-row buffers)
+    view["init_buffers"] = [f"// {_loc(ctx, tl.span)}: UB buffers, sized for the largest tile", *first["init_buffers"]]
     view["row_mode"] = tl.row_shape is not None
     view["unit"] = "rows" if tl.row_shape else "elements"
     view["extra_members"] = ["uint64_t D_ = 0;  // row length", "uint64_t Dp_ = 0;  // row pitch in UB"] \
@@ -770,8 +770,7 @@ def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map
         view["chunk_first"] = True
         view["chunk_all_passes"] = view["chunk_passes"]
         view["chunk_processes"] = [{"fn": view["chunk_fn"], "lines": view["chunk_process"]}]
-        marker = next(i for i, line in enumerate(view["init"]) if line.endswith("UB buffers, sized for the largest tile"))
-        view["init"][marker:marker] = view["chunk_init"]
+        view["init"] += view["chunk_init"]
 
 
 def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:

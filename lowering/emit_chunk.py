@@ -322,5 +322,4 @@ def several_chunk_views(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], tensor
     head = first["chunk_init"] if first else ["chunkRows_ = blockLength_;  // this core's rows, in every split loop"]
     at = next(i for i, line in enumerate(head) if line.startswith("chunkRows_ = ")) + 1
     init, tail = head[:at] + later, head[at:]
-    marker = next(i for i, line in enumerate(view["init"]) if line.endswith("UB buffers, sized for the largest tile"))
-    view["init"][marker:marker] = init + tail
+    view["init"] += init + tail
