@@ -121,27 +121,28 @@ def _loc(ctx: PassContext, span) -> str:
     return f"{ctx.source_name}:{span.line}"
 
 
-def _buffer_views(tl: ir.TileLoop, suffix: str = "") -> list[dict]:
-    """Queue/TBuf members of one phase's buffers; phases after the first get a numeric suffix."""
+def _buffer_views(tl: ir.TileLoop, suffix: str = "", tile: str | None = None) -> list[dict]:
+    """Queue/TBuf members of one phase's buffers; phases after the first get a numeric suffix. `tile`:
+    the member holding the tile length (default `tileLength<suffix>_`)."""
     views = []
     for b in tl.buffers_decl:
         cap = b.name[:1].upper() + b.name[1:]
         if b.position is ir.Position.VECCALC:
             member = f"{b.name}Buf{suffix}"
             decl = "TBuf<TPosition::VECCALC>"
-            init = _bytes_expr(b, suffix)
+            init = _bytes_expr(b, suffix, tile)
         else:
             prefix = "inQueue" if b.position is ir.Position.VECIN else "outQueue"
             member = f"{prefix}{cap.removesuffix('Local')[:1].upper()}{cap.removesuffix('Local')[1:]}{suffix}"
             decl = f"TQue<TPosition::{b.position.value}, 1>"
-            init = f"{b.num}, {_bytes_expr(b, suffix)}"
+            init = f"{b.num}, {_bytes_expr(b, suffix, tile)}"
         views.append({"name": b.name, "member": member, "decl": decl, "init_args": init, "buffer": b})
     return views
 
 
-def _bytes_expr(b: ir.Buffer, suffix: str = "") -> str:
+def _bytes_expr(b: ir.Buffer, suffix: str = "", tile: str | None = None) -> str:
     """InitBuffer length of one buffer, in terms of the tile length (elements, or rows of Dp_)."""
-    tile = f"tileLength{suffix}_"
+    tile = tile or f"tileLength{suffix}_"
     per_bits = {
         ir.Layout.FLAT: tile,
         ir.Layout.ROWS: f"{tile} * Dp_",
@@ -770,7 +771,7 @@ def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map
         view["chunk_first"] = True
         view["chunk_all_passes"] = view["chunk_passes"]
         view["chunk_processes"] = [{"fn": view["chunk_fn"], "lines": view["chunk_process"]}]
-        view["init"] += view["chunk_init"]
+        view["init"] += view["chunk_init"] + view["chunk_enter"]
 
 
 def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:

@@ -148,9 +148,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
     for p_index, p in enumerate(plan.passes):
         pid, field = chunk_names(k, p_index)
         suffix = f"C{pid}"
-        buffers = _buffer_views(p.loop, suffix)
-        for b in buffers:
-            b["init_args"] = b["init_args"].replace(f"tileLength{suffix}_", f"{field}_")
+        buffers = _buffer_views(p.loop, suffix, tile=f"{field}_")
         by_name = {b["name"]: b for b in buffers}
         stages = write_stages(p.loop, lambda by_name=by_name: _ChunkStageWriter(ctx, by_name, tensor_map))
         head, tail = compute_frame(buffers)
@@ -267,7 +265,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
             init.append("colEnd_ = D_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)")
         if several:
             init.append("chunkRows_ = blockLength_;  // this core's rows, in every split loop")
-        init += ["if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own "
+        enter = ["if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own "
                  "buffers", *([] if several else ["    chunkRows_ = blockLength_;"]),
                  "    blockLength_ = 0;  // the whole-row loop gets no rows",
                  *(row_groups.init_lines(group_views, row_groups.workspace_base(kernel)) if grouped else []),
@@ -278,10 +276,12 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
                  "}"]
     else:
         init = [f"{ph['member']} = tiling.{ph['field']};" for ph in passes]
+        enter = []
     if grouped:
         members += row_groups.members()
     return {"chunk": True, "chunk_passes": passes, "row_group": grouped, "chunk_members": members,
             "chunk_reset": reset, "chunk_process": process, "chunk_init": init,
+            "chunk_enter": enter,
             "chunk_count": len(plan.passes), "chunk_fn": f"ProcessChunked{k if k else ''}"}
 
 
@@ -320,6 +320,4 @@ def several_chunk_views(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], tensor
     # The chunk lengths of every loop and the core's rows first; then loop 0's early return, if it chunks.
     later = [x for k, part in parts if k > 0 for x in part["chunk_init"]]
     head = first["chunk_init"] if first else ["chunkRows_ = blockLength_;  // this core's rows, in every split loop"]
-    at = next(i for i, line in enumerate(head) if line.startswith("chunkRows_ = ")) + 1
-    init, tail = head[:at] + later, head[at:]
-    view["init"] += init + tail
+    view["init"] += head + later + (first["chunk_enter"] if first else [])
