@@ -84,10 +84,10 @@ def _tree(s: ir.VecOp, ctype: str, scratch: str | None) -> list[str]:
             "}"]
 
 
-def _host_bytes(b: ir.Buffer) -> str:
-    """UB bytes of one buffer on the host: boxes of `boxElems`, flat tiles of `len` elements, whole
-    256-byte repeats (Compare rounds its count up to them)."""
-    elems = "boxElems" if b.layout is ir.Layout.BOX else "len"
+def _host_bytes(b: ir.Buffer, flat: str = "len") -> str:
+    """UB bytes of one buffer: boxes of `boxElems`, flat tiles of `flat` elements (the host's `len`, or
+    the kernel's tiling.tileLength), whole 256-byte repeats (Compare rounds its count up to them)."""
+    elems = "boxElems" if b.layout is ir.Layout.BOX else flat
     if b.bits == 1:
         return f"(({elems} + 255) / 256 * 32 + 32)"
     return f"(({elems} * {b.dtype.size} + 255) / 256 * 256)"
@@ -134,7 +134,7 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
                 f"{granule});  // rows x pitch")
     for b in base["buffers"]:
         buf: ir.Buffer = b["buffer"]
-        nbytes = _host_bytes(buf).replace("len", "tiling.tileLength")
+        nbytes = _host_bytes(buf, "tiling.tileLength")
         args = nbytes if buf.position is ir.Position.VECCALC else f"{buf.num}, {nbytes}"
         init.append(f"pipe.InitBuffer({b['member']}, {args});")
 
