@@ -75,16 +75,16 @@ def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, s
         lo, hi = core * share, min(total, (core + 1) * share)
         for tl in loop.body:
             assert isinstance(tl, ir.TileLoop)
-            step = tile if tl.row_shape is None else max(1, tile // max(_product(tl.row_shape[1], symbols), 1))
+            step = tile if tl.kind is not ir.LoopKind.ROWS else max(1, tile // max(_product(tl.shape.row, symbols), 1))
             tviews = views
-            if tl.plane_rank:  # [N, C, *spatial] tensors as (N * C) planes; a tile is a block of planes
+            if tl.kind is ir.LoopKind.PLANES:  # [N, C, *spatial] tensors as (N * C) planes; a tile is a block of planes
                 lead = len(loop.extent)
                 tviews = {**views, **{p.name: tensors[p.name].reshape(total, *tensors[p.name].shape[lead:])
                                       for p in kernel.tensors if len(p.shape) > lead}}
                 plane = max([tviews[p.name][0].numel() for p in kernel.tensors
                              if len(p.shape) > lead and len(tviews[p.name])] + [1])
                 step = max(1, tile // max(plane, 1))
-            if tl.box:  # box loops: each position's values along the extra axis as one row
+            if tl.kind is ir.LoopKind.BOX:  # box loops: each position's values along the extra axis as one row
                 tviews, step = _box_views(kernel, loop, tl, tensors, views, symbols, total, tile)
             for start in range(lo, hi, step):
                 _run_tile(tl.body, tviews, core_scalars, slice(start, min(hi, start + step)))
@@ -133,7 +133,7 @@ def _box_views(kernel: ir.Kernel, loop: ir.SplitLoop, tl: ir.TileLoop, tensors, 
                tile: int) -> tuple[dict, int]:
     """Box tensors [.., R, ..] as (positions, R) rows, the reduced axis moved last; tensors over the split's
     dims flat. A tile is `tile` elements' worth of positions (at least one)."""
-    axis, dim = tl.box
+    axis, dim = tl.shape.axis, tl.shape.dim
     out = dict(views)
     for p in kernel.tensors:
         t = tensors[p.name]
@@ -145,9 +145,9 @@ def _box_views(kernel: ir.Kernel, loop: ir.SplitLoop, tl: ir.TileLoop, tensors, 
     return out, max(1, tile // max(symbols[dim], 1))
 
 
-def _product(expr: str, symbols: dict[str, int]) -> int:
+def _product(names: tuple[str, ...], symbols: dict[str, int]) -> int:
     out = 1
-    for s in expr.split(" * "):
+    for s in names:
         out *= symbols[s]
     return out
 

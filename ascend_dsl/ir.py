@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import ClassVar
 
 from .diagnostics import UNKNOWN_SPAN, Span
 from .dtypes import DType
@@ -208,29 +209,74 @@ class Buffer:
         return -(-raw // 32) * 32
 
 
+class LoopKind(Enum):
+    """What one tile of a TileLoop covers (the kind of its `shape` payload)."""
+
+    FLAT = "flat"  # a run of consecutive elements of the core's share
+    ROWS = "rows"  # whole rows of the tensors [*rows, *row] (each row padded in UB)
+    PLANES = "planes"  # whole planes (or bands of them) of [*rows, *spatial] tensors: pooling windows
+    BOX = "box"  # output positions x the whole extra (reduced, non-last) axis of the box tensors
+
+
+@dataclass(frozen=True)
+class FlatTiles:
+    """Flat loops: `for t in tile(blk)` over a 1-D view of the tensors."""
+
+    kind: ClassVar[LoopKind] = LoopKind.FLAT
+
+
+@dataclass(frozen=True)
+class RowTiles:
+    """Row loops: tensors [*rows, *row] under `split(<rows>)` are rows of prod(row) elements.
+
+    `chunked` (lowering/passes/plan_chunks.py): the variant for rows longer than UB, or why there is none."""
+
+    rows: tuple[str, ...]
+    row: tuple[str, ...]
+    chunked: object = field(default=None, compare=False)
+    kind: ClassVar[LoopKind] = LoopKind.ROWS
+
+
+@dataclass(frozen=True)
+class PlaneTiles:
+    """Plane loops: [*rows, *spatial] tensors under `split(<rows>)` with `rank` trailing spatial dims."""
+
+    rank: int
+    kind: ClassVar[LoopKind] = LoopKind.PLANES
+
+
+@dataclass(frozen=True)
+class BoxTiles:
+    """Box loops (a split over the dims of a tensor but one, not its last): the `axis` of that extra dim
+    in the box tensors and its shape symbol `dim`, e.g. (1, "R") for x: [A, R, C] under split(A * C)."""
+
+    axis: int
+    dim: str
+    kind: ClassVar[LoopKind] = LoopKind.BOX
+
+
+TileShape = FlatTiles | RowTiles | PlaneTiles | BoxTiles
+FLAT_TILES = FlatTiles()
+
+
 @dataclass(frozen=True)
 class TileLoop:
-    """`for t in tile(blk, size=auto|N, buffers=B)`. Lowering fills `buffers_decl` and `max_tile`."""
+    """`for t in tile(blk, size=auto|N, buffers=B)`; `shape` says what a tile is. Lowering fills
+    `buffers_decl` and, where the tile size is static (flat loops), `max_tile`."""
 
     var: str
     over: str
     size: int | None
     buffers: int
     body: tuple[Stmt, ...]
+    shape: TileShape = FLAT_TILES
     buffers_decl: tuple[Buffer, ...] = ()
     max_tile: int | None = None
-    #: Row loops: the shape symbols (rows, D) of the 2-D tensors they tile; None for flat loops.
-    row_shape: tuple[str, str] | None = None
-    #: Plane loops (split over the leading dims of rank >= 3 tensors): the number of trailing spatial
-    #: dims of each plane; 0 for flat and row loops.
-    plane_rank: int = 0
-    #: Box loops (a split over the dims of a tensor but one, not its last): (the axis of that extra dim in
-    #: the tensor, its shape symbol), e.g. (1, "R") for x: [A, R, C] under split(A * C); None elsewhere.
-    box: tuple[int, str] | None = None
     span: Span = _SPAN
-    #: Row loops: the chunked variant for rows longer than UB (a lowering.chunking.ChunkPlan), or the
-    #: reason the body cannot run in column chunks (str); None elsewhere.
-    chunked: object = field(default=None, compare=False)
+
+    @property
+    def kind(self) -> LoopKind:
+        return self.shape.kind
 
 
 class StageKind(Enum):

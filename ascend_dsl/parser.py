@@ -290,15 +290,13 @@ class _Builder:
         self.mask_dtypes: dict[str, DType] = {}
         self.loops: dict[str, _LoopVar] = {}
         self.type_args: dict[str, DType] = {}
-        self.row_shape: tuple[str, str] | None = None  # (rows, D) inside a row loop
+        self.tiles: ir.TileShape = ir.FLAT_TILES  # what a tile of the current tile loop is
         self.split_extent: tuple[str, ...] = ()
         self.kscalars: dict[str, ir.ValType] = {}  # kernel-scope accumulators and scalars
         self.phase_accs: set[str] = set()  # accumulators updated by the current split loop
         self.combined: set[str] = set()  # accumulators whose split loop has ended (readable)
         self.acc_names: set[str] = set()
         self.slot_accs: dict = {}  # name -> parser_slots.SlotAcc: `s = zeros(C)` accumulators
-        self.plane_rank = 0  # trailing spatial dims of the planes inside a plane loop (0 elsewhere)
-        self.box: tuple[int, str] | None = None  # (axis, symbol) of the extra dim inside a box loop
         self.cube = None  # parser_cube.CubeScope inside a `with vector:` block
 
     def err(self, code: str, msg: str, node, hint: str | None = None) -> DslError:
@@ -557,38 +555,37 @@ class _Builder:
         self.locals = {}
         # [N, C, *spatial] tensors under split(N * C): plane tiles when the body pools, else rows of H*W...
         pools = any(str(c.children[0]) in POOLS for c in suite.find_data("call"))
-        self.row_shape = None if pools else self.row_shape_for(self.split_extent, s)
-        self.plane_rank = self.plane_rank_for(self.split_extent, s) if self.row_shape is None else 0
-        self.box = None if self.row_shape or self.plane_rank else box_for(self, self.split_extent, s)
+        extent = self.split_extent
+        self.tiles = ((None if pools else self.row_shape_for(extent, s)) or self.plane_rank_for(extent, s)
+                      or box_for(self, extent, s) or ir.FLAT_TILES)
         body = []
         for st in self.statements(suite):
             body.append(self.tile_stmt(st, var))
         if not any(isinstance(b, (ir.Store, ir.Accumulate)) for b in body):
             raise self.err("KERNEL-STRUCTURE", "tile loop stores nothing", s,
                            "write results with store(y[t], value) or accumulate them: total += sum(v)")
-        if self.plane_rank and size is not None:
+        if self.tiles.kind is ir.LoopKind.PLANES and size is not None:
             raise self.err("ARGS", "plane tiles are sized at run time: size=auto", call,
                            "the host tiling picks planes (or bands of output rows) per tile from the shapes")
-        if self.box and size is not None:
+        if self.tiles.kind is ir.LoopKind.BOX and size is not None:
             raise self.err("ARGS", "box tiles are sized at run time: size=auto", call,
                            "the host tiling picks positions per tile and rows of the reduced axis per chunk")
-        return ir.TileLoop(var, block, size, buffers, tuple(body), row_shape=self.row_shape,
-                           plane_rank=self.plane_rank, box=self.box, span=self.o.span(s))
+        return ir.TileLoop(var, block, size, buffers, tuple(body), self.tiles, span=self.o.span(s))
 
-    def plane_rank_for(self, extent: tuple[str, ...], node) -> int:
+    def plane_rank_for(self, extent: tuple[str, ...], node) -> ir.PlaneTiles | None:
         """A tile loop over a split of N * C is a plane loop when tensors [N, C, *spatial] exist."""
         ranks = {len(p.shape) - len(extent) for p in self.params.values() if isinstance(p, ir.TensorParam)
                  and len(p.shape) > len(extent) and len(p.shape) >= 3 and tuple(p.shape[:len(extent)]) == extent}
         if not ranks:
-            return 0
+            return None
         if len(ranks) > 1 or not 1 <= min(ranks) <= 3:
             raise self.err("UNSUPPORTED", f"plane tiles over {' * '.join(extent)} need 1 to 3 trailing spatial dims, "
                            "the same for every tensor", node, 'e.g. x: Tensor[T, "N, C, H, W"] with split(N * C)')
-        return next(iter(ranks))
+        return ir.PlaneTiles(next(iter(ranks)))
 
-    def row_shape_for(self, extent: tuple[str, ...], node) -> tuple[str, str] | None:
+    def row_shape_for(self, extent: tuple[str, ...], node) -> ir.RowTiles | None:
         """A tile loop over a split of B is a row loop when tensors [B, D] exist; with `split(N * C)`,
-        tensors [N, C, H, W] are N*C rows of H*W. Returns ("N * C", "H * W")."""
+        tensors [N, C, H, W] are N*C rows of H*W: RowTiles(("N", "C"), ("H", "W"))."""
         k = len(extent)
         shapes = {p.shape[k:] for p in self.params.values() if isinstance(p, ir.TensorParam)
                   and len(p.shape) > k and p.shape[:k] == extent}
@@ -602,7 +599,7 @@ class _Builder:
         row = next(iter(shapes))
         if not all(isinstance(d, str) for d in row):
             raise self.err("UNSUPPORTED", "the row dimensions of a tensor must be shape symbols", node)
-        return " * ".join(extent), " * ".join(row)
+        return ir.RowTiles(extent, row)
 
     def is_row_tensor(self, p: ir.TensorParam) -> bool:
         k = len(self.split_extent)
@@ -658,7 +655,7 @@ class _Builder:
                 raise self.err("TYPE", f"storing {what[value.type.layout]} into {what[layout]} of '{tensor}'", pos[1],
                                "reduce rows with sum/max/min/mean(v, axis=1) to get one value per row"
                                if layout is ir.Layout.COL else
-                               f"reduce the box over its extra axis first: sum(v, axis={self.box[0]})"
+                               f"reduce the box over its extra axis first: sum(v, axis={self.tiles.axis})"
                                if value.type.layout is ir.Layout.BOX else
                                "store max_pool(...) or avg_pool(...) of a loaded plane"
                                if layout is ir.Layout.POOLED else None)
@@ -691,7 +688,7 @@ class _Builder:
             raise self.err("TYPE", f"{reducer}(v) reduces a tile value", rhs.children[1])
         if value.type.layout is ir.Layout.ROW:
             raise self.err("TYPE", f"{reducer}(v) of a row vector would count it once per row tile", rhs.children[1])
-        if self.box:
+        if self.tiles.kind is ir.LoopKind.BOX:
             raise self.err("UNSUPPORTED", "accumulators are not supported in a loop over boxes (a reduction over a "
                            "non-last dim)", name_tok, "store the reduced values, then reduce them in a second kernel")
         if value.type.dtype not in (DType.F32, DType.F16):
@@ -726,14 +723,15 @@ class _Builder:
         p = self.tensor_param(name_tok)
         is_tile = [isinstance(i, Tree) and i.data == "name" and str(i.children[0]) == tile for i in idx]
         is_full = [isinstance(i, Tree) and i.data == "full_slice" for i in idx]
-        rows = self.row_shape
-        if self.box:
+        shape = self.tiles
+        rows = shape if shape.kind is ir.LoopKind.ROWS else None
+        if shape.kind is ir.LoopKind.BOX:
             return box_slice(self, e, tile, p, idx)
-        if self.plane_rank and len(idx) == 1 and is_tile[0]:
-            if len(p.shape) != len(self.split_extent) + self.plane_rank or \
+        if shape.kind is ir.LoopKind.PLANES and len(idx) == 1 and is_tile[0]:
+            if len(p.shape) != len(self.split_extent) + shape.rank or \
                     tuple(p.shape[:len(self.split_extent)]) != self.split_extent:
                 raise self.err("INDEX", f"'{name}[{tile}]' in a plane loop needs a tensor "
-                               f"[{', '.join(self.split_extent)}, ...] with {self.plane_rank} spatial dims; "
+                               f"[{', '.join(self.split_extent)}, ...] with {shape.rank} spatial dims; "
                                f"'{name}' has shape {list(p.shape)}", e)
             return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.PLANE
         if len(idx) == 1 and is_tile[0] and len(p.shape) == 1:
@@ -744,15 +742,17 @@ class _Builder:
                 # a per-channel tensor: rows n*C + c read w[c] (e.g. batch-norm statistics)
                 period = " * ".join(map(str, p.shape))
                 return name, ir.TileIndex(tile, False, self.o.span(idx[0]), period), ir.Layout.COL
-            if " * ".join(map(str, p.shape)) != rows[0]:
-                raise self.err("INDEX", f"'{name}[{tile}]' in a row loop needs a tensor over the rows ({rows[0]}); "
+            if tuple(map(str, p.shape)) != rows.rows:
+                raise self.err("INDEX", f"'{name}[{tile}]' in a row loop needs a tensor over the rows "
+                               f"({' * '.join(rows.rows)}); "
                                f"'{name}' has shape {list(p.shape)}", e)
             return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.COL
         if len(idx) == 2 and is_tile[0] and is_full[1] and rows is not None and self.is_row_tensor(p):
             return name, ir.TileIndex(tile, True, self.o.span(idx[0])), ir.Layout.ROWS
         if len(idx) == 1 and is_full[0] and len(p.shape) == 1 and rows is not None:
-            if " * ".join(map(str, p.shape)) != rows[1]:
-                raise self.err("INDEX", f"'{name}[:]' in a row loop needs a tensor over the row length ({rows[1]}); "
+            if tuple(map(str, p.shape)) != rows.row:
+                raise self.err("INDEX", f"'{name}[:]' in a row loop needs a tensor over the row length "
+                               f"({' * '.join(rows.row)}); "
                                f"'{name}' has shape {list(p.shape)}", e)
             return name, ir.TileIndex(None, False, self.o.span(idx[0])), ir.Layout.ROW
         if len(p.shape) == 2:
@@ -890,7 +890,7 @@ class _Builder:
                 raise self.err("TYPE", "cannot cast a mask", pos[0], "use select(mask, 1.0, 0.0)")
             if isinstance(value, ir.Const):
                 return ir.Const(value.value, ir.scalar_of(dt), value.span)
-            if self.box and value.type.dtype is dt:  # box loops drop identity casts (e.g. cast(x, f32) with T=f32)
+            if self.tiles.kind is ir.LoopKind.BOX and value.type.dtype is dt:  # box loops drop identity casts (e.g. cast(x, f32) with T=f32)
                 return value
             return ir.Op("cast", (value,), ir.ValType(value.type.kind, dt, value.type.layout), self.o.span(e))
         return self.op(name, [self.expr(a, tile) for a in pos], e)
@@ -1005,7 +1005,7 @@ class _Builder:
             return next(iter(layouts))
         if ir.Layout.BOX in layouts:
             raise self.err("TYPE", "a box (load(x[t]) with the extra axis) combines only with boxes and scalars", node,
-                           f"reduce it first, e.g. sum(v, axis={self.box[0]}), then combine the per-position values")
+                           f"reduce it first, e.g. sum(v, axis={self.tiles.axis}), then combine the per-position values")
         if same:
             raise self.err("UNSUPPORTED", "comparisons and select need operands of one shape (all whole rows, or all "
                            "per-row values)", node)

@@ -19,8 +19,8 @@ from __future__ import annotations
 from . import ir
 
 
-def box_for(b, extent: tuple[str, ...], node) -> tuple[int, str] | None:
-    """(axis, symbol) of the extra dim of the box tensors of a split over `extent`, or None."""
+def box_for(b, extent: tuple[str, ...], node) -> ir.BoxTiles | None:
+    """The extra dim (axis, symbol) of the box tensors of a split over `extent`, or None."""
     k = len(extent)
     found: dict[tuple[int, str], list[str]] = {}
     for p in b.params.values():
@@ -36,19 +36,19 @@ def box_for(b, extent: tuple[str, ...], node) -> tuple[int, str] | None:
         raise b.err("INDEX", f"the tensors of a reduction loop over {' * '.join(extent)} must share the reduced axis: "
                     f"{what}", node, "reduce one axis per kernel")
     ((axis, dim),) = found
-    return axis, dim
+    return ir.BoxTiles(axis, dim)
 
 
-def is_box_tensor(p: ir.TensorParam, extent: tuple[str, ...], box: tuple[int, str]) -> bool:
-    j, dim = box
+def is_box_tensor(p: ir.TensorParam, extent: tuple[str, ...], box: ir.BoxTiles) -> bool:
+    j, dim = box.axis, box.dim
     return len(p.shape) == len(extent) + 1 and p.shape[j] == dim and \
         tuple(p.shape[:j]) + tuple(p.shape[j + 1:]) == extent
 
 
 def box_slice(b, e, tile: str, p: ir.TensorParam, idx: list) -> tuple[str, ir.TileIndex, ir.Layout]:
     """`x[t]` inside a box loop: a box of a [.., R, ..] tensor or a flat tile of a tensor over the split's dims."""
-    extent, box = b.split_extent, b.box
-    j, dim = box
+    extent, box = b.split_extent, b.tiles
+    j, dim = box.axis, box.dim
     is_tile = len(idx) == 1 and idx[0].data == "name" and str(idx[0].children[0]) == tile
     box_shape = list(extent[:j]) + [dim] + list(extent[j:])
     if not is_tile:
@@ -66,7 +66,7 @@ def box_slice(b, e, tile: str, p: ir.TensorParam, idx: list) -> tuple[str, ir.Ti
 
 def box_reduction(b, name: str, op: str, v: ir.Expr, axis, span) -> ir.Expr:
     """`sum(v, axis=j)` of a box: one value per position of the tile (a flat tile)."""
-    j, dim = b.box
+    j, dim = b.tiles.axis, b.tiles.dim
     rank = len(b.split_extent) + 1
     value = b.axis_value(axis)
     if value not in (j, j - rank):

@@ -183,7 +183,7 @@ def _matmul(b, block: Tree, scope: CubeScope) -> tuple[ir.Matmul, str]:
 def _epilogue(b, block: Tree, scope: CubeScope, mm: ir.Matmul) -> ir.TileLoop:
     acc_type = ir.tile_of(DType.F32, ir.Layout.ROWS)
     b.locals = {mm.name: acc_type}
-    b.row_shape = (scope.m, scope.n)
+    b.tiles = ir.RowTiles((scope.m,), (scope.n,))
     b.cube = scope
     span = b.o.span(block)
     body: list[ir.Stmt] = [ir.Assign(mm.name, ir.Load(mm.name, ir.TileIndex(scope.var, True, mm.span), acc_type,
@@ -200,7 +200,7 @@ def _epilogue(b, block: Tree, scope: CubeScope, mm: ir.Matmul) -> ir.TileLoop:
     if not used:
         raise b.err("KERNEL-STRUCTURE", f"the vector block never reads the accumulator '{mm.name}'", block,
                     f"store it, or an expression of it: store(c[{scope.var}], {mm.name})")
-    return ir.TileLoop(scope.var, scope.var, None, 2, tuple(body), row_shape=(scope.m, scope.n), span=span)
+    return ir.TileLoop(scope.var, scope.var, None, 2, tuple(body), b.tiles, span=span)
 
 
 def cube_slice(b, e, scope: CubeScope) -> tuple[str, ir.TileIndex, ir.Layout]:

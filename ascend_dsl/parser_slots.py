@@ -85,7 +85,7 @@ def slot_accumulate(b, st: Tree, tile: str) -> ir.Accumulate:
     if name in b.combined:
         raise b.err("KERNEL-STRUCTURE", f"accumulator '{name}' was already combined by an earlier split loop",
                     name_tok, "declare a new accumulator for this loop")
-    if b.row_shape is None:
+    if b.tiles.kind is not ir.LoopKind.ROWS:
         raise b.err("UNSUPPORTED", "slot accumulators add one value per row: they need a row loop", target,
                     "split the rows: for blk in split(N * C, cores=AIV) over [N, C, H, W] tensors")
     decl = _mapping(b, acc, target)
@@ -121,7 +121,7 @@ def slot_read(b, e: Tree, tile: str) -> ir.Load:
     if name not in b.combined:
         raise b.err("KERNEL-STRUCTURE", f"accumulator '{name}' is read before its split loop has ended", name_tok,
                     "its totals across cores exist only after the loop that accumulates it")
-    if b.row_shape is None or b.split_extent != acc.extent:
+    if b.tiles.kind is not ir.LoopKind.ROWS or b.split_extent != acc.extent:
         raise b.err("INDEX", f"'{name}[{tile}]' is read in a row loop over split({' * '.join(acc.extent)})", e)
     return ir.Load(name, ir.TileIndex(tile, False, b.o.span(e.children[1]), acc=True),
                    ir.tile_of(DType.F32, ir.Layout.COL), b.o.span(e))

@@ -75,13 +75,14 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             inner = ind + "    "
             if mt is not None:
                 head.append(f"{inner}# max_tile = {mt} elements")
-            if s.chunked is not None:  # row loops: the chunked mode for rows longer than UB (lowering/chunking.py)
-                text = f"rows longer than UB: no chunked mode: {s.chunked}" if isinstance(s.chunked, str) else str(s.chunked)
+            chunked = getattr(s.shape, "chunked", None)
+            if chunked is not None:  # row loops: the chunked mode for rows longer than UB (lowering/chunking.py)
+                text = f"rows longer than UB: no chunked mode: {chunked}" if isinstance(chunked, str) else str(chunked)
                 head += [f"{inner}# {line}" for line in text.splitlines()]
             for d in decl:
                 lay = "" if d.layout is ir.Layout.FLAT else f", {d.layout.value}"
                 head.append(f"{inner}# buffer {d.name}: {d.position.value} {d.dtype} x{d.num} ({d.bits} bit/elem{lay})")
-            _box_axis.append(s.box[0] if s.box else 1)
+            _box_axis.append(s.shape.axis if s.kind is ir.LoopKind.BOX else 1)
             try:
                 return head + block(body, inner)
             finally:

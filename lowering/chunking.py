@@ -399,7 +399,8 @@ def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row
                 combine = f"{ONLINE_MAX}:{online[name]}"
             body.append(ir.Accumulate(name, combine, chunk_reduce, flat(a), s.span))
             folds.append((name, combine))
-    loop = replace(tl, var=CHUNK_VAR, size=None, body=tuple(body), buffers_decl=(), max_tile=None, row_shape=None)
+    loop = replace(tl, var=CHUNK_VAR, size=None, body=tuple(body), buffers_decl=(), max_tile=None,
+                   shape=ir.FLAT_TILES)
     # The per-row values are kernel-scope scalars for the passes (and for the IR verifier).
     decls = tuple(ir.ScalarAssign(f"{n}Row", ir.Const(0.0, ir.scalar_of(DType.F32), tl.span), tl.span)
                   for n in row_values)

@@ -111,10 +111,14 @@ def _phases(kernel: ir.Kernel) -> list[tuple[ir.SplitLoop, ir.TileLoop]]:
         out.append((split, split.body[0]))
     first_split, first_tile = out[0]
     for split, tl in out[1:]:
-        if split.extent != first_split.extent or tl.row_shape != first_tile.row_shape:
+        if split.extent != first_split.extent or _rows(tl) != _rows(first_tile):
             raise DslError.at("UNSUPPORTED", "every split loop of a kernel splits the same extent with the same "
                               "tensors", split.span, f"split({' * '.join(first_split.extent)}, cores=AIV)")
     return out
+
+
+def _rows(tl: ir.TileLoop) -> ir.RowTiles | None:
+    return tl.shape if tl.kind is ir.LoopKind.ROWS else None
 
 
 def _loc(ctx: PassContext, span) -> str:
@@ -385,10 +389,10 @@ def _gm_view(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, t: dict, s
         return [f"{t['gm']}Period_ = {period};", f"{t['gm']}.SetGlobalBuffer({base}, {t['gm']}Period_);"], False
     if p.name in _scalar_store_only(kernel):
         return [f"{t['gm']}.SetGlobalBuffer({base}, 1);  // element 0 only (kernel-scope load/store)"], False
-    if tl.row_shape and len(p.shape) > len(split.extent) and tuple(p.shape[:len(split.extent)]) == split.extent:
+    if _rows(tl) and len(p.shape) > len(split.extent) and tuple(p.shape[:len(split.extent)]) == split.extent:
         elems = "D_" if count == "1" else f"{count} * D_"
         return [f"{t['gm']}.SetGlobalBuffer({base} + {start} * D_, {elems});"], True
-    if tl.row_shape and " * ".join(map(str, p.shape)) == tl.row_shape[1]:
+    if _rows(tl) and tuple(map(str, p.shape)) == tl.shape.row:
         return [f"{t['gm']}.SetGlobalBuffer({base}, D_);"], False
     return [f"{t['gm']}.SetGlobalBuffer({base} + {start}, {count});"], True
 
@@ -409,15 +413,15 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
                 phases) -> list[str]:
     extent = " * ".join(f"tiling.{s}" for s in split.extent)
     lines = [f"// {_loc(ctx, split.span)}: this core's contiguous share of [0, {' * '.join(split.extent)})"
-             + (" rows" if tl.row_shape else ""),
+             + (" rows" if _rows(tl) else ""),
              f"const uint64_t total = {extent};",
              "const uint64_t start = tiling.blockLength * GetBlockIdx();",
              "blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : "
              "tiling.blockLength) : 0;",
              "tileLength_ = tiling.tileLength;"]
     lines += [f"tileLength{k}_ = tiling.tileLength{k};" for k in range(1, len(phases))]
-    if tl.row_shape:
-        row_len = " * ".join(f"tiling.{d}" for d in tl.row_shape[1].split(" * "))
+    if _rows(tl):
+        row_len = " * ".join(f"tiling.{d}" for d in tl.shape.row)
         lines += [f"D_ = {row_len};", "Dp_ = (D_ + 127) / 128 * 128;  // UB row pitch: whole repeats"]
     lines += [f"{s['member']} = tiling.{s['name']};" for s in scalars]
     lines += [f"{sym}_ = tiling.{sym};" for sym in _value_symbols(kernel, tl)]
@@ -449,8 +453,8 @@ def _value_symbols(kernel: ir.Kernel, tl: ir.TileLoop) -> list[str]:
             for o in s.srcs:
                 if not isinstance(o, str):
                     used.update({e.name: None for e in ir.walk_expr(o) if isinstance(e, ir.Ref) and e.name in symbols})
-    row_len = tl.row_shape[1] if tl.row_shape else None
-    return [s for s in used if s != row_len]  # a row loop's D_ already holds a one-symbol row length
+    row_len = tl.shape.row if _rows(tl) else None
+    return [s for s in used if (s,) != row_len]  # a row loop's D_ already holds a one-symbol row length
 
 
 def _periodic_tensors(kernel: ir.Kernel) -> list[str]:
@@ -639,7 +643,7 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
     suffix = str(k) if k else ""
     buffers = _buffer_views(tl, suffix)
     by_name = {b["name"]: b for b in buffers}
-    stages = write_stages(tl, lambda: (_RowStageWriter if tl.row_shape else _StageWriter)(ctx, by_name, tensor_map))
+    stages = write_stages(tl, lambda: (_RowStageWriter if _rows(tl) else _StageWriter)(ctx, by_name, tensor_map))
     head, tail = compute_frame(buffers)
     # Each core starts from the identity of the combine; the declared initial value joins once, when
     # the per-core values are combined.
@@ -655,7 +659,7 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
             "tile": f"tileLength{suffix}_", "max_tile": tl.max_tile, "loc": _loc(ctx, tl.span),
             "tile_granule": AUTO_TILE_GRANULE if tl.size is None else tl.size,
             "init_buffers": [f"pipe.InitBuffer({b['member']}, {b['init_args']});" for b in buffers],
-            "ub_formula": " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl) if tl.row_shape else "",
+            "ub_formula": " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl) if _rows(tl) else "",
             "after": _after_phase(kernel, ctx, k, tensor_map),
             "rows": "blockLength_", "chunk": None}  # several split loops with chunked rows: emit_chunk.py
 
@@ -668,7 +672,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     phases = _phases(kernel)
     split, tl = phases[0]
     for _, t in phases:
-        if t.max_tile is None and t.row_shape is None and not t.plane_rank and not t.box:
+        if t.max_tile is None and t.kind is ir.LoopKind.FLAT:
             raise DslError.at("INTERNAL", "tile size was not planned", t.span)
     name = kernel.name
     cls = f"Kernel{camel(name)}"
@@ -725,24 +729,24 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
                               for d in store_dtypes]
     view["epilogue_bufs"] += (["TBuf<TPosition::VECCALC> slotBuf_;  // slot accumulators' totals while combining"]
                               if kernel.slot_accumulators else [])
-    if kernel.slot_accumulators and not tl.row_shape:
+    if kernel.slot_accumulators and not _rows(tl):
         raise DslError.at("UNSUPPORTED", "slot accumulators need row loops", kernel.slot_accumulators[0].span)
     view["slot_host"] = emit_slots.host_lines(kernel, ctx, ctx.target.ub_budget) if kernel.slot_accumulators else []
-    if tl.plane_rank:  # pooling over planes: lowering/emit_window.py
+    if tl.kind is ir.LoopKind.PLANES:  # pooling over planes: lowering/emit_window.py
         return build_window_view(kernel, ctx, split, tl, view)
-    if tl.box:  # reductions over a non-last dim: lowering/emit_box.py
+    if tl.kind is ir.LoopKind.BOX:  # reductions over a non-last dim: lowering/emit_box.py
         from .emit_box import build_box_view
 
         return build_box_view(kernel, ctx, split, tl, view)
     view["init"] = _init_lines(kernel, ctx, split, tl, tensors, scalars, phases)
     # after `init`, which the chunked path extends (it returns before the whole-row buffers)
     view["init_buffers"] = [f"// {_loc(ctx, tl.span)}: UB buffers, sized for the largest tile", *first["init_buffers"]]
-    view["row_mode"] = tl.row_shape is not None
-    view["unit"] = "rows" if tl.row_shape else "elements"
+    view["row_mode"] = _rows(tl) is not None
+    view["unit"] = "rows" if _rows(tl) else "elements"
     view["extra_members"] = ["uint64_t D_ = 0;  // row length", "uint64_t Dp_ = 0;  // row pitch in UB"] \
-        if tl.row_shape else []
-    if tl.row_shape:
-        view["row_len"] = tl.row_shape[1]
+        if _rows(tl) else []
+    if _rows(tl):
+        view["row_len"] = " * ".join(tl.shape.row)
         view["ub_budget"] = ctx.target.ub_budget
         view["ub_formula"] = first["ub_formula"]
         _chunk_view(kernel, ctx, tl, tensor_map, view)
@@ -757,13 +761,14 @@ def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map
     loops = [t for _, t in _phases(kernel)]
     if len(loops) > 1:
         return several_chunk_views(kernel, ctx, loops, tensor_map, view)
-    if isinstance(tl.chunked, str):
+    chunked = tl.shape.chunked
+    if isinstance(chunked, str):
         view["tiling_error"] = (f"one row does not fit the Unified Buffer, and this kernel cannot run in column "
-                                f"chunks: {tl.chunked}")
-    elif tl.chunked is not None:
+                                f"chunks: {chunked}")
+    elif chunked is not None:
         row_buffers = {b["name"]: b for b in view["phases"][0]["buffers"]}
-        grouped = row_groups.groupable(kernel, [tl.chunked])
-        view.update(chunk_view(kernel, ctx, tl.chunked, tensor_map, row_buffers,
+        grouped = row_groups.groupable(kernel, [chunked])
+        view.update(chunk_view(kernel, ctx, chunked, tensor_map, row_buffers,
                                group_views=share_views(kernel, view["tensors"], "groupRow", "1") if grouped
                                else None))
         if grouped:  # the group's partial slots in the GM workspace

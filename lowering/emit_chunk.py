@@ -288,18 +288,18 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
 def several_chunk_views(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], tensor_map, view: dict) -> None:
     """Several split loops: each row loop with a chunk plan gets its own chunked path, selected at run
     time by its own first chunk length (its rows do not fit its own UB plan); the others keep whole rows."""
-    reasons = [(k, t.chunked) for k, t in enumerate(loops) if isinstance(t.chunked, str)]
+    reasons = [(k, t.shape.chunked) for k, t in enumerate(loops) if isinstance(t.shape.chunked, str)]
     if reasons:
         k, why = reasons[0]
         who = "this kernel" if k == 0 else f"split loop {k}"
         view["tiling_error"] = f"one row does not fit the Unified Buffer, and {who} cannot run in column chunks: {why}"
     parts = []
-    grouped = row_groups.groupable(kernel, [t.chunked for t in loops])
+    grouped = row_groups.groupable(kernel, [t.shape.chunked for t in loops])
     group_views = share_views(kernel, view["tensors"], "groupRow", "1") if grouped else None
     for k, t in enumerate(loops):
-        if isinstance(t.chunked, ChunkPlan):
+        if isinstance(t.shape.chunked, ChunkPlan):
             row_buffers = {b["name"]: b for b in view["phases"][k]["buffers"]}
-            part = chunk_view(kernel, ctx, t.chunked, tensor_map, row_buffers, k, several=True, group_views=group_views)
+            part = chunk_view(kernel, ctx, t.shape.chunked, tensor_map, row_buffers, k, several=True, group_views=group_views)
             parts.append((k, part))
             view["phases"][k]["chunk"] = part
     if not parts:

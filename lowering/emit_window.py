@@ -185,7 +185,7 @@ def _pitched_copy_in(buf: str, gm: str, ctype: str) -> list[str]:
 def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir.TileLoop,
                       base: dict) -> dict:
     """The view model for a plane loop; `base` holds the fields shared with every kernel (emit.build_view)."""
-    lead, rank = len(split.extent), tl.plane_rank
+    lead, rank = len(split.extent), tl.shape.rank
     buffers = {b["name"]: b for b in base["buffers"]}
     stmts = [s for st in tl.body for s in st.body]
     pools = [s for s in stmts if isinstance(s, ir.VecOp) and s.api in POOL_APIS.values()]

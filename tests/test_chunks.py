@@ -33,7 +33,7 @@ def _row_loop(lowered: ir.Kernel) -> ir.TileLoop:
 
 
 def _plan(lowered: ir.Kernel) -> ChunkPlan:
-    plan = _row_loop(lowered).chunked
+    plan = _row_loop(lowered).shape.chunked
     assert isinstance(plan, ChunkPlan), plan
     return plan
 
@@ -143,8 +143,8 @@ def _loop_fields(ctx) -> list[tuple[int, object, str]]:
 
 
 def _plan_of(t: ir.TileLoop) -> ChunkPlan:
-    assert isinstance(t.chunked, ChunkPlan), t.chunked
-    return t.chunked
+    assert isinstance(t.shape.chunked, ChunkPlan), t.shape.chunked
+    return t.shape.chunked
 
 
 @pytest.mark.parametrize("name", ["batch_norm_train", "group_norm"])
@@ -346,7 +346,7 @@ def k(x: Tensor[{dt}, "B, D"], y: Tensor[{dt}, "B, D"], s: Tensor[{dt}, "B"]):
 def _reason(text: str, target: str = "ascend910b1") -> str:
     k = parse_text(text, "nochunk.adsl")[0].instantiate()
     _, ctx = lower(k, target, "nochunk.adsl")
-    reason = _row_loop(ctx.lowered).chunked
+    reason = _row_loop(ctx.lowered).shape.chunked
     assert isinstance(reason, str), reason
     return reason
 
@@ -367,7 +367,7 @@ def test_bodies_that_cannot_chunk_say_why(dt, body, reason):
 
 def test_gather_cannot_chunk():
     _, _, ctx = _example("loss/cross_entropy")
-    assert "'gather' needs the whole row in UB" in _row_loop(ctx.lowered).chunked
+    assert "'gather' needs the whole row in UB" in _row_loop(ctx.lowered).shape.chunked
 
 
 def _row_loops(lowered: ir.Kernel) -> list[ir.TileLoop]:
@@ -379,7 +379,7 @@ def test_several_split_loops_chunk_each_loop():
         "            store(y[r, :], load(x[r, :]) / total)\n"
     k = parse_text(text, "two.adsl")[0].instantiate()
     project, ctx = lower(k, "ascend910b1", "two.adsl")
-    assert all(isinstance(t.chunked, ChunkPlan) for t in _row_loops(ctx.lowered))
+    assert all(isinstance(t.shape.chunked, ChunkPlan) for t in _row_loops(ctx.lowered))
     code = project.files["k_kernel.cpp"]
     # loop 1 decides on its own chunk length; whole rows otherwise (every loop walks the core's rows)
     assert "if (chunkLength1_0_ > 0) {" in code and "ProcessChunked1();" in code and "Phase1Rows();" in code
@@ -392,7 +392,7 @@ def test_a_later_split_loop_that_cannot_chunk_names_itself():
     k = parse_text(text, "two.adsl")[0].instantiate()
     _, ctx = lower(k, "ascend910b1", "two.adsl")
     first, second = _row_loops(ctx.lowered)
-    assert isinstance(first.chunked, ChunkPlan) and "'scan_sum' needs the whole row in UB" in second.chunked
+    assert isinstance(first.shape.chunked, ChunkPlan) and "'scan_sum' needs the whole row in UB" in second.shape.chunked
     from lowering.emit import build_view
 
     view = build_view(ctx.lowered, ctx)
@@ -409,7 +409,7 @@ def test_a_first_split_loop_that_cannot_chunk_keeps_whole_rows_before_a_chunked_
     k = parse_text(text, "two.adsl")[0].instantiate()
     project, ctx = lower(k, "ascend910b1", "two.adsl")
     first, second = _row_loops(ctx.lowered)
-    assert "'scan_sum' needs the whole row in UB" in first.chunked and isinstance(second.chunked, ChunkPlan)
+    assert "'scan_sum' needs the whole row in UB" in first.shape.chunked and isinstance(second.shape.chunked, ChunkPlan)
     from lowering.emit import build_view
 
     assert build_view(ctx.lowered, ctx)["tiling_error"].endswith(

@@ -83,7 +83,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             layout = s.value.type.layout
             srcs = _refs(s.value)
             dying = [where[n] for n in srcs if last_use.get(n) == i and decls[where[n]].position is ir.Position.VECCALC]
-            box_reduction = tl.box is not None and _is_box_reduction(s.value)
+            box_reduction = tl.kind is ir.LoopKind.BOX and _is_box_reduction(s.value)
             if box_reduction and last_use.get(srcs[0], i) > i:
                 box_tmp.add(s.value.args[0].type.dtype)
             if box_reduction and s.name not in out_of:

@@ -35,7 +35,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                            f"DataCopy moves whole 32-byte blocks and Compare works on 256-byte repeats; "
                            f"use a multiple of {granule} (e.g. {max(granule, s.size // granule * granule)}) "
                            f"or size=auto")
-            if s.box and not t.has_datacopypad:
+            if s.kind is ir.LoopKind.BOX and not t.has_datacopypad:
                 sink.error("UNSUPPORTED", f"a reduction over a non-last dim reads its rows with strided DataCopyPad, "
                            f"which {t.name} does not have", s.span,
                            "lower it for a 910B target (--target ascend910b1), or make the reduced dim the last one")

@@ -95,11 +95,11 @@ def _spatial_pairs(kernel: ir.Kernel) -> list[tuple[tuple, tuple]]:
         if not isinstance(split, ir.SplitLoop):
             continue
         for tl in split.body:
-            if not (isinstance(tl, ir.TileLoop) and tl.plane_rank):
+            if not (isinstance(tl, ir.TileLoop) and tl.kind is ir.LoopKind.PLANES):
                 continue
             lead = len(split.extent)
-            ins = [p for p in kernel.inputs if len(p.shape) == lead + tl.plane_rank]
-            outs = [p for p in kernel.outputs if len(p.shape) == lead + tl.plane_rank]
+            ins = [p for p in kernel.inputs if len(p.shape) == lead + tl.shape.rank]
+            outs = [p for p in kernel.outputs if len(p.shape) == lead + tl.shape.rank]
             for i in ins:
                 for o in outs:
                     out.append((i.shape[lead:], o.shape[lead:]))

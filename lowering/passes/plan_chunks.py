@@ -15,8 +15,8 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     body = []
     for s in kernel.body:
         if isinstance(s, ir.SplitLoop):
-            loops = [replace(tl, chunked=plan(kernel, s, tl, ctx))
-                     if isinstance(tl, ir.TileLoop) and tl.row_shape is not None and not tl.plane_rank else tl
+            loops = [replace(tl, shape=replace(tl.shape, chunked=plan(kernel, s, tl, ctx)))
+                     if isinstance(tl, ir.TileLoop) and tl.kind is ir.LoopKind.ROWS else tl
                      for tl in s.body]
             s = replace(s, body=tuple(loops))
         body.append(s)

@@ -36,7 +36,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         if count > t.max_buffers:
             sink.error("BUFFER-COUNT", f"the tile needs {count} UB buffers; {t.name} allows {t.max_buffers}",
                        tl.span, "fewer live temporaries or buffers=1")
-        if tl.row_shape is not None or tl.plane_rank or tl.box:
+        if tl.kind is not ir.LoopKind.FLAT:
             return tl  # rows / planes / boxes per tile depend on runtime shapes: the host tiling code sizes them
         per_elem_bits = sum(b.num * b.bits for b in bufs)
         if tl.size is not None:

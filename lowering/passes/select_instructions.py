@@ -54,7 +54,7 @@ def _round_mode(src: DType, dst: DType) -> str:
     return "CAST_NONE"
 
 
-def lower_op(dst: str, e: ir.Op, row_length: str | None = None) -> list[ir.VecOp]:
+def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
     def name(o: ir.Expr) -> ir.Operand:
         return o.name if isinstance(o, ir.Ref) and _tile(o) else o
 
@@ -126,8 +126,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             if isinstance(s, ir.Assign) and isinstance(s.value, ir.Load):
                 out.append(ir.CopyIn(s.name, s.value.tensor, s.value.index, s.span))
             elif isinstance(s, ir.Assign):
-                row_length = tl.row_shape[1] if tl.row_shape else None
-                out.extend(replace(vo, span=s.span) for vo in lower_op(s.name, s.value, row_length))
+                out.extend(replace(vo, span=s.span) for vo in lower_op(s.name, s.value))
             elif isinstance(s, ir.Store):
                 out.append(ir.CopyOut(s.tensor, s.index, s.value.name, s.span))
             else:  # Accumulate: reduced and combined by the emitter (reduce + scalar update)
