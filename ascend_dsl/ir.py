@@ -233,7 +233,7 @@ class RowTiles:
 
     rows: tuple[str, ...]
     row: tuple[str, ...]
-    chunked: object = field(default=None, compare=False)
+    chunked: ChunkPlan | NoChunk | None = field(default=None, compare=False)
     kind: ClassVar[LoopKind] = LoopKind.ROWS
 
 
@@ -535,3 +535,95 @@ class CubeLoop:
 def cube_loop(kernel: Kernel) -> CubeLoop | None:
     """The kernel's cube loop, if it is a MIX kernel."""
     return next((s for s in kernel.body if isinstance(s, CubeLoop)), None)
+
+
+# ----------------------------------------------------------------------------- chunked row loops (rows longer than UB)
+
+
+@dataclass(frozen=True)
+class RowLoad:
+    """`name = load(t[r])`: a per-row (or per-channel: `period`) value read by the scalar unit; `slot`:
+    `s[r]` of a slot accumulator, the row's slot total from this core's totals in the GM workspace."""
+
+    name: str
+    tensor: str
+    period: str | None
+    slot: bool = False
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class RowScalar:
+    """A per-row value computed on the scalar unit (its operands are `<name>Row` scalar refs)."""
+
+    name: str
+    value: Expr
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class RowStore:
+    """`store(out[r], v)` of a per-row value: one element per row."""
+
+    tensor: str
+    value: Expr
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class RowAccumulate:
+    """`acc += sum(v)` (or running max/min) of a row loop: the row's value folded into this core's
+    running value (`<acc>Core_`), handed to the cross-core combine after the rows. Slot accumulators
+    (`s[r] += v`, combine "slots") fold the row's value into its slot of this core's partial vector."""
+
+    name: str
+    combine: str
+    value: Expr
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class RunPass:
+    """Run chunked pass `index` over the row's column chunks."""
+
+    index: int
+
+
+RowStep = RowLoad | RowScalar | RowStore | RowAccumulate | RunPass
+
+
+@dataclass(frozen=True)
+class ChunkPass:
+    """A lowered flat tile loop over the chunks of one row, and the reductions it folds (name, combine);
+    after the pass `<name>Row_` holds each one's value over the whole row. `max_chunk`: the largest chunk
+    (elements, whole 256-element repeats) it fits in UB beside the row-level blocks."""
+
+    loop: TileLoop
+    reductions: tuple[tuple[str, str], ...]
+    max_chunk: int = 0
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """What runs per row when one row does not fit UB (lowering/chunking.py): `steps` in order, the
+    `passes` they run, the per-row values (a float member each), the dtypes of per-row stores (a 32-byte
+    UB block each), the accumulators across cores (name, combine) and slot accumulators the loop updates."""
+
+    steps: tuple[RowStep, ...]
+    passes: tuple[ChunkPass, ...]
+    row_values: tuple[str, ...]
+    store_dtypes: tuple[DType, ...]
+    accumulators: tuple[tuple[str, str], ...] = ()
+    slot_accumulators: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NoChunk:
+    """Why a row loop has no chunked variant (the host tiling reports it when a row does not fit UB)."""
+
+    reason: str
+
+
+def row_ref(name: str, span: Span = UNKNOWN_SPAN) -> Ref:
+    """The per-row scalar `<name>Row` of a chunked row loop."""
+    return Ref(f"{name}Row", scalar_of(DType.F32), span)

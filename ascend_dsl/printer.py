@@ -75,10 +75,8 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             inner = ind + "    "
             if mt is not None:
                 head.append(f"{inner}# max_tile = {mt} elements")
-            chunked = getattr(s.shape, "chunked", None)
-            if chunked is not None:  # row loops: the chunked mode for rows longer than UB (lowering/chunking.py)
-                text = f"rows longer than UB: no chunked mode: {chunked}" if isinstance(chunked, str) else str(chunked)
-                head += [f"{inner}# {line}" for line in text.splitlines()]
+            if s.kind is ir.LoopKind.ROWS and s.shape.chunked is not None:  # rows longer than UB (plan_chunks)
+                head += [f"{inner}# {line}" for line in chunk_plan(s.shape.chunked)]
             for d in decl:
                 lay = "" if d.layout is ir.Layout.FLAT else f", {d.layout.value}"
                 head.append(f"{inner}# buffer {d.name}: {d.position.value} {d.dtype} x{d.num} ({d.bits} bit/elem{lay})")
@@ -115,6 +113,34 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
         case ir.CubeLoop():
             return cube_loop(s, ind)
     raise TypeError(s)
+
+
+def chunk_plan(plan: ir.ChunkPlan | ir.NoChunk) -> list[str]:
+    """What runs per row when rows are longer than UB (lowering/chunking.py), or why nothing can."""
+    if isinstance(plan, ir.NoChunk):
+        return [f"rows longer than UB: no chunked mode: {plan.reason}"]
+    lines = [f"rows longer than UB: {len(plan.passes)} chunked pass(es) per row:"]
+    for st in plan.steps:
+        match st:
+            case ir.RunPass(index=i):
+                p = plan.passes[i]
+                stores = [s.tensor for s in ir.walk(p.loop.body) if isinstance(s, (ir.Store, ir.CopyOut))]
+                what = [f"folds {', '.join(f'{n} ({c})' for n, c in p.reductions)}"] if p.reductions else []
+                what += [f"stores {', '.join(stores)}"] if stores else []
+                lines.append(f"  pass {i}: {'; '.join(what)}; chunks <= {p.max_chunk} elements")
+            case ir.RowLoad(slot=True):
+                lines.append(f"  {st.name}Row = {st.tensor}[r]")
+            case ir.RowLoad():
+                lines.append(f"  {st.name}Row = load({st.tensor}[r])")
+            case ir.RowScalar():
+                lines.append(f"  {st.name}Row = {expr(st.value)}")
+            case ir.RowAccumulate(combine="slots"):
+                lines.append(f"  {st.name}[r] += {expr(st.value)}")
+            case ir.RowAccumulate():
+                lines.append(f"  {st.name} <- {st.combine}({st.name}, {expr(st.value)})")
+            case ir.RowStore():
+                lines.append(f"  store({st.tensor}[r], {expr(st.value)})")
+    return lines
 
 
 def _row_var(s: ir.Accumulate) -> str:

@@ -20,9 +20,9 @@ which the host tiling reports as TILING when a row does not fit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from ascend_dsl import ir, printer
+from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
 
@@ -46,102 +46,6 @@ CHUNK_VAR = "chunk"
 MATH_BLOCK_BYTES = 32
 
 
-@dataclass(frozen=True)
-class RowLoad:
-    """`name = load(t[r])`: a per-row (or per-channel) value read by the scalar unit."""
-
-    name: str
-    tensor: str
-    period: str | None
-    span: object
-    #: `s[r]` of a slot accumulator: the row's slot total, from this core's totals in the GM workspace.
-    slot: bool = False
-
-
-@dataclass(frozen=True)
-class RowScalar:
-    """A per-row value computed on the scalar unit (names are `<name>Row` scalar refs)."""
-
-    name: str
-    value: ir.Expr
-    span: object
-
-
-@dataclass(frozen=True)
-class RowStore:
-    """`store(out[r], v)` of a per-row value: one element per row."""
-
-    tensor: str
-    value: ir.Expr
-    span: object
-
-
-@dataclass(frozen=True)
-class RowAccumulate:
-    """`acc += sum(v)` (or running max/min) of a row loop: the row's value folded into this core's
-    running value (`<acc>Core_`), handed to the cross-core combine after the rows. Slot accumulators
-    (`s[r] += v`, combine "slots") fold the row's value into its slot of this core's partial vector."""
-
-    name: str
-    combine: str
-    value: ir.Expr
-    span: object
-
-
-@dataclass(frozen=True)
-class ChunkPass:
-    """Pass k: a lowered flat tile loop over the chunks of one row, and the reductions it folds
-    (name, combine); after the pass `<name>Row_` holds each one's value over the whole row."""
-
-    loop: ir.TileLoop
-    reductions: tuple[tuple[str, str], ...]
-    #: The largest chunk (elements, whole 256-element repeats) this pass fits in UB beside the
-    #: row-level blocks; each pass has its own chunk length (fewer buffers: longer chunks, fewer DMAs).
-    max_chunk: int = 0
-
-
-@dataclass(frozen=True)
-class ChunkPlan:
-    #: In order: RowLoad / RowScalar / RowStore statements and pass indices (int) between them.
-    steps: tuple[object, ...]
-    passes: tuple[ChunkPass, ...]
-    #: Names of the per-row values (a float member each).
-    row_values: tuple[str, ...]
-    #: Dtypes of per-row stores (a 32-byte UB block each).
-    store_dtypes: tuple[DType, ...]
-    #: Accumulators across cores the row loop updates: (name, combine).
-    accumulators: tuple[tuple[str, str], ...] = ()
-    #: Slot accumulators the row loop updates (`s[r] += v`), in order.
-    slot_accumulators: tuple[str, ...] = ()
-
-    def __str__(self) -> str:
-        """What runs per row when rows are longer than UB (printed in the IR dumps)."""
-        lines = [f"rows longer than UB: {len(self.passes)} chunked pass(es) per row:"]
-        for st in self.steps:
-            if isinstance(st, int):
-                p = self.passes[st]
-                stores = [s.tensor for s in ir.walk(p.loop.body) if isinstance(s, (ir.Store, ir.CopyOut))]
-                what = [f"folds {', '.join(f'{n} ({c})' for n, c in p.reductions)}"] if p.reductions else []
-                what += [f"stores {', '.join(stores)}"] if stores else []
-                lines.append(f"  pass {st}: {'; '.join(what)}; chunks <= {p.max_chunk} elements")
-            elif isinstance(st, RowLoad):
-                lines.append(f"  {st.name}Row = {st.tensor}[r]" if st.slot else f"  {st.name}Row = load({st.tensor}[r])")
-            elif isinstance(st, RowScalar):
-                lines.append(f"  {st.name}Row = {printer.expr(st.value)}")
-            elif isinstance(st, RowAccumulate) and st.combine == "slots":
-                lines.append(f"  {st.name}[r] += {printer.expr(st.value)}")
-            elif isinstance(st, RowAccumulate):
-                lines.append(f"  {st.name} <- {st.combine}({st.name}, {printer.expr(st.value)})")
-            elif isinstance(st, RowStore):
-                lines.append(f"  store({st.tensor}[r], {printer.expr(st.value)})")
-        return "\n".join(lines)
-
-
-def row_ref(name: str, span=None) -> ir.Ref:
-    return ir.Ref(f"{name}Row", ir.scalar_of(DType.F32), span) if span is not None else \
-        ir.Ref(f"{name}Row", ir.scalar_of(DType.F32))
-
-
 class _NoChunk(Exception):
     pass
 
@@ -150,12 +54,12 @@ def _tile_refs(e: ir.Expr) -> list[ir.Ref]:
     return [x for x in ir.walk_expr(e) if isinstance(x, ir.Ref) and x.type.kind is ir.Kind.TILE]
 
 
-def plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassContext) -> ChunkPlan | str:
+def plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan | ir.NoChunk:
     """The chunked variant of row loop `tl` (three-address form), or why there is none."""
     try:
         return _plan(kernel, split, _without_identity_casts(tl), ctx)
     except _NoChunk as e:
-        return str(e)
+        return ir.NoChunk(str(e))
 
 
 def _without_identity_casts(tl: ir.TileLoop) -> ir.TileLoop:
@@ -182,7 +86,7 @@ def _without_identity_casts(tl: ir.TileLoop) -> ir.TileLoop:
     return replace(tl, body=tuple(body))
 
 
-def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassContext) -> ChunkPlan:
+def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
     if not ctx.target.has_datacopypad:
         raise _NoChunk(f"{ctx.target.name} has no DataCopyPad for row chunks at unaligned GM offsets")
     depth: dict[str, int] = {}
@@ -194,13 +98,13 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
     accumulators: dict[str, str] = {}
     slot_accumulators: dict[str, None] = {}
     row_stores: dict[int, list[ir.Store]] = {}
-    col_stores: list[RowStore] = []
+    col_stores: list[ir.RowStore] = []
     row_values: list[str] = []
 
     def scalar_expr(e: ir.Expr) -> ir.Expr:
         """A per-row expression over `<name>Row` scalars."""
         if isinstance(e, ir.Ref) and e.type.kind is ir.Kind.TILE:
-            return row_ref(e.name, e.span)
+            return ir.row_ref(e.name, e.span)
         if isinstance(e, ir.Op):
             if e.op not in SCALAR_OPS:
                 raise _NoChunk(f"the per-row op '{e.op}' has no scalar form")
@@ -221,24 +125,24 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
                     raise _NoChunk(f"'{s.name}[r] += ...' adds a value that is not one per row")
                 slot_accumulators[s.name] = None
                 steps_at.setdefault(depth[v.name], []).append(
-                    RowAccumulate(s.name, "slots", row_ref(v.name, v.span), s.span))
+                    ir.RowAccumulate(s.name, "slots", ir.row_ref(v.name, v.span), s.span))
                 continue
             accumulators[s.name] = s.combine
             if layout[v.name] is ir.Layout.ROWS:  # the row's reduction, folded in the pass of the value
                 part = f"_{s.name}{len(row_values)}"
                 reductions.setdefault(depth[v.name], []).append((part, s.reduce, v, i))
                 row_values.append(part)
-                when, value = depth[v.name] + 1, row_ref(part, s.span)
+                when, value = depth[v.name] + 1, ir.row_ref(part, s.span)
             elif layout[v.name] is ir.Layout.COL:  # one value per row: the reduction of a row is the value
-                when, value = depth[v.name], row_ref(v.name, v.span)
+                when, value = depth[v.name], ir.row_ref(v.name, v.span)
             else:
                 raise _NoChunk(f"'{s.name}' accumulates a row vector")
-            steps_at.setdefault(when, []).append(RowAccumulate(s.name, s.combine, value, s.span))
+            steps_at.setdefault(when, []).append(ir.RowAccumulate(s.name, s.combine, value, s.span))
             continue
         if isinstance(s, ir.Store):
             v = s.value
             if layout[v.name] is ir.Layout.COL:
-                col_stores.append(RowStore(s.tensor, row_ref(v.name, v.span), s.span))
+                col_stores.append(ir.RowStore(s.tensor, ir.row_ref(v.name, v.span), s.span))
             else:
                 row_stores.setdefault(depth[v.name], []).append(s)
             continue
@@ -249,7 +153,7 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
         if isinstance(v, ir.Load):
             depth[s.name] = 0
             if lay is ir.Layout.COL:
-                steps_at.setdefault(0, []).append(RowLoad(s.name, v.tensor, v.index.period, s.span, v.index.acc))
+                steps_at.setdefault(0, []).append(ir.RowLoad(s.name, v.tensor, v.index.period, v.index.acc, s.span))
                 row_values.append(s.name)
             elif lay not in (ir.Layout.ROWS, ir.Layout.ROW):
                 raise _NoChunk(f"the load of '{v.tensor}' is neither rows, a row vector nor per-row values")
@@ -266,9 +170,9 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
             row_values.append(s.name)
             if v.op == "reduce_mean":  # the pass folds the sum; the mean scales it by 1 / D
                 d_ref = ir.Ref(ROW_LENGTH, ir.scalar_of(DType.F32), s.span)
-                mean = ir.Op("mul", (row_ref(s.name, s.span), ir.Op("reciprocal", (d_ref,), d_ref.type, s.span)),
+                mean = ir.Op("mul", (ir.row_ref(s.name, s.span), ir.Op("reciprocal", (d_ref,), d_ref.type, s.span)),
                              ir.scalar_of(DType.F32), s.span)
-                steps_at.setdefault(d + 1, []).append(RowScalar(s.name, mean, s.span))
+                steps_at.setdefault(d + 1, []).append(ir.RowScalar(s.name, mean, s.span))
             continue
         if isinstance(v, ir.Op) and (v.op.startswith(("reduce_", "scan_")) or v.op in ("gather",) or
                                      v.op.endswith("_pool")):
@@ -276,7 +180,7 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
         refs = _tile_refs(v)
         depth[s.name] = max((depth[r.name] for r in refs), default=0)
         if lay is ir.Layout.COL:
-            steps_at.setdefault(depth[s.name], []).append(RowScalar(s.name, scalar_expr(v), s.span))
+            steps_at.setdefault(depth[s.name], []).append(ir.RowScalar(s.name, scalar_expr(v), s.span))
             row_values.append(s.name)
         elif lay not in (ir.Layout.ROWS, ir.Layout.ROW):
             raise _NoChunk(f"the value '{s.name}' is neither rows, a row vector nor per-row values")
@@ -290,12 +194,12 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
         if reductions.get(k) or row_stores.get(k):
             passes.append(_lower_pass(kernel, split, tl, ctx, len(passes), defs, layout, reductions.get(k, []),
                                       row_stores.get(k, []), row_values, online))
-    steps: list[object] = []
+    steps: list[ir.RowStep] = []
     number = 0
     for k in range(last + 2):
         steps += steps_at.get(k, [])
         if k <= last and (reductions.get(k) or row_stores.get(k)):
-            steps.append(number)
+            steps.append(ir.RunPass(number))
             number += 1
     for st in steps_at:
         if st > last + 1:
@@ -318,7 +222,7 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
         if size <= 0:
             raise _NoChunk(f"even a {AUTO_TILE_GRANULE}-element column chunk does not fit UB")
         lowered.append(replace(p, max_chunk=size))
-    return ChunkPlan(tuple(steps), tuple(lowered), tuple(row_values), store_dtypes, tuple(accumulators.items()),
+    return ir.ChunkPlan(tuple(steps), tuple(lowered), tuple(row_values), store_dtypes, tuple(accumulators.items()),
                      tuple(slot_accumulators))
 
 
@@ -352,7 +256,7 @@ def _online_softmax_sums(reductions: dict, defs: dict, layout: dict) -> dict[str
     return online
 
 
-def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row_values, online) -> ChunkPass:
+def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row_values, online) -> ir.ChunkPass:
     """Pass k as a flat tile loop over one row's chunks, lowered by the ordinary passes."""
     from .passes import allocate_buffers, plan_tiling, schedule_stages, select_instructions
 
@@ -373,7 +277,7 @@ def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row
     def flat(e: ir.Expr) -> ir.Expr:
         if isinstance(e, ir.Ref) and e.type.kind is ir.Kind.TILE:
             if layout[e.name] is ir.Layout.COL:
-                return row_ref(e.name, e.span)
+                return ir.row_ref(e.name, e.span)
             return replace(e, type=ir.tile_of(e.type.dtype))
         if isinstance(e, ir.Op):
             return replace(e, args=tuple(flat(a) for a in e.args), type=ir.tile_of(e.type.dtype)
@@ -414,4 +318,4 @@ def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row
             raise _NoChunk(f"pass {k} cannot be lowered: {e.diagnostics[0].message if e.diagnostics else e}") from e
         verify(sub, f"{p.__name__.rsplit('.', 1)[-1]} (chunk pass {k})")
     lowered = sub.body[-1].body[0]
-    return ChunkPass(lowered, tuple(folds))
+    return ir.ChunkPass(lowered, tuple(folds))

@@ -762,9 +762,9 @@ def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map
     if len(loops) > 1:
         return several_chunk_views(kernel, ctx, loops, tensor_map, view)
     chunked = tl.shape.chunked
-    if isinstance(chunked, str):
+    if isinstance(chunked, ir.NoChunk):
         view["tiling_error"] = (f"one row does not fit the Unified Buffer, and this kernel cannot run in column "
-                                f"chunks: {chunked}")
+                                f"chunks: {chunked.reason}")
     elif chunked is not None:
         row_buffers = {b["name"]: b for b in view["phases"][0]["buffers"]}
         grouped = row_groups.groupable(kernel, [chunked])

@@ -12,7 +12,7 @@ from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from . import row_groups
-from .chunking import ONLINE_MAX, ChunkPlan, RowAccumulate, RowLoad, RowScalar, RowStore, row_ref
+from .chunking import ONLINE_MAX
 from .emit import (
     _IDENTITY,
     _buffer_views,
@@ -67,7 +67,7 @@ class _ChunkStageWriter(_StageWriter):
         self.mark(s.span)
         buf = s.value.name
         dt = self.buffers[buf]["buffer"].dtype
-        out, tmp, m = f"reduceOut_{dt}", f"accTmp_{dt}", f"{row_ref(s.name).name}_"
+        out, tmp, m = f"reduceOut_{dt}", f"accTmp_{dt}", f"{ir.row_ref(s.name).name}_"
         total = f"accSlot_{s.combine.split(':', 1)[1]}"
         self.lines += [f"ReduceMax({out}, {buf}, {tmp}, static_cast<int32_t>(count));",
                        "SetFlag<HardEvent::V_S>(EVENT_ID0);", "WaitFlag<HardEvent::V_S>(EVENT_ID0);", "{",
@@ -100,17 +100,17 @@ def _slot_block(n: str, region: str) -> list[str]:
             "SetFlag<HardEvent::MTE2_S>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);"]
 
 
-def _slot_read(ctx, st: RowLoad) -> list[str]:
+def _slot_read(ctx, st: ir.RowLoad) -> list[str]:
     """`s[r]`: the row's slot total from this core's copy of the totals (GM workspace)."""
     n = st.tensor
     return [f"// {_loc(ctx, st.span)}: {n}[r], the total of the row's slot", "{",
             *("    " + x for x in _slot_block(n, "Tot")),
-            f"    {row_ref(st.name).name}_ = blk.GetValue(static_cast<uint32_t>(k % 8));",
+            f"    {ir.row_ref(st.name).name}_ = blk.GetValue(static_cast<uint32_t>(k % 8));",
             "    SetFlag<HardEvent::S_MTE2>(EVENT_ID0);  // before the block is copied into again",
             "    WaitFlag<HardEvent::S_MTE2>(EVENT_ID0);", "}"]
 
 
-def _slot_fold(ctx, st: RowAccumulate, grouped: bool = False) -> list[str]:
+def _slot_fold(ctx, st: ir.RowAccumulate, grouped: bool = False) -> list[str]:
     """`s[r] += v` once the row's value is known: read-modify-write of the slot's 32-byte block of this
     core's partial vector in the GM workspace (the scalar unit does not write GM: DMA both ways).
     `grouped`: by the first core of the row's group only."""
@@ -136,7 +136,7 @@ def chunk_names(k: int, p: int) -> tuple[str, str]:
     return f"{k}_{p}", f"chunkLength{k}_{p}"
 
 
-def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, dict], row_buffers: dict[str, dict],
+def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str, dict], row_buffers: dict[str, dict],
                k: int = 0, several: bool = False, group_views: list[str] | None = None) -> dict:
     """The view parts of the chunked path of split loop k; `row_buffers` are its whole-row plan's buffer
     views. `several`: the kernel has several split loops (lowering/emit.py merges their parts).
@@ -152,12 +152,12 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
         by_name = {b["name"]: b for b in buffers}
         stages = write_stages(p.loop, lambda by_name=by_name: _ChunkStageWriter(ctx, by_name, tensor_map))
         head, tail = compute_frame(buffers)
-        acc_init = [f"{row_ref(n).name}_ = {c_literal(float('-inf'), DType.F32)};  // {n}: the running max"
+        acc_init = [f"{ir.row_ref(n).name}_ = {c_literal(float('-inf'), DType.F32)};  // {n}: the running max"
                     if c.startswith(ONLINE_MAX) else
                     f"Duplicate({by_name[f'accSlot_{n}']['member']}.Get<float>(), "
                     f"{c_literal(_FOLD_IDENTITY[c], DType.F32)}, 8);  // {n}: folded over the row's chunks"
                     for n, c in p.reductions]
-        reads = [f"{row_ref(n).name}_ = {by_name[f'accSlot_{n}']['member']}.Get<float>().GetValue(0);"
+        reads = [f"{ir.row_ref(n).name}_ = {by_name[f'accSlot_{n}']['member']}.Get<float>().GetValue(0);"
                  for n, c in p.reductions if not c.startswith(ONLINE_MAX)]
         if reads:
             reads = ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions",
@@ -179,7 +179,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
     members.append("TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values")
     members += [f"TBuf<TPosition::VECCALC> {_out_buf(d)};  // one {d} element of a per-row store"
                 for d in plan.store_dtypes]
-    members += [f"float {row_ref(n).name}_ = 0.0f;  // per-row value (chunked mode)" for n in plan.row_values]
+    members += [f"float {ir.row_ref(n).name}_ = 0.0f;  // per-row value (chunked mode)" for n in plan.row_values]
     members += [f"float {n}Core_ = 0.0f;  // this core's running value of {n} (chunked mode)"
                 for n, _ in plan.accumulators]
     members += ["uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB"
@@ -193,33 +193,33 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
     reset += [f"pipe.InitBuffer({_out_buf(d)}, 32);" for d in plan.store_dtypes]
     body = ["rowOffset_ = row * D_;", "ChunkReset();"]
     for st in plan.steps:
-        if isinstance(st, int):
-            body.append(f"ChunkPass{chunk_names(k, st)[0]}();")
-            if grouped and plan.passes[st].reductions:
+        if isinstance(st, ir.RunPass):
+            body.append(f"ChunkPass{chunk_names(k, st.index)[0]}();")
+            if grouped and plan.passes[st.index].reductions:
                 body += ["if (rowGroup_ > 1) {  // the group's partials of the row, combined by every core of the group",
-                         f"    GroupCombine{chunk_names(k, st)[0]}();", "}"]
-        elif isinstance(st, RowLoad) and st.slot:
+                         f"    GroupCombine{chunk_names(k, st.index)[0]}();", "}"]
+        elif isinstance(st, ir.RowLoad) and st.slot:
             body += _slot_read(ctx, st)
-        elif isinstance(st, RowLoad):
+        elif isinstance(st, ir.RowLoad):
             gm = tensor_map[st.tensor]["gm"]
             index = f"(rowStart_ + row) % {gm}Period_" if st.period else "row"
             body += [f"// {_loc(ctx, st.span)}",
-                     f"{row_ref(st.name).name}_ = static_cast<float>({gm}.GetValue({index}));"]
-        elif isinstance(st, RowScalar):
+                     f"{ir.row_ref(st.name).name}_ = static_cast<float>({gm}.GetValue({index}));"]
+        elif isinstance(st, ir.RowScalar):
             w = _ChunkScalarWriter(ctx, tensor_map)
             value = w.scalar(st.value)
-            line = f"{row_ref(st.name).name}_ = {value};"
+            line = f"{ir.row_ref(st.name).name}_ = {value};"
             body.append(f"// {_loc(ctx, st.span)}")
             body += ["{", *("    " + x for x in w.lines), "    " + line, "}"] if w.lines else [line]
-        elif isinstance(st, RowAccumulate) and st.combine == "slots":
+        elif isinstance(st, ir.RowAccumulate) and st.combine == "slots":
             body += _slot_fold(ctx, st, grouped)
-        elif isinstance(st, RowAccumulate):
+        elif isinstance(st, ir.RowAccumulate):
             core, v = f"{st.name}Core_", c_scalar(st.value, DType.F32)
             fold = {"add": f"{core} += {v};", "max": f"{core} = {v} > {core} ? {v} : {core};",
                     "min": f"{core} = {v} < {core} ? {v} : {core};"}[st.combine]
             body += [f"// {_loc(ctx, st.span)}" + (": the row's value, once (the group's first core)" if grouped else ""),
                      *(["if (groupRank_ == 0) {", f"    {fold}", "}"] if grouped else [fold])]
-        elif isinstance(st, RowStore):
+        elif isinstance(st, ir.RowStore):
             t = tensor_map[st.tensor]
             dtype = kernel.param(st.tensor).dtype
             w = _ChunkScalarWriter(ctx, tensor_map)
@@ -288,7 +288,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
 def several_chunk_views(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], tensor_map, view: dict) -> None:
     """Several split loops: each row loop with a chunk plan gets its own chunked path, selected at run
     time by its own first chunk length (its rows do not fit its own UB plan); the others keep whole rows."""
-    reasons = [(k, t.shape.chunked) for k, t in enumerate(loops) if isinstance(t.shape.chunked, str)]
+    reasons = [(k, t.shape.chunked.reason) for k, t in enumerate(loops) if isinstance(t.shape.chunked, ir.NoChunk)]
     if reasons:
         k, why = reasons[0]
         who = "this kernel" if k == 0 else f"split loop {k}"
@@ -297,7 +297,7 @@ def several_chunk_views(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], tensor
     grouped = row_groups.groupable(kernel, [t.shape.chunked for t in loops])
     group_views = share_views(kernel, view["tensors"], "groupRow", "1") if grouped else None
     for k, t in enumerate(loops):
-        if isinstance(t.shape.chunked, ChunkPlan):
+        if isinstance(t.shape.chunked, ir.ChunkPlan):
             row_buffers = {b["name"]: b for b in view["phases"][k]["buffers"]}
             part = chunk_view(kernel, ctx, t.shape.chunked, tensor_map, row_buffers, k, several=True, group_views=group_views)
             parts.append((k, part))

@@ -25,8 +25,9 @@ length); otherwise g = 1. A pass folding more than 8 reductions (one 32-byte slo
 from __future__ import annotations
 
 from ascend_dsl import ir
+from ascend_dsl.ir import ChunkPlan, row_ref
 
-from .chunking import ONLINE_MAX, ChunkPlan, row_ref
+from .chunking import ONLINE_MAX
 
 #: Floats of one core's partial slot (32 bytes); a pass with more reductions keeps whole rows per core.
 SLOT_FLOATS = 8

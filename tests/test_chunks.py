@@ -13,7 +13,6 @@ import torch
 
 from ascend_dsl import ir, load_file, parse_text
 from lowering import lower
-from lowering.chunking import ChunkPlan
 from npu_harness.task import TaskRun
 from npu_harness.tiling_probe import run_tiling
 from npu_harness.validate import validate_sim
@@ -32,9 +31,9 @@ def _row_loop(lowered: ir.Kernel) -> ir.TileLoop:
     return next(s for s in ir.walk(lowered.body) if isinstance(s, ir.TileLoop))
 
 
-def _plan(lowered: ir.Kernel) -> ChunkPlan:
+def _plan(lowered: ir.Kernel) -> ir.ChunkPlan:
     plan = _row_loop(lowered).shape.chunked
-    assert isinstance(plan, ChunkPlan), plan
+    assert isinstance(plan, ir.ChunkPlan), plan
     return plan
 
 
@@ -142,8 +141,8 @@ def _loop_fields(ctx) -> list[tuple[int, object, str]]:
             for i, p in enumerate(_plan_of(t).passes)]
 
 
-def _plan_of(t: ir.TileLoop) -> ChunkPlan:
-    assert isinstance(t.shape.chunked, ChunkPlan), t.shape.chunked
+def _plan_of(t: ir.TileLoop) -> ir.ChunkPlan:
+    assert isinstance(t.shape.chunked, ir.ChunkPlan), t.shape.chunked
     return t.shape.chunked
 
 
@@ -347,8 +346,8 @@ def _reason(text: str, target: str = "ascend910b1") -> str:
     k = parse_text(text, "nochunk.adsl")[0].instantiate()
     _, ctx = lower(k, target, "nochunk.adsl")
     reason = _row_loop(ctx.lowered).shape.chunked
-    assert isinstance(reason, str), reason
-    return reason
+    assert isinstance(reason, ir.NoChunk), reason
+    return reason.reason
 
 
 ROWS = '''    for blk in split(B, cores=AIV):
@@ -367,7 +366,7 @@ def test_bodies_that_cannot_chunk_say_why(dt, body, reason):
 
 def test_gather_cannot_chunk():
     _, _, ctx = _example("loss/cross_entropy")
-    assert "'gather' needs the whole row in UB" in _row_loop(ctx.lowered).shape.chunked
+    assert "'gather' needs the whole row in UB" in _row_loop(ctx.lowered).shape.chunked.reason
 
 
 def _row_loops(lowered: ir.Kernel) -> list[ir.TileLoop]:
@@ -379,7 +378,7 @@ def test_several_split_loops_chunk_each_loop():
         "            store(y[r, :], load(x[r, :]) / total)\n"
     k = parse_text(text, "two.adsl")[0].instantiate()
     project, ctx = lower(k, "ascend910b1", "two.adsl")
-    assert all(isinstance(t.shape.chunked, ChunkPlan) for t in _row_loops(ctx.lowered))
+    assert all(isinstance(t.shape.chunked, ir.ChunkPlan) for t in _row_loops(ctx.lowered))
     code = project.files["k_kernel.cpp"]
     # loop 1 decides on its own chunk length; whole rows otherwise (every loop walks the core's rows)
     assert "if (chunkLength1_0_ > 0) {" in code and "ProcessChunked1();" in code and "Phase1Rows();" in code
@@ -392,7 +391,7 @@ def test_a_later_split_loop_that_cannot_chunk_names_itself():
     k = parse_text(text, "two.adsl")[0].instantiate()
     _, ctx = lower(k, "ascend910b1", "two.adsl")
     first, second = _row_loops(ctx.lowered)
-    assert isinstance(first.shape.chunked, ChunkPlan) and "'scan_sum' needs the whole row in UB" in second.shape.chunked
+    assert isinstance(first.shape.chunked, ir.ChunkPlan) and "'scan_sum' needs the whole row in UB" in second.shape.chunked.reason
     from lowering.emit import build_view
 
     view = build_view(ctx.lowered, ctx)
@@ -409,7 +408,7 @@ def test_a_first_split_loop_that_cannot_chunk_keeps_whole_rows_before_a_chunked_
     k = parse_text(text, "two.adsl")[0].instantiate()
     project, ctx = lower(k, "ascend910b1", "two.adsl")
     first, second = _row_loops(ctx.lowered)
-    assert "'scan_sum' needs the whole row in UB" in first.shape.chunked and isinstance(second.shape.chunked, ChunkPlan)
+    assert "'scan_sum' needs the whole row in UB" in first.shape.chunked.reason and isinstance(second.shape.chunked, ir.ChunkPlan)
     from lowering.emit import build_view
 
     assert build_view(ctx.lowered, ctx)["tiling_error"].endswith(
