@@ -53,15 +53,15 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     return {p.name: tensors[p.name] for p in kernel.outputs}
 
 
-_COMBINE = {"add": lambda a, b: a + b, "max": max, "min": min}
+_COMBINE = {ir.Combine.ADD: lambda a, b: a + b, ir.Combine.MAX: max, ir.Combine.MIN: min}
 
 
 def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, symbols, num_cores: int,
                tile: int) -> None:
     """Each core starts its accumulators from their initial value; the per-core values are combined
     when the loop ends, as the emitted kernel does across cores."""
-    accs = {s.name for s in ir.walk(loop.body) if isinstance(s, ir.Accumulate) and s.reduce != "slots"}
-    slot_accs = {s.name for s in ir.walk(loop.body) if isinstance(s, ir.Accumulate) and s.reduce == "slots"}
+    accs = {s.name for s in ir.walk(loop.body) if isinstance(s, ir.Accumulate)}
+    slot_accs = {s.name for s in ir.walk(loop.body) if isinstance(s, ir.SlotAccumulate)}
     partials: dict[str, list[float]] = {a: [] for a in accs}
     slot_partials: dict[str, list[torch.Tensor]] = {a: [] for a in slot_accs}
     total = 1
@@ -190,7 +190,7 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
                 target[sl] = value
             else:
                 target[sl] = value.reshape(-1) if value.dim() > 1 else value
-        elif isinstance(s, ir.Accumulate) and s.reduce == "slots":  # each row's value into its slot
+        elif isinstance(s, ir.SlotAccumulate):  # each row's value into its slot
             value = _eval(s.value, env, views, scalars, sl).float().reshape(-1)
             scalars[s.name].index_add_(0, views[("slots", s.name)][0][sl], value)
         elif isinstance(s, ir.Accumulate):

@@ -148,7 +148,15 @@ class Op:
     span: Span = _SPAN
 
 
-Expr = Const | Ref | Load | Op
+@dataclass(frozen=True)
+class RowLength:
+    """The row length D of the enclosing row loop (a runtime shape) as a scalar operand."""
+
+    type: ValType
+    span: Span = _SPAN
+
+
+Expr = Const | Ref | Load | Op | RowLength
 
 # ----------------------------------------------------------------------------- statements
 
@@ -186,11 +194,26 @@ class Position(Enum):
     VECCALC = "VECCALC"
 
 
+class BufferRole(Enum):
+    """What a UB buffer holds: a tile value, or the scratch of a reduction or an accumulator."""
+
+    VALUE = "value"  # a tile value of the body (loads, stored values, temporaries)
+    REDUCE_TMP = "reduce_tmp"  # ReduceSum/Max/Min scratch (one row)
+    REDUCE_OUT = "reduce_out"  # ReduceSum/Max/Min result (one 32-byte block)
+    ACC_TMP = "acc_tmp"  # the scratch of reducing an accumulated tile
+    ACC_SLOT = "acc_slot"  # this core's running value of accumulator `of` (an f32 block)
+    ACC_CAST = "acc_cast"  # a 16-bit tile reduction widened to f32 before it is folded
+    SLOT_VECTOR = "slot_vector"  # this core's partial vector of slot accumulator `of`
+    SLOT_TOTALS = "slot_totals"  # the totals of slot accumulator `of`, read per row (s[r])
+    BOX_TMP = "box_tmp"  # the halving tree of a box reduction whose box is read again
+
+
 @dataclass(frozen=True)
 class Buffer:
     """A UB allocation per tile: a TQue (VECIN/VECOUT) with `num` buffers, or a TBuf (VECCALC).
 
-    `bits` is the storage per tile element: 8 * dtype size, or 1 for comparison masks."""
+    `bits` is the storage per tile element: 8 * dtype size, or 1 for comparison masks; `of` names the
+    accumulator an ACC_SLOT / SLOT_VECTOR / SLOT_TOTALS buffer belongs to."""
 
     name: str
     position: Position
@@ -198,6 +221,8 @@ class Buffer:
     num: int
     bits: int
     layout: Layout = Layout.FLAT
+    role: BufferRole = BufferRole.VALUE
+    of: str | None = None
     span: Span = _SPAN
 
     def bytes_for(self, tile_elems: int) -> int:
@@ -336,15 +361,36 @@ class AccDecl:
     span: Span = _SPAN
 
 
+class Combine(Enum):
+    """How a running value folds in the next one."""
+
+    ADD = "add"
+    MAX = "max"
+    MIN = "min"
+    MUL = "mul"
+
+
 @dataclass(frozen=True)
 class Accumulate:
-    """In a tile loop: `total += sum(v)` (combine "add") or `m = max(m, max(v))` ("max"/"min").
-    `reduce` (reduce_sum/max/min) turns the tile `value` into one scalar per tile; reduce "slots"
-    (`s[r] += sum(v, axis=1)`, a SlotAccDecl) adds each row's value of `value` (one per row) into its slot."""
+    """In a tile loop: `total += sum(v)` (ADD) or `m = max(m, max(v))` (MAX/MIN): the reduction op `reduce`
+    (reduce_sum/max/min; reduce_prod in chunked passes) turns the tile `value` into one value, folded into
+    the running value with `combine`. `online_sum` (chunked passes): this is the running max of an online
+    max/sum, and the running sum of that name is rescaled by exp(old max - new max) when the max grows."""
 
     name: str
-    combine: str
+    combine: Combine
     reduce: str
+    value: Expr
+    online_sum: str | None = None
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class SlotAccumulate:
+    """In a row loop: `s[r] += v` of a slot accumulator (SlotAccDecl): each row's value of `value` (one per
+    row) is added into the row's slot."""
+
+    name: str
     value: Expr
     span: Span = _SPAN
 
@@ -394,8 +440,10 @@ class SlotAccDecl:
     span: Span = _SPAN
 
 
-Stmt = (Assign | Store | SplitLoop | TileLoop | Stage | CopyIn | CopyOut | VecOp | AccDecl | Accumulate | ScalarAssign
-        | ScalarStore | ScalarLoad | SlotAccDecl)
+Stmt = (Assign | Store | SplitLoop | TileLoop | Stage | CopyIn | CopyOut | VecOp | AccDecl | Accumulate | SlotAccumulate
+        | ScalarAssign | ScalarStore | ScalarLoad | SlotAccDecl)
+#: Statements of a tile body that carry a value expression.
+VALUE_STMTS = (Assign, Store, Accumulate, SlotAccumulate)
 
 # ----------------------------------------------------------------------------- kernel
 
@@ -573,11 +621,19 @@ class RowStore:
 @dataclass(frozen=True)
 class RowAccumulate:
     """`acc += sum(v)` (or running max/min) of a row loop: the row's value folded into this core's
-    running value (`<acc>Core_`), handed to the cross-core combine after the rows. Slot accumulators
-    (`s[r] += v`, combine "slots") fold the row's value into its slot of this core's partial vector."""
+    running value (`<acc>Core_`), handed to the cross-core combine after the rows."""
 
     name: str
-    combine: str
+    combine: Combine
+    value: Expr
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class RowSlotAccumulate:
+    """`s[r] += v` of a row loop: the row's value folded into its slot of this core's partial vector of `s`."""
+
+    name: str
     value: Expr
     span: Span = _SPAN
 
@@ -589,17 +645,26 @@ class RunPass:
     index: int
 
 
-RowStep = RowLoad | RowScalar | RowStore | RowAccumulate | RunPass
+RowStep = RowLoad | RowScalar | RowStore | RowAccumulate | RowSlotAccumulate | RunPass
+
+
+@dataclass(frozen=True)
+class Fold:
+    """A value folded across chunks (or rows) with `combine`; `online_sum` as in Accumulate."""
+
+    name: str
+    combine: Combine
+    online_sum: str | None = None
 
 
 @dataclass(frozen=True)
 class ChunkPass:
-    """A lowered flat tile loop over the chunks of one row, and the reductions it folds (name, combine);
-    after the pass `<name>Row_` holds each one's value over the whole row. `max_chunk`: the largest chunk
-    (elements, whole 256-element repeats) it fits in UB beside the row-level blocks."""
+    """A lowered flat tile loop over the chunks of one row, and the reductions it folds; after the pass
+    `<name>Row_` holds each one's value over the whole row. `max_chunk`: the largest chunk (elements,
+    whole 256-element repeats) it fits in UB beside the row-level blocks."""
 
     loop: TileLoop
-    reductions: tuple[tuple[str, str], ...]
+    reductions: tuple[Fold, ...]
     max_chunk: int = 0
 
 
@@ -607,13 +672,13 @@ class ChunkPass:
 class ChunkPlan:
     """What runs per row when one row does not fit UB (lowering/chunking.py): `steps` in order, the
     `passes` they run, the per-row values (a float member each), the dtypes of per-row stores (a 32-byte
-    UB block each), the accumulators across cores (name, combine) and slot accumulators the loop updates."""
+    UB block each), the accumulators across cores and slot accumulators the loop updates."""
 
     steps: tuple[RowStep, ...]
     passes: tuple[ChunkPass, ...]
     row_values: tuple[str, ...]
     store_dtypes: tuple[DType, ...]
-    accumulators: tuple[tuple[str, str], ...] = ()
+    accumulators: tuple[Fold, ...] = ()
     slot_accumulators: tuple[str, ...] = ()
 
 

@@ -561,7 +561,7 @@ class _Builder:
         body = []
         for st in self.statements(suite):
             body.append(self.tile_stmt(st, var))
-        if not any(isinstance(b, (ir.Store, ir.Accumulate)) for b in body):
+        if not any(isinstance(b, (ir.Store, ir.Accumulate, ir.SlotAccumulate)) for b in body):
             raise self.err("KERNEL-STRUCTURE", "tile loop stores nothing", s,
                            "write results with store(y[t], value) or accumulate them: total += sum(v)")
         if self.tiles.kind is ir.LoopKind.PLANES and size is not None:
@@ -609,7 +609,7 @@ class _Builder:
         if st.data == "aug_assign" and isinstance(st.children[0], Tree):
             return slot_accumulate(self, st, tile)
         if st.data == "aug_assign":
-            return self.accumulate(st.children[0], st, tile, "add", st.children[1])
+            return self.accumulate(st.children[0], st, tile, ir.Combine.ADD, st.children[1])
         if st.data == "assign" and str(st.children[0]) in self.kscalars:
             return self.accumulate_minmax(st, tile)
         if st.data == "assign":
@@ -664,7 +664,7 @@ class _Builder:
             raise self.err("KERNEL-STRUCTURE", "loops inside a tile loop are not supported", st)
         raise self.err("KERNEL-STRUCTURE", f"unexpected statement '{st.data}'", st)
 
-    def accumulate(self, name_tok: Token, st: Tree, tile: str, combine: str, rhs) -> ir.Accumulate:
+    def accumulate(self, name_tok: Token, st: Tree, tile: str, combine: ir.Combine, rhs) -> ir.Accumulate:
         """`st` updates accumulator `name_tok` with the reduction `rhs` (sum/max/min of a tile)."""
         name = str(name_tok)
         if name in self.slot_accs:
@@ -675,12 +675,12 @@ class _Builder:
         if name in self.combined:
             raise self.err("KERNEL-STRUCTURE", f"accumulator '{name}' was already combined by an earlier split loop",
                            name_tok, "declare a new accumulator for this loop")
-        reducer = {"add": "sum", "max": "max", "min": "min"}[combine]
+        reducer = {ir.Combine.ADD: "sum", ir.Combine.MAX: "max", ir.Combine.MIN: "min"}[combine]
         ok = (isinstance(rhs, Tree) and rhs.data == "call" and self.call_name(rhs) == reducer
               and len(rhs.children) == 2 and not (isinstance(rhs.children[1], Tree) and rhs.children[1].data == "kwarg"))
         if not ok:
-            form = {"add": f"{name} += sum(v)", "max": f"{name} = max({name}, max(v))",
-                    "min": f"{name} = min({name}, min(v))"}[combine]
+            form = {ir.Combine.ADD: f"{name} += sum(v)", ir.Combine.MAX: f"{name} = max({name}, max(v))",
+                    ir.Combine.MIN: f"{name} = min({name}, min(v))"}[combine]
             raise self.err("UNSUPPORTED", f"an accumulator is updated with {form}", rhs,
                            "reduce the tile to one value with sum/max/min(v); scale the total after the loop")
         value = self.expr(rhs.children[1], tile)
@@ -695,7 +695,7 @@ class _Builder:
             raise self.err("DTYPE-UNSUPPORTED", f"accumulating {value.type.dtype} values is not supported",
                            rhs.children[1], "cast(v, f32) first")
         self.phase_accs.add(name)
-        return ir.Accumulate(name, combine, REDUCTIONS[reducer], value, self.o.span(st))
+        return ir.Accumulate(name, combine, REDUCTIONS[reducer], value, span=self.o.span(st))
 
     def accumulate_minmax(self, st: Tree, tile: str) -> ir.Accumulate:
         name_tok, value = st.children
@@ -709,7 +709,7 @@ class _Builder:
             first = pos[0] if pos else None
             if len(pos) == 2 and not kw and isinstance(first, Tree) and first.data == "name" \
                     and str(first.children[0]) == name:
-                return self.accumulate(name_tok, st, tile, self.call_name(value), pos[1])
+                return self.accumulate(name_tok, st, tile, ir.Combine(self.call_name(value)), pos[1])
         raise self.err("UNSUPPORTED", f"accumulator '{name}' is updated with {name} += sum(v), "
                        f"{name} = max({name}, max(v)) or {name} = min({name}, min(v))", value)
 

@@ -69,7 +69,7 @@ def _mapping(b, acc: SlotAcc, node) -> ir.SlotAccDecl:
                 _MAPPINGS)
 
 
-def slot_accumulate(b, st: Tree, tile: str) -> ir.Accumulate:
+def slot_accumulate(b, st: Tree, tile: str) -> ir.SlotAccumulate:
     """`s[r] += value`: one value per row (e.g. sum(v, axis=1)) added into each row's slot."""
     target, rhs = st.children
     name_tok = target.children[0]
@@ -100,7 +100,7 @@ def slot_accumulate(b, st: Tree, tile: str) -> ir.Accumulate:
         raise b.err("DTYPE-UNSUPPORTED", f"accumulating {value.type.dtype} values is not supported", rhs,
                     "cast(v, f32) first")
     b.phase_accs.add(name)
-    return ir.Accumulate(name, "add", "slots", value, b.o.span(st))
+    return ir.SlotAccumulate(name, value, b.o.span(st))
 
 
 def _check_index(b, target: Tree, tile: str, example: str) -> None:

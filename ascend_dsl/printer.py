@@ -26,6 +26,8 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
             return f"({s})" if s.startswith("-") and parent else s
         case ir.Ref(name=n):
             return n
+        case ir.RowLength():
+            return "row_length"
         case ir.Load(tensor=t, index=i) if i.acc:  # a slot accumulator's totals, per row
             return f"{t}[{i}]"
         case ir.Load(tensor=t, index=i):
@@ -95,12 +97,12 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             return [f"{ind}{n} = {fmt_const(float(v))}"]
         case ir.SlotAccDecl(name=n, slots=slots):
             return [f"{ind}{n} = zeros({' * '.join(slots)})"]
-        case ir.Accumulate(name=n, reduce="slots", value=v):
+        case ir.SlotAccumulate(name=n, value=v):
             return [f"{ind}{n}[{_row_var(s)}] += {_value(v)}"]
-        case ir.Accumulate(name=n, combine="add", reduce=r, value=v):
+        case ir.Accumulate(name=n, combine=ir.Combine.ADD, reduce=r, value=v):
             return [f"{ind}{n} += {r.removeprefix('reduce_')}({_value(v)})"]
         case ir.Accumulate(name=n, combine=c, reduce=r, value=v):
-            return [f"{ind}{n} = {c}({n}, {r.removeprefix('reduce_')}({_value(v)}))"]
+            return [f"{ind}{n} = {c.value}({n}, {r.removeprefix('reduce_')}({_value(v)}))"]
         case ir.ScalarAssign(name=n, value=v):
             return [f"{ind}{n} = {expr(v)}"]
         case ir.ScalarLoad(name=n, tensor=t):
@@ -125,7 +127,7 @@ def chunk_plan(plan: ir.ChunkPlan | ir.NoChunk) -> list[str]:
             case ir.RunPass(index=i):
                 p = plan.passes[i]
                 stores = [s.tensor for s in ir.walk(p.loop.body) if isinstance(s, (ir.Store, ir.CopyOut))]
-                what = [f"folds {', '.join(f'{n} ({c})' for n, c in p.reductions)}"] if p.reductions else []
+                what = [f"folds {', '.join(f'{f.name} ({_fold(f)})' for f in p.reductions)}"] if p.reductions else []
                 what += [f"stores {', '.join(stores)}"] if stores else []
                 lines.append(f"  pass {i}: {'; '.join(what)}; chunks <= {p.max_chunk} elements")
             case ir.RowLoad(slot=True):
@@ -134,16 +136,20 @@ def chunk_plan(plan: ir.ChunkPlan | ir.NoChunk) -> list[str]:
                 lines.append(f"  {st.name}Row = load({st.tensor}[r])")
             case ir.RowScalar():
                 lines.append(f"  {st.name}Row = {expr(st.value)}")
-            case ir.RowAccumulate(combine="slots"):
+            case ir.RowSlotAccumulate():
                 lines.append(f"  {st.name}[r] += {expr(st.value)}")
             case ir.RowAccumulate():
-                lines.append(f"  {st.name} <- {st.combine}({st.name}, {expr(st.value)})")
+                lines.append(f"  {st.name} <- {st.combine.value}({st.name}, {expr(st.value)})")
             case ir.RowStore():
                 lines.append(f"  store({st.tensor}[r], {expr(st.value)})")
     return lines
 
 
-def _row_var(s: ir.Accumulate) -> str:
+def _fold(f: ir.Fold) -> str:
+    return f"online_max:{f.online_sum}" if f.online_sum else f.combine.value
+
+
+def _row_var(s: ir.SlotAccumulate) -> str:
     """The row tile variable of a slot accumulation: that of its value's loads (surface IR); after
     lowering the value is a buffer name and the dump writes `r`."""
     if not isinstance(s.value, str):

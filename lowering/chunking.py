@@ -27,19 +27,16 @@ from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
 
 from .context import PassContext
-from .passes.select_instructions import ROW_LENGTH
 from .tiling_rules import AUTO_TILE_GRANULE
 from .verify import verify
 
 #: Reductions a pass folds across chunks: reduce op -> (reduction of one chunk, combine across chunks).
-CHUNK_REDUCTIONS = {"reduce_sum": ("reduce_sum", "add"), "reduce_mean": ("reduce_sum", "add"),
-                    "reduce_max": ("reduce_max", "max"), "reduce_min": ("reduce_min", "min"),
-                    "reduce_prod": ("reduce_prod", "mul")}  # prod: a scalar loop per chunk (no vector product)
+CHUNK_REDUCTIONS = {"reduce_sum": ("reduce_sum", ir.Combine.ADD), "reduce_mean": ("reduce_sum", ir.Combine.ADD),
+                    "reduce_max": ("reduce_max", ir.Combine.MAX), "reduce_min": ("reduce_min", ir.Combine.MIN),
+                    "reduce_prod": ("reduce_prod", ir.Combine.MUL)}  # prod: a scalar loop per chunk (no vector product)
 #: Ops a per-row value may use in chunked mode (scalar unit; the math ones run on one vector element).
 SCALAR_OPS = frozenset({"add", "sub", "mul", "div", "neg", "reciprocal", "max", "min", "cast", "select", "relu",
                         "lt", "le", "gt", "ge", "eq", "ne", "sqrt", "rsqrt", "exp", "log", "abs"})
-#: The combine of a running max folded online with its sum (`online_max:<sum name>`; emit_chunk.py).
-ONLINE_MAX = "online_max"
 #: The chunk loop's variable in the pass loops.
 CHUNK_VAR = "chunk"
 #: UB bytes the row-level code keeps beside a pass's buffers: one 32-byte block for scalar math.
@@ -116,17 +113,17 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
         return e
 
     for i, s in enumerate(tl.body):
-        if isinstance(s, ir.Accumulate):
+        if isinstance(s, (ir.Accumulate, ir.SlotAccumulate)):
             v = s.value
             if not isinstance(v, ir.Ref) or v.type.kind is not ir.Kind.TILE:
                 raise _NoChunk(f"the accumulated value of '{s.name}' is not a tile")
-            if s.reduce == "slots":  # s[r] += v: the row's value, once it is known, into the row's slot
-                if layout[v.name] is not ir.Layout.COL:
-                    raise _NoChunk(f"'{s.name}[r] += ...' adds a value that is not one per row")
-                slot_accumulators[s.name] = None
-                steps_at.setdefault(depth[v.name], []).append(
-                    ir.RowAccumulate(s.name, "slots", ir.row_ref(v.name, v.span), s.span))
-                continue
+        if isinstance(s, ir.SlotAccumulate):  # s[r] += v: the row's value, once it is known, into the row's slot
+            if layout[v.name] is not ir.Layout.COL:
+                raise _NoChunk(f"'{s.name}[r] += ...' adds a value that is not one per row")
+            slot_accumulators[s.name] = None
+            steps_at.setdefault(depth[v.name], []).append(ir.RowSlotAccumulate(s.name, ir.row_ref(v.name, v.span), s.span))
+            continue
+        if isinstance(s, ir.Accumulate):
             accumulators[s.name] = s.combine
             if layout[v.name] is ir.Layout.ROWS:  # the row's reduction, folded in the pass of the value
                 part = f"_{s.name}{len(row_values)}"
@@ -169,7 +166,7 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
             reductions.setdefault(d, []).append((s.name, v.op, a, i))
             row_values.append(s.name)
             if v.op == "reduce_mean":  # the pass folds the sum; the mean scales it by 1 / D
-                d_ref = ir.Ref(ROW_LENGTH, ir.scalar_of(DType.F32), s.span)
+                d_ref = ir.RowLength(ir.scalar_of(DType.F32), s.span)
                 mean = ir.Op("mul", (ir.row_ref(s.name, s.span), ir.Op("reciprocal", (d_ref,), d_ref.type, s.span)),
                              ir.scalar_of(DType.F32), s.span)
                 steps_at.setdefault(d + 1, []).append(ir.RowScalar(s.name, mean, s.span))
@@ -222,7 +219,7 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
         if size <= 0:
             raise _NoChunk(f"even a {AUTO_TILE_GRANULE}-element column chunk does not fit UB")
         lowered.append(replace(p, max_chunk=size))
-    return ir.ChunkPlan(tuple(steps), tuple(lowered), tuple(row_values), store_dtypes, tuple(accumulators.items()),
+    return ir.ChunkPlan(tuple(steps), tuple(lowered), tuple(row_values), store_dtypes, tuple(ir.Fold(n, c) for n, c in accumulators.items()),
                      tuple(slot_accumulators))
 
 
@@ -299,10 +296,9 @@ def _lower_pass(kernel, split, tl, ctx, k, defs, layout, reductions, stores, row
         elif i in fold_at:  # the reduction: folded into its UB block chunk by chunk
             name, op, a = fold_at[i]
             chunk_reduce, combine = CHUNK_REDUCTIONS[op]
-            if name in online:  # the running max, updated before the chunk's exp(v - max) (its sum's rescale)
-                combine = f"{ONLINE_MAX}:{online[name]}"
-            body.append(ir.Accumulate(name, combine, chunk_reduce, flat(a), s.span))
-            folds.append((name, combine))
+            online_sum = online.get(name)  # a running max updated before the chunk's exp(v - max) (its sum's rescale)
+            body.append(ir.Accumulate(name, combine, chunk_reduce, flat(a), online_sum, s.span))
+            folds.append(ir.Fold(name, combine, online_sum))
     loop = replace(tl, var=CHUNK_VAR, size=None, body=tuple(body), buffers_decl=(), max_tile=None,
                    shape=ir.FLAT_TILES)
     # The per-row values are kernel-scope scalars for the passes (and for the IR verifier).

@@ -20,7 +20,6 @@ from ascend_dsl.dtypes import DType
 from . import emit_slots
 from .context import PassContext
 from .emit_window import build_window_view
-from .passes.select_instructions import ROW_LENGTH
 from .scalar_loops import SCAN_APIS, reduce_prod_lines, scan_lines
 from .tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, REPEAT_BYTES, block_granule
 
@@ -73,8 +72,8 @@ def c_scalar(e: ir.Expr, dtype: DType) -> str:
     match e:
         case ir.Const(value=v):
             return c_literal(v, dtype)
-        case ir.Ref(name=n, type=t):
-            member = "D_" if n == ROW_LENGTH else f"{n}_"
+        case ir.Ref(type=t) | ir.RowLength(type=t):
+            member = "D_" if isinstance(e, ir.RowLength) else f"{e.name}_"
             return member if t.dtype is dtype else f"static_cast<{dtype.ctype}>({member})"
         case ir.Op(op="cast", args=(a,)):
             return c_scalar(a, dtype)
@@ -228,17 +227,20 @@ class _StageWriter:
         self.mark(s.span)
         buf = s.value.name
         dt = self.buffers[buf]["buffer"].dtype
-        if s.reduce == "slots":
-            self.lines += emit_slots.accumulate_lines(s, buf, dt.ctype)
-            return
         api = {"reduce_sum": "ReduceSum", "reduce_max": "ReduceMax", "reduce_min": "ReduceMin"}[s.reduce]
         out, tmp, slot = f"reduceOut_{dt}", f"accTmp_{dt}", f"accSlot_{s.name}"
         body = []
         if dt is not DType.F32:  # the running value is f32
             body.append(f"Cast(accCast_f32, {out}, RoundMode::CAST_NONE, 1);")
             out = "accCast_f32"
-        body.append(f"{ {'add': 'Add', 'max': 'Max', 'min': 'Min'}[s.combine]}({slot}, {slot}, {out}, 1);")
+        body.append(f"{_COMBINE_API[s.combine]}({slot}, {slot}, {out}, 1);")
         self.lines += self.reduce_lines(api, f"reduceOut_{dt}", buf, tmp, body)
+
+    def slot_accumulate(self, s: ir.SlotAccumulate) -> None:
+        """Add each row's value into its slot of this core's partial vector (scalar unit)."""
+        self.mark(s.span)
+        buf = s.value.name
+        self.lines += emit_slots.accumulate_lines(s, buf, self.buffers[buf]["buffer"].dtype.ctype)
 
     def reduce_lines(self, api: str, out: str, buf: str, tmp: str, body: list[str]) -> list[str]:
         return [f"{api}({out}, {buf}, {tmp}, static_cast<int32_t>(count));", *body]
@@ -277,6 +279,7 @@ def _copy(way: str, kind: str, ub: str, gm: str, sizes: str) -> str:
 
 
 _TO_SCALAR_FORM = {"Add": "Adds", "Mul": "Muls", "Max": "Maxs", "Min": "Mins"}
+_COMBINE_API = {ir.Combine.ADD: "Add", ir.Combine.MAX: "Max", ir.Combine.MIN: "Min"}
 
 
 class _RowStageWriter(_StageWriter):
@@ -445,7 +448,7 @@ def _value_symbols(kernel: ir.Kernel, tl: ir.TileLoop) -> list[str]:
     used: dict[str, None] = {}
     for s in ir.walk(kernel.body):
         value = getattr(s, "value", None)
-        if isinstance(s, (ir.Assign, ir.Store, ir.Accumulate, ir.ScalarAssign, ir.ScalarStore)) and value is not None:
+        if isinstance(s, (*ir.VALUE_STMTS, ir.ScalarAssign, ir.ScalarStore)) and value is not None:
             for e in ir.walk_expr(value):
                 if isinstance(e, ir.Ref) and e.name in symbols:
                     used.setdefault(e.name)
@@ -503,9 +506,9 @@ class _ScalarWriter:
         self.lines.append("for (int64_t c = 0; c < GetBlockNum(); ++c) {")
         for j, a in enumerate(accs):
             v = f"slots.GetValue(c * 8 + {j})"
-            self.lines.append("    " + {"add": f"{a.name}_ += {v};",
-                                         "max": f"{a.name}_ = {v} > {a.name}_ ? {v} : {a.name}_;",
-                                         "min": f"{a.name}_ = {v} < {a.name}_ ? {v} : {a.name}_;"}[combines[a.name]])
+            self.lines.append("    " + {ir.Combine.ADD: f"{a.name}_ += {v};",
+                                         ir.Combine.MAX: f"{a.name}_ = {v} > {a.name}_ ? {v} : {a.name}_;",
+                                         ir.Combine.MIN: f"{a.name}_ = {v} < {a.name}_ ? {v} : {a.name}_;"}[combines[a.name]])
         self.lines.append("}")
 
     def scalar(self, e: ir.Expr) -> str:
@@ -548,17 +551,17 @@ def _store_dtypes(kernel: ir.Kernel, stmts) -> list[DType]:
     return sorted({kernel.param(s.tensor).dtype for s in stmts if isinstance(s, ir.ScalarStore)}, key=str)
 
 
-_IDENTITY = {"add": 0.0, "max": float("-inf"), "min": float("inf")}
+_IDENTITY = {ir.Combine.ADD: 0.0, ir.Combine.MAX: float("-inf"), ir.Combine.MIN: float("inf"), ir.Combine.MUL: 1.0}
 
 
-def _updates(loop: ir.Stmt) -> dict[str, str]:
-    """Accumulator -> combine ("add"/"max"/"min") of the accumulators a loop updates, in order."""
-    return {s.name: s.combine for s in ir.walk((loop,)) if isinstance(s, ir.Accumulate) and s.reduce != "slots"}
+def _updates(loop: ir.Stmt) -> dict[str, ir.Combine]:
+    """Accumulator -> combine of the accumulators a loop updates, in order."""
+    return {s.name: s.combine for s in ir.walk((loop,)) if isinstance(s, ir.Accumulate)}
 
 
 def _slot_updates(loop: ir.Stmt) -> list[str]:
     """The slot accumulators a loop updates, in order."""
-    return list(dict.fromkeys(s.name for s in ir.walk((loop,)) if isinstance(s, ir.Accumulate) and s.reduce == "slots"))
+    return list(dict.fromkeys(s.name for s in ir.walk((loop,)) if isinstance(s, ir.SlotAccumulate)))
 
 
 def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str, dict]) -> list[str]:
@@ -617,6 +620,8 @@ def write_stages(tl: ir.TileLoop, new_writer) -> dict[ir.StageKind, list[str]]:
                     w.vec_op(s)
                 case ir.Accumulate():
                     w.accumulate(s)
+                case ir.SlotAccumulate():
+                    w.slot_accumulate(s)
         stages[stage.kind] = w.lines
     return stages
 

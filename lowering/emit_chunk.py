@@ -12,7 +12,6 @@ from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from . import row_groups
-from .chunking import ONLINE_MAX
 from .emit import (
     _IDENTITY,
     _buffer_views,
@@ -48,7 +47,7 @@ class _ChunkStageWriter(_StageWriter):
         return _copy(way, "", buf, f"{gm}[rowOffset_ + offset]" if self.rows else f"{gm}[offset]", "count")
 
     def accumulate(self, s: ir.Accumulate) -> None:
-        if s.combine.startswith(ONLINE_MAX):
+        if s.online_sum:
             return self.online_max(s)
         if s.reduce != "reduce_prod":
             return super().accumulate(s)
@@ -68,7 +67,7 @@ class _ChunkStageWriter(_StageWriter):
         buf = s.value.name
         dt = self.buffers[buf]["buffer"].dtype
         out, tmp, m = f"reduceOut_{dt}", f"accTmp_{dt}", f"{ir.row_ref(s.name).name}_"
-        total = f"accSlot_{s.combine.split(':', 1)[1]}"
+        total = f"accSlot_{s.online_sum}"
         self.lines += [f"ReduceMax({out}, {buf}, {tmp}, static_cast<int32_t>(count));",
                        "SetFlag<HardEvent::V_S>(EVENT_ID0);", "WaitFlag<HardEvent::V_S>(EVENT_ID0);", "{",
                        f"    const float c = static_cast<float>({out}.GetValue(0));",
@@ -77,9 +76,6 @@ class _ChunkStageWriter(_StageWriter):
                        f"    math.SetValue(0, {m} - next);  // exp(old max - new max) rescales the running sum",
                        "    SetFlag<HardEvent::S_V>(EVENT_ID0);", "    WaitFlag<HardEvent::S_V>(EVENT_ID0);",
                        "    Exp(math, math, 1);", f"    Mul({total}, {total}, math, 1);", f"    {m} = next;", "}"]
-
-
-_FOLD_IDENTITY = {**_IDENTITY, "mul": 1.0}
 
 
 class _ChunkScalarWriter(_ScalarWriter):
@@ -110,7 +106,7 @@ def _slot_read(ctx, st: ir.RowLoad) -> list[str]:
             "    WaitFlag<HardEvent::S_MTE2>(EVENT_ID0);", "}"]
 
 
-def _slot_fold(ctx, st: ir.RowAccumulate, grouped: bool = False) -> list[str]:
+def _slot_fold(ctx, st: ir.RowSlotAccumulate, grouped: bool = False) -> list[str]:
     """`s[r] += v` once the row's value is known: read-modify-write of the slot's 32-byte block of this
     core's partial vector in the GM workspace (the scalar unit does not write GM: DMA both ways).
     `grouped`: by the first core of the row's group only."""
@@ -152,13 +148,13 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
         by_name = {b["name"]: b for b in buffers}
         stages = write_stages(p.loop, lambda by_name=by_name: _ChunkStageWriter(ctx, by_name, tensor_map))
         head, tail = compute_frame(buffers)
-        acc_init = [f"{ir.row_ref(n).name}_ = {c_literal(float('-inf'), DType.F32)};  // {n}: the running max"
-                    if c.startswith(ONLINE_MAX) else
-                    f"Duplicate({by_name[f'accSlot_{n}']['member']}.Get<float>(), "
-                    f"{c_literal(_FOLD_IDENTITY[c], DType.F32)}, 8);  // {n}: folded over the row's chunks"
-                    for n, c in p.reductions]
-        reads = [f"{ir.row_ref(n).name}_ = {by_name[f'accSlot_{n}']['member']}.Get<float>().GetValue(0);"
-                 for n, c in p.reductions if not c.startswith(ONLINE_MAX)]
+        acc_init = [f"{ir.row_ref(f.name).name}_ = {c_literal(float('-inf'), DType.F32)};  // {f.name}: the running max"
+                    if f.online_sum else
+                    f"Duplicate({by_name[f'accSlot_{f.name}']['member']}.Get<float>(), "
+                    f"{c_literal(_IDENTITY[f.combine], DType.F32)}, 8);  // {f.name}: folded over the row's chunks"
+                    for f in p.reductions]
+        reads = [f"{ir.row_ref(f.name).name}_ = {by_name[f'accSlot_{f.name}']['member']}.Get<float>().GetValue(0);"
+                 for f in p.reductions if not f.online_sum]
         if reads:
             reads = ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions",
                      "WaitFlag<HardEvent::V_S>(EVENT_ID0);", *reads]
@@ -180,8 +176,8 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
     members += [f"TBuf<TPosition::VECCALC> {_out_buf(d)};  // one {d} element of a per-row store"
                 for d in plan.store_dtypes]
     members += [f"float {ir.row_ref(n).name}_ = 0.0f;  // per-row value (chunked mode)" for n in plan.row_values]
-    members += [f"float {n}Core_ = 0.0f;  // this core's running value of {n} (chunked mode)"
-                for n, _ in plan.accumulators]
+    members += [f"float {f.name}Core_ = 0.0f;  // this core's running value of {f.name} (chunked mode)"
+                for f in plan.accumulators]
     members += ["uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB"
                 if k == 0 else f"uint32_t {passes[0]['member']} = 0;  // elements per column chunk of pass 0 of "
                 f"split loop {k}; 0: whole rows fit UB",
@@ -211,12 +207,12 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
             line = f"{ir.row_ref(st.name).name}_ = {value};"
             body.append(f"// {_loc(ctx, st.span)}")
             body += ["{", *("    " + x for x in w.lines), "    " + line, "}"] if w.lines else [line]
-        elif isinstance(st, ir.RowAccumulate) and st.combine == "slots":
+        elif isinstance(st, ir.RowSlotAccumulate):
             body += _slot_fold(ctx, st, grouped)
         elif isinstance(st, ir.RowAccumulate):
             core, v = f"{st.name}Core_", c_scalar(st.value, DType.F32)
-            fold = {"add": f"{core} += {v};", "max": f"{core} = {v} > {core} ? {v} : {core};",
-                    "min": f"{core} = {v} < {core} ? {v} : {core};"}[st.combine]
+            fold = {ir.Combine.ADD: f"{core} += {v};", ir.Combine.MAX: f"{core} = {v} > {core} ? {v} : {core};",
+                    ir.Combine.MIN: f"{core} = {v} < {core} ? {v} : {core};"}[st.combine]
             body += [f"// {_loc(ctx, st.span)}" + (": the row's value, once (the group's first core)" if grouped else ""),
                      *(["if (groupRank_ == 0) {", f"    {fold}", "}"] if grouped else [fold])]
         elif isinstance(st, ir.RowStore):
@@ -233,9 +229,9 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
                      f"    {_copy('UbToGm', '', 'one', t['gm'] + '[row]', '1')}",
                      "    SetFlag<HardEvent::MTE3_S>(EVENT_ID0);  // the next row writes the block again",
                      "    WaitFlag<HardEvent::MTE3_S>(EVENT_ID0);", "}"]
-    slots = [row_buffers[f"accSlot_{n}"]["member"] for n, _ in plan.accumulators]
+    slots = [row_buffers[f"accSlot_{f.name}"]["member"] for f in plan.accumulators]
     vecs = [(n, row_buffers[f"accVec_{n}"]["member"]) for n in plan.slot_accumulators]
-    process = [f"{n}Core_ = {c_literal(_IDENTITY[c], DType.F32)};" for n, c in plan.accumulators]
+    process = [f"{f.name}Core_ = {c_literal(_IDENTITY[f.combine], DType.F32)};" for f in plan.accumulators]
     if vecs:  # this core's partial vectors start at zero in the GM workspace; rows fold into them
         process += ["pipe.Reset();  // zero this core's partial vectors of the slot accumulators in the workspace"]
         for n, m in vecs:
@@ -250,7 +246,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
     if slots or vecs:
         process += ["pipe.Reset();  // this core's running values go where the cross-core combine reads them",
                     *(f"pipe.InitBuffer({m}, 32);" for m in slots),
-                    *(f"{m}.Get<float>().SetValue(0, {n}Core_);" for m, (n, _) in zip(slots, plan.accumulators,
+                    *(f"{m}.Get<float>().SetValue(0, {f.name}Core_);" for m, f in zip(slots, plan.accumulators,
                                                                                         strict=True))]
     for n, m in vecs:  # the combine copies this core's partial vector out of UB
         process += [f"pipe.InitBuffer({m}, static_cast<uint32_t>({n}Pad_ * sizeof(float)));",

@@ -65,7 +65,7 @@ def slot_expr(name: str, row: str) -> str:
     return f"(({row}) / {name}RowsPerSlot_) % {name}Slots_"
 
 
-def accumulate_lines(s: ir.Accumulate, col: str, col_ctype: str) -> list[str]:
+def accumulate_lines(s: ir.SlotAccumulate, col: str, col_ctype: str) -> list[str]:
     """Add each row's value of `col` (one per row of the tile) into its slot of this core's vector."""
     n = s.name
     return ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the per-row values",

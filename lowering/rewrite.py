@@ -33,7 +33,7 @@ def map_exprs(kernel: ir.Kernel, fn: Callable[[ir.Expr], ir.Expr | None]) -> ir.
     def body(tl: ir.TileLoop) -> ir.TileLoop:
         out = []
         for s in tl.body:
-            if isinstance(s, (ir.Assign, ir.Store, ir.Accumulate)):
+            if isinstance(s, ir.VALUE_STMTS):
                 s = replace(s, value=rewrite_expr(s.value, fn))
             out.append(s)
         return replace(tl, body=tuple(out))

@@ -27,8 +27,6 @@ from __future__ import annotations
 from ascend_dsl import ir
 from ascend_dsl.ir import ChunkPlan, row_ref
 
-from .chunking import ONLINE_MAX
-
 #: Floats of one core's partial slot (32 bytes); a pass with more reductions keeps whole rows per core.
 SLOT_FLOATS = 8
 #: Workspace bytes per core: two alternating 32-byte partial slots.
@@ -87,16 +85,16 @@ def init_lines(views: list[str], base: str) -> list[str]:
             "    }"]
 
 
-def group_combine(pid: str, reductions: tuple[tuple[str, str], ...]) -> list[str]:
+def group_combine(pid: str, reductions: tuple[ir.Fold, ...]) -> list[str]:
     """`GroupCombine<pid>()`: after pass pid, this core's partials of the row's reductions go to its
     workspace slot; SyncAll; every core of the group folds the group's slots in core order."""
-    online_sums = {c.split(":", 1)[1]: n for n, c in reductions if c.startswith(ONLINE_MAX)}
+    online_sums = {f.online_sum: f.name for f in reductions if f.online_sum}
     lines = ["ChunkReset();",
              "pipe.InitBuffer(chunkGroup_, rowGroup_ * 32);",
              "LocalTensor<float> part = chunkGroup_.Get<float>();",
              f"const uint64_t region = groupBase_ + groupTurn_ * GetBlockNum() * {SLOT_FLOATS};  // alternate regions",
              "groupTurn_ ^= 1u;"]
-    lines += [f"part.SetValue({j}, {row_ref(reductions[j][0]).name + '_' if j < len(reductions) else '0.0f'});"
+    lines += [f"part.SetValue({j}, {row_ref(reductions[j].name).name + '_' if j < len(reductions) else '0.0f'});"
               for j in range(SLOT_FLOATS)]
     lines += ["SetFlag<HardEvent::S_MTE3>(EVENT_ID0);", "WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
               f"DataCopy(workspaceGm_[region + GetBlockIdx() * {SLOT_FLOATS}], part, {SLOT_FLOATS});",
@@ -105,16 +103,16 @@ def group_combine(pid: str, reductions: tuple[tuple[str, str], ...]) -> list[str
               f"DataCopy(part, workspaceGm_[region + (GetBlockIdx() - groupRank_) * {SLOT_FLOATS}], "
               f"rowGroup_ * {SLOT_FLOATS});",
               "SetFlag<HardEvent::MTE2_S>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);"]
-    slot = {n: j for j, (n, _) in enumerate(reductions)}
-    for j, (n, c) in enumerate(reductions):
+    slot = {f.name: j for j, f in enumerate(reductions)}
+    for j, f in enumerate(reductions):
+        n = f.name
         v, at = f"{row_ref(n).name}_", f"part.GetValue(c * {SLOT_FLOATS} + {j})"
         if n in online_sums:
             continue  # with its max, below
-        fold = {"add": f"{v} += {at};", "mul": f"{v} *= {at};", "max": f"{v} = {at} > {v} ? {at} : {v};",
-                "min": f"{v} = {at} < {v} ? {at} : {v};"}
-        op = "max" if c.startswith(ONLINE_MAX) else c
+        fold = {ir.Combine.ADD: f"{v} += {at};", ir.Combine.MUL: f"{v} *= {at};",
+                ir.Combine.MAX: f"{v} = {at} > {v} ? {at} : {v};", ir.Combine.MIN: f"{v} = {at} < {v} ? {at} : {v};"}
         lines += [f"{v} = part.GetValue({j});",
-                  "for (uint32_t c = 1; c < rowGroup_; ++c) {", f"    {fold[op]}", "}"]
+                  "for (uint32_t c = 1; c < rowGroup_; ++c) {", f"    {fold[f.combine]}", "}"]
     for s, m in online_sums.items():  # s = sum of s_c * exp(m_c - m), m the group's max (already folded)
         ms, ss = slot[m], slot[s]
         sv, mv = f"{row_ref(s).name}_", f"{row_ref(m).name}_"

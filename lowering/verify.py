@@ -42,7 +42,7 @@ def verify(kernel: ir.Kernel, pass_name: str) -> None:
                     _check_expr(v, defined, scalars, tensors, pass_name, st.span)
                     if tensors[t].dtype is not v.type.dtype:
                         raise _fail(pass_name, f"store of {v.type.dtype} into {t}", st.span)
-                case ir.Accumulate(value=v):
+                case ir.Accumulate(value=v) | ir.SlotAccumulate(value=v):
                     _check_expr(v, defined, scalars, tensors, pass_name, st.span)
                 case ir.CopyIn(buffer=b, tensor=t):
                     if b not in buffers or buffers[b].position is not ir.Position.VECIN or t in outputs:

@@ -47,7 +47,7 @@ def test_accumulator_ir_shape():
     kinds = [type(s).__name__ for s in k.body]
     assert kinds == ["AccDecl", "SplitLoop", "ScalarStore"]
     acc = next(s for s in ir.walk(k.body) if isinstance(s, ir.Accumulate))
-    assert (acc.name, acc.combine, acc.reduce) == ("total", "add", "reduce_sum")
+    assert (acc.name, acc.combine, acc.reduce) == ("total", ir.Combine.ADD, "reduce_sum")
     assert [p.name for p in k.outputs] == ["out"]
 
 

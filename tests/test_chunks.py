@@ -246,7 +246,7 @@ def test_scalar_accumulators_then_chunked_rows(tmp_path):
     project, ctx = lower(k, "ascend910b1", "two.adsl")
     loops = _row_loops(ctx.lowered)
     assert [len(_plan_of(t).passes) for t in loops] == [1, 2]
-    assert _plan_of(loops[0]).accumulators == (("total", "add"), ("peak", "max"))
+    assert _plan_of(loops[0]).accumulators == (ir.Fold("total", ir.Combine.ADD), ir.Fold("peak", ir.Combine.MAX))
     t = _host_tiling(project, ctx, {"B": 100, "D": 20001}, 48, ["chunkLength", "chunkLength1_0"])
     assert t["chunkLength"] > 0 and t["chunkLength1_0"] > 0
     torch.manual_seed(1)

@@ -62,8 +62,8 @@ def test_mapping_follows_the_accumulator_shape():
     assert per_channel == ir.SlotAccDecl("s", ("C",), (), ())
     grouped = _kernel(GROUPS).body[0]
     assert grouped == ir.SlotAccDecl("s", ("N", "G"), ("C",), ("G",))
-    acc = next(s for s in ir.walk(_kernel(CENTER).body) if isinstance(s, ir.Accumulate))
-    assert (acc.name, acc.reduce, acc.value.type.layout) == ("s", "slots", ir.Layout.COL)
+    acc = next(s for s in ir.walk(_kernel(CENTER).body) if isinstance(s, ir.SlotAccumulate))
+    assert (acc.name, acc.value.type.layout) == ("s", ir.Layout.COL)
     read = next(e for s in ir.walk(_kernel(CENTER).body) if isinstance(s, ir.Store) for e in ir.walk_expr(s.value)
                 if isinstance(e, ir.Load) and e.tensor == "s")
     assert read.index.acc and read.type == ir.tile_of(ascend_dsl.f32, ir.Layout.COL)

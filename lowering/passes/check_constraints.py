@@ -42,7 +42,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             if not 1 <= s.buffers <= MAX_BUFFERS_PER_QUEUE:
                 sink.error("BUFFER-COUNT", f"buffers={s.buffers} is outside 1..{MAX_BUFFERS_PER_QUEUE}", s.span,
                            "buffers=2 double-buffers copy-in/compute/copy-out; buffers=1 disables it")
-        if isinstance(s, (ir.Assign, ir.Store, ir.Accumulate)):
+        if isinstance(s, ir.VALUE_STMTS):
             for e in ir.walk_expr(s.value):
                 vector_op = isinstance(e, ir.Op) and e.op != "cast" and e.op not in SCALAR_LOOP_OPS  # scalar loops: f32
                 if vector_op and DType.BF16 in (e.type.dtype, *(a.type.dtype for a in e.args)):

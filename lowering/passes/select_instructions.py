@@ -17,9 +17,6 @@ from ..context import PassContext
 from ..rewrite import map_tile_bodies
 from ..scalar_loops import SCALAR_LOOP_OPS, scalar_loop_op
 
-#: The row length of a row loop as a scalar operand (emitted as the kernel's D_ member).
-ROW_LENGTH = "@row_length"
-
 _BINARY = {"add": ("Add", "Adds"), "mul": ("Mul", "Muls"), "max": ("Max", "Maxs"), "min": ("Min", "Mins")}
 _UNARY = {"abs": "Abs", "exp": "Exp", "log": "Ln", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "reciprocal": "Reciprocal",
           "relu": "Relu"}
@@ -107,7 +104,7 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
         return [v({"reduce_sum": "ReduceSum", "reduce_max": "ReduceMax", "reduce_min": "ReduceMin"}[op], args[0])]
     if op == "reduce_mean":
         (a,) = e.args
-        d = ir.Ref(ROW_LENGTH, ir.scalar_of(e.type.dtype), span)
+        d = ir.RowLength(ir.scalar_of(e.type.dtype), span)
         return [v("ReduceSum", args[0]), v("Muls", dst, ir.Op("reciprocal", (d,), d.type, span))]
     if op == "gather":  # a scalar loop over the rows (emitted by the row stage writer)
         return [v("GatherRows", args[0], args[1])]
@@ -129,7 +126,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 out.extend(replace(vo, span=s.span) for vo in lower_op(s.name, s.value))
             elif isinstance(s, ir.Store):
                 out.append(ir.CopyOut(s.tensor, s.index, s.value.name, s.span))
-            else:  # Accumulate: reduced and combined by the emitter (reduce + scalar update)
+            else:  # Accumulate, SlotAccumulate: reduced and combined by the emitter (reduce + scalar update)
                 out.append(s)
         return replace(tl, body=tuple(out))
 
