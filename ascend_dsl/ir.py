@@ -1,22 +1,47 @@
 """The typed, frozen IR shared by the front end, the interpreter and the lowering passes.
 
-    Kernel    = (name, params: Param*, body: Stmt*, type_args)
-    Param     = TensorParam(name, dtype, shape: Dim*) | ScalarParam(name, dtype, default)
-    Stmt      = SplitLoop(var, extent: Sym*, cores)          -- one contiguous share per core
-              | TileLoop(var, over, size, buffers, ...plan)  -- UB tiles of a core's share
-              | Assign(name, Expr) | Store(tensor, index, Expr)
-              -- introduced by lowering passes:
-              | Stage(kind, Stmt*) | CopyIn(buffer, tensor, index) | CopyOut(tensor, index, buffer)
-              | VecOp(api, dst, Operand*)
-              -- kernel scope, around the split loops (cross-core accumulators):
-              | AccDecl(name, init) | ScalarAssign(name, Expr) | ScalarStore(tensor, Expr)
-              | Accumulate(name, combine, reduce, Expr)       -- in a tile loop: total += sum(v)
-              | SlotAccDecl(name, slots, rows_per_slot, groups)  -- s = zeros(C): one f32 per slot;
-                in a row loop s[r] += sum(v, axis=1) (Accumulate, reduce "slots"), read later as s[r]
-    Expr      = Const(value) | Ref(name) | Load(tensor, index) | Op(op, Expr*)
+Every node is a frozen dataclass below with exactly these fields, in this order (`span` left out:
+every statement and expression has one, ignored by equality); tests/test_ir.py holds this block and
+the dataclasses together. `x*` is a tuple, `x?` may be None.
 
-Every node carries a `span` (ignored by equality) and every expression a `type`. Nodes are
-immutable; passes build new trees with `dataclasses.replace`.
+    Kernel      = Kernel(name, params: Param*, body: KStmt*, type_args, type_options)
+    Param       = TensorParam(name, dtype, shape: Dim*) | ScalarParam(name, dtype, default?)
+    -- kernel scope: split loops, cross-core accumulators and the scalar work between the loops
+    KStmt       = SplitLoop(var, extent: Sym*, core_kind, cores?, body: TileLoop*)
+                | CubeLoop(var, batch?, m, n, k, body: Matmul+TileLoop, plan: CubePlan?)
+                | AccDecl(name, init) | SlotAccDecl(name, slots: Sym*, rows_per_slot: Sym*, groups: Sym*)
+                | ScalarAssign(name, value: Expr) | ScalarLoad(name, tensor) | ScalarStore(tensor, value: Expr)
+    -- a tile loop; its shape payload is its kind (LoopKind)
+    TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?)
+    TileShape   = FlatTiles() | RowTiles(rows: Sym*, row: Sym*, chunked: ChunkPlan|NoChunk?)
+                | PlaneTiles(rank) | BoxTiles(axis, dim)
+    Stmt        = Assign(name, value: Expr) | Store(tensor, index: TileIndex, value: Expr)
+                | Accumulate(name, combine: Combine, reduce, value: Expr, online_sum?) | SlotAccumulate(name, value: Expr)
+                -- introduced by lowering passes
+                | Stage(kind: StageKind, body: Stmt*) | CopyIn(buffer, tensor, index: TileIndex)
+                | CopyOut(tensor, index: TileIndex, buffer) | VecOp(api, dst, srcs: Operand*, attrs)
+    Buffer      = Buffer(name, position: Position, dtype, num, bits, layout: Layout, role: BufferRole, of?)
+    Expr        = Const(value, type: ValType) | Ref(name, type: ValType) | RowLength(type: ValType)
+                | Load(tensor, index: TileIndex, type: ValType) | Op(op, args: Expr*, type: ValType)
+    TileIndex   = TileIndex(var?, rows, period?, acc)
+    ValType     = ValType(kind: Kind, dtype, layout: Layout)
+    Operand     = a buffer name | Const | Ref | Op
+    -- MIX kernels (cube + vector)
+    Matmul      = Matmul(name, a, b, bias?, transpose_a, transpose_b, base)
+    CubePlan    = CubePlan(base_m, base_n, base_k, whole_rows, direct)
+    -- chunked row loops: what runs per row when one row does not fit UB
+    ChunkPlan   = ChunkPlan(steps: RowStep*, passes: ChunkPass*, row_values, store_dtypes, accumulators: Fold*,
+                            slot_accumulators)
+    NoChunk     = NoChunk(reason)
+    ChunkPass   = ChunkPass(loop: TileLoop, reductions: Fold*, max_chunk)
+    RowStep     = RowLoad(name, tensor, period?, slot) | RowScalar(name, value: Expr) | RowStore(tensor, value: Expr)
+                | RowAccumulate(name, combine: Combine, value: Expr) | RowSlotAccumulate(name, value: Expr)
+                | RunPass(index)
+    Fold        = Fold(name, combine: Combine, online_sum?)
+
+    Enums: Kind, Layout, LoopKind, Position, BufferRole, StageKind, Combine
+
+Nodes are immutable; passes build new trees with `dataclasses.replace`.
 """
 
 from __future__ import annotations
