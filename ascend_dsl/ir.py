@@ -4,7 +4,7 @@ Every node is a frozen dataclass below with exactly these fields, in this order 
 every statement and expression has one, ignored by equality); tests/test_ir.py holds this block and
 the dataclasses together. `x*` is a tuple, `x?` may be None.
 
-    Kernel      = Kernel(name, params: Param*, body: KStmt*, type_args, type_options)
+    Kernel      = Kernel(name, params: Param*, body: KStmt*, type_args, type_options, kind: KernelKind?)
     Param       = TensorParam(name, dtype, shape: Dim*) | ScalarParam(name, dtype, default?)
     -- kernel scope: split loops, cross-core accumulators and the scalar work between the loops
     KStmt       = SplitLoop(var, extent: Sym*, core_kind, cores?, body: TileLoop*)
@@ -39,7 +39,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 | RunPass(index)
     Fold        = Fold(name, combine: Combine, online_sum?)
 
-    Enums: Kind, Layout, LoopKind, Position, BufferRole, StageKind, Combine
+    Enums: KernelKind, Kind, Layout, LoopKind, Position, BufferRole, StageKind, Combine
 
 Nodes are immutable; passes build new trees with `dataclasses.replace`.
 """
@@ -473,6 +473,15 @@ VALUE_STMTS = (Assign, Store, Accumulate, SlotAccumulate)
 # ----------------------------------------------------------------------------- kernel
 
 
+class KernelKind(Enum):
+    """How a kernel is emitted: one emitter module and template family each (lowering/emit/)."""
+
+    VECTOR = "vector"  # flat and row tile loops, any number of split loops (rows longer than UB: chunked)
+    WINDOW = "window"  # one plane loop: pooling windows
+    BOX = "box"  # one box loop: reductions over a non-last dim
+    MIX = "mix"  # a cube loop: matmul on the cube unit, its epilogue on the vector units
+
+
 @dataclass(frozen=True)
 class Kernel:
     name: str
@@ -480,6 +489,8 @@ class Kernel:
     body: tuple[Stmt, ...]
     type_args: tuple[tuple[str, DType], ...] = ()
     type_options: tuple[tuple[str, tuple[DType, ...]], ...] = ()
+    #: How the kernel is emitted (lowering/passes/select_kind.py); None before that pass.
+    kind: KernelKind | None = None
     span: Span = _SPAN
 
     def param(self, name: str) -> Param | None:

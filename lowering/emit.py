@@ -101,19 +101,8 @@ def c_scalar(e: ir.Expr, dtype: DType) -> str:
 
 
 def _phases(kernel: ir.Kernel) -> list[tuple[ir.SplitLoop, ir.TileLoop]]:
-    """The split loops with their one tile loop each; every phase splits the same extent the same way."""
-    out = []
-    for split in kernel.phases:
-        if len(split.body) != 1:
-            raise DslError.at("UNSUPPORTED", "this version lowers one tile loop per split loop", split.body[1].span,
-                              "merge the loops, or write a second split loop after this one")
-        out.append((split, split.body[0]))
-    first_split, first_tile = out[0]
-    for split, tl in out[1:]:
-        if split.extent != first_split.extent or _rows(tl) != _rows(first_tile):
-            raise DslError.at("UNSUPPORTED", "every split loop of a kernel splits the same extent with the same "
-                              "tensors", split.span, f"split({' * '.join(first_split.extent)}, cores=AIV)")
-    return out
+    """The split loops with their one tile loop each (lowering/passes/select_kind.py checked the structure)."""
+    return [(split, split.body[0]) for split in kernel.phases]
 
 
 def _rows(tl: ir.TileLoop) -> ir.RowTiles | None:
@@ -488,9 +477,6 @@ class _ScalarWriter:
         self.n = 0
 
     def combine(self, accs: list[ir.AccDecl], combines: dict[str, str], span) -> None:
-        if len(accs) > 8:
-            raise DslError.at("UNSUPPORTED", f"{len(accs)} accumulators in one split loop; at most 8 fit the "
-                              "32-byte slot each core writes", span, "split the work into two loops")
         self.lines += [f"// {_loc(self.ctx, span)}: combine {', '.join(a.name for a in accs)} across cores: each core "
                        "writes its value to its 32-byte workspace slot, SyncAll, every core reads all slots",
                        "LocalTensor<float> slots = scalarBuf_.Get<float>();"]
@@ -670,7 +656,7 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
-    if ir.cube_loop(kernel) is not None:  # MIX kernel (matmul + epilogue)
+    if kernel.kind is ir.KernelKind.MIX:  # MIX kernel (matmul + epilogue)
         from .emit_cube import build_view as build_mix_view
 
         return build_mix_view(kernel, ctx)
@@ -734,12 +720,10 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
                               for d in store_dtypes]
     view["epilogue_bufs"] += (["TBuf<TPosition::VECCALC> slotBuf_;  // slot accumulators' totals while combining"]
                               if kernel.slot_accumulators else [])
-    if kernel.slot_accumulators and not _rows(tl):
-        raise DslError.at("UNSUPPORTED", "slot accumulators need row loops", kernel.slot_accumulators[0].span)
     view["slot_host"] = emit_slots.host_lines(kernel, ctx, ctx.target.ub_budget) if kernel.slot_accumulators else []
-    if tl.kind is ir.LoopKind.PLANES:  # pooling over planes: lowering/emit_window.py
+    if kernel.kind is ir.KernelKind.WINDOW:  # pooling over planes: lowering/emit_window.py
         return build_window_view(kernel, ctx, split, tl, view)
-    if tl.kind is ir.LoopKind.BOX:  # reductions over a non-last dim: lowering/emit_box.py
+    if kernel.kind is ir.KernelKind.BOX:  # reductions over a non-last dim: lowering/emit_box.py
         from .emit_box import build_box_view
 
         return build_box_view(kernel, ctx, split, tl, view)
@@ -785,7 +769,7 @@ def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map
 
 
 def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
-    if ir.cube_loop(kernel) is not None:  # MIX kernel (matmul + epilogue)
+    if kernel.kind is ir.KernelKind.MIX:  # MIX kernel (matmul + epilogue)
         from .emit_cube import emit as emit_mix
 
         return emit_mix(kernel, ctx)

@@ -96,10 +96,6 @@ def _host_bytes(b: ir.Buffer, flat: str = "len") -> str:
 def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir.TileLoop, base: dict) -> dict:
     """The view model for a box loop; `base` holds the fields shared with every kernel (emit.build_view)."""
     axis, dim = tl.shape.axis, tl.shape.dim
-    others = [s for s in kernel.body if s is not split]
-    if others:
-        raise DslError.at("UNSUPPORTED", "a kernel with a box loop (a reduction over a non-last dim) has that split "
-                          "loop only", others[0].span, "write the kernel-scope work as a second kernel")
     buffers = {b["name"]: b for b in base["buffers"]}
     bufs = {b.name: b for b in tl.buffers_decl}
     stmts = [s for st in tl.body for s in st.body]

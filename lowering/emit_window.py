@@ -41,11 +41,7 @@ def _dim_c(d: str | int, prefix: str = "tiling.") -> str:
 
 
 def _window_args(ops: list[ir.VecOp]) -> tuple[ir.Operand, ...]:
-    args = {op.srcs[1:] for op in ops}
-    if len(args) != 1:
-        raise DslError.at("UNSUPPORTED", "pools in one plane loop must share kernel=, stride=, padding=, dilation=",
-                          ops[1].span, "write one kernel per window shape")
-    return next(iter(args))
+    return ops[0].srcs[1:]  # one window for every pool of the loop (select_kind.py)
 
 
 def _param_c(o: ir.Operand, kernel_side: bool) -> str:
@@ -189,18 +185,11 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
     buffers = {b["name"]: b for b in base["buffers"]}
     stmts = [s for st in tl.body for s in st.body]
     pools = [s for s in stmts if isinstance(s, ir.VecOp) and s.api in POOL_APIS.values()]
-    others = [s for s in stmts if isinstance(s, ir.VecOp) and s.api not in POOL_APIS.values()]
-    if others or not pools:
-        raise DslError.at("UNSUPPORTED", "a plane loop lowers pooling only: store(y[p], max_pool(load(x[p]), ...))",
-                          (others or [tl])[0].span)
     k_arg, s_arg, p_arg, d_arg = _window_args(pools)
     params = {p.name: p for p in kernel.tensors}
     ins = [params[s.tensor] for s in stmts if isinstance(s, ir.CopyIn)]
     outs = [params[s.tensor] for s in stmts if isinstance(s, ir.CopyOut)]
-    in_dims, out_dims = {_dims(p, lead) for p in ins}, {_dims(p, lead) for p in outs}
-    if len(in_dims) != 1 or len(out_dims) != 1:
-        raise DslError.at("UNSUPPORTED", "the planes of one plane loop must share their spatial shape", tl.span)
-    (idims,), (odims,) = in_dims, out_dims
+    idims, odims = _dims(ins[0], lead), _dims(outs[0], lead)  # the same for every plane (select_kind.py)
     in_bufs = [b["buffer"] for b in base["buffers"] if b["buffer"].position is ir.Position.VECIN]
     # Outer-dim taps as whole-row vector ops need 32-byte aligned UB rows: a pitched DataCopyPad (910B);
     # 1-D pooling (no outer dims) and targets without DataCopyPad take every tap on the scalar unit.

@@ -23,6 +23,7 @@ from .passes import (
     plan_tiling,
     schedule_stages,
     select_instructions,
+    select_kind,
     three_address,
 )
 from .verify import verify
@@ -36,6 +37,7 @@ class Pass:
 
 PIPELINE: tuple[Pass, ...] = (
     Pass("check_constraints", check_constraints.run),  # target dtypes, core counts, tile alignment
+    Pass("select_kind", select_kind.run),  # how the kernel is emitted (KernelKind), and the structure it needs
     Pass("legalize", legalize.run),  # tanh/sigmoid/erf/neg -> vector-unit primitives
     Pass("three_address", three_address.run),  # one op per assignment, CSE, DCE
     Pass("plan_chunks", plan_chunks.run),  # row loops: the chunked passes for rows longer than UB

@@ -1,0 +1,136 @@
+"""Limits of the emitters, reported by the passes as collected, located constraint errors (they used to be
+raised while the C++ was written, one at a time). Each kernel marks the line the error points at with `# <-`."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascend_dsl import DslError, parse_text
+from lowering import lower
+
+TWO_TILE_LOOPS = '''@kernel
+def k(x: Tensor[f32, "N"], y: Tensor[f32, "N"], z: Tensor[f32, "N"]):
+    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            store(y[t], load(x[t]))
+        for u in tile(blk, size=auto, buffers=2):  # <-
+            store(z[u], load(x[u]))
+'''
+
+TWO_EXTENTS = '''@kernel
+def k(x: Tensor[f32, "N"], y: Tensor[f32, "M"]):
+    total = 0.0
+    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            total += sum(load(x[t]))
+    for blk in split(M, cores=AIV):  # <-
+        for t in tile(blk, size=auto, buffers=2):
+            store(y[t], load(x[t]) * total)
+'''
+
+NINE_ACCUMULATORS = '''@kernel
+def k(x: Tensor[f32, "N"], out: Tensor[f32, "1"]):
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    a3 = 0.0
+    a4 = 0.0
+    a5 = 0.0
+    a6 = 0.0
+    a7 = 0.0
+    a8 = 0.0
+    for blk in split(N, cores=AIV):  # <-
+        for t in tile(blk, size=auto, buffers=2):
+            v = load(x[t])
+            a0 += sum(v)
+            a1 += sum(v)
+            a2 += sum(v)
+            a3 += sum(v)
+            a4 += sum(v)
+            a5 += sum(v)
+            a6 += sum(v)
+            a7 += sum(v)
+            a8 += sum(v)
+    store(out[0], a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8)
+'''
+
+SLOTS_IN_A_FLAT_LOOP = '''@kernel
+def k(v: Tensor[f32, "L"], w: Tensor[f32, "L"], x: Tensor[f32, "N, C, H, W"]):
+    s = zeros(C)  # <-
+    for blk in split(L, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            store(w[t], load(v[t]))
+    for blk in split(N * C, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            s[r] += sum(load(x[r, :]), axis=1)
+'''
+
+BOX_WITH_KERNEL_SCOPE = '''@kernel
+def k(x: Tensor[f32, "A, R, C"], scale: Tensor[f32, "1"], y: Tensor[f32, "A, C"]):
+    s = load(scale[0])  # <-
+    for blk in split(A * C, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            store(y[t], sum(load(x[t]), axis=1) * s)
+'''
+
+TWO_WINDOWS = '''@kernel
+def k(x: Tensor[f32, "N, C, H, W"], y: Tensor[f32, "N, C, OH, OW"], z: Tensor[f32, "N, C, OH, OW"]):
+    for blk in split(N * C, cores=AIV):
+        for p in tile(blk, size=auto, buffers=2):
+            xt = load(x[p])
+            store(y[p], max_pool(xt, kernel=2))
+            store(z[p], avg_pool(xt, kernel=3))  # <-
+'''
+
+PLANES_WITHOUT_POOLS = '''@kernel
+def k(x: Tensor[f32, "N, C, H, W"], z: Tensor[f32, "N, C, A, B"], out: Tensor[f32, "1"]):
+    total = 0.0
+    for blk in split(N * C, cores=AIV):
+        for p in tile(blk):  # <-
+            total += sum(load(x[p]))
+    store(out[0], total)
+'''
+
+TWO_PLANE_SHAPES = '''@kernel
+def k(x: Tensor[f32, "N, C, H, W"], y: Tensor[f32, "N, C, OH, OW"], u: Tensor[f32, "N, C, A, B"],
+      z: Tensor[f32, "N, C, OA, OB"]):
+    for blk in split(N * C, cores=AIV):
+        for p in tile(blk, size=auto, buffers=2):  # <-
+            store(y[p], max_pool(load(x[p]), kernel=2))
+            store(z[p], max_pool(load(u[p]), kernel=2))
+'''
+
+
+def _errors(text: str, target: str = "ascend910b1") -> DslError:
+    with pytest.raises(DslError) as e:
+        lower(parse_text(text, "k.adsl")[0].instantiate(), target, "k.adsl")
+    return e.value
+
+
+def _marker_line(text: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if line.rstrip().endswith("# <-"))
+
+
+@pytest.mark.parametrize("text,needle,col", [
+    (TWO_TILE_LOOPS, "one tile loop per split loop", 9),
+    (TWO_EXTENTS, "splits the same extent", 5),
+    (NINE_ACCUMULATORS, "9 accumulators in one split loop", 5),
+    (SLOTS_IN_A_FLAT_LOOP, "slot accumulators need row loops", 5),
+    (BOX_WITH_KERNEL_SCOPE, "has that split loop only", 5),
+    (TWO_WINDOWS, "must share kernel=, stride=", 25),
+    (PLANES_WITHOUT_POOLS, "a plane loop lowers pooling only", 9),
+    (TWO_PLANE_SHAPES, "must share their spatial shape", 9),
+], ids=lambda v: v if isinstance(v, str) and len(v) < 40 else None)
+def test_emitter_limits_are_located_constraint_errors(text, needle, col):
+    e = _errors(text)
+    d = next((d for d in e.diagnostics if needle in d.message), None)
+    assert d is not None, e.render()
+    assert d.code == "UNSUPPORTED" and (d.span.file, d.span.line, d.span.col) == ("k.adsl", _marker_line(text), col)
+    assert "Traceback" not in e.render()
+
+
+def test_limits_are_collected():
+    """A flat loop then a row loop with a slot accumulator: both limits are reported at once."""
+    e = _errors(SLOTS_IN_A_FLAT_LOOP)
+    assert len(e.diagnostics) == 2 and {d.code for d in e.diagnostics} == {"UNSUPPORTED"}
+    assert "splits the same extent" in e.diagnostics[0].message
