@@ -14,7 +14,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     -- a tile loop; its shape payload is its kind (LoopKind)
     TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?)
     TileShape   = FlatTiles() | RowTiles(rows: Sym*, row: Sym*, chunked: ChunkPlan|NoChunk?)
-                | PlaneTiles(rank) | BoxTiles(axis, dim)
+                | PlaneTiles(rank) | BoxTiles(axis, dim) | ChunkTiles()
     Stmt        = Assign(name, value: Expr) | Store(tensor, index: TileIndex, value: Expr)
                 | Accumulate(name, combine: Combine, reduce, value: Expr, online_sum?) | SlotAccumulate(name, value: Expr)
                 -- introduced by lowering passes
@@ -266,6 +266,7 @@ class LoopKind(Enum):
     ROWS = "rows"  # whole rows of the tensors [*rows, *row] (each row padded in UB)
     PLANES = "planes"  # whole planes (or bands of them) of [*rows, *spatial] tensors: pooling windows
     BOX = "box"  # output positions x the whole extra (reduced, non-last) axis of the box tensors
+    CHUNKS = "chunks"  # column chunks of one row: a pass of a chunked row loop (RowTiles.chunked)
 
 
 @dataclass(frozen=True)
@@ -305,8 +306,16 @@ class BoxTiles:
     kind: ClassVar[LoopKind] = LoopKind.BOX
 
 
-TileShape = FlatTiles | RowTiles | PlaneTiles | BoxTiles
+@dataclass(frozen=True)
+class ChunkTiles:
+    """The passes of a chunked row loop: a tile is a column chunk of the current row."""
+
+    kind: ClassVar[LoopKind] = LoopKind.CHUNKS
+
+
+TileShape = FlatTiles | RowTiles | PlaneTiles | BoxTiles | ChunkTiles
 FLAT_TILES = FlatTiles()
+CHUNK_TILES = ChunkTiles()
 
 
 @dataclass(frozen=True)

@@ -321,7 +321,7 @@ class _Builder:
         params = tuple(self.param(p) for p in (params_tree.children if params_tree else ()))
         body = self.kernel_body(suite)
         return ir.Kernel(str(k.children[1]), params, body, tuple(self.type_args.items()), tuple(options),
-                         self.o.span(k))
+                         span=self.o.span(k))
 
     def dtype(self, tok) -> DType:
         name = str(tok)

@@ -118,7 +118,8 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
 
 
 def chunk_plan(plan: ir.ChunkPlan | ir.NoChunk) -> list[str]:
-    """What runs per row when rows are longer than UB (lowering/chunking.py), or why nothing can."""
+    """What runs per row when rows are longer than UB (lowering/passes/plan_chunks.py), or why nothing
+    can; each pass's tile loop follows its summary line."""
     if isinstance(plan, ir.NoChunk):
         return [f"rows longer than UB: no chunked mode: {plan.reason}"]
     lines = [f"rows longer than UB: {len(plan.passes)} chunked pass(es) per row:"]
@@ -130,6 +131,7 @@ def chunk_plan(plan: ir.ChunkPlan | ir.NoChunk) -> list[str]:
                 what = [f"folds {', '.join(f'{f.name} ({_fold(f)})' for f in p.reductions)}"] if p.reductions else []
                 what += [f"stores {', '.join(stores)}"] if stores else []
                 lines.append(f"  pass {i}: {'; '.join(what)}; chunks <= {p.max_chunk} elements")
+                lines += stmt(p.loop, "    ")
             case ir.RowLoad(slot=True):
                 lines.append(f"  {st.name}Row = {st.tensor}[r]")
             case ir.RowLoad():
@@ -197,5 +199,6 @@ def param(p: ir.Param) -> str:
 
 
 def kernel(k: ir.Kernel) -> str:
-    lines = ["@kernel", f"def {k.name}({', '.join(param(p) for p in k.params)}):"] + block(k.body, "    ")
+    kind = [f"    # kernel kind: {k.kind.value}"] if k.kind is not None else []  # lowering/passes/select_kind.py
+    lines = ["@kernel", f"def {k.name}({', '.join(param(p) for p in k.params)}):", *kind] + block(k.body, "    ")
     return "\n".join(lines) + "\n"

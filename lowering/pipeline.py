@@ -40,7 +40,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("select_kind", select_kind.run),  # how the kernel is emitted (KernelKind), and the structure it needs
     Pass("legalize", legalize.run),  # tanh/sigmoid/erf/neg -> vector-unit primitives
     Pass("three_address", three_address.run),  # one op per assignment, CSE, DCE
-    Pass("plan_chunks", plan_chunks.run),  # row loops: the chunked passes for rows longer than UB
+    Pass("plan_chunks", plan_chunks.run),  # row loops: the chunked passes for rows longer than UB (lowered below)
     Pass("allocate_buffers", allocate_buffers.run),  # VECIN/VECOUT queues, VECCALC temporaries (reused)
     Pass("plan_tiling", plan_tiling.run),  # largest tile that fits UB; UB capacity check
     Pass("plan_cube", plan_cube.run),  # MIX kernels: base block sizes, L1/L0/UB capacity, fractal alignment

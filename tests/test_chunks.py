@@ -458,7 +458,8 @@ def test_ir_dump_shows_each_split_loops_passes_and_slot_folds():
     assert lines.count("# rows longer than UB: 1 chunked pass(es) per row:") == 3
     # loop 0 folds the row's sum into its slot after the pass; loop 1 reads the slot's total before it
     fold = next(i for i, line in enumerate(lines) if line.startswith("#   pass 0: folds _t2 (add); chunks <= "))
-    assert lines.index("#   s[r] += _t2Row") == fold + 1
+    assert lines[fold + 1] == "#     for chunk in tile(blk, size=auto, buffers=2):"  # the pass's own tile loop
+    assert lines.index("#   s[r] += _t2Row") > fold
     assert lines.index("#   _t2Row = s[r]") < lines.index("#   ss[r] += _t5Row")
 
 
