@@ -31,7 +31,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     CubePlan    = CubePlan(base_m, base_n, base_k, whole_rows, direct)
     -- chunked row loops: what runs per row when one row does not fit UB
     ChunkPlan   = ChunkPlan(steps: RowStep*, passes: ChunkPass*, row_values, store_dtypes, accumulators: Fold*,
-                            slot_accumulators)
+                            slot_accumulators, row_groups)
     NoChunk     = NoChunk(reason)
     ChunkPass   = ChunkPass(loop: TileLoop, reductions: Fold*, max_chunk)
     RowStep     = RowLoad(name, tensor, period?, slot) | RowScalar(name, value: Expr) | RowStore(tensor, value: Expr)
@@ -725,6 +725,8 @@ class ChunkPlan:
     store_dtypes: tuple[DType, ...]
     accumulators: tuple[Fold, ...] = ()
     slot_accumulators: tuple[str, ...] = ()
+    #: Rows may be split over a group of cores when there are fewer rows than cores (plan_row_groups.py).
+    row_groups: bool = False
 
 
 @dataclass(frozen=True)

@@ -123,6 +123,7 @@ def chunk_plan(plan: ir.ChunkPlan | ir.NoChunk) -> list[str]:
     if isinstance(plan, ir.NoChunk):
         return [f"rows longer than UB: no chunked mode: {plan.reason}"]
     lines = [f"rows longer than UB: {len(plan.passes)} chunked pass(es) per row:"]
+    lines += ["  fewer rows than cores: a group of cores shares each row (plan_row_groups)"] if plan.row_groups else []
     for st in plan.steps:
         match st:
             case ir.RunPass(index=i):

@@ -756,7 +756,7 @@ def _chunk_view(kernel: ir.Kernel, ctx: PassContext, tl: ir.TileLoop, tensor_map
                                 f"chunks: {chunked.reason}")
     elif chunked is not None:
         row_buffers = {b["name"]: b for b in view["phases"][0]["buffers"]}
-        grouped = row_groups.groupable(kernel, [chunked])
+        grouped = chunked.row_groups
         view.update(chunk_view(kernel, ctx, chunked, tensor_map, row_buffers,
                                group_views=share_views(kernel, view["tensors"], "groupRow", "1") if grouped
                                else None))

@@ -290,7 +290,7 @@ def several_chunk_views(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], tensor
         who = "this kernel" if k == 0 else f"split loop {k}"
         view["tiling_error"] = f"one row does not fit the Unified Buffer, and {who} cannot run in column chunks: {why}"
     parts = []
-    grouped = row_groups.groupable(kernel, [t.shape.chunked for t in loops])
+    grouped = any(isinstance(t.shape.chunked, ir.ChunkPlan) and t.shape.chunked.row_groups for t in loops)
     group_views = share_views(kernel, view["tensors"], "groupRow", "1") if grouped else None
     for k, t in enumerate(loops):
         if isinstance(t.shape.chunked, ir.ChunkPlan):

@@ -20,6 +20,7 @@ from .passes import (
     legalize,
     plan_chunks,
     plan_cube,
+    plan_row_groups,
     plan_tiling,
     schedule_stages,
     select_instructions,
@@ -42,7 +43,8 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("three_address", three_address.run),  # one op per assignment, CSE, DCE
     Pass("plan_chunks", plan_chunks.run),  # row loops: the chunked passes for rows longer than UB (lowered below)
     Pass("allocate_buffers", allocate_buffers.run),  # VECIN/VECOUT queues, VECCALC temporaries (reused)
-    Pass("plan_tiling", plan_tiling.run),  # largest tile that fits UB; UB capacity check
+    Pass("plan_tiling", plan_tiling.run),  # largest tile that fits UB; UB capacity check; chunk lengths
+    Pass("plan_row_groups", plan_row_groups.run),  # chunked rows: may a group of cores share a row?
     Pass("plan_cube", plan_cube.run),  # MIX kernels: base block sizes, L1/L0/UB capacity, fractal alignment
     Pass("select_instructions", select_instructions.run),  # Add vs Adds, Compare/Select modes, Cast rounding
     Pass("schedule_stages", schedule_stages.run),  # CopyIn / Compute / CopyOut

@@ -25,18 +25,12 @@ length); otherwise g = 1. A pass folding more than 8 reductions (one 32-byte slo
 from __future__ import annotations
 
 from ascend_dsl import ir
-from ascend_dsl.ir import ChunkPlan, row_ref
+from ascend_dsl.ir import row_ref
 
-#: Floats of one core's partial slot (32 bytes); a pass with more reductions keeps whole rows per core.
-SLOT_FLOATS = 8
+from .passes.plan_row_groups import SLOT_FLOATS
+
 #: Workspace bytes per core: two alternating 32-byte partial slots.
 WORKSPACE_PER_CORE = 64
-
-
-def groupable(kernel: ir.Kernel, plans: list[object]) -> bool:
-    """Whether the chunked rows of the kernel's row loops may be split over a group of cores: every
-    split loop has a chunked form (a group has one row; a loop with whole rows would need it whole)."""
-    return all(isinstance(p, ChunkPlan) and all(len(q.reductions) <= SLOT_FLOATS for q in p.passes) for p in plans)
 
 
 def workspace_base(kernel: ir.Kernel) -> str:
