@@ -14,7 +14,9 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     -- a tile loop; its shape payload is its kind (LoopKind)
     TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?)
     TileShape   = FlatTiles() | RowTiles(rows: Sym*, row: Sym*, chunked: ChunkPlan|NoChunk?)
-                | PlaneTiles(rank) | BoxTiles(axis, dim) | ChunkTiles()
+                | PlaneTiles(rank, plan: WindowPlan?) | BoxTiles(axis, dim, plan: BoxPlan?) | ChunkTiles()
+    WindowPlan  = WindowPlan(window: Operand*, in_dims: Dim*, out_dims: Dim*, rows_path)
+    BoxPlan     = BoxPlan(pitch_granule, reread, vec_bytes, in_bytes, whole_row_shares)
     Stmt        = Assign(name, value: Expr) | Store(tensor, index: TileIndex, value: Expr)
                 | Accumulate(name, combine: Combine, reduce, value: Expr, online_sum?) | SlotAccumulate(name, value: Expr)
                 -- introduced by lowering passes
@@ -289,11 +291,38 @@ class RowTiles:
 
 
 @dataclass(frozen=True)
+class WindowPlan:
+    """How a plane loop pools (lowering/passes/plan_windows.py): the window's kernel, stride, padding and
+    dilation operands, the spatial dims of the input and output planes, and `rows_path`: input rows land
+    32-byte aligned in UB so the taps along the outer spatial dims are whole-row vector ops."""
+
+    window: tuple[Operand, ...]
+    in_dims: tuple[str | int, ...]
+    out_dims: tuple[str | int, ...]
+    rows_path: bool
+
+
+@dataclass(frozen=True)
 class PlaneTiles:
     """Plane loops: [*rows, *spatial] tensors under `split(<rows>)` with `rank` trailing spatial dims."""
 
     rank: int
+    plan: WindowPlan | None = None
     kind: ClassVar[LoopKind] = LoopKind.PLANES
+
+
+@dataclass(frozen=True)
+class BoxPlan:
+    """How a box loop runs (lowering/passes/plan_box.py): UB box rows are `pitch_granule` elements apart
+    multiples (32 bytes for every box dtype); `reread`: the box reductions whose box is read again (their
+    halving tree goes through a scratch box); `vec_bytes` of vector repeats per `in_bytes` read decide
+    `whole_row_shares` (shares of whole rows of the reduced axis, long bursts, on fewer cores)."""
+
+    pitch_granule: int
+    reread: tuple[str, ...]
+    vec_bytes: int
+    in_bytes: int
+    whole_row_shares: bool
 
 
 @dataclass(frozen=True)
@@ -303,6 +332,7 @@ class BoxTiles:
 
     axis: int
     dim: str
+    plan: BoxPlan | None = None
     kind: ClassVar[LoopKind] = LoopKind.BOX
 
 

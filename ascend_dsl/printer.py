@@ -79,6 +79,13 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
                 head.append(f"{inner}# max_tile = {mt} elements")
             if s.kind is ir.LoopKind.ROWS and s.shape.chunked is not None:  # rows longer than UB (plan_chunks)
                 head += [f"{inner}# {line}" for line in chunk_plan(s.shape.chunked)]
+            plan = getattr(s.shape, "plan", None)  # box and window plans (plan_box, plan_windows)
+            if isinstance(plan, ir.BoxPlan):
+                head.append(f"{inner}# box rows {plan.pitch_granule}-element aligned; scratch trees for "
+                            f"{', '.join(plan.reread) or 'none'}; whole-row shares: {plan.whole_row_shares}")
+            elif isinstance(plan, ir.WindowPlan):
+                head.append(f"{inner}# window {', '.join(map(operand, plan.window))}; planes {list(plan.in_dims)} -> "
+                            f"{list(plan.out_dims)}; outer taps as vector rows: {plan.rows_path}")
             for d in decl:
                 lay = "" if d.layout is ir.Layout.FLAT else f", {d.layout.value}"
                 head.append(f"{inner}# buffer {d.name}: {d.position.value} {d.dtype} x{d.num} ({d.bits} bit/elem{lay})")

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
-from ascend_dsl.dtypes import DType
 
 from .context import PassContext
 from .emit import _StageWriter, _value_symbols, c_literal
+from .passes.plan_box import BOX_COMBINE, chunk_ops, is_box_reduction
 from .tiling_rules import MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, block_granule
 
-_COMBINE = {"ReduceSum": "Add", "ReduceMax": "Max", "ReduceMin": "Min", "ReduceProd": "Mul"}
 _IDENTITY = {"ReduceSum": 0.0, "ReduceMax": float("-inf"), "ReduceMin": float("inf"), "ReduceProd": 1.0}
 
 
@@ -42,24 +41,10 @@ def _dim_c(d: str | int, prefix: str = "tiling.") -> str:
     return str(d) if isinstance(d, int) else f"{prefix}{d}"
 
 
-def _is_reduction(s: ir.VecOp, bufs: dict[str, ir.Buffer]) -> bool:
-    return s.api in _COMBINE and bufs[s.srcs[0]].layout is ir.Layout.BOX
-
-
-def _read_later(buf: str, later: list[ir.VecOp]) -> bool:
-    """Whether `buf`'s current contents are read by a later op (before it is overwritten)."""
-    for s in later:
-        if buf in s.srcs:
-            return True
-        if s.dst == buf:
-            return False
-    return False
-
-
 def _tree(s: ir.VecOp, ctype: str, scratch: str | None) -> list[str]:
     """acc op= (the chunk's rows combined): a halving tree over rows `pitch` apart, in place on the box,
     or through `scratch` when the box is read again after the reduction."""
-    op, src, acc = _COMBINE[s.api], s.srcs[0], s.dst
+    op, src, acc = BOX_COMBINE[s.api], s.srcs[0], s.dst
     if scratch is None:
         return ["for (uint32_t n = rows; n > 1;) {  // fold the upper half of the rows onto the lower half",
                 "    const uint32_t h = n / 2;",
@@ -102,8 +87,8 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
     params = {p.name: p for p in kernel.tensors}
     extent = split.extent
     inner = extent[axis:]  # positions per row of the reduced axis: the output dims after it
-    box_dtypes = {b.dtype for b in tl.buffers_decl if b.layout is ir.Layout.BOX and b.dtype is not DType.BOOL}
-    granule = 32 // min((d.size for d in box_dtypes), default=4)  # box row pitch: 32-byte rows for every box dtype
+    plan: ir.BoxPlan = tl.shape.plan
+    granule = plan.pitch_granule
 
     init = [f"// {_loc(ctx, split.span)}: this core's contiguous share of the [0, {' * '.join(extent)}) output "
             "positions (a multiple of 32 bytes of the output)",
@@ -139,9 +124,9 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
     flat_in = [s for s in stmts if isinstance(s, ir.CopyIn) and bufs[s.buffer].layout is not ir.Layout.BOX]
     outs = [s for s in stmts if isinstance(s, ir.CopyOut)]
     ops = [s for s in stmts if isinstance(s, ir.VecOp)]
-    chunk_ops = [s for s in ops if bufs[s.dst].layout is ir.Layout.BOX or _is_reduction(s, bufs)]
-    flat_ops = [s for s in ops if s not in chunk_ops]
-    reductions = [s for s in chunk_ops if _is_reduction(s, bufs)]
+    per_chunk = chunk_ops(tl)
+    flat_ops = [s for s in ops if s not in per_chunk]
+    reductions = [s for s in per_chunk if is_box_reduction(s, bufs)]
 
     def ctype(name: str) -> str:
         return bufs[name].dtype.ctype
@@ -202,12 +187,12 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
             inner_lines.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.DeQue<{c}>();")
         else:
             inner_lines.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.Get<{c}>();")
-    for i, s in enumerate(chunk_ops):
-        if _is_reduction(s, bufs):
+    for s in per_chunk:
+        if is_box_reduction(s, bufs):
             writer.lines = []
             writer.mark(s.span)
             src = s.srcs[0]
-            scratch = f"boxTmp_{bufs[src].dtype}" if _read_later(src, chunk_ops[i + 1:]) else None
+            scratch = f"boxTmp_{bufs[src].dtype}" if s.dst in plan.reread else None
             if scratch is not None and scratch not in bufs:
                 raise DslError.at("INTERNAL", f"no scratch box for the reduction of live box '{src}'", s.span)
             inner_lines += writer.lines + _tree(s, ctype(src), scratch)
@@ -241,13 +226,7 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
                   f"    CopyUbToGm({s.tensor}Gm[p], out, len);",
                   f"    {b['member']}.FreeTensor(out);", "}"]
 
-    # Whole-row shares use fewer cores (a third of them still saturates GM bandwidth: ~100 GB/s per core of
-    # ~1.6 TB/s) with long bursts, if the vector unit keeps up: one 256-byte repeat per cycle against
-    # ~54 bytes per cycle of GM reads per core, with a 2x margin for instruction heads.
-    vec_bytes = sum(bufs[s.srcs[0] if _is_reduction(s, bufs) else s.dst].dtype.size for s in chunk_ops)
-    in_bytes = max((b.dtype.size for b in tl.buffers_decl if b.layout is ir.Layout.BOX
-                    and b.position is ir.Position.VECIN), default=4)
-    whole_rows = vec_bytes * 2 * 54 <= 256 * in_bytes
+    whole_rows, vec_bytes, in_bytes = plan.whole_row_shares, plan.vec_bytes, plan.in_bytes  # plan_box.py
     ub_formula = " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl)
     members = ["uint64_t start_ = 0;      // this core's first output position",
                "uint64_t chunkRows_ = 0;  // rows of the reduced axis per chunk",

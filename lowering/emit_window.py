@@ -32,16 +32,8 @@ def _loc(ctx: PassContext, span) -> str:
     return f"{ctx.source_name}:{span.line}"
 
 
-def _dims(p: ir.TensorParam, lead: int) -> tuple[str | int, ...]:
-    return p.shape[lead:]
-
-
 def _dim_c(d: str | int, prefix: str = "tiling.") -> str:
     return str(d) if isinstance(d, int) else f"{prefix}{d}"
-
-
-def _window_args(ops: list[ir.VecOp]) -> tuple[ir.Operand, ...]:
-    return ops[0].srcs[1:]  # one window for every pool of the loop (select_kind.py)
 
 
 def _param_c(o: ir.Operand, kernel_side: bool) -> str:
@@ -181,19 +173,15 @@ def _pitched_copy_in(buf: str, gm: str, ctype: str) -> list[str]:
 def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir.TileLoop,
                       base: dict) -> dict:
     """The view model for a plane loop; `base` holds the fields shared with every kernel (emit.build_view)."""
-    lead, rank = len(split.extent), tl.shape.rank
+    rank = tl.shape.rank
     buffers = {b["name"]: b for b in base["buffers"]}
     stmts = [s for st in tl.body for s in st.body]
     pools = [s for s in stmts if isinstance(s, ir.VecOp) and s.api in POOL_APIS.values()]
-    k_arg, s_arg, p_arg, d_arg = _window_args(pools)
-    params = {p.name: p for p in kernel.tensors}
-    ins = [params[s.tensor] for s in stmts if isinstance(s, ir.CopyIn)]
-    outs = [params[s.tensor] for s in stmts if isinstance(s, ir.CopyOut)]
-    idims, odims = _dims(ins[0], lead), _dims(outs[0], lead)  # the same for every plane (select_kind.py)
+    plan: ir.WindowPlan = tl.shape.plan  # plan_windows.py
+    k_arg, s_arg, p_arg, d_arg = plan.window
+    idims, odims = plan.in_dims, plan.out_dims
     in_bufs = [b["buffer"] for b in base["buffers"] if b["buffer"].position is ir.Position.VECIN]
-    # Outer-dim taps as whole-row vector ops need 32-byte aligned UB rows: a pitched DataCopyPad (910B);
-    # 1-D pooling (no outer dims) and targets without DataCopyPad take every tap on the scalar unit.
-    rows_path = rank >= 2 and ctx.target.has_datacopypad and len(in_bufs) == 1
+    rows_path = plan.rows_path
     in_ctype = in_bufs[0].dtype.ctype
 
     members = ["uint64_t bandRows_ = 0;  // output rows (first spatial dim) per tile",

@@ -18,10 +18,12 @@ from .passes import (
     allocate_buffers,
     check_constraints,
     legalize,
+    plan_box,
     plan_chunks,
     plan_cube,
     plan_row_groups,
     plan_tiling,
+    plan_windows,
     schedule_stages,
     select_instructions,
     select_kind,
@@ -46,7 +48,9 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("plan_tiling", plan_tiling.run),  # largest tile that fits UB; UB capacity check; chunk lengths
     Pass("plan_row_groups", plan_row_groups.run),  # chunked rows: may a group of cores share a row?
     Pass("plan_cube", plan_cube.run),  # MIX kernels: base block sizes, L1/L0/UB capacity, fractal alignment
+    Pass("plan_windows", plan_windows.run),  # plane loops: the window, plane dims, vector taps along rows or not
     Pass("select_instructions", select_instructions.run),  # Add vs Adds, Compare/Select modes, Cast rounding
+    Pass("plan_box", plan_box.run),  # box loops: UB row pitch, scratch trees, whole-row core shares
     Pass("schedule_stages", schedule_stages.run),  # CopyIn / Compute / CopyOut
 )
 
