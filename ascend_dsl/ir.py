@@ -22,9 +22,12 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 -- introduced by lowering passes
                 | Stage(kind: StageKind, body: Stmt*) | CopyIn(buffer, tensor, index: TileIndex)
                 | CopyOut(tensor, index: TileIndex, buffer) | VecOp(api, dst, srcs: Operand*, attrs)
+                | PerRow(col?, ops: VecOp*)
     Buffer      = Buffer(name, position: Position, dtype, num, bits, layout: Layout, role: BufferRole, of?)
     Expr        = Const(value, type: ValType) | Ref(name, type: ValType) | RowLength(type: ValType)
                 | Load(tensor, index: TileIndex, type: ValType) | Op(op, args: Expr*, type: ValType)
+                -- introduced by select_instructions
+                | RowValue(type: ValType) | VectorMath(op, arg: Expr, type: ValType)
     TileIndex   = TileIndex(var?, rows, period?, acc)
     ValType     = ValType(kind: Kind, dtype, layout: Layout)
     Operand     = a buffer name | Const | Ref | Op
@@ -183,7 +186,26 @@ class RowLength:
     span: Span = _SPAN
 
 
-Expr = Const | Ref | Load | Op | RowLength
+@dataclass(frozen=True)
+class RowValue:
+    """Inside a PerRow: the current row's per-row value (read by the scalar unit) as a scalar operand."""
+
+    type: ValType
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class VectorMath:
+    """A scalar op the scalar unit lacks (sqrt, exp, ...), computed on one element by its vector instruction
+    (`ops.OpInfo.vector_math`; chosen by lowering/passes/select_instructions.py)."""
+
+    op: str
+    arg: Expr
+    type: ValType
+    span: Span = _SPAN
+
+
+Expr = Const | Ref | Load | Op | RowLength | RowValue | VectorMath
 
 # ----------------------------------------------------------------------------- statements
 
@@ -415,6 +437,17 @@ class VecOp:
 
 
 @dataclass(frozen=True)
+class PerRow:
+    """Row loops: `ops` run row by row over the D elements of row i (whole-row buffers at row i, row vectors
+    whole); `col`, a per-row buffer, gives each row its value (RowValue, read by the scalar unit), or None
+    when a row vector meets every row."""
+
+    col: str | None
+    ops: tuple[VecOp, ...]
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
 class AccDecl:
     """Kernel scope, before the split loop that updates it: `total = 0.0`. An accumulator holds one
     f32 value per core while its split loop runs; when the loop ends the per-core values are combined
@@ -504,8 +537,8 @@ class SlotAccDecl:
     span: Span = _SPAN
 
 
-Stmt = (Assign | Store | SplitLoop | TileLoop | Stage | CopyIn | CopyOut | VecOp | AccDecl | Accumulate | SlotAccumulate
-        | ScalarAssign | ScalarStore | ScalarLoad | SlotAccDecl)
+Stmt = (Assign | Store | SplitLoop | TileLoop | Stage | CopyIn | CopyOut | VecOp | PerRow | AccDecl | Accumulate
+        | SlotAccumulate | ScalarAssign | ScalarStore | ScalarLoad | SlotAccDecl)
 #: Statements of a tile body that carry a value expression.
 VALUE_STMTS = (Assign, Store, Accumulate, SlotAccumulate)
 
@@ -592,6 +625,8 @@ def walk_expr(e: Expr):
     if isinstance(e, Op):
         for a in e.args:
             yield from walk_expr(a)
+    elif isinstance(e, VectorMath):
+        yield from walk_expr(e.arg)
 
 
 # ----------------------------------------------------------------------------- cube / vector (MIX kernels)

@@ -1,8 +1,14 @@
-"""The op registry: every operation the DSL knows, its arity, typing rule and torch semantics.
+"""The op registry: every operation the DSL knows, in one place.
 
-The front end resolves calls and operators through `OPS`; the interpreter evaluates with `OpInfo.ref`;
-the lowering maps ops to AscendC instructions (see `lowering/passes/legalize.py` and
-`lowering/passes/to_vector_ops.py`). Adding an op means adding one entry here plus its lowering.
+Each entry holds the op's arity, typing rule and dtypes (the front end resolves calls and operators
+through `OPS`), its torch semantics (`ref`, for the interpreter), and its lowering: the AscendC vector
+instruction for tile operands (`api`, and `scalar_api` for a tile and a scalar: Add / Adds), the compare
+mode of comparisons, its C++ form on the scalar unit (`scalar_c`: kernel-scope values and the per-row
+values of chunked rows; `{0}`, `{1}`, ... are the operands, `{T}` the result's C type), or the vector
+instruction that computes it on one element when the scalar unit has none (`vector_math`), and for
+reductions how chunked rows fold them (`chunk`: the reduction of one chunk, the combine across chunks).
+Ops without an instruction are expanded into others by `lowering/passes/legalize.py` (tanh, sigmoid,
+erf, neg) or run as scalar loops (`lowering/scalar_loops.py`: scans, products, pools).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from .dtypes import DType
+from .ir import Combine
 
 
 class Rule(Enum):
@@ -38,6 +45,12 @@ class OpInfo:
     dtypes: frozenset[DType]
     ref: Callable
     doc: str
+    api: str | None = None
+    scalar_api: str | None = None
+    cmp: str | None = None
+    scalar_c: str | None = None
+    vector_math: str | None = None
+    chunk: tuple[str, Combine] | None = None
 
 
 def _torch():
@@ -53,50 +66,65 @@ def _erf(x):
 OPS: dict[str, OpInfo] = {}
 
 
-def _op(name: str, arity: int, rule: Rule, dtypes, ref, doc: str) -> None:
-    OPS[name] = OpInfo(name, arity, rule, frozenset(dtypes), ref, doc)
+def _op(name: str, arity: int, rule: Rule, dtypes, ref, doc: str, **lowering) -> None:
+    OPS[name] = OpInfo(name, arity, rule, frozenset(dtypes), ref, doc, **lowering)
 
 
-_op("add", 2, Rule.SAME, NUMERIC, lambda a, b: a + b, "a + b")
-_op("sub", 2, Rule.SAME, NUMERIC, lambda a, b: a - b, "a - b")
-_op("mul", 2, Rule.SAME, NUMERIC, lambda a, b: a * b, "a * b")
-_op("div", 2, Rule.SAME, FLOATS, lambda a, b: a / b, "a / b")
-_op("max", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().maximum(a, b), "element-wise maximum")
-_op("min", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().minimum(a, b), "element-wise minimum")
-_op("neg", 1, Rule.SAME, NUMERIC, lambda a: -a, "-a")
-_op("abs", 1, Rule.SAME, NUMERIC, lambda a: a.abs(), "|a|")
-_op("exp", 1, Rule.SAME, FLOATS, lambda a: a.exp(), "e**a")
-_op("log", 1, Rule.SAME, FLOATS, lambda a: a.log(), "natural logarithm")
-_op("sqrt", 1, Rule.SAME, FLOATS, lambda a: a.sqrt(), "square root")
-_op("rsqrt", 1, Rule.SAME, FLOATS, lambda a: a.rsqrt(), "1 / sqrt(a)")
-_op("reciprocal", 1, Rule.SAME, FLOATS, lambda a: a.reciprocal(), "1 / a")
-_op("relu", 1, Rule.SAME, NUMERIC, lambda a: a.relu(), "max(a, 0)")
+def _infix(sym: str) -> str:
+    return f"static_cast<{{T}}>(static_cast<float>({{0}}) {sym} static_cast<float>({{1}}))"
+
+
+def _pick(cmp: str) -> str:
+    return f"(static_cast<float>({{0}}) {cmp} static_cast<float>({{1}}) ? {{0}} : {{1}})"
+
+
+_op("add", 2, Rule.SAME, NUMERIC, lambda a, b: a + b, "a + b", api="Add", scalar_api="Adds", scalar_c=_infix("+"))
+_op("sub", 2, Rule.SAME, NUMERIC, lambda a, b: a - b, "a - b", api="Sub", scalar_c=_infix("-"))
+_op("mul", 2, Rule.SAME, NUMERIC, lambda a, b: a * b, "a * b", api="Mul", scalar_api="Muls", scalar_c=_infix("*"))
+_op("div", 2, Rule.SAME, FLOATS, lambda a, b: a / b, "a / b", api="Div", scalar_c=_infix("/"))
+_op("max", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().maximum(a, b), "element-wise maximum", api="Max",
+    scalar_api="Maxs", scalar_c=_pick(">"))
+_op("min", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().minimum(a, b), "element-wise minimum", api="Min",
+    scalar_api="Mins", scalar_c=_pick("<"))
+_op("neg", 1, Rule.SAME, NUMERIC, lambda a: -a, "-a", scalar_c="static_cast<{T}>(-static_cast<float>({0}))")
+_op("abs", 1, Rule.SAME, NUMERIC, lambda a: a.abs(), "|a|", api="Abs", vector_math="Abs")
+_op("exp", 1, Rule.SAME, FLOATS, lambda a: a.exp(), "e**a", api="Exp", vector_math="Exp")
+_op("log", 1, Rule.SAME, FLOATS, lambda a: a.log(), "natural logarithm", api="Ln", vector_math="Ln")
+_op("sqrt", 1, Rule.SAME, FLOATS, lambda a: a.sqrt(), "square root", api="Sqrt", vector_math="Sqrt")
+_op("rsqrt", 1, Rule.SAME, FLOATS, lambda a: a.rsqrt(), "1 / sqrt(a)", api="Rsqrt", vector_math="Rsqrt")
+_op("reciprocal", 1, Rule.SAME, FLOATS, lambda a: a.reciprocal(), "1 / a", api="Reciprocal",
+    scalar_c="static_cast<{T}>(1.0f / static_cast<float>({0}))")
+_op("relu", 1, Rule.SAME, NUMERIC, lambda a: a.relu(), "max(a, 0)", api="Relu",
+    scalar_c="(static_cast<float>({0}) > static_cast<float>({zero}) ? {0} : {zero})")
 _op("tanh", 1, Rule.SAME, FLOATS, lambda a: a.tanh(), "hyperbolic tangent (lowered via exp)")
 _op("sigmoid", 1, Rule.SAME, FLOATS, lambda a: a.sigmoid(), "1 / (1 + e**-a) (lowered via exp)")
 _op("erf", 1, Rule.SAME, FLOATS, _erf, "error function (lowered to a rational approximation, |err| < 1.5e-7)")
-for _name, _fn in [
-    ("lt", lambda a, b: a < b),
-    ("le", lambda a, b: a <= b),
-    ("gt", lambda a, b: a > b),
-    ("ge", lambda a, b: a >= b),
-    ("eq", lambda a, b: a == b),
-    ("ne", lambda a, b: a != b),
-]:
-    _op(_name, 2, Rule.COMPARE, FLOATS | {DType.I32}, _fn, f"comparison ({_name}); a mask for select")
-_op("select", 3, Rule.SELECT, NUMERIC, lambda m, a, b: _torch().where(m, a, b), "mask ? a : b")
-_op("cast", 2, Rule.CAST, NUMERIC, None, "convert to another dtype (round to nearest even)")
+for _name, _fn, _sym in [
+    ("lt", lambda a, b: a < b, "<"),
+    ("le", lambda a, b: a <= b, "<="),
+    ("gt", lambda a, b: a > b, ">"),
+    ("ge", lambda a, b: a >= b, ">="),
+    ("eq", lambda a, b: a == b, "=="),
+    ("ne", lambda a, b: a != b, "!="),
+]:  # the scalar form compares the operands as floats
+    _op(_name, 2, Rule.COMPARE, FLOATS | {DType.I32}, _fn, f"comparison ({_name}); a mask for select",
+        cmp=_name.upper(), scalar_c=f"(static_cast<float>({{0}}) {_sym} static_cast<float>({{1}}))")
+_op("select", 3, Rule.SELECT, NUMERIC, lambda m, a, b: _torch().where(m, a, b), "mask ? a : b",
+    scalar_c="({0} ? {1} : {2})")
+_op("cast", 2, Rule.CAST, NUMERIC, None, "convert to another dtype (round to nearest even)", scalar_c="{0}")
 _op("reduce_sum", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.sum(dim=1, keepdim=True, dtype=a.dtype),
-    "sum over each row (axis=1)")
-_op("reduce_mean", 1, Rule.REDUCE, FLOATS, lambda a: a.mean(dim=1, keepdim=True), "mean over each row (axis=1)")
+    "sum over each row (axis=1)", api="ReduceSum", chunk=("reduce_sum", Combine.ADD))
+_op("reduce_mean", 1, Rule.REDUCE, FLOATS, lambda a: a.mean(dim=1, keepdim=True), "mean over each row (axis=1)",
+    api="ReduceSum", chunk=("reduce_sum", Combine.ADD))  # then times 1 / D
 _op("reduce_max", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amax(dim=1, keepdim=True),
-    "maximum over each row (axis=1)")
+    "maximum over each row (axis=1)", api="ReduceMax", chunk=("reduce_max", Combine.MAX))
 _op("reduce_min", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amin(dim=1, keepdim=True),
-    "minimum over each row (axis=1)")
+    "minimum over each row (axis=1)", api="ReduceMin", chunk=("reduce_min", Combine.MIN))
 
 _op("gather", 2, Rule.GATHER, FLOATS | {DType.I32},
     lambda a, idx: _torch().gather(a, 1, idx.long()), "per row: the element of each row at a column index")
 _op("reduce_prod", 1, Rule.REDUCE, FLOATS, lambda a: a.float().prod(dim=1, keepdim=True),
-    "product over each row (axis=1); f16 multiplies in f32")
+    "product over each row (axis=1); f16 multiplies in f32", chunk=("reduce_prod", Combine.MUL))  # a scalar loop
 
 
 # ----------------------------------------------------------------------------- scans (cumsum / cumprod)

@@ -28,6 +28,10 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
             return n
         case ir.RowLength():
             return "row_length"
+        case ir.RowValue():
+            return "row_value"
+        case ir.VectorMath(op=op, arg=a):
+            return f"{op}({expr(a)})@vector"
         case ir.Load(tensor=t, index=i) if i.acc:  # a slot accumulator's totals, per row
             return f"{t}[{i}]"
         case ir.Load(tensor=t, index=i):
@@ -119,6 +123,9 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
         case ir.VecOp(api=api, dst=d, srcs=srcs, attrs=attrs):
             extra = [f"{k}={v}" for k, v in attrs]
             return [f"{ind}{d} <- {api}({', '.join([operand(x) for x in srcs] + extra)})"]
+        case ir.PerRow(col=c, ops=ops):
+            head = f"{ind}per row" + (f" (row_value = {c}[i])" if c else "") + ":"
+            return [head] + [line for op in ops for line in stmt(op, ind + "    ")]
         case ir.CubeLoop():
             return cube_loop(s, ind)
     raise TypeError(s)

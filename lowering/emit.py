@@ -16,6 +16,7 @@ import jinja2
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
+from ascend_dsl.ops import OPS, Rule
 
 from . import emit_slots
 from .context import PassContext
@@ -64,37 +65,25 @@ def c_literal(value: float | int, dtype: DType) -> str:
     return str(int(value))
 
 
-_C_COMPARE = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+_NAMED = {ir.RowLength: "D_", ir.RowValue: "v"}  # the row length member; the per-row value of a PerRow
 
 
 def c_scalar(e: ir.Expr, dtype: DType) -> str:
-    """A scalar operand as a C++ expression of type `dtype` (immediates and tiling members)."""
+    """A scalar operand as a C++ expression of type `dtype` (immediates, members, the ops' scalar forms)."""
     match e:
         case ir.Const(value=v):
             return c_literal(v, dtype)
-        case ir.Ref(type=t) | ir.RowLength(type=t):
-            member = "D_" if isinstance(e, ir.RowLength) else f"{e.name}_"
+        case ir.Ref(type=t) | ir.RowLength(type=t) | ir.RowValue(type=t):
+            member = _NAMED.get(type(e)) or f"{e.name}_"
             return member if t.dtype is dtype else f"static_cast<{dtype.ctype}>({member})"
-        case ir.Op(op="cast", args=(a,)):
-            return c_scalar(a, dtype)
-        case ir.Op(op="neg", args=(a,)):
-            return f"static_cast<{dtype.ctype}>(-static_cast<float>({c_scalar(a, dtype)}))"
-        case ir.Op(op="reciprocal", args=(a,)):
-            return f"static_cast<{dtype.ctype}>(1.0f / static_cast<float>({c_scalar(a, dtype)}))"
-        case ir.Op(op=op, args=(a, b)) if op in ("add", "sub", "mul", "div"):
-            sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[op]
-            return (f"static_cast<{dtype.ctype}>(static_cast<float>({c_scalar(a, dtype)}) {sym} "
-                    f"static_cast<float>({c_scalar(b, dtype)}))")
-        case ir.Op(op=op, args=(a, b)) if op in _C_COMPARE:
-            return f"(static_cast<float>({c_scalar(a, DType.F32)}) {_C_COMPARE[op]} static_cast<float>({c_scalar(b, DType.F32)}))"
-        case ir.Op(op="select", args=(m, a, b)):
-            return f"({c_scalar(m, DType.BOOL)} ? {c_scalar(a, dtype)} : {c_scalar(b, dtype)})"
-        case ir.Op(op=op, args=(a, b)) if op in ("max", "min"):
-            x, y = c_scalar(a, dtype), c_scalar(b, dtype)
-            cmp = ">" if op == "max" else "<"
-            return f"(static_cast<float>({x}) {cmp} static_cast<float>({y}) ? {x} : {y})"
-    raise DslError.at("UNSUPPORTED", f"scalar expression '{getattr(e, 'op', e)}' cannot be lowered", e.span,
-                      "compute it on a tile instead")
+        case ir.Op(op=op, args=args) if OPS[op].scalar_c is not None:
+            info = OPS[op]  # compares read their operands as floats; a select's mask is a bool
+            arg_dtypes = {Rule.COMPARE: (DType.F32, DType.F32), Rule.SELECT: (DType.BOOL, dtype, dtype)}.get(
+                info.rule, (dtype,) * len(args))
+            return info.scalar_c.format(*(c_scalar(a, d) for a, d in zip(args, arg_dtypes, strict=True)),
+                                        T=dtype.ctype, zero=c_literal(0.0, dtype))
+    raise DslError.at("INTERNAL", f"scalar expression '{getattr(e, 'op', e)}' has no scalar form "
+                      "(select_instructions checks every one)", e.span)
 
 
 # ----------------------------------------------------------------------------- view model
@@ -267,7 +256,6 @@ def _copy(way: str, kind: str, ub: str, gm: str, sizes: str) -> str:
     return f"Copy{kind}{way}({dst}, {src}, {sizes});"
 
 
-_TO_SCALAR_FORM = {"Add": "Adds", "Mul": "Muls", "Max": "Maxs", "Min": "Mins"}
 _COMBINE_API = {ir.Combine.ADD: "Add", ir.Combine.MAX: "Max", ir.Combine.MIN: "Min"}
 
 
@@ -291,8 +279,6 @@ class _RowStageWriter(_StageWriter):
 
     def vec_op(self, s: ir.VecOp, count: str = "count") -> None:
         self.mark(s.span)
-        dst_layout = self.layout(s.dst)
-        tiles = [o for o in s.srcs if isinstance(o, str)]
         if s.api in SCAN_APIS.values():
             self.lines += scan_lines(s, self.ctype(s.dst))
             return None
@@ -303,12 +289,7 @@ class _RowStageWriter(_StageWriter):
             return self.reduce(s)
         if s.api == "GatherRows":
             return self.gather(s)
-        if all(self.layout(o) is dst_layout for o in tiles):
-            if s.api in ("Compare", "Compares") and dst_layout is not ir.Layout.ROWS:
-                raise DslError.at("UNSUPPORTED", "comparisons of per-row values are not supported yet", s.span,
-                                  "compare whole rows instead")
-            return super().vec_op(s, self.count_for(dst_layout))
-        self.per_row(s, dst_layout)
+        return super().vec_op(s, self.count_for(self.layout(s.dst)))  # mixed layouts are PerRow (select_instructions)
 
     def reduce_lines(self, api: str, out: str, buf: str, tmp: str, body: list[str]) -> list[str]:
         if self.layout(buf) is not ir.Layout.ROWS:  # per-row values: `count` of them, contiguous
@@ -320,32 +301,19 @@ class _RowStageWriter(_StageWriter):
     def row_ref(self, buf: str) -> str:
         return f"{buf}[i * Dp_]" if self.layout(buf) is ir.Layout.ROWS else buf
 
-    def per_row(self, s: ir.VecOp, dst_layout: ir.Layout) -> None:
-        if dst_layout is not ir.Layout.ROWS or s.api not in ("Add", "Sub", "Mul", "Div", "Max", "Min"):
-            raise DslError.at("UNSUPPORTED", f"{s.api} mixing whole rows with per-row values or row vectors is not "
-                              "supported yet", s.span)
-        a, b = s.srcs
-        dst = self.row_ref(s.dst)
-        cols = [o for o in (a, b) if self.layout(o) is ir.Layout.COL]
-        if not cols:  # a row vector: the same D_ elements against every row
-            self.lines += ["for (uint32_t i = 0; i < count; ++i) {",
-                           f"    {s.api}({dst}, {self.row_ref(a)}, {self.row_ref(b)}, D_);", "}"]
-            return
-        c = self.ctype(cols[0])
-        col_first = self.layout(a) is ir.Layout.COL
-        x = self.row_ref(b if col_first else a)
-        if s.api in _TO_SCALAR_FORM:
-            body = [f"{_TO_SCALAR_FORM[s.api]}({dst}, {x}, v, D_);"]
-        elif s.api == "Sub":
-            body = ([f"Muls({dst}, {x}, static_cast<{c}>(-1.0f), D_);", f"Adds({dst}, {dst}, v, D_);"] if col_first
-                    else [f"Adds({dst}, {x}, static_cast<{c}>(-static_cast<float>(v)), D_);"])
-        else:  # Div; v / x as v * (1 / x) so dst may alias x
-            body = ([f"Reciprocal({dst}, {x}, D_);", f"Muls({dst}, {dst}, v, D_);"] if col_first
-                    else [f"Muls({dst}, {x}, static_cast<{c}>(1.0f / static_cast<float>(v)), D_);"])
-        self.lines += ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // per-row values are read by the scalar unit",
-                       "WaitFlag<HardEvent::V_S>(EVENT_ID0);",
-                       "for (uint32_t i = 0; i < count; ++i) {", f"    const {c} v = {cols[0]}.GetValue(i);"]
-        self.lines += ["    " + line for line in body] + ["}"]
+    def per_row(self, s: ir.PerRow) -> None:
+        """Row by row: the row's per-row value `v` (if any) read by the scalar unit, then the ops over D_ elements."""
+        self.mark(s.span)
+        body = []
+        for op in s.ops:
+            like = self.buffers[next((o for o in op.srcs if isinstance(o, str)), op.dst)]["buffer"].dtype
+            srcs = [self.row_ref(o) if isinstance(o, str) else c_scalar(o, like) for o in op.srcs]
+            body.append(f"    {op.api}({self.row_ref(op.dst)}, {', '.join(srcs)}, D_);")
+        if s.col is not None:
+            self.lines += ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // per-row values are read by the scalar unit",
+                           "WaitFlag<HardEvent::V_S>(EVENT_ID0);"]
+            body.insert(0, f"    const {self.ctype(s.col)} v = {s.col}.GetValue(i);")
+        self.lines += ["for (uint32_t i = 0; i < count; ++i) {", *body, "}"]
 
     def gather(self, s: ir.VecOp) -> None:
         """dst[i] = rows[i, idx[i]]: the scalar unit reads one element per row (no gather in the API subset)."""
@@ -441,8 +409,8 @@ def _value_symbols(kernel: ir.Kernel, tl: ir.TileLoop) -> list[str]:
             for e in ir.walk_expr(value):
                 if isinstance(e, ir.Ref) and e.name in symbols:
                     used.setdefault(e.name)
-        if isinstance(s, ir.VecOp):
-            for o in s.srcs:
+        for op in s.ops if isinstance(s, ir.PerRow) else (s,) if isinstance(s, ir.VecOp) else ():
+            for o in op.srcs:
                 if not isinstance(o, str):
                     used.update({e.name: None for e in ir.walk_expr(o) if isinstance(e, ir.Ref) and e.name in symbols})
     row_len = tl.shape.row if _rows(tl) else None
@@ -459,7 +427,6 @@ def _scalar_store_only(kernel: ir.Kernel) -> set[str]:
     return {s.tensor for s in kernel.body if isinstance(s, (ir.ScalarStore, ir.ScalarLoad))} - tiled
 
 
-_SCALAR_MATH = {"sqrt": "Sqrt", "rsqrt": "Rsqrt", "exp": "Exp", "log": "Ln", "abs": "Abs", "reciprocal": None}
 
 
 class _ScalarWriter:
@@ -498,22 +465,22 @@ class _ScalarWriter:
         self.lines.append("}")
 
     def scalar(self, e: ir.Expr) -> str:
-        """A C++ float expression for `e`; transcendental ops run on the vector unit first."""
+        """A C++ float expression for `e`; its VectorMath ops (select_instructions) run on the vector unit first."""
         def lift(x: ir.Expr) -> ir.Expr:
             if isinstance(x, ir.Op):
-                x = replace(x, args=tuple(lift(a) for a in x.args))
-                if x.op in _SCALAR_MATH and _SCALAR_MATH[x.op]:
-                    name = f"s{self.n}"
-                    self.n += 1
-                    arg = c_scalar(x.args[0], DType.F32)
-                    if self.n == 1:
-                        self.lines.append(f"LocalTensor<float> math = {self.MATH_BUF};")
-                    self.lines += [f"math.SetValue(0, {arg});  // {x.op} on the vector unit (one element)",
-                                   "SetFlag<HardEvent::S_V>(EVENT_ID0);", "WaitFlag<HardEvent::S_V>(EVENT_ID0);",
-                                   f"{_SCALAR_MATH[x.op]}(math, math, 1);",
-                                   "SetFlag<HardEvent::V_S>(EVENT_ID0);", "WaitFlag<HardEvent::V_S>(EVENT_ID0);",
-                                   f"const float {name}_ = math.GetValue(0);"]
-                    return ir.Ref(name, ir.scalar_of(DType.F32), x.span)
+                return replace(x, args=tuple(lift(a) for a in x.args))
+            if isinstance(x, ir.VectorMath):
+                arg = c_scalar(lift(x.arg), DType.F32)
+                name = f"s{self.n}"
+                self.n += 1
+                if self.n == 1:
+                    self.lines.append(f"LocalTensor<float> math = {self.MATH_BUF};")
+                self.lines += [f"math.SetValue(0, {arg});  // {x.op} on the vector unit (one element)",
+                               "SetFlag<HardEvent::S_V>(EVENT_ID0);", "WaitFlag<HardEvent::S_V>(EVENT_ID0);",
+                               f"{OPS[x.op].vector_math}(math, math, 1);",
+                               "SetFlag<HardEvent::V_S>(EVENT_ID0);", "WaitFlag<HardEvent::V_S>(EVENT_ID0);",
+                               f"const float {name}_ = math.GetValue(0);"]
+                return ir.Ref(name, ir.scalar_of(DType.F32), x.span)
             return x
         return c_scalar(lift(e), DType.F32)
 
@@ -608,6 +575,8 @@ def write_stages(tl: ir.TileLoop, new_writer) -> dict[ir.StageKind, list[str]]:
                     w.accumulate(s)
                 case ir.SlotAccumulate():
                     w.slot_accumulate(s)
+                case ir.PerRow():
+                    w.per_row(s)
         stages[stage.kind] = w.lines
     return stages
 

@@ -62,13 +62,14 @@ def _check_loop(s: ir.TileLoop, scalars, tensors, outputs, pass_name: str) -> No
             case ir.CopyOut(tensor=t, buffer=b):
                 if b not in buffers or buffers[b].position is not ir.Position.VECOUT or b not in defined:
                     raise _fail(pass_name, f"bad CopyOut {t} <- {b}", st.span)
-            case ir.VecOp(dst=d, srcs=srcs):
-                for o in srcs:
-                    if isinstance(o, str) and (o not in buffers or o not in defined and o != d):
-                        raise _fail(pass_name, f"{st.api} reads undefined buffer '{o}'", st.span)
-                if d not in buffers:
-                    raise _fail(pass_name, f"{st.api} writes undeclared buffer '{d}'", st.span)
-                defined.add(d)
+            case ir.VecOp() | ir.PerRow():
+                for op in st.ops if isinstance(st, ir.PerRow) else (st,):
+                    for o in op.srcs:
+                        if isinstance(o, str) and (o not in buffers or o not in defined and o != op.dst):
+                            raise _fail(pass_name, f"{op.api} reads undefined buffer '{o}'", op.span)
+                    if op.dst not in buffers:
+                        raise _fail(pass_name, f"{op.api} writes undeclared buffer '{op.dst}'", op.span)
+                    defined.add(op.dst)
     if any(isinstance(st, ir.Stage) for st in s.body):
         kinds = [st.kind for st in s.body]
         if kinds != list(ir.StageKind):

@@ -26,16 +26,14 @@ from dataclasses import replace
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
+from ascend_dsl.ops import OPS
 
 from ..context import PassContext
 
 #: Reductions a pass folds across chunks: reduce op -> (reduction of one chunk, combine across chunks).
-CHUNK_REDUCTIONS = {"reduce_sum": ("reduce_sum", ir.Combine.ADD), "reduce_mean": ("reduce_sum", ir.Combine.ADD),
-                    "reduce_max": ("reduce_max", ir.Combine.MAX), "reduce_min": ("reduce_min", ir.Combine.MIN),
-                    "reduce_prod": ("reduce_prod", ir.Combine.MUL)}  # prod: a scalar loop per chunk (no vector product)
+CHUNK_REDUCTIONS = {name: o.chunk for name, o in OPS.items() if o.chunk}
 #: Ops a per-row value may use in chunked mode (scalar unit; the math ones run on one vector element).
-SCALAR_OPS = frozenset({"add", "sub", "mul", "div", "neg", "reciprocal", "max", "min", "cast", "select", "relu",
-                        "lt", "le", "gt", "ge", "eq", "ne", "sqrt", "rsqrt", "exp", "log", "abs"})
+SCALAR_OPS = frozenset(name for name, o in OPS.items() if o.scalar_c is not None or o.vector_math is not None)
 #: The chunk loop's variable in the pass loops.
 CHUNK_VAR = "chunk"
 #: UB bytes the row-level code keeps beside a pass's buffers: one 32-byte block for scalar math.
@@ -105,9 +103,6 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
             if e.op not in SCALAR_OPS:
                 raise _NoChunk(f"the per-row op '{e.op}' has no scalar form")
             args = tuple(scalar_expr(a) for a in e.args)
-            if e.op == "relu":
-                return ir.Op("max", (args[0], ir.Const(0.0, ir.scalar_of(DType.F32), e.span)),
-                             ir.scalar_of(DType.F32), e.span)
             return ir.Op(e.op, args, ir.scalar_of(DType.BOOL if e.type.dtype is DType.BOOL else DType.F32), e.span)
         return e
 
