@@ -780,7 +780,7 @@ class ChunkPass:
 
 @dataclass(frozen=True)
 class ChunkPlan:
-    """What runs per row when one row does not fit UB (lowering/chunking.py): `steps` in order, the
+    """What runs per row when one row does not fit UB (lowering/passes/plan_chunks.py): `steps` in order, the
     `passes` they run, the per-row values (a float member each), the dtypes of per-row stores (a 32-byte
     UB block each), the accumulators across cores and slot accumulators the loop updates."""
 

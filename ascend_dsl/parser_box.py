@@ -11,7 +11,7 @@ axis 0). `load(x[t])` of such a tensor is a box (Layout.BOX): the tile's positio
 extra axis, with x's axis order, so `axis=` names the reduced dim as in PyTorch. Boxes take
 element-wise ops, casts and scalars; a reduction over the extra axis (sum, mean, max, min, prod)
 turns a box into an ordinary flat tile of t. Tensors whose dims are the split's dims load and store
-flat tiles. Non-goals: lowering (lowering/emit_box.py).
+flat tiles. Non-goals: lowering (lowering/emit/box.py).
 """
 
 from __future__ import annotations

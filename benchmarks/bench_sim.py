@@ -79,7 +79,6 @@ def throughput(name: str, batch: int, dim: int, reps: int) -> tuple[float, float
     """(binary-only elements/s by wall time, by CPU time, end-to-end validate_sim elements/s, elements)."""
     from ascend_dsl import load_file
     from lowering.context import PassContext
-    from lowering.emit import build_view, emit
     from lowering.pipeline import run_pipeline
     from lowering.targets import get_target
     from npu_harness import gallery
@@ -93,7 +92,7 @@ def throughput(name: str, batch: int, dim: int, reps: int) -> tuple[float, float
     run = load_task_for(kernel, ex.task, overrides={"batch_size": batch, "dim": dim})
     ctx = PassContext(get_target("ascend910b1"), ex.adsl.name)
     lowered = run_pipeline(kernel, ctx)
-    project = emit(lowered, ctx)
+    project = ctx.project
     b = bind(kernel, run.inputs, run.outputs, run.attrs)
     n = batch * dim
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,7 +101,7 @@ def throughput(name: str, batch: int, dim: int, reps: int) -> tuple[float, float
         for f, text in project.files.items():
             (src / f).write_text(text)
         drv = src / f"{project.name}_sim_driver.cpp"
-        drv.write_text(combined_driver(project, build_view(lowered, ctx)))
+        drv.write_text(combined_driver(project))
         binary = compile_program([drv], defines=target_defines(ctx.target), extra_include_dirs=[src])
         io = Path(tmp) / "io"
         io.mkdir()

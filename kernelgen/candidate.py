@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 
 from ascend_dsl import parse_text
 from ascend_dsl.diagnostics import DslError
-from lowering import PassContext, emit, get_target, run_pipeline
+from lowering import PassContext, get_target, run_pipeline
 from lowering.passes import check_constraints
 from npu_harness.task import TaskRun
 from npu_harness.validate import ValidationResult, validate_interp, validate_sim
@@ -145,7 +145,7 @@ def evaluate(response: str, task: Task, *, level: str = "sim", seeds: list[int] 
     t0 = time.perf_counter()
     try:
         lowered = run_pipeline(kernel, ctx)
-        project = emit(lowered, ctx)
+        project = ctx.project
     except DslError as e:
         return _fail(out, "lower", e.render(), e.codes)
     except Exception as e:  # noqa: BLE001

@@ -17,6 +17,7 @@ from .context import PassContext
 from .passes import (
     allocate_buffers,
     check_constraints,
+    emit,
     legalize,
     plan_box,
     plan_chunks,
@@ -52,6 +53,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("select_instructions", select_instructions.run),  # Add vs Adds, Compare/Select modes, Cast rounding
     Pass("plan_box", plan_box.run),  # box loops: UB row pitch, scratch trees, whole-row core shares
     Pass("schedule_stages", schedule_stages.run),  # CopyIn / Compute / CopyOut
+    Pass("emit", emit.run),  # the AscendC project (lowering/emit/: the kernel kind's view and templates)
 )
 
 PASS_NAMES = tuple(p.name for p in PIPELINE)

@@ -137,10 +137,7 @@ def _check_tiling(kernel, project, ctx, task: Path, overrides: dict, timeout: fl
     blocks = launch_blocks(project, ctx.target.name, symbols, scalars, ctx.target.aiv)
     sizes = ", ".join(f"{k}={v}" for k, v in symbols.items())
     if blocks == 0:
-        from lowering.emit import build_view
-
-        why = build_view(ctx.lowered, ctx).get("tiling_error", "the host tiling found no tile that fits the Unified "
-                                               "Buffer")
+        why = project.view.tiling_error
         print(f"tiling: FAIL ({sizes}): the host tiling launches no block (a launch reports TILING: {why})")
         return 1
     print(f"tiling: PASS ({sizes}; {blocks} blocks of {ctx.target.aiv} vector cores)")

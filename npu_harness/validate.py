@@ -11,7 +11,6 @@ from pathlib import Path
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from lowering import EmittedProject, PassContext
-from lowering.emit import build_view
 from lowering.passes.check_windows import check_pool_binding
 
 from .arrays import TORCH_NAME, HostArray
@@ -70,12 +69,12 @@ def validate_interp(kernel: ir.Kernel, run: TaskRun) -> ValidationResult:
                             seconds=time.perf_counter() - start)
 
 
-def combined_driver(project: EmittedProject, view: dict) -> str:
+def combined_driver(project: EmittedProject) -> str:
     """One translation unit: the driver with the kernel source inlined under #line directives, so
     emulator reports name the kernel file and line."""
     name = project.name
     kernel_file = f"{name}_kernel.cpp"
-    lines = driver_source(view).splitlines()
+    lines = driver_source(project.view).splitlines()
     out = []
     for i, line in enumerate(lines, start=1):
         if line.strip() == f'#include "{kernel_file}"':
@@ -93,7 +92,6 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
     start = time.perf_counter()
     b: Binding = bind(kernel, run.inputs, run.outputs, run.attrs)
     check_pool_binding(kernel, b.scalars, b.symbols)
-    view = build_view(lowered, ctx)
     with tempfile.TemporaryDirectory(prefix="ascend-sim-") as tmp:
         tmpdir = Path(work_dir or tmp)
         src_dir = tmpdir / "src"
@@ -101,9 +99,9 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
         for fname, text in project.files.items():
             (src_dir / fname).write_text(text)
         driver = src_dir / f"{project.name}_sim_driver.cpp"
-        driver.write_text(combined_driver(project, view))
+        driver.write_text(combined_driver(project))
         try:
-            defines = sim_defines(ctx.target.name, "mix") if view.get("mix") else target_defines(ctx.target)
+            defines = sim_defines(ctx.target.name, "mix") if project.view.mix else target_defines(ctx.target)
             binary = compile_program([driver], defines=defines, extra_include_dirs=[src_dir])
         except CompileError as e:
             raise DslError.at("SIM-COMPILE", f"the emitted C++ does not compile against the emulator:\n"

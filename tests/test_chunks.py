@@ -1,5 +1,5 @@
-"""Rows longer than the Unified Buffer: the chunked mode of row kernels (lowering/chunking.py,
-lowering/emit_chunk.py). Planning, the emitted passes, the host tiling at benchmark shapes, emulator
+"""Rows longer than the Unified Buffer: the chunked mode of row kernels (lowering/passes/plan_chunks.py,
+lowering/emit/chunk.py). Planning, the emitted passes, the host tiling at benchmark shapes, emulator
 runs against PyTorch, and the kernels that cannot run in chunks (TILING naming why)."""
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def test_host_tiling_picks_chunks_at_benchmark_shapes(name, values, rows, row_le
 
 def _loop_fields(ctx) -> list[tuple[int, object, str]]:
     """(split loop, pass, tiling field) of every chunked pass of every row loop."""
-    from lowering.emit_chunk import chunk_names
+    from lowering.emit.chunk import chunk_names
 
     return [(k, p, chunk_names(k, i)[1]) for k, t in enumerate(_row_loops(ctx.lowered))
             for i, p in enumerate(_plan_of(t).passes)]
@@ -264,7 +264,7 @@ def test_emulator_catches_a_slot_fold_before_the_row_is_done(tmp_path):
     k, project, ctx = _example("normalization/batch_norm_train")
     code = project.files["batch_norm_train_kernel.cpp"]
     fn = code[code.index("void ProcessChunked()"):code.index("void ProcessChunked1()")]
-    # the pass (and the combine of a row split over a core group, lowering/row_groups.py), then the fold
+    # the pass (and the combine of a row split over a core group, lowering/emit/row_groups.py), then the fold
     start, at = fn.index("            ChunkPass0();\n"), fn.index("            // batch_norm_train.adsl:11: s[r] +=")
     end = fn.index("        }\n        pipe.Reset();")
     assert fn[start:at].count("ChunkPass") == 1 and fn[start:at].count("GroupCombine0();") == 1
@@ -389,13 +389,10 @@ def test_a_later_split_loop_that_cannot_chunk_names_itself():
     text = HEAD.format(dt="f32") + "    total = 0.0\n" + ROWS + "            total += sum(load(x[r, :]))\n" + ROWS + \
         "            store(y[r, :], cumsum(load(x[r, :]), axis=1) / total)\n"
     k = parse_text(text, "two.adsl")[0].instantiate()
-    _, ctx = lower(k, "ascend910b1", "two.adsl")
+    project, ctx = lower(k, "ascend910b1", "two.adsl")
     first, second = _row_loops(ctx.lowered)
     assert isinstance(first.shape.chunked, ir.ChunkPlan) and "'scan_sum' needs the whole row in UB" in second.shape.chunked.reason
-    from lowering.emit import build_view
-
-    view = build_view(ctx.lowered, ctx)
-    assert view["tiling_error"] == ("one row does not fit the Unified Buffer, and split loop 1 cannot run in column "
+    assert project.view.tiling_error == ("one row does not fit the Unified Buffer, and split loop 1 cannot run in column "
                                     "chunks: 'scan_sum' needs the whole row in UB")
 
 
@@ -409,9 +406,7 @@ def test_a_first_split_loop_that_cannot_chunk_keeps_whole_rows_before_a_chunked_
     project, ctx = lower(k, "ascend910b1", "two.adsl")
     first, second = _row_loops(ctx.lowered)
     assert "'scan_sum' needs the whole row in UB" in first.shape.chunked.reason and isinstance(second.shape.chunked, ir.ChunkPlan)
-    from lowering.emit import build_view
-
-    assert build_view(ctx.lowered, ctx)["tiling_error"].endswith(
+    assert project.view.tiling_error.endswith(
         "and this kernel cannot run in column chunks: 'scan_sum' needs the whole row in UB")
     code = project.files["k_kernel.cpp"]
     assert "ProcessChunked();" not in code and "ProcessChunked1();" in code

@@ -177,3 +177,21 @@ def test_an_instruction_mixing_rows_that_has_no_per_row_form_is_located():
     per_row(ir.VecOp("Select", "d", ("m", "x", "c"), (("mode", "VSEL_TENSOR_TENSOR_MODE"),), span), buffers, sink)
     (d,) = sink.items
     assert d.code == "UNSUPPORTED" and "Select mixing whole rows with per-row values" in d.message and d.span == span
+
+
+def test_a_crash_while_emitting_is_an_internal_error_naming_the_pass(monkeypatch):
+    """Emission is the pipeline's last pass: a bug there reaches the user as error[INTERNAL], not a traceback."""
+    import dataclasses
+
+    from lowering import emit
+
+    def broken(kernel, ctx):
+        raise KeyError("planted emitter bug")
+
+    kind = emit.KINDS[ir.KernelKind.VECTOR]
+    monkeypatch.setitem(emit.KINDS, ir.KernelKind.VECTOR, dataclasses.replace(kind, build_view=broken))
+    e = _errors(TWO_TILE_LOOPS.replace("        for u in tile(blk, size=auto, buffers=2):  # <-\n"
+                                       "            store(z[u], load(x[u]))\n", ""))
+    (d,) = e.diagnostics
+    assert d.code == "INTERNAL" and "internal error in pass 'emit'" in d.message and "planted emitter bug" in d.message
+    assert "Traceback" not in e.render() and d.span.file == "k.adsl"

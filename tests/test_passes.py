@@ -28,7 +28,7 @@ GALLERY = sorted((ROOT / "examples").rglob("*.adsl"))
 
 EXPECTED_PASSES = ("check_constraints", "select_kind", "legalize", "three_address", "plan_chunks", "allocate_buffers",
                    "plan_tiling", "plan_row_groups", "plan_cube", "plan_windows", "select_instructions", "plan_box",
-                   "schedule_stages")
+                   "schedule_stages", "emit")
 PRIMITIVE_OPS = {"add", "sub", "mul", "div", "max", "min", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal",
                  "relu", "lt", "le", "gt", "ge", "eq", "ne", "select", "cast"}
 

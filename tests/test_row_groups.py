@@ -1,5 +1,5 @@
 """Rows longer than UB with fewer rows than cores: each row's columns split over a group of cores
-(lowering/row_groups.py). Host tiling at benchmark shapes, emulator runs against PyTorch on 48 and 40
+(lowering/emit/row_groups.py). Host tiling at benchmark shapes, emulator runs against PyTorch on 48 and 40
 cores, the kernels that keep a core per row, and planted bugs the emulator catches."""
 
 from __future__ import annotations

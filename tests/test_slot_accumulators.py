@@ -177,7 +177,7 @@ def test_slot_accumulator_never_updated_and_accumulated_twice():
 def test_emitted_code_combines_through_the_workspace():
     project, _ = lower(_kernel(GROUPS), "ascend910b1", "slots.adsl")
     code = project.files["k_kernel.cpp"]
-    # one SyncAll in the combine (the others: rows split over core groups, lowering/row_groups.py)
+    # one SyncAll in the combine (the others: rows split over core groups, lowering/emit/row_groups.py)
     assert code.count("SyncAll();") - code.count("SyncAll();  // every partial of the group has landed") == 1
     assert "DataCopy(workspaceGm_[sPart_ + GetBlockIdx() * sPad_], accVec_sBuf.Get<float>()" in code
     assert "Add(tot, tot, part[j * sPad_], static_cast<int32_t>(sPad_));" in code

@@ -88,7 +88,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 box_tmp.add(s.value.args[0].type.dtype)
             if box_reduction and s.name not in out_of:
                 # A box reduction accumulates over the chunks of the reduced axis while the box values of
-                # later chunks come and go: its buffer is never shared (lowering/emit_box.py).
+                # later chunks come and go: its buffer is never shared (lowering/emit/box.py).
                 buf = new_buffer("tmp", ir.Position.VECCALC, dtype, s.span, layout)
                 where[s.name] = buf
                 for b in dying:

@@ -1,4 +1,4 @@
-"""Plan a box loop (a reduction over a non-last dim; lowering/emit_box.py lays out the code).
+"""Plan a box loop (a reduction over a non-last dim; lowering/emit/box.py lays out the code).
 
 Goals: `BoxTiles.plan` (ir.BoxPlan): the UB pitch of box rows (32 bytes for every box dtype), which box
 reductions fold through a scratch box (their box is read again), and whether core shares are whole

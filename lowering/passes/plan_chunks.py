@@ -16,7 +16,7 @@ The result is an ir.ChunkPlan on the loop's RowTiles (or ir.NoChunk with the rea
 are ordinary tile loops: the passes after this one (allocate_buffers, plan_tiling, select_instructions,
 schedule_stages) lower them with the rest of the kernel, so `--dump-after` shows every step, and
 plan_tiling sizes their chunks (or turns the plan into NoChunk when a pass does not fit UB).
-Non-goals: the emitted row loop around the passes (lowering/emit_chunk.py).
+Non-goals: the emitted row loop around the passes (lowering/emit/chunk.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Goals: `ChunkPlan.row_groups` on every chunked row loop of the kernel, when every split loop has a
 chunked form (a core group has one row, and a loop holding whole rows would need it whole) and no pass
 folds more reductions than one core's 32-byte partial slot holds. The host tiling then picks the group
-size from the runtime shapes (1: a core per row). Non-goals: the combine code (lowering/row_groups.py).
+size from the runtime shapes (1: a core per row). Non-goals: the combine code (lowering/emit/row_groups.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Plan a plane loop's pooling windows (lowering/emit_window.py lays out the code).
+"""Plan a plane loop's pooling windows (lowering/emit/window.py lays out the code).
 
 Goals: `PlaneTiles.plan` (ir.WindowPlan): the window operands (one window per loop: select_kind.py),
 the spatial dims of the input and output planes, and the rows path: with DataCopyPad (910B), rank >= 2

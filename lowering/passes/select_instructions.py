@@ -8,7 +8,7 @@ as PerRow instructions (row by row; the per-row value as a scalar); scalar ops t
 (sqrt, exp, ln, abs) as VectorMath (one element on the vector unit) in kernel-scope values and the
 per-row values of chunked rows; every scalar expression the emitter cannot write, and comparisons of
 per-row values, reported as located UNSUPPORTED errors (collected). Runs after allocate_buffers, so every
-tile operand is a buffer name. Non-goals: writing the C++ (lowering/emit.py).
+tile operand is a buffer name. Non-goals: writing the C++ (lowering/emit/).
 """
 
 from __future__ import annotations

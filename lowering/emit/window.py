@@ -1,4 +1,4 @@
-"""Emission of plane loops (pooling): `for blk in split(N * C)` over [N, C, *spatial] tensors.
+"""Kind WINDOW: plane loops (pooling), `for blk in split(N * C)` over [N, C, *spatial] tensors (window_*.jinja).
 
 A tile is `planes` whole planes, or, when one plane does not fit UB, a band of `rows` output
 rows (along the first spatial dim) of one plane together with the input rows its windows read.
@@ -19,17 +19,42 @@ windows are not expressible). Every scalar access is counted by the emulator.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 
-from .context import PassContext
-from .scalar_loops import POOL_APIS, SYNC_FROM_SCALAR, SYNC_TO_SCALAR
+from ..context import PassContext
+from ..scalar_loops import POOL_APIS
+from ..tiling_rules import MIN_TILES_PER_CORE
+from .scalar_loops import SYNC_FROM_SCALAR, SYNC_TO_SCALAR
+from .shared import KernelView, buffer_views, compute_frame, kernel_fields, loc, manifest
 
 _MAX = "(-1.0f / 0.0f)"  # -inf: padding never wins a max
 
 
-def _loc(ctx: PassContext, span) -> str:
-    return f"{ctx.source_name}:{span.line}"
+@dataclass(frozen=True, kw_only=True)
+class WindowView(KernelView):
+    buffer_num: int
+    copy_helpers: str
+    init: tuple[str, ...]
+    extra_members: tuple[str, ...]
+    window_kernel: tuple[str, ...]  # the window's parameters in the kernel
+    window_host: tuple[str, ...]  # ... and in the host tiling
+    copyin: tuple[str, ...]
+    compute: tuple[str, ...]
+    copyout: tuple[str, ...]
+    row_mode: bool = False
+    rank: int
+    rows_path: bool
+    in_dims: tuple[str, ...]
+    out_dims: tuple[str, ...]
+    in_bytes: int
+    extent_host: str
+    tile_loc: str
+    ub_budget: int
+    ub_formula: str
+    min_tiles_per_core: int
 
 
 def _dim_c(d: str | int, prefix: str = "tiling.") -> str:
@@ -63,7 +88,7 @@ def _pool_lines(s: ir.VecOp, ctype: str, rank: int, ctx: PassContext) -> list[st
     """One scalar loop nest: every output element of the tile, each over its window clipped to the input."""
     avg = s.api == "AvgPool"
     src = s.srcs[0]
-    lines = [(f"// {_loc(ctx, s.span)}: {'average' if avg else 'max'} pooling on the scalar unit "
+    lines = [(f"// {loc(ctx, s.span)}: {'average' if avg else 'max'} pooling on the scalar unit "
               "(no windowed instruction in the API subset)"), *SYNC_TO_SCALAR]
     if avg:
         lines.append("const float window = static_cast<float>(" + " * ".join(["k"] * rank) +
@@ -102,7 +127,7 @@ def _pool_lines_rows(s: ir.VecOp, in_ctype: str, out_ctype: str, rank: int, ctx:
     src, last = s.srcs[0], rank - 1
     combine = "Add" if avg else "Max"
     wide = in_ctype == "float"
-    lines = [(f"// {_loc(ctx, s.span)}: {'average' if avg else 'max'} pooling: outer-dim taps as whole-row vector "
+    lines = [(f"// {loc(ctx, s.span)}: {'average' if avg else 'max'} pooling: outer-dim taps as whole-row vector "
               f"{combine}s, last-dim taps on the scalar unit")]
     if avg:
         lines.append("const float window = static_cast<float>(" + " * ".join(["k"] * rank) +
@@ -170,17 +195,19 @@ def _pitched_copy_in(buf: str, gm: str, ctype: str) -> list[str]:
             "}"]
 
 
-def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir.TileLoop,
-                      base: dict) -> dict:
-    """The view model for a plane loop; `base` holds the fields shared with every kernel (emit.build_view)."""
+def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
+    split = kernel.phases[0]
+    tl = split.body[0]
     rank = tl.shape.rank
-    buffers = {b["name"]: b for b in base["buffers"]}
+    fields = kernel_fields(kernel, ctx)
+    views = buffer_views(tl)
+    buffers = {b.name: b for b in views}
     stmts = [s for st in tl.body for s in st.body]
     pools = [s for s in stmts if isinstance(s, ir.VecOp) and s.api in POOL_APIS.values()]
     plan: ir.WindowPlan = tl.shape.plan  # plan_windows.py
     k_arg, s_arg, p_arg, d_arg = plan.window
     idims, odims = plan.in_dims, plan.out_dims
-    in_bufs = [b["buffer"] for b in base["buffers"] if b["buffer"].position is ir.Position.VECIN]
+    in_bufs = [b.buffer for b in views if b.buffer.position is ir.Position.VECIN]
     rows_path = plan.rows_path
     in_ctype = in_bufs[0].dtype.ctype
 
@@ -188,7 +215,7 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
                "uint64_t inPlane_ = 0, inInner_ = 0, outPlane_ = 0, outInner_ = 0, outOuter_ = 0;"]
     members += [f"uint64_t inDim{i}_ = 0, outDim{i}_ = 0;" for i in range(rank)]
     extent = " * ".join(f"tiling.{s}" for s in split.extent)
-    init = [f"// {_loc(ctx, split.span)}: this core's contiguous share of the [0, {' * '.join(split.extent)}) planes",
+    init = [f"// {loc(ctx, split.span)}: this core's contiguous share of the [0, {' * '.join(split.extent)}) planes",
             f"const uint64_t total = {extent};",
             "const uint64_t start = tiling.blockLength * GetBlockIdx();",
             ("blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : "
@@ -208,55 +235,40 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
         init += [f"inW_ = inDim{rank - 1}_;",
                  f"inWp_ = (inW_ * sizeof({in_ctype}) + 31) / 32 * 32 / sizeof({in_ctype});  // UB row pitch",
                  "inInnerRows_ = inInner_ / inW_;", "inRowsPerPlane_ = inDim0_ * inInnerRows_;"]
-    init += [f"{s['member']} = tiling.{s['name']};" for s in base["scalars"]]
-    for t in base["tensors"]:
-        plane = "inPlane_" if t["role"] == "input" else "outPlane_"
-        init.append(f"{t['gm']}.SetGlobalBuffer((__gm__ {t['ctype']}*){t['name']} + start * {plane}, "
-                    f"blockLength_ * {plane});")
-    init.append(f"// {_loc(ctx, tl.span)}: UB buffers, sized by the host for the largest tile")
-    views = []
-    for b in base["buffers"]:
-        buf: ir.Buffer = b["buffer"]
-        elems = "tiling.inTileElems" if buf.position is ir.Position.VECIN else "tiling.outTileElems"
-        init.append(f"pipe.InitBuffer({b['member']}, tiling.bufferNum, ({elems} * sizeof({buf.dtype.ctype}) + 31) "
+    init += [f"{s.member} = tiling.{s.name};" for s in fields["scalars"]]
+    for t in fields["tensors"]:
+        plane = "inPlane_" if t.role == "input" else "outPlane_"
+        init.append(f"{t.gm}.SetGlobalBuffer((__gm__ {t.ctype}*){t.name} + start * {plane}, blockLength_ * {plane});")
+    init.append(f"// {loc(ctx, tl.span)}: UB buffers, sized by the host for the largest tile")
+    for b in views:
+        elems = "tiling.inTileElems" if b.buffer.position is ir.Position.VECIN else "tiling.outTileElems"
+        init.append(f"pipe.InitBuffer({b.member}, tiling.bufferNum, ({elems} * sizeof({b.buffer.dtype.ctype}) + 31) "
                     "/ 32 * 32);")
-        views.append(b)
     if rows_path:
         init += ["pipe.InitBuffer(poolRowBuf, (inW_ * sizeof(float) + 31) / 32 * 32);",
                  *(["pipe.InitBuffer(poolCastBuf, (inW_ * sizeof(float) + 31) / 32 * 32);"]
                    if in_ctype != "float" else [])]
-    if any(b["buffer"].position is ir.Position.VECCALC for b in base["buffers"]):
-        raise DslError.at("INTERNAL", "plane loops have no UB temporaries", tl.span)
 
     copyin, copyout = [], []
     for s in stmts:
         if isinstance(s, ir.CopyIn):
             b, gm = buffers[s.buffer], f"{s.tensor}Gm"
-            c = b["buffer"].dtype.ctype
-            copyin += [f"// {_loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b['member']}.AllocTensor<{c}>();"]
+            c = b.buffer.dtype.ctype
+            copyin += [f"// {loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b.member}.AllocTensor<{c}>();"]
             if rows_path:
                 copyin += _pitched_copy_in(s.buffer, gm, c)
             else:
                 copyin.append(f"CopyGmToUb({s.buffer}, {gm}[p0 * inPlane_ + lo * inInner_], "
                               "static_cast<uint32_t>((planes - 1) * inPlane_ + (hi - lo) * inInner_));")
-            copyin.append(f"{b['member']}.EnQue({s.buffer});")
+            copyin.append(f"{b.member}.EnQue({s.buffer});")
         elif isinstance(s, ir.CopyOut):
             b, gm = buffers[s.buffer], f"{s.tensor}Gm"
-            c = b["buffer"].dtype.ctype
-            copyout += [f"// {_loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b['member']}.DeQue<{c}>();",
+            c = b.buffer.dtype.ctype
+            copyout += [f"// {loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b.member}.DeQue<{c}>();",
                         (f"CopyUbToGm({gm}[p0 * outPlane_ + o0 * outInner_], {s.buffer}, "
                          "static_cast<uint32_t>((planes - 1) * outPlane_ + rows * outInner_));"),
-                        f"{b['member']}.FreeTensor({s.buffer});"]
-    head, tail = [], []
-    for b in base["buffers"]:
-        buf = b["buffer"]
-        c = buf.dtype.ctype
-        if buf.position is ir.Position.VECIN:
-            head.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.DeQue<{c}>();")
-            tail.append(f"{b['member']}.FreeTensor({buf.name});")
-        else:
-            head.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.AllocTensor<{c}>();")
-            tail.insert(0, f"{b['member']}.EnQue<{c}>({buf.name});")
+                        f"{b.member}.FreeTensor({s.buffer});"]
+    head, tail = compute_frame(views)
     window = [f"const int64_t k = {_param_c(k_arg, True)};", f"const int64_t s = {_param_c(s_arg, True)};",
               f"const int64_t pad = {_param_c(p_arg, True)};", f"const int64_t dil = {_param_c(d_arg, True)};",
               "const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)"]
@@ -265,33 +277,32 @@ def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, 
                  *(["LocalTensor<float> poolCast = poolCastBuf.Get<float>();"] if in_ctype != "float" else [])]
     compute = head + window
     for s in pools:
-        out_ctype = buffers[s.dst]["buffer"].dtype.ctype
+        out_ctype = buffers[s.dst].buffer.dtype.ctype
         compute += (_pool_lines_rows(s, in_ctype, out_ctype, rank, ctx) if rows_path else
                     _pool_lines(s, out_ctype, rank, ctx))
     compute += tail
 
     ub_terms = []
-    for b in base["buffers"]:
-        buf = b["buffer"]
-        elems = "inE" if buf.position is ir.Position.VECIN else "outE"
-        ub_terms.append(f"nb * (({elems} * {buf.dtype.size} + 31) / 32 * 32)")  # host code: no device types
+    for b in views:
+        elems = "inE" if b.buffer.position is ir.Position.VECIN else "outE"
+        ub_terms.append(f"nb * (({elems} * {b.buffer.dtype.size} + 31) / 32 * 32)")  # host code: no device types
     if rows_path:  # the f32 row scratch (TBufs, single)
         scratch = 1 if in_ctype == "float" else 2
         ub_terms.append(f"{scratch} * ((in[{rank - 1}] * sizeof(float) + 31) / 32 * 32)")
-    view = dict(base)
-    view.update({
-        "init": init, "extra_members": members, "copyin": copyin, "copyout": copyout, "compute": compute,
-        "row_mode": False, "unit": "planes", "max_tile": None, "window_kernel": window,
-        "kernel_template": "window_kernel.cpp.jinja", "tiling_template": "window_tiling.h.jinja",
-        "window_host": [f"const int64_t k = {_param_c(k_arg, False)};", f"const int64_t s = {_param_c(s_arg, False)};",
-                        f"const int64_t pad = {_param_c(p_arg, False)};",
-                        f"const int64_t dil = {_param_c(d_arg, False)};"],
-        "in_dims": [_dim_c(d, "") for d in idims], "out_dims": [_dim_c(d, "") for d in odims],
-        "ub_budget": ctx.target.ub_budget, "ub_formula": " + ".join(ub_terms), "rank": rank,
-        "rows_path": rows_path, "in_bytes": in_bufs[0].dtype.size,
-        "tiling_error": "the window parameters or output sizes are invalid, or one output row of a plane does "
-                        "not fit the Unified Buffer",
-    })
-    return view
+    return WindowView(
+        **fields, buffers=views, buffer_num=tl.buffers,
+        copy_helpers="copy_helpers_pad.cpp.jinja" if ctx.target.has_datacopypad else "copy_helpers_nopad.cpp.jinja",
+        init=tuple(init), extra_members=tuple(members), copyin=tuple(copyin), copyout=tuple(copyout),
+        compute=tuple(compute), window_kernel=tuple(window),
+        window_host=(f"const int64_t k = {_param_c(k_arg, False)};", f"const int64_t s = {_param_c(s_arg, False)};",
+                     f"const int64_t pad = {_param_c(p_arg, False)};", f"const int64_t dil = {_param_c(d_arg, False)};"),
+        in_dims=tuple(_dim_c(d, "") for d in idims), out_dims=tuple(_dim_c(d, "") for d in odims),
+        ub_budget=ctx.target.ub_budget, ub_formula=" + ".join(ub_terms), rank=rank, rows_path=rows_path,
+        in_bytes=in_bufs[0].dtype.size, extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span),
+        min_tiles_per_core=MIN_TILES_PER_CORE,
+        tiling_error="the window parameters or output sizes are invalid, or one output row of a plane does "
+                     "not fit the Unified Buffer")
 
 
+def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: WindowView) -> dict:
+    return manifest(kernel, ctx, view, "AIV_ONLY", None, "planes", tuple(b.buffer for b in view.buffers), 0)

@@ -19,14 +19,12 @@ from __future__ import annotations
 
 from ascend_dsl import ir
 
+from .shared import LaunchCheck, loc, sync
+
 #: UB the combine needs at least: two vectors (the running totals and one core's partial).
 COMBINE_VECTORS = 2
 #: UB bytes left to the scalar epilogue's buffers beside the combine's (48 cores x 32 B slots + stores).
 COMBINE_RESERVE = 4096
-
-
-def _loc(ctx, span) -> str:
-    return f"{ctx.source_name}:{span.line}"
 
 
 def _prod(names: tuple[str, ...], prefix: str) -> str:
@@ -51,7 +49,7 @@ def init_lines(kernel: ir.Kernel, ctx) -> list[str]:
     base = "GetBlockNum() * 8" if kernel.accumulators else "0"
     for d in kernel.slot_accumulators:
         n = d.name
-        lines += [f"// {_loc(ctx, d.span)}: {n} = zeros({' * '.join(d.slots)})",
+        lines += [f"// {loc(ctx, d.span)}: {n} = zeros({' * '.join(d.slots)})",
                   f"{n}Slots_ = tiling.{n}Slots;", f"{n}RowsPerSlot_ = tiling.{n}RowsPerSlot;",
                   f"{n}Pad_ = ({n}Slots_ + 7) / 8 * 8;", f"{n}Part_ = {base};",
                   f"{n}Tot_ = {n}Part_ + GetBlockNum() * {n}Pad_;"]
@@ -61,63 +59,25 @@ def init_lines(kernel: ir.Kernel, ctx) -> list[str]:
     return lines
 
 
-def slot_expr(name: str, row: str) -> str:
-    return f"(({row}) / {name}RowsPerSlot_) % {name}Slots_"
+def totals_lines(totals: list[tuple[str, str]]) -> list[str]:
+    """Before a loop that reads `s[r]`: this core's copy of s's totals into UB (member), once."""
+    lines = [f"DataCopy({m}.Get<float>(), workspaceGm_[{n}Tot_ + GetBlockIdx() * {n}Pad_], "
+             f"static_cast<uint32_t>({n}Pad_));  // {n}'s totals, read per row by CopyIn" for n, m in totals]
+    return lines + sync("MTE2_S") if totals else []
 
 
-def accumulate_lines(s: ir.SlotAccumulate, col: str, col_ctype: str) -> list[str]:
-    """Add each row's value of `col` (one per row of the tile) into its slot of this core's vector."""
-    n = s.name
-    return ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the per-row values",
-            "WaitFlag<HardEvent::V_S>(EVENT_ID0);",
-            "for (uint32_t i = 0; i < count; ++i) {",
-            f"    const uint32_t k = static_cast<uint32_t>({slot_expr(n, 'rowStart_ + tileRow_ + i')});",
-            f"    accVec_{n}.SetValue(k, accVec_{n}.GetValue(k) + static_cast<float>({col}.GetValue(i)));"
-            + ("" if col_ctype == "float" else "  // f32 slots"),
-            "}",
-            "SetFlag<HardEvent::S_V>(EVENT_ID0);  // before the vector unit reuses the buffers",
-            "WaitFlag<HardEvent::S_V>(EVENT_ID0);"]
+def acc_init_lines(vectors: list[tuple[str, str]]) -> list[str]:
+    """Each slot accumulator's partial vector (member) starts at zero."""
+    return [f"Duplicate({m}.Get<float>(), 0.0f, static_cast<int32_t>({n}Pad_));"
+            f"  // {n}: this core's running values, one per slot" for n, m in vectors]
 
 
-def acc_of(buffer: str) -> str:
-    """The slot accumulator of an `accVec_<name>` / `accTot_<name>` buffer."""
-    return buffer.split("_", 1)[1]
-
-
-def totals_lines(names: list[str], suffix: str) -> list[str]:
-    """Before a loop that reads `s[r]`: this core's copy of s's totals into UB, once."""
-    lines = [f"DataCopy(accTot_{n}Buf{suffix}.Get<float>(), workspaceGm_[{n}Tot_ + GetBlockIdx() * {n}Pad_], "
-             f"static_cast<uint32_t>({n}Pad_));  // {n}'s totals, read per row by CopyIn" for n in names]
-    return lines + ["SetFlag<HardEvent::MTE2_S>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);"] if names \
-        else []
-
-
-def copy_in_lines(s: ir.CopyIn, queue: str, totals: str) -> list[str]:
-    """`s[r]`: each row's slot total, from this core's copy of the totals in UB."""
-    n = s.tensor
-    return [f"LocalTensor<float> {s.buffer} = {queue}.AllocTensor<float>();",
-            f"LocalTensor<float> accTot_{n} = {totals}.Get<float>();",
-            "for (uint32_t i = 0; i < count; ++i) {",
-            f"    {s.buffer}.SetValue(i, accTot_{n}.GetValue({slot_expr(n, 'rowStart_ + offset + i')}));",
-            "}",
-            "SetFlag<HardEvent::S_V>(EVENT_ID0);  // scalar writes before the vector unit reads them",
-            "WaitFlag<HardEvent::S_V>(EVENT_ID0);", f"{queue}.EnQue({s.buffer});"]
-
-
-def acc_init_lines(names: list[str], suffix: str) -> list[str]:
-    return [f"Duplicate(accVec_{n}Buf{suffix}.Get<float>(), 0.0f, static_cast<int32_t>({n}Pad_));"
-            f"  // {n}: this core's running values, one per slot" for n in names]
-
-
-def before_reset_lines(names: list[str], suffix: str) -> list[str]:
-    """Every core's partial vectors to its workspace regions (UB is reset right after)."""
-    lines = ["SetFlag<HardEvent::S_MTE3>(EVENT_ID0);  // the scalar unit's last adds before the copy out",
-             "WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);"]
-    for n in names:
-        lines.append(f"DataCopy(workspaceGm_[{n}Part_ + GetBlockIdx() * {n}Pad_], accVec_{n}Buf{suffix}.Get<float>(), "
-                     f"static_cast<uint32_t>({n}Pad_));")
-    lines += ["SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);", "WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);"]
-    return lines
+def before_reset_lines(vectors: list[tuple[str, str]]) -> list[str]:
+    """Every core's partial vectors (members) to its workspace regions (UB is reset right after)."""
+    lines = sync("S_MTE3", "the scalar unit's last adds before the copy out")
+    lines += [f"DataCopy(workspaceGm_[{n}Part_ + GetBlockIdx() * {n}Pad_], {m}.Get<float>(), "
+              f"static_cast<uint32_t>({n}Pad_));" for n, m in vectors]
+    return lines + sync("MTE3_MTE2")
 
 
 def staging_lines(names: list[str], budget: int) -> list[str]:
@@ -136,7 +96,7 @@ def staging_lines(names: list[str], budget: int) -> list[str]:
 def combine_lines(names: list[str], ctx, span, syncall: bool) -> list[str]:
     """After SyncAll: every core adds all partial vectors (core order) and keeps the totals in GM.
     The partials are copied in as few DataCopy as fit UB (one per chunk of cores, not one per core)."""
-    lines = [f"// {_loc(ctx, span)}: combine {', '.join(names)} across cores: every core adds all cores' partial "
+    lines = [f"// {loc(ctx, span)}: combine {', '.join(names)} across cores: every core adds all cores' partial "
              "vectors in core order and writes the totals to its own workspace region"]
     if syncall:
         lines.append("SyncAll();")
@@ -150,19 +110,15 @@ def combine_lines(names: list[str], ctx, span, syncall: bool) -> list[str]:
                   f"    Duplicate(tot, 0.0f, static_cast<int32_t>({n}Pad_));",
                   "    for (uint64_t c0 = 0; c0 < static_cast<uint64_t>(GetBlockNum()); c0 += chunk) {",
                   "        const uint64_t cores = GetBlockNum() - c0 < chunk ? GetBlockNum() - c0 : chunk;",
-                  "        SetFlag<HardEvent::V_MTE2>(EVENT_ID0);  // the previous Adds have read part",
-                  "        WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);",
+                  *sync("V_MTE2", "the previous Adds have read part", "        "),
                   f"        DataCopy(part, workspaceGm_[{n}Part_ + c0 * {n}Pad_], static_cast<uint32_t>(cores * {n}Pad_));",
-                  "        SetFlag<HardEvent::MTE2_V>(EVENT_ID0);", "        WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);",
+                  *sync("MTE2_V", indent="        "),
                   "        for (uint64_t j = 0; j < cores; ++j) {",
                   f"            Add(tot, tot, part[j * {n}Pad_], static_cast<int32_t>({n}Pad_));", "        }", "    }",
-                  "    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);", "    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);",
+                  *sync("V_MTE3", indent="    "),
                   f"    DataCopy(workspaceGm_[{n}Tot_ + GetBlockIdx() * {n}Pad_], tot, static_cast<uint32_t>({n}Pad_));",
-                  "    SetFlag<HardEvent::MTE3_V>(EVENT_ID0);  // before slotUb is reused",
-                  "    WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);", "}"]
-    lines += ["SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);  // later loops copy the totals in",
-              "WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);"]
-    return lines
+                  *sync("MTE3_V", "before slotUb is reused", "    "), "}"]
+    return lines + sync("MTE3_MTE2", "later loops copy the totals in")
 
 
 # ----------------------------------------------------------------------------- host
@@ -176,7 +132,7 @@ def host_lines(kernel: ir.Kernel, ctx, budget: int) -> list[str]:
         per = _prod(d.rows_per_slot, "")
         groups = _prod(d.groups, "")
         lines += [f"const uint64_t {n}Slots = {_prod(d.slots, '')};  // {n} = zeros({' * '.join(d.slots)}) "
-                  f"({_loc(ctx, d.span)})"]
+                  f"({loc(ctx, d.span)})"]
         if d.groups:
             lines += [f"if ({groups} <= 0 || ({per}) % ({groups}) != 0) {{",
                       "    return 0;  // the groups do not divide the rows (see the launch check)", "}",
@@ -188,11 +144,6 @@ def host_lines(kernel: ir.Kernel, ctx, budget: int) -> list[str]:
         lines += [f"if ({COMBINE_VECTORS} * (({d.name}Slots + 7) / 8 * 32) > {budget - COMBINE_RESERVE}) {{",
                   "    return 0;  // the combine's vectors do not fit UB (see the launch check)", "}"]
     return lines
-
-
-def host_ub(name: str) -> str:
-    """UB bytes of a slot accumulator's vector in the host's tile-size search."""
-    return f"({name}Slots + 7) / 8 * 32"
 
 
 def tiling_fields(kernel: ir.Kernel) -> list[str]:
@@ -207,23 +158,23 @@ def workspace_per_core(kernel: ir.Kernel) -> str:
     return "(" + " + ".join(parts) + ")" if len(parts) > 1 else parts[0]
 
 
-def launch_checks(kernel: ir.Kernel, ctx, budget: int) -> list[dict]:
+def launch_checks(kernel: ir.Kernel, ctx, budget: int) -> list[LaunchCheck]:
     """Conditions checked before the tiling, each with the error it prints when false."""
     checks = []
     for d in kernel.slot_accumulators:
-        where = f"{d.name} = zeros({' * '.join(d.slots)}) at {_loc(ctx, d.span)}"
+        where = f"{d.name} = zeros({' * '.join(d.slots)}) at {loc(ctx, d.span)}"
         if d.groups:
             per, groups = " * ".join(d.rows_per_slot), " * ".join(d.groups)
-            checks.append({"cond": f"{_prod(d.groups, '')} > 0 && ({_prod(d.rows_per_slot, '')}) % "
-                                   f"({_prod(d.groups, '')}) == 0",
-                           "msg": f"error[SHAPE]: {groups} must be positive and divide {per}: {where} gives every "
-                                  f"slot {per} / {groups} consecutive rows"})
+            checks.append(LaunchCheck(f"{_prod(d.groups, '')} > 0 && ({_prod(d.rows_per_slot, '')}) % "
+                                      f"({_prod(d.groups, '')}) == 0",
+                                      f"error[SHAPE]: {groups} must be positive and divide {per}: {where} gives every "
+                                      f"slot {per} / {groups} consecutive rows"))
     for d in kernel.slot_accumulators:
         slots = " * ".join(d.slots)
-        checks.append({"cond": f"{COMBINE_VECTORS} * (({_prod(d.slots, '')} + 7) / 8 * 32) <= "
-                               f"{budget - COMBINE_RESERVE}",
-                       "msg": f"error[UB-CAPACITY]: {d.name} = zeros({slots}) at {_loc(ctx, d.span)} keeps one f32 "
-                              f"per slot in UB, twice while combining across cores: 8 B x {slots} slots exceed the "
-                              f"{budget - COMBINE_RESERVE} B of UB left for it; use fewer slots (e.g. normalise the "
-                              f"channels in several launches)"})
+        checks.append(LaunchCheck(f"{COMBINE_VECTORS} * (({_prod(d.slots, '')} + 7) / 8 * 32) <= "
+                                  f"{budget - COMBINE_RESERVE}",
+                                  f"error[UB-CAPACITY]: {d.name} = zeros({slots}) at {loc(ctx, d.span)} keeps one f32 "
+                                  f"per slot in UB, twice while combining across cores: 8 B x {slots} slots exceed the "
+                                  f"{budget - COMBINE_RESERVE} B of UB left for it; use fewer slots (e.g. normalise the "
+                                  f"channels in several launches)"))
     return checks

@@ -1,4 +1,4 @@
-"""Emit the chunked variant of a row kernel (lowering/chunking.py): rows longer than UB.
+"""The chunked variant of a row kernel (lowering/passes/plan_chunks.py): rows longer than UB.
 
 The kernel keeps its whole-row path; the host tiling sets `chunkLength` (elements per column chunk)
 when one row does not fit UB, and then `Process()` runs `ProcessChunked()`: each core walks its rows
@@ -8,29 +8,87 @@ CopyOut loop over the row's chunks with its own UB plan) with the per-row scalar
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from . import row_groups
-from .emit import (
-    _IDENTITY,
-    _buffer_views,
-    _copy,
-    _loc,
-    _ScalarWriter,
-    _StageWriter,
+from .scalar_loops import SYNC_FROM_SCALAR, SYNC_TO_SCALAR
+from .shared import (
+    IDENTITY,
+    BufferView,
+    ScalarWriter,
+    StageWriter,
+    TensorView,
+    buffer_views,
     c_literal,
     c_scalar,
     camel,
     compute_frame,
-    share_views,
+    copy_call,
+    find,
+    loc,
+    slot_expr,
+    sync,
     write_stages,
 )
-from .emit_slots import slot_expr
-from .scalar_loops import SYNC_FROM_SCALAR, SYNC_TO_SCALAR
 
 
-class _ChunkStageWriter(_StageWriter):
+@dataclass(frozen=True)
+class ChunkPassView:
+    """`ChunkPass<id>()`: one pass over the row's column chunks, with its own buffers and chunk length."""
+
+    suffix: str
+    k: int
+    id: str
+    loc: str
+    field: str  # the tiling field of its chunk length
+    field_comment: str
+    member: str
+    max_chunk: int
+    buffers: tuple[BufferView, ...]
+    init_buffers: tuple[str, ...]
+    acc_init: tuple[str, ...]
+    copyin: tuple[str, ...]
+    compute: tuple[str, ...]
+    copyout: tuple[str, ...]
+    reads: tuple[str, ...]  # the row's reductions, read by the scalar unit after the pass
+    combine: tuple[str, ...]  # GroupCombine<id>() when rows split over core groups
+
+
+@dataclass(frozen=True)
+class ChunkView:
+    """The chunked path of one split loop: `fn()` walks the core's rows and runs the passes per row."""
+
+    passes: tuple[ChunkPassView, ...]
+    count: int
+    fn: str
+    members: tuple[str, ...]
+    reset: tuple[str, ...]
+    process: tuple[str, ...]
+    init: tuple[str, ...]
+    enter: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KernelChunks:
+    """The chunked paths of a kernel's split loops (`parts`: split loop -> its path), what Init gains, and
+    why a row that does not fit UB cannot run (`tiling_error`)."""
+
+    parts: tuple[tuple[int, ChunkView], ...]
+    init: tuple[str, ...]
+    several: bool
+    row_group: bool
+    row_group_fields: tuple[str, ...] = ()
+    tiling_error: str | None = None
+
+    @property
+    def first(self) -> ChunkView | None:
+        return self.parts[0][1] if self.parts and self.parts[0][0] == 0 else None
+
+
+class _ChunkStageWriter(StageWriter):
     """A pass's stages over one chunk: rows of a [B, D] tensor start at rowOffset_, row vectors at 0."""
 
     rows = False
@@ -44,7 +102,7 @@ class _ChunkStageWriter(_StageWriter):
         super().copy_out(s)
 
     def copy_call(self, way: str, buf: str, gm: str) -> str:
-        return _copy(way, "", buf, f"{gm}[rowOffset_ + offset]" if self.rows else f"{gm}[offset]", "count")
+        return copy_call(way, "", buf, f"{gm}[rowOffset_ + offset]" if self.rows else f"{gm}[offset]", "count")
 
     def accumulate(self, s: ir.Accumulate) -> None:
         if s.online_sum:
@@ -53,7 +111,7 @@ class _ChunkStageWriter(_StageWriter):
             return super().accumulate(s)
         # No product-reduce instruction: the scalar unit multiplies the chunk into the row's f32 value.
         self.mark(s.span)
-        slot = f"accSlot_{s.name}"
+        slot = find(self.buffers, ir.BufferRole.ACC_SLOT, s.name).name
         self.lines += [*SYNC_TO_SCALAR, "{", f"    float acc = {slot}.GetValue(0);",
                        "    for (uint32_t i = 0; i < count; ++i) {",
                        f"        acc *= static_cast<float>({s.value.name}.GetValue(i));", "    }",
@@ -61,25 +119,23 @@ class _ChunkStageWriter(_StageWriter):
         return None
 
     def online_max(self, s: ir.Accumulate) -> None:
-        """The running max of an online max/sum (chunking._online_softmax_sums): before this chunk's
+        """The running max of an online max/sum (plan_chunks._online_softmax_sums): before this chunk's
         exp(v - max) is summed, the max takes the chunk's, and the running sum is rescaled."""
         self.mark(s.span)
         buf = s.value.name
-        dt = self.buffers[buf]["buffer"].dtype
-        out, tmp, m = f"reduceOut_{dt}", f"accTmp_{dt}", f"{ir.row_ref(s.name).name}_"
-        total = f"accSlot_{s.online_sum}"
-        self.lines += [f"ReduceMax({out}, {buf}, {tmp}, static_cast<int32_t>(count));",
-                       "SetFlag<HardEvent::V_S>(EVENT_ID0);", "WaitFlag<HardEvent::V_S>(EVENT_ID0);", "{",
+        dt = self.buffers[buf].buffer.dtype
+        out = find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name
+        tmp = find(self.buffers, ir.BufferRole.ACC_TMP, dtype=dt).name
+        m, total = f"{ir.row_ref(s.name).name}_", find(self.buffers, ir.BufferRole.ACC_SLOT, s.online_sum).name
+        self.lines += [f"ReduceMax({out}, {buf}, {tmp}, static_cast<int32_t>(count));", *sync("V_S"), "{",
                        f"    const float c = static_cast<float>({out}.GetValue(0));",
                        f"    const float next = c > {m} ? c : {m};",
                        "    LocalTensor<float> math = chunkMath_.Get<float>();",
                        f"    math.SetValue(0, {m} - next);  // exp(old max - new max) rescales the running sum",
-                       "    SetFlag<HardEvent::S_V>(EVENT_ID0);", "    WaitFlag<HardEvent::S_V>(EVENT_ID0);",
-                       "    Exp(math, math, 1);", f"    Mul({total}, {total}, math, 1);", f"    {m} = next;", "}"]
+                       *sync("S_V", indent="    "), "    Exp(math, math, 1);", f"    Mul({total}, {total}, math, 1);", f"    {m} = next;", "}"]
 
 
-class _ChunkScalarWriter(_ScalarWriter):
-    MATH_BUF = "chunkMath_.Get<float>()"
+_MATH_BUF = "chunkMath_.Get<float>()"  # the one-block buffer of per-row scalar math
 
 
 def _out_buf(dtype: DType) -> str:
@@ -92,18 +148,16 @@ def _slot_block(n: str, region: str) -> list[str]:
     return [f"const uint64_t k = {slot_expr(n, 'rowStart_ + row')};",
             f"const uint64_t at = {n}{region}_ + GetBlockIdx() * {n}Pad_ + k / 8 * 8;",
             "LocalTensor<float> blk = chunkMath_.Get<float>();",
-            "DataCopy(blk, workspaceGm_[at], 8);",
-            "SetFlag<HardEvent::MTE2_S>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);"]
+            "DataCopy(blk, workspaceGm_[at], 8);", *sync("MTE2_S")]
 
 
 def _slot_read(ctx, st: ir.RowLoad) -> list[str]:
     """`s[r]`: the row's slot total from this core's copy of the totals (GM workspace)."""
     n = st.tensor
-    return [f"// {_loc(ctx, st.span)}: {n}[r], the total of the row's slot", "{",
+    return [f"// {loc(ctx, st.span)}: {n}[r], the total of the row's slot", "{",
             *("    " + x for x in _slot_block(n, "Tot")),
             f"    {ir.row_ref(st.name).name}_ = blk.GetValue(static_cast<uint32_t>(k % 8));",
-            "    SetFlag<HardEvent::S_MTE2>(EVENT_ID0);  // before the block is copied into again",
-            "    WaitFlag<HardEvent::S_MTE2>(EVENT_ID0);", "}"]
+            *sync("S_MTE2", "before the block is copied into again", "    "), "}"]
 
 
 def _slot_fold(ctx, st: ir.RowSlotAccumulate, grouped: bool = False) -> list[str]:
@@ -111,17 +165,14 @@ def _slot_fold(ctx, st: ir.RowSlotAccumulate, grouped: bool = False) -> list[str
     core's partial vector in the GM workspace (the scalar unit does not write GM: DMA both ways).
     `grouped`: by the first core of the row's group only."""
     n = st.name
-    return [f"// {_loc(ctx, st.span)}: {n}[r] += the row's value, into this core's partial vector of {n}" +
+    return [f"// {loc(ctx, st.span)}: {n}[r] += the row's value, into this core's partial vector of {n}" +
             (" (the group's first core)" if grouped else ""), "if (groupRank_ == 0) {" if grouped else "{",
             f"    const float v = {c_scalar(st.value, DType.F32)};",
             *("    " + x for x in _slot_block(n, "Part")),
             "    blk.SetValue(static_cast<uint32_t>(k % 8), blk.GetValue(static_cast<uint32_t>(k % 8)) + v);",
-            "    SetFlag<HardEvent::S_MTE3>(EVENT_ID0);", "    WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
-            "    DataCopy(workspaceGm_[at], blk, 8);",
-            "    SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);  // the next fold reads the block again",
-            "    WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);",
-            "    SetFlag<HardEvent::MTE3_S>(EVENT_ID0);  // before the scalar unit writes the block again",
-            "    WaitFlag<HardEvent::MTE3_S>(EVENT_ID0);", "}"]
+            *sync("S_MTE3", indent="    "), "    DataCopy(workspaceGm_[at], blk, 8);",
+            *sync("MTE3_MTE2", "the next fold reads the block again", "    "),
+            *sync("MTE3_S", "before the scalar unit writes the block again", "    "), "}"]
 
 
 def chunk_names(k: int, p: int) -> tuple[str, str]:
@@ -132,46 +183,44 @@ def chunk_names(k: int, p: int) -> tuple[str, str]:
     return f"{k}_{p}", f"chunkLength{k}_{p}"
 
 
-def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str, dict], row_buffers: dict[str, dict],
-               k: int = 0, several: bool = False, group_views: list[str] | None = None) -> dict:
-    """The view parts of the chunked path of split loop k; `row_buffers` are its whole-row plan's buffer
-    views. `several`: the kernel has several split loops (lowering/emit.py merges their parts).
-    `group_views`: when rows may be split over a group of cores (lowering/row_groups.py), the Init lines
-    of the GM views re-pointed at the group's row (emit.share_views)."""
+def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str, TensorView],
+               row_buffers: dict[str, BufferView], k: int = 0, several: bool = False,
+               group_views: list[str] | None = None) -> ChunkView:
+    """The chunked path of split loop k; `row_buffers` are its whole-row plan's buffer views. `several`:
+    the kernel has several split loops. `group_views`: when rows may be split over a group of cores
+    (emit/row_groups.py), the Init lines of the GM views re-pointed at the group's row (vector.share_views)."""
     grouped = group_views is not None
-    passes = []
+    passes: list[ChunkPassView] = []
     members: list[str] = []
     for p_index, p in enumerate(plan.passes):
         pid, field = chunk_names(k, p_index)
         suffix = f"C{pid}"
-        buffers = _buffer_views(p.loop, suffix, tile=f"{field}_")
-        by_name = {b["name"]: b for b in buffers}
+        buffers = buffer_views(p.loop, suffix, tile=f"{field}_")
+        by_name = {b.name: b for b in buffers}
         stages = write_stages(p.loop, lambda by_name=by_name: _ChunkStageWriter(ctx, by_name, tensor_map))
         head, tail = compute_frame(buffers)
         acc_init = [f"{ir.row_ref(f.name).name}_ = {c_literal(float('-inf'), DType.F32)};  // {f.name}: the running max"
                     if f.online_sum else
-                    f"Duplicate({by_name[f'accSlot_{f.name}']['member']}.Get<float>(), "
-                    f"{c_literal(_IDENTITY[f.combine], DType.F32)}, 8);  // {f.name}: folded over the row's chunks"
+                    f"Duplicate({find(by_name, ir.BufferRole.ACC_SLOT, f.name).member}.Get<float>(), "
+                    f"{c_literal(IDENTITY[f.combine], DType.F32)}, 8);  // {f.name}: folded over the row's chunks"
                     for f in p.reductions]
-        reads = [f"{ir.row_ref(f.name).name}_ = {by_name[f'accSlot_{f.name}']['member']}.Get<float>().GetValue(0);"
-                 for f in p.reductions if not f.online_sum]
+        reads = [f"{ir.row_ref(f.name).name}_ = {find(by_name, ir.BufferRole.ACC_SLOT, f.name).member}"
+                 ".Get<float>().GetValue(0);" for f in p.reductions if not f.online_sum]
         if reads:
-            reads = ["SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions",
-                     "WaitFlag<HardEvent::V_S>(EVENT_ID0);", *reads]
+            reads = [*sync("V_S", "the scalar unit reads the row's reductions"), *reads]
         if k == 0:
             comment = ("elements per column chunk of pass 0 when one row does not fit UB (0: whole rows)"
                        if p_index == 0 else f"elements per column chunk of pass {p_index}")
         else:
             comment = f"elements per column chunk of pass {p_index} of split loop {k}" + \
                 (" when one row does not fit UB (0: whole rows)" if p_index == 0 else "")
-        passes.append({"suffix": suffix, "k": p_index, "id": pid, "loc": _loc(ctx, p.loop.span), "field": field,
-                       "field_comment": comment, "member": f"{field}_", "max_chunk": p.max_chunk,
-                       "init_buffers": [f"pipe.InitBuffer({b['member']}, {b['init_args']});" for b in buffers],
-                       "acc_init": acc_init, "copyin": stages[ir.StageKind.COPYIN],
-                       "compute": head + stages[ir.StageKind.COMPUTE] + tail,
-                       "copyout": stages[ir.StageKind.COPYOUT], "reads": reads,
-                       "combine": row_groups.group_combine(pid, p.reductions) if grouped and p.reductions else []})
-        members += [f"{b['decl']} {b['member']};" for b in buffers]
+        passes.append(ChunkPassView(
+            suffix, p_index, pid, loc(ctx, p.loop.span), field, comment, f"{field}_", p.max_chunk, buffers,
+            tuple(f"pipe.InitBuffer({b.member}, {b.init_args});" for b in buffers), tuple(acc_init),
+            tuple(stages[ir.StageKind.COPYIN]), (*head, *stages[ir.StageKind.COMPUTE], *tail),
+            tuple(stages[ir.StageKind.COPYOUT]), tuple(reads),
+            tuple(row_groups.group_combine(pid, p.reductions)) if grouped and p.reductions else ()))
+        members += [f"{b.decl} {b.member};" for b in buffers]
     members.append("TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values")
     members += [f"TBuf<TPosition::VECCALC> {_out_buf(d)};  // one {d} element of a per-row store"
                 for d in plan.store_dtypes]
@@ -179,9 +228,9 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
     members += [f"float {f.name}Core_ = 0.0f;  // this core's running value of {f.name} (chunked mode)"
                 for f in plan.accumulators]
     members += ["uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB"
-                if k == 0 else f"uint32_t {passes[0]['member']} = 0;  // elements per column chunk of pass 0 of "
+                if k == 0 else f"uint32_t {passes[0].member} = 0;  // elements per column chunk of pass 0 of "
                 f"split loop {k}; 0: whole rows fit UB",
-                *(f"uint32_t {ph['member']} = 0;  // elements per column chunk of pass {ph['k']}"
+                *(f"uint32_t {ph.member} = 0;  // elements per column chunk of pass {ph.k}"
                   + (f" of split loop {k}" if k else "") for ph in passes[1:]),
                 "uint64_t chunkRows_ = 0;  // chunked mode: this core's rows",
                 "uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element"]
@@ -197,15 +246,15 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
         elif isinstance(st, ir.RowLoad) and st.slot:
             body += _slot_read(ctx, st)
         elif isinstance(st, ir.RowLoad):
-            gm = tensor_map[st.tensor]["gm"]
+            gm = tensor_map[st.tensor].gm
             index = f"(rowStart_ + row) % {gm}Period_" if st.period else "row"
-            body += [f"// {_loc(ctx, st.span)}",
+            body += [f"// {loc(ctx, st.span)}",
                      f"{ir.row_ref(st.name).name}_ = static_cast<float>({gm}.GetValue({index}));"]
         elif isinstance(st, ir.RowScalar):
-            w = _ChunkScalarWriter(ctx, tensor_map)
+            w = ScalarWriter(ctx, tensor_map, _MATH_BUF)
             value = w.scalar(st.value)
             line = f"{ir.row_ref(st.name).name}_ = {value};"
-            body.append(f"// {_loc(ctx, st.span)}")
+            body.append(f"// {loc(ctx, st.span)}")
             body += ["{", *("    " + x for x in w.lines), "    " + line, "}"] if w.lines else [line]
         elif isinstance(st, ir.RowSlotAccumulate):
             body += _slot_fold(ctx, st, grouped)
@@ -213,35 +262,31 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
             core, v = f"{st.name}Core_", c_scalar(st.value, DType.F32)
             fold = {ir.Combine.ADD: f"{core} += {v};", ir.Combine.MAX: f"{core} = {v} > {core} ? {v} : {core};",
                     ir.Combine.MIN: f"{core} = {v} < {core} ? {v} : {core};"}[st.combine]
-            body += [f"// {_loc(ctx, st.span)}" + (": the row's value, once (the group's first core)" if grouped else ""),
+            body += [f"// {loc(ctx, st.span)}" + (": the row's value, once (the group's first core)" if grouped else ""),
                      *(["if (groupRank_ == 0) {", f"    {fold}", "}"] if grouped else [fold])]
         elif isinstance(st, ir.RowStore):
             t = tensor_map[st.tensor]
             dtype = kernel.param(st.tensor).dtype
-            w = _ChunkScalarWriter(ctx, tensor_map)
+            w = ScalarWriter(ctx, tensor_map, _MATH_BUF)
             value = w.scalar(st.value)
-            body += [f"// {_loc(ctx, st.span)}: one element per row" +
+            body += [f"// {loc(ctx, st.span)}: one element per row" +
                      (", written by the group's first core" if grouped else ""),
                      "if (groupRank_ == 0) {" if grouped else "{", *("    " + x for x in w.lines),
-                     f"    LocalTensor<{t['ctype']}> one = {_out_buf(dtype)}.Get<{t['ctype']}>();",
-                     f"    one.SetValue(0, static_cast<{t['ctype']}>({value}));",
-                     "    SetFlag<HardEvent::S_MTE3>(EVENT_ID0);", "    WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
-                     f"    {_copy('UbToGm', '', 'one', t['gm'] + '[row]', '1')}",
-                     "    SetFlag<HardEvent::MTE3_S>(EVENT_ID0);  // the next row writes the block again",
-                     "    WaitFlag<HardEvent::MTE3_S>(EVENT_ID0);", "}"]
-    slots = [row_buffers[f"accSlot_{f.name}"]["member"] for f in plan.accumulators]
-    vecs = [(n, row_buffers[f"accVec_{n}"]["member"]) for n in plan.slot_accumulators]
-    process = [f"{f.name}Core_ = {c_literal(_IDENTITY[f.combine], DType.F32)};" for f in plan.accumulators]
+                     f"    LocalTensor<{t.ctype}> one = {_out_buf(dtype)}.Get<{t.ctype}>();",
+                     f"    one.SetValue(0, static_cast<{t.ctype}>({value}));", *sync("S_MTE3", indent="    "),
+                     f"    {copy_call('UbToGm', '', 'one', t.gm + '[row]', '1')}",
+                     *sync("MTE3_S", "the next row writes the block again", "    "), "}"]
+    slots = [find(row_buffers, ir.BufferRole.ACC_SLOT, f.name).member for f in plan.accumulators]
+    vecs = [(n, find(row_buffers, ir.BufferRole.SLOT_VECTOR, n).member) for n in plan.slot_accumulators]
+    process = [f"{f.name}Core_ = {c_literal(IDENTITY[f.combine], DType.F32)};" for f in plan.accumulators]
     if vecs:  # this core's partial vectors start at zero in the GM workspace; rows fold into them
         process += ["pipe.Reset();  // zero this core's partial vectors of the slot accumulators in the workspace"]
         for n, m in vecs:
             process += [f"pipe.InitBuffer({m}, static_cast<uint32_t>({n}Pad_ * sizeof(float)));",
-                        f"Duplicate({m}.Get<float>(), 0.0f, static_cast<int32_t>({n}Pad_));",
-                        "SetFlag<HardEvent::V_MTE3>(EVENT_ID0);", "WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);",
+                        f"Duplicate({m}.Get<float>(), 0.0f, static_cast<int32_t>({n}Pad_));", *sync("V_MTE3"),
                         f"DataCopy(workspaceGm_[{n}Part_ + GetBlockIdx() * {n}Pad_], {m}.Get<float>(), "
                         f"static_cast<uint32_t>({n}Pad_));"]
-        process += ["SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);  // the rows' folds read the blocks",
-                    "WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);"]
+        process += sync("MTE3_MTE2", "the rows' folds read the blocks")
     process += ["for (uint64_t row = 0; row < chunkRows_; ++row) {", *("    " + x for x in body), "}"]
     if slots or vecs:
         process += ["pipe.Reset();  // this core's running values go where the cross-core combine reads them",
@@ -253,10 +298,9 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
                     f"DataCopy({m}.Get<float>(), workspaceGm_[{n}Part_ + GetBlockIdx() * {n}Pad_], "
                     f"static_cast<uint32_t>({n}Pad_));"]
     if vecs:
-        process += ["SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);"]
+        process += sync("MTE2_MTE3")
     if k == 0:
-        init = ["chunkLength_ = tiling.chunkLength;",
-                *(f"{ph['member']} = tiling.{ph['field']};" for ph in passes[1:])]
+        init = ["chunkLength_ = tiling.chunkLength;", *(f"{ph.member} = tiling.{ph.field};" for ph in passes[1:])]
         if grouped:
             init.append("colEnd_ = D_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)")
         if several:
@@ -271,49 +315,35 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
                  "    return;",
                  "}"]
     else:
-        init = [f"{ph['member']} = tiling.{ph['field']};" for ph in passes]
-        enter = []
+        init, enter = [f"{ph.member} = tiling.{ph.field};" for ph in passes], []
     if grouped:
         members += row_groups.members()
-    return {"chunk": True, "chunk_passes": passes, "row_group": grouped, "chunk_members": members,
-            "chunk_reset": reset, "chunk_process": process, "chunk_init": init,
-            "chunk_enter": enter,
-            "chunk_count": len(plan.passes), "chunk_fn": f"ProcessChunked{k if k else ''}"}
+    return ChunkView(tuple(passes), len(plan.passes), f"ProcessChunked{k if k else ''}", tuple(members),
+                     tuple(reset), tuple(process), tuple(init), tuple(enter))
 
 
-def several_chunk_views(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], tensor_map, view: dict) -> None:
-    """Several split loops: each row loop with a chunk plan gets its own chunked path, selected at run
-    time by its own first chunk length (its rows do not fit its own UB plan); the others keep whole rows."""
+def kernel_chunks(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], row_buffers: list[tuple[BufferView, ...]],
+                  tensor_map: dict[str, TensorView], group_views: list[str] | None) -> KernelChunks:
+    """The chunked paths of the row loops that have one: each selected at run time by its own first chunk
+    length (its rows do not fit its own UB plan); the others keep whole rows."""
+    several = len(loops) > 1
     reasons = [(k, t.shape.chunked.reason) for k, t in enumerate(loops) if isinstance(t.shape.chunked, ir.NoChunk)]
+    error = None
     if reasons:
         k, why = reasons[0]
         who = "this kernel" if k == 0 else f"split loop {k}"
-        view["tiling_error"] = f"one row does not fit the Unified Buffer, and {who} cannot run in column chunks: {why}"
-    parts = []
-    grouped = any(isinstance(t.shape.chunked, ir.ChunkPlan) and t.shape.chunked.row_groups for t in loops)
-    group_views = share_views(kernel, view["tensors"], "groupRow", "1") if grouped else None
-    for k, t in enumerate(loops):
-        if isinstance(t.shape.chunked, ir.ChunkPlan):
-            row_buffers = {b["name"]: b for b in view["phases"][k]["buffers"]}
-            part = chunk_view(kernel, ctx, t.shape.chunked, tensor_map, row_buffers, k, several=True, group_views=group_views)
-            parts.append((k, part))
-            view["phases"][k]["chunk"] = part
+        error = f"one row does not fit the Unified Buffer, and {who} cannot run in column chunks: {why}"
+    parts = tuple((k, chunk_view(kernel, ctx, t.shape.chunked, tensor_map, {b.name: b for b in row_buffers[k]}, k,
+                                 several, group_views))
+                  for k, t in enumerate(loops) if isinstance(t.shape.chunked, ir.ChunkPlan))
     if not parts:
-        return
-    for ph in view["phases"]:  # every loop walks the core's rows (loop 0 empties blockLength_ when it chunks)
-        ph["rows"] = "chunkRows_"
+        return KernelChunks((), (), several, False, tiling_error=error)
     first = parts[0][1] if parts[0][0] == 0 else None
-    if grouped:  # every loop chunks: rows may split over core groups (lowering/row_groups.py)
-        view.update(row_group=True, workspace=True, workspace_per_core=row_groups.workspace_per_core(kernel),
-                    row_group_fields=[part["chunk_passes"][0]["field"] for k, part in parts if k > 0])
-    view.update({"chunk": True, "chunk_first": first is not None, "multi_chunk": True,
-                 "chunk_passes": first["chunk_passes"] if first else [],
-                 "chunk_count": first["chunk_count"] if first else 0,
-                 "chunk_all_passes": [p for _, part in parts for p in part["chunk_passes"]],
-                 "chunk_processes": [{"fn": part["chunk_fn"], "lines": part["chunk_process"]} for _, part in parts],
-                 "chunk_members": list(dict.fromkeys(m for _, part in parts for m in part["chunk_members"])),
-                 "chunk_reset": list(dict.fromkeys(x for _, part in parts for x in part["chunk_reset"]))})
-    # The chunk lengths of every loop and the core's rows first; then loop 0's early return, if it chunks.
-    later = [x for k, part in parts if k > 0 for x in part["chunk_init"]]
-    head = first["chunk_init"] if first else ["chunkRows_ = blockLength_;  // this core's rows, in every split loop"]
-    view["init"] += head + later + (first["chunk_enter"] if first else [])
+    if several:  # the chunk lengths of every loop and the core's rows first; then loop 0's early return, if it chunks
+        head = first.init if first else ("chunkRows_ = blockLength_;  // this core's rows, in every split loop",)
+        init = (*head, *(x for k, part in parts if k > 0 for x in part.init), *(first.enter if first else ()))
+    else:
+        init = (*first.init, *first.enter)
+    grouped = group_views is not None
+    fields = tuple(part.passes[0].field for k, part in parts if k > 0) if grouped else ()
+    return KernelChunks(parts, init, several, grouped, fields, error)

@@ -1,4 +1,4 @@
-"""Emission of box loops: reductions over a non-last dim (`sum(load(x[t]), axis=1)`, x: [A, R, C]).
+"""Kind BOX: reductions over a non-last dim (`sum(load(x[t]), axis=1)`, x: [A, R, C]; box_*.jinja).
 
 The split runs over the output positions, flat (A * C of them; `M_` = C positions per row of the
 reduced axis, `D_` = R its extent). Core shares are multiples of 32 bytes of the output (as for flat
@@ -22,19 +22,51 @@ picks len and Qc from the UB budget. The strided copy needs DataCopyPad: 910B ta
 
 from __future__ import annotations
 
-from ascend_dsl import ir
-from ascend_dsl.diagnostics import DslError
+from dataclasses import dataclass
 
-from .context import PassContext
-from .emit import _StageWriter, _value_symbols, c_literal
-from .passes.plan_box import BOX_COMBINE, chunk_ops, is_box_reduction
-from .tiling_rules import MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, block_granule
+from ascend_dsl import ir
+
+from ..context import PassContext
+from ..passes.plan_box import BOX_COMBINE, chunk_ops, is_box_reduction
+from ..tiling_rules import MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, block_granule
+from .shared import (
+    KernelView,
+    StageWriter,
+    buffer_views,
+    c_literal,
+    find,
+    kernel_fields,
+    loc,
+    manifest,
+    value_symbols,
+)
 
 _IDENTITY = {"ReduceSum": 0.0, "ReduceMax": float("-inf"), "ReduceMin": float("inf"), "ReduceProd": 1.0}
 
 
-def _loc(ctx: PassContext, span) -> str:
-    return f"{ctx.source_name}:{span.line}"
+@dataclass(frozen=True, kw_only=True)
+class BoxView(KernelView):
+    buffer_num: int
+    copy_helpers: str
+    init: tuple[str, ...]
+    extra_members: tuple[str, ...]
+    kernel_scalars: tuple[str, ...]
+    tile_body: tuple[str, ...]  # Tile(p, base, len): one tile of output positions
+    row_mode: bool = False
+    axis: int
+    depth_host: str  # the reduced axis
+    inner_host: str  # output positions per row of the reduced axis
+    extent_host: str
+    tile_loc: str
+    ub_budget: int
+    ub_formula: str
+    pitch_granule: int
+    box_in_bytes: int
+    whole_row_shares: bool
+    whole_row_why: str
+    block_granule: int
+    min_per_core: int
+    min_tiles_per_core: int
 
 
 def _dim_c(d: str | int, prefix: str = "tiling.") -> str:
@@ -78,10 +110,13 @@ def _host_bytes(b: ir.Buffer, flat: str = "len") -> str:
     return f"(({elems} * {b.dtype.size} + 255) / 256 * 256)"
 
 
-def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir.TileLoop, base: dict) -> dict:
-    """The view model for a box loop; `base` holds the fields shared with every kernel (emit.build_view)."""
+def build_view(kernel: ir.Kernel, ctx: PassContext) -> BoxView:
+    split = kernel.phases[0]
+    tl = split.body[0]
     axis, dim = tl.shape.axis, tl.shape.dim
-    buffers = {b["name"]: b for b in base["buffers"]}
+    fields = kernel_fields(kernel, ctx)
+    views = buffer_views(tl)
+    buffers = {b.name: b for b in views}
     bufs = {b.name: b for b in tl.buffers_decl}
     stmts = [s for st in tl.body for s in st.body]
     params = {p.name: p for p in kernel.tensors}
@@ -90,7 +125,7 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
     plan: ir.BoxPlan = tl.shape.plan
     granule = plan.pitch_granule
 
-    init = [f"// {_loc(ctx, split.span)}: this core's contiguous share of the [0, {' * '.join(extent)}) output "
+    init = [f"// {loc(ctx, split.span)}: this core's contiguous share of the [0, {' * '.join(extent)}) output "
             "positions (a multiple of 32 bytes of the output)",
             f"const uint64_t total = {' * '.join(f'tiling.{s}' for s in extent)};",
             "const uint64_t start = tiling.blockLength * GetBlockIdx();",
@@ -101,25 +136,25 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
             "chunkRows_ = tiling.chunkRows;",
             f"D_ = tiling.{dim};  // the reduced axis",
             f"M_ = {' * '.join(f'tiling.{s}' for s in inner)};  // positions per row of the reduced axis"]
-    init += [f"{s['member']} = tiling.{s['name']};" for s in base["scalars"]]
-    init += [f"{sym}_ = tiling.{sym};" for sym in _value_symbols(kernel, tl)]  # symbols read as values
-    for t in base["tensors"]:
-        p = params[t["name"]]
-        ptr = f"(__gm__ {t['ctype']}*){t['name']}"
+    init += [f"{s.member} = tiling.{s.name};" for s in fields["scalars"]]
+    init += [f"{sym}_ = tiling.{sym};" for sym in value_symbols(kernel, tl)]  # symbols read as values
+    for t in fields["tensors"]:
+        p = params[t.name]
+        ptr = f"(__gm__ {t.ctype}*){t.name}"
         if tuple(p.shape) == extent:
-            init.append(f"{t['gm']}.SetGlobalBuffer({ptr} + start, blockLength_);")
+            init.append(f"{t.gm}.SetGlobalBuffer({ptr} + start, blockLength_);")
         else:
-            init.append(f"{t['gm']}.SetGlobalBuffer({ptr}, total * D_);  // a box tensor: read by strided copies")
-    init.append(f"// {_loc(ctx, tl.span)}: UB buffers, sized by the host for the largest box and tile")
+            init.append(f"{t.gm}.SetGlobalBuffer({ptr}, total * D_);  // a box tensor: read by strided copies")
+    init.append(f"// {loc(ctx, tl.span)}: UB buffers, sized by the host for the largest box and tile")
     init.append(f"const uint32_t boxElems = tiling.chunkRows * ((tiling.tileLength + {granule - 1}) / {granule} * "
                 f"{granule});  // rows x pitch")
-    for b in base["buffers"]:
-        buf: ir.Buffer = b["buffer"]
+    for b in views:
+        buf: ir.Buffer = b.buffer
         nbytes = _host_bytes(buf, "tiling.tileLength")
         args = nbytes if buf.position is ir.Position.VECCALC else f"{buf.num}, {nbytes}"
-        init.append(f"pipe.InitBuffer({b['member']}, {args});")
+        init.append(f"pipe.InitBuffer({b.member}, {args});")
 
-    writer = _StageWriter(ctx, buffers, {})
+    writer = StageWriter(ctx, buffers, {})
     box_in = [s for s in stmts if isinstance(s, ir.CopyIn) and bufs[s.buffer].layout is ir.Layout.BOX]
     flat_in = [s for s in stmts if isinstance(s, ir.CopyIn) and bufs[s.buffer].layout is not ir.Layout.BOX]
     outs = [s for s in stmts if isinstance(s, ir.CopyOut)]
@@ -134,35 +169,35 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
     lines = [f"const uint32_t pitch = (len + {granule - 1}) / {granule} * {granule};  "
              "// UB row pitch of the boxes (elements)"]
     # per-tile values: outputs (VECOUT), flat temporaries and accumulators (VECCALC)
-    for b in base["buffers"]:
-        buf = b["buffer"]
+    for b in views:
+        buf = b.buffer
         c = buf.dtype.ctype
         if buf.layout is ir.Layout.BOX:
             continue
         if buf.position is ir.Position.VECOUT:
-            lines.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.AllocTensor<{c}>();")
+            lines.append(f"LocalTensor<{c}> {buf.name} = {b.member}.AllocTensor<{c}>();")
         elif buf.position is ir.Position.VECCALC:
-            lines.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.Get<{c}>();")
+            lines.append(f"LocalTensor<{c}> {buf.name} = {b.member}.Get<{c}>();")
     for s in reductions:
         d = bufs[s.dst].dtype
         lines.append(f"Duplicate({s.dst}, {c_literal(_IDENTITY[s.api], d)}, static_cast<int32_t>(len));  "
-                     f"// {_loc(ctx, s.span)}: the accumulator starts at the identity")
+                     f"// {loc(ctx, s.span)}: the accumulator starts at the identity")
     for s in flat_in:  # per-position inputs: their copies start before the chunks
         b, c = buffers[s.buffer], ctype(s.buffer)
-        lines += [f"{{  // {_loc(ctx, s.span)}",
-                  f"    LocalTensor<{c}> {s.buffer} = {b['member']}.AllocTensor<{c}>();",
+        lines += [f"{{  // {loc(ctx, s.span)}",
+                  f"    LocalTensor<{c}> {s.buffer} = {b.member}.AllocTensor<{c}>();",
                   f"    CopyGmToUb({s.buffer}, {s.tensor}Gm[p], len);",
-                  f"    {b['member']}.EnQue({s.buffer});", "}"]
-    lines += [f"// {_loc(ctx, tl.span)}: the reduced axis in chunks of chunkRows_ rows",
+                  f"    {b.member}.EnQue({s.buffer});", "}"]
+    lines += [f"// {loc(ctx, tl.span)}: the reduced axis in chunks of chunkRows_ rows",
               "for (uint64_t q0 = 0; q0 < D_; q0 += chunkRows_) {",
               "    const uint32_t rows = static_cast<uint32_t>(D_ - q0 < chunkRows_ ? D_ - q0 : chunkRows_);",
               "    const uint32_t count = rows * pitch;"]
     body: list[str] = []
     for s in box_in:
         b, c = buffers[s.buffer], ctype(s.buffer)
-        body += [f"{{  // {_loc(ctx, s.span)}: rows q0.. of {s.tensor}, M_ elements apart in GM, into UB rows pitch "
+        body += [f"{{  // {loc(ctx, s.span)}: rows q0.. of {s.tensor}, M_ elements apart in GM, into UB rows pitch "
                  "elements apart",
-                 f"    LocalTensor<{c}> {s.buffer} = {b['member']}.AllocTensor<{c}>();",
+                 f"    LocalTensor<{c}> {s.buffer} = {b.member}.AllocTensor<{c}>();",
                  "    if (len == M_ && pitch == len) {  // whole rows, no padding: the chunk is contiguous in GM and UB",
                  f"        DataCopy({s.buffer}, {s.tensor}Gm[base + q0 * M_], count);",
                  "    } else {",
@@ -174,27 +209,25 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
                  " / 32 * 32) / 32), 0},",
                  f"                    DataCopyPadExtParams<{c}>{{false, 0, 0, 0}});",
                  "    }",
-                 f"    {b['member']}.EnQue({s.buffer});",
+                 f"    {b.member}.EnQue({s.buffer});",
                  "}"]
     body.append("{")
     inner_lines = []
-    for b in base["buffers"]:
-        buf = b["buffer"]
+    for b in views:
+        buf = b.buffer
         if buf.layout is not ir.Layout.BOX:
             continue
         c = buf.dtype.ctype
         if buf.position is ir.Position.VECIN:
-            inner_lines.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.DeQue<{c}>();")
+            inner_lines.append(f"LocalTensor<{c}> {buf.name} = {b.member}.DeQue<{c}>();")
         else:
-            inner_lines.append(f"LocalTensor<{c}> {buf.name} = {b['member']}.Get<{c}>();")
+            inner_lines.append(f"LocalTensor<{c}> {buf.name} = {b.member}.Get<{c}>();")
     for s in per_chunk:
         if is_box_reduction(s, bufs):
             writer.lines = []
             writer.mark(s.span)
             src = s.srcs[0]
-            scratch = f"boxTmp_{bufs[src].dtype}" if s.dst in plan.reread else None
-            if scratch is not None and scratch not in bufs:
-                raise DslError.at("INTERNAL", f"no scratch box for the reduction of live box '{src}'", s.span)
+            scratch = find(buffers, ir.BufferRole.BOX_TMP, dtype=bufs[src].dtype).name if s.dst in plan.reread else None
             inner_lines += writer.lines + _tree(s, ctype(src), scratch)
         else:
             writer.lines = []
@@ -202,29 +235,29 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
             writer.vec_op(s, "count")
             inner_lines += writer.lines
     for s in box_in:
-        inner_lines.append(f"{buffers[s.buffer]['member']}.FreeTensor({s.buffer});")
+        inner_lines.append(f"{buffers[s.buffer].member}.FreeTensor({s.buffer});")
     body += ["    " + x for x in inner_lines] + ["}"]
     lines += ["    " + x for x in body] + ["}"]
     # the flat ops over the tile's positions, then the store
     for s in flat_in:
         b, c = buffers[s.buffer], ctype(s.buffer)
-        lines.append(f"LocalTensor<{c}> {s.buffer} = {b['member']}.DeQue<{c}>();")
+        lines.append(f"LocalTensor<{c}> {s.buffer} = {b.member}.DeQue<{c}>();")
     writer.lines = []
     writer.last_line = -1
     for s in flat_ops:
         writer.vec_op(s, "len")
     lines += writer.lines
     for s in flat_in:
-        lines.append(f"{buffers[s.buffer]['member']}.FreeTensor({s.buffer});")
+        lines.append(f"{buffers[s.buffer].member}.FreeTensor({s.buffer});")
     for s in outs:
         b, c = buffers[s.buffer], ctype(s.buffer)
-        lines += [f"{b['member']}.EnQue<{c}>({s.buffer});"]
+        lines += [f"{b.member}.EnQue<{c}>({s.buffer});"]
     for s in outs:
         b, c = buffers[s.buffer], ctype(s.buffer)
-        lines += [f"{{  // {_loc(ctx, s.span)}",
-                  f"    LocalTensor<{c}> out = {b['member']}.DeQue<{c}>();",
+        lines += [f"{{  // {loc(ctx, s.span)}",
+                  f"    LocalTensor<{c}> out = {b.member}.DeQue<{c}>();",
                   f"    CopyUbToGm({s.tensor}Gm[p], out, len);",
-                  f"    {b['member']}.FreeTensor(out);", "}"]
+                  f"    {b.member}.FreeTensor(out);", "}"]
 
     whole_rows, vec_bytes, in_bytes = plan.whole_row_shares, plan.vec_bytes, plan.in_bytes  # plan_box.py
     ub_formula = " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl)
@@ -232,16 +265,18 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
                "uint64_t chunkRows_ = 0;  // rows of the reduced axis per chunk",
                "uint64_t D_ = 0;          // extent of the reduced axis",
                "uint64_t M_ = 0;          // output positions per row of the reduced axis"]
-    view = dict(base)
-    view.update({
-        "init": init, "extra_members": members, "tile_body": lines, "row_mode": False, "unit": "positions",
-        "max_tile": None, "kernel_template": "box_kernel.cpp.jinja", "tiling_template": "box_tiling.h.jinja",
-        "ub_budget": ctx.target.ub_budget, "ub_formula": ub_formula, "pitch_granule": granule,
-        "box_in_bytes": in_bytes, "whole_row_shares": whole_rows,
-        "whole_row_why": f"vector work per box element: {vec_bytes} B of repeats per {in_bytes} B read"
-                         f" ({'low' if whole_rows else 'too high'} for whole-row shares on a third of the cores)",
-        "inner_host": " * ".join(inner), "depth_host": dim, "axis": axis,
-        "block_granule": block_granule(kernel), "min_per_core": MIN_ELEMS_PER_CORE,
-        "min_tiles_per_core": MIN_TILES_PER_CORE,
-    })
-    return view
+    return BoxView(
+        **fields, buffers=views, buffer_num=tl.buffers, copy_helpers="copy_helpers_pad.cpp.jinja", init=tuple(init),
+        extra_members=tuple(members), tile_body=tuple(lines),
+        kernel_scalars=tuple(f"uint64_t {sym}_ = 0;  // shape symbol read as a value" for sym in value_symbols(kernel, tl)),
+        ub_budget=ctx.target.ub_budget, ub_formula=ub_formula, pitch_granule=granule, box_in_bytes=in_bytes,
+        whole_row_shares=whole_rows,
+        whole_row_why=f"vector work per box element: {vec_bytes} B of repeats per {in_bytes} B read"
+                      f" ({'low' if whole_rows else 'too high'} for whole-row shares on a third of the cores)",
+        inner_host=" * ".join(inner), depth_host=dim, axis=axis, extent_host=" * ".join(extent),
+        tile_loc=loc(ctx, tl.span), block_granule=block_granule(kernel), min_per_core=MIN_ELEMS_PER_CORE,
+        min_tiles_per_core=MIN_TILES_PER_CORE)
+
+
+def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: BoxView) -> dict:
+    return manifest(kernel, ctx, view, "AIV_ONLY", None, "positions", tuple(b.buffer for b in view.buffers), 0)

@@ -1,6 +1,6 @@
 """Rows split over a group of cores (docs/design.md, "Rows longer than UB"): fewer rows than cores.
 
-In chunked mode (lowering/chunking.py, lowering/emit_chunk.py) a core takes whole rows, so with fewer
+In chunked mode (lowering/passes/plan_chunks.py, lowering/emit/chunk.py) a core takes whole rows, so with fewer
 rows than cores most cores would idle. When the host tiling finds rows < cores it sets `rowGroup`
 (g = cores / rows, fewer if some core would get no columns) and `colShare`: core c works on row
 c / g, columns [(c % g) * colShare, + colShare) clipped to the row (shares are whole 256-element
@@ -27,7 +27,9 @@ from __future__ import annotations
 from ascend_dsl import ir
 from ascend_dsl.ir import row_ref
 
-from .passes.plan_row_groups import SLOT_FLOATS
+from ..passes.plan_row_groups import SLOT_FLOATS
+from . import slots
+from .shared import sync
 
 #: Workspace bytes per core: two alternating 32-byte partial slots.
 WORKSPACE_PER_CORE = 64
@@ -35,7 +37,7 @@ WORKSPACE_PER_CORE = 64
 
 def workspace_base(kernel: ir.Kernel) -> str:
     """Where the group's two slot regions start in the workspace (f32 elements): after the accumulators'
-    own slots and the slot accumulators' partials and totals (lowering/emit_slots.py), if any."""
+    own slots and the slot accumulators' partials and totals (emit/slots.py), if any."""
     base = "GetBlockNum() * 8" if kernel.accumulators else "0"
     for d in kernel.slot_accumulators:
         base = f"{d.name}Tot_ + GetBlockNum() * {d.name}Pad_"
@@ -45,9 +47,7 @@ def workspace_base(kernel: ir.Kernel) -> str:
 def workspace_per_core(kernel: ir.Kernel) -> str:
     """Workspace bytes per core (a C++ expression when slot accumulators size it at run time)."""
     if kernel.slot_accumulators:
-        from .emit_slots import workspace_per_core as slot_bytes
-
-        return f"({slot_bytes(kernel)} + {WORKSPACE_PER_CORE})"
+        return f"({slots.workspace_per_core(kernel)} + {WORKSPACE_PER_CORE})"
     return str((32 if kernel.accumulators else 0) + WORKSPACE_PER_CORE)
 
 
@@ -63,7 +63,7 @@ def members() -> list[str]:
 
 def init_lines(views: list[str], base: str) -> list[str]:
     """Chunked-mode Init lines (inside `if (chunkLength_ > 0)`): the core's group, rank and columns, and
-    `views`, the GM views of its group's row `groupRow` (emit.share_views)."""
+    `views`, the GM views of its group's row `groupRow` (emit/vector.py share_views)."""
     return [f"    groupBase_ = {base};  // the group's slot regions: after the accumulators' workspace",
             f"    workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, groupBase_ + GetBlockNum() * "
             f"{WORKSPACE_PER_CORE // 4});",
@@ -90,13 +90,12 @@ def group_combine(pid: str, reductions: tuple[ir.Fold, ...]) -> list[str]:
              "groupTurn_ ^= 1u;"]
     lines += [f"part.SetValue({j}, {row_ref(reductions[j].name).name + '_' if j < len(reductions) else '0.0f'});"
               for j in range(SLOT_FLOATS)]
-    lines += ["SetFlag<HardEvent::S_MTE3>(EVENT_ID0);", "WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
-              f"DataCopy(workspaceGm_[region + GetBlockIdx() * {SLOT_FLOATS}], part, {SLOT_FLOATS});",
-              "SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);", "WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);",
+    lines += [*sync("S_MTE3"), f"DataCopy(workspaceGm_[region + GetBlockIdx() * {SLOT_FLOATS}], part, {SLOT_FLOATS});",
+              *sync("MTE3_MTE2"),
               "SyncAll();  // every partial of the group has landed",
               f"DataCopy(part, workspaceGm_[region + (GetBlockIdx() - groupRank_) * {SLOT_FLOATS}], "
               f"rowGroup_ * {SLOT_FLOATS});",
-              "SetFlag<HardEvent::MTE2_S>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);"]
+              *sync("MTE2_S")]
     slot = {f.name: j for j, f in enumerate(reductions)}
     for j, f in enumerate(reductions):
         n = f.name
@@ -118,9 +117,8 @@ def group_combine(pid: str, reductions: tuple[ir.Fold, ...]) -> list[str]:
                   "        for (uint32_t i = 0; i < n; ++i) {",
                   f"            math.SetValue(i, part.GetValue((c0 + i) * {SLOT_FLOATS} + {ms}) - {mv});",
                   "        }",
-                  "        SetFlag<HardEvent::S_V>(EVENT_ID0);", "        WaitFlag<HardEvent::S_V>(EVENT_ID0);",
-                  "        Exp(math, math, static_cast<int32_t>(n));",
-                  "        SetFlag<HardEvent::V_S>(EVENT_ID0);", "        WaitFlag<HardEvent::V_S>(EVENT_ID0);",
+                  *sync("S_V", indent="        "), "        Exp(math, math, static_cast<int32_t>(n));",
+                  *sync("V_S", indent="        "),
                   "        for (uint32_t i = 0; i < n; ++i) {",
                   f"            {sv} += part.GetValue((c0 + i) * {SLOT_FLOATS} + {ss}) * math.GetValue(i);",
                   "        }",
