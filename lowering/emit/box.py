@@ -38,10 +38,38 @@ from .shared import (
     kernel_fields,
     loc,
     manifest,
+    snippet,
     value_symbols,
 )
 
 _IDENTITY = {"ReduceSum": 0.0, "ReduceMax": float("-inf"), "ReduceMin": float("inf"), "ReduceProd": 1.0}
+
+
+@dataclass(frozen=True)
+class Copy:
+    loc: str
+    ctype: str
+    buffer: str
+    member: str
+    tensor: str
+
+
+@dataclass(frozen=True)
+class Bind:
+    ctype: str
+    name: str
+    member: str
+    how: str  # AllocTensor / Get / DeQue
+
+
+@dataclass(frozen=True)
+class Init:
+    dst: str
+    identity: str
+    loc: str
+
+
+_HOW = {ir.Position.VECIN: "DeQue", ir.Position.VECOUT: "AllocTensor", ir.Position.VECCALC: "Get"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,7 +79,15 @@ class BoxView(KernelView):
     init: tuple[str, ...]
     extra_members: tuple[str, ...]
     kernel_scalars: tuple[str, ...]
-    tile_body: tuple[str, ...]  # Tile(p, base, len): one tile of output positions
+    # Tile(p, base, len): one tile of output positions
+    tile_values: tuple[Bind, ...]  # outputs and temporaries of the tile
+    tile_inits: tuple[Init, ...]  # reductions start at their identity
+    flat_in: tuple[Copy, ...]  # per-position inputs
+    box_in: tuple[Copy, ...]  # boxes, read chunk by chunk of the reduced axis
+    box_values: tuple[Bind, ...]
+    chunk_lines: tuple[str, ...]  # the box ops and reductions of one chunk
+    flat_lines: tuple[str, ...]  # the ops on the reduced values
+    outs: tuple[Copy, ...]
     row_mode: bool = False
     axis: int
     depth_host: str  # the reduced axis
@@ -71,34 +107,6 @@ class BoxView(KernelView):
 
 def _dim_c(d: str | int, prefix: str = "tiling.") -> str:
     return str(d) if isinstance(d, int) else f"{prefix}{d}"
-
-
-def _tree(s: ir.VecOp, ctype: str, scratch: str | None) -> list[str]:
-    """acc op= (the chunk's rows combined): a halving tree over rows `pitch` apart, in place on the box,
-    or through `scratch` when the box is read again after the reduction."""
-    op, src, acc = BOX_COMBINE[s.api], s.srcs[0], s.dst
-    if scratch is None:
-        return ["for (uint32_t n = rows; n > 1;) {  // fold the upper half of the rows onto the lower half",
-                "    const uint32_t h = n / 2;",
-                f"    {op}({src}, {src}, {src}[(n - h) * pitch], h * pitch);",
-                "    n -= h;",
-                "}",
-                f"{op}({acc}, {acc}, {src}, len);  // only the len data columns reach the accumulator"]
-    return ["if (rows == 1) {",
-            f"    {op}({acc}, {acc}, {src}, len);",
-            "} else {  // the box is read again: the first fold writes the scratch box",
-            "    uint32_t n = rows / 2;",
-            f"    {op}({scratch}, {src}, {src}[n * pitch], n * pitch);",
-            "    if (rows % 2 == 1) {",
-            f"        {op}({acc}, {acc}, {src}[(rows - 1) * pitch], len);",
-            "    }",
-            "    while (n > 1) {",
-            "        const uint32_t h = n / 2;",
-            f"        {op}({scratch}, {scratch}, {scratch}[(n - h) * pitch], h * pitch);",
-            "        n -= h;",
-            "    }",
-            f"    {op}({acc}, {acc}, {scratch}, len);",
-            "}"]
 
 
 def _host_bytes(b: ir.Buffer, flat: str = "len") -> str:
@@ -166,98 +174,36 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> BoxView:
     def ctype(name: str) -> str:
         return bufs[name].dtype.ctype
 
-    lines = [f"const uint32_t pitch = (len + {granule - 1}) / {granule} * {granule};  "
-             "// UB row pitch of the boxes (elements)"]
-    # per-tile values: outputs (VECOUT), flat temporaries and accumulators (VECCALC)
-    for b in views:
-        buf = b.buffer
-        c = buf.dtype.ctype
-        if buf.layout is ir.Layout.BOX:
-            continue
-        if buf.position is ir.Position.VECOUT:
-            lines.append(f"LocalTensor<{c}> {buf.name} = {b.member}.AllocTensor<{c}>();")
-        elif buf.position is ir.Position.VECCALC:
-            lines.append(f"LocalTensor<{c}> {buf.name} = {b.member}.Get<{c}>();")
-    for s in reductions:
-        d = bufs[s.dst].dtype
-        lines.append(f"Duplicate({s.dst}, {c_literal(_IDENTITY[s.api], d)}, static_cast<int32_t>(len));  "
-                     f"// {loc(ctx, s.span)}: the accumulator starts at the identity")
-    for s in flat_in:  # per-position inputs: their copies start before the chunks
-        b, c = buffers[s.buffer], ctype(s.buffer)
-        lines += [f"{{  // {loc(ctx, s.span)}",
-                  f"    LocalTensor<{c}> {s.buffer} = {b.member}.AllocTensor<{c}>();",
-                  f"    CopyGmToUb({s.buffer}, {s.tensor}Gm[p], len);",
-                  f"    {b.member}.EnQue({s.buffer});", "}"]
-    lines += [f"// {loc(ctx, tl.span)}: the reduced axis in chunks of chunkRows_ rows",
-              "for (uint64_t q0 = 0; q0 < D_; q0 += chunkRows_) {",
-              "    const uint32_t rows = static_cast<uint32_t>(D_ - q0 < chunkRows_ ? D_ - q0 : chunkRows_);",
-              "    const uint32_t count = rows * pitch;"]
-    body: list[str] = []
-    for s in box_in:
-        b, c = buffers[s.buffer], ctype(s.buffer)
-        body += [f"{{  // {loc(ctx, s.span)}: rows q0.. of {s.tensor}, M_ elements apart in GM, into UB rows pitch "
-                 "elements apart",
-                 f"    LocalTensor<{c}> {s.buffer} = {b.member}.AllocTensor<{c}>();",
-                 "    if (len == M_ && pitch == len) {  // whole rows, no padding: the chunk is contiguous in GM and UB",
-                 f"        DataCopy({s.buffer}, {s.tensor}Gm[base + q0 * M_], count);",
-                 "    } else {",
-                 f"        DataCopyPad({s.buffer}, {s.tensor}Gm[base + q0 * M_],",
-                 f"                    DataCopyExtParams{{static_cast<uint16_t>(rows), "
-                 f"static_cast<uint32_t>(len * sizeof({c})),",
-                 f"                                      static_cast<uint32_t>((M_ - len) * sizeof({c})),",
-                 f"                                      static_cast<uint32_t>((pitch * sizeof({c}) - (len * sizeof({c}) + 31)"
-                 " / 32 * 32) / 32), 0},",
-                 f"                    DataCopyPadExtParams<{c}>{{false, 0, 0, 0}});",
-                 "    }",
-                 f"    {b.member}.EnQue({s.buffer});",
-                 "}"]
-    body.append("{")
-    inner_lines = []
-    for b in views:
-        buf = b.buffer
-        if buf.layout is not ir.Layout.BOX:
-            continue
-        c = buf.dtype.ctype
-        if buf.position is ir.Position.VECIN:
-            inner_lines.append(f"LocalTensor<{c}> {buf.name} = {b.member}.DeQue<{c}>();")
-        else:
-            inner_lines.append(f"LocalTensor<{c}> {buf.name} = {b.member}.Get<{c}>();")
+    def copy(s: ir.CopyIn | ir.CopyOut) -> Copy:
+        return Copy(loc(ctx, s.span), ctype(s.buffer), s.buffer, buffers[s.buffer].member, s.tensor)
+
+    def binds(box: bool) -> tuple[Bind, ...]:
+        """LocalTensors of the box buffers (per chunk) or of the tile's values (outputs, temporaries)."""
+        return tuple(Bind(b.buffer.dtype.ctype, b.name, b.member, _HOW[b.buffer.position]) for b in views
+                     if (b.buffer.layout is ir.Layout.BOX) == box and (box or b.buffer.position is not ir.Position.VECIN))
+
+    chunk_lines: list[str] = []
     for s in per_chunk:
         if is_box_reduction(s, bufs):
             writer.lines = []
             writer.mark(s.span)
             src = s.srcs[0]
-            scratch = find(buffers, ir.BufferRole.BOX_TMP, dtype=bufs[src].dtype).name if s.dst in plan.reread else None
-            inner_lines += writer.lines + _tree(s, ctype(src), scratch)
+            scratch = find(buffers, ir.BufferRole.BOX_TMP, dtype=bufs[src].dtype).name if s.dst in plan.reread else ""
+            chunk_lines += writer.lines + snippet("box_tree", op=BOX_COMBINE[s.api], src=src, acc=s.dst, scratch=scratch)
         else:
             writer.lines = []
             writer.last_line = -1
             writer.vec_op(s, "count")
-            inner_lines += writer.lines
-    for s in box_in:
-        inner_lines.append(f"{buffers[s.buffer].member}.FreeTensor({s.buffer});")
-    body += ["    " + x for x in inner_lines] + ["}"]
-    lines += ["    " + x for x in body] + ["}"]
-    # the flat ops over the tile's positions, then the store
-    for s in flat_in:
-        b, c = buffers[s.buffer], ctype(s.buffer)
-        lines.append(f"LocalTensor<{c}> {s.buffer} = {b.member}.DeQue<{c}>();")
+            chunk_lines += writer.lines
     writer.lines = []
     writer.last_line = -1
     for s in flat_ops:
         writer.vec_op(s, "len")
-    lines += writer.lines
-    for s in flat_in:
-        lines.append(f"{buffers[s.buffer].member}.FreeTensor({s.buffer});")
-    for s in outs:
-        b, c = buffers[s.buffer], ctype(s.buffer)
-        lines += [f"{b.member}.EnQue<{c}>({s.buffer});"]
-    for s in outs:
-        b, c = buffers[s.buffer], ctype(s.buffer)
-        lines += [f"{{  // {loc(ctx, s.span)}",
-                  f"    LocalTensor<{c}> out = {b.member}.DeQue<{c}>();",
-                  f"    CopyUbToGm({s.tensor}Gm[p], out, len);",
-                  f"    {b.member}.FreeTensor(out);", "}"]
+    tile = {"tile_values": binds(False), "box_values": binds(True), "chunk_lines": tuple(chunk_lines),
+            "flat_lines": tuple(writer.lines), "flat_in": tuple(copy(s) for s in flat_in),
+            "box_in": tuple(copy(s) for s in box_in), "outs": tuple(copy(s) for s in outs),
+            "tile_inits": tuple(Init(s.dst, c_literal(_IDENTITY[s.api], bufs[s.dst].dtype), loc(ctx, s.span))
+                                for s in reductions)}
 
     whole_rows, vec_bytes, in_bytes = plan.whole_row_shares, plan.vec_bytes, plan.in_bytes  # plan_box.py
     ub_formula = " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl)
@@ -266,8 +212,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> BoxView:
                "uint64_t D_ = 0;          // extent of the reduced axis",
                "uint64_t M_ = 0;          // output positions per row of the reduced axis"]
     return BoxView(
-        **fields, buffers=views, buffer_num=tl.buffers, copy_helpers="copy_helpers_pad.cpp.jinja", init=tuple(init),
-        extra_members=tuple(members), tile_body=tuple(lines),
+        **fields, **tile, buffers=views, buffer_num=tl.buffers, copy_helpers="copy_helpers_pad.cpp.jinja",
+        init=tuple(init), extra_members=tuple(members),
         kernel_scalars=tuple(f"uint64_t {sym}_ = 0;  // shape symbol read as a value" for sym in value_symbols(kernel, tl)),
         ub_budget=ctx.target.ub_budget, ub_formula=ub_formula, pitch_granule=granule, box_in_bytes=in_bytes,
         whole_row_shares=whole_rows,

@@ -29,7 +29,7 @@ from .shared import (
     copy_call,
     find,
     loc,
-    slot_expr,
+    snippet,
     sync,
     write_stages,
 )
@@ -142,39 +142,6 @@ def _out_buf(dtype: DType) -> str:
     return f"chunkOut{camel(dtype.value)}_"
 
 
-def _slot_block(n: str, region: str) -> list[str]:
-    """The 32-byte block of `n`'s workspace region (`<n>Part_` / `<n>Tot_`) holding the current row's
-    slot, copied into the one-block math buffer; `k` is the slot."""
-    return [f"const uint64_t k = {slot_expr(n, 'rowStart_ + row')};",
-            f"const uint64_t at = {n}{region}_ + GetBlockIdx() * {n}Pad_ + k / 8 * 8;",
-            "LocalTensor<float> blk = chunkMath_.Get<float>();",
-            "DataCopy(blk, workspaceGm_[at], 8);", *sync("MTE2_S")]
-
-
-def _slot_read(ctx, st: ir.RowLoad) -> list[str]:
-    """`s[r]`: the row's slot total from this core's copy of the totals (GM workspace)."""
-    n = st.tensor
-    return [f"// {loc(ctx, st.span)}: {n}[r], the total of the row's slot", "{",
-            *("    " + x for x in _slot_block(n, "Tot")),
-            f"    {ir.row_ref(st.name).name}_ = blk.GetValue(static_cast<uint32_t>(k % 8));",
-            *sync("S_MTE2", "before the block is copied into again", "    "), "}"]
-
-
-def _slot_fold(ctx, st: ir.RowSlotAccumulate, grouped: bool = False) -> list[str]:
-    """`s[r] += v` once the row's value is known: read-modify-write of the slot's 32-byte block of this
-    core's partial vector in the GM workspace (the scalar unit does not write GM: DMA both ways).
-    `grouped`: by the first core of the row's group only."""
-    n = st.name
-    return [f"// {loc(ctx, st.span)}: {n}[r] += the row's value, into this core's partial vector of {n}" +
-            (" (the group's first core)" if grouped else ""), "if (groupRank_ == 0) {" if grouped else "{",
-            f"    const float v = {c_scalar(st.value, DType.F32)};",
-            *("    " + x for x in _slot_block(n, "Part")),
-            "    blk.SetValue(static_cast<uint32_t>(k % 8), blk.GetValue(static_cast<uint32_t>(k % 8)) + v);",
-            *sync("S_MTE3", indent="    "), "    DataCopy(workspaceGm_[at], blk, 8);",
-            *sync("MTE3_MTE2", "the next fold reads the block again", "    "),
-            *sync("MTE3_S", "before the scalar unit writes the block again", "    "), "}"]
-
-
 def chunk_names(k: int, p: int) -> tuple[str, str]:
     """(pass id, tiling field) of pass p of split loop k: loop 0 keeps `ChunkPass<p>` and `chunkLength`,
     `chunkLength<p>`; later loops get `ChunkPass<k>_<p>` and `chunkLength<k>_<p>`."""
@@ -191,7 +158,6 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
     (emit/row_groups.py), the Init lines of the GM views re-pointed at the group's row (vector.share_views)."""
     grouped = group_views is not None
     passes: list[ChunkPassView] = []
-    members: list[str] = []
     for p_index, p in enumerate(plan.passes):
         pid, field = chunk_names(k, p_index)
         suffix = f"C{pid}"
@@ -220,104 +186,52 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
             tuple(stages[ir.StageKind.COPYIN]), (*head, *stages[ir.StageKind.COMPUTE], *tail),
             tuple(stages[ir.StageKind.COPYOUT]), tuple(reads),
             tuple(row_groups.group_combine(pid, p.reductions)) if grouped and p.reductions else ()))
-        members += [f"{b.decl} {b.member};" for b in buffers]
-    members.append("TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values")
-    members += [f"TBuf<TPosition::VECCALC> {_out_buf(d)};  // one {d} element of a per-row store"
-                for d in plan.store_dtypes]
-    members += [f"float {ir.row_ref(n).name}_ = 0.0f;  // per-row value (chunked mode)" for n in plan.row_values]
-    members += [f"float {f.name}Core_ = 0.0f;  // this core's running value of {f.name} (chunked mode)"
-                for f in plan.accumulators]
-    members += ["uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB"
-                if k == 0 else f"uint32_t {passes[0].member} = 0;  // elements per column chunk of pass 0 of "
-                f"split loop {k}; 0: whole rows fit UB",
-                *(f"uint32_t {ph.member} = 0;  // elements per column chunk of pass {ph.k}"
-                  + (f" of split loop {k}" if k else "") for ph in passes[1:]),
-                "uint64_t chunkRows_ = 0;  // chunked mode: this core's rows",
-                "uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element"]
+    members = snippet("chunk_members", passes=passes, k=k, grouped=grouped,
+                      out_bufs=[{"member": _out_buf(d), "dtype": d} for d in plan.store_dtypes],
+                      row_values=[ir.row_ref(n).name for n in plan.row_values], accs=[f.name for f in plan.accumulators])
     reset = ["pipe.Reset();", "pipe.InitBuffer(chunkMath_, 32);"]
     reset += [f"pipe.InitBuffer({_out_buf(d)}, 32);" for d in plan.store_dtypes]
-    body = ["rowOffset_ = row * D_;", "ChunkReset();"]
+    steps = []
     for st in plan.steps:
-        if isinstance(st, ir.RunPass):
-            body.append(f"ChunkPass{chunk_names(k, st.index)[0]}();")
-            if grouped and plan.passes[st.index].reductions:
-                body += ["if (rowGroup_ > 1) {  // the group's partials of the row, combined by every core of the group",
-                         f"    GroupCombine{chunk_names(k, st.index)[0]}();", "}"]
-        elif isinstance(st, ir.RowLoad) and st.slot:
-            body += _slot_read(ctx, st)
-        elif isinstance(st, ir.RowLoad):
-            gm = tensor_map[st.tensor].gm
-            index = f"(rowStart_ + row) % {gm}Period_" if st.period else "row"
-            body += [f"// {loc(ctx, st.span)}",
-                     f"{ir.row_ref(st.name).name}_ = static_cast<float>({gm}.GetValue({index}));"]
-        elif isinstance(st, ir.RowScalar):
-            w = ScalarWriter(ctx, tensor_map, _MATH_BUF)
-            value = w.scalar(st.value)
-            line = f"{ir.row_ref(st.name).name}_ = {value};"
-            body.append(f"// {loc(ctx, st.span)}")
-            body += ["{", *("    " + x for x in w.lines), "    " + line, "}"] if w.lines else [line]
-        elif isinstance(st, ir.RowSlotAccumulate):
-            body += _slot_fold(ctx, st, grouped)
-        elif isinstance(st, ir.RowAccumulate):
-            core, v = f"{st.name}Core_", c_scalar(st.value, DType.F32)
-            fold = {ir.Combine.ADD: f"{core} += {v};", ir.Combine.MAX: f"{core} = {v} > {core} ? {v} : {core};",
-                    ir.Combine.MIN: f"{core} = {v} < {core} ? {v} : {core};"}[st.combine]
-            body += [f"// {loc(ctx, st.span)}" + (": the row's value, once (the group's first core)" if grouped else ""),
-                     *(["if (groupRank_ == 0) {", f"    {fold}", "}"] if grouped else [fold])]
-        elif isinstance(st, ir.RowStore):
-            t = tensor_map[st.tensor]
-            dtype = kernel.param(st.tensor).dtype
-            w = ScalarWriter(ctx, tensor_map, _MATH_BUF)
-            value = w.scalar(st.value)
-            body += [f"// {loc(ctx, st.span)}: one element per row" +
-                     (", written by the group's first core" if grouped else ""),
-                     "if (groupRank_ == 0) {" if grouped else "{", *("    " + x for x in w.lines),
-                     f"    LocalTensor<{t.ctype}> one = {_out_buf(dtype)}.Get<{t.ctype}>();",
-                     f"    one.SetValue(0, static_cast<{t.ctype}>({value}));", *sync("S_MTE3", indent="    "),
-                     f"    {copy_call('UbToGm', '', 'one', t.gm + '[row]', '1')}",
-                     *sync("MTE3_S", "the next row writes the block again", "    "), "}"]
+        where = loc(ctx, getattr(st, "span", None) or p.loop.span)
+        match st:
+            case ir.RunPass(index=i):
+                steps.append({"kind": "pass", "id": chunk_names(k, i)[0], "group": grouped and plan.passes[i].reductions})
+            case ir.RowLoad(slot=True):
+                steps.append({"kind": "slot_read", "loc": where, "tensor": st.tensor, "value": ir.row_ref(st.name).name})
+            case ir.RowLoad():
+                gm = tensor_map[st.tensor].gm
+                steps.append({"kind": "load", "loc": where, "value": ir.row_ref(st.name).name, "gm": gm,
+                              "index": f"(rowStart_ + row) % {gm}Period_" if st.period else "row"})
+            case ir.RowScalar() | ir.RowStore():
+                w = ScalarWriter(ctx, tensor_map, _MATH_BUF)
+                value, t = w.scalar(st.value), tensor_map.get(getattr(st, "tensor", ""))
+                steps.append({"kind": "scalar", "loc": where, "lines": w.lines, "expr": value,
+                              "value": ir.row_ref(st.name).name} if isinstance(st, ir.RowScalar) else
+                             {"kind": "store", "loc": where, "lines": w.lines, "expr": value, "ctype": t.ctype,
+                              "gm": t.gm, "buf": _out_buf(kernel.param(st.tensor).dtype)})
+            case ir.RowSlotAccumulate():
+                steps.append({"kind": "slot_fold", "loc": where, "name": st.name, "expr": c_scalar(st.value, DType.F32)})
+            case ir.RowAccumulate():
+                steps.append({"kind": "fold", "loc": where, "name": st.name, "combine": st.combine.value,
+                              "expr": c_scalar(st.value, DType.F32)})
     slots = [find(row_buffers, ir.BufferRole.ACC_SLOT, f.name).member for f in plan.accumulators]
     vecs = [(n, find(row_buffers, ir.BufferRole.SLOT_VECTOR, n).member) for n in plan.slot_accumulators]
-    process = [f"{f.name}Core_ = {c_literal(IDENTITY[f.combine], DType.F32)};" for f in plan.accumulators]
-    if vecs:  # this core's partial vectors start at zero in the GM workspace; rows fold into them
-        process += ["pipe.Reset();  // zero this core's partial vectors of the slot accumulators in the workspace"]
-        for n, m in vecs:
-            process += [f"pipe.InitBuffer({m}, static_cast<uint32_t>({n}Pad_ * sizeof(float)));",
-                        f"Duplicate({m}.Get<float>(), 0.0f, static_cast<int32_t>({n}Pad_));", *sync("V_MTE3"),
-                        f"DataCopy(workspaceGm_[{n}Part_ + GetBlockIdx() * {n}Pad_], {m}.Get<float>(), "
-                        f"static_cast<uint32_t>({n}Pad_));"]
-        process += sync("MTE3_MTE2", "the rows' folds read the blocks")
-    process += ["for (uint64_t row = 0; row < chunkRows_; ++row) {", *("    " + x for x in body), "}"]
-    if slots or vecs:
-        process += ["pipe.Reset();  // this core's running values go where the cross-core combine reads them",
-                    *(f"pipe.InitBuffer({m}, 32);" for m in slots),
-                    *(f"{m}.Get<float>().SetValue(0, {f.name}Core_);" for m, f in zip(slots, plan.accumulators,
-                                                                                        strict=True))]
-    for n, m in vecs:  # the combine copies this core's partial vector out of UB
-        process += [f"pipe.InitBuffer({m}, static_cast<uint32_t>({n}Pad_ * sizeof(float)));",
-                    f"DataCopy({m}.Get<float>(), workspaceGm_[{n}Part_ + GetBlockIdx() * {n}Pad_], "
-                    f"static_cast<uint32_t>({n}Pad_));"]
-    if vecs:
-        process += sync("MTE2_MTE3")
+    process = snippet("chunk_process", steps=steps, grouped=grouped,
+                      accs=[{"name": f.name, "identity": c_literal(IDENTITY[f.combine], DType.F32)}
+                            for f in plan.accumulators],
+                      slots=[{"name": f.name, "member": m} for m, f in zip(slots, plan.accumulators, strict=True)],
+                      vecs=[{"name": n, "member": m} for n, m in vecs])
     if k == 0:
         init = ["chunkLength_ = tiling.chunkLength;", *(f"{ph.member} = tiling.{ph.field};" for ph in passes[1:])]
         if grouped:
             init.append("colEnd_ = D_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)")
         if several:
             init.append("chunkRows_ = blockLength_;  // this core's rows, in every split loop")
-        enter = ["if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own "
-                 "buffers", *([] if several else ["    chunkRows_ = blockLength_;"]),
-                 "    blockLength_ = 0;  // the whole-row loop gets no rows",
-                 *(row_groups.init_lines(group_views, row_groups.workspace_base(kernel)) if grouped else []),
-                 *(f"    pipe.InitBuffer({m}, 32);  // the running value's block (Process() clears it)" for m in slots),
-                 *(f"    pipe.InitBuffer({m}, static_cast<uint32_t>({n}Pad_ * sizeof(float)));  // (Process() clears it)"
-                   for n, m in vecs),
-                 "    return;",
-                 "}"]
+        enter = snippet("chunk_enter", several=several, slots=slots, vecs=[{"name": n, "member": m} for n, m in vecs],
+                        group=row_groups.init_lines(group_views, row_groups.workspace_base(kernel)) if grouped else [])
     else:
         init, enter = [f"{ph.member} = tiling.{ph.field};" for ph in passes], []
-    if grouped:
-        members += row_groups.members()
     return ChunkView(tuple(passes), len(plan.passes), f"ProcessChunked{k if k else ''}", tuple(members),
                      tuple(reset), tuple(process), tuple(init), tuple(enter))
 

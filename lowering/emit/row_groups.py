@@ -29,7 +29,7 @@ from ascend_dsl.ir import row_ref
 
 from ..passes.plan_row_groups import SLOT_FLOATS
 from . import slots
-from .shared import sync
+from .shared import snippet
 
 #: Workspace bytes per core: two alternating 32-byte partial slots.
 WORKSPACE_PER_CORE = 64
@@ -51,77 +51,21 @@ def workspace_per_core(kernel: ir.Kernel) -> str:
     return str((32 if kernel.accumulators else 0) + WORKSPACE_PER_CORE)
 
 
-def members() -> list[str]:
-    return ["TBuf<TPosition::VECCALC> chunkGroup_;  // the group's partial slots while combining",
-            "uint32_t rowGroup_ = 1;  // cores sharing each row (chunked mode, fewer rows than cores)",
-            "uint32_t groupRank_ = 0;  // this core's place in its row's group",
-            "uint32_t groupTurn_ = 0;  // which of the two workspace slot regions the next combine uses",
-            "uint64_t groupBase_ = 0;  // where the two slot regions start in the workspace",
-            "uint64_t colStart_ = 0;  // chunked mode: this core's columns of the row",
-            "uint64_t colEnd_ = 0;"]
-
-
 def init_lines(views: list[str], base: str) -> list[str]:
     """Chunked-mode Init lines (inside `if (chunkLength_ > 0)`): the core's group, rank and columns, and
     `views`, the GM views of its group's row `groupRow` (emit/vector.py share_views)."""
-    return [f"    groupBase_ = {base};  // the group's slot regions: after the accumulators' workspace",
-            f"    workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, groupBase_ + GetBlockNum() * "
-            f"{WORKSPACE_PER_CORE // 4});",
-            "    rowGroup_ = tiling.rowGroup;",
-            "    if (rowGroup_ > 1) {  // fewer rows than cores: rowGroup_ cores share each row's columns",
-            "        const uint64_t groupRow = GetBlockIdx() / rowGroup_;",
-            "        groupRank_ = static_cast<uint32_t>(GetBlockIdx() % rowGroup_);",
-            "        colStart_ = groupRank_ * tiling.colShare;",
-            "        colStart_ = colStart_ < D_ ? colStart_ : D_;",
-            "        colEnd_ = D_ - colStart_ < tiling.colShare ? D_ : colStart_ + tiling.colShare;",
-            "        chunkRows_ = groupRow < total ? 1 : 0;",
-            *("        " + v for v in views),
-            "    }"]
+    return snippet("group_init", "    ", base=base, floats=WORKSPACE_PER_CORE // 4, views=views)
 
 
 def group_combine(pid: str, reductions: tuple[ir.Fold, ...]) -> list[str]:
     """`GroupCombine<pid>()`: after pass pid, this core's partials of the row's reductions go to its
-    workspace slot; SyncAll; every core of the group folds the group's slots in core order."""
-    online_sums = {f.online_sum: f.name for f in reductions if f.online_sum}
-    lines = ["ChunkReset();",
-             "pipe.InitBuffer(chunkGroup_, rowGroup_ * 32);",
-             "LocalTensor<float> part = chunkGroup_.Get<float>();",
-             f"const uint64_t region = groupBase_ + groupTurn_ * GetBlockNum() * {SLOT_FLOATS};  // alternate regions",
-             "groupTurn_ ^= 1u;"]
-    lines += [f"part.SetValue({j}, {row_ref(reductions[j].name).name + '_' if j < len(reductions) else '0.0f'});"
-              for j in range(SLOT_FLOATS)]
-    lines += [*sync("S_MTE3"), f"DataCopy(workspaceGm_[region + GetBlockIdx() * {SLOT_FLOATS}], part, {SLOT_FLOATS});",
-              *sync("MTE3_MTE2"),
-              "SyncAll();  // every partial of the group has landed",
-              f"DataCopy(part, workspaceGm_[region + (GetBlockIdx() - groupRank_) * {SLOT_FLOATS}], "
-              f"rowGroup_ * {SLOT_FLOATS});",
-              *sync("MTE2_S")]
+    workspace slot; SyncAll; every core of the group folds the group's slots in core order (an online
+    max/sum pair as s = sum of s_c * exp(m_c - m), m the group's max)."""
     slot = {f.name: j for j, f in enumerate(reductions)}
-    for j, f in enumerate(reductions):
-        n = f.name
-        v, at = f"{row_ref(n).name}_", f"part.GetValue(c * {SLOT_FLOATS} + {j})"
-        if n in online_sums:
-            continue  # with its max, below
-        fold = {ir.Combine.ADD: f"{v} += {at};", ir.Combine.MUL: f"{v} *= {at};",
-                ir.Combine.MAX: f"{v} = {at} > {v} ? {at} : {v};", ir.Combine.MIN: f"{v} = {at} < {v} ? {at} : {v};"}
-        lines += [f"{v} = part.GetValue({j});",
-                  "for (uint32_t c = 1; c < rowGroup_; ++c) {", f"    {fold[f.combine]}", "}"]
-    for s, m in online_sums.items():  # s = sum of s_c * exp(m_c - m), m the group's max (already folded)
-        ms, ss = slot[m], slot[s]
-        sv, mv = f"{row_ref(s).name}_", f"{row_ref(m).name}_"
-        lines += [f"{sv} = 0.0f;  // the running sums, rescaled to the group's max",
-                  "{",
-                  "    LocalTensor<float> math = chunkMath_.Get<float>();",
-                  f"    for (uint32_t c0 = 0; c0 < rowGroup_; c0 += {SLOT_FLOATS}) {{",
-                  f"        const uint32_t n = rowGroup_ - c0 < {SLOT_FLOATS} ? rowGroup_ - c0 : {SLOT_FLOATS};",
-                  "        for (uint32_t i = 0; i < n; ++i) {",
-                  f"            math.SetValue(i, part.GetValue((c0 + i) * {SLOT_FLOATS} + {ms}) - {mv});",
-                  "        }",
-                  *sync("S_V", indent="        "), "        Exp(math, math, static_cast<int32_t>(n));",
-                  *sync("V_S", indent="        "),
-                  "        for (uint32_t i = 0; i < n; ++i) {",
-                  f"            {sv} += part.GetValue((c0 + i) * {SLOT_FLOATS} + {ss}) * math.GetValue(i);",
-                  "        }",
-                  "    }",
-                  "}"]
-    return lines
+    sums = {f.online_sum for f in reductions if f.online_sum}
+    folds = [{"value": row_ref(f.name).name, "slot": j, "combine": f.combine.value}
+             for j, f in enumerate(reductions) if f.name not in sums]
+    online = [{"sum": row_ref(f.online_sum).name, "max": row_ref(f.name).name, "sum_slot": slot[f.online_sum],
+               "max_slot": slot[f.name]} for f in reductions if f.online_sum]
+    return snippet("group_combine", n=SLOT_FLOATS, values=[row_ref(f.name).name for f in reductions], folds=folds,
+                   online=online)

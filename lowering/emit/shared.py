@@ -39,6 +39,13 @@ def render(template: str, view: KernelView) -> str:
     return _env().get_template(template).render(**{f.name: getattr(view, f.name) for f in fields(view)})
 
 
+def snippet(name: str, indent: str = "", **values) -> list[str]:
+    """The C++ lines of a partial template, codegen_templates/snippets/<name>.cpp.jinja (multi-line blocks
+    the writers place: the templates lay them out, the writers pass the values)."""
+    text = _env().get_template(f"snippets/{name}.cpp.jinja").render(**values)
+    return [indent + line if line else line for line in text.splitlines()]
+
+
 def camel(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_") if p)
 

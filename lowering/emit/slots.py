@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ascend_dsl import ir
 
-from .shared import LaunchCheck, loc, sync
+from .shared import LaunchCheck, loc, snippet, sync
 
 #: UB the combine needs at least: two vectors (the running totals and one core's partial).
 COMBINE_VECTORS = 2
@@ -31,32 +31,20 @@ def _prod(names: tuple[str, ...], prefix: str) -> str:
     return " * ".join(f"{prefix}{n}" for n in names) if names else "1"
 
 
-def members(kernel: ir.Kernel) -> list[str]:
-    out = []
-    for d in kernel.slot_accumulators:
-        n = d.name
-        out += [f"uint64_t {n}Slots_ = 0;  // slots of {n} = zeros({' * '.join(d.slots)})",
-                f"uint64_t {n}RowsPerSlot_ = 1;  // row r adds into slot (r / {n}RowsPerSlot_) % {n}Slots_",
-                f"uint64_t {n}Pad_ = 0;  // {n}Slots_ rounded up to whole 32-byte blocks",
-                f"uint64_t {n}Part_ = 0;  // workspace: every core's partial vector of {n}",
-                f"uint64_t {n}Tot_ = 0;  // workspace: every core's copy of {n}'s totals"]
-    return out + ["uint64_t tileRow_ = 0;  // first row of the tile in flight (set by CopyIn, read by Compute)"]
+def _accs(kernel: ir.Kernel, ctx) -> list[dict]:
+    """The slot accumulators as the snippets read them."""
+    return [{"name": d.name, "slots": " * ".join(d.slots), "loc": loc(ctx, d.span), "slot_count": _prod(d.slots, ""),
+             "per": _prod(d.rows_per_slot, ""), "groups": _prod(d.groups, "") if d.groups else ""}
+            for d in kernel.slot_accumulators]
+
+
+def members(kernel: ir.Kernel, ctx) -> list[str]:
+    return snippet("slot_members", accs=_accs(kernel, ctx))
 
 
 def init_lines(kernel: ir.Kernel, ctx) -> list[str]:
     """Init: slot counts from the tiling data, workspace regions, the workspace's GM bound."""
-    lines = []
-    base = "GetBlockNum() * 8" if kernel.accumulators else "0"
-    for d in kernel.slot_accumulators:
-        n = d.name
-        lines += [f"// {loc(ctx, d.span)}: {n} = zeros({' * '.join(d.slots)})",
-                  f"{n}Slots_ = tiling.{n}Slots;", f"{n}RowsPerSlot_ = tiling.{n}RowsPerSlot;",
-                  f"{n}Pad_ = ({n}Slots_ + 7) / 8 * 8;", f"{n}Part_ = {base};",
-                  f"{n}Tot_ = {n}Part_ + GetBlockNum() * {n}Pad_;"]
-        base = f"{n}Tot_ + GetBlockNum() * {n}Pad_"
-    lines.append(f"workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, {base});  "
-                 "// scalar slots, then per slot accumulator every core's partials and totals")
-    return lines
+    return snippet("slot_init", accs=_accs(kernel, ctx), base="GetBlockNum() * 8" if kernel.accumulators else "0")
 
 
 def totals_lines(totals: list[tuple[str, str]]) -> list[str]:
@@ -83,42 +71,12 @@ def before_reset_lines(vectors: list[tuple[str, str]]) -> list[str]:
 def staging_lines(names: list[str], budget: int) -> list[str]:
     """After pipe.Reset(): the combine's UB, one f32 vector of totals plus as many cores' partial
     vectors as fit (all of them when they do), at most the UB left beside the scalar epilogue."""
-    lines = ["uint64_t slotFloats = 0;  // the totals and every core's partial vector, if they fit"]
-    for n in names:
-        lines.append(f"slotFloats = (GetBlockNum() + 1) * {n}Pad_ > slotFloats ? (GetBlockNum() + 1) * {n}Pad_ "
-                     ": slotFloats;")
-    cap = (budget - COMBINE_RESERVE) // 4 // 8 * 8
-    lines += [f"slotFloats = slotFloats < {cap} ? slotFloats : {cap};  // UB beside the scalar epilogue",
-              "pipe.InitBuffer(slotBuf_, static_cast<uint32_t>(slotFloats * sizeof(float)));"]
-    return lines
+    return snippet("slot_staging", names=names, cap=(budget - COMBINE_RESERVE) // 4 // 8 * 8)
 
 
 def combine_lines(names: list[str], ctx, span, syncall: bool) -> list[str]:
-    """After SyncAll: every core adds all partial vectors (core order) and keeps the totals in GM.
-    The partials are copied in as few DataCopy as fit UB (one per chunk of cores, not one per core)."""
-    lines = [f"// {loc(ctx, span)}: combine {', '.join(names)} across cores: every core adds all cores' partial "
-             "vectors in core order and writes the totals to its own workspace region"]
-    if syncall:
-        lines.append("SyncAll();")
-    lines.append("LocalTensor<float> slotUb = slotBuf_.Get<float>();")
-    for n in names:
-        lines += [f"{{  // {n}",
-                  f"    const uint64_t chunk = slotFloats / {n}Pad_ - 1 < static_cast<uint64_t>(GetBlockNum()) ? "
-                  f"slotFloats / {n}Pad_ - 1 : GetBlockNum();  // cores per copy",
-                  "    LocalTensor<float> tot = slotUb;",
-                  f"    LocalTensor<float> part = slotUb[{n}Pad_];",
-                  f"    Duplicate(tot, 0.0f, static_cast<int32_t>({n}Pad_));",
-                  "    for (uint64_t c0 = 0; c0 < static_cast<uint64_t>(GetBlockNum()); c0 += chunk) {",
-                  "        const uint64_t cores = GetBlockNum() - c0 < chunk ? GetBlockNum() - c0 : chunk;",
-                  *sync("V_MTE2", "the previous Adds have read part", "        "),
-                  f"        DataCopy(part, workspaceGm_[{n}Part_ + c0 * {n}Pad_], static_cast<uint32_t>(cores * {n}Pad_));",
-                  *sync("MTE2_V", indent="        "),
-                  "        for (uint64_t j = 0; j < cores; ++j) {",
-                  f"            Add(tot, tot, part[j * {n}Pad_], static_cast<int32_t>({n}Pad_));", "        }", "    }",
-                  *sync("V_MTE3", indent="    "),
-                  f"    DataCopy(workspaceGm_[{n}Tot_ + GetBlockIdx() * {n}Pad_], tot, static_cast<uint32_t>({n}Pad_));",
-                  *sync("MTE3_V", "before slotUb is reused", "    "), "}"]
-    return lines + sync("MTE3_MTE2", "later loops copy the totals in")
+    """After SyncAll: every core adds all partial vectors (core order) and keeps the totals in GM."""
+    return snippet("slot_combine", names=names, loc=loc(ctx, span), syncall=syncall)
 
 
 # ----------------------------------------------------------------------------- host
@@ -126,24 +84,7 @@ def combine_lines(names: list[str], ctx, span, syncall: bool) -> list[str]:
 
 def host_lines(kernel: ir.Kernel, ctx, budget: int) -> list[str]:
     """Tiling function: each slot accumulator's slot count and rows per slot (after the checks)."""
-    lines = []
-    for d in kernel.slot_accumulators:
-        n = d.name
-        per = _prod(d.rows_per_slot, "")
-        groups = _prod(d.groups, "")
-        lines += [f"const uint64_t {n}Slots = {_prod(d.slots, '')};  // {n} = zeros({' * '.join(d.slots)}) "
-                  f"({loc(ctx, d.span)})"]
-        if d.groups:
-            lines += [f"if ({groups} <= 0 || ({per}) % ({groups}) != 0) {{",
-                      "    return 0;  // the groups do not divide the rows (see the launch check)", "}",
-                      f"const uint64_t {n}RowsPerSlot = ({per}) / ({groups});"]
-        else:
-            lines.append(f"const uint64_t {n}RowsPerSlot = {per};")
-        lines += [f"t->{n}Slots = {n}Slots;", f"t->{n}RowsPerSlot = {n}RowsPerSlot;"]
-    for d in kernel.slot_accumulators:
-        lines += [f"if ({COMBINE_VECTORS} * (({d.name}Slots + 7) / 8 * 32) > {budget - COMBINE_RESERVE}) {{",
-                  "    return 0;  // the combine's vectors do not fit UB (see the launch check)", "}"]
-    return lines
+    return snippet("slot_host", accs=_accs(kernel, ctx), vectors=COMBINE_VECTORS, cap=budget - COMBINE_RESERVE)
 
 
 def tiling_fields(kernel: ir.Kernel) -> list[str]:

@@ -38,6 +38,7 @@ from .shared import (
     loc,
     manifest,
     rows_of,
+    snippet,
     sync,
     value_symbols,
     write_stages,
@@ -205,20 +206,8 @@ class _EpilogueWriter(ScalarWriter):
     single-element stores of core 0."""
 
     def combine(self, accs: list[ir.AccDecl], combines: dict[str, ir.Combine], span) -> None:
-        self.lines += [f"// {loc(self.ctx, span)}: combine {', '.join(a.name for a in accs)} across cores: each core "
-                       "writes its value to its 32-byte workspace slot, SyncAll, every core reads all slots",
-                       "LocalTensor<float> slots = scalarBuf_.Get<float>();"]
-        self.lines += [f"slots.SetValue({j}, {accs[j].name + '_' if j < len(accs) else '0.0f'});" for j in range(8)]
-        self.lines += [*sync("S_MTE3"), "DataCopy(workspaceGm_[GetBlockIdx() * 8], slots, 8);", *sync("MTE3_MTE2"),
-                       "SyncAll();", "DataCopy(slots, workspaceGm_, static_cast<uint32_t>(GetBlockNum()) * 8);",
-                       *sync("MTE2_S")]
-        self.lines += [f"{a.name}_ = {c_literal(a.init, DType.F32)};" for a in accs]
-        self.lines.append("for (int64_t c = 0; c < GetBlockNum(); ++c) {")
-        for j, a in enumerate(accs):
-            v, n = f"slots.GetValue(c * 8 + {j})", f"{a.name}_"
-            self.lines.append("    " + {ir.Combine.ADD: f"{n} += {v};", ir.Combine.MAX: f"{n} = {v} > {n} ? {v} : {n};",
-                                         ir.Combine.MIN: f"{n} = {v} < {n} ? {v} : {n};"}[combines[a.name]])
-        self.lines.append("}")
+        self.lines += snippet("acc_combine", loc=loc(self.ctx, span), accs=[
+            {"name": a.name, "init": c_literal(a.init, DType.F32), "combine": combines[a.name].value} for a in accs])
 
     def assign(self, s: ir.ScalarAssign) -> None:
         self.lines.append(f"// {loc(self.ctx, s.span)}")
@@ -318,7 +307,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
     kernel_scalars += ["uint64_t rowStart_ = 0;  // this core's first row"] if periodic or kernel.slot_accumulators \
         else []
     kernel_scalars += [f"uint64_t {n}GmPeriod_ = 0;  // rows n*C + c read {n}[c]" for n in periodic]
-    kernel_scalars += slots.members(kernel) if kernel.slot_accumulators else []
+    kernel_scalars += slots.members(kernel, ctx) if kernel.slot_accumulators else []
     epilogue_bufs = (["TBuf<TPosition::VECCALC> scalarBuf_;  // combine slots + one-element math"]
                      if any(ph.after for ph in phase_views) else [])
     epilogue_bufs += [f"TBuf<TPosition::VECCALC> scalarOut{camel(d.value)}_;  // one {d} element"
