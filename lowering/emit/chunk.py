@@ -14,7 +14,6 @@ from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from . import row_groups
-from .scalar_loops import SYNC_FROM_SCALAR, SYNC_TO_SCALAR
 from .shared import (
     IDENTITY,
     BufferView,
@@ -105,34 +104,20 @@ class _ChunkStageWriter(StageWriter):
         return copy_call(way, "", buf, f"{gm}[rowOffset_ + offset]" if self.rows else f"{gm}[offset]", "count")
 
     def accumulate(self, s: ir.Accumulate) -> None:
-        if s.online_sum:
-            return self.online_max(s)
-        if s.reduce != "reduce_prod":
+        """Folds the vector unit cannot do: products (scalar unit) and the running max of an online max/sum."""
+        if not s.online_sum and s.reduce != "reduce_prod":
             return super().accumulate(s)
-        # No product-reduce instruction: the scalar unit multiplies the chunk into the row's f32 value.
         self.mark(s.span)
-        slot = find(self.buffers, ir.BufferRole.ACC_SLOT, s.name).name
-        self.lines += [*SYNC_TO_SCALAR, "{", f"    float acc = {slot}.GetValue(0);",
-                       "    for (uint32_t i = 0; i < count; ++i) {",
-                       f"        acc *= static_cast<float>({s.value.name}.GetValue(i));", "    }",
-                       f"    {slot}.SetValue(0, acc);", "}", *SYNC_FROM_SCALAR]
+        buf, dt = s.value.name, self.buffers[s.value.name].buffer.dtype
+        if s.online_sum:
+            self.lines += snippet("chunk_fold", online=True, buf=buf, m=f"{ir.row_ref(s.name).name}_",
+                                  out=find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name,
+                                  tmp=find(self.buffers, ir.BufferRole.ACC_TMP, dtype=dt).name,
+                                  total=find(self.buffers, ir.BufferRole.ACC_SLOT, s.online_sum).name)
+        else:
+            self.lines += snippet("chunk_fold", online=False, buf=buf,
+                                  slot=find(self.buffers, ir.BufferRole.ACC_SLOT, s.name).name)
         return None
-
-    def online_max(self, s: ir.Accumulate) -> None:
-        """The running max of an online max/sum (plan_chunks._online_softmax_sums): before this chunk's
-        exp(v - max) is summed, the max takes the chunk's, and the running sum is rescaled."""
-        self.mark(s.span)
-        buf = s.value.name
-        dt = self.buffers[buf].buffer.dtype
-        out = find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name
-        tmp = find(self.buffers, ir.BufferRole.ACC_TMP, dtype=dt).name
-        m, total = f"{ir.row_ref(s.name).name}_", find(self.buffers, ir.BufferRole.ACC_SLOT, s.online_sum).name
-        self.lines += [f"ReduceMax({out}, {buf}, {tmp}, static_cast<int32_t>(count));", *sync("V_S"), "{",
-                       f"    const float c = static_cast<float>({out}.GetValue(0));",
-                       f"    const float next = c > {m} ? c : {m};",
-                       "    LocalTensor<float> math = chunkMath_.Get<float>();",
-                       f"    math.SetValue(0, {m} - next);  // exp(old max - new max) rescales the running sum",
-                       *sync("S_V", indent="    "), "    Exp(math, math, 1);", f"    Mul({total}, {total}, math, 1);", f"    {m} = next;", "}"]
 
 
 _MATH_BUF = "chunkMath_.Get<float>()"  # the one-block buffer of per-row scalar math

@@ -21,7 +21,6 @@ from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
-from .scalar_loops import reduce_prod_lines, scan_lines
 
 GENERATOR = "ascend-dsl"
 
@@ -414,10 +413,12 @@ class RowStageWriter(StageWriter):
 
     def vec_op(self, s: ir.VecOp, count: str = "count") -> None:
         self.mark(s.span)
-        if s.api in ("ScanSum", "ScanProd"):
-            self.lines += scan_lines(s, self.ctype(s.dst))
+        if s.api in ("ScanSum", "ScanProd"):  # scalar loops (lowering/scalar_loops.py)
+            attrs = dict(s.attrs)
+            self.lines += snippet("scan", prod=s.api == "ScanProd", reverse=attrs["reverse"] == "true",
+                                  exclusive=attrs["exclusive"] == "true", src=s.srcs[0], dst=s.dst, ctype=self.ctype(s.dst))
         elif s.api == "ReduceProd":
-            self.lines += reduce_prod_lines(s, self.ctype(s.dst))
+            self.lines += snippet("row_prod", src=s.srcs[0], dst=s.dst, ctype=self.ctype(s.dst))
         elif s.api.startswith("Reduce"):
             self.reduce(s)
         elif s.api == "GatherRows":

@@ -27,10 +27,7 @@ from ascend_dsl.diagnostics import DslError
 from ..context import PassContext
 from ..scalar_loops import POOL_APIS
 from ..tiling_rules import MIN_TILES_PER_CORE
-from .scalar_loops import SYNC_FROM_SCALAR, SYNC_TO_SCALAR
-from .shared import KernelView, buffer_views, compute_frame, kernel_fields, loc, manifest
-
-_MAX = "(-1.0f / 0.0f)"  # -inf: padding never wins a max
+from .shared import KernelView, buffer_views, compute_frame, kernel_fields, loc, manifest, snippet
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,129 +67,20 @@ def _param_c(o: ir.Operand, kernel_side: bool) -> str:
     raise DslError.at("INTERNAL", f"unexpected window parameter {o!r}", getattr(o, "span", None))
 
 
-def _output_loops(lines: list[str], dims: int) -> str:
-    """Open the loop over planes and `dims` output loops (r0 over the band's rows, r1.. over the
-    inner output dims), each with its window start s_i; returns the indentation inside them."""
-    lines.append("for (uint32_t q = 0; q < planes; ++q) {")
-    ind = "    "
-    for i in range(dims):
-        bound = "rows" if i == 0 else f"outDim{i}_"
-        lines.append(f"{ind}for (uint32_t r{i} = 0; r{i} < {bound}; ++r{i}) {{")
-        ind += "    "
-        first = f"o0 + r{i}" if i == 0 else f"r{i}"
-        lines.append(f"{ind}const int64_t s{i} = static_cast<int64_t>({first}) * s - pad;  // window start, dim {i}")
-    return ind
-
-
-def _pool_lines(s: ir.VecOp, ctype: str, rank: int, ctx: PassContext) -> list[str]:
-    """One scalar loop nest: every output element of the tile, each over its window clipped to the input."""
-    avg = s.api == "AvgPool"
-    src = s.srcs[0]
-    lines = [(f"// {loc(ctx, s.span)}: {'average' if avg else 'max'} pooling on the scalar unit "
-              "(no windowed instruction in the API subset)"), *SYNC_TO_SCALAR]
-    if avg:
-        lines.append("const float window = static_cast<float>(" + " * ".join(["k"] * rank) +
-                     ");  // count_include_pad: padding counts as zeros")
-    # output loops: r0 over the band's rows, r1.. over the full inner output dims
-    ind = _output_loops(lines, rank)
-    lines.append(f"{ind}float acc = {'0.0f' if avg else _MAX};")
-    for i in range(rank):  # the window's taps inside the input: from the first tap >= 0, dil apart
-        lines.append(f"{ind}for (int64_t w{i} = s{i} < 0 ? s{i} + (dil - 1 - s{i}) / dil * dil : s{i}; "
-                     f"w{i} < s{i} + span && w{i} < static_cast<int64_t>(inDim{i}_); w{i} += dil) {{")
-        ind += "    "
+def _pool_lines(s: ir.VecOp, in_ctype: str, out_ctype: str, rank: int, rows_path: bool, ctx: PassContext) -> list[str]:
+    """The loop nest of one pool over the tile's planes (snippets/pool.cpp.jinja); the flattened offsets
+    of an input element (by its taps w_i), an input row, and an output element (by r_i) are computed here."""
+    last = rank - 1
     terms = ["(w0 - lo) * inInner_"] + [f"w{i}" + "".join(f" * inDim{j}_" for j in range(i + 1, rank))
                                         for i in range(1, rank)]
-    lines.append(f"{ind}const float v = static_cast<float>({src}.GetValue(static_cast<uint32_t>(q * inPlane_ + "
-                 f"{' + '.join(terms)})));")
-    lines.append(f"{ind}acc += v;" if avg else f"{ind}acc = (v > acc || v != v) ? v : acc;  // NaN propagates")
-    for _ in range(rank):
-        ind = ind[:-4]
-        lines.append(f"{ind}}}")
-    out_terms = ["r0 * outInner_"] + [f"r{i}" + "".join(f" * outDim{j}_" for j in range(i + 1, rank))
-                                      for i in range(1, rank)]
-    value = "acc / window" if avg else "acc"
-    lines.append(f"{ind}{s.dst}.SetValue(q * outPlane_ + {' + '.join(out_terms)}, static_cast<{ctype}>({value}));")
-    for _ in range(rank):
-        ind = ind[:-4]
-        lines.append(f"{ind}}}")
-    lines.append("}")
-    return lines + SYNC_FROM_SCALAR
-
-
-def _pool_lines_rows(s: ir.VecOp, in_ctype: str, out_ctype: str, rank: int, ctx: PassContext) -> list[str]:
-    """Rank >= 2 with row-aligned UB input (rows `inWp_` apart, 32-byte aligned): the taps of the outer
-    spatial dims combine whole input rows with vector Max / Add into an f32 row, then the taps along
-    the last dim run on the scalar unit over that row (k reads per output instead of k**rank)."""
-    avg = s.api == "AvgPool"
-    src, last = s.srcs[0], rank - 1
-    combine = "Add" if avg else "Max"
-    wide = in_ctype == "float"
-    lines = [(f"// {loc(ctx, s.span)}: {'average' if avg else 'max'} pooling: outer-dim taps as whole-row vector "
-              f"{combine}s, last-dim taps on the scalar unit")]
-    if avg:
-        lines.append("const float window = static_cast<float>(" + " * ".join(["k"] * rank) +
-                     ");  // count_include_pad: padding counts as zeros")
-    # output rows: r0 over the band, r1.. over the inner output dims but the last
-    ind = _output_loops(lines, last)
-    lines.append(f"{ind}uint32_t taps = 0;")
-    for i in range(last):
-        lines.append(f"{ind}for (int64_t w{i} = s{i} < 0 ? s{i} + (dil - 1 - s{i}) / dil * dil : s{i}; "
-                     f"w{i} < s{i} + span && w{i} < static_cast<int64_t>(inDim{i}_); w{i} += dil) {{")
-        ind += "    "
     row = "(w0 - lo) * inInnerRows_" + "".join(
         f" + w{i}" + "".join(f" * inDim{j}_" for j in range(i + 1, last)) for i in range(1, last))
-    lines.append(f"{ind}const uint32_t row = static_cast<uint32_t>((q * inRowsPerPlane_ + {row}) * inWp_);")
-    if wide:
-        lines += [f"{ind}if (taps++ == 0) {{", f"{ind}    Muls(poolRow, {src}[row], 1.0f, inW_);", f"{ind}}} else {{",
-                  f"{ind}    {combine}(poolRow, poolRow, {src}[row], inW_);", f"{ind}}}"]
-    else:  # 16-bit rows widen to f32 first
-        lines += [f"{ind}if (taps++ == 0) {{", f"{ind}    Cast(poolRow, {src}[row], RoundMode::CAST_NONE, inW_);",
-                  f"{ind}}} else {{", f"{ind}    Cast(poolCast, {src}[row], RoundMode::CAST_NONE, inW_);",
-                  f"{ind}    {combine}(poolRow, poolRow, poolCast, inW_);", f"{ind}}}"]
-    for _ in range(last):
-        ind = ind[:-4]
-        lines.append(f"{ind}}}")
-    lines += [f"{ind}if (taps == 0) {{  // every outer tap is padding",
-              f"{ind}    Duplicate(poolRow, {'0.0f' if avg else _MAX}, static_cast<int32_t>(inW_));", f"{ind}}}",
-              *(f"{ind}{x}" for x in SYNC_TO_SCALAR),
-              f"{ind}for (uint32_t r{last} = 0; r{last} < outDim{last}_; ++r{last}) {{"]
-    ind += "    "
-    lines += [f"{ind}const int64_t s{last} = static_cast<int64_t>(r{last}) * s - pad;",
-              f"{ind}float acc = {'0.0f' if avg else _MAX};",
-              (f"{ind}for (int64_t w = s{last} < 0 ? s{last} + (dil - 1 - s{last}) / dil * dil : s{last}; "
-               f"w < s{last} + span && w < static_cast<int64_t>(inW_); w += dil) {{"),
-              f"{ind}    const float v = poolRow.GetValue(static_cast<uint32_t>(w));",
-              f"{ind}    {'acc += v;' if avg else 'acc = (v > acc || v != v) ? v : acc;'}",
-              f"{ind}}}"]
     out_terms = ["r0 * outInner_"] + [f"r{i}" + "".join(f" * outDim{j}_" for j in range(i + 1, rank))
                                       for i in range(1, rank)]
-    value = "acc / window" if avg else "acc"
-    lines.append(f"{ind}{s.dst}.SetValue(q * outPlane_ + {' + '.join(out_terms)}, static_cast<{out_ctype}>({value}));")
-    ind = ind[:-4]
-    lines += [f"{ind}}}", *(f"{ind}{x}" for x in SYNC_FROM_SCALAR)]  # the next row's vector ops overwrite poolRow
-    for _ in range(last):
-        ind = ind[:-4]
-        lines.append(f"{ind}}}")
-    lines.append("}")
-    return lines
-
-
-def _pitched_copy_in(buf: str, gm: str, ctype: str) -> list[str]:
-    """Input rows into UB `inWp_` apart (32-byte aligned): one copy when rows are whole 32-byte blocks
-    already, else DataCopyPad with one block per row (each padded to 32 bytes), <= 4095 rows per call."""
-    return ["const uint64_t rowsIn = (planes - 1) * inRowsPerPlane_ + (hi - lo) * inInnerRows_;",
-            "const uint64_t base = p0 * inPlane_ + lo * inInner_;",
-            "if (inWp_ == inW_) {",
-            f"    CopyGmToUb({buf}, {gm}[base], static_cast<uint32_t>(rowsIn * inW_));",
-            "} else {",
-            "    for (uint64_t c = 0; c < rowsIn; c += 4095) {  // blockCount <= 4095",
-            "        const uint64_t n = rowsIn - c < 4095 ? rowsIn - c : 4095;",
-            f"        DataCopyPad({buf}[static_cast<uint32_t>(c * inWp_)], {gm}[base + c * inW_],",
-            (f"                    DataCopyExtParams{{static_cast<uint16_t>(n), "
-             f"static_cast<uint32_t>(inW_ * sizeof({ctype})), 0, 0, 0}},"),
-            f"                    DataCopyPadExtParams<{ctype}>{{false, 0, 0, 0}});",
-            "    }",
-            "}"]
+    avg = s.api == "AvgPool"
+    return snippet("pool", loc=loc(ctx, s.span), avg=avg, rank=rank, rows_path=rows_path, src=s.srcs[0], dst=s.dst,
+                   out_ctype=out_ctype, wide=in_ctype == "float", combine="Add" if avg else "Max",
+                   terms=" + ".join(terms), row=row, out_terms=" + ".join(out_terms))
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
@@ -256,7 +144,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
             c = b.buffer.dtype.ctype
             copyin += [f"// {loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b.member}.AllocTensor<{c}>();"]
             if rows_path:
-                copyin += _pitched_copy_in(s.buffer, gm, c)
+                copyin += snippet("pitched_copy_in", buf=s.buffer, gm=gm, ctype=c)
             else:
                 copyin.append(f"CopyGmToUb({s.buffer}, {gm}[p0 * inPlane_ + lo * inInner_], "
                               "static_cast<uint32_t>((planes - 1) * inPlane_ + (hi - lo) * inInner_));")
@@ -278,8 +166,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
     compute = head + window
     for s in pools:
         out_ctype = buffers[s.dst].buffer.dtype.ctype
-        compute += (_pool_lines_rows(s, in_ctype, out_ctype, rank, ctx) if rows_path else
-                    _pool_lines(s, out_ctype, rank, ctx))
+        compute += _pool_lines(s, in_ctype, out_ctype, rank, rows_path, ctx)
     compute += tail
 
     ub_terms = []
