@@ -10,6 +10,7 @@ import torch
 
 from . import ir
 from .diagnostics import DslError
+from .diagnostics import ErrorCode as E
 from .ops import OPS, POOLS
 
 
@@ -23,13 +24,13 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     for p in kernel.scalars:
         if p.name not in scalars:
             if p.default is None:
-                raise DslError.at("BINDING", f"no value for scalar parameter '{p.name}'", p.span)
+                raise DslError.at(E.BINDING, f"no value for scalar parameter '{p.name}'", p.span)
             scalars[p.name] = p.default
     views = {}
     for p in kernel.tensors:
         t = tensors[p.name]
         if t.dtype != p.dtype.torch:
-            raise DslError.at("BINDING", f"'{p.name}' is {p.dtype} in the kernel but {t.dtype} was given", p.span)
+            raise DslError.at(E.BINDING, f"'{p.name}' is {p.dtype} in the kernel but {t.dtype} was given", p.span)
         views[p.name] = t.reshape(-1) if len(p.shape) == 1 else t.reshape(-1, t.shape[-1]) if len(p.shape) == 2 \
             and t.dim() > 2 else t
     symbols = _symbols(kernel, views)
@@ -122,7 +123,7 @@ def _slot_rows(decl: ir.SlotAccDecl, kernel: ir.Kernel, views, scalars, symbols)
     for d in decl.groups:
         groups *= value(d)
     if groups <= 0 or per % groups:
-        raise DslError.at("SHAPE", f"{' * '.join(decl.groups)} = {groups} does not divide "
+        raise DslError.at(E.SHAPE, f"{' * '.join(decl.groups)} = {groups} does not divide "
                           f"{' * '.join(decl.rows_per_slot)} = {per}: the rows of '{decl.name}' cannot be grouped",
                           decl.span)
     rows = torch.arange(rows_total)

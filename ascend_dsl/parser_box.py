@@ -17,6 +17,7 @@ flat tiles. Non-goals: lowering (lowering/emit/box.py).
 from __future__ import annotations
 
 from . import ir
+from .diagnostics import ErrorCode as E
 
 
 def box_for(b, extent: tuple[str, ...], node) -> ir.BoxTiles | None:
@@ -33,7 +34,7 @@ def box_for(b, extent: tuple[str, ...], node) -> ir.BoxTiles | None:
         return None
     if len(found) > 1:
         what = "; ".join(f"{', '.join(ns)} at axis {j} ({d})" for (j, d), ns in found.items())
-        raise b.err("INDEX", f"the tensors of a reduction loop over {' * '.join(extent)} must share the reduced axis: "
+        raise b.err(E.INDEX, f"the tensors of a reduction loop over {' * '.join(extent)} must share the reduced axis: "
                     f"{what}", node, "reduce one axis per kernel")
     ((axis, dim),) = found
     return ir.BoxTiles(axis, dim)
@@ -52,13 +53,13 @@ def box_slice(b, e, tile: str, p: ir.TensorParam, idx: list) -> tuple[str, ir.Ti
     is_tile = len(idx) == 1 and idx[0].data == "name" and str(idx[0].children[0]) == tile
     box_shape = list(extent[:j]) + [dim] + list(extent[j:])
     if not is_tile:
-        raise b.err("INDEX", f"in a reduction loop, index tensors with the tile variable alone: {p.name}[{tile}]", e,
+        raise b.err(E.INDEX, f"in a reduction loop, index tensors with the tile variable alone: {p.name}[{tile}]", e,
                     f"load({p.name}[{tile}]) of a {box_shape} tensor gives the tile's positions x all of {dim}")
     if is_box_tensor(p, extent, box):
         return p.name, ir.TileIndex(tile, False, b.o.span(idx[0])), ir.Layout.BOX
     if tuple(p.shape) == extent:
         return p.name, ir.TileIndex(tile, False, b.o.span(idx[0])), ir.Layout.FLAT
-    raise b.err("INDEX", f"'{p.name}[{tile}]' in a loop over split({' * '.join(extent)}) needs a tensor "
+    raise b.err(E.INDEX, f"'{p.name}[{tile}]' in a loop over split({' * '.join(extent)}) needs a tensor "
                 f"{list(extent)} (one value per position) or {box_shape} (a box, reduced over axis {j}); "
                 f"'{p.name}' has shape {list(p.shape)}", e,
                 "the split runs over the output's dims: the input's dims without the reduced one")
@@ -70,6 +71,6 @@ def box_reduction(b, name: str, op: str, v: ir.Expr, axis, span) -> ir.Expr:
     rank = len(b.split_extent) + 1
     value = b.axis_value(axis)
     if value not in (j, j - rank):
-        raise b.err("INDEX", f"{name}(v, axis={value}) of a box reduces axis {value}, but the box's extra axis is "
+        raise b.err(E.INDEX, f"{name}(v, axis={value}) of a box reduces axis {value}, but the box's extra axis is "
                     f"{j} ({dim})", axis, f"use {name}(v, axis={j}); to reduce another dim, split over the others")
     return ir.Op(op, (v,), ir.tile_of(v.type.dtype, ir.Layout.FLAT), span)

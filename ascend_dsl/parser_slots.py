@@ -15,6 +15,7 @@ from lark import Tree
 
 from . import ir
 from .diagnostics import DslError
+from .diagnostics import ErrorCode as E
 from .dtypes import DType
 
 _MAPPINGS = ("zeros(C) under split(N * C): row n*C + c adds into slot c; zeros(N * G) with an int parameter G: "
@@ -31,11 +32,11 @@ def slot_decl(b, name: str, st: Tree, call: Tree) -> ir.SlotAccDecl:
     """`s = zeros(C)` / `s = zeros(N * G)`: shape symbols, then int scalar parameters."""
     pos, kw = b.call_args(call)
     if len(pos) != 1 or kw:
-        raise b.err("ARGS", "zeros takes the slot count: a shape symbol or a product of them", call, "s = zeros(C)")
+        raise b.err(E.ARGS, "zeros takes the slot count: a shape symbol or a product of them", call, "s = zeros(C)")
     factors = _factors(b, pos[0])
     params = [f for f in factors if f in b.params]
     if factors[len(factors) - len(params):] != params:
-        raise b.err("ARGS", "in zeros(...), int parameters come after the shape symbols", pos[0], "s = zeros(N * G)")
+        raise b.err(E.ARGS, "in zeros(...), int parameters come after the shape symbols", pos[0], "s = zeros(N * G)")
     decl = ir.SlotAccDecl(name, tuple(factors), span=b.o.span(st))
     b.slot_accs[name] = SlotAcc(decl)
     return decl
@@ -50,9 +51,9 @@ def _factors(b, e) -> list[str]:
         if name in b.symbols or (isinstance(p, ir.ScalarParam) and p.dtype in (DType.I32, DType.I64)):
             return [name]
         if isinstance(p, ir.ScalarParam):
-            raise b.err("TYPE", f"'{name}' is a {p.dtype} parameter; a slot count takes int parameters (i32)", e)
+            raise b.err(E.TYPE, f"'{name}' is a {p.dtype} parameter; a slot count takes int parameters (i32)", e)
         raise b.undefined(e.children[0], sorted(b.symbols), "a shape symbol or an int parameter")
-    raise b.err("ARGS", "zeros takes the slot count: shape symbols and int parameters multiplied", e,
+    raise b.err(E.ARGS, "zeros takes the slot count: shape symbols and int parameters multiplied", e,
                 "s = zeros(C) or s = zeros(N * G)")
 
 
@@ -65,7 +66,7 @@ def _mapping(b, acc: SlotAcc, node) -> ir.SlotAccDecl:
         return replace(acc.decl, rows_per_slot=(), groups=())
     if extent[:len(syms)] == syms and len(syms) < len(extent):
         return replace(acc.decl, rows_per_slot=extent[len(syms):], groups=groups)
-    raise b.err("INDEX", f"rows of split({' * '.join(extent)}) do not map onto zeros({' * '.join(slots)})", node,
+    raise b.err(E.INDEX, f"rows of split({' * '.join(extent)}) do not map onto zeros({' * '.join(slots)})", node,
                 _MAPPINGS)
 
 
@@ -77,27 +78,27 @@ def slot_accumulate(b, st: Tree, tile: str) -> ir.SlotAccumulate:
     acc = b.slot_accs.get(name)
     if acc is None:
         if name in b.acc_names:
-            raise b.err("INDEX", f"'{name}' is a scalar accumulator: {name} += sum(v)", target,
+            raise b.err(E.INDEX, f"'{name}' is a scalar accumulator: {name} += sum(v)", target,
                         f"declare {name} = zeros(C) for one value per channel")
-        raise b.err("UNDEFINED-NAME", f"'{name}' is not a slot accumulator", name_tok,
+        raise b.err(E.UNDEFINED_NAME, f"'{name}' is not a slot accumulator", name_tok,
                     f"declare it before the split loop: {name} = zeros(C)")
     _check_index(b, target, tile, f"{name}[{tile}] += sum(v, axis=1)")
     if name in b.combined:
-        raise b.err("KERNEL-STRUCTURE", f"accumulator '{name}' was already combined by an earlier split loop",
+        raise b.err(E.KERNEL_STRUCTURE, f"accumulator '{name}' was already combined by an earlier split loop",
                     name_tok, "declare a new accumulator for this loop")
     if b.tiles.kind is not ir.LoopKind.ROWS:
-        raise b.err("UNSUPPORTED", "slot accumulators add one value per row: they need a row loop", target,
+        raise b.err(E.UNSUPPORTED, "slot accumulators add one value per row: they need a row loop", target,
                     "split the rows: for blk in split(N * C, cores=AIV) over [N, C, H, W] tensors")
     decl = _mapping(b, acc, target)
     if acc.extent is not None and acc.extent != b.split_extent:
-        raise b.err("INDEX", f"'{name}' is accumulated over split({' * '.join(acc.extent)}) elsewhere", target)
+        raise b.err(E.INDEX, f"'{name}' is accumulated over split({' * '.join(acc.extent)}) elsewhere", target)
     acc.decl, acc.extent = decl, b.split_extent
     value = b.expr(rhs, tile)
     if value.type.kind is not ir.Kind.TILE or value.type.layout is not ir.Layout.COL:
-        raise b.err("TYPE", f"{name}[{tile}] += ... adds one value per row", rhs,
+        raise b.err(E.TYPE, f"{name}[{tile}] += ... adds one value per row", rhs,
                     "reduce the rows first: sum(v, axis=1)")
     if value.type.dtype not in (DType.F32, DType.F16):
-        raise b.err("DTYPE-UNSUPPORTED", f"accumulating {value.type.dtype} values is not supported", rhs,
+        raise b.err(E.DTYPE_UNSUPPORTED, f"accumulating {value.type.dtype} values is not supported", rhs,
                     "cast(v, f32) first")
     b.phase_accs.add(name)
     return ir.SlotAccumulate(name, value, b.o.span(st))
@@ -107,7 +108,7 @@ def _check_index(b, target: Tree, tile: str, example: str) -> None:
     idx = target.children[1:]
     ok = len(idx) == 1 and isinstance(idx[0], Tree) and idx[0].data == "name" and str(idx[0].children[0]) == tile
     if not ok:
-        raise b.err("INDEX", f"a slot accumulator is indexed by the row tile variable: {example}", target)
+        raise b.err(E.INDEX, f"a slot accumulator is indexed by the row tile variable: {example}", target)
 
 
 def slot_read(b, e: Tree, tile: str) -> ir.Load:
@@ -116,13 +117,13 @@ def slot_read(b, e: Tree, tile: str) -> ir.Load:
     name = str(name_tok)
     acc = b.slot_accs[name]
     if not tile:
-        raise b.err("INDEX", f"'{name}' holds one value per slot; read it per row inside a row loop: {name}[r]", e)
+        raise b.err(E.INDEX, f"'{name}' holds one value per slot; read it per row inside a row loop: {name}[r]", e)
     _check_index(b, e, tile, f"{name}[{tile}]")
     if name not in b.combined:
-        raise b.err("KERNEL-STRUCTURE", f"accumulator '{name}' is read before its split loop has ended", name_tok,
+        raise b.err(E.KERNEL_STRUCTURE, f"accumulator '{name}' is read before its split loop has ended", name_tok,
                     "its totals across cores exist only after the loop that accumulates it")
     if b.tiles.kind is not ir.LoopKind.ROWS or b.split_extent != acc.extent:
-        raise b.err("INDEX", f"'{name}[{tile}]' is read in a row loop over split({' * '.join(acc.extent)})", e)
+        raise b.err(E.INDEX, f"'{name}[{tile}]' is read in a row loop over split({' * '.join(acc.extent)})", e)
     return ir.Load(name, ir.TileIndex(tile, False, b.o.span(e.children[1]), acc=True),
                    ir.tile_of(DType.F32, ir.Layout.COL), b.o.span(e))
 
@@ -131,6 +132,6 @@ def finish(b, out: list) -> list:
     """Every slot accumulator is updated by some loop; its decl carries the mapping found there."""
     for name, acc in b.slot_accs.items():
         if acc.extent is None:
-            raise DslError.at("KERNEL-STRUCTURE", f"slot accumulator '{name}' is never updated", acc.decl.span,
+            raise DslError.at(E.KERNEL_STRUCTURE, f"slot accumulator '{name}' is never updated", acc.decl.span,
                               f"add {name}[r] += sum(v, axis=1) in the row loop after it")
     return [b.slot_accs[s.name].decl if isinstance(s, ir.SlotAccDecl) else s for s in out]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ascend_dsl import ir, printer
 from ascend_dsl.diagnostics import DslError
+from ascend_dsl.diagnostics import ErrorCode as E
 
 from .context import PassContext
 from .passes import (
@@ -62,7 +63,7 @@ PASS_NAMES = tuple(p.name for p in PIPELINE)
 def run_pipeline(kernel: ir.Kernel, ctx: PassContext, dump_after: frozenset[str] = frozenset()) -> ir.Kernel:
     unknown = dump_after - set(PASS_NAMES) - {"all"}
     if unknown:
-        raise DslError.at("ARGS", f"unknown pass in --dump-after: {', '.join(sorted(unknown))}", None,
+        raise DslError.at(E.ARGS, f"unknown pass in --dump-after: {', '.join(sorted(unknown))}", None,
                           f"passes: {', '.join(PASS_NAMES)}, or all")
     for p in PIPELINE:
         start = time.perf_counter()
@@ -71,7 +72,7 @@ def run_pipeline(kernel: ir.Kernel, ctx: PassContext, dump_after: frozenset[str]
         except DslError:
             raise
         except Exception as e:  # a compiler bug, not a user error
-            raise DslError.at("INTERNAL", f"internal error in pass '{p.name}': {type(e).__name__}: {e}",
+            raise DslError.at(E.INTERNAL, f"internal error in pass '{p.name}': {type(e).__name__}: {e}",
                               kernel.span, "this is a compiler bug; please report it with the DSL file") from e
         ctx.timings[p.name] = time.perf_counter() - start
         verify(kernel, p.name)

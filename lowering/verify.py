@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
+from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
 
 
 def _fail(pass_name: str, msg: str, span) -> DslError:
-    return DslError.at("INTERNAL", f"IR invalid after pass '{pass_name}': {msg}", span,
+    return DslError.at(E.INTERNAL, f"IR invalid after pass '{pass_name}': {msg}", span,
                        "this is a compiler bug; please report it with the DSL file")
 
 

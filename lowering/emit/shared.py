@@ -16,6 +16,7 @@ import jinja2
 
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
+from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
 from ascend_dsl.ops import OPS, Rule
 
@@ -98,7 +99,7 @@ def c_scalar(e: ir.Expr, dtype: DType) -> str:
                 info.rule, (dtype,) * len(args))
             return info.scalar_c.format(*(c_scalar(a, d) for a, d in zip(args, arg_dtypes, strict=True)),
                                         T=dtype.ctype, zero=c_literal(0.0, dtype))
-    raise DslError.at("INTERNAL", f"scalar expression '{getattr(e, 'op', e)}' has no scalar form "
+    raise DslError.at(E.INTERNAL, f"scalar expression '{getattr(e, 'op', e)}' has no scalar form "
                       "(select_instructions checks every one)", e.span)
 
 

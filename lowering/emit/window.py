@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
+from ascend_dsl.diagnostics import ErrorCode as E
 
 from ..context import PassContext
 from ..scalar_loops import POOL_APIS
@@ -64,7 +65,7 @@ def _param_c(o: ir.Operand, kernel_side: bool) -> str:
         return str(int(o.value))
     if isinstance(o, ir.Ref):
         return f"static_cast<int64_t>({o.name}_)" if kernel_side else f"static_cast<int64_t>({o.name})"
-    raise DslError.at("INTERNAL", f"unexpected window parameter {o!r}", getattr(o, "span", None))
+    raise DslError.at(E.INTERNAL, f"unexpected window parameter {o!r}", getattr(o, "span", None))
 
 
 def _pool_lines(s: ir.VecOp, in_ctype: str, out_ctype: str, rank: int, rows_path: bool, ctx: PassContext) -> list[str]:

@@ -25,6 +25,7 @@ from dataclasses import replace
 
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
+from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
 from ascend_dsl.ops import OPS
 
@@ -193,7 +194,7 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
             number += 1
     for st in steps_at:
         if st > last + 1:
-            raise DslError.at("INTERNAL", "a per-row value deeper than every pass", tl.span)
+            raise DslError.at(E.INTERNAL, "a per-row value deeper than every pass", tl.span)
     steps += col_stores
     store_dtypes = tuple(sorted({kernel.param(s.tensor).dtype for s in col_stores}, key=str))
     return ir.ChunkPlan(tuple(steps), tuple(passes), tuple(row_values), store_dtypes,

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink
+from ascend_dsl.diagnostics import ErrorCode as E
 
 from ..context import PassContext
 from ..rewrite import map_tile_bodies
@@ -37,7 +38,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         bufs = tl.buffers_decl
         count = sum(b.num for b in bufs)
         if count > t.max_buffers:
-            sink.error("BUFFER-COUNT", f"the tile needs {count} UB buffers; {t.name} allows {t.max_buffers}",
+            sink.error(E.BUFFER_COUNT, f"the tile needs {count} UB buffers; {t.name} allows {t.max_buffers}",
                        tl.span, "fewer live temporaries or buffers=1")
         if tl.kind is ir.LoopKind.ROWS and isinstance(tl.shape.chunked, ir.ChunkPlan):
             return replace(tl, shape=replace(tl.shape, chunked=plan_chunks(tl.shape.chunked)))
@@ -48,7 +49,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             need = ub_bytes(bufs, tl.size)
             if need > budget:
                 fit = (budget * 8 // per_elem_bits) // AUTO_TILE_GRANULE * AUTO_TILE_GRANULE
-                sink.error("UB-CAPACITY", f"tiles need {need} B of Unified Buffer; {t.name} allows {budget} B "
+                sink.error(E.UB_CAPACITY, f"tiles need {need} B of Unified Buffer; {t.name} allows {budget} B "
                            f"({t.ub_bytes} B minus {t.ub_reserved_bytes} B API scratch)", tl.span,
                            f"use size=auto or size <= {fit}" if fit else "use fewer temporaries or buffers=1",
                            notes=[_breakdown(bufs, tl.size)])
@@ -57,7 +58,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         while size > 0 and ub_bytes(bufs, size) > budget:
             size -= AUTO_TILE_GRANULE
         if size <= 0:
-            sink.error("UB-CAPACITY", f"even a {AUTO_TILE_GRANULE}-element tile needs "
+            sink.error(E.UB_CAPACITY, f"even a {AUTO_TILE_GRANULE}-element tile needs "
                        f"{ub_bytes(bufs, AUTO_TILE_GRANULE)} B of Unified Buffer; {t.name} allows {budget} B",
                        tl.span, "reduce the number of live temporaries or use buffers=1",
                        notes=[_breakdown(bufs, AUTO_TILE_GRANULE)])

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink, DslError
+from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
 from ascend_dsl.ops import OPS
 
@@ -116,7 +117,7 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
         return [scalar_loop_op(dst, e, args)]
     if info.api and len(args) == 1:  # unary ops and the vector reductions
         return [v(info.api, args[0])]
-    raise DslError.at("INTERNAL", f"no instruction for op '{op}' (missing legalization?)", span)
+    raise DslError.at(E.INTERNAL, f"no instruction for op '{op}' (missing legalization?)", span)
 
 
 def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) -> ir.VecOp | ir.PerRow:
@@ -127,11 +128,11 @@ def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) ->
     tiles = [o for o in s.srcs if isinstance(o, str)]
     if all(buffers[o].layout is dst_layout for o in tiles):
         if s.api in ("Compare", "Compares") and dst_layout is not ir.Layout.ROWS:
-            sink.error("UNSUPPORTED", "comparisons of per-row values are not supported yet", s.span,
+            sink.error(E.UNSUPPORTED, "comparisons of per-row values are not supported yet", s.span,
                        "compare whole rows instead")
         return s
     if dst_layout is not ir.Layout.ROWS or s.api not in _PER_ROW_APIS:
-        sink.error("UNSUPPORTED", f"{s.api} mixing whole rows with per-row values or row vectors is not "
+        sink.error(E.UNSUPPORTED, f"{s.api} mixing whole rows with per-row values or row vectors is not "
                    "supported yet", s.span)
         return s
     a, b = s.srcs
@@ -167,7 +168,7 @@ def _scalar_form(e: ir.Expr, sink: DiagnosticSink, lift: bool) -> ir.Expr:
         return e
     if lift and info.vector_math is not None:
         return ir.VectorMath(e.op, e.args[0], e.type, e.span)
-    sink.error("UNSUPPORTED", f"scalar expression '{e.op}' cannot be lowered", e.span, "compute it on a tile instead")
+    sink.error(E.UNSUPPORTED, f"scalar expression '{e.op}' cannot be lowered", e.span, "compute it on a tile instead")
     return e
 
 

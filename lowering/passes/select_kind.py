@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink
+from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.ops import POOLS
 
 from ..context import PassContext
@@ -29,12 +30,12 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     splits = kernel.phases
     for split in splits:
         if len(split.body) != 1:
-            sink.error("UNSUPPORTED", "this version lowers one tile loop per split loop", split.body[1].span,
+            sink.error(E.UNSUPPORTED, "this version lowers one tile loop per split loop", split.body[1].span,
                        "merge the loops, or write a second split loop after this one")
     first, first_tile = splits[0], splits[0].body[0]
     for split in splits[1:]:
         if split.extent != first.extent or _rows(split.body[0]) != _rows(first_tile):
-            sink.error("UNSUPPORTED", "every split loop of a kernel splits the same extent with the same tensors",
+            sink.error(E.UNSUPPORTED, "every split loop of a kernel splits the same extent with the same tensors",
                        split.span, f"split({' * '.join(first.extent)}, cores=AIV)")
     kind = {ir.LoopKind.PLANES: ir.KernelKind.WINDOW, ir.LoopKind.BOX: ir.KernelKind.BOX}.get(
         first_tile.kind, ir.KernelKind.VECTOR)
@@ -43,15 +44,15 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     elif kind is ir.KernelKind.BOX:
         others = [s for s in kernel.body if s is not first]
         if others:
-            sink.error("UNSUPPORTED", "a kernel with a box loop (a reduction over a non-last dim) has that split "
+            sink.error(E.UNSUPPORTED, "a kernel with a box loop (a reduction over a non-last dim) has that split "
                        "loop only", others[0].span, "write the kernel-scope work as a second kernel")
     else:
         if kernel.slot_accumulators and _rows(first_tile) is None:
-            sink.error("UNSUPPORTED", "slot accumulators need row loops", kernel.slot_accumulators[0].span)
+            sink.error(E.UNSUPPORTED, "slot accumulators need row loops", kernel.slot_accumulators[0].span)
         for split in splits:
             accs = dict.fromkeys(s.name for s in ir.walk((split,)) if isinstance(s, ir.Accumulate))
             if len(accs) > MAX_ACCUMULATORS:
-                sink.error("UNSUPPORTED", f"{len(accs)} accumulators in one split loop; at most {MAX_ACCUMULATORS} "
+                sink.error(E.UNSUPPORTED, f"{len(accs)} accumulators in one split loop; at most {MAX_ACCUMULATORS} "
                            "fit the 32-byte slot each core writes", split.span, "split the work into two loops")
     sink.raise_if_any()
     return replace(kernel, kind=kind)
@@ -69,12 +70,12 @@ def _check_planes(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, sink:
     pools = [e for e in ops if e.op in POOLS]
     others = [e for e in ops if e.op not in POOLS]
     if others or not pools:
-        sink.error("UNSUPPORTED", "a plane loop lowers pooling only: store(y[p], max_pool(load(x[p]), ...))",
+        sink.error(E.UNSUPPORTED, "a plane loop lowers pooling only: store(y[p], max_pool(load(x[p]), ...))",
                    (others or [tl])[0].span)
     windows = list(dict.fromkeys(p.args[1:] for p in pools))
     if len(windows) > 1:
         second = next(p for p in pools if p.args[1:] != windows[0])
-        sink.error("UNSUPPORTED", "pools in one plane loop must share kernel=, stride=, padding=, dilation=",
+        sink.error(E.UNSUPPORTED, "pools in one plane loop must share kernel=, stride=, padding=, dilation=",
                    second.span, "write one kernel per window shape")
     params, lead = {p.name: p for p in kernel.tensors}, len(split.extent)
     loads = {e.tensor for s in tl.body if isinstance(s, ir.VALUE_STMTS) for e in ir.walk_expr(s.value)
@@ -82,5 +83,5 @@ def _check_planes(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, sink:
     stores = {s.tensor for s in tl.body if isinstance(s, ir.Store)}
     for tensors in (loads, stores):
         if len({params[t].shape[lead:] for t in tensors}) > 1:
-            sink.error("UNSUPPORTED", "the planes of one plane loop must share their spatial shape", tl.span)
+            sink.error(E.UNSUPPORTED, "the planes of one plane loop must share their spatial shape", tl.span)
             break
