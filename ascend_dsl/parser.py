@@ -23,6 +23,7 @@ from . import ir
 from .diagnostics import DslError, Span, register_source
 from .diagnostics import ErrorCode as E
 from .dtypes import BY_NAME, DType
+from .intrinsics import INTRINSICS, Call
 from .ops import (
     BINARY_OPERATORS,
     CALLABLE,
@@ -31,13 +32,12 @@ from .ops import (
     POOLS,
     POW_EXPONENTS,
     REDUCTIONS,
-    SCANS,
     Rule,
-    scan_op,
 )
-from .parser_box import box_for, box_reduction, box_slice
+from .parser_box import box_for, box_slice
 from .parser_cube import cube_loop, cube_slice, is_cube_split
 from .parser_slots import finish, slot_accumulate, slot_decl, slot_read
+from .scope import LoopVar, Scope
 
 CORE_KINDS = ("AIV", "AIC")
 
@@ -276,29 +276,10 @@ def _is_kernel_decorator(d: ast.expr) -> bool:
 # ----------------------------------------------------------------------------- typed IR builder
 
 
-@dataclass
-class _LoopVar:
-    kind: str  # "block" | "tile"
-    over: str | None = None
-
-
 class _Builder:
     def __init__(self, origin: Origin):
         self.o = origin
-        self.params: dict[str, ir.Param] = {}
-        self.symbols: set[str] = set()
-        self.locals: dict[str, ir.ValType] = {}
-        self.mask_dtypes: dict[str, DType] = {}
-        self.loops: dict[str, _LoopVar] = {}
-        self.type_args: dict[str, DType] = {}
-        self.tiles: ir.TileShape = ir.FLAT_TILES  # what a tile of the current tile loop is
-        self.split_extent: tuple[str, ...] = ()
-        self.kscalars: dict[str, ir.ValType] = {}  # kernel-scope accumulators and scalars
-        self.phase_accs: set[str] = set()  # accumulators updated by the current split loop
-        self.combined: set[str] = set()  # accumulators whose split loop has ended (readable)
-        self.acc_names: set[str] = set()
-        self.slot_accs: dict = {}  # name -> parser_slots.SlotAcc: `s = zeros(C)` accumulators
-        self.cube = None  # parser_cube.CubeScope inside a `with vector:` block
+        self.scope = Scope()
 
     def err(self, code: str, msg: str, node, hint: str | None = None) -> DslError:
         return DslError.at(code, msg, self.o.span(node), hint)
@@ -311,7 +292,7 @@ class _Builder:
             if pick not in opts:
                 raise self.err(E.UNKNOWN_DTYPE, f"dtype variable {name} allows {', '.join(map(str, opts))}, not {pick}",
                                k.children[0])
-            self.type_args[name] = pick
+            self.scope.type_args[name] = pick
         unknown = set(chosen) - {n for n, _ in options}
         if unknown:
             raise self.err(E.UNKNOWN_DTYPE, f"kernel has no dtype variable {', '.join(sorted(unknown))}", k.children[0],
@@ -321,13 +302,13 @@ class _Builder:
         suite = rest[-1]
         params = tuple(self.param(p) for p in (params_tree.children if params_tree else ()))
         body = self.kernel_body(suite)
-        return ir.Kernel(str(k.children[1]), params, body, tuple(self.type_args.items()), tuple(options),
+        return ir.Kernel(str(k.children[1]), params, body, tuple(self.scope.type_args.items()), tuple(options),
                          span=self.o.span(k))
 
     def dtype(self, tok) -> DType:
         name = str(tok)
-        if name in self.type_args:
-            return self.type_args[name]
+        if name in self.scope.type_args:
+            return self.scope.type_args[name]
         if name in BY_NAME:
             return BY_NAME[name]
         raise _unknown_dtype(tok, self.o)
@@ -335,7 +316,7 @@ class _Builder:
     def param(self, p: Tree) -> ir.Param:
         name_tok, ann, *default = p.children
         name = str(name_tok)
-        if name in self.params:
+        if name in self.scope.params:
             raise self.err(E.DUPLICATE_NAME, f"parameter '{name}' is declared twice", name_tok)
         if ann.data == "tensor_type":
             head = ".".join(str(t) for t in ann.children[0].children)
@@ -346,12 +327,12 @@ class _Builder:
             if default:
                 raise self.err(E.TYPE, "tensor parameters cannot have defaults", default[0])
             param: ir.Param = ir.TensorParam(name, dtype, shape, self.o.span(p))
-            self.symbols.update(d for d in shape if isinstance(d, str))
+            self.scope.symbols.update(d for d in shape if isinstance(d, str))
         else:
             dtype = self.dtype(ann.children[0])
             value = self.number(default[0]) if default else None
             param = ir.ScalarParam(name, dtype, value, self.o.span(p))
-        self.params[name] = param
+        self.scope.params[name] = param
         return param
 
     def shape(self, tok: Token) -> tuple[str | int, ...]:
@@ -361,7 +342,7 @@ class _Builder:
             if part.isdigit():
                 dims.append(int(part))
             elif part.isidentifier():
-                if part in self.params:
+                if part in self.scope.params:
                     raise self.err(E.DUPLICATE_NAME, f"shape symbol '{part}' clashes with a parameter", tok)
                 dims.append(part)
             else:
@@ -387,7 +368,7 @@ class _Builder:
         out: list[ir.Stmt] = []
         for s in self.statements(suite):
             if s.data == "for_stmt" and is_cube_split(self, s):
-                if any(isinstance(o, ir.SplitLoop) for o in out) or self.acc_names:
+                if any(isinstance(o, ir.SplitLoop) for o in out) or self.scope.acc_names:
                     raise self.err(E.UNSUPPORTED, "a cube split is the only loop of its kernel", s,
                                    "write the vector work as the matmul's epilogue (with vector:)")
                 out.append(cube_loop(self, s))
@@ -396,11 +377,7 @@ class _Builder:
                 raise self.err(E.UNSUPPORTED, "a cube split is the only loop of its kernel", s,
                                "write the vector work as the matmul's epilogue (with vector:)")
             if s.data == "for_stmt" and self.call_name(s.children[1]) == "split":
-                outer = dict(self.loops)
                 out.append(self.split_loop(s))
-                self.loops = outer  # loop variables are scoped to their loop
-                self.combined.update(self.phase_accs)  # combined across cores when the loop ends
-                self.phase_accs = set()
             elif s.data == "assign":
                 out.append(self.kernel_assign(s))
             elif s.data == "expr_stmt" and self.call_name(s.children[0]) == "store":
@@ -412,7 +389,7 @@ class _Builder:
             raise self.err(E.KERNEL_STRUCTURE, "kernel has no split loop", suite,
                            "add: for blk in split(N, cores=AIV):")
         out = finish(self, out)
-        unused = [s for s in out if isinstance(s, ir.AccDecl) and s.name not in self.combined]
+        unused = [s for s in out if isinstance(s, ir.AccDecl) and s.name not in self.scope.combined]
         return tuple(ir.ScalarAssign(s.name, ir.Const(s.init, ir.scalar_of(DType.F32), s.span), s.span)
                      if s in unused else s for s in out)
 
@@ -421,21 +398,21 @@ class _Builder:
         scalar computed once per core from accumulators, shape symbols and scalar parameters."""
         name_tok, value = st.children
         name = self.bind(name_tok)
-        if name in self.kscalars or name in self.slot_accs or name in OPS or name in CALLABLE:
+        if name in self.scope.kscalars or name in self.scope.slot_accs or name in OPS or name in CALLABLE:
             what = "names an op" if name in OPS or name in CALLABLE else "is already defined"
             raise self.err(E.DUPLICATE_NAME, f"'{name}' {what}", name_tok, "pick another name")
         if isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "zeros":
             return slot_decl(self, name, st, value)
         if isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "load":
-            self.kscalars[name] = ir.scalar_of(DType.F32)
+            self.scope.kscalars[name] = ir.scalar_of(DType.F32)
             return ir.ScalarLoad(name, self.element_zero(value, "load(scale[0])"), self.o.span(st))
         e = self.expr(value, "")
         if e.type.kind is not ir.Kind.SCALAR:
             raise self.err(E.TYPE, "kernel-scope values are scalars", value,
                            "tile values live inside a tile loop")
-        self.kscalars[name] = ir.scalar_of(DType.F32)
+        self.scope.kscalars[name] = ir.scalar_of(DType.F32)
         if isinstance(e, ir.Const):
-            self.acc_names.add(name)
+            self.scope.acc_names.add(name)
             return ir.AccDecl(name, float(e.value), self.o.span(st))
         return ir.ScalarAssign(name, e, self.o.span(st))
 
@@ -484,7 +461,7 @@ class _Builder:
 
     def bind(self, tok: Token) -> str:
         name = str(tok)
-        if name in self.params or name in self.symbols or name in self.loops:
+        if name in self.scope.params or name in self.scope.symbols or name in self.scope.loops:
             raise self.err(E.DUPLICATE_NAME, f"'{name}' is already defined", tok)
         return name
 
@@ -506,21 +483,20 @@ class _Builder:
             else:
                 raise self.err(E.ARGS, "cores= takes AIV, AIC or a positive integer", c)
         var = self.bind(var_tok)
-        self.loops[var] = _LoopVar("block")
-        self.split_extent = extent
         body = []
-        for st in self.statements(suite):
-            if st.data != "for_stmt" or self.call_name(st.children[1]) != "tile":
-                raise self.err(E.KERNEL_STRUCTURE, "the body of a split loop is a `for ... in tile(...)` loop", st,
-                               f"for t in tile({var}, size=auto, buffers=2):")
-            body.append(self.tile_loop(st, var))
+        with self.scope.split(var, extent):  # loop variables are scoped to their loop
+            for st in self.statements(suite):
+                if st.data != "for_stmt" or self.call_name(st.children[1]) != "tile":
+                    raise self.err(E.KERNEL_STRUCTURE, "the body of a split loop is a `for ... in tile(...)` loop", st,
+                                   f"for t in tile({var}, size=auto, buffers=2):")
+                body.append(self.tile_loop(st, var))
         return ir.SplitLoop(var, extent, kind, count, tuple(body), self.o.span(s))
 
     def extent(self, e) -> tuple[str, ...]:
         if isinstance(e, Tree) and e.data == "name":
             name = str(e.children[0])
-            if name not in self.symbols:
-                raise self.undefined(e.children[0], self.symbols, "a shape symbol of a tensor parameter")
+            if name not in self.scope.symbols:
+                raise self.undefined(e.children[0], self.scope.symbols, "a shape symbol of a tensor parameter")
             return (name,)
         if isinstance(e, Tree) and e.data == "mul":
             return self.extent(e.children[0]) + self.extent(e.children[1])
@@ -552,30 +528,28 @@ class _Builder:
                 raise self.err(E.ARGS, "buffers= takes a positive integer (1 or 2)", v)
             buffers = int(str(v.children[0]))
         var = self.bind(var_tok)
-        self.loops[var] = _LoopVar("tile", block)
-        self.locals = {}
+        self.scope.loops[var] = LoopVar("tile", block)
         # [N, C, *spatial] tensors under split(N * C): plane tiles when the body pools, else rows of H*W...
         pools = any(str(c.children[0]) in POOLS for c in suite.find_data("call"))
-        extent = self.split_extent
-        self.tiles = ((None if pools else self.row_shape_for(extent, s)) or self.plane_rank_for(extent, s)
-                      or box_for(self, extent, s) or ir.FLAT_TILES)
-        body = []
-        for st in self.statements(suite):
-            body.append(self.tile_stmt(st, var))
+        extent = self.scope.split_extent
+        shape = ((None if pools else self.row_shape_for(extent, s)) or self.plane_rank_for(extent, s)
+                 or box_for(self, extent, s) or ir.FLAT_TILES)
+        with self.scope.tile_loop(shape):
+            body = [self.tile_stmt(st, var) for st in self.statements(suite)]
         if not any(isinstance(b, (ir.Store, ir.Accumulate, ir.SlotAccumulate)) for b in body):
             raise self.err(E.KERNEL_STRUCTURE, "tile loop stores nothing", s,
                            "write results with store(y[t], value) or accumulate them: total += sum(v)")
-        if self.tiles.kind is ir.LoopKind.PLANES and size is not None:
+        if shape.kind is ir.LoopKind.PLANES and size is not None:
             raise self.err(E.ARGS, "plane tiles are sized at run time: size=auto", call,
                            "the host tiling picks planes (or bands of output rows) per tile from the shapes")
-        if self.tiles.kind is ir.LoopKind.BOX and size is not None:
+        if shape.kind is ir.LoopKind.BOX and size is not None:
             raise self.err(E.ARGS, "box tiles are sized at run time: size=auto", call,
                            "the host tiling picks positions per tile and rows of the reduced axis per chunk")
-        return ir.TileLoop(var, block, size, buffers, tuple(body), self.tiles, span=self.o.span(s))
+        return ir.TileLoop(var, block, size, buffers, tuple(body), shape, span=self.o.span(s))
 
     def plane_rank_for(self, extent: tuple[str, ...], node) -> ir.PlaneTiles | None:
         """A tile loop over a split of N * C is a plane loop when tensors [N, C, *spatial] exist."""
-        ranks = {len(p.shape) - len(extent) for p in self.params.values() if isinstance(p, ir.TensorParam)
+        ranks = {len(p.shape) - len(extent) for p in self.scope.params.values() if isinstance(p, ir.TensorParam)
                  and len(p.shape) > len(extent) and len(p.shape) >= 3 and tuple(p.shape[:len(extent)]) == extent}
         if not ranks:
             return None
@@ -588,7 +562,7 @@ class _Builder:
         """A tile loop over a split of B is a row loop when tensors [B, D] exist; with `split(N * C)`,
         tensors [N, C, H, W] are N*C rows of H*W: RowTiles(("N", "C"), ("H", "W"))."""
         k = len(extent)
-        shapes = {p.shape[k:] for p in self.params.values() if isinstance(p, ir.TensorParam)
+        shapes = {p.shape[k:] for p in self.scope.params.values() if isinstance(p, ir.TensorParam)
                   and len(p.shape) > k and p.shape[:k] == extent}
         if not shapes:
             return None
@@ -603,28 +577,28 @@ class _Builder:
         return ir.RowTiles(extent, row)
 
     def is_row_tensor(self, p: ir.TensorParam) -> bool:
-        k = len(self.split_extent)
-        return len(p.shape) > k and p.shape[:k] == self.split_extent
+        k = len(self.scope.split_extent)
+        return len(p.shape) > k and p.shape[:k] == self.scope.split_extent
 
     def tile_stmt(self, st: Tree, tile: str) -> ir.Stmt:
         if st.data == "aug_assign" and isinstance(st.children[0], Tree):
             return slot_accumulate(self, st, tile)
         if st.data == "aug_assign":
             return self.accumulate(st.children[0], st, tile, ir.Combine.ADD, st.children[1])
-        if st.data == "assign" and str(st.children[0]) in self.kscalars:
+        if st.data == "assign" and str(st.children[0]) in self.scope.kscalars:
             return self.accumulate_minmax(st, tile)
         if st.data == "assign":
             name_tok, value = st.children
             name = str(name_tok)
-            if name in self.params or name in self.symbols or name in self.loops or name in OPS or name in CALLABLE \
-                    or name in self.slot_accs:
+            if name in self.scope.params or name in self.scope.symbols or name in self.scope.loops or name in OPS or name in CALLABLE \
+                    or name in self.scope.slot_accs:
                 raise self.err(E.DUPLICATE_NAME, f"cannot assign to '{name}': it names a parameter, loop, op or "
                                "accumulator",
                                name_tok)
             e = self.expr(value, tile)
-            self.locals[name] = e.type
+            self.scope.tile.locals[name] = e.type
             if e.type.dtype is DType.BOOL and isinstance(e, ir.Op):
-                self.mask_dtypes[name] = e.args[0].type.dtype
+                self.scope.tile.mask_dtypes[name] = e.args[0].type.dtype
             return ir.Assign(name, e, self.o.span(st))
         if st.data == "expr_stmt":
             call = st.children[0]
@@ -640,7 +614,7 @@ class _Builder:
             if layout is ir.Layout.PLANE:
                 layout = ir.Layout.POOLED  # plane loops store pooled planes (the output's spatial dims)
             value = self.expr(pos[1], tile)
-            tp = self.params[tensor]
+            tp = self.scope.params[tensor]
             if value.type.kind is not ir.Kind.TILE:
                 raise self.err(E.TYPE, "store needs a tile value, got a scalar", pos[1],
                                "compute a tile from a loaded value, e.g. xt * 0.0 + c")
@@ -656,7 +630,7 @@ class _Builder:
                 raise self.err(E.TYPE, f"storing {what[value.type.layout]} into {what[layout]} of '{tensor}'", pos[1],
                                "reduce rows with sum/max/min/mean(v, axis=1) to get one value per row"
                                if layout is ir.Layout.COL else
-                               f"reduce the box over its extra axis first: sum(v, axis={self.tiles.axis})"
+                               f"reduce the box over its extra axis first: sum(v, axis={self.scope.tile.shape.axis})"
                                if value.type.layout is ir.Layout.BOX else
                                "store max_pool(...) or avg_pool(...) of a loaded plane"
                                if layout is ir.Layout.POOLED else None)
@@ -668,12 +642,12 @@ class _Builder:
     def accumulate(self, name_tok: Token, st: Tree, tile: str, combine: ir.Combine, rhs) -> ir.Accumulate:
         """`st` updates accumulator `name_tok` with the reduction `rhs` (sum/max/min of a tile)."""
         name = str(name_tok)
-        if name in self.slot_accs:
+        if name in self.scope.slot_accs:
             raise self.err(E.INDEX, f"'{name}' has one value per slot: {name}[{tile}] += sum(v, axis=1)", name_tok)
-        if name not in self.acc_names:
+        if name not in self.scope.acc_names:
             raise self.err(E.UNDEFINED_NAME, f"'{name}' is not an accumulator", name_tok,
                            f"declare it before the split loop: {name} = 0.0")
-        if name in self.combined:
+        if name in self.scope.combined:
             raise self.err(E.KERNEL_STRUCTURE, f"accumulator '{name}' was already combined by an earlier split loop",
                            name_tok, "declare a new accumulator for this loop")
         reducer = {ir.Combine.ADD: "sum", ir.Combine.MAX: "max", ir.Combine.MIN: "min"}[combine]
@@ -689,19 +663,19 @@ class _Builder:
             raise self.err(E.TYPE, f"{reducer}(v) reduces a tile value", rhs.children[1])
         if value.type.layout is ir.Layout.ROW:
             raise self.err(E.TYPE, f"{reducer}(v) of a row vector would count it once per row tile", rhs.children[1])
-        if self.tiles.kind is ir.LoopKind.BOX:
+        if self.scope.tile.shape.kind is ir.LoopKind.BOX:
             raise self.err(E.UNSUPPORTED, "accumulators are not supported in a loop over boxes (a reduction over a "
                            "non-last dim)", name_tok, "store the reduced values, then reduce them in a second kernel")
         if value.type.dtype not in (DType.F32, DType.F16):
             raise self.err(E.DTYPE_UNSUPPORTED, f"accumulating {value.type.dtype} values is not supported",
                            rhs.children[1], "cast(v, f32) first")
-        self.phase_accs.add(name)
+        self.scope.phase_accs.add(name)
         return ir.Accumulate(name, combine, REDUCTIONS[reducer], value, span=self.o.span(st))
 
     def accumulate_minmax(self, st: Tree, tile: str) -> ir.Accumulate:
         name_tok, value = st.children
         name = str(name_tok)
-        if name not in self.acc_names:
+        if name not in self.scope.acc_names:
             raise self.err(E.DUPLICATE_NAME, f"cannot assign to '{name}' inside a tile loop: it is a kernel-scope "
                            "scalar", name_tok)
         call_ok = isinstance(value, Tree) and value.data == "call" and self.call_name(value) in ("max", "min")
@@ -715,8 +689,8 @@ class _Builder:
                        f"{name} = max({name}, max(v)) or {name} = min({name}, min(v))", value)
 
     def slice_of(self, e, tile: str) -> tuple[str, ir.TileIndex, ir.Layout]:
-        if self.cube is not None:
-            return cube_slice(self, e, self.cube)
+        if self.scope.tile.cube is not None:
+            return cube_slice(self, e, self.scope.tile.cube)
         if not (isinstance(e, Tree) and e.data == "subscript"):
             raise self.err(E.INDEX, "expected a tensor slice like x[t]", e)
         name_tok, *idx = e.children
@@ -724,22 +698,22 @@ class _Builder:
         p = self.tensor_param(name_tok)
         is_tile = [isinstance(i, Tree) and i.data == "name" and str(i.children[0]) == tile for i in idx]
         is_full = [isinstance(i, Tree) and i.data == "full_slice" for i in idx]
-        shape = self.tiles
+        shape = self.scope.tile.shape
         rows = shape if shape.kind is ir.LoopKind.ROWS else None
         if shape.kind is ir.LoopKind.BOX:
             return box_slice(self, e, tile, p, idx)
         if shape.kind is ir.LoopKind.PLANES and len(idx) == 1 and is_tile[0]:
-            if len(p.shape) != len(self.split_extent) + shape.rank or \
-                    tuple(p.shape[:len(self.split_extent)]) != self.split_extent:
+            if len(p.shape) != len(self.scope.split_extent) + shape.rank or \
+                    tuple(p.shape[:len(self.scope.split_extent)]) != self.scope.split_extent:
                 raise self.err(E.INDEX, f"'{name}[{tile}]' in a plane loop needs a tensor "
-                               f"[{', '.join(self.split_extent)}, ...] with {shape.rank} spatial dims; "
+                               f"[{', '.join(self.scope.split_extent)}, ...] with {shape.rank} spatial dims; "
                                f"'{name}' has shape {list(p.shape)}", e)
             return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.PLANE
         if len(idx) == 1 and is_tile[0] and len(p.shape) == 1:
             if rows is None:
                 return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.FLAT
             k = len(p.shape)
-            if p.shape != self.split_extent and len(self.split_extent) > k and p.shape == self.split_extent[-k:]:
+            if p.shape != self.scope.split_extent and len(self.scope.split_extent) > k and p.shape == self.scope.split_extent[-k:]:
                 # a per-channel tensor: rows n*C + c read w[c] (e.g. batch-norm statistics)
                 period = " * ".join(map(str, p.shape))
                 return name, ir.TileIndex(tile, False, self.o.span(idx[0]), period), ir.Layout.COL
@@ -766,9 +740,9 @@ class _Builder:
 
     def tensor_param(self, tok) -> ir.TensorParam:
         """The tensor parameter `tok` names, or UNDEFINED-NAME with the closest tensor name."""
-        p = self.params.get(str(tok))
+        p = self.scope.params.get(str(tok))
         if not isinstance(p, ir.TensorParam):
-            raise self.undefined(tok, [n for n, q in self.params.items() if isinstance(q, ir.TensorParam)],
+            raise self.undefined(tok, [n for n, q in self.scope.params.items() if isinstance(q, ir.TensorParam)],
                                  "a tensor parameter")
         return p
 
@@ -799,7 +773,7 @@ class _Builder:
                 return self.power(e, tile)
             if d == "call":
                 return self.call(e, tile)
-            if d == "subscript" and str(e.children[0]) in self.slot_accs:
+            if d == "subscript" and str(e.children[0]) in self.scope.slot_accs:
                 return slot_read(self, e, tile)
             if d == "subscript":
                 raise self.err(E.INDEX, "read a tile with load(x[t])", e)
@@ -808,25 +782,25 @@ class _Builder:
     def name_ref(self, tok: Token) -> ir.Expr:
         name = str(tok)
         span = self.o.span(tok)
-        if name in self.locals:
-            return ir.Ref(name, self.locals[name], span)
-        p = self.params.get(name)
+        if name in self.scope.tile.locals:
+            return ir.Ref(name, self.scope.tile.locals[name], span)
+        p = self.scope.params.get(name)
         if isinstance(p, ir.ScalarParam):
             return ir.Ref(name, ir.scalar_of(p.dtype), span)
-        if name in self.kscalars:
-            if name in self.acc_names and name not in self.combined:
+        if name in self.scope.kscalars:
+            if name in self.scope.acc_names and name not in self.scope.combined:
                 raise self.err(E.KERNEL_STRUCTURE, f"accumulator '{name}' is read before its split loop has ended",
                                tok, "its total across cores exists only after the loop that accumulates it")
-            return ir.Ref(name, self.kscalars[name], span)
-        if name in self.slot_accs:
+            return ir.Ref(name, self.scope.kscalars[name], span)
+        if name in self.scope.slot_accs:
             raise self.err(E.INDEX, f"'{name}' holds one value per slot; read it per row: {name}[r]", tok)
-        if name in self.symbols:
+        if name in self.scope.symbols:
             return ir.Ref(name, ir.scalar_of(DType.I32), span)  # a shape symbol's runtime value
         if isinstance(p, ir.TensorParam):
             raise self.err(E.TYPE, f"'{name}' is a GM tensor; read it with load({name}[t])", tok)
-        if name in self.loops:
+        if name in self.scope.loops:
             raise self.err(E.TYPE, f"loop variable '{name}' is not a value", tok)
-        candidates = list(self.locals) + [n for n, q in self.params.items() if isinstance(q, ir.ScalarParam)]
+        candidates = list(self.scope.tile.locals) + [n for n, q in self.scope.params.items() if isinstance(q, ir.ScalarParam)]
         raise self.undefined(tok, candidates, "a local value or scalar parameter")
 
     def power(self, e: Tree, tile: str) -> ir.Expr:
@@ -846,54 +820,20 @@ class _Builder:
         return self.op({0.5: "sqrt", -0.5: "rsqrt", -1: "reciprocal"}[c], [base], e)
 
     def call(self, e: Tree, tile: str) -> ir.Expr:
+        """A call in an expression: a built-in (ascend_dsl/intrinsics.py) or an element-wise op (ops.py)."""
         name_tok = e.children[0]
         name = str(name_tok)
         pos, kw = self.call_args(e)
-        if name == "load":
-            if len(pos) != 1 or kw:
-                raise self.err(E.ARGS, "load takes one tensor slice", e, "load(x[t])")
-            if not tile and self.cube is None:  # kernel scope: no tile to index
-                raise self.err(E.INDEX, "outside the split loops, a load is a statement of its own: s = load(x[0])",
-                               e, "name the element, then use the name in expressions")
-            tensor, index, layout = self.slice_of(pos[0], tile)
-            return ir.Load(tensor, index, ir.tile_of(self.params[tensor].dtype, layout), self.o.span(e))
-        if name in ("store", "split", "tile"):
-            raise self.err(E.KERNEL_STRUCTURE, f"{name}(...) cannot be used inside an expression", e)
-        if name == "matmul":
-            raise self.err(E.KERNEL_STRUCTURE, "matmul(...) runs on the cube unit: it goes into a `with cube:` block", e,
-                           "for blk in split(M, N, cores=AIC):  with cube: acc = matmul(a[blk], b[blk])")
-        if name not in CALLABLE:
+        if name in INTRINSICS:
+            value = INTRINSICS[name](self, Call(name, pos, kw, e, tile))
+            if value is not None:
+                return value
+        elif name not in CALLABLE:
             close = difflib.get_close_matches(name, list(CALLABLE) + ["load"], n=1)
             raise self.err(E.UNKNOWN_OP, f"unknown function '{name}'", name_tok,
                            f"did you mean '{close[0]}'?" if close else f"available: {', '.join(sorted(CALLABLE))}")
-        if name == "gather":
-            return self.gather(pos, kw, e, tile)
-        if name in REDUCTIONS and "axis" in kw:
-            return self.reduction(name, pos, kw, e, tile)
-        if name in SCANS:
-            return self.scan(name, pos, kw, e, tile)
-        if name in POOLS:
-            return self.pool(name, pos, kw, e, tile)
         if kw:
             raise self.err(E.ARGS, f"{name}() takes no keyword arguments", e)
-        if name in ("sum", "mean", "prod"):
-            raise self.err(E.ARGS, f"{name}() needs axis=1: {name}(v, axis=1)", e)
-        if name == "cast":
-            if len(pos) != 2:
-                raise self.err(E.ARGS, "cast takes a value and a dtype", e, "cast(x, f16)")
-            target = pos[1]
-            if not (isinstance(target, Tree) and target.data == "name"):
-                raise self.err(E.ARGS, "cast's second argument is a dtype name", target)
-            value = self.expr(pos[0], tile)
-            dt = self.dtype(target.children[0])
-            self.no_planes([value], e)
-            if value.type.dtype is DType.BOOL:
-                raise self.err(E.TYPE, "cannot cast a mask", pos[0], "use select(mask, 1.0, 0.0)")
-            if isinstance(value, ir.Const):
-                return ir.Const(value.value, ir.scalar_of(dt), value.span)
-            if self.tiles.kind is ir.LoopKind.BOX and value.type.dtype is dt:  # box loops drop identity casts (e.g. cast(x, f32) with T=f32)
-                return value
-            return ir.Op("cast", (value,), ir.ValType(value.type.kind, dt, value.type.layout), self.o.span(e))
         return self.op(name, [self.expr(a, tile) for a in pos], e)
 
     def axis_value(self, axis) -> float | int | None:
@@ -901,96 +841,6 @@ class _Builder:
         if isinstance(axis, Tree) and axis.data == "neg" and isinstance(axis.children[0], Tree):
             value = -self.number(axis.children[0].children[0])
         return value
-
-    def reduction(self, name: str, pos: list, kw: dict, e: Tree, tile: str) -> ir.Expr:
-        if len(pos) != 1 or set(kw) != {"axis"}:
-            raise self.err(E.ARGS, f"{name}(v, axis=1) takes one value and axis=", e)
-        axis = kw["axis"]
-        v = self.expr(pos[0], tile)
-        if v.type.kind is ir.Kind.TILE and v.type.layout is ir.Layout.BOX:
-            if v.type.dtype not in OPS[REDUCTIONS[name]].dtypes:
-                raise self.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e)
-            return box_reduction(self, name, REDUCTIONS[name], v, axis, self.o.span(e))
-        if self.axis_value(axis) not in (1, -1):
-            raise self.err(E.UNSUPPORTED, "reductions run over the last axis of a row tile: axis=1", axis)
-        if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.ROWS:
-            raise self.err(E.TYPE, f"{name}(v, axis=1) needs whole rows (a value loaded with x[r, :])", pos[0],
-                           "split the rows of a 2-D tensor: for blk in split(B, cores=AIV)")
-        op = REDUCTIONS[name]
-        if v.type.dtype not in OPS[op].dtypes:
-            raise self.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e)
-        return ir.Op(op, (v,), ir.tile_of(v.type.dtype, ir.Layout.COL), self.o.span(e))
-
-    def gather(self, pos: list, kw: dict, e: Tree, tile: str) -> ir.Expr:
-        if len(pos) != 2 or kw:
-            raise self.err(E.ARGS, "gather takes whole rows and a per-row column index", e, "gather(xt, load(idx[r]))")
-        rows, index = self.expr(pos[0], tile), self.expr(pos[1], tile)
-        if rows.type.kind is not ir.Kind.TILE or rows.type.layout is not ir.Layout.ROWS:
-            raise self.err(E.TYPE, "gather's first argument is whole rows (a value loaded with x[r, :])", pos[0])
-        if index.type.kind is not ir.Kind.TILE or index.type.layout is not ir.Layout.COL \
-                or index.type.dtype not in (DType.I32, DType.I64):
-            raise self.err(E.TYPE, "gather's index is one integer per row (i32 or i64, loaded with idx[r])", pos[1])
-        if rows.type.dtype not in OPS["gather"].dtypes:
-            raise self.err(E.DTYPE_UNSUPPORTED, f"gather does not support {rows.type.dtype}", pos[0])
-        return ir.Op("gather", (rows, index), ir.tile_of(rows.type.dtype, ir.Layout.COL), self.o.span(e))
-    def flag(self, v, node) -> bool:
-        if isinstance(v, Tree) and v.data == "name" and str(v.children[0]) in ("True", "False"):
-            return str(v.children[0]) == "True"
-        raise self.err(E.ARGS, "expected True or False", v, "e.g. cumsum(v, axis=1, reverse=True)")
-
-    def scan(self, name: str, pos: list, kw: dict, e: Tree, tile: str) -> ir.Expr:
-        """cumsum / cumprod(v, axis=1[, reverse=True][, exclusive=True]) along each row of a row tile."""
-        if len(pos) != 1 or "axis" not in kw or set(kw) - {"axis", "reverse", "exclusive"}:
-            raise self.err(E.ARGS, f"{name}(v, axis=1) takes one value, axis= and optionally reverse=, exclusive=", e,
-                           f"{name}(v, axis=1, reverse=False, exclusive=False)")
-        if self.axis_value(kw["axis"]) not in (1, -1):
-            raise self.err(E.UNSUPPORTED, "scans run along the last axis of a row tile: axis=1", kw["axis"])
-        reverse = self.flag(kw["reverse"], e) if "reverse" in kw else False
-        exclusive = self.flag(kw["exclusive"], e) if "exclusive" in kw else False
-        v = self.expr(pos[0], tile)
-        if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.ROWS:
-            raise self.err(E.TYPE, f"{name}(v, axis=1) needs whole rows (a value loaded with x[r, :])", pos[0],
-                           "split the rows of a 2-D tensor: for blk in split(B, cores=AIV)")
-        op = scan_op(name, reverse, exclusive)
-        if v.type.dtype not in OPS[op].dtypes:
-            raise self.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e,
-                           f"supported: {', '.join(sorted(map(str, OPS[op].dtypes)))}; cast first")
-        return ir.Op(op, (v,), v.type, self.o.span(e))
-
-    def pool_param(self, v, what: str, tile: str) -> ir.Expr:
-        """kernel= / stride= / padding=: an integer literal or an integer scalar parameter."""
-        x = self.expr(v, tile)
-        if isinstance(x, ir.Const) and float(x.value).is_integer():
-            return ir.Const(int(x.value), ir.scalar_of(DType.I32), x.span)
-        if isinstance(x, ir.Ref) and x.type.kind is ir.Kind.SCALAR and not x.type.dtype.is_float:
-            return x
-        raise self.err(E.TYPE, f"{what}= takes an integer literal or an integer scalar parameter", v,
-                       f"declare it as a kernel parameter, e.g. {what}: i32 = 2")
-
-    def pool(self, name: str, pos: list, kw: dict, e: Tree, tile: str) -> ir.Expr:
-        """max_pool / avg_pool(plane, kernel=K, stride=S, padding=P[, dilation=D]) over a plane tile's spatial dims."""
-        allowed = {"kernel", "stride", "padding"} | ({"dilation"} if name == "max_pool" else set())
-        if len(pos) != 1 or "kernel" not in kw or set(kw) - allowed:
-            raise self.err(E.ARGS, f"{name} takes one loaded plane and kernel=, optionally "
-                           f"{', '.join(f'{a}=' for a in sorted(allowed - {'kernel'}))}", e,
-                           f"{name}(xt, kernel=kernel_size, stride=stride, padding=padding)"
-                           + ("" if name == "max_pool" else "; avg_pool has no dilation (PyTorch neither)"))
-        v = self.expr(pos[0], tile)
-        if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.PLANE:
-            raise self.err(E.TYPE, f"{name} needs a loaded plane (load(x[p]) of a [N, C, ...] tensor in a loop over "
-                           "split(N * C))", pos[0], "for blk in split(N * C, cores=AIV): for p in tile(blk): "
-                           "xt = load(x[p])")
-        kernel = self.pool_param(kw["kernel"], "kernel", tile)
-        stride = self.pool_param(kw["stride"], "stride", tile) if "stride" in kw else kernel  # PyTorch default
-        padding = self.pool_param(kw["padding"], "padding", tile) if "padding" in kw else \
-            ir.Const(0, ir.scalar_of(DType.I32), self.o.span(e))
-        dilation = self.pool_param(kw["dilation"], "dilation", tile) if "dilation" in kw else \
-            ir.Const(1, ir.scalar_of(DType.I32), self.o.span(e))
-        if v.type.dtype not in OPS[name].dtypes:
-            raise self.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e,
-                           f"supported: {', '.join(sorted(map(str, OPS[name].dtypes)))}")
-        return ir.Op(name, (v, kernel, stride, padding, dilation), ir.tile_of(v.type.dtype, ir.Layout.POOLED),
-                     self.o.span(e))
 
     def no_planes(self, args: list[ir.Expr], node) -> None:
         if any(a.type.layout in (ir.Layout.PLANE, ir.Layout.POOLED) for a in args if a.type.kind is ir.Kind.TILE):
@@ -1006,7 +856,7 @@ class _Builder:
             return next(iter(layouts))
         if ir.Layout.BOX in layouts:
             raise self.err(E.TYPE, "a box (load(x[t]) with the extra axis) combines only with boxes and scalars", node,
-                           f"reduce it first, e.g. sum(v, axis={self.tiles.axis}), then combine the per-position values")
+                           f"reduce it first, e.g. sum(v, axis={self.scope.tile.shape.axis}), then combine the per-position values")
         if same:
             raise self.err(E.UNSUPPORTED, "comparisons and select need operands of one shape (all whole rows, or all "
                            "per-row values)", node)
@@ -1061,7 +911,7 @@ class _Builder:
         if isinstance(mask, ir.Op):
             return mask.args[0].type.dtype
         if isinstance(mask, ir.Ref):
-            return self.mask_dtypes.get(mask.name)
+            return self.scope.tile.mask_dtypes.get(mask.name)
         return None
 
     def unify(self, args: list[ir.Expr], node, fallback: DType | None):

@@ -24,7 +24,7 @@ def box_for(b, extent: tuple[str, ...], node) -> ir.BoxTiles | None:
     """The extra dim (axis, symbol) of the box tensors of a split over `extent`, or None."""
     k = len(extent)
     found: dict[tuple[int, str], list[str]] = {}
-    for p in b.params.values():
+    for p in b.scope.params.values():
         if not isinstance(p, ir.TensorParam) or len(p.shape) != k + 1 or k < 2:  # boxes of rank >= 3 tensors
             continue
         for j in range(k):  # the extra dim is never the last one (that is a row loop)
@@ -48,7 +48,7 @@ def is_box_tensor(p: ir.TensorParam, extent: tuple[str, ...], box: ir.BoxTiles) 
 
 def box_slice(b, e, tile: str, p: ir.TensorParam, idx: list) -> tuple[str, ir.TileIndex, ir.Layout]:
     """`x[t]` inside a box loop: a box of a [.., R, ..] tensor or a flat tile of a tensor over the split's dims."""
-    extent, box = b.split_extent, b.tiles
+    extent, box = b.scope.split_extent, b.scope.tile.shape
     j, dim = box.axis, box.dim
     is_tile = len(idx) == 1 and idx[0].data == "name" and str(idx[0].children[0]) == tile
     box_shape = list(extent[:j]) + [dim] + list(extent[j:])
@@ -67,8 +67,8 @@ def box_slice(b, e, tile: str, p: ir.TensorParam, idx: list) -> tuple[str, ir.Ti
 
 def box_reduction(b, name: str, op: str, v: ir.Expr, axis, span) -> ir.Expr:
     """`sum(v, axis=j)` of a box: one value per position of the tile (a flat tile)."""
-    j, dim = b.tiles.axis, b.tiles.dim
-    rank = len(b.split_extent) + 1
+    j, dim = b.scope.tile.shape.axis, b.scope.tile.shape.dim
+    rank = len(b.scope.split_extent) + 1
     value = b.axis_value(axis)
     if value not in (j, j - rank):
         raise b.err(E.INDEX, f"{name}(v, axis={value}) of a box reduces axis {value}, but the box's extra axis is "

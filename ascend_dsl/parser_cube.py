@@ -15,6 +15,7 @@ from lark import Tree
 from . import ir
 from .diagnostics import ErrorCode as E
 from .dtypes import DType
+from .intrinsics import Call, intrinsic
 
 CUBE_INPUT_DTYPES = (DType.F16, DType.BF16)
 _MATMUL_KW = {"bias", "transpose_a", "transpose_b", "base_m", "base_n", "base_k"}
@@ -32,6 +33,12 @@ class CubeScope:
     @property
     def out_shape(self) -> tuple[str, ...]:
         return ((self.batch,) if self.batch else ()) + (self.m, self.n)
+
+
+@intrinsic("matmul")
+def _matmul_outside_cube(b, c: Call) -> ir.Expr:
+    raise b.err(E.KERNEL_STRUCTURE, "matmul(...) runs on the cube unit: it goes into a `with cube:` block", c.node,
+                "for blk in split(M, N, cores=AIC):  with cube: acc = matmul(a[blk], b[blk])")
 
 
 def is_cube_split(b, s: Tree) -> bool:
@@ -55,15 +62,17 @@ def cube_loop(b, s: Tree) -> ir.CubeLoop:
         if not (isinstance(d, Tree) and d.data == "name"):
             raise b.err(E.ARGS, "split(M, N, cores=AIC) takes shape symbols", d)
         name = str(d.children[0])
-        if name not in b.symbols:
-            raise b.undefined(d.children[0], b.symbols, "a shape symbol of a tensor parameter")
+        if name not in b.scope.symbols:
+            raise b.undefined(d.children[0], b.scope.symbols, "a shape symbol of a tensor parameter")
         dims.append(name)
     batch, m, n = (None, *dims) if len(dims) == 2 else dims
     var = b.bind(var_tok)
-    from .parser import _LoopVar
+    with b.scope.loop_var(var, "block"):
+        return _cube_blocks(b, s, var, batch, m, n)
 
-    b.loops[var] = _LoopVar("block")
-    stmts = b.statements(suite)
+
+def _cube_blocks(b, s: Tree, var: str, batch: str | None, m: str, n: str) -> ir.CubeLoop:
+    stmts = b.statements(s.children[2])
     blocks = {}
     for st in stmts:
         if not (isinstance(st, Tree) and st.data == "with_stmt") or str(st.children[0]) not in ("cube", "vector"):
@@ -115,7 +124,7 @@ def _matmul(b, block: Tree, scope: CubeScope) -> tuple[ir.Matmul, str]:
                     body[0] if body else block, "the epilogue (activation, scaling, ...) goes into `with vector:`")
     name_tok, call = body[0].children
     acc = str(name_tok)
-    if acc in b.params or acc in b.symbols or acc in b.loops or acc in ("matmul", "load", "store"):
+    if acc in b.scope.params or acc in b.scope.symbols or acc in b.scope.loops or acc in ("matmul", "load", "store"):
         raise b.err(E.DUPLICATE_NAME, f"cannot assign to '{acc}': it names a parameter, loop or op", name_tok)
     pos, kw = b.call_args(call)
     if len(pos) != 2 or set(kw) - _MATMUL_KW:
@@ -183,17 +192,12 @@ def _matmul(b, block: Tree, scope: CubeScope) -> tuple[ir.Matmul, str]:
 
 def _epilogue(b, block: Tree, scope: CubeScope, mm: ir.Matmul) -> ir.TileLoop:
     acc_type = ir.tile_of(DType.F32, ir.Layout.ROWS)
-    b.locals = {mm.name: acc_type}
-    b.tiles = ir.RowTiles((scope.m,), (scope.n,))
-    b.cube = scope
     span = b.o.span(block)
     body: list[ir.Stmt] = [ir.Assign(mm.name, ir.Load(mm.name, ir.TileIndex(scope.var, True, mm.span), acc_type,
                                                       mm.span), mm.span)]
-    try:
-        for st in b.statements(block.children[1]):
-            body.append(b.tile_stmt(st, scope.var))
-    finally:
-        b.cube = None
+    with b.scope.tile_loop(ir.RowTiles((scope.m,), (scope.n,)), cube=scope) as tile:
+        tile.locals[mm.name] = acc_type
+        body += [b.tile_stmt(st, scope.var) for st in b.statements(block.children[1])]
     if not any(isinstance(s, ir.Store) for s in body):
         raise b.err(E.KERNEL_STRUCTURE, "the vector block stores nothing", block, f"store(c[{scope.var}], {mm.name})")
     used = any(isinstance(e, ir.Ref) and e.name == mm.name for s in body[1:] if isinstance(s, (ir.Assign, ir.Store))
@@ -201,7 +205,7 @@ def _epilogue(b, block: Tree, scope: CubeScope, mm: ir.Matmul) -> ir.TileLoop:
     if not used:
         raise b.err(E.KERNEL_STRUCTURE, f"the vector block never reads the accumulator '{mm.name}'", block,
                     f"store it, or an expression of it: store(c[{scope.var}], {mm.name})")
-    return ir.TileLoop(scope.var, scope.var, None, 2, tuple(body), b.tiles, span=span)
+    return ir.TileLoop(scope.var, scope.var, None, 2, tuple(body), tile.shape, span=span)
 
 
 def cube_slice(b, e, scope: CubeScope) -> tuple[str, ir.TileIndex, ir.Layout]:

@@ -34,11 +34,11 @@ def slot_decl(b, name: str, st: Tree, call: Tree) -> ir.SlotAccDecl:
     if len(pos) != 1 or kw:
         raise b.err(E.ARGS, "zeros takes the slot count: a shape symbol or a product of them", call, "s = zeros(C)")
     factors = _factors(b, pos[0])
-    params = [f for f in factors if f in b.params]
+    params = [f for f in factors if f in b.scope.params]
     if factors[len(factors) - len(params):] != params:
         raise b.err(E.ARGS, "in zeros(...), int parameters come after the shape symbols", pos[0], "s = zeros(N * G)")
     decl = ir.SlotAccDecl(name, tuple(factors), span=b.o.span(st))
-    b.slot_accs[name] = SlotAcc(decl)
+    b.scope.slot_accs[name] = SlotAcc(decl)
     return decl
 
 
@@ -47,20 +47,20 @@ def _factors(b, e) -> list[str]:
         return _factors(b, e.children[0]) + _factors(b, e.children[1])
     if isinstance(e, Tree) and e.data == "name":
         name = str(e.children[0])
-        p = b.params.get(name)
-        if name in b.symbols or (isinstance(p, ir.ScalarParam) and p.dtype in (DType.I32, DType.I64)):
+        p = b.scope.params.get(name)
+        if name in b.scope.symbols or (isinstance(p, ir.ScalarParam) and p.dtype in (DType.I32, DType.I64)):
             return [name]
         if isinstance(p, ir.ScalarParam):
             raise b.err(E.TYPE, f"'{name}' is a {p.dtype} parameter; a slot count takes int parameters (i32)", e)
-        raise b.undefined(e.children[0], sorted(b.symbols), "a shape symbol or an int parameter")
+        raise b.undefined(e.children[0], sorted(b.scope.symbols), "a shape symbol or an int parameter")
     raise b.err(E.ARGS, "zeros takes the slot count: shape symbols and int parameters multiplied", e,
                 "s = zeros(C) or s = zeros(N * G)")
 
 
 def _mapping(b, acc: SlotAcc, node) -> ir.SlotAccDecl:
     """The decl with its row -> slot mapping for the current split extent."""
-    extent, slots = b.split_extent, acc.decl.slots
-    syms = tuple(s for s in slots if s not in b.params)
+    extent, slots = b.scope.split_extent, acc.decl.slots
+    syms = tuple(s for s in slots if s not in b.scope.params)
     groups = slots[len(syms):]
     if not groups and len(syms) <= len(extent) and extent[len(extent) - len(syms):] == syms:
         return replace(acc.decl, rows_per_slot=(), groups=())
@@ -75,24 +75,24 @@ def slot_accumulate(b, st: Tree, tile: str) -> ir.SlotAccumulate:
     target, rhs = st.children
     name_tok = target.children[0]
     name = str(name_tok)
-    acc = b.slot_accs.get(name)
+    acc = b.scope.slot_accs.get(name)
     if acc is None:
-        if name in b.acc_names:
+        if name in b.scope.acc_names:
             raise b.err(E.INDEX, f"'{name}' is a scalar accumulator: {name} += sum(v)", target,
                         f"declare {name} = zeros(C) for one value per channel")
         raise b.err(E.UNDEFINED_NAME, f"'{name}' is not a slot accumulator", name_tok,
                     f"declare it before the split loop: {name} = zeros(C)")
     _check_index(b, target, tile, f"{name}[{tile}] += sum(v, axis=1)")
-    if name in b.combined:
+    if name in b.scope.combined:
         raise b.err(E.KERNEL_STRUCTURE, f"accumulator '{name}' was already combined by an earlier split loop",
                     name_tok, "declare a new accumulator for this loop")
-    if b.tiles.kind is not ir.LoopKind.ROWS:
+    if b.scope.tile.shape.kind is not ir.LoopKind.ROWS:
         raise b.err(E.UNSUPPORTED, "slot accumulators add one value per row: they need a row loop", target,
                     "split the rows: for blk in split(N * C, cores=AIV) over [N, C, H, W] tensors")
     decl = _mapping(b, acc, target)
-    if acc.extent is not None and acc.extent != b.split_extent:
+    if acc.extent is not None and acc.extent != b.scope.split_extent:
         raise b.err(E.INDEX, f"'{name}' is accumulated over split({' * '.join(acc.extent)}) elsewhere", target)
-    acc.decl, acc.extent = decl, b.split_extent
+    acc.decl, acc.extent = decl, b.scope.split_extent
     value = b.expr(rhs, tile)
     if value.type.kind is not ir.Kind.TILE or value.type.layout is not ir.Layout.COL:
         raise b.err(E.TYPE, f"{name}[{tile}] += ... adds one value per row", rhs,
@@ -100,7 +100,7 @@ def slot_accumulate(b, st: Tree, tile: str) -> ir.SlotAccumulate:
     if value.type.dtype not in (DType.F32, DType.F16):
         raise b.err(E.DTYPE_UNSUPPORTED, f"accumulating {value.type.dtype} values is not supported", rhs,
                     "cast(v, f32) first")
-    b.phase_accs.add(name)
+    b.scope.phase_accs.add(name)
     return ir.SlotAccumulate(name, value, b.o.span(st))
 
 
@@ -115,14 +115,14 @@ def slot_read(b, e: Tree, tile: str) -> ir.Load:
     """`s[r]` in a row loop after s's split loop: each row's slot total (f32, one value per row)."""
     name_tok = e.children[0]
     name = str(name_tok)
-    acc = b.slot_accs[name]
+    acc = b.scope.slot_accs[name]
     if not tile:
         raise b.err(E.INDEX, f"'{name}' holds one value per slot; read it per row inside a row loop: {name}[r]", e)
     _check_index(b, e, tile, f"{name}[{tile}]")
-    if name not in b.combined:
+    if name not in b.scope.combined:
         raise b.err(E.KERNEL_STRUCTURE, f"accumulator '{name}' is read before its split loop has ended", name_tok,
                     "its totals across cores exist only after the loop that accumulates it")
-    if b.tiles.kind is not ir.LoopKind.ROWS or b.split_extent != acc.extent:
+    if b.scope.tile.shape.kind is not ir.LoopKind.ROWS or b.scope.split_extent != acc.extent:
         raise b.err(E.INDEX, f"'{name}[{tile}]' is read in a row loop over split({' * '.join(acc.extent)})", e)
     return ir.Load(name, ir.TileIndex(tile, False, b.o.span(e.children[1]), acc=True),
                    ir.tile_of(DType.F32, ir.Layout.COL), b.o.span(e))
@@ -130,8 +130,8 @@ def slot_read(b, e: Tree, tile: str) -> ir.Load:
 
 def finish(b, out: list) -> list:
     """Every slot accumulator is updated by some loop; its decl carries the mapping found there."""
-    for name, acc in b.slot_accs.items():
+    for name, acc in b.scope.slot_accs.items():
         if acc.extent is None:
             raise DslError.at(E.KERNEL_STRUCTURE, f"slot accumulator '{name}' is never updated", acc.decl.span,
                               f"add {name}[r] += sum(v, axis=1) in the row loop after it")
-    return [b.slot_accs[s.name].decl if isinstance(s, ir.SlotAccDecl) else s for s in out]
+    return [b.scope.slot_accs[s.name].decl if isinstance(s, ir.SlotAccDecl) else s for s in out]

@@ -22,7 +22,7 @@ picks len and Qc from the UB budget. The strided copy needs DataCopyPad: 910B ta
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ascend_dsl import ir
 
@@ -38,6 +38,7 @@ from .shared import (
     kernel_fields,
     loc,
     manifest,
+    share_lines,
     snippet,
     value_symbols,
 )
@@ -76,9 +77,10 @@ _HOW = {ir.Position.VECIN: "DeQue", ir.Position.VECOUT: "AllocTensor", ir.Positi
 class BoxView(KernelView):
     buffer_num: int
     copy_helpers: str
-    init: tuple[str, ...]
-    extra_members: tuple[str, ...]
-    kernel_scalars: tuple[str, ...]
+    share: tuple[str, ...]  # Init: this core's share of the output positions
+    value_symbols: tuple[str, ...]  # shape symbols read as values
+    inner_tiling: str
+    box_tensors: tuple[str, ...]  # read by strided copies; the others hold one value per position
     # Tile(p, base, len): one tile of output positions
     tile_values: tuple[Bind, ...]  # outputs and temporaries of the tile
     tile_inits: tuple[Init, ...]  # reductions start at their identity
@@ -127,41 +129,15 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> BoxView:
     buffers = {b.name: b for b in views}
     bufs = {b.name: b for b in tl.buffers_decl}
     stmts = [s for st in tl.body for s in st.body]
-    params = {p.name: p for p in kernel.tensors}
     extent = split.extent
     inner = extent[axis:]  # positions per row of the reduced axis: the output dims after it
     plan: ir.BoxPlan = tl.shape.plan
     granule = plan.pitch_granule
 
-    init = [f"// {loc(ctx, split.span)}: this core's contiguous share of the [0, {' * '.join(extent)}) output "
-            "positions (a multiple of 32 bytes of the output)",
-            f"const uint64_t total = {' * '.join(f'tiling.{s}' for s in extent)};",
-            "const uint64_t start = tiling.blockLength * GetBlockIdx();",
-            ("blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : "
-             "tiling.blockLength) : 0;"),
-            "start_ = start;",
-            "tileLength_ = tiling.tileLength;",
-            "chunkRows_ = tiling.chunkRows;",
-            f"D_ = tiling.{dim};  // the reduced axis",
-            f"M_ = {' * '.join(f'tiling.{s}' for s in inner)};  // positions per row of the reduced axis"]
-    init += [f"{s.member} = tiling.{s.name};" for s in fields["scalars"]]
-    init += [f"{sym}_ = tiling.{sym};" for sym in value_symbols(kernel, tl)]  # symbols read as values
-    for t in fields["tensors"]:
-        p = params[t.name]
-        ptr = f"(__gm__ {t.ctype}*){t.name}"
-        if tuple(p.shape) == extent:
-            init.append(f"{t.gm}.SetGlobalBuffer({ptr} + start, blockLength_);")
-        else:
-            init.append(f"{t.gm}.SetGlobalBuffer({ptr}, total * D_);  // a box tensor: read by strided copies")
-    init.append(f"// {loc(ctx, tl.span)}: UB buffers, sized by the host for the largest box and tile")
-    init.append(f"const uint32_t boxElems = tiling.chunkRows * ((tiling.tileLength + {granule - 1}) / {granule} * "
-                f"{granule});  // rows x pitch")
-    for b in views:
-        buf: ir.Buffer = b.buffer
-        nbytes = _host_bytes(buf, "tiling.tileLength")
-        args = nbytes if buf.position is ir.Position.VECCALC else f"{buf.num}, {nbytes}"
-        init.append(f"pipe.InitBuffer({b.member}, {args});")
-
+    # the host sizes the buffers: boxes of boxElems, flat tiles of tileLength (whole 256-byte repeats)
+    views = tuple(replace(b, init_args=_host_bytes(b.buffer, "tiling.tileLength") if b.buffer.position
+                          is ir.Position.VECCALC else f"{b.buffer.num}, {_host_bytes(b.buffer, 'tiling.tileLength')}")
+                  for b in views)
     writer = StageWriter(ctx, buffers, {})
     box_in = [s for s in stmts if isinstance(s, ir.CopyIn) and bufs[s.buffer].layout is ir.Layout.BOX]
     flat_in = [s for s in stmts if isinstance(s, ir.CopyIn) and bufs[s.buffer].layout is not ir.Layout.BOX]
@@ -207,14 +183,11 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> BoxView:
 
     whole_rows, vec_bytes, in_bytes = plan.whole_row_shares, plan.vec_bytes, plan.in_bytes  # plan_box.py
     ub_formula = " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl)
-    members = ["uint64_t start_ = 0;      // this core's first output position",
-               "uint64_t chunkRows_ = 0;  // rows of the reduced axis per chunk",
-               "uint64_t D_ = 0;          // extent of the reduced axis",
-               "uint64_t M_ = 0;          // output positions per row of the reduced axis"]
     return BoxView(
         **fields, **tile, buffers=views, buffer_num=tl.buffers, copy_helpers="copy_helpers_pad.cpp.jinja",
-        init=tuple(init), extra_members=tuple(members),
-        kernel_scalars=tuple(f"uint64_t {sym}_ = 0;  // shape symbol read as a value" for sym in value_symbols(kernel, tl)),
+        share=tuple(share_lines(ctx, split, "the [0, {}) output positions (a multiple of 32 bytes of the output)")),
+        value_symbols=tuple(value_symbols(kernel, tl)), inner_tiling=" * ".join(f"tiling.{s}" for s in inner),
+        box_tensors=tuple(p.name for p in kernel.tensors if tuple(p.shape) != extent),
         ub_budget=ctx.target.ub_budget, ub_formula=ub_formula, pitch_granule=granule, box_in_bytes=in_bytes,
         whole_row_shares=whole_rows,
         whole_row_why=f"vector work per box element: {vec_bytes} B of repeats per {in_bytes} B read"

@@ -46,6 +46,12 @@ def snippet(name: str, indent: str = "", **values) -> list[str]:
     return [indent + line if line else line for line in text.splitlines()]
 
 
+def share_lines(ctx: PassContext, split: ir.SplitLoop, what: str) -> list[str]:
+    """Init: this core's contiguous share of the split loop's extent; `what` describes it ({} is the extent)."""
+    return snippet("core_share", loc=loc(ctx, split.span), what=what.format(" * ".join(split.extent)),
+                   total=" * ".join(f"tiling.{s}" for s in split.extent))
+
+
 def camel(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_") if p)
 

@@ -38,6 +38,7 @@ from .shared import (
     loc,
     manifest,
     rows_of,
+    share_lines,
     snippet,
     sync,
     value_symbols,
@@ -149,14 +150,7 @@ def share_views(kernel: ir.Kernel, tensors: tuple[TensorView, ...], start: str, 
 def _init_lines(kernel: ir.Kernel, ctx: PassContext, fields: dict) -> list[str]:
     phases = _phases(kernel)
     split, tl = phases[0]
-    extent = " * ".join(f"tiling.{s}" for s in split.extent)
-    lines = [f"// {loc(ctx, split.span)}: this core's contiguous share of [0, {' * '.join(split.extent)})"
-             + (" rows" if rows_of(tl) else ""),
-             f"const uint64_t total = {extent};",
-             "const uint64_t start = tiling.blockLength * GetBlockIdx();",
-             "blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : "
-             "tiling.blockLength) : 0;",
-             "tileLength_ = tiling.tileLength;"]
+    lines = [*share_lines(ctx, split, "[0, {})" + (" rows" if rows_of(tl) else "")), "tileLength_ = tiling.tileLength;"]
     lines += [f"tileLength{k}_ = tiling.tileLength{k};" for k in range(1, len(phases))]
     if rows_of(tl):
         row_len = " * ".join(f"tiling.{d}" for d in tl.shape.row)

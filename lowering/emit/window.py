@@ -28,15 +28,17 @@ from ascend_dsl.diagnostics import ErrorCode as E
 from ..context import PassContext
 from ..scalar_loops import POOL_APIS
 from ..tiling_rules import MIN_TILES_PER_CORE
-from .shared import KernelView, buffer_views, compute_frame, kernel_fields, loc, manifest, snippet
+from .shared import KernelView, buffer_views, compute_frame, kernel_fields, loc, manifest, share_lines, snippet
 
 
 @dataclass(frozen=True, kw_only=True)
 class WindowView(KernelView):
     buffer_num: int
     copy_helpers: str
-    init: tuple[str, ...]
-    extra_members: tuple[str, ...]
+    share: tuple[str, ...]  # Init: this core's share of the planes
+    in_ctype: str
+    in_dims_tiling: tuple[str, ...]
+    out_dims_tiling: tuple[str, ...]
     window_kernel: tuple[str, ...]  # the window's parameters in the kernel
     window_host: tuple[str, ...]  # ... and in the host tiling
     copyin: tuple[str, ...]
@@ -100,44 +102,6 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
     rows_path = plan.rows_path
     in_ctype = in_bufs[0].dtype.ctype
 
-    members = ["uint64_t bandRows_ = 0;  // output rows (first spatial dim) per tile",
-               "uint64_t inPlane_ = 0, inInner_ = 0, outPlane_ = 0, outInner_ = 0, outOuter_ = 0;"]
-    members += [f"uint64_t inDim{i}_ = 0, outDim{i}_ = 0;" for i in range(rank)]
-    extent = " * ".join(f"tiling.{s}" for s in split.extent)
-    init = [f"// {loc(ctx, split.span)}: this core's contiguous share of the [0, {' * '.join(split.extent)}) planes",
-            f"const uint64_t total = {extent};",
-            "const uint64_t start = tiling.blockLength * GetBlockIdx();",
-            ("blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : "
-             "tiling.blockLength) : 0;"),
-            "tileLength_ = tiling.tileLength;",
-            "bandRows_ = tiling.bandRows;"]
-    init += [f"inDim{i}_ = {_dim_c(d)};" for i, d in enumerate(idims)]
-    init += [f"outDim{i}_ = {_dim_c(d)};" for i, d in enumerate(odims)]
-    init += ["inInner_ = " + (" * ".join(f"inDim{i}_" for i in range(1, rank)) or "1") + ";",
-             "outInner_ = " + (" * ".join(f"outDim{i}_" for i in range(1, rank)) or "1") + ";",
-             "inPlane_ = inDim0_ * inInner_;", "outPlane_ = outDim0_ * outInner_;", "outOuter_ = outDim0_;"]
-    if rows_path:
-        members += ["uint64_t inW_ = 0, inWp_ = 0, inInnerRows_ = 0, inRowsPerPlane_ = 0;  // input rows in UB",
-                    "TBuf<TPosition::VECCALC> poolRowBuf;  // f32 row: the outer-dim taps combined",
-                    *(["TBuf<TPosition::VECCALC> poolCastBuf;  // f32 row: one 16-bit input row widened"]
-                      if in_ctype != "float" else [])]
-        init += [f"inW_ = inDim{rank - 1}_;",
-                 f"inWp_ = (inW_ * sizeof({in_ctype}) + 31) / 32 * 32 / sizeof({in_ctype});  // UB row pitch",
-                 "inInnerRows_ = inInner_ / inW_;", "inRowsPerPlane_ = inDim0_ * inInnerRows_;"]
-    init += [f"{s.member} = tiling.{s.name};" for s in fields["scalars"]]
-    for t in fields["tensors"]:
-        plane = "inPlane_" if t.role == "input" else "outPlane_"
-        init.append(f"{t.gm}.SetGlobalBuffer((__gm__ {t.ctype}*){t.name} + start * {plane}, blockLength_ * {plane});")
-    init.append(f"// {loc(ctx, tl.span)}: UB buffers, sized by the host for the largest tile")
-    for b in views:
-        elems = "tiling.inTileElems" if b.buffer.position is ir.Position.VECIN else "tiling.outTileElems"
-        init.append(f"pipe.InitBuffer({b.member}, tiling.bufferNum, ({elems} * sizeof({b.buffer.dtype.ctype}) + 31) "
-                    "/ 32 * 32);")
-    if rows_path:
-        init += ["pipe.InitBuffer(poolRowBuf, (inW_ * sizeof(float) + 31) / 32 * 32);",
-                 *(["pipe.InitBuffer(poolCastBuf, (inW_ * sizeof(float) + 31) / 32 * 32);"]
-                   if in_ctype != "float" else [])]
-
     copyin, copyout = [], []
     for s in stmts:
         if isinstance(s, ir.CopyIn):
@@ -180,7 +144,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
     return WindowView(
         **fields, buffers=views, buffer_num=tl.buffers,
         copy_helpers="copy_helpers_pad.cpp.jinja" if ctx.target.has_datacopypad else "copy_helpers_nopad.cpp.jinja",
-        init=tuple(init), extra_members=tuple(members), copyin=tuple(copyin), copyout=tuple(copyout),
+        share=tuple(share_lines(ctx, split, "the [0, {}) planes")), in_ctype=in_ctype,
+        in_dims_tiling=tuple(_dim_c(d) for d in idims), out_dims_tiling=tuple(_dim_c(d) for d in odims), copyin=tuple(copyin), copyout=tuple(copyout),
         compute=tuple(compute), window_kernel=tuple(window),
         window_host=(f"const int64_t k = {_param_c(k_arg, False)};", f"const int64_t s = {_param_c(s_arg, False)};",
                      f"const int64_t pad = {_param_c(p_arg, False)};", f"const int64_t dil = {_param_c(d_arg, False)};"),
