@@ -51,6 +51,9 @@ class OpInfo:
     scalar_c: str | None = None
     vector_math: str | None = None
     chunk: tuple[str, Combine] | None = None
+    call: str | None = None  # the DSL call when the op's name differs: sum(v, axis=1) is reduce_sum
+    reverse: bool = False  # scans: from the end of the row
+    exclusive: bool = False  # scans: the value before each element
 
 
 def _torch():
@@ -113,18 +116,18 @@ _op("select", 3, Rule.SELECT, NUMERIC, lambda m, a, b: _torch().where(m, a, b), 
     scalar_c="({0} ? {1} : {2})")
 _op("cast", 2, Rule.CAST, NUMERIC, None, "convert to another dtype (round to nearest even)", scalar_c="{0}")
 _op("reduce_sum", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.sum(dim=1, keepdim=True, dtype=a.dtype),
-    "sum over each row (axis=1)", api="ReduceSum", chunk=("reduce_sum", Combine.ADD))
+    "sum over each row (axis=1)", api="ReduceSum", chunk=("reduce_sum", Combine.ADD), call="sum")
 _op("reduce_mean", 1, Rule.REDUCE, FLOATS, lambda a: a.mean(dim=1, keepdim=True), "mean over each row (axis=1)",
-    api="ReduceSum", chunk=("reduce_sum", Combine.ADD))  # then times 1 / D
+    api="ReduceSum", chunk=("reduce_sum", Combine.ADD), call="mean")  # then times 1 / D
 _op("reduce_max", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amax(dim=1, keepdim=True),
-    "maximum over each row (axis=1)", api="ReduceMax", chunk=("reduce_max", Combine.MAX))
+    "maximum over each row (axis=1)", api="ReduceMax", chunk=("reduce_max", Combine.MAX), call="max")
 _op("reduce_min", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amin(dim=1, keepdim=True),
-    "minimum over each row (axis=1)", api="ReduceMin", chunk=("reduce_min", Combine.MIN))
+    "minimum over each row (axis=1)", api="ReduceMin", chunk=("reduce_min", Combine.MIN), call="min")
 
 _op("gather", 2, Rule.GATHER, FLOATS | {DType.I32},
     lambda a, idx: _torch().gather(a, 1, idx.long()), "per row: the element of each row at a column index")
 _op("reduce_prod", 1, Rule.REDUCE, FLOATS, lambda a: a.float().prod(dim=1, keepdim=True),
-    "product over each row (axis=1); f16 multiplies in f32", chunk=("reduce_prod", Combine.MUL))  # a scalar loop
+    "product over each row (axis=1); f16 multiplies in f32", chunk=("reduce_prod", Combine.MUL), call="prod")
 
 
 # ----------------------------------------------------------------------------- scans (cumsum / cumprod)
@@ -135,13 +138,6 @@ SCANS = {"cumsum": "sum", "cumprod": "prod"}
 
 def scan_op(call: str, reverse: bool = False, exclusive: bool = False) -> str:
     return f"scan_{SCANS[call]}" + ("_rev" if reverse else "") + ("_excl" if exclusive else "")
-
-
-def scan_parts(op: str) -> tuple[str, bool, bool]:
-    """scan op name -> (DSL call, reverse, exclusive)."""
-    parts = op.split("_")
-    call = next(c for c, k in SCANS.items() if k == parts[1])
-    return call, "rev" in parts[2:], "excl" in parts[2:]
 
 
 def _scan_ref(kind: str, reverse: bool, exclusive: bool):
@@ -163,7 +159,8 @@ for _call, _kind in SCANS.items():
     for _rev in (False, True):
         for _excl in (False, True):
             _op(scan_op(_call, _rev, _excl), 1, Rule.SCAN, FLOATS, _scan_ref(_kind, _rev, _excl),
-                f"{'reverse ' if _rev else ''}{'exclusive ' if _excl else ''}running {_kind} along each row (axis=1)")
+                f"{'reverse ' if _rev else ''}{'exclusive ' if _excl else ''}running {_kind} along each row (axis=1)",
+                call=_call, reverse=_rev, exclusive=_excl)
 
 
 # ----------------------------------------------------------------------------- pooling windows

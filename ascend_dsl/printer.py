@@ -7,7 +7,7 @@ vector ops) print in the same style with their own keywords.
 from __future__ import annotations
 
 from . import ir
-from .ops import BINARY_OPERATORS, COMPARE_OPERATORS, POOLS, scan_parts
+from .ops import BINARY_OPERATORS, COMPARE_OPERATORS, OPS, POOLS, Rule
 
 _INFIX = {v: k for k, v in {**BINARY_OPERATORS, **COMPARE_OPERATORS}.items()}
 #: The extra axis of the boxes of the tile loop being printed (box reductions print `axis=` with it).
@@ -38,16 +38,15 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
             return f"load({t}[{i}])"
         case ir.Op(op="neg", args=(a,)):
             return f"-{expr(a, 4)}"
-        case ir.Op(op=op, args=(a,)) if op.startswith("scan_"):
-            call, reverse, exclusive = scan_parts(op)
-            flags = (", reverse=True" if reverse else "") + (", exclusive=True" if exclusive else "")
-            return f"{call}({expr(a)}, axis=1{flags})"
+        case ir.Op(op=op, args=(a,)) if OPS[op].rule is Rule.SCAN:
+            flags = (", reverse=True" if OPS[op].reverse else "") + (", exclusive=True" if OPS[op].exclusive else "")
+            return f"{OPS[op].call}({expr(a)}, axis=1{flags})"
         case ir.Op(op=op, args=(a, k, st, pad, dil)) if op in POOLS:
             dilation = "" if isinstance(dil, ir.Const) and dil.value == 1 else f", dilation={expr(dil)}"
             return f"{op}({expr(a)}, kernel={expr(k)}, stride={expr(st)}, padding={expr(pad)}{dilation})"
-        case ir.Op(op=op, args=(a,)) if op.startswith("reduce_"):
+        case ir.Op(op=op, args=(a,)) if OPS[op].rule is Rule.REDUCE:
             axis = _box_axis[-1] if a.type.layout is ir.Layout.BOX else 1
-            return f"{op.removeprefix('reduce_')}({expr(a)}, axis={axis})"
+            return f"{OPS[op].call}({expr(a)}, axis={axis})"
         case ir.Op(op="cast", args=(a,), type=ty):
             return f"cast({expr(a)}, {ty.dtype})"
         case ir.Op(op=op, args=(a, b)) if op in _INFIX:
@@ -111,9 +110,9 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
         case ir.SlotAccumulate(name=n, value=v):
             return [f"{ind}{n}[{_row_var(s)}] += {_value(v)}"]
         case ir.Accumulate(name=n, combine=ir.Combine.ADD, reduce=r, value=v):
-            return [f"{ind}{n} += {r.removeprefix('reduce_')}({_value(v)})"]
+            return [f"{ind}{n} += {OPS[r].call}({_value(v)})"]
         case ir.Accumulate(name=n, combine=c, reduce=r, value=v):
-            return [f"{ind}{n} = {c.value}({n}, {r.removeprefix('reduce_')}({_value(v)}))"]
+            return [f"{ind}{n} = {c.value}({n}, {OPS[r].call}({_value(v)}))"]
         case ir.ScalarAssign(name=n, value=v):
             return [f"{ind}{n} = {expr(v)}"]
         case ir.ScalarLoad(name=n, tensor=t):

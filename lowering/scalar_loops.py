@@ -17,21 +17,19 @@ Pseudo-instructions (VecOp.api) produced by select_instructions and expanded by 
 from __future__ import annotations
 
 from ascend_dsl import ir
-from ascend_dsl.ops import POOLS, scan_parts
+from ascend_dsl.ops import OPS, POOLS, Rule
 
-SCAN_APIS = {"sum": "ScanSum", "prod": "ScanProd"}
+SCAN_APIS = {"cumsum": "ScanSum", "cumprod": "ScanProd"}
 POOL_APIS = {"max_pool": "MaxPool", "avg_pool": "AvgPool"}
 SCALAR_LOOP_APIS = frozenset({*SCAN_APIS.values(), "ReduceProd", *POOL_APIS.values()})
-SCALAR_LOOP_OPS = frozenset({op for op in ("reduce_prod", *POOLS)} | {
-    f"scan_{k}{r}{x}" for k in SCAN_APIS for r in ("", "_rev") for x in ("", "_excl")})
+SCALAR_LOOP_OPS = frozenset({"reduce_prod", *POOLS} | {n for n, o in OPS.items() if o.rule is Rule.SCAN})
 
 def scalar_loop_op(dst: str, e: ir.Op, args: list) -> ir.VecOp:
     """The pseudo-instruction for a scalar-loop op (args: buffer names or scalar operands)."""
-    if e.op.startswith("scan_"):
-        _, reverse, exclusive = scan_parts(e.op)
-        kind = e.op.split("_")[1]
-        return ir.VecOp(SCAN_APIS[kind], dst, (args[0],),
-                        (("reverse", str(reverse).lower()), ("exclusive", str(exclusive).lower())), e.span)
+    info = OPS[e.op]
+    if info.rule is Rule.SCAN:
+        return ir.VecOp(SCAN_APIS[info.call], dst, (args[0],),
+                        (("reverse", str(info.reverse).lower()), ("exclusive", str(info.exclusive).lower())), e.span)
     if e.op == "reduce_prod":
         return ir.VecOp("ReduceProd", dst, (args[0],), (), e.span)
     return ir.VecOp(POOL_APIS[e.op], dst, tuple(args), (), e.span)

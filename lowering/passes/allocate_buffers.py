@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
+from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..rewrite import map_tile_bodies
@@ -25,7 +26,7 @@ def _refs(e: ir.Expr) -> list[str]:
 
 
 def _is_box_reduction(e: ir.Expr) -> bool:
-    return isinstance(e, ir.Op) and e.op.startswith("reduce_") and e.args[0].type.layout is ir.Layout.BOX
+    return isinstance(e, ir.Op) and OPS[e.op].rule is Rule.REDUCE and e.args[0].type.layout is ir.Layout.BOX
 
 
 def _bits(dtype: DType) -> int:

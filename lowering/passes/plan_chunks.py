@@ -27,7 +27,7 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
-from ascend_dsl.ops import OPS
+from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 
@@ -166,8 +166,7 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
                              ir.scalar_of(DType.F32), s.span)
                 steps_at.setdefault(d + 1, []).append(ir.RowScalar(s.name, mean, s.span))
             continue
-        if isinstance(v, ir.Op) and (v.op.startswith(("reduce_", "scan_")) or v.op in ("gather",) or
-                                     v.op.endswith("_pool")):
+        if isinstance(v, ir.Op) and OPS[v.op].rule in (Rule.REDUCE, Rule.SCAN, Rule.GATHER, Rule.POOL):
             raise _NoChunk(f"'{v.op}' needs the whole row in UB")
         refs = _tile_refs(v)
         depth[s.name] = max((depth[r.name] for r in refs), default=0)

@@ -18,6 +18,7 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink
 from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
+from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 
@@ -89,7 +90,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         sink.raise_if_any()
     esize = kernel.param(mm.a).dtype.size
     epi = loop.epilogue
-    whole_rows = any(isinstance(e, ir.Op) and e.op.startswith("reduce_") for s in epi.body
+    whole_rows = any(isinstance(e, ir.Op) and OPS[e.op].rule is Rule.REDUCE for s in epi.body
                      if isinstance(s, (ir.Assign, ir.Store)) for e in ir.walk_expr(s.value))
     direct = not whole_rows and is_direct(loop, kernel)
     names = ("base_m", "base_n", "base_k")
