@@ -117,8 +117,9 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
         args += [repr(float(b.scalars[p.name])) for p in kernel.scalars]
         res = run_program(binary, args, timeout=SIM_RUN_TIMEOUT_S)
         if res.timed_out:
-            return ValidationResult("sim", False, shapes=b.symbols, detail=f"emulator run exceeded "
-                                    f"{SIM_RUN_TIMEOUT_S:.0f} s (kernel hang?)", seconds=time.perf_counter() - start)
+            return ValidationResult("sim", False, shapes=b.symbols, detail=f"error[TIME-LIMIT]: the emulator run exceeded "
+                                    f"its time limit of {SIM_RUN_TIMEOUT_S:.0f} s and was killed (a slow or a hung kernel)",
+                                    seconds=time.perf_counter() - start)
         comps = []
         launched = not any(e.code == "TILING" for e in res.errors)  # no launch: nothing to compare
         for p in kernel.outputs if launched else ():

@@ -361,8 +361,10 @@ def driver_source(launch: Launch, kernel: Path) -> tuple[str, list[str]]:
     return src, argv
 
 
-def sim_defines(target_name: str, kernel_type: str, hang_seconds: int | None = None) -> dict[str, int]:
-    """-D macros of the emulator for a lowering target (UB / L1 / L0 sizes, DataCopyPad, block limit)."""
+def sim_defines(target_name: str, kernel_type: str) -> dict[str, int]:
+    """-D macros of the emulator for a lowering target (UB / L1 / L0 sizes, DataCopyPad, block limit).
+    Run-time settings (time limit, threads, checks) are environment variables, so they do not change
+    the build (see run_program)."""
     from lowering.targets import get_target
 
     t = get_target(target_name)
@@ -376,8 +378,6 @@ def sim_defines(target_name: str, kernel_type: str, hang_seconds: int | None = N
         "ASCEND_SIM_L0B_BYTES": t.l0b_bytes,
         "ASCEND_SIM_L0C_BYTES": t.l0c_bytes,
     }
-    if hang_seconds:
-        d["ASCEND_SIM_HANG_SECONDS"] = int(hang_seconds)
     return d
 
 
@@ -404,7 +404,7 @@ def run(kernel: Path, launch_path: Path, *, target: str | None = None, out_dir: 
         return RunOutcome(EXIT_BAD_LAUNCH, None, {}, message=f"error[LAUNCH]: kernel file {kernel} does not exist")
     tname = target or launch.target or "ascend910b1"
     try:
-        defines = sim_defines(tname, launch.kernel_type, hang_seconds=int(max(1, timeout - 5)))
+        defines = sim_defines(tname, launch.kernel_type)
     except DslError as e:
         return RunOutcome(EXIT_BAD_LAUNCH, None, {}, message=f"error[LAUNCH]: {e.render() if hasattr(e, 'render') else e}")
     out = Path(out_dir) if out_dir else Path("ascend-sim-out")
@@ -456,8 +456,8 @@ def run(kernel: Path, launch_path: Path, *, target: str | None = None, out_dir: 
         except KeyError:
             est = None
     if res.timed_out:
-        return RunOutcome(EXIT_FAULT, res, outputs, est, f"error[HANG]: the emulator run did not finish within "
-                          f"{timeout:.0f} s and was killed")
+        return RunOutcome(EXIT_FAULT, res, outputs, est, f"error[TIME-LIMIT]: the emulator run did not finish within "
+                          f"{timeout:.0f} s and was killed (raise --timeout if the kernel is just slow)")
     if res.returncode == 2 and "error[LAUNCH]" in res.stderr:
         return RunOutcome(EXIT_BAD_LAUNCH, res, outputs, est)
     code = EXIT_OK if res.returncode == 0 and not res.errors else EXIT_FAULT

@@ -6,6 +6,8 @@
 // sizes (fractal, ref §5.1); misuse of the API (missing operands, GetTensorC without Iterate, use after
 // End) is reported as MATMUL-STATE. Written from /work/shared/reference/ascendc.md; no CANN code.
 #pragma once
+#ifndef ASCEND_SIM_ASCEND_SIM_MATMUL_H
+#define ASCEND_SIM_ASCEND_SIM_MATMUL_H
 
 #include "copy.h"
 #include "cube_tiling.h"
@@ -415,3 +417,5 @@ inline void regist_matmul(AscendC::TPipe* pipe, __gm__ uint8_t* workspace, MM& m
 
 // REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling) (ref §3): one Matmul object per call here.
 #define REGIST_MATMUL_OBJ(tpipe, workspace, ...) ::AscendC::sim::detail::regist_matmul(tpipe, workspace, __VA_ARGS__)
+
+#endif  // ASCEND_SIM_ASCEND_SIM_MATMUL_H

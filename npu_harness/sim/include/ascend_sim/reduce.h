@@ -6,6 +6,8 @@
 // left. The scratch tensor must hold the first level's per-repeat results (REDUCE-TMP otherwise):
 // an approximation of the size rule on the ReduceSum API page (归约计算/ReduceSum.md).
 #pragma once
+#ifndef ASCEND_SIM_ASCEND_SIM_REDUCE_H
+#define ASCEND_SIM_ASCEND_SIM_REDUCE_H
 
 #include "vec.h"
 
@@ -17,7 +19,8 @@ template <class T, class F>
 inline void reduce_count(const char* api, VecOp op, const LocalTensor<T>& dst, const LocalTensor<T>& src,
                          const LocalTensor<T>& tmp, int32_t count, F combine, const std::source_location& loc) {
     check_vec_begin(api, count, loc);
-    check_operand(api, "dst", dst.sim_view(), 1, loc);
+    // dst only needs element alignment (the result is one element; ReduceSum.md), src and the scratch 32 B
+    check_operand_aligned(api, "dst", dst.sim_view(), 1, sizeof(T), loc);
     check_operand(api, "src", src.sim_view(), uint64_t(count), loc);
     const uint64_t perRepeat = kRepeatBytesV / sizeof(T);
     const uint64_t repeats = (uint64_t(count) + perRepeat - 1) / perRepeat;
@@ -30,6 +33,10 @@ inline void reduce_count(const char* api, VecOp op, const LocalTensor<T>& dst, c
     count_vec(op, sizeof(T), uint64_t(count));
     if (count == 0) {
         return;
+    }
+    {
+        RaceOp r(Pipe::V, api, loc);
+        r.read(src.sim_ptr, uint64_t(count) * sizeof(T)).write(tmp.sim_ptr, need * sizeof(T)).write(dst.sim_ptr, sizeof(T));
     }
     const bool defined = all_def(src.sim_ptr, uint64_t(count) * sizeof(T));
     // Level by level: reduce each repeat of the current level into one value.
@@ -91,3 +98,5 @@ inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
 #undef ASCEND_SIM_REDUCE_TYPES
 
 }  // namespace AscendC
+
+#endif  // ASCEND_SIM_ASCEND_SIM_REDUCE_H

@@ -1,7 +1,10 @@
 // ascend_sim/tensor.h - LocalTensor / GlobalTensor and the per-operand checks.
 #pragma once
+#ifndef ASCEND_SIM_ASCEND_SIM_TENSOR_H
+#define ASCEND_SIM_ASCEND_SIM_TENSOR_H
 
 #include "core.h"
+#include "race.h"
 
 namespace AscendC {
 
@@ -22,6 +25,7 @@ struct BufState {
     bool everFreed = false;
     std::source_location allocLoc{};
     std::source_location freeLoc{};
+    QueEvent fwd{}, back{};  // implicit queue events (race.h): EnQue -> DeQue, FreeTensor -> AllocTensor
 };
 
 // ---- UB shadow memory ("defined" state, ref: docs/emulator.md, UB-UNINIT) ----------------------------
@@ -108,6 +112,7 @@ public:
         sim_check_index("GetValue", index, loc);
         sim::detail::cnt().ubGet += 1;
         sim_check_defined(index, loc);
+        sim::detail::RaceOp(sim::detail::Pipe::S, "LocalTensor::GetValue", loc).read(sim_ptr + index, sizeof(T));
         return sim_ptr[index];
     }
 
@@ -115,6 +120,7 @@ public:
         sim_check_index("SetValue", index, loc);
         sim::detail::cnt().ubSet += 1;
         sim::detail::set_elem_def(sim_ptr + index, sizeof(T), true);
+        sim::detail::RaceOp(sim::detail::Pipe::S, "LocalTensor::SetValue", loc).write(sim_ptr + index, sizeof(T));
         sim_ptr[index] = value;
     }
 
@@ -123,6 +129,7 @@ public:
         sim_check_index("operator()", index, loc);
         sim::detail::cnt().ubSet += 1;
         sim::detail::set_elem_def(sim_ptr + index, sizeof(T), true);
+        sim::detail::RaceOp(sim::detail::Pipe::S, "LocalTensor::operator()", loc).write(sim_ptr + index, sizeof(T));
         return sim_ptr[index];
     }
 
@@ -205,18 +212,7 @@ namespace sim::detail {
 
 template <class T> inline LView view(const LocalTensor<T>& t) { return t.sim_view(); }
 
-[[noreturn]] inline void fatal_dead(const char* api, const char* name, const LView& v, const std::source_location& loc) {
-    const char* ffile = base_name(v.st->freeLoc.file_name());
-    const unsigned fline = v.st->freeLoc.line();
-    if (v.st->status == BufStatus::Free) {
-        fatal("USE-AFTER-FREE", loc, "%s: %s uses a queue buffer (UB offset %u) that was released by FreeTensor at %s:%u", api, name,
-              v.st->offset, ffile, fline);
-    }
-    fatal("USE-AFTER-FREE", loc,
-          "%s: %s uses a queue buffer (UB offset %u) that was released by FreeTensor at %s:%u and has since been handed out again "
-          "by AllocTensor at %s:%u",
-          api, name, v.st->offset, ffile, fline, base_name(v.st->allocLoc.file_name()), v.st->allocLoc.line());
-}
+[[noreturn]] ASCEND_SIM_RT void fatal_dead(const char* api, const char* name, const LView& v, const std::source_location& loc);
 
 // The tensor refers to a buffer that is currently allocated (TBuf tensors always are).
 inline void check_live(const char* api, const char* name, const LView& v, const std::source_location& loc) {
@@ -224,24 +220,13 @@ inline void check_live(const char* api, const char* name, const LView& v, const 
     if (v.st && (v.st->gen != v.gen || v.st->status == BufStatus::Free)) fatal_dead(api, name, v, loc);
 }
 
-// Full operand check for vector instructions and DMA: live, inside the UB, 32-B aligned (ref §4.5),
-// and `elems` elements fit in the tensor.
+// Full operand check for vector instructions and DMA: live, inside the UB, aligned to `align` bytes
+// (32 B for most UB operands, ref §4.5; some APIs only need element alignment), and `elems` elements
+// fit in the tensor.
+ASCEND_SIM_RT void check_operand_aligned(const char* api, const char* name, const LView& v, uint64_t elems, uint32_t align,
+                                         const std::source_location& loc);
 inline void check_operand(const char* api, const char* name, const LView& v, uint64_t elems, const std::source_location& loc) {
-    check_live(api, name, v, loc);
-    const uint8_t* p = static_cast<const uint8_t*>(v.ptr);
-    const uint8_t* ub = g_sim.ub;
-    if (ub == nullptr || p < ub || p >= ub + ASCEND_SIM_UB_BYTES) {
-        fatal("UB-OOB", loc, "%s: %s does not point into this block's UB (a LocalTensor from another block or launch?)", api, name);
-    }
-    const uint32_t off = static_cast<uint32_t>(p - ub);
-    if (off % kUbAlign != 0) {
-        fatal("UB-ALIGN", loc, "%s: %s starts at UB byte offset %u, which is not 32-byte aligned (UB operands need 32 B alignment)", api, name,
-              off);
-    }
-    if (elems > v.size) {
-        fatal("UB-OOB", loc, "%s: %llu elements of %s requested but the LocalTensor holds only %u elements (%llu B)", api,
-              static_cast<unsigned long long>(elems), name, v.size, static_cast<unsigned long long>(v.size) * v.esize);
-    }
+    check_operand_aligned(api, name, v, elems, kUbAlign, loc);
 }
 
 inline void check_count(const char* api, int64_t count, const std::source_location& loc) {
@@ -250,42 +235,13 @@ inline void check_count(const char* api, int64_t count, const std::source_locati
 
 // A GM access of `bytes` bytes starting `byteOff` bytes after the tensor's address must lie inside
 // the SetGlobalBuffer bound (when set) and inside a live sim::GmAlloc allocation.
+ASCEND_SIM_RT void check_gm_raw(const char* api, const void* base, const void* ptr, uint64_t boundElems, bool bounded, uint32_t esize,
+                                uint64_t byteOff, uint64_t bytes, bool write, const std::source_location& loc);
 template <class T>
 inline void check_gm(const char* api, const GlobalTensor<T>& g, uint64_t byteOff, uint64_t bytes, bool write,
                      const std::source_location& loc) {
     if (bytes == 0) return;
-    const char* verb = write ? "writes" : "reads";
-    const uint8_t* p = reinterpret_cast<const uint8_t*>(g.sim_ptr) + byteOff;
-    if (g.sim_bounded) {
-        const int64_t rel = static_cast<int64_t>(p - reinterpret_cast<const uint8_t*>(g.sim_base));
-        const uint64_t boundBytes = g.sim_bound * sizeof(T);
-        if (rel < 0 || static_cast<uint64_t>(rel) + bytes > boundBytes) {
-            fatal("GM-OOB", loc,
-                  "%s %s GM elements [%lld, %lld) = bytes [%lld, %lld) of a GlobalTensor bound to %llu elements (%llu B) by "
-                  "SetGlobalBuffer",
-                  api, verb, static_cast<long long>(rel / int64_t(sizeof(T))),
-                  static_cast<long long>((rel + int64_t(bytes) + int64_t(sizeof(T)) - 1) / int64_t(sizeof(T))), static_cast<long long>(rel),
-                  static_cast<long long>(rel + int64_t(bytes)), static_cast<unsigned long long>(g.sim_bound),
-                  static_cast<unsigned long long>(boundBytes));
-        }
-    }
-    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    uintptr_t begin = 0;
-    uint64_t size = 0;
-    if (!gm_floor(a, begin, size) || a - begin > size + (uint64_t(1) << 20)) {
-        fatal("GM-OOB", loc, "%s %s %llu B at GM address %p, which is not inside any live sim::GmAlloc allocation (freed, or not from GmAlloc)",
-              api, verb, static_cast<unsigned long long>(bytes), static_cast<const void*>(p));
-    }
-    const uint64_t off = a - begin;
-    if (off + bytes > size) {
-        fatal("GM-OOB", loc,
-              "%s %s GM bytes [%llu, %llu) = elements [%llu, %llu) of a sim::GmAlloc allocation of %llu B (%llu elements); %llu B past "
-              "its end",
-              api, verb, static_cast<unsigned long long>(off), static_cast<unsigned long long>(off + bytes),
-              static_cast<unsigned long long>(off / sizeof(T)), static_cast<unsigned long long>((off + bytes + sizeof(T) - 1) / sizeof(T)),
-              static_cast<unsigned long long>(size), static_cast<unsigned long long>(size / sizeof(T)),
-              static_cast<unsigned long long>(off + bytes - size));
-    }
+    check_gm_raw(api, g.sim_base, g.sim_ptr, g.sim_bound, g.sim_bounded, sizeof(T), byteOff, bytes, write, loc);
 }
 
 }  // namespace sim::detail
@@ -306,7 +262,7 @@ void LocalTensor<T>::sim_check_defined(uint32_t index, const std::source_locatio
         sim::detail::report("UB-UNINIT", loc,
                             "LocalTensor::GetValue(%u) reads UB (byte offset %u) that was never written in this block (the value is "
                             "garbage on hardware)",
-                            index, static_cast<unsigned>(p - sim::detail::g_sim.ub));
+                            index, static_cast<unsigned>(p - sim::detail::st().ub));
     }
 }
 
@@ -315,6 +271,8 @@ T GlobalTensor<T>::GetValue(const uint64_t offset, std::source_location loc) con
     sim::detail::touch(loc);
     sim::detail::check_gm("GlobalTensor::GetValue", *this, offset * sizeof(T), sizeof(T), false, loc);
     sim::detail::cnt().gmGet += 1;
+    sim::detail::gm_mark_read("GlobalTensor::GetValue", sim_ptr + offset, sizeof(T), loc);
+    sim::detail::RaceOp(sim::detail::Pipe::S, "GlobalTensor::GetValue", loc).read(sim_ptr + offset, sizeof(T));
     return sim_ptr[offset];
 }
 
@@ -324,7 +282,10 @@ void GlobalTensor<T>::SetValue(const uint64_t offset, const T& value, std::sourc
     sim::detail::check_gm("GlobalTensor::SetValue", *this, offset * sizeof(T), sizeof(T), true, loc);
     sim::detail::cnt().gmSet += 1;
     sim::detail::gm_mark_write("GlobalTensor::SetValue", sim_ptr + offset, sizeof(T), loc);
+    sim::detail::RaceOp(sim::detail::Pipe::S, "GlobalTensor::SetValue", loc).write(sim_ptr + offset, sizeof(T));
     sim_ptr[offset] = value;
 }
 
 }  // namespace AscendC
+
+#endif  // ASCEND_SIM_ASCEND_SIM_TENSOR_H

@@ -5,6 +5,8 @@
 // operands live, 32-B aligned in UB, `count` elements fit (ref §4.2: count need not be a multiple of
 // 32 B for compute; it must fit in the tensors).
 #pragma once
+#ifndef ASCEND_SIM_ASCEND_SIM_VEC_H
+#define ASCEND_SIM_ASCEND_SIM_VEC_H
 
 #include <limits>
 
@@ -163,21 +165,7 @@ inline void count_vec(VecOp op, uint32_t esize, uint64_t count) {
 }
 
 // dst element i is defined iff element i of every source is (element sizes may differ: Cast).
-inline void prop_defined(const void* d, uint32_t dEs, const void* a, uint32_t aEs, const void* b, uint32_t bEs, uint64_t n) {
-    if (n == 0) return;
-    if (all_def(a, n * aEs) && (b == nullptr || all_def(b, n * bEs))) {
-        // in place (dst is a source of the same element size): already marked defined
-        if (!((d == a && dEs == aEs) || (d == b && dEs == bEs))) set_def(d, n * dEs);
-        return;
-    }
-    const uint8_t* pa = static_cast<const uint8_t*>(a);
-    const uint8_t* pb = static_cast<const uint8_t*>(b);
-    const uint8_t* pd = static_cast<const uint8_t*>(d);
-    for (uint64_t i = 0; i < n; ++i) {
-        const bool def = elem_def(pa + i * aEs, aEs) && (pb == nullptr || elem_def(pb + i * bEs, bEs));
-        set_elem_def(pd + i * dEs, dEs, def);
-    }
-}
+ASCEND_SIM_RT void prop_defined(const void* d, uint32_t dEs, const void* a, uint32_t aEs, const void* b, uint32_t bEs, uint64_t n);
 
 template <class T> inline void check_unary(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src, int32_t count,
                                            const std::source_location& loc) {
@@ -228,35 +216,8 @@ struct Level0 {
     bool active(uint32_t e) const { return e < 64 ? ((lo >> e) & 1u) : ((hi >> (e - 64)) & 1u); }
 };
 
-inline Level0 level0_setup(const char* api, uint32_t es, const uint64_t mask[2], bool continuous, int32_t repeatTime,
-                           const std::source_location& loc) {
-    touch(loc);
-    if (repeatTime < 0 || repeatTime > kMaxRepeat) {
-        fatal("REPEAT-RANGE", loc, "%s: repeatTime = %d is out of range [0, %d] (an uint8_t on hardware: it would wrap to %u)", api,
-              repeatTime, kMaxRepeat, unsigned(uint8_t(repeatTime)));
-    }
-    Level0 L{es, uint32_t(kRepeatBytesV / es), 32u / es, 0, 0, -1};
-    const uint32_t maxMask = L.perRepeat < 128 ? L.perRepeat : 128;  // 128-bit mask register
-    if (continuous) {
-        if (mask[0] > maxMask) {
-            fatal("PARAM-RANGE", loc, "%s: continuous mask = %llu exceeds %u elements per repeat for %u-byte elements", api,
-                  static_cast<unsigned long long>(mask[0]), maxMask, es);
-        }
-        const uint32_t n = static_cast<uint32_t>(mask[0]);
-        L.lo = n >= 64 ? ~0ull : ((1ull << n) - 1);
-        L.hi = n >= 128 ? ~0ull : n > 64 ? ((1ull << (n - 64)) - 1) : 0;
-    } else {
-        L.lo = mask[0];
-        L.hi = es == 2 || es == 1 ? mask[1] : 0;  // 32-bit types use mask[0] only
-    }
-    for (int32_t e = static_cast<int32_t>(maxMask) - 1; e >= 0; --e) {
-        if (L.active(static_cast<uint32_t>(e))) {
-            L.lastActive = e;
-            break;
-        }
-    }
-    return L;
-}
+ASCEND_SIM_RT Level0 level0_setup(const char* api, uint32_t es, const uint64_t mask[2], bool continuous, int32_t repeatTime,
+                                  const std::source_location& loc);
 
 // Bytes spanned by the active elements of `repeats` repeats with the given strides (32-B units).
 inline uint64_t level0_extent(const Level0& L, int32_t repeats, uint32_t blkStride, uint32_t repStride) {
@@ -283,6 +244,9 @@ inline void level0_binary(const char* api, VecOp op, const LocalTensor<T>& dst, 
     Counters& c = cnt();
     c.vecInstr[uint32_t(op)][size_class(sizeof(T))] += 1;
     c.vecRepeats[uint32_t(op)][size_class(sizeof(T))] += uint64_t(repeatTime);
+    race_v(api, loc, dst.sim_ptr, level0_extent(L, repeatTime, p.dstBlkStride, p.dstRepStride), src0.sim_ptr,
+           level0_extent(L, repeatTime, p.src0BlkStride, p.src0RepStride), src1.sim_ptr,
+           level0_extent(L, repeatTime, p.src1BlkStride, p.src1RepStride));
     uint8_t* d = reinterpret_cast<uint8_t*>(dst.sim_ptr);
     const uint8_t* a = reinterpret_cast<const uint8_t*>(src0.sim_ptr);
     const uint8_t* b = reinterpret_cast<const uint8_t*>(src1.sim_ptr);
@@ -314,6 +278,8 @@ inline void level0_binary(const char* api, VecOp op, const LocalTensor<T>& dst, 
         sim::detail::check_binary(#NAME, dst, src0, src1, count, loc);                                                           \
         sim::detail::count_vec(sim::detail::VecOp::NAME, sizeof(T), uint64_t(count));                                            \
         sim::detail::prop_defined(dst.sim_ptr, sizeof(T), src0.sim_ptr, sizeof(T), src1.sim_ptr, sizeof(T), uint64_t(count));    \
+        sim::detail::race_v(#NAME, loc, dst.sim_ptr, uint64_t(count) * sizeof(T), src0.sim_ptr, uint64_t(count) * sizeof(T),     \
+                            src1.sim_ptr, uint64_t(count) * sizeof(T));                                                          \
         sim::detail::binary_loop(dst.sim_ptr, src0.sim_ptr, src1.sim_ptr, count, [](auto a, auto b) { return EXPR; });           \
     }                                                                                                                            \
     template <typename T, bool isSetMask = true>                                                                                 \
@@ -353,6 +319,7 @@ ASCEND_SIM_BINARY(Min, ASCEND_SIM_ARITH_TYPES, sim::detail::min_nan(a, b))
         sim::detail::check_unary(#NAME, dst, src, count, loc);                                                                   \
         sim::detail::count_vec(sim::detail::VecOp::NAME, sizeof(T), uint64_t(count));                                            \
         sim::detail::prop_defined(dst.sim_ptr, sizeof(T), src.sim_ptr, sizeof(T), nullptr, 0, uint64_t(count));                  \
+        sim::detail::race_v(#NAME, loc, dst.sim_ptr, uint64_t(count) * sizeof(T), src.sim_ptr, uint64_t(count) * sizeof(T));      \
         const auto s = sim::detail::up(static_cast<T>(scalarValue));                                                             \
         sim::detail::unary_loop(dst.sim_ptr, src.sim_ptr, count, [s](auto a) { return EXPR; });                                 \
     }
@@ -373,6 +340,7 @@ ASCEND_SIM_SCALAR(LeakyRelu, ASCEND_SIM_FP_TYPES, sim::detail::leaky_relu(a, s))
         sim::detail::check_unary(#NAME, dst, src, count, loc);                                                                   \
         sim::detail::count_vec(sim::detail::VecOp::NAME, sizeof(T), uint64_t(count));                                            \
         sim::detail::prop_defined(dst.sim_ptr, sizeof(T), src.sim_ptr, sizeof(T), nullptr, 0, uint64_t(count));                  \
+        sim::detail::race_v(#NAME, loc, dst.sim_ptr, uint64_t(count) * sizeof(T), src.sim_ptr, uint64_t(count) * sizeof(T));      \
         sim::detail::unary_loop(dst.sim_ptr, src.sim_ptr, count, [](auto a) { return EXPR; });                                  \
     }
 
@@ -401,6 +369,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& 
     sim::detail::check_operand("Duplicate", "dst", dst.sim_view(), uint64_t(count), loc);
     sim::detail::count_vec(sim::detail::VecOp::Duplicate, sizeof(T), uint64_t(count));
     sim::detail::set_def(dst.sim_ptr, uint64_t(count) * sizeof(T));
+    sim::detail::race_v("Duplicate", loc, dst.sim_ptr, uint64_t(count) * sizeof(T), nullptr, 0);
     const T v = static_cast<T>(scalarValue);
     T* d = dst.sim_ptr;
     for (int32_t i = 0; i < count; ++i) d[i] = v;
@@ -417,6 +386,7 @@ inline void level0_dup(const LocalTensor<T>& dst, const T v, const uint64_t mask
     Counters& c = cnt();
     c.vecInstr[uint32_t(VecOp::Duplicate)][size_class(sizeof(T))] += 1;
     c.vecRepeats[uint32_t(VecOp::Duplicate)][size_class(sizeof(T))] += uint64_t(repeatTime);
+    race_v("Duplicate", loc, dst.sim_ptr, level0_extent(L, repeatTime, dstBlockStride, dstRepeatStride), nullptr, 0);
     uint8_t* d = reinterpret_cast<uint8_t*>(dst.sim_ptr);
     for (int32_t r = 0; r < repeatTime; ++r) {
         for (uint32_t e = 0; e <= uint32_t(L.lastActive); ++e) {
@@ -573,6 +543,7 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
     check_operand("Cast", "src", src.sim_view(), count, loc);
     count_vec(VecOp::Cast, sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U), count);
     prop_defined(dst.sim_ptr, sizeof(T), src.sim_ptr, sizeof(U), nullptr, 0, count);
+    race_v("Cast", loc, dst.sim_ptr, uint64_t(count) * sizeof(T), src.sim_ptr, uint64_t(count) * sizeof(U));
     T* d = dst.sim_ptr;
     const U* s = src.sim_ptr;
     switch (roundMode) {
@@ -614,25 +585,7 @@ inline void check_cmp_count(const char* api, uint32_t count, uint32_t esize, con
 }
 
 // Mask bit i is defined iff the compared source elements i are (one shadow bit per mask bit).
-inline void prop_mask_defined(uint8_t* d, uint32_t count, const void* a, const void* b, uint32_t es) {
-    const uint64_t maskBytes = (uint64_t(count) + 7) / 8;
-    if (all_def(a, uint64_t(count) * es) && (b == nullptr || all_def(b, uint64_t(count) * es))) {
-        set_def(d, maskBytes);
-        return;
-    }
-    const uint8_t* pa = static_cast<const uint8_t*>(a);
-    const uint8_t* pb = static_cast<const uint8_t*>(b);
-    uint8_t* sd = shadow(d);
-    for (uint32_t i = 0; i < count; i += 8) {
-        uint8_t bits = 0;
-        for (uint32_t j = 0; j < 8; ++j) {
-            const uint32_t k = i + j;
-            const bool def = k < count && elem_def(pa + uint64_t(k) * es, es) && (pb == nullptr || elem_def(pb + uint64_t(k) * es, es));
-            bits |= uint8_t(def ? 1u : 0u) << j;
-        }
-        sd[i / 8] = bits;
-    }
-}
+ASCEND_SIM_RT void prop_mask_defined(uint8_t* d, uint32_t count, const void* a, const void* b, uint32_t es);
 
 // Mask byte k holds bits 8k..8k+7 (LSB first); bits at and past `count` are 0. Whole bytes in a tight
 // loop (the compare mode is resolved once per call, by cmp_mask), then the tail.
@@ -683,6 +636,7 @@ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const
     const T* b = src1.sim_ptr;
     count_vec(VecOp::Compare, sizeof(T), count);
     prop_mask_defined(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, a, b, sizeof(T));
+    race_v("Compare", loc, dst.sim_ptr, maskBytes, a, uint64_t(count) * sizeof(T), b, uint64_t(count) * sizeof(T));
     cmp_mask(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, cmpMode, [a](uint32_t i) { return up(a[i]); },
              [b](uint32_t i) { return up(b[i]); });
 }
@@ -700,6 +654,7 @@ inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, cons
     const T* a = src0.sim_ptr;
     count_vec(VecOp::Compares, sizeof(T), count);
     prop_mask_defined(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, a, nullptr, sizeof(T));
+    race_v("Compares", loc, dst.sim_ptr, maskBytes, a, uint64_t(count) * sizeof(T));
     const auto s = up(static_cast<T>(src1Scalar));
     cmp_mask(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, cmpMode, [a](uint32_t i) { return up(a[i]); },
              [s](uint32_t) { return s; });
@@ -782,6 +737,11 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
     const T* b = src1.sim_ptr;
     count_vec(VecOp::Select, sizeof(T), count);
     prop_select_defined(d, m, a, b, count, period);
+    {
+        const uint64_t bits = period < count ? period : count;
+        RaceOp op(Pipe::V, "Select", loc);
+        op.read(m, (bits + 7) / 8).read(a, uint64_t(count) * sizeof(T)).read(b, uint64_t(count) * sizeof(T)).write(d, uint64_t(count) * sizeof(T));
+    }
     // VSEL_CMPMASK_SPR: one repeat's bits (64 or 128, a power of two) reused for every repeat
     select_loop(d, m, a, [b](uint32_t i) { return b[i]; }, count, period >= count ? 0xffffffffu : period - 1);
 }
@@ -801,7 +761,10 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
     const T s = src1;
     count_vec(VecOp::Select, sizeof(T), count);
     prop_select_defined<T>(d, m, a, nullptr, count, 0xffffffffu);
+    race_v("Select", loc, d, uint64_t(count) * sizeof(T), m, (uint64_t(count) + 7) / 8, a, uint64_t(count) * sizeof(T));
     select_loop(d, m, a, [s](uint32_t) { return s; }, count, 0xffffffffu);
 }
 
 }  // namespace AscendC
+
+#endif  // ASCEND_SIM_ASCEND_SIM_VEC_H
