@@ -8,16 +8,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from lowering import EmittedProject, PassContext
 from lowering.emit import build_view
 from lowering.passes.check_windows import check_pool_binding
 
-from .arrays import TORCH_NAME, HostArray
+from .arrays import STORAGE, TORCH_NAME, HostArray
 from .binding import Binding, bind
 from .compare import TOLERANCE, Comparison, compare, cube_tolerance
 from .sim.driver import driver_source, target_defines
+from .sim.iodir import scratch_dir, write_array
 from .sim.runner import sim_defines
 from .task import TASK_TIMEOUT_S, TaskRun, run_task
 
@@ -108,34 +111,43 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
         except CompileError as e:
             raise DslError.at("SIM-COMPILE", f"the emitted C++ does not compile against the emulator:\n"
                               f"{e.stderr.strip()[-4000:]}", None) from None
-        io = tmpdir / "io"
-        io.mkdir(exist_ok=True)
-        for p in kernel.inputs:
-            (io / f"{p.name}.bin").write_bytes(b.tensors[p.name].tobytes())
-        args = [str(io), str(core_num or ctx.target.aiv)]
-        args += [str(b.symbols[s]) for s in kernel.symbols]
-        args += [repr(float(b.scalars[p.name])) for p in kernel.scalars]
-        res = run_program(binary, args, timeout=SIM_RUN_TIMEOUT_S)
-        if res.timed_out:
-            return ValidationResult("sim", False, shapes=b.symbols, detail=f"error[TIME-LIMIT]: the emulator run exceeded "
-                                    f"its time limit of {SIM_RUN_TIMEOUT_S:.0f} s and was killed (a slow or a hung kernel)",
-                                    seconds=time.perf_counter() - start)
-        comps = []
-        launched = not any(e.code == "TILING" for e in res.errors)  # no launch: nothing to compare
-        for p in kernel.outputs if launched else ():
-            path = io / f"{p.name}.bin"
-            ref = b.tensors[p.name]
-            if not path.exists():
-                comps.append(Comparison(p.name, False, float("inf"), ref.numel(), ref.numel(), TOLERANCE[p.dtype.value]))
-                continue
-            got = HostArray.from_bytes(path.read_bytes(), TORCH_NAME[p.dtype.value], ref.shape)
-            comps.append(compare(p.name, got, ref, p.dtype.value, tol=cube_tolerance(lowered, p.dtype.value)))
-        ok = res.returncode == 0 and not res.errors and all(c.ok for c in comps)
-        detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
-        est = _estimate(res.counters, ctx.target.name)
-        return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail,
-                                time.perf_counter() - start, counters=res.counters, report=est,
-                                estimate_us=est.time_us if est is not None else None)
+        nbytes = sum(b.tensors[p.name].data.nbytes for p in kernel.tensors)
+        with scratch_dir(nbytes) as io_tmp:
+            io = Path(work_dir) / "io" if work_dir else Path(io_tmp)
+            io.mkdir(exist_ok=True)
+            for p in kernel.inputs:
+                write_array(io / f"{p.name}.bin", b.tensors[p.name].data)
+            args = [str(io), str(core_num or ctx.target.aiv)]
+            args += [str(b.symbols[s]) for s in kernel.symbols]
+            args += [repr(float(b.scalars[p.name])) for p in kernel.scalars]
+            res = run_program(binary, args, timeout=SIM_RUN_TIMEOUT_S)
+            return _sim_result(kernel, lowered, ctx, b, res, io, start)
+
+
+def _sim_result(kernel: ir.Kernel, lowered: ir.Kernel, ctx: PassContext, b: Binding, res, io: Path,
+                start: float) -> ValidationResult:
+    """Compare the emulator's outputs (files in `io`) with the reference and collect the run's report."""
+    if res.timed_out:
+        return ValidationResult("sim", False, shapes=b.symbols, detail=f"error[TIME-LIMIT]: the emulator run exceeded "
+                                f"its time limit of {SIM_RUN_TIMEOUT_S:.0f} s and was killed (a slow or a hung kernel)",
+                                seconds=time.perf_counter() - start)
+    comps = []
+    launched = not any(e.code == "TILING" for e in res.errors)  # no launch: nothing to compare
+    for p in kernel.outputs if launched else ():
+        path = io / f"{p.name}.bin"
+        ref = b.tensors[p.name]
+        if not path.exists():
+            comps.append(Comparison(p.name, False, float("inf"), ref.numel(), ref.numel(), TOLERANCE[p.dtype.value]))
+            continue
+        got = HostArray(np.fromfile(path, dtype=STORAGE[TORCH_NAME[p.dtype.value]]).reshape(ref.shape),
+                        TORCH_NAME[p.dtype.value])
+        comps.append(compare(p.name, got, ref, p.dtype.value, tol=cube_tolerance(lowered, p.dtype.value)))
+    ok = res.returncode == 0 and not res.errors and all(c.ok for c in comps)
+    detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
+    est = _estimate(res.counters, ctx.target.name)
+    return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail,
+                            time.perf_counter() - start, counters=res.counters, report=est,
+                            estimate_us=est.time_us if est is not None else None)
 
 
 def _estimate(counters: dict | None, target: str):

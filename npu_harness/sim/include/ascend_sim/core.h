@@ -24,7 +24,10 @@
 #include <type_traits>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 // Runtime functions (reporting, Launch, DMA / bookkeeping helpers that do not depend on the kernel's
 // types) are declared with ASCEND_SIM_RT. By default they are defined inline in these headers
@@ -554,7 +557,8 @@ inline constexpr uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) 
 // Allocations change only outside launches, so blocks read the registry without a lock.
 // ---------------------------------------------------------------------------------------------
 struct GmChunk {
-    uint64_t size;  // bytes
+    uint64_t size;       // bytes
+    uint64_t mapped = 0;  // > 0: a file mapping of this many bytes (GmMapInput / GmMapOutput), else heap
 };
 
 inline std::map<uintptr_t, GmChunk> g_gmAllocs;  // begin -> chunk
@@ -576,6 +580,15 @@ namespace sim {
 // registers it for the GM-OOB checks. Returns nullptr on failure.
 ASCEND_SIM_RT uint8_t* GmAlloc(size_t bytes);
 ASCEND_SIM_RT void GmFree(void* p, std::source_location loc = std::source_location::current());
+
+// GM holding the first `bytes` bytes of the file at `path`, mapped copy-on-write (the file is never
+// modified): a launch's inputs without copying them. Returns nullptr (after printing error[LAUNCH]) if
+// the file cannot be read or is shorter than `bytes`. Release with GmFree.
+ASCEND_SIM_RT uint8_t* GmMapInput(const char* path, size_t bytes);
+// GM backed by the file at `path` (created, or truncated to `bytes`) and poisoned with 0xFF like GmAlloc:
+// what the kernel writes is in the file once GmFree unmaps it (no copy after the launch). Returns
+// nullptr (after printing error[LAUNCH]) on failure.
+ASCEND_SIM_RT uint8_t* GmMapOutput(const char* path, size_t bytes);
 
 }  // namespace sim
 

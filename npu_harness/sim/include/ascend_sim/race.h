@@ -90,6 +90,10 @@ inline void race_v(const char* api, const std::source_location& loc, const void*
 ASCEND_SIM_RT void race_strided(Pipe pipe, const char* api, const std::source_location& loc, const void* p, uint32_t count, uint64_t len,
                                 uint64_t pitch, bool write);
 
+// An API that writes bytes synchronously (it returns after the data is in place, e.g. Matmul::GetTensorC):
+// later accesses of any pipe are ordered after it, so earlier records of these bytes are dropped.
+ASCEND_SIM_RT void race_sync_write(const void* p, uint64_t bytes);
+
 // SetFlag / WaitFlag / PipeBarrier (explicit synchronisation).
 ASCEND_SIM_RT void race_set_flag(HardEvent e, int32_t id);
 ASCEND_SIM_RT void race_wait_flag(HardEvent e, int32_t id);

@@ -158,10 +158,58 @@ ASCEND_SIM_RT void GmFree(void* p, std::source_location loc) {
         return;
     }
     const bool huge = it->second.size >= (size_t(4) << 20);
+    const uint64_t mapped = it->second.mapped;
     detail::g_gmAllocs.erase(it);
     ++detail::g_gmGeneration;
+    if (mapped) {
+        munmap(p, mapped);
+        return;
+    }
     ::operator delete(p, std::align_val_t(huge ? (size_t(2) << 20) : 512));
 }
+
+namespace detail {
+inline uint8_t* gm_map(const char* path, size_t bytes, bool output) {
+    if (bytes == 0) return GmAlloc(0);
+    const int fd = output ? open(path, O_RDWR | O_CREAT | O_TRUNC, 0644) : open(path, O_RDONLY);
+    if (fd < 0) {
+        std::fprintf(stderr, "error[LAUNCH]: cannot open %s\n", path);
+        return nullptr;
+    }
+    struct stat sb {};
+    if (!output && (fstat(fd, &sb) != 0 || static_cast<uint64_t>(sb.st_size) < bytes)) {
+        std::fprintf(stderr, "error[LAUNCH]: %s holds %lld bytes, %zu expected\n", path, static_cast<long long>(sb.st_size), bytes);
+        close(fd);
+        return nullptr;
+    }
+    if (output && ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+        std::fprintf(stderr, "error[LAUNCH]: cannot size %s to %zu bytes\n", path, bytes);
+        close(fd);
+        return nullptr;
+    }
+    const uint64_t len = align_up(bytes, 4096);
+    // Inputs: mapped read-only with the pages populated (no copy), then made writable, so only pages a
+    // kernel writes into get copied (copy-on-write); populating a writable private mapping would copy all.
+    void* p = mmap(nullptr, len, output ? PROT_READ | PROT_WRITE : PROT_READ, (output ? MAP_SHARED : MAP_PRIVATE) | MAP_POPULATE, fd, 0);
+    close(fd);
+    if (p != MAP_FAILED && !output && mprotect(p, len, PROT_READ | PROT_WRITE) != 0) {
+        munmap(p, len);
+        p = MAP_FAILED;
+    }
+    if (p == MAP_FAILED) {
+        std::fprintf(stderr, "error[MEMORY-LIMIT]: cannot map %s (%zu bytes): the emulator's memory limit (or the host's memory) is "
+                             "exhausted\n", path, bytes);
+        return nullptr;
+    }
+    if (output) std::memset(p, 0xFF, bytes);  // poison: unwritten output reads as NaN / -1
+    g_gmAllocs[reinterpret_cast<uintptr_t>(p)] = GmChunk{bytes, len};
+    ++g_gmGeneration;
+    return static_cast<uint8_t*>(p);
+}
+}  // namespace detail
+
+ASCEND_SIM_RT uint8_t* GmMapInput(const char* path, size_t bytes) { return detail::gm_map(path, bytes, false); }
+ASCEND_SIM_RT uint8_t* GmMapOutput(const char* path, size_t bytes) { return detail::gm_map(path, bytes, true); }
 
 }  // namespace AscendC::sim
 

@@ -5,6 +5,7 @@
 #define ASCEND_SIM_ASCEND_SIM_IMPL_LAUNCH_RT_H
 
 #include <sched.h>
+#include <time.h>
 
 namespace AscendC::sim::detail {
 
@@ -53,6 +54,7 @@ inline RunConfig read_config() {
     g_raceCheck = env_long("ASCEND_SIM_RACECHECK", 1) != 0;
     g_autoSync = env_long("ASCEND_SIM_AUTO_SYNC", 1) != 0;
     g_fp16Overflow = env_long("ASCEND_SIM_FP16_OVERFLOW", 0) != 0;
+    g_gemmThreads = c.threads;
     return c;
 }
 
@@ -82,6 +84,14 @@ struct Sched {
     pthread_mutex_t poolMu = PTHREAD_MUTEX_INITIALIZER;
     std::vector<uint8_t*> freeArenas;
     std::vector<void*> freeStacks;
+    // persistent worker threads (a block always resumes on the thread that started it)
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t go = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
+    uint64_t phase = 0;       // bumped by the main thread to start a phase
+    bool resume = false;      // this phase resumes blocks waiting in SyncAll
+    bool quit = false;
+    uint32_t finished = 0;    // workers done with the current phase
+    std::vector<pthread_t> workers;
 };
 
 inline Sched* g_sched = nullptr;
@@ -274,7 +284,7 @@ inline void block_main() {
     }
     if (!s.blockFaulted) end_of_block_checks();
     sc.slots[s.blockIdx].st = s.blockFaulted ? BlkSt::Faulted : BlkSt::Done;
-    // returning resumes the worker (uc_link)
+    setcontext(t_main);  // back to the worker running this block (uc_link could name another thread's context)
 }
 
 // Runs (or resumes) block b on the calling thread until it finishes or waits in SyncAll.
@@ -304,7 +314,7 @@ inline void run_block(uint32_t b) {
         getcontext(&sl.ctx);
         sl.ctx.uc_stack.ss_sp = sl.stack;
         sl.ctx.uc_stack.ss_size = ASCEND_SIM_STACK_BYTES;
-        sl.ctx.uc_link = t_main;
+        sl.ctx.uc_link = nullptr;
         makecontext(&sl.ctx, block_main, 0);
         s.inBlock = true;
         s.blockIdx = b;
@@ -334,14 +344,29 @@ inline void run_block(uint32_t b) {
     }
 }
 
+// Runs this thread's share of the current phase: starts blocks from sc.order (shared counter) or
+// resumes its own blocks waiting in SyncAll.
+inline void run_share(Sched& sc, bool resume) {
+    if (resume) {
+        for (uint32_t b : sc.order)
+            if (sc.slots[b].owner == t_worker) run_block(b);
+        return;
+    }
+    for (;;) {
+        const uint32_t i = __atomic_fetch_add(&sc.next, 1u, __ATOMIC_RELAXED);
+        if (i >= sc.order.size()) break;
+        run_block(sc.order[i]);
+    }
+}
+
 struct WorkerArg {
     Sched* sc;
     int id;
-    bool resume;  // resume this worker's own blocks waiting in SyncAll (else: start blocks from sc->order)
 };
 
 inline void* worker_main(void* p) {
-    const WorkerArg& w = *static_cast<const WorkerArg*>(p);
+    const WorkerArg w = *static_cast<const WorkerArg*>(p);
+    delete static_cast<const WorkerArg*>(p);
     Sched& sc = *w.sc;
     ucontext_t mainCtx{};
     t_main = &mainCtx;
@@ -350,15 +375,22 @@ inline void* worker_main(void* p) {
     alt.ss_size = 1 << 16;
     alt.ss_sp = ::operator new(alt.ss_size);
     sigaltstack(&alt, nullptr);  // the crash handler runs on it (SA_ONSTACK)
-    if (w.resume) {
-        for (uint32_t b : sc.order)
-            if (sc.slots[b].owner == w.id) run_block(b);
-    } else {
-        for (;;) {
-            const uint32_t i = __atomic_fetch_add(&sc.next, 1u, __ATOMIC_RELAXED);
-            if (i >= sc.order.size()) break;
-            run_block(sc.order[i]);
+    uint64_t seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&sc.mu);
+        while (sc.phase == seen && !sc.quit) pthread_cond_wait(&sc.go, &sc.mu);
+        if (sc.quit) {
+            pthread_mutex_unlock(&sc.mu);
+            break;
         }
+        seen = sc.phase;
+        const bool resume = sc.resume;
+        pthread_mutex_unlock(&sc.mu);
+        run_share(sc, resume);
+        pthread_mutex_lock(&sc.mu);
+        ++sc.finished;
+        pthread_cond_signal(&sc.done);
+        pthread_mutex_unlock(&sc.mu);
     }
     stack_t none{};
     none.ss_flags = SS_DISABLE;
@@ -368,38 +400,57 @@ inline void* worker_main(void* p) {
     return nullptr;
 }
 
-// Runs one phase: starts (resume = false) or resumes the blocks in sc.order, on sc.threads threads.
+// Runs one phase: starts (resume = false) or resumes the blocks in sc.order. With one thread they run
+// here in order; otherwise on the worker threads (started on first use, kept for the whole launch).
 inline void run_phase(Sched& sc, bool resume) {
-    if (sc.threads <= 1 || sc.order.size() <= 1) {
+    if (sc.threads <= 1) {
         ucontext_t mainCtx{};
         ucontext_t* saved = t_main;
         t_main = &mainCtx;
         t_worker = 0;
-        for (uint32_t b : sc.order) run_block(b);
+        sc.next = 0;
+        run_share(sc, resume);
         t_main = saved;
         return;
     }
-    const uint32_t n = sc.threads < sc.order.size() ? sc.threads : static_cast<uint32_t>(sc.order.size());
+    if (sc.workers.empty()) {
+        for (uint32_t i = 0; i < sc.threads; ++i) {
+            pthread_attr_t attr;
+            pthread_attr_init(&attr);
+            pthread_attr_setstacksize(&attr, size_t(1) << 20);
+            pthread_t tid;
+            auto* arg = new WorkerArg{&sc, static_cast<int>(i)};
+            if (pthread_create(&tid, &attr, worker_main, arg) == 0) {
+                sc.workers.push_back(tid);
+            } else {
+                delete arg;
+            }
+            pthread_attr_destroy(&attr);
+        }
+        if (sc.workers.empty()) {  // no thread could be started: run here
+            sc.threads = 1;
+            run_phase(sc, resume);
+            return;
+        }
+    }
+    pthread_mutex_lock(&sc.mu);
     sc.next = 0;
-    std::vector<WorkerArg> args(n);
-    std::vector<pthread_t> tids(n);
-    std::vector<bool> started(n, false);
-    for (uint32_t i = 0; i < n; ++i) {
-        args[i] = WorkerArg{&sc, static_cast<int>(i), resume};
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setstacksize(&attr, size_t(1) << 20);
-        started[i] = pthread_create(&tids[i], &attr, worker_main, &args[i]) == 0;
-        pthread_attr_destroy(&attr);
-    }
-    // a worker that could not be started: its blocks run here
-    for (uint32_t i = 0; i < n; ++i) {
-        if (started[i]) continue;
-        WorkerArg a{&sc, static_cast<int>(i), resume};
-        worker_main(&a);
-    }
-    for (uint32_t i = 0; i < n; ++i)
-        if (started[i]) pthread_join(tids[i], nullptr);
+    sc.resume = resume;
+    sc.finished = 0;
+    ++sc.phase;
+    pthread_cond_broadcast(&sc.go);
+    while (sc.finished < sc.workers.size()) pthread_cond_wait(&sc.done, &sc.mu);
+    pthread_mutex_unlock(&sc.mu);
+}
+
+inline void stop_workers(Sched& sc) {
+    if (sc.workers.empty()) return;
+    pthread_mutex_lock(&sc.mu);
+    sc.quit = true;
+    pthread_cond_broadcast(&sc.go);
+    pthread_mutex_unlock(&sc.mu);
+    for (pthread_t t : sc.workers) pthread_join(t, nullptr);
+    sc.workers.clear();
 }
 
 // ---- end of a phase: cross-block GM checks -------------------------------------------------------------
@@ -504,10 +555,11 @@ inline void print_dma(FILE* f, const char* name, const DmaCounters& c) {
 }
 
 // One line `sim-counters: {json}` on stderr (parsed and removed by npu_harness.sim.compiler).
-inline void print_counters(uint32_t blockDim, const Sched* sc) {
+inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, double cpuUs) {
     static const char* const kSz[kSizeClasses] = {"b8", "b16", "b32", "b64"};
     FILE* f = stderr;
-    std::fprintf(f, "sim-counters: {\"version\":1,\"blockDim\":%u,\"aiv_per_aic\":%u,\"blocks\":[", blockDim, g_launch.mixRatio);
+    std::fprintf(f, "sim-counters: {\"version\":1,\"blockDim\":%u,\"aiv_per_aic\":%u,\"launch_us\":%.0f,\"launch_cpu_us\":%.0f,"
+                    "\"threads\":%u,\"blocks\":[", blockDim, g_launch.mixRatio, launchUs, cpuUs, sc ? sc->threads : 1u);
     const size_t nb = sc ? sc->slots.size() : 0;
     for (size_t b = 0; b < nb; ++b) {
         const Counters& c = sc->slots[b].state.cnt;
@@ -589,6 +641,7 @@ inline void run_all(Sched& sc, bool reverse) {
 }
 
 inline void free_pools(Sched& sc) {
+    stop_workers(sc);
     for (uint8_t* a : sc.freeArenas) ::operator delete(a, std::align_val_t(4096));
     for (void* s : sc.freeStacks) ::operator delete(s);
     sc.freeArenas.clear();
@@ -680,6 +733,9 @@ ASCEND_SIM_RT int Launch(uint32_t blockDim, const KernelBody& body, std::source_
     g_launch.quiet = false;
     g_launch.blocks.clear();
     Sched sc;
+    timespec w0{}, c0{}, w1{}, c1{};
+    clock_gettime(CLOCK_MONOTONIC, &w0);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
     if (blockDim == 0 || blockDim > ASCEND_SIM_MAX_BLOCKS) {
         report("BLOCK-DIM", loc, "Launch with blockDim = %u; it must be in [1, %u] on this target (ASCEND_SIM_MAX_BLOCKS)", blockDim,
                unsigned(ASCEND_SIM_MAX_BLOCKS));
@@ -721,7 +777,10 @@ ASCEND_SIM_RT int Launch(uint32_t blockDim, const KernelBody& body, std::source_
         free_pools(sc);
         g_sched = prev;
     }
-    print_counters(g_launch.blockDim, &sc);
+    clock_gettime(CLOCK_MONOTONIC, &w1);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+    auto us = [](const timespec& a, const timespec& b) { return double(b.tv_sec - a.tv_sec) * 1e6 + double(b.tv_nsec - a.tv_nsec) / 1e3; };
+    print_counters(g_launch.blockDim, &sc, us(w0, w1), us(c0, c1));
     std::vector<SiteSum> sites;
     collect_sites(sites, g_host, false);
     for (const Slot& sl : sc.slots) collect_sites(sites, sl.state, true);

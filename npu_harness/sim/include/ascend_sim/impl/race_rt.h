@@ -277,6 +277,32 @@ ASCEND_SIM_RT void race_strided(Pipe pipe, const char* api, const std::source_lo
     race_instr_n(pipe, api, loc, acc, count);
 }
 
+ASCEND_SIM_RT void race_sync_write(const void* p, uint64_t bytes) {
+    RaceState* r = st().race;
+    if (!r || bytes == 0) return;
+    const uintptr_t b = reinterpret_cast<uintptr_t>(p), e = b + bytes;
+    auto& m = r->segs;
+    auto it = m.upper_bound(b);
+    if (it != m.begin()) --it;
+    while (it != m.end() && it->first < e) {
+        RaceSeg& s = it->second;
+        if (s.end <= b) {
+            ++it;
+            continue;
+        }
+        if (it->first < b) {  // keep the part before the range
+            RaceSeg tail = s;
+            s.end = b;
+            it = m.emplace(b, tail).first;
+            continue;
+        }
+        if (s.end > e) {  // keep the part after the range
+            m.emplace(e, s);
+        }
+        it = m.erase(it);
+    }
+}
+
 ASCEND_SIM_RT void race_set_flag(HardEvent e, int32_t id) {
     RaceState* r = st().race;
     if (!r || id < 0 || id >= static_cast<int32_t>(kMaxEventIds)) return;

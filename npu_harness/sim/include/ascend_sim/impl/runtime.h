@@ -11,6 +11,7 @@
 #include "pipe_rt.h"
 #include "copy_rt.h"
 #include "vec_rt.h"
+#include "gemm_rt.h"
 #include "launch_rt.h"
 
 #endif  // ASCEND_SIM_ASCEND_SIM_IMPL_RUNTIME_H
