@@ -12,12 +12,14 @@
 #define ASCEND_SIM_KERNEL_OPERATOR_H
 
 #include "ascend_sim/core.h"
+#include "ascend_sim/tiling.h"
 #include "ascend_sim/race.h"
 #include "ascend_sim/tensor.h"
 #include "ascend_sim/pipe.h"
 #include "ascend_sim/copy.h"
 #include "ascend_sim/vec.h"
 #include "ascend_sim/reduce.h"
+#include "ascend_sim/gather.h"
 #include "ascend_sim/sync.h"
 #include "ascend_sim/launch.h"
 #include "ascend_sim/matmul.h"

@@ -106,13 +106,6 @@
 #define KERNEL_TASK_TYPE_DEFAULT(x) static_assert(true, "")
 #define KERNEL_TASK_TYPE(key, x) static_assert(true, "")
 
-// Tiling passed as a GM pointer (ref §2): copy the struct out of GM.
-#define GET_TILING_DATA_WITH_STRUCT(Struct, var, tiling) \
-    Struct var;                                          \
-    std::memcpy(&var, reinterpret_cast<const void*>(tiling), sizeof(Struct))
-#define REGISTER_TILING_DEFAULT(Struct) using AscendSimDefaultTiling = Struct
-#define GET_TILING_DATA(var, tiling) GET_TILING_DATA_WITH_STRUCT(AscendSimDefaultTiling, var, tiling)
-
 #define ASCEND_IS_AIV (true)
 #define ASCEND_IS_AIC (false)
 
@@ -403,13 +396,15 @@ struct RaceState;  // race.h: per-block pipe-race bookkeeping
 enum class VecOp : uint8_t {
     Add, Sub, Mul, Div, Max, Min, Adds, Muls, Maxs, Mins, LeakyRelu, Exp, Ln, Abs, Sqrt, Rsqrt, Reciprocal, Relu,
     Duplicate, Cast, Compare, Compares, Select, Copy, ReduceSum, ReduceMax, ReduceMin, WholeReduceSum, BlockReduceSum,
-    WholeReduceMax, WholeReduceMin, BlockReduceMax, BlockReduceMin, Gather, Sort32, CreateVecIndex, Brcb, kCount
+    WholeReduceMax, WholeReduceMin, BlockReduceMax, BlockReduceMin, PairReduceSum, Gather, GatherMask, Sort32, MrgSort,
+    CreateVecIndex, Brcb, Transpose, kCount
 };
 inline const char* const kVecOpNames[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "LeakyRelu",
                                           "Exp", "Ln", "Abs", "Sqrt", "Rsqrt", "Reciprocal", "Relu", "Duplicate", "Cast", "Compare",
                                           "Compares", "Select", "Copy", "ReduceSum", "ReduceMax", "ReduceMin", "WholeReduceSum",
                                           "BlockReduceSum", "WholeReduceMax", "WholeReduceMin", "BlockReduceMax", "BlockReduceMin",
-                                          "Gather", "Sort32", "CreateVecIndex", "Brcb"};
+                                          "PairReduceSum", "Gather", "GatherMask", "Sort32", "MrgSort", "CreateVecIndex", "Brcb",
+                                          "Transpose"};
 inline constexpr uint32_t kVecOps = static_cast<uint32_t>(VecOp::kCount);
 static_assert(sizeof(kVecOpNames) / sizeof(kVecOpNames[0]) == kVecOps);
 inline constexpr uint32_t kSizeClasses = 4;   // element size 1, 2, 4, 8 B
@@ -498,6 +493,9 @@ struct State {
     std::vector<char> reportText;
     VecMask mask;
     RaceState* race = nullptr;
+    // TILING_KEY_IS: whether this block tested the tiling key, and whether a test matched
+    bool keyTested = false, keyMatched = false;
+    std::source_location keyLoc{};
 };
 
 struct LaunchInfo {

@@ -10,6 +10,7 @@
 
 #include <limits>
 
+#include "level0.h"
 #include "tensor.h"
 
 namespace AscendC {
@@ -45,6 +46,12 @@ template <class T> struct Op {
 inline void check_vec_begin(const char* api, int64_t count, const std::source_location& loc) {
     touch(loc);
     check_count(api, count, loc);
+    // a count-form API programs the mask register itself (Counter mode) and leaves it reset: Normal
+    // mode, every lane (modelling assumption, docs/emulator.md)
+    VecMask& m = st().mask;
+    m.counter = false;
+    m.hi = m.lo = ~0ull;
+    m.explicitSet = false;
 }
 
 template <class T, class F>
@@ -207,60 +214,39 @@ struct UnaryRepeatParams {
 
 namespace sim::detail {
 
-inline constexpr int32_t kMaxRepeat = 255;  // MAX_REPEAT_TIMES (ref §4.5)
-
-struct Level0 {
-    uint32_t es, perRepeat, perBlock;
-    uint64_t lo, hi;   // active-element bits of one repeat
-    int32_t lastActive; // highest active element index, -1 if none
-    bool active(uint32_t e) const { return e < 64 ? ((lo >> e) & 1u) : ((hi >> (e - 64)) & 1u); }
-};
-
-ASCEND_SIM_RT Level0 level0_setup(const char* api, uint32_t es, const uint64_t mask[2], bool continuous, int32_t repeatTime,
-                                  const std::source_location& loc);
-
-// Bytes spanned by the active elements of `repeats` repeats with the given strides (32-B units).
-inline uint64_t level0_extent(const Level0& L, int32_t repeats, uint32_t blkStride, uint32_t repStride) {
-    if (repeats == 0 || L.lastActive < 0) return 0;
-    const uint32_t b = uint32_t(L.lastActive) / L.perBlock, lane = uint32_t(L.lastActive) % L.perBlock;
-    return uint64_t(repeats - 1) * repStride * 32 + uint64_t(b) * blkStride * 32 + uint64_t(lane + 1) * L.es;
-}
-
-inline uint64_t level0_off(const Level0& L, int32_t r, uint32_t e, uint32_t blkStride, uint32_t repStride) {
-    return uint64_t(r) * repStride * 32 + uint64_t(e / L.perBlock) * blkStride * 32 + uint64_t(e % L.perBlock) * L.es;
-}
-
+// Level-0 binary op: lanes of dst / src0 / src1 addressed with the BinaryRepeatParams strides.
 template <class T, class F>
 inline void level0_binary(const char* api, VecOp op, const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                          const uint64_t mask[], bool continuous, int32_t repeatTime, const BinaryRepeatParams& p,
+                          bool isSetMask, const uint64_t mask[], bool continuous, int32_t repeatTime, const BinaryRepeatParams& p,
                           const std::source_location& loc, F f) {
-    const uint64_t m2[2] = {mask[0], continuous ? 0 : mask[1 % (sizeof(T) == 2 ? 2 : 1)]};
-    const Level0 L = level0_setup(api, sizeof(T), m2, continuous, repeatTime, loc);
-    if (repeatTime == 0 || L.lastActive < 0) return;
-    auto elems = [&](uint64_t bytes) { return (bytes + sizeof(T) - 1) / sizeof(T); };
-    check_operand(api, "dst", dst.sim_view(), elems(level0_extent(L, repeatTime, p.dstBlkStride, p.dstRepStride)), loc);
-    check_operand(api, "src0", src0.sim_view(), elems(level0_extent(L, repeatTime, p.src0BlkStride, p.src0RepStride)), loc);
-    check_operand(api, "src1", src1.sim_view(), elems(level0_extent(L, repeatTime, p.src1BlkStride, p.src1RepStride)), loc);
-    Counters& c = cnt();
-    c.vecInstr[uint32_t(op)][size_class(sizeof(T))] += 1;
-    c.vecRepeats[uint32_t(op)][size_class(sizeof(T))] += uint64_t(repeatTime);
-    race_v(api, loc, dst.sim_ptr, level0_extent(L, repeatTime, p.dstBlkStride, p.dstRepStride), src0.sim_ptr,
-           level0_extent(L, repeatTime, p.src0BlkStride, p.src0RepStride), src1.sim_ptr,
-           level0_extent(L, repeatTime, p.src1BlkStride, p.src1RepStride));
-    uint8_t* d = reinterpret_cast<uint8_t*>(dst.sim_ptr);
-    const uint8_t* a = reinterpret_cast<const uint8_t*>(src0.sim_ptr);
-    const uint8_t* b = reinterpret_cast<const uint8_t*>(src1.sim_ptr);
-    for (int32_t r = 0; r < repeatTime; ++r) {
-        for (uint32_t e = 0; e <= uint32_t(L.lastActive); ++e) {
-            if (!L.active(e)) continue;
-            T* pd = reinterpret_cast<T*>(d + level0_off(L, r, e, p.dstBlkStride, p.dstRepStride));
-            const T* pa = reinterpret_cast<const T*>(a + level0_off(L, r, e, p.src0BlkStride, p.src0RepStride));
-            const T* pb = reinterpret_cast<const T*>(b + level0_off(L, r, e, p.src1BlkStride, p.src1RepStride));
-            const bool def = elem_def(pa, sizeof(T)) && elem_def(pb, sizeof(T));
-            *pd = down<T>(f(up(*pa), up(*pb)));
-            set_elem_def(pd, sizeof(T), def);
-        }
-    }
+    const L0Plan P = l0_plan(api, sizeof(T), isSetMask, mask, continuous, repeatTime, true, loc);
+    if (P.empty()) return;
+    const L0Opnd d{reinterpret_cast<uint8_t*>(dst.sim_ptr), sizeof(T), p.dstBlkStride, p.dstRepStride};
+    const L0Opnd a{reinterpret_cast<uint8_t*>(src0.sim_ptr), sizeof(T), p.src0BlkStride, p.src0RepStride};
+    const L0Opnd b{reinterpret_cast<uint8_t*>(src1.sim_ptr), sizeof(T), p.src1BlkStride, p.src1RepStride};
+    const uint64_t ed = l0_check(api, "dst", dst, P, d, kUbAlign, loc);
+    const uint64_t ea = l0_check(api, "src0", src0, P, a, kUbAlign, loc);
+    const uint64_t eb = l0_check(api, "src1", src1, P, b, kUbAlign, loc);
+    l0_count(op, sizeof(T), P.repeats);
+    race_v(api, loc, d.p, ed, a.p, ea, b.p, eb);
+    l0_elementwise<T, T>(P, d, a, &b, [f](const T& x, const T& y) { return down<T>(f(up(x), up(y))); });
+}
+
+// Level-0 unary op (UnaryRepeatParams strides); D and S may differ in width (Cast: lanes follow the wider).
+template <class D, class S, class F>
+inline void level0_unary(const char* api, VecOp op, const LocalTensor<D>& dst, const LocalTensor<S>& src, bool isSetMask,
+                         const uint64_t mask[], bool continuous, int32_t repeatTime, const UnaryRepeatParams& p,
+                         const std::source_location& loc, F f) {
+    constexpr uint32_t es = sizeof(D) > sizeof(S) ? sizeof(D) : sizeof(S);
+    const L0Plan P = l0_plan(api, es, isSetMask, mask, continuous, repeatTime, true, loc);
+    if (P.empty()) return;
+    const L0Opnd d{reinterpret_cast<uint8_t*>(dst.sim_ptr), sizeof(D), p.dstBlkStride, p.dstRepStride};
+    const L0Opnd a{reinterpret_cast<uint8_t*>(src.sim_ptr), sizeof(S), p.srcBlkStride, p.srcRepStride};
+    const uint64_t ed = l0_check(api, "dst", dst, P, d, kUbAlign, loc);
+    const uint64_t ea = l0_check(api, "src", src, P, a, kUbAlign, loc);
+    l0_count(op, es, P.repeats);
+    race_v(api, loc, d.p, ed, a.p, ea);
+    l0_elementwise<D, S>(P, d, a, nullptr, f);
 }
 
 }  // namespace sim::detail
@@ -288,16 +274,16 @@ inline void level0_binary(const char* api, VecOp op, const LocalTensor<T>& dst, 
                      std::source_location loc = std::source_location::current()) {                                              \
         static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
         const uint64_t m[2] = {mask, 0};                                                                                         \
-        sim::detail::level0_binary<T>(#NAME, sim::detail::VecOp::NAME, dst, src0, src1, m, true, repeatTime, repeatParams, loc,  \
-                                      [](auto a, auto b) { return EXPR; });                                                      \
+        sim::detail::level0_binary<T>(#NAME, sim::detail::VecOp::NAME, dst, src0, src1, isSetMask, m, true, repeatTime,          \
+                                      repeatParams, loc, [](auto a, auto b) { return EXPR; });                                   \
     }                                                                                                                            \
     template <typename T, bool isSetMask = true>                                                                                 \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const uint64_t mask[],   \
                      const int32_t repeatTime, const BinaryRepeatParams& repeatParams,                                           \
                      std::source_location loc = std::source_location::current()) {                                              \
         static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
-        sim::detail::level0_binary<T>(#NAME, sim::detail::VecOp::NAME, dst, src0, src1, mask, false, repeatTime, repeatParams,   \
-                                      loc, [](auto a, auto b) { return EXPR; });                                                 \
+        sim::detail::level0_binary<T>(#NAME, sim::detail::VecOp::NAME, dst, src0, src1, isSetMask, mask, false, repeatTime,      \
+                                      repeatParams, loc, [](auto a, auto b) { return EXPR; });                                   \
     }
 
 ASCEND_SIM_BINARY(Add, ASCEND_SIM_ARITH_TYPES, a + b)
@@ -322,6 +308,26 @@ ASCEND_SIM_BINARY(Min, ASCEND_SIM_ARITH_TYPES, sim::detail::min_nan(a, b))
         sim::detail::race_v(#NAME, loc, dst.sim_ptr, uint64_t(count) * sizeof(T), src.sim_ptr, uint64_t(count) * sizeof(T));      \
         const auto s = sim::detail::up(static_cast<T>(scalarValue));                                                             \
         sim::detail::unary_loop(dst.sim_ptr, src.sim_ptr, count, [s](auto a) { return EXPR; });                                 \
+    }                                                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::type_identity_t<T>& scalarValue,           \
+                     uint64_t mask, const int32_t repeatTime, const UnaryRepeatParams& repeatParams,                             \
+                     std::source_location loc = std::source_location::current()) {                                              \
+        static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
+        const uint64_t m[2] = {mask, 0};                                                                                         \
+        const auto s = sim::detail::up(static_cast<T>(scalarValue));                                                             \
+        sim::detail::level0_unary<T, T>(#NAME, sim::detail::VecOp::NAME, dst, src, isSetMask, m, true, repeatTime, repeatParams,  \
+                                        loc, [s](const T& x) { auto a = sim::detail::up(x); return sim::detail::down<T>(EXPR); }); \
+    }                                                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::type_identity_t<T>& scalarValue,           \
+                     const uint64_t mask[], const int32_t repeatTime, const UnaryRepeatParams& repeatParams,                     \
+                     std::source_location loc = std::source_location::current()) {                                              \
+        static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
+        const auto s = sim::detail::up(static_cast<T>(scalarValue));                                                             \
+        sim::detail::level0_unary<T, T>(#NAME, sim::detail::VecOp::NAME, dst, src, isSetMask, mask, false, repeatTime,           \
+                                        repeatParams, loc,                                                                       \
+                                        [s](const T& x) { auto a = sim::detail::up(x); return sim::detail::down<T>(EXPR); });    \
     }
 
 ASCEND_SIM_SCALAR(Adds, ASCEND_SIM_ARITH_TYPES, a + s)
@@ -342,6 +348,22 @@ ASCEND_SIM_SCALAR(LeakyRelu, ASCEND_SIM_FP_TYPES, sim::detail::leaky_relu(a, s))
         sim::detail::prop_defined(dst.sim_ptr, sizeof(T), src.sim_ptr, sizeof(T), nullptr, 0, uint64_t(count));                  \
         sim::detail::race_v(#NAME, loc, dst.sim_ptr, uint64_t(count) * sizeof(T), src.sim_ptr, uint64_t(count) * sizeof(T));      \
         sim::detail::unary_loop(dst.sim_ptr, src.sim_ptr, count, [](auto a) { return EXPR; });                                  \
+    }                                                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask, const int32_t repeatTime,              \
+                     const UnaryRepeatParams& repeatParams, std::source_location loc = std::source_location::current()) {        \
+        static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
+        const uint64_t m[2] = {mask, 0};                                                                                         \
+        sim::detail::level0_unary<T, T>(#NAME, sim::detail::VecOp::NAME, dst, src, isSetMask, m, true, repeatTime, repeatParams,  \
+                                        loc, [](const T& x) { auto a = sim::detail::up(x); return sim::detail::down<T>(EXPR); });  \
+    }                                                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[], const int32_t repeatTime,      \
+                     const UnaryRepeatParams& repeatParams, std::source_location loc = std::source_location::current()) {        \
+        static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
+        sim::detail::level0_unary<T, T>(#NAME, sim::detail::VecOp::NAME, dst, src, isSetMask, mask, false, repeatTime,           \
+                                        repeatParams, loc,                                                                       \
+                                        [](const T& x) { auto a = sim::detail::up(x); return sim::detail::down<T>(EXPR); });     \
     }
 
 #define ASCEND_SIM_RELU_TYPES(T) ::AscendC::sim::detail::is_any_of_v<T, half, float, int32_t>
@@ -377,21 +399,19 @@ inline void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& 
 
 namespace sim::detail {
 template <class T>
-inline void level0_dup(const LocalTensor<T>& dst, const T v, const uint64_t mask[2], bool continuous, int32_t repeatTime,
+inline void level0_dup(const LocalTensor<T>& dst, const T v, bool isSetMask, const uint64_t mask[2], bool continuous, int32_t repeatTime,
                        uint16_t dstBlockStride, uint8_t dstRepeatStride, const std::source_location& loc) {
-    const Level0 L = level0_setup("Duplicate", sizeof(T), mask, continuous, repeatTime, loc);
-    if (repeatTime == 0 || L.lastActive < 0) return;
-    check_operand("Duplicate", "dst", dst.sim_view(),
-                  (level0_extent(L, repeatTime, dstBlockStride, dstRepeatStride) + sizeof(T) - 1) / sizeof(T), loc);
-    Counters& c = cnt();
-    c.vecInstr[uint32_t(VecOp::Duplicate)][size_class(sizeof(T))] += 1;
-    c.vecRepeats[uint32_t(VecOp::Duplicate)][size_class(sizeof(T))] += uint64_t(repeatTime);
-    race_v("Duplicate", loc, dst.sim_ptr, level0_extent(L, repeatTime, dstBlockStride, dstRepeatStride), nullptr, 0);
-    uint8_t* d = reinterpret_cast<uint8_t*>(dst.sim_ptr);
-    for (int32_t r = 0; r < repeatTime; ++r) {
-        for (uint32_t e = 0; e <= uint32_t(L.lastActive); ++e) {
-            if (!L.active(e)) continue;
-            T* pd = reinterpret_cast<T*>(d + level0_off(L, r, e, dstBlockStride, dstRepeatStride));
+    const L0Plan P = l0_plan("Duplicate", sizeof(T), isSetMask, mask, continuous, repeatTime, true, loc);
+    if (P.empty()) return;
+    const L0Opnd d{reinterpret_cast<uint8_t*>(dst.sim_ptr), sizeof(T), dstBlockStride, dstRepeatStride};
+    const uint64_t ed = l0_check("Duplicate", "dst", dst, P, d, kUbAlign, loc);
+    l0_count(VecOp::Duplicate, sizeof(T), P.repeats);
+    race_v("Duplicate", loc, d.p, ed, nullptr, 0);
+    for (int32_t r = 0; r < P.repeats; ++r) {
+        const uint32_t n = P.lanes_in(r);
+        for (uint32_t e = 0; e < n; ++e) {
+            if (!P.on(r, e)) continue;
+            T* pd = reinterpret_cast<T*>(d.p + l0_off(d, r, e));
             *pd = v;
             set_elem_def(pd, sizeof(T), true);
         }
@@ -405,14 +425,13 @@ inline void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& 
                       const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
                       std::source_location loc = std::source_location::current()) {
     const uint64_t m[2] = {mask, 0};
-    sim::detail::level0_dup<T>(dst, static_cast<T>(scalarValue), m, true, repeatTime, dstBlockStride, dstRepeatStride, loc);
+    sim::detail::level0_dup<T>(dst, static_cast<T>(scalarValue), isSetMask, m, true, repeatTime, dstBlockStride, dstRepeatStride, loc);
 }
 template <typename T, bool isSetMask = true>
 inline void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& scalarValue, const uint64_t mask[], const int32_t repeatTime,
                       const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
                       std::source_location loc = std::source_location::current()) {
-    const uint64_t m[2] = {mask[0], sizeof(T) == 2 ? mask[1] : 0};
-    sim::detail::level0_dup<T>(dst, static_cast<T>(scalarValue), m, false, repeatTime, dstBlockStride, dstRepeatStride, loc);
+    sim::detail::level0_dup<T>(dst, static_cast<T>(scalarValue), isSetMask, mask, false, repeatTime, dstBlockStride, dstRepeatStride, loc);
 }
 
 // ---- Cast --------------------------------------------------------------------------------------
@@ -556,6 +575,25 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
         case RoundMode::CAST_ODD: cast_loop<T, U, RoundMode::CAST_ODD>(d, s, count); break;
         default: fatal("PARAM-RANGE", loc, "Cast: invalid RoundMode %d", int(roundMode));
     }
+}
+
+// Level-0 Cast (ref_next §4.3: lanes per repeat follow the wider type).
+template <typename T, typename U, bool isSetMask = true>
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint64_t mask,
+                 const int32_t repeatTime, const UnaryRepeatParams& repeatParams, std::source_location loc = std::source_location::current()) {
+    using namespace sim::detail;
+    static_assert(is_cast_type_v<T> && is_cast_type_v<U>, "AscendC::Cast: unsupported dtype");
+    const uint64_t m[2] = {mask, 0};
+    level0_unary<T, U>("Cast", VecOp::Cast, dst, src, isSetMask, m, true, repeatTime, repeatParams, loc,
+                       [roundMode](const U& x) { return cast_one<T>(x, roundMode); });
+}
+template <typename T, typename U, bool isSetMask = true>
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint64_t mask[],
+                 const int32_t repeatTime, const UnaryRepeatParams& repeatParams, std::source_location loc = std::source_location::current()) {
+    using namespace sim::detail;
+    static_assert(is_cast_type_v<T> && is_cast_type_v<U>, "AscendC::Cast: unsupported dtype");
+    level0_unary<T, U>("Cast", VecOp::Cast, dst, src, isSetMask, mask, false, repeatTime, repeatParams, loc,
+                       [roundMode](const U& x) { return cast_one<T>(x, roundMode); });
 }
 
 // ---- Compare / Compares / Select ------------------------------------------------------------------

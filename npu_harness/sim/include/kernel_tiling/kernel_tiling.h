@@ -6,4 +6,7 @@
 
 #include "ascend_sim/cube_tiling.h"
 
+// Kernels name it unqualified too (the generated kernel-side tiling header declares it globally).
+using AscendC::tiling::TCubeTiling;
+
 #endif  // ASCEND_SIM_KERNEL_TILING_KERNEL_TILING_H

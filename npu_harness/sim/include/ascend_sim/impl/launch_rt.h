@@ -266,6 +266,26 @@ inline void end_of_block_checks() {
     // Queues still alive after the body returned (static or leaked objects).
     std::vector<QueBase*> qs = s.liveQueues;
     for (QueBase* q : qs) q->leak_check();
+    if (s.keyTested && !s.keyMatched) {
+        report("TILING-KEY", s.keyLoc,
+               "the kernel tests TILING_KEY_IS but no test matches the launch's tiling key %llu: the block took no branch and did "
+               "nothing (give \"tiling_key\" in the launch file, or handle this key)",
+               static_cast<unsigned long long>(g_tilingKey));
+    }
+}
+
+ASCEND_SIM_RT bool tiling_key_is(uint64_t key, const std::source_location& loc) {
+    State& s = st();
+    if (!s.keyTested) s.keyLoc = loc;
+    s.keyTested = true;
+    const bool hit = key == g_tilingKey;
+    s.keyMatched = s.keyMatched || hit;
+    return hit;
+}
+
+ASCEND_SIM_RT void assert_failed(const char* expr, const std::source_location& loc) {
+    touch(loc);
+    fatal("ASSERT", loc, "ASSERT(%s) failed", expr);
 }
 
 inline void block_main() {

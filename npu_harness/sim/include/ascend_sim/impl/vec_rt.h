@@ -22,34 +22,76 @@ ASCEND_SIM_RT void prop_defined(const void* d, uint32_t dEs, const void* a, uint
     }
 }
 
-ASCEND_SIM_RT Level0 level0_setup(const char* api, uint32_t es, const uint64_t mask[2], bool continuous, int32_t repeatTime,
-                           const std::source_location& loc) {
+ASCEND_SIM_RT void set_vector_mask(uint32_t es, bool counterArg, uint64_t hi, uint64_t lo, const std::source_location& loc) {
     touch(loc);
-    if (repeatTime < 0 || repeatTime > kMaxRepeat) {
+    VecMask& m = st().mask;
+    if (counterArg || m.counter) {
+        if (hi != 0) fatal("PARAM-RANGE", loc, "SetVectorMask: in Counter mode maskHigh must be 0 (maskLow holds the element count)");
+        m.lo = lo;
+        m.hi = 0;
+    } else {
+        const uint32_t lanes = es >= 2 ? 256u / es : 128u;
+        if (lanes <= 64 && hi != 0) {
+            fatal("PARAM-RANGE", loc, "SetVectorMask: maskHigh = %#llx must be 0 for %u-byte elements (%u lanes per repeat)",
+                  static_cast<unsigned long long>(hi), es, lanes);
+        }
+        m.hi = hi;
+        m.lo = lo;
+    }
+    m.explicitSet = true;
+}
+
+ASCEND_SIM_RT L0Plan l0_plan(const char* api, uint32_t es, bool isSetMask, const uint64_t* mask, bool continuous, int32_t repeatTime,
+                             bool repeatLimit, const std::source_location& loc) {
+    touch(loc);
+    L0Plan P;
+    P.lanes = es >= 2 ? 256u / es : 128u;  // the 128-bit mask register bounds the lanes of 8-bit operands
+    VecMask& m = st().mask;
+    if (m.counter) {  // Counter mode: an element count for the whole call; the repeats follow from it
+        P.counter = true;
+        P.total = isSetMask ? mask[0] : m.lo;
+        if (isSetMask) {
+            m.lo = P.total;
+            m.hi = 0;
+            m.explicitSet = true;
+        }
+        P.repeats = static_cast<int32_t>((P.total + P.lanes - 1) / P.lanes);
+        P.lastLane = P.total ? static_cast<int32_t>((P.total < P.lanes ? P.total : P.lanes) - 1) : -1;
+        return P;
+    }
+    if (repeatLimit && (repeatTime < 0 || repeatTime > kMaxRepeat)) {
         fatal("REPEAT-RANGE", loc, "%s: repeatTime = %d is out of range [0, %d] (an uint8_t on hardware: it would wrap to %u)", api,
               repeatTime, kMaxRepeat, unsigned(uint8_t(repeatTime)));
     }
-    Level0 L{es, uint32_t(kRepeatBytesV / es), 32u / es, 0, 0, -1};
-    const uint32_t maxMask = L.perRepeat < 128 ? L.perRepeat : 128;  // 128-bit mask register
-    if (continuous) {
-        if (mask[0] > maxMask) {
-            fatal("PARAM-RANGE", loc, "%s: continuous mask = %llu exceeds %u elements per repeat for %u-byte elements", api,
-                  static_cast<unsigned long long>(mask[0]), maxMask, es);
+    if (repeatTime < 0) fatal("PARAM-RANGE", loc, "%s: repeatTime = %d is negative", api, repeatTime);
+    P.repeats = repeatTime;
+    if (!isSetMask) {
+        P.lo = m.lo;
+        P.hi = P.lanes > 64 ? m.hi : 0;
+    } else if (continuous) {
+        if (mask[0] > P.lanes) {
+            fatal("PARAM-RANGE", loc, "%s: continuous mask = %llu exceeds the %u lanes of a repeat for %u-byte elements", api,
+                  static_cast<unsigned long long>(mask[0]), P.lanes, es);
         }
-        const uint32_t n = static_cast<uint32_t>(mask[0]);
-        L.lo = n >= 64 ? ~0ull : ((1ull << n) - 1);
-        L.hi = n >= 128 ? ~0ull : n > 64 ? ((1ull << (n - 64)) - 1) : 0;
+        const uint32_t n = static_cast<uint32_t>(mask[0]);  // 0: no lane (the call changes nothing)
+        P.lo = n >= 64 ? ~0ull : ((1ull << n) - 1);
+        P.hi = n >= 128 ? ~0ull : n > 64 ? ((1ull << (n - 64)) - 1) : 0;
     } else {
-        L.lo = mask[0];
-        L.hi = es == 2 || es == 1 ? mask[1] : 0;  // 32-bit types use mask[0] only
+        P.lo = P.lanes < 64 ? (mask[0] & ((1ull << P.lanes) - 1)) : mask[0];
+        P.hi = P.lanes > 64 ? mask[1] : 0;  // b32 / b64: a one-element mask array (mask[1] is not read)
     }
-    for (int32_t e = static_cast<int32_t>(maxMask) - 1; e >= 0; --e) {
-        if (L.active(static_cast<uint32_t>(e))) {
-            L.lastActive = e;
+    if (isSetMask) {
+        m.lo = P.lo;
+        m.hi = P.hi;
+        m.explicitSet = true;
+    }
+    for (int32_t e = static_cast<int32_t>(P.lanes) - 1; e >= 0; --e) {
+        if (P.on(0, static_cast<uint32_t>(e))) {
+            P.lastLane = e;
             break;
         }
     }
-    return L;
+    return P;
 }
 
 // Mask bit i is defined iff the compared source elements i are (one shadow bit per mask bit).
