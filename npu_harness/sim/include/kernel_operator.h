@@ -23,6 +23,7 @@
 #include "ascend_sim/sync.h"
 #include "ascend_sim/launch.h"
 #include "ascend_sim/matmul.h"
+#include "ascend_sim/cube.h"
 
 #if !defined(ASCEND_SIM_PREBUILT_RUNTIME) || defined(ASCEND_SIM_RUNTIME_TU)
 #include "ascend_sim/impl/runtime.h"

@@ -96,7 +96,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     using namespace sim::detail;
     touch(loc);
     if (count == 0) return;
-    check_operand("DataCopy", "dst", dst.sim_view(), count, loc);
+    check_dma_operand("DataCopy", "dst", dst.sim_view(), count, loc);
     const uint64_t bytes = count_copy_bytes(count, sizeof(T), loc);
     check_gm("DataCopy", src, 0, bytes, false, loc);
     if (bytes) strided_from_gm("DataCopy", reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), 1, bytes, 0, 0, loc);
@@ -141,7 +141,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     if (p.blockCount == 0 || p.blockLen == 0) return;
     const uint64_t blk = uint64_t(p.blockLen) * 32, sp = blk + uint64_t(p.srcStride) * 32, dp = blk + uint64_t(p.dstStride) * 32;
     const uint64_t ubExt = extent(p.blockCount, blk, dp);
-    check_operand("DataCopy", "dst", dst.sim_view(), (ubExt + sizeof(T) - 1) / sizeof(T), loc);
+    check_dma_operand("DataCopy", "dst", dst.sim_view(), (ubExt + sizeof(T) - 1) / sizeof(T), loc);
     check_gm("DataCopy", src, 0, extent(p.blockCount, blk, sp), false, loc);
     strided_from_gm("DataCopy", reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), p.blockCount, blk, sp, dp, loc);
 }

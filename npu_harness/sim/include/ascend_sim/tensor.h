@@ -36,7 +36,15 @@ inline constexpr uint64_t kUbAlloc = align_up(ASCEND_SIM_UB_BYTES, 4096);
 
 inline uint8_t* shadow(const void* p) { return const_cast<uint8_t*>(static_cast<const uint8_t*>(p)) + kUbAlloc; }
 
+// Only the UB has a shadow: bytes elsewhere (the L1 / L0 arena of the cube APIs) count as defined.
+inline bool in_ub(const void* p) {
+    const uint8_t* ub = st().ub;
+    const uint8_t* q = static_cast<const uint8_t*>(p);
+    return ub != nullptr && q >= ub && q < ub + kUbAlloc;
+}
+
 inline bool all_def(const void* p, uint64_t n) {
+    if (!in_ub(p)) return true;
     const uint8_t* s = shadow(p);
     uint64_t acc = ~0ull;
     uint64_t i = 0;
@@ -51,15 +59,20 @@ inline bool all_def(const void* p, uint64_t n) {
 }
 
 inline uint64_t first_undef(const void* p, uint64_t n) {
+    if (!in_ub(p)) return n;
     const uint8_t* s = shadow(p);
     for (uint64_t i = 0; i < n; ++i)
         if (s[i] != 0xFF) return i;
     return n;
 }
 
-inline void set_def(const void* p, uint64_t n) { std::memset(shadow(p), 0xFF, n); }
+inline void set_def(const void* p, uint64_t n) {
+    if (in_ub(p)) std::memset(shadow(p), 0xFF, n);
+}
 // The bytes hold nothing this block defined for their current use (a fresh queue buffer, DataCopyPad padding).
-inline void clear_def(const void* p, uint64_t n) { std::memset(shadow(p), 0x00, n); }
+inline void clear_def(const void* p, uint64_t n) {
+    if (in_ub(p)) std::memset(shadow(p), 0x00, n);
+}
 
 inline bool elem_def(const void* p, uint32_t esize) {
     const uint8_t* s = shadow(p);
@@ -228,6 +241,10 @@ ASCEND_SIM_RT void check_operand_aligned(const char* api, const char* name, cons
 inline void check_operand(const char* api, const char* name, const LView& v, uint64_t elems, const std::source_location& loc) {
     check_operand_aligned(api, name, v, elems, kUbAlign, loc);
 }
+
+// Operand of a DMA (DataCopy): in this block's UB, or in its L1 (A1 / B1 / C1 tensors of the cube) with
+// the same 32-B alignment (ref §4.5).
+ASCEND_SIM_RT void check_dma_operand(const char* api, const char* name, const LView& v, uint64_t elems, const std::source_location& loc);
 
 inline void check_count(const char* api, int64_t count, const std::source_location& loc) {
     if (count < 0) fatal("PARAM-RANGE", loc, "%s: count = %lld is negative", api, static_cast<long long>(count));

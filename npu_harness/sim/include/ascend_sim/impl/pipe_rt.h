@@ -15,6 +15,28 @@ ASCEND_SIM_RT uint8_t* cube_arena() {
     return s.cubeArena;
 }
 
+ASCEND_SIM_RT void check_cube_operand(const char* api, const char* name, const void* p, uint64_t bytes, Mem m, uint32_t align,
+                                      const std::source_location& loc) {
+    touch(loc);
+    const uint8_t* base = mem_base(m);
+    const uint8_t* q = static_cast<const uint8_t*>(p);
+    const uint64_t size = kMemBytes[static_cast<uint32_t>(m)];
+    if (q == nullptr || q < base || q >= base + size) {
+        fatal("UB-OOB", loc, "%s: %s is not a tensor in this block's %s (a %s position is needed)", api, name, kMemNames[static_cast<uint32_t>(m)],
+              m == Mem::L1 ? "A1 / B1" : m == Mem::L0A ? "A2" : m == Mem::L0B ? "B2" : "CO1");
+    }
+    const uint64_t off = static_cast<uint64_t>(q - base);
+    if (off % align != 0) {
+        fatal("UB-ALIGN", loc, "%s: %s starts at %s byte offset %llu, which is not %u-byte aligned", api, name, kMemNames[static_cast<uint32_t>(m)],
+              static_cast<unsigned long long>(off), align);
+    }
+    if (off + bytes > size) {
+        fatal("UB-OOB", loc, "%s: %s needs %llu bytes from %s offset %llu, past the end of %s (%llu B)", api, name,
+              static_cast<unsigned long long>(bytes), kMemNames[static_cast<uint32_t>(m)], static_cast<unsigned long long>(off),
+              kMemNames[static_cast<uint32_t>(m)], static_cast<unsigned long long>(size));
+    }
+}
+
 ASCEND_SIM_RT QueBase::QueBase(int32_t depth, Mem mem, TPosition pos, TPosition src, TPosition dst)
     : depth_(depth < 1 ? 1 : static_cast<uint32_t>(depth)), mem_(mem), pos_(pos), src_(src), dst_(dst) {
     st().liveQueues.push_back(this);

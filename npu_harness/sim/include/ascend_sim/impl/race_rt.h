@@ -187,16 +187,19 @@ inline void race_apply(RaceState& r, Pipe p, const RaceAccess& a, const RaceRec&
         }
         RaceSeg& s = it->second;
         if (!reported) {
-            if (s.w.stamp && !race_ordered(r, p, s.w)) {
-                race_report(p, rec.api, rec.loc, a.write ? "WAW" : "RAW", s.w, it->first, s.end);
-                reported = true;
-            } else if (a.write) {
+            // a write first checks the readers since the last write (the write-after-read a reused buffer
+            // needs an event for), then the last write itself
+            if (a.write) {
                 for (uint32_t q = 0; q < kPipes && !reported; ++q) {
                     if (s.r[q].stamp && !race_ordered(r, p, s.r[q])) {
                         race_report(p, rec.api, rec.loc, "WAR", s.r[q], it->first, s.end);
                         reported = true;
                     }
                 }
+            }
+            if (!reported && s.w.stamp && !race_ordered(r, p, s.w)) {
+                race_report(p, rec.api, rec.loc, a.write ? "WAW" : "RAW", s.w, it->first, s.end);
+                reported = true;
             }
         }
         if (a.write) {

@@ -41,6 +41,25 @@ ASCEND_SIM_RT void check_operand_aligned(const char* api, const char* name, cons
     }
 }
 
+ASCEND_SIM_RT void check_dma_operand(const char* api, const char* name, const LView& v, uint64_t elems, const std::source_location& loc) {
+    const State& s = st();
+    const uint8_t* p = static_cast<const uint8_t*>(v.ptr);
+    if (s.cubeArena && p >= s.cubeArena && p < s.cubeArena + ASCEND_SIM_L1_BYTES) {  // an L1 tensor
+        check_live(api, name, v, loc);
+        const uint32_t off = static_cast<uint32_t>(p - s.cubeArena);
+        if (off % kUbAlign != 0) {
+            fatal("UB-ALIGN", loc, "%s: %s starts at L1 byte offset %u, which is not 32-byte aligned (L1 operands need 32 B alignment)",
+                  api, name, off);
+        }
+        if (elems > v.size) {
+            fatal("UB-OOB", loc, "%s: %llu elements of %s requested but the LocalTensor holds only %u elements", api,
+                  static_cast<unsigned long long>(elems), name, v.size);
+        }
+        return;
+    }
+    check_operand_aligned(api, name, v, elems, kUbAlign, loc);
+}
+
 ASCEND_SIM_RT void check_gm_raw(const char* api, const void* base, const void* ptr, uint64_t boundElems, bool bounded, uint32_t esize,
                                 uint64_t byteOff, uint64_t bytes, bool write, const std::source_location& loc) {
     const char* verb = write ? "writes" : "reads";
