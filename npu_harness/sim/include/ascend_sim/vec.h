@@ -171,6 +171,24 @@ inline void count_vec(VecOp op, uint32_t esize, uint64_t count) {
     c.vecRepeats[static_cast<uint32_t>(op)][k] += (count * esize + kRepeatBytesV - 1) / kRepeatBytesV;
 }
 
+// ASCEND_SIM_FP16_OVERFLOW=1 (off by default): a half result that is +-inf while its sources are finite
+// overflowed (FP16-OVERFLOW); reported once per call site.
+ASCEND_SIM_RT void report_f16_overflow(const char* api, uint64_t index, const std::source_location& loc);
+template <class T>
+inline void check_f16_overflow(const char* api, const T* d, const T* a, const T* b, uint64_t n, const std::source_location& loc) {
+    if constexpr (std::is_same_v<T, half>) {
+        if (!g_fp16Overflow) return;
+        auto inf = [](const half& h) { return (h.sim_bits & 0x7fffu) == 0x7c00u; };
+        auto fin = [](const half& h) { return (h.sim_bits & 0x7c00u) != 0x7c00u; };
+        for (uint64_t i = 0; i < n; ++i) {
+            if (inf(d[i]) && fin(a[i]) && (b == nullptr || fin(b[i]))) {
+                report_f16_overflow(api, i, loc);
+                return;
+            }
+        }
+    }
+}
+
 // dst element i is defined iff element i of every source is (element sizes may differ: Cast).
 ASCEND_SIM_RT void prop_defined(const void* d, uint32_t dEs, const void* a, uint32_t aEs, const void* b, uint32_t bEs, uint64_t n);
 
@@ -267,6 +285,7 @@ inline void level0_unary(const char* api, VecOp op, const LocalTensor<D>& dst, c
         sim::detail::race_v(#NAME, loc, dst.sim_ptr, uint64_t(count) * sizeof(T), src0.sim_ptr, uint64_t(count) * sizeof(T),     \
                             src1.sim_ptr, uint64_t(count) * sizeof(T));                                                          \
         sim::detail::binary_loop(dst.sim_ptr, src0.sim_ptr, src1.sim_ptr, count, [](auto a, auto b) { return EXPR; });           \
+        sim::detail::check_f16_overflow(#NAME, dst.sim_ptr, src0.sim_ptr, src1.sim_ptr, uint64_t(count), loc);                  \
     }                                                                                                                            \
     template <typename T, bool isSetMask = true>                                                                                 \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask,           \
@@ -308,6 +327,7 @@ ASCEND_SIM_BINARY(Min, ASCEND_SIM_ARITH_TYPES, sim::detail::min_nan(a, b))
         sim::detail::race_v(#NAME, loc, dst.sim_ptr, uint64_t(count) * sizeof(T), src.sim_ptr, uint64_t(count) * sizeof(T));      \
         const auto s = sim::detail::up(static_cast<T>(scalarValue));                                                             \
         sim::detail::unary_loop(dst.sim_ptr, src.sim_ptr, count, [s](auto a) { return EXPR; });                                 \
+        sim::detail::check_f16_overflow<T>(#NAME, dst.sim_ptr, src.sim_ptr, nullptr, uint64_t(count), loc);                     \
     }                                                                                                                            \
     template <typename T, bool isSetMask = true>                                                                                 \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::type_identity_t<T>& scalarValue,           \
@@ -348,6 +368,7 @@ ASCEND_SIM_SCALAR(LeakyRelu, ASCEND_SIM_FP_TYPES, sim::detail::leaky_relu(a, s))
         sim::detail::prop_defined(dst.sim_ptr, sizeof(T), src.sim_ptr, sizeof(T), nullptr, 0, uint64_t(count));                  \
         sim::detail::race_v(#NAME, loc, dst.sim_ptr, uint64_t(count) * sizeof(T), src.sim_ptr, uint64_t(count) * sizeof(T));      \
         sim::detail::unary_loop(dst.sim_ptr, src.sim_ptr, count, [](auto a) { return EXPR; });                                  \
+        sim::detail::check_f16_overflow<T>(#NAME, dst.sim_ptr, src.sim_ptr, nullptr, uint64_t(count), loc);                     \
     }                                                                                                                            \
     template <typename T, bool isSetMask = true>                                                                                 \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask, const int32_t repeatTime,              \
@@ -574,6 +595,17 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
         case RoundMode::CAST_TRUNC: cast_loop<T, U, RoundMode::CAST_TRUNC>(d, s, count); break;
         case RoundMode::CAST_ODD: cast_loop<T, U, RoundMode::CAST_ODD>(d, s, count); break;
         default: fatal("PARAM-RANGE", loc, "Cast: invalid RoundMode %d", int(roundMode));
+    }
+    if constexpr (std::is_same_v<T, half> && is_float_like_v<U>) {
+        if (g_fp16Overflow) {
+            for (uint32_t i = 0; i < count; ++i) {
+                const float v = static_cast<float>(s[i]);
+                if ((d[i].sim_bits & 0x7fffu) == 0x7c00u && v - v == 0.0f) {
+                    report_f16_overflow("Cast", i, loc);
+                    break;
+                }
+            }
+        }
     }
 }
 

@@ -22,6 +22,13 @@ ASCEND_SIM_RT void prop_defined(const void* d, uint32_t dEs, const void* a, uint
     }
 }
 
+ASCEND_SIM_RT void report_f16_overflow(const char* api, uint64_t index, const std::source_location& loc) {
+    report("FP16-OVERFLOW", loc,
+           "%s: element %llu of the half result is infinite although its inputs are finite: the value overflowed the half range "
+           "(65504); compute in float (Cast) or rescale",
+           api, static_cast<unsigned long long>(index));
+}
+
 ASCEND_SIM_RT void set_vector_mask(uint32_t es, bool counterArg, uint64_t hi, uint64_t lo, const std::source_location& loc) {
     touch(loc);
     VecMask& m = st().mask;
