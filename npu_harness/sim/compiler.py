@@ -410,6 +410,11 @@ def run_program(
     stdout = out_b.decode(errors="replace")
     stderr, counters = split_counters(err_b.decode(errors="replace"))
     errors, blocks, count = parse_report(stderr)
+    if not any(e.code == "MEMORY-LIMIT" for e in errors):
+        oom = "std::bad_alloc" in stderr or (proc.returncode == -signal.SIGKILL and not timed_out)
+        if oom:  # the limit hit outside a block (no report of its own), or the OS killed the process
+            errors.append(SimError("MEMORY-LIMIT", f"the emulator ran out of memory (its limit is {memory_limit_bytes / 2**30:.1f} GiB "
+                                   "of address space; or the machine's memory is exhausted) and was stopped", "", 0, None))
     return RunResult(
         returncode=proc.returncode,
         stdout=stdout,

@@ -539,6 +539,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="model a build without --cce-auto-sync (scalar <-> vector / DMA and vector -> vector need explicit sync)")
     r.add_argument("--fp16-overflow", action="store_true", help="report half results that overflow to inf")
     r.add_argument("--threads", type=int, help="worker threads of the emulator (default: the CPUs available)")
+    r.add_argument("--memory-limit", type=float, default=8.0, metavar="GIB",
+                   help="address-space limit of the emulator process in GiB (default 8); exceeding it is MEMORY-LIMIT")
     r.add_argument("--report", action="store_true", help="print counters' cost-model ESTIMATE")
     r.add_argument("--report-json", type=Path, metavar="FILE", help="write counters + estimate as JSON")
     return p
@@ -551,7 +553,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_LAUNCH if e.code not in (0, None) else 0
     checks = Checks(order_check=not args.no_order_check, racecheck=not args.no_racecheck, auto_sync=not args.no_auto_sync,
                     fp16_overflow=args.fp16_overflow, threads=args.threads)
-    outcome = run(args.kernel, args.launch, target=args.target, out_dir=args.out, timeout=args.timeout, checks=checks)
+    outcome = run(args.kernel, args.launch, target=args.target, out_dir=args.out, timeout=args.timeout, checks=checks,
+                  memory_limit_bytes=int(args.memory_limit * (1 << 30)))
     res = outcome.run
     if res is not None:
         if res.stdout:

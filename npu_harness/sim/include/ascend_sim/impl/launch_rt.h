@@ -295,6 +295,10 @@ inline void block_main() {
         sc.call(sc.obj);
     } catch (const Fault&) {
         s.blockFaulted = true;
+    } catch (const std::bad_alloc&) {
+        s.blockFaulted = true;
+        report("MEMORY-LIMIT", s.lastLoc, "host memory ran out while emulating this block (the emulator's memory limit, RLIMIT_AS, "
+                                          "or the machine's memory is exhausted); the last AscendC API call was here");
     } catch (const std::exception& e) {
         s.blockFaulted = true;
         report("EXCEPTION", s.lastLoc, "a C++ exception escaped the kernel body: %s", e.what());
