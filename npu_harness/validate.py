@@ -144,19 +144,20 @@ def _sim_result(kernel: ir.Kernel, lowered: ir.Kernel, ctx: PassContext, b: Bind
         comps.append(compare(p.name, got, ref, p.dtype.value, tol=cube_tolerance(lowered, p.dtype.value)))
     ok = res.returncode == 0 and not res.errors and all(c.ok for c in comps)
     detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
-    est = _estimate(res.counters, ctx.target.name)
+    est = _estimate(res.counters, ctx.target.name, sum(b.tensors[p.name].data.nbytes for p in kernel.tensors))
     return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail,
                             time.perf_counter() - start, counters=res.counters, report=est,
                             estimate_us=est.time_us if est is not None else None)
 
 
-def _estimate(counters: dict | None, target: str):
-    """Cost-model estimate for the emulator counters (None when unavailable)."""
+def _estimate(counters: dict | None, target: str, min_gm_bytes: int | None = None):
+    """Cost-model estimate for the emulator counters (None when unavailable); `min_gm_bytes`: the bytes of
+    the kernel's tensors, the least GM traffic of the problem (the headline's memory term)."""
     if not counters:
         return None
     from .cost import estimate
 
     try:
-        return estimate(counters, target)
+        return estimate(counters, target, min_gm_bytes)
     except KeyError:
         return None

@@ -511,8 +511,9 @@ def run(kernel: Path, launch_path: Path, *, target: str | None = None, out_dir: 
     if res.counters:
         from ..cost import estimate
 
+        least = sum(spec.nbytes for kind, spec in launch.order if kind == "gm" and spec.kind in ("input", "output"))  # type: ignore
         try:
-            est = estimate(res.counters, tname)
+            est = estimate(res.counters, tname, least)
         except KeyError:
             est = None
     if res.timed_out:

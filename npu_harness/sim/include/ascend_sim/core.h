@@ -426,6 +426,7 @@ struct Counters {
     uint64_t ubGet = 0, ubSet = 0, gmGet = 0, gmSet = 0;  // scalar accesses
     uint64_t cubeMacs = 0;                          // Matmul: multiply-adds issued to the cube unit (16x16x16 fractals)
     uint64_t cubeMacsF32 = 0;                       // ... of them with fp32 operands (the cube runs fp32 at 1/4 rate)
+    uint64_t cubeMacsUseful = 0, cubeMacsUsefulF32 = 0;  // the same without the fractal padding (rows x cols x K)
     uint64_t gm2l1 = 0;                             // Matmul: operand bytes read from GM into L1 (cube MTE2)
     uint64_t l0c2gm = 0;                            // Matmul: result bytes written from L0C to GM (IterateAll, GetTensorC to GM)
     uint64_t syncAll = 0;

@@ -213,7 +213,11 @@ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
     Counters& cn = cnt();
     const uint64_t macs = uint64_t(M1) * 16 * N1 * 16 * K1 * K0;
     cn.cubeMacs += macs;
-    if constexpr (std::is_same_v<U, float>) cn.cubeMacsF32 += macs;
+    cn.cubeMacsUseful += uint64_t(p.m) * p.n * p.k;
+    if constexpr (std::is_same_v<U, float>) {
+        cn.cubeMacsF32 += macs;
+        cn.cubeMacsUsefulF32 += uint64_t(p.m) * p.n * p.k;
+    }
 }
 
 // L0C (Nz, float) -> GM (FIX pipe): with CFG_ROW_MAJOR (NZ2ND) element (m, n) of the mSize x nSize block

@@ -387,7 +387,11 @@ private:
         constexpr uint64_t k0 = std::is_same_v<SrcAT, float> ? 8 : 16;  // fractal K: 16 x 8 for fp32, 16 x 16 otherwise
         const uint64_t macs = up16(rows_) * up16(cols_) * ((K + k0 - 1) / k0 * k0);  // the cube computes whole fractals
         c.cubeMacs += macs;
-        if constexpr (std::is_same_v<SrcAT, float>) c.cubeMacsF32 += macs;
+        c.cubeMacsUseful += uint64_t(rows_) * cols_ * K;
+        if constexpr (std::is_same_v<SrcAT, float>) {
+            c.cubeMacsF32 += macs;
+            c.cubeMacsUsefulF32 += uint64_t(rows_) * cols_ * K;
+        }
         c.gm2l1 += uint64_t(rows_) * K * sizeof(SrcAT) + uint64_t(K) * cols_ * sizeof(SrcBT) + (t_.isBias ? cols_ * sizeof(BiasT) : 0);
     }
 

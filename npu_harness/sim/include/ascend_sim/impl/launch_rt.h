@@ -607,6 +607,8 @@ inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, 
                      (unsigned long long)c.ubGet, (unsigned long long)c.ubSet, (unsigned long long)c.gmGet, (unsigned long long)c.gmSet,
                      (unsigned long long)c.cubeMacs, (unsigned long long)c.syncAll);
         if (c.cubeMacsF32) std::fprintf(f, ",\"cube_macs_f32\":%llu", (unsigned long long)c.cubeMacsF32);
+        if (c.cubeMacsUseful) std::fprintf(f, ",\"cube_macs_useful\":%llu", (unsigned long long)c.cubeMacsUseful);
+        if (c.cubeMacsUsefulF32) std::fprintf(f, ",\"cube_macs_useful_f32\":%llu", (unsigned long long)c.cubeMacsUsefulF32);
         if (c.gm2l1) std::fprintf(f, ",\"gm2l1\":%llu", (unsigned long long)c.gm2l1);
         if (c.l0c2gm) std::fprintf(f, ",\"l0c2gm\":%llu", (unsigned long long)c.l0c2gm);
         if (c.inBufsMin != 0xffffffffu) std::fprintf(f, ",\"in_bufs\":%u", c.inBufsMin);
