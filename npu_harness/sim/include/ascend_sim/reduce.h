@@ -2,7 +2,7 @@
 // WholeReduceSum / WholeReduceMax / WholeReduceMin, BlockReduceSum / Max / Min, PairReduceSum (ref §4.3,
 // ref_next §3.6, §4.4).
 //
-// Numerics (DK85 docs/api/context/ReduceSum.md, WholeReduceSum.md): inside one repeat the lanes are
+// Numerics (cannmirror/asc-devkit docs/api/context/ReduceSum.md, WholeReduceSum.md): inside one repeat the lanes are
 // added as a binary tree (lane 2i + lane 2i+1, then pairs of those, ...), every partial sum rounded to
 // T; for half a partial sum above 65504 is kept as 65504 (and below -65504 as -65504). The count form
 // of ReduceSum then adds the per-repeat sums in order; the level-0 form reduces them again as a tree.

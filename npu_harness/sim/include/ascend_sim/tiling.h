@@ -45,11 +45,13 @@ ASCEND_SIM_RT bool tiling_key_is(uint64_t key, const std::source_location& loc);
 #define TILING_KEY_IS(k) (::AscendC::sim::detail::tiling_key_is(static_cast<uint64_t>(k), std::source_location::current()))
 #define ICPU_SET_TILING_KEY(k) ::AscendC::sim::SetTilingKey(static_cast<uint64_t>(k))
 
-// Kernel-side assertion (CPU debug builds check it): a false condition stops the block.
+// Kernel-side assertion (CPU debug builds check it): a false condition stops the block. ASSERT(cond) or
+// ASSERT(cond, fmt, args...) (the message arguments are not evaluated here).
 #ifndef ASSERT
-#define ASSERT(...)                                                                                          \
+#define ASSERT(...) ASCEND_SIM_ASSERT_(__VA_ARGS__, "")
+#define ASCEND_SIM_ASSERT_(cond, ...)                                                                        \
     do {                                                                                                     \
-        if (!static_cast<bool>(__VA_ARGS__)) ::AscendC::sim::detail::assert_failed(#__VA_ARGS__, std::source_location::current()); \
+        if (!static_cast<bool>(cond)) ::AscendC::sim::detail::assert_failed(#cond, std::source_location::current()); \
     } while (0)
 #endif
 

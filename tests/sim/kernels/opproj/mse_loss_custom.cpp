@@ -15,6 +15,7 @@ public:
         totalLength = t.totalLength;
         blockLength = t.blockLength;
         tileLength = t.tileLength;
+        ASSERT(tileLength != 0, "tileLength %u must be positive", tileLength);
         tileNum = blockLength / tileLength;
         pGm.SetGlobalBuffer((__gm__ DTYPE_PREDICT*)predict + blockLength * GetBlockIdx(), blockLength);
         lGm.SetGlobalBuffer((__gm__ DTYPE_LABEL*)label + blockLength * GetBlockIdx(), blockLength);
