@@ -1,4 +1,5 @@
-// ascend_sim/impl/gemm_rt.h - gemm_f32: register-blocked (6 x 16) micro-kernel over k-blocks, with an
+// ascend_sim/impl/gemm_rt.h - gemm_f32: register-blocked (6 x 16, unrolled so the 12 accumulators stay in
+// registers) micro-kernel over k-blocks with each kc x 16 panel of B packed contiguous, with an
 // AVX2 build of the same code chosen at run time, and row panels split over threads. Every C element
 // is accumulated in k order with separate multiply and add (no fused multiply-add), so the result is
 // the same on every host and for every blocking.
@@ -15,24 +16,27 @@ typedef float gemm_v8 __attribute__((vector_size(32)));
 inline constexpr uint32_t kGemmMR = 6, kGemmNR = 16, kGemmKC = 256;
 
 #define ASCEND_SIM_GEMM_BODY                                                                                                 \
+    alignas(32) float pb[kGemmKC * kGemmNR];                                                                                \
     for (uint32_t k0 = 0; k0 < K; k0 += kGemmKC) {                                                                          \
         const uint32_t kc = K - k0 < kGemmKC ? K - k0 : kGemmKC;                                                             \
         uint32_t j0 = 0;                                                                                                    \
         for (; j0 + kGemmNR <= cols; j0 += kGemmNR) {                                                                        \
+            /* the kc x 16 panel of B, packed contiguous (B's rows are often a power-of-two apart) */                       \
+            for (uint32_t k = 0; k < kc; ++k) __builtin_memcpy(pb + k * kGemmNR, B + uint64_t(k0 + k) * ldb + j0, 4 * kGemmNR); \
             uint32_t i0 = 0;                                                                                                \
             for (; i0 + kGemmMR <= rows; i0 += kGemmMR) {                                                                    \
                 gemm_v8 c[kGemmMR][2];                                                                                      \
-                for (uint32_t r = 0; r < kGemmMR; ++r) {                                                                     \
+                _Pragma("GCC unroll 6") for (uint32_t r = 0; r < kGemmMR; ++r) {                                                                     \
                     __builtin_memcpy(&c[r][0], C + (i0 + r) * ldc + j0, 32);                                                 \
                     __builtin_memcpy(&c[r][1], C + (i0 + r) * ldc + j0 + 8, 32);                                             \
                 }                                                                                                           \
                 const float* a = A + i0 * lda + k0;                                                                         \
-                const float* b = B + uint64_t(k0) * ldb + j0;                                                               \
-                for (uint32_t k = 0; k < kc; ++k, b += ldb) {                                                               \
+                const float* b = pb;                                                                                        \
+                for (uint32_t k = 0; k < kc; ++k, b += kGemmNR) {                                                           \
                     gemm_v8 b0, b1;                                                                                         \
                     __builtin_memcpy(&b0, b, 32);                                                                           \
                     __builtin_memcpy(&b1, b + 8, 32);                                                                       \
-                    for (uint32_t r = 0; r < kGemmMR; ++r) {                                                                 \
+                    _Pragma("GCC unroll 6") for (uint32_t r = 0; r < kGemmMR; ++r) {                                                                 \
                         const float av = a[r * lda + k];                                                                    \
                         const gemm_v8 va = {av, av, av, av, av, av, av, av};                                                \
                         const gemm_v8 p0 = va * b0, p1 = va * b1;                                                           \
@@ -40,7 +44,7 @@ inline constexpr uint32_t kGemmMR = 6, kGemmNR = 16, kGemmKC = 256;
                         c[r][1] = c[r][1] + p1;                                                                             \
                     }                                                                                                       \
                 }                                                                                                           \
-                for (uint32_t r = 0; r < kGemmMR; ++r) {                                                                     \
+                _Pragma("GCC unroll 6") for (uint32_t r = 0; r < kGemmMR; ++r) {                                                                     \
                     __builtin_memcpy(C + (i0 + r) * ldc + j0, &c[r][0], 32);                                                 \
                     __builtin_memcpy(C + (i0 + r) * ldc + j0 + 8, &c[r][1], 32);                                             \
                 }                                                                                                           \
@@ -49,8 +53,8 @@ inline constexpr uint32_t kGemmMR = 6, kGemmNR = 16, kGemmKC = 256;
                 gemm_v8 c0, c1;                                                                                             \
                 __builtin_memcpy(&c0, C + i0 * ldc + j0, 32);                                                               \
                 __builtin_memcpy(&c1, C + i0 * ldc + j0 + 8, 32);                                                           \
-                const float* b = B + uint64_t(k0) * ldb + j0;                                                               \
-                for (uint32_t k = 0; k < kc; ++k, b += ldb) {                                                               \
+                const float* b = pb;                                                                                        \
+                for (uint32_t k = 0; k < kc; ++k, b += kGemmNR) {                                                           \
                     gemm_v8 b0, b1;                                                                                         \
                     __builtin_memcpy(&b0, b, 32);                                                                           \
                     __builtin_memcpy(&b1, b + 8, 32);                                                                       \
