@@ -165,6 +165,15 @@ class Example:
         """A row kernel (2-D tensors split by rows) rather than a flat one."""
         return any(len(p.shape) == 2 for p in self.source.instantiate().tensors)
 
+    @cached_property
+    def is_groups(self) -> bool:
+        """A get_input_groups() task: its cases (shapes, dtypes, attributes) come from its sibling JSON, and each
+        case runs on the dtype variant its data picks."""
+        import ast
+
+        tree = ast.parse(self.task.read_text())
+        return any(isinstance(n, ast.FunctionDef) and n.name == "get_input_groups" for n in tree.body)
+
     @property
     def doc(self) -> str:
         tree = self.source.tree
@@ -176,10 +185,18 @@ class Example:
     def dtypes(self) -> list[dict[str, DType]]:
         return self.source.dtype_variants
 
+    def validation_dtypes(self) -> list[dict[str, DType]]:
+        """The variants validated one by one; a groups task validates once, each case on its data's variant."""
+        return self.dtypes[:1] if self.is_groups else self.dtypes
+
     def shapes(self) -> list[dict[str, int]]:
+        """Overrides of the task's size constants; the key "cap" instead runs the task under --cap (sizes written
+        as literals); a groups task runs its own cases."""
         key = f"{self.category}/{self.name}"
         if key in EXAMPLE_SHAPES:
             return EXAMPLE_SHAPES[key]
+        if self.is_groups:
+            return [{}]
         if self.category in CATEGORY_SHAPES:
             return CATEGORY_SHAPES[self.category]
         if self.is_rows:
@@ -196,13 +213,22 @@ def discover(root: Path = ROOT) -> list[Example]:
 
 def validate(example: Example, dtypes: dict[str, DType], overrides: dict[str, int], target: str = "ascend910b1",
              level: str = "sim"):
-    """Lower and validate one (example, dtype, shape) combination; returns a ValidationResult."""
+    """Lower and validate one (example, dtype, shape) combination; returns a ValidationResult (a CasesReport for
+    a groups task: every case, each on the variant its data picks)."""
     from lowering import lower
 
-    from .validate import load_task_for, validate_interp, validate_sim
+    from .validate import load_cases_for, load_task_for, validate_interp, validate_sim
 
+    overrides = dict(overrides)
+    cap = overrides.pop("cap", None)
+    if example.is_groups:
+        from .validate_cases import KernelVariants, validate_cases
+
+        variants = KernelVariants(example.source, {}, target, example.adsl.name)
+        cases = load_cases_for(variants.kernels, example.task, overrides=overrides, cap=cap)
+        return validate_cases(variants, cases, level)
     kernel = example.source.instantiate(dtypes)
-    run = load_task_for(kernel, example.task, overrides=overrides)
+    run = load_task_for(kernel, example.task, overrides=overrides, cap=cap)
     if level == "interp":
         return validate_interp(kernel, run)
     project, ctx = lower(kernel, target, example.adsl.name)
@@ -212,26 +238,37 @@ def validate(example: Example, dtypes: dict[str, DType], overrides: dict[str, in
 def launch_at(example: Example, dtypes: dict[str, DType], overrides: dict[str, int],
               target: str = "ascend910b1") -> tuple[int, dict[str, int]]:
     """Blocks the kernel's host tiling launches at its task's shapes with these size overrides (shapes
-    from the meta device, no data; tiling_probe), and the shape symbols bound there."""
+    from the meta device, no data; tiling_probe), and the shape symbols bound there. A groups task: the case
+    that launches the fewest blocks, each case on the variant its data picks."""
     from lowering import lower
     from lowering.targets import get_target
 
-    from .binding import bind_shapes
+    from .binding import bind
+    from .task import cases_from
     from .task_worker import task_shapes
     from .tiling_probe import launch_blocks
+    from .validate import kernel_spec
 
-    kernel = example.source.instantiate(dtypes)
-    project, _ = lower(kernel, target, example.adsl.name)
-    run = task_shapes(example.task, overrides)
-    symbols, scalars = bind_shapes(kernel, run["inputs"], run["outputs"], run["attrs"])
-    return launch_blocks(project, target, symbols, scalars, get_target(target).aiv), symbols
+    kernels = ([example.source.instantiate(d) for d in example.dtypes] if example.is_groups
+               else [example.source.instantiate(dtypes)])
+    cases = cases_from(task_shapes(example.task, overrides, kernel_spec(kernels)))
+    worst: tuple[int, dict[str, int]] | None = None
+    for run in cases.cases:
+        kernel = kernels[run.variant or 0]
+        project, _ = lower(kernel, target, example.adsl.name)
+        b = bind(kernel, run)
+        found = (launch_blocks(project, target, b.symbols, b.scalars, get_target(target).aiv), b.symbols)
+        worst = found if worst is None or found[0] < worst[0] else worst
+    return worst
 
 
 def scale_launches(example: Example) -> tuple[list[dict[str, int]], bool]:
-    """The kernel's benchmark-scale shapes (scale_shapes) and whether its host tiling launches at every
-    one of them for every dtype."""
+    """The kernel's benchmark-scale shapes (scale_shapes; a groups task: its own cases) and whether its host
+    tiling launches at every one of them for every dtype."""
     from .task_worker import task_shapes
 
+    if example.is_groups:
+        return [{}], launch_at(example, {}, {})[0] > 0
     shapes = scale_shapes(f"{example.category}/{example.name}", task_shapes(example.task)["constants"])
     return shapes, all(launch_at(example, dts, shape)[0] > 0 for dts in example.dtypes for shape in shapes)
 
@@ -252,7 +289,8 @@ def index_markdown(rows: list[tuple[Example, str, str]]) -> str:
     for ex, status, scale in rows:
         dts = ", ".join("/".join(str(v) for v in d.values()) or
                         "/".join(sorted({str(p.dtype) for p in ex.source.instantiate().tensors})) for d in ex.dtypes)
-        shapes = "; ".join(", ".join(f"{k}={v}" for k, v in s.items()) or "task default" for s in ex.shapes())
+        shapes = "; ".join(", ".join(f"{k}={v}" for k, v in s.items()) or ("every case of its JSON" if ex.is_groups
+                                                                            else "task default") for s in ex.shapes())
         lines.append(f"| {ex.category} | [{ex.name}]({ex.category}/{ex.name}.adsl) | {_cell(ex.doc)} | {dts} "
                      f"| {shapes} | {status} | {scale} |")
     counts: dict[str, int] = {}
@@ -273,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         status = "not run"
         if args.validate:
             results = []
-            for dts in ex.dtypes:
+            for dts in ex.validation_dtypes():
                 for shape in ex.shapes():
                     try:
                         r = validate(ex, dts, shape)
@@ -287,8 +325,8 @@ def main(argv: list[str] | None = None) -> int:
         scale = "not run"
         if args.validate:
             shapes, launches = scale_launches(ex)
-            scale = "; ".join(", ".join(f"{k}={v}" for k, v in s.items()) for s in shapes) + (
-                ": PASS" if launches else ": FAIL")
+            scale = ("its cases" if ex.is_groups else "; ".join(", ".join(f"{k}={v}" for k, v in s.items())
+                                                                  for s in shapes)) + (": PASS" if launches else ": FAIL")
             failed += not launches
         rows.append((ex, status, scale))
     text = index_markdown(rows)
