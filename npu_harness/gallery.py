@@ -110,6 +110,25 @@ EXAMPLE_SHAPES.update({
     "normalization/frobenius_norm": [{"batch_size": 4, "features": 16, "dim1": 64, "dim2": 64},
                                      {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
 })
+#: Tasks written the way models are (weights in nn.Linear / norm layers / nn.Parameter / buffers, pooling modules,
+#: number arguments): one small, odd shape each ({"cap": N}: the task writes its sizes as literals, --cap scales
+#: them); the groups tasks run every case of their JSON, the largest scaled by --cap.
+EXAMPLE_SHAPES.update({
+    "fuse/linear_relu_module": [{"batch_size": 300, "in_features": 70, "out_features": 75}],
+    "fuse/linear_scale_arg": [{"cap": 40000}],
+    "fuse/linear_gelu_param": [{"M": 300, "K": 70, "N": 75}],
+    "normalization/layer_norm_module": [{"B": 33, "D": 1001}],
+    "normalization/rms_norm_param": [{"batch_size": 3, "seq_len": 11, "hidden": 1001}],
+    "normalization/group_norm_module": [{"batch_size": 3, "channels": 8, "groups": 4, "height": 9, "width": 13}],
+    "normalization/batch_norm_module": [{"batch_size": 3, "features": 5, "height": 9, "width": 13}],
+    "pooling/avg_pool1d_module": [{"batch_size": 3, "channels": 7, "length": 101}],
+    "pooling/max_pool2d_module": [{"cap": 20000}],
+    "activation/leaky_relu_arg": [{"cap": 100000}],
+    "activation/swish_beta_param": [{"batch_size": 1, "dim": 100003}],
+    "broadcast/bias_add_buffer": [{"batch_size": 33, "dim": 1001}],
+    "math/add_groups": [{"cap": 100000}],
+    "normalization/rms_norm_groups": [{"cap": 100000}],
+})
 
 
 #: Benchmark-scale sizes, checked without data by the host tiling probe (`ascend-lower --validate
@@ -128,6 +147,10 @@ SCALE_SHAPES = [
     {"batch_size": 16, "channels": 32, "depth": 64, "height": 64, "width": 64},
     {"batch_size": 64, "channels": 128, "length": 65536},
     {"M": 8192, "K": 8192},
+    {"B": 4096, "D": 393216},
+    {"batch_size": 8192, "in_features": 4096, "out_features": 4096},
+    {"batch_size": 16, "seq_len": 4096, "hidden": 4096},
+    {"batch_size": 64, "features": 64, "height": 256, "width": 256},
 ]
 #: Kernels with a documented size limit that an entry of SCALE_SHAPES would exceed: (the benchmark-scale
 #: shapes used instead, the limit). At the exceeding shape the launch reports TILING (tested).
@@ -145,6 +168,8 @@ def scale_shapes(key: str, constants: dict[str, int]) -> list[dict[str, int]]:
     skipped: 3-D pooling takes the depth entry, not the 2-D one), or its SCALE_LIMITED shapes."""
     if key in SCALE_LIMITED:
         return SCALE_LIMITED[key][0]
+    if not constants:  # sizes written as literals: the task's own sizes are the benchmark's
+        return [{}]
     fits = [s for s in SCALE_SHAPES if set(s) <= set(constants)]
     return [s for s in fits if not any(set(s) < set(t) for t in fits)]
 

@@ -356,7 +356,7 @@ def scale(path: Path, overrides: dict | None, seed: int, cap: int, tmp: Path) ->
         if not big:
             return {"sizes": scaling.sizes, "method": scaling.method, "notes": scaling.notes}, scaled_dir
         # a size computed at run time from a literal that is no tensor size itself (2 * D): scale that literal
-        stuck = {d for _, s in big for d in s if d in dims and d not in scaling.sizes and d >= 17}
+        stuck = {d for _, s in big for d in s if d in dims and d not in scaling.sizes.values() and d >= 17}
         extra |= {lit for lit in int_literals(task.tree) - dims if lit >= 17 and any(d % lit == 0 for d in stuck)}
         # an output whose sizes are computed (pooling): ask for more
         target = max(1, int(target * cap / max(math.prod(s) for _, s in big) * 0.95))
