@@ -314,8 +314,9 @@ def index_markdown(rows: list[tuple[Example, str, str]]) -> str:
     for ex, status, scale in rows:
         dts = ", ".join("/".join(str(v) for v in d.values()) or
                         "/".join(sorted({str(p.dtype) for p in ex.source.instantiate().tensors})) for d in ex.dtypes)
-        shapes = "; ".join(", ".join(f"{k}={v}" for k, v in s.items()) or ("every case of its JSON" if ex.is_groups
-                                                                            else "task default") for s in ex.shapes())
+        shapes = "; ".join(", ".join(f"{k}={v}" for k, v in s.items()) or "task default" for s in ex.shapes())
+        if ex.is_groups:
+            shapes = f"every case of its JSON ({shapes})"
         lines.append(f"| {ex.category} | [{ex.name}]({ex.category}/{ex.name}.adsl) | {_cell(ex.doc)} | {dts} "
                      f"| {shapes} | {status} | {scale} |")
     counts: dict[str, int] = {}
@@ -351,7 +352,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.validate:
             shapes, launches = scale_launches(ex)
             scale = ("its cases" if ex.is_groups else "; ".join(", ".join(f"{k}={v}" for k, v in s.items())
-                                                                  for s in shapes)) + (": PASS" if launches else ": FAIL")
+                                                                  or "task default" for s in shapes)) + (
+                ": PASS" if launches else ": FAIL")
             failed += not launches
         rows.append((ex, status, scale))
     text = index_markdown(rows)
