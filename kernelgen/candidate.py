@@ -82,6 +82,8 @@ def _mismatch(level: str, label: str, r: ValidationResult) -> str:
     shapes = ", ".join(f"{k}={v}" for k, v in r.shapes.items())
     lines = [f"error[MISMATCH]: {level} result differs from the PyTorch reference ({label}; {shapes})"]
     lines += [f"   = {c.describe()}" for c in r.comparisons if not c.ok]
+    if r.defaults:
+        lines.append(f"   = {r.scalars}")
     for e in r.sim_errors:
         lines.append(f"error[{e.code}]: {e.message}\n --> {e.file}:{e.line}" + (f" (block {e.block})"
                                                                                if e.block is not None else ""))

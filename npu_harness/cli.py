@@ -187,10 +187,10 @@ def _validate(args, variants, cases) -> int:
             status = "PASS" if o.ok else "FAIL"
             how = o.result.summary().split(" ", 2)[2] if o.result is not None else "(error: below)"
             print(f"{o.run.label} [{_shapes(o.run)}; {variants.label(o.variant)}]: {status} {how}")
-        elif o.result is not None:
-            line = _binding_line(variants, o)
-            if line:
-                print(line)
+            if o.result is not None and o.result.defaults:
+                print(f"  {o.result.scalars}")
+        elif o.result is not None and o.result.scalars:
+            print(o.result.scalars)
         if o.result is not None:
             for c in o.result.comparisons:
                 if not groups or not c.ok:
@@ -206,16 +206,6 @@ def _validate(args, variants, cases) -> int:
     if groups and report.outcomes and all(o.error is not None for o in report.outcomes):
         return 2
     return 0 if report.ok else 1
-
-
-def _binding_line(variants, outcome) -> str | None:
-    """The scalars' values and where each came from (a kernel default is named as such), for one case."""
-    from .binding import bind
-
-    try:
-        return bind(variants.kernels[outcome.variant], outcome.run).scalar_line()
-    except DslError:
-        return None
 
 
 def _check_tiling(args, variants, task: Path, overrides: dict) -> int:

@@ -39,6 +39,9 @@ class ValidationResult:
     counters: dict | None = None
     report: object | None = None
     estimate_us: float | None = None
+    #: the scalars' values and where each came from ("kernel default" when the task bound nothing)
+    scalars: str | None = None
+    defaults: list = field(default_factory=list)
 
     def summary(self) -> str:
         shapes = ", ".join(f"{k}={v}" for k, v in self.shapes.items())
@@ -81,7 +84,8 @@ def validate_interp(kernel: ir.Kernel, run: TaskRun) -> ValidationResult:
     interpreter.run(kernel, tensors, b.scalars)
     comps = [compare(p.name, tensors[p.name], b.tensors[p.name], p.dtype.value, tol=cube_tolerance(kernel, p.dtype.value))
              for p in kernel.outputs]
-    return ValidationResult("interp", all(c.ok for c in comps), comps, shapes=b.symbols,
+    return ValidationResult("interp", all(c.ok for c in comps), comps, shapes=b.symbols, scalars=b.scalar_line(),
+                            defaults=b.defaults,
                             seconds=time.perf_counter() - start)
 
 
@@ -136,7 +140,8 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
             raise DslError.at("MEMORY-LIMIT", f"the emulator exceeded the memory limit of {describe_limit(limit)}",
                               None, "validate at smaller sizes: --cap N or --set NAME=VALUE")
         if res.timed_out:
-            return ValidationResult("sim", False, shapes=b.symbols, detail=f"emulator run exceeded "
+            return ValidationResult("sim", False, shapes=b.symbols, scalars=b.scalar_line(), defaults=b.defaults,
+                                    detail=f"emulator run exceeded "
                                     f"{SIM_RUN_TIMEOUT_S:.0f} s (kernel hang?)", seconds=time.perf_counter() - start)
         comps = []
         launched = not any(e.code == "TILING" for e in res.errors)  # no launch: nothing to compare
@@ -153,7 +158,8 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
         est = _estimate(res.counters, ctx.target.name)
         return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail,
                                 time.perf_counter() - start, counters=res.counters, report=est,
-                                estimate_us=est.time_us if est is not None else None)
+                                estimate_us=est.time_us if est is not None else None, scalars=b.scalar_line(),
+                                defaults=b.defaults)
 
 
 def _estimate(counters: dict | None, target: str):
