@@ -152,7 +152,7 @@ def throughput(name: str, batch: int, dim: int, reps: int) -> tuple[float, float
     ctx = PassContext(get_target("ascend910b1"), ex.adsl.name)
     lowered = run_pipeline(kernel, ctx)
     project = emit(lowered, ctx)
-    b = bind(kernel, run.inputs, run.outputs, run.attrs)
+    b = bind(kernel, run)
     n = batch * dim
     with tempfile.TemporaryDirectory() as tmp, scratch_dir(4 * n * 4) as io_dir:
         src = Path(tmp) / "src"
