@@ -64,7 +64,7 @@ class ChunkView:
     count: int
     fn: str
     members: tuple[str, ...]
-    reset: tuple[str, ...]
+    out_bufs: tuple[str, ...]  # the one-element store buffers ChunkReset() carves after chunkMath_
     process: tuple[str, ...]
     init: tuple[str, ...]
     enter: tuple[str, ...]
@@ -174,8 +174,6 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
     members = snippet("chunk_members", passes=passes, k=k, grouped=grouped,
                       out_bufs=[{"member": _out_buf(d), "dtype": d} for d in plan.store_dtypes],
                       row_values=[ir.row_ref(n).name for n in plan.row_values], accs=[f.name for f in plan.accumulators])
-    reset = ["pipe.Reset();", "pipe.InitBuffer(chunkMath_, 32);"]
-    reset += [f"pipe.InitBuffer({_out_buf(d)}, 32);" for d in plan.store_dtypes]
     steps = []
     for st in plan.steps:
         where = loc(ctx, getattr(st, "span", None) or p.loop.span)
@@ -218,7 +216,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
     else:
         init, enter = [f"{ph.member} = tiling.{ph.field};" for ph in passes], []
     return ChunkView(tuple(passes), len(plan.passes), f"ProcessChunked{k if k else ''}", tuple(members),
-                     tuple(reset), tuple(process), tuple(init), tuple(enter))
+                     tuple(_out_buf(d) for d in plan.store_dtypes), tuple(process), tuple(init), tuple(enter))
 
 
 def kernel_chunks(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], row_buffers: list[tuple[BufferView, ...]],

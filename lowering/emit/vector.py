@@ -106,7 +106,7 @@ class VectorView(KernelView):
     chunk_all_passes: tuple[ChunkPassView, ...] = ()
     chunk_processes: tuple[ChunkProcess, ...] = ()
     chunk_members: tuple[str, ...] = ()
-    chunk_reset: tuple[str, ...] = ()
+    chunk_out_bufs: tuple[str, ...] = ()
     row_group: bool = False
     row_group_fields: tuple[str, ...] = ()
 
@@ -353,7 +353,7 @@ def _with_chunks(kernel: ir.Kernel, ctx: PassContext, view: VectorView, loops: l
         chunk_all_passes=tuple(p for _, part in parts for p in part.passes),
         chunk_processes=tuple(ChunkProcess(part.fn, part.process) for _, part in parts),
         chunk_members=tuple(dict.fromkeys(m for _, part in parts for m in part.members)),
-        chunk_reset=tuple(dict.fromkeys(x for _, part in parts for x in part.reset)),
+        chunk_out_bufs=tuple(dict.fromkeys(x for _, part in parts for x in part.out_bufs)),
         row_group=c.row_group, row_group_fields=c.row_group_fields)
 
 
