@@ -57,6 +57,9 @@ class ErrorCode(StrEnum):
     TILING = "TILING"
     TASK_ERROR = "TASK-ERROR"
     TASK_TIMEOUT = "TASK-TIMEOUT"
+    CAP = "CAP"  # --cap cannot scale the task under the cap
+    DTYPE = "DTYPE"  # a task's data cannot convert to the kernel's dtypes
+    MEMORY_LIMIT = "MEMORY-LIMIT"  # a task, emulator run or lowering exceeded the memory limit
     SIM_COMPILE = "SIM-COMPILE"
     FORBIDDEN = "FORBIDDEN"  # LLM output that imports or calls what a kernel cannot
     WRONG_LANGUAGE = "WRONG-LANGUAGE"

@@ -6,7 +6,9 @@ instruction for tile operands (`api`, and `scalar_api` for a tile and a scalar: 
 mode of comparisons, its C++ form on the scalar unit (`scalar_c`: kernel-scope values and the per-row
 values of chunked rows; `{0}`, `{1}`, ... are the operands, `{T}` the result's C type), or the vector
 instruction that computes it on one element when the scalar unit has none (`vector_math`), and for
-reductions how chunked rows fold them (`chunk`: the reduction of one chunk, the combine across chunks).
+reductions how chunked rows fold them (`chunk`: the reduction of one chunk, the combine across chunks),
+and its value on Python numbers (`fold`: constant operands are folded by the parser). The DSL calls
+(`CALLABLE`) and reductions (`REDUCTIONS`) are read off the entries, so a new op is one `_op(...)` line.
 Ops without an instruction are expanded into others by `lowering/passes/legalize.py` (tanh, sigmoid,
 erf, neg) or run as scalar loops (`lowering/scalar_loops.py`: scans, products, pools).
 """
@@ -14,6 +16,7 @@ erf, neg) or run as scalar loops (`lowering/scalar_loops.py`: scans, products, p
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -54,6 +57,7 @@ class OpInfo:
     call: str | None = None  # the DSL call when the op's name differs: sum(v, axis=1) is reduce_sum
     reverse: bool = False  # scans: from the end of the row
     exclusive: bool = False  # scans: the value before each element
+    fold: Callable | None = None  # its value on Python numbers: the parser folds constant operands
 
 
 def _torch():
@@ -81,27 +85,35 @@ def _pick(cmp: str) -> str:
     return f"(static_cast<float>({{0}}) {cmp} static_cast<float>({{1}}) ? {{0}} : {{1}})"
 
 
-_op("add", 2, Rule.SAME, NUMERIC, lambda a, b: a + b, "a + b", api="Add", scalar_api="Adds", scalar_c=_infix("+"))
-_op("sub", 2, Rule.SAME, NUMERIC, lambda a, b: a - b, "a - b", api="Sub", scalar_c=_infix("-"))
-_op("mul", 2, Rule.SAME, NUMERIC, lambda a, b: a * b, "a * b", api="Mul", scalar_api="Muls", scalar_c=_infix("*"))
-_op("div", 2, Rule.SAME, FLOATS, lambda a, b: a / b, "a / b", api="Div", scalar_c=_infix("/"))
+_op("add", 2, Rule.SAME, NUMERIC, lambda a, b: a + b, "a + b", api="Add", scalar_api="Adds", scalar_c=_infix("+"),
+    fold=operator.add)
+_op("sub", 2, Rule.SAME, NUMERIC, lambda a, b: a - b, "a - b", api="Sub", scalar_c=_infix("-"), fold=operator.sub)
+_op("mul", 2, Rule.SAME, NUMERIC, lambda a, b: a * b, "a * b", api="Mul", scalar_api="Muls", scalar_c=_infix("*"),
+    fold=operator.mul)
+_op("div", 2, Rule.SAME, FLOATS, lambda a, b: a / b, "a / b", api="Div", scalar_c=_infix("/"), fold=operator.truediv)
 _op("max", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().maximum(a, b), "element-wise maximum", api="Max",
-    scalar_api="Maxs", scalar_c=_pick(">"))
+    scalar_api="Maxs", scalar_c=_pick(">"), fold=max)
 _op("min", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().minimum(a, b), "element-wise minimum", api="Min",
-    scalar_api="Mins", scalar_c=_pick("<"))
-_op("neg", 1, Rule.SAME, NUMERIC, lambda a: -a, "-a", scalar_c="static_cast<{T}>(-static_cast<float>({0}))")
-_op("abs", 1, Rule.SAME, NUMERIC, lambda a: a.abs(), "|a|", api="Abs", vector_math="Abs")
-_op("exp", 1, Rule.SAME, FLOATS, lambda a: a.exp(), "e**a", api="Exp", vector_math="Exp")
-_op("log", 1, Rule.SAME, FLOATS, lambda a: a.log(), "natural logarithm", api="Ln", vector_math="Ln")
-_op("sqrt", 1, Rule.SAME, FLOATS, lambda a: a.sqrt(), "square root", api="Sqrt", vector_math="Sqrt")
-_op("rsqrt", 1, Rule.SAME, FLOATS, lambda a: a.rsqrt(), "1 / sqrt(a)", api="Rsqrt", vector_math="Rsqrt")
+    scalar_api="Mins", scalar_c=_pick("<"), fold=min)
+_op("neg", 1, Rule.SAME, NUMERIC, lambda a: -a, "-a", scalar_c="static_cast<{T}>(-static_cast<float>({0}))",
+    fold=operator.neg)
+_op("abs", 1, Rule.SAME, NUMERIC, lambda a: a.abs(), "|a|", api="Abs", vector_math="Abs", fold=abs)
+_op("exp", 1, Rule.SAME, FLOATS, lambda a: a.exp(), "e**a", api="Exp", vector_math="Exp", fold=math.exp)
+_op("log", 1, Rule.SAME, FLOATS, lambda a: a.log(), "natural logarithm", api="Ln", vector_math="Ln",
+    fold=math.log)
+_op("sqrt", 1, Rule.SAME, FLOATS, lambda a: a.sqrt(), "square root", api="Sqrt", vector_math="Sqrt",
+    fold=math.sqrt)
+_op("rsqrt", 1, Rule.SAME, FLOATS, lambda a: a.rsqrt(), "1 / sqrt(a)", api="Rsqrt", vector_math="Rsqrt",
+    fold=lambda a: 1 / math.sqrt(a))
 _op("reciprocal", 1, Rule.SAME, FLOATS, lambda a: a.reciprocal(), "1 / a", api="Reciprocal",
-    scalar_c="static_cast<{T}>(1.0f / static_cast<float>({0}))")
+    scalar_c="static_cast<{T}>(1.0f / static_cast<float>({0}))", fold=lambda a: 1 / a)
 _op("relu", 1, Rule.SAME, NUMERIC, lambda a: a.relu(), "max(a, 0)", api="Relu",
-    scalar_c="(static_cast<float>({0}) > static_cast<float>({zero}) ? {0} : {zero})")
-_op("tanh", 1, Rule.SAME, FLOATS, lambda a: a.tanh(), "hyperbolic tangent (lowered via exp)")
-_op("sigmoid", 1, Rule.SAME, FLOATS, lambda a: a.sigmoid(), "1 / (1 + e**-a) (lowered via exp)")
-_op("erf", 1, Rule.SAME, FLOATS, _erf, "error function (lowered to a rational approximation, |err| < 1.5e-7)")
+    scalar_c="(static_cast<float>({0}) > static_cast<float>({zero}) ? {0} : {zero})", fold=lambda a: max(a, 0.0))
+_op("tanh", 1, Rule.SAME, FLOATS, lambda a: a.tanh(), "hyperbolic tangent (lowered via exp)", fold=math.tanh)
+_op("sigmoid", 1, Rule.SAME, FLOATS, lambda a: a.sigmoid(), "1 / (1 + e**-a) (lowered via exp)",
+    fold=lambda a: 1 / (1 + math.exp(-a)))
+_op("erf", 1, Rule.SAME, FLOATS, _erf, "error function (lowered to a rational approximation, |err| < 1.5e-7)",
+    fold=math.erf)
 for _name, _fn, _sym in [
     ("lt", lambda a, b: a < b, "<"),
     ("le", lambda a, b: a <= b, "<="),
@@ -182,28 +194,15 @@ _op("avg_pool", 5, Rule.POOL, FLOATS, lambda x, k, s, p, d: pool_ref("avg_pool",
     "mean over each window (count_include_pad: divides by kernel**rank; dilation is always 1)")
 
 #: `name(v, axis=1)` -> reduction op.
-REDUCTIONS = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "min": "reduce_min",
-              "prod": "reduce_prod"}
-
-#: DSL call names -> op names (operators map through the parser's tables).
-CALLABLE = {n: n for n in ("abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "relu", "tanh", "sigmoid", "erf",
-                           "max", "min", "select", "cast", "sum", "mean", "gather",
-                           "prod", "cumsum", "cumprod", "max_pool", "avg_pool")}
+REDUCTIONS = {i.call: i.name for i in OPS.values() if i.rule is Rule.REDUCE}
 
 BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 COMPARE_OPERATORS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 
+#: The DSL's calls of ops: every op by its call name, but those written only as operators (a + b, -a, a < b).
+CALLABLE = tuple(sorted({i.call or i.name for i in OPS.values()
+                         if i.name not in {*BINARY_OPERATORS.values(), *COMPARE_OPERATORS.values(), "neg"}}))
+
 #: Constant exponents `x ** c` accepted, with the op sequence they expand to.
 POW_EXPONENTS = (2, 3, 4, 0.5, -0.5, -1, 1)
 
-
-def scalar_ref(op: str, *args: float) -> float:
-    """Evaluate an op on Python scalars (constant folding)."""
-    table = {
-        "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-        "div": lambda a, b: a / b, "max": max, "min": min, "neg": lambda a: -a, "abs": abs,
-        "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "rsqrt": lambda a: 1 / math.sqrt(a),
-        "reciprocal": lambda a: 1 / a, "relu": lambda a: max(a, 0.0), "tanh": math.tanh,
-        "sigmoid": lambda a: 1 / (1 + math.exp(-a)), "erf": math.erf,
-    }
-    return table[op](*args)

@@ -890,11 +890,9 @@ class _Builder:
                                "masks only feed select(mask, a, b)")
         unified = self.unify(args, node, None)
         args2, dtype, kind = list(unified[:-2]), unified[-2], unified[-1]
-        if all(isinstance(a, ir.Const) for a in args2) and info.rule is Rule.SAME:
-            from .ops import scalar_ref
-
+        if all(isinstance(a, ir.Const) for a in args2) and info.fold is not None:
             try:
-                return ir.Const(scalar_ref(name, *[a.value for a in args2]), ir.scalar_of(dtype), span)
+                return ir.Const(info.fold(*[a.value for a in args2]), ir.scalar_of(dtype), span)
             except (ValueError, ZeroDivisionError, OverflowError):
                 raise self.err(E.TYPE, f"cannot evaluate {name} on these constants", node) from None
         if dtype not in info.dtypes:

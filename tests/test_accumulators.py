@@ -3,6 +3,8 @@ the interpreter, and the emulator catching a broken combine."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -151,7 +153,7 @@ def test_emulator_reports_a_combine_without_syncall(tmp_path):
     good = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path / "good")
     assert good.ok, good.detail
     code = project.files["k_kernel.cpp"].replace("SyncAll();", "")
-    bad = type(project)(project.name, {**project.files, "k_kernel.cpp": code}, project.manifest)
+    bad = dataclasses.replace(project, files={**project.files, "k_kernel.cpp": code})
     result = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path / "bad")
     assert not result.ok
     assert [c.name for c in result.comparisons if not c.ok] == ["out"]

@@ -4,6 +4,7 @@ runs against PyTorch, and the kernels that cannot run in chunks (TILING naming w
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -269,8 +270,7 @@ def test_emulator_catches_a_slot_fold_before_the_row_is_done(tmp_path):
     end = fn.index("        }\n        pipe.Reset();")
     assert fn[start:at].count("ChunkPass") == 1 and fn[start:at].count("GroupCombine0();") == 1
     bad_fn = fn[:start] + fn[at:end] + fn[start:at] + fn[end:]
-    bad = type(project)(project.name, {**project.files, "batch_norm_train_kernel.cpp": code.replace(fn, bad_fn)},
-                        project.manifest)
+    bad = dataclasses.replace(project, files={**project.files, "batch_norm_train_kernel.cpp": code.replace(fn, bad_fn)})
     torch.manual_seed(2)
     x = torch.randn(2, 3, 300, 300) + torch.arange(6.0).reshape(2, 3, 1, 1)
     w, b = torch.rand(3) + 0.5, torch.randn(3)
@@ -327,7 +327,7 @@ def test_emulator_catches_padding_in_a_chunk_reduction(tmp_path):
     good = "ReduceMax(reduceOut_f32, xLocal, accTmp_f32, static_cast<int32_t>(count));"
     assert code.count(good) == 1
     bad_code = code.replace(good, "ReduceMax(reduceOut_f32, xLocal, accTmp_f32, static_cast<int32_t>((count + 63) / 64 * 64));")
-    bad = type(project)(project.name, {**project.files, "softmax_kernel.cpp": bad_code}, project.manifest)
+    bad = dataclasses.replace(project, files={**project.files, "softmax_kernel.cpp": bad_code})
     x = torch.randn(2, 20001)
     res = validate_sim(k, ctx.lowered, bad, ctx, TaskRun([x], [torch.softmax(x, dim=1)]), work_dir=tmp_path)
     assert not res.ok

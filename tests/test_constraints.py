@@ -240,6 +240,8 @@ def _gallery_cases(flat_only: bool = True):
 def test_auto_tile_fits_ub_on_every_target(src, variant):
     k = src.instantiate(variant)
     for name, target in lowering.all_targets().items():
+        if any(p.dtype not in target.dtypes for p in k.params):  # bf16 on 310P: a DTYPE-UNSUPPORTED error
+            continue
         project, _ = lowering.lower(k, target=name)
         max_tile = project.manifest["max_tile"]
         assert max_tile > 0 and max_tile % 256 == 0, (name, max_tile)

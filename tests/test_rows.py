@@ -141,7 +141,8 @@ def test_cap_scales_benchmark_sizes_down_and_reports_them(tmp_path):
                         "dim=393216", "--cap", "8192"], check=False, capture_output=True, text=True, timeout=300,
                        cwd=REPO)
     assert r.returncode == 0, r.stdout + r.stderr
-    used = next(line for line in r.stdout.splitlines() if line.startswith("task sizes used:"))
-    sizes = dict(kv.split("=") for kv in used.removeprefix("task sizes used: ").split(", "))
-    assert int(sizes["batch_size"]) * int(sizes["dim"]) <= 8192 and int(sizes["dim"]) < 393216
+    assert "--cap 8192: sizes scaled 64 -> " in r.stdout, r.stdout
+    used = next(line for line in r.stdout.splitlines() if line.startswith("task shapes: x ["))
+    rows, dim = map(int, used.removeprefix("task shapes: x [").split("]")[0].split(", "))
+    assert rows * dim <= 8192 and dim < 393216
     assert "sim: PASS" in r.stdout
