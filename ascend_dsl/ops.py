@@ -73,6 +73,7 @@ _op("reciprocal", 1, Rule.SAME, FLOATS, lambda a: a.reciprocal(), "1 / a")
 _op("relu", 1, Rule.SAME, NUMERIC, lambda a: a.relu(), "max(a, 0)")
 _op("tanh", 1, Rule.SAME, FLOATS, lambda a: a.tanh(), "hyperbolic tangent (lowered via exp)")
 _op("sigmoid", 1, Rule.SAME, FLOATS, lambda a: a.sigmoid(), "1 / (1 + e**-a) (lowered via exp)")
+_op("pow", 2, Rule.SAME, FLOATS, lambda a, b: _torch().pow(a, b), "a ** b of scalars (any exponent)")
 _op("erf", 1, Rule.SAME, FLOATS, _erf, "error function (lowered to a rational approximation, |err| < 1.5e-7)")
 for _name, _fn in [
     ("lt", lambda a, b: a < b),
@@ -179,6 +180,6 @@ def scalar_ref(op: str, *args: float) -> float:
         "div": lambda a, b: a / b, "max": max, "min": min, "neg": lambda a: -a, "abs": abs,
         "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "rsqrt": lambda a: 1 / math.sqrt(a),
         "reciprocal": lambda a: 1 / a, "relu": lambda a: max(a, 0.0), "tanh": math.tanh,
-        "sigmoid": lambda a: 1 / (1 + math.exp(-a)), "erf": math.erf,
+        "sigmoid": lambda a: 1 / (1 + math.exp(-a)), "erf": math.erf, "pow": math.pow,
     }
     return table[op](*args)

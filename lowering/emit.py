@@ -17,7 +17,7 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
 
-from . import emit_slots
+from . import emit_slots, launch_scalars
 from .context import PassContext
 from .emit_window import build_window_view
 from .passes.select_instructions import ROW_LENGTH
@@ -427,6 +427,8 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
     for s in kernel.body:
         if isinstance(s, ir.ScalarLoad):  # one scalar read of GM per core, before any tile
             lines.append(f"{s.name}_ = static_cast<float>({s.tensor}Gm.GetValue(0));  // {_loc(ctx, s.span)}")
+    lines += launch_scalars.init_lines(kernel)
+    lines += _prologue(kernel, ctx, {t["name"]: t for t in tensors})
     if kernel.slot_accumulators:
         lines += emit_slots.init_lines(kernel, ctx)
     elif kernel.accumulators:
@@ -441,6 +443,8 @@ def _value_symbols(kernel: ir.Kernel, tl: ir.TileLoop) -> list[str]:
     used: dict[str, None] = {}
     for s in ir.walk(kernel.body):
         value = getattr(s, "value", None)
+        if isinstance(s, ir.ScalarAssign) and s.launch:  # computed by the host
+            continue
         if isinstance(s, (ir.Assign, ir.Store, ir.Accumulate, ir.ScalarAssign, ir.ScalarStore)) and value is not None:
             for e in ir.walk_expr(value):
                 if isinstance(e, ir.Ref) and e.name in symbols:
@@ -504,22 +508,49 @@ class _ScalarWriter:
                                          "min": f"{a.name}_ = {v} < {a.name}_ ? {v} : {a.name}_;"}[combines[a.name]])
         self.lines.append("}")
 
+    def one(self, api: str, arg: str, what: str) -> str:
+        """`api` (Exp, Ln, ...) on one element on the vector unit (the scalar unit has no such instruction);
+        returns the name of the const float holding the result."""
+        name = f"s{self.n}_"
+        self.n += 1
+        if self.n == 1:
+            self.lines.append(f"LocalTensor<float> math = {self.MATH_BUF};")
+        self.lines += [f"math.SetValue(0, {arg});  // {what} on the vector unit (one element)",
+                       "SetFlag<HardEvent::S_V>(EVENT_ID0);", "WaitFlag<HardEvent::S_V>(EVENT_ID0);",
+                       f"{api}(math, math, 1);",
+                       "SetFlag<HardEvent::V_S>(EVENT_ID0);", "WaitFlag<HardEvent::V_S>(EVENT_ID0);",
+                       f"const float {name} = math.GetValue(0);"]
+        return name
+
+    def power(self, base: str, exponent: str) -> str:
+        """b ** e with torch.pow's semantics: exp(e * ln|b|), negated for b < 0 and an odd integer e; NaN for
+        b < 0 and a fractional e; b == 0 gives 0 (e > 0) or inf (e < 0); e == 0 gives 1."""
+        k = self.n
+        b, e = f"powBase{k}_", f"powExp{k}_"
+        self.lines += [f"const float {b} = {base};", f"const float {e} = {exponent};"]
+        ln = self.one("Ln", f"{b} < 0.0f ? -{b} : {b}", "ln|b| of b ** e")
+        m = self.one("Exp", f"{ln} * {e}", "exp(e ln|b|) of b ** e")
+        big = f"({e} >= 16777216.0f || {e} <= -16777216.0f)"  # every float this large is an even integer
+        whole = f"powWhole{k}_"
+        odd = f"powOdd{k}_"
+        self.lines += [f"const bool {whole} = {big} || static_cast<float>(static_cast<int64_t>({e})) == {e};",
+                       f"const bool {odd} = !{big} && {whole} && static_cast<int64_t>({e}) % 2 != 0;"]
+        return (f"({e} == 0.0f ? 1.0f : {b} > 0.0f ? {m} : {b} == 0.0f ? ({e} > 0.0f ? 0.0f : (1.0f / 0.0f)) : "
+                f"!{whole} ? (0.0f / 0.0f) : {odd} ? -{m} : {m})")
+
     def scalar(self, e: ir.Expr) -> str:
         """A C++ float expression for `e`; transcendental ops run on the vector unit first."""
         def lift(x: ir.Expr) -> ir.Expr:
             if isinstance(x, ir.Op):
                 x = replace(x, args=tuple(lift(a) for a in x.args))
                 if x.op in _SCALAR_MATH and _SCALAR_MATH[x.op]:
+                    name = self.one(_SCALAR_MATH[x.op], c_scalar(x.args[0], DType.F32), x.op)
+                    return ir.Ref(name.removesuffix("_"), ir.scalar_of(DType.F32), x.span)
+                if x.op == "pow":
+                    value = self.power(c_scalar(x.args[0], DType.F32), c_scalar(x.args[1], DType.F32))
                     name = f"s{self.n}"
                     self.n += 1
-                    arg = c_scalar(x.args[0], DType.F32)
-                    if self.n == 1:
-                        self.lines.append(f"LocalTensor<float> math = {self.MATH_BUF};")
-                    self.lines += [f"math.SetValue(0, {arg});  // {x.op} on the vector unit (one element)",
-                                   "SetFlag<HardEvent::S_V>(EVENT_ID0);", "WaitFlag<HardEvent::S_V>(EVENT_ID0);",
-                                   f"{_SCALAR_MATH[x.op]}(math, math, 1);",
-                                   "SetFlag<HardEvent::V_S>(EVENT_ID0);", "WaitFlag<HardEvent::V_S>(EVENT_ID0);",
-                                   f"const float {name}_ = math.GetValue(0);"]
+                    self.lines.append(f"const float {name}_ = {value};")
                     return ir.Ref(name, ir.scalar_of(DType.F32), x.span)
             return x
         return c_scalar(lift(e), DType.F32)
@@ -563,7 +594,7 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
     splits = [i for i, s in enumerate(body) if isinstance(s, ir.SplitLoop)]
     lo = splits[k]
     hi = splits[k + 1] if k + 1 < len(splits) else len(body)
-    stmts = body[lo + 1:hi]
+    stmts = [s for s in body[lo + 1:hi] if not (isinstance(s, ir.ScalarAssign) and s.launch)]  # launch: the host
     split = body[lo]
     updates = _updates(split)
     accs = [a for a in kernel.accumulators if a.name in updates]
@@ -596,6 +627,30 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
         elif isinstance(s, ir.AccDecl):
             w.lines.append(f"{s.name}_ = {c_literal(s.init, DType.F32)};")
     return ["{"] + ["    " + line for line in w.lines] + ["}"]
+
+
+def _device_statements(stmts) -> list[ir.Stmt]:
+    """The kernel-scope statements the device runs (launch scalars are the host's)."""
+    return [s for s in stmts if isinstance(s, ir.ScalarStore) or (isinstance(s, ir.ScalarAssign) and not s.launch)]
+
+
+def _prologue(kernel: ir.Kernel, ctx: PassContext, tensors: dict[str, dict]) -> list[str]:
+    """Init, before any tile buffer: the device's kernel-scope statements written before the first split loop
+    (scalars computed from `load(x[0])` values, single-element stores); UB is reset after them."""
+    first = next(i for i, s in enumerate(kernel.body) if isinstance(s, ir.SplitLoop))
+    stmts = _device_statements(kernel.body[:first])
+    if not stmts:
+        return []
+    w = _ScalarWriter(ctx, tensors)
+    w.lines += ["pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);  // one-element math"]
+    w.lines += [f"pipe.InitBuffer(scalarOut{camel(d.value)}_, 32);" for d in _store_dtypes(kernel, stmts)]
+    for s in stmts:
+        if isinstance(s, ir.ScalarAssign):
+            w.assign(s)
+        else:
+            w.store(s, kernel.param(s.tensor).dtype)
+    w.lines.append("pipe.Reset();  // the whole UB for the tile buffers")
+    return ["{  // kernel-scope statements before the first split loop"] + ["    " + line for line in w.lines] + ["}"]
 
 
 def write_stages(tl: ir.TileLoop, new_writer) -> dict[ir.StageKind, list[str]]:
@@ -710,6 +765,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     # Kernel-scope scalars: accumulators, named scalars, and the symbols read as values.
     kscalars = [s.name for s in kernel.body if isinstance(s, (ir.AccDecl, ir.ScalarAssign, ir.ScalarLoad))]
     view["kernel_scalars"] = [f"float {n}_ = 0.0f;" for n in dict.fromkeys(kscalars)]
+    view["launch_scalars"] = launch_scalars.view(kernel, ctx.source_name)
     view["kernel_scalars"] += [f"uint64_t {sym}_ = 0;  // shape symbol read as a value"
                                for sym in _value_symbols(kernel, tl)]
     periodic = _periodic_tensors(kernel)
@@ -719,8 +775,10 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     view["kernel_scalars"] += emit_slots.members(kernel) if kernel.slot_accumulators else []
     view["acc_init"] = first["acc_init"]
     store_dtypes = _store_dtypes(kernel, kernel.body)
+    first_split = next(i for i, s in enumerate(kernel.body) if isinstance(s, ir.SplitLoop))
     view["epilogue_bufs"] = (["TBuf<TPosition::VECCALC> scalarBuf_;  // combine slots + one-element math"]
-                             if any(ph["after"] for ph in phase_views) else [])
+                             if any(ph["after"] for ph in phase_views)
+                             or _device_statements(kernel.body[:first_split]) else [])
     view["epilogue_bufs"] += [f"TBuf<TPosition::VECCALC> scalarOut{camel(d.value)}_;  // one {d} element"
                               for d in store_dtypes]
     view["epilogue_bufs"] += (["TBuf<TPosition::VECCALC> slotBuf_;  // slot accumulators' totals while combining"]

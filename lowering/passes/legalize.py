@@ -28,8 +28,8 @@ def _c(v: float, like: ir.Expr) -> ir.Const:
 
 
 def _op(op: str, like: ir.Expr, *args: ir.Expr) -> ir.Op:
-    # a mask keeps the layout of its operand (whole rows in row and cube epilogues)
-    ty = like.type if op not in ("lt", "gt") else ir.tile_of(ir.DType.BOOL, like.type.layout)
+    # a mask keeps the kind and layout of its operand (whole rows in row and cube epilogues)
+    ty = like.type if op not in ("lt", "gt") else ir.ValType(like.type.kind, ir.DType.BOOL, like.type.layout)
     return ir.Op(op, args, ty, like.span)
 
 
@@ -38,13 +38,28 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
         return None
     (x, *_) = e.args if e.args else (None,)
     match e.op:
-        case "neg":
-            return _op("mul", e, x, _c(-1.0, e))
         case "cast" if x.type.dtype in (DType.U8, DType.I8) and e.type.dtype is DType.F32:
             # Cast has no u8/i8 -> f32 form (A2 converts 8-bit integers to half only): go through f16, exact for
             # every 8-bit value.
             return ir.Op("cast", (ir.Op("cast", (x,), ir.ValType(x.type.kind, DType.F16, x.type.layout), e.span),),
                          e.type, e.span)
+    return _expand(e)
+
+
+def legalize_scalar(e: ir.Expr) -> ir.Expr | None:
+    """The same rewrites for a scalar the device computes (hoist_scalars.py); relu is max(x, 0) there."""
+    if not isinstance(e, ir.Op) or e.type.kind is not ir.Kind.SCALAR:
+        return None
+    if e.op == "relu":
+        return _op("max", e, e.args[0], _c(0.0, e))
+    return _expand(e)
+
+
+def _expand(e: ir.Op) -> ir.Expr | None:
+    (x, *_) = e.args if e.args else (None,)
+    match e.op:
+        case "neg":
+            return _op("mul", e, x, _c(-1.0, e))
         case "sigmoid":  # 1 / (1 + exp(-x))
             return _op("reciprocal", e, _op("add", e, _op("exp", e, _op("mul", e, x, _c(-1.0, e))), _c(1.0, e)))
         case "tanh":  # 1 - 2 / (exp(2x) + 1); exp overflow to inf gives the right limit 1
