@@ -12,8 +12,9 @@ from . import ir
 from .diagnostics import DslError
 from .ops import OPS, POOLS
 
-#: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run.
-_FLOAT = {"widen": False}
+#: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
+#: the select coverage being recorded, if any.
+_FLOAT = {"widen": False, "coverage": None}
 
 
 def _dt(dtype) -> torch.dtype:
@@ -21,17 +22,19 @@ def _dt(dtype) -> torch.dtype:
 
 
 def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None = None,
-        num_cores: int = 4, tile: int = 4096, widen: bool = False) -> dict[str, torch.Tensor]:
+        num_cores: int = 4, tile: int = 4096, widen: bool = False,
+        coverage: dict | None = None) -> dict[str, torch.Tensor]:
     """Run `kernel`; `tensors` maps every tensor parameter (inputs and outputs) to a torch tensor.
 
     Outputs are written in place and also returned by name. Rank-1 parameters are viewed flat; row
     loops walk blocks of whole rows (`tile` elements' worth of rows, at least one). `widen`: every float
-    value is float64 (the tensors given too), e.g. to measure how much f32/f16 rounding moves a result."""
-    _FLOAT["widen"] = widen
+    value is float64 (the tensors given too), e.g. to measure how much f32/f16 rounding moves a result.
+    `coverage`: filled with, per tile select (by its span), [some element took `a`, some took `b`]."""
+    _FLOAT["widen"], _FLOAT["coverage"] = widen, coverage
     try:
         return _run(kernel, tensors, scalars, num_cores, tile)
     finally:
-        _FLOAT["widen"] = False
+        _FLOAT["widen"], _FLOAT["coverage"] = False, None
 
 
 def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None, num_cores: int,
@@ -241,7 +244,7 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
         case ir.Op(op=op, args=(a,), type=t) if a.type.layout is ir.Layout.BOX and t.layout is ir.Layout.FLAT:
             return OPS[op].ref(_eval(a, env, views, scalars, sl)).reshape(-1).to(_dt(t.dtype))  # a box reduction
         case ir.Op(op="cast", args=(a,), type=t):
-            return _eval(a, env, views, scalars, sl).to(_dt(t.dtype))
+            return _cast(_eval(a, env, views, scalars, sl), t.dtype)
         case ir.Op(op="gather", args=(a, i), type=t):
             rows, idx = _eval(a, env, views, scalars, sl), _eval(i, env, views, scalars, sl)
             outside = (idx < 0) | (idx >= rows.shape[-1])
@@ -251,9 +254,22 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             return OPS["gather"].ref(rows, idx).to(_dt(t.dtype))
         case ir.Op(op=op, args=args, type=t):
             vals = [_eval(a, env, views, scalars, sl) for a in args]
+            if op == "select" and t.kind is ir.Kind.TILE and _FLOAT["coverage"] is not None:
+                seen = _FLOAT["coverage"].setdefault(e.span, [False, False])
+                seen[0] |= bool(vals[0].any())
+                seen[1] |= bool((~vals[0]).any())
             out = OPS[op].ref(*vals)
             return out if t.dtype.value == "bool" else out.to(_dt(t.dtype))
     raise TypeError(e)
+
+
+def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
+    """`cast(x, dtype)`: float to integer truncates toward zero and saturates, NaN gives 0 (the Cast
+    instruction's behaviour; torch leaves NaN and out-of-range values platform-defined)."""
+    if x.dtype.is_floating_point and not dtype.is_float and dtype.value != "bool":
+        info = torch.iinfo(dtype.torch)
+        x = torch.nan_to_num(x.double(), nan=0.0).trunc().clamp(info.min, info.max)
+    return x.to(_dt(dtype))
 
 
 def _run_cube(loop: ir.CubeLoop, kernel: ir.Kernel, views, scalars, symbols) -> None:

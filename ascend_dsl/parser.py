@@ -272,6 +272,21 @@ def _is_kernel_decorator(d: ast.expr) -> bool:
         isinstance(target, ast.Attribute) and target.attr == "kernel")
 
 
+def _check_load_or_store(body: tuple[ir.Stmt, ...]) -> None:
+    """A tensor is loaded or stored, not both (its input and output would alias in GM)."""
+    loaded = set()
+    for s in ir.walk(body):
+        if isinstance(s, ir.ScalarLoad):
+            loaded.add(s.tensor)
+        for e in ir.walk_expr(s.value) if isinstance(getattr(s, "value", None), (ir.Op, ir.Load)) else ():
+            if isinstance(e, ir.Load) and not e.index.acc:
+                loaded.add(e.tensor)
+    for s in ir.walk(body):
+        if isinstance(s, (ir.Store, ir.ScalarStore)) and s.tensor in loaded:
+            raise DslError.at("KERNEL-STRUCTURE", f"'{s.tensor}' is both loaded and stored", s.span,
+                              "a tensor is an input or an output: store into another tensor")
+
+
 # ----------------------------------------------------------------------------- typed IR builder
 
 
@@ -323,6 +338,7 @@ class _Builder:
         suite = rest[-1]
         params = tuple(self.param(p) for p in (params_tree.children if params_tree else ()))
         body = self.kernel_body(suite)
+        _check_load_or_store(body)
         return ir.Kernel(str(k.children[1]), params, body, tuple(self.type_args.items()), tuple(options),
                          self.o.span(k))
 
@@ -706,6 +722,9 @@ class _Builder:
             raise self.err("KERNEL-STRUCTURE", f"'{name}' is read as a constant before this update, so it is not an "
                            "accumulator", name_tok, "an accumulator is read only after the split loop that updates it; "
                            "declare a new one for this loop")
+        if combine == "add" and value.type.dtype is DType.F16:  # an f16 sum per tile would round at the compiler's
+            # tile boundaries: the total is the f32 sum of the values, whatever the tiling
+            value = ir.Op("cast", (value,), ir.ValType(ir.Kind.TILE, DType.F32, value.type.layout), value.span)
         self.phase_accs.add(name)
         return ir.Accumulate(name, combine, REDUCTIONS[reducer], value, self.o.span(st))
 
@@ -1045,6 +1064,9 @@ class _Builder:
                                "e.g. select(x > 0.0, x, 0.0)")
             fallback = self.mask_source_dtype(mask)
             a, b, dtype, kind = self.unify([a, b], node, fallback)
+            if dtype not in info.dtypes:
+                raise self.err("DTYPE-UNSUPPORTED", f"select of {dtype} tiles is not supported: AscendC Select "
+                               "moves f16 and f32 only", node, "cast(v, f32) the values, select, and cast back")
             layout = self.layout_of([mask, a, b], node, same=True)
             return ir.Op("select", (mask, a, b), ir.tile_of(dtype, layout), span)
         for a in args:

@@ -478,11 +478,23 @@ class _ScalarWriter:
     #: The UB block of one-element math (after the combine slots).
     MATH_BUF = "scalarBuf_.Get<float>()[GetBlockNum() * 8]"
 
-    def __init__(self, ctx: PassContext, tensors: dict[str, dict]):
+    def __init__(self, ctx: PassContext, tensors: dict[str, dict], kernel: ir.Kernel | None = None):
         self.ctx = ctx
         self.tensors = tensors
         self.lines: list[str] = []
         self.n = 0
+        # temporaries are members' look-alikes (`s0_`): never the name of a kernel scalar (`s0` -> `s0_`)
+        self.taken = {p.name for p in kernel.params} | set(kernel.symbols) | {
+            getattr(s, "name", "") for s in kernel.body} if kernel is not None else set()
+        self.math = False
+
+    def fresh(self, base: str) -> str:
+        while f"{base}{self.n}" in self.taken:
+            self.n += 1
+        name = f"{base}{self.n}"
+        self.n += 1
+        self.taken.add(name)
+        return name
 
     def combine(self, accs: list[ir.AccDecl], combines: dict[str, str], span) -> None:
         if len(accs) > 8:
@@ -511,9 +523,9 @@ class _ScalarWriter:
     def one(self, api: str, arg: str, what: str) -> str:
         """`api` (Exp, Ln, ...) on one element on the vector unit (the scalar unit has no such instruction);
         returns the name of the const float holding the result."""
-        name = f"s{self.n}_"
-        self.n += 1
-        if self.n == 1:
+        name = self.fresh("s") + "_"
+        if not self.math:
+            self.math = True
             self.lines.append(f"LocalTensor<float> math = {self.MATH_BUF};")
         self.lines += [f"math.SetValue(0, {arg});  // {what} on the vector unit (one element)",
                        "SetFlag<HardEvent::S_V>(EVENT_ID0);", "WaitFlag<HardEvent::S_V>(EVENT_ID0);",
@@ -525,14 +537,12 @@ class _ScalarWriter:
     def power(self, base: str, exponent: str) -> str:
         """b ** e with torch.pow's semantics: exp(e * ln|b|), negated for b < 0 and an odd integer e; NaN for
         b < 0 and a fractional e; b == 0 gives 0 (e > 0) or inf (e < 0); e == 0 gives 1."""
-        k = self.n
-        b, e = f"powBase{k}_", f"powExp{k}_"
+        b, e = self.fresh("powBase") + "_", self.fresh("powExp") + "_"
         self.lines += [f"const float {b} = {base};", f"const float {e} = {exponent};"]
         ln = self.one("Ln", f"{b} < 0.0f ? -{b} : {b}", "ln|b| of b ** e")
         m = self.one("Exp", f"{ln} * {e}", "exp(e ln|b|) of b ** e")
         big = f"({e} >= 16777216.0f || {e} <= -16777216.0f)"  # every float this large is an even integer
-        whole = f"powWhole{k}_"
-        odd = f"powOdd{k}_"
+        whole, odd = self.fresh("powWhole") + "_", self.fresh("powOdd") + "_"
         self.lines += [f"const bool {whole} = {big} || static_cast<float>(static_cast<int64_t>({e})) == {e};",
                        f"const bool {odd} = !{big} && {whole} && static_cast<int64_t>({e}) % 2 != 0;"]
         return (f"({e} == 0.0f ? 1.0f : {b} > 0.0f ? {m} : {b} == 0.0f ? ({e} > 0.0f ? 0.0f : (1.0f / 0.0f)) : "
@@ -548,8 +558,7 @@ class _ScalarWriter:
                     return ir.Ref(name.removesuffix("_"), ir.scalar_of(DType.F32), x.span)
                 if x.op == "pow":
                     value = self.power(c_scalar(x.args[0], DType.F32), c_scalar(x.args[1], DType.F32))
-                    name = f"s{self.n}"
-                    self.n += 1
+                    name = self.fresh("s")
                     self.lines.append(f"const float {name}_ = {value};")
                     return ir.Ref(name, ir.scalar_of(DType.F32), x.span)
             return x
@@ -601,7 +610,7 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
     slot_names = _slot_updates(split)
     if not accs and not stmts and not slot_names:
         return []
-    w = _ScalarWriter(ctx, tensors)
+    w = _ScalarWriter(ctx, tensors, kernel)
     suffix = str(k) if k else ""
     if slot_names:
         w.lines += emit_slots.before_reset_lines(slot_names, suffix)
@@ -641,7 +650,7 @@ def _prologue(kernel: ir.Kernel, ctx: PassContext, tensors: dict[str, dict]) -> 
     stmts = _device_statements(kernel.body[:first])
     if not stmts:
         return []
-    w = _ScalarWriter(ctx, tensors)
+    w = _ScalarWriter(ctx, tensors, kernel)
     w.lines += ["pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);  // one-element math"]
     w.lines += [f"pipe.InitBuffer(scalarOut{camel(d.value)}_, 32);" for d in _store_dtypes(kernel, stmts)]
     for s in stmts:

@@ -206,7 +206,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
             body += [f"// {_loc(ctx, st.span)}",
                      f"{row_ref(st.name).name}_ = static_cast<float>({gm}.GetValue({index}));"]
         elif isinstance(st, RowScalar):
-            w = _ChunkScalarWriter(ctx, tensor_map)
+            w = _ChunkScalarWriter(ctx, tensor_map, kernel)
             value = w.scalar(st.value)
             line = f"{row_ref(st.name).name}_ = {value};"
             body.append(f"// {_loc(ctx, st.span)}")
@@ -222,7 +222,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
         elif isinstance(st, RowStore):
             t = tensor_map[st.tensor]
             dtype = kernel.param(st.tensor).dtype
-            w = _ChunkScalarWriter(ctx, tensor_map)
+            w = _ChunkScalarWriter(ctx, tensor_map, kernel)
             value = w.scalar(st.value)
             body += [f"// {_loc(ctx, st.span)}: one element per row" +
                      (", written by the group's first core" if grouped else ""),

@@ -47,6 +47,10 @@ def host_expr(e: ir.Expr, names: dict[str, str]) -> str:
                 if x.type.dtype in (DType.F16, DType.BF16):
                     raise DslError.at("UNSUPPORTED", f"a scalar cast to {x.type.dtype} at kernel scope cannot be "
                                       "lowered", x.span, "cast the tile instead")
+                if a.type.dtype.is_float and not x.type.dtype.is_float:  # truncate, saturate, NaN -> 0 (as Cast)
+                    lo, hi = -(2 ** 31), 2 ** 31 - 1  # integer scalars are i32
+                    return (f"[](double v) {{ return v != v ? int64_t(0) : v <= {lo}.0 ? int64_t({lo}LL) : "
+                            f"v >= {hi}.0 ? int64_t({hi}LL) : static_cast<int64_t>(v); }}({go(a)})")
                 return f"static_cast<{ct}>({go(a)})"
             case ir.Op(op="neg", args=(a,)):
                 return f"(-{go(a)})"

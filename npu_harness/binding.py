@@ -65,6 +65,14 @@ def bind_shapes(kernel: ir.Kernel, input_shapes: list[tuple[int, ...]], output_s
                 attrs: dict) -> tuple[dict[str, int], dict[str, float]]:
     """The shape symbols and scalar parameters of a kernel bound to tensors of these shapes (the
     inputs, then the outputs, in order) and to the Model's attributes. Needs no tensor data."""
+    if len(input_shapes) != len(kernel.inputs):
+        raise DslError.at("BINDING", f"kernel '{kernel.name}' has {len(kernel.inputs)} input tensor(s) "
+                          f"({', '.join(p.name for p in kernel.inputs) or 'none'}) but forward() takes "
+                          f"{len(input_shapes)}", kernel.span,
+                          "inputs are the tensors the kernel only loads, in forward() order")
+    if len(output_shapes) != len(kernel.outputs):
+        raise DslError.at("BINDING", f"kernel '{kernel.name}' stores {len(kernel.outputs)} output tensor(s) but "
+                          f"forward() returns {len(output_shapes)}", kernel.span)
     symbols: dict[str, int] = {}
     for p, shape in zip(kernel.inputs + kernel.outputs, list(input_shapes) + list(output_shapes), strict=True):
         dims = view_dims(len(p.shape), shape)

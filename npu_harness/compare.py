@@ -26,10 +26,35 @@ class Comparison:
     numel: int
     tol: float
 
+    #: why a passing comparison proves little (a degenerate reference), or None
+    weak: str | None = None
+
     def describe(self) -> str:
         status = "ok" if self.ok else "MISMATCH"
+        weak = f"; weak: {self.weak}" if self.weak else ""
         return (f"{self.name}: {status} (max |err| {self.max_abs_err:.3g}, {self.mismatches}/{self.numel} outside "
-                f"atol=rtol={self.tol:g})")
+                f"atol=rtol={self.tol:g}{weak})")
+
+
+def weakness(ref, tol: float = 0.0) -> str | None:
+    """Why a reference makes a comparison vacuous: no finite value, all zeros, one value everywhere, or all within
+    tolerance of 0 (a kernel writing zeros would pass, e.g. a running product that underflowed)."""
+    r = (ref if isinstance(ref, np.ndarray) else as_host(ref).to_float64()).reshape(-1)
+    if r.size == 0:
+        return "reference is empty"
+    finite = np.isfinite(r)
+    if not finite.any():
+        return "reference is all NaN/inf"
+    if not finite.all():
+        return None
+    if not r.any():
+        return "reference is all zeros"
+    if r.size > 1 and (r == r[0]).all():
+        return f"reference is one value ({r[0]:g})"
+    near_zero = np.count_nonzero(np.abs(r) <= tol)
+    if near_zero == r.size:
+        return "reference is all within tolerance of 0 (an all-zero output passes)"
+    return None
 
 
 #: f32 outputs of MIX kernels (matmul + epilogue). The emulated cube sums K exact f16/bf16 products in
@@ -64,11 +89,12 @@ def compare(name: str, got, ref, dtype: str, tol: float | None = None) -> Compar
         close &= diff != np.inf  # torch.isclose: an infinite error is never within tolerance
         bad = int(close.size - np.count_nonzero(close))
         if bad == 0:
-            return Comparison(name, True, float(diff.max()) if diff.size else 0.0, 0, int(r.size), tol)
+            return Comparison(name, True, float(diff.max()) if diff.size else 0.0, 0, int(r.size), tol,
+                              weakness(r, tol))
         # infinities of the same sign and NaN against NaN are close (their difference is NaN)
         close |= g == r
         close |= np.isnan(g) & np.isnan(r)
     diff = np.where(np.isnan(diff), np.where(close, 0.0, np.inf), diff)
     max_err = float(diff.max()) if diff.size else 0.0
     bad = int(close.size - np.count_nonzero(close))
-    return Comparison(name, bad == 0, max_err, bad, int(r.size), tol)
+    return Comparison(name, bad == 0, max_err, bad, int(r.size), tol, weakness(r, tol) if bad == 0 else None)

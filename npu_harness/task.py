@@ -20,7 +20,7 @@ from pathlib import Path
 from ascend_dsl.diagnostics import DslError
 
 from .arrays import load_result
-from .subprocess_limits import run_limited
+from .subprocess_limits import describe_exit, run_limited
 
 TASK_TIMEOUT_S = 120.0
 TASK_MEMORY_BYTES = 16 << 30
@@ -100,7 +100,8 @@ def run_task(path: str | Path, *, seed: int = 0, overrides: dict[str, int] | Non
                               "try --cap N")
         if res.returncode != 0:
             tail = "\n".join(res.stderr.strip().splitlines()[-6:])
-            raise DslError.at("TASK-ERROR", f"task file {path} failed (exit {res.returncode}):\n{tail}", None)
+            raise DslError.at("TASK-ERROR", f"task file {path} failed ({describe_exit(res.returncode)})"
+                              + (f":\n{tail}" if tail else ""), None)
         try:
             data = load_result(out)
         except (OSError, ValueError, KeyError) as e:
@@ -145,8 +146,8 @@ def run_task_shapes(path: str | Path, *, overrides: dict[str, int] | None = None
             raise DslError.at("TASK-TIMEOUT", f"task file {path} did not finish within {timeout:.0f} s", None)
         if res.returncode != 0:
             tail = "\n".join(res.stderr.strip().splitlines()[-6:])
-            raise DslError.at("TASK-ERROR", f"task file {path} failed on the meta device (exit {res.returncode}):\n"
-                              f"{tail}", None, "shapes come from running get_inputs() and forward() on "
+            raise DslError.at("TASK-ERROR", f"task file {path} failed on the meta device "
+                              f"({describe_exit(res.returncode)})" + (f":\n{tail}" if tail else ""), None, "shapes come from running get_inputs() and forward() on "
                               "torch.device('meta'); an op without a meta kernel fails there")
         data = json.loads(out.read_text())
     return TaskShapes([tuple(s) for s in data["inputs"]], [tuple(s) for s in data["outputs"]], data["attrs"],

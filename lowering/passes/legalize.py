@@ -38,6 +38,8 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
         return None
     (x, *_) = e.args if e.args else (None,)
     match e.op:
+        case "abs" if not e.type.dtype.is_float:  # Abs takes f16/f32 only: |x| = max(x, -x)
+            return _op("max", e, x, _op("mul", e, x, ir.Const(-1, ir.scalar_of(e.type.dtype), e.span)))
         case "cast" if x.type.dtype in (DType.U8, DType.I8) and e.type.dtype is DType.F32:
             # Cast has no u8/i8 -> f32 form (A2 converts 8-bit integers to half only): go through f16, exact for
             # every 8-bit value.

@@ -39,22 +39,32 @@ def save_case(p: Program, o: Outcome, directory: Path) -> Path:
     digest = hashlib.sha256(p.text().encode()).hexdigest()[:8]
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{slug}-{digest}.adsl"
-    note = " | ".join(line for line in o.detail.splitlines()[:3] if line.strip())[:300]
+    root = str(Path(__file__).resolve().parents[2]) + "/"
+    note = " | ".join(line.replace(root, "") for line in o.detail.splitlines()[:3] if line.strip())[:300]
     path.write_text(to_case(p.with_name("case"), f"found: {o.signature}: {note}"))
     return path
 
 
+#: Findings of one signature that are minimised and saved (a signature such as "mismatch" covers many bugs).
+MINIMIZE_PER_SIGNATURE = 4
+
+
 def run_campaign(seconds: float, seed: int, *, programs: int | None = None, batch: int = 24,
                  minimize_seconds: float = 600, save_dir: Path | None = CASES, verbose: bool = False,
-                 out=sys.stdout) -> Counter:
+                 only: set[int] | None = None, out=sys.stdout) -> Counter:
+    """`only`: regenerate the campaign's programs but run just these indices (to reproduce a finding)."""
     rng = random.Random(seed)
     counts: Counter = Counter()
-    seen: set[str] = set()
+    seen: Counter = Counter()
     start = time.monotonic()
     index = 0
     while time.monotonic() - start < seconds and (programs is None or counts["programs"] < programs):
+        if only is not None and index > max(only):
+            break
         size = batch if programs is None else min(batch, programs - counts["programs"])
         progs = [generate(rng, index + i, seed * 1_000_003 + index + i) for i in range(size)]
+        if only is not None:
+            progs = [p for i, p in enumerate(progs) if index + i in only]
         index += size
         outcomes = run_jobs([job_of(p) for p in progs])
         for p, o in zip(progs, outcomes, strict=True):
@@ -67,9 +77,9 @@ def run_campaign(seconds: float, seed: int, *, programs: int | None = None, batc
                 continue
             print(f"FINDING {o.signature} ({p.kind}, {p.target}, sizes {p.sizes}):\n{o.detail[:1500]}\n{p.text()}",
                   file=out)
-            if o.signature in seen:
+            if seen[o.signature] >= MINIMIZE_PER_SIGNATURE:
                 continue
-            seen.add(o.signature)
+            seen[o.signature] += 1
             small = minimize(p, o.signature, seconds=minimize_seconds,
                              log=lambda m: print(m, file=out)) if minimize_seconds > 0 else p
             if save_dir is not None:
@@ -92,10 +102,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save-dir", type=Path, default=CASES, help="where minimised findings go (tests/fuzz_cases)")
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true", help="also print rejected and invalid programs")
+    ap.add_argument("--only", help="comma-separated program indices of this seed to run (reproduce a finding)")
     args = ap.parse_args(argv)
     counts = run_campaign(args.seconds, args.seed, programs=args.programs, batch=args.batch,
                           minimize_seconds=args.minimize_seconds, save_dir=None if args.no_save else args.save_dir,
-                          verbose=args.verbose)
+                          verbose=args.verbose,
+                          only={int(x) for x in args.only.split(",")} if args.only else None)
     kinds = sorted({k.split(":")[1] for k in counts if k.startswith("kind:")})
     for kind in kinds:
         parts = ", ".join(f"{s} {counts[f'kind:{kind}:{s}']}" for s in ("pass", "rejected", "invalid", *CATEGORIES)

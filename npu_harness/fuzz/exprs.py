@@ -146,7 +146,8 @@ class Exprs:
             if exp in ("0.5", "-0.5"):
                 a = self._positive(a, layout)
             return Node(f"{{0}} ** {exp}", (Node("({0})", (a,), dtype, layout),), dtype, layout)
-        if k < 0.92 and layout not in ("col", "row"):  # comparisons of per-row values / row vectors: UNSUPPORTED
+        if k < 0.92 and layout not in ("col", "row") and not integer:  # UNSUPPORTED: select of per-row values,
+            # row vectors or integers
             return self.select(dtype, layout, depth - 1)
         if not integer and dtype == "f32" and k < 0.97:  # a round trip through a narrower dtype
             via = r.choice(("f16", "bf16", "i32"))

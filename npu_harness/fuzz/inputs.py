@@ -26,17 +26,23 @@ def _generator(seed: int, name: str) -> torch.Generator:
 def mixture(n: int, g: torch.Generator) -> torch.Tensor:
     """n float64 values from the mixture (see the module docstring)."""
     kind = torch.randint(0, 100, (n,), generator=g)
-    normal = torch.randn(n, generator=g, dtype=torch.float64)
-    uniform = torch.rand(n, generator=g, dtype=torch.float64) * 20 - 10
-    sign = torch.where(torch.rand(n, generator=g) < 0.5, -1.0, 1.0).to(torch.float64)
-    large = sign * (100 + torch.rand(n, generator=g, dtype=torch.float64) * 900)
-    tiny = normal * 1e-3
-    exact = torch.tensor(EXACT, dtype=torch.float64)[torch.randint(0, len(EXACT), (n,), generator=g)]
-    out = normal.clone()
-    out = torch.where(kind < 20, exact, out)
-    out = torch.where((kind >= 20) & (kind < 35), uniform, out)
-    out = torch.where((kind >= 35) & (kind < 42), large, out)
-    out = torch.where((kind >= 42) & (kind < 50), tiny, out)
+    out = torch.randn(n, generator=g, dtype=torch.float64)  # 50 %: unit normals
+    parts = [(0, 20), (20, 35), (35, 42), (42, 50)]  # exact, uniform, large, tiny
+    for k, (lo, hi) in enumerate(parts):
+        idx = torch.nonzero((kind >= lo) & (kind < hi)).reshape(-1)
+        m = idx.numel()
+        if m == 0:
+            continue
+        if k == 0:
+            v = torch.tensor(EXACT, dtype=torch.float64)[torch.randint(0, len(EXACT), (m,), generator=g)]
+        elif k == 1:
+            v = torch.rand(m, generator=g, dtype=torch.float64) * 20 - 10
+        elif k == 2:
+            sign = torch.randint(0, 2, (m,), generator=g).to(torch.float64) * 2 - 1
+            v = sign * (100 + torch.rand(m, generator=g, dtype=torch.float64) * 900)
+        else:
+            v = torch.randn(m, generator=g, dtype=torch.float64) * 1e-3
+        out[idx] = v
     return out
 
 

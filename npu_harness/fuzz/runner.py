@@ -34,6 +34,7 @@ from lowering.emit import build_view
 from ..arrays import TORCH_NAME, HostArray, from_torch
 from ..sim.compiler import CompileError, run_program
 from ..sim.runner import sim_defines
+from ..subprocess_limits import describe_exit
 from . import batch
 from .inputs import make_inputs
 from .oracle import judge, reference
@@ -126,6 +127,13 @@ def internal_signature(line: str) -> str:
     return "internal:" + ":".join(m.groups()) if m else "internal:" + line[:60]
 
 
+def compile_signature(message: str) -> str:
+    """`internal:SIM-COMPILE:<first compiler error, without places and numbers>`."""
+    m = re.search(r"error: (.*)", message)
+    text = re.sub(r"\d+", "N", m.group(1))[:70] if m else ""
+    return "internal:SIM-COMPILE:" + re.sub(r"fz_?N", "fz", text)
+
+
 _FILE_RE = re.compile(r"fz(\d+)_(?:kernel\.cpp|tiling\.h|sim_driver\.cpp):\d+")
 
 
@@ -158,8 +166,8 @@ def _execute(binary: Path, slot: int, p: _Prepared, job: Job) -> Outcome:
         if res.timed_out:
             return Outcome(job, "crash", f"the emulator ran over {RUN_TIMEOUT_S:.0f} s (hang?)", "crash:timeout")
         if res.returncode < 0:
-            sig = signal.Signals(-res.returncode).name
-            return Outcome(job, "crash", f"the emulator was killed by {sig}\n{res.stderr[-2000:]}", f"crash:{sig}")
+            return Outcome(job, "crash", f"the emulator was {describe_exit(res.returncode)}\n{res.stderr[-2000:]}",
+                           f"crash:{signal.Signals(-res.returncode).name}")
         codes = [e.code for e in res.errors]
         if "TILING" in codes:
             return Outcome(job, "rejected", "TILING: " + res.errors[0].message)
@@ -201,7 +209,7 @@ def run_jobs(jobs: list[Job]) -> list[Outcome]:
             job = jobs[p.index]
             if p.index in bad:
                 outcomes[p.index] = Outcome(job, "internal", "the emitted C++ does not compile:\n" + bad[p.index],
-                                            "internal:SIM-COMPILE")
+                                            compile_signature(bad[p.index]))
                 continue
             try:
                 outcomes[p.index] = _execute(binary, slots[p.index], p, job)
