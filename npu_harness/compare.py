@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .arrays import as_host
+from .arrays import HostArray, as_host
 
 TOLERANCE = {"f32": 1e-4, "f16": 1e-2, "bf16": 2e-2, "i32": 0.0, "i16": 0.0, "i8": 0.0, "u8": 0.0}
 
@@ -38,21 +38,33 @@ class Comparison:
 
 def weakness(ref, tol: float = 0.0) -> str | None:
     """Why a reference makes a comparison vacuous: no finite value, all zeros, one value everywhere, or all within
-    tolerance of 0 (a kernel writing zeros would pass, e.g. a running product that underflowed)."""
-    r = (ref if isinstance(ref, np.ndarray) else as_host(ref).to_float64()).reshape(-1)
-    if r.size == 0:
+    tolerance of 0 (a kernel writing zeros would pass, e.g. a running product that underflowed). Reads the
+    reference CHUNK elements at a time."""
+    r = as_host(ref) if not isinstance(ref, np.ndarray) else HostArray(ref, "float64")
+    n = r.numel()
+    if n == 0:
         return "reference is empty"
-    finite = np.isfinite(r)
-    if not finite.any():
+    finite = zero = near_zero = same = 0
+    first = None
+    for lo in range(0, n, CHUNK):
+        c = _widen(r, lo, min(n, lo + CHUNK))
+        fin = np.isfinite(c)
+        finite += int(np.count_nonzero(fin))
+        if finite < lo + c.size and finite:  # some values finite, some not: not degenerate
+            return None
+        zero += int(c.size - np.count_nonzero(c))
+        near_zero += int(np.count_nonzero(np.abs(c) <= tol))
+        first = c[0] if first is None else first
+        same += int(np.count_nonzero(c == first))
+    if finite == 0:
         return "reference is all NaN/inf"
-    if not finite.all():
+    if finite < n:
         return None
-    if not r.any():
+    if zero == n:
         return "reference is all zeros"
-    if r.size > 1 and (r == r[0]).all():
-        return f"reference is one value ({r[0]:g})"
-    near_zero = np.count_nonzero(np.abs(r) <= tol)
-    if near_zero == r.size:
+    if n > 1 and same == n:
+        return f"reference is one value ({first:g})"
+    if near_zero == n:
         return "reference is all within tolerance of 0 (an all-zero output passes)"
     return None
 
@@ -72,13 +84,18 @@ def cube_tolerance(kernel, dtype: str) -> float | None:
     return CUBE_F32_TOLERANCE if dtype == "f32" and ir.cube_loop(kernel) is not None else None
 
 
-def compare(name: str, got, ref, dtype: str, tol: float | None = None) -> Comparison:
-    """`got` vs `ref` (HostArray or torch tensors), both widened exactly to float64 (numpy)."""
-    tol = TOLERANCE[dtype] if tol is None else tol
-    g = as_host(got).to_float64().reshape(-1)
-    r = as_host(ref).to_float64().reshape(-1)
-    if g.size != r.size:
-        return Comparison(name, False, float("inf"), r.size, r.size, tol)
+#: elements compared at a time: large outputs are widened to float64 chunk by chunk, never whole (an
+#: 8 GB float64 copy of a 1 G-element output does not fit)
+CHUNK = 1 << 22
+
+
+def _widen(a: HostArray, lo: int, hi: int) -> np.ndarray:
+    """Elements [lo, hi) of the flattened array, widened exactly to float64."""
+    return HostArray(a.data.reshape(-1)[lo:hi], a.dtype).to_float64()
+
+
+def _compare_chunk(g: np.ndarray, r: np.ndarray, tol: float) -> tuple[int, float]:
+    """(mismatches, max |error|) of one chunk: the test of torch.isclose (NaN == NaN, equal infinities close)."""
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.subtract(g, r)
         np.abs(diff, out=diff)
@@ -89,12 +106,25 @@ def compare(name: str, got, ref, dtype: str, tol: float | None = None) -> Compar
         close &= diff != np.inf  # torch.isclose: an infinite error is never within tolerance
         bad = int(close.size - np.count_nonzero(close))
         if bad == 0:
-            return Comparison(name, True, float(diff.max()) if diff.size else 0.0, 0, int(r.size), tol,
-                              weakness(r, tol))
+            return 0, float(diff.max()) if diff.size else 0.0
         # infinities of the same sign and NaN against NaN are close (their difference is NaN)
         close |= g == r
         close |= np.isnan(g) & np.isnan(r)
     diff = np.where(np.isnan(diff), np.where(close, 0.0, np.inf), diff)
-    max_err = float(diff.max()) if diff.size else 0.0
-    bad = int(close.size - np.count_nonzero(close))
-    return Comparison(name, bad == 0, max_err, bad, int(r.size), tol, weakness(r, tol) if bad == 0 else None)
+    return int(close.size - np.count_nonzero(close)), float(diff.max()) if diff.size else 0.0
+
+
+def compare(name: str, got, ref, dtype: str, tol: float | None = None) -> Comparison:
+    """`got` vs `ref` (HostArray or torch tensors), widened exactly to float64 (numpy) CHUNK elements at a time."""
+    tol = TOLERANCE[dtype] if tol is None else tol
+    g, r = as_host(got), as_host(ref)
+    n = r.numel()
+    if g.numel() != n:
+        return Comparison(name, False, float("inf"), n, n, tol)
+    bad, max_err = 0, 0.0
+    for lo in range(0, n, CHUNK):
+        hi = min(n, lo + CHUNK)
+        b, m = _compare_chunk(_widen(g, lo, hi), _widen(r, lo, hi), tol)
+        bad += b
+        max_err = max(max_err, m)
+    return Comparison(name, bad == 0, max_err, bad, n, tol, weakness(r, tol) if bad == 0 else None)
