@@ -17,7 +17,7 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
 
-from . import emit_slots, launch_scalars
+from . import acc_workspace, emit_slots, launch_scalars
 from .context import PassContext
 from .emit_window import build_window_view
 from .passes.select_instructions import ROW_LENGTH
@@ -432,8 +432,9 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
     if kernel.slot_accumulators:
         lines += emit_slots.init_lines(kernel, ctx)
     elif kernel.accumulators:
-        lines.append("workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * 8);  "
-                     "// one 32-byte slot per core")
+        lines.append(f"workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, {acc_workspace.floats(kernel)});  "
+                     + ("// two 32-byte slots per core: consecutive combines alternate between them"
+                        if acc_workspace.regions(kernel) > 1 else "// one 32-byte slot per core"))
     return lines
 
 
@@ -496,7 +497,8 @@ class _ScalarWriter:
         self.taken.add(name)
         return name
 
-    def combine(self, accs: list[ir.AccDecl], combines: dict[str, str], span) -> None:
+    def combine(self, accs: list[ir.AccDecl], combines: dict[str, str], span, region: str = "0") -> None:
+        """`region`: where this combine's slots start in the workspace (lowering/acc_workspace.py)."""
         if len(accs) > 8:
             raise DslError.at("UNSUPPORTED", f"{len(accs)} accumulators in one split loop; at most 8 fit the "
                               "32-byte slot each core writes", span, "split the work into two loops")
@@ -504,11 +506,13 @@ class _ScalarWriter:
                        "writes its value to its 32-byte workspace slot, SyncAll, every core reads all slots",
                        "LocalTensor<float> slots = scalarBuf_.Get<float>();"]
         self.lines += [f"slots.SetValue({j}, {accs[j].name + '_' if j < len(accs) else '0.0f'});" for j in range(8)]
+        at = "" if region == "0" else f"{region} + "
         self.lines += ["SetFlag<HardEvent::S_MTE3>(EVENT_ID0);", "WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
-                       "DataCopy(workspaceGm_[GetBlockIdx() * 8], slots, 8);",
+                       f"DataCopy(workspaceGm_[{at}GetBlockIdx() * 8], slots, 8);",
                        "SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);", "WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);",
                        "SyncAll();",
-                       "DataCopy(slots, workspaceGm_, static_cast<uint32_t>(GetBlockNum()) * 8);",
+                       f"DataCopy(slots, workspaceGm_{f'[{region}]' if region != '0' else ''}, "
+                       "static_cast<uint32_t>(GetBlockNum()) * 8);",
                        "SetFlag<HardEvent::MTE2_S>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);"]
         for a in accs:
             self.lines.append(f"{a.name}_ = {c_literal(a.init, DType.F32)};")
@@ -625,7 +629,7 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
     if slot_names:
         w.lines += emit_slots.staging_lines(slot_names, ctx.target.ub_budget)
     if accs:
-        w.combine(accs, updates, split.span)
+        w.combine(accs, updates, split.span, acc_workspace.region(acc_workspace.index(kernel, k)))
     if slot_names:  # after the scalar combine's SyncAll, if any: the partial vectors were copied out before it
         w.lines += emit_slots.combine_lines(slot_names, ctx, split.span, syncall=not accs)
     for s in stmts:
@@ -763,7 +767,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
         "copy_helpers_nopad.cpp.jinja",
         "soc_version": ctx.target.soc_version,
         "workspace": bool(kernel.accumulators or kernel.slot_accumulators),  # accumulator slots per core
-        "workspace_per_core": emit_slots.workspace_per_core(kernel) if kernel.slot_accumulators else "32",
+        "workspace_per_core": emit_slots.workspace_per_core(kernel) if kernel.slot_accumulators
+        else str(acc_workspace.bytes_per_core(kernel)),
         "tiling_fields": emit_slots.tiling_fields(kernel),
         "launch_checks": emit_slots.launch_checks(kernel, ctx, ctx.target.ub_budget)
         if kernel.slot_accumulators else [],
