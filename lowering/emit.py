@@ -623,7 +623,8 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
                     "WaitFlag<HardEvent::V_S>(EVENT_ID0);"]
         w.lines += [f"{a.name}_ = accSlot_{a.name}Buf{suffix}.Get<float>().GetValue(0);" for a in accs]
     store_dtypes = _store_dtypes(kernel, stmts)
-    w.lines += ["pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue",
+    w.lines += ["PipeBarrier<PIPE_ALL>();  // the last tile's copy-out has read its UB",
+                "pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue",
                 "pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);"]
     w.lines += [f"pipe.InitBuffer(scalarOut{camel(d.value)}_, 32);" for d in store_dtypes]
     if slot_names:
@@ -662,7 +663,8 @@ def _prologue(kernel: ir.Kernel, ctx: PassContext, tensors: dict[str, dict]) -> 
             w.assign(s)
         else:
             w.store(s, kernel.param(s.tensor).dtype)
-    w.lines.append("pipe.Reset();  // the whole UB for the tile buffers")
+    w.lines += ["PipeBarrier<PIPE_ALL>();  // the single-element copies are done with their UB",
+                "pipe.Reset();  // the whole UB for the tile buffers"]
     return ["{  // kernel-scope statements before the first split loop"] + ["    " + line for line in w.lines] + ["}"]
 
 

@@ -250,7 +250,8 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
                     "WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);"]
     process += ["for (uint64_t row = 0; row < chunkRows_; ++row) {", *("    " + x for x in body), "}"]
     if slots or vecs:
-        process += ["pipe.Reset();  // this core's running values go where the cross-core combine reads them",
+        process += ["PipeBarrier<PIPE_ALL>();  // the last row's copies are done with UB",
+                    "pipe.Reset();  // this core's running values go where the cross-core combine reads them",
                     *(f"pipe.InitBuffer({m}, 32);" for m in slots),
                     *(f"{m}.Get<float>().SetValue(0, {n}Core_);" for m, (n, _) in zip(slots, plan.accumulators,
                                                                                         strict=True))]
