@@ -3,7 +3,7 @@
 `Exprs` builds an expression of a requested dtype and layout from the values in scope, over the whole
 element-wise op set: + - * /, max min, neg abs exp log sqrt rsqrt reciprocal relu tanh sigmoid erf,
 `**` with the constant exponents, comparisons feeding select, casts through narrower dtypes, and scalar
-sub-expressions (parameters, literals, shape symbols, kernel-scope scalars; with exp/log/pow/... on them,
+sub-expressions (parameters, literals, shape symbols, kernel-scope scalars; with exp/log/pow/select/cast on them,
 which the compiler hoists out of the loop). Layouts follow the language's broadcasting: whole rows take
 per-row values and row vectors; per-row values and row vectors combine only with their own kind.
 Domains are guarded most of the time (log(abs(x) + 0.5)) and left raw sometimes, so NaN and inf are
@@ -80,6 +80,8 @@ class Exprs:
         if k < 0.85:
             m = Node(f"({{0}} {r.choice(COMPARE)} {{1}})", (a, self.scalar(0)), "bool", "scalar")
             return Node("select({0}, {1}, {2})", (m, self.scalar(depth - 1), self.scalar(depth - 1)), "f32", "scalar")
+        if k < 0.9:  # integer scalar math (shape symbols, i32 parameters) as a float
+            return Node("cast({0}, f32)", (self.scalar(depth - 1, "i32"),), "f32", "scalar")
         return Node("(-{0})", (a,), "f32", "scalar")
 
     # --- tiles
