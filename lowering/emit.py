@@ -262,6 +262,9 @@ class _StageWriter:
             self.lines.append(f"Select({s.dst}, {', '.join(srcs)}, SELMODE::{attrs['mode']}, {count});")
         elif s.api == "Cast":
             self.lines.append(f"Cast({s.dst}, {srcs[0]}, RoundMode::{attrs['round']}, {count});")
+        elif s.api == "DataCopy":  # UB -> UB copies whole 32-byte blocks (the buffers are padded to them)
+            elems = 32 // dst_t.size
+            self.lines.append(f"DataCopy({s.dst}, {srcs[0]}, ({count} + {elems - 1}) / {elems} * {elems});")
         else:
             self.lines.append(f"{s.api}({s.dst}, {', '.join(srcs)}, {count});")
 
