@@ -112,6 +112,8 @@ _op("relu", 1, Rule.SAME, NUMERIC, lambda a: a.relu(), "max(a, 0)", api="Relu",
 _op("tanh", 1, Rule.SAME, FLOATS, lambda a: a.tanh(), "hyperbolic tangent (lowered via exp)", fold=math.tanh)
 _op("sigmoid", 1, Rule.SAME, FLOATS, lambda a: a.sigmoid(), "1 / (1 + e**-a) (lowered via exp)",
     fold=lambda a: 1 / (1 + math.exp(-a)))
+_op("pow", 2, Rule.SAME, FLOATS, lambda a, b: _torch().pow(a, b), "a ** b of scalars (any exponent)",
+    vector_math="Ln, Exp", fold=math.pow)  # on the device: exp(e * ln|b|) with torch.pow's signs and limits
 _op("erf", 1, Rule.SAME, FLOATS, _erf, "error function (lowered to a rational approximation, |err| < 1.5e-7)",
     fold=math.erf)
 for _name, _fn, _sym in [
@@ -124,8 +126,10 @@ for _name, _fn, _sym in [
 ]:  # the scalar form compares the operands as floats
     _op(_name, 2, Rule.COMPARE, FLOATS | {DType.I32}, _fn, f"comparison ({_name}); a mask for select",
         cmp=_name.upper(), scalar_c=f"(static_cast<float>({{0}}) {_sym} static_cast<float>({{1}}))")
-_op("select", 3, Rule.SELECT, NUMERIC, lambda m, a, b: _torch().where(m, a, b), "mask ? a : b",
+_op("select", 3, Rule.SELECT, FLOATS - {DType.BF16}, lambda m, a, b: _torch().where(m, a, b), "mask ? a : b",
     scalar_c="({0} ? {1} : {2})")
+_op("copy", 1, Rule.SAME, DType, lambda a: a.clone(), "a copy of a tile, any dtype (allocate_buffers: a stored "
+    "value Muls cannot copy, e.g. bf16 and u8)", api="DataCopy")
 _op("cast", 2, Rule.CAST, NUMERIC, None, "convert to another dtype (round to nearest even)", scalar_c="{0}")
 _op("reduce_sum", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.sum(dim=1, keepdim=True, dtype=a.dtype),
     "sum over each row (axis=1)", api="ReduceSum", chunk=("reduce_sum", Combine.ADD), call="sum")
@@ -181,11 +185,15 @@ POOLS = {"max_pool": "max_pool", "avg_pool": "avg_pool"}
 
 def pool_ref(op: str, x, kernel: int, stride: int, padding: int, dilation: int = 1):
     """Pool a plane tile (planes x spatial dims) with PyTorch semantics (avg: count_include_pad=True, no dilation)."""
-    f = _torch().nn.functional
+    torch = _torch()
+    f = torch.nn.functional
     rank = x.dim() - 1
     fn = getattr(f, f"{op}{rank}d")
-    extra = {"dilation": dilation} if op == "max_pool" else {}
-    return fn(x.float().unsqueeze(1), kernel, stride, padding, **extra).squeeze(1)
+    x = (x if x.dtype == torch.float64 else x.float()).unsqueeze(1)
+    if op == "avg_pool":  # count_include_pad: the zeros of the padding count; padded explicitly because
+        # avg_pool3d on CPU rejects an input dim smaller than the kernel even when the padding covers it
+        return fn(f.pad(x, [padding] * (2 * rank)), kernel, stride, 0).squeeze(1)
+    return fn(x, kernel, stride, padding, dilation=dilation).squeeze(1)
 
 
 _op("max_pool", 5, Rule.POOL, FLOATS, lambda x, k, s, p, d: pool_ref("max_pool", x, k, s, p, d),
@@ -199,9 +207,10 @@ REDUCTIONS = {i.call: i.name for i in OPS.values() if i.rule is Rule.REDUCE}
 BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 COMPARE_OPERATORS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 
-#: The DSL's calls of ops: every op by its call name, but those written only as operators (a + b, -a, a < b).
+#: The DSL's calls of ops: every op by its call name, but those written only as operators (a + b, -a, a < b,
+#: a ** b) and the lowering's own (copy).
 CALLABLE = tuple(sorted({i.call or i.name for i in OPS.values()
-                         if i.name not in {*BINARY_OPERATORS.values(), *COMPARE_OPERATORS.values(), "neg"}}))
+                         if i.name not in {*BINARY_OPERATORS.values(), *COMPARE_OPERATORS.values(), "neg", "pow", "copy"}}))
 
 #: Constant exponents `x ** c` accepted, with the op sequence they expand to.
 POW_EXPONENTS = (2, 3, 4, 0.5, -0.5, -1, 1)

@@ -103,20 +103,30 @@ def k(x: Tensor[f32, "N, C, H, W"], y: Tensor[f32, "N, C, OH, OW"], u: Tensor[f3
             store(z[p], max_pool(load(u[p]), kernel=2))
 '''
 
-SQRT_OF_A_PARAMETER_AS_AN_IMMEDIATE = '''@kernel
-def k(x: Tensor[f32, "N"], y: Tensor[f32, "N"], alpha: f32 = 2.0):
-    for blk in split(N, cores=AIV):
-        for t in tile(blk, size=auto, buffers=2):
-            store(y[t], load(x[t]) * sqrt(alpha))  # <-
+MATMUL_WITH_DEVICE_WORK = '''@kernel
+def k(a: Tensor[f16, "M, K"], b: Tensor[f16, "K, N"], c: Tensor[f32, "M, N"], w: Tensor[f32, "1"]):
+    s = load(w[0])  # <-
+    for blk in split(M, N, cores=AIC):
+        with cube:
+            acc = matmul(a[blk], b[blk])
+        with vector:
+            store(c[blk], acc * s)
 '''
 
-TANH_AT_KERNEL_SCOPE = '''@kernel
-def k(x: Tensor[f32, "N"], out: Tensor[f32, "1"]):
-    total = 0.0
+POOLING_WITH_DEVICE_WORK = '''@kernel
+def k(x: Tensor[f32, "N, C, L"], y: Tensor[f32, "N, C, OL"], d: Tensor[f32, "1"], s: f32 = 2.0):
+    for blk in split(N * C, cores=AIV):
+        for p in tile(blk, size=auto, buffers=2):
+            store(y[p], max_pool(load(x[p]), kernel=2))
+    store(d[0], s)  # <-
+'''
+
+HALF_CAST_AT_LAUNCH = '''@kernel
+def k(x: Tensor[f16, "N"], y: Tensor[f16, "N"], alpha: f32 = 2.0):
+    h = cast(alpha, f16)  # <-
     for blk in split(N, cores=AIV):
         for t in tile(blk, size=auto, buffers=2):
-            total += sum(load(x[t]))
-    store(out[0], tanh(total) * 2.0)  # <-
+            store(y[t], load(x[t]) * h)
 '''
 
 COMPARE_PER_ROW_VALUES = '''@kernel
@@ -147,8 +157,9 @@ def _marker_line(text: str) -> int:
     (TWO_WINDOWS, "must share kernel=, stride=", 25),
     (PLANES_WITHOUT_POOLS, "a plane loop lowers pooling only", 9),
     (TWO_PLANE_SHAPES, "must share their spatial shape", 9),
-    (SQRT_OF_A_PARAMETER_AS_AN_IMMEDIATE, "scalar expression 'sqrt' cannot be lowered", 38),
-    (TANH_AT_KERNEL_SCOPE, "scalar expression 'tanh' cannot be lowered", 19),
+    (MATMUL_WITH_DEVICE_WORK, "a matmul kernel has its cube split loop only", 5),
+    (POOLING_WITH_DEVICE_WORK, "a kernel with a pooling loop has that split loop only", 5),
+    (HALF_CAST_AT_LAUNCH, "a scalar cast to f16 at kernel scope cannot be lowered", 9),
     (COMPARE_PER_ROW_VALUES, "comparisons of per-row values are not supported yet", 32),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 40 else None)
 def test_emitter_limits_are_located_constraint_errors(text, needle, col):

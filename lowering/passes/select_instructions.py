@@ -5,7 +5,7 @@ Goals: tensor-tensor vs tensor-scalar forms (Add vs Adds, Compare vs Compares, S
 first operands (c - x, c / x), casts with a rounding mode, loads/stores as CopyIn/CopyOut (instructions
 from the op registry, ascend_dsl/ops.py); in row loops, whole rows against per-row values or row vectors
 as PerRow instructions (row by row; the per-row value as a scalar); scalar ops the scalar unit lacks
-(sqrt, exp, ln, abs) as VectorMath (one element on the vector unit) in kernel-scope values and the
+(sqrt, exp, ln, abs, pow) as VectorMath (one element on the vector unit) in kernel-scope values and the
 per-row values of chunked rows; every scalar expression the emitter cannot write, and comparisons of
 per-row values, reported as located UNSUPPORTED errors (collected). Runs after allocate_buffers, so every
 tile operand is a buffer name. Non-goals: writing the C++ (lowering/emit/).
@@ -167,7 +167,7 @@ def _scalar_form(e: ir.Expr, sink: DiagnosticSink, lift: bool) -> ir.Expr:
     if info.scalar_c is not None:
         return e
     if lift and info.vector_math is not None:
-        return ir.VectorMath(e.op, e.args[0], e.type, e.span)
+        return ir.VectorMath(e.op, e.args, e.type, e.span)
     sink.error(E.UNSUPPORTED, f"scalar expression '{e.op}' cannot be lowered", e.span, "compute it on a tile instead")
     return e
 
@@ -202,7 +202,8 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         return replace(tl, body=tuple(out))
 
     kernel = map_tile_bodies(kernel, body)
-    scope = tuple(replace(s, value=_scalar_form(s.value, sink, True)) if isinstance(s, (ir.ScalarAssign, ir.ScalarStore))
-                  else s for s in kernel.body)
+    scope = tuple(replace(s, value=_scalar_form(s.value, sink, True))
+                  if isinstance(s, (ir.ScalarAssign, ir.ScalarStore)) and not getattr(s, "launch", False)
+                  else s for s in kernel.body)  # launch scalars: the host computes them (emit/launch_scalars.py)
     sink.raise_if_any()
     return replace(kernel, body=scope)
