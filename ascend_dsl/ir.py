@@ -10,7 +10,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     KStmt       = SplitLoop(var, extent: Sym*, core_kind, cores?, body: TileLoop*)
                 | CubeLoop(var, batch?, m, n, k, body: Matmul+TileLoop, plan: CubePlan?)
                 | AccDecl(name, init) | SlotAccDecl(name, slots: Sym*, rows_per_slot: Sym*, groups: Sym*)
-                | ScalarAssign(name, value: Expr) | ScalarLoad(name, tensor) | ScalarStore(tensor, value: Expr)
+                | ScalarAssign(name, value: Expr, launch) | ScalarLoad(name, tensor) | ScalarStore(tensor, value: Expr)
     -- a tile loop; its shape payload is its kind (LoopKind)
     TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?)
     TileShape   = FlatTiles() | RowTiles(rows: Sym*, row: Sym*, chunked: ChunkPlan|NoChunk?)

@@ -54,13 +54,13 @@ def gather_columns(kernel: ir.Kernel) -> dict[str, str]:
     """Index tensors of gather(rows, load(idx[r])) -> the row length (symbols, e.g. "D") their values index."""
     out = {}
     for tl in ir.walk(kernel.body):
-        if not isinstance(tl, ir.TileLoop) or tl.row_shape is None:
+        if not isinstance(tl, ir.TileLoop) or tl.kind is not ir.LoopKind.ROWS:
             continue
         for s in tl.body:
             value = getattr(s, "value", None)
             for e in ir.walk_expr(value) if isinstance(value, (ir.Op, ir.Load, ir.Ref, ir.Const)) else ():
                 if isinstance(e, ir.Op) and e.op == "gather" and isinstance(e.args[1], ir.Load):
-                    out[e.args[1].tensor] = tl.row_shape[1]
+                    out[e.args[1].tensor] = " * ".join(tl.shape.row)
     return out
 
 
