@@ -68,16 +68,41 @@ def c_literal(value: float | int, dtype: DType) -> str:
 _C_COMPARE = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 
 
+def _integer(e: ir.Expr) -> bool:
+    return not e.type.dtype.is_float and e.type.dtype is not DType.BOOL
+
+
+#: A float scalar cast to an integer: truncation toward zero, saturating, NaN -> 0 (as the vector Cast does).
+_TO_INT = ("[](float v) {{ return v != v ? int64_t(0) : v <= -2147483648.0f ? int64_t(-2147483647 - 1) : "
+           "v >= 2147483647.0f ? int64_t(2147483647) : static_cast<int64_t>(v); }}({})")
+
+
 def c_scalar(e: ir.Expr, dtype: DType) -> str:
-    """A scalar operand as a C++ expression of type `dtype` (immediates and tiling members)."""
+    """A scalar operand as a C++ expression of type `dtype` (immediates and tiling members). Integer math (shape
+    symbols, i32 parameters) is computed in int64_t, float math in float, then converted to `dtype`."""
     match e:
         case ir.Const(value=v):
             return c_literal(v, dtype)
         case ir.Ref(name=n, type=t):
             member = "D_" if n == ROW_LENGTH else f"{n}_"
             return member if t.dtype is dtype else f"static_cast<{dtype.ctype}>({member})"
+        case ir.Op(op="cast", args=(a,)) if _integer(e) and a.type.dtype.is_float:
+            return f"static_cast<{dtype.ctype}>({_TO_INT.format(c_scalar(a, DType.F32))})"
+        case ir.Op(op="cast", args=(a,)) if e.type.dtype in (DType.F16, DType.BF16):  # rounds to the narrow dtype
+            narrow = c_scalar(a, e.type.dtype)
+            return narrow if dtype is e.type.dtype else f"static_cast<{dtype.ctype}>({narrow})"
         case ir.Op(op="cast", args=(a,)):
             return c_scalar(a, dtype)
+        case ir.Op(op=op, args=(a, b)) if op in ("add", "sub", "mul") and _integer(e):
+            sym = {"add": "+", "sub": "-", "mul": "*"}[op]
+            return f"static_cast<{dtype.ctype}>({c_scalar(a, DType.I64)} {sym} {c_scalar(b, DType.I64)})"
+        case ir.Op(op="neg", args=(a,)) if _integer(e):
+            return f"static_cast<{dtype.ctype}>(-{c_scalar(a, DType.I64)})"
+        case ir.Op(op=op, args=(a, b)) if op in ("max", "min") and _integer(e):
+            x, y = c_scalar(a, DType.I64), c_scalar(b, DType.I64)
+            return f"static_cast<{dtype.ctype}>({x} {'>' if op == 'max' else '<'} {y} ? {x} : {y})"
+        case ir.Op(op=op, args=(a, b)) if op in _C_COMPARE and _integer(a) and _integer(b):
+            return f"({c_scalar(a, DType.I64)} {_C_COMPARE[op]} {c_scalar(b, DType.I64)})"
         case ir.Op(op="neg", args=(a,)):
             return f"static_cast<{dtype.ctype}>(-static_cast<float>({c_scalar(a, dtype)}))"
         case ir.Op(op="reciprocal", args=(a,)):
