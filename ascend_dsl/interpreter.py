@@ -73,7 +73,14 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
     return {p.name: tensors[p.name] for p in kernel.outputs}
 
 
-_COMBINE = {"add": lambda a, b: a + b, "max": max, "min": min}
+def _nan_or(a, b, pick):
+    """max / min that propagate NaN, as torch.maximum / torch.minimum (builtin max(x, nan) drops the NaN, and
+    with it every value before it)."""
+    return a if a != a else b if b != b else pick(a, b)
+
+
+_COMBINE = {"add": lambda a, b: a + b, "max": lambda a, b: _nan_or(a, b, max),
+            "min": lambda a, b: _nan_or(a, b, min)}
 
 
 def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, symbols, num_cores: int,
