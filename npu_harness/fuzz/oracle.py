@@ -3,7 +3,8 @@ may move each of them.
 
 A generated kernel is evaluated three times by the interpreter (`ascend_dsl.interpreter`): in its own
 dtypes (the reference), in float64, and twice in float64 on inputs perturbed by a few units of the
-kernel's coarsest rounding. Where the last two disagree with each other or with the reference, the element is
+kernel's coarsest rounding (those two also move every float cast to an integer by TRANSCENDENTAL_ERROR, one up,
+one down, so a truncation on the edge of an integer counts as ill-conditioned). Where the last two disagree with each other or with the reference, the element is
 ill-conditioned (a comparison near its threshold, cancellation, overflow) and the emulator may differ
 there by as much without being wrong. An element mismatches when
 
@@ -28,6 +29,10 @@ from .inputs import _generator
 #: Inputs are perturbed by this many units of the kernel's coarsest rounding (a reduction of n values
 #: rounds up to ~n units; independent perturbations move it by ~sqrt(n)).
 PERTURB = 8
+#: The relative error the lowering's transcendental ops may add (tanh, erf < 1e-6: lowering/passes/legalize.py;
+#: docs/language.md). A float cast to an integer truncates: a value that close to an integer may land on either
+#: side, so the perturbed runs also move each such value by this much, up and down, before the truncation.
+TRANSCENDENTAL_ERROR = 2e-6
 #: Unit roundoff per dtype (f32 2^-24, f16 2^-11, bf16 2^-8), for the input perturbation.
 _ROUNDOFF = {DType.F32: 2.0 ** -24, DType.F16: 2.0 ** -11, DType.BF16: 2.0 ** -8}
 
@@ -73,13 +78,13 @@ def roundoff(kernel: ir.Kernel) -> float:
 
 
 def _run(kernel: ir.Kernel, inputs: dict[str, torch.Tensor], scalars: dict, shapes: dict[str, list[int]],
-         widen: bool) -> dict[str, torch.Tensor]:
+         widen: bool, cast_nudge: float = 0.0) -> dict[str, torch.Tensor]:
     tensors = {n: (t.to(torch.float64) if widen and t.dtype.is_floating_point else t.clone()) for n, t in inputs.items()}
     for p in kernel.outputs:
         dt = torch.float64 if widen and p.dtype.is_float else p.dtype.torch
         tensors[p.name] = torch.full(shapes[p.name], float("nan"), dtype=dt) if p.dtype.is_float else \
             torch.zeros(shapes[p.name], dtype=dt)
-    interpreter.run(kernel, tensors, scalars, widen=widen)
+    interpreter.run(kernel, tensors, scalars, widen=widen, cast_nudge=cast_nudge)
     return {p.name: tensors[p.name] for p in kernel.outputs}
 
 
@@ -104,7 +109,8 @@ def _slack(ref: Reference) -> dict[str, torch.Tensor]:
                 perturbed[name] = t.to(torch.float64) * (1 + u * noise)
             else:
                 perturbed[name] = t
-        runs.append(_run(kernel, perturbed, scalars, shapes, widen=True))
+        nudge = (u + TRANSCENDENTAL_ERROR) * (1 if k == 0 else -1)
+        runs.append(_run(kernel, perturbed, scalars, shapes, widen=True, cast_nudge=nudge))
     slack = {}
     for p in kernel.outputs:
         r, w = (x[p.name].to(torch.float64) for x in (ref.outputs, wide))
