@@ -14,7 +14,7 @@ from .ops import OPS, POOLS
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
 #: the select coverage being recorded, if any.
-_FLOAT = {"widen": False, "coverage": None, "cast_nudge": 0.0}
+_FLOAT = {"widen": False, "coverage": None, "nudge": 0.0}
 
 
 def _dt(dtype) -> torch.dtype:
@@ -23,20 +23,21 @@ def _dt(dtype) -> torch.dtype:
 
 def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None = None,
         num_cores: int = 4, tile: int = 4096, widen: bool = False,
-        coverage: dict | None = None, cast_nudge: float = 0.0) -> dict[str, torch.Tensor]:
+        coverage: dict | None = None, nudge: float = 0.0) -> dict[str, torch.Tensor]:
     """Run `kernel`; `tensors` maps every tensor parameter (inputs and outputs) to a torch tensor.
 
     Outputs are written in place and also returned by name. Rank-1 parameters are viewed flat; row
     loops walk blocks of whole rows (`tile` elements' worth of rows, at least one). `widen`: every float
     value is float64 (the tensors given too), e.g. to measure how much f32/f16 rounding moves a result.
     `coverage`: filled with, per tile select (by its span), [some element took `a`, some took `b`].
-    `cast_nudge`: a float cast to an integer is first moved by this much relative to max(1, |x|) (the
-    differential fuzzer's oracle: how far a last-bit difference before the truncation can move the result)."""
-    _FLOAT["widen"], _FLOAT["coverage"], _FLOAT["cast_nudge"] = widen, coverage, cast_nudge
+    `nudge` (the differential fuzzer's oracle: how far last-bit differences can move a discontinuous result): a
+    float cast to an integer first moves its value by `nudge` * max(1, |x|), and a comparison `a OP b` of floats
+    compares a + `nudge` * max(|a|, |b|) with b."""
+    _FLOAT["widen"], _FLOAT["coverage"], _FLOAT["nudge"] = widen, coverage, nudge
     try:
         return _run(kernel, tensors, scalars, num_cores, tile)
     finally:
-        _FLOAT["widen"], _FLOAT["coverage"], _FLOAT["cast_nudge"] = False, None, 0.0
+        _FLOAT["widen"], _FLOAT["coverage"], _FLOAT["nudge"] = False, None, 0.0
 
 
 def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None, num_cores: int,
@@ -267,9 +268,15 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
                 seen = _FLOAT["coverage"].setdefault(e.span, [False, False])
                 seen[0] |= bool(vals[0].any())
                 seen[1] |= bool((~vals[0]).any())
+            if _FLOAT["nudge"] and op in _COMPARISONS and vals[0].dtype.is_floating_point:
+                a, b = vals
+                vals = [a + _FLOAT["nudge"] * torch.maximum(a.abs(), b.abs()), b]
             out = OPS[op].ref(*vals)
             return out if t.dtype.value == "bool" else out.to(_dt(t.dtype))
     raise TypeError(e)
+
+
+_COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
 
 
 def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
@@ -278,8 +285,8 @@ def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
     if x.dtype.is_floating_point and not dtype.is_float and dtype.value != "bool":
         info = torch.iinfo(dtype.torch)
         x = x.double()
-        if _FLOAT["cast_nudge"]:
-            x = x + _FLOAT["cast_nudge"] * x.abs().clamp(min=1.0)
+        if _FLOAT["nudge"]:
+            x = x + _FLOAT["nudge"] * x.abs().clamp(min=1.0)
         x = torch.nan_to_num(x, nan=0.0).trunc().clamp(info.min, info.max)
     return x.to(_dt(dtype))
 
