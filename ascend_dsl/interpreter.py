@@ -32,7 +32,7 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     `coverage`: filled with, per tile select (by its span), [some element took `a`, some took `b`].
     `nudge` (the differential fuzzer's oracle: how far last-bit differences can move a discontinuous result): a
     float cast to an integer first moves its value by `nudge` * max(1, |x|), and a comparison `a OP b` of floats
-    compares a + `nudge` * max(|a|, |b|) with b."""
+    compares a + `nudge` * max(|a|, |b|) with b (for == and != with `nudge` > 0: a and b that close are equal)."""
     _FLOAT["widen"], _FLOAT["coverage"], _FLOAT["nudge"] = widen, coverage, nudge
     try:
         return _run(kernel, tensors, scalars, num_cores, tile)
@@ -270,7 +270,11 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
                 seen[1] |= bool((~vals[0]).any())
             if _FLOAT["nudge"] and op in _COMPARISONS and vals[0].dtype.is_floating_point:
                 a, b = vals
-                vals = [a + _FLOAT["nudge"] * torch.maximum(a.abs(), b.abs()), b]
+                margin = _FLOAT["nudge"] * torch.maximum(a.abs(), b.abs())
+                if op in ("eq", "ne") and _FLOAT["nudge"] > 0:  # values this close count as equal
+                    near = (a - b).abs() <= margin
+                    return near if op == "eq" else ~near
+                vals = [a + margin, b]  # and the other way: different unless both are 0
             out = OPS[op].ref(*vals)
             return out if t.dtype.value == "bool" else out.to(_dt(t.dtype))
     raise TypeError(e)

@@ -45,11 +45,22 @@ def _op(op: str, like: ir.Expr, *args: ir.Expr) -> ir.Op:
     return ir.Op(op, args, ty, like.span)
 
 
+def _widened(x: ir.Expr) -> ir.Expr:
+    """cast(x, f32) of an f16 tile, keeping its kind and layout."""
+    return ir.Op("cast", (x,), ir.ValType(x.type.kind, DType.F32, x.type.layout), x.span)
+
+
 def _legalize(e: ir.Expr) -> ir.Expr | None:
     if not isinstance(e, ir.Op) or e.type.kind is not ir.Kind.TILE:
         return None
     (x, *_) = e.args if e.args else (None,)
     match e.op:
+        case "reduce_sum" | "reduce_mean" if x.type.dtype is DType.F16:
+            # Sums of f16 in f32, as PyTorch accumulates them: ReduceSum on half adds in half (a binary tree whose
+            # partial sums round and saturate at 65504; ascendc_next.md, WholeReduceSum), which loses the result
+            # of long rows that cancel.
+            red = ir.Op(e.op, (_widened(x),), ir.ValType(e.type.kind, DType.F32, e.type.layout), e.span)
+            return ir.Op("cast", (red,), e.type, e.span)
         case "abs" if not e.type.dtype.is_float:  # Abs takes f16/f32 only: |x| = max(x, -x)
             return _op("max", e, x, _op("mul", e, x, ir.Const(-1, ir.scalar_of(e.type.dtype), e.span)))
         case "cast" if x.type.dtype in (DType.U8, DType.I8) and e.type.dtype is DType.F32:
@@ -181,4 +192,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     kernel = map_tile_bodies(kernel, lambda tl: replace(tl, body=tuple(
         replace(s, value=_top_down(s.value, _gelu_form)) if isinstance(s, (ir.Assign, ir.Store)) else s
         for s in tl.body)))
-    return map_exprs(kernel, _legalize)
+    kernel = map_exprs(kernel, _legalize)
+    return map_tile_bodies(kernel, lambda tl: replace(tl, body=tuple(  # `acc += sum(v)` of f16 v: summed in f32 too
+        replace(s, value=_widened(s.value)) if isinstance(s, ir.Accumulate) and s.reduce == "reduce_sum"
+        and s.value.type.dtype is DType.F16 else s for s in tl.body)))
