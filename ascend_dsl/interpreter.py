@@ -14,7 +14,7 @@ from .ops import OPS, POOLS
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
 #: the select coverage being recorded, if any.
-_FLOAT = {"widen": False, "coverage": None, "nudge": 0.0}
+_FLOAT = {"widen": False, "coverage": None, "compare_nudge": 0.0, "cast_nudge": 0.0}
 
 
 def _dt(dtype) -> torch.dtype:
@@ -23,21 +23,22 @@ def _dt(dtype) -> torch.dtype:
 
 def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None = None,
         num_cores: int = 4, tile: int = 4096, widen: bool = False,
-        coverage: dict | None = None, nudge: float = 0.0) -> dict[str, torch.Tensor]:
+        coverage: dict | None = None, compare_nudge: float = 0.0, cast_nudge: float = 0.0) -> dict[str, torch.Tensor]:
     """Run `kernel`; `tensors` maps every tensor parameter (inputs and outputs) to a torch tensor.
 
     Outputs are written in place and also returned by name. Rank-1 parameters are viewed flat; row
     loops walk blocks of whole rows (`tile` elements' worth of rows, at least one). `widen`: every float
     value is float64 (the tensors given too), e.g. to measure how much f32/f16 rounding moves a result.
     `coverage`: filled with, per tile select (by its span), [some element took `a`, some took `b`].
-    `nudge` (the differential fuzzer's oracle: how far last-bit differences can move a discontinuous result): a
-    float cast to an integer first moves its value by `nudge` * max(1, |x|), and a comparison `a OP b` of floats
-    compares a + `nudge` * max(|a|, |b|) with b (for == and != with `nudge` > 0: a and b that close are equal)."""
-    _FLOAT["widen"], _FLOAT["coverage"], _FLOAT["nudge"] = widen, coverage, nudge
+    The nudges serve the differential fuzzer's oracle (how far last-bit differences can move a discontinuous
+    result): with `compare_nudge` a comparison `a OP b` of floats compares a + `compare_nudge` * max(|a|, |b|)
+    with b (for == and != with a positive nudge: a and b that close are equal); with `cast_nudge` a float cast to
+    an integer first moves its value by `cast_nudge` * max(1, |x|)."""
+    _FLOAT.update(widen=widen, coverage=coverage, compare_nudge=compare_nudge, cast_nudge=cast_nudge)
     try:
         return _run(kernel, tensors, scalars, num_cores, tile)
     finally:
-        _FLOAT["widen"], _FLOAT["coverage"], _FLOAT["nudge"] = False, None, 0.0
+        _FLOAT.update(widen=False, coverage=None, compare_nudge=0.0, cast_nudge=0.0)
 
 
 def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None, num_cores: int,
@@ -268,10 +269,11 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
                 seen = _FLOAT["coverage"].setdefault(e.span, [False, False])
                 seen[0] |= bool(vals[0].any())
                 seen[1] |= bool((~vals[0]).any())
-            if _FLOAT["nudge"] and op in _COMPARISONS and vals[0].dtype.is_floating_point:
+            nudge = _FLOAT["compare_nudge"]
+            if nudge and op in _COMPARISONS and vals[0].dtype.is_floating_point:
                 a, b = vals
-                margin = _FLOAT["nudge"] * torch.maximum(a.abs(), b.abs())
-                if op in ("eq", "ne") and _FLOAT["nudge"] > 0:  # values this close count as equal
+                margin = nudge * torch.maximum(a.abs(), b.abs())
+                if op in ("eq", "ne") and nudge > 0:  # values this close count as equal
                     near = (a - b).abs() <= margin
                     return near if op == "eq" else ~near
                 vals = [a + margin, b]  # and the other way: different unless both are 0
@@ -289,8 +291,8 @@ def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
     if x.dtype.is_floating_point and not dtype.is_float and dtype.value != "bool":
         info = torch.iinfo(dtype.torch)
         x = x.double()
-        if _FLOAT["nudge"]:
-            x = x + _FLOAT["nudge"] * x.abs().clamp(min=1.0)
+        if _FLOAT["cast_nudge"]:
+            x = x + _FLOAT["cast_nudge"] * x.abs().clamp(min=1.0)
         x = torch.nan_to_num(x, nan=0.0).trunc().clamp(info.min, info.max)
     return x.to(_dt(dtype))
 

@@ -3,12 +3,12 @@ may move each of them.
 
 A generated kernel is evaluated by the interpreter (`ascend_dsl.interpreter`) in its own dtypes (the
 reference), in float64, twice in float64 on inputs perturbed by a few units of the kernel's coarsest rounding,
-and twice in float64 with every comparison and float-to-integer cast nudged by as much (one up, one down; see
-TRANSCENDENTAL_ERROR). Where the last four disagree with each other or with the reference, the element is
+twice in float64 with every comparison nudged by as much (one up, one down; see TRANSCENDENTAL_ERROR) and twice
+with every float-to-integer cast nudged. Where the last six disagree with each other or with the reference, the element is
 ill-conditioned (a comparison near its threshold, cancellation, overflow) and the emulator may differ
 there by as much without being wrong. An element mismatches when
 
-    |got - ref| > tol * (1 + |ref|) + 2 * max(|ref - ref64|, |ref64' - ref64| over the four other runs)
+    |got - ref| > tol * (1 + |ref|) + 2 * max(|ref - ref64|, |ref64' - ref64| over the six other runs)
 
 with `tol` the harness's per-dtype tolerance (npu_harness.compare); NaN matches NaN, equal infinities
 match, and an element whose float64 references are not finite is not judged.
@@ -80,13 +80,13 @@ def roundoff(kernel: ir.Kernel) -> float:
 
 
 def _run(kernel: ir.Kernel, inputs: dict[str, torch.Tensor], scalars: dict, shapes: dict[str, list[int]],
-         widen: bool, nudge: float = 0.0) -> dict[str, torch.Tensor]:
+         widen: bool, **nudges: float) -> dict[str, torch.Tensor]:
     tensors = {n: (t.to(torch.float64) if widen and t.dtype.is_floating_point else t.clone()) for n, t in inputs.items()}
     for p in kernel.outputs:
         dt = torch.float64 if widen and p.dtype.is_float else p.dtype.torch
         tensors[p.name] = torch.full(shapes[p.name], float("nan"), dtype=dt) if p.dtype.is_float else \
             torch.zeros(shapes[p.name], dtype=dt)
-    interpreter.run(kernel, tensors, scalars, widen=widen, nudge=nudge)
+    interpreter.run(kernel, tensors, scalars, widen=widen, **nudges)
     return {p.name: tensors[p.name] for p in kernel.outputs}
 
 
@@ -112,8 +112,9 @@ def _slack(ref: Reference) -> dict[str, torch.Tensor]:
             else:
                 perturbed[name] = t
         runs.append(_run(kernel, perturbed, scalars, shapes, widen=True))
-    for sign in (1, -1):  # and always by one of these (on the unperturbed inputs, which could undo a nudge)
-        runs.append(_run(kernel, inputs, scalars, shapes, widen=True, nudge=sign * (u + TRANSCENDENTAL_ERROR)))
+    for what in ("compare_nudge", "cast_nudge"):  # and always by one of these (separately: one could undo the other)
+        for sign in (1, -1):
+            runs.append(_run(kernel, inputs, scalars, shapes, widen=True, **{what: sign * (u + TRANSCENDENTAL_ERROR)}))
     slack = {}
     for p in kernel.outputs:
         r, w = (x[p.name].to(torch.float64) for x in (ref.outputs, wide))
