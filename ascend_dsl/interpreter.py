@@ -15,7 +15,7 @@ from .ops import OPS, POOLS
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
 #: the select coverage being recorded, if any.
-_FLOAT = {"widen": False, "coverage": None}
+_FLOAT = {"widen": False, "coverage": None, "compare_nudge": 0.0, "cast_nudge": 0.0}
 
 
 def _dt(dtype) -> torch.dtype:
@@ -24,18 +24,22 @@ def _dt(dtype) -> torch.dtype:
 
 def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None = None,
         num_cores: int = 4, tile: int = 4096, widen: bool = False,
-        coverage: dict | None = None) -> dict[str, torch.Tensor]:
+        coverage: dict | None = None, compare_nudge: float = 0.0, cast_nudge: float = 0.0) -> dict[str, torch.Tensor]:
     """Run `kernel`; `tensors` maps every tensor parameter (inputs and outputs) to a torch tensor.
 
     Outputs are written in place and also returned by name. Rank-1 parameters are viewed flat; row
     loops walk blocks of whole rows (`tile` elements' worth of rows, at least one). `widen`: every float
     value is float64 (the tensors given too), e.g. to measure how much f32/f16 rounding moves a result.
-    `coverage`: filled with, per tile select (by its span), [some element took `a`, some took `b`]."""
-    _FLOAT["widen"], _FLOAT["coverage"] = widen, coverage
+    `coverage`: filled with, per tile select (by its span), [some element took `a`, some took `b`].
+    The nudges serve the differential fuzzer's oracle (how far last-bit differences can move a discontinuous
+    result): with `compare_nudge` a comparison `a OP b` of floats compares a + `compare_nudge` * max(|a|, |b|)
+    with b (for == and != with a positive nudge: a and b that close are equal); with `cast_nudge` a float cast to
+    an integer first moves its value by `cast_nudge` * max(1, |x|)."""
+    _FLOAT.update(widen=widen, coverage=coverage, compare_nudge=compare_nudge, cast_nudge=cast_nudge)
     try:
         return _run(kernel, tensors, scalars, num_cores, tile)
     finally:
-        _FLOAT["widen"], _FLOAT["coverage"] = False, None
+        _FLOAT.update(widen=False, coverage=None, compare_nudge=0.0, cast_nudge=0.0)
 
 
 def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None, num_cores: int,
@@ -74,7 +78,14 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
     return {p.name: tensors[p.name] for p in kernel.outputs}
 
 
-_COMBINE = {ir.Combine.ADD: lambda a, b: a + b, ir.Combine.MAX: max, ir.Combine.MIN: min}
+def _nan_or(a, b, pick):
+    """max / min that propagate NaN, as torch.maximum / torch.minimum (builtin max(x, nan) drops the NaN, and
+    with it every value before it)."""
+    return a if a != a else b if b != b else pick(a, b)
+
+
+_COMBINE = {ir.Combine.ADD: lambda a, b: a + b, ir.Combine.MAX: lambda a, b: _nan_or(a, b, max),
+            ir.Combine.MIN: lambda a, b: _nan_or(a, b, min)}
 
 
 def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, symbols, num_cores: int,
@@ -259,9 +270,20 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
                 seen = _FLOAT["coverage"].setdefault(e.span, [False, False])
                 seen[0] |= bool(vals[0].any())
                 seen[1] |= bool((~vals[0]).any())
+            nudge = _FLOAT["compare_nudge"]
+            if nudge and op in _COMPARISONS and vals[0].dtype.is_floating_point:
+                a, b = vals
+                margin = nudge * torch.maximum(a.abs(), b.abs())
+                if op in ("eq", "ne") and nudge > 0:  # values this close count as equal
+                    near = (a - b).abs() <= margin
+                    return near if op == "eq" else ~near
+                vals = [a + margin, b]  # and the other way: different unless both are 0
             out = OPS[op].ref(*vals)
             return out if t.dtype.value == "bool" else out.to(_dt(t.dtype))
     raise TypeError(e)
+
+
+_COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
 
 
 def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
@@ -269,7 +291,10 @@ def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
     instruction's behaviour; torch leaves NaN and out-of-range values platform-defined)."""
     if x.dtype.is_floating_point and not dtype.is_float and dtype.value != "bool":
         info = torch.iinfo(dtype.torch)
-        x = torch.nan_to_num(x.double(), nan=0.0).trunc().clamp(info.min, info.max)
+        x = x.double()
+        if _FLOAT["cast_nudge"]:
+            x = x + _FLOAT["cast_nudge"] * x.abs().clamp(min=1.0)
+        x = torch.nan_to_num(x, nan=0.0).trunc().clamp(info.min, info.max)
     return x.to(_dt(dtype))
 
 

@@ -58,6 +58,7 @@ class OpInfo:
     reverse: bool = False  # scans: from the end of the row
     exclusive: bool = False  # scans: the value before each element
     fold: Callable | None = None  # its value on Python numbers: the parser folds constant operands
+    int_c: str | None = None  # its C++ form on int64_t operands (integer scalars: shape symbols, i32 parameters)
 
 
 def _torch():
@@ -86,17 +87,18 @@ def _pick(cmp: str) -> str:
 
 
 _op("add", 2, Rule.SAME, NUMERIC, lambda a, b: a + b, "a + b", api="Add", scalar_api="Adds", scalar_c=_infix("+"),
-    fold=operator.add)
-_op("sub", 2, Rule.SAME, NUMERIC, lambda a, b: a - b, "a - b", api="Sub", scalar_c=_infix("-"), fold=operator.sub)
+    fold=operator.add, int_c="{0} + {1}")
+_op("sub", 2, Rule.SAME, NUMERIC, lambda a, b: a - b, "a - b", api="Sub", scalar_c=_infix("-"), fold=operator.sub,
+    int_c="{0} - {1}")
 _op("mul", 2, Rule.SAME, NUMERIC, lambda a, b: a * b, "a * b", api="Mul", scalar_api="Muls", scalar_c=_infix("*"),
-    fold=operator.mul)
+    fold=operator.mul, int_c="{0} * {1}")
 _op("div", 2, Rule.SAME, FLOATS, lambda a, b: a / b, "a / b", api="Div", scalar_c=_infix("/"), fold=operator.truediv)
 _op("max", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().maximum(a, b), "element-wise maximum", api="Max",
-    scalar_api="Maxs", scalar_c=_pick(">"), fold=max)
+    scalar_api="Maxs", scalar_c=_pick(">"), fold=max, int_c="{0} > {1} ? {0} : {1}")
 _op("min", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().minimum(a, b), "element-wise minimum", api="Min",
-    scalar_api="Mins", scalar_c=_pick("<"), fold=min)
+    scalar_api="Mins", scalar_c=_pick("<"), fold=min, int_c="{0} < {1} ? {0} : {1}")
 _op("neg", 1, Rule.SAME, NUMERIC, lambda a: -a, "-a", scalar_c="static_cast<{T}>(-static_cast<float>({0}))",
-    fold=operator.neg)
+    fold=operator.neg, int_c="-{0}")
 _op("abs", 1, Rule.SAME, NUMERIC, lambda a: a.abs(), "|a|", api="Abs", vector_math="Abs", fold=abs)
 _op("exp", 1, Rule.SAME, FLOATS, lambda a: a.exp(), "e**a", api="Exp", vector_math="Exp", fold=math.exp)
 _op("log", 1, Rule.SAME, FLOATS, lambda a: a.log(), "natural logarithm", api="Ln", vector_math="Ln",
@@ -125,7 +127,8 @@ for _name, _fn, _sym in [
     ("ne", lambda a, b: a != b, "!="),
 ]:  # the scalar form compares the operands as floats
     _op(_name, 2, Rule.COMPARE, FLOATS | {DType.I32}, _fn, f"comparison ({_name}); a mask for select",
-        cmp=_name.upper(), scalar_c=f"(static_cast<float>({{0}}) {_sym} static_cast<float>({{1}}))")
+        cmp=_name.upper(), scalar_c=f"(static_cast<float>({{0}}) {_sym} static_cast<float>({{1}}))",
+        int_c=f"({{0}} {_sym} {{1}})")
 _op("select", 3, Rule.SELECT, FLOATS - {DType.BF16}, lambda m, a, b: _torch().where(m, a, b), "mask ? a : b",
     scalar_c="({0} ? {1} : {2})")
 _op("copy", 1, Rule.SAME, DType, lambda a: a.clone(), "a copy of a tile, any dtype (allocate_buffers: a stored "

@@ -96,6 +96,33 @@ def test_oracle_does_not_judge_a_comparison_at_its_threshold():
     assert not judge("y", flipped, ref, "f32").ok
 
 
+def test_oracle_does_not_judge_a_truncation_on_the_edge_of_an_integer():
+    """cast(tanh(x) * 3.0, i32) at x = 20: exactly 3 in every reference run (tanh is saturated, so perturbing the
+    input changes nothing), but a last-bit difference of the device's tanh gives 2.9999998, which truncates to 2;
+    that element may go either way. A plainly wrong value still fails."""
+    text = FLAT.replace("select(load(x[t]) * 3.0 > 0.5, load(x[t]), -1.0)",
+                        "cast(cast(tanh(load(x[t])) * 3.0, i32), f32)")
+    kernel = parse_text(text, "k.adsl")[0].instantiate()
+    x = torch.tensor([20.0, 0.5], dtype=torch.float32)
+    ref = reference(kernel, {"x": x}, {}, {"N": 2}, seed=0)
+    assert ref.outputs["y"].tolist() == [3.0, 1.0]
+    assert judge("y", torch.tensor([2.0, 1.0]), ref, "f32").ok
+    assert not judge("y", torch.tensor([0.0, 1.0]), ref, "f32").ok  # the slack is twice the flip
+    assert not judge("y", torch.tensor([3.0, 0.0]), ref, "f32").ok
+
+
+def test_oracle_does_not_judge_an_equality_decided_by_the_last_bit():
+    """tanh(x) * 3.0 == 3.0 at x = 20 holds in every reference run (tanh is saturated), but the device's tanh may
+    be 1 ulp below 1; the select may go either way there. x = 0.5 is far from equal: judged."""
+    text = FLAT.replace("select(load(x[t]) * 3.0 > 0.5, load(x[t]), -1.0)",
+                        "select(tanh(load(x[t])) * 3.0 == 3.0, 5.0, -5.0)")
+    kernel = parse_text(text, "k.adsl")[0].instantiate()
+    ref = reference(kernel, {"x": torch.tensor([20.0, 0.5])}, {}, {"N": 2}, seed=0)
+    assert ref.outputs["y"].tolist() == [5.0, -5.0]
+    assert judge("y", torch.tensor([-5.0, -5.0]), ref, "f32").ok
+    assert not judge("y", torch.tensor([5.0, 5.0]), ref, "f32").ok
+
+
 def _program(extra: int) -> Program:
     """A flat program with `extra` filler statements around one tanh."""
     x = leaf("xt", "f32", "flat")

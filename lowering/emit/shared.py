@@ -93,14 +93,34 @@ def c_literal(value: float | int, dtype: DType) -> str:
 _NAMED = {ir.RowLength: "D_", ir.RowValue: "v"}  # the row length member; the per-row value of a PerRow
 
 
+def _integer(e: ir.Expr) -> bool:
+    return not e.type.dtype.is_float and e.type.dtype is not DType.BOOL
+
+
+#: A float scalar cast to an integer: truncation toward zero, saturating, NaN -> 0 (as the vector Cast does).
+_TO_INT = ("[](float v) {{ return v != v ? int64_t(0) : v <= -2147483648.0f ? int64_t(-2147483647 - 1) : "
+           "v >= 2147483647.0f ? int64_t(2147483647) : static_cast<int64_t>(v); }}({})")
+
+
 def c_scalar(e: ir.Expr, dtype: DType) -> str:
-    """A scalar operand as a C++ expression of type `dtype` (immediates, members, the ops' scalar forms)."""
+    """A scalar operand as a C++ expression of type `dtype` (immediates, members, the ops' scalar forms).
+    Integer math (shape symbols, i32 parameters) is computed in int64_t (`OpInfo.int_c`), float math in
+    float, then converted to `dtype`."""
     match e:
         case ir.Const(value=v):
             return c_literal(v, dtype)
         case ir.Ref(type=t) | ir.RowLength(type=t) | ir.RowValue(type=t):
             member = _NAMED.get(type(e)) or f"{e.name}_"
             return member if t.dtype is dtype else f"static_cast<{dtype.ctype}>({member})"
+        case ir.Op(op="cast", args=(a,)) if _integer(e) and a.type.dtype.is_float:
+            return f"static_cast<{dtype.ctype}>({_TO_INT.format(c_scalar(a, DType.F32))})"
+        case ir.Op(op="cast", args=(a,)) if e.type.dtype in (DType.F16, DType.BF16):  # rounds to the narrow dtype
+            narrow = c_scalar(a, e.type.dtype)
+            return narrow if dtype is e.type.dtype else f"static_cast<{dtype.ctype}>({narrow})"
+        case ir.Op(op=op, args=args) if OPS[op].int_c is not None and all(map(_integer, args)) and (
+                _integer(e) or e.type.dtype is DType.BOOL):
+            text = OPS[op].int_c.format(*(c_scalar(a, DType.I64) for a in args))
+            return text if e.type.dtype is DType.BOOL else f"static_cast<{dtype.ctype}>({text})"
         case ir.Op(op=op, args=args) if OPS[op].scalar_c is not None:
             info = OPS[op]  # compares read their operands as floats; a select's mask is a bool
             arg_dtypes = {Rule.COMPARE: (DType.F32, DType.F32), Rule.SELECT: (DType.BOOL, dtype, dtype)}.get(

@@ -13,6 +13,7 @@ tile operand is a buffer name. Non-goals: writing the C++ (lowering/emit/).
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from ascend_dsl import ir
@@ -39,7 +40,10 @@ def _tile(o: ir.Expr) -> bool:
 def _scalar(op: str, a: ir.Expr) -> ir.Expr:
     """-a or 1/a on a scalar operand, folded when constant."""
     if isinstance(a, ir.Const):
-        return replace(a, value=-a.value if op == "neg" else 1.0 / a.value)
+        if op == "neg":
+            return replace(a, value=-a.value)
+        # x / 0.0 is x * inf (IEEE, as torch: +-inf, NaN for 0 / 0); -0.0 keeps its sign
+        return replace(a, value=1.0 / a.value if a.value else math.copysign(math.inf, a.value))
     return ir.Op(op, (a,), a.type, a.span)
 
 
