@@ -244,6 +244,7 @@ private:
 
     __aicore__ inline void ChunkReset()
     {
+        PipeBarrier<PIPE_ALL>();
         pipe.Reset();
         pipe.InitBuffer(chunkMath_, 32);
     }
@@ -253,7 +254,7 @@ private:
     {
         ChunkReset();
         pipe.InitBuffer(inQueueXC0, 2, chunkLength_ * sizeof(float));
-        pipe.InitBuffer(accTmp_f32BufC0, ((chunkLength_ * sizeof(float) + 255) / 256 * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(accTmp_f32BufC0, ((chunkLength_ * sizeof(float) + 255) / 256 * 2 * sizeof(float) + 31) / 32 * 32);
         pipe.InitBuffer(reduceOut_f32BufC0, 32);
         pipe.InitBuffer(accSlot__t0BufC0, 32);
         Duplicate(accSlot__t0BufC0.Get<float>(), 0.0f, 8);  // _t0: folded over the row's chunks
@@ -332,7 +333,7 @@ private:
         ChunkReset();
         pipe.InitBuffer(inQueueXC1, 2, chunkLength1_ * sizeof(float));
         pipe.InitBuffer(tmp0BufC1, chunkLength1_ * sizeof(float));
-        pipe.InitBuffer(accTmp_f32BufC1, ((chunkLength1_ * sizeof(float) + 255) / 256 * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(accTmp_f32BufC1, ((chunkLength1_ * sizeof(float) + 255) / 256 * 2 * sizeof(float) + 31) / 32 * 32);
         pipe.InitBuffer(reduceOut_f32BufC1, 32);
         pipe.InitBuffer(accSlot__t2BufC1, 32);
         Duplicate(accSlot__t2BufC1.Get<float>(), 0.0f, 8);  // _t2: folded over the row's chunks

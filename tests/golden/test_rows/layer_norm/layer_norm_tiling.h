@@ -56,7 +56,7 @@ inline uint32_t LayerNormComputeTiling(uint64_t B, uint64_t D, float eps, uint32
             const uint64_t chunk = ((d + chunks - 1) / chunks + 255) / 256 * 256;
             return static_cast<uint32_t>(chunk < maxChunk ? chunk : maxChunk);
         };
-        t->chunkLength = shareChunk(23296);  // pass 0 (layer_norm.adsl:9)
+        t->chunkLength = shareChunk(23040);  // pass 0 (layer_norm.adsl:9)
         t->chunkLength1 = shareChunk(15360);  // pass 1 (layer_norm.adsl:9)
         t->chunkLength2 = shareChunk(5120);  // pass 2 (layer_norm.adsl:9)
         rows = 1;

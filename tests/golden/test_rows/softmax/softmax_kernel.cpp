@@ -192,6 +192,7 @@ private:
 
     __aicore__ inline void ChunkReset()
     {
+        PipeBarrier<PIPE_ALL>();
         pipe.Reset();
         pipe.InitBuffer(chunkMath_, 32);
     }
@@ -202,7 +203,7 @@ private:
         ChunkReset();
         pipe.InitBuffer(inQueueXC0, 2, chunkLength_ * sizeof(float));
         pipe.InitBuffer(tmp0BufC0, chunkLength_ * sizeof(float));
-        pipe.InitBuffer(accTmp_f32BufC0, ((chunkLength_ * sizeof(float) + 255) / 256 * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(accTmp_f32BufC0, ((chunkLength_ * sizeof(float) + 255) / 256 * 2 * sizeof(float) + 31) / 32 * 32);
         pipe.InitBuffer(reduceOut_f32BufC0, 32);
         pipe.InitBuffer(accSlot__t0BufC0, 32);
         pipe.InitBuffer(accSlot__t2BufC0, 32);
