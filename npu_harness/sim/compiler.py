@@ -163,6 +163,8 @@ def compile_program(
     timeout: float = 120,
     extra_include_dirs: Sequence[Path] = (),
     extra_dirs_recursive: bool = True,
+    shared: bool = False,
+    link: Sequence[Path] = (),
 ) -> Path:
     """Compile ``sources`` into one binary against the emulation header and return its path.
 
@@ -173,6 +175,10 @@ def compile_program(
     version (headers in the source directories: top level only; in ``extra_include_dirs``: recursive
     unless ``extra_dirs_recursive`` is False). Compilation writes a temporary
     file that is renamed into place (atomic). Raises ``CompileError`` on failure or timeout.
+
+    ``shared=True`` builds a shared library (``-shared -fPIC -fno-gnu-unique``: each library keeps its
+    own emulator state when several are loaded into one process) at ``<sha256>/lib.so``; ``link`` lists
+    shared libraries (such paths) to link, found at run time through an rpath; their contents are in the key.
     """
     srcs = [Path(s).resolve() for s in sources]
     if not srcs:
@@ -187,16 +193,18 @@ def compile_program(
             src_dirs.append(src.parent)
 
     include_flags = [f"-I{INCLUDE_DIR}"] + [f"-I{d}" for d in src_dirs] + [f"-I{d}" for d in extra]
-    flags = [*BASE_FLAGS, *_define_flags(defines)]
+    flags = [*BASE_FLAGS, *(("-shared", "-fPIC", "-fno-gnu-unique") if shared else ()), *_define_flags(defines)]
+    libs = [Path(p).resolve() for p in link]
     cxx = _compiler()
     version = _compiler_version(cxx)
     header_dirs = [(INCLUDE_DIR, True), *((d, False) for d in src_dirs), *((d, extra_dirs_recursive) for d in extra)]
     # The key covers the *contents* of the include directories (hashed below), not their paths: a
     # kernel written to a fresh temporary directory on every validation still hits the cache.
-    key = _cache_key(srcs, header_dirs, [*flags, f"-I{INCLUDE_DIR}", f"ndirs={len(src_dirs)},{len(extra)}"], version)
+    key = _cache_key(srcs + libs, header_dirs, [*flags, f"-I{INCLUDE_DIR}", f"ndirs={len(src_dirs)},{len(extra)}"],
+                     version)
 
     target_dir = cache_root(out_dir) / key
-    binary = target_dir / "prog"
+    binary = target_dir / ("lib.so" if shared else "prog")
     if binary.is_file() and os.access(binary, os.X_OK):
         return binary
 
@@ -204,7 +212,8 @@ def compile_program(
     fd, tmp_name = tempfile.mkstemp(prefix="prog.", suffix=".tmp", dir=target_dir)
     os.close(fd)
     tmp = Path(tmp_name)
-    cmd = [cxx, *flags, *include_flags, *(str(s) for s in srcs), "-o", str(tmp)]
+    cmd = [cxx, *flags, *include_flags, *(str(s) for s in srcs), *(str(lib) for lib in libs),
+           *(f"-Wl,-rpath,{lib.parent}" for lib in libs), "-o", str(tmp)]
     try:
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
