@@ -32,9 +32,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel", help="which kernel of the file (default: the only/first one)")
     p.add_argument("--dtype", action="append", type=_kv, default=[], metavar="VAR=DTYPE",
                    help="bind a dtype variable, e.g. T=f16 (default: the first listed)")
-    p.add_argument("--validate", choices=["sim", "interp", "tiling"],
+    p.add_argument("--validate", choices=["sim", "interp", "tiling", "acl", "npu"],
                    help="validate against the task's PyTorch reference (sim, interp), or only check that the host "
-                   "tiling launches at the task's shapes, without data (tiling: benchmark-scale sizes in seconds)")
+                   "tiling launches at the task's shapes, without data (tiling: benchmark-scale sizes in seconds); "
+                   "acl: the emitted host program on the emulator's ACL runtime; npu: built with CANN, run, compared "
+                   "and timed against PyTorch eager on the NPU (needs CANN + torch_npu)")
+    p.add_argument("--export", choices=["mkb-direct", "mkb-opproject"],
+                   help="also write a MultiKernelBench submission: mkb-direct (ascendc_direct_launch JSON) or "
+                   "mkb-opproject (the six-string op-project .py); uses the task (if any) for scalars and output shapes")
     p.add_argument("--task", type=Path, help="KernelBench-format task file (default: the .py next to a .adsl FILE, or a .py FILE itself)")
     p.add_argument("--set", action="append", type=_kv, default=[], metavar="NAME=INT",
                    help="override a module-level size constant of the task, e.g. dim=1000003")
@@ -100,20 +105,30 @@ def _run(args) -> int:
     print(f"wrote {out}/ ({', '.join(sorted(project.files))})")
     if ctx.dumps:
         print(f"IR dumps: {out}/dumps/")
+    # A .adsl kernel's reference is its sibling .py; a .py file may hold the kernel and the task together.
+    task = args.task or (args.file if args.file.suffix == ".py" else args.file.with_suffix(".py"))
+    overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
+    if args.export:
+        from .export import write_export
+
+        print(f"wrote {write_export(args.export, kernel, project, ctx, task, out, overrides, args.task_timeout)}")
     if not args.validate:
         return 0
     from .validate import load_task_for, validate_interp, validate_sim
 
-    # A .adsl kernel's reference is its sibling .py; a .py file may hold the kernel and the task together.
-    task = args.task or (args.file if args.file.suffix == ".py" else args.file.with_suffix(".py"))
-    overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
     if args.validate == "tiling":
         return _check_tiling(kernel, project, ctx, task, overrides, args.task_timeout)
+    if args.validate == "npu":
+        return _validate_npu(args, kernel, task, overrides)
     run = load_task_for(kernel, task, seed=args.seed, overrides=overrides, cap=args.cap, timeout=args.task_timeout)
     if run.constants and args.cap:
         print("task sizes used: " + ", ".join(f"{k}={v}" for k, v in run.constants.items()))
     if args.validate == "interp":
         result = validate_interp(kernel, run)
+    elif args.validate == "acl":
+        from .device.host_program import validate_host
+
+        result = validate_host(kernel, project, ctx, run)
     else:
         result = validate_sim(kernel, ctx.lowered, project, ctx, run)
     for c in result.comparisons:
@@ -123,6 +138,25 @@ def _run(args) -> int:
     print(result.summary())
     if (args.report or args.report_json) and result.level == "sim":
         _write_report(result, args.report, args.report_json)
+    return 0 if result.ok else 1
+
+
+def _validate_npu(args, kernel, task: Path, overrides: dict) -> int:
+    """--validate npu: one line and exit 2 when CANN or torch_npu is missing."""
+    from .device.env import NpuUnavailable
+    from .device.npu_validate import validate_npu
+
+    try:
+        result = validate_npu(args.file, kernel.name, dict(args.dtype), args.target, task, seed=args.seed,
+                              overrides=overrides, cap=args.cap)
+    except NpuUnavailable as e:
+        print(f"error[NPU-UNAVAILABLE]: {e}", file=sys.stderr)
+        return 2
+    for c in result.comparisons:
+        print(f"  {c.describe()}")
+    if result.error:
+        print(result.error, file=sys.stderr)
+    print(result.summary())
     return 0 if result.ok else 1
 
 
