@@ -22,6 +22,7 @@ from .cli_common import (
     EXIT_USAGE,
     add_loop_args,
     add_provider_args,
+    check_level,
     loop_config,
     provider_config,
     quiet_libraries,
@@ -60,6 +61,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
+    missing = check_level(args.level)
+    if missing:
+        print(missing, file=sys.stderr)
+        return EXIT_USAGE
     if args.show_grammar:
         print(GrammarSpec().text(), end="")
         return EXIT_OK

@@ -152,16 +152,12 @@ def _register(kop: KernelOp):
         symbols, _ = _bound(k, in_shapes, outs, {p.name: v for p, v in zip(k.scalars, scalars, strict=True)})
         sym = [int(symbols[s]) for s in k.symbols]
         res = [torch.empty(s, dtype=p.dtype.torch, device=ins[0].device) for s, p in zip(outs, k.outputs, strict=True)]
-        device = ins[0].device.type
-        if device == "cpu":
-            _run_emulated(kop, ins, res, sym, scalars)
-        elif device in NPU_DEVICE_TYPES:
+        if ins[0].device.type in NPU_DEVICE_TYPES:
             from .device import npu
 
             npu.run(kop, ins, res, sym, scalars)
         else:
-            raise _call_error("CALL-DEVICE", f"{k.name}: tensors on {ins[0].device} cannot run a kernel (CPU tensors "
-                              "run in the emulator, NPU tensors on the NPU)", k.span)
+            _run_emulated(kop, ins, res, sym, scalars)
         return res[0] if n_out == 1 else tuple(res)
 
     op = torch.library.custom_op(kop.qualname, impl, mutates_args=(), schema=schema)
@@ -209,7 +205,13 @@ def _run(kfn: KernelFunction, args: tuple, scalars: dict):
     given = [by_name[p.name] for p in kernel.outputs] if in_place else None
     outs = output_shapes(kernel, in_shapes)
     _, values = _bound(kernel, in_shapes, [tuple(t.shape) for t in given] if given else outs, scalars)
-    target = _emulator_target() if device.type == "cpu" else _npu_target(device)
+    if device.type in NPU_DEVICE_TYPES:
+        target = _npu_target(device)
+    elif device.type in ("cpu", "meta"):  # meta: shapes only, from the fake implementation
+        target = _emulator_target()
+    else:
+        raise _call_error("CALL-DEVICE", f"{kernel.name}: tensors on {device} cannot run a kernel (CPU tensors run in "
+                          "the emulator, NPU tensors on the NPU)", kernel.span)
     kop = _op_for(kernel, variant, target)
     result = kop.op(*inputs, *[float(values[p.name]) for p in kernel.scalars])
     if given is None:
