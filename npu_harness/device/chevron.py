@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-_LAUNCH = re.compile(r"\b(?P<fn>[A-Za-z_][\w:]*(?:<[^<>;()]*>)?)\s*<<<(?P<cfg>[^;]*?)>>>\s*\(")
+_LAUNCH = re.compile(r"\b(?P<fn>[A-Za-z_][\w:]*(?:<[^<>;()\n]*>)?)[ \t]*<<<(?P<cfg>[^;\n]+?)>>>[ \t]*\(")
 
 
 def rewrite_launches(text: str, file: str, *, mix: bool = False) -> str:

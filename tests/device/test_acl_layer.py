@@ -105,3 +105,16 @@ def test_emitted_cmake_project_builds_and_runs_on_the_emulator(tmp_path):
         assert res.returncode == 0 and not res.errors, res.stderr
         y = np.fromfile(Path(io) / "y.bin", dtype=np.float32)
     np.testing.assert_allclose(y, np.where(x > 0, x, x * np.float32(0.01)), rtol=1e-6, atol=0)
+
+
+def test_chevron_rewrite_keeps_lines_and_skips_non_launches():
+    text = ("// the second <<<>>> argument is l2ctrl\n"
+            "    relu_kernel<float><<<blocks, nullptr, stream>>>(x, y, n);\n"
+            "    add<<<8, 0, s>>>(a, b);\n"
+            "    bool shifted = (a << 3) > b;\n")
+    out = rewrite_launches(text, "k.cpp", mix=True).splitlines()
+    assert out[:2] == ['#include "acl/ascend_sim_launch.h"', '#line 1 "k.cpp"']
+    assert out[2] == text.splitlines()[0] and out[5] == text.splitlines()[3]
+    assert out[3] == ('    ::AscendC::sim::acl::Chevron(relu_kernel<float>, "relu_kernel<float>", '
+                      "::AscendC::KernelMode::MIX_MODE, blocks, nullptr, stream)(x, y, n);")
+    assert out[4].startswith('    ::AscendC::sim::acl::Chevron(add, "add", ::AscendC::KernelMode::MIX_MODE, 8, 0, s)(')
