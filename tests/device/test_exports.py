@@ -23,7 +23,7 @@ from lowering import all_targets, lower
 from lowering.emit_host import emulator_defines
 from npu_harness.device.chevron import rewrite_launches
 from npu_harness.device.emulator_build import ACL_RUNTIME, inline_include
-from npu_harness.export import mkb_direct, mkb_opproject, task_facts
+from npu_harness.export import mkb_direct, mkb_opproject, task_facts, write_export
 from npu_harness.sim.compiler import INCLUDE_DIR, compile_program, run_program
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ def leaky():
 @pytest.fixture(scope="module")
 def direct(leaky):
     kernel, project, ctx = leaky
-    op, scalars, reshapes = task_facts(kernel, LEAKY.with_suffix(".py"), {}, 120)
+    op, scalars, reshapes = task_facts(kernel, None, {}, 120)  # no task: the kernel's name and DSL defaults
     return mkb_direct.submission(kernel, project, ctx, op, scalars, reshapes)
 
 
@@ -66,7 +66,7 @@ def test_direct_submission_structure(direct):
     json.dumps(direct)  # serialisable as the harness reads it
     model = ast.parse(src["ModelNew.py"])
     assert "ModelNew" in [n.name for n in model.body if isinstance(n, ast.ClassDef)]
-    assert "benchmark_ops.leaky_relu(*tensors, 0.01)" in src["ModelNew.py"]  # the task's slope, baked in
+    assert "benchmark_ops.leaky_relu(*tensors, 0.01)" in src["ModelNew.py"]  # the slope, baked in
     kernel = src["kernel/leaky_relu_kernel.cpp"]
     assert 'extern "C" __global__ __aicore__ void leaky_relu_custom(' in kernel
     assert "leaky_relu_custom<<<blocks, nullptr, stream>>>(x, y, *tiling);" in kernel
@@ -142,12 +142,15 @@ def test_opproject_six_strings(six):
     assert all(ns[k].strip() == six[k].strip() for k in mkb_opproject.STRINGS)
 
 
-def test_cli_writes_both_exports(tmp_path):
-    for kind, suffix in (("mkb-direct", "_mkb_direct.json"), ("mkb-opproject", "_mkb_opproject.py")):
-        out = subprocess.run([sys.executable, "-m", "npu_harness.cli", str(LEAKY), "-o", str(tmp_path / kind),
-                              "--export", kind], capture_output=True, text=True, timeout=300, cwd=REPO)
-        assert out.returncode == 0, out.stderr
-        assert (tmp_path / kind / f"leaky_relu{suffix}").is_file()
+def test_cli_export_and_write_export(leaky, tmp_path):
+    out = subprocess.run([sys.executable, "-m", "npu_harness.cli", str(LEAKY), "-o", str(tmp_path / "cli"),
+                          "--export", "mkb-direct"], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    sub = json.loads((tmp_path / "cli" / "leaky_relu_mkb_direct.json").read_text())  # the task's stem names it
+    assert sub["problem"] == "leaky_relu" and "0.01" in _sources(sub)["ModelNew.py"]  # the task Model's slope
+    kernel, project, ctx = leaky
+    path = write_export("mkb-opproject", kernel, project, ctx, None, tmp_path, {}, 120)
+    assert path == tmp_path / "leaky_relu_mkb_opproject.py" and "kernel_src = r\'\'\'" in path.read_text()
 
 
 @pytest.mark.skipif(not TORCH_EXT, reason="opt-in: ASCEND_DSL_TORCH_EXT_TESTS=1 (torch C++ headers, ~30 s CPU)")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_harness.device import benchmark
+from npu_harness.device import benchmark, env, npu_worker
 from npu_harness.device.npu_validate import validate_npu
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,13 +41,13 @@ def test_validate_npu_without_cann_says_what_is_missing(tmp_path):
     assert "set_env.sh" in lines[0]
 
 
-def test_validate_npu_without_torch_npu_says_what_is_missing(tmp_path):
-    out = _run(["npu_harness.cli", str(LEAKY), "-o", str(tmp_path / "o"), "--validate", "npu"],
-               _no_cann_env(tmp_path / "cann"))
-    assert out.returncode == 2
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error[NPU-UNAVAILABLE]: torch_npu is not installed")
-    assert "pip install torch-npu" in lines[0]
+def test_without_torch_npu_the_harness_says_what_is_missing(tmp_path, monkeypatch):
+    for k, v in _no_cann_env(tmp_path / "cann").items():
+        monkeypatch.setenv(k, v)
+    with pytest.raises(env.NpuUnavailable) as ei:
+        validate_npu(LEAKY, "leaky_relu", {}, "ascend910b1", LEAKY.with_suffix(".py"))
+    assert str(ei.value).startswith("torch_npu is not installed") and "pip install torch-npu" in str(ei.value)
+    assert "torch_npu" not in sys.modules
 
 
 @pytest.mark.parametrize("tool", ["kernelgen.cli_eval", "kernelgen.cli_gen"])
@@ -71,11 +71,13 @@ def test_harness_compares_and_times_with_the_emulator_standing_in():
 
 
 @pytest.mark.slow
-def test_harness_reports_a_kernel_that_computes_something_else():
-    r = validate_npu(LEAKY, "leaky_relu", {}, "ascend910b1", REPO / "examples/activation/relu.py", cap=20000,
-                     device="cpu", correct_trials=2, warmup=1, trials=4)
-    assert not r.ok and r.kernel_ms is None  # a wrong kernel is not timed
-    assert r.comparisons[0].mismatches > 0 and "FAIL" in r.summary()
+def test_harness_reports_a_kernel_that_computes_something_else(monkeypatch):
+    monkeypatch.setenv("ASCEND_DSL_TARGET", "ascend910b1")  # restored afterwards (the worker sets it)
+    req = {"dsl": str(LEAKY), "kernel": "leaky_relu", "target": "ascend910b1", "device": "cpu", "cap": 20000,
+           "task": str(REPO / "examples/activation/relu.py"), "correct_trials": 2, "warmup": 1, "trials": 4}
+    r = npu_worker.run(req)  # in this process (validate_npu runs it in a worker)
+    assert not r["ok"] and "kernel_ms" not in r  # a wrong kernel is not timed
+    assert r["comparisons"][0]["mismatches"] > 0
 
 
 class _FakeEvent:
