@@ -61,10 +61,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
-    missing = check_level(args.level)
-    if missing:
-        print(missing, file=sys.stderr)
-        return EXIT_USAGE
     if args.show_grammar:
         print(GrammarSpec().text(), end="")
         return EXIT_OK
@@ -72,6 +68,10 @@ def _run(args) -> int:
     if args.show_prompt:
         print(prompt.render(prompt.initial_messages(task)), end="")
         return EXIT_OK
+    missing = check_level(args.level)
+    if missing:
+        print(missing, file=sys.stderr)
+        return EXIT_USAGE
     cfg = loop_config(args)
     if args.samples < 1:
         raise ValueError("--samples must be >= 1")

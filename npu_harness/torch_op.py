@@ -59,7 +59,8 @@ class KernelOp:
         return self.lowered
 
 
-_VARIANTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # KernelFunction -> {variant key: KernelOp}
+#: KernelFunction -> {dtype variant key: (typed kernel, {target: KernelOp})}: a warm call is dict lookups only
+_VARIANTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _OPS: dict[str, KernelOp] = {}  # qualname -> KernelOp (a re-defined identical kernel reuses its op)
 _REGISTER_LOCK = threading.Lock()
 
@@ -75,15 +76,15 @@ def _call_error(code: str, message: str, span=None, hint: str | None = None) -> 
     return KernelCallError.at(code, message, span, hint)
 
 
-def _variant(kfn: KernelFunction, tensors: tuple) -> tuple[ir.Kernel, dict]:
-    """The dtype variant whose tensor dtypes match the arguments."""
+def _variant(kfn: KernelFunction, tensors: tuple) -> tuple[ir.Kernel, dict, dict]:
+    """The dtype variant whose tensor dtypes match the arguments: (kernel, variant, its ops by target)."""
     per_fn = _VARIANTS.setdefault(kfn, {})
     tried = []
     for variant in kfn.source.dtype_variants:
         key = tuple(sorted((k, v.value) for k, v in variant.items()))
         if key not in per_fn:
-            per_fn[key] = kfn.source.instantiate(variant)
-        k = per_fn[key]
+            per_fn[key] = (kfn.source.instantiate(variant), {})
+        k, ops = per_fn[key]
         params = k.tensors if len(tensors) == len(k.tensors) and len(k.tensors) != len(k.inputs) else k.inputs
         if len(tensors) != len(params):
             names = ", ".join(p.name for p in k.inputs)
@@ -92,10 +93,10 @@ def _variant(kfn: KernelFunction, tensors: tuple) -> tuple[ir.Kernel, dict]:
                               f"{len(k.tensors)} tensors ({alln}) to write the outputs in place; got {len(tensors)}",
                               k.span)
         if all(t.dtype == p.dtype.torch for t, p in zip(tensors, params, strict=True)):
-            return k, variant
+            return k, variant, ops
         tried.append(", ".join(f"{p.name}: {p.dtype}" for p in params))
     got = ", ".join(str(t.dtype).removeprefix("torch.") for t in tensors)
-    k = per_fn[next(iter(per_fn))]
+    k = per_fn[next(iter(per_fn))][0]
     raise _call_error("CALL-DTYPE", f"{k.name}: no dtype variant takes tensors of dtypes ({got})", k.span,
                       "declared: " + "; ".join(f"({t})" for t in tried))
 
@@ -116,14 +117,17 @@ def _qualname(kernel: ir.Kernel, variant: dict, target: str) -> str:
     return f"ascend_dsl::{kernel.name}{tag}_{digest}"
 
 
-def _op_for(kernel: ir.Kernel, variant: dict, target: str) -> KernelOp:
-    qualname = _qualname(kernel, variant, target)
-    with _REGISTER_LOCK:
-        kop = _OPS.get(qualname)
-        if kop is None:
-            kop = KernelOp(kernel, target, qualname)
-            kop.op = _register(kop)
-            _OPS[qualname] = kop
+def _op_for(kernel: ir.Kernel, variant: dict, target: str, ops: dict) -> KernelOp:
+    kop = ops.get(target)
+    if kop is None:
+        qualname = _qualname(kernel, variant, target)
+        with _REGISTER_LOCK:
+            kop = _OPS.get(qualname)
+            if kop is None:
+                kop = KernelOp(kernel, target, qualname)
+                kop.op = _register(kop)
+                _OPS[qualname] = kop
+        ops[target] = kop
     return kop
 
 
@@ -134,21 +138,17 @@ def _register(kop: KernelOp):
     result = "Tensor" if n_out == 1 else "(" + ", ".join("Tensor" for _ in range(n_out)) + ")"
     schema = f"({', '.join(args)}) -> {result}"
 
-    def shapes_of(ins) -> tuple[list, list, list[float]]:
-        in_shapes = [tuple(t.shape) for t in ins]
-        outs = output_shapes(k, in_shapes)
-        return in_shapes, outs, []
-
     def fake(*a):
         ins = a[:n_in]
-        _, outs, _ = shapes_of(ins)
+        outs = output_shapes(k, [tuple(t.shape) for t in ins])
         res = [ins[0].new_empty(s, dtype=p.dtype.torch) for s, p in zip(outs, k.outputs, strict=True)]
         return res[0] if n_out == 1 else tuple(res)
 
     def impl(*a):
         ins = [t.contiguous() for t in a[:n_in]]
         scalars = [float(x) for x in a[n_in:]]
-        in_shapes, outs, _ = shapes_of(ins)
+        in_shapes = [tuple(t.shape) for t in ins]
+        outs = output_shapes(k, in_shapes)
         symbols, _ = _bound(k, in_shapes, outs, {p.name: v for p, v in zip(k.scalars, scalars, strict=True)})
         sym = [int(symbols[s]) for s in k.symbols]
         res = [torch.empty(s, dtype=p.dtype.torch, device=ins[0].device) for s, p in zip(outs, k.outputs, strict=True)]
@@ -188,7 +188,7 @@ def _run(kfn: KernelFunction, args: tuple, scalars: dict):
                           "torch.Tensor", None, "pass scalar parameters by name, e.g. kernel(x, alpha=0.5)")
     if not args:
         raise _call_error("CALL", f"{kfn.__name__}: no tensors given", None)
-    kernel, variant = _variant(kfn, args)
+    kernel, variant, ops = _variant(kfn, args)
     unknown = sorted(set(scalars) - {p.name for p in kernel.scalars})
     if unknown:
         raise _call_error("CALL", f"{kernel.name} has no scalar parameter {', '.join(unknown)}", kernel.span,
@@ -212,7 +212,7 @@ def _run(kfn: KernelFunction, args: tuple, scalars: dict):
     else:
         raise _call_error("CALL-DEVICE", f"{kernel.name}: tensors on {device} cannot run a kernel (CPU tensors run in "
                           "the emulator, NPU tensors on the NPU)", kernel.span)
-    kop = _op_for(kernel, variant, target)
+    kop = _op_for(kernel, variant, target, ops)
     result = kop.op(*inputs, *[float(values[p.name]) for p in kernel.scalars])
     if given is None:
         return result
