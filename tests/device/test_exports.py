@@ -76,12 +76,6 @@ def test_direct_submission_structure(direct):
     assert "at::Tensor y = at::empty(x.sizes()" in bind  # y: [N] like x: [N]
 
 
-def test_direct_export_reshapes_to_the_tasks_output_shape():
-    kernel = load_file(REPO / "examples/reduce/sum_dim.adsl")[0].instantiate()
-    op, _, reshapes = task_facts(kernel, REPO / "examples/reduce/sum_dim.py", {}, 120)
-    assert op == "sum_dim" and reshapes == [(0, (16, 256))]  # x [16, 256, 256] viewed as rows: out [4096]
-
-
 @pytest.mark.slow
 def test_direct_export_host_parts_build_and_run_on_the_acl_layer(direct, tmp_path):
     kdir = tmp_path / "kernel"
@@ -142,12 +136,15 @@ def test_opproject_six_strings(six):
     assert all(ns[k].strip() == six[k].strip() for k in mkb_opproject.STRINGS)
 
 
-def test_cli_export_and_write_export(leaky, tmp_path):
-    out = subprocess.run([sys.executable, "-m", "npu_harness.cli", str(LEAKY), "-o", str(tmp_path / "cli"),
+def test_cli_export_takes_names_scalars_and_output_shapes_from_the_task(leaky, tmp_path):
+    sum_dim = REPO / "examples/reduce/sum_dim.adsl"
+    out = subprocess.run([sys.executable, "-m", "npu_harness.cli", str(sum_dim), "-o", str(tmp_path / "cli"),
                           "--export", "mkb-direct"], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert out.returncode == 0, out.stderr
-    sub = json.loads((tmp_path / "cli" / "leaky_relu_mkb_direct.json").read_text())  # the task's stem names it
-    assert sub["problem"] == "leaky_relu" and "0.01" in _sources(sub)["ModelNew.py"]  # the task Model's slope
+    sub = json.loads((tmp_path / "cli" / "sum_dim_mkb_direct.json").read_text())  # the task's stem names it
+    model = _sources(sub)["ModelNew.py"]
+    assert sub["problem"] == "sum_dim" and "benchmark_ops.sum_dim(*tensors)" in model
+    assert "outputs[0] = outputs[0].reshape((16, 256))" in model  # x [16, 256, 256] viewed as rows: out [4096]
     kernel, project, ctx = leaky
     path = write_export("mkb-opproject", kernel, project, ctx, None, tmp_path, {}, 120)
     assert path == tmp_path / "leaky_relu_mkb_opproject.py" and "kernel_src = r\'\'\'" in path.read_text()

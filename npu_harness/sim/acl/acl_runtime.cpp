@@ -21,7 +21,8 @@
 #include <string>
 
 #include "acl/acl.h"
-#include "acl/ascend_sim_launch.h"
+#include "acl/ascend_sim_queue.h"
+#include "ascend_sim/core.h"  // sim::GmAlloc / GmFree: device memory is emulator GM
 
 #ifndef ASCEND_SIM_AIV_NUM
 #define ASCEND_SIM_AIV_NUM 48  // vector cores of 910B1 (ref §5.2)

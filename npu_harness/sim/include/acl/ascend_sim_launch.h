@@ -18,20 +18,10 @@
 #include <utility>
 
 #include "acl.h"
+#include "ascend_sim_queue.h"
 #include "kernel_operator.h"
 
 namespace AscendC::sim::acl {
-
-// A queued kernel launch; Run() executes it in the emulator and returns the number of faults reported.
-struct KernelTask {
-    virtual ~KernelTask() = default;
-    virtual int Run() = 0;
-};
-
-// Queues `task` (ownership passes to the runtime) on `stream` (nullptr: the default stream). `gm` lists
-// the launch's pointer arguments (nullptr entries are ignored); each must lie in live device memory.
-aclError EnqueueKernel(aclrtStream stream, const char* name, uint32_t blockDim, const void* const* gm, size_t numGm,
-                       KernelTask* task);
 
 namespace detail {
 
