@@ -43,7 +43,7 @@ class Layout(Enum):
     COL = "col"
     ROW = "row"
     BLOCK = "block"  # buffers only: one 32-byte block (reduction results)
-    REPEATS = "repeats"  # buffers only: one element per 256-byte repeat of a flat tile (reduce scratch)
+    REPEATS = "repeats"  # buffers only: two elements per 256-byte repeat of a flat tile (reduce scratch)
     PLANE = "plane"  # plane loops: whole planes (the trailing spatial dims of one (n, c) slice), or bands of them
     POOLED = "pooled"  # plane loops: the pooled planes (the output's spatial dims)
     SLOTS = "slots"  # buffers only: a slot accumulator's f32 values (sized from the shapes at launch)
@@ -202,8 +202,8 @@ class Buffer:
     def bytes_for(self, tile_elems: int) -> int:
         if self.layout in (Layout.BLOCK, Layout.SLOTS):  # SLOTS: at least one block; the host checks the rest
             return 32
-        if self.layout is Layout.REPEATS:  # ceil(tile bytes / 256) elements
-            tile_elems = -(-tile_elems * self.bits // (8 * 256))
+        if self.layout is Layout.REPEATS:  # 2 x ceil(tile bytes / 256) elements (ReduceMax/Min keep value + index)
+            tile_elems = 2 * -(-tile_elems * self.bits // (8 * 256))
         raw = -(-tile_elems * self.bits // 8)
         return -(-raw // 32) * 32
 

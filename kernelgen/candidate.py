@@ -73,13 +73,13 @@ def _internal(e: Exception, stage: str) -> tuple[str, list[str]]:
     return f"error[INTERNAL]: {stage} crashed: {type(e).__name__}: {e}", ["INTERNAL"]
 
 
-def _runs(task: Task, kernel, seeds: list[int], cap: int | None) -> list[tuple[str, TaskRun]]:
-    dts = tuple(str(p.dtype) for p in kernel.inputs)
-    key = (task.hash, tuple(seeds), cap, dts, len(kernel.inputs))
+def _runs(task: Task, variants: list, seeds: list[int], cap: int | None) -> list[tuple[str, TaskRun]]:
+    dts = tuple(tuple(str(p.dtype) for p in k.inputs) for k in variants)
+    key = (task.hash, tuple(seeds), cap, dts, tuple(p.name for p in variants[0].inputs))
     if key not in _REF_CACHE:
         if len(_REF_CACHE) >= _REF_CACHE_MAX:
             _REF_CACHE.pop(next(iter(_REF_CACHE)))
-        _REF_CACHE[key] = reference_runs(task, kernel, seeds, cap=cap)
+        _REF_CACHE[key] = reference_runs(task, variants, seeds, cap=cap)
     return _REF_CACHE[key]
 
 
@@ -87,6 +87,8 @@ def _mismatch(level: str, label: str, r: ValidationResult) -> str:
     shapes = ", ".join(f"{k}={v}" for k, v in r.shapes.items())
     lines = [f"error[MISMATCH]: {level} result differs from the PyTorch reference ({label}; {shapes})"]
     lines += [f"   = {c.describe()}" for c in r.comparisons if not c.ok]
+    if r.defaults:
+        lines.append(f"   = {r.scalars}")
     for e in r.sim_errors:
         lines.append(f"error[{e.code}]: {e.message}\n --> {e.file}:{e.line}" + (f" (block {e.block})"
                                                                                if e.block is not None else ""))
@@ -116,10 +118,10 @@ def evaluate(response: str, task: Task, *, level: str = "sim", seeds: list[int] 
     out.seconds["parse"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    try:
-        kernel = sources[0].instantiate()
+    try:  # every dtype variant: each case of the task runs on the one its data picks
+        variants = [sources[0].instantiate(d) for d in sources[0].dtype_variants]
         ctx = PassContext(get_target(target), file)
-        check_constraints.run(kernel, ctx)
+        check_constraints.run(variants[0], ctx)
     except DslError as e:
         return _fail(out, "check", e.render(), e.codes)
     except Exception as e:  # noqa: BLE001
@@ -129,7 +131,7 @@ def evaluate(response: str, task: Task, *, level: str = "sim", seeds: list[int] 
 
     t0 = time.perf_counter()
     try:
-        runs = _runs(task, kernel, seeds, cap)
+        runs = _runs(task, variants, seeds, cap)
     except DslError as e:
         return _fail(out, "task", e.render(), e.codes)
     out.seconds["reference"] = time.perf_counter() - t0
@@ -137,7 +139,9 @@ def evaluate(response: str, task: Task, *, level: str = "sim", seeds: list[int] 
     t0 = time.perf_counter()
     for label, run in runs:
         try:
-            r = validate_interp(kernel, run)
+            if run.error:
+                raise DslError.at(run.error["code"], f"{label}: {run.error['message']}", None)
+            r = validate_interp(variants[run.variant or 0], run)
         except DslError as e:
             return _fail(out, "interp", e.render(), e.codes)
         except Exception as e:  # noqa: BLE001
@@ -148,15 +152,18 @@ def evaluate(response: str, task: Task, *, level: str = "sim", seeds: list[int] 
     out.seconds["interp"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
+    lowered: dict[int, tuple] = {}
     try:
-        lowered = run_pipeline(kernel, ctx)
-        project = emit(lowered, ctx)
+        for v in sorted({run.variant or 0 for _, run in runs}):
+            vctx = PassContext(get_target(target), file)
+            lk = run_pipeline(variants[v], vctx)
+            lowered[v] = (lk, emit(lk, vctx), vctx)
     except DslError as e:
         return _fail(out, "lower", e.render(), e.codes)
     except Exception as e:  # noqa: BLE001
         return _fail(out, "lower", *_internal(e, "lowering"))
     out.lowered = True
-    out.files = dict(project.files)
+    out.files = dict(lowered[min(lowered)][1].files)
     out.seconds["lower"] = time.perf_counter() - t0
     if level not in ("sim", "npu"):
         return out
@@ -164,8 +171,9 @@ def evaluate(response: str, task: Task, *, level: str = "sim", seeds: list[int] 
     t0 = time.perf_counter()
     estimates = []
     for label, run in runs:
+        v = run.variant or 0
         try:
-            r = validate_sim(kernel, lowered, project, ctx, run)
+            r = validate_sim(variants[v], *lowered[v], run)
         except DslError as e:
             return _fail(out, "sim", e.render(), e.codes)
         except Exception as e:  # noqa: BLE001
@@ -179,7 +187,7 @@ def evaluate(response: str, task: Task, *, level: str = "sim", seeds: list[int] 
     out.estimate_us = sum(estimates) / len(estimates) if estimates else None
     out.seconds["sim"] = time.perf_counter() - t0
     if level == "npu":
-        return _npu_stage(out, code, file, task, kernel.name, seeds[0], cap, target)
+        return _npu_stage(out, code, file, task, sources[0].name, seeds[0], cap, target)
     return out
 
 

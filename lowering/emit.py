@@ -157,8 +157,8 @@ def _bytes_expr(b: ir.Buffer, suffix: str = "", tile: str | None = None) -> str:
         return "32"
     if b.layout is ir.Layout.SLOTS:  # a slot accumulator's vector: whole 32-byte blocks
         return f"{emit_slots.acc_of(b.name)}Pad_ * sizeof(float)"
-    if b.layout is ir.Layout.REPEATS:  # one element per 256-byte repeat, whole 32-byte blocks
-        return f"(({tile} * sizeof({b.dtype.ctype}) + 255) / 256 * sizeof({b.dtype.ctype}) + 31) / 32 * 32"
+    if b.layout is ir.Layout.REPEATS:  # two elements per 256-byte repeat (ReduceMax/Min: value and index; ReduceMax.md), whole 32-byte blocks
+        return f"(({tile} * sizeof({b.dtype.ctype}) + 255) / 256 * 2 * sizeof({b.dtype.ctype}) + 31) / 32 * 32"
     elems = per_bits[b.layout]
     if b.bits == 1:
         return f"({elems} + 255) / 256 * 32"  # one bit per element, whole 32-byte blocks

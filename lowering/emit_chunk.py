@@ -189,7 +189,9 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
                   + (f" of split loop {k}" if k else "") for ph in passes[1:]),
                 "uint64_t chunkRows_ = 0;  // chunked mode: this core's rows",
                 "uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element"]
-    reset = ["pipe.Reset();", "pipe.InitBuffer(chunkMath_, 32);"]
+    # the UB is carved anew for the next pass: the last pass's copies (and the previous row's copy-out) must
+    # have finished with their bytes first (the new buffers' queues know nothing of the old events)
+    reset = ["PipeBarrier<PIPE_ALL>();", "pipe.Reset();", "pipe.InitBuffer(chunkMath_, 32);"]
     reset += [f"pipe.InitBuffer({_out_buf(d)}, 32);" for d in plan.store_dtypes]
     body = ["rowOffset_ = row * D_;", "ChunkReset();"]
     for st in plan.steps:

@@ -1,17 +1,15 @@
 """Host arrays: task inputs and reference outputs as numpy, so the parent process never imports torch.
 
-The task worker (a subprocess that imports torch) writes every tensor as raw storage in one `.npz`
-file; the parent binds, feeds the emulator and compares with numpy only. numpy has no bfloat16, so a
-bf16 tensor travels as its uint16 bit patterns (exact) with the dtype name kept beside it;
+The task worker (a subprocess that imports torch) writes every tensor as raw storage in one `.npz` file
+(npu_harness.task_result); the parent binds, feeds the emulator and compares with numpy only. numpy has no
+bfloat16, so a bf16 tensor travels as its uint16 bit patterns (exact) with the dtype name kept beside it;
 `to_float64()` widens every dtype exactly (bf16 bits << 16 are the float32 bits of the same value).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -103,44 +101,3 @@ class Opaque:
 
 def type_name(x) -> str:
     return x.type_name if isinstance(x, Opaque) else type(x).__name__
-
-
-# ---- the task worker's result file -----------------------------------------------------------------------
-
-def _encode(x, key: str, arrays: dict[str, np.ndarray]) -> dict:
-    if isinstance(x, HostArray):
-        arrays[key] = x.data
-        return {"kind": "tensor", "dtype": x.dtype}
-    try:
-        json.dumps(x)
-        return {"kind": "value", "value": x}
-    except (TypeError, ValueError):
-        return {"kind": "opaque", "type": type(x).__name__}
-
-
-def _decode(meta: dict, key: str, npz) -> object:
-    if meta["kind"] == "tensor":
-        return HostArray(npz[key], meta["dtype"])
-    if meta["kind"] == "value":
-        return meta["value"]
-    return Opaque(meta["type"])
-
-
-def save_result(path: Path, inputs: list, outputs: list, attrs: dict, constants: dict) -> None:
-    """Write a task result (tensors as HostArray or torch tensors) as one uncompressed .npz."""
-    arrays: dict[str, np.ndarray] = {}
-    meta = {"inputs": [_encode(as_host(x), f"in{i}", arrays) for i, x in enumerate(inputs)],
-            "outputs": [_encode(as_host(x), f"out{i}", arrays) for i, x in enumerate(outputs)],
-            "attrs": attrs, "constants": constants}
-    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-    with open(path, "wb") as f:  # straight to the file: a large result is not buffered in memory first
-        np.savez(f, **arrays)
-
-
-def load_result(path: Path) -> tuple[list, list, dict, dict]:
-    """(inputs, outputs, attrs, constants) from save_result's file; tensors as HostArray."""
-    with np.load(path, allow_pickle=False) as npz:
-        meta = json.loads(npz["meta"].tobytes().decode())
-        inputs = [_decode(m, f"in{i}", npz) for i, m in enumerate(meta["inputs"])]
-        outputs = [_decode(m, f"out{i}", npz) for i, m in enumerate(meta["outputs"])]
-    return inputs, outputs, meta["attrs"], meta["constants"]

@@ -7,12 +7,14 @@ comes back shaped like x); any other output has the shape of its declared dimens
 from __future__ import annotations
 
 from ascend_dsl import KernelCallError, ir
+from ascend_dsl.diagnostics import DslError
 
-from .binding import view_dims
+from .binding import bind_symbols, view_dims
+from .task_result import TensorShape
 
 
 def symbols_from(params, shapes) -> dict:
-    """Shape symbols from tensors of these shapes (first occurrence wins; binding.bind_shapes checks the rest)."""
+    """Shape symbols from tensors of these shapes (first occurrence wins; bind_call checks the rest)."""
     symbols: dict = {}
     for p, shape in zip(params, shapes, strict=True):
         dims = view_dims(len(p.shape), tuple(shape))
@@ -40,3 +42,24 @@ def output_shapes(kernel: ir.Kernel, input_shapes: list) -> list[tuple]:
                                      "pass every tensor (inputs and outputs) to write into given outputs")
         out.append(tuple(d if isinstance(d, int) else symbols[d] for d in p.shape))
     return out
+
+
+def bind_call(kernel: ir.Kernel, input_shapes: list, output_shapes: list, scalars: dict) -> tuple[dict, dict]:
+    """(shape symbols, scalar values) of a call: tensors of these shapes (inputs, then outputs) and the scalars
+    passed by name, the others taking their DSL default. KernelCallError when they do not fit the declaration."""
+    shapes = {p.name: TensorShape(tuple(s), "") for p, s in zip(kernel.inputs + kernel.outputs,
+                                                                 list(input_shapes) + list(output_shapes), strict=True)}
+    try:
+        symbols = bind_symbols(kernel, shapes, what="the tensor passed")
+    except DslError as e:
+        raise KernelCallError(*e.diagnostics) from None
+    values = {}
+    for p in kernel.scalars:
+        if p.name in scalars:
+            values[p.name] = scalars[p.name]
+        elif p.default is not None:
+            values[p.name] = p.default
+        else:
+            raise KernelCallError.at("CALL", f"{kernel.name}: no value for scalar '{p.name}' (it has no default)",
+                                     p.span, f"pass it by name: {kernel.name}(..., {p.name}=...)")
+    return symbols, values

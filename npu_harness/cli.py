@@ -15,6 +15,7 @@ from ascend_dsl.dtypes import BY_NAME
 from lowering import DEFAULT_TARGET, PASS_NAMES, all_targets, lower
 
 from .project_io import write_project
+from .subprocess_limits import LimitSettingError, describe_limit, limit_self
 
 
 def _kv(text: str) -> tuple[str, str]:
@@ -31,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", default=DEFAULT_TARGET, help=f"one of: {', '.join(sorted(all_targets()))}")
     p.add_argument("--kernel", help="which kernel of the file (default: the only/first one)")
     p.add_argument("--dtype", action="append", type=_kv, default=[], metavar="VAR=DTYPE",
-                   help="bind a dtype variable, e.g. T=f16 (default: the first listed)")
+                   help="bind a dtype variable, e.g. T=f16 (default: with --validate, the variant matching the task's "
+                   "data, else the first listed)")
     p.add_argument("--validate", choices=["sim", "interp", "tiling", "acl", "npu"],
                    help="validate against the task's PyTorch reference (sim, interp), or only check that the host "
                    "tiling launches at the task's shapes, without data (tiling: benchmark-scale sizes in seconds); "
@@ -43,8 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", type=Path, help="KernelBench-format task file (default: the .py next to a .adsl FILE, or a .py FILE itself)")
     p.add_argument("--set", action="append", type=_kv, default=[], metavar="NAME=INT",
                    help="override a module-level size constant of the task, e.g. dim=1000003")
-    p.add_argument("--cap", type=int, help="scale the task's size constants down until every input has at most "
-                   "this many elements")
+    p.add_argument("--cap", type=int, help="scale the task's sizes down (keeping equal sizes equal and multiples "
+                   "multiples) until no tensor has more than this many elements; prints the shapes run")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--report", action="store_true",
                    help="with --validate sim: print the emulator counters' cost-model ESTIMATE (time, bottleneck, roofline)")
@@ -60,10 +62,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if argv is None:  # a command (not a call from Python): the tool itself stays within the memory limit
+            limit_self()
         return _run(args)
     except DslError as e:
         print(e.render(), file=sys.stderr)
         return 3 if "INTERNAL" in e.codes else 2
+    except LimitSettingError as e:
+        print(f"error[ARGS]: {e}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"error[MEMORY-LIMIT]: ascend-lower exceeded the memory limit of {describe_limit()}\n"
+              "   = hint: validate at smaller sizes: --cap N or --set NAME=VALUE", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 
@@ -84,15 +95,69 @@ def _run(args) -> int:
         if dt not in BY_NAME:
             raise DslError.at("UNKNOWN-DTYPE", f"unknown dtype '{dt}' in --dtype", None,
                               f"dtypes: {', '.join(BY_NAME)}")
-    kernel = source.instantiate(dict(args.dtype))
     dump = frozenset(x.strip() for x in args.dump_after.split(",") if x.strip())
-    project, ctx = lower(kernel, args.target, args.file.name, dump)
+    task = _task_file(args)
+    overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
+    if not args.validate and not args.export:
+        kernel = source.instantiate(dict(args.dtype))
+        project, ctx = lower(kernel, args.target, args.file.name, dump)
+        _write(args, kernel, project, ctx)
+        return 0
+    from .validate_cases import KernelVariants
+
+    variants = KernelVariants(source, dict(args.dtype), args.target, args.file.name, dump)
+    if not args.validate:  # --export alone: the variant the task's data picks
+        facts = _export_facts(args, variants, task, overrides)
+        _, project, ctx = variants.lower(facts.variant)
+        _write(args, variants.kernels[facts.variant], project, ctx, variants, facts)
+        return 0
+    if args.validate == "npu":
+        return _validate_npu(args, variants, task, overrides)
+    if args.validate == "tiling":
+        return _check_tiling(args, variants, task, overrides)
+    from .validate import load_cases_for
+
+    cases = load_cases_for(variants.kernels, task, seed=args.seed, overrides=overrides, cap=args.cap,
+                           timeout=args.task_timeout)
+    first = cases.cases[0].variant or 0
+    _, project, ctx = variants.lower(first)
+    _write(args, variants.kernels[first], project, ctx, variants)
+    _print_task(args, cases, variants)
+    return _validate(args, variants, cases)
+
+
+def _task_file(args) -> Path:
+    """The task file: --task, else a .adsl kernel's sibling .py, or the .py FILE itself (kernel and task
+    together)."""
+    return args.task or (args.file if args.file.suffix == ".py" else args.file.with_suffix(".py"))
+
+
+def _export_facts(args, variants, task: Path, overrides: dict):
+    """What --export takes from the task (its meta-device run at the task's own sizes): without --task and
+    without a task file beside FILE, the kernel's name and the DSL defaults."""
+    from .export import export_facts
+
+    has_task = args.task is not None or task.is_file()
+    return export_facts(variants.kernels, task if has_task else None, overrides, args.task_timeout)
+
+
+def _export(args, variants, out: Path, facts) -> None:
+    from .export import write_export
+
+    _, project, ctx = variants.lower(facts.variant)
+    print(f"wrote {write_export(args.export, variants.kernels[facts.variant], project, ctx, facts, out)}")
+
+
+def _write(args, kernel, project, ctx, variants=None, facts=None) -> None:
+    """Write the project (and, with --export, the MultiKernelBench submission beside it)."""
     out = args.out or Path("build/ascendc") / kernel.name
     files = dict(project.files)
     for pname, text in ctx.dumps.items():
         files[f"dumps/{PASS_NAMES.index(pname) + 1:02d}_{pname}.adsl"] = text
     write_project(out, files)
     dtypes = ", ".join(f"{k}={v}" for k, v in kernel.type_args) or "-"
+    if variants is not None and not variants.explicit and len(variants.kernels) > 1:
+        dtypes += ", from the task's data"
     total_ms = sum(ctx.timings.values()) * 1000
     unit = project.manifest["tile_unit"]
     tile = (f"max tile {project.manifest['max_tile']} elements" if unit == "elements" else
@@ -105,53 +170,101 @@ def _run(args) -> int:
     print(f"wrote {out}/ ({', '.join(sorted(project.files))})")
     if ctx.dumps:
         print(f"IR dumps: {out}/dumps/")
-    # A .adsl kernel's reference is its sibling .py; a .py file may hold the kernel and the task together.
-    task = args.task or (args.file if args.file.suffix == ".py" else args.file.with_suffix(".py"))
-    overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
-    if args.export:
-        from .export import write_export
-
-        print(f"wrote {write_export(args.export, kernel, project, ctx, task, out, overrides, args.task_timeout)}")
-    if not args.validate:
-        return 0
-    from .validate import load_task_for, validate_interp, validate_sim
-
-    if args.validate == "tiling":
-        return _check_tiling(kernel, project, ctx, task, overrides, args.task_timeout)
-    if args.validate == "npu":
-        return _validate_npu(args, kernel, task, overrides)
-    run = load_task_for(kernel, task, seed=args.seed, overrides=overrides, cap=args.cap, timeout=args.task_timeout)
-    if run.constants and args.cap:
-        print("task sizes used: " + ", ".join(f"{k}={v}" for k, v in run.constants.items()))
-    if args.validate == "interp":
-        result = validate_interp(kernel, run)
-    elif args.validate == "acl":
-        from .device.host_program import validate_host
-
-        result = validate_host(kernel, project, ctx, run)
-    else:
-        result = validate_sim(kernel, ctx.lowered, project, ctx, run)
-    for c in result.comparisons:
-        print(f"  {c.describe()}")
-    if result.sim_errors or result.detail:
-        print(result.detail, file=sys.stderr)
-    print(result.summary())
-    if (args.report or args.report_json) and result.level == "sim":
-        _write_report(result, args.report, args.report_json)
-    return 0 if result.ok else 1
+    if args.export and variants is not None:
+        task = _task_file(args)
+        overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
+        _export(args, variants, out, facts or _export_facts(args, variants, task, overrides))
 
 
-def _validate_npu(args, kernel, task: Path, overrides: dict) -> int:
-    """--validate npu: one line and exit 2 when CANN or torch_npu is missing."""
-    from .device.env import NpuUnavailable
+def _shapes(run) -> str:
+    """The shapes of a case's tensors as run: forward()'s arguments, then the parameters."""
+    from .task_result import is_tensor
+
+    names = list(run.arg_names) + [f"arg{i}" for i in range(len(run.arg_names), len(run.inputs))]
+    parts = [f"{n} {list(x.shape)} {x.dtype}" if is_tensor(x) else f"{n}={x!r}" for n, x in zip(names, run.inputs,
+                                                                                               strict=False)]
+    parts += [f"{k} {list(t.shape)}" for k, t in run.params.items()]
+    return ", ".join(parts)
+
+
+def _print_task(args, cases, variants) -> None:
+    """What the task ran as: the sizes --cap chose, the shapes, every dtype conversion."""
+    if args.cap:
+        if cases.scaling:
+            sizes = ", ".join(f"{a} -> {b}" for a, b in sorted(cases.scaling["sizes"].items(), key=lambda kv: int(kv[0])))
+            print(f"--cap {args.cap}: sizes scaled {sizes} ({cases.scaling['method']})")
+            for note in cases.scaling.get("notes", []):
+                print(f"  note: {note}")
+        else:
+            print(f"--cap {args.cap}: every tensor is within the cap; the task runs at its own sizes")
+    groups = cases.format == "groups"
+    for run in cases.cases:
+        if args.cap and not groups:
+            print(f"task shapes: {_shapes(run)}")
+        if run.conversions:
+            why = ("as --dtype asks" if variants.explicit else "the kernel has no variant for the task's dtypes"
+                   if len(variants.kernels) == 1 or not _data_matches(run, variants) else "to the variant picked")
+            prefix = f"{run.label}: " if groups else ""
+            print(f"{prefix}converted for the kernel ({variants.label(run.variant or 0)}; {why}): "
+                  + ", ".join(run.conversions))
+
+
+def _data_matches(run, variants) -> bool:
+    """Whether the case's forward() tensors match the picked variant exactly (conversions only of parameters)."""
+    arg_names = set(run.arg_names)
+    return not any(c.split(" ", 1)[0] in arg_names for c in run.conversions)
+
+
+def _validate(args, variants, cases) -> int:
+    from .validate_cases import validate_cases
+
+    report = validate_cases(variants, cases, args.validate)
+    groups = cases.format == "groups"
+    for o in report.outcomes:
+        if groups:
+            status = "PASS" if o.ok else "FAIL"
+            how = o.result.summary().split(" ", 2)[2] if o.result is not None else "(error: below)"
+            print(f"{o.run.label} [{_shapes(o.run)}; {variants.label(o.variant)}]: {status} {how}")
+            if o.result is not None and o.result.defaults:
+                print(f"  {o.result.scalars}")
+        elif o.result is not None and o.result.scalars:
+            print(o.result.scalars)
+        if o.result is not None:
+            for c in o.result.comparisons:
+                if not groups or not c.ok:
+                    print(f"  {c.describe()}")
+            if o.result.sim_errors or o.result.detail:
+                print(o.result.detail, file=sys.stderr)
+        if o.error is not None:
+            print(o.error.render(), file=sys.stderr)
+    print(report.summary())
+    first = report.outcomes[0].result if report.outcomes else None
+    if (args.report or args.report_json) and first is not None and first.level == "sim":
+        _write_report(first, args.report, args.report_json)
+    if groups and report.outcomes and all(o.error is not None for o in report.outcomes):
+        return 2
+    return 0 if report.ok else 1
+
+
+def _validate_npu(args, variants, task: Path, overrides: dict) -> int:
+    """--validate npu: the project written, then built with CANN and run on the NPU by a worker; one line and
+    exit 2 when CANN or torch_npu is missing."""
+    from .device.env import NpuUnavailable, require_npu
     from .device.npu_validate import validate_npu
 
     try:
-        result = validate_npu(args.file, kernel.name, dict(args.dtype), args.target, task, seed=args.seed,
-                              overrides=overrides, cap=args.cap)
+        require_npu()
     except NpuUnavailable as e:
         print(f"error[NPU-UNAVAILABLE]: {e}", file=sys.stderr)
         return 2
+    from .validate import load_cases_for
+
+    shapes = load_cases_for(variants.kernels, task, overrides=overrides, meta=True, timeout=args.task_timeout)
+    v = shapes.cases[0].variant or 0  # the variant the task's data picks (the worker picks the same)
+    _, project, ctx = variants.lower(v)
+    _write(args, variants.kernels[v], project, ctx, variants)
+    result = validate_npu(args.file, variants.source.name, dict(args.dtype), args.target, task, seed=args.seed,
+                          overrides=overrides, cap=args.cap)
     for c in result.comparisons:
         print(f"  {c.describe()}")
     if result.error:
@@ -160,25 +273,33 @@ def _validate_npu(args, kernel, task: Path, overrides: dict) -> int:
     return 0 if result.ok else 1
 
 
-def _check_tiling(kernel, project, ctx, task: Path, overrides: dict, timeout: float) -> int:
+def _check_tiling(args, variants, task: Path, overrides: dict) -> int:
     """--validate tiling: bind the task's shapes (meta device, no data) and run only the host tiling."""
-    from .binding import bind_shapes
-    from .task import run_task_shapes
+    from .binding import bind
     from .tiling_probe import launch_blocks
+    from .validate import load_cases_for
 
-    shapes = run_task_shapes(task, overrides=overrides, timeout=timeout)
-    symbols, scalars = bind_shapes(kernel, shapes.inputs, shapes.outputs, shapes.attrs)
-    blocks = launch_blocks(project, ctx.target.name, symbols, scalars, ctx.target.aiv)
-    sizes = ", ".join(f"{k}={v}" for k, v in symbols.items())
-    if blocks == 0:
-        from lowering.emit import build_view
+    cases = load_cases_for(variants.kernels, task, overrides=overrides, meta=True, timeout=args.task_timeout)
+    status = 0
+    for run in cases.cases:
+        v = run.variant or 0
+        _, project, ctx = variants.lower(v)
+        if run is cases.cases[0]:
+            _write(args, variants.kernels[v], project, ctx, variants)
+        b = bind(variants.kernels[v], run)
+        blocks = launch_blocks(project, ctx.target.name, b.symbols, b.scalars, ctx.target.aiv)
+        sizes = ", ".join(f"{k}={val}" for k, val in b.symbols.items())
+        label = f"{run.label}: " if cases.format == "groups" else ""
+        if blocks == 0:
+            from lowering.emit import build_view
 
-        why = build_view(ctx.lowered, ctx).get("tiling_error", "the host tiling found no tile that fits the Unified "
-                                               "Buffer")
-        print(f"tiling: FAIL ({sizes}): the host tiling launches no block (a launch reports TILING: {why})")
-        return 1
-    print(f"tiling: PASS ({sizes}; {blocks} blocks of {ctx.target.aiv} vector cores)")
-    return 0
+            why = build_view(ctx.lowered, ctx).get("tiling_error", "the host tiling found no tile that fits the "
+                                                   "Unified Buffer")
+            print(f"{label}tiling: FAIL ({sizes}): the host tiling launches no block (a launch reports TILING: {why})")
+            status = 1
+        else:
+            print(f"{label}tiling: PASS ({sizes}; {blocks} blocks of {ctx.target.aiv} vector cores)")
+    return status
 
 
 def _write_report(result, show: bool, json_path: Path | None) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .arrays import as_host
+from .arrays import HostArray, as_host
 
 TOLERANCE = {"f32": 1e-4, "f16": 1e-2, "bf16": 2e-2, "i32": 0.0, "i16": 0.0, "i8": 0.0, "u8": 0.0}
 
@@ -47,13 +47,18 @@ def cube_tolerance(kernel, dtype: str) -> float | None:
     return CUBE_F32_TOLERANCE if dtype == "f32" and ir.cube_loop(kernel) is not None else None
 
 
-def compare(name: str, got, ref, dtype: str, tol: float | None = None) -> Comparison:
-    """`got` vs `ref` (HostArray or torch tensors), both widened exactly to float64 (numpy)."""
-    tol = TOLERANCE[dtype] if tol is None else tol
-    g = as_host(got).to_float64().reshape(-1)
-    r = as_host(ref).to_float64().reshape(-1)
-    if g.size != r.size:
-        return Comparison(name, False, float("inf"), r.size, r.size, tol)
+#: elements compared at a time: large outputs are widened to float64 chunk by chunk, never whole (an
+#: 8 GB float64 copy of a 1 G-element output does not fit)
+CHUNK = 1 << 22
+
+
+def _widen(a: HostArray, lo: int, hi: int) -> np.ndarray:
+    """Elements [lo, hi) of the flattened array, widened exactly to float64."""
+    return HostArray(a.data.reshape(-1)[lo:hi], a.dtype).to_float64()
+
+
+def _compare_chunk(g: np.ndarray, r: np.ndarray, tol: float) -> tuple[int, float]:
+    """(mismatches, max |error|) of one chunk: the test of torch.isclose (NaN == NaN, equal infinities close)."""
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.subtract(g, r)
         np.abs(diff, out=diff)
@@ -64,11 +69,25 @@ def compare(name: str, got, ref, dtype: str, tol: float | None = None) -> Compar
         close &= diff != np.inf  # torch.isclose: an infinite error is never within tolerance
         bad = int(close.size - np.count_nonzero(close))
         if bad == 0:
-            return Comparison(name, True, float(diff.max()) if diff.size else 0.0, 0, int(r.size), tol)
+            return 0, float(diff.max()) if diff.size else 0.0
         # infinities of the same sign and NaN against NaN are close (their difference is NaN)
         close |= g == r
         close |= np.isnan(g) & np.isnan(r)
     diff = np.where(np.isnan(diff), np.where(close, 0.0, np.inf), diff)
-    max_err = float(diff.max()) if diff.size else 0.0
-    bad = int(close.size - np.count_nonzero(close))
-    return Comparison(name, bad == 0, max_err, bad, int(r.size), tol)
+    return int(close.size - np.count_nonzero(close)), float(diff.max()) if diff.size else 0.0
+
+
+def compare(name: str, got, ref, dtype: str, tol: float | None = None) -> Comparison:
+    """`got` vs `ref` (HostArray or torch tensors), widened exactly to float64 (numpy) CHUNK elements at a time."""
+    tol = TOLERANCE[dtype] if tol is None else tol
+    g, r = as_host(got), as_host(ref)
+    n = r.numel()
+    if g.numel() != n:
+        return Comparison(name, False, float("inf"), n, n, tol)
+    bad, max_err = 0, 0.0
+    for lo in range(0, n, CHUNK):
+        hi = min(n, lo + CHUNK)
+        b, m = _compare_chunk(_widen(g, lo, hi), _widen(r, lo, hi), tol)
+        bad += b
+        max_err = max(max_err, m)
+    return Comparison(name, bad == 0, max_err, bad, n, tol)

@@ -110,6 +110,25 @@ EXAMPLE_SHAPES.update({
     "normalization/frobenius_norm": [{"batch_size": 4, "features": 16, "dim1": 64, "dim2": 64},
                                      {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
 })
+#: Tasks written the way models are (weights in nn.Linear / norm layers / nn.Parameter / buffers, pooling modules,
+#: number arguments): one small, odd shape each ({"cap": N}: the task writes its sizes as literals, --cap scales
+#: them); the groups tasks run every case of their JSON, the largest scaled by --cap.
+EXAMPLE_SHAPES.update({
+    "fuse/linear_relu_module": [{"batch_size": 300, "in_features": 70, "out_features": 75}],
+    "fuse/linear_scale_arg": [{"cap": 40000}],
+    "fuse/linear_gelu_param": [{"M": 300, "K": 70, "N": 75}],
+    "normalization/layer_norm_module": [{"B": 33, "D": 1001}],
+    "normalization/rms_norm_param": [{"batch_size": 3, "seq_len": 11, "hidden": 1001}],
+    "normalization/group_norm_module": [{"batch_size": 3, "channels": 8, "groups": 4, "height": 9, "width": 13}],
+    "normalization/batch_norm_module": [{"batch_size": 3, "features": 5, "height": 9, "width": 13}],
+    "pooling/avg_pool1d_module": [{"batch_size": 3, "channels": 7, "length": 101}],
+    "pooling/max_pool2d_module": [{"cap": 20000}],
+    "activation/leaky_relu_arg": [{"cap": 100000}],
+    "activation/swish_beta_param": [{"batch_size": 1, "dim": 100003}],
+    "broadcast/bias_add_buffer": [{"batch_size": 33, "dim": 1001}],
+    "math/add_groups": [{"cap": 100000}],
+    "normalization/rms_norm_groups": [{"cap": 100000}],
+})
 
 
 #: Benchmark-scale sizes, checked without data by the host tiling probe (`ascend-lower --validate
@@ -128,6 +147,10 @@ SCALE_SHAPES = [
     {"batch_size": 16, "channels": 32, "depth": 64, "height": 64, "width": 64},
     {"batch_size": 64, "channels": 128, "length": 65536},
     {"M": 8192, "K": 8192},
+    {"B": 4096, "D": 393216},
+    {"batch_size": 8192, "in_features": 4096, "out_features": 4096},
+    {"batch_size": 16, "seq_len": 4096, "hidden": 4096},
+    {"batch_size": 64, "features": 64, "height": 256, "width": 256},
 ]
 #: Kernels with a documented size limit that an entry of SCALE_SHAPES would exceed: (the benchmark-scale
 #: shapes used instead, the limit). At the exceeding shape the launch reports TILING (tested).
@@ -145,6 +168,8 @@ def scale_shapes(key: str, constants: dict[str, int]) -> list[dict[str, int]]:
     skipped: 3-D pooling takes the depth entry, not the 2-D one), or its SCALE_LIMITED shapes."""
     if key in SCALE_LIMITED:
         return SCALE_LIMITED[key][0]
+    if not constants:  # sizes written as literals: the task's own sizes are the benchmark's
+        return [{}]
     fits = [s for s in SCALE_SHAPES if set(s) <= set(constants)]
     return [s for s in fits if not any(set(s) < set(t) for t in fits)]
 
@@ -165,6 +190,15 @@ class Example:
         """A row kernel (2-D tensors split by rows) rather than a flat one."""
         return any(len(p.shape) == 2 for p in self.source.instantiate().tensors)
 
+    @cached_property
+    def is_groups(self) -> bool:
+        """A get_input_groups() task: its cases (shapes, dtypes, attributes) come from its sibling JSON, and each
+        case runs on the dtype variant its data picks."""
+        import ast
+
+        tree = ast.parse(self.task.read_text())
+        return any(isinstance(n, ast.FunctionDef) and n.name == "get_input_groups" for n in tree.body)
+
     @property
     def doc(self) -> str:
         tree = self.source.tree
@@ -176,10 +210,18 @@ class Example:
     def dtypes(self) -> list[dict[str, DType]]:
         return self.source.dtype_variants
 
+    def validation_dtypes(self) -> list[dict[str, DType]]:
+        """The variants validated one by one; a groups task validates once, each case on its data's variant."""
+        return self.dtypes[:1] if self.is_groups else self.dtypes
+
     def shapes(self) -> list[dict[str, int]]:
+        """Overrides of the task's size constants; the key "cap" instead runs the task under --cap (sizes written
+        as literals); a groups task runs its own cases."""
         key = f"{self.category}/{self.name}"
         if key in EXAMPLE_SHAPES:
             return EXAMPLE_SHAPES[key]
+        if self.is_groups:
+            return [{}]
         if self.category in CATEGORY_SHAPES:
             return CATEGORY_SHAPES[self.category]
         if self.is_rows:
@@ -196,13 +238,22 @@ def discover(root: Path = ROOT) -> list[Example]:
 
 def validate(example: Example, dtypes: dict[str, DType], overrides: dict[str, int], target: str = "ascend910b1",
              level: str = "sim"):
-    """Lower and validate one (example, dtype, shape) combination; returns a ValidationResult."""
+    """Lower and validate one (example, dtype, shape) combination; returns a ValidationResult (a CasesReport for
+    a groups task: every case, each on the variant its data picks)."""
     from lowering import lower
 
-    from .validate import load_task_for, validate_interp, validate_sim
+    from .validate import load_cases_for, load_task_for, validate_interp, validate_sim
 
+    overrides = dict(overrides)
+    cap = overrides.pop("cap", None)
+    if example.is_groups:
+        from .validate_cases import KernelVariants, validate_cases
+
+        variants = KernelVariants(example.source, {}, target, example.adsl.name)
+        cases = load_cases_for(variants.kernels, example.task, overrides=overrides, cap=cap)
+        return validate_cases(variants, cases, level)
     kernel = example.source.instantiate(dtypes)
-    run = load_task_for(kernel, example.task, overrides=overrides)
+    run = load_task_for(kernel, example.task, overrides=overrides, cap=cap)
     if level == "interp":
         return validate_interp(kernel, run)
     project, ctx = lower(kernel, target, example.adsl.name)
@@ -212,26 +263,37 @@ def validate(example: Example, dtypes: dict[str, DType], overrides: dict[str, in
 def launch_at(example: Example, dtypes: dict[str, DType], overrides: dict[str, int],
               target: str = "ascend910b1") -> tuple[int, dict[str, int]]:
     """Blocks the kernel's host tiling launches at its task's shapes with these size overrides (shapes
-    from the meta device, no data; tiling_probe), and the shape symbols bound there."""
+    from the meta device, no data; tiling_probe), and the shape symbols bound there. A groups task: the case
+    that launches the fewest blocks, each case on the variant its data picks."""
     from lowering import lower
     from lowering.targets import get_target
 
-    from .binding import bind_shapes
+    from .binding import bind
+    from .task import cases_from
     from .task_worker import task_shapes
     from .tiling_probe import launch_blocks
+    from .validate import kernel_spec
 
-    kernel = example.source.instantiate(dtypes)
-    project, _ = lower(kernel, target, example.adsl.name)
-    run = task_shapes(example.task, overrides)
-    symbols, scalars = bind_shapes(kernel, run["inputs"], run["outputs"], run["attrs"])
-    return launch_blocks(project, target, symbols, scalars, get_target(target).aiv), symbols
+    kernels = ([example.source.instantiate(d) for d in example.dtypes] if example.is_groups
+               else [example.source.instantiate(dtypes)])
+    cases = cases_from(task_shapes(example.task, overrides, kernel_spec(kernels)))
+    worst: tuple[int, dict[str, int]] | None = None
+    for run in cases.cases:
+        kernel = kernels[run.variant or 0]
+        project, _ = lower(kernel, target, example.adsl.name)
+        b = bind(kernel, run)
+        found = (launch_blocks(project, target, b.symbols, b.scalars, get_target(target).aiv), b.symbols)
+        worst = found if worst is None or found[0] < worst[0] else worst
+    return worst
 
 
 def scale_launches(example: Example) -> tuple[list[dict[str, int]], bool]:
-    """The kernel's benchmark-scale shapes (scale_shapes) and whether its host tiling launches at every
-    one of them for every dtype."""
+    """The kernel's benchmark-scale shapes (scale_shapes; a groups task: its own cases) and whether its host
+    tiling launches at every one of them for every dtype."""
     from .task_worker import task_shapes
 
+    if example.is_groups:
+        return [{}], launch_at(example, {}, {})[0] > 0
     shapes = scale_shapes(f"{example.category}/{example.name}", task_shapes(example.task)["constants"])
     return shapes, all(launch_at(example, dts, shape)[0] > 0 for dts in example.dtypes for shape in shapes)
 
@@ -253,6 +315,8 @@ def index_markdown(rows: list[tuple[Example, str, str]]) -> str:
         dts = ", ".join("/".join(str(v) for v in d.values()) or
                         "/".join(sorted({str(p.dtype) for p in ex.source.instantiate().tensors})) for d in ex.dtypes)
         shapes = "; ".join(", ".join(f"{k}={v}" for k, v in s.items()) or "task default" for s in ex.shapes())
+        if ex.is_groups:
+            shapes = f"every case of its JSON ({shapes})"
         lines.append(f"| {ex.category} | [{ex.name}]({ex.category}/{ex.name}.adsl) | {_cell(ex.doc)} | {dts} "
                      f"| {shapes} | {status} | {scale} |")
     counts: dict[str, int] = {}
@@ -273,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         status = "not run"
         if args.validate:
             results = []
-            for dts in ex.dtypes:
+            for dts in ex.validation_dtypes():
                 for shape in ex.shapes():
                     try:
                         r = validate(ex, dts, shape)
@@ -287,7 +351,8 @@ def main(argv: list[str] | None = None) -> int:
         scale = "not run"
         if args.validate:
             shapes, launches = scale_launches(ex)
-            scale = "; ".join(", ".join(f"{k}={v}" for k, v in s.items()) for s in shapes) + (
+            scale = ("its cases" if ex.is_groups else "; ".join(", ".join(f"{k}={v}" for k, v in s.items())
+                                                                  or "task default" for s in shapes)) + (
                 ": PASS" if launches else ": FAIL")
             failed += not launches
         rows.append((ex, status, scale))

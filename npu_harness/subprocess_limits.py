@@ -1,4 +1,12 @@
-"""Run a child process with a wall-clock timeout and an address-space limit; never hang."""
+"""Run a child process with a wall-clock timeout and an address-space limit; never hang, never take the
+machine down.
+
+The memory limit of every process the tools start (task workers, emulator runs) and of `ascend-lower` itself
+is one setting: ASCEND_DSL_MEMORY_LIMIT, either a size ("12G", "800M", "1073741824" bytes) or a fraction of
+the machine's physical RAM ("0.4"); default 40 % of RAM. It is an RLIMIT_AS: an allocation beyond it fails
+inside the process (MemoryError, torch's "can't allocate memory", std::bad_alloc), which the tools report as
+error[MEMORY-LIMIT] instead of the kernel's OOM killer ending the process, or another one, unannounced.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +15,59 @@ import resource
 import signal
 import subprocess
 from dataclasses import dataclass
+
+DEFAULT_FRACTION = 0.4
+ENV = "ASCEND_DSL_MEMORY_LIMIT"
+_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def physical_ram() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 16 << 30
+
+
+class LimitSettingError(ValueError):
+    pass
+
+
+def memory_limit() -> int:
+    """The address-space limit in bytes (ASCEND_DSL_MEMORY_LIMIT, default 40 % of physical RAM)."""
+    text = os.environ.get(ENV, "").strip().upper().removesuffix("B")
+    if not text:
+        return int(physical_ram() * DEFAULT_FRACTION)
+    try:
+        if text[-1] in _UNITS:
+            return int(float(text[:-1]) * _UNITS[text[-1]])
+        value = float(text)
+    except ValueError:
+        raise LimitSettingError(f"{ENV}={os.environ[ENV]!r} is neither a size (12G, 800M) nor a fraction of RAM "
+                                "(0.4)") from None
+    if 0 < value <= 1:
+        return int(physical_ram() * value)
+    return int(value)
+
+
+def describe_limit(limit: int | None = None) -> str:
+    limit = memory_limit() if limit is None else limit
+    return (f"{limit / (1 << 30):.1f} GB ({100 * limit / physical_ram():.0f} % of RAM; set {ENV}, e.g. "
+            f"{ENV}=0.6 or {ENV}=16G)")
+
+
+def limit_self(limit: int | None = None) -> None:
+    """Put this process under the memory limit (soft RLIMIT_AS; children may set their own)."""
+    limit = memory_limit() if limit is None else limit
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def is_out_of_memory(stderr: str) -> bool:
+    """Whether a child's stderr shows an allocation that failed (what an RLIMIT_AS hit looks like)."""
+    return any(s in stderr for s in ("MemoryError", "std::bad_alloc", "can't allocate memory", "out of host memory",
+                                     "Cannot allocate memory"))
 
 
 @dataclass(frozen=True)
@@ -19,6 +80,9 @@ class Completed:
 
 def run_limited(cmd: list[str], *, timeout: float, memory_bytes: int | None = None, cwd=None,
                 env=None) -> Completed:
+    """memory_bytes: the child's RLIMIT_AS (default: memory_limit())."""
+    memory_bytes = memory_limit() if memory_bytes is None else memory_bytes
+
     def limits() -> None:
         os.setsid()
         if memory_bytes:

@@ -1,7 +1,8 @@
-"""Load a KernelBench/MultiKernelBench task file in a subprocess (timeout + memory limit).
+"""Run a KernelBench / NPUKernelBench task file in a subprocess (timeout + memory limit).
 
-Only the worker subprocess imports torch; the parent gets inputs and reference outputs as numpy
-(`npu_harness.arrays.HostArray`), so `ascend-lower --validate sim` never pays the torch import.
+Only the worker subprocess (npu_harness.task_worker) imports torch; the parent gets every case's inputs,
+parameters and reference outputs as numpy (`npu_harness.arrays.HostArray`), so `ascend-lower --validate
+sim` never pays the torch import.
 """
 
 from __future__ import annotations
@@ -19,28 +20,31 @@ from pathlib import Path
 
 from ascend_dsl.diagnostics import DslError
 
-from .arrays import load_result
-from .subprocess_limits import run_limited
+from .subprocess_limits import describe_limit, memory_limit, run_limited
+from .task_result import load_cases
 
 TASK_TIMEOUT_S = 120.0
-TASK_MEMORY_BYTES = 16 << 30
 #: results larger than this are not kept in the on-disk task cache
 TASK_CACHE_MAX_BYTES = 256 << 20
+_WORKER_SOURCES = ("task_worker.py", "task_binding.py", "task_scale.py", "task_result.py", "arrays.py")
 
 
 def _task_cache_file(path: Path, request: dict) -> Path | None:
-    """On-disk cache of task runs (inputs + reference outputs), keyed by the task file's content, the
-    request (seed, overrides, cap, dtypes), the worker's and the result format's source and the torch
-    version (torch/version.py, found without importing torch). Disabled with
+    """On-disk cache of task runs (inputs + reference outputs), keyed by the task file's content (and its JSON
+    sidecars), the request (seed, overrides, cap, kernel dtypes), the worker's and the result format's source
+    and the torch version (torch/version.py, found without importing torch). Disabled with
     ASCEND_DSL_TASK_CACHE=0; lives in $ASCEND_DSL_CACHE/tasks (default ~/.cache/ascend-dsl/tasks)."""
     if os.environ.get("ASCEND_DSL_TASK_CACHE", "1") == "0":
         return None
     h = hashlib.sha256()
     h.update(path.read_bytes())
+    for side in (path.with_suffix(".json"), path.with_suffix(".jsonl")):
+        if side.is_file():
+            h.update(side.read_bytes())
     h.update(json.dumps(request, sort_keys=True).encode())
     here = Path(__file__).resolve().parent
-    h.update((here / "task_worker.py").read_bytes())
-    h.update((here / "arrays.py").read_bytes())
+    for name in _WORKER_SOURCES:
+        h.update((here / name).read_bytes())
     h.update(_torch_version().encode())
     env = os.environ.get("ASCEND_DSL_CACHE")
     base = Path(env) if env else Path.home() / ".cache" / "ascend-dsl"
@@ -66,43 +70,78 @@ def _torch_version() -> str:
 
 @dataclass
 class TaskRun:
-    """forward()'s arguments (the k-th tensor already rounded to the kernel's k-th input dtype) and
-    results. From run_task, tensors are HostArray (numpy); other producers may pass torch tensors."""
+    """One case of a task: forward()'s arguments (tensors already rounded to the kernel's input dtypes) and
+    results, the Model's parameters and buffers (kernel-style names: '.' -> '_'), and what scalars bind to.
+    From run_task, tensors are HostArray (numpy) or, from a meta-device run, TensorShape; other producers
+    (tests) may pass torch tensors."""
 
     inputs: list
     outputs: list
-    attrs: dict = field(default_factory=dict)
+    attrs: dict = field(default_factory=dict)  # the Model's own number attributes
+    constants: dict = field(default_factory=dict)  # the task's module-level integer constants (after --set/--cap)
+    params: dict = field(default_factory=dict)  # parameter/buffer name -> tensor
+    arg_names: list = field(default_factory=list)  # forward()'s parameter names
+    sub_attrs: dict = field(default_factory=dict)  # submodule attributes by dotted name
+    case_attrs: dict = field(default_factory=dict)  # the case's JSON attributes (get_input_groups)
+    variant: int | None = None  # the kernel dtype variant picked for this case's data
+    conversions: list = field(default_factory=list)  # "x float32 -> float16": tensors converted for the kernel
+    label: str = "task"  # "task", or "case K" of a get_input_groups() task
+    error: dict | None = None  # {"code", "message"}: this case cannot run on the kernel (e.g. a dtype)
+    args: dict = field(default_factory=dict)  # forward()'s number arguments by name
+
+
+@dataclass
+class TaskCases:
+    """Every case of a task run: one for get_inputs() tasks, one per group for get_input_groups() tasks."""
+
+    format: str  # "standard" | "groups"
+    cases: list[TaskRun]
     constants: dict = field(default_factory=dict)
+    scaling: dict | None = None  # --cap: {"sizes": {old: new}, "method", "notes"}
 
 
-def run_task(path: str | Path, *, seed: int = 0, overrides: dict[str, int] | None = None, cap: int | None = None,
-             input_dtypes: list[str | None] | None = None, timeout: float = TASK_TIMEOUT_S) -> TaskRun:
+def cases_from(data: dict) -> TaskCases:
+    """TaskCases from the worker's result dict (npu_harness.task_result.load_cases or task_worker.run_request)."""
+    runs = [TaskRun(c["inputs"], c["outputs"], c["attrs"], data["constants"], params=c["params"],
+                    arg_names=c["arg_names"], sub_attrs=c["sub_attrs"], case_attrs=c["case_attrs"], variant=c["variant"],
+                    conversions=c["conversions"], label=c["label"], error=c["error"], args=c["args"])
+            for c in data["cases"]]
+    return TaskCases(data["format"], runs, data["constants"], data.get("scaling"))
+
+
+def _missing(path: Path) -> DslError:
+    return DslError.at("TASK-ERROR", f"task file {path} does not exist", None,
+                       "pass --task TASK.py (default: the .py next to the .adsl file)")
+
+
+def run_task_cases(path: str | Path, *, seed: int = 0, overrides: dict | None = None, cap: int | None = None,
+                   kernel: dict | None = None, meta: bool = False, timeout: float = TASK_TIMEOUT_S) -> TaskCases:
+    """Every case of the task, run in a worker subprocess (npu_harness.task_worker's REQUEST: seed, --set
+    overrides, --cap, the kernel's inputs and dtype variants, meta = shapes only)."""
     path = Path(path)
     if not path.is_file():
-        raise DslError.at("TASK-ERROR", f"task file {path} does not exist", None,
-                          "pass --task TASK.py (default: the .py next to the .adsl file)")
-    request = {"seed": seed, "set": overrides or {}, "cap": cap, "input_dtypes": input_dtypes or []}
+        raise _missing(path)
+    request = {"seed": seed, "set": overrides or {}, "cap": cap, "kernel": kernel, "meta": meta}
     cached = _task_cache_file(path, request)
     if cached is not None and cached.is_file():
         try:
-            return TaskRun(*load_result(cached))
+            return cases_from(load_cases(cached))
         except Exception:  # noqa: BLE001 - a damaged cache entry is simply recomputed
             cached.unlink(missing_ok=True)
+    limit = memory_limit()
     with tempfile.TemporaryDirectory(prefix="ascend-task-") as tmp:
         req = Path(tmp) / "request.json"
         req.write_text(json.dumps(request))
         out = Path(tmp) / "result.npz"
         res = run_limited([sys.executable, "-m", "npu_harness.task_worker", str(path), str(out), str(req)],
-                          timeout=timeout, memory_bytes=TASK_MEMORY_BYTES)
-        if res.timed_out:
-            raise DslError.at("TASK-TIMEOUT", f"task file {path} did not finish within {timeout:.0f} s", None,
-                              "does get_inputs() or forward() loop forever, or are the sizes too large? "
-                              "try --cap N")
-        if res.returncode != 0:
-            tail = "\n".join(res.stderr.strip().splitlines()[-6:])
-            raise DslError.at("TASK-ERROR", f"task file {path} failed (exit {res.returncode}):\n{tail}", None)
+                          timeout=timeout, memory_bytes=limit)
+        _raise_for(path, res, out, timeout, limit, meta)
+        if out.stat().st_size > limit // 2:
+            raise DslError.at("MEMORY-LIMIT", f"the tensors of task file {path} take {out.stat().st_size / 2**30:.1f} GB; "
+                              f"reading them would exceed the memory limit of {describe_limit(limit)}", None,
+                              "validate at smaller sizes: --cap N or --set NAME=VALUE")
         try:
-            data = load_result(out)
+            data = load_cases(out)
         except (OSError, ValueError, KeyError) as e:
             raise DslError.at("TASK-ERROR", f"task file {path}: the worker's result is unreadable ({e})", None) from None
         if cached is not None and out.stat().st_size <= TASK_CACHE_MAX_BYTES:
@@ -114,40 +153,44 @@ def run_task(path: str | Path, *, seed: int = 0, overrides: dict[str, int] | Non
                 os.replace(tmp_name, cached)
             except OSError:
                 pass
-    return TaskRun(*data)
+    return cases_from(data)
 
 
-@dataclass
-class TaskShapes:
-    """forward()'s tensor argument and result shapes, the Model's attributes and the size constants
-    (task_worker.task_shapes: computed on the meta device, without tensor data)."""
+def _raise_for(path: Path, res, out: Path, timeout: float, limit: int, meta: bool) -> None:
+    """The worker's failure as a DslError (nothing when it succeeded)."""
+    from .task_worker import EXIT_MEMORY, EXIT_REPORTED
 
-    inputs: list[tuple[int, ...]]
-    outputs: list[tuple[int, ...]]
-    attrs: dict
-    constants: dict
+    if res.timed_out:
+        raise DslError.at("TASK-TIMEOUT", f"task file {path} did not finish within {timeout:.0f} s", None,
+                          "does get_inputs() or forward() loop forever, or are the sizes too large? try --cap N")
+    if res.returncode == 0:
+        return
+    report = Path(str(out) + ".error.json")
+    if res.returncode in (EXIT_REPORTED, EXIT_MEMORY) and report.is_file():
+        err = json.loads(report.read_text())
+        if err["code"] == "MEMORY-LIMIT":
+            raise DslError.at("MEMORY-LIMIT", f"task file {path}: {err['message']}: it exceeded the memory limit of "
+                              f"{describe_limit(limit)}", None, "validate at smaller sizes: --cap N or --set NAME=VALUE")
+        raise DslError.at(err["code"], f"task file {path}: {err['message']}", None, err.get("hint"))
+    from .subprocess_limits import is_out_of_memory
+
+    tail = "\n".join(res.stderr.strip().splitlines()[-6:])
+    if is_out_of_memory(res.stderr):
+        raise DslError.at("MEMORY-LIMIT", f"task file {path} exceeded the memory limit of {describe_limit(limit)}:\n"
+                          f"{tail}", None, "validate at smaller sizes: --cap N or --set NAME=VALUE")
+    where = " on the meta device" if meta else ""
+    hint = ("shapes come from running the task on torch.device('meta'); an op without a meta kernel fails there"
+            if meta else None)
+    raise DslError.at("TASK-ERROR", f"task file {path} failed{where} (exit {res.returncode}):\n{tail}", None, hint)
 
 
-def run_task_shapes(path: str | Path, *, overrides: dict[str, int] | None = None,
-                    timeout: float = TASK_TIMEOUT_S) -> TaskShapes:
-    """The task's shapes at its own (or overridden) sizes, in a worker subprocess like run_task."""
-    path = Path(path)
-    if not path.is_file():
-        raise DslError.at("TASK-ERROR", f"task file {path} does not exist", None,
-                          "pass --task TASK.py (default: the .py next to the .adsl file)")
-    with tempfile.TemporaryDirectory(prefix="ascend-task-") as tmp:
-        req = Path(tmp) / "request.json"
-        req.write_text(json.dumps({"shapes_only": True, "set": overrides or {}}))
-        out = Path(tmp) / "shapes.json"
-        res = run_limited([sys.executable, "-m", "npu_harness.task_worker", str(path), str(out), str(req)],
-                          timeout=timeout, memory_bytes=TASK_MEMORY_BYTES)
-        if res.timed_out:
-            raise DslError.at("TASK-TIMEOUT", f"task file {path} did not finish within {timeout:.0f} s", None)
-        if res.returncode != 0:
-            tail = "\n".join(res.stderr.strip().splitlines()[-6:])
-            raise DslError.at("TASK-ERROR", f"task file {path} failed on the meta device (exit {res.returncode}):\n"
-                              f"{tail}", None, "shapes come from running get_inputs() and forward() on "
-                              "torch.device('meta'); an op without a meta kernel fails there")
-        data = json.loads(out.read_text())
-    return TaskShapes([tuple(s) for s in data["inputs"]], [tuple(s) for s in data["outputs"]], data["attrs"],
-                      data["constants"])
+def run_task(path: str | Path, *, seed: int = 0, overrides: dict | None = None, cap: int | None = None,
+             kernel: dict | None = None, timeout: float = TASK_TIMEOUT_S) -> TaskRun:
+    """The task's single case (a get_inputs() task, or the first group of a get_input_groups() task)."""
+    return run_task_cases(path, seed=seed, overrides=overrides, cap=cap, kernel=kernel, timeout=timeout).cases[0]
+
+
+def run_task_shapes(path: str | Path, *, overrides: dict | None = None, kernel: dict | None = None,
+                    timeout: float = TASK_TIMEOUT_S) -> TaskCases:
+    """The task's cases on the meta device: shapes and dtypes (TensorShape), no data."""
+    return run_task_cases(path, overrides=overrides, kernel=kernel, meta=True, timeout=timeout)

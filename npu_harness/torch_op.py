@@ -30,11 +30,9 @@ import torch
 
 from ascend_dsl import KernelCallError, ir, printer, register_runner
 from ascend_dsl.api import KernelFunction
-from ascend_dsl.diagnostics import DslError
 from lowering import DEFAULT_TARGET, EmittedProject, PassContext, lower
 
-from .binding import bind_shapes
-from .call_shapes import output_shapes
+from .call_shapes import bind_call, output_shapes
 
 TARGET_ENV = "ASCEND_DSL_TARGET"
 NPU_DEVICE_TYPES = ("npu", "privateuseone")
@@ -101,13 +99,6 @@ def _variant(kfn: KernelFunction, tensors: tuple) -> tuple[ir.Kernel, dict, dict
                       "declared: " + "; ".join(f"({t})" for t in tried))
 
 
-def _bound(kernel: ir.Kernel, input_shapes: list, out_shapes: list, scalars: dict) -> tuple[dict, dict]:
-    try:
-        return bind_shapes(kernel, input_shapes, out_shapes, scalars)
-    except DslError as e:
-        raise KernelCallError(*e.diagnostics) from None
-
-
 # ----------------------------------------------------------------------------- the op
 
 
@@ -149,7 +140,7 @@ def _register(kop: KernelOp):
         scalars = [float(x) for x in a[n_in:]]
         in_shapes = [tuple(t.shape) for t in ins]
         outs = output_shapes(k, in_shapes)
-        symbols, _ = _bound(k, in_shapes, outs, {p.name: v for p, v in zip(k.scalars, scalars, strict=True)})
+        symbols, _ = bind_call(k, in_shapes, outs, {p.name: v for p, v in zip(k.scalars, scalars, strict=True)})
         sym = [int(symbols[s]) for s in k.symbols]
         res = [torch.empty(s, dtype=p.dtype.torch, device=ins[0].device) for s, p in zip(outs, k.outputs, strict=True)]
         if ins[0].device.type in NPU_DEVICE_TYPES:
@@ -204,7 +195,7 @@ def _run(kfn: KernelFunction, args: tuple, scalars: dict):
     in_shapes = [tuple(t.shape) for t in inputs]
     given = [by_name[p.name] for p in kernel.outputs] if in_place else None
     outs = output_shapes(kernel, in_shapes)
-    _, values = _bound(kernel, in_shapes, [tuple(t.shape) for t in given] if given else outs, scalars)
+    _, values = bind_call(kernel, in_shapes, [tuple(t.shape) for t in given] if given else outs, scalars)
     if device.type in NPU_DEVICE_TYPES:
         target = _npu_target(device)
     elif device.type in ("cpu", "meta"):  # meta: shapes only, from the fake implementation

@@ -8,18 +8,22 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from lowering import EmittedProject, PassContext
 from lowering.emit import build_view
 from lowering.passes.check_windows import check_pool_binding
 
-from .arrays import TORCH_NAME, HostArray
+from .arrays import STORAGE, TORCH_NAME, HostArray
 from .binding import Binding, bind
 from .compare import TOLERANCE, Comparison, compare, cube_tolerance
 from .sim.driver import driver_source, target_defines
+from .sim.iodir import scratch_dir, write_array
 from .sim.runner import sim_defines
-from .task import TASK_TIMEOUT_S, TaskRun, run_task
+from .subprocess_limits import describe_limit, is_out_of_memory, memory_limit
+from .task import TASK_TIMEOUT_S, TaskCases, TaskRun, run_task_cases
 
 SIM_RUN_TIMEOUT_S = 300.0
 
@@ -38,17 +42,34 @@ class ValidationResult:
     counters: dict | None = None
     report: object | None = None
     estimate_us: float | None = None
+    #: the scalars' values and where each came from ("kernel default" when the task bound nothing)
+    scalars: str | None = None
+    defaults: list = field(default_factory=list)
 
     def summary(self) -> str:
         shapes = ", ".join(f"{k}={v}" for k, v in self.shapes.items())
         return f"{self.level}: {'PASS' if self.ok else 'FAIL'} ({shapes}; {self.seconds:.2f} s)"
 
 
+def kernel_spec(variants: list[ir.Kernel]) -> dict:
+    """What the task worker needs of a kernel: its input names and each dtype variant's input dtypes (torch
+    names). The variants of one source share their input names."""
+    return {"inputs": [p.name for p in variants[0].inputs],
+            "variants": [[TORCH_NAME[p.dtype.value] for p in k.inputs] for k in variants]}
+
+
+def load_cases_for(variants: list[ir.Kernel], task: Path, *, seed: int = 0, overrides=None, cap=None,
+                   meta: bool = False, timeout: float = TASK_TIMEOUT_S) -> TaskCases:
+    """Every case of the task, each with the variant matching its data picked and its tensors rounded to
+    that variant's input dtypes."""
+    return run_task_cases(task, seed=seed, overrides=overrides, cap=cap, kernel=kernel_spec(variants), meta=meta,
+                          timeout=timeout)
+
+
 def load_task_for(kernel: ir.Kernel, task: Path, *, seed: int = 0, overrides=None, cap=None,
                   timeout: float = TASK_TIMEOUT_S) -> TaskRun:
-    """Run the task with its inputs quantised to the kernel's input dtypes."""
-    dtypes = [TORCH_NAME[p.dtype.value] for p in kernel.inputs]
-    return run_task(task, seed=seed, overrides=overrides, cap=cap, input_dtypes=dtypes, timeout=timeout)
+    """The task's (first) case with its tensors rounded to this kernel's input dtypes."""
+    return load_cases_for([kernel], task, seed=seed, overrides=overrides, cap=cap, timeout=timeout).cases[0]
 
 
 def validate_interp(kernel: ir.Kernel, run: TaskRun) -> ValidationResult:
@@ -58,7 +79,7 @@ def validate_interp(kernel: ir.Kernel, run: TaskRun) -> ValidationResult:
     from ascend_dsl import interpreter
 
     start = time.perf_counter()
-    b = bind(kernel, run.inputs, run.outputs, run.attrs)
+    b = bind(kernel, run)
     check_pool_binding(kernel, b.scalars, b.symbols)
     tensors = {p.name: b.tensors[p.name].to_torch() for p in kernel.inputs}
     tensors.update({p.name: torch.full(b.tensors[p.name].shape, float("nan"), dtype=p.dtype.torch)
@@ -66,7 +87,8 @@ def validate_interp(kernel: ir.Kernel, run: TaskRun) -> ValidationResult:
     interpreter.run(kernel, tensors, b.scalars)
     comps = [compare(p.name, tensors[p.name], b.tensors[p.name], p.dtype.value, tol=cube_tolerance(kernel, p.dtype.value))
              for p in kernel.outputs]
-    return ValidationResult("interp", all(c.ok for c in comps), comps, shapes=b.symbols,
+    return ValidationResult("interp", all(c.ok for c in comps), comps, shapes=b.symbols, scalars=b.scalar_line(),
+                            defaults=b.defaults,
                             seconds=time.perf_counter() - start)
 
 
@@ -91,7 +113,7 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
     from .sim.compiler import CompileError, compile_program, run_program
 
     start = time.perf_counter()
-    b: Binding = bind(kernel, run.inputs, run.outputs, run.attrs)
+    b: Binding = bind(kernel, run)
     check_pool_binding(kernel, b.scalars, b.symbols)
     view = build_view(lowered, ctx)
     with tempfile.TemporaryDirectory(prefix="ascend-sim-") as tmp:
@@ -109,42 +131,60 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
         except CompileError as e:
             raise DslError.at("SIM-COMPILE", f"the emitted C++ does not compile against the emulator:\n"
                               f"{e.stderr.strip()[-4000:]}", None) from None
-        io = tmpdir / "io"
-        io.mkdir(exist_ok=True)
-        for p in kernel.inputs:
-            (io / f"{p.name}.bin").write_bytes(b.tensors[p.name].tobytes())
-        args = [str(io), str(core_num or ctx.target.aiv)]
-        args += [str(b.symbols[s]) for s in kernel.symbols]
-        args += [repr(float(b.scalars[p.name])) for p in kernel.scalars]
-        res = run_program(binary, args, timeout=SIM_RUN_TIMEOUT_S)
-        if res.timed_out:
-            return ValidationResult("sim", False, shapes=b.symbols, detail=f"emulator run exceeded "
-                                    f"{SIM_RUN_TIMEOUT_S:.0f} s (kernel hang?)", seconds=time.perf_counter() - start)
-        comps = []
-        launched = not any(e.code == "TILING" for e in res.errors)  # no launch: nothing to compare
-        for p in kernel.outputs if launched else ():
-            path = io / f"{p.name}.bin"
-            ref = b.tensors[p.name]
-            if not path.exists():
-                comps.append(Comparison(p.name, False, float("inf"), ref.numel(), ref.numel(), TOLERANCE[p.dtype.value]))
-                continue
-            got = HostArray.from_bytes(path.read_bytes(), TORCH_NAME[p.dtype.value], ref.shape)
-            comps.append(compare(p.name, got, ref, p.dtype.value, tol=cube_tolerance(lowered, p.dtype.value)))
-        ok = res.returncode == 0 and not res.errors and all(c.ok for c in comps)
-        detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
-        est = _estimate(res.counters, ctx.target.name)
-        return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail,
-                                time.perf_counter() - start, counters=res.counters, report=est,
-                                estimate_us=est.time_us if est is not None else None)
+        nbytes = sum(b.tensors[p.name].data.nbytes for p in kernel.tensors)
+        with scratch_dir(nbytes) as io_tmp:
+            io = Path(work_dir) / "io" if work_dir else Path(io_tmp)
+            io.mkdir(exist_ok=True)
+            for p in kernel.inputs:
+                write_array(io / f"{p.name}.bin", b.tensors[p.name].data)
+            args = [str(io), str(core_num or ctx.target.aiv)]
+            args += [str(b.symbols[s]) for s in kernel.symbols]
+            args += [repr(float(b.scalars[p.name])) for p in kernel.scalars]
+            limit = memory_limit()
+            res = run_program(binary, args, timeout=SIM_RUN_TIMEOUT_S, memory_limit_bytes=limit)
+            if any(e.code == "MEMORY-LIMIT" for e in res.errors) or (
+                    res.returncode not in (0, 1) and is_out_of_memory(res.stderr)):
+                raise DslError.at("MEMORY-LIMIT", f"the emulator exceeded the memory limit of {describe_limit(limit)}",
+                                  None, "validate at smaller sizes: --cap N or --set NAME=VALUE")
+            return _sim_result(kernel, lowered, ctx, b, res, io, start)
 
 
-def _estimate(counters: dict | None, target: str):
-    """Cost-model estimate for the emulator counters (None when unavailable)."""
+def _sim_result(kernel: ir.Kernel, lowered: ir.Kernel, ctx: PassContext, b: Binding, res, io: Path,
+                start: float) -> ValidationResult:
+    """Compare the emulator's outputs (files in `io`) with the reference and collect the run's report."""
+    if res.timed_out:
+        return ValidationResult("sim", False, shapes=b.symbols, scalars=b.scalar_line(), defaults=b.defaults,
+                                detail=f"error[TIME-LIMIT]: the emulator run exceeded "
+                                f"its time limit of {SIM_RUN_TIMEOUT_S:.0f} s and was killed (a slow or a hung kernel)",
+                                seconds=time.perf_counter() - start)
+    comps = []
+    launched = not any(e.code == "TILING" for e in res.errors)  # no launch: nothing to compare
+    for p in kernel.outputs if launched else ():
+        path = io / f"{p.name}.bin"
+        ref = b.tensors[p.name]
+        if not path.exists():
+            comps.append(Comparison(p.name, False, float("inf"), ref.numel(), ref.numel(), TOLERANCE[p.dtype.value]))
+            continue
+        got = HostArray(np.fromfile(path, dtype=STORAGE[TORCH_NAME[p.dtype.value]]).reshape(ref.shape),
+                        TORCH_NAME[p.dtype.value])
+        comps.append(compare(p.name, got, ref, p.dtype.value, tol=cube_tolerance(lowered, p.dtype.value)))
+    ok = res.returncode == 0 and not res.errors and all(c.ok for c in comps)
+    detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
+    est = _estimate(res.counters, ctx.target.name, sum(b.tensors[p.name].data.nbytes for p in kernel.tensors))
+    return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail,
+                            time.perf_counter() - start, counters=res.counters, report=est,
+                            estimate_us=est.time_us if est is not None else None, scalars=b.scalar_line(),
+                            defaults=b.defaults)
+
+
+def _estimate(counters: dict | None, target: str, min_gm_bytes: int | None = None):
+    """Cost-model estimate for the emulator counters (None when unavailable); `min_gm_bytes`: the bytes of
+    the kernel's tensors, the least GM traffic of the problem (the headline's memory term)."""
     if not counters:
         return None
     from .cost import estimate
 
     try:
-        return estimate(counters, target)
+        return estimate(counters, target, min_gm_bytes)
     except KeyError:
         return None

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from npu_harness.arrays import HostArray, Opaque, from_torch, load_result, save_result
+from npu_harness.arrays import HostArray, Opaque, from_torch
 from npu_harness.compare import compare
+from npu_harness.task_result import TensorShape, load_cases, save_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,13 +34,19 @@ def test_round_trip_is_exact(dtype, tmp_path):
     # widening to float64 is exact (same values as torch's own widening)
     want = t.to(torch.float64).numpy()
     np.testing.assert_array_equal(h.to_float64(), want)
-    save_result(tmp_path / "r.npz", [t, 3, "s", object()], [t], {"alpha": 0.5}, {"dim": 7})
-    ins, outs, attrs, consts = load_result(tmp_path / "r.npz")
+    save_cases(tmp_path / "r.npz", {"format": "standard", "constants": {"dim": 7}, "cases": [
+        {"inputs": [h, 3, "s", object()], "outputs": [h], "params": {"w": h, "m": TensorShape((2, 3), "float16")},
+         "attrs": {"alpha": 0.5}}]})
+    data = load_cases(tmp_path / "r.npz")
+    case = data["cases"][0]
+    ins, outs = case["inputs"], case["outputs"]
     assert isinstance(ins[0], HostArray) and ins[0].dtype == h.dtype
     np.testing.assert_array_equal(ins[0].data, h.data)
     assert ins[1:3] == [3, "s"] and isinstance(ins[3], Opaque) and ins[3].type_name == "object"
-    assert attrs == {"alpha": 0.5} and consts == {"dim": 7}
+    assert case["attrs"] == {"alpha": 0.5} and data["constants"] == {"dim": 7}
+    assert case["params"]["m"] == TensorShape((2, 3), "float16")
     np.testing.assert_array_equal(outs[0].to_float64(), want)
+    np.testing.assert_array_equal(case["params"]["w"].data, h.data)
 
 
 def test_bf16_bits_and_compare():

@@ -147,7 +147,8 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         for dtype, layout in sorted({(s.value.type.dtype, s.value.type.layout) for s in accs}, key=str):
             # An accumulated tile is reduced to one value (ReduceSum/Max/Min over the whole tile, or
             # row by row for whole rows): a scratch tensor like the tile (one row for whole rows).
-            # ReduceSum keeps one value per 256-byte repeat in its scratch (ascendc.md 4.3).
+            # ReduceSum keeps one value per 256-byte repeat in its scratch, ReduceMax/Min a value and an
+            # index (ReduceSum.md / ReduceMax.md: the documented minimum sizes).
             scratch(f"accTmp_{dtype}", dtype, {ir.Layout.ROWS: ir.Layout.ROW,
                                                ir.Layout.FLAT: ir.Layout.REPEATS}.get(layout, layout))
             scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK)

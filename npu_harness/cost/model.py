@@ -11,6 +11,14 @@ With double buffering (every VECIN/VECOUT queue has >= 2 buffers) the pipes over
 else they serialise: core = sum(pipes). The kernel time is the slowest core, bounded below by the
 aggregate GM bandwidth (all cores share HBM), plus a fixed launch overhead. Parameters: one TOML
 file per target in ``targets/`` (sources cited there).
+
+Two percentages (docs/cost_model.md "Headline"):
+  ideal_fraction (the headline) = ideal for the problem / device time, with ideal = max(least GM traffic
+    (every tensor crossing once, `min_gm_bytes`) / HBM bandwidth, the useful cube MACs (unpadded) / the
+    cube's peak for their dtype, the kernel's vector work / all AIV);
+  roofline_fraction = the same bound with the GM traffic the kernel actually moves and the padded MACs it
+    issues: the efficiency of the traffic it does. A kernel that re-reads its operands scores high here and
+    low on the headline.
 """
 
 from __future__ import annotations
@@ -129,12 +137,16 @@ class Estimate:
     bottleneck: str                # MTE2 / MTE3 / V / S / M
     hbm_bound: bool                # the aggregate GM bandwidth, not one core's pipe, sets kernel_us
     roofline_kind: str             # memory / vector / cube
-    roofline_us: float             # ideal device time: max(GM bytes / HBM bw, vector work / all AIV, MACs / all AIC)
-    roofline_fraction: float       # roofline_us / kernel_us (<= 1)
+    roofline_us: float             # bound of the work done: max(GM bytes moved / HBM bw, vector work / all AIV, MACs issued / all AIC)
+    roofline_fraction: float       # roofline_us / kernel_us (<= 1): efficiency of the traffic it does
     load_balance: float            # mean core time / slowest core time
     gm_read_bytes: int
     gm_write_bytes: int
     vector_repeats: int
+    ideal_kind: str = "memory"     # memory / vector / cube
+    ideal_us: float = 0.0          # ideal for the problem: max(least GM traffic / HBM bw, useful MACs / cube peak, vector work / all AIV)
+    ideal_fraction: float = 1.0    # ideal_us / kernel_us (<= 1): the headline
+    min_gm_bytes: int = 0          # least GM traffic of the problem (every tensor once); 0: unknown (the traffic moved is used)
     cores: list[CoreEstimate] = field(default_factory=list)
     note: str = DISCLAIMER
 
@@ -148,9 +160,12 @@ class Estimate:
         return json.dumps(self.to_dict(), indent=kw.get("indent", 1))
 
     def summary(self) -> str:
+        basis = "least GM traffic" if self.min_gm_bytes else "GM traffic moved (least traffic unknown)"
         return (f"estimated {self.time_us:.2f} us ({self.kernel_us:.2f} us device + {self.launch_overhead_us:.1f} us launch) "
-                f"on {self.target}; bottleneck {self.bottleneck}{' (aggregate GM bandwidth)' if self.hbm_bound else ''}; "
+                f"on {self.target}; {100 * self.ideal_fraction:.0f}% of the ideal for the problem ({self.ideal_kind}-bound, "
+                f"{self.ideal_us:.2f} us; memory term from the {basis}); efficiency of the traffic it does "
                 f"{100 * self.roofline_fraction:.0f}% of the {self.roofline_kind} roofline; "
+                f"bottleneck {self.bottleneck}{' (aggregate GM bandwidth)' if self.hbm_bound else ''}; "
                 f"load balance {100 * self.load_balance:.0f}% over {self.blocks}/{self.cores_available} cores")
 
     def text(self) -> str:
@@ -189,8 +204,17 @@ def _vec_cycles(vec: dict, p: CostParams) -> tuple[float, float, int]:
     return cyc, ideal, reps
 
 
-def estimate(counters: dict, target: str) -> Estimate:
-    """Estimate the kernel time of one launch from the emulator's counters (``RunResult.counters``)."""
+def _cube_cycles(macs: float, macs_f32: float, p: CostParams) -> float:
+    """Cube cycles for `macs` MACs of which `macs_f32` have fp32 operands (1/4 of the f16 rate; ascendc_next.md §7)."""
+    return (macs - macs_f32) / p.cube_macs_per_cycle + macs_f32 / (p.cube_macs_per_cycle / 4)
+
+
+def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Estimate:
+    """Estimate the kernel time of one launch from the emulator's counters (``RunResult.counters``).
+
+    ``min_gm_bytes``: the least GM traffic of the problem (the bytes of every input and output tensor,
+    each crossing once); it sets the memory term of the headline ``ideal_fraction``. Without it the
+    traffic the kernel moves is used and the headline equals ``roofline_fraction`` on memory-bound kernels."""
     p = load_params(target_for(target))
     blocks = counters.get("blocks", [])
     active = max(1, len(blocks))
@@ -200,8 +224,12 @@ def estimate(counters: dict, target: str) -> Estimate:
     total_ideal_vec = 0.0
     total_reps = 0
     total_macs = 0
+    total_macs_f32 = 0
+    useful_cycles = 0.0
     ratio = max(1, int(counters.get("aiv_per_aic", 1)))  # MIX kernels: AIV blocks sharing one AIC
-    group_macs = [sum(b.get("cube_macs", 0) for b in blocks[g:g + ratio]) for g in range(0, len(blocks), ratio)]
+    group_macs = [_cube_cycles(sum(b.get("cube_macs", 0) for b in blocks[g:g + ratio]),
+                               sum(b.get("cube_macs_f32", 0) for b in blocks[g:g + ratio]), p) * p.cube_macs_per_cycle
+                  for g in range(0, len(blocks), ratio)]
     group_l1 = [sum(b.get("gm2l1", 0) for b in blocks[g:g + ratio]) for g in range(0, len(blocks), ratio)]
     for i, b in enumerate(blocks):
         gm2ub, ub2gm, ub2ub = b.get("gm2ub", {}), b.get("ub2gm", {}), b.get("ub2ub", {})
@@ -212,8 +240,9 @@ def estimate(counters: dict, target: str) -> Estimate:
         vcyc += ub2ub.get("transfers", 0) * p.vec_head_cycles + copy_rep * p.cycles_per_repeat("Copy")
         total_ideal_vec += videal + copy_rep * p.cycles_per_repeat("Copy")
         total_reps += reps
-        macs = b.get("cube_macs", 0)
-        total_macs += macs
+        total_macs += b.get("cube_macs", 0)
+        total_macs_f32 += b.get("cube_macs_f32", 0)
+        useful_cycles += _cube_cycles(b.get("cube_macs_useful", b.get("cube_macs", 0)), b.get("cube_macs_useful_f32", 0), p)
         pipes = {
             "MTE2": _dma_us(gm2ub, p.gm_to_ub_core_gbps, p.gm_to_ub_all_gbps, active, p),
             "V": vcyc * to_us,
@@ -251,15 +280,22 @@ def estimate(counters: dict, target: str) -> Estimate:
     else:
         bottleneck = "none"
     vec_roof = total_ideal_vec / (p.clock_ghz * 1e3 * p.aiv)
-    cube_roof = total_macs / (p.cube_macs_per_cycle * p.clock_ghz * 1e3 * p.aic)
+    cube_roof = _cube_cycles(total_macs, total_macs_f32, p) / (p.clock_ghz * 1e3 * p.aic)
     roofs = {"memory": hbm_us, "vector": vec_roof, "cube": cube_roof}
     kind = max(roofs, key=lambda k: roofs[k])
     roof_us = roofs[kind]
     fraction = min(1.0, roof_us / kernel_us) if kernel_us > 0 else 1.0
+    least = min_gm_bytes if min_gm_bytes else total_in + total_out
+    ideals = {"memory": least / (p.hbm_gbps * 1e3), "vector": vec_roof,
+              "cube": useful_cycles / (p.clock_ghz * 1e3 * p.aic)}
+    ideal_kind = max(ideals, key=lambda k: ideals[k])
+    ideal_us = ideals[ideal_kind]
+    ideal_fraction = min(1.0, ideal_us / kernel_us) if kernel_us > 0 else 1.0
     mean = sum(c.time_us for c in cores) / len(cores) if cores else 0.0
     return Estimate(
         target=p.target, blocks=len(blocks), cores_available=p.aiv,
         time_us=kernel_us + p.launch_overhead_us, kernel_us=kernel_us, launch_overhead_us=p.launch_overhead_us,
         bottleneck=bottleneck, hbm_bound=hbm_bound, roofline_kind=kind, roofline_us=roof_us, roofline_fraction=fraction,
         load_balance=(mean / slowest) if slowest > 0 else 1.0,
-        gm_read_bytes=total_in, gm_write_bytes=total_out, vector_repeats=total_reps, cores=cores)
+        gm_read_bytes=total_in, gm_write_bytes=total_out, vector_repeats=total_reps, cores=cores,
+        ideal_kind=ideal_kind, ideal_us=ideal_us, ideal_fraction=ideal_fraction, min_gm_bytes=int(min_gm_bytes or 0))

@@ -4,7 +4,7 @@ kernel through the torch binding's launch entry on an ACL stream, synchronise, c
 
 The emulator writes its report to the C stderr; it is captured for the call (file descriptor 2) and
 turned into a KernelRunError when the kernel faulted. A kernel that hangs is stopped by the emulator's
-watchdog (ASCEND_SIM_HANG_SECONDS, which ends the process); one that crashes takes the process down
+watchdog (ASCEND_SIM_TIME_LIMIT seconds, which ends the process); one that crashes takes the process down
 with it, as an NPU exception takes down its context (docs/npu.md)."""
 
 from __future__ import annotations

@@ -4,7 +4,6 @@ the project's CMake build runs on an NPU, with the emulator standing in for CANN
 
 from __future__ import annotations
 
-import tempfile
 import time
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from ..arrays import TORCH_NAME, HostArray
 from ..binding import bind
 from ..compare import TOLERANCE, Comparison, compare, cube_tolerance
 from ..sim.compiler import run_program
+from ..sim.iodir import scratch_dir, write_array
 from ..task import TaskRun
 from ..validate import ValidationResult
 from .emulator_build import build_host_program, build_library
@@ -25,20 +25,22 @@ HOST_RUN_TIMEOUT_S = 300.0
 
 def validate_host(kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, run: TaskRun) -> ValidationResult:
     start = time.perf_counter()
-    b = bind(kernel, run.inputs, run.outputs, run.attrs)
+    b = bind(kernel, run)
     check_pool_binding(kernel, b.scalars, b.symbols)
     library = build_library(project, ctx)
     program = build_host_program(project, ctx, library)
-    with tempfile.TemporaryDirectory(prefix="ascend-host-") as tmp:
+    nbytes = sum(b.tensors[p.name].data.nbytes for p in kernel.tensors)
+    with scratch_dir(nbytes, prefix="ascend-host-") as tmp:
         io = Path(tmp)
         for p in kernel.inputs:
-            (io / f"{p.name}.bin").write_bytes(b.tensors[p.name].tobytes())
+            write_array(io / f"{p.name}.bin", b.tensors[p.name].data)
         args = [str(b.symbols[s]) for s in kernel.symbols] + [repr(float(b.scalars[p.name])) for p in kernel.scalars]
         res = run_program(program, args, timeout=HOST_RUN_TIMEOUT_S, cwd=io)
-        seconds = time.perf_counter() - start
+        common = {"shapes": b.symbols, "scalars": b.scalar_line(), "defaults": b.defaults}
         if res.timed_out:
-            return ValidationResult("acl", False, shapes=b.symbols, detail=f"host program exceeded "
-                                    f"{HOST_RUN_TIMEOUT_S:.0f} s (kernel hang?)", seconds=seconds)
+            return ValidationResult("acl", False, detail=f"error[TIME-LIMIT]: the host program exceeded its time "
+                                    f"limit of {HOST_RUN_TIMEOUT_S:.0f} s and was killed (a slow or a hung kernel)",
+                                    seconds=time.perf_counter() - start, **common)
         comps = []
         for p in kernel.outputs if res.returncode == 0 else ():
             path, ref = io / f"{p.name}.bin", b.tensors[p.name]
@@ -49,5 +51,5 @@ def validate_host(kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, 
             comps.append(compare(p.name, got, ref, p.dtype.value, tol=cube_tolerance(kernel, p.dtype.value)))
         ok = res.returncode == 0 and not res.errors and bool(comps) and all(c.ok for c in comps)
         detail = res.stderr.strip() if (res.errors or res.returncode != 0) else ""
-        return ValidationResult("acl", ok, comps, res.errors, b.symbols, detail, time.perf_counter() - start,
-                                counters=res.counters)
+        return ValidationResult("acl", ok, comps, res.errors, detail=detail, seconds=time.perf_counter() - start,
+                                counters=res.counters, **common)

@@ -70,5 +70,4 @@ def validate_npu(dsl: Path, kernel: str, dtypes: dict, target: str, task: Path, 
                               None)
         data = json.loads(out_path.read_text())
     comps = [Comparison(**c) for c in data.pop("comparisons", [])]
-    data.pop("constants", None)
     return NpuResult(comparisons=comps, level="npu" if device == "npu" else "npu harness on the emulator", **data)

@@ -4,7 +4,8 @@ kernel/<op>_launch.h, kernel/<op>_kernel.cpp (the emitted kernel plus a `<<<>>>`
 with bisheng -xasc), kernel/<name>_tiling.h and kernel/pybind11.cpp (module benchmark_ops).
 
 Scalar parameters are baked in from the task's Model (or the DSL defaults); outputs whose shape at the
-task's sizes differs from the task's results (e.g. keepdim) are reshaped to them in ModelNew."""
+task's sizes differs from the task's results (e.g. keepdim) are reshaped to them in ModelNew; kernel inputs
+that are the Model's parameters come from ModelNew, a subclass of the task's Model (ExportFacts)."""
 
 from __future__ import annotations
 
@@ -41,20 +42,25 @@ def pybind_source(kernel: ir.Kernel, view: dict, op: str) -> str:
                   "tiling_error": tiling_error.replace('"', "'")})
 
 
-def model_source(kernel: ir.Kernel, view: dict, op: str, scalars: dict, reshapes: list) -> str:
-    return render("mkb_model_new.py.jinja", **{**view, "op": op, "inputs": [_tensor_view(p) for p in kernel.inputs],
-                  "scalars": [{"name": p.name, "value": repr(float(scalars[p.name]))} for p in kernel.scalars],
-                  "reshapes": reshapes})
+def model_view(kernel: ir.Kernel, facts) -> dict:
+    """What both exports' ModelNew templates take from ExportFacts."""
+    return {"op": facts.op, "inputs": [_tensor_view(p) for p in kernel.inputs],
+            "scalars": [{"name": p.name, "value": repr(float(facts.scalars[p.name]))} for p in kernel.scalars],
+            "reshapes": list(facts.reshapes), "params": list(facts.params), "model_source": facts.model_source}
 
 
-def submission(kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, op: str, scalars: dict,
-               reshapes: list) -> dict:
-    """The ascendc_direct_launch JSON object. `reshapes`: [(output index, shape tuple)] for ModelNew."""
+def model_source(kernel: ir.Kernel, view: dict, facts) -> str:
+    return render("mkb_model_new.py.jinja", **{**view, **model_view(kernel, facts)})
+
+
+def submission(kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, facts) -> dict:
+    """The ascendc_direct_launch JSON object for `kernel` and the task's export.ExportFacts."""
+    op = facts.op
     view = build_view(ctx.lowered, ctx)
     name = project.name
     kernel_cpp = project.files[f"{name}_kernel.cpp"] + render("mkb_kernel_launch.cpp.jinja", **view, op=op)
     sources = {
-        "ModelNew.py": model_source(kernel, view, op, scalars, reshapes),
+        "ModelNew.py": model_source(kernel, view, facts),
         f"kernel/{op}_launch.h": render("mkb_launch.h.jinja", **view, op=op),
         f"kernel/{op}_kernel.cpp": kernel_cpp,
         f"kernel/{name}_tiling.h": project.files[f"{name}_tiling.h"],

@@ -4,7 +4,8 @@ kernel's plain tiling struct and host tiling function), host_operator_src (Tilin
 InferDataType, OpDef), kernel_src (the emitted kernel plus the msopgen entry `<op>_custom(inputs,
 outputs, workspace, tiling)` reading the struct from GM), python_bind_src (EXEC_NPU_CMD binding,
 module custom_ops_lib) and model_src (ModelNew). Names follow MKB: kernel `<op>_custom`, operator
-PascalCase `<Op>Custom`. Scalar parameters are baked into TilingFunc."""
+PascalCase `<Op>Custom`. Scalar parameters are baked into TilingFunc; ModelNew gathers the kernel inputs that
+are the Model's parameters as the direct export's does."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from lowering.emit import build_view, render
 
 from ..device.emulator_build import inline_include
 from . import cxx
-from .mkb_direct import _tensor_view
+from .mkb_direct import _tensor_view, model_view
 
 STRINGS = ("project_json_src", "host_tiling_src", "host_operator_src", "kernel_src", "python_bind_src", "model_src")
 
@@ -45,8 +46,9 @@ def kernel_source(project: EmittedProject, ctx: PassContext, view: dict, op_kern
     return text + render("mkb_op_kernel_entry.cpp.jinja", **view, op_kernel=op_kernel, direct_entry=direct)
 
 
-def strings(kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, op: str, scalars: dict,
-            reshapes: list) -> dict[str, str]:
+def strings(kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, facts) -> dict[str, str]:
+    """The six strings for `kernel` and the task's export.ExportFacts."""
+    op, scalars = facts.op, facts.scalars
     view = build_view(ctx.lowered, ctx)
     op_kernel, op_class = f"{op}_custom", pascal(f"{op}_custom")
     inputs = [{**_tensor_view(p), "ge_type": cxx.GE_TYPE[p.dtype.value]} for p in kernel.inputs]
@@ -76,7 +78,7 @@ def strings(kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, op: st
             kernel, dim, lambda cond, msg: f'TORCH_CHECK({cond}, "{op_kernel}: {msg}");'),
             result_type="std::vector<at::Tensor>" if multi else "at::Tensor",
             result_expr=("std::vector<at::Tensor>{" + ", ".join(names) + "}") if multi else names[0]),
-        "model_src": render("mkb_op_model.py.jinja", **common, reshapes=reshapes),
+        "model_src": render("mkb_op_model.py.jinja", **{**common, **model_view(kernel, facts), "inputs": inputs}),
     }
 
 

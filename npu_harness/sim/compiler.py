@@ -8,6 +8,7 @@ emulator's fault report (``error[CODE]: message`` / `` --> FILE:LINE (block B)``
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import json
@@ -26,20 +27,26 @@ __all__ = [
     "CompileError",
     "RunResult",
     "SimError",
+    "Runtime",
     "cache_root",
     "compile_program",
+    "prebuilt_runtime",
     "parse_report",
     "run_program",
     "split_counters",
 ]
 
 INCLUDE_DIR: Path = Path(__file__).resolve().parent / "include"
+#: The emulator's non-template runtime; compiled once per flag set and linked into every program
+#: (see docs/emulator.md "Building").
+RUNTIME_SOURCE: Path = Path(__file__).resolve().parent / "runtime.cpp"
 
 #: Flags every build uses (the cache key includes them).
-BASE_FLAGS: tuple[str, ...] = ("-std=c++20", "-O2", "-fvect-cost-model=dynamic", "-fno-strict-aliasing")
+BASE_FLAGS: tuple[str, ...] = ("-std=c++20", "-O2", "-fvect-cost-model=dynamic", "-fno-strict-aliasing", "-pthread")
 
 _HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".inc")
-_CACHE_FORMAT = "ascend-dsl-sim-v2"
+_CACHE_FORMAT = "ascend-dsl-sim-v3"
+_PREBUILT_DEFINE = "-DASCEND_SIM_PREBUILT_RUNTIME=1"
 
 
 class CompileError(Exception):
@@ -155,6 +162,54 @@ def _error_lines(stderr: str, limit: int = 30) -> str:
     return "\n".join(lines[:limit])
 
 
+def _run_compiler(cmd: list[str], timeout: float) -> subprocess.CompletedProcess:
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        raise CompileError(f"compilation timed out after {timeout:g} s: {' '.join(cmd)}", err) from exc
+    except OSError as exc:
+        raise CompileError(f"cannot run the C++ compiler {cmd[0]!r}: {exc}", "") from exc
+    if proc.returncode != 0:
+        raise CompileError(_error_lines(proc.stderr), proc.stderr)
+    return proc
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The prebuilt runtime of one flag set: ``object`` (runtime.o) and ``pch_dir``, a directory holding
+    a stub ``kernel_operator.h`` with its precompiled header ``kernel_operator.h.gch``."""
+
+    object: Path
+    pch_dir: Path
+
+
+def prebuilt_runtime(flags: Sequence[str], *, out_dir: Path | None = None, timeout: float = 300) -> Runtime:
+    """Build (once, cached by content) the runtime object and the precompiled emulator header for
+    ``flags`` (BASE_FLAGS + defines + the prebuilt-runtime define). Safe against concurrent builds: the
+    first process builds under a lock, the others wait and reuse it."""
+    cxx = _compiler()
+    version = _compiler_version(cxx)
+    full = [*flags, _PREBUILT_DEFINE]
+    key = _cache_key([RUNTIME_SOURCE], [(INCLUDE_DIR, True)], [*full, f"include={INCLUDE_DIR}"], version)
+    rt_dir = cache_root(out_dir) / "runtime" / key
+    obj, pch = rt_dir / "runtime.o", rt_dir / "kernel_operator.h.gch"
+    if obj.is_file() and pch.is_file():
+        return Runtime(obj, rt_dir)
+    rt_dir.mkdir(parents=True, exist_ok=True)
+    with open(rt_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (obj.is_file() and pch.is_file()):
+            stub = rt_dir / "kernel_operator.h"
+            stub.write_text(f'// precompiled entry header (npu_harness/sim/compiler.py)\n#include "{INCLUDE_DIR}/kernel_operator.h"\n')
+            tmp_o, tmp_pch = rt_dir / "runtime.o.tmp", rt_dir / "kernel_operator.h.gch.tmp"
+            _run_compiler([cxx, *full, f"-I{INCLUDE_DIR}", "-c", str(RUNTIME_SOURCE), "-o", str(tmp_o)], timeout)
+            _run_compiler([cxx, *full, f"-I{INCLUDE_DIR}", "-x", "c++-header", str(stub), "-o", str(tmp_pch)], timeout)
+            os.replace(tmp_o, obj)
+            os.replace(tmp_pch, pch)
+    return Runtime(obj, rt_dir)
+
+
 def compile_program(
     sources: list[Path],
     *,
@@ -163,13 +218,18 @@ def compile_program(
     timeout: float = 120,
     extra_include_dirs: Sequence[Path] = (),
     extra_dirs_recursive: bool = True,
+    prebuilt: bool | None = None,
     shared: bool = False,
     link: Sequence[Path] = (),
 ) -> Path:
     """Compile ``sources`` into one binary against the emulation header and return its path.
 
-    Command: ``g++ -std=c++20 -O2 -fno-strict-aliasing -I<INCLUDE_DIR> -I<dir of each source>
-    -I<extra...> -D<k>=<v>... <sources> -o <bin>``. The binary is cached under
+    By default (``prebuilt`` None: unless ``ASCEND_SIM_HEADER_ONLY=1``) the emulator's non-template
+    runtime is linked from an object built once per flag set and the emulator header comes
+    precompiled (``prebuilt_runtime``), so only what depends on the kernel is compiled: ``g++
+    -std=c++20 -O2 ... -DASCEND_SIM_PREBUILT_RUNTIME=1 -I<pch dir> -include kernel_operator.h
+    -I<INCLUDE_DIR> -I<dir of each source> -I<extra...> -D<k>=<v>... <sources> runtime.o -o <bin>``.
+    ``prebuilt=False`` compiles the header-only way. The binary is cached under
     ``cache_root(out_dir)/<sha256>/prog``; the key covers the sources, every header under
     ``INCLUDE_DIR``, the source directories and ``extra_include_dirs``, the flags and the compiler
     version (headers in the source directories: top level only; in ``extra_include_dirs``: recursive
@@ -179,6 +239,9 @@ def compile_program(
     ``shared=True`` builds a shared library (``-shared -fPIC -fno-gnu-unique``: each library keeps its
     own emulator state when several are loaded into one process) at ``<sha256>/lib.so``; ``link`` lists
     shared libraries (such paths) to link, found at run time through an rpath; their contents are in the key.
+    Both compile header-only (``prebuilt`` defaults to False; True is an error): the prebuilt runtime
+    object is not position-independent, and a copy linked into a program would interpose the runtime
+    functions of the libraries it links.
     """
     srcs = [Path(s).resolve() for s in sources]
     if not srcs:
@@ -186,6 +249,13 @@ def compile_program(
     for src in srcs:
         if not src.is_file():
             raise CompileError(f"compile_program: source not found: {src}", "")
+    if prebuilt is None:
+        # The prebuilt runtime object is not position-independent, and a copy of it linked into a
+        # program would interpose the runtime functions of the shared libraries it links.
+        prebuilt = not (shared or link) and os.environ.get("ASCEND_SIM_HEADER_ONLY", "") not in ("1", "true", "yes")
+    elif prebuilt and (shared or link):
+        raise CompileError("compile_program: a shared library, or a program linking one, compiles header-only "
+                           "(prebuilt=False)", "")
     extra = [Path(d).resolve() for d in extra_include_dirs]
     src_dirs: list[Path] = []
     for src in srcs:
@@ -200,30 +270,29 @@ def compile_program(
     header_dirs = [(INCLUDE_DIR, True), *((d, False) for d in src_dirs), *((d, extra_dirs_recursive) for d in extra)]
     # The key covers the *contents* of the include directories (hashed below), not their paths: a
     # kernel written to a fresh temporary directory on every validation still hits the cache.
-    key = _cache_key(srcs + libs, header_dirs, [*flags, f"-I{INCLUDE_DIR}", f"ndirs={len(src_dirs)},{len(extra)}"],
-                     version)
+    key_sources = [*srcs, *libs, RUNTIME_SOURCE] if prebuilt else [*srcs, *libs]
+    key = _cache_key(key_sources, header_dirs, [*flags, f"-I{INCLUDE_DIR}", f"ndirs={len(src_dirs)},{len(extra)}",
+                                                f"prebuilt={int(prebuilt)}"], version)
 
     target_dir = cache_root(out_dir) / key
     binary = target_dir / ("lib.so" if shared else "prog")
     if binary.is_file() and os.access(binary, os.X_OK):
         return binary
 
+    runtime_objects: list[str] = []
+    if prebuilt:
+        rt = prebuilt_runtime(flags, out_dir=out_dir, timeout=max(timeout, 300))
+        flags = [*flags, _PREBUILT_DEFINE]
+        include_flags = [f"-I{rt.pch_dir}", "-include", "kernel_operator.h", *include_flags]
+        runtime_objects = [str(rt.object)]
     target_dir.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix="prog.", suffix=".tmp", dir=target_dir)
     os.close(fd)
     tmp = Path(tmp_name)
-    cmd = [cxx, *flags, *include_flags, *(str(s) for s in srcs), *(str(lib) for lib in libs),
+    cmd = [cxx, *flags, *include_flags, *(str(s) for s in srcs), *runtime_objects, *(str(lib) for lib in libs),
            *(f"-Wl,-rpath,{lib.parent}" for lib in libs), "-o", str(tmp)]
     try:
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired as exc:
-            err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
-            raise CompileError(f"compilation timed out after {timeout:g} s: {' '.join(cmd)}", err) from exc
-        except OSError as exc:
-            raise CompileError(f"cannot run the C++ compiler {cxx!r}: {exc}", "") from exc
-        if proc.returncode != 0:
-            raise CompileError(_error_lines(proc.stderr), proc.stderr)
+        proc = _run_compiler(cmd, timeout)
         (target_dir / "compile.log").write_text(" ".join(cmd) + "\n" + proc.stderr)
         os.replace(tmp, binary)
     finally:
@@ -307,17 +376,25 @@ def run_program(
     timeout: float = 60,
     memory_limit_bytes: int = 8 << 30,
     cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> RunResult:
     """Run ``binary args...`` with a wall-clock timeout and RLIMIT_AS = ``memory_limit_bytes``.
 
-    The program runs in its own process group; on timeout the whole group is killed (SIGKILL) and
-    ``timed_out`` is set. stderr is parsed into ``errors``.
+    The emulator's own watchdog is set a little below ``timeout`` (ASCEND_SIM_TIME_LIMIT), so a launch
+    that runs too long ends with ``error[TIME-LIMIT]`` in its report; the program also runs in its own
+    process group, and if it outlives ``timeout`` the whole group is killed (SIGKILL) and ``timed_out``
+    is set. ``env`` adds environment variables (ASCEND_SIM_THREADS, ASCEND_SIM_RACECHECK, ...). stderr
+    is parsed into ``errors``.
     """
 
     def _limit() -> None:  # runs in the child before exec
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit_bytes, memory_limit_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
+    child_env = dict(os.environ)
+    child_env.setdefault("ASCEND_SIM_TIME_LIMIT", str(max(1, int(timeout - max(2.0, 0.05 * timeout)))))
+    if env:
+        child_env.update(env)
     proc = subprocess.Popen(
         [str(binary), *args],
         stdin=subprocess.DEVNULL,
@@ -326,6 +403,7 @@ def run_program(
         cwd=str(cwd) if cwd is not None else None,
         preexec_fn=_limit,  # noqa: PLW1509 - only setrlimit; the callers do not run threads
         start_new_session=True,
+        env=child_env,
     )
     timed_out = False
     try:
@@ -348,6 +426,11 @@ def run_program(
     stdout = out_b.decode(errors="replace")
     stderr, counters = split_counters(err_b.decode(errors="replace"))
     errors, blocks, count = parse_report(stderr)
+    if not any(e.code == "MEMORY-LIMIT" for e in errors):
+        oom = "std::bad_alloc" in stderr or (proc.returncode == -signal.SIGKILL and not timed_out)
+        if oom:  # the limit hit outside a block (no report of its own), or the OS killed the process
+            errors.append(SimError("MEMORY-LIMIT", f"the emulator ran out of memory (its limit is {memory_limit_bytes / 2**30:.1f} GiB "
+                                   "of address space; or the machine's memory is exhausted) and was stopped", "", 0, None))
     return RunResult(
         returncode=proc.returncode,
         stdout=stdout,

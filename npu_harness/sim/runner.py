@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .compiler import CompileError, RunResult, compile_program, run_program
+from .iodir import scratch_dir, write_array
 
 EXIT_OK, EXIT_FAULT, EXIT_BAD_LAUNCH = 0, 1, 2
 
@@ -84,6 +85,46 @@ class Launch:
     headers: list[Path]
     order: list[tuple[str, object]]  # (kind, spec) in call order
     base: Path
+    tiling_key: int | None = None
+
+
+#: ge::DataType enumerators (ORIG_DTYPE_<NAME> of op projects; ref_next §6.3) and ge::Format FORMAT_ND
+GE_DTYPES: dict[str, tuple[str, int]] = {
+    "float32": ("DT_FLOAT", 0), "float16": ("DT_FLOAT16", 1), "int8": ("DT_INT8", 2), "int32": ("DT_INT32", 3),
+    "uint8": ("DT_UINT8", 4), "int16": ("DT_INT16", 6), "uint16": ("DT_UINT16", 7), "uint32": ("DT_UINT32", 8),
+    "int64": ("DT_INT64", 9), "uint64": ("DT_UINT64", 10), "float64": ("DT_DOUBLE", 11), "bool": ("DT_BOOL", 12),
+    "bfloat16": ("DT_BF16", 27),
+}
+
+
+def _fields(fields: object, where: str, prefix: str = "") -> list[tuple[str, str, str]]:
+    """Flatten tiling fields into (C++ member path, ctype, value): a field with "fields" is a nested struct
+    (TILING_DATA_FIELD_DEF_STRUCT, e.g. a TCubeTiling), a list "value" an array (TILING_DATA_FIELD_DEF_ARR);
+    dotted names ("cubeTilingData.M") also reach nested members."""
+    if not isinstance(fields, list):
+        raise LaunchError(f"{where}: fields must be a list")
+    out = []
+    for j, f in enumerate(fields):
+        at = f"{where}.fields[{j}]"
+        if not isinstance(f, dict):
+            raise LaunchError(f"{at}: expected an object")
+        name = f.get("name")
+        if not isinstance(name, str) or not all(p.isidentifier() for p in name.split(".")):
+            raise LaunchError(f"{at}.name: {name!r} is not a C++ member name")
+        path = f"{prefix}{name}"
+        if "fields" in f:
+            out += _fields(f["fields"], f"{at} ('{name}')", path + ".")
+            continue
+        ctype = f.get("ctype")
+        if ctype not in CTYPES:
+            raise LaunchError(f"{at} ('{name}'): ctype {ctype!r} not supported")
+        value = f.get("value")
+        if isinstance(value, list):
+            for k, v in enumerate(value):
+                out.append((f"{path}[{k}]", ctype, _number(v, ctype, f"{at} ('{name}').value[{k}]")))
+        else:
+            out.append((path, ctype, _number(value, ctype, f"{at} ('{name}').value")))
+    return out
 
 
 def _ident(name: object, what: str) -> str:
@@ -125,13 +166,16 @@ def parse_launch(path: Path) -> Launch:
     if not isinstance(spec, dict):
         raise LaunchError(f"{path}: the launch description must be a JSON object")
     base = path.resolve().parent
-    unknown = set(spec) - {"entry", "blocks", "kernel_type", "target", "headers", "args", "comment"}
+    unknown = set(spec) - {"entry", "blocks", "kernel_type", "target", "headers", "args", "comment", "tiling_key"}
     if unknown:
         raise LaunchError(f"unknown launch key(s): {', '.join(sorted(unknown))}")
     entry = _ident(spec.get("entry"), "entry")
     blocks = _int(spec.get("blocks"), "blocks")
     if blocks < 1:
         raise LaunchError(f"blocks: {blocks} must be >= 1")
+    tiling_key = spec.get("tiling_key")
+    if tiling_key is not None and (_int(tiling_key, "tiling_key") < 0 or tiling_key >= 1 << 64):
+        raise LaunchError(f"tiling_key: {tiling_key} must be a non-negative 64-bit integer")
     ktype = spec.get("kernel_type", "vector")
     if ktype not in KERNEL_TYPES:
         raise LaunchError(f"kernel_type: {ktype!r} is not one of {', '.join(KERNEL_TYPES)}")
@@ -213,22 +257,11 @@ def parse_launch(path: Path) -> Launch:
                     raise LaunchError(f"{where}: header {hp} does not exist")
                 if hp not in headers:
                     headers.append(hp)
-            fields = a.get("fields", [])
-            if not isinstance(fields, list):
-                raise LaunchError(f"{where}: fields must be a list")
-            fl = []
-            for j, f in enumerate(fields):
-                if not isinstance(f, dict):
-                    raise LaunchError(f"{where}.fields[{j}]: expected an object")
-                fname = _ident(f.get("name"), f"{where}.fields[{j}].name")
-                ctype = f.get("ctype")
-                if ctype not in CTYPES:
-                    raise LaunchError(f"{where}.fields[{j}] ('{fname}'): ctype {ctype!r} not supported")
-                fl.append((fname, ctype, _number(f.get("value"), ctype, f"{where}.fields[{j}] ('{fname}').value")))
+            fl = _fields(a.get("fields", []), where)
             order.append(("tiling", (name, tname, passing, fl)))
         else:
             raise LaunchError(f"{where}: kind must be input, output, workspace, scalar or tiling (got {kind!r})")
-    return Launch(entry, blocks, ktype, spec.get("target"), headers, order, base)
+    return Launch(entry, blocks, ktype, spec.get("target"), headers, order, base, tiling_key)
 
 
 _DRIVER_HEAD = """// Driver generated by ascend-sim (npu_harness/sim/runner.py) for {entry}.
@@ -255,20 +288,6 @@ template <class T, class P> T parse_arg(const char* s, const char* fmt) {
         __builtin__exit(2);
     }
     return static_cast<T>(v);
-}
-bool read_bytes(const std::string& path, uint8_t* dst, size_t n) {
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return false;
-    const size_t got = n ? std::fread(dst, 1, n, f) : 0;
-    std::fclose(f);
-    return got == n;
-}
-bool write_bytes(const std::string& path, const uint8_t* src, size_t n) {
-    FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) return false;
-    const size_t put = n ? std::fwrite(src, 1, n, f) : 0;
-    std::fclose(f);
-    return put == n;
 }
 }  // namespace ascend_sim_launch
 
@@ -310,16 +329,15 @@ def driver_source(launch: Launch, kernel: Path) -> tuple[str, list[str]]:
             v = f"gm_{g.name}"
             body.append(f"    const size_t {v}_bytes = parse_arg<size_t, unsigned long long>({arg()}, \"%llu\");")
             argv.append(str(g.nbytes))
-            body.append(f"    uint8_t* {v} = AscendC::sim::GmAlloc({v}_bytes);")
+            if g.kind == "input":  # mapped from the file (copy-on-write)
+                body.append(f"    uint8_t* {v} = AscendC::sim::GmMapInput((dir + \"/{g.name}.bin\").c_str(), {v}_bytes);")
+            elif g.kind == "output":  # backed by the output file, 0xFF-poisoned
+                body.append(f"    uint8_t* {v} = AscendC::sim::GmMapOutput((dir + \"/{g.name}.out\").c_str(), {v}_bytes);")
+            else:
+                body.append(f"    uint8_t* {v} = AscendC::sim::GmAlloc({v}_bytes);")
             body.append(f"    if (!{v}) return 2;")
-            if g.kind == "input":
-                body.append(f"    if (!read_bytes(dir + \"/{g.name}.bin\", {v}, {v}_bytes)) {{ "
-                            f"std::fprintf(stderr, \"error[LAUNCH]: cannot read {g.name}.bin\\n\"); return 2; }}")
-            elif g.init == "zeros":
+            if g.kind != "input" and g.init == "zeros":
                 body.append(f"    std::memset({v}, 0, {v}_bytes);")
-            if g.kind == "output":
-                outputs.append(f"    if (!write_bytes(dir + \"/{g.name}.out\", {v}, {v}_bytes)) "
-                               f"std::fprintf(stderr, \"error[LAUNCH]: cannot write {g.name}.out\\n\");")
             call.append(f"GmArg{{{v}}}")
             frees.append(f"    AscendC::sim::GmFree({v});")
         elif kind == "scalar":
@@ -345,12 +363,15 @@ def driver_source(launch: Launch, kernel: Path) -> tuple[str, list[str]]:
                 frees.append(f"    AscendC::sim::GmFree(gm_{v});")
             else:
                 call.append(v)
+    if launch.tiling_key is not None:  # TILING_KEY_VAR, as the host's context->SetTilingKey(k)
+        body.append(f"    AscendC::sim::SetTilingKey({launch.tiling_key}ull);")
     if launch.kernel_type == "mix":  # 1 AIC + 2 AIV per block; the body runs on the AIV (docs/emulator.md)
         body.append("    AscendC::SetKernelMode(AscendC::KernelMode::MIX_MODE);")
     elif launch.kernel_type == "cube":
         body.append("    AscendC::SetKernelMode(AscendC::KernelMode::AIC_MODE);")
     head = _DRIVER_HEAD.format(entry=launch.entry)
     head += "".join(f'#include "{h}"\n' for h in launch.headers)
+    head += _op_project_macros(launch)
     text = kernel.read_text()
     main = (_DRIVER_MAIN.replace("@ARGC@", str(ai)).replace("@BODY@", "\n".join(body))
             .replace("@ENTRY@", launch.entry).replace("@CALL@", ", ".join(call))
@@ -361,8 +382,29 @@ def driver_source(launch: Launch, kernel: Path) -> tuple[str, list[str]]:
     return src, argv
 
 
-def sim_defines(target_name: str, kernel_type: str, hang_seconds: int | None = None) -> dict[str, int]:
-    """-D macros of the emulator for a lowering target (UB / L1 / L0 sizes, DataCopyPad, block limit)."""
+def _op_project_macros(launch: Launch) -> str:
+    """What an op project's build generates for the kernel: DTYPE_<NAME> / ORIG_DTYPE_<NAME> / FORMAT_<NAME>
+    per GM argument (ref_next §6.3), and the tiling struct GET_TILING_DATA fills (ASCEND_SIM_TILING_TYPE)."""
+    lines = []
+    for name, value in (("FORMAT_ND", 2), *sorted(GE_DTYPES.values())):
+        lines += [f"#ifndef {name}", f"#define {name} {value}", "#endif"]
+    for kind, spec in launch.order:
+        if kind == "gm" and spec.kind in ("input", "output"):  # type: ignore[union-attr]
+            up = spec.name.upper()  # type: ignore[union-attr]
+            lines += [f"#define DTYPE_{up} {DTYPES[spec.dtype]}", f"#define ORIG_DTYPE_{up} {GE_DTYPES[spec.dtype][0]}",  # type: ignore
+                      f"#define FORMAT_{up} FORMAT_ND"]
+    # an op project's build puts the host's tiling structs (namespace optiling) where the kernel sees them
+    lines += ["namespace optiling {}", "using namespace optiling;"]
+    tilings = [spec for kind, spec in launch.order if kind == "tiling"]
+    if len(tilings) == 1:
+        lines += ["#undef ASCEND_SIM_TILING_TYPE", f"#define ASCEND_SIM_TILING_TYPE {tilings[0][1]}"]  # type: ignore[index]
+    return "\n".join(lines) + "\n"
+
+
+def sim_defines(target_name: str, kernel_type: str) -> dict[str, int]:
+    """-D macros of the emulator for a lowering target (UB / L1 / L0 sizes, DataCopyPad, block limit).
+    Run-time settings (time limit, threads, checks) are environment variables, so they do not change
+    the build (see run_program)."""
     from lowering.targets import get_target
 
     t = get_target(target_name)
@@ -376,8 +418,6 @@ def sim_defines(target_name: str, kernel_type: str, hang_seconds: int | None = N
         "ASCEND_SIM_L0B_BYTES": t.l0b_bytes,
         "ASCEND_SIM_L0C_BYTES": t.l0c_bytes,
     }
-    if hang_seconds:
-        d["ASCEND_SIM_HANG_SECONDS"] = int(hang_seconds)
     return d
 
 
@@ -390,8 +430,26 @@ class RunOutcome:
     message: str = ""
 
 
+@dataclass(frozen=True)
+class Checks:
+    """Run-time checks of ``ascend-sim run`` (environment of the emulator process, see launch.h)."""
+
+    order_check: bool = True    # run the blocks again in reverse order and compare (ORDER-DEPENDENT)
+    racecheck: bool = True      # PIPE-RACE
+    auto_sync: bool = True      # model --cce-auto-sync (S <-> V / MTE, V -> V synchronised by the compiler)
+    fp16_overflow: bool = False  # report half results that overflow to inf (FP16-OVERFLOW)
+    threads: int | None = None  # worker threads (default: the CPUs available)
+
+    def env(self) -> dict[str, str]:
+        e = {"ASCEND_SIM_ORDER_CHECK": str(int(self.order_check)), "ASCEND_SIM_RACECHECK": str(int(self.racecheck)),
+             "ASCEND_SIM_AUTO_SYNC": str(int(self.auto_sync)), "ASCEND_SIM_FP16_OVERFLOW": str(int(self.fp16_overflow))}
+        if self.threads:
+            e["ASCEND_SIM_THREADS"] = str(self.threads)
+        return e
+
+
 def run(kernel: Path, launch_path: Path, *, target: str | None = None, out_dir: Path | None = None,
-        timeout: float = 300.0) -> RunOutcome:
+        timeout: float = 300.0, checks: Checks | None = None, memory_limit_bytes: int | None = None) -> RunOutcome:
     """Compile and run ``kernel`` as described by ``launch_path``. Never raises for user errors."""
     from ascend_dsl.diagnostics import DslError
 
@@ -404,7 +462,7 @@ def run(kernel: Path, launch_path: Path, *, target: str | None = None, out_dir: 
         return RunOutcome(EXIT_BAD_LAUNCH, None, {}, message=f"error[LAUNCH]: kernel file {kernel} does not exist")
     tname = target or launch.target or "ascend910b1"
     try:
-        defines = sim_defines(tname, launch.kernel_type, hang_seconds=int(max(1, timeout - 5)))
+        defines = sim_defines(tname, launch.kernel_type)
     except DslError as e:
         return RunOutcome(EXIT_BAD_LAUNCH, None, {}, message=f"error[LAUNCH]: {e.render() if hasattr(e, 'render') else e}")
     out = Path(out_dir) if out_dir else Path("ascend-sim-out")
@@ -430,34 +488,37 @@ def run(kernel: Path, launch_path: Path, *, target: str | None = None, out_dir: 
                                   "match the kernel (entry name, argument list or tiling fields):\n" + "\n".join(errs[:10]))
             return RunOutcome(EXIT_FAULT, None, {}, message=f"error[COMPILE]: the kernel does not compile against the "
                               f"emulator:\n{e.message}")
-        io = tmpd / "io"
-        io.mkdir()
-        for kind, spec in launch.order:
-            if kind == "gm" and spec.kind == "input":  # type: ignore[union-attr]
-                (io / f"{spec.name}.bin").write_bytes(spec.data.tobytes())  # type: ignore[union-attr]
-        res = run_program(binary, [str(io), *argv], timeout=timeout)
+        nbytes = sum(spec.nbytes for kind, spec in launch.order if kind == "gm")  # type: ignore[union-attr]
         outputs: dict[str, Path] = {}
-        for kind, spec in launch.order:
-            if kind != "gm" or spec.kind != "output":  # type: ignore[union-attr]
-                continue
-            raw = io / f"{spec.name}.out"  # type: ignore[union-attr]
-            if not raw.exists():
-                continue
-            arr = np.frombuffer(raw.read_bytes(), dtype=np.dtype(_NP_STORAGE.get(spec.dtype, spec.dtype)))  # type: ignore
-            dest = out / spec.out_name  # type: ignore[union-attr]
-            np.save(dest, arr.reshape(spec.shape))  # type: ignore[union-attr]
-            outputs[spec.name] = dest  # type: ignore[union-attr]
+        with scratch_dir(nbytes) as io_dir:
+            io = Path(io_dir)
+            for kind, spec in launch.order:
+                if kind == "gm" and spec.kind == "input":  # type: ignore[union-attr]
+                    write_array(io / f"{spec.name}.bin", spec.data)  # type: ignore[union-attr]
+            limits = {} if memory_limit_bytes is None else {"memory_limit_bytes": memory_limit_bytes}
+            res = run_program(binary, [str(io), *argv], timeout=timeout, env=(checks or Checks()).env(), **limits)
+            for kind, spec in launch.order:
+                if kind != "gm" or spec.kind != "output":  # type: ignore[union-attr]
+                    continue
+                raw = io / f"{spec.name}.out"  # type: ignore[union-attr]
+                if not raw.exists():
+                    continue
+                arr = np.fromfile(raw, dtype=np.dtype(_NP_STORAGE.get(spec.dtype, spec.dtype)))  # type: ignore
+                dest = out / spec.out_name  # type: ignore[union-attr]
+                np.save(dest, arr.reshape(spec.shape))  # type: ignore[union-attr]
+                outputs[spec.name] = dest  # type: ignore[union-attr]
     est = None
     if res.counters:
         from ..cost import estimate
 
+        least = sum(spec.nbytes for kind, spec in launch.order if kind == "gm" and spec.kind in ("input", "output"))  # type: ignore
         try:
-            est = estimate(res.counters, tname)
+            est = estimate(res.counters, tname, least)
         except KeyError:
             est = None
     if res.timed_out:
-        return RunOutcome(EXIT_FAULT, res, outputs, est, f"error[HANG]: the emulator run did not finish within "
-                          f"{timeout:.0f} s and was killed")
+        return RunOutcome(EXIT_FAULT, res, outputs, est, f"error[TIME-LIMIT]: the emulator run did not finish within "
+                          f"{timeout:.0f} s and was killed (raise --timeout if the kernel is just slow)")
     if res.returncode == 2 and "error[LAUNCH]" in res.stderr:
         return RunOutcome(EXIT_BAD_LAUNCH, res, outputs, est)
     code = EXIT_OK if res.returncode == 0 and not res.errors else EXIT_FAULT
@@ -472,7 +533,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--launch", type=Path, required=True, help="launch description (JSON)")
     r.add_argument("--target", help="lowering target (default: the JSON's, else ascend910b1)")
     r.add_argument("-o", "--out", type=Path, help="directory for output .npy files (default ./ascend-sim-out)")
-    r.add_argument("--timeout", type=float, default=300.0, help="seconds before the run is reported as HANG")
+    r.add_argument("--timeout", type=float, default=300.0, help="seconds before the run is stopped (TIME-LIMIT)")
+    r.add_argument("--no-order-check", action="store_true", help="do not re-run the blocks in reverse order (ORDER-DEPENDENT)")
+    r.add_argument("--no-racecheck", action="store_true", help="no pipe-race check (PIPE-RACE)")
+    r.add_argument("--no-auto-sync", action="store_true",
+                   help="model a build without --cce-auto-sync (scalar <-> vector / DMA and vector -> vector need explicit sync)")
+    r.add_argument("--fp16-overflow", action="store_true", help="report half results that overflow to inf")
+    r.add_argument("--threads", type=int, help="worker threads of the emulator (default: the CPUs available)")
+    r.add_argument("--memory-limit", type=float, default=8.0, metavar="GIB",
+                   help="address-space limit of the emulator process in GiB (default 8); exceeding it is MEMORY-LIMIT")
     r.add_argument("--report", action="store_true", help="print counters' cost-model ESTIMATE")
     r.add_argument("--report-json", type=Path, metavar="FILE", help="write counters + estimate as JSON")
     return p
@@ -483,7 +552,10 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as e:  # argparse: usage errors are bad launch input
         return EXIT_BAD_LAUNCH if e.code not in (0, None) else 0
-    outcome = run(args.kernel, args.launch, target=args.target, out_dir=args.out, timeout=args.timeout)
+    checks = Checks(order_check=not args.no_order_check, racecheck=not args.no_racecheck, auto_sync=not args.no_auto_sync,
+                    fp16_overflow=args.fp16_overflow, threads=args.threads)
+    outcome = run(args.kernel, args.launch, target=args.target, out_dir=args.out, timeout=args.timeout, checks=checks,
+                  memory_limit_bytes=int(args.memory_limit * (1 << 30)))
     res = outcome.run
     if res is not None:
         if res.stdout:

@@ -23,7 +23,7 @@ from lowering import all_targets, lower
 from lowering.emit_host import emulator_defines
 from npu_harness.device.chevron import rewrite_launches
 from npu_harness.device.emulator_build import ACL_RUNTIME, inline_include
-from npu_harness.export import mkb_direct, mkb_opproject, task_facts, write_export
+from npu_harness.export import ExportFacts, export_facts, mkb_direct, mkb_opproject, write_export
 from npu_harness.sim.compiler import INCLUDE_DIR, compile_program, run_program
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,14 +43,14 @@ def leaky():
 @pytest.fixture(scope="module")
 def direct(leaky):
     kernel, project, ctx = leaky
-    op, scalars, reshapes = task_facts(kernel, None, {}, 120)  # no task: the kernel's name and DSL defaults
-    return mkb_direct.submission(kernel, project, ctx, op, scalars, reshapes)
+    facts = export_facts([kernel], None, {}, 120)  # no task: the kernel's name and DSL defaults
+    return mkb_direct.submission(kernel, project, ctx, facts)
 
 
 @pytest.fixture(scope="module")
 def six(leaky):
     kernel, project, ctx = leaky
-    return mkb_opproject.strings(kernel, project, ctx, "leaky_relu", {"negative_slope": SLOPE}, [])
+    return mkb_opproject.strings(kernel, project, ctx, ExportFacts("leaky_relu", scalars={"negative_slope": SLOPE}))
 
 
 def _sources(sub: dict) -> dict[str, str]:
@@ -146,7 +146,7 @@ def test_cli_export_takes_names_scalars_and_output_shapes_from_the_task(leaky, t
     assert sub["problem"] == "sum_dim" and "benchmark_ops.sum_dim(*tensors)" in model
     assert "outputs[0] = outputs[0].reshape((16, 256))" in model  # x [16, 256, 256] viewed as rows: out [4096]
     kernel, project, ctx = leaky
-    path = write_export("mkb-opproject", kernel, project, ctx, None, tmp_path, {}, 120)
+    path = write_export("mkb-opproject", kernel, project, ctx, export_facts([kernel], None, {}, 120), tmp_path)
     assert path == tmp_path / "leaky_relu_mkb_opproject.py" and "kernel_src = r\'\'\'" in path.read_text()
 
 

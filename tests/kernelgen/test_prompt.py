@@ -19,7 +19,7 @@ def test_prompt_has_reference_examples_and_task_but_not_the_answer():
     msgs = prompt.initial_messages(task)
     system, user = msgs[0]["content"], msgs[1]["content"]
     assert "# ascend-dsl language reference" in system
-    assert "# Examples (activation)" in system
+    assert "# Examples (the gallery kernels closest to the task)" in system and "## activation/" in system
     assert "def relu(" not in system  # the task's own gallery kernel is never shown
     assert "torch.relu(x)" in user and "```python" in user
     assert prompt.PROMPT_VERSION

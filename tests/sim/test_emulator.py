@@ -287,7 +287,7 @@ def test_half_matches_torch(binaries: dict[str, Path], tmp_path: Path) -> None:
 
 def test_timeout_kills_spinning_kernel(binaries: dict[str, Path]) -> None:
     t0 = time.monotonic()
-    res = run_program(binaries["bugs"], ["spin"], timeout=2)
+    res = run_program(binaries["bugs"], ["spin"], timeout=2, env={"ASCEND_SIM_TIME_LIMIT": "100"})  # the outer kill
     elapsed = time.monotonic() - t0
     assert res.timed_out
     assert res.returncode != 0
@@ -344,3 +344,31 @@ def test_parse_report() -> None:
         ("BLOCK-DIM", "main.cpp", 9, None, 0),
     ]
     assert (blocks, count) == (8, 6)
+
+
+# ---- memory limit -------------------------------------------------------------------------------
+
+
+def test_memory_limit_is_reported(tmp_path: Path) -> None:
+    src = tmp_path / "greedy.cpp"
+    src.write_text(
+        '#include "kernel_operator.h"\n'
+        "int main() {\n"
+        "    uint8_t* big = AscendC::sim::GmAlloc(size_t(1) << 31);  // 2 GiB of GM\n"
+        "    if (!big) return 2;\n"
+        "    return AscendC::sim::Launch(1, [] {}) ? 1 : 0;\n}\n"
+    )
+    res = run_program(compile_program([src], defines={}), [], memory_limit_bytes=1 << 30)
+    assert res.returncode == 2 and [e.code for e in res.errors] == ["MEMORY-LIMIT"], res.stderr
+    assert "memory limit" in res.errors[0].message
+
+
+def test_memory_limit_inside_a_block(tmp_path: Path) -> None:
+    src = tmp_path / "greedy_block.cpp"
+    src.write_text(
+        '#include "kernel_operator.h"\n#include <vector>\n'
+        "int main() {\n"
+        "    return AscendC::sim::Launch(1, [] { std::vector<char> v(size_t(3) << 30, 1); (void)v; }) ? 1 : 0;\n}\n"
+    )
+    res = run_program(compile_program([src], defines={}), [], memory_limit_bytes=1 << 30)
+    assert res.returncode == 1 and [e.code for e in res.errors] == ["MEMORY-LIMIT"], res.stderr

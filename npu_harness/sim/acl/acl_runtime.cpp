@@ -22,7 +22,9 @@
 
 #include "acl/acl.h"
 #include "acl/ascend_sim_queue.h"
-#include "ascend_sim/core.h"  // sim::GmAlloc / GmFree: device memory is emulator GM
+// sim::GmAlloc / GmFree: device memory is emulator GM. Header-only builds (a shared library, or a program
+// linking one) need the runtime's inline definitions this file calls, which the entry header brings.
+#include "kernel_operator.h"
 
 #ifndef ASCEND_SIM_AIV_NUM
 #define ASCEND_SIM_AIV_NUM 48  // vector cores of 910B1 (ref §5.2)

@@ -15,7 +15,7 @@ constexpr uint32_t kPerBlock = 64;  // floats per block: 256 B, whole 32-byte bl
 extern "C" __global__ __aicore__ void copy_custom(GM_ADDR x, GM_ADDR y, uint32_t n)
 {
     TPipe pipe;
-    TQue<TPosition::VECIN, 1> que;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> que;  // GM -> UB -> GM: the queue orders MTE2 before MTE3
     pipe.InitBuffer(que, 1, n * sizeof(float));
     GlobalTensor<float> xGm, yGm;
     xGm.SetGlobalBuffer((__gm__ float*)x + GetBlockIdx() * n, n);

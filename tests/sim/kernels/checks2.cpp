@@ -10,6 +10,13 @@ using namespace AscendC;
 
 namespace {
 
+// A TBuf has no queue events: data crossing pipes is synchronised by hand (ref_next §5.5).
+template <AscendC::HardEvent E>
+inline void PipeSync() {
+    AscendC::SetFlag<E>(EVENT_ID0);
+    AscendC::WaitFlag<E>(EVENT_ID0);
+}
+
 int g_fail = 0;
 #define EXPECT(c)                                                                  \
     do {                                                                           \
@@ -72,6 +79,7 @@ int level0_ok() {
         Add(c[32], a, b, 16, 1, BinaryRepeatParams());  // continuous mask: 16 floats
         GlobalTensor<float> g;
         g.SetGlobalBuffer(out, 256);
+        PipeSync<HardEvent::V_MTE3>();
         DataCopy(g, c, 256);
     });
     EXPECT(out[0] == 3.0f && out[31] == 3.0f && out[32] == 3.0f && out[47] == 3.0f && out[48] == 0.0f && out[64] == 3.0f &&
@@ -119,9 +127,11 @@ int uninit(int which) {
         gi.SetGlobalBuffer(in, 128);
         go.SetGlobalBuffer(out, 128);
         DataCopy(x, gi, 40);  // only 40 of the 128 elements are defined  (40 x 4 B = 160 B: 32-B multiple)
+        PipeSync<HardEvent::MTE2_V>();
         switch (which) {
             case 0:  // BUG: copies 64 elements, 24 never written
                 Abs(y, x, 64);
+                PipeSync<HardEvent::V_MTE3>();
                 DataCopy(go, y, 64);  // BUG: 24 of them never written
                 break;
             case 1: {  // BUG: scalar read of an unwritten element
@@ -133,17 +143,20 @@ int uninit(int which) {
                      // but only the 40 defined mask bits are used
                 Compares(m, x, 0.0f, CMPMODE::LT, 64);
                 Select(y, m, x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 40);
+                PipeSync<HardEvent::V_MTE3>();
                 DataCopy(go, y, 40);
                 break;
             case 3:  // BUG: Select with mask bits computed from unwritten data
                 Compares(m, x, 0.0f, CMPMODE::LT, 64);
                 Duplicate(y, 5.0f, 64);
                 Select(y, m, y, 1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 48);
+                PipeSync<HardEvent::V_MTE3>();
                 DataCopy(go, y, 48);
                 break;
             case 4:  // OK: unwritten elements are overwritten by Duplicate before the copy
                 Duplicate(y, 0.0f, 64);
                 Add(y, y, x, 40);
+                PipeSync<HardEvent::V_MTE3>();
                 DataCopy(go, y, 64);
                 break;
         }
@@ -205,6 +218,7 @@ int gm_writes(uint32_t blocks, uint32_t per, uint32_t stride, bool atomic, float
         GlobalTensor<float> g;
         g.SetGlobalBuffer(out + GetBlockIdx() * stride, per);
         if (atomic) SetAtomicAdd<float>();
+        PipeSync<HardEvent::V_MTE3>();
         DataCopy(g, t, per);
         if (atomic) SetAtomicNone();
     });

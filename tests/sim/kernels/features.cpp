@@ -313,6 +313,8 @@ void copy_ops() {
         CHECK(a.GetValue(0) == 0.0f && a.GetValue(19) == 19.0f && a.GetValue(20) == 7.0f && a.GetValue(23) == 7.0f);
         CHECK(a.GetValue(24) == 20.0f && a.GetValue(24 * 3 + 19) == 79.0f);
         Adds(a, a, 1000.0f, rows * 24);
+        SetFlag<HardEvent::V_MTE3>(EVENT_ID0);  // a VECIN queue's events order MTE2 -> V only
+        WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
         // UB->GM: the 20 data floats of UB rows 0 and 1 to GM rows 0 and 2 (dstStride = one row in bytes)
         DataCopyPad(yg, a, DataCopyExtParams{2, cols * 4, 0, cols * 4, 0});
         q.FreeTensor(a);

@@ -3,7 +3,7 @@
 // On CANN a host program launches a kernel with `ACLRT_LAUNCH_KERNEL(k)(blockDim, stream, args...)`
 // (the `aclrtlaunch_<k>.h` stub the build generates) or with `k<<<blockDim, l2ctrl, stream>>>(args...)`
 // (ascendc.md §1.6, §7 Path B). An emulator build replaces both with this header:
-//   - npu_harness/device/launch_stub.py generates `aclrtlaunch_<k>.h/.cpp` whose function calls
+//   - the emitted `emulator/aclrtlaunch_<k>.h/.cpp` (codegen_templates/aclrtlaunch_stub.*.jinja) call
 //     `Kernel(k, "k", mode, blockDim, stream)(args...)`;
 //   - npu_harness/device/chevron.py rewrites `k<<<b, l2, s>>>(args)` to `Chevron(k, "k", mode, b, l2, s)(args)`.
 // Either way the launch is queued on the stream (EnqueueKernel, acl_runtime.cpp) and runs in the
@@ -86,7 +86,7 @@ private:
     aclrtStream stream_;
 };
 
-// `ACLRT_LAUNCH_KERNEL(k)(blockDim, stream, args...)` of an emulator build (launch_stub.py).
+// `ACLRT_LAUNCH_KERNEL(k)(blockDim, stream, args...)` of an emulator build (emulator/aclrtlaunch_<k>.cpp).
 template <class... P>
 inline KernelCall<P...> Kernel(void (*fn)(P...), const char* name, KernelMode mode, uint32_t blockDim, aclrtStream stream) {
     return KernelCall<P...>(fn, name, mode, blockDim, stream);

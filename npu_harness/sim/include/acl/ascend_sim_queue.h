@@ -1,6 +1,5 @@
 // acl/ascend_sim_queue.h - the emulated ACL runtime's kernel queue (emulator builds only): what a launch
-// (acl/ascend_sim_launch.h) hands to the runtime (npu_harness/sim/acl/acl_runtime.cpp). Kept apart from the
-// launch helpers so the runtime does not compile the whole emulator header.
+// (acl/ascend_sim_launch.h) hands to the runtime (npu_harness/sim/acl/acl_runtime.cpp).
 #pragma once
 
 #include <cstddef>

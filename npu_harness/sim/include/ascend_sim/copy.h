@@ -1,5 +1,7 @@
 // ascend_sim/copy.h - DataCopy (count and DataCopyParams forms) and DataCopyPad (ref §4.1).
 #pragma once
+#ifndef ASCEND_SIM_ASCEND_SIM_COPY_H
+#define ASCEND_SIM_ASCEND_SIM_COPY_H
 
 #include "tensor.h"
 
@@ -62,88 +64,26 @@ inline constexpr uint32_t kMaxPadBlockLen = 2097151;  // DataCopyExtParams block
 
 // Count form: count * sizeof(T) must be a multiple of 32 B, otherwise the hardware silently rounds
 // the length down (ref §1.5, §4.1). We report it (non-fatal) and copy what the hardware copies.
-inline uint64_t count_copy_bytes(uint32_t count, uint32_t esize, const std::source_location& loc) {
-    const uint64_t bytes = uint64_t(count) * esize;
-    if (bytes % 32 != 0) {
-        report("DATACOPY-ALIGN", loc, "DataCopy of %u x %u B = %llu B is not a multiple of 32 B; hardware copies %llu B", count, esize,
-               static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(bytes / 32 * 32));
-    }
-    return bytes / 32 * 32;
-}
-
-inline void check_copy_params(const DataCopyParams& p, const std::source_location& loc) {
-    if (p.blockCount > kMaxBlockCount) {
-        fatal("PARAM-RANGE", loc, "DataCopyParams.blockCount = %u is out of range [0, %u]", unsigned(p.blockCount), kMaxBlockCount);
-    }
-    if (uint32_t(p.blockLen) > kMaxBlockLen32) {
-        fatal("PARAM-RANGE", loc, "DataCopyParams.blockLen = %u is out of range [0, %u] (32-B blocks)", unsigned(p.blockLen), kMaxBlockLen32);
-    }
-}
-
-// Strided copy: `count` blocks of `blockBytes`, source blocks `srcPitch` apart, destination blocks
-// `dstPitch` apart (bytes).
-inline void strided_copy(uint8_t* dst, const uint8_t* src, uint32_t count, uint64_t blockBytes, uint64_t srcPitch, uint64_t dstPitch) {
-    for (uint32_t i = 0; i < count; ++i) std::memmove(dst + i * dstPitch, src + i * srcPitch, blockBytes);
-}
+ASCEND_SIM_RT uint64_t count_copy_bytes(uint32_t count, uint32_t esize, const std::source_location& loc);
+ASCEND_SIM_RT void check_copy_params(const DataCopyParams& p, const std::source_location& loc);
 
 inline uint64_t extent(uint32_t count, uint64_t blockBytes, uint64_t pitch) { return count ? (count - 1) * pitch + blockBytes : 0; }
 
-// UB-UNINIT: UB bytes about to reach GM must all have been written in this block.
-inline void check_ub_def(const char* api, const void* ub, uint64_t n, const std::source_location& loc) {
-    if (all_def(ub, n)) return;
-    const uint64_t k = first_undef(ub, n);
-    const unsigned off = static_cast<unsigned>(static_cast<const uint8_t*>(ub) - g_sim.ub);
-    report("UB-UNINIT", loc,
-           "%s copies UB bytes [%u, %llu) to GM, but byte %llu of them (UB offset %llu) was never written in this block: garbage "
-           "reaches GM",
-           api, off, static_cast<unsigned long long>(off + n), static_cast<unsigned long long>(k), static_cast<unsigned long long>(off + k));
-}
+// Strided copies: `count` blocks of `blockBytes`, source blocks `srcPitch` apart, destination blocks
+// `dstPitch` apart (bytes). They move the data, keep the UB shadow, count the DMA and record the
+// accesses for the pipe-race and cross-block checks.
+ASCEND_SIM_RT void strided_to_gm(const char* api, uint8_t* dst, const uint8_t* src, uint32_t count, uint64_t blockBytes, uint64_t srcPitch,
+                                 uint64_t dstPitch, const std::source_location& loc);
+ASCEND_SIM_RT void strided_from_gm(const char* api, uint8_t* dst, const uint8_t* src, uint32_t count, uint64_t blockBytes, uint64_t srcPitch,
+                                   uint64_t dstPitch, const std::source_location& loc);
+ASCEND_SIM_RT void strided_ub_to_ub(const char* api, uint8_t* dst, const uint8_t* src, uint32_t count, uint64_t blockBytes,
+                                    uint64_t srcPitch, uint64_t dstPitch, const std::source_location& loc);
 
-// One UB -> GM burst: plain write (GM-RACE bookkeeping) or atomic add (SetAtomicAdd).
-inline void ub_to_gm(const char* api, void* gm, const void* ub, uint64_t n, const std::source_location& loc) {
-    if (n == 0) return;
-    if (g_sim.atomicAdd) {
-        g_sim.atomicAdd(gm, ub, n);
-        cnt().atomicBytes += n;
-    } else {
-        gm_mark_write(api, gm, n, loc);
-        std::memcpy(gm, ub, n);
-    }
-}
-
-inline void strided_to_gm(const char* api, uint8_t* dst, const uint8_t* src, uint32_t count, uint64_t blockBytes, uint64_t srcPitch,
-                          uint64_t dstPitch, const std::source_location& loc) {
-    for (uint32_t i = 0; i < count; ++i) check_ub_def(api, src + i * srcPitch, blockBytes, loc);
-    for (uint32_t i = 0; i < count; ++i) ub_to_gm(api, dst + i * dstPitch, src + i * srcPitch, blockBytes, loc);
-    count_dma(cnt().ub2gm, count, blockBytes);
-}
-
-inline void strided_from_gm(uint8_t* dst, const uint8_t* src, uint32_t count, uint64_t blockBytes, uint64_t srcPitch, uint64_t dstPitch) {
-    strided_copy(dst, src, count, blockBytes, srcPitch, dstPitch);
-    for (uint32_t i = 0; i < count; ++i) set_def(dst + i * dstPitch, blockBytes);
-    count_dma(cnt().gm2ub, count, blockBytes);
-}
-
-inline void strided_ub_to_ub(uint8_t* dst, const uint8_t* src, uint32_t count, uint64_t blockBytes, uint64_t srcPitch, uint64_t dstPitch) {
-    strided_copy(dst, src, count, blockBytes, srcPitch, dstPitch);
-    strided_copy(shadow(dst), shadow(src), count, blockBytes, srcPitch, dstPitch);
-    count_dma(cnt().ub2ub, count, blockBytes);
-}
-
-inline void check_pad_ext(const DataCopyExtParams& p, uint32_t esize, const std::source_location& loc) {
-    if (!ASCEND_SIM_HAS_DATACOPYPAD) {
-        fatal("DATACOPYPAD-UNSUPPORTED", loc, "DataCopyPad is not available on this target (e.g. ascend310p)");
-    }
-    if (p.blockCount > kMaxBlockCount) {
-        fatal("PARAM-RANGE", loc, "DataCopyExtParams.blockCount = %u is out of range [0, %u]", unsigned(p.blockCount), kMaxBlockCount);
-    }
-    if (p.blockLen > kMaxPadBlockLen) {
-        fatal("PARAM-RANGE", loc, "DataCopyExtParams.blockLen = %u B is out of range [0, %u]", p.blockLen, kMaxPadBlockLen);
-    }
-    if (p.blockLen % esize != 0) {
-        fatal("PARAM-RANGE", loc, "DataCopyExtParams.blockLen = %u B is not a multiple of sizeof(T) = %u", p.blockLen, esize);
-    }
-}
+ASCEND_SIM_RT void check_pad_ext(const DataCopyExtParams& p, uint32_t esize, const std::source_location& loc);
+// GM -> UB DataCopyPad after the checks: blocks of p.blockLen bytes, each landing 32-B aligned after
+// `left` bytes of padding; with isPad the padding bytes get the element value at `padValue`.
+ASCEND_SIM_RT void pad_from_gm(uint8_t* dst, const uint8_t* src, const DataCopyExtParams& p, uint64_t left, uint64_t ubBlk,
+                               const void* padValue, uint32_t esize, bool isPad, const std::source_location& loc);
 
 }  // namespace sim::detail
 
@@ -156,10 +96,10 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     using namespace sim::detail;
     touch(loc);
     if (count == 0) return;
-    check_operand("DataCopy", "dst", dst.sim_view(), count, loc);
+    check_dma_operand("DataCopy", "dst", dst.sim_view(), count, loc);
     const uint64_t bytes = count_copy_bytes(count, sizeof(T), loc);
     check_gm("DataCopy", src, 0, bytes, false, loc);
-    if (bytes) strided_from_gm(reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), 1, bytes, 0, 0);
+    if (bytes) strided_from_gm("DataCopy", reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), 1, bytes, 0, 0, loc);
 }
 
 // UB -> GM (MTE3).
@@ -187,7 +127,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     check_operand("DataCopy", "dst", dst.sim_view(), count, loc);
     check_operand("DataCopy", "src", src.sim_view(), count, loc);
     const uint64_t bytes = count_copy_bytes(count, sizeof(T), loc);
-    if (bytes) strided_ub_to_ub(reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), 1, bytes, 0, 0);
+    if (bytes) strided_ub_to_ub("DataCopy", reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), 1, bytes, 0, 0, loc);
 }
 
 // ---- DataCopyParams (strided, 32-B units) forms ------------------------------------------------
@@ -201,9 +141,9 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     if (p.blockCount == 0 || p.blockLen == 0) return;
     const uint64_t blk = uint64_t(p.blockLen) * 32, sp = blk + uint64_t(p.srcStride) * 32, dp = blk + uint64_t(p.dstStride) * 32;
     const uint64_t ubExt = extent(p.blockCount, blk, dp);
-    check_operand("DataCopy", "dst", dst.sim_view(), (ubExt + sizeof(T) - 1) / sizeof(T), loc);
+    check_dma_operand("DataCopy", "dst", dst.sim_view(), (ubExt + sizeof(T) - 1) / sizeof(T), loc);
     check_gm("DataCopy", src, 0, extent(p.blockCount, blk, sp), false, loc);
-    strided_from_gm(reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), p.blockCount, blk, sp, dp);
+    strided_from_gm("DataCopy", reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), p.blockCount, blk, sp, dp, loc);
 }
 
 template <typename T>
@@ -230,7 +170,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     const uint64_t blk = uint64_t(p.blockLen) * 32, sp = blk + uint64_t(p.srcStride) * 32, dp = blk + uint64_t(p.dstStride) * 32;
     check_operand("DataCopy", "dst", dst.sim_view(), (extent(p.blockCount, blk, dp) + sizeof(T) - 1) / sizeof(T), loc);
     check_operand("DataCopy", "src", src.sim_view(), (extent(p.blockCount, blk, sp) + sizeof(T) - 1) / sizeof(T), loc);
-    strided_ub_to_ub(reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), p.blockCount, blk, sp, dp);
+    strided_ub_to_ub("DataCopy", reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), p.blockCount, blk, sp, dp, loc);
 }
 
 // ---- DataCopyPad (A2 only) -------------------------------------------------------------------
@@ -261,26 +201,8 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
               static_cast<unsigned long long>(padEnd), static_cast<unsigned long long>(uint64_t(v.cap) * sizeof(T)));
     }
     check_gm("DataCopyPad", src, 0, extent(p.blockCount, p.blockLen, sp), false, loc);
-    uint8_t* d = reinterpret_cast<uint8_t*>(dst.sim_ptr);
-    const uint8_t* s = reinterpret_cast<const uint8_t*>(src.sim_ptr);
-    const uint64_t leftN = pad.leftPadding, tailN = (ubBlk - left - p.blockLen) / sizeof(T);
-    for (uint32_t i = 0; i < p.blockCount; ++i) {
-        uint8_t* blk = d + i * dp;
-        std::memmove(blk + left, s + i * sp, p.blockLen);
-        set_def(blk + left, p.blockLen);
-        // Without isPad the padding keeps stale bytes: whatever reads them (a reduction over a rounded-up
-        // count) computes garbage, so they count as never written.
-        clear_def(blk, left);
-        clear_def(blk + left + p.blockLen, ubBlk - left - p.blockLen);
-        if (pad.isPad) {
-            T* l = reinterpret_cast<T*>(blk);
-            for (uint64_t k = 0; k < leftN; ++k) l[k] = pad.paddingValue;
-            T* r = reinterpret_cast<T*>(blk + left + p.blockLen);
-            for (uint64_t k = 0; k < tailN; ++k) r[k] = pad.paddingValue;
-            set_def(blk, ubBlk);
-        }
-    }
-    count_dma(cnt().gm2ub, p.blockCount, p.blockLen);
+    pad_from_gm(reinterpret_cast<uint8_t*>(dst.sim_ptr), reinterpret_cast<const uint8_t*>(src.sim_ptr), p, left, ubBlk, &pad.paddingValue,
+                sizeof(T), pad.isPad, loc);
 }
 
 // UB -> GM: blockLen bytes per block; UB blocks start 32-B aligned.
@@ -321,3 +243,5 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
 }
 
 }  // namespace AscendC
+
+#endif  // ASCEND_SIM_ASCEND_SIM_COPY_H

@@ -4,6 +4,8 @@
 // Written from the semantics described in /work/shared/reference/ascendc.md (cited as "ref §N");
 // no CANN / asc-devkit / asc-tools code is used.
 #pragma once
+#ifndef ASCEND_SIM_ASCEND_SIM_CORE_H
+#define ASCEND_SIM_ASCEND_SIM_CORE_H
 
 // Only headers that do not declare C library functions such as tanh / exp / abs / div in the global
 // namespace are included (kernels may be named like them): no <cmath>, <cstdlib>, <functional>;
@@ -22,7 +24,21 @@
 #include <type_traits>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+// Runtime functions (reporting, Launch, DMA / bookkeeping helpers that do not depend on the kernel's
+// types) are declared with ASCEND_SIM_RT. By default they are defined inline in these headers
+// (header-only use: `g++ kernel.cpp`). compile_program instead links a runtime object prebuilt once
+// per flag set (npu_harness/sim/runtime.cpp) and defines ASCEND_SIM_PREBUILT_RUNTIME, so a kernel's
+// translation unit only compiles what depends on the kernel.
+#if defined(ASCEND_SIM_PREBUILT_RUNTIME)
+#define ASCEND_SIM_RT
+#else
+#define ASCEND_SIM_RT inline
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Target macros (docs/emulator-contract.md). Defaults are the Atlas A2 (910B, dav-2201) values.
@@ -53,7 +69,8 @@
 #ifndef ASCEND_SIM_L0C_BYTES
 #define ASCEND_SIM_L0C_BYTES 131072
 #endif
-// Wall-clock seconds a Launch may take before it is reported as HANG (watchdog, SIGALRM).
+// Default wall-clock limit of one Launch in seconds (watchdog): past it the run stops with
+// error[TIME-LIMIT]. The environment variable ASCEND_SIM_TIME_LIMIT overrides it at run time.
 #ifndef ASCEND_SIM_HANG_SECONDS
 #define ASCEND_SIM_HANG_SECONDS 120
 #endif
@@ -88,13 +105,6 @@
 // declaration so that it is valid both as a statement and at namespace scope.
 #define KERNEL_TASK_TYPE_DEFAULT(x) static_assert(true, "")
 #define KERNEL_TASK_TYPE(key, x) static_assert(true, "")
-
-// Tiling passed as a GM pointer (ref §2): copy the struct out of GM.
-#define GET_TILING_DATA_WITH_STRUCT(Struct, var, tiling) \
-    Struct var;                                          \
-    std::memcpy(&var, reinterpret_cast<const void*>(tiling), sizeof(Struct))
-#define REGISTER_TILING_DEFAULT(Struct) using AscendSimDefaultTiling = Struct
-#define GET_TILING_DATA(var, tiling) GET_TILING_DATA_WITH_STRUCT(AscendSimDefaultTiling, var, tiling)
 
 #define ASCEND_IS_AIV (true)
 #define ASCEND_IS_AIC (false)
@@ -329,6 +339,7 @@ enum class HardEvent : uint8_t {
     FIX_MTE3,
     MTE1_FIX,
     FIX_MTE1,
+    FIX_FIX,
     MAX,
 };
 using TEventID = int8_t;
@@ -354,6 +365,8 @@ enum class DcciDst : uint64_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, 
 // ---------------------------------------------------------------------------------------------
 // Emulator runtime state and fault reporting.
 // ---------------------------------------------------------------------------------------------
+class TPipe;
+
 namespace sim::detail {
 
 inline constexpr uint32_t kNumHardEvents = static_cast<uint32_t>(HardEvent::MAX);
@@ -365,17 +378,10 @@ inline const char* const kHardEventNames[kNumHardEvents] = {
     "MTE2_MTE1", "MTE1_MTE2", "MTE1_M",   "M_MTE1",   "MTE2_V",   "V_MTE2",    "MTE3_V",   "V_MTE3",   "M_V",
     "V_M",       "V_V",       "MTE3_MTE1", "MTE1_MTE3", "MTE1_V",   "MTE2_M",    "M_MTE2",   "V_MTE1",   "M_FIX",
     "FIX_M",     "MTE3_MTE2", "MTE2_MTE3", "S_V",      "V_S",      "S_MTE2",    "MTE2_S",   "S_MTE3",   "MTE3_S",
-    "MTE2_FIX",  "FIX_MTE2",  "FIX_S",    "M_S",      "FIX_MTE3", "MTE1_FIX",  "FIX_MTE1",
+    "MTE2_FIX",  "FIX_MTE2",  "FIX_S",    "M_S",      "FIX_MTE3", "MTE1_FIX",  "FIX_MTE1", "FIX_FIX",
 };
 
 struct Fault {};  // thrown by fatal(); caught by sim::Launch (the block stops)
-
-struct Site {
-    const char* code;
-    const char* file;
-    uint32_t line;
-    unsigned long long suppressed;
-};
 
 struct FlagSlot {
     uint32_t count;
@@ -383,17 +389,24 @@ struct FlagSlot {
 };
 
 class QueBase;
+struct RaceState;  // race.h: per-block pipe-race bookkeeping
 
 // ---- per-block performance counters (printed as one `sim-counters: {json}` stderr line by Launch) ----
 // Vector instruction classes: one counter pair (instructions, 256-B repeats) per (op, element size).
 enum class VecOp : uint8_t {
     Add, Sub, Mul, Div, Max, Min, Adds, Muls, Maxs, Mins, LeakyRelu, Exp, Ln, Abs, Sqrt, Rsqrt, Reciprocal, Relu,
-    Duplicate, Cast, Compare, Compares, Select, Copy, ReduceSum, ReduceMax, ReduceMin, kCount
+    Duplicate, Cast, Compare, Compares, Select, Copy, ReduceSum, ReduceMax, ReduceMin, WholeReduceSum, BlockReduceSum,
+    WholeReduceMax, WholeReduceMin, BlockReduceMax, BlockReduceMin, PairReduceSum, Gather, GatherMask, Sort32, MrgSort,
+    CreateVecIndex, Brcb, Transpose, kCount
 };
 inline const char* const kVecOpNames[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "LeakyRelu",
                                           "Exp", "Ln", "Abs", "Sqrt", "Rsqrt", "Reciprocal", "Relu", "Duplicate", "Cast", "Compare",
-                                          "Compares", "Select", "Copy", "ReduceSum", "ReduceMax", "ReduceMin"};
+                                          "Compares", "Select", "Copy", "ReduceSum", "ReduceMax", "ReduceMin", "WholeReduceSum",
+                                          "BlockReduceSum", "WholeReduceMax", "WholeReduceMin", "BlockReduceMax", "BlockReduceMin",
+                                          "PairReduceSum", "Gather", "GatherMask", "Sort32", "MrgSort", "CreateVecIndex", "Brcb",
+                                          "Transpose"};
 inline constexpr uint32_t kVecOps = static_cast<uint32_t>(VecOp::kCount);
+static_assert(sizeof(kVecOpNames) / sizeof(kVecOpNames[0]) == kVecOps);
 inline constexpr uint32_t kSizeClasses = 4;   // element size 1, 2, 4, 8 B
 inline constexpr uint32_t kBurstBuckets = 16; // DMA burst sizes: bucket k holds bursts of (16 << k, 32 << k] B; last: larger
 
@@ -412,6 +425,8 @@ struct Counters {
     uint64_t vecRepeats[kVecOps][kSizeClasses]{};
     uint64_t ubGet = 0, ubSet = 0, gmGet = 0, gmSet = 0;  // scalar accesses
     uint64_t cubeMacs = 0;                          // Matmul: multiply-adds issued to the cube unit (16x16x16 fractals)
+    uint64_t cubeMacsF32 = 0;                       // ... of them with fp32 operands (the cube runs fp32 at 1/4 rate)
+    uint64_t cubeMacsUseful = 0, cubeMacsUsefulF32 = 0;  // the same without the fractal padding (rows x cols x K)
     uint64_t gm2l1 = 0;                             // Matmul: operand bytes read from GM into L1 (cube MTE2)
     uint64_t l0c2gm = 0;                            // Matmul: result bytes written from L0C to GM (IterateAll, GetTensorC to GM)
     uint64_t syncAll = 0;
@@ -432,192 +447,129 @@ inline void count_dma(DmaCounters& c, uint64_t bursts, uint64_t burstBytes) {
     c.burstBytes[k] += bursts * burstBytes;
 }
 
+// One GM byte interval a block accessed (for the cross-block checks at the end of a launch phase).
+struct GmSpan {
+    uintptr_t begin, end;
+    const char* api;
+    std::source_location loc;
+};
+
+// A fault report of one block, kept until the end of the launch: reports are printed in block order,
+// so the output does not depend on how the blocks were scheduled onto threads.
+struct PendingReport {
+    const char* code;
+    const char* file;
+    uint32_t line;
+    uint32_t msgOff;            // offset of the first occurrence's message in State::reportText
+    unsigned long long count;   // occurrences at this (code, file, line) in this block
+};
+
+// The vector mask register (ref_next §4.3): Normal mode with a 128-bit mask, or Counter mode.
+struct VecMask {
+    bool counter = false;  // SetMaskCount() / SetMaskNorm()
+    bool explicitSet = false;
+    uint64_t hi = ~0ull, lo = ~0ull;  // Normal: lane bits; Counter: lo = element count
+};
+
+// Everything one block (one AI core) owns. The running block's state is reached through the
+// thread-local t_cur (blocks may run in parallel threads); code outside blocks uses g_host.
 struct State {
-    bool inLaunch = false;
     bool inBlock = false;
     bool blockFaulted = false;
     uint32_t blockIdx = 0;
-    uint32_t blockDim = 1;
     uint8_t* ub = nullptr;
-    unsigned long long errors = 0;
-    std::vector<Site> sites;
     std::source_location lastLoc{};
     FlagSlot flags[kNumHardEvents][kMaxEventIds]{};
     std::vector<QueBase*> liveQueues;
     TEventID nextEventId[kNumHardEvents]{};
-    // atomic mode of UB->GM copies (SetAtomicAdd<T> / SetAtomicNone), per block
-    void (*atomicAdd)(void* gm, const void* ub, uint64_t bytes) = nullptr;
+    // atomic mode of UB->GM copies (SetAtomicAdd<T> / SetAtomicNone)
+    void (*atomicAdd)(void* gm, const void* ub, uint64_t bytes, const std::source_location& loc) = nullptr;
     const char* atomicType = nullptr;
-    uint32_t mixRatio = 1;    // AIV blocks per launched block: 2 in MIX mode (1 AIC : 2 AIV), else 1
-    Counters* cnt = nullptr;  // this block's counters (a scratch record outside blocks)
-    Counters scratch;
+    Counters cnt;
+    TPipe* curPipe = nullptr;      // GetTPipePtr()
+    uint8_t* cubeArena = nullptr;  // this block's L1 / L0A / L0B / L0C (allocated on first use)
+    std::vector<GmSpan> gmWrites, gmAtomics, gmReads;  // this launch phase's GM accesses
+    std::vector<GmSpan> gmAtomicsAll;                  // every atomic add of the launch (order check)
+    std::vector<PendingReport> reports;
+    std::vector<char> reportText;
+    VecMask mask;
+    RaceState* race = nullptr;
+    // TILING_KEY_IS: whether this block tested the tiling key, and whether a test matched
+    bool keyTested = false, keyMatched = false;
+    std::source_location keyLoc{};
 };
 
-inline State g_sim;
+struct LaunchInfo {
+    bool inLaunch = false;
+    uint32_t blockDim = 1;       // blocks of the running launch (AIV count in MIX mode)
+    uint32_t mixRatio = 1;       // AIV blocks per launched block: 2 in MIX mode (1 AIC : 2 AIV), else 1
+    bool quiet = false;          // a repeated run (order check): reports are not collected
+    std::vector<State*> blocks;  // the launch's block states
+};
+
+inline LaunchInfo g_launch;
+inline bool g_fp16Overflow = false;  // ASCEND_SIM_FP16_OVERFLOW=1: report half results that overflow to inf
+inline State g_host;                       // state of code that runs outside any block
+inline thread_local State* t_cur = nullptr;  // the block running on this thread
+inline State& st() {
+    State* p = t_cur;
+    return p ? *p : g_host;
+}
+
+// A kernel in this program uses an API whose result depends on the order in which blocks run
+// (SetAtomicAdd: float sums; the Matmul API's atomic writes): its blocks then run one at a time in
+// block order, so results stay reproducible. Set at program start by instantiating the API's template.
+inline bool g_serialBlocks = false;
+template <class Tag>
+struct SerialBlocks {
+    static inline const bool on = (g_serialBlocks = true);
+};
+
+// Error reporting. Inside a launch a report is kept with the block that raised it and printed at the
+// end of the launch (first occurrence per (code, file, line) in block order, then a note with the
+// number of suppressed repeats); outside a launch it is printed at once.
+ASCEND_SIM_RT void vreport(const char* code, const std::source_location& loc, const char* fmt, va_list ap);
+
+// Non-fatal error: reported (and counted); execution continues.
+[[gnu::format(printf, 3, 4)]] ASCEND_SIM_RT void report(const char* code, const std::source_location& loc, const char* fmt, ...);
+
+// Fatal error: reported, then the current block stops (the faulting access is not performed).
+[[noreturn]] [[gnu::format(printf, 3, 4)]] ASCEND_SIM_RT void fatal(const char* code, const std::source_location& loc, const char* fmt, ...);
+
+// A report attributed to block `b` (used by the end-of-phase checks, which run outside the blocks).
+[[gnu::format(printf, 4, 5)]] ASCEND_SIM_RT void report_for(uint32_t b, const char* code, const std::source_location& loc,
+                                                           const char* fmt, ...);
 
 inline const char* base_name(const char* path) {
     const char* s = std::strrchr(path, '/');
     return s ? s + 1 : path;
 }
 
-inline void vreport(const char* code, const std::source_location& loc, const char* fmt, va_list ap) {
-    State& s = g_sim;
-    ++s.errors;
-    const char* file = base_name(loc.file_name());
-    const uint32_t line = loc.line();
-    for (Site& site : s.sites) {
-        if (site.line == line && std::strcmp(site.code, code) == 0 && std::strcmp(site.file, file) == 0) {
-            ++site.suppressed;  // deduplicated: first occurrence per (code, file, line) only
-            return;
-        }
-    }
-    s.sites.push_back(Site{code, file, line, 0});
-    char msg[1536];
-    std::vsnprintf(msg, sizeof msg, fmt, ap);
-    if (s.inBlock) {
-        std::fprintf(stderr, "error[%s]: %s\n --> %s:%u (block %u)\n", code, msg, file, line, s.blockIdx);
-    } else {
-        std::fprintf(stderr, "error[%s]: %s\n --> %s:%u\n", code, msg, file, line);
-    }
-    std::fflush(stderr);
-}
+inline void touch(const std::source_location& loc) { st().lastLoc = loc; }
 
-// Non-fatal error: reported (and counted); execution continues.
-[[gnu::format(printf, 3, 4)]] inline void report(const char* code, const std::source_location& loc, const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vreport(code, loc, fmt, ap);
-    va_end(ap);
-}
-
-// Fatal error: reported, then the current block stops (the faulting access is not performed).
-[[noreturn]] [[gnu::format(printf, 3, 4)]] inline void fatal(const char* code, const std::source_location& loc, const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vreport(code, loc, fmt, ap);
-    va_end(ap);
-    if (g_sim.inBlock) throw Fault{};
-    std::fprintf(stderr, "sim: fatal error outside sim::Launch\nsim: 0 blocks, %llu errors\n", g_sim.errors);
-    std::fflush(stderr);
-    __builtin_exit(1);
-}
-
-inline void touch(const std::source_location& loc) { g_sim.lastLoc = loc; }
-
-inline Counters& cnt() { return g_sim.cnt ? *g_sim.cnt : g_sim.scratch; }
+inline Counters& cnt() { return st().cnt; }
 
 inline constexpr uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 // ---------------------------------------------------------------------------------------------
 // GM allocation registry (sim::GmAlloc / GmFree). Every GM access must lie inside a live one.
+// Allocations change only outside launches, so blocks read the registry without a lock.
 // ---------------------------------------------------------------------------------------------
 struct GmChunk {
-    uint64_t size;  // bytes
+    uint64_t size;       // bytes
+    uint64_t mapped = 0;  // > 0: a file mapping of this many bytes (GmMapInput / GmMapOutput), else heap
 };
 
-struct GmRegistry {
-    std::map<uintptr_t, GmChunk> allocs;  // begin -> chunk
-    uintptr_t cacheBegin = 0;
-    uint64_t cacheSize = 0;
-    bool cacheValid = false;
-};
-
-inline GmRegistry g_gm;
+inline std::map<uintptr_t, GmChunk> g_gmAllocs;  // begin -> chunk
+inline uint64_t g_gmGeneration = 0;               // bumped by every GmAlloc / GmFree
 
 // Finds the live allocation with the greatest begin <= addr. Returns false if there is none.
-inline bool gm_floor(uintptr_t addr, uintptr_t& begin, uint64_t& size) {
-    GmRegistry& r = g_gm;
-    if (r.cacheValid && addr >= r.cacheBegin && addr - r.cacheBegin < r.cacheSize) {
-        begin = r.cacheBegin;
-        size = r.cacheSize;
-        return true;
-    }
-    auto it = r.allocs.upper_bound(addr);
-    if (it == r.allocs.begin()) return false;
-    --it;
-    begin = it->first;
-    size = it->second.size;
-    r.cacheBegin = begin;
-    r.cacheSize = size;
-    r.cacheValid = true;
-    return true;
-}
+ASCEND_SIM_RT bool gm_floor(uintptr_t addr, uintptr_t& begin, uint64_t& size);
 
-// ---- GM-RACE: every plain (non-atomic) GM write of the current phase is recorded as a byte
-// interval; when the phase ends (SyncAll barrier complete, or end of Launch) overlapping intervals
-// of different blocks are reported. Consecutive writes of one block from one call site are merged.
-struct GmWrite {
-    uintptr_t begin, end;
-    uint32_t block;
-    const char* api;
-    std::source_location loc;
-};
-
-inline std::vector<GmWrite> g_gmWrites;
-
-inline void gm_mark_write(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc) {
-    State& s = g_sim;
-    if (!s.inBlock || bytes == 0) return;
-    const uintptr_t b = reinterpret_cast<uintptr_t>(gmPtr);
-    auto& w = g_gmWrites;
-    if (!w.empty()) {
-        GmWrite& last = w.back();
-        if (last.block == s.blockIdx && last.end == b && last.loc.line() == loc.line() && last.loc.file_name() == loc.file_name()) {
-            last.end += bytes;
-            return;
-        }
-    }
-    w.push_back(GmWrite{b, b + bytes, s.blockIdx, api, loc});
-}
-
-// Reports write-write overlaps between different blocks among the recorded intervals, then clears them.
-inline void gm_check_races() {
-    auto& w = g_gmWrites;
-    if (w.size() < 2) {
-        w.clear();
-        return;
-    }
-    // Bottom-up merge sort by (begin, block); <algorithm> is not included (it declares ::abs, ::div).
-    {
-        auto less = [](const GmWrite& x, const GmWrite& y) { return x.begin != y.begin ? x.begin < y.begin : x.block < y.block; };
-        std::vector<GmWrite> tmp(w.size());
-        for (size_t width = 1; width < w.size(); width *= 2) {
-            for (size_t lo = 0; lo < w.size(); lo += 2 * width) {
-                const size_t mid = lo + width < w.size() ? lo + width : w.size();
-                const size_t hi = lo + 2 * width < w.size() ? lo + 2 * width : w.size();
-                size_t i = lo, j = mid, k = lo;
-                while (i < mid && j < hi) tmp[k++] = less(w[j], w[i]) ? w[j++] : w[i++];
-                while (i < mid) tmp[k++] = w[i++];
-                while (j < hi) tmp[k++] = w[j++];
-            }
-            w.swap(tmp);
-        }
-    }
-    State& s = g_sim;
-    const bool inBlock = s.inBlock;
-    const uint32_t blockIdx = s.blockIdx;
-    size_t cover = 0;  // the interval reaching furthest so far
-    for (size_t i = 1; i < w.size(); ++i) {
-        const GmWrite& c = w[i];
-        const GmWrite& p = w[cover];
-        if (c.begin < p.end && c.block != p.block) {
-            const GmWrite& later = c.block > p.block ? c : p;  // blocks run in index order here
-            const GmWrite& earlier = c.block > p.block ? p : c;
-            const uintptr_t hi = c.end < p.end ? c.end : p.end;
-            s.inBlock = true;
-            s.blockIdx = later.block;
-            report("GM-RACE", later.loc,
-                   "%s: block %u writes %llu GM bytes that block %u also writes (%s at %s:%u) in the same launch phase, without "
-                   "SetAtomicAdd and without a SyncAll in between: the result depends on core timing",
-                   later.api, later.block, static_cast<unsigned long long>(hi - c.begin), earlier.block, earlier.api,
-                   base_name(earlier.loc.file_name()), earlier.loc.line());
-        }
-        if (c.end > p.end) cover = i;
-    }
-    s.inBlock = inBlock;
-    s.blockIdx = blockIdx;
-    w.clear();
-}
+// GM accesses of the current launch phase, for the cross-block checks (GM-RACE).
+ASCEND_SIM_RT void gm_mark_write(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc);
+ASCEND_SIM_RT void gm_mark_atomic(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc);
+ASCEND_SIM_RT void gm_mark_read(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc);
 
 }  // namespace sim::detail
 
@@ -625,39 +577,17 @@ namespace sim {
 
 // Allocates `bytes` of emulated GM (filled with 0xFF so unwritten output reads as NaN / -1) and
 // registers it for the GM-OOB checks. Returns nullptr on failure.
-inline uint8_t* GmAlloc(size_t bytes) {
-    // Large buffers: 2 MiB aligned and backed by transparent huge pages where the host allows it
-    // (MADV_HUGEPAGE), so filling them costs a few page faults instead of one per 4 KiB.
-    constexpr size_t kHuge = size_t(2) << 20;
-    const bool huge = bytes >= 2 * kHuge;
-    const size_t align = huge ? kHuge : 512;
-    const size_t padded = static_cast<size_t>(detail::align_up(bytes ? bytes : 1, align));
-    void* p = ::operator new(padded, std::align_val_t(align), std::nothrow);
-    if (!p) {
-        std::fprintf(stderr, "sim: GmAlloc(%zu) failed: out of host memory\n", bytes);
-        return nullptr;
-    }
-#ifdef MADV_HUGEPAGE
-    if (huge) (void)madvise(p, padded, MADV_HUGEPAGE);  // advice only: failure changes nothing
-#endif
-    std::memset(p, 0xFF, padded);
-    detail::g_gm.allocs[reinterpret_cast<uintptr_t>(p)] = detail::GmChunk{bytes};
-    detail::g_gm.cacheValid = false;
-    return static_cast<uint8_t*>(p);
-}
+ASCEND_SIM_RT uint8_t* GmAlloc(size_t bytes);
+ASCEND_SIM_RT void GmFree(void* p, std::source_location loc = std::source_location::current());
 
-inline void GmFree(void* p, std::source_location loc = std::source_location::current()) {
-    if (!p) return;
-    auto it = detail::g_gm.allocs.find(reinterpret_cast<uintptr_t>(p));
-    if (it == detail::g_gm.allocs.end()) {
-        detail::report("GM-FREE", loc, "GmFree(%p): not a live sim::GmAlloc allocation (double free or foreign pointer)", p);
-        return;
-    }
-    const bool huge = it->second.size >= (size_t(4) << 20);
-    detail::g_gm.allocs.erase(it);
-    detail::g_gm.cacheValid = false;
-    ::operator delete(p, std::align_val_t(huge ? (size_t(2) << 20) : 512));
-}
+// GM holding the first `bytes` bytes of the file at `path`, mapped copy-on-write (the file is never
+// modified): a launch's inputs without copying them. Returns nullptr (after printing error[LAUNCH]) if
+// the file cannot be read or is shorter than `bytes`. Release with GmFree.
+ASCEND_SIM_RT uint8_t* GmMapInput(const char* path, size_t bytes);
+// GM backed by the file at `path` (created, or truncated to `bytes`) and poisoned with 0xFF like GmAlloc:
+// what the kernel writes is in the file once GmFree unmaps it (no copy after the launch). Returns
+// nullptr (after printing error[LAUNCH]) on failure.
+ASCEND_SIM_RT uint8_t* GmMapOutput(const char* path, size_t bytes);
 
 }  // namespace sim
 
@@ -670,10 +600,12 @@ inline void SetKernelMode(KernelMode mode) { g_simKernelMode = mode; }
 
 // Block index / count (ref §1.2, §1.5). In MIX mode GetBlockIdx() numbers the AIV of the launch
 // (launched block x 2 + sub-block), GetBlockNum() the launched blocks.
-inline int64_t GetBlockIdx() { return static_cast<int64_t>(sim::detail::g_sim.blockIdx); }
-inline int64_t GetBlockNum() { return static_cast<int64_t>(sim::detail::g_sim.blockDim / sim::detail::g_sim.mixRatio); }
-inline int64_t GetSubBlockIdx() { return static_cast<int64_t>(sim::detail::g_sim.blockIdx % sim::detail::g_sim.mixRatio); }
-inline int64_t GetSubBlockNum() { return static_cast<int64_t>(sim::detail::g_sim.mixRatio); }
-inline int64_t GetTaskRation() { return static_cast<int64_t>(sim::detail::g_sim.mixRatio); }
+inline int64_t GetBlockIdx() { return static_cast<int64_t>(sim::detail::st().blockIdx); }
+inline int64_t GetBlockNum() { return static_cast<int64_t>(sim::detail::g_launch.blockDim / sim::detail::g_launch.mixRatio); }
+inline int64_t GetSubBlockIdx() { return static_cast<int64_t>(sim::detail::st().blockIdx % sim::detail::g_launch.mixRatio); }
+inline int64_t GetSubBlockNum() { return static_cast<int64_t>(sim::detail::g_launch.mixRatio); }
+inline int64_t GetTaskRation() { return static_cast<int64_t>(sim::detail::g_launch.mixRatio); }
 
 }  // namespace AscendC
+
+#endif  // ASCEND_SIM_ASCEND_SIM_CORE_H

@@ -2,6 +2,8 @@
 // names follow AscendC::tiling::TCubeTiling; the emulator reads the fields listed in docs/emulator.md.
 // Written from /work/shared/reference/ascendc.md; no CANN code is used.
 #pragma once
+#ifndef ASCEND_SIM_ASCEND_SIM_CUBE_TILING_H
+#define ASCEND_SIM_ASCEND_SIM_CUBE_TILING_H
 
 #include <cstdint>
 
@@ -45,3 +47,5 @@ struct TCubeTiling {
 };
 
 }  // namespace AscendC::tiling
+
+#endif  // ASCEND_SIM_ASCEND_SIM_CUBE_TILING_H

@@ -6,9 +6,12 @@
 // sizes (fractal, ref §5.1); misuse of the API (missing operands, GetTensorC without Iterate, use after
 // End) is reported as MATMUL-STATE. Written from /work/shared/reference/ascendc.md; no CANN code.
 #pragma once
+#ifndef ASCEND_SIM_ASCEND_SIM_MATMUL_H
+#define ASCEND_SIM_ASCEND_SIM_MATMUL_H
 
 #include "copy.h"
 #include "cube_tiling.h"
+#include "gemm.h"
 #include "pipe.h"
 
 namespace AscendC {
@@ -28,9 +31,8 @@ inline __gm__ uint8_t* GetSysWorkSpacePtr() { return sim::detail::g_sysWorkspace
 
 namespace matmul {
 
-using AscendC::CubeFormat;
-using AscendC::LayoutMode;
-using AscendC::TPosition;
+// CANN's matmul namespace sees the whole AscendC namespace (kernels write matmul::TPosition, ...).
+using namespace AscendC;
 
 struct MatmulConfig {
     bool doNorm = true;
@@ -60,8 +62,8 @@ class Matmul {
                   "ascend-sim: Matmul operands A and B are emulated in TPosition::GM only");
     static_assert(A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND && C_TYPE::format == CubeFormat::ND,
                   "ascend-sim: only CubeFormat::ND operands are emulated");
-    static_assert(std::is_same_v<SrcAT, half> || std::is_same_v<SrcAT, bfloat16_t>,
-                  "ascend-sim: Matmul A/B must be half or bfloat16_t (the cube accumulates them in fp32)");
+    static_assert(std::is_same_v<SrcAT, half> || std::is_same_v<SrcAT, bfloat16_t> || std::is_same_v<SrcAT, float>,
+                  "ascend-sim: Matmul A/B must be half, bfloat16_t or float (A2; the cube accumulates in fp32, ref_next §7)");
     static_assert(std::is_same_v<SrcAT, SrcBT>, "ascend-sim: Matmul A and B must have the same type");
     static_assert(std::is_same_v<DstT, float> || std::is_same_v<DstT, half> || std::is_same_v<DstT, bfloat16_t>,
                   "ascend-sim: Matmul C must be float, half or bfloat16_t");
@@ -79,6 +81,7 @@ public:
         using namespace AscendC::sim::detail;
         touch(loc);
         if (tiling == nullptr) fatal("MATMUL-STATE", loc, "Matmul::Init / REGIST_MATMUL_OBJ with a null TCubeTiling");
+        (void)SerialBlocks<Matmul>::on;  // enAtomic writes add into GM: blocks run in block order
         t_ = *tiling;
         check_tiling(loc);
         orgM_ = t_.M;
@@ -145,6 +148,12 @@ public:
         restart();
     }
     void DisableBias() { haveBias_ = false; }
+    // UB scratch the Matmul API may use (e.g. for a C in UB); the emulator needs none and keeps nothing.
+    template <class T>
+    void SetLocalWorkspace(const AscendC::LocalTensor<T>& tmp, std::source_location loc = std::source_location::current()) {
+        alive("SetLocalWorkspace", loc);
+        (void)tmp;
+    }
     void ClearBias() { haveBias_ = false; }
 
     // Computes the next baseM x baseN block of C into L0C; false once every block of the computation
@@ -184,6 +193,7 @@ public:
             DstT* row = c.sim_ptr + first + i * pitch;
             for (uint32_t j = 0; j < cols_; ++j) store(row[j], l0c_[i * size_t(t_.baseN) + j], enAtomic);
             set_def(row, uint64_t(cols_) * sizeof(DstT));
+            race_sync_write(row, uint64_t(cols_) * sizeof(DstT));  // GetTensorC<sync = true> returns with the data in UB
         }
         pending_ = false;
     }
@@ -319,12 +329,39 @@ private:
         const uint64_t lastB = transB_ ? uint64_t(curN_ - 1) * orgKb_ + (curK_ - 1) : uint64_t(curK_ - 1) * orgN_ + (curN_ - 1);
         check_gm(api, a_, 0, (lastA + 1) * sizeof(SrcAT), false, loc);
         check_gm(api, b_, 0, (lastB + 1) * sizeof(SrcBT), false, loc);
+        gm_mark_read(api, a_.sim_ptr, (lastA + 1) * sizeof(SrcAT), loc);
+        gm_mark_read(api, b_.sim_ptr, (lastB + 1) * sizeof(SrcBT), loc);
         if (t_.isBias) check_gm(api, bias_, 0, uint64_t(curN_) * sizeof(BiasT), false, loc);
+        convert_operands();
         mIter_ = uint32_t((curM_ + t_.baseM - 1) / t_.baseM);
         nIter_ = uint32_t((curN_ + t_.baseN - 1) / t_.baseN);
         idx_ = 0;
         running_ = true;
         pending_ = false;
+    }
+
+    // The computation's A (curM x curK) and B (curK x curN) in fp32, row-major, read from GM once (the
+    // cube reads them in its own order; values are what matters here). Reads follow GM order.
+    void convert_operands() {
+        const size_t M = size_t(curM_), N = size_t(curN_), K = size_t(curK_);
+        a_f32_.resize(M * K);
+        b_f32_.resize(K * N);
+        float* a = a_f32_.data();
+        float* b = b_f32_.data();
+        if (transA_) {  // A^T in GM: element (i, q) at q * orgM + i
+            for (size_t q = 0; q < K; ++q)
+                for (size_t i = 0; i < M; ++i) a[i * K + q] = static_cast<float>(a_.sim_ptr[q * size_t(orgM_) + i]);
+        } else {
+            for (size_t i = 0; i < M; ++i)
+                for (size_t q = 0; q < K; ++q) a[i * K + q] = static_cast<float>(a_.sim_ptr[i * size_t(orgKa_) + q]);
+        }
+        if (transB_) {  // B^T in GM: element (q, j) at j * orgKb + q
+            for (size_t j = 0; j < N; ++j)
+                for (size_t q = 0; q < K; ++q) b[q * N + j] = static_cast<float>(b_.sim_ptr[j * size_t(orgKb_) + q]);
+        } else {
+            for (size_t q = 0; q < K; ++q)
+                for (size_t j = 0; j < N; ++j) b[q * N + j] = static_cast<float>(b_.sim_ptr[q * size_t(orgN_) + j]);
+        }
     }
 
     // Block `k` of the computation (iterateOrder 0: M moves fastest), accumulated in fp32 in L0C.
@@ -337,30 +374,24 @@ private:
         rows_ = uint32_t(curM_) - r0_ < uint32_t(t_.baseM) ? uint32_t(curM_) - r0_ : uint32_t(t_.baseM);
         cols_ = uint32_t(curN_) - c0_ < uint32_t(t_.baseN) ? uint32_t(curN_) - c0_ : uint32_t(t_.baseN);
         const uint32_t K = uint32_t(curK_), ldc = uint32_t(t_.baseN);
-        std::vector<float> a(size_t(rows_) * K), b(size_t(K) * cols_);
-        for (uint32_t i = 0; i < rows_; ++i)
-            for (uint32_t q = 0; q < K; ++q) {
-                const uint64_t off = transA_ ? uint64_t(q) * orgM_ + (r0_ + i) : uint64_t(r0_ + i) * orgKa_ + q;
-                a[size_t(i) * K + q] = static_cast<float>(a_.sim_ptr[off]);
-            }
-        for (uint32_t q = 0; q < K; ++q)
-            for (uint32_t j = 0; j < cols_; ++j) {
-                const uint64_t off = transB_ ? uint64_t(c0_ + j) * orgKb_ + q : uint64_t(q) * orgN_ + (c0_ + j);
-                b[size_t(q) * cols_ + j] = static_cast<float>(b_.sim_ptr[off]);
-            }
+        const float* a = a_f32_.data() + size_t(r0_) * K;  // the computation's A and B, converted once by begin()
+        const float* b = b_f32_.data() + c0_;
         for (uint32_t i = 0; i < rows_; ++i) {
             float* acc = &l0c_[size_t(i) * ldc];
             for (uint32_t j = 0; j < cols_; ++j) acc[j] = t_.isBias ? static_cast<float>(bias_.sim_ptr[c0_ + j]) : 0.0f;
-            // products of f16/bf16 values are exact in fp32; the sum runs over k in order, in fp32
-            for (uint32_t q = 0; q < K; ++q) {
-                const float av = a[size_t(i) * K + q];
-                const float* brow = &b[size_t(q) * cols_];
-                for (uint32_t j = 0; j < cols_; ++j) acc[j] += av * brow[j];
-            }
         }
+        // every element: bias, then the K products in k order, summed in fp32 (f16 / bf16 products are exact in fp32)
+        gemm_f32(l0c_.data(), ldc, a, K, b, uint64_t(curN_), rows_, cols_, K);
         Counters& c = cnt();
         auto up16 = [](uint64_t v) { return (v + 15) / 16 * 16; };
-        c.cubeMacs += up16(rows_) * up16(cols_) * up16(K);  // the cube computes whole 16x16x16 fractals
+        constexpr uint64_t k0 = std::is_same_v<SrcAT, float> ? 8 : 16;  // fractal K: 16 x 8 for fp32, 16 x 16 otherwise
+        const uint64_t macs = up16(rows_) * up16(cols_) * ((K + k0 - 1) / k0 * k0);  // the cube computes whole fractals
+        c.cubeMacs += macs;
+        c.cubeMacsUseful += uint64_t(rows_) * cols_ * K;
+        if constexpr (std::is_same_v<SrcAT, float>) {
+            c.cubeMacsF32 += macs;
+            c.cubeMacsUsefulF32 += uint64_t(rows_) * cols_ * K;
+        }
         c.gm2l1 += uint64_t(rows_) * K * sizeof(SrcAT) + uint64_t(K) * cols_ * sizeof(SrcBT) + (t_.isBias ? cols_ * sizeof(BiasT) : 0);
     }
 
@@ -395,6 +426,7 @@ private:
     uint32_t mIter_ = 0, nIter_ = 0, idx_ = 0;
     uint32_t r0_ = 0, c0_ = 0, rows_ = 0, cols_ = 0;
     std::vector<float> l0c_;
+    std::vector<float> a_f32_, b_f32_;  // the computation's operands converted to fp32
 };
 
 }  // namespace matmul
@@ -415,3 +447,5 @@ inline void regist_matmul(AscendC::TPipe* pipe, __gm__ uint8_t* workspace, MM& m
 
 // REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling) (ref §3): one Matmul object per call here.
 #define REGIST_MATMUL_OBJ(tpipe, workspace, ...) ::AscendC::sim::detail::regist_matmul(tpipe, workspace, __VA_ARGS__)
+
+#endif  // ASCEND_SIM_ASCEND_SIM_MATMUL_H

@@ -1,6 +1,8 @@
 // ascend_sim/pipe.h - TPipe (UB bump allocator), TQue / TQueBind (queue protocol checks), TBuf.
 // Semantics: ref §1.3 (queues, depth, double buffering, 64-buffer limit), §1.4 (TBuf), §8 rules 1, 9.
 #pragma once
+#ifndef ASCEND_SIM_ASCEND_SIM_PIPE_H
+#define ASCEND_SIM_ASCEND_SIM_PIPE_H
 
 #include "tensor.h"
 
@@ -32,141 +34,36 @@ constexpr Mem mem_of(TPosition p) {
     }
 }
 
-// Cube-side memories are not modelled beyond their budgets: their buffers live in one static host
-// arena (vector instructions and DMA reject them: they do not point into the UB).
+// Start of memory `m` of the running block: the UB arena, or the block's L1 / L0A / L0B / L0C arena
+// (allocated on first use; vector instructions and DMA reject those tensors: they are not in the UB).
+ASCEND_SIM_RT uint8_t* cube_arena();
 inline uint8_t* mem_base(Mem m) {
-    if (m == Mem::UB) return g_sim.ub;
-    alignas(512) static uint8_t arena[ASCEND_SIM_L1_BYTES + ASCEND_SIM_L0A_BYTES + ASCEND_SIM_L0B_BYTES + ASCEND_SIM_L0C_BYTES];
+    if (m == Mem::UB) return st().ub;
     uint64_t off = 0;
     for (uint32_t k = 1; k < static_cast<uint32_t>(m); ++k) off += kMemBytes[k];
-    return arena + off;
+    return cube_arena() + off;
 }
+inline constexpr uint64_t kCubeArenaBytes = uint64_t(ASCEND_SIM_L1_BYTES) + ASCEND_SIM_L0A_BYTES + ASCEND_SIM_L0B_BYTES + ASCEND_SIM_L0C_BYTES;
 
 class QueBase {
 public:
-    explicit QueBase(int32_t depth, Mem mem = Mem::UB, TPosition pos = TPosition::VECCALC)
-        : depth_(depth < 1 ? 1 : static_cast<uint32_t>(depth)), mem_(mem), pos_(pos) {
-        g_sim.liveQueues.push_back(this);
-    }
+    ASCEND_SIM_RT explicit QueBase(int32_t depth, Mem mem = Mem::UB, TPosition pos = TPosition::VECCALC, TPosition src = TPosition::VECCALC,
+                                   TPosition dst = TPosition::VECCALC);
     QueBase(const QueBase&) = delete;
     QueBase& operator=(const QueBase&) = delete;
-    ~QueBase() {
-        auto& v = g_sim.liveQueues;
-        for (size_t i = 0; i < v.size(); ++i) {
-            if (v[i] == this) {
-                v.erase(v.begin() + static_cast<std::ptrdiff_t>(i));
-                break;
-            }
-        }
-        // The queue dies at the end of the kernel body (or earlier): everything must be freed by now.
-        if (g_sim.inBlock && !g_sim.blockFaulted && std::uncaught_exceptions() == 0) leak_check();
-    }
+    ASCEND_SIM_RT ~QueBase();
 
     // QUE-LEAK: one report per queue, at the AllocTensor of the first buffer still held.
-    void leak_check() {
-        uint32_t allocated = 0, enqueued = 0;
-        const BufState* first = nullptr;
-        for (uint32_t i = 0; i < num_; ++i) {
-            if (bufs_[i].status == BufStatus::Free) continue;
-            (bufs_[i].status == BufStatus::Allocated ? allocated : enqueued) += 1;
-            if (!first) first = &bufs_[i];
-        }
-        if (!first) return;
-        report("QUE-LEAK", first->allocLoc,
-               "queue (InitBuffer at %s:%u) still holds %u allocated and %u enqueued of its %u buffers at the end of the block; every "
-               "AllocTensor needs a matching FreeTensor (this is the AllocTensor of the first one)",
-               base_name(initLoc_.file_name()), initLoc_.line(), allocated, enqueued, num_);
-        for (uint32_t i = 0; i < num_; ++i) bufs_[i].status = BufStatus::Free;
-        count_ = 0;
-    }
-
-    void sim_init(uint32_t offset, uint32_t num, uint32_t len, const std::source_location& loc) {
-        for (uint32_t i = 0; i < kMaxBuffers; ++i) {
-            BufState& b = bufs_[i];
-            b.gen += 1;  // tensors of a previous InitBuffer become stale
-            b.status = BufStatus::Free;
-            b.everFreed = false;
-            b.owner = this;
-            b.len = len;
-            b.cap = static_cast<uint32_t>(align_up(len, kUbAlign));
-            b.offset = offset + i * b.cap;
-        }
-        num_ = num;
-        head_ = count_ = cursor_ = 0;
-        initLoc_ = loc;
-        inited_ = true;
-    }
-
-    BufState* sim_alloc(const std::source_location& loc) {
-        touch(loc);
-        if (!inited_ || num_ == 0) fatal("QUE-ALLOC", loc, "AllocTensor on a queue that has no buffers (call pipe.InitBuffer first)");
-        for (uint32_t k = 0; k < num_; ++k) {
-            const uint32_t i = (cursor_ + k) % num_;
-            BufState& b = bufs_[i];
-            if (b.status != BufStatus::Free) continue;
-            cursor_ = (i + 1) % num_;
-            b.status = BufStatus::Allocated;
-            b.gen += 1;
-            b.allocLoc = loc;
-            // A freshly allocated buffer holds the previous tile's data: nothing of this tile yet.
-            if (mem_ == Mem::UB) clear_def(mem_base(mem_) + b.offset, b.cap);
-            return &b;
-        }
-        uint32_t enq = count_;
-        fatal("QUE-ALLOC", loc,
-              "AllocTensor: all %u buffers of this queue (InitBuffer at %s:%u) are in use (%u allocated, %u enqueued); FreeTensor one "
-              "first (hardware would stall here)",
-              num_, base_name(initLoc_.file_name()), initLoc_.line(), num_ - enq, enq);
-    }
-
+    ASCEND_SIM_RT void leak_check();
+    ASCEND_SIM_RT void sim_init(uint32_t offset, uint32_t num, uint32_t len, const std::source_location& loc);
+    ASCEND_SIM_RT BufState* sim_alloc(const std::source_location& loc);
     BufState* owned(const LView& v) const {
         if (v.st == nullptr || v.st->owner != this) return nullptr;
         return v.st;
     }
-
-    void sim_enque(const LView& v, const std::source_location& loc) {
-        touch(loc);
-        check_live("EnQue", "tensor", v, loc);
-        BufState* b = owned(v);
-        if (!b) fatal("QUE-STATE", loc, "EnQue: the tensor was not allocated from this queue (TBuf tensor or another queue's buffer)");
-        if (b->status == BufStatus::Enqueued) fatal("QUE-STATE", loc, "EnQue: this tensor is already enqueued");
-        if (count_ >= depth_) {
-            fatal("QUE-FULL", loc, "EnQue: the queue depth is %u and %u tensor(s) are already enqueued; DeQue one first", depth_, count_);
-        }
-        b->status = BufStatus::Enqueued;
-        fifo_[(head_ + count_) % kMaxBuffers] = static_cast<uint8_t>(b - bufs_);
-        ++count_;
-    }
-
-    BufState* sim_deque(const std::source_location& loc) {
-        touch(loc);
-        if (count_ == 0) {
-            fatal("QUE-EMPTY", loc, "DeQue on an empty queue (no tensor was enqueued); hardware would wait here forever");
-        }
-        BufState* b = &bufs_[fifo_[head_]];
-        head_ = (head_ + 1) % kMaxBuffers;
-        --count_;
-        b->status = BufStatus::Allocated;
-        return b;
-    }
-
-    void sim_free(const LView& v, const std::source_location& loc) {
-        touch(loc);
-        if (v.ptr == nullptr) fatal("QUE-FREE", loc, "FreeTensor of an empty LocalTensor");
-        BufState* b = owned(v);
-        if (!b) {
-            fatal("QUE-FREE", loc, "FreeTensor: the tensor was not allocated from this queue (%s)",
-                  v.st ? "it belongs to another queue" : "TBuf tensor or not a queue buffer");
-        }
-        if (b->gen != v.gen || b->status == BufStatus::Free) {
-            fatal("QUE-FREE", loc, "FreeTensor: double free (this buffer was already released by FreeTensor at %s:%u)",
-                  base_name(b->freeLoc.file_name()), b->freeLoc.line());
-        }
-        if (b->status == BufStatus::Enqueued) fatal("QUE-FREE", loc, "FreeTensor of a tensor that is still enqueued (DeQue it first)");
-        b->status = BufStatus::Free;
-        b->everFreed = true;
-        b->freeLoc = loc;
-    }
+    ASCEND_SIM_RT void sim_enque(const LView& v, const std::source_location& loc);
+    ASCEND_SIM_RT BufState* sim_deque(const std::source_location& loc);
+    ASCEND_SIM_RT void sim_free(const LView& v, const std::source_location& loc);
 
     template <class T>
     LocalTensor<T> sim_tensor(BufState* b) const {
@@ -190,10 +87,14 @@ public:
         return false;
     }
 
+    TPosition sim_src() const { return src_; }
+    TPosition sim_dst() const { return dst_; }
+
 private:
     uint32_t depth_;
     Mem mem_;
     TPosition pos_;
+    TPosition src_, dst_;  // TQueBind<src, dst>: which pipes the queue's implicit events connect
     uint32_t num_ = 0;
     uint32_t head_ = 0, count_ = 0, cursor_ = 0;
     bool inited_ = false;
@@ -208,7 +109,9 @@ private:
 template <TPosition src, TPosition dst, int32_t depth, auto mask = 0>
 class TQueBind : public sim::detail::QueBase {
 public:
-    TQueBind() : QueBase(depth, sim::detail::mem_of(src) != sim::detail::Mem::UB ? sim::detail::mem_of(src) : sim::detail::mem_of(dst), src) {}
+    TQueBind()
+        : QueBase(depth, sim::detail::mem_of(src) != sim::detail::Mem::UB ? sim::detail::mem_of(src) : sim::detail::mem_of(dst),
+                  src == TPosition::GM ? dst : src, src, dst) {}
 
     template <typename T>
     LocalTensor<T> AllocTensor(std::source_location loc = std::source_location::current()) {
@@ -246,8 +149,15 @@ public:
     void FreeAllEvent() {}
 };
 
+// TQue<pos> is TQueBind<GM, VECIN> for VECIN and TQueBind<VECOUT, GM> for VECOUT (ref_next §5.3): the
+// queue's implicit events connect the copy-in (MTE2) or copy-out (MTE3) pipe with the vector pipe.
+namespace sim::detail {
+constexpr TPosition que_src(TPosition p) { return p == TPosition::VECIN || p == TPosition::A1 || p == TPosition::B1 ? TPosition::GM : p; }
+constexpr TPosition que_dst(TPosition p) { return p == TPosition::VECOUT || p == TPosition::CO1 ? TPosition::GM : p; }
+}  // namespace sim::detail
+
 template <TPosition pos, int32_t depth, auto mask = 0>
-class TQue : public TQueBind<pos, pos, depth, mask> {};
+class TQue : public TQueBind<sim::detail::que_src(pos), sim::detail::que_dst(pos), depth, mask> {};
 
 // TBuf: scratch buffer without queue protocol (ref §1.4); its tensors are always live.
 template <TPosition pos = TPosition::VECCALC>
@@ -307,16 +217,11 @@ private:
 };
 
 // TPipe: bump allocator over the block's UB (ref §1.3, §8 rule 1).
-class TPipe;
-namespace sim::detail {
-inline TPipe* g_curPipe = nullptr;
-}
-
 class TPipe {
 public:
-    TPipe() { sim::detail::g_curPipe = this; }
+    TPipe() { sim::detail::st().curPipe = this; }
     ~TPipe() {
-        if (sim::detail::g_curPipe == this) sim::detail::g_curPipe = nullptr;
+        if (sim::detail::st().curPipe == this) sim::detail::st().curPipe = nullptr;
     }
     TPipe(const TPipe&) = delete;
     TPipe& operator=(const TPipe&) = delete;
@@ -361,7 +266,7 @@ public:
         return FetchEventID(evt);
     }
     TEventID FetchEventID(HardEvent evt) {
-        TEventID& n = sim::detail::g_sim.nextEventId[static_cast<uint32_t>(evt)];
+        TEventID& n = sim::detail::st().nextEventId[static_cast<uint32_t>(evt)];
         const TEventID id = n;
         n = static_cast<TEventID>((n + 1) % sim::detail::kMaxEventIds);
         return id;
@@ -376,34 +281,14 @@ public:
     uint32_t sim_used() const { return used_[0]; }
 
 private:
-    uint32_t sim_reserve(sim::detail::Mem mem, uint32_t num, uint32_t len, const std::source_location& loc) {
-        using namespace sim::detail;
-        const uint32_t m = static_cast<uint32_t>(mem);
-        const uint64_t each = sim::detail::align_up(len, sim::detail::kUbAlign);
-        const uint64_t need = each * num;
-        if (nbufs_ + num > sim::detail::kMaxBuffers) {
-            sim::detail::fatal("BUFFER-LIMIT", loc, "InitBuffer would bring the number of buffers to %u; at most %u buffers per kernel",
-                               nbufs_ + num, sim::detail::kMaxBuffers);
-        }
-        const uint64_t avail = kMemBytes[m] - used_[m];
-        if (need > avail) {
-            sim::detail::fatal(kMemCodes[m], loc,
-                               "InitBuffer requests %llu B (%u x alignUp(%u, 32) = %u x %llu B) but only %llu B of the %llu B %s are "
-                               "available (%u B already reserved; %s)",
-                               static_cast<unsigned long long>(need), num, len, num, static_cast<unsigned long long>(each),
-                               static_cast<unsigned long long>(avail), static_cast<unsigned long long>(kMemBytes[m]), kMemNames[m],
-                               used_[m], kMemMacros[m]);
-        }
-        const uint32_t off = used_[m];
-        used_[m] += static_cast<uint32_t>(need);
-        nbufs_ += num;
-        return off;
-    }
+    ASCEND_SIM_RT uint32_t sim_reserve(sim::detail::Mem mem, uint32_t num, uint32_t len, const std::source_location& loc);
 
     uint32_t used_[static_cast<uint32_t>(sim::detail::Mem::kCount)]{};
     uint32_t nbufs_ = 0;
 };
 
-inline TPipe* GetTPipePtr() { return sim::detail::g_curPipe; }
+inline TPipe* GetTPipePtr() { return sim::detail::st().curPipe; }
 
 }  // namespace AscendC
+
+#endif  // ASCEND_SIM_ASCEND_SIM_PIPE_H

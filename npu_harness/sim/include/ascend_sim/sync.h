@@ -1,15 +1,19 @@
 // ascend_sim/sync.h - PipeBarrier, SetFlag / WaitFlag pairing (ref §4.4, §6 CheckSyncState), cache
 // maintenance no-ops.
 #pragma once
+#ifndef ASCEND_SIM_ASCEND_SIM_SYNC_H
+#define ASCEND_SIM_ASCEND_SIM_SYNC_H
 
 #include "tensor.h"
 
 namespace AscendC {
 
-// Blocks run their instructions in program order here, so barriers have nothing to wait for.
+// Later instructions of `pipe` wait until the earlier ones finished (PIPE_ALL: all pipes) (ref §4.4).
+// Instructions execute immediately here; the barrier orders accesses for the pipe-race check (race.h).
 template <pipe_t pipe>
 inline void PipeBarrier(std::source_location loc = std::source_location::current()) {
     sim::detail::touch(loc);
+    sim::detail::race_barrier(pipe);
 }
 
 namespace sim::detail {
@@ -19,7 +23,7 @@ inline FlagSlot& flag_slot(HardEvent e, int32_t id, const char* api, const std::
         fatal("PARAM-RANGE", loc, "%s<HardEvent::%s>(%d): event id out of range [0, %u]", api, kHardEventNames[static_cast<uint32_t>(e)], id,
               kMaxEventIds - 1);
     }
-    return g_sim.flags[static_cast<uint32_t>(e)][id];
+    return st().flags[static_cast<uint32_t>(e)][id];
 }
 }  // namespace sim::detail
 
@@ -30,6 +34,7 @@ inline void SetFlag(int32_t eventID, std::source_location loc = std::source_loca
     sim::detail::FlagSlot& f = sim::detail::flag_slot(event, eventID, "SetFlag", loc);
     if (f.count == 0) f.loc = loc;
     ++f.count;
+    sim::detail::race_set_flag(event, eventID);
 }
 
 template <HardEvent event>
@@ -40,6 +45,7 @@ inline void WaitFlag(int32_t eventID, std::source_location loc = std::source_loc
                            sim::detail::kHardEventNames[static_cast<uint32_t>(event)], eventID);
     }
     --f.count;
+    sim::detail::race_wait_flag(event, eventID);
 }
 
 template <typename T, CacheLine entireType, DcciDst dcciDst>
@@ -50,3 +56,5 @@ template <typename T, CacheLine entireType, DcciDst dcciDst>
 inline void DataCacheCleanAndInvalid(const LocalTensor<T>&) {}
 
 }  // namespace AscendC
+
+#endif  // ASCEND_SIM_ASCEND_SIM_SYNC_H

@@ -1,7 +1,10 @@
 // ascend_sim/tensor.h - LocalTensor / GlobalTensor and the per-operand checks.
 #pragma once
+#ifndef ASCEND_SIM_ASCEND_SIM_TENSOR_H
+#define ASCEND_SIM_ASCEND_SIM_TENSOR_H
 
 #include "core.h"
+#include "race.h"
 
 namespace AscendC {
 
@@ -22,6 +25,7 @@ struct BufState {
     bool everFreed = false;
     std::source_location allocLoc{};
     std::source_location freeLoc{};
+    QueEvent fwd{}, back{};  // implicit queue events (race.h): EnQue -> DeQue, FreeTensor -> AllocTensor
 };
 
 // ---- UB shadow memory ("defined" state, ref: docs/emulator.md, UB-UNINIT) ----------------------------
@@ -32,7 +36,15 @@ inline constexpr uint64_t kUbAlloc = align_up(ASCEND_SIM_UB_BYTES, 4096);
 
 inline uint8_t* shadow(const void* p) { return const_cast<uint8_t*>(static_cast<const uint8_t*>(p)) + kUbAlloc; }
 
+// Only the UB has a shadow: bytes elsewhere (the L1 / L0 arena of the cube APIs) count as defined.
+inline bool in_ub(const void* p) {
+    const uint8_t* ub = st().ub;
+    const uint8_t* q = static_cast<const uint8_t*>(p);
+    return ub != nullptr && q >= ub && q < ub + kUbAlloc;
+}
+
 inline bool all_def(const void* p, uint64_t n) {
+    if (!in_ub(p)) return true;
     const uint8_t* s = shadow(p);
     uint64_t acc = ~0ull;
     uint64_t i = 0;
@@ -47,15 +59,20 @@ inline bool all_def(const void* p, uint64_t n) {
 }
 
 inline uint64_t first_undef(const void* p, uint64_t n) {
+    if (!in_ub(p)) return n;
     const uint8_t* s = shadow(p);
     for (uint64_t i = 0; i < n; ++i)
         if (s[i] != 0xFF) return i;
     return n;
 }
 
-inline void set_def(const void* p, uint64_t n) { std::memset(shadow(p), 0xFF, n); }
+inline void set_def(const void* p, uint64_t n) {
+    if (in_ub(p)) std::memset(shadow(p), 0xFF, n);
+}
 // The bytes hold nothing this block defined for their current use (a fresh queue buffer, DataCopyPad padding).
-inline void clear_def(const void* p, uint64_t n) { std::memset(shadow(p), 0x00, n); }
+inline void clear_def(const void* p, uint64_t n) {
+    if (in_ub(p)) std::memset(shadow(p), 0x00, n);
+}
 
 inline bool elem_def(const void* p, uint32_t esize) {
     const uint8_t* s = shadow(p);
@@ -108,6 +125,7 @@ public:
         sim_check_index("GetValue", index, loc);
         sim::detail::cnt().ubGet += 1;
         sim_check_defined(index, loc);
+        sim::detail::RaceOp(sim::detail::Pipe::S, "LocalTensor::GetValue", loc).read(sim_ptr + index, sizeof(T));
         return sim_ptr[index];
     }
 
@@ -115,6 +133,7 @@ public:
         sim_check_index("SetValue", index, loc);
         sim::detail::cnt().ubSet += 1;
         sim::detail::set_elem_def(sim_ptr + index, sizeof(T), true);
+        sim::detail::RaceOp(sim::detail::Pipe::S, "LocalTensor::SetValue", loc).write(sim_ptr + index, sizeof(T));
         sim_ptr[index] = value;
     }
 
@@ -123,6 +142,7 @@ public:
         sim_check_index("operator()", index, loc);
         sim::detail::cnt().ubSet += 1;
         sim::detail::set_elem_def(sim_ptr + index, sizeof(T), true);
+        sim::detail::RaceOp(sim::detail::Pipe::S, "LocalTensor::operator()", loc).write(sim_ptr + index, sizeof(T));
         return sim_ptr[index];
     }
 
@@ -205,18 +225,7 @@ namespace sim::detail {
 
 template <class T> inline LView view(const LocalTensor<T>& t) { return t.sim_view(); }
 
-[[noreturn]] inline void fatal_dead(const char* api, const char* name, const LView& v, const std::source_location& loc) {
-    const char* ffile = base_name(v.st->freeLoc.file_name());
-    const unsigned fline = v.st->freeLoc.line();
-    if (v.st->status == BufStatus::Free) {
-        fatal("USE-AFTER-FREE", loc, "%s: %s uses a queue buffer (UB offset %u) that was released by FreeTensor at %s:%u", api, name,
-              v.st->offset, ffile, fline);
-    }
-    fatal("USE-AFTER-FREE", loc,
-          "%s: %s uses a queue buffer (UB offset %u) that was released by FreeTensor at %s:%u and has since been handed out again "
-          "by AllocTensor at %s:%u",
-          api, name, v.st->offset, ffile, fline, base_name(v.st->allocLoc.file_name()), v.st->allocLoc.line());
-}
+[[noreturn]] ASCEND_SIM_RT void fatal_dead(const char* api, const char* name, const LView& v, const std::source_location& loc);
 
 // The tensor refers to a buffer that is currently allocated (TBuf tensors always are).
 inline void check_live(const char* api, const char* name, const LView& v, const std::source_location& loc) {
@@ -224,25 +233,18 @@ inline void check_live(const char* api, const char* name, const LView& v, const 
     if (v.st && (v.st->gen != v.gen || v.st->status == BufStatus::Free)) fatal_dead(api, name, v, loc);
 }
 
-// Full operand check for vector instructions and DMA: live, inside the UB, 32-B aligned (ref §4.5),
-// and `elems` elements fit in the tensor.
+// Full operand check for vector instructions and DMA: live, inside the UB, aligned to `align` bytes
+// (32 B for most UB operands, ref §4.5; some APIs only need element alignment), and `elems` elements
+// fit in the tensor.
+ASCEND_SIM_RT void check_operand_aligned(const char* api, const char* name, const LView& v, uint64_t elems, uint32_t align,
+                                         const std::source_location& loc);
 inline void check_operand(const char* api, const char* name, const LView& v, uint64_t elems, const std::source_location& loc) {
-    check_live(api, name, v, loc);
-    const uint8_t* p = static_cast<const uint8_t*>(v.ptr);
-    const uint8_t* ub = g_sim.ub;
-    if (ub == nullptr || p < ub || p >= ub + ASCEND_SIM_UB_BYTES) {
-        fatal("UB-OOB", loc, "%s: %s does not point into this block's UB (a LocalTensor from another block or launch?)", api, name);
-    }
-    const uint32_t off = static_cast<uint32_t>(p - ub);
-    if (off % kUbAlign != 0) {
-        fatal("UB-ALIGN", loc, "%s: %s starts at UB byte offset %u, which is not 32-byte aligned (UB operands need 32 B alignment)", api, name,
-              off);
-    }
-    if (elems > v.size) {
-        fatal("UB-OOB", loc, "%s: %llu elements of %s requested but the LocalTensor holds only %u elements (%llu B)", api,
-              static_cast<unsigned long long>(elems), name, v.size, static_cast<unsigned long long>(v.size) * v.esize);
-    }
+    check_operand_aligned(api, name, v, elems, kUbAlign, loc);
 }
+
+// Operand of a DMA (DataCopy): in this block's UB, or in its L1 (A1 / B1 / C1 tensors of the cube) with
+// the same 32-B alignment (ref §4.5).
+ASCEND_SIM_RT void check_dma_operand(const char* api, const char* name, const LView& v, uint64_t elems, const std::source_location& loc);
 
 inline void check_count(const char* api, int64_t count, const std::source_location& loc) {
     if (count < 0) fatal("PARAM-RANGE", loc, "%s: count = %lld is negative", api, static_cast<long long>(count));
@@ -250,42 +252,13 @@ inline void check_count(const char* api, int64_t count, const std::source_locati
 
 // A GM access of `bytes` bytes starting `byteOff` bytes after the tensor's address must lie inside
 // the SetGlobalBuffer bound (when set) and inside a live sim::GmAlloc allocation.
+ASCEND_SIM_RT void check_gm_raw(const char* api, const void* base, const void* ptr, uint64_t boundElems, bool bounded, uint32_t esize,
+                                uint64_t byteOff, uint64_t bytes, bool write, const std::source_location& loc);
 template <class T>
 inline void check_gm(const char* api, const GlobalTensor<T>& g, uint64_t byteOff, uint64_t bytes, bool write,
                      const std::source_location& loc) {
     if (bytes == 0) return;
-    const char* verb = write ? "writes" : "reads";
-    const uint8_t* p = reinterpret_cast<const uint8_t*>(g.sim_ptr) + byteOff;
-    if (g.sim_bounded) {
-        const int64_t rel = static_cast<int64_t>(p - reinterpret_cast<const uint8_t*>(g.sim_base));
-        const uint64_t boundBytes = g.sim_bound * sizeof(T);
-        if (rel < 0 || static_cast<uint64_t>(rel) + bytes > boundBytes) {
-            fatal("GM-OOB", loc,
-                  "%s %s GM elements [%lld, %lld) = bytes [%lld, %lld) of a GlobalTensor bound to %llu elements (%llu B) by "
-                  "SetGlobalBuffer",
-                  api, verb, static_cast<long long>(rel / int64_t(sizeof(T))),
-                  static_cast<long long>((rel + int64_t(bytes) + int64_t(sizeof(T)) - 1) / int64_t(sizeof(T))), static_cast<long long>(rel),
-                  static_cast<long long>(rel + int64_t(bytes)), static_cast<unsigned long long>(g.sim_bound),
-                  static_cast<unsigned long long>(boundBytes));
-        }
-    }
-    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    uintptr_t begin = 0;
-    uint64_t size = 0;
-    if (!gm_floor(a, begin, size) || a - begin > size + (uint64_t(1) << 20)) {
-        fatal("GM-OOB", loc, "%s %s %llu B at GM address %p, which is not inside any live sim::GmAlloc allocation (freed, or not from GmAlloc)",
-              api, verb, static_cast<unsigned long long>(bytes), static_cast<const void*>(p));
-    }
-    const uint64_t off = a - begin;
-    if (off + bytes > size) {
-        fatal("GM-OOB", loc,
-              "%s %s GM bytes [%llu, %llu) = elements [%llu, %llu) of a sim::GmAlloc allocation of %llu B (%llu elements); %llu B past "
-              "its end",
-              api, verb, static_cast<unsigned long long>(off), static_cast<unsigned long long>(off + bytes),
-              static_cast<unsigned long long>(off / sizeof(T)), static_cast<unsigned long long>((off + bytes + sizeof(T) - 1) / sizeof(T)),
-              static_cast<unsigned long long>(size), static_cast<unsigned long long>(size / sizeof(T)),
-              static_cast<unsigned long long>(off + bytes - size));
-    }
+    check_gm_raw(api, g.sim_base, g.sim_ptr, g.sim_bound, g.sim_bounded, sizeof(T), byteOff, bytes, write, loc);
 }
 
 }  // namespace sim::detail
@@ -306,7 +279,7 @@ void LocalTensor<T>::sim_check_defined(uint32_t index, const std::source_locatio
         sim::detail::report("UB-UNINIT", loc,
                             "LocalTensor::GetValue(%u) reads UB (byte offset %u) that was never written in this block (the value is "
                             "garbage on hardware)",
-                            index, static_cast<unsigned>(p - sim::detail::g_sim.ub));
+                            index, static_cast<unsigned>(p - sim::detail::st().ub));
     }
 }
 
@@ -315,6 +288,8 @@ T GlobalTensor<T>::GetValue(const uint64_t offset, std::source_location loc) con
     sim::detail::touch(loc);
     sim::detail::check_gm("GlobalTensor::GetValue", *this, offset * sizeof(T), sizeof(T), false, loc);
     sim::detail::cnt().gmGet += 1;
+    sim::detail::gm_mark_read("GlobalTensor::GetValue", sim_ptr + offset, sizeof(T), loc);
+    sim::detail::RaceOp(sim::detail::Pipe::S, "GlobalTensor::GetValue", loc).read(sim_ptr + offset, sizeof(T));
     return sim_ptr[offset];
 }
 
@@ -324,7 +299,10 @@ void GlobalTensor<T>::SetValue(const uint64_t offset, const T& value, std::sourc
     sim::detail::check_gm("GlobalTensor::SetValue", *this, offset * sizeof(T), sizeof(T), true, loc);
     sim::detail::cnt().gmSet += 1;
     sim::detail::gm_mark_write("GlobalTensor::SetValue", sim_ptr + offset, sizeof(T), loc);
+    sim::detail::RaceOp(sim::detail::Pipe::S, "GlobalTensor::SetValue", loc).write(sim_ptr + offset, sizeof(T));
     sim_ptr[offset] = value;
 }
 
 }  // namespace AscendC
+
+#endif  // ASCEND_SIM_ASCEND_SIM_TENSOR_H

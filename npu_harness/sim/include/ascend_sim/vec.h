@@ -5,9 +5,12 @@
 // operands live, 32-B aligned in UB, `count` elements fit (ref §4.2: count need not be a multiple of
 // 32 B for compute; it must fit in the tensors).
 #pragma once
+#ifndef ASCEND_SIM_ASCEND_SIM_VEC_H
+#define ASCEND_SIM_ASCEND_SIM_VEC_H
 
 #include <limits>
 
+#include "level0.h"
 #include "tensor.h"
 
 namespace AscendC {
@@ -43,6 +46,12 @@ template <class T> struct Op {
 inline void check_vec_begin(const char* api, int64_t count, const std::source_location& loc) {
     touch(loc);
     check_count(api, count, loc);
+    // a count-form API programs the mask register itself (Counter mode) and leaves it reset: Normal
+    // mode, every lane (modelling assumption, docs/emulator.md)
+    VecMask& m = st().mask;
+    m.counter = false;
+    m.hi = m.lo = ~0ull;
+    m.explicitSet = false;
 }
 
 template <class T, class F>
@@ -162,22 +171,26 @@ inline void count_vec(VecOp op, uint32_t esize, uint64_t count) {
     c.vecRepeats[static_cast<uint32_t>(op)][k] += (count * esize + kRepeatBytesV - 1) / kRepeatBytesV;
 }
 
-// dst element i is defined iff element i of every source is (element sizes may differ: Cast).
-inline void prop_defined(const void* d, uint32_t dEs, const void* a, uint32_t aEs, const void* b, uint32_t bEs, uint64_t n) {
-    if (n == 0) return;
-    if (all_def(a, n * aEs) && (b == nullptr || all_def(b, n * bEs))) {
-        // in place (dst is a source of the same element size): already marked defined
-        if (!((d == a && dEs == aEs) || (d == b && dEs == bEs))) set_def(d, n * dEs);
-        return;
-    }
-    const uint8_t* pa = static_cast<const uint8_t*>(a);
-    const uint8_t* pb = static_cast<const uint8_t*>(b);
-    const uint8_t* pd = static_cast<const uint8_t*>(d);
-    for (uint64_t i = 0; i < n; ++i) {
-        const bool def = elem_def(pa + i * aEs, aEs) && (pb == nullptr || elem_def(pb + i * bEs, bEs));
-        set_elem_def(pd + i * dEs, dEs, def);
+// ASCEND_SIM_FP16_OVERFLOW=1 (off by default): a half result that is +-inf while its sources are finite
+// overflowed (FP16-OVERFLOW); reported once per call site.
+ASCEND_SIM_RT void report_f16_overflow(const char* api, uint64_t index, const std::source_location& loc);
+template <class T>
+inline void check_f16_overflow(const char* api, const T* d, const T* a, const T* b, uint64_t n, const std::source_location& loc) {
+    if constexpr (std::is_same_v<T, half>) {
+        if (!g_fp16Overflow) return;
+        auto inf = [](const half& h) { return (h.sim_bits & 0x7fffu) == 0x7c00u; };
+        auto fin = [](const half& h) { return (h.sim_bits & 0x7c00u) != 0x7c00u; };
+        for (uint64_t i = 0; i < n; ++i) {
+            if (inf(d[i]) && fin(a[i]) && (b == nullptr || fin(b[i]))) {
+                report_f16_overflow(api, i, loc);
+                return;
+            }
+        }
     }
 }
+
+// dst element i is defined iff element i of every source is (element sizes may differ: Cast).
+ASCEND_SIM_RT void prop_defined(const void* d, uint32_t dEs, const void* a, uint32_t aEs, const void* b, uint32_t bEs, uint64_t n);
 
 template <class T> inline void check_unary(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src, int32_t count,
                                            const std::source_location& loc) {
@@ -219,84 +232,39 @@ struct UnaryRepeatParams {
 
 namespace sim::detail {
 
-inline constexpr int32_t kMaxRepeat = 255;  // MAX_REPEAT_TIMES (ref §4.5)
-
-struct Level0 {
-    uint32_t es, perRepeat, perBlock;
-    uint64_t lo, hi;   // active-element bits of one repeat
-    int32_t lastActive; // highest active element index, -1 if none
-    bool active(uint32_t e) const { return e < 64 ? ((lo >> e) & 1u) : ((hi >> (e - 64)) & 1u); }
-};
-
-inline Level0 level0_setup(const char* api, uint32_t es, const uint64_t mask[2], bool continuous, int32_t repeatTime,
-                           const std::source_location& loc) {
-    touch(loc);
-    if (repeatTime < 0 || repeatTime > kMaxRepeat) {
-        fatal("REPEAT-RANGE", loc, "%s: repeatTime = %d is out of range [0, %d] (an uint8_t on hardware: it would wrap to %u)", api,
-              repeatTime, kMaxRepeat, unsigned(uint8_t(repeatTime)));
-    }
-    Level0 L{es, uint32_t(kRepeatBytesV / es), 32u / es, 0, 0, -1};
-    const uint32_t maxMask = L.perRepeat < 128 ? L.perRepeat : 128;  // 128-bit mask register
-    if (continuous) {
-        if (mask[0] > maxMask) {
-            fatal("PARAM-RANGE", loc, "%s: continuous mask = %llu exceeds %u elements per repeat for %u-byte elements", api,
-                  static_cast<unsigned long long>(mask[0]), maxMask, es);
-        }
-        const uint32_t n = static_cast<uint32_t>(mask[0]);
-        L.lo = n >= 64 ? ~0ull : ((1ull << n) - 1);
-        L.hi = n >= 128 ? ~0ull : n > 64 ? ((1ull << (n - 64)) - 1) : 0;
-    } else {
-        L.lo = mask[0];
-        L.hi = es == 2 || es == 1 ? mask[1] : 0;  // 32-bit types use mask[0] only
-    }
-    for (int32_t e = static_cast<int32_t>(maxMask) - 1; e >= 0; --e) {
-        if (L.active(static_cast<uint32_t>(e))) {
-            L.lastActive = e;
-            break;
-        }
-    }
-    return L;
-}
-
-// Bytes spanned by the active elements of `repeats` repeats with the given strides (32-B units).
-inline uint64_t level0_extent(const Level0& L, int32_t repeats, uint32_t blkStride, uint32_t repStride) {
-    if (repeats == 0 || L.lastActive < 0) return 0;
-    const uint32_t b = uint32_t(L.lastActive) / L.perBlock, lane = uint32_t(L.lastActive) % L.perBlock;
-    return uint64_t(repeats - 1) * repStride * 32 + uint64_t(b) * blkStride * 32 + uint64_t(lane + 1) * L.es;
-}
-
-inline uint64_t level0_off(const Level0& L, int32_t r, uint32_t e, uint32_t blkStride, uint32_t repStride) {
-    return uint64_t(r) * repStride * 32 + uint64_t(e / L.perBlock) * blkStride * 32 + uint64_t(e % L.perBlock) * L.es;
-}
-
+// Level-0 binary op: lanes of dst / src0 / src1 addressed with the BinaryRepeatParams strides.
 template <class T, class F>
 inline void level0_binary(const char* api, VecOp op, const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                          const uint64_t mask[], bool continuous, int32_t repeatTime, const BinaryRepeatParams& p,
+                          bool isSetMask, const uint64_t mask[], bool continuous, int32_t repeatTime, const BinaryRepeatParams& p,
                           const std::source_location& loc, F f) {
-    const uint64_t m2[2] = {mask[0], continuous ? 0 : mask[1 % (sizeof(T) == 2 ? 2 : 1)]};
-    const Level0 L = level0_setup(api, sizeof(T), m2, continuous, repeatTime, loc);
-    if (repeatTime == 0 || L.lastActive < 0) return;
-    auto elems = [&](uint64_t bytes) { return (bytes + sizeof(T) - 1) / sizeof(T); };
-    check_operand(api, "dst", dst.sim_view(), elems(level0_extent(L, repeatTime, p.dstBlkStride, p.dstRepStride)), loc);
-    check_operand(api, "src0", src0.sim_view(), elems(level0_extent(L, repeatTime, p.src0BlkStride, p.src0RepStride)), loc);
-    check_operand(api, "src1", src1.sim_view(), elems(level0_extent(L, repeatTime, p.src1BlkStride, p.src1RepStride)), loc);
-    Counters& c = cnt();
-    c.vecInstr[uint32_t(op)][size_class(sizeof(T))] += 1;
-    c.vecRepeats[uint32_t(op)][size_class(sizeof(T))] += uint64_t(repeatTime);
-    uint8_t* d = reinterpret_cast<uint8_t*>(dst.sim_ptr);
-    const uint8_t* a = reinterpret_cast<const uint8_t*>(src0.sim_ptr);
-    const uint8_t* b = reinterpret_cast<const uint8_t*>(src1.sim_ptr);
-    for (int32_t r = 0; r < repeatTime; ++r) {
-        for (uint32_t e = 0; e <= uint32_t(L.lastActive); ++e) {
-            if (!L.active(e)) continue;
-            T* pd = reinterpret_cast<T*>(d + level0_off(L, r, e, p.dstBlkStride, p.dstRepStride));
-            const T* pa = reinterpret_cast<const T*>(a + level0_off(L, r, e, p.src0BlkStride, p.src0RepStride));
-            const T* pb = reinterpret_cast<const T*>(b + level0_off(L, r, e, p.src1BlkStride, p.src1RepStride));
-            const bool def = elem_def(pa, sizeof(T)) && elem_def(pb, sizeof(T));
-            *pd = down<T>(f(up(*pa), up(*pb)));
-            set_elem_def(pd, sizeof(T), def);
-        }
-    }
+    const L0Plan P = l0_plan(api, sizeof(T), isSetMask, mask, continuous, repeatTime, true, loc);
+    if (P.empty()) return;
+    const L0Opnd d{reinterpret_cast<uint8_t*>(dst.sim_ptr), sizeof(T), p.dstBlkStride, p.dstRepStride};
+    const L0Opnd a{reinterpret_cast<uint8_t*>(src0.sim_ptr), sizeof(T), p.src0BlkStride, p.src0RepStride};
+    const L0Opnd b{reinterpret_cast<uint8_t*>(src1.sim_ptr), sizeof(T), p.src1BlkStride, p.src1RepStride};
+    const uint64_t ed = l0_check(api, "dst", dst, P, d, kUbAlign, loc);
+    const uint64_t ea = l0_check(api, "src0", src0, P, a, kUbAlign, loc);
+    const uint64_t eb = l0_check(api, "src1", src1, P, b, kUbAlign, loc);
+    l0_count(op, sizeof(T), P.repeats);
+    race_v(api, loc, d.p, ed, a.p, ea, b.p, eb);
+    l0_elementwise<T, T>(P, d, a, &b, [f](const T& x, const T& y) { return down<T>(f(up(x), up(y))); });
+}
+
+// Level-0 unary op (UnaryRepeatParams strides); D and S may differ in width (Cast: lanes follow the wider).
+template <class D, class S, class F>
+inline void level0_unary(const char* api, VecOp op, const LocalTensor<D>& dst, const LocalTensor<S>& src, bool isSetMask,
+                         const uint64_t mask[], bool continuous, int32_t repeatTime, const UnaryRepeatParams& p,
+                         const std::source_location& loc, F f) {
+    constexpr uint32_t es = sizeof(D) > sizeof(S) ? sizeof(D) : sizeof(S);
+    const L0Plan P = l0_plan(api, es, isSetMask, mask, continuous, repeatTime, true, loc);
+    if (P.empty()) return;
+    const L0Opnd d{reinterpret_cast<uint8_t*>(dst.sim_ptr), sizeof(D), p.dstBlkStride, p.dstRepStride};
+    const L0Opnd a{reinterpret_cast<uint8_t*>(src.sim_ptr), sizeof(S), p.srcBlkStride, p.srcRepStride};
+    const uint64_t ed = l0_check(api, "dst", dst, P, d, kUbAlign, loc);
+    const uint64_t ea = l0_check(api, "src", src, P, a, kUbAlign, loc);
+    l0_count(op, es, P.repeats);
+    race_v(api, loc, d.p, ed, a.p, ea);
+    l0_elementwise<D, S>(P, d, a, nullptr, f);
 }
 
 }  // namespace sim::detail
@@ -314,7 +282,10 @@ inline void level0_binary(const char* api, VecOp op, const LocalTensor<T>& dst, 
         sim::detail::check_binary(#NAME, dst, src0, src1, count, loc);                                                           \
         sim::detail::count_vec(sim::detail::VecOp::NAME, sizeof(T), uint64_t(count));                                            \
         sim::detail::prop_defined(dst.sim_ptr, sizeof(T), src0.sim_ptr, sizeof(T), src1.sim_ptr, sizeof(T), uint64_t(count));    \
+        sim::detail::race_v(#NAME, loc, dst.sim_ptr, uint64_t(count) * sizeof(T), src0.sim_ptr, uint64_t(count) * sizeof(T),     \
+                            src1.sim_ptr, uint64_t(count) * sizeof(T));                                                          \
         sim::detail::binary_loop(dst.sim_ptr, src0.sim_ptr, src1.sim_ptr, count, [](auto a, auto b) { return EXPR; });           \
+        sim::detail::check_f16_overflow(#NAME, dst.sim_ptr, src0.sim_ptr, src1.sim_ptr, uint64_t(count), loc);                  \
     }                                                                                                                            \
     template <typename T, bool isSetMask = true>                                                                                 \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask,           \
@@ -322,16 +293,16 @@ inline void level0_binary(const char* api, VecOp op, const LocalTensor<T>& dst, 
                      std::source_location loc = std::source_location::current()) {                                              \
         static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
         const uint64_t m[2] = {mask, 0};                                                                                         \
-        sim::detail::level0_binary<T>(#NAME, sim::detail::VecOp::NAME, dst, src0, src1, m, true, repeatTime, repeatParams, loc,  \
-                                      [](auto a, auto b) { return EXPR; });                                                      \
+        sim::detail::level0_binary<T>(#NAME, sim::detail::VecOp::NAME, dst, src0, src1, isSetMask, m, true, repeatTime,          \
+                                      repeatParams, loc, [](auto a, auto b) { return EXPR; });                                   \
     }                                                                                                                            \
     template <typename T, bool isSetMask = true>                                                                                 \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, const uint64_t mask[],   \
                      const int32_t repeatTime, const BinaryRepeatParams& repeatParams,                                           \
                      std::source_location loc = std::source_location::current()) {                                              \
         static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
-        sim::detail::level0_binary<T>(#NAME, sim::detail::VecOp::NAME, dst, src0, src1, mask, false, repeatTime, repeatParams,   \
-                                      loc, [](auto a, auto b) { return EXPR; });                                                 \
+        sim::detail::level0_binary<T>(#NAME, sim::detail::VecOp::NAME, dst, src0, src1, isSetMask, mask, false, repeatTime,      \
+                                      repeatParams, loc, [](auto a, auto b) { return EXPR; });                                   \
     }
 
 ASCEND_SIM_BINARY(Add, ASCEND_SIM_ARITH_TYPES, a + b)
@@ -353,8 +324,30 @@ ASCEND_SIM_BINARY(Min, ASCEND_SIM_ARITH_TYPES, sim::detail::min_nan(a, b))
         sim::detail::check_unary(#NAME, dst, src, count, loc);                                                                   \
         sim::detail::count_vec(sim::detail::VecOp::NAME, sizeof(T), uint64_t(count));                                            \
         sim::detail::prop_defined(dst.sim_ptr, sizeof(T), src.sim_ptr, sizeof(T), nullptr, 0, uint64_t(count));                  \
+        sim::detail::race_v(#NAME, loc, dst.sim_ptr, uint64_t(count) * sizeof(T), src.sim_ptr, uint64_t(count) * sizeof(T));      \
         const auto s = sim::detail::up(static_cast<T>(scalarValue));                                                             \
         sim::detail::unary_loop(dst.sim_ptr, src.sim_ptr, count, [s](auto a) { return EXPR; });                                 \
+        sim::detail::check_f16_overflow<T>(#NAME, dst.sim_ptr, src.sim_ptr, nullptr, uint64_t(count), loc);                     \
+    }                                                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::type_identity_t<T>& scalarValue,           \
+                     uint64_t mask, const int32_t repeatTime, const UnaryRepeatParams& repeatParams,                             \
+                     std::source_location loc = std::source_location::current()) {                                              \
+        static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
+        const uint64_t m[2] = {mask, 0};                                                                                         \
+        const auto s = sim::detail::up(static_cast<T>(scalarValue));                                                             \
+        sim::detail::level0_unary<T, T>(#NAME, sim::detail::VecOp::NAME, dst, src, isSetMask, m, true, repeatTime, repeatParams,  \
+                                        loc, [s](const T& x) { auto a = sim::detail::up(x); return sim::detail::down<T>(EXPR); }); \
+    }                                                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const std::type_identity_t<T>& scalarValue,           \
+                     const uint64_t mask[], const int32_t repeatTime, const UnaryRepeatParams& repeatParams,                     \
+                     std::source_location loc = std::source_location::current()) {                                              \
+        static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
+        const auto s = sim::detail::up(static_cast<T>(scalarValue));                                                             \
+        sim::detail::level0_unary<T, T>(#NAME, sim::detail::VecOp::NAME, dst, src, isSetMask, mask, false, repeatTime,           \
+                                        repeatParams, loc,                                                                       \
+                                        [s](const T& x) { auto a = sim::detail::up(x); return sim::detail::down<T>(EXPR); });    \
     }
 
 ASCEND_SIM_SCALAR(Adds, ASCEND_SIM_ARITH_TYPES, a + s)
@@ -373,7 +366,25 @@ ASCEND_SIM_SCALAR(LeakyRelu, ASCEND_SIM_FP_TYPES, sim::detail::leaky_relu(a, s))
         sim::detail::check_unary(#NAME, dst, src, count, loc);                                                                   \
         sim::detail::count_vec(sim::detail::VecOp::NAME, sizeof(T), uint64_t(count));                                            \
         sim::detail::prop_defined(dst.sim_ptr, sizeof(T), src.sim_ptr, sizeof(T), nullptr, 0, uint64_t(count));                  \
+        sim::detail::race_v(#NAME, loc, dst.sim_ptr, uint64_t(count) * sizeof(T), src.sim_ptr, uint64_t(count) * sizeof(T));      \
         sim::detail::unary_loop(dst.sim_ptr, src.sim_ptr, count, [](auto a) { return EXPR; });                                  \
+        sim::detail::check_f16_overflow<T>(#NAME, dst.sim_ptr, src.sim_ptr, nullptr, uint64_t(count), loc);                     \
+    }                                                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask, const int32_t repeatTime,              \
+                     const UnaryRepeatParams& repeatParams, std::source_location loc = std::source_location::current()) {        \
+        static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
+        const uint64_t m[2] = {mask, 0};                                                                                         \
+        sim::detail::level0_unary<T, T>(#NAME, sim::detail::VecOp::NAME, dst, src, isSetMask, m, true, repeatTime, repeatParams,  \
+                                        loc, [](const T& x) { auto a = sim::detail::up(x); return sim::detail::down<T>(EXPR); });  \
+    }                                                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[], const int32_t repeatTime,      \
+                     const UnaryRepeatParams& repeatParams, std::source_location loc = std::source_location::current()) {        \
+        static_assert(TYPES(T), "AscendC::" #NAME ": unsupported dtype for this instruction (see docs/emulator.md)");            \
+        sim::detail::level0_unary<T, T>(#NAME, sim::detail::VecOp::NAME, dst, src, isSetMask, mask, false, repeatTime,           \
+                                        repeatParams, loc,                                                                       \
+                                        [](const T& x) { auto a = sim::detail::up(x); return sim::detail::down<T>(EXPR); });     \
     }
 
 #define ASCEND_SIM_RELU_TYPES(T) ::AscendC::sim::detail::is_any_of_v<T, half, float, int32_t>
@@ -401,6 +412,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& 
     sim::detail::check_operand("Duplicate", "dst", dst.sim_view(), uint64_t(count), loc);
     sim::detail::count_vec(sim::detail::VecOp::Duplicate, sizeof(T), uint64_t(count));
     sim::detail::set_def(dst.sim_ptr, uint64_t(count) * sizeof(T));
+    sim::detail::race_v("Duplicate", loc, dst.sim_ptr, uint64_t(count) * sizeof(T), nullptr, 0);
     const T v = static_cast<T>(scalarValue);
     T* d = dst.sim_ptr;
     for (int32_t i = 0; i < count; ++i) d[i] = v;
@@ -408,20 +420,19 @@ inline void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& 
 
 namespace sim::detail {
 template <class T>
-inline void level0_dup(const LocalTensor<T>& dst, const T v, const uint64_t mask[2], bool continuous, int32_t repeatTime,
+inline void level0_dup(const LocalTensor<T>& dst, const T v, bool isSetMask, const uint64_t mask[2], bool continuous, int32_t repeatTime,
                        uint16_t dstBlockStride, uint8_t dstRepeatStride, const std::source_location& loc) {
-    const Level0 L = level0_setup("Duplicate", sizeof(T), mask, continuous, repeatTime, loc);
-    if (repeatTime == 0 || L.lastActive < 0) return;
-    check_operand("Duplicate", "dst", dst.sim_view(),
-                  (level0_extent(L, repeatTime, dstBlockStride, dstRepeatStride) + sizeof(T) - 1) / sizeof(T), loc);
-    Counters& c = cnt();
-    c.vecInstr[uint32_t(VecOp::Duplicate)][size_class(sizeof(T))] += 1;
-    c.vecRepeats[uint32_t(VecOp::Duplicate)][size_class(sizeof(T))] += uint64_t(repeatTime);
-    uint8_t* d = reinterpret_cast<uint8_t*>(dst.sim_ptr);
-    for (int32_t r = 0; r < repeatTime; ++r) {
-        for (uint32_t e = 0; e <= uint32_t(L.lastActive); ++e) {
-            if (!L.active(e)) continue;
-            T* pd = reinterpret_cast<T*>(d + level0_off(L, r, e, dstBlockStride, dstRepeatStride));
+    const L0Plan P = l0_plan("Duplicate", sizeof(T), isSetMask, mask, continuous, repeatTime, true, loc);
+    if (P.empty()) return;
+    const L0Opnd d{reinterpret_cast<uint8_t*>(dst.sim_ptr), sizeof(T), dstBlockStride, dstRepeatStride};
+    const uint64_t ed = l0_check("Duplicate", "dst", dst, P, d, kUbAlign, loc);
+    l0_count(VecOp::Duplicate, sizeof(T), P.repeats);
+    race_v("Duplicate", loc, d.p, ed, nullptr, 0);
+    for (int32_t r = 0; r < P.repeats; ++r) {
+        const uint32_t n = P.lanes_in(r);
+        for (uint32_t e = 0; e < n; ++e) {
+            if (!P.on(r, e)) continue;
+            T* pd = reinterpret_cast<T*>(d.p + l0_off(d, r, e));
             *pd = v;
             set_elem_def(pd, sizeof(T), true);
         }
@@ -435,14 +446,13 @@ inline void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& 
                       const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
                       std::source_location loc = std::source_location::current()) {
     const uint64_t m[2] = {mask, 0};
-    sim::detail::level0_dup<T>(dst, static_cast<T>(scalarValue), m, true, repeatTime, dstBlockStride, dstRepeatStride, loc);
+    sim::detail::level0_dup<T>(dst, static_cast<T>(scalarValue), isSetMask, m, true, repeatTime, dstBlockStride, dstRepeatStride, loc);
 }
 template <typename T, bool isSetMask = true>
 inline void Duplicate(const LocalTensor<T>& dst, const std::type_identity_t<T>& scalarValue, const uint64_t mask[], const int32_t repeatTime,
                       const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
                       std::source_location loc = std::source_location::current()) {
-    const uint64_t m[2] = {mask[0], sizeof(T) == 2 ? mask[1] : 0};
-    sim::detail::level0_dup<T>(dst, static_cast<T>(scalarValue), m, false, repeatTime, dstBlockStride, dstRepeatStride, loc);
+    sim::detail::level0_dup<T>(dst, static_cast<T>(scalarValue), isSetMask, mask, false, repeatTime, dstBlockStride, dstRepeatStride, loc);
 }
 
 // ---- Cast --------------------------------------------------------------------------------------
@@ -573,6 +583,7 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
     check_operand("Cast", "src", src.sim_view(), count, loc);
     count_vec(VecOp::Cast, sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U), count);
     prop_defined(dst.sim_ptr, sizeof(T), src.sim_ptr, sizeof(U), nullptr, 0, count);
+    race_v("Cast", loc, dst.sim_ptr, uint64_t(count) * sizeof(T), src.sim_ptr, uint64_t(count) * sizeof(U));
     T* d = dst.sim_ptr;
     const U* s = src.sim_ptr;
     switch (roundMode) {
@@ -585,6 +596,36 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
         case RoundMode::CAST_ODD: cast_loop<T, U, RoundMode::CAST_ODD>(d, s, count); break;
         default: fatal("PARAM-RANGE", loc, "Cast: invalid RoundMode %d", int(roundMode));
     }
+    if constexpr (std::is_same_v<T, half> && is_float_like_v<U>) {
+        if (g_fp16Overflow) {
+            for (uint32_t i = 0; i < count; ++i) {
+                const float v = static_cast<float>(s[i]);
+                if ((d[i].sim_bits & 0x7fffu) == 0x7c00u && v - v == 0.0f) {
+                    report_f16_overflow("Cast", i, loc);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+// Level-0 Cast (ref_next §4.3: lanes per repeat follow the wider type).
+template <typename T, typename U, bool isSetMask = true>
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint64_t mask,
+                 const int32_t repeatTime, const UnaryRepeatParams& repeatParams, std::source_location loc = std::source_location::current()) {
+    using namespace sim::detail;
+    static_assert(is_cast_type_v<T> && is_cast_type_v<U>, "AscendC::Cast: unsupported dtype");
+    const uint64_t m[2] = {mask, 0};
+    level0_unary<T, U>("Cast", VecOp::Cast, dst, src, isSetMask, m, true, repeatTime, repeatParams, loc,
+                       [roundMode](const U& x) { return cast_one<T>(x, roundMode); });
+}
+template <typename T, typename U, bool isSetMask = true>
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint64_t mask[],
+                 const int32_t repeatTime, const UnaryRepeatParams& repeatParams, std::source_location loc = std::source_location::current()) {
+    using namespace sim::detail;
+    static_assert(is_cast_type_v<T> && is_cast_type_v<U>, "AscendC::Cast: unsupported dtype");
+    level0_unary<T, U>("Cast", VecOp::Cast, dst, src, isSetMask, mask, false, repeatTime, repeatParams, loc,
+                       [roundMode](const U& x) { return cast_one<T>(x, roundMode); });
 }
 
 // ---- Compare / Compares / Select ------------------------------------------------------------------
@@ -614,25 +655,7 @@ inline void check_cmp_count(const char* api, uint32_t count, uint32_t esize, con
 }
 
 // Mask bit i is defined iff the compared source elements i are (one shadow bit per mask bit).
-inline void prop_mask_defined(uint8_t* d, uint32_t count, const void* a, const void* b, uint32_t es) {
-    const uint64_t maskBytes = (uint64_t(count) + 7) / 8;
-    if (all_def(a, uint64_t(count) * es) && (b == nullptr || all_def(b, uint64_t(count) * es))) {
-        set_def(d, maskBytes);
-        return;
-    }
-    const uint8_t* pa = static_cast<const uint8_t*>(a);
-    const uint8_t* pb = static_cast<const uint8_t*>(b);
-    uint8_t* sd = shadow(d);
-    for (uint32_t i = 0; i < count; i += 8) {
-        uint8_t bits = 0;
-        for (uint32_t j = 0; j < 8; ++j) {
-            const uint32_t k = i + j;
-            const bool def = k < count && elem_def(pa + uint64_t(k) * es, es) && (pb == nullptr || elem_def(pb + uint64_t(k) * es, es));
-            bits |= uint8_t(def ? 1u : 0u) << j;
-        }
-        sd[i / 8] = bits;
-    }
-}
+ASCEND_SIM_RT void prop_mask_defined(uint8_t* d, uint32_t count, const void* a, const void* b, uint32_t es);
 
 // Mask byte k holds bits 8k..8k+7 (LSB first); bits at and past `count` are 0. Whole bytes in a tight
 // loop (the compare mode is resolved once per call, by cmp_mask), then the tail.
@@ -683,6 +706,7 @@ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const
     const T* b = src1.sim_ptr;
     count_vec(VecOp::Compare, sizeof(T), count);
     prop_mask_defined(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, a, b, sizeof(T));
+    race_v("Compare", loc, dst.sim_ptr, maskBytes, a, uint64_t(count) * sizeof(T), b, uint64_t(count) * sizeof(T));
     cmp_mask(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, cmpMode, [a](uint32_t i) { return up(a[i]); },
              [b](uint32_t i) { return up(b[i]); });
 }
@@ -700,6 +724,7 @@ inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, cons
     const T* a = src0.sim_ptr;
     count_vec(VecOp::Compares, sizeof(T), count);
     prop_mask_defined(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, a, nullptr, sizeof(T));
+    race_v("Compares", loc, dst.sim_ptr, maskBytes, a, uint64_t(count) * sizeof(T));
     const auto s = up(static_cast<T>(src1Scalar));
     cmp_mask(reinterpret_cast<uint8_t*>(dst.sim_ptr), count, cmpMode, [a](uint32_t i) { return up(a[i]); },
              [s](uint32_t) { return s; });
@@ -782,6 +807,11 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
     const T* b = src1.sim_ptr;
     count_vec(VecOp::Select, sizeof(T), count);
     prop_select_defined(d, m, a, b, count, period);
+    {
+        const uint64_t bits = period < count ? period : count;
+        RaceOp op(Pipe::V, "Select", loc);
+        op.read(m, (bits + 7) / 8).read(a, uint64_t(count) * sizeof(T)).read(b, uint64_t(count) * sizeof(T)).write(d, uint64_t(count) * sizeof(T));
+    }
     // VSEL_CMPMASK_SPR: one repeat's bits (64 or 128, a power of two) reused for every repeat
     select_loop(d, m, a, [b](uint32_t i) { return b[i]; }, count, period >= count ? 0xffffffffu : period - 1);
 }
@@ -801,7 +831,10 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
     const T s = src1;
     count_vec(VecOp::Select, sizeof(T), count);
     prop_select_defined<T>(d, m, a, nullptr, count, 0xffffffffu);
+    race_v("Select", loc, d, uint64_t(count) * sizeof(T), m, (uint64_t(count) + 7) / 8, a, uint64_t(count) * sizeof(T));
     select_loop(d, m, a, [s](uint32_t) { return s; }, count, 0xffffffffu);
 }
 
 }  // namespace AscendC
+
+#endif  // ASCEND_SIM_ASCEND_SIM_VEC_H

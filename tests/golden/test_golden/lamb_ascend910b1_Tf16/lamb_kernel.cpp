@@ -66,7 +66,7 @@ public:
         pipe.InitBuffer(tmp2Buf, tileLength_ * sizeof(float));
         pipe.InitBuffer(tmp3Buf, tileLength_ * sizeof(float));
         pipe.InitBuffer(inQueueExp_avg_sq, 2, tileLength_ * sizeof(half));
-        pipe.InitBuffer(accTmp_f32Buf, ((tileLength_ * sizeof(float) + 255) / 256 * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(accTmp_f32Buf, ((tileLength_ * sizeof(float) + 255) / 256 * 2 * sizeof(float) + 31) / 32 * 32);
         pipe.InitBuffer(reduceOut_f32Buf, 32);
         pipe.InitBuffer(accSlot_w_sqBuf, 32);
         pipe.InitBuffer(accSlot_u_sqBuf, 32);

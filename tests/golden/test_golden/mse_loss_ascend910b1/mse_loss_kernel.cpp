@@ -51,7 +51,7 @@ public:
         pipe.InitBuffer(tmp0Buf, tileLength_ * sizeof(float));
         pipe.InitBuffer(inQueueTargets, 2, tileLength_ * sizeof(float));
         pipe.InitBuffer(tmp1Buf, tileLength_ * sizeof(float));
-        pipe.InitBuffer(accTmp_f32Buf, ((tileLength_ * sizeof(float) + 255) / 256 * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(accTmp_f32Buf, ((tileLength_ * sizeof(float) + 255) / 256 * 2 * sizeof(float) + 31) / 32 * 32);
         pipe.InitBuffer(reduceOut_f32Buf, 32);
         pipe.InitBuffer(accSlot_totalBuf, 32);
     }

@@ -77,9 +77,15 @@ extern "C" __global__ __aicore__ void row_sum_atomic(GM_ADDR x, GM_ADDR out, GM_
     Duplicate(s, 0.0f, 8);
     for (uint32_t r = per * GetBlockIdx(); r < rows && r < per * (GetBlockIdx() + 1); ++r) {
         DataCopy(a, xg[r * 8], 8);
+        SetFlag<HardEvent::MTE2_V>(EVENT_ID0);  // TBufs: no queue events, synchronised by hand
+        WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
         Add(s, s, a, 8);
+        SetFlag<HardEvent::V_MTE2>(EVENT_ID0);  // the next row may overwrite `a` only after Add read it
+        WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);
     }
     SetAtomicAdd<float>();
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(og, s, 8);
     SetAtomicNone();
 }

@@ -1,0 +1,216 @@
+// ascend_sim/impl/core_rt.h - runtime definitions of core.h: fault reporting, the GM registry and the
+// per-phase GM access logs.
+#pragma once
+#ifndef ASCEND_SIM_ASCEND_SIM_IMPL_CORE_RT_H
+#define ASCEND_SIM_ASCEND_SIM_IMPL_CORE_RT_H
+
+namespace AscendC::sim::detail {
+
+inline unsigned long long g_outsideErrors = 0;  // errors reported outside any launch
+
+ASCEND_SIM_RT void vreport(const char* code, const std::source_location& loc, const char* fmt, va_list ap) {
+    State& s = st();
+    const char* file = base_name(loc.file_name());
+    const uint32_t line = loc.line();
+    if (!g_launch.inLaunch) {
+        ++g_outsideErrors;
+        char msg[1536];
+        std::vsnprintf(msg, sizeof msg, fmt, ap);
+        std::fprintf(stderr, "error[%s]: %s\n --> %s:%u\n", code, msg, file, line);
+        std::fflush(stderr);
+        return;
+    }
+    if (g_launch.quiet) return;
+    for (PendingReport& r : s.reports) {
+        if (r.line == line && std::strcmp(r.code, code) == 0 && std::strcmp(r.file, file) == 0) {
+            ++r.count;  // deduplicated: the first occurrence per (code, file, line) keeps its message
+            return;
+        }
+    }
+    char msg[1536];
+    const int n = std::vsnprintf(msg, sizeof msg, fmt, ap);
+    const size_t len = n < 0 ? 0 : (static_cast<size_t>(n) < sizeof msg ? static_cast<size_t>(n) : sizeof msg - 1);
+    const uint32_t off = static_cast<uint32_t>(s.reportText.size());
+    s.reportText.insert(s.reportText.end(), msg, msg + len);
+    s.reportText.push_back('\0');
+    s.reports.push_back(PendingReport{code, file, line, off, 1});
+}
+
+ASCEND_SIM_RT void report(const char* code, const std::source_location& loc, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(code, loc, fmt, ap);
+    va_end(ap);
+}
+
+ASCEND_SIM_RT void report_for(uint32_t b, const char* code, const std::source_location& loc, const char* fmt, ...) {
+    State* const saved = t_cur;
+    t_cur = b < g_launch.blocks.size() ? g_launch.blocks[b] : nullptr;
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(code, loc, fmt, ap);
+    va_end(ap);
+    t_cur = saved;
+}
+
+ASCEND_SIM_RT void print_pending(const State& s, std::vector<const PendingReport*>* printed, unsigned long long& total);
+
+ASCEND_SIM_RT void fatal(const char* code, const std::source_location& loc, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(code, loc, fmt, ap);
+    va_end(ap);
+    if (st().inBlock) throw Fault{};
+    unsigned long long total = g_outsideErrors;
+    if (g_launch.inLaunch) print_pending(g_host, nullptr, total);
+    std::fprintf(stderr, "sim: fatal error outside sim::Launch\nsim: 0 blocks, %llu errors\n", total);
+    std::fflush(stderr);
+    __builtin_exit(1);
+}
+
+ASCEND_SIM_RT bool gm_floor(uintptr_t addr, uintptr_t& begin, uint64_t& size) {
+    // One cached allocation per thread: consecutive accesses usually hit the same tensor.
+    static thread_local uintptr_t cacheBegin = 0;
+    static thread_local uint64_t cacheSize = 0;
+    static thread_local uint64_t cacheGen = ~0ull;  // invalidated when the registry changes
+    if (cacheGen == g_gmGeneration && addr >= cacheBegin && addr - cacheBegin < cacheSize) {
+        begin = cacheBegin;
+        size = cacheSize;
+        return true;
+    }
+    auto it = g_gmAllocs.upper_bound(addr);
+    if (it == g_gmAllocs.begin()) return false;
+    --it;
+    begin = it->first;
+    size = it->second.size;
+    cacheBegin = begin;
+    cacheSize = size;
+    cacheGen = g_gmGeneration;
+    return true;
+}
+
+namespace {
+inline void log_span(std::vector<GmSpan>& w, const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc) {
+    const uintptr_t b = reinterpret_cast<uintptr_t>(gmPtr);
+    // consecutive accesses of one call site are merged (looking back a few entries: loops interleave sites)
+    for (size_t k = w.size(), stop = w.size() > 4 ? w.size() - 4 : 0; k > stop; --k) {
+        GmSpan& last = w[k - 1];
+        if (last.end == b && last.loc.line() == loc.line() && last.loc.file_name() == loc.file_name()) {
+            last.end += bytes;
+            return;
+        }
+    }
+    w.push_back(GmSpan{b, b + bytes, api, loc});
+}
+}  // namespace
+
+ASCEND_SIM_RT void gm_mark_write(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc) {
+    State& s = st();
+    if (!s.inBlock || bytes == 0) return;
+    log_span(s.gmWrites, api, gmPtr, bytes, loc);
+}
+
+ASCEND_SIM_RT void gm_mark_atomic(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc) {
+    State& s = st();
+    if (!s.inBlock || bytes == 0) return;
+    log_span(s.gmAtomics, api, gmPtr, bytes, loc);
+    log_span(s.gmAtomicsAll, api, gmPtr, bytes, loc);
+}
+
+ASCEND_SIM_RT void gm_mark_read(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc) {
+    State& s = st();
+    if (!s.inBlock || bytes == 0) return;
+    log_span(s.gmReads, api, gmPtr, bytes, loc);
+}
+
+}  // namespace AscendC::sim::detail
+
+namespace AscendC::sim {
+
+ASCEND_SIM_RT uint8_t* GmAlloc(size_t bytes) {
+    // Large buffers: 2 MiB aligned and backed by transparent huge pages where the host allows it
+    // (MADV_HUGEPAGE), so filling them costs a few page faults instead of one per 4 KiB.
+    constexpr size_t kHuge = size_t(2) << 20;
+    const bool huge = bytes >= 2 * kHuge;
+    const size_t align = huge ? kHuge : 512;
+    const size_t padded = static_cast<size_t>(detail::align_up(bytes ? bytes : 1, align));
+    void* p = ::operator new(padded, std::align_val_t(align), std::nothrow);
+    if (!p) {
+        std::fprintf(stderr, "error[MEMORY-LIMIT]: sim::GmAlloc(%zu B) failed: the emulator's memory limit (or the host's memory) is "
+                             "exhausted\n", bytes);
+        std::fflush(stderr);
+        return nullptr;
+    }
+#ifdef MADV_HUGEPAGE
+    if (huge) (void)madvise(p, padded, MADV_HUGEPAGE);  // advice only: failure changes nothing
+#endif
+    std::memset(p, 0xFF, padded);
+    detail::g_gmAllocs[reinterpret_cast<uintptr_t>(p)] = detail::GmChunk{bytes};
+    ++detail::g_gmGeneration;
+    return static_cast<uint8_t*>(p);
+}
+
+ASCEND_SIM_RT void GmFree(void* p, std::source_location loc) {
+    if (!p) return;
+    auto it = detail::g_gmAllocs.find(reinterpret_cast<uintptr_t>(p));
+    if (it == detail::g_gmAllocs.end()) {
+        detail::report("GM-FREE", loc, "GmFree(%p): not a live sim::GmAlloc allocation (double free or foreign pointer)", p);
+        return;
+    }
+    const bool huge = it->second.size >= (size_t(4) << 20);
+    const uint64_t mapped = it->second.mapped;
+    detail::g_gmAllocs.erase(it);
+    ++detail::g_gmGeneration;
+    if (mapped) {
+        munmap(p, mapped);
+        return;
+    }
+    ::operator delete(p, std::align_val_t(huge ? (size_t(2) << 20) : 512));
+}
+
+namespace detail {
+inline uint8_t* gm_map(const char* path, size_t bytes, bool output) {
+    if (bytes == 0) return GmAlloc(0);
+    const int fd = output ? open(path, O_RDWR | O_CREAT | O_TRUNC, 0644) : open(path, O_RDONLY);
+    if (fd < 0) {
+        std::fprintf(stderr, "error[LAUNCH]: cannot open %s\n", path);
+        return nullptr;
+    }
+    struct stat sb {};
+    if (!output && (fstat(fd, &sb) != 0 || static_cast<uint64_t>(sb.st_size) < bytes)) {
+        std::fprintf(stderr, "error[LAUNCH]: %s holds %lld bytes, %zu expected\n", path, static_cast<long long>(sb.st_size), bytes);
+        close(fd);
+        return nullptr;
+    }
+    if (output && ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+        std::fprintf(stderr, "error[LAUNCH]: cannot size %s to %zu bytes\n", path, bytes);
+        close(fd);
+        return nullptr;
+    }
+    const uint64_t len = align_up(bytes, 4096);
+    // Inputs: mapped read-only with the pages populated (no copy), then made writable, so only pages a
+    // kernel writes into get copied (copy-on-write); populating a writable private mapping would copy all.
+    void* p = mmap(nullptr, len, output ? PROT_READ | PROT_WRITE : PROT_READ, (output ? MAP_SHARED : MAP_PRIVATE) | MAP_POPULATE, fd, 0);
+    close(fd);
+    if (p != MAP_FAILED && !output && mprotect(p, len, PROT_READ | PROT_WRITE) != 0) {
+        munmap(p, len);
+        p = MAP_FAILED;
+    }
+    if (p == MAP_FAILED) {
+        std::fprintf(stderr, "error[MEMORY-LIMIT]: cannot map %s (%zu bytes): the emulator's memory limit (or the host's memory) is "
+                             "exhausted\n", path, bytes);
+        return nullptr;
+    }
+    if (output) std::memset(p, 0xFF, bytes);  // poison: unwritten output reads as NaN / -1
+    g_gmAllocs[reinterpret_cast<uintptr_t>(p)] = GmChunk{bytes, len};
+    ++g_gmGeneration;
+    return static_cast<uint8_t*>(p);
+}
+}  // namespace detail
+
+ASCEND_SIM_RT uint8_t* GmMapInput(const char* path, size_t bytes) { return detail::gm_map(path, bytes, false); }
+ASCEND_SIM_RT uint8_t* GmMapOutput(const char* path, size_t bytes) { return detail::gm_map(path, bytes, true); }
+
+}  // namespace AscendC::sim
+
+#endif  // ASCEND_SIM_ASCEND_SIM_IMPL_CORE_RT_H
