@@ -200,9 +200,6 @@ def _npu_stage(out: Outcome, code: str, file: str, task: Task, kernel: str, seed
     from npu_harness.device.env import NpuUnavailable
     from npu_harness.device.npu_validate import validate_npu
 
-    if task.format != "standard":
-        return _fail(out, "npu", "error[NPU]: tasks in the get_input_groups format are not run on the NPU harness",
-                     ["NPU"])
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ascend-gen-npu-") as tmp:
         dsl = Path(tmp) / file

@@ -16,7 +16,7 @@ from lowering import all_targets, lower
 from lowering.emit_host import emulator_defines
 from npu_harness.device.chevron import rewrite_launches
 from npu_harness.device.emulator_build import ACL_RUNTIME
-from npu_harness.sim.compiler import compile_program, run_program
+from npu_harness.sim.compiler import CompileError, compile_program, run_program
 from npu_harness.sim.runner import sim_defines
 
 HERE = Path(__file__).parent
@@ -118,3 +118,12 @@ def test_chevron_rewrite_keeps_lines_and_skips_non_launches():
     assert out[3] == ('    ::AscendC::sim::acl::Chevron(relu_kernel<float>, "relu_kernel<float>", '
                       "::AscendC::KernelMode::MIX_MODE, blocks, nullptr, stream)(x, y, n);")
     assert out[4].startswith('    ::AscendC::sim::acl::Chevron(add, "add", ::AscendC::KernelMode::MIX_MODE, 8, 0, s)(')
+
+
+def test_shared_libraries_and_programs_linking_them_compile_header_only(tmp_path):
+    # the prebuilt runtime object is not PIC, and a copy in a program would interpose a library's runtime
+    src = tmp_path / "x.cpp"
+    src.write_text("int main() { return 0; }\n")
+    for kw in ({"shared": True}, {"link": [src]}):
+        with pytest.raises(CompileError, match="header-only"):
+            compile_program([src], defines={}, prebuilt=True, **kw)

@@ -9,16 +9,19 @@ from __future__ import annotations
 import ast
 import json
 import os
+import runpy
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import types
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ascend_dsl import load_file
+from ascend_dsl.api import KernelFunction
 from lowering import all_targets, lower
 from lowering.emit_host import emulator_defines
 from npu_harness.device.chevron import rewrite_launches
@@ -30,6 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).parent / "programs"
 LEAKY = REPO / "examples/activation/leaky_relu.adsl"
 SLOPE = 0.01  # the task Model's negative_slope
+RMS = REPO / "examples/normalization/rms_norm_param.adsl"  # norm.weight (random) is an input, eps = norm.eps
 TORCH_EXT = os.environ.get("ASCEND_DSL_TORCH_EXT_TESTS") == "1"
 
 
@@ -139,15 +143,90 @@ def test_opproject_six_strings(six):
 def test_cli_export_takes_names_scalars_and_output_shapes_from_the_task(leaky, tmp_path):
     sum_dim = REPO / "examples/reduce/sum_dim.adsl"
     out = subprocess.run([sys.executable, "-m", "npu_harness.cli", str(sum_dim), "-o", str(tmp_path / "cli"),
-                          "--export", "mkb-direct"], capture_output=True, text=True, timeout=300, cwd=REPO)
+                          "--export", "mkb-direct", "--validate", "interp", "--cap", "4096"],
+                         capture_output=True, text=True, timeout=300, cwd=REPO)
     assert out.returncode == 0, out.stderr
+    assert "interp: PASS" in out.stdout  # validated at the capped sizes
     sub = json.loads((tmp_path / "cli" / "sum_dim_mkb_direct.json").read_text())  # the task's stem names it
     model = _sources(sub)["ModelNew.py"]
     assert sub["problem"] == "sum_dim" and "benchmark_ops.sum_dim(*tensors)" in model
-    assert "outputs[0] = outputs[0].reshape((16, 256))" in model  # x [16, 256, 256] viewed as rows: out [4096]
+    # exported for the task's own sizes (MultiKernelBench runs those): x [16, 256, 256] viewed as rows: out [4096]
+    assert "outputs[0] = outputs[0].reshape((16, 256))" in model
     kernel, project, ctx = leaky
     path = write_export("mkb-opproject", kernel, project, ctx, export_facts([kernel], None, {}, 120), tmp_path)
     assert path == tmp_path / "leaky_relu_mkb_opproject.py" and "kernel_src = r\'\'\'" in path.read_text()
+
+
+@pytest.fixture(scope="module")
+def rms():
+    source = load_file(RMS)[0]
+    kernels = [source.instantiate(d) for d in source.dtype_variants]
+    facts = export_facts(kernels, RMS.with_suffix(".py"), {}, 120)
+    kernel = kernels[facts.variant]
+    project, ctx = lower(kernel, "ascend910b1")
+    return source, facts, mkb_direct.submission(kernel, project, ctx, facts), mkb_opproject.strings(kernel, project,
+                                                                                                     ctx, facts)
+
+
+def test_export_facts_of_a_model_with_parameters(rms):
+    _, facts, direct, six = rms
+    assert facts.op == "rms_norm_param" and facts.variant == 0  # float32 data: the f32 variant
+    assert facts.scalars == {"eps": 1e-6}  # the submodule's norm.eps, not the DSL default 1e-5
+    assert facts.params == ("norm_weight",) and facts.reshapes == ()
+    model = _sources(direct)["ModelNew.py"]
+    assert "class ModelNew(Model):" in model and "class RMSNorm(nn.Module):" in model
+    assert "ascend_dsl" not in model and "class ModelNew(Model):" in six["model_src"]
+
+
+def _load_model_new(source: str, path: Path, module: str, fn: str, call) -> type:
+    """ModelNew of an export, its extension module (`module.fn`) standing in by `call`."""
+    stub = types.ModuleType(module)
+    setattr(stub, fn, call)
+    sys.modules[module] = stub
+    try:
+        ns = runpy.run_path(str(_write(path, source)))
+    finally:
+        del sys.modules[module]
+    return ns["ModelNew"]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.slow
+def test_exported_model_new_computes_the_task_models_result_with_its_weights(rms, tmp_path):
+    import torch
+
+    source, facts, direct, six = rms
+    kfn = KernelFunction(source)
+    seen = []
+
+    def benchmark_op(*args):  # the direct export's pybind function: tensors, then the baked-in scalars
+        seen.append(args)
+        return kfn(*args[:-1], eps=args[-1])  # the kernel through the torch op (emulator)
+
+    task = runpy.run_path(str(RMS.with_suffix(".py")))
+    model_new = _load_model_new(_sources(direct)["ModelNew.py"], tmp_path / "ModelNew.py", "benchmark_ops",
+                                "rms_norm_param", benchmark_op)
+    torch.manual_seed(1024)  # MultiKernelBench seeds Model and ModelNew alike
+    ref_model = task["Model"](256)
+    torch.manual_seed(1024)
+    new = model_new(256)
+    x = torch.randn(4, 8, 256)
+    with torch.no_grad():
+        torch.testing.assert_close(new(x), ref_model(x), rtol=1e-5, atol=1e-5)
+    (args,) = seen
+    assert args[0] is x and torch.equal(args[1], ref_model.norm.weight) and args[2] == 1e-6
+
+    # the op project's ModelNew gathers the same tensors (its scalars live in TilingFunc)
+    got = []
+    op_model = _load_model_new(six["model_src"], tmp_path / "model_src.py", "custom_ops_lib",
+                               "rms_norm_param_custom", lambda *t: got.append(t) or t[0])
+    torch.manual_seed(1024)
+    op_model(256)(x)
+    assert len(got[0]) == 2 and torch.equal(got[0][0], x) and torch.equal(got[0][1], ref_model.norm.weight)
 
 
 @pytest.mark.skipif(not TORCH_EXT, reason="opt-in: ASCEND_DSL_TORCH_EXT_TESTS=1 (torch C++ headers, ~30 s CPU)")

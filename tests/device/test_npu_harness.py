@@ -16,6 +16,7 @@ from npu_harness.device.npu_validate import validate_npu
 
 REPO = Path(__file__).resolve().parents[2]
 LEAKY = REPO / "examples/activation/leaky_relu.adsl"
+RMS = REPO / "examples/normalization/rms_norm_param.adsl"  # norm.weight (random) is an input, eps = norm.eps
 
 
 def _no_cann_env(tmp_path=None) -> dict:
@@ -60,14 +61,47 @@ def test_level_npu_without_cann_stops_at_once(tool, tmp_path):
 
 @pytest.mark.slow
 def test_harness_compares_and_times_with_the_emulator_standing_in():
-    r = validate_npu(LEAKY, "leaky_relu", {}, "ascend910b1", LEAKY.with_suffix(".py"), cap=20000, device="cpu",
+    # the Model's parameter reaches the kernel: a kernel run on any other weight differs from the reference
+    r = validate_npu(RMS, "rms_norm_param", {}, "ascend910b1", RMS.with_suffix(".py"), cap=20000, device="cpu",
                      correct_trials=2, warmup=1, trials=4, fast_p=(0.0, 1.0))
     assert r.ok, r.error
-    assert len(r.comparisons) == 2 and all(c.ok and c.numel == r.shapes["N"] for c in r.comparisons)
+    assert len(r.comparisons) == 2 and all(c.ok and c.numel == r.shapes["B"] * r.shapes["D"] for c in r.comparisons)
     assert r.kernel_ms["trials"] == 4 and r.reference_ms["trials"] == 4
     assert r.speedup == pytest.approx(r.reference_ms["mean_ms"] / r.kernel_ms["mean_ms"])
     assert r.fast_p == {"0.0": 1, "1.0": int(r.speedup > 1.0)}
     assert "PASS" in r.summary()
+
+
+GROUPS_TASK = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x: torch.Tensor, negative_slope: float) -> torch.Tensor:
+        return torch.nn.functional.leaky_relu(x, negative_slope)
+
+
+def get_input_groups():
+    return [[torch.randn(7, 333), 0.2], [torch.randn(2000), 0.05]]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.slow
+def test_harness_runs_every_case_of_a_groups_task(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASCEND_DSL_TARGET", "ascend910b1")  # restored afterwards (the worker sets it)
+    task = tmp_path / "leaky_groups.py"
+    task.write_text(GROUPS_TASK)
+    req = {"dsl": str(LEAKY), "kernel": "leaky_relu", "target": "ascend910b1", "device": "cpu", "task": str(task),
+           "warmup": 1, "trials": 2}
+    r = npu_worker.run(req)  # each case once; the slope from forward()'s number argument (not the default 0.01)
+    assert r["ok"], r
+    assert [c["numel"] for c in r["comparisons"]] == [7 * 333, 2000]
+    assert r["shapes"] == {"N": 2000}  # the last case's, which is the one timed
 
 
 @pytest.mark.slow
