@@ -96,8 +96,7 @@ def _run(args) -> int:
             raise DslError.at("UNKNOWN-DTYPE", f"unknown dtype '{dt}' in --dtype", None,
                               f"dtypes: {', '.join(BY_NAME)}")
     dump = frozenset(x.strip() for x in args.dump_after.split(",") if x.strip())
-    task = _task_file(args)
-    overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
+    task, overrides = _task_file(args), _overrides(args)
     if not args.validate and not args.export:
         kernel = source.instantiate(dict(args.dtype))
         project, ctx = lower(kernel, args.target, args.file.name, dump)
@@ -130,6 +129,11 @@ def _task_file(args) -> Path:
     """The task file: --task, else a .adsl kernel's sibling .py, or the .py FILE itself (kernel and task
     together)."""
     return args.task or (args.file if args.file.suffix == ".py" else args.file.with_suffix(".py"))
+
+
+def _overrides(args) -> dict:
+    """--set NAME=VALUE as {name: int or text}."""
+    return {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
 
 
 def _export_facts(args, variants, task: Path, overrides: dict):
@@ -171,9 +175,7 @@ def _write(args, kernel, project, ctx, variants=None, facts=None) -> None:
     if ctx.dumps:
         print(f"IR dumps: {out}/dumps/")
     if args.export and variants is not None:
-        task = _task_file(args)
-        overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
-        _export(args, variants, out, facts or _export_facts(args, variants, task, overrides))
+        _export(args, variants, out, facts or _export_facts(args, variants, _task_file(args), _overrides(args)))
 
 
 def _shapes(run) -> str:
