@@ -19,6 +19,7 @@ from ascend_dsl.dtypes import DType
 
 from . import acc_workspace, emit_slots, launch_scalars
 from .context import PassContext
+from .emit_host import host_files
 from .emit_window import build_window_view
 from .passes.select_instructions import ROW_LENGTH
 from .scalar_loops import SCAN_APIS, reduce_prod_lines, scan_lines
@@ -900,8 +901,7 @@ def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
     files = {
         f"{name}_kernel.cpp": render(view.get("kernel_template", "kernel.cpp.jinja"), **view),
         f"{name}_tiling.h": render(view.get("tiling_template", "tiling.h.jinja"), **view),
-        f"{name}_main.cpp": render("launch_main.cpp.jinja", **view),
-        "CMakeLists.txt": render("CMakeLists.txt.jinja", **view),
+        **host_files(view, ctx.target),
         "manifest.json": json.dumps(manifest, indent=2) + "\n",
     }
     return EmittedProject(name, files, manifest)

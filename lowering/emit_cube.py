@@ -32,6 +32,7 @@ from .emit import (
     render,
     write_stages,
 )
+from .emit_host import host_files
 from .passes.plan_cube import DB_L0AB, DB_L0C, DEPTH_L1, FRACTAL, STEP_K
 
 MIX_RATIO = 2  # AIV per AIC (ascendc.md §5.2)
@@ -143,8 +144,7 @@ def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
     files = {
         f"{name}_kernel.cpp": render("mix_kernel.cpp.jinja", **view),
         f"{name}_tiling.h": render("mix_tiling.h.jinja", **view),
-        f"{name}_main.cpp": render("launch_main.cpp.jinja", **view),
-        "CMakeLists.txt": render("CMakeLists.txt.jinja", **view),
+        **host_files(view, ctx.target),
         "manifest.json": json.dumps(manifest, indent=2) + "\n",
     }
     return EmittedProject(name, files, manifest)

@@ -141,7 +141,9 @@ def test_cap_scales_benchmark_sizes_down_and_reports_them(tmp_path):
                         "dim=393216", "--cap", "8192"], check=False, capture_output=True, text=True, timeout=300,
                        cwd=REPO)
     assert r.returncode == 0, r.stdout + r.stderr
-    used = next(line for line in r.stdout.splitlines() if line.startswith("task sizes used:"))
-    sizes = dict(kv.split("=") for kv in used.removeprefix("task sizes used: ").split(", "))
-    assert int(sizes["batch_size"]) * int(sizes["dim"]) <= 8192 and int(sizes["dim"]) < 393216
+    shapes = next(line for line in r.stdout.splitlines() if line.startswith("task shapes: x "))
+    b, d = (int(v) for v in shapes.split("[", 1)[1].split("]", 1)[0].split(", "))
+    assert b * d <= 8192 and d < 393216, shapes
+    assert f"sim: PASS (B={b}, D={d};" in r.stdout
+    assert "rows of 393216 elements were scaled below the Unified Buffer" in r.stdout  # said, not silent
     assert "sim: PASS" in r.stdout

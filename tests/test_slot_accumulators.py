@@ -303,7 +303,9 @@ def test_scalar_and_slot_accumulators_in_one_loop_in_the_emulator(tmp_path):
     assert code.count("SyncAll();") - code.count("SyncAll();  // every partial of the group has landed") == 1
     assert "sPart_ = GetBlockNum() * 8;" in code
     assert project.manifest["workspace_bytes_per_core"] == "((32 + 8 * ((tiling.sSlots + 7) / 8 * 8)) + 64)"
-    x = (torch.randn(4, 7, 12, 20, generator=torch.Generator().manual_seed(0)) + 1).half()
+    # +-1 data: every partial sum is an integer f16 holds exactly, so the f16 row sums (the vector unit's
+    # reduction tree rounds in f16) equal the f32 reference's; the test is about the combines, not f16 rounding
+    x = (torch.randint(0, 2, (4, 7, 12, 20), generator=torch.Generator().manual_seed(0)) * 2 - 1).half()
     result = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x], [_mixed_expect(x)]), work_dir=tmp_path)
     assert result.ok, result.detail
 
