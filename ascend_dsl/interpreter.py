@@ -15,7 +15,9 @@ from .ops import OPS, POOLS
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
 #: the select coverage being recorded, if any.
-_FLOAT = {"widen": False, "coverage": None, "compare_nudge": 0.0, "cast_nudge": 0.0}
+_FLOAT = {"widen": False, "coverage": None, "compare_nudge": 0.0, "cast_nudge": 0.0, "math_nudge": 0.0}
+#: Ops a device computes to within a few units of rounding, not exactly (instructions and lowered sequences).
+APPROXIMATE_OPS = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "div", "pow")
 
 
 def _dt(dtype) -> torch.dtype:
@@ -24,7 +26,8 @@ def _dt(dtype) -> torch.dtype:
 
 def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None = None,
         num_cores: int = 4, tile: int = 4096, widen: bool = False,
-        coverage: dict | None = None, compare_nudge: float = 0.0, cast_nudge: float = 0.0) -> dict[str, torch.Tensor]:
+        coverage: dict | None = None, compare_nudge: float = 0.0, cast_nudge: float = 0.0,
+        math_nudge: float = 0.0) -> dict[str, torch.Tensor]:
     """Run `kernel`; `tensors` maps every tensor parameter (inputs and outputs) to a torch tensor.
 
     Outputs are written in place and also returned by name. Rank-1 parameters are viewed flat; row
@@ -34,12 +37,14 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     The nudges serve the differential fuzzer's oracle (how far last-bit differences can move a discontinuous
     result): with `compare_nudge` a comparison `a OP b` of floats compares a + `compare_nudge` * max(|a|, |b|)
     with b (for == and != with a positive nudge: a and b that close are equal); with `cast_nudge` a float cast to
-    an integer first moves its value by `cast_nudge` * max(1, |x|)."""
-    _FLOAT.update(widen=widen, coverage=coverage, compare_nudge=compare_nudge, cast_nudge=cast_nudge)
+    an integer first moves its value by `cast_nudge` * max(1, |x|); with `math_nudge` the result of every
+    APPROXIMATE_OPS op on tiles is scaled by 1 + `math_nudge`."""
+    _FLOAT.update(widen=widen, coverage=coverage, compare_nudge=compare_nudge, cast_nudge=cast_nudge,
+                  math_nudge=math_nudge)
     try:
         return _run(kernel, tensors, scalars, num_cores, tile)
     finally:
-        _FLOAT.update(widen=False, coverage=None, compare_nudge=0.0, cast_nudge=0.0)
+        _FLOAT.update(widen=False, coverage=None, compare_nudge=0.0, cast_nudge=0.0, math_nudge=0.0)
 
 
 def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None, num_cores: int,
@@ -279,6 +284,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
                     return near if op == "eq" else ~near
                 vals = [a + margin, b]  # and the other way: different unless both are 0
             out = OPS[op].ref(*vals)
+            if _FLOAT["math_nudge"] and op in APPROXIMATE_OPS and out.dtype.is_floating_point:
+                out = out * (1 + _FLOAT["math_nudge"])
             return out if t.dtype.value == "bool" else out.to(_dt(t.dtype))
     raise TypeError(e)
 

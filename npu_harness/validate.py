@@ -158,6 +158,7 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
         src_dir = tmpdir / "src"
         src_dir.mkdir(parents=True, exist_ok=True)
         for fname, text in project.files.items():
+            (src_dir / fname).parent.mkdir(parents=True, exist_ok=True)  # emulator/ holds the ACL launch stub
             (src_dir / fname).write_text(text)
         driver = src_dir / f"{project.name}_sim_driver.cpp"
         driver.write_text(combined_driver(project))

@@ -91,7 +91,7 @@ class CasesReport:
 
 
 def validate_cases(variants: KernelVariants, cases: TaskCases, level: str) -> CasesReport:
-    """Every case at `level` ("interp" or "sim"). A standard task's DslError propagates (the user's mistake is the
+    """Every case at `level` ("interp", "sim" or "acl"). A standard task's DslError propagates (the user's mistake is the
     whole run's); a groups task's is that case's failure."""
     start = time.perf_counter()
     report = CasesReport(level, cases.format)
@@ -105,6 +105,11 @@ def validate_cases(variants: KernelVariants, cases: TaskCases, level: str) -> Ca
             kernel = variants.kernels[v]
             if level == "interp":
                 outcome.result = validate_interp(kernel, run)
+            elif level == "acl":  # the emitted host program on the emulator's ACL runtime
+                from .device.host_program import validate_host
+
+                _, project, ctx = variants.lower(v)
+                outcome.result = validate_host(kernel, project, ctx, run)
             else:
                 lowered, project, ctx = variants.lower(v)
                 outcome.result = validate_sim(kernel, lowered, project, ctx, run)

@@ -36,9 +36,15 @@ def _env() -> jinja2.Environment:
                               lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
 
 
-def render(template: str, view: KernelView) -> str:
-    """Render a template with the fields of a view (a frozen dataclass) as its variables."""
-    return _env().get_template(template).render(**{f.name: getattr(view, f.name) for f in fields(view)})
+def view_fields(view: KernelView) -> dict:
+    """A view's fields by name (what its templates see)."""
+    return {f.name: getattr(view, f.name) for f in fields(view)}
+
+
+def render(template: str, view: KernelView | None = None, **values) -> str:
+    """Render a template with the fields of a view (a frozen dataclass) as its variables; `values` add to them
+    or override them (exports re-render a kernel under another entry name)."""
+    return _env().get_template(template).render(**{**(view_fields(view) if view is not None else {}), **values})
 
 
 def snippet(name: str, indent: str = "", **values) -> list[str]:

@@ -71,7 +71,9 @@ class Exprs:
             return Node(f"({{0}} {op} {{1}})", (a, b), "f32", "scalar")
         if k < 0.55:
             op = r.choice(("exp", "log", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "erf", "relu"))
-            return Node(f"{op}({{0}})", (self._positive(a, "scalar") if op in NEEDS_POSITIVE else a,), "f32", "scalar")
+            if op in NEEDS_POSITIVE:  # always in the domain: log of a negative literal is a front-end error (TYPE)
+                a = Node("(abs({0}) + 0.5)", (a,), "f32", "scalar")
+            return Node(f"{op}({{0}})", (a,), "f32", "scalar")
         if k < 0.65:
             return Node(f"{r.choice(('max', 'min'))}({{0}}, {{1}})", (a, self.scalar(depth - 1)), "f32", "scalar")
         if k < 0.75:  # `**` with a scalar (any) exponent: torch.pow semantics, computed at launch

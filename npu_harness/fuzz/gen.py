@@ -388,6 +388,8 @@ def _cube(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
             red = Node(f"{rng.choice(('max', 'sum', 'mean', 'min'))}({{0}}, axis=1)", (leaf("acc", "f32", "rows"),),
                        "f32", "col")
             e = Node("({0} - {1})", (e, red), "f32", "rows")
+    if "acc" not in e.render():  # the vector block must read the accumulator (KERNEL-STRUCTURE)
+        e = Node("({0} + {1})", (e, leaf("acc", "f32", "rows")), "f32", "rows")
     body.append(Stmt(f"store({c}[blk], {{0}})", _cast(e, "f16", "rows") if out_f16 else e))
     header = f"for blk in split({lead}M, N, cores=AIC):"
     loop = Loop(header, "with vector:", tuple(body), cube_prefix=("with cube:", f"    acc = matmul({a}[blk], {b}[blk]{opts})"))

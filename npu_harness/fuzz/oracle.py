@@ -3,12 +3,14 @@ may move each of them.
 
 A generated kernel is evaluated by the interpreter (`ascend_dsl.interpreter`) in its own dtypes (the
 reference), in float64, twice in float64 on inputs perturbed by a few units of the kernel's coarsest rounding,
-twice in float64 with every comparison nudged by as much (one up, one down; see TRANSCENDENTAL_ERROR) and twice
-with every float-to-integer cast nudged. Where the last six disagree with each other or with the reference, the element is
+twice in float64 with every comparison nudged by as much (one up, one down; see TRANSCENDENTAL_ERROR), twice
+with every float-to-integer cast nudged and twice with the results of the ops a device computes approximately
+(exp, tanh, ...: interpreter.APPROXIMATE_OPS) nudged, so a cancellation after them is ill-conditioned too.
+Where the last eight disagree with each other or with the reference, the element is
 ill-conditioned (a comparison near its threshold, cancellation, overflow) and the emulator may differ
 there by as much without being wrong. An element mismatches when
 
-    |got - ref| > tol * (1 + |ref|) + 2 * max(|ref - ref64|, |ref64' - ref64| over the six other runs)
+    |got - ref| > tol * (1 + |ref|) + 2 * max(|ref - ref64|, |ref64' - ref64| over the eight other runs)
 
 with `tol` the harness's per-dtype tolerance (npu_harness.compare); NaN matches NaN, equal infinities
 match, and an element whose float64 references are not finite is not judged.
@@ -112,7 +114,8 @@ def _slack(ref: Reference) -> dict[str, torch.Tensor]:
             else:
                 perturbed[name] = t
         runs.append(_run(kernel, perturbed, scalars, shapes, widen=True))
-    for what in ("compare_nudge", "cast_nudge"):  # and always by one of these (separately: one could undo the other)
+    for what in ("compare_nudge", "cast_nudge", "math_nudge"):  # and always by one of these (separately: one could
+        # undo another)
         for sign in (1, -1):
             runs.append(_run(kernel, inputs, scalars, shapes, widen=True, **{what: sign * (u + TRANSCENDENTAL_ERROR)}))
     slack = {}
