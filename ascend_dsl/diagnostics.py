@@ -60,6 +60,17 @@ class ErrorCode(StrEnum):
     CAP = "CAP"  # --cap cannot scale the task under the cap
     DTYPE = "DTYPE"  # a task's data cannot convert to the kernel's dtypes
     MEMORY_LIMIT = "MEMORY-LIMIT"  # a task, emulator run or lowering exceeded the memory limit
+    # kernel calls (torch op), exports and NPU runs
+    CALL = "CALL"  # a kernel called with arguments it does not take
+    CALL_DEVICE = "CALL-DEVICE"
+    CALL_DTYPE = "CALL-DTYPE"
+    CALL_RUNNER = "CALL-RUNNER"
+    CALL_SHAPE = "CALL-SHAPE"
+    CALL_TARGET = "CALL-TARGET"
+    EXPORT = "EXPORT"
+    NPU_COMPILE = "NPU-COMPILE"
+    NPU_ERROR = "NPU-ERROR"
+    NPU_TIMEOUT = "NPU-TIMEOUT"
     SIM_COMPILE = "SIM-COMPILE"
     FORBIDDEN = "FORBIDDEN"  # LLM output that imports or calls what a kernel cannot
     WRONG_LANGUAGE = "WRONG-LANGUAGE"
