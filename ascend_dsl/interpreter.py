@@ -56,6 +56,7 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
                 raise DslError.at(E.BINDING, f"no value for scalar parameter '{p.name}'", p.span)
             scalars[p.name] = p.default
     views = {}
+    tensors = {**tensors, **_workspaces(kernel, tensors)}
     for p in kernel.tensors:
         t = tensors[p.name]
         if t.dtype != _dt(p.dtype):
@@ -180,6 +181,23 @@ def _box_views(kernel: ir.Kernel, loop: ir.SplitLoop, tl: ir.TileLoop, tensors, 
             shaped = t.reshape([symbols[d] if isinstance(d, str) else d for d in p.shape])
             out[p.name] = shaped.movedim(axis, -1).reshape(total, symbols[dim])
     return out, max(1, tile // max(symbols[dim], 1))
+
+
+def _workspaces(kernel: ir.Kernel, tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The kernel's own GM tensors (`p = workspace(...)`), sized from the bound tensors' shapes and filled
+    with NaN (integers: their minimum), so a stage reading what no stage wrote shows in the result."""
+    sizes: dict[str, int] = {}
+    for p in kernel.tensors:
+        if not p.workspace and p.name in tensors and tensors[p.name].dim() == len(p.shape):
+            for d, n in zip(p.shape, tensors[p.name].shape, strict=True):
+                if isinstance(d, str):
+                    sizes.setdefault(d, n)
+    out = {}
+    for p in kernel.workspaces:
+        dt = _dt(p.dtype)
+        fill = float("nan") if dt.is_floating_point else torch.iinfo(dt).min
+        out[p.name] = torch.full([sizes[d] for d in p.shape], fill, dtype=dt)
+    return out
 
 
 def _product(names: tuple[str, ...], symbols: dict[str, int]) -> int:

@@ -5,12 +5,14 @@ every statement and expression has one, ignored by equality); tests/test_ir.py h
 the dataclasses together. `x*` is a tuple, `x?` may be None.
 
     Kernel      = Kernel(name, params: Param*, body: KStmt*, type_args, type_options, kind: KernelKind?)
-    Param       = TensorParam(name, dtype, shape: Dim*) | ScalarParam(name, dtype, default?)
+    Param       = TensorParam(name, dtype, shape: Dim*, workspace) | ScalarParam(name, dtype, default?)
     -- kernel scope: split loops, cross-core accumulators and the scalar work between the loops
     KStmt       = SplitLoop(var, extent: Sym*, core_kind, cores?, body: TileLoop*)
                 | CubeLoop(var, batch?, m, n, k, body: Matmul+TileLoop, plan: CubePlan?)
                 | AccDecl(name, init) | SlotAccDecl(name, slots: Sym*, rows_per_slot: Sym*, groups: Sym*)
                 | ScalarAssign(name, value: Expr, launch) | ScalarLoad(name, tensor) | ScalarStore(tensor, value: Expr)
+                -- introduced by lowering/stages.py: a CHAIN kernel's stages, each a lowered MIX kernel
+                | ChainStage(index, kernel: Kernel, sync, reads, writes)
     -- a tile loop; its shape payload is its kind (LoopKind)
     TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?)
     TileShape   = FlatTiles() | RowTiles(rows: Sym*, row: Sym*, chunked: ChunkPlan|NoChunk?)
@@ -110,6 +112,9 @@ class TensorParam:
     name: str
     dtype: DType
     shape: tuple[str | int, ...]
+    #: A GM tensor the kernel declares itself (`p = workspace(f16, Bt, M, N)`): placed in the launch
+    #: workspace, written by one stage and read by a later one; never bound to the task.
+    workspace: bool = False
     span: Span = _SPAN
 
 
@@ -514,6 +519,20 @@ class ScalarStore:
 
 
 @dataclass(frozen=True)
+class ChainStage:
+    """One stage of a CHAIN kernel (lowering/stages.py): a cube loop lowered as its own MIX kernel, the
+    synchronisation before it (`"SyncAll"` when it reads a workspace tensor an earlier stage wrote, else
+    `""`) and the workspace tensors it reads and writes."""
+
+    index: int
+    kernel: Kernel
+    sync: str
+    reads: tuple[str, ...]
+    writes: tuple[str, ...]
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
 class ScalarLoad:
     """Kernel scope: `s = load(scale[0])`, element 0 of a GM tensor read once by every core (a
     1-element tensor broadcast like a scalar parameter)."""
@@ -555,6 +574,7 @@ class KernelKind(Enum):
     WINDOW = "window"  # one plane loop: pooling windows
     BOX = "box"  # one box loop: reductions over a non-last dim
     MIX = "mix"  # a cube loop: matmul on the cube unit, its epilogue on the vector units
+    CHAIN = "chain"  # several cube loops joined by workspace tensors: stages of one MIX kernel (stages.py)
 
 
 @dataclass(frozen=True)
@@ -582,12 +602,17 @@ class Kernel:
     @property
     def outputs(self) -> tuple[TensorParam, ...]:
         stored = {s.tensor for s in walk(self.body) if isinstance(s, (Store, CopyOut, ScalarStore))}
-        return tuple(p for p in self.tensors if p.name in stored)
+        return tuple(p for p in self.tensors if p.name in stored and not p.workspace)
 
     @property
     def inputs(self) -> tuple[TensorParam, ...]:
         outs = {p.name for p in self.outputs}
-        return tuple(p for p in self.tensors if p.name not in outs)
+        return tuple(p for p in self.tensors if p.name not in outs and not p.workspace)
+
+    @property
+    def workspaces(self) -> tuple[TensorParam, ...]:
+        """The GM tensors the kernel declares itself (between stages); not bound to the task."""
+        return tuple(p for p in self.tensors if p.workspace)
 
     @property
     def phases(self) -> tuple[SplitLoop, ...]:

@@ -37,6 +37,7 @@ from .ops import (
 from .parser_box import box_for, box_slice
 from .parser_cube import cube_loop, cube_slice, is_cube_split
 from .parser_slots import finish, slot_accumulate, slot_decl, slot_read
+from .parser_workspace import workspace_decl
 from .scope import LoopVar, Scope
 
 CORE_KINDS = ("AIV", "AIC")
@@ -273,8 +274,9 @@ def _is_kernel_decorator(d: ast.expr) -> bool:
         isinstance(target, ast.Attribute) and target.attr == "kernel")
 
 
-def _check_load_or_store(body: tuple[ir.Stmt, ...]) -> None:
-    """A tensor is loaded or stored, not both (its input and output would alias in GM)."""
+def _check_load_or_store(body: tuple[ir.Stmt, ...], workspaces: set[str]) -> None:
+    """A tensor is loaded or stored, not both (its input and output would alias in GM); a workspace tensor is
+    stored by one stage and loaded by later ones (lowering/stages.py checks that order)."""
     loaded = set()
     for s in ir.walk(body):
         if isinstance(s, ir.ScalarLoad):
@@ -283,7 +285,7 @@ def _check_load_or_store(body: tuple[ir.Stmt, ...]) -> None:
             if isinstance(e, ir.Load) and not e.index.acc:
                 loaded.add(e.tensor)
     for s in ir.walk(body):
-        if isinstance(s, (ir.Store, ir.ScalarStore)) and s.tensor in loaded:
+        if isinstance(s, (ir.Store, ir.ScalarStore)) and s.tensor in loaded and s.tensor not in workspaces:
             raise DslError.at(E.KERNEL_STRUCTURE, f"'{s.tensor}' is both loaded and stored", s.span,
                               "a tensor is an input or an output: store into another tensor")
 
@@ -295,6 +297,7 @@ class _Builder:
     def __init__(self, origin: Origin):
         self.o = origin
         self.scope = Scope()
+        self.workspaces: list[ir.TensorParam] = []  # `p = workspace(...)` declarations (parser_workspace.py)
 
     def err(self, code: str, msg: str, node, hint: str | None = None) -> DslError:
         return DslError.at(code, msg, self.o.span(node), hint)
@@ -317,7 +320,8 @@ class _Builder:
         suite = rest[-1]
         params = tuple(self.param(p) for p in (params_tree.children if params_tree else ()))
         body = self.kernel_body(suite)
-        _check_load_or_store(body)
+        _check_load_or_store(body, {w.name for w in self.workspaces})
+        params += tuple(self.workspaces)
         return ir.Kernel(str(k.children[1]), params, body, tuple(self.scope.type_args.items()), tuple(options),
                          span=self.o.span(k))
 
@@ -342,7 +346,7 @@ class _Builder:
             shape = self.shape(ann.children[2])
             if default:
                 raise self.err(E.TYPE, "tensor parameters cannot have defaults", default[0])
-            param: ir.Param = ir.TensorParam(name, dtype, shape, self.o.span(p))
+            param: ir.Param = ir.TensorParam(name, dtype, shape, span=self.o.span(p))
             self.scope.symbols.update(d for d in shape if isinstance(d, str))
         else:
             dtype = self.dtype(ann.children[0])
@@ -385,17 +389,22 @@ class _Builder:
         for s in self.statements(suite):
             if s.data == "for_stmt" and is_cube_split(self, s):
                 if any(isinstance(o, ir.SplitLoop) for o in out):
-                    raise self.err(E.UNSUPPORTED, "a cube split is the only loop of its kernel", s,
+                    raise self.err(E.UNSUPPORTED, "a cube split follows only cube splits in its kernel", s,
                                    "write the vector work as the matmul's epilogue (with vector:)")
                 out.append(cube_loop(self, s))
                 continue
-            if any(isinstance(o, ir.CubeLoop) for o in out):
-                raise self.err(E.UNSUPPORTED, "a cube split is the only loop of its kernel", s,
+            if any(isinstance(o, ir.CubeLoop) for o in out) and not self.workspace_assign(s):
+                raise self.err(E.UNSUPPORTED, "after a cube split, only further cube splits (stages joined by "
+                               "workspace tensors) are lowered", s,
                                "write the vector work as the matmul's epilogue (with vector:)")
             if s.data == "for_stmt" and self.call_name(s.children[1]) == "split":
                 out.append(self.split_loop(s))
             elif s.data == "assign":
-                out.append(self.kernel_assign(s))
+                stmt = self.kernel_assign(s)
+                if isinstance(stmt, ir.TensorParam):
+                    self.workspaces.append(stmt)
+                else:
+                    out.append(stmt)
             elif s.data == "expr_stmt" and self.call_name(s.children[0]) == "store":
                 out.append(self.scalar_store(s))
             else:
@@ -419,6 +428,8 @@ class _Builder:
             raise self.err(E.DUPLICATE_NAME, f"'{name}' {what}", name_tok, "pick another name")
         if isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "zeros":
             return slot_decl(self, name, st, value)
+        if self.workspace_assign(st):
+            return workspace_decl(self, name, st, value)
         if isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "load":
             self.scope.kscalars[name] = ir.scalar_of(DType.F32)
             return ir.ScalarLoad(name, self.element_zero(value, "load(scale[0])"), self.o.span(st))
@@ -431,6 +442,11 @@ class _Builder:
             self.scope.acc_names.add(name)
             return ir.AccDecl(name, float(e.value), self.o.span(st))
         return ir.ScalarAssign(name, e, self.o.span(st))
+
+    def workspace_assign(self, st: Tree) -> bool:
+        """`p = workspace(f16, M, N)`: a GM tensor of the kernel's own (parser_workspace.py)."""
+        value = st.children[1] if st.data == "assign" else None
+        return isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "workspace"
 
     def element_zero(self, call: Tree, example: str, target=None) -> str:
         """The tensor of `x[0]`, the only index a kernel-scope load or store takes."""

@@ -75,6 +75,10 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             return [f"{ind}{n} = {expr(v)}"]
         case ir.Store(tensor=t, index=i, value=v):
             return [f"{ind}store({t}[{i}], {expr(v)})"]
+        case ir.ChainStage(index=i, kernel=sub, sync=sync, reads=reads, writes=writes):
+            head = [f"{ind}SyncAll()  # before stage {i}: it reads {', '.join(reads)}"] if sync else []
+            note = f"{ind}# stage {i} ({sub.name}): reads {', '.join(reads) or '-'}, writes {', '.join(writes) or '-'}"
+            return head + [note] + block(sub.body, ind)
         case ir.SplitLoop(var=v, extent=ext, core_kind=kind, cores=c, body=body):
             cores = kind if c is None else str(c)
             return [f"{ind}for {v} in split({' * '.join(ext)}, cores={cores}):"] + block(body, ind + "    ")
@@ -217,5 +221,7 @@ def param(p: ir.Param) -> str:
 
 def kernel(k: ir.Kernel) -> str:
     kind = [f"    # kernel kind: {k.kind.value}"] if k.kind is not None else []  # lowering/passes/select_kind.py
-    lines = ["@kernel", f"def {k.name}({', '.join(param(p) for p in k.params)}):", *kind] + block(k.body, "    ")
+    params = ", ".join(param(p) for p in k.params if not getattr(p, "workspace", False))
+    workspaces = [f"    {p.name} = workspace({p.dtype}, {', '.join(map(str, p.shape))})" for p in k.workspaces]
+    lines = ["@kernel", f"def {k.name}({params}):", *kind, *workspaces] + block(k.body, "    ")
     return "\n".join(lines) + "\n"

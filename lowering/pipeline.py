@@ -14,6 +14,7 @@ from ascend_dsl import ir, printer
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.diagnostics import ErrorCode as E
 
+from . import stages
 from .context import PassContext
 from .passes import (
     allocate_buffers,
@@ -67,7 +68,15 @@ def run_pipeline(kernel: ir.Kernel, ctx: PassContext, dump_after: frozenset[str]
     if unknown:
         raise DslError.at(E.ARGS, f"unknown pass in --dump-after: {', '.join(sorted(unknown))}", None,
                           f"passes: {', '.join(PASS_NAMES)}, or all")
-    for p in PIPELINE:
+    if stages.is_chain(kernel):  # several stages: each lowered by this pipeline, then emitted as one kernel
+        kernel = stages.lower_chain(kernel, ctx, lambda sub, sub_ctx: _run_passes(sub, sub_ctx, dump_after,
+                                                                                   PIPELINE[:-1]))
+        return _run_passes(kernel, ctx, dump_after, PIPELINE[-1:])
+    return _run_passes(kernel, ctx, dump_after, PIPELINE)
+
+
+def _run_passes(kernel: ir.Kernel, ctx: PassContext, dump_after: frozenset[str], passes: tuple[Pass, ...]) -> ir.Kernel:
+    for p in passes:
         start = time.perf_counter()
         try:
             kernel = p.run(kernel, ctx)
@@ -77,7 +86,8 @@ def run_pipeline(kernel: ir.Kernel, ctx: PassContext, dump_after: frozenset[str]
             raise DslError.at(E.INTERNAL, f"internal error in pass '{p.name}': {type(e).__name__}: {e}",
                               kernel.span, "this is a compiler bug; please report it with the DSL file") from e
         ctx.timings[p.name] = time.perf_counter() - start
-        verify(kernel, p.name)
+        if kernel.kind is not ir.KernelKind.CHAIN:  # a chain's stages were verified as they were lowered
+            verify(kernel, p.name)
         if "all" in dump_after or p.name in dump_after:
             ctx.dumps[p.name] = printer.kernel(kernel)
     return kernel

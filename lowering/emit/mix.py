@@ -99,6 +99,7 @@ class MixView(KernelView):
     mix_ratio: int
     workspace_bytes: str  # the Matmul API's system workspace
     ub_formula: str
+    stage: bool = False  # rendered as a stage class of a multi-stage kernel (emit/chain.py): no includes, no entry
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:

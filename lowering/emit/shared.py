@@ -208,6 +208,9 @@ class KernelView:
     launch_checks: tuple[LaunchCheck, ...] = ()
     launch_scalars: tuple[LaunchScalarView, ...] = ()  # kernel-scope scalars the host computes at launch
     tiling_error: str = "the host tiling found no tile that fits the Unified Buffer (one row is too long)"
+    #: GM workspace bytes when the host tiling sizes it (a C++ expression over `tiling`; multi-stage kernels'
+    #: workspace tensors, emit/chain.py); "" keeps each kind's own rule.
+    gm_workspace: str = ""
 
 
 def tensor_views(kernel: ir.Kernel) -> tuple[TensorView, ...]:
