@@ -531,6 +531,11 @@ class ChainStage:
     writes: tuple[str, ...]
     span: Span = _SPAN
 
+    @property
+    def body(self) -> tuple[Stmt, ...]:
+        """The stage's statements (so `walk` sees the stores and loads of every stage)."""
+        return self.kernel.body
+
 
 @dataclass(frozen=True)
 class ScalarLoad:
@@ -608,6 +613,11 @@ class Kernel:
     def inputs(self) -> tuple[TensorParam, ...]:
         outs = {p.name for p in self.outputs}
         return tuple(p for p in self.tensors if p.name not in outs and not p.workspace)
+
+    @property
+    def bound_tensors(self) -> tuple[TensorParam, ...]:
+        """The tensors bound to the task (inputs and outputs, in parameter order): all but the workspaces."""
+        return tuple(p for p in self.tensors if not p.workspace)
 
     @property
     def workspaces(self) -> tuple[TensorParam, ...]:

@@ -174,6 +174,7 @@ def _write(args, kernel, project, ctx, variants=None, facts=None) -> None:
     unit = project.manifest["tile_unit"]
     tile = (f"max tile {project.manifest['max_tile']} elements" if unit == "elements" else
             "MIX 1:2, base blocks <= {} x {} x {}".format(*project.manifest["base_block"]) if unit == "base blocks"
+            else f"MIX 1:2, {len(project.manifest['stages'])} cube stages joined by workspace tensors" if unit == "stages"
             else "planes (or bands of output rows) per tile sized at run time from the shapes" if unit == "planes"
             else "positions per tile and rows of the reduced axis per chunk sized at run time" if unit == "positions"
             else "rows per tile sized at run time from the row length")

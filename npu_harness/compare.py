@@ -81,7 +81,8 @@ def cube_tolerance(kernel, dtype: str) -> float | None:
     """The tolerance for an output of `kernel` when it differs from the dtype's default (MIX kernels, f32)."""
     from ascend_dsl import ir
 
-    return CUBE_F32_TOLERANCE if dtype == "f32" and ir.cube_loop(kernel) is not None else None
+    cube = ir.cube_loop(kernel) is not None or kernel.kind is ir.KernelKind.CHAIN
+    return CUBE_F32_TOLERANCE if dtype == "f32" and cube else None
 
 
 #: elements compared at a time: large outputs are widened to float64 chunk by chunk, never whole (an

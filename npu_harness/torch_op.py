@@ -83,12 +83,12 @@ def _variant(kfn: KernelFunction, tensors: tuple) -> tuple[ir.Kernel, dict, dict
         if key not in per_fn:
             per_fn[key] = (kfn.source.instantiate(variant), {})
         k, ops = per_fn[key]
-        params = k.tensors if len(tensors) == len(k.tensors) and len(k.tensors) != len(k.inputs) else k.inputs
+        params = k.bound_tensors if len(tensors) == len(k.bound_tensors) and len(k.bound_tensors) != len(k.inputs) else k.inputs
         if len(tensors) != len(params):
             names = ", ".join(p.name for p in k.inputs)
-            alln = ", ".join(p.name for p in k.tensors)
+            alln = ", ".join(p.name for p in k.bound_tensors)
             raise _call_error("CALL", f"{k.name} takes {len(k.inputs)} input tensor(s) ({names}), or all "
-                              f"{len(k.tensors)} tensors ({alln}) to write the outputs in place; got {len(tensors)}",
+                              f"{len(k.bound_tensors)} tensors ({alln}) to write the outputs in place; got {len(tensors)}",
                               k.span)
         if all(t.dtype == p.dtype.torch for t, p in zip(tensors, params, strict=True)):
             return k, variant, ops
@@ -189,8 +189,8 @@ def _run(kfn: KernelFunction, args: tuple, scalars: dict):
         raise _call_error("CALL-DEVICE", f"{kernel.name}: tensors on several devices ({', '.join(map(str, devices))})",
                           kernel.span)
     device = next(iter(devices))
-    in_place = len(args) == len(kernel.tensors) and len(kernel.tensors) != len(kernel.inputs)
-    by_name = dict(zip([p.name for p in (kernel.tensors if in_place else kernel.inputs)], args, strict=True))
+    in_place = len(args) == len(kernel.bound_tensors) and len(kernel.bound_tensors) != len(kernel.inputs)
+    by_name = dict(zip([p.name for p in (kernel.bound_tensors if in_place else kernel.inputs)], args, strict=True))
     inputs = [by_name[p.name] for p in kernel.inputs]
     in_shapes = [tuple(t.shape) for t in inputs]
     given = [by_name[p.name] for p in kernel.outputs] if in_place else None

@@ -168,7 +168,7 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
         except CompileError as e:
             raise DslError.at("SIM-COMPILE", f"the emitted C++ does not compile against the emulator:\n"
                               f"{e.stderr.strip()[-4000:]}", None) from None
-        nbytes = sum(b.tensors[p.name].data.nbytes for p in kernel.tensors)
+        nbytes = sum(b.tensors[p.name].data.nbytes for p in kernel.bound_tensors)
         with scratch_dir(nbytes) as io_tmp:
             io = Path(work_dir) / "io" if work_dir else Path(io_tmp)
             io.mkdir(exist_ok=True)
@@ -209,7 +209,7 @@ def _sim_result(kernel: ir.Kernel, lowered: ir.Kernel, ctx: PassContext, b: Bind
     detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
     if res.returncode < 0:  # killed by a signal: say which, and the likely cause
         detail = f"the emulator was {describe_exit(res.returncode)}" + (f"\n{detail}" if detail else "")
-    est = _estimate(res.counters, ctx.target.name, sum(b.tensors[p.name].data.nbytes for p in kernel.tensors))
+    est = _estimate(res.counters, ctx.target.name, sum(b.tensors[p.name].data.nbytes for p in kernel.bound_tensors))
     return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail,
                             time.perf_counter() - start, counters=res.counters, report=est,
                             estimate_us=est.time_us if est is not None else None, scalars=b.scalar_line(),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ascend_dsl import ir
 
 from ..context import PassContext
-from . import box, mix, vector, window
+from . import box, chain, mix, vector, window
 from .host import host_files
 from .shared import GENERATOR, KernelView, render, view_fields
 
@@ -29,6 +29,8 @@ class Kind:
     kernel_template: str
     tiling_template: str
     manifest: Callable[[ir.Kernel, PassContext, KernelView], dict]
+    #: More files of the kind's project (a multi-stage kernel's per-stage tiling headers), by file name.
+    extra_files: Callable[[ir.Kernel, KernelView], dict[str, str]] | None = None
 
 
 KINDS: dict[ir.KernelKind, Kind] = {
@@ -37,6 +39,8 @@ KINDS: dict[ir.KernelKind, Kind] = {
                                window.project_manifest),
     ir.KernelKind.BOX: Kind(box.build_view, "box_kernel.cpp.jinja", "box_tiling.h.jinja", box.project_manifest),
     ir.KernelKind.MIX: Kind(mix.build_view, "mix_kernel.cpp.jinja", "mix_tiling.h.jinja", mix.project_manifest),
+    ir.KernelKind.CHAIN: Kind(chain.build_view, "chain_kernel.cpp.jinja", "chain_tiling.h.jinja",
+                              chain.project_manifest, chain.stage_tiling_files),
 }
 
 
@@ -62,6 +66,7 @@ def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
     files = {
         f"{kernel.name}_kernel.cpp": render(kind.kernel_template, view),
         f"{kernel.name}_tiling.h": render(kind.tiling_template, view),
+        **(kind.extra_files(kernel, view) if kind.extra_files else {}),
         **host_files(view, ctx.target),  # the host program, torch binding, emulator launch stub, CMake
         "manifest.json": json.dumps(manifest, indent=2) + "\n",
     }

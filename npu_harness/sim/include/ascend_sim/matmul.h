@@ -443,9 +443,21 @@ inline void regist_matmul(AscendC::TPipe* pipe, __gm__ uint8_t* workspace, MM& m
     (void)workspace;
     mm.Init(tiling, pipe, loc);
 }
+
+// Several objects: (mm1, &tiling1, mm2, &tiling2, ...), at most 4 (CANN asc-devkit docs, REGIST_MATMUL_OBJ:
+// "最多支持定义 4 个 Matmul 对象"; objects and tilings passed pairwise, in order).
+template <class MM1, class MM2, class... Rest>
+inline void regist_matmul(AscendC::TPipe* pipe, __gm__ uint8_t* workspace, MM1& mm1, const AscendC::tiling::TCubeTiling* t1,
+                          MM2& mm2, const AscendC::tiling::TCubeTiling* t2, Rest&&... rest) {
+    static_assert(sizeof...(Rest) % 2 == 0 && sizeof...(Rest) <= 4,
+                  "ascend-sim: REGIST_MATMUL_OBJ takes (Matmul object, tiling) pairs, at most 4 objects");
+    const std::source_location loc = std::source_location::current();
+    mm1.Init(t1, pipe, loc);
+    regist_matmul(pipe, workspace, mm2, t2, std::forward<Rest>(rest)...);
+}
 }  // namespace AscendC::sim::detail
 
-// REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling) (ref §3): one Matmul object per call here.
+// REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling) (ref §3), or up to 4 (object, tiling) pairs.
 #define REGIST_MATMUL_OBJ(tpipe, workspace, ...) ::AscendC::sim::detail::regist_matmul(tpipe, workspace, __VA_ARGS__)
 
 #endif  // ASCEND_SIM_ASCEND_SIM_MATMUL_H
