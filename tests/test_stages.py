@@ -1,0 +1,184 @@
+"""Multi-stage kernels (issue 15): workspace tensors between cube stages, the stage graph's errors, the
+interpreter, and the CHAIN kernel in the emulator (attention at two sizes, a planted missing SyncAll)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+import lowering
+from ascend_dsl import interpreter, ir, parse_text, printer
+from ascend_dsl.diagnostics import DslError
+
+REPO = Path(__file__).resolve().parents[1]
+
+HEAD = '''from ascend_dsl import kernel, Tensor, f32, f16
+
+@kernel
+def k(a: Tensor[f16, "M, K"], b: Tensor[f16, "K, N"], c: Tensor[f16, "N, L"], y: Tensor[f32, "M, L"]):
+'''
+STAGE1 = '''    for blk in split(M, N, cores=AIC):
+        with cube:
+            s = matmul(a[blk], b[blk])
+        with vector:
+            store(h[blk], cast(relu(s), f16))
+'''
+STAGE2 = '''    for blk in split(M, L, cores=AIC):
+        with cube:
+            acc = matmul(h[blk], c[blk])
+        with vector:
+            store(y[blk], acc)
+'''
+DECL = "    h = workspace(f16, M, N)\n"
+
+
+def _kernel(text: str) -> ir.Kernel:
+    return parse_text(text, "stages.adsl")[0].instantiate()
+
+
+def _error(text: str):
+    """The first diagnostic of lowering `text` (code, message, span)."""
+    with pytest.raises(DslError) as e:
+        lowering.lower(_kernel(text))
+    return e.value.diagnostics[0]
+
+
+def _line(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_workspace_tensor_is_neither_input_nor_output_and_prints_as_declared():
+    k = _kernel(HEAD + DECL + STAGE1 + STAGE2)
+    assert [p.name for p in k.inputs] == ["a", "b", "c"] and [p.name for p in k.outputs] == ["y"]
+    assert [(p.name, p.dtype.value, p.shape) for p in k.workspaces] == [("h", "f16", ("M", "N"))]
+    assert "    h = workspace(f16, M, N)\n" in printer.kernel(k)
+
+
+def test_two_stages_lower_to_one_chain_kernel_with_a_syncall_between():
+    proj, ctx = lowering.lower(_kernel(HEAD + DECL + STAGE1 + STAGE2))
+    assert ctx.lowered.kind is ir.KernelKind.CHAIN
+    stages = ctx.lowered.body
+    assert [(s.index, s.sync, s.reads, s.writes) for s in stages] == [(0, "", (), ("h",)), (1, "SyncAll", ("h",), ())]
+    code = proj.files["k_kernel.cpp"]
+    assert code.count("SyncAll();") == 1
+    assert "REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm0, &tiling.s0.cubeTiling, mm1, &tiling.s1.cubeTiling);" in code
+    body = code[code.index("REGIST_MATMUL_OBJ(&pipe"):]
+    assert body.index("op.Process(tiling.s0") < body.index("SyncAll();") < body.index("op.Process(tiling.s1")
+    assert {"k_s0_tiling.h", "k_s1_tiling.h"} <= set(proj.files)
+    assert [t["name"] for t in proj.manifest["tensors"]] == ["a", "b", "c", "y"]
+
+
+def test_stages_run_in_dependency_order_not_source_order_when_independent():
+    """An independent stage keeps its place; the graph orders the rest (source order among equals)."""
+    text = (HEAD.replace('y: Tensor[f32, "M, L"]', 'y: Tensor[f32, "M, L"], z: Tensor[f32, "M, N"]') + DECL + STAGE1
+            + '''    for blk in split(M, N, cores=AIC):
+        with cube:
+            t = matmul(a[blk], b[blk])
+        with vector:
+            store(z[blk], t)
+''' + STAGE2)
+    _, ctx = lowering.lower(_kernel(text))
+    assert [(s.index, s.sync) for s in ctx.lowered.body] == [(0, ""), (1, ""), (2, "SyncAll")]
+
+
+def test_workspace_read_before_any_stage_writes_it_is_located():
+    text = HEAD + DECL + STAGE2
+    err = _error(text)
+    assert err.code == "KERNEL-STRUCTURE" and "read before any stage writes it" in err.message
+    assert err.span.line == _line(text, "acc = matmul(h[blk]")
+
+
+def test_workspace_written_by_two_stages_or_never_read():
+    err = _error(HEAD + DECL + STAGE1 + STAGE1.replace("s = ", "s2 = ").replace("(s)", "(s2)") + STAGE2)
+    assert err.code == "KERNEL-STRUCTURE" and "written by 2 stages" in err.message
+    text = HEAD.replace('c: Tensor[f16, "N, L"], y: Tensor[f32, "M, L"]', 'y: Tensor[f32, "M, N"]') + DECL + STAGE1 \
+        + STAGE1.replace("store(h[blk], cast(relu(s), f16))", "store(y[blk], s)")
+    err = _error(text)
+    assert err.code == "KERNEL-STRUCTURE" and "written but never read" in err.message
+    assert err.span.line == _line(text, "h = workspace")
+
+
+def test_stages_in_a_cycle_are_reported():
+    text = '''from ascend_dsl import kernel, Tensor, f32, f16
+
+@kernel
+def k(b: Tensor[f16, "N, N"], y: Tensor[f32, "N, N"]):
+    h = workspace(f16, N, N)
+    g = workspace(f16, N, N)
+    for blk in split(N, N, cores=AIC):
+        with cube:
+            s = matmul(g[blk], b[blk])
+        with vector:
+            store(h[blk], cast(s, f16))
+    for blk in split(N, N, cores=AIC):
+        with cube:
+            t = matmul(h[blk], b[blk])
+        with vector:
+            store(g[blk], cast(t, f16))
+'''
+    err = _error(text)
+    assert err.code == "KERNEL-STRUCTURE" and "cycle" in err.message
+
+
+def test_vector_split_after_a_cube_split_is_unsupported_and_located():
+    text = HEAD + DECL + STAGE1 + '''    for blk2 in split(M, cores=AIV):
+        for r in tile(blk2, size=auto, buffers=2):
+            store(y[r, :], cast(load(h[r, :]), f32))
+'''
+    with pytest.raises(DslError) as e:
+        _kernel(text)
+    d = e.value.diagnostics[0]
+    assert d.code == "UNSUPPORTED" and d.span.line == _line(text, "split(M, cores=AIV)")
+
+
+def test_workspace_dims_must_be_shape_symbols():
+    with pytest.raises(DslError) as e:
+        _kernel(HEAD + "    h = workspace(f16, M, Q)\n" + STAGE1 + STAGE2)
+    assert e.value.codes == ["UNDEFINED-NAME"]
+
+
+def test_interpreter_runs_stages_in_order_against_sdpa():
+    from ascend_dsl import load_file
+
+    k = load_file(REPO / "examples/attention/sdpa.adsl")[0].instantiate()
+    g = torch.Generator().manual_seed(0)
+    q, kk, v = (torch.randn(2, *s, generator=g).half() for s in ((9, 16), (13, 16), (13, 24)))
+    o = torch.empty(2, 9, 24)
+    interpreter.run(k, {"q": q, "k": kk, "v": v, "o": o}, {"scale": 0.25})
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), kk.float(), v.float(), scale=0.25)
+    assert torch.allclose(o, ref, atol=2e-3)
+
+
+def _sdpa(overrides: dict, project_edit=None):
+    from npu_harness.gallery import Example, validate
+
+    ex = Example("attention", "sdpa", REPO / "examples/attention/sdpa.adsl", REPO / "examples/attention/sdpa.py")
+    return validate(ex, {}, overrides)
+
+
+@pytest.mark.slow
+def test_sdpa_in_the_emulator_at_two_sizes_incl_odd_lengths():
+    for sizes in ({"Bt": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}, {"Bt": 2, "M": 130, "N": 200, "Dk": 64, "Dv": 64}):
+        res = _sdpa(sizes)
+        assert res.ok, res.detail
+
+
+@pytest.mark.slow
+def test_emulator_catches_stages_without_syncall(tmp_path):
+    """Planted bug: stage 1 reads the probabilities without waiting for every core's stage 0. At 2 x 130 x 200
+    the stages split the work differently (stage 0: whole rows of N per block; stage 1: blocks of M x Dv), so a
+    core reads rows of p another core wrote (with equal splits each core would read only its own rows)."""
+    from ascend_dsl import load_file
+    from npu_harness.validate import load_task_for, validate_sim
+
+    k = load_file(REPO / "examples/attention/sdpa.adsl")[0].instantiate()
+    proj, ctx = lowering.lower(k)
+    name = "sdpa_kernel.cpp"
+    assert proj.files[name].count("    SyncAll();") == 1
+    bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace("    SyncAll();", "    //", 1)})
+    run = load_task_for(k, REPO / "examples/attention/sdpa.py", overrides={"Bt": 2, "M": 130, "N": 200})
+    res = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path)
+    assert not res.ok and "GM-RACE" in {e.code for e in res.sim_errors}, res.detail
