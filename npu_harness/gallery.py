@@ -46,6 +46,8 @@ CATEGORY_SHAPES: dict[str, list[dict[str, int]]] = {
     # base block (16 x 16 fractals; 300 rows = 2 full base blocks of 128 + a tail of 44).
     "matmul": [{}, {"M": 300, "N": 75, "K": 70}],
     "fuse": [{}, {"M": 300, "N": 75, "K": 70}],
+    # attention (multi-stage kernels): the task's sizes, then odd query/key lengths and head dims
+    "attention": [{}, {"Bt": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
 }
 #: Per example ("category/name"), replacing the shapes above. Pooling runs its windows on the scalar
 #: unit, so the emulator validates small planes (the benchmark-scale defaults are lowered and
@@ -157,6 +159,8 @@ SCALE_SHAPES = [
 SCALE_LIMITED = {
     **{f"math/{name}": ([{"batch_size": 65536, "dim": 4000}], "scans need the whole row in UB")
        for name in ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum", "masked_cumsum")},
+    "attention/sdpa": ([{"Bt": 128, "M": 512, "N": 512, "Dk": 64, "Dv": 64}],
+                       "the softmax stage holds whole rows of N (the key length) in UB (N up to about 580)"),
     "fuse/matmul_softmax": ([{"M": 8192, "K": 4096, "N": 512}],
                             "the softmax epilogue holds whole rows of N in UB (N up to about 580 in f32)"),
 }

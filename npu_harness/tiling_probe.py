@@ -58,8 +58,9 @@ def run_tiling(project: EmittedProject, target: str, symbols: dict[str, int], sc
     kind = "mix" if m["kernel_type"].startswith("MIX") else "vector"
     with tempfile.TemporaryDirectory(prefix="ascend-probe-") as tmp:
         src = Path(tmp)
-        tiling = f"{project.name}_tiling.h"
-        (src / tiling).write_text(project.files[tiling])
+        for fname, text in project.files.items():  # the tiling header and any it includes (a multi-stage
+            if fname.endswith("_tiling.h"):        # kernel's per-stage headers)
+                (src / fname).write_text(text)
         main = src / f"{project.name}_probe.cpp"
         main.write_text(probe_source(project, tuple(fields)))
         try:
