@@ -3,8 +3,8 @@
 Kinds (weights in KINDS): flat tiles (f32 / f16 / bf16 / i32 data, explicit or auto tile sizes, one or
 two buffers), row tiles with reductions, row vectors, per-row values, scans and gather, rows longer than
 UB (chunked, and with fewer rows than cores: row groups), slot accumulators over [N, C, H, W] planes,
-boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims), and cube matmuls with vector
-epilogues. Any of the vector kinds may carry accumulators, several split loops, kernel-scope scalars
+boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims), cube matmuls with vector
+epilogues, and chains of two cube stages joined by a workspace tensor (multi-stage kernels). Any of the vector kinds may carry accumulators, several split loops, kernel-scope scalars
 before, between and after the loops (launch-time math, `load(x[0])` values and the device math on them,
 single-element stores) and scalar sub-expressions inside the tile loops. Sizes have tails: odd lengths,
 fewer rows than cores, shares that are not whole tiles. Every program is valid by construction except
@@ -19,7 +19,8 @@ import random
 from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Program, Stmt
 
-KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window": 7, "cube": 9, "scalar_stress": 8}
+KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window": 7, "cube": 9, "chain": 4,
+         "scalar_stress": 8}
 TARGETS = {"ascend910b1": 80, "ascend910b4": 10, "ascend310p": 10}
 CORES = {"ascend910b1": 48, "ascend910b4": 40, "ascend310p": 8}
 
@@ -397,13 +398,56 @@ def _cube(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     return k, sizes
 
 
+def _chain(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    """Two cube stages joined by a workspace tensor (lowering/stages.py): h = epilogue(A @ B) in T, then
+    y = epilogue(h @ C); the second stage waits in SyncAll for every core's share of h."""
+    k = _Kernel(rng, name)
+    t = rng.choice(("f16", "bf16"))
+    k.dtype_vars = {"T": t}
+    batch = rng.random() < 0.3
+    whole_rows = rng.random() < 0.3
+    sizes = {"M": rng.randint(1, 160), "N": rng.randint(1, 200), "K": rng.randint(1, 200), "L": rng.randint(1, 200)}
+    lead = "Bt, " if batch else ""
+    if batch:
+        sizes["Bt"] = rng.randint(1, 3)
+    a = k.tensor("a", "T", lead + "M, K")
+    b = k.tensor("b", "T", lead + "K, N")
+    tc = rng.random() < 0.3
+    c = k.tensor("c", "T", lead + ("L, N" if tc else "N, L"))
+    y = k.tensor("y", "f32", lead + "M, L")
+    for _ in range(rng.randint(0, 1)):
+        k.scalar_param()
+    h = k.fresh("h")
+    k.body.append(Stmt(f"{h} = workspace(T, {lead}M, N)", None, h))
+    scope = Scope([leaf("acc", "f32", "rows")], k.scope_scalars([]))
+    e = Exprs(rng, scope, rows=whole_rows).tile("f32", "rows", rng.randint(0, 2))
+    if whole_rows:  # a row softmax, as attention's first stage
+        z = Node("({0} - {1})", (e, Node("max({0}, axis=1)", (e,), "f32", "col")), "f32", "rows")
+        ez = Node("exp({0})", (z,), "f32", "rows")
+        e = Node("({0} / {1})", (ez, Node("sum({0}, axis=1)", (ez,), "f32", "col")), "f32", "rows")
+    if "acc" not in e.render():
+        e = Node("({0} + {1})", (e, leaf("acc", "f32", "rows")), "f32", "rows")
+    k.body.append(Loop(f"for blk in split({lead}M, N, cores=AIC):", "with vector:",
+                       (Stmt(f"store({h}[blk], {{0}})", _cast(e, "T", "rows")),),
+                       cube_prefix=("with cube:", f"    acc = matmul({a}[blk], {b}[blk])")))
+    scope2 = Scope([leaf("acc2", "f32", "rows")], k.scope_scalars([]))
+    e2 = Exprs(rng, scope2).tile("f32", "rows", rng.randint(0, 2))
+    if "acc2" not in e2.render():
+        e2 = Node("({0} + {1})", (e2, leaf("acc2", "f32", "rows")), "f32", "rows")
+    opts = ", transpose_b=True" if tc else ""
+    k.body.append(Loop(f"for blk in split({lead}M, L, cores=AIC):", "with vector:",
+                       (Stmt(f"store({y}[blk], {{0}})", e2),),
+                       cube_prefix=("with cube:", f"    acc2 = matmul({h}[blk], {c}[blk]{opts})")))
+    return k, sizes
+
+
 # ----------------------------------------------------------------------------- entry
 
 
 def generate(rng: random.Random, index: int, seed: int) -> Program:
     kind = _pick(rng, KINDS)
     target = _pick(rng, TARGETS)
-    if kind in ("long_rows", "slots", "box", "cube") and target == "ascend310p":
+    if kind in ("long_rows", "slots", "box", "cube", "chain") and target == "ascend310p":
         target = "ascend910b1"  # these need DataCopyPad / a separate cube unit
     name = f"k{index}"
     if kind == "slots":
@@ -414,6 +458,8 @@ def generate(rng: random.Random, index: int, seed: int) -> Program:
         k, sizes = _window(rng, name, target)
     elif kind == "cube":
         k, sizes = _cube(rng, name, target)
+    elif kind == "chain":
+        k, sizes = _chain(rng, name, target)
     else:
         k, sizes = _vector_kernel(rng, name, "flat" if kind == "scalar_stress" else kind, target,
                                   stress=kind == "scalar_stress")
