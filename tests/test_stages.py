@@ -169,3 +169,22 @@ def test_emulator_catches_stages_without_syncall(tmp_path):
     run = load_task_for(k, REPO / "examples/attention/sdpa.py", overrides={"Bt": 2, "M": 130, "N": 200})
     res = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path)
     assert not res.ok and "GM-RACE" in {e.code for e in res.sim_errors}, res.detail
+
+
+@pytest.mark.slow
+def test_emulator_catches_a_workspace_read_before_any_write(tmp_path):
+    """Planted bug: stage 0 does no work, so stage 1 multiplies probabilities nothing wrote: GM-UNINIT at the read
+    (the workspace region is tracked byte by byte from launch; writes define it)."""
+    from ascend_dsl import load_file
+    from npu_harness.validate import load_task_for, validate_sim
+
+    k = load_file(REPO / "examples/attention/sdpa.adsl")[0].instantiate()
+    proj, ctx = lowering.lower(k)
+    name = "sdpa_kernel.cpp"
+    old = "        op.Process(tiling.s0.cubeTiling);\n"
+    assert proj.files[name].count(old) == 1
+    bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(old, "")})
+    run = load_task_for(k, REPO / "examples/attention/sdpa.py", overrides={"Bt": 2, "M": 20, "N": 24})
+    res = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path)
+    errs = [e for e in res.sim_errors if e.code == "GM-UNINIT"]
+    assert not res.ok and errs and "workspace" in errs[0].message, res.detail

@@ -10,6 +10,7 @@
 // Only headers that do not declare C library functions such as tanh / exp / abs / div in the global
 // namespace are included (kernels may be named like them): no <cmath>, <cstdlib>, <functional>;
 // math goes through GCC builtins.
+#include <atomic>
 #include <bit>
 #include <csignal>
 #include <cstdarg>
@@ -588,6 +589,12 @@ ASCEND_SIM_RT uint8_t* GmMapInput(const char* path, size_t bytes);
 // what the kernel writes is in the file once GmFree unmaps it (no copy after the launch). Returns
 // nullptr (after printing error[LAUNCH]) on failure.
 ASCEND_SIM_RT uint8_t* GmMapOutput(const char* path, size_t bytes);
+// Driver-side (not an AscendC API): GM bytes [p, p + bytes) start undefined, e.g. a multi-stage kernel's
+// workspace tensors. A kernel read (DataCopy / DataCopyPad, a Matmul operand, GetValue) of bytes of such a
+// region that no write (DataCopy / DataCopyPad UB->GM, IterateAll, Fixpipe, SetValue, atomic adds) has
+// reached is reported as GM-UNINIT at the read. Cleared by GmUntrackAll().
+ASCEND_SIM_RT void GmTrackUninit(const void* p, size_t bytes);
+ASCEND_SIM_RT void GmUntrackAll();
 
 }  // namespace sim
 

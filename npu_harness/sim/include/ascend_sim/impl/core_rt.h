@@ -104,10 +104,46 @@ inline void log_span(std::vector<GmSpan>& w, const char* api, const void* gmPtr,
 }
 }  // namespace
 
+// GM regions whose bytes start undefined (sim::GmTrackUninit): one flag per byte, set by every write.
+struct UninitRegion {
+    uintptr_t begin, end;
+    std::vector<uint8_t> written;
+};
+inline std::vector<UninitRegion> g_uninit;
+
+inline void uninit_write(const void* gmPtr, uint64_t bytes) {
+    const auto b = reinterpret_cast<uintptr_t>(gmPtr);
+    for (UninitRegion& r : g_uninit) {
+        const uintptr_t lo = b > r.begin ? b : r.begin, hi = b + bytes < r.end ? b + bytes : r.end;
+        for (uintptr_t x = lo; x < hi; ++x) std::atomic_ref<uint8_t>(r.written[x - r.begin]).store(1, std::memory_order_relaxed);
+    }
+}
+
+inline void uninit_read(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc) {
+    const auto b = reinterpret_cast<uintptr_t>(gmPtr);
+    for (UninitRegion& r : g_uninit) {
+        const uintptr_t lo = b > r.begin ? b : r.begin, hi = b + bytes < r.end ? b + bytes : r.end;
+        uint64_t missing = 0;
+        uintptr_t first = 0;
+        for (uintptr_t x = lo; x < hi; ++x) {
+            if (std::atomic_ref<uint8_t>(r.written[x - r.begin]).load(std::memory_order_relaxed) == 0) {
+                if (missing++ == 0) first = x;
+            }
+        }
+        if (missing != 0) {
+            report("GM-UNINIT", loc,
+                   "%s reads %llu GM bytes of a workspace region that nothing has written yet (the first at byte %llu of the "
+                   "region): a stage reads a workspace tensor before the stage that writes it (or a SyncAll after it)",
+                   api, static_cast<unsigned long long>(missing), static_cast<unsigned long long>(first - r.begin));
+        }
+    }
+}
+
 ASCEND_SIM_RT void gm_mark_write(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc) {
     State& s = st();
     if (!s.inBlock || bytes == 0) return;
     log_span(s.gmWrites, api, gmPtr, bytes, loc);
+    if (!g_uninit.empty()) uninit_write(gmPtr, bytes);
 }
 
 ASCEND_SIM_RT void gm_mark_atomic(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc) {
@@ -115,12 +151,14 @@ ASCEND_SIM_RT void gm_mark_atomic(const char* api, const void* gmPtr, uint64_t b
     if (!s.inBlock || bytes == 0) return;
     log_span(s.gmAtomics, api, gmPtr, bytes, loc);
     log_span(s.gmAtomicsAll, api, gmPtr, bytes, loc);
+    if (!g_uninit.empty()) uninit_write(gmPtr, bytes);
 }
 
 ASCEND_SIM_RT void gm_mark_read(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc) {
     State& s = st();
     if (!s.inBlock || bytes == 0) return;
     log_span(s.gmReads, api, gmPtr, bytes, loc);
+    if (!g_uninit.empty()) uninit_read(api, gmPtr, bytes, loc);
 }
 
 }  // namespace AscendC::sim::detail
@@ -210,6 +248,13 @@ inline uint8_t* gm_map(const char* path, size_t bytes, bool output) {
 
 ASCEND_SIM_RT uint8_t* GmMapInput(const char* path, size_t bytes) { return detail::gm_map(path, bytes, false); }
 ASCEND_SIM_RT uint8_t* GmMapOutput(const char* path, size_t bytes) { return detail::gm_map(path, bytes, true); }
+
+ASCEND_SIM_RT void GmTrackUninit(const void* p, size_t bytes) {
+    const auto b = reinterpret_cast<uintptr_t>(p);
+    detail::g_uninit.push_back(detail::UninitRegion{b, b + bytes, std::vector<uint8_t>(bytes, 0)});
+}
+
+ASCEND_SIM_RT void GmUntrackAll() { detail::g_uninit.clear(); }
 
 }  // namespace AscendC::sim
 
