@@ -326,11 +326,26 @@ def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
 def _run_cube(loop: ir.CubeLoop, kernel: ir.Kernel, views, scalars, symbols) -> None:
     """C = A @ B (+ bias) accumulated in f32 per batch, then the epilogue over all rows at once."""
     mm = loop.matmul
-    batches = symbols[loop.batch] if loop.batch else 1
+    sizes = [symbols[d] for d in loop.batch]
+    params = {p.name: p for p in kernel.tensors}
+    batches = 1
+    for s in sizes:
+        batches *= s
     for bi in range(batches):
-        def pick(name: str, bi: int = bi) -> torch.Tensor:
+        idx, rest = [], bi  # bi row-major over the batch dims
+        for s in reversed(sizes):
+            idx.insert(0, rest % s)
+            rest //= s
+
+        def pick(name: str, idx: list[int] = idx) -> torch.Tensor:
+            """The operand's matrix for this batch index: its dims before the matrix line up with the batch dims
+            from the right (own index, 0 for a dim of 1, index // group for a grouped dim)."""
             t = views[name]
-            return t[bi] if loop.batch and t.dim() == 3 else t
+            lead = t.shape[:-2] if name in params else ()
+            for j, n in enumerate(lead):
+                i, full = idx[len(idx) - len(lead) + j], sizes[len(sizes) - len(lead) + j]
+                t = t[0 if n == 1 else i // (full // n)]
+            return t
 
         a = pick(mm.a).to(_dt(ir.DType.F32))
         b = pick(mm.b).to(_dt(ir.DType.F32))

@@ -8,7 +8,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     Param       = TensorParam(name, dtype, shape: Dim*, workspace) | ScalarParam(name, dtype, default?)
     -- kernel scope: split loops, cross-core accumulators and the scalar work between the loops
     KStmt       = SplitLoop(var, extent: Sym*, core_kind, cores?, body: TileLoop*)
-                | CubeLoop(var, batch?, m, n, k, body: Matmul+TileLoop, plan: CubePlan?)
+                | CubeLoop(var, batch: Sym*, m, n, k, body: Matmul+TileLoop, plan: CubePlan?)
                 | AccDecl(name, init) | SlotAccDecl(name, slots: Sym*, rows_per_slot: Sym*, groups: Sym*)
                 | ScalarAssign(name, value: Expr, launch) | ScalarLoad(name, tensor) | ScalarStore(tensor, value: Expr)
                 -- introduced by lowering/stages.py: a CHAIN kernel's stages, each a lowered MIX kernel
@@ -705,14 +705,15 @@ class CubePlan:
 
 @dataclass(frozen=True)
 class CubeLoop:
-    """`for blk in split([Bt,] M, N, cores=AIC)`: output blocks of C = A @ B assigned to cores.
+    """`for blk in split([Bt,] M, N, cores=AIC)`: output blocks of C = A @ B assigned to cores. `batch`: the
+    batch dims, e.g. ("B", "H") for `split(B * H, M, N, cores=AIC)` over `[B, H, M, K]` operands (() if none).
 
     `body` is (Matmul, TileLoop): the `with cube:` block and the `with vector:` epilogue, a row tile
     over one base block of the accumulator (which enters it as `acc = load(acc[blk, :])`). `k` is the
     reduction symbol. Lowered to a MIX kernel (Matmul API driven from the vector cores)."""
 
     var: str
-    batch: str | None
+    batch: tuple[str, ...]
     m: str
     n: str
     k: str

@@ -26,13 +26,13 @@ class CubeScope:
     """What the epilogue's slices resolve against: the block variable and the output shape."""
 
     var: str
-    batch: str | None
+    batch: tuple[str, ...]
     m: str
     n: str
 
     @property
     def out_shape(self) -> tuple[str, ...]:
-        return ((self.batch,) if self.batch else ()) + (self.m, self.n)
+        return self.batch + (self.m, self.n)
 
 
 @intrinsic("matmul")
@@ -55,23 +55,31 @@ def cube_loop(b, s: Tree) -> ir.CubeLoop:
     var_tok, call, suite = s.children
     pos, kw = b.call_args(call)
     if set(kw) != {"cores"} or len(pos) not in (2, 3):
-        raise b.err(E.ARGS, "a cube split takes the output dimensions: split(M, N, cores=AIC) or "
-                    "split(Bt, M, N, cores=AIC) for a batch", call)
+        raise b.err(E.ARGS, "a cube split takes the output dimensions: split(M, N, cores=AIC), or "
+                    "split(Bt, M, N, cores=AIC) / split(B * H, M, N, cores=AIC) for a batch", call)
     dims = []
-    for d in pos:
-        if not (isinstance(d, Tree) and d.data == "name"):
-            raise b.err(E.ARGS, "split(M, N, cores=AIC) takes shape symbols", d)
-        name = str(d.children[0])
-        if name not in b.scope.symbols:
-            raise b.undefined(d.children[0], b.scope.symbols, "a shape symbol of a tensor parameter")
-        dims.append(name)
-    batch, m, n = (None, *dims) if len(dims) == 2 else dims
+    for i, d in enumerate(pos):
+        for f in _product(b, d) if i == 0 and len(pos) == 3 else [d]:
+            if not (isinstance(f, Tree) and f.data == "name"):
+                raise b.err(E.ARGS, "split(M, N, cores=AIC) takes shape symbols (the batch: a product of them)", f)
+            name = str(f.children[0])
+            if name not in b.scope.symbols:
+                raise b.undefined(f.children[0], b.scope.symbols, "a shape symbol of a tensor parameter")
+            dims.append(name)
+    batch, m, n = tuple(dims[:-2]), dims[-2], dims[-1]
     var = b.bind(var_tok)
     with b.scope.loop_var(var, "block"):
         return _cube_blocks(b, s, var, batch, m, n)
 
 
-def _cube_blocks(b, s: Tree, var: str, batch: str | None, m: str, n: str) -> ir.CubeLoop:
+def _product(b, e) -> list:
+    """The factors of `B * H` (a batch over several dims)."""
+    if isinstance(e, Tree) and e.data == "mul":
+        return _product(b, e.children[0]) + _product(b, e.children[1])
+    return [e]
+
+
+def _cube_blocks(b, s: Tree, var: str, batch: tuple[str, ...], m: str, n: str) -> ir.CubeLoop:
     stmts = b.statements(s.children[2])
     blocks = {}
     for st in stmts:
@@ -144,12 +152,8 @@ def _matmul(b, block: Tree, scope: CubeScope) -> tuple[ir.Matmul, str]:
         raise b.err(E.DTYPE_MISMATCH, f"matmul operands have dtypes {a.dtype} and {bb.dtype}", call,
                     "both operands need the same dtype")
     m, n, batch = scope.m, scope.n, scope.batch
-    # A is [Bt?, M, K] ([Bt?, K, M] transposed); K is A's other dimension.
-    if len(a.shape) not in (2, 3):
-        raise b.err(E.INDEX, f"'{a.name}' has rank {len(a.shape)}; matmul operands are [M, K] or [Bt, M, K]", pos[0])
-    if len(a.shape) == 3 and (batch is None or a.shape[0] != batch):
-        raise b.err(E.INDEX, f"'{a.name}' has a batch dimension {a.shape[0]} but the split is over "
-                    f"{', '.join(scope.out_shape)}", pos[0], f"split({a.shape[0]}, {m}, {n}, cores=AIC)")
+    # A is [batch?, M, K] ([batch?, K, M] transposed); K is A's other dimension.
+    _batch_dims(b, a, pos[0], scope)
     rows, cols = a.shape[-2:]
     mdim, k = (cols, rows) if ta else (rows, cols)
     if mdim != m:
@@ -158,11 +162,7 @@ def _matmul(b, block: Tree, scope: CubeScope) -> tuple[ir.Matmul, str]:
                     f"it must be {shape}", pos[0], "transpose_a=True reads A stored as [K, M]" if not ta else None)
     if not isinstance(k, str):
         raise b.err(E.UNSUPPORTED, "the reduction dimension K must be a shape symbol", pos[0])
-    if len(bb.shape) not in (2, 3):
-        raise b.err(E.INDEX, f"'{bb.name}' has rank {len(bb.shape)}; matmul operands are [K, N] or [Bt, K, N]", pos[1])
-    if len(bb.shape) == 3 and (batch is None or bb.shape[0] != batch):
-        raise b.err(E.INDEX, f"'{bb.name}' has a batch dimension {bb.shape[0]} but the split is over "
-                    f"{', '.join(scope.out_shape)}", pos[1])
+    _batch_dims(b, bb, pos[1], scope)
     want = (n, k) if tb else (k, n)
     if tuple(bb.shape[-2:]) != want:
         raise b.err(E.INDEX, f"'{bb.name}' has shape {list(bb.shape)}; as the right operand{' (transposed)' if tb else ''}"
@@ -188,6 +188,22 @@ def _matmul(b, block: Tree, scope: CubeScope) -> tuple[ir.Matmul, str]:
         else:
             raise b.err(E.ARGS, f"{key}= takes a positive integer (a multiple of 16)", v)
     return ir.Matmul(acc, a.name, bb.name, bias, ta, tb, tuple(base), b.o.span(body[0])), k
+
+
+def _batch_dims(b, p: ir.TensorParam, node, scope: CubeScope) -> None:
+    """An operand's dims before its matrix line up with the split's batch dims from the right: each is the
+    batch dim itself, 1 (shared), or another symbol whose size divides it (grouped heads: batch index i
+    reads operand index i // (batch dim / its dim), as repeat_interleave; checked at launch). Missing
+    leading dims are shared (a 2-D operand serves every batch)."""
+    lead = p.shape[:-2]
+    if len(p.shape) < 2 or len(lead) > len(scope.batch):
+        want = ", ".join(scope.batch + ("rows", "cols"))
+        raise b.err(E.INDEX, f"'{p.name}' has shape {list(p.shape)}; under this split a matmul operand is "
+                    f"[{want}] or drops leading batch dims", node,
+                    f"split({' * '.join(p.shape[:-2]) or 'Bt'}, {scope.m}, {scope.n}, cores=AIC)" if lead else None)
+    for d in lead:
+        if not (d == 1 or isinstance(d, str)):
+            raise b.err(E.INDEX, f"'{p.name}' has a batch dim {d}; a batch dim is a shape symbol or 1", node)
 
 
 def _epilogue(b, block: Tree, scope: CubeScope, mm: ir.Matmul) -> ir.TileLoop:

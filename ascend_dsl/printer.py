@@ -184,7 +184,7 @@ def _row_var(s: ir.SlotAccumulate) -> str:
 
 def cube_loop(s: ir.CubeLoop, ind: str) -> list[str]:
     mm, epi = s.matmul, s.epilogue
-    dims = ", ".join(d for d in (s.batch, s.m, s.n) if d)
+    dims = ", ".join(d for d in (" * ".join(s.batch), s.m, s.n) if d)
     args = [f"{mm.a}[{s.var}]", f"{mm.b}[{s.var}]"]
     args += [f"bias={mm.bias}"] if mm.bias else []
     args += [f"transpose_a={mm.transpose_a}"] if mm.transpose_a else []

@@ -46,8 +46,12 @@ CATEGORY_SHAPES: dict[str, list[dict[str, int]]] = {
     # base block (16 x 16 fractals; 300 rows = 2 full base blocks of 128 + a tail of 44).
     "matmul": [{}, {"M": 300, "N": 75, "K": 70}],
     "fuse": [{}, {"M": 300, "N": 75, "K": 70}],
-    # attention (multi-stage kernels): the task's sizes, then odd query/key lengths and head dims
-    "attention": [{}, {"Bt": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
+}
+#: Attention (multi-stage kernels): the task's sizes, then odd query/key lengths and head dims.
+EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
+    "attention/sdpa": [{}, {"Bt": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
+    "attention/gqa": [{}, {"B": 1, "H": 6, "Hkv": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
+    "attention/mqa": [{}, {"B": 1, "H": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
 }
 #: Per example ("category/name"), replacing the shapes above. Pooling runs its windows on the scalar
 #: unit, so the emulator validates small planes (the benchmark-scale defaults are lowered and
@@ -60,9 +64,9 @@ _POOL_SHAPES = {
     3: [{"batch_size": 1, "channels": 3, "depth": 7, "height": 9, "width": 11},
         {"batch_size": 1, "channels": 2, "depth": 26, "height": 41, "width": 43}],
 }
-EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
+EXAMPLE_SHAPES.update({
     f"pooling/{kind}_pool{rank}d": shapes for kind in ("max", "avg") for rank, shapes in _POOL_SHAPES.items()
-}
+})
 #: max_pool3d (dilation 3: windows span 7 input slices): bands that fit UB only single-buffered.
 EXAMPLE_SHAPES["pooling/max_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "channels": 1, "depth": 9, "height": 60,
                                                             "width": 60}]
@@ -154,13 +158,15 @@ SCALE_SHAPES = [
     {"batch_size": 16, "seq_len": 4096, "hidden": 4096},
     {"batch_size": 64, "features": 64, "height": 256, "width": 256},
 ]
+_WHOLE_KEYS = "the softmax stage holds whole rows of N (the key length) in UB (N up to about 580)"
 #: Kernels with a documented size limit that an entry of SCALE_SHAPES would exceed: (the benchmark-scale
 #: shapes used instead, the limit). At the exceeding shape the launch reports TILING (tested).
 SCALE_LIMITED = {
     **{f"math/{name}": ([{"batch_size": 65536, "dim": 4000}], "scans need the whole row in UB")
        for name in ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum", "masked_cumsum")},
-    "attention/sdpa": ([{"Bt": 128, "M": 512, "N": 512, "Dk": 64, "Dv": 64}],
-                       "the softmax stage holds whole rows of N (the key length) in UB (N up to about 580)"),
+    "attention/sdpa": ([{"Bt": 128, "M": 512, "N": 512, "Dk": 64, "Dv": 64}], _WHOLE_KEYS),
+    "attention/gqa": ([{"B": 4, "H": 32, "Hkv": 8, "M": 512, "N": 512, "Dk": 128, "Dv": 128}], _WHOLE_KEYS),
+    "attention/mqa": ([{"B": 4, "H": 32, "M": 512, "N": 512, "Dk": 128, "Dv": 128}], _WHOLE_KEYS),
     "fuse/matmul_softmax": ([{"M": 8192, "K": 4096, "N": 512}],
                             "the softmax epilogue holds whole rows of N in UB (N up to about 580 in f32)"),
 }

@@ -65,7 +65,7 @@ def _expect(err: DslError, code: str, mark: str, needle: str, text: str, msg: st
 def test_cube_kernel_parses_and_round_trips():
     k = _kernel(KERNEL)
     loop = ir.cube_loop(k)
-    assert (loop.m, loop.n, loop.k, loop.batch) == ("M", "N", "K", None)
+    assert (loop.m, loop.n, loop.k, loop.batch) == ("M", "N", "K", ())
     assert loop.matmul == ir.Matmul("acc", "a", "b", "bias")
     assert [p.name for p in k.inputs] == ["a", "b", "bias"] and [p.name for p in k.outputs] == ["c"]
     k2 = _kernel(printer.kernel(k))

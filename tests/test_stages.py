@@ -188,3 +188,42 @@ def test_emulator_catches_a_workspace_read_before_any_write(tmp_path):
     res = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path)
     errs = [e for e in res.sim_errors if e.code == "GM-UNINIT"]
     assert not res.ok and errs and "workspace" in errs[0].message, res.detail
+
+
+def test_interpreter_gqa_and_mqa_index_key_value_heads_as_torch():
+    from ascend_dsl import load_file
+
+    g = torch.Generator().manual_seed(1)
+    for name, hkv in (("gqa", 2), ("mqa", 1)):
+        k = load_file(REPO / f"examples/attention/{name}.adsl")[0].instantiate()
+        q = torch.randn(2, 6, 5, 16, generator=g).half()
+        kk, v = torch.randn(2, hkv, 7, 16, generator=g).half(), torch.randn(2, hkv, 7, 8, generator=g).half()
+        o = torch.empty(2, 6, 5, 8)
+        interpreter.run(k, {"q": q, "k": kk, "v": v, "o": o}, {"scale": 0.25})
+        ref = torch.nn.functional.scaled_dot_product_attention(q.float(), kk.float(), v.float(), scale=0.25,
+                                                                enable_gqa=hkv > 1)
+        assert torch.allclose(o, ref, atol=2e-3), name
+
+
+def test_batch_over_a_product_of_dims_prints_and_offsets_key_value_heads():
+    from ascend_dsl import load_file
+
+    k = load_file(REPO / "examples/attention/gqa.adsl")[0].instantiate()
+    assert k.body[0].batch == ("B", "H") and "split(B * H, M, N, cores=AIC)" in printer.kernel(k)
+    proj, _ = lowering.lower(k)
+    code = proj.files["gqa_kernel.cpp"]
+    assert "kGm[(bi / (H_)) * Hkv_ * N_ * Dk_ + (bi % H_) / (H_ / Hkv_) * N_ * Dk_ + n0 * Dk_]" in code
+    assert "Hkv != 0 && H % Hkv == 0" in proj.files["gqa_main.cpp"]
+
+
+@pytest.mark.slow
+def test_grouped_heads_that_do_not_divide_are_a_launch_error(tmp_path):
+    from ascend_dsl import load_file
+    from npu_harness.task import TaskRun
+    from npu_harness.validate import validate_sim
+
+    k = load_file(REPO / "examples/attention/gqa.adsl")[0].instantiate()
+    proj, ctx = lowering.lower(k)
+    q, kk, v = torch.randn(1, 6, 8, 16).half(), torch.randn(1, 4, 8, 16).half(), torch.randn(1, 4, 8, 16).half()
+    res = validate_sim(k, ctx.lowered, proj, ctx, TaskRun([q, kk, v], [torch.zeros(1, 6, 8, 16)]), work_dir=tmp_path)
+    assert not res.ok and "SHAPE" in {e.code for e in res.sim_errors}, res.detail

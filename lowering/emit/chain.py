@@ -74,6 +74,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ChainView:
         view = replace(mix.build_view(st.kernel, ctx), stage=True)
         stages.append(StageView(st.index, view, f"s{st.index}", tuple(t.name for t in view.tensors), view.symbols,
                                 st.sync, st.reads, loc(ctx, st.span), render("mix_kernel.cpp.jinja", view)))
+    fields["launch_checks"] = tuple(dict.fromkeys(c for s in stages for c in s.view.launch_checks))
     return ChainView(**fields, buffers=(), mix=True, stages=tuple(stages), workspaces=workspaces,
                      any_epilogue=any(not s.view.direct for s in stages), sys_workspace=SYS_WORKSPACE,
                      align=WORKSPACE_ALIGN, workspace_bytes="tiling.workspaceBytes",

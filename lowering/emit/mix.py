@@ -19,6 +19,7 @@ from ..context import PassContext
 from ..passes.plan_cube import DB_L0AB, DB_L0C, DEPTH_L1, FRACTAL, STEP_K
 from .shared import (
     KernelView,
+    LaunchCheck,
     RowStageWriter,
     buffer_views,
     compute_frame,
@@ -109,11 +110,11 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
     params = {p.name: p for p in kernel.tensors}
     fields = kernel_fields(kernel, ctx)
     tensors = {t.name: t for t in fields["tensors"]}
-    batch = f"{loop.batch}_ * " if loop.batch else ""
+    batch = "".join(f"{d}_ * " for d in loop.batch)
 
     def batch_offset(p: ir.TensorParam) -> str:
-        """`bi * <matrix size> + ` for an operand with a batch dimension, else nothing (shared by the batch)."""
-        return f"bi * {' * '.join(f'{d}_' for d in p.shape[1:])} + " if loop.batch and len(p.shape) == 3 else ""
+        """`<operand batch index> * <matrix size> + ` for an operand with batch dims, else nothing."""
+        return operand_offset(p.shape, loop.batch)
 
     buffers = () if plan.direct else buffer_views(tl)
     by_name = {b.name: b for b in buffers}
@@ -124,6 +125,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
     out_tensor = next(s.tensor for s in ir.walk(tl.body) if isinstance(s, (ir.Store, ir.CopyOut)))
     t = ctx.target
     rows = f" and the Unified Buffer (a base block holds whole rows of {loop.n}: {loop.n} is too long)"
+    fields["launch_checks"] = tuple(group_checks(params[t], loop.batch) for t in (mm.a, mm.b)
+                                    if group_checks(params[t], loop.batch) is not None)
     return MixView(
         **fields, buffers=buffers, mix=True,
         # no accumulator slots: the Matmul API's own workspace is allocated for MIX kernels
@@ -134,13 +137,51 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
         in_ctype=params[mm.a].dtype.ctype, c_pos="GM" if plan.direct else "VECIN", c_ctype="float", a=mm.a, b=mm.b,
         bias=mm.bias, has_bias=mm.bias is not None, out=out_tensor, trans_a="true" if mm.transpose_a else "false",
         trans_b="true" if mm.transpose_b else "false", M=loop.m, N=loop.n, K=loop.k, batch_expr=batch,
-        batch_host=loop.batch or "1", a_batch=batch_offset(params[mm.a]), b_batch=batch_offset(params[mm.b]),
+        batch_host=" * ".join(loop.batch) or "1", a_batch=batch_offset(params[mm.a]), b_batch=batch_offset(params[mm.b]),
         c_batch=f"bi * {loop.m}_ * {loop.n}_ + " if loop.batch else "", direct=plan.direct, whole_rows=plan.whole_rows,
         base_m=plan.base_m, base_n=plan.base_n, base_k=plan.base_k, esize=params[mm.a].dtype.size, fractal=FRACTAL,
         step_k=STEP_K, depth_l1=DEPTH_L1, db_l0ab=DB_L0AB, db_l0c=DB_L0C, l0a=t.l0a_bytes, l0b=t.l0b_bytes,
         l0c=t.l0c_bytes, l1=t.l1_bytes, ub_budget=t.ub_budget, mix_ratio=MIX_RATIO,
         workspace_bytes="16 * 1024 * 1024",
         ub_formula=" + ".join(f"{b.num} * {host_bytes(b)}" for b in tl.buffers_decl) or "0")
+
+
+def operand_offset(shape: tuple, batch: tuple[str, ...]) -> str:
+    """`<index> * <matrix elements> + ` for an operand whose dims before its matrix line up with the batch dims
+    from the right (parser_cube._batch_dims): the launch's batch index `bi` (row-major over the batch dims)
+    gives each of them an index: the batch dim's own, 0 for a dim of 1, or index // (batch dim / dim) for a
+    grouped dim (grouped-query attention's key/value heads)."""
+    lead = shape[:-2]
+    if not batch or not lead:
+        return ""
+    off = len(batch) - len(lead)
+    terms = []
+    for j, d in enumerate(lead):
+        bj = batch[off + j]
+        inner = " * ".join(f"{x}_" for x in batch[off + j + 1:])
+        idx = ("bi" if off + j == 0 else f"bi % {bj}_") if not inner else (
+            f"bi / ({inner})" if off + j == 0 else f"bi / ({inner}) % {bj}_")
+        if d == 1:
+            continue
+        if d != bj:
+            idx = f"({idx}) / ({bj}_ / {d}_)"
+        elif " " in idx:
+            idx = f"({idx})"
+        stride = " * ".join(f"{x}_" if isinstance(x, str) else str(x) for x in shape[j + 1:])
+        terms.append(f"{idx} * {stride}")
+    return "".join(f"{t} + " for t in terms)
+
+
+def group_checks(p: ir.TensorParam, batch: tuple[str, ...]) -> LaunchCheck | None:
+    """The host's check that an operand's grouped batch dims divide the split's (H % Hkv == 0)."""
+    lead = p.shape[:-2]
+    pairs = [(batch[len(batch) - len(lead) + j], d) for j, d in enumerate(lead)
+             if d != 1 and d != batch[len(batch) - len(lead) + j]]
+    if not pairs:
+        return None
+    cond = " && ".join(f"{d} != 0 && {bj} % {d} == 0" for bj, d in pairs)
+    what = ", ".join(f"{bj} % {d}" for bj, d in pairs)
+    return LaunchCheck(cond, f"error[SHAPE]: {p.name}: each grouped batch dim must divide the split's ({what} != 0)")
 
 
 def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: MixView) -> dict:

@@ -50,6 +50,9 @@ def batch_source(units: list[Unit]) -> str:
         name = u.project.name
         driver = driver_source(u.view).replace("int main(int argc, char** argv)", "int Main(int argc, char** argv)")
         lines += [f"namespace fz_{i} {{"]
+        for fname, text in u.project.files.items():  # headers the tiling header includes (a multi-stage kernel's stages)
+            if fname.endswith("_tiling.h") and fname != f"{name}_tiling.h":
+                lines += _body(text, fname)
         lines += _body(u.project.files[f"{name}_tiling.h"], f"{name}_tiling.h")
         lines += _body(u.project.files[f"{name}_kernel.cpp"], f"{name}_kernel.cpp")
         lines += _body(driver, f"{name}_sim_driver.cpp")
