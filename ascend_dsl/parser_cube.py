@@ -151,7 +151,7 @@ def _matmul(b, block: Tree, scope: CubeScope) -> tuple[ir.Matmul, str]:
     if a.dtype is not bb.dtype:
         raise b.err(E.DTYPE_MISMATCH, f"matmul operands have dtypes {a.dtype} and {bb.dtype}", call,
                     "both operands need the same dtype")
-    m, n, batch = scope.m, scope.n, scope.batch
+    m, n = scope.m, scope.n
     # A is [batch?, M, K] ([batch?, K, M] transposed); K is A's other dimension.
     _batch_dims(b, a, pos[0], scope)
     rows, cols = a.shape[-2:]
