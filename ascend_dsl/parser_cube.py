@@ -235,7 +235,9 @@ def cube_slice(b, e, scope: CubeScope) -> tuple[str, ir.TileIndex, ir.Layout]:
     if len(idx) not in (1, 2) or (len(idx) == 2 and not full) or not (
             isinstance(idx[0], Tree) and idx[0].data == "name" and str(idx[0].children[0]) == scope.var):
         raise b.err(E.INDEX, f"in a `with vector:` block, tensors are indexed by the block: {name}[{scope.var}]", e)
-    if p.shape != scope.out_shape:
+    if tuple(p.shape[-2:]) != (scope.m, scope.n) or len(p.shape) > len(scope.out_shape) or any(
+            not (d == 1 or isinstance(d, str)) for d in p.shape[:-2]):
         raise b.err(E.INDEX, f"'{name}[{scope.var}]' needs a tensor shaped like the output "
-                    f"[{', '.join(scope.out_shape)}]; '{name}' has shape {list(p.shape)}", e)
+                    f"[{', '.join(scope.out_shape)}] (batch dims may be 1, grouped or missing: shared); '{name}' has "
+                    f"shape {list(p.shape)}", e)
     return name, ir.TileIndex(scope.var, True, b.o.span(idx[0])), ir.Layout.ROWS

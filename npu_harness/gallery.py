@@ -52,6 +52,7 @@ EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
     "attention/sdpa": [{}, {"Bt": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
     "attention/gqa": [{}, {"B": 1, "H": 6, "Hkv": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
     "attention/mqa": [{}, {"B": 1, "H": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
+    "attention/causal_attention": [{}, {"B": 1, "H": 3, "S": 37, "D": 24}],
 }
 #: Per example ("category/name"), replacing the shapes above. Pooling runs its windows on the scalar
 #: unit, so the emulator validates small planes (the benchmark-scale defaults are lowered and
@@ -167,6 +168,8 @@ SCALE_LIMITED = {
     "attention/sdpa": ([{"Bt": 128, "M": 512, "N": 512, "Dk": 64, "Dv": 64}], _WHOLE_KEYS),
     "attention/gqa": ([{"B": 4, "H": 32, "Hkv": 8, "M": 512, "N": 512, "Dk": 128, "Dv": 128}], _WHOLE_KEYS),
     "attention/mqa": ([{"B": 4, "H": 32, "M": 512, "N": 512, "Dk": 128, "Dv": 128}], _WHOLE_KEYS),
+    "attention/causal_attention": ([{"B": 4, "H": 32, "S": 448, "D": 128}],
+                                   _WHOLE_KEYS.replace("580", "450: the mask's rows are in UB too")),
     "fuse/matmul_softmax": ([{"M": 8192, "K": 4096, "N": 512}],
                             "the softmax epilogue holds whole rows of N in UB (N up to about 580 in f32)"),
 }

@@ -37,10 +37,11 @@ MIX_RATIO = 2  # AIV per AIC (ascendc.md §5.2)
 class _CubeStageWriter(RowStageWriter):
     """Row-tile writer whose rows are those of one base block: GM rows are N_ apart, UB rows Dp_ apart."""
 
-    def __init__(self, ctx, buffers, tensors, acc: str, stride: str):
+    def __init__(self, ctx, buffers, tensors, acc: str, stride: str, adjust: dict[str, str]):
         super().__init__(ctx, buffers, tensors)
         self.acc = acc
         self.stride = stride
+        self.adjust = adjust  # GlobalTensor member -> change of `offset` for tensors whose batch dims are shared
 
     def copy_in(self, s: ir.CopyIn) -> None:
         if s.tensor != self.acc:
@@ -52,7 +53,7 @@ class _CubeStageWriter(RowStageWriter):
                        f"{q}.EnQue({s.buffer});"]
 
     def copy_call(self, way: str, buf: str, gm: str) -> str:
-        return copy_call(way, "Block", buf, f"{gm}[offset]", f"count, D_, Dp_, {self.stride}")
+        return copy_call(way, "Block", buf, f"{gm}[offset{self.adjust.get(gm, '')}]", f"count, D_, Dp_, {self.stride}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,6 +101,7 @@ class MixView(KernelView):
     mix_ratio: int
     workspace_bytes: str  # the Matmul API's system workspace
     ub_formula: str
+    batch_member: bool = False  # the epilogue reads the batch index (bi_): a tensor with shared batch dims
     stage: bool = False  # rendered as a stage class of a multi-stage kernel (emit/chain.py): no includes, no entry
 
 
@@ -117,16 +119,24 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
         return operand_offset(p.shape, loop.batch)
 
     buffers = () if plan.direct else buffer_views(tl)
+    adjust: dict[str, str] = {}
     by_name = {b.name: b for b in buffers}
     stages: dict[ir.StageKind, list[str]] = {k: [] for k in ir.StageKind}
     if not plan.direct:
-        stages = write_stages(tl, lambda: _CubeStageWriter(ctx, by_name, tensors, mm.name, f"{loop.n}_"))
+        out_shape = (*loop.batch, loop.m, loop.n)
+        for p in kernel.tensors:  # epilogue tensors with shared or grouped batch dims (a causal mask [1, 1, M, N])
+            if loop.batch and p.name not in (mm.a, mm.b, mm.bias) and len(p.shape) >= 2 and tuple(p.shape) != out_shape:
+                rel = operand_offset(p.shape, loop.batch, "bi_").removesuffix(" + ")
+                adjust[f"{p.name}Gm"] = (f" - bi_ * {loop.m}_ * {loop.n}_"
+                                         + (f" + {rel}" if rel else ""))
+        stages = write_stages(tl, lambda: _CubeStageWriter(ctx, by_name, tensors, mm.name, f"{loop.n}_", adjust))
     head, tail = compute_frame(buffers)
     out_tensor = next(s.tensor for s in ir.walk(tl.body) if isinstance(s, (ir.Store, ir.CopyOut)))
     t = ctx.target
     rows = f" and the Unified Buffer (a base block holds whole rows of {loop.n}: {loop.n} is too long)"
-    fields["launch_checks"] = tuple(group_checks(params[t], loop.batch) for t in (mm.a, mm.b)
-                                    if group_checks(params[t], loop.batch) is not None)
+    fields["batch_member"] = bool(adjust)
+    fields["launch_checks"] = tuple(c for p in kernel.tensors if len(p.shape) >= 2 and p.name != mm.bias
+                                    and (c := group_checks(p, loop.batch)) is not None)
     return MixView(
         **fields, buffers=buffers, mix=True,
         # no accumulator slots: the Matmul API's own workspace is allocated for MIX kernels
@@ -146,7 +156,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
         ub_formula=" + ".join(f"{b.num} * {host_bytes(b)}" for b in tl.buffers_decl) or "0")
 
 
-def operand_offset(shape: tuple, batch: tuple[str, ...]) -> str:
+def operand_offset(shape: tuple, batch: tuple[str, ...], bi: str = "bi") -> str:
     """`<index> * <matrix elements> + ` for an operand whose dims before its matrix line up with the batch dims
     from the right (parser_cube._batch_dims): the launch's batch index `bi` (row-major over the batch dims)
     gives each of them an index: the batch dim's own, 0 for a dim of 1, or index // (batch dim / dim) for a
@@ -159,8 +169,8 @@ def operand_offset(shape: tuple, batch: tuple[str, ...]) -> str:
     for j, d in enumerate(lead):
         bj = batch[off + j]
         inner = " * ".join(f"{x}_" for x in batch[off + j + 1:])
-        idx = ("bi" if off + j == 0 else f"bi % {bj}_") if not inner else (
-            f"bi / ({inner})" if off + j == 0 else f"bi / ({inner}) % {bj}_")
+        idx = (bi if off + j == 0 else f"{bi} % {bj}_") if not inner else (
+            f"{bi} / ({inner})" if off + j == 0 else f"{bi} / ({inner}) % {bj}_")
         if d == 1:
             continue
         if d != bj:
