@@ -304,5 +304,5 @@ def k(a: Tensor[f16, "M, K"], b: Tensor[f16, "K, N"], c: Tensor[f32, "M, N"], x:
             store(c[blk], acc)
 '''
     d = _error(text).diagnostics[0]
-    assert d.code == "UNSUPPORTED" and "only loop of its kernel" in d.message
+    assert d.code == "UNSUPPORTED" and "a cube split follows only cube splits" in d.message
     assert d.span.line == _line_of(text, "cores=AIC")
