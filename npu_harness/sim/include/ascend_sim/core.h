@@ -10,7 +10,6 @@
 // Only headers that do not declare C library functions such as tanh / exp / abs / div in the global
 // namespace are included (kernels may be named like them): no <cmath>, <cstdlib>, <functional>;
 // math goes through GCC builtins.
-#include <atomic>
 #include <bit>
 #include <csignal>
 #include <cstdarg>

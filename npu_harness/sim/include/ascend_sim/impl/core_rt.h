@@ -115,7 +115,9 @@ inline void uninit_write(const void* gmPtr, uint64_t bytes) {
     const auto b = reinterpret_cast<uintptr_t>(gmPtr);
     for (UninitRegion& r : g_uninit) {
         const uintptr_t lo = b > r.begin ? b : r.begin, hi = b + bytes < r.end ? b + bytes : r.end;
-        for (uintptr_t x = lo; x < hi; ++x) std::atomic_ref<uint8_t>(r.written[x - r.begin]).store(1, std::memory_order_relaxed);
+        // blocks run on several threads: relaxed atomic byte stores (GCC builtins: <atomic> would declare C
+        // library names such as abs and div, which kernels may use as entry names)
+        for (uintptr_t x = lo; x < hi; ++x) __atomic_store_n(&r.written[x - r.begin], uint8_t{1}, __ATOMIC_RELAXED);
     }
 }
 
@@ -126,7 +128,7 @@ inline void uninit_read(const char* api, const void* gmPtr, uint64_t bytes, cons
         uint64_t missing = 0;
         uintptr_t first = 0;
         for (uintptr_t x = lo; x < hi; ++x) {
-            if (std::atomic_ref<uint8_t>(r.written[x - r.begin]).load(std::memory_order_relaxed) == 0) {
+            if (__atomic_load_n(&r.written[x - r.begin], __ATOMIC_RELAXED) == 0) {
                 if (missing++ == 0) first = x;
             }
         }
