@@ -83,7 +83,7 @@ class _Hoister:
         return s
 
 
-def _check_launch(s: ir.ScalarAssign, sink: DiagnosticSink) -> None:
+def check_launch(s: ir.ScalarAssign, sink: DiagnosticSink) -> None:
     """The host computes every op of a launch scalar, or the first it cannot is a located error."""
     for x in ir.walk_expr(s.value):
         if isinstance(x, ir.Op) and x.op == "cast" and x.type.dtype in (DType.F16, DType.BF16):
@@ -133,14 +133,14 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     body: list[ir.Stmt] = []
     for s in hoisted:
         if isinstance(s, ir.ScalarAssign) and _known(s.value, launch):
-            _check_launch(s, sink)
+            check_launch(s, sink)
             launch.add(s.name)
             body.append(replace(s, launch=True))
             continue
         if isinstance(s, (ir.ScalarAssign, ir.ScalarStore)):
             s = _device(s, h, launch, sink)
             for p in h.pending:
-                _check_launch(p, sink)
+                check_launch(p, sink)
             body += [replace(p, launch=True) for p in h.pending]
             h.pending = []
         body.append(s)
