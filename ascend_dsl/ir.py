@@ -11,7 +11,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 | CubeLoop(var, batch: Sym*, m, n, k, body: Matmul+TileLoop, plan: CubePlan?)
                 | AccDecl(name, init) | SlotAccDecl(name, slots: Sym*, rows_per_slot: Sym*, groups: Sym*)
                 | ScalarAssign(name, value: Expr, launch) | ScalarLoad(name, tensor) | ScalarStore(tensor, value: Expr)
-                -- introduced by lowering/stages.py: a CHAIN kernel's stages, each a lowered MIX kernel
+                -- introduced by lowering/passes/plan_stages.py: a CHAIN kernel's stages, each a MIX kernel
                 | ChainStage(index, kernel: Kernel, sync, reads, writes)
     -- a tile loop; its shape payload is its kind (LoopKind)
     TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?)
@@ -520,8 +520,8 @@ class ScalarStore:
 
 @dataclass(frozen=True)
 class ChainStage:
-    """One stage of a CHAIN kernel (lowering/stages.py): a cube loop lowered as its own MIX kernel, the
-    synchronisation before it (`"SyncAll"` when it reads a workspace tensor an earlier stage wrote, else
+    """One stage of a CHAIN kernel (lowering/passes/plan_stages.py): a cube loop as a kernel of its own (lowered
+    by the pipeline as a MIX kernel after plan_stages), the synchronisation before it (`"SyncAll"` when it reads a workspace tensor an earlier stage wrote, else
     `""`) and the workspace tensors it reads and writes."""
 
     index: int
@@ -579,7 +579,7 @@ class KernelKind(Enum):
     WINDOW = "window"  # one plane loop: pooling windows
     BOX = "box"  # one box loop: reductions over a non-last dim
     MIX = "mix"  # a cube loop: matmul on the cube unit, its epilogue on the vector units
-    CHAIN = "chain"  # several cube loops joined by workspace tensors: stages of one MIX kernel (stages.py)
+    CHAIN = "chain"  # several cube loops joined by workspace tensors: stages of one MIX kernel (plan_stages.py)
 
 
 @dataclass(frozen=True)

@@ -276,7 +276,7 @@ def _is_kernel_decorator(d: ast.expr) -> bool:
 
 def _check_load_or_store(body: tuple[ir.Stmt, ...], workspaces: set[str]) -> None:
     """A tensor is loaded or stored, not both (its input and output would alias in GM); a workspace tensor is
-    stored by one stage and loaded by later ones (lowering/stages.py checks that order)."""
+    stored by one stage and loaded by later ones (lowering/passes/plan_stages.py checks that order)."""
     loaded = set()
     for s in ir.walk(body):
         if isinstance(s, ir.ScalarLoad):

@@ -3,7 +3,7 @@
 The kernel declares a GM tensor of its own, shaped by shape symbols of its tensor parameters. One
 stage (split loop) stores it, a later one loads it; it lives in the launch workspace (sized by the
 host tiling) and is never bound to the task. The stages and the tensors between them are ordered and
-synchronised by lowering/stages.py.
+synchronised by lowering/passes/plan_stages.py.
 """
 
 from __future__ import annotations

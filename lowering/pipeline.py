@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ascend_dsl import ir, printer
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.diagnostics import ErrorCode as E
 
-from . import stages
 from .context import PassContext
 from .passes import (
     allocate_buffers,
@@ -26,6 +25,7 @@ from .passes import (
     plan_chunks,
     plan_cube,
     plan_row_groups,
+    plan_stages,
     plan_tiling,
     plan_windows,
     schedule_stages,
@@ -43,6 +43,7 @@ class Pass:
 
 
 PIPELINE: tuple[Pass, ...] = (
+    Pass("plan_stages", plan_stages.run),  # several stages: graph, order, SyncAll -> CHAIN kernel (else identity)
     Pass("check_constraints", check_constraints.run),  # target dtypes, core counts, tile alignment
     Pass("legalize", legalize.run),  # tanh/sigmoid/erf/neg -> vector-unit primitives
     Pass("three_address", three_address.run),  # one op per assignment, CSE, DCE
@@ -68,11 +69,22 @@ def run_pipeline(kernel: ir.Kernel, ctx: PassContext, dump_after: frozenset[str]
     if unknown:
         raise DslError.at(E.ARGS, f"unknown pass in --dump-after: {', '.join(sorted(unknown))}", None,
                           f"passes: {', '.join(PASS_NAMES)}, or all")
-    if stages.is_chain(kernel):  # several stages: each lowered by this pipeline, then emitted as one kernel
-        kernel = stages.lower_chain(kernel, ctx, lambda sub, sub_ctx: _run_passes(sub, sub_ctx, dump_after,
-                                                                                   PIPELINE[:-1]))
+    kernel = _run_passes(kernel, ctx, dump_after, PIPELINE[:1])
+    if kernel.kind is ir.KernelKind.CHAIN:  # several stages: each lowered by this pipeline, emitted as one kernel
+        kernel = replace(kernel, body=tuple(_lower_stage(st, ctx, dump_after) for st in kernel.body))
         return _run_passes(kernel, ctx, dump_after, PIPELINE[-1:])
-    return _run_passes(kernel, ctx, dump_after, PIPELINE)
+    return _run_passes(kernel, ctx, dump_after, PIPELINE[1:])
+
+
+def _lower_stage(st: ir.ChainStage, ctx: PassContext, dump_after: frozenset[str]) -> ir.ChainStage:
+    """One stage of a CHAIN kernel through every pass but emit; its timings and dumps add to the kernel's."""
+    sub_ctx = PassContext(ctx.target, ctx.source_name, ctx.assistant)
+    lowered = _run_passes(st.kernel, sub_ctx, dump_after, PIPELINE[1:-1])
+    for name, t in sub_ctx.timings.items():
+        ctx.timings[name] = ctx.timings.get(name, 0.0) + t
+    for name, text in sub_ctx.dumps.items():
+        ctx.dumps[name] = ctx.dumps.get(name, "") + f"# stage {st.index}\n" + text
+    return replace(st, kernel=lowered)
 
 
 def _run_passes(kernel: ir.Kernel, ctx: PassContext, dump_after: frozenset[str], passes: tuple[Pass, ...]) -> ir.Kernel:

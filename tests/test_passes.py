@@ -12,11 +12,11 @@ import ascend_dsl
 import lowering
 from ascend_dsl import DslError, interpreter, ir
 from ascend_dsl.dtypes import DType
-from lowering import stages
 from lowering.passes import (
     allocate_buffers,
     check_constraints,
     legalize,
+    plan_stages,
     plan_tiling,
     schedule_stages,
     three_address,
@@ -27,8 +27,8 @@ from lowering.pipeline import PIPELINE, run_pipeline
 ROOT = Path(__file__).resolve().parents[1]
 GALLERY = sorted((ROOT / "examples").rglob("*.adsl"))
 
-EXPECTED_PASSES = ("check_constraints", "legalize", "three_address", "hoist_scalars", "select_kind", "plan_chunks",
-                   "allocate_buffers", "plan_tiling", "plan_row_groups", "plan_cube", "plan_windows",
+EXPECTED_PASSES = ("plan_stages", "check_constraints", "legalize", "three_address", "hoist_scalars", "select_kind",
+                   "plan_chunks", "allocate_buffers", "plan_tiling", "plan_row_groups", "plan_cube", "plan_windows",
                    "select_instructions", "plan_box", "schedule_stages", "emit")
 PRIMITIVE_OPS = {"add", "sub", "mul", "div", "max", "min", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal",
                  "relu", "lt", "le", "gt", "ge", "eq", "ne", "select", "cast"}
@@ -174,7 +174,7 @@ def test_every_statement_keeps_a_source_span_after_every_pass(text):
 @pytest.mark.parametrize("k", GALLERY_KERNELS)
 def test_every_statement_keeps_a_span_gallery(k):
     ctx = _ctx()
-    if stages.is_chain(k):  # a multi-stage kernel: each stage goes through the pipeline (lowering/stages.py)
+    if plan_stages.is_chain(k):  # a multi-stage kernel: each stage goes through the pipeline (lowering/pipeline.py)
         k = run_pipeline(k, ctx)
         assert all(s.span.line > 0 for s in ir.walk(k.body))  # walk descends into every stage
         return

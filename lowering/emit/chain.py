@@ -1,15 +1,16 @@
 """Kind CHAIN: several cube stages joined by GM workspace tensors, emitted as one MIX kernel (chain_*.jinja).
 
-Each stage (an `ir.ChainStage`, lowered by lowering/stages.py as a MIX kernel of its own) is rendered by
-the MIX templates as a stage class (`MixView.stage`: no includes, no entry; it borrows the entry's TPipe
-and Matmul object) and keeps its own tiling header and host tiling function. The entry registers every
-stage's Matmul object in one REGIST_MATMUL_OBJ (on hardware the AIC runs the Matmul server loop inside it
-and never returns, so all objects must be known there; at most 4), points each workspace tensor at its
-region of the user workspace (after the Matmul API's system workspace), runs the stages in order with
-`pipe.Reset()` between them and `SyncAll()` where lowering/stages.py placed one (a stage reads what an
-earlier stage's cores wrote), and ends every Matmul object. The host tiling calls every stage's tiling
-function, lays the workspace tensors out (512-byte aligned) and launches the most blocks any stage needs;
-a stage with fewer tasks leaves the extra cores idle until the next SyncAll.
+Each stage (an `ir.ChainStage`, planned by lowering/passes/plan_stages.py and lowered by the pipeline as
+a MIX kernel of its own) is rendered by the MIX templates as a stage class (`MixView.stage`: no includes,
+no entry; it borrows the entry's TPipe and Matmul object) and keeps its own tiling header and host tiling
+function. The entry registers every stage's Matmul object in one REGIST_MATMUL_OBJ (on hardware the AIC
+runs the Matmul server loop inside it and never returns, so all objects must be known there; at most 4),
+points each workspace tensor at its region of the user workspace (after the Matmul API's system
+workspace), runs the stages in order with `pipe.Reset()` between them and `SyncAll()` where plan_stages
+placed one (a stage reads what an earlier stage's cores wrote), and ends every Matmul object. The host
+tiling calls every stage's tiling function, lays the workspace tensors out (512-byte aligned) and
+launches the most blocks any stage needs; a stage with fewer tasks leaves the extra cores idle until the
+next SyncAll.
 """
 
 from __future__ import annotations

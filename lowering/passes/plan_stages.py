@@ -1,18 +1,19 @@
-"""Multi-stage kernels: split loops joined by workspace tensors (`p = workspace(f16, Bt, M, N)`).
+"""Multi-stage kernels: plan the stages of split loops joined by workspace tensors (`p = workspace(f16, Bt, M, N)`).
 
 Goals: build the graph of the kernel's stages (its cube split loops) and the workspace tensors between
 them with networkx, report what cannot run (a workspace tensor no stage writes, one written by two
-stages, one never read, a cycle) as located errors, order the stages topologically (source order among
-independent stages), place each synchronisation (a `SyncAll` before a stage that reads what an earlier
-stage wrote, unless one already separates them), and lower every stage as its own MIX kernel through
-the ordinary pipeline. The result is a CHAIN kernel whose body is `ir.ChainStage`s; lowering/emit/chain.py
-renders it as one MIX kernel. Non-goals: vector stages between cube stages (reported as UNSUPPORTED by
-the parser for now) and fusing stages (flash attention keeps the scores on chip; not done here).
+stages, one never read, a cycle, more cube stages than one kernel can register) as located errors,
+order the stages topologically (source order among independent stages) and place each
+synchronisation (a `SyncAll` before a stage that reads what an earlier stage wrote, unless one already
+separates them). The result is a CHAIN kernel whose body is `ir.ChainStage`s, each holding its stage
+as a kernel of its own (not yet lowered: lowering/pipeline.py runs every stage through the pipeline,
+and lowering/emit/chain.py renders the chain as one MIX kernel). Runs first; identity on a kernel that is not a
+chain (`is_chain`). Non-goals: vector stages between cube stages (UNSUPPORTED for now) and fusing stages
+(flash attention keeps the scores on chip; not done here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 
 import networkx as nx
@@ -21,14 +22,11 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink
 from ascend_dsl.diagnostics import ErrorCode as E
 
-from .context import PassContext
+from ..context import PassContext
 
 #: Matmul objects one kernel may register (REGIST_MATMUL_OBJ takes at most 4 pairs; CANN asc-devkit docs,
 #: REGIST_MATMUL_OBJ "约束说明").
 MAX_CUBE_STAGES = 4
-
-LowerStage = Callable[[ir.Kernel, PassContext], ir.Kernel]
-
 
 def is_chain(kernel: ir.Kernel) -> bool:
     """A kernel with workspace tensors or more than one cube loop."""
@@ -134,8 +132,11 @@ def stage_kernel(kernel: ir.Kernel, index: int, loop: ir.Stmt, reads: set[str], 
     return replace(kernel, name=f"{kernel.name}_s{index}", params=tensors + scalars, body=(*prelude, loop), kind=None)
 
 
-def lower_chain(kernel: ir.Kernel, ctx: PassContext, lower_stage: LowerStage) -> ir.Kernel:
-    """The CHAIN kernel of `kernel`: its stages in order, each lowered by `lower_stage` (the pipeline)."""
+def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
+    """The CHAIN kernel of `kernel`: its stages in dependency order with their synchronisation, each stage a
+    kernel of its own for the pipeline to lower; any other kernel unchanged."""
+    if not is_chain(kernel):
+        return kernel
     sink = DiagnosticSink()
     loops = [s for s in kernel.body if isinstance(s, (ir.CubeLoop, ir.SplitLoop))]
     for s in loops:
@@ -158,17 +159,11 @@ def lower_chain(kernel: ir.Kernel, ctx: PassContext, lower_stage: LowerStage) ->
             f"stage {a} ({g.edges[a, b]['tensor']})" for a, b in cycle), loops[first[0]].span,
             "a workspace tensor is written by one stage and read by a later one")
         sink.raise_if_any()
+    ws = {p.name for p in kernel.workspaces}
     stages = []
     for i, sync in order_and_sync(g):
         node = g.nodes[i]
         sub = stage_kernel(kernel, i, loops[i], node["reads"], node["writes"])
-        sub_ctx = PassContext(ctx.target, ctx.source_name, ctx.assistant)
-        lowered = lower_stage(sub, sub_ctx)
-        for name, t in sub_ctx.timings.items():
-            ctx.timings[name] = ctx.timings.get(name, 0.0) + t
-        for name, text in sub_ctx.dumps.items():
-            ctx.dumps[name] = ctx.dumps.get(name, "") + f"# stage {i}\n" + text
-        ws = {p.name for p in kernel.workspaces}
-        stages.append(ir.ChainStage(i, lowered, sync, tuple(sorted(node["reads"] & ws)),
+        stages.append(ir.ChainStage(i, sub, sync, tuple(sorted(node["reads"] & ws)),
                                     tuple(sorted(node["writes"] & ws)), loops[i].span))
     return replace(kernel, body=tuple(stages), kind=ir.KernelKind.CHAIN)
