@@ -40,9 +40,10 @@ def test_every_saved_finding_is_fixed():
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [101, 102])
 def test_fixed_seed_slice_finds_nothing(seed):
-    """56 random programs per seed (112 in all), every kind of kernel, interpreter against emulator."""
+    """56 random programs per seed (112 in all) of the main stream, every kind of kernel, and 5 multi-stage
+    ones (one per 12 of a batch) from their own stream, interpreter against emulator."""
     counts = run_campaign(float("inf"), seed, programs=56, minimize_seconds=0, save_dir=None)
-    assert counts["programs"] == 56
+    assert counts["programs"] == 56 + 5 and counts["stage_programs"] == 5, dict(counts)
     assert not any(counts[c] for c in CATEGORIES), dict(counts)
     assert counts["pass"] >= 50, f"too few programs ran on both sides: {dict(counts)}"
 
@@ -219,3 +220,22 @@ def test_generator_programs_parse():
         except Exception as e:  # noqa: BLE001
             print(p.text(), e)
     assert ok >= 57
+
+
+def test_generator_stage_stream_leaves_the_main_stream_unchanged():
+    """Multi-stage programs come from a stream of their own: the main stream's programs are those of
+    `generate` alone, and the stage programs parse, with their workspace tensors."""
+    from npu_harness.fuzz import campaign
+    from npu_harness.fuzz.gen import generate, generate_stages
+
+    rng = random.Random(101)
+    alone = [generate(rng, i, i).text() for i in range(30)]
+    rng, stage_rng = random.Random(101), random.Random("stages-101")
+    mixed = []
+    for i in range(30):
+        mixed.append(generate(rng, i, i).text())
+        if i % campaign.STAGE_EVERY == 0:
+            p = generate_stages(stage_rng, i, i)
+            k = parse_text(p.text(), "s.adsl")[0].instantiate()
+            assert p.name.startswith("s") and k.workspaces and p.kind == "chain", p.text()
+    assert mixed == alone

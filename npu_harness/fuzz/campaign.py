@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .gen import generate
+from .gen import generate, generate_stages
 from .minimize import job_of, minimize
 from .program import Program, to_case
 from .runner import CATEGORIES, Outcome, run_jobs
@@ -45,30 +45,46 @@ def save_case(p: Program, o: Outcome, directory: Path) -> Path:
     return path
 
 
+#: Multi-stage programs (gen.generate_stages, from a stream of their own) added to each batch: one per this
+#: many programs of the main stream, at least one.
+STAGE_EVERY = 12
+#: Offset of the multi-stage programs' own seeds (the main stream's are seed * 1_000_003 + index).
+STAGE_SEED_OFFSET = 500_000_000
+
+
 #: Findings of one signature that are minimised and saved (a signature such as "mismatch" covers many bugs).
 MINIMIZE_PER_SIGNATURE = 4
 
 
 def run_campaign(seconds: float, seed: int, *, programs: int | None = None, batch: int = 24,
                  minimize_seconds: float = 600, save_dir: Path | None = CASES, verbose: bool = False,
-                 only: set[int] | None = None, out=sys.stdout) -> Counter:
-    """`only`: regenerate the campaign's programs but run just these indices (to reproduce a finding)."""
+                 only: set[str] | None = None, out=sys.stdout) -> Counter:
+    """`programs` counts the main stream's programs (each batch adds multi-stage ones, counted in
+    "stage_programs" and in "programs"). `only`: regenerate the campaign's programs but run just these
+    (indices of the main stream, `s<index>` of the multi-stage one) to reproduce a finding."""
     rng = random.Random(seed)
+    stage_rng = random.Random(f"stages-{seed}")
     counts: Counter = Counter()
     seen: Counter = Counter()
     start = time.monotonic()
-    index = 0
-    while time.monotonic() - start < seconds and (programs is None or counts["programs"] < programs):
-        if only is not None and index > max(only):
+    index = stage_index = 0
+    while time.monotonic() - start < seconds and (programs is None or index < programs):
+        if only is not None and index > max((int(x) for x in only if x.isdigit()), default=-1) and \
+                stage_index > max((int(x[1:]) for x in only if x.startswith("s")), default=-1):
             break
-        size = batch if programs is None else min(batch, programs - counts["programs"])
+        size = batch if programs is None else min(batch, programs - index)
+        n_stage = max(1, size // STAGE_EVERY)
         progs = [generate(rng, index + i, seed * 1_000_003 + index + i) for i in range(size)]
+        progs += [generate_stages(stage_rng, stage_index + i, seed * 1_000_003 + STAGE_SEED_OFFSET + stage_index + i)
+                  for i in range(n_stage)]
         if only is not None:
-            progs = [p for i, p in enumerate(progs) if index + i in only]
+            progs = [p for p in progs if (p.name[1:] if p.name.startswith("k") else p.name) in only]
         index += size
+        stage_index += n_stage
         outcomes = run_jobs([job_of(p) for p in progs])
         for p, o in zip(progs, outcomes, strict=True):
             counts["programs"] += 1
+            counts["stage_programs"] += p.name.startswith("s")
             counts[o.status] += 1
             counts[f"kind:{p.kind}:{o.status}"] += 1
             if verbose and o.status in ("invalid", "rejected"):
@@ -96,18 +112,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Differential fuzzing: random valid kernels, interpreter vs emulator.")
     ap.add_argument("--seconds", type=float, default=300, help="stop after this many seconds (default 300)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--programs", type=int, help="stop after this many programs")
+    ap.add_argument("--programs", type=int, help="stop after this many programs of the main stream (each batch "
+                    "adds multi-stage ones)")
     ap.add_argument("--batch", type=int, default=24, help="programs per emulator binary (default 24)")
     ap.add_argument("--minimize-seconds", type=float, default=600, help="per new finding; 0: do not minimise")
     ap.add_argument("--save-dir", type=Path, default=CASES, help="where minimised findings go (tests/fuzz_cases)")
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true", help="also print rejected and invalid programs")
-    ap.add_argument("--only", help="comma-separated program indices of this seed to run (reproduce a finding)")
+    ap.add_argument("--only", help="comma-separated program names of this seed to run, without the k (main "
+                    "stream: 3) or with the s (multi-stage: s1), to reproduce a finding")
     args = ap.parse_args(argv)
     counts = run_campaign(args.seconds, args.seed, programs=args.programs, batch=args.batch,
                           minimize_seconds=args.minimize_seconds, save_dir=None if args.no_save else args.save_dir,
                           verbose=args.verbose,
-                          only={int(x) for x in args.only.split(",")} if args.only else None)
+                          only={x.strip() for x in args.only.split(",")} if args.only else None)
     kinds = sorted({k.split(":")[1] for k in counts if k.startswith("kind:")})
     for kind in kinds:
         parts = ", ".join(f"{s} {counts[f'kind:{kind}:{s}']}" for s in ("pass", "rejected", "invalid", *CATEGORIES)
