@@ -53,6 +53,8 @@ EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
     "attention/gqa": [{}, {"B": 1, "H": 6, "Hkv": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
     "attention/mqa": [{}, {"B": 1, "H": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
     "attention/causal_attention": [{}, {"B": 1, "H": 3, "S": 37, "D": 24}],
+    "attention/cross_attention": [{}, {"B": 1, "H": 3, "Sq": 45, "Skv": 13, "D": 24}],
+    "attention/sdpa_dropout": [{}, {"B": 1, "H": 3, "S": 29, "D": 40}],
 }
 #: Per example ("category/name"), replacing the shapes above. Pooling runs its windows on the scalar
 #: unit, so the emulator validates small planes (the benchmark-scale defaults are lowered and
@@ -170,6 +172,8 @@ SCALE_LIMITED = {
     "attention/mqa": ([{"B": 4, "H": 32, "M": 512, "N": 512, "Dk": 128, "Dv": 128}], _WHOLE_KEYS),
     "attention/causal_attention": ([{"B": 4, "H": 32, "S": 448, "D": 128}],
                                    _WHOLE_KEYS.replace("580", "450: the mask's rows are in UB too")),
+    "attention/cross_attention": ([{"B": 4, "H": 32, "Sq": 4096, "Skv": 77, "D": 128}], _WHOLE_KEYS),
+    "attention/sdpa_dropout": ([{"B": 4, "H": 32, "S": 512, "D": 128}], _WHOLE_KEYS),
     "fuse/matmul_softmax": ([{"M": 8192, "K": 4096, "N": 512}],
                             "the softmax epilogue holds whole rows of N in UB (N up to about 580 in f32)"),
 }
