@@ -289,11 +289,7 @@ def build_rows(records: list[dict], tasks: Iterable[Task], *, split: SplitRule =
                                             {"role": "user", "content": prompt.repair_prompt(o.get("diagnostics", ""))}],
                        "completion": [answer_message(target_code)]})
 
-    for tid in sorted({a.task.id for a in attempts}):
-        t = tasks[tid]
-        rows["prompts"].append({"task_id": t.id, "category": t.category, "task_name": t.name, "task_hash": t.hash,
-                                "split": split_of[tid], "task_source": t.source, "task_files": task_files(t),
-                                "prompt": builder.initial(t)})
+    rows["prompts"] = prompt_rows([tasks[tid] for tid in sorted({a.task.id for a in attempts})], split, builder)
 
     guard = _LeakGuard(tasks.values(), split_of)
     for config in rows:
@@ -301,6 +297,16 @@ def build_rows(records: list[dict], tasks: Iterable[Task], *, split: SplitRule =
         dropped["leaks"] += len(rows[config]) - len(kept)
         rows[config] = kept
     return rows, dropped
+
+
+def prompt_rows(tasks: Iterable[Task], split: SplitRule = SplitRule(), builder: PromptBuilder | None = None) -> list[dict]:
+    """The `prompts` config: one row per task (prompt messages and task_files, what GRPO training needs)."""
+    tasks = list(tasks)
+    if builder is None:
+        builder = PromptBuilder({family(t.name) for t in tasks if split.of(t.name) == "test"})
+    return [{"task_id": t.id, "category": t.category, "task_name": t.name, "task_hash": t.hash,
+             "split": split.of(t.name), "task_source": t.source, "task_files": task_files(t),
+             "prompt": builder.initial(t)} for t in tasks]
 
 
 class _LeakGuard:
@@ -418,3 +424,44 @@ def describe(info: dict) -> str:
     parts = [f"{cfg} {s.get('train', 0)}+{s.get('test', 0)}" for cfg, s in c.items()]
     return (f"{', '.join(parts)} rows (train+test); {len(info['test_tasks'])} held-out task(s); dropped "
             f"{info['dropped']['duplicates']} duplicate(s), {info['dropped']['leaks']} leaking row(s)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m kernelgen.dataset TASKS -o DIR: the `prompts` config alone for a task folder (GRPO on tasks
+    nobody has answered yet); the other configs come from ascend-eval --export-dataset or kernelgen.gallery_data."""
+    import argparse
+    import sys
+
+    from ascend_dsl.diagnostics import DslError
+
+    from .tasks import discover
+
+    p = argparse.ArgumentParser(prog="python -m kernelgen.dataset", description=main.__doc__.splitlines()[0])
+    p.add_argument("tasks", type=Path, help="a task file, or a folder tree whose folder names are categories")
+    p.add_argument("-o", "--out", type=Path, required=True)
+    p.add_argument("--category", action="append", default=[])
+    add_split_args(p)
+    args = p.parse_args(argv)
+    try:
+        split = split_rule(args)
+        tasks = discover(args.tasks, set(args.category) or None)
+        if not tasks:
+            raise DslError.at("TASK-ERROR", f"no task files under {args.tasks}", None)
+    except DslError as e:
+        print(e.render(), file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"error[ARGS]: {e}", file=sys.stderr)
+        return 2
+    rows = {c: [] for c in SCHEMA} | {"prompts": prompt_rows(tasks, split)}
+    test = sorted(r["task_id"] for r in rows["prompts"] if r["split"] == "test")
+    counts = write(rows, args.out, {"version": DATASET_VERSION, "prompt_version": prompt.PROMPT_VERSION,
+                                    "eval_fraction": split.eval_fraction, "eval_tasks": sorted(split.eval_tasks or []),
+                                    "split_salt": SPLIT_SALT, "test_tasks": test, "source": "prompts"})
+    print(f"wrote {args.out}: prompts {counts['prompts'].get('train', 0)}+{counts['prompts'].get('test', 0)} rows "
+          f"(train+test)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

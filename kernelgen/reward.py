@@ -103,7 +103,7 @@ def source_fingerprint() -> str:
 def sandbox_judge(job: dict, timeout: float, memory_bytes: int | None = None) -> dict:
     """Run kernelgen.reward_worker on `job` in a limited child process: {"outcome", "stages"} or
     {"sandbox": "TIMEOUT" | "MEMORY-LIMIT" | "CRASH", "detail"}. Runs on Ray workers too (self-contained job)."""
-    from npu_harness.subprocess_limits import ENV, memory_limit, run_limited
+    from npu_harness.subprocess_limits import ENV, is_out_of_memory, memory_limit, run_limited
 
     from .reward_worker import RESULT_PREFIX
 
@@ -122,18 +122,11 @@ def sandbox_judge(job: dict, timeout: float, memory_bytes: int | None = None) ->
         if line.startswith(RESULT_PREFIX):
             result = json.loads(line[len(RESULT_PREFIX):])
             diag = result["outcome"].get("diagnostics") or ""
-            if "INTERNAL" in (result["outcome"].get("codes") or []) and _out_of_memory(diag):
+            if "INTERNAL" in (result["outcome"].get("codes") or []) and is_out_of_memory(diag):
                 return {"sandbox": "MEMORY-LIMIT", "detail": diag}  # e.g. torch could not be mapped in
             return result
-    kind = "MEMORY-LIMIT" if _out_of_memory(res.stderr) else "CRASH"
+    kind = "MEMORY-LIMIT" if is_out_of_memory(res.stderr) else "CRASH"
     return {"sandbox": kind, "detail": "\n".join(res.stderr.strip().splitlines()[-5:])}
-
-
-def _out_of_memory(text: str) -> bool:
-    from npu_harness.subprocess_limits import is_out_of_memory
-
-    # a shared library that cannot be mapped under the address-space limit (dlopen's wording)
-    return is_out_of_memory(text) or "failed to map segment" in text
 
 
 class KernelReward:
