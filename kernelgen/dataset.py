@@ -329,31 +329,33 @@ def write(rows: dict[str, list[dict]], out_dir: Path, meta: dict) -> dict:
     meta.json. Returns the row counts {config: {split: n}}."""
     out_dir.mkdir(parents=True, exist_ok=True)
     counts: dict[str, dict[str, int]] = {}
+    files: dict[str, dict[str, str]] = {}
     for config, config_rows in rows.items():
-        counts[config] = {}
+        counts[config], files[config] = {}, {}
+        for old in (out_dir / config).glob("*.jsonl") if (out_dir / config).is_dir() else ():
+            old.unlink()
         for split in SPLITS:
             part = [r for r in config_rows if r["split"] == split]
-            path = out_dir / config / f"{split}.jsonl"
-            if path.exists():
-                path.unlink()
             if not part:
                 continue
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("w") as f:
-                for r in part:
-                    f.write(json.dumps(r, ensure_ascii=False) + "\n")
-            counts[config][split] = len(part)
-    (out_dir / "meta.json").write_text(json.dumps({**meta, "counts": counts}, indent=1, sort_keys=True) + "\n")
-    (out_dir / "README.md").write_text(card(counts, meta))
+            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in part)
+            # named by content: `datasets` caches a local folder by its card, so a rewritten folder must change it
+            name = f"{config}/{split}-{hashlib.sha256(text.encode()).hexdigest()[:12]}.jsonl"
+            (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
+            (out_dir / name).write_text(text)
+            counts[config][split], files[config][split] = len(part), name
+    (out_dir / "meta.json").write_text(json.dumps({**meta, "counts": counts, "files": files}, indent=1,
+                                                  sort_keys=True) + "\n")
+    (out_dir / "README.md").write_text(card(counts, files, meta))
     return counts
 
 
-def card(counts: dict[str, dict[str, int]], meta: dict) -> str:
+def card(counts: dict[str, dict[str, int]], files: dict[str, dict[str, str]], meta: dict) -> str:
     configs, infos = [], []
     for config, splits in counts.items():
         if not splits:
             continue
-        configs.append({"config_name": config, "data_files": [{"split": s, "path": f"{config}/{s}.jsonl"}
+        configs.append({"config_name": config, "data_files": [{"split": s, "path": files[config][s]}
                                                               for s in SPLITS if s in splits]})
         infos.append({"config_name": config, "features": [_feature(n, k) for n, k in SCHEMA[config]]})
     head = _yaml({"configs": configs, "dataset_info": infos})

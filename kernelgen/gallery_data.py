@@ -4,12 +4,13 @@ wrong versions of it (kernelgen.mutants) repaired by the loop into error-derived
     python -m kernelgen.gallery_data [examples] -o build/kernelgen-data [--mutants 5] [--category C ...]
         [--eval-fraction 0.2 | --eval-tasks relu,softmax] [--workers N] [--level sim] [--trials 1] [--cap N]
 
-It runs the ordinary repair loop (kernelgen.loop through kernelgen.evaluate: the same checks, emulator runs,
-result cache and worker pool as ascend-eval) with recorded answers: for each task with a gallery kernel,
-sample 0 answers the kernel; sample i >= 1 answers mutant i in round 0, and after the tool's diagnostic the
-kernel in round 1. The records then go to kernelgen.dataset.export, the same export as
-`ascend-eval --export-dataset`. Task sizes are scaled to at most --cap elements per input (default 262144)
-so the emulator runs stay short.
+It runs the ordinary loop (kernelgen.loop through kernelgen.evaluate: the same checks, emulator runs, result
+cache and worker pool as ascend-eval) with recorded answers and no repair rounds: for each task with a
+gallery kernel, sample 0 answers the kernel and sample i >= 1 answers mutant i. The records go to
+kernelgen.dataset.export, the same export as `ascend-eval --export-dataset`, which pairs every failing
+mutant, with the tool's diagnostic, with the kernel that passed in sample 0 (repair rows of origin
+"other-sample"); each kernel is judged once. Task sizes are scaled to at most --cap elements per input
+(default 262144) so the emulator runs stay short.
 
 Exit codes: 0 the dataset was written, 2 bad input (no gallery tasks, bad arguments).
 """
@@ -44,13 +45,12 @@ def replay_records(tasks: list[Task], n_mutants: int) -> tuple[list[dict], dict,
     records, origins, samples = [], {}, {}
     for t in tasks:
         kernel = t.path.with_suffix(".adsl").read_text()
-        records.append({"task": t.id, "text": fenced(kernel)})  # sample 0, and every repair round
+        records.append({"task": t.id, "sample": 0, "text": fenced(kernel)})
         origins[(t.id, 0, 0)] = "gallery"
         muts = mutants(kernel, n_mutants)
         for i, (op, text) in enumerate(muts, start=1):
-            records.append({"task": t.id, "sample": i, "round": 0, "text": fenced(text)})
+            records.append({"task": t.id, "sample": i, "text": fenced(text)})
             origins[(t.id, i, 0)] = f"gallery-mutant:{op}"
-            origins[(t.id, i, 1)] = "gallery"
         samples[t.id] = 1 + len(muts)
     return records, origins, samples
 
@@ -101,7 +101,7 @@ def _run(args) -> int:
     replay = args.out / "gallery-replay.jsonl"
     replay.write_text("".join(json.dumps(r) + "\n" for r in records))
     pcfg = ProviderConfig("replay", replay=str(replay), grammar=False)
-    lcfg = LoopConfig(repair_rounds=1, level=args.level, trials=args.trials, cap=args.cap, target=args.target,
+    lcfg = LoopConfig(repair_rounds=0, level=args.level, trials=args.trials, cap=args.cap, target=args.target,
                       grammar=None)
     settings = {"provider": pcfg.name, "model": model_id(pcfg), "grammar_mode": pcfg.grammar_mode, **lcfg.settings(),
                 "replay": _digest(replay)}

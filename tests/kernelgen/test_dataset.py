@@ -99,7 +99,7 @@ def test_gallery_dataset(tmp_path, capsys):
     assert "wrote dataset" in capsys.readouterr().out
     meta = json.loads((out / "meta.json").read_text())
     assert meta["test_tasks"] == ["activation/leaky_relu_arg"] and meta["train_tasks"] == ["activation/relu"]
-    assert meta["dropped"] == {"duplicates": 8, "leaks": 0}  # each kernel answered 3 times: once in attempts, sft
+    assert meta["dropped"] == {"duplicates": 0, "leaks": 0}
     sets = {c: _load(out, c) for c in ("attempts", "sft", "repair", "prompts")}
     assert {c: {s: len(d[s]) for s in d} for c, d in sets.items()} == {
         "attempts": {"train": 3, "test": 3}, "sft": {"train": 1, "test": 1}, "repair": {"train": 2, "test": 2},
@@ -133,7 +133,7 @@ def test_gallery_dataset(tmp_path, capsys):
         normalize(gallery_answer("relu"))
     for rep in sets["repair"]["train"]:
         assert [m["role"] for m in rep["prompt"]] == ["system", "user", "assistant", "user"]
-        assert rep["origin"] == "same-sample" and rep["failing_origin"].startswith("gallery-mutant:")
+        assert rep["origin"] == "other-sample" and rep["failing_origin"].startswith("gallery-mutant:")
         assert f"error[{rep['codes'][0]}]" in rep["prompt"][-1]["content"]
         assert rep["completion"] == sft["completion"]
     row = sets["prompts"]["train"][0]
@@ -162,7 +162,7 @@ def test_eval_export(task_tree, tmp_path, capsys):
     repair = _load(out, "repair")["train"]
     assert len(repair) == 1 and repair[0]["origin"] == "other-sample" and repair[0]["codes"] == ["GEN-NO-CODE"]
     assert repair[0]["prompt"][2]["content"] == "As an AI model I cannot write kernels."
-    assert not (out / "sft" / "test.jsonl").exists()  # --eval-fraction 0: nothing held out
+    assert not list((out / "sft").glob("test*.jsonl"))  # --eval-fraction 0: nothing held out
     assert [t.name for t in discover(task_tree)] == ["elu", "relu"]
 
 
@@ -170,3 +170,19 @@ def test_eval_export_rejects_a_bad_fraction_before_any_work(task_tree, tmp_path,
     assert eval_main([str(task_tree), "--provider", "replay", "--replay", str(tmp_path / "none.jsonl"),
                       "--export-dataset", str(tmp_path / "d"), "--eval-fraction", "2"]) == 2
     assert "eval fraction" in capsys.readouterr().err
+
+
+def test_rewritten_folder_loads_fresh_rows(tmp_path):
+    """`datasets` caches a local folder by its card, not its files: the export names files by content, so two
+    exports into folders of the same name (or one folder rewritten) never load each other's rows."""
+    from kernelgen.dataset import SCHEMA, write
+
+    def rows(name: str) -> dict:
+        row = {"task_id": f"activation/{name}", "category": "activation", "task_name": name, "task_hash": name,
+               "split": "train", "task_source": "", "task_files": [], "prompt": [{"role": "user", "content": name}]}
+        return {c: [] for c in SCHEMA} | {"prompts": [row]}
+
+    for parent, name in (("a", "relu"), ("b", "elu"), ("a", "gelu")):
+        write(rows(name), tmp_path / parent / "data", {})
+        assert _load(tmp_path / parent / "data", "prompts")["train"][0]["task_name"] == name
+    assert len(list((tmp_path / "a" / "data" / "prompts").glob("*.jsonl"))) == 1  # the old file is gone
