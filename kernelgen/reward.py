@@ -51,6 +51,7 @@ REWARD_VERSION = "kernel-reward-1"
 STAGE_REWARD = {None: 0.0, "parse": 0.1, "check": 0.2, "lower": 0.3, "interp": 0.6, "sim": 1.0}
 SPEED_WEIGHT = 0.5
 DEFAULT_TIMEOUT_S = 300.0
+MEMORY_CACHE_MAX = 50_000  # results kept in memory (oldest dropped first); the disk cache has no bound
 _PKG_PARENT = Path(__file__).resolve().parent.parent
 _SOURCE_DIRS = ("ascend_dsl", "lowering", "npu_harness", "kernelgen", "codegen_templates")
 _SOURCE_SUFFIXES = {".py", ".lark", ".jinja", ".h", ".cpp", ".toml", ".md"}
@@ -212,7 +213,7 @@ class KernelReward:
             hit = self._memory.get(k) or self._disk_get(k)
             if hit is not None:
                 self.stats["cached"] += 1
-                self._memory[k] = hit
+                self._remember(k, hit)
                 results[i] = hit
             elif k in todo:
                 todo[k][1].append(i)
@@ -223,12 +224,18 @@ class KernelReward:
                 todo[k] = (job, [i])
         for k, result in zip(todo, self._run([job for job, _ in todo.values()]), strict=True):
             self.stats["judged"] += 1
-            self._memory[k] = result
+            self._remember(k, result)
             if "sandbox" not in result:  # a killed or crashed run may be the machine's fault: not kept on disk
                 self._disk_put(k, result)
             for i in todo[k][1]:
                 results[i] = result
         return results  # type: ignore[return-value]
+
+    def _remember(self, k: str, result: dict) -> None:
+        self._memory.pop(k, None)
+        self._memory[k] = result
+        while len(self._memory) > MEMORY_CACHE_MAX:
+            self._memory.pop(next(iter(self._memory)))
 
     def _run(self, jobs: list[dict]) -> list[dict]:
         if not jobs:
