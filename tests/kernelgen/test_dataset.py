@@ -5,6 +5,7 @@ reference solution (the leak guard is shown firing on a planted leak)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,70 @@ def test_rewritten_folder_loads_fresh_rows(tmp_path):
         write(rows(name), tmp_path / parent / "data", {})
         assert _load(tmp_path / parent / "data", "prompts")["train"][0]["task_name"] == name
     assert len(list((tmp_path / "a" / "data" / "prompts").glob("*.jsonl"))) == 1  # the old file is gone
+
+
+def _gallery_tree(tmp_path: Path, names: tuple[str, ...]) -> Path:
+    root = tmp_path / "tasks"
+    (root / "activation").mkdir(parents=True)
+    for name in names:
+        for suffix in (".py", ".adsl"):
+            (root / "activation" / f"{name}{suffix}").write_text((GALLERY / f"{name}{suffix}").read_text())
+    return root
+
+
+def test_leak_guard_fires_on_a_held_out_kernel(tmp_path):
+    """A training task's repair prompt that shows a held-out task's reference kernel (the model answered elu's
+    kernel for relu) is dropped; a record whose task reference failed says nothing about the kernel: no rows."""
+    root = _gallery_tree(tmp_path, ("relu", "elu"))
+    relu, elu = load_task(root / "activation" / "relu.py"), load_task(root / "activation" / "elu.py")
+    records = [
+        {"task": relu.id, "sample": 0, "attempts": [
+            _attempt(gallery_answer("elu"), 0, passed=False, failed_stage="interp", interp_ok=False, lowered=False,
+                     diagnostics="error[MISMATCH]: elu is not relu", codes=["MISMATCH"]),
+            _attempt(gallery_answer("relu").replace("ReLU: y", "ReLU, y"), 1)]},
+        {"task": elu.id, "sample": 0, "attempts": [
+            _attempt(gallery_answer("elu"), 0, passed=False, failed_stage="task", codes=["TASK-ERROR"])]}]
+    rows, dropped = build_rows(records, [relu, elu], split=SplitRule(eval_tasks=frozenset({"elu"})))
+    # relu round 1 (its prompt holds elu's kernel as the failed answer) and the repair pair built on it
+    assert dropped == {"duplicates": 0, "leaks": 2}
+    assert [(r["task_name"], r["round"]) for r in rows["attempts"]] == [("relu", 0)]
+    assert rows["attempts"][0]["split"] == "train" and rows["repair"] == [] and len(rows["sft"]) == 1
+    assert [r["task_name"] for r in rows["prompts"]] == ["relu"]  # elu's only attempt: its reference failed
+    held = _squash(gallery_answer("elu"))
+    assert all(held not in _prompt_text(r) for config in rows.values() for r in config)
+
+
+@pytest.mark.slow
+def test_prompts_command(tmp_path, capsys):
+    """python -m kernelgen.dataset TASKS -o DIR: the prompts config alone, split by family, loadable; bad input
+    is a located error and exit 2."""
+    from kernelgen.dataset import main as dataset_main
+
+    root = _gallery_tree(tmp_path, ("relu", "elu"))
+    out = tmp_path / "prompts"
+    assert dataset_main([str(root), "-o", str(out), "--eval-tasks", "elu"]) == 0
+    assert "prompts 1+1 rows" in capsys.readouterr().out
+    d = _load(out, "prompts")
+    assert [r["task_name"] for r in d["train"]] == ["relu"] and [r["task_name"] for r in d["test"]] == ["elu"]
+    relu = d["train"][0]
+    assert relu["task_files"] == [{"name": "relu.py", "content": (GALLERY / "relu.py").read_text()}]
+    assert [m["role"] for m in relu["prompt"]] == ["system", "user"]
+    for ref in ("relu", "elu"):  # neither its own kernel nor the held-out one
+        assert _squash(gallery_answer(ref)) not in _prompt_text(relu)
+    assert json.loads((out / "meta.json").read_text())["test_tasks"] == ["activation/elu"]
+
+    (tmp_path / "empty").mkdir()
+    assert dataset_main([str(tmp_path / "empty"), "-o", str(out)]) == 2
+    assert "error[TASK-ERROR]" in capsys.readouterr().err
+    assert dataset_main([str(root), "-o", str(out), "--eval-fraction", "-1"]) == 2
+    assert "eval fraction" in capsys.readouterr().err
+
+
+def test_gallery_command_bad_input(tmp_path, capsys):
+    (tmp_path / "empty" / "activation").mkdir(parents=True)
+    shutil.copy(GALLERY / "relu.py", tmp_path / "empty" / "activation")  # a task without a kernel: not a gallery task
+    assert gallery_main([str(tmp_path / "empty"), "-o", str(tmp_path / "d"), "--no-progress"]) == 2
+    assert "error[TASK-ERROR]: no gallery task" in capsys.readouterr().err
+    assert gallery_main([str(GALLERY.parent), "-o", str(tmp_path / "d"), "--mutants", str(len(OPERATORS) + 1)]) == 2
+    assert "--mutants must be" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()  # nothing written before the arguments are known good

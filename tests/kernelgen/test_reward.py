@@ -136,3 +136,11 @@ def test_broken_task_gets_no_reward():
     r = KernelReward(level="interp", cap=4096)
     assert r(completions=[_fenced(gallery_answer("relu"))], task_files=[[{"name": "relu.py", "content": broken}]]) \
         == [None]
+
+
+def test_ray_missing_is_a_clear_error(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    with pytest.raises(RuntimeError, match=r"needs Ray: pip install"):
+        KernelReward(executor="ray").judge([_fenced(gallery_answer("relu"))], [RELU_FILES])
