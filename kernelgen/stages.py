@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ascend_dsl import parse_text
 from ascend_dsl.diagnostics import DslError
-from lowering import PassContext, emit, get_target, run_pipeline
+from lowering import lower
 
 STAGES = ("parse", "check", "lower", "interp", "sim")
 
@@ -23,8 +23,7 @@ def lower_variants(code: str, file: str, target: str) -> tuple[bool, dict[str, s
     try:
         source = parse_text(code, file)[0]
         for i, dts in enumerate(source.dtype_variants):
-            ctx = PassContext(get_target(target), file)
-            project = emit(run_pipeline(source.instantiate(dts), ctx), ctx)
+            project = lower(source.instantiate(dts), target, file)[0]
             if i == 0:
                 files = dict(project.files)
     except DslError as e:
