@@ -305,11 +305,14 @@ class Accumulate:
 
 @dataclass(frozen=True)
 class ScalarAssign:
-    """Kernel scope, after a split loop: `norm = sqrt(total)`, evaluated once per core."""
+    """Kernel scope: `norm = sqrt(total)` after a split loop, evaluated once per core; `launch` (set by
+    lowering/passes/hoist_scalars.py): the value depends only on scalar parameters, shape symbols and
+    constants, so the host computes it when it launches the kernel (`bc1 = 1.0 - beta1 ** step`)."""
 
     name: str
     value: Expr
     span: Span = _SPAN
+    launch: bool = False
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,7 @@ _op("reciprocal", 1, Rule.SAME, FLOATS, lambda a: a.reciprocal(), "1 / a")
 _op("relu", 1, Rule.SAME, NUMERIC, lambda a: a.relu(), "max(a, 0)")
 _op("tanh", 1, Rule.SAME, FLOATS, lambda a: a.tanh(), "hyperbolic tangent (lowered via exp)")
 _op("sigmoid", 1, Rule.SAME, FLOATS, lambda a: a.sigmoid(), "1 / (1 + e**-a) (lowered via exp)")
+_op("pow", 2, Rule.SAME, FLOATS, lambda a, b: _torch().pow(a, b), "a ** b of scalars (any exponent)")
 _op("erf", 1, Rule.SAME, FLOATS, _erf, "error function (lowered to a rational approximation, |err| < 1.5e-7)")
 for _name, _fn in [
     ("lt", lambda a, b: a < b),
@@ -83,7 +84,7 @@ for _name, _fn in [
     ("ne", lambda a, b: a != b),
 ]:
     _op(_name, 2, Rule.COMPARE, FLOATS | {DType.I32}, _fn, f"comparison ({_name}); a mask for select")
-_op("select", 3, Rule.SELECT, NUMERIC, lambda m, a, b: _torch().where(m, a, b), "mask ? a : b")
+_op("select", 3, Rule.SELECT, FLOATS - {DType.BF16}, lambda m, a, b: _torch().where(m, a, b), "mask ? a : b")
 _op("cast", 2, Rule.CAST, NUMERIC, None, "convert to another dtype (round to nearest even)")
 _op("reduce_sum", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.sum(dim=1, keepdim=True, dtype=a.dtype),
     "sum over each row (axis=1)")
@@ -144,11 +145,15 @@ POOLS = {"max_pool": "max_pool", "avg_pool": "avg_pool"}
 
 def pool_ref(op: str, x, kernel: int, stride: int, padding: int, dilation: int = 1):
     """Pool a plane tile (planes x spatial dims) with PyTorch semantics (avg: count_include_pad=True, no dilation)."""
-    f = _torch().nn.functional
+    torch = _torch()
+    f = torch.nn.functional
     rank = x.dim() - 1
     fn = getattr(f, f"{op}{rank}d")
-    extra = {"dilation": dilation} if op == "max_pool" else {}
-    return fn(x.float().unsqueeze(1), kernel, stride, padding, **extra).squeeze(1)
+    x = (x if x.dtype == torch.float64 else x.float()).unsqueeze(1)
+    if op == "avg_pool":  # count_include_pad: the zeros of the padding count; padded explicitly because
+        # avg_pool3d on CPU rejects an input dim smaller than the kernel even when the padding covers it
+        return fn(f.pad(x, [padding] * (2 * rank)), kernel, stride, 0).squeeze(1)
+    return fn(x, kernel, stride, padding, dilation=dilation).squeeze(1)
 
 
 _op("max_pool", 5, Rule.POOL, FLOATS, lambda x, k, s, p, d: pool_ref("max_pool", x, k, s, p, d),
@@ -179,6 +184,6 @@ def scalar_ref(op: str, *args: float) -> float:
         "div": lambda a, b: a / b, "max": max, "min": min, "neg": lambda a: -a, "abs": abs,
         "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "rsqrt": lambda a: 1 / math.sqrt(a),
         "reciprocal": lambda a: 1 / a, "relu": lambda a: max(a, 0.0), "tanh": math.tanh,
-        "sigmoid": lambda a: 1 / (1 + math.exp(-a)), "erf": math.erf,
+        "sigmoid": lambda a: 1 / (1 + math.exp(-a)), "erf": math.erf, "pow": math.pow,
     }
     return table[op](*args)

@@ -76,7 +76,7 @@ def slot_accumulate(b, st: Tree, tile: str) -> ir.Accumulate:
     name = str(name_tok)
     acc = b.slot_accs.get(name)
     if acc is None:
-        if name in b.acc_names:
+        if name in b.acc_names or name in b.constants:
             raise b.err("INDEX", f"'{name}' is a scalar accumulator: {name} += sum(v)", target,
                         f"declare {name} = zeros(C) for one value per channel")
         raise b.err("UNDEFINED-NAME", f"'{name}' is not a slot accumulator", name_tok,

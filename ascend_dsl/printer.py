@@ -31,7 +31,10 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
         case ir.Load(tensor=t, index=i):
             return f"load({t}[{i}])"
         case ir.Op(op="neg", args=(a,)):
-            return f"-{expr(a, 4)}"
+            return f"(-{expr(a, 4)})" if parent > 4 else f"-{expr(a, 4)}"
+        case ir.Op(op="pow", args=(a, b)):
+            s = f"{expr(a, 6)} ** {expr(b, 5)}"
+            return f"({s})" if parent > 5 else s
         case ir.Op(op=op, args=(a,)) if op.startswith("scan_"):
             call, reverse, exclusive = scan_parts(op)
             flags = (", reverse=True" if reverse else "") + (", exclusive=True" if exclusive else "")
@@ -102,8 +105,8 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             return [f"{ind}{n} += {r.removeprefix('reduce_')}({_value(v)})"]
         case ir.Accumulate(name=n, combine=c, reduce=r, value=v):
             return [f"{ind}{n} = {c}({n}, {r.removeprefix('reduce_')}({_value(v)}))"]
-        case ir.ScalarAssign(name=n, value=v):
-            return [f"{ind}{n} = {expr(v)}"]
+        case ir.ScalarAssign(name=n, value=v, launch=launch):
+            return [f"{ind}{n} = {expr(v)}" + ("  # at launch (host)" if launch else "")]
         case ir.ScalarLoad(name=n, tensor=t):
             return [f"{ind}{n} = load({t}[0])"]
         case ir.ScalarStore(tensor=t, value=v):

@@ -208,7 +208,9 @@ def _plan(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, ctx: PassCont
             if e.op == "relu":
                 return ir.Op("max", (args[0], ir.Const(0.0, ir.scalar_of(DType.F32), e.span)),
                              ir.scalar_of(DType.F32), e.span)
-            return ir.Op(e.op, args, ir.scalar_of(DType.BOOL if e.type.dtype is DType.BOOL else DType.F32), e.span)
+            # per-row values are f32; a cast keeps its dtype (the scalar code truncates to an integer, rounds to f16)
+            dtype = e.type.dtype if e.op == "cast" or e.type.dtype is DType.BOOL else DType.F32
+            return ir.Op(e.op, args, ir.scalar_of(dtype), e.span)
         return e
 
     for i, s in enumerate(tl.body):

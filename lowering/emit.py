@@ -17,7 +17,7 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
 
-from . import emit_slots
+from . import acc_workspace, emit_slots, launch_scalars
 from .context import PassContext
 from .emit_host import host_files
 from .emit_window import build_window_view
@@ -69,16 +69,41 @@ def c_literal(value: float | int, dtype: DType) -> str:
 _C_COMPARE = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 
 
+def _integer(e: ir.Expr) -> bool:
+    return not e.type.dtype.is_float and e.type.dtype is not DType.BOOL
+
+
+#: A float scalar cast to an integer: truncation toward zero, saturating, NaN -> 0 (as the vector Cast does).
+_TO_INT = ("[](float v) {{ return v != v ? int64_t(0) : v <= -2147483648.0f ? int64_t(-2147483647 - 1) : "
+           "v >= 2147483647.0f ? int64_t(2147483647) : static_cast<int64_t>(v); }}({})")
+
+
 def c_scalar(e: ir.Expr, dtype: DType) -> str:
-    """A scalar operand as a C++ expression of type `dtype` (immediates and tiling members)."""
+    """A scalar operand as a C++ expression of type `dtype` (immediates and tiling members). Integer math (shape
+    symbols, i32 parameters) is computed in int64_t, float math in float, then converted to `dtype`."""
     match e:
         case ir.Const(value=v):
             return c_literal(v, dtype)
         case ir.Ref(name=n, type=t):
             member = "D_" if n == ROW_LENGTH else f"{n}_"
             return member if t.dtype is dtype else f"static_cast<{dtype.ctype}>({member})"
+        case ir.Op(op="cast", args=(a,)) if _integer(e) and a.type.dtype.is_float:
+            return f"static_cast<{dtype.ctype}>({_TO_INT.format(c_scalar(a, DType.F32))})"
+        case ir.Op(op="cast", args=(a,)) if e.type.dtype in (DType.F16, DType.BF16):  # rounds to the narrow dtype
+            narrow = c_scalar(a, e.type.dtype)
+            return narrow if dtype is e.type.dtype else f"static_cast<{dtype.ctype}>({narrow})"
         case ir.Op(op="cast", args=(a,)):
             return c_scalar(a, dtype)
+        case ir.Op(op=op, args=(a, b)) if op in ("add", "sub", "mul") and _integer(e):
+            sym = {"add": "+", "sub": "-", "mul": "*"}[op]
+            return f"static_cast<{dtype.ctype}>({c_scalar(a, DType.I64)} {sym} {c_scalar(b, DType.I64)})"
+        case ir.Op(op="neg", args=(a,)) if _integer(e):
+            return f"static_cast<{dtype.ctype}>(-{c_scalar(a, DType.I64)})"
+        case ir.Op(op=op, args=(a, b)) if op in ("max", "min") and _integer(e):
+            x, y = c_scalar(a, DType.I64), c_scalar(b, DType.I64)
+            return f"static_cast<{dtype.ctype}>({x} {'>' if op == 'max' else '<'} {y} ? {x} : {y})"
+        case ir.Op(op=op, args=(a, b)) if op in _C_COMPARE and _integer(a) and _integer(b):
+            return f"({c_scalar(a, DType.I64)} {_C_COMPARE[op]} {c_scalar(b, DType.I64)})"
         case ir.Op(op="neg", args=(a,)):
             return f"static_cast<{dtype.ctype}>(-static_cast<float>({c_scalar(a, dtype)}))"
         case ir.Op(op="reciprocal", args=(a,)):
@@ -263,6 +288,9 @@ class _StageWriter:
             self.lines.append(f"Select({s.dst}, {', '.join(srcs)}, SELMODE::{attrs['mode']}, {count});")
         elif s.api == "Cast":
             self.lines.append(f"Cast({s.dst}, {srcs[0]}, RoundMode::{attrs['round']}, {count});")
+        elif s.api == "DataCopy":  # UB -> UB copies whole 32-byte blocks (the buffers are padded to them)
+            elems = 32 // dst_t.size
+            self.lines.append(f"DataCopy({s.dst}, {srcs[0]}, ({count} + {elems - 1}) / {elems} * {elems});")
         else:
             self.lines.append(f"{s.api}({s.dst}, {', '.join(srcs)}, {count});")
 
@@ -428,11 +456,14 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir
     for s in kernel.body:
         if isinstance(s, ir.ScalarLoad):  # one scalar read of GM per core, before any tile
             lines.append(f"{s.name}_ = static_cast<float>({s.tensor}Gm.GetValue(0));  // {_loc(ctx, s.span)}")
+    lines += launch_scalars.init_lines(kernel)
+    lines += _prologue(kernel, ctx, {t["name"]: t for t in tensors})
     if kernel.slot_accumulators:
         lines += emit_slots.init_lines(kernel, ctx)
     elif kernel.accumulators:
-        lines.append("workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * 8);  "
-                     "// one 32-byte slot per core")
+        lines.append(f"workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, {acc_workspace.floats(kernel)});  "
+                     + ("// two 32-byte slots per core: consecutive combines alternate between them"
+                        if acc_workspace.regions(kernel) > 1 else "// one 32-byte slot per core"))
     return lines
 
 
@@ -442,6 +473,8 @@ def _value_symbols(kernel: ir.Kernel, tl: ir.TileLoop) -> list[str]:
     used: dict[str, None] = {}
     for s in ir.walk(kernel.body):
         value = getattr(s, "value", None)
+        if isinstance(s, ir.ScalarAssign) and s.launch:  # computed by the host
+            continue
         if isinstance(s, (ir.Assign, ir.Store, ir.Accumulate, ir.ScalarAssign, ir.ScalarStore)) and value is not None:
             for e in ir.walk_expr(value):
                 if isinstance(e, ir.Ref) and e.name in symbols:
@@ -475,13 +508,26 @@ class _ScalarWriter:
     #: The UB block of one-element math (after the combine slots).
     MATH_BUF = "scalarBuf_.Get<float>()[GetBlockNum() * 8]"
 
-    def __init__(self, ctx: PassContext, tensors: dict[str, dict]):
+    def __init__(self, ctx: PassContext, tensors: dict[str, dict], kernel: ir.Kernel | None = None):
         self.ctx = ctx
         self.tensors = tensors
         self.lines: list[str] = []
         self.n = 0
+        # temporaries are members' look-alikes (`s0_`): never the name of a kernel scalar (`s0` -> `s0_`)
+        self.taken = {p.name for p in kernel.params} | set(kernel.symbols) | {
+            getattr(s, "name", "") for s in kernel.body} if kernel is not None else set()
+        self.math = False
 
-    def combine(self, accs: list[ir.AccDecl], combines: dict[str, str], span) -> None:
+    def fresh(self, base: str) -> str:
+        while f"{base}{self.n}" in self.taken:
+            self.n += 1
+        name = f"{base}{self.n}"
+        self.n += 1
+        self.taken.add(name)
+        return name
+
+    def combine(self, accs: list[ir.AccDecl], combines: dict[str, str], span, region: str = "0") -> None:
+        """`region`: where this combine's slots start in the workspace (lowering/acc_workspace.py)."""
         if len(accs) > 8:
             raise DslError.at("UNSUPPORTED", f"{len(accs)} accumulators in one split loop; at most 8 fit the "
                               "32-byte slot each core writes", span, "split the work into two loops")
@@ -489,11 +535,13 @@ class _ScalarWriter:
                        "writes its value to its 32-byte workspace slot, SyncAll, every core reads all slots",
                        "LocalTensor<float> slots = scalarBuf_.Get<float>();"]
         self.lines += [f"slots.SetValue({j}, {accs[j].name + '_' if j < len(accs) else '0.0f'});" for j in range(8)]
+        at = "" if region == "0" else f"{region} + "
         self.lines += ["SetFlag<HardEvent::S_MTE3>(EVENT_ID0);", "WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
-                       "DataCopy(workspaceGm_[GetBlockIdx() * 8], slots, 8);",
+                       f"DataCopy(workspaceGm_[{at}GetBlockIdx() * 8], slots, 8);",
                        "SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);", "WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);",
                        "SyncAll();",
-                       "DataCopy(slots, workspaceGm_, static_cast<uint32_t>(GetBlockNum()) * 8);",
+                       f"DataCopy(slots, workspaceGm_{f'[{region}]' if region != '0' else ''}, "
+                       "static_cast<uint32_t>(GetBlockNum()) * 8);",
                        "SetFlag<HardEvent::MTE2_S>(EVENT_ID0);", "WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);"]
         for a in accs:
             self.lines.append(f"{a.name}_ = {c_literal(a.init, DType.F32)};")
@@ -505,22 +553,46 @@ class _ScalarWriter:
                                          "min": f"{a.name}_ = {v} < {a.name}_ ? {v} : {a.name}_;"}[combines[a.name]])
         self.lines.append("}")
 
+    def one(self, api: str, arg: str, what: str) -> str:
+        """`api` (Exp, Ln, ...) on one element on the vector unit (the scalar unit has no such instruction);
+        returns the name of the const float holding the result."""
+        name = self.fresh("s") + "_"
+        if not self.math:
+            self.math = True
+            self.lines.append(f"LocalTensor<float> math = {self.MATH_BUF};")
+        self.lines += [f"math.SetValue(0, {arg});  // {what} on the vector unit (one element)",
+                       "SetFlag<HardEvent::S_V>(EVENT_ID0);", "WaitFlag<HardEvent::S_V>(EVENT_ID0);",
+                       f"{api}(math, math, 1);",
+                       "SetFlag<HardEvent::V_S>(EVENT_ID0);", "WaitFlag<HardEvent::V_S>(EVENT_ID0);",
+                       f"const float {name} = math.GetValue(0);"]
+        return name
+
+    def power(self, base: str, exponent: str) -> str:
+        """b ** e with torch.pow's semantics: exp(e * ln|b|), negated for b < 0 and an odd integer e; NaN for
+        b < 0 and a fractional e; b == 0 gives 0 (e > 0) or inf (e < 0); e == 0 gives 1."""
+        b, e = self.fresh("powBase") + "_", self.fresh("powExp") + "_"
+        self.lines += [f"const float {b} = {base};", f"const float {e} = {exponent};"]
+        ln = self.one("Ln", f"{b} < 0.0f ? -{b} : {b}", "ln|b| of b ** e")
+        m = self.one("Exp", f"{ln} * {e}", "exp(e ln|b|) of b ** e")
+        big = f"({e} >= 16777216.0f || {e} <= -16777216.0f)"  # every float this large is an even integer
+        whole, odd = self.fresh("powWhole") + "_", self.fresh("powOdd") + "_"
+        self.lines += [f"const bool {whole} = {big} || static_cast<float>(static_cast<int64_t>({e})) == {e};",
+                       f"const bool {odd} = !{big} && {whole} && static_cast<int64_t>({e}) % 2 != 0;"]
+        return (f"({e} == 0.0f ? 1.0f : {b} > 0.0f ? {m} : {b} == 0.0f ? ({e} > 0.0f ? 0.0f : (1.0f / 0.0f)) : "
+                f"!{whole} ? (0.0f / 0.0f) : {odd} ? -{m} : {m})")
+
     def scalar(self, e: ir.Expr) -> str:
         """A C++ float expression for `e`; transcendental ops run on the vector unit first."""
         def lift(x: ir.Expr) -> ir.Expr:
             if isinstance(x, ir.Op):
                 x = replace(x, args=tuple(lift(a) for a in x.args))
                 if x.op in _SCALAR_MATH and _SCALAR_MATH[x.op]:
-                    name = f"s{self.n}"
-                    self.n += 1
-                    arg = c_scalar(x.args[0], DType.F32)
-                    if self.n == 1:
-                        self.lines.append(f"LocalTensor<float> math = {self.MATH_BUF};")
-                    self.lines += [f"math.SetValue(0, {arg});  // {x.op} on the vector unit (one element)",
-                                   "SetFlag<HardEvent::S_V>(EVENT_ID0);", "WaitFlag<HardEvent::S_V>(EVENT_ID0);",
-                                   f"{_SCALAR_MATH[x.op]}(math, math, 1);",
-                                   "SetFlag<HardEvent::V_S>(EVENT_ID0);", "WaitFlag<HardEvent::V_S>(EVENT_ID0);",
-                                   f"const float {name}_ = math.GetValue(0);"]
+                    name = self.one(_SCALAR_MATH[x.op], c_scalar(x.args[0], DType.F32), x.op)
+                    return ir.Ref(name.removesuffix("_"), ir.scalar_of(DType.F32), x.span)
+                if x.op == "pow":
+                    value = self.power(c_scalar(x.args[0], DType.F32), c_scalar(x.args[1], DType.F32))
+                    name = self.fresh("s")
+                    self.lines.append(f"const float {name}_ = {value};")
                     return ir.Ref(name, ir.scalar_of(DType.F32), x.span)
             return x
         return c_scalar(lift(e), DType.F32)
@@ -564,14 +636,14 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
     splits = [i for i, s in enumerate(body) if isinstance(s, ir.SplitLoop)]
     lo = splits[k]
     hi = splits[k + 1] if k + 1 < len(splits) else len(body)
-    stmts = body[lo + 1:hi]
+    stmts = [s for s in body[lo + 1:hi] if not (isinstance(s, ir.ScalarAssign) and s.launch)]  # launch: the host
     split = body[lo]
     updates = _updates(split)
     accs = [a for a in kernel.accumulators if a.name in updates]
     slot_names = _slot_updates(split)
     if not accs and not stmts and not slot_names:
         return []
-    w = _ScalarWriter(ctx, tensors)
+    w = _ScalarWriter(ctx, tensors, kernel)
     suffix = str(k) if k else ""
     if slot_names:
         w.lines += emit_slots.before_reset_lines(slot_names, suffix)
@@ -580,13 +652,14 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
                     "WaitFlag<HardEvent::V_S>(EVENT_ID0);"]
         w.lines += [f"{a.name}_ = accSlot_{a.name}Buf{suffix}.Get<float>().GetValue(0);" for a in accs]
     store_dtypes = _store_dtypes(kernel, stmts)
-    w.lines += ["pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue",
+    w.lines += ["PipeBarrier<PIPE_ALL>();  // the last tile's copy-out has read its UB",
+                "pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue",
                 "pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);"]
     w.lines += [f"pipe.InitBuffer(scalarOut{camel(d.value)}_, 32);" for d in store_dtypes]
     if slot_names:
         w.lines += emit_slots.staging_lines(slot_names, ctx.target.ub_budget)
     if accs:
-        w.combine(accs, updates, split.span)
+        w.combine(accs, updates, split.span, acc_workspace.region(acc_workspace.index(kernel, k)))
     if slot_names:  # after the scalar combine's SyncAll, if any: the partial vectors were copied out before it
         w.lines += emit_slots.combine_lines(slot_names, ctx, split.span, syncall=not accs)
     for s in stmts:
@@ -597,6 +670,31 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
         elif isinstance(s, ir.AccDecl):
             w.lines.append(f"{s.name}_ = {c_literal(s.init, DType.F32)};")
     return ["{"] + ["    " + line for line in w.lines] + ["}"]
+
+
+def _device_statements(stmts) -> list[ir.Stmt]:
+    """The kernel-scope statements the device runs (launch scalars are the host's)."""
+    return [s for s in stmts if isinstance(s, ir.ScalarStore) or (isinstance(s, ir.ScalarAssign) and not s.launch)]
+
+
+def _prologue(kernel: ir.Kernel, ctx: PassContext, tensors: dict[str, dict]) -> list[str]:
+    """Init, before any tile buffer: the device's kernel-scope statements written before the first split loop
+    (scalars computed from `load(x[0])` values, single-element stores); UB is reset after them."""
+    first = next(i for i, s in enumerate(kernel.body) if isinstance(s, ir.SplitLoop))
+    stmts = _device_statements(kernel.body[:first])
+    if not stmts:
+        return []
+    w = _ScalarWriter(ctx, tensors, kernel)
+    w.lines += ["pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);  // one-element math"]
+    w.lines += [f"pipe.InitBuffer(scalarOut{camel(d.value)}_, 32);" for d in _store_dtypes(kernel, stmts)]
+    for s in stmts:
+        if isinstance(s, ir.ScalarAssign):
+            w.assign(s)
+        else:
+            w.store(s, kernel.param(s.tensor).dtype)
+    w.lines += ["PipeBarrier<PIPE_ALL>();  // the single-element copies are done with their UB",
+                "pipe.Reset();  // the whole UB for the tile buffers"]
+    return ["{  // kernel-scope statements before the first split loop"] + ["    " + line for line in w.lines] + ["}"]
 
 
 def write_stages(tl: ir.TileLoop, new_writer) -> dict[ir.StageKind, list[str]]:
@@ -700,7 +798,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
         "copy_helpers_nopad.cpp.jinja",
         "soc_version": ctx.target.soc_version,
         "workspace": bool(kernel.accumulators or kernel.slot_accumulators),  # accumulator slots per core
-        "workspace_per_core": emit_slots.workspace_per_core(kernel) if kernel.slot_accumulators else "32",
+        "workspace_per_core": emit_slots.workspace_per_core(kernel) if kernel.slot_accumulators
+        else str(acc_workspace.bytes_per_core(kernel)),
         "tiling_fields": emit_slots.tiling_fields(kernel),
         "launch_checks": emit_slots.launch_checks(kernel, ctx, ctx.target.ub_budget)
         if kernel.slot_accumulators else [],
@@ -711,6 +810,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     # Kernel-scope scalars: accumulators, named scalars, and the symbols read as values.
     kscalars = [s.name for s in kernel.body if isinstance(s, (ir.AccDecl, ir.ScalarAssign, ir.ScalarLoad))]
     view["kernel_scalars"] = [f"float {n}_ = 0.0f;" for n in dict.fromkeys(kscalars)]
+    view["launch_scalars"] = launch_scalars.view(kernel, ctx.source_name)
     view["kernel_scalars"] += [f"uint64_t {sym}_ = 0;  // shape symbol read as a value"
                                for sym in _value_symbols(kernel, tl)]
     periodic = _periodic_tensors(kernel)
@@ -720,8 +820,10 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     view["kernel_scalars"] += emit_slots.members(kernel) if kernel.slot_accumulators else []
     view["acc_init"] = first["acc_init"]
     store_dtypes = _store_dtypes(kernel, kernel.body)
+    first_split = next(i for i, s in enumerate(kernel.body) if isinstance(s, ir.SplitLoop))
     view["epilogue_bufs"] = (["TBuf<TPosition::VECCALC> scalarBuf_;  // combine slots + one-element math"]
-                             if any(ph["after"] for ph in phase_views) else [])
+                             if any(ph["after"] for ph in phase_views)
+                             or _device_statements(kernel.body[:first_split]) else [])
     view["epilogue_bufs"] += [f"TBuf<TPosition::VECCALC> scalarOut{camel(d.value)}_;  // one {d} element"
                               for d in store_dtypes]
     view["epilogue_bufs"] += (["TBuf<TPosition::VECCALC> slotBuf_;  // slot accumulators' totals while combining"]

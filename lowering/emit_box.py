@@ -26,6 +26,7 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
 
+from . import launch_scalars
 from .context import PassContext
 from .emit import _StageWriter, _value_symbols, c_literal
 from .tiling_rules import MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, block_granule
@@ -96,7 +97,7 @@ def _host_bytes(b: ir.Buffer, flat: str = "len") -> str:
 def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir.TileLoop, base: dict) -> dict:
     """The view model for a box loop; `base` holds the fields shared with every kernel (emit.build_view)."""
     axis, dim = tl.box
-    others = [s for s in kernel.body if s is not split]
+    others = [s for s in kernel.body if s is not split and not (isinstance(s, ir.ScalarAssign) and s.launch)]
     if others:
         raise DslError.at("UNSUPPORTED", "a kernel with a box loop (a reduction over a non-last dim) has that split "
                           "loop only", others[0].span, "write the kernel-scope work as a second kernel")
@@ -121,6 +122,7 @@ def build_box_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl:
             f"D_ = tiling.{dim};  // the reduced axis",
             f"M_ = {' * '.join(f'tiling.{s}' for s in inner)};  // positions per row of the reduced axis"]
     init += [f"{s['member']} = tiling.{s['name']};" for s in base["scalars"]]
+    init += launch_scalars.init_lines(kernel)
     init += [f"{sym}_ = tiling.{sym};" for sym in _value_symbols(kernel, tl)]  # symbols read as values
     for t in base["tensors"]:
         p = params[t["name"]]

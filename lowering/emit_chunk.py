@@ -208,7 +208,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
             body += [f"// {_loc(ctx, st.span)}",
                      f"{row_ref(st.name).name}_ = static_cast<float>({gm}.GetValue({index}));"]
         elif isinstance(st, RowScalar):
-            w = _ChunkScalarWriter(ctx, tensor_map)
+            w = _ChunkScalarWriter(ctx, tensor_map, kernel)
             value = w.scalar(st.value)
             line = f"{row_ref(st.name).name}_ = {value};"
             body.append(f"// {_loc(ctx, st.span)}")
@@ -224,7 +224,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
         elif isinstance(st, RowStore):
             t = tensor_map[st.tensor]
             dtype = kernel.param(st.tensor).dtype
-            w = _ChunkScalarWriter(ctx, tensor_map)
+            w = _ChunkScalarWriter(ctx, tensor_map, kernel)
             value = w.scalar(st.value)
             body += [f"// {_loc(ctx, st.span)}: one element per row" +
                      (", written by the group's first core" if grouped else ""),
@@ -250,7 +250,8 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ChunkPlan, tensor_map: dict[str, di
                     "WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);"]
     process += ["for (uint64_t row = 0; row < chunkRows_; ++row) {", *("    " + x for x in body), "}"]
     if slots or vecs:
-        process += ["pipe.Reset();  // this core's running values go where the cross-core combine reads them",
+        process += ["PipeBarrier<PIPE_ALL>();  // the last row's copies are done with UB",
+                    "pipe.Reset();  // this core's running values go where the cross-core combine reads them",
                     *(f"pipe.InitBuffer({m}, 32);" for m in slots),
                     *(f"{m}.Get<float>().SetValue(0, {n}Core_);" for m, (n, _) in zip(slots, plan.accumulators,
                                                                                         strict=True))]

@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 
 from ascend_dsl import ir
+from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import DType
 
+from . import launch_scalars
 from .context import PassContext
 from .emit import (
     GENERATOR,
@@ -59,6 +61,11 @@ class _CubeStageWriter(_RowStageWriter):
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
     loop = ir.cube_loop(kernel)
+    others = [s for s in kernel.body if s is not loop and not (isinstance(s, ir.ScalarAssign) and s.launch)]
+    if others:
+        raise DslError.at("UNSUPPORTED", "a matmul kernel has its cube split loop only (and scalars computed from "
+                          "scalar parameters, shape symbols and constants)", others[0].span,
+                          "write the other work as a second kernel")
     plan = loop.plan
     mm, tl = loop.matmul, loop.epilogue
     name = kernel.name
@@ -111,6 +118,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> dict:
         "l0a": t.l0a_bytes, "l0b": t.l0b_bytes, "l0c": t.l0c_bytes, "l1": t.l1_bytes, "ub_budget": t.ub_budget,
         "has_bias": mm.bias is not None, "mix_ratio": MIX_RATIO, "workspace_bytes": "16 * 1024 * 1024",
         "ub_formula": " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl) or "0",
+        "launch_scalars": launch_scalars.view(kernel, ctx.source_name),
     }
     return view
 

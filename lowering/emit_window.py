@@ -185,6 +185,10 @@ def _pitched_copy_in(buf: str, gm: str, ctype: str) -> list[str]:
 def build_window_view(kernel: ir.Kernel, ctx: PassContext, split: ir.SplitLoop, tl: ir.TileLoop,
                       base: dict) -> dict:
     """The view model for a plane loop; `base` holds the fields shared with every kernel (emit.build_view)."""
+    others = [s for s in kernel.body if s is not split and not (isinstance(s, ir.ScalarAssign) and s.launch)]
+    if others:
+        raise DslError.at("UNSUPPORTED", "a kernel with a pooling loop has that split loop only", others[0].span,
+                          "write the kernel-scope work as a second kernel")
     lead, rank = len(split.extent), tl.plane_rank
     buffers = {b["name"]: b for b in base["buffers"]}
     stmts = [s for st in tl.body for s in st.body]

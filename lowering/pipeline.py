@@ -17,6 +17,7 @@ from .context import PassContext
 from .passes import (
     allocate_buffers,
     check_constraints,
+    hoist_scalars,
     legalize,
     plan_chunks,
     plan_cube,
@@ -38,6 +39,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("check_constraints", check_constraints.run),  # target dtypes, core counts, tile alignment
     Pass("legalize", legalize.run),  # tanh/sigmoid/erf/neg -> vector-unit primitives
     Pass("three_address", three_address.run),  # one op per assignment, CSE, DCE
+    Pass("hoist_scalars", hoist_scalars.run),  # scalar math out of tile loops; host (launch) or device scalars
     Pass("plan_chunks", plan_chunks.run),  # row loops: the chunked passes for rows longer than UB
     Pass("allocate_buffers", allocate_buffers.run),  # VECIN/VECOUT queues, VECCALC temporaries (reused)
     Pass("plan_tiling", plan_tiling.run),  # largest tile that fits UB; UB capacity check

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from ascend_dsl import ir
 
+from . import acc_workspace
 from .chunking import ONLINE_MAX, ChunkPlan, row_ref
 
 #: Floats of one core's partial slot (32 bytes); a pass with more reductions keeps whole rows per core.
@@ -43,7 +44,7 @@ def groupable(kernel: ir.Kernel, plans: list[object]) -> bool:
 def workspace_base(kernel: ir.Kernel) -> str:
     """Where the group's two slot regions start in the workspace (f32 elements): after the accumulators'
     own slots and the slot accumulators' partials and totals (lowering/emit_slots.py), if any."""
-    base = "GetBlockNum() * 8" if kernel.accumulators else "0"
+    base = acc_workspace.floats(kernel)
     for d in kernel.slot_accumulators:
         base = f"{d.name}Tot_ + GetBlockNum() * {d.name}Pad_"
     return base
@@ -55,7 +56,7 @@ def workspace_per_core(kernel: ir.Kernel) -> str:
         from .emit_slots import workspace_per_core as slot_bytes
 
         return f"({slot_bytes(kernel)} + {WORKSPACE_PER_CORE})"
-    return str((32 if kernel.accumulators else 0) + WORKSPACE_PER_CORE)
+    return str(acc_workspace.bytes_per_core(kernel) + WORKSPACE_PER_CORE)
 
 
 def members() -> list[str]:

@@ -77,6 +77,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # noqa: BLE001 - a bug of ours: one located line and exit 3, not a traceback
+        import traceback
+
+        frame = traceback.extract_tb(e.__traceback__)[-1]
+        print(f"error[INTERNAL]: {type(e).__name__}: {e}\n --> {frame.filename}:{frame.lineno}\n"
+              "  = hint: this is a bug of ascend-dsl, not of the kernel; please report it with the DSL and task files",
+              file=sys.stderr)
+        return 3
 
 
 def _run(args) -> int:

@@ -75,13 +75,19 @@ class CasesReport:
     def ok(self) -> bool:
         return bool(self.outcomes) and all(o.ok for o in self.outcomes)
 
+    @property
+    def weaknesses(self) -> list[str]:
+        """Why a passing case proves little (ValidationResult.weaknesses), each named by its case."""
+        return [f"{o.run.label}: {w}" for o in self.outcomes if o.result is not None for w in o.result.weaknesses]
+
     def summary(self) -> str:
         if self.format != "groups" and len(self.outcomes) == 1 and self.outcomes[0].result is not None:
             return self.outcomes[0].result.summary()
         passed = sum(o.ok for o in self.outcomes)
         failed = [o.run.label for o in self.outcomes if not o.ok]
         what = f"{passed}/{len(self.outcomes)} cases pass" + (f"; failed: {', '.join(failed)}" if failed else "")
-        return f"{self.level}: {'PASS' if self.ok else 'FAIL'} ({what}; {self.seconds:.2f} s)"
+        weak = f" (weak: {'; '.join(self.weaknesses)})" if self.ok and self.weaknesses else ""
+        return f"{self.level}: {'PASS' if self.ok else 'FAIL'}{weak} ({what}; {self.seconds:.2f} s)"
 
 
 def validate_cases(variants: KernelVariants, cases: TaskCases, level: str) -> CasesReport:

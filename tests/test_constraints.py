@@ -133,6 +133,16 @@ def test_tile_size_granule_depends_on_dtype_and_compares():
     lowering.lower(_kernel(_src(size="256", body=cmp)))
 
 
+@pytest.mark.parametrize("op", ["tanh", "erf"])
+def test_ops_expanded_with_a_comparison_need_whole_repeats(op):
+    """tanh and erf are lowered with a comparison (a series near 0): their tiles are Compare's 256-element
+    granule too (a tile of 8 read 64 elements past its buffer in the emulator: UB-OOB)."""
+    body = ["xt = load(x[t])", f"store(y[t], {op}(xt))"]
+    (d,) = _lower_fails(_src(size="128", body=body)).diagnostics
+    assert d.code == "TILE-ALIGN" and "multiple of 256" in d.message
+    lowering.lower(_kernel(_src(size="256", body=body)))
+
+
 # ----------------------------------------------------------------------------- BUFFER-COUNT
 
 

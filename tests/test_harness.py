@@ -56,7 +56,7 @@ def test_cli_dump_after_all(tmp_path):
     r = _cli(str(RELU), "-o", str(tmp_path / "o"), "--dump-after", "all")
     assert r.returncode == 0, r.stderr
     dumps = sorted(p.name for p in (tmp_path / "o/dumps").iterdir())
-    assert dumps[0] == "01_check_constraints.adsl" and dumps[-1] == "09_schedule_stages.adsl"
+    assert dumps[0] == "01_check_constraints.adsl" and dumps[-1] == "10_schedule_stages.adsl"
 
 
 def test_cli_unknown_pass_in_dump_after(tmp_path):

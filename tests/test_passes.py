@@ -14,6 +14,7 @@ from ascend_dsl.dtypes import DType
 from lowering.passes import (
     allocate_buffers,
     check_constraints,
+    hoist_scalars,
     legalize,
     plan_chunks,
     plan_cube,
@@ -28,7 +29,7 @@ from lowering.pipeline import PIPELINE
 ROOT = Path(__file__).resolve().parents[1]
 GALLERY = sorted((ROOT / "examples").rglob("*.adsl"))
 
-EXPECTED_PASSES = ("check_constraints", "legalize", "three_address", "plan_chunks", "allocate_buffers", "plan_tiling",
+EXPECTED_PASSES = ("check_constraints", "legalize", "three_address", "hoist_scalars", "plan_chunks", "allocate_buffers", "plan_tiling",
                    "plan_cube", "select_instructions", "schedule_stages")
 PRIMITIVE_OPS = {"add", "sub", "mul", "div", "max", "min", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal",
                  "relu", "lt", "le", "gt", "ge", "eq", "ne", "select", "cast"}
@@ -130,7 +131,7 @@ GALLERY_KERNELS = list(_gallery_kernels())
 def test_pass_names():
     assert lowering.PASS_NAMES == EXPECTED_PASSES
     assert tuple(p.name for p in PIPELINE) == EXPECTED_PASSES
-    modules = (check_constraints, legalize, three_address, plan_chunks, allocate_buffers, plan_tiling, plan_cube,
+    modules = (check_constraints, legalize, three_address, hoist_scalars, plan_chunks, allocate_buffers, plan_tiling, plan_cube,
                select_instructions, schedule_stages)
     assert tuple(p.run for p in PIPELINE) == tuple(m.run for m in modules)
 

@@ -7,6 +7,7 @@ Runs after allocate_buffers, so every tile operand is a buffer name.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from ascend_dsl import ir
@@ -34,7 +35,10 @@ def _tile(o: ir.Expr) -> bool:
 def _scalar(op: str, a: ir.Expr) -> ir.Expr:
     """-a or 1/a on a scalar operand, folded when constant."""
     if isinstance(a, ir.Const):
-        return replace(a, value=-a.value if op == "neg" else 1.0 / a.value)
+        if op == "neg":
+            return replace(a, value=-a.value)
+        # x / 0.0 is x * inf (IEEE, as torch: +-inf, NaN for 0 / 0); -0.0 keeps its sign
+        return replace(a, value=1.0 / a.value if a.value else math.copysign(math.inf, a.value))
     return ir.Op(op, (a,), a.type, a.span)
 
 
@@ -111,6 +115,8 @@ def lower_op(dst: str, e: ir.Op, row_length: str | None = None) -> list[ir.VecOp
         return [v("ReduceSum", args[0]), v("Muls", dst, ir.Op("reciprocal", (d,), d.type, span))]
     if op == "gather":  # a scalar loop over the rows (emitted by the row stage writer)
         return [v("GatherRows", args[0], args[1])]
+    if op == "copy":  # UB -> UB, any dtype (allocate_buffers: a stored value Muls cannot copy)
+        return [v("DataCopy", args[0])]
     if op == "cast":
         (a,) = e.args
         return [v("Cast", args[0], round=_round_mode(a.type.dtype, e.type.dtype))]

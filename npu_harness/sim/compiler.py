@@ -221,6 +221,7 @@ def compile_program(
     prebuilt: bool | None = None,
     shared: bool = False,
     link: Sequence[Path] = (),
+    optimize: str = "-O2",
 ) -> Path:
     """Compile ``sources`` into one binary against the emulation header and return its path.
 
@@ -229,7 +230,8 @@ def compile_program(
     precompiled (``prebuilt_runtime``), so only what depends on the kernel is compiled: ``g++
     -std=c++20 -O2 ... -DASCEND_SIM_PREBUILT_RUNTIME=1 -I<pch dir> -include kernel_operator.h
     -I<INCLUDE_DIR> -I<dir of each source> -I<extra...> -D<k>=<v>... <sources> runtime.o -o <bin>``.
-    ``prebuilt=False`` compiles the header-only way. The binary is cached under
+    ``prebuilt=False`` compiles the header-only way. ``optimize`` replaces -O2 (the differential fuzzer
+    compiles its many short-running batches with -O0: a third of the CPU). The binary is cached under
     ``cache_root(out_dir)/<sha256>/prog``; the key covers the sources, every header under
     ``INCLUDE_DIR``, the source directories and ``extra_include_dirs``, the flags and the compiler
     version (headers in the source directories: top level only; in ``extra_include_dirs``: recursive
@@ -263,7 +265,8 @@ def compile_program(
             src_dirs.append(src.parent)
 
     include_flags = [f"-I{INCLUDE_DIR}"] + [f"-I{d}" for d in src_dirs] + [f"-I{d}" for d in extra]
-    flags = [*BASE_FLAGS, *(("-shared", "-fPIC", "-fno-gnu-unique") if shared else ()), *_define_flags(defines)]
+    flags = [*(optimize if f == "-O2" else f for f in BASE_FLAGS), *(("-shared", "-fPIC", "-fno-gnu-unique") if shared else ()),
+             *_define_flags(defines)]
     libs = [Path(p).resolve() for p in link]
     cxx = _compiler()
     version = _compiler_version(cxx)
