@@ -20,6 +20,7 @@ demo: $(STAMP)
 	$(BIN)/ascend-lower examples/activation/gelu.adsl -o build/demo/gelu --validate sim --set batch_size=1 --set dim=1000003
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -n 2 tests
 
 test-fast: $(STAMP)

@@ -15,7 +15,67 @@ collect every error and raise once); `render()` turns them into::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
+
+
+class ErrorCode(StrEnum):
+    """Every diagnostic code (docs/language.md, "Errors"); a Diagnostic with another code is a bug."""
+
+    # front end
+    SYNTAX = "SYNTAX"  # the text does not parse (or is not valid Python around @kernel)
+    UNDEFINED_NAME = "UNDEFINED-NAME"
+    UNKNOWN_OP = "UNKNOWN-OP"
+    UNKNOWN_DTYPE = "UNKNOWN-DTYPE"
+    DUPLICATE_NAME = "DUPLICATE-NAME"
+    TYPE = "TYPE"  # a value of the wrong kind or layout
+    DTYPE_MISMATCH = "DTYPE-MISMATCH"
+    ARGS = "ARGS"  # arguments of a call (or a command line)
+    INDEX = "INDEX"  # how a tensor is indexed
+    KERNEL_STRUCTURE = "KERNEL-STRUCTURE"  # loops and statements in the wrong place
+    UNSUPPORTED = "UNSUPPORTED"  # valid DSL this compiler does not lower (yet)
+    NO_KERNEL = "NO-KERNEL"
+    IO = "IO"
+    # hardware constraints (lowering)
+    UB_CAPACITY = "UB-CAPACITY"
+    TILE_ALIGN = "TILE-ALIGN"
+    BUFFER_COUNT = "BUFFER-COUNT"
+    CORE_COUNT = "CORE-COUNT"
+    DTYPE_UNSUPPORTED = "DTYPE-UNSUPPORTED"
+    POOL_PARAMS = "POOL-PARAMS"
+    CUBE_FRACTAL = "CUBE-FRACTAL"
+    L0A_CAPACITY = "L0A-CAPACITY"
+    L0B_CAPACITY = "L0B-CAPACITY"
+    L0C_CAPACITY = "L0C-CAPACITY"
+    L1_CAPACITY = "L1-CAPACITY"
+    MIX_UNSUPPORTED = "MIX-UNSUPPORTED"
+    TARGET = "TARGET"  # an unknown target name
+    INTERNAL = "INTERNAL"  # a compiler bug
+    # validation and generation
+    BINDING = "BINDING"  # a task's tensors do not fit the kernel's parameters
+    SHAPE = "SHAPE"
+    TILING = "TILING"
+    TASK_ERROR = "TASK-ERROR"
+    TASK_TIMEOUT = "TASK-TIMEOUT"
+    CAP = "CAP"  # --cap cannot scale the task under the cap
+    DTYPE = "DTYPE"  # a task's data cannot convert to the kernel's dtypes
+    MEMORY_LIMIT = "MEMORY-LIMIT"  # a task, emulator run or lowering exceeded the memory limit
+    # kernel calls (torch op), exports and NPU runs
+    CALL = "CALL"  # a kernel called with arguments it does not take
+    CALL_DEVICE = "CALL-DEVICE"
+    CALL_DTYPE = "CALL-DTYPE"
+    CALL_RUNNER = "CALL-RUNNER"
+    CALL_SHAPE = "CALL-SHAPE"
+    CALL_TARGET = "CALL-TARGET"
+    EXPORT = "EXPORT"
+    NPU_COMPILE = "NPU-COMPILE"
+    NPU_ERROR = "NPU-ERROR"
+    NPU_TIMEOUT = "NPU-TIMEOUT"
+    SIM_COMPILE = "SIM-COMPILE"
+    FORBIDDEN = "FORBIDDEN"  # LLM output that imports or calls what a kernel cannot
+    WRONG_LANGUAGE = "WRONG-LANGUAGE"
+    GEN_NO_CODE = "GEN-NO-CODE"
+
 
 _SOURCES: dict[str, str] = {}
 
@@ -56,12 +116,15 @@ UNKNOWN_SPAN = Span("<unknown>", 0, 0, 0, 0)
 
 @dataclass(frozen=True)
 class Diagnostic:
-    code: str
+    code: ErrorCode
     message: str
     span: Span | None = None
     hint: str | None = None
     notes: tuple[str, ...] = ()
     severity: str = "error"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", ErrorCode(self.code))  # a string code must be one of ErrorCode
 
     def render(self) -> str:
         out = [f"{self.severity}[{self.code}]: {self.message}"]
@@ -98,7 +161,7 @@ class DslError(Exception):
         self.diagnostics = tuple(diagnostics)
 
     @classmethod
-    def at(cls, code: str, message: str, span: Span | None, hint: str | None = None) -> DslError:
+    def at(cls, code: ErrorCode | str, message: str, span: Span | None, hint: str | None = None) -> DslError:
         return cls(Diagnostic(code, message, span, hint))
 
     @property
@@ -113,13 +176,16 @@ class DslError(Exception):
 
 
 class DiagnosticSink:
-    """Collects diagnostics; `raise_if_any()` raises them together (checks report every error)."""
+    """Collects diagnostics; `raise_if_any()` raises them together (checks report every error, each once: a
+    rewrite into several instructions may trip one check several times at one span)."""
 
     def __init__(self) -> None:
         self.items: list[Diagnostic] = []
 
-    def error(self, code: str, message: str, span: Span | None, hint: str | None = None, notes=()) -> None:
-        self.items.append(Diagnostic(code, message, span, hint, tuple(notes)))
+    def error(self, code: ErrorCode | str, message: str, span: Span | None, hint: str | None = None, notes=()) -> None:
+        d = Diagnostic(code, message, span, hint, tuple(notes))
+        if d not in self.items:
+            self.items.append(d)
 
     def raise_if_any(self) -> None:
         if self.items:

@@ -10,6 +10,7 @@ import torch
 
 from . import ir
 from .diagnostics import DslError
+from .diagnostics import ErrorCode as E
 from .ops import OPS, POOLS
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
@@ -54,13 +55,13 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
     for p in kernel.scalars:
         if p.name not in scalars:
             if p.default is None:
-                raise DslError.at("BINDING", f"no value for scalar parameter '{p.name}'", p.span)
+                raise DslError.at(E.BINDING, f"no value for scalar parameter '{p.name}'", p.span)
             scalars[p.name] = p.default
     views = {}
     for p in kernel.tensors:
         t = tensors[p.name]
         if t.dtype != _dt(p.dtype):
-            raise DslError.at("BINDING", f"'{p.name}' is {p.dtype} in the kernel but {t.dtype} was given", p.span)
+            raise DslError.at(E.BINDING, f"'{p.name}' is {p.dtype} in the kernel but {t.dtype} was given", p.span)
         views[p.name] = t.reshape(-1) if len(p.shape) == 1 else t.reshape(-1, t.shape[-1]) if len(p.shape) == 2 \
             and t.dim() > 2 else t
     symbols = _symbols(kernel, views)
@@ -92,16 +93,16 @@ def _nan_or(a, b, pick):
     return a if a != a else b if b != b else pick(a, b)
 
 
-_COMBINE = {"add": lambda a, b: a + b, "max": lambda a, b: _nan_or(a, b, max),
-            "min": lambda a, b: _nan_or(a, b, min)}
+_COMBINE = {ir.Combine.ADD: lambda a, b: a + b, ir.Combine.MAX: lambda a, b: _nan_or(a, b, max),
+            ir.Combine.MIN: lambda a, b: _nan_or(a, b, min)}
 
 
 def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, symbols, num_cores: int,
                tile: int) -> None:
     """Each core starts its accumulators from their initial value; the per-core values are combined
     when the loop ends, as the emitted kernel does across cores."""
-    accs = {s.name for s in ir.walk(loop.body) if isinstance(s, ir.Accumulate) and s.reduce != "slots"}
-    slot_accs = {s.name for s in ir.walk(loop.body) if isinstance(s, ir.Accumulate) and s.reduce == "slots"}
+    accs = {s.name for s in ir.walk(loop.body) if isinstance(s, ir.Accumulate)}
+    slot_accs = {s.name for s in ir.walk(loop.body) if isinstance(s, ir.SlotAccumulate)}
     partials: dict[str, list[float]] = {a: [] for a in accs}
     slot_partials: dict[str, list[torch.Tensor]] = {a: [] for a in slot_accs}
     total = 1
@@ -115,16 +116,16 @@ def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, s
         lo, hi = core * share, min(total, (core + 1) * share)
         for tl in loop.body:
             assert isinstance(tl, ir.TileLoop)
-            step = tile if tl.row_shape is None else max(1, tile // max(_product(tl.row_shape[1], symbols), 1))
+            step = tile if tl.kind is not ir.LoopKind.ROWS else max(1, tile // max(_product(tl.shape.row, symbols), 1))
             tviews = views
-            if tl.plane_rank:  # [N, C, *spatial] tensors as (N * C) planes; a tile is a block of planes
+            if tl.kind is ir.LoopKind.PLANES:  # [N, C, *spatial] tensors as (N * C) planes; a tile is a block of planes
                 lead = len(loop.extent)
                 tviews = {**views, **{p.name: tensors[p.name].reshape(total, *tensors[p.name].shape[lead:])
                                       for p in kernel.tensors if len(p.shape) > lead}}
                 plane = max([tviews[p.name][0].numel() for p in kernel.tensors
                              if len(p.shape) > lead and len(tviews[p.name])] + [1])
                 step = max(1, tile // max(plane, 1))
-            if tl.box:  # box loops: each position's values along the extra axis as one row
+            if tl.kind is ir.LoopKind.BOX:  # box loops: each position's values along the extra axis as one row
                 tviews, step = _box_views(kernel, loop, tl, tensors, views, symbols, total, tile)
             for start in range(lo, hi, step):
                 _run_tile(tl.body, tviews, core_scalars, slice(start, min(hi, start + step)))
@@ -162,7 +163,7 @@ def _slot_rows(decl: ir.SlotAccDecl, kernel: ir.Kernel, views, scalars, symbols)
     for d in decl.groups:
         groups *= value(d)
     if groups <= 0 or per % groups:
-        raise DslError.at("SHAPE", f"{' * '.join(decl.groups)} = {groups} does not divide "
+        raise DslError.at(E.SHAPE, f"{' * '.join(decl.groups)} = {groups} does not divide "
                           f"{' * '.join(decl.rows_per_slot)} = {per}: the rows of '{decl.name}' cannot be grouped",
                           decl.span)
     rows = torch.arange(rows_total)
@@ -173,7 +174,7 @@ def _box_views(kernel: ir.Kernel, loop: ir.SplitLoop, tl: ir.TileLoop, tensors, 
                tile: int) -> tuple[dict, int]:
     """Box tensors [.., R, ..] as (positions, R) rows, the reduced axis moved last; tensors over the split's
     dims flat. A tile is `tile` elements' worth of positions (at least one)."""
-    axis, dim = tl.box
+    axis, dim = tl.shape.axis, tl.shape.dim
     out = dict(views)
     for p in kernel.tensors:
         t = tensors[p.name]
@@ -185,9 +186,9 @@ def _box_views(kernel: ir.Kernel, loop: ir.SplitLoop, tl: ir.TileLoop, tensors, 
     return out, max(1, tile // max(symbols[dim], 1))
 
 
-def _product(expr: str, symbols: dict[str, int]) -> int:
+def _product(names: tuple[str, ...], symbols: dict[str, int]) -> int:
     out = 1
-    for s in expr.split(" * "):
+    for s in names:
         out *= symbols[s]
     return out
 
@@ -230,7 +231,7 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
                 target[sl] = value
             else:
                 target[sl] = value.reshape(-1) if value.dim() > 1 else value
-        elif isinstance(s, ir.Accumulate) and s.reduce == "slots":  # each row's value into its slot
+        elif isinstance(s, ir.SlotAccumulate):  # each row's value into its slot
             value = _eval(s.value, env, views, scalars, sl).to(_dt(ir.DType.F32)).reshape(-1)
             scalars[s.name].index_add_(0, views[("slots", s.name)][0][sl], value)
         elif isinstance(s, ir.Accumulate):
@@ -270,7 +271,7 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             rows, idx = _eval(a, env, views, scalars, sl), _eval(i, env, views, scalars, sl)
             outside = (idx < 0) | (idx >= rows.shape[-1])
             if bool(outside.any()):
-                raise DslError.at("INDEX", f"gather: column index {int(idx[outside][0])} is outside the rows' "
+                raise DslError.at(E.INDEX, f"gather: column index {int(idx[outside][0])} is outside the rows' "
                                   f"[0, {rows.shape[-1]})", e.span)
             return OPS["gather"].ref(rows, idx).to(_dt(t.dtype))
         case ir.Op(op=op, args=args, type=t):

@@ -1,28 +1,59 @@
 """The typed, frozen IR shared by the front end, the interpreter and the lowering passes.
 
-    Kernel    = (name, params: Param*, body: Stmt*, type_args)
-    Param     = TensorParam(name, dtype, shape: Dim*) | ScalarParam(name, dtype, default)
-    Stmt      = SplitLoop(var, extent: Sym*, cores)          -- one contiguous share per core
-              | TileLoop(var, over, size, buffers, ...plan)  -- UB tiles of a core's share
-              | Assign(name, Expr) | Store(tensor, index, Expr)
-              -- introduced by lowering passes:
-              | Stage(kind, Stmt*) | CopyIn(buffer, tensor, index) | CopyOut(tensor, index, buffer)
-              | VecOp(api, dst, Operand*)
-              -- kernel scope, around the split loops (cross-core accumulators):
-              | AccDecl(name, init) | ScalarAssign(name, Expr) | ScalarStore(tensor, Expr)
-              | Accumulate(name, combine, reduce, Expr)       -- in a tile loop: total += sum(v)
-              | SlotAccDecl(name, slots, rows_per_slot, groups)  -- s = zeros(C): one f32 per slot;
-                in a row loop s[r] += sum(v, axis=1) (Accumulate, reduce "slots"), read later as s[r]
-    Expr      = Const(value) | Ref(name) | Load(tensor, index) | Op(op, Expr*)
+Every node is a frozen dataclass below with exactly these fields, in this order (`span` left out:
+every statement and expression has one, ignored by equality); tests/test_ir.py holds this block and
+the dataclasses together. `x*` is a tuple, `x?` may be None.
 
-Every node carries a `span` (ignored by equality) and every expression a `type`. Nodes are
-immutable; passes build new trees with `dataclasses.replace`.
+    Kernel      = Kernel(name, params: Param*, body: KStmt*, type_args, type_options, kind: KernelKind?)
+    Param       = TensorParam(name, dtype, shape: Dim*) | ScalarParam(name, dtype, default?)
+    -- kernel scope: split loops, cross-core accumulators and the scalar work between the loops
+    KStmt       = SplitLoop(var, extent: Sym*, core_kind, cores?, body: TileLoop*)
+                | CubeLoop(var, batch?, m, n, k, body: Matmul+TileLoop, plan: CubePlan?)
+                | AccDecl(name, init) | SlotAccDecl(name, slots: Sym*, rows_per_slot: Sym*, groups: Sym*)
+                | ScalarAssign(name, value: Expr, launch) | ScalarLoad(name, tensor) | ScalarStore(tensor, value: Expr)
+    -- a tile loop; its shape payload is its kind (LoopKind)
+    TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?)
+    TileShape   = FlatTiles() | RowTiles(rows: Sym*, row: Sym*, chunked: ChunkPlan|NoChunk?)
+                | PlaneTiles(rank, plan: WindowPlan?) | BoxTiles(axis, dim, plan: BoxPlan?) | ChunkTiles()
+    WindowPlan  = WindowPlan(window: Operand*, in_dims: Dim*, out_dims: Dim*, rows_path)
+    BoxPlan     = BoxPlan(pitch_granule, reread, vec_bytes, in_bytes, whole_row_shares)
+    Stmt        = Assign(name, value: Expr) | Store(tensor, index: TileIndex, value: Expr)
+                | Accumulate(name, combine: Combine, reduce, value: Expr, online_sum?) | SlotAccumulate(name, value: Expr)
+                -- introduced by lowering passes
+                | Stage(kind: StageKind, body: Stmt*) | CopyIn(buffer, tensor, index: TileIndex)
+                | CopyOut(tensor, index: TileIndex, buffer) | VecOp(api, dst, srcs: Operand*, attrs)
+                | PerRow(col?, ops: VecOp*)
+    Buffer      = Buffer(name, position: Position, dtype, num, bits, layout: Layout, role: BufferRole, of?)
+    Expr        = Const(value, type: ValType) | Ref(name, type: ValType) | RowLength(type: ValType)
+                | Load(tensor, index: TileIndex, type: ValType) | Op(op, args: Expr*, type: ValType)
+                -- introduced by select_instructions
+                | RowValue(type: ValType) | VectorMath(op, args: Expr*, type: ValType)
+    TileIndex   = TileIndex(var?, rows, period?, acc)
+    ValType     = ValType(kind: Kind, dtype, layout: Layout)
+    Operand     = a buffer name | Const | Ref | Op
+    -- MIX kernels (cube + vector)
+    Matmul      = Matmul(name, a, b, bias?, transpose_a, transpose_b, base)
+    CubePlan    = CubePlan(base_m, base_n, base_k, whole_rows, direct)
+    -- chunked row loops: what runs per row when one row does not fit UB
+    ChunkPlan   = ChunkPlan(steps: RowStep*, passes: ChunkPass*, row_values, store_dtypes, accumulators: Fold*,
+                            slot_accumulators, row_groups)
+    NoChunk     = NoChunk(reason)
+    ChunkPass   = ChunkPass(loop: TileLoop, reductions: Fold*, max_chunk)
+    RowStep     = RowLoad(name, tensor, period?, slot) | RowScalar(name, value: Expr) | RowStore(tensor, value: Expr)
+                | RowAccumulate(name, combine: Combine, value: Expr) | RowSlotAccumulate(name, value: Expr)
+                | RunPass(index)
+    Fold        = Fold(name, combine: Combine, online_sum?)
+
+    Enums: KernelKind, Kind, Layout, LoopKind, Position, BufferRole, StageKind, Combine
+
+Nodes are immutable; passes build new trees with `dataclasses.replace`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import ClassVar
 
 from .diagnostics import UNKNOWN_SPAN, Span
 from .dtypes import DType
@@ -147,7 +178,34 @@ class Op:
     span: Span = _SPAN
 
 
-Expr = Const | Ref | Load | Op
+@dataclass(frozen=True)
+class RowLength:
+    """The row length D of the enclosing row loop (a runtime shape) as a scalar operand."""
+
+    type: ValType
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class RowValue:
+    """Inside a PerRow: the current row's per-row value (read by the scalar unit) as a scalar operand."""
+
+    type: ValType
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class VectorMath:
+    """A scalar op the scalar unit lacks (sqrt, exp, pow, ...), computed on one element by its vector
+    instruction(s) (`ops.OpInfo.vector_math`; chosen by lowering/passes/select_instructions.py)."""
+
+    op: str
+    args: tuple[Expr, ...]
+    type: ValType
+    span: Span = _SPAN
+
+
+Expr = Const | Ref | Load | Op | RowLength | RowValue | VectorMath
 
 # ----------------------------------------------------------------------------- statements
 
@@ -185,11 +243,26 @@ class Position(Enum):
     VECCALC = "VECCALC"
 
 
+class BufferRole(Enum):
+    """What a UB buffer holds: a tile value, or the scratch of a reduction or an accumulator."""
+
+    VALUE = "value"  # a tile value of the body (loads, stored values, temporaries)
+    REDUCE_TMP = "reduce_tmp"  # ReduceSum/Max/Min scratch (one row)
+    REDUCE_OUT = "reduce_out"  # ReduceSum/Max/Min result (one 32-byte block)
+    ACC_TMP = "acc_tmp"  # the scratch of reducing an accumulated tile
+    ACC_SLOT = "acc_slot"  # this core's running value of accumulator `of` (an f32 block)
+    ACC_CAST = "acc_cast"  # a 16-bit tile reduction widened to f32 before it is folded
+    SLOT_VECTOR = "slot_vector"  # this core's partial vector of slot accumulator `of`
+    SLOT_TOTALS = "slot_totals"  # the totals of slot accumulator `of`, read per row (s[r])
+    BOX_TMP = "box_tmp"  # the halving tree of a box reduction whose box is read again
+
+
 @dataclass(frozen=True)
 class Buffer:
     """A UB allocation per tile: a TQue (VECIN/VECOUT) with `num` buffers, or a TBuf (VECCALC).
 
-    `bits` is the storage per tile element: 8 * dtype size, or 1 for comparison masks."""
+    `bits` is the storage per tile element: 8 * dtype size, or 1 for comparison masks; `of` names the
+    accumulator an ACC_SLOT / SLOT_VECTOR / SLOT_TOTALS buffer belongs to."""
 
     name: str
     position: Position
@@ -197,6 +270,8 @@ class Buffer:
     num: int
     bits: int
     layout: Layout = Layout.FLAT
+    role: BufferRole = BufferRole.VALUE
+    of: str | None = None
     span: Span = _SPAN
 
     def bytes_for(self, tile_elems: int) -> int:
@@ -208,29 +283,111 @@ class Buffer:
         return -(-raw // 32) * 32
 
 
+class LoopKind(Enum):
+    """What one tile of a TileLoop covers (the kind of its `shape` payload)."""
+
+    FLAT = "flat"  # a run of consecutive elements of the core's share
+    ROWS = "rows"  # whole rows of the tensors [*rows, *row] (each row padded in UB)
+    PLANES = "planes"  # whole planes (or bands of them) of [*rows, *spatial] tensors: pooling windows
+    BOX = "box"  # output positions x the whole extra (reduced, non-last) axis of the box tensors
+    CHUNKS = "chunks"  # column chunks of one row: a pass of a chunked row loop (RowTiles.chunked)
+
+
+@dataclass(frozen=True)
+class FlatTiles:
+    """Flat loops: `for t in tile(blk)` over a 1-D view of the tensors."""
+
+    kind: ClassVar[LoopKind] = LoopKind.FLAT
+
+
+@dataclass(frozen=True)
+class RowTiles:
+    """Row loops: tensors [*rows, *row] under `split(<rows>)` are rows of prod(row) elements.
+
+    `chunked` (lowering/passes/plan_chunks.py): the variant for rows longer than UB, or why there is none."""
+
+    rows: tuple[str, ...]
+    row: tuple[str, ...]
+    chunked: ChunkPlan | NoChunk | None = field(default=None, compare=False)
+    kind: ClassVar[LoopKind] = LoopKind.ROWS
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """How a plane loop pools (lowering/passes/plan_windows.py): the window's kernel, stride, padding and
+    dilation operands, the spatial dims of the input and output planes, and `rows_path`: input rows land
+    32-byte aligned in UB so the taps along the outer spatial dims are whole-row vector ops."""
+
+    window: tuple[Operand, ...]
+    in_dims: tuple[str | int, ...]
+    out_dims: tuple[str | int, ...]
+    rows_path: bool
+
+
+@dataclass(frozen=True)
+class PlaneTiles:
+    """Plane loops: [*rows, *spatial] tensors under `split(<rows>)` with `rank` trailing spatial dims."""
+
+    rank: int
+    plan: WindowPlan | None = None
+    kind: ClassVar[LoopKind] = LoopKind.PLANES
+
+
+@dataclass(frozen=True)
+class BoxPlan:
+    """How a box loop runs (lowering/passes/plan_box.py): UB box rows are `pitch_granule` elements apart
+    multiples (32 bytes for every box dtype); `reread`: the box reductions whose box is read again (their
+    halving tree goes through a scratch box); `vec_bytes` of vector repeats per `in_bytes` read decide
+    `whole_row_shares` (shares of whole rows of the reduced axis, long bursts, on fewer cores)."""
+
+    pitch_granule: int
+    reread: tuple[str, ...]
+    vec_bytes: int
+    in_bytes: int
+    whole_row_shares: bool
+
+
+@dataclass(frozen=True)
+class BoxTiles:
+    """Box loops (a split over the dims of a tensor but one, not its last): the `axis` of that extra dim
+    in the box tensors and its shape symbol `dim`, e.g. (1, "R") for x: [A, R, C] under split(A * C)."""
+
+    axis: int
+    dim: str
+    plan: BoxPlan | None = None
+    kind: ClassVar[LoopKind] = LoopKind.BOX
+
+
+@dataclass(frozen=True)
+class ChunkTiles:
+    """The passes of a chunked row loop: a tile is a column chunk of the current row."""
+
+    kind: ClassVar[LoopKind] = LoopKind.CHUNKS
+
+
+TileShape = FlatTiles | RowTiles | PlaneTiles | BoxTiles | ChunkTiles
+FLAT_TILES = FlatTiles()
+CHUNK_TILES = ChunkTiles()
+
+
 @dataclass(frozen=True)
 class TileLoop:
-    """`for t in tile(blk, size=auto|N, buffers=B)`. Lowering fills `buffers_decl` and `max_tile`."""
+    """`for t in tile(blk, size=auto|N, buffers=B)`; `shape` says what a tile is. Lowering fills
+    `buffers_decl` and, where the tile size is static (flat loops), `max_tile`."""
 
     var: str
     over: str
     size: int | None
     buffers: int
     body: tuple[Stmt, ...]
+    shape: TileShape = FLAT_TILES
     buffers_decl: tuple[Buffer, ...] = ()
     max_tile: int | None = None
-    #: Row loops: the shape symbols (rows, D) of the 2-D tensors they tile; None for flat loops.
-    row_shape: tuple[str, str] | None = None
-    #: Plane loops (split over the leading dims of rank >= 3 tensors): the number of trailing spatial
-    #: dims of each plane; 0 for flat and row loops.
-    plane_rank: int = 0
-    #: Box loops (a split over the dims of a tensor but one, not its last): (the axis of that extra dim in
-    #: the tensor, its shape symbol), e.g. (1, "R") for x: [A, R, C] under split(A * C); None elsewhere.
-    box: tuple[int, str] | None = None
     span: Span = _SPAN
-    #: Row loops: the chunked variant for rows longer than UB (a lowering.chunking.ChunkPlan), or the
-    #: reason the body cannot run in column chunks (str); None elsewhere.
-    chunked: object = field(default=None, compare=False)
+
+    @property
+    def kind(self) -> LoopKind:
+        return self.shape.kind
 
 
 class StageKind(Enum):
@@ -280,6 +437,17 @@ class VecOp:
 
 
 @dataclass(frozen=True)
+class PerRow:
+    """Row loops: `ops` run row by row over the D elements of row i (whole-row buffers at row i, row vectors
+    whole); `col`, a per-row buffer, gives each row its value (RowValue, read by the scalar unit), or None
+    when a row vector meets every row."""
+
+    col: str | None
+    ops: tuple[VecOp, ...]
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
 class AccDecl:
     """Kernel scope, before the split loop that updates it: `total = 0.0`. An accumulator holds one
     f32 value per core while its split loop runs; when the loop ends the per-core values are combined
@@ -290,15 +458,36 @@ class AccDecl:
     span: Span = _SPAN
 
 
+class Combine(Enum):
+    """How a running value folds in the next one."""
+
+    ADD = "add"
+    MAX = "max"
+    MIN = "min"
+    MUL = "mul"
+
+
 @dataclass(frozen=True)
 class Accumulate:
-    """In a tile loop: `total += sum(v)` (combine "add") or `m = max(m, max(v))` ("max"/"min").
-    `reduce` (reduce_sum/max/min) turns the tile `value` into one scalar per tile; reduce "slots"
-    (`s[r] += sum(v, axis=1)`, a SlotAccDecl) adds each row's value of `value` (one per row) into its slot."""
+    """In a tile loop: `total += sum(v)` (ADD) or `m = max(m, max(v))` (MAX/MIN): the reduction op `reduce`
+    (reduce_sum/max/min; reduce_prod in chunked passes) turns the tile `value` into one value, folded into
+    the running value with `combine`. `online_sum` (chunked passes): this is the running max of an online
+    max/sum, and the running sum of that name is rescaled by exp(old max - new max) when the max grows."""
 
     name: str
-    combine: str
+    combine: Combine
     reduce: str
+    value: Expr
+    online_sum: str | None = None
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class SlotAccumulate:
+    """In a row loop: `s[r] += v` of a slot accumulator (SlotAccDecl): each row's value of `value` (one per
+    row) is added into the row's slot."""
+
+    name: str
     value: Expr
     span: Span = _SPAN
 
@@ -351,10 +540,21 @@ class SlotAccDecl:
     span: Span = _SPAN
 
 
-Stmt = (Assign | Store | SplitLoop | TileLoop | Stage | CopyIn | CopyOut | VecOp | AccDecl | Accumulate | ScalarAssign
-        | ScalarStore | ScalarLoad | SlotAccDecl)
+Stmt = (Assign | Store | SplitLoop | TileLoop | Stage | CopyIn | CopyOut | VecOp | PerRow | AccDecl | Accumulate
+        | SlotAccumulate | ScalarAssign | ScalarStore | ScalarLoad | SlotAccDecl)
+#: Statements of a tile body that carry a value expression.
+VALUE_STMTS = (Assign, Store, Accumulate, SlotAccumulate)
 
 # ----------------------------------------------------------------------------- kernel
+
+
+class KernelKind(Enum):
+    """How a kernel is emitted: one emitter module and template family each (lowering/emit/)."""
+
+    VECTOR = "vector"  # flat and row tile loops, any number of split loops (rows longer than UB: chunked)
+    WINDOW = "window"  # one plane loop: pooling windows
+    BOX = "box"  # one box loop: reductions over a non-last dim
+    MIX = "mix"  # a cube loop: matmul on the cube unit, its epilogue on the vector units
 
 
 @dataclass(frozen=True)
@@ -364,6 +564,8 @@ class Kernel:
     body: tuple[Stmt, ...]
     type_args: tuple[tuple[str, DType], ...] = ()
     type_options: tuple[tuple[str, tuple[DType, ...]], ...] = ()
+    #: How the kernel is emitted (lowering/passes/select_kind.py); None before that pass.
+    kind: KernelKind | None = None
     span: Span = _SPAN
 
     def param(self, name: str) -> Param | None:
@@ -424,6 +626,9 @@ def walk(stmts: tuple[Stmt, ...]):
 def walk_expr(e: Expr):
     yield e
     if isinstance(e, Op):
+        for a in e.args:
+            yield from walk_expr(a)
+    elif isinstance(e, VectorMath):
         for a in e.args:
             yield from walk_expr(a)
 
@@ -492,3 +697,114 @@ class CubeLoop:
 def cube_loop(kernel: Kernel) -> CubeLoop | None:
     """The kernel's cube loop, if it is a MIX kernel."""
     return next((s for s in kernel.body if isinstance(s, CubeLoop)), None)
+
+
+# ----------------------------------------------------------------------------- chunked row loops (rows longer than UB)
+
+
+@dataclass(frozen=True)
+class RowLoad:
+    """`name = load(t[r])`: a per-row (or per-channel: `period`) value read by the scalar unit; `slot`:
+    `s[r]` of a slot accumulator, the row's slot total from this core's totals in the GM workspace."""
+
+    name: str
+    tensor: str
+    period: str | None
+    slot: bool = False
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class RowScalar:
+    """A per-row value computed on the scalar unit (its operands are `<name>Row` scalar refs)."""
+
+    name: str
+    value: Expr
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class RowStore:
+    """`store(out[r], v)` of a per-row value: one element per row."""
+
+    tensor: str
+    value: Expr
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class RowAccumulate:
+    """`acc += sum(v)` (or running max/min) of a row loop: the row's value folded into this core's
+    running value (`<acc>Core_`), handed to the cross-core combine after the rows."""
+
+    name: str
+    combine: Combine
+    value: Expr
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class RowSlotAccumulate:
+    """`s[r] += v` of a row loop: the row's value folded into its slot of this core's partial vector of `s`."""
+
+    name: str
+    value: Expr
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class RunPass:
+    """Run chunked pass `index` over the row's column chunks."""
+
+    index: int
+
+
+RowStep = RowLoad | RowScalar | RowStore | RowAccumulate | RowSlotAccumulate | RunPass
+
+
+@dataclass(frozen=True)
+class Fold:
+    """A value folded across chunks (or rows) with `combine`; `online_sum` as in Accumulate."""
+
+    name: str
+    combine: Combine
+    online_sum: str | None = None
+
+
+@dataclass(frozen=True)
+class ChunkPass:
+    """A lowered flat tile loop over the chunks of one row, and the reductions it folds; after the pass
+    `<name>Row_` holds each one's value over the whole row. `max_chunk`: the largest chunk (elements,
+    whole 256-element repeats) it fits in UB beside the row-level blocks."""
+
+    loop: TileLoop
+    reductions: tuple[Fold, ...]
+    max_chunk: int = 0
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """What runs per row when one row does not fit UB (lowering/passes/plan_chunks.py): `steps` in order, the
+    `passes` they run, the per-row values (a float member each), the dtypes of per-row stores (a 32-byte
+    UB block each), the accumulators across cores and slot accumulators the loop updates."""
+
+    steps: tuple[RowStep, ...]
+    passes: tuple[ChunkPass, ...]
+    row_values: tuple[str, ...]
+    store_dtypes: tuple[DType, ...]
+    accumulators: tuple[Fold, ...] = ()
+    slot_accumulators: tuple[str, ...] = ()
+    #: Rows may be split over a group of cores when there are fewer rows than cores (plan_row_groups.py).
+    row_groups: bool = False
+
+
+@dataclass(frozen=True)
+class NoChunk:
+    """Why a row loop has no chunked variant (the host tiling reports it when a row does not fit UB)."""
+
+    reason: str
+
+
+def row_ref(name: str, span: Span = UNKNOWN_SPAN) -> Ref:
+    """The per-row scalar `<name>Row` of a chunked row loop."""
+    return Ref(f"{name}Row", scalar_of(DType.F32), span)

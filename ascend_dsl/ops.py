@@ -1,18 +1,29 @@
-"""The op registry: every operation the DSL knows, its arity, typing rule and torch semantics.
+"""The op registry: every operation the DSL knows, in one place.
 
-The front end resolves calls and operators through `OPS`; the interpreter evaluates with `OpInfo.ref`;
-the lowering maps ops to AscendC instructions (see `lowering/passes/legalize.py` and
-`lowering/passes/to_vector_ops.py`). Adding an op means adding one entry here plus its lowering.
+Each entry holds the op's arity, typing rule and dtypes (the front end resolves calls and operators
+through `OPS`), its torch semantics (`ref`, for the interpreter), and its lowering: the AscendC vector
+instruction for tile operands (`api`, and `scalar_api` for a tile and a scalar: Add / Adds), the compare
+mode of comparisons, its C++ form on the scalar unit (`scalar_c`: kernel-scope values and the per-row
+values of chunked rows; `{0}`, `{1}`, ... are the operands, `{T}` the result's C type), or the vector
+instruction that computes it on one element when the scalar unit has none (`vector_math`), and for
+reductions how chunked rows fold them (`chunk`: the reduction of one chunk, the combine across chunks),
+its C++ form in the host's tiling function (`host_c`: scalars computed at launch, float or int64_t, with
+torch's semantics: NaN propagates through max/min/relu), and its value on Python numbers (`fold`: constant operands are folded by the parser). The DSL calls
+(`CALLABLE`) and reductions (`REDUCTIONS`) are read off the entries, so a new op is one `_op(...)` line.
+Ops without an instruction are expanded into others by `lowering/passes/legalize.py` (tanh, sigmoid,
+erf, neg) or run as scalar loops (`lowering/scalar_loops.py`: scans, products, pools).
 """
 
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
 from .dtypes import DType
+from .ir import Combine
 
 
 class Rule(Enum):
@@ -38,6 +49,18 @@ class OpInfo:
     dtypes: frozenset[DType]
     ref: Callable
     doc: str
+    api: str | None = None
+    scalar_api: str | None = None
+    cmp: str | None = None
+    scalar_c: str | None = None
+    vector_math: str | None = None
+    chunk: tuple[str, Combine] | None = None
+    call: str | None = None  # the DSL call when the op's name differs: sum(v, axis=1) is reduce_sum
+    reverse: bool = False  # scans: from the end of the row
+    exclusive: bool = False  # scans: the value before each element
+    fold: Callable | None = None  # its value on Python numbers: the parser folds constant operands
+    int_c: str | None = None  # its C++ form on int64_t operands (integer scalars: shape symbols, i32 parameters)
+    host_c: str | None = None  # its C++ form at launch (lowering/emit/launch_scalars.py; `{zero}` of the result type)
 
 
 def _torch():
@@ -53,51 +76,89 @@ def _erf(x):
 OPS: dict[str, OpInfo] = {}
 
 
-def _op(name: str, arity: int, rule: Rule, dtypes, ref, doc: str) -> None:
-    OPS[name] = OpInfo(name, arity, rule, frozenset(dtypes), ref, doc)
+def _op(name: str, arity: int, rule: Rule, dtypes, ref, doc: str, **lowering) -> None:
+    OPS[name] = OpInfo(name, arity, rule, frozenset(dtypes), ref, doc, **lowering)
 
 
-_op("add", 2, Rule.SAME, NUMERIC, lambda a, b: a + b, "a + b")
-_op("sub", 2, Rule.SAME, NUMERIC, lambda a, b: a - b, "a - b")
-_op("mul", 2, Rule.SAME, NUMERIC, lambda a, b: a * b, "a * b")
-_op("div", 2, Rule.SAME, FLOATS, lambda a, b: a / b, "a / b")
-_op("max", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().maximum(a, b), "element-wise maximum")
-_op("min", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().minimum(a, b), "element-wise minimum")
-_op("neg", 1, Rule.SAME, NUMERIC, lambda a: -a, "-a")
-_op("abs", 1, Rule.SAME, NUMERIC, lambda a: a.abs(), "|a|")
-_op("exp", 1, Rule.SAME, FLOATS, lambda a: a.exp(), "e**a")
-_op("log", 1, Rule.SAME, FLOATS, lambda a: a.log(), "natural logarithm")
-_op("sqrt", 1, Rule.SAME, FLOATS, lambda a: a.sqrt(), "square root")
-_op("rsqrt", 1, Rule.SAME, FLOATS, lambda a: a.rsqrt(), "1 / sqrt(a)")
-_op("reciprocal", 1, Rule.SAME, FLOATS, lambda a: a.reciprocal(), "1 / a")
-_op("relu", 1, Rule.SAME, NUMERIC, lambda a: a.relu(), "max(a, 0)")
-_op("tanh", 1, Rule.SAME, FLOATS, lambda a: a.tanh(), "hyperbolic tangent (lowered via exp)")
-_op("sigmoid", 1, Rule.SAME, FLOATS, lambda a: a.sigmoid(), "1 / (1 + e**-a) (lowered via exp)")
-_op("pow", 2, Rule.SAME, FLOATS, lambda a, b: _torch().pow(a, b), "a ** b of scalars (any exponent)")
-_op("erf", 1, Rule.SAME, FLOATS, _erf, "error function (lowered to a rational approximation, |err| < 1.5e-7)")
-for _name, _fn in [
-    ("lt", lambda a, b: a < b),
-    ("le", lambda a, b: a <= b),
-    ("gt", lambda a, b: a > b),
-    ("ge", lambda a, b: a >= b),
-    ("eq", lambda a, b: a == b),
-    ("ne", lambda a, b: a != b),
-]:
-    _op(_name, 2, Rule.COMPARE, FLOATS | {DType.I32}, _fn, f"comparison ({_name}); a mask for select")
-_op("select", 3, Rule.SELECT, FLOATS - {DType.BF16}, lambda m, a, b: _torch().where(m, a, b), "mask ? a : b")
-_op("cast", 2, Rule.CAST, NUMERIC, None, "convert to another dtype (round to nearest even)")
+def _infix(sym: str) -> str:
+    return f"static_cast<{{T}}>(static_cast<float>({{0}}) {sym} static_cast<float>({{1}}))"
+
+
+def _pick(cmp: str) -> str:
+    return f"(static_cast<float>({{0}}) {cmp} static_cast<float>({{1}}) ? {{0}} : {{1}})"
+
+
+def _host_pick(cmp: str, second: str = "{1}") -> str:
+    """max/min on the host: NaN-propagating (torch.maximum), for floats and integers alike (x != x is false for ints)."""
+    return f"[](auto a, auto b) {{{{ return a != a ? a : b != b ? b : a {cmp} b ? a : b; }}}}({{0}}, {second})"
+
+
+_op("add", 2, Rule.SAME, NUMERIC, lambda a, b: a + b, "a + b", api="Add", scalar_api="Adds", scalar_c=_infix("+"), host_c="({0} + {1})",
+    fold=operator.add, int_c="{0} + {1}")
+_op("sub", 2, Rule.SAME, NUMERIC, lambda a, b: a - b, "a - b", api="Sub", scalar_c=_infix("-"), host_c="({0} - {1})", fold=operator.sub,
+    int_c="{0} - {1}")
+_op("mul", 2, Rule.SAME, NUMERIC, lambda a, b: a * b, "a * b", api="Mul", scalar_api="Muls", scalar_c=_infix("*"), host_c="({0} * {1})",
+    fold=operator.mul, int_c="{0} * {1}")
+_op("div", 2, Rule.SAME, FLOATS, lambda a, b: a / b, "a / b", api="Div", scalar_c=_infix("/"), host_c="({0} / {1})", fold=operator.truediv)
+_op("max", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().maximum(a, b), "element-wise maximum", api="Max",
+    scalar_api="Maxs", scalar_c=_pick(">"), host_c=_host_pick(">"), fold=max, int_c="{0} > {1} ? {0} : {1}")
+_op("min", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().minimum(a, b), "element-wise minimum", api="Min",
+    scalar_api="Mins", scalar_c=_pick("<"), host_c=_host_pick("<"), fold=min, int_c="{0} < {1} ? {0} : {1}")
+_op("neg", 1, Rule.SAME, NUMERIC, lambda a: -a, "-a", scalar_c="static_cast<{T}>(-static_cast<float>({0}))",
+    host_c="(-{0})", fold=operator.neg, int_c="-{0}")
+_op("abs", 1, Rule.SAME, NUMERIC, lambda a: a.abs(), "|a|", api="Abs", vector_math="Abs", fold=abs,
+    host_c="std::fabs({0})")  # integers: std::llabs (launch_scalars.py)
+_op("exp", 1, Rule.SAME, FLOATS, lambda a: a.exp(), "e**a", api="Exp", vector_math="Exp", host_c="std::exp({0})", fold=math.exp)
+_op("log", 1, Rule.SAME, FLOATS, lambda a: a.log(), "natural logarithm", api="Ln", vector_math="Ln", host_c="std::log({0})",
+    fold=math.log)
+_op("sqrt", 1, Rule.SAME, FLOATS, lambda a: a.sqrt(), "square root", api="Sqrt", vector_math="Sqrt", host_c="std::sqrt({0})",
+    fold=math.sqrt)
+_op("rsqrt", 1, Rule.SAME, FLOATS, lambda a: a.rsqrt(), "1 / sqrt(a)", api="Rsqrt", vector_math="Rsqrt", host_c="(1.0f / std::sqrt({0}))",
+    fold=lambda a: 1 / math.sqrt(a))
+_op("reciprocal", 1, Rule.SAME, FLOATS, lambda a: a.reciprocal(), "1 / a", api="Reciprocal",
+    scalar_c="static_cast<{T}>(1.0f / static_cast<float>({0}))", fold=lambda a: 1 / a,
+    host_c="(1.0f / {0})")
+_op("relu", 1, Rule.SAME, NUMERIC, lambda a: a.relu(), "max(a, 0)", api="Relu",
+    scalar_c="(static_cast<float>({0}) > static_cast<float>({zero}) ? {0} : {zero})", fold=lambda a: max(a, 0.0),
+    host_c=_host_pick(">", "{zero}"))
+_op("tanh", 1, Rule.SAME, FLOATS, lambda a: a.tanh(), "hyperbolic tangent (lowered via exp)", fold=math.tanh,
+    host_c="std::tanh({0})")
+_op("sigmoid", 1, Rule.SAME, FLOATS, lambda a: a.sigmoid(), "1 / (1 + e**-a) (lowered via exp)",
+    fold=lambda a: 1 / (1 + math.exp(-a)), host_c="(1.0f / (1.0f + std::exp(-{0})))")
+_op("pow", 2, Rule.SAME, FLOATS, lambda a, b: _torch().pow(a, b), "a ** b of scalars (any exponent)",
+    vector_math="Ln, Exp", fold=math.pow, host_c="std::pow({0}, {1})")  # on the device: exp(e * ln|b|) with torch.pow's signs and limits
+_op("erf", 1, Rule.SAME, FLOATS, _erf, "error function (lowered to a rational approximation, |err| < 1.5e-7)",
+    fold=math.erf, host_c="std::erf({0})")
+for _name, _fn, _sym in [
+    ("lt", lambda a, b: a < b, "<"),
+    ("le", lambda a, b: a <= b, "<="),
+    ("gt", lambda a, b: a > b, ">"),
+    ("ge", lambda a, b: a >= b, ">="),
+    ("eq", lambda a, b: a == b, "=="),
+    ("ne", lambda a, b: a != b, "!="),
+]:  # the scalar form compares the operands as floats
+    _op(_name, 2, Rule.COMPARE, FLOATS | {DType.I32}, _fn, f"comparison ({_name}); a mask for select",
+        cmp=_name.upper(), scalar_c=f"(static_cast<float>({{0}}) {_sym} static_cast<float>({{1}}))",
+        int_c=f"({{0}} {_sym} {{1}})", host_c=f"({{0}} {_sym} {{1}})")
+_op("select", 3, Rule.SELECT, FLOATS - {DType.BF16}, lambda m, a, b: _torch().where(m, a, b), "mask ? a : b",
+    scalar_c="({0} ? {1} : {2})", host_c="({0} ? {1} : {2})")
+_op("copy", 1, Rule.SAME, DType, lambda a: a.clone(), "a copy of a tile, any dtype (allocate_buffers: a stored "
+    "value Muls cannot copy, e.g. bf16 and u8)", api="DataCopy")
+_op("cast", 2, Rule.CAST, NUMERIC, None, "convert to another dtype (round to nearest even)", scalar_c="{0}",
+    host_c="static_cast<{T}>({0})")  # float -> int truncates and saturates (launch_scalars.py)
 _op("reduce_sum", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.sum(dim=1, keepdim=True, dtype=a.dtype),
-    "sum over each row (axis=1)")
-_op("reduce_mean", 1, Rule.REDUCE, FLOATS, lambda a: a.mean(dim=1, keepdim=True), "mean over each row (axis=1)")
+    "sum over each row (axis=1)", api="ReduceSum", chunk=("reduce_sum", Combine.ADD), call="sum")
+_op("reduce_mean", 1, Rule.REDUCE, FLOATS, lambda a: a.mean(dim=1, keepdim=True), "mean over each row (axis=1)",
+    api="ReduceSum", chunk=("reduce_sum", Combine.ADD), call="mean")  # then times 1 / D
 _op("reduce_max", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amax(dim=1, keepdim=True),
-    "maximum over each row (axis=1)")
+    "maximum over each row (axis=1)", api="ReduceMax", chunk=("reduce_max", Combine.MAX), call="max")
 _op("reduce_min", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amin(dim=1, keepdim=True),
-    "minimum over each row (axis=1)")
+    "minimum over each row (axis=1)", api="ReduceMin", chunk=("reduce_min", Combine.MIN), call="min")
 
 _op("gather", 2, Rule.GATHER, FLOATS | {DType.I32},
     lambda a, idx: _torch().gather(a, 1, idx.long()), "per row: the element of each row at a column index")
 _op("reduce_prod", 1, Rule.REDUCE, FLOATS, lambda a: a.float().prod(dim=1, keepdim=True),
-    "product over each row (axis=1); f16 multiplies in f32")
+    "product over each row (axis=1); f16 multiplies in f32", chunk=("reduce_prod", Combine.MUL), call="prod")
 
 
 # ----------------------------------------------------------------------------- scans (cumsum / cumprod)
@@ -108,13 +169,6 @@ SCANS = {"cumsum": "sum", "cumprod": "prod"}
 
 def scan_op(call: str, reverse: bool = False, exclusive: bool = False) -> str:
     return f"scan_{SCANS[call]}" + ("_rev" if reverse else "") + ("_excl" if exclusive else "")
-
-
-def scan_parts(op: str) -> tuple[str, bool, bool]:
-    """scan op name -> (DSL call, reverse, exclusive)."""
-    parts = op.split("_")
-    call = next(c for c, k in SCANS.items() if k == parts[1])
-    return call, "rev" in parts[2:], "excl" in parts[2:]
 
 
 def _scan_ref(kind: str, reverse: bool, exclusive: bool):
@@ -136,7 +190,8 @@ for _call, _kind in SCANS.items():
     for _rev in (False, True):
         for _excl in (False, True):
             _op(scan_op(_call, _rev, _excl), 1, Rule.SCAN, FLOATS, _scan_ref(_kind, _rev, _excl),
-                f"{'reverse ' if _rev else ''}{'exclusive ' if _excl else ''}running {_kind} along each row (axis=1)")
+                f"{'reverse ' if _rev else ''}{'exclusive ' if _excl else ''}running {_kind} along each row (axis=1)",
+                call=_call, reverse=_rev, exclusive=_excl)
 
 
 # ----------------------------------------------------------------------------- pooling windows
@@ -162,28 +217,16 @@ _op("avg_pool", 5, Rule.POOL, FLOATS, lambda x, k, s, p, d: pool_ref("avg_pool",
     "mean over each window (count_include_pad: divides by kernel**rank; dilation is always 1)")
 
 #: `name(v, axis=1)` -> reduction op.
-REDUCTIONS = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "min": "reduce_min",
-              "prod": "reduce_prod"}
-
-#: DSL call names -> op names (operators map through the parser's tables).
-CALLABLE = {n: n for n in ("abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "relu", "tanh", "sigmoid", "erf",
-                           "max", "min", "select", "cast", "sum", "mean", "gather",
-                           "prod", "cumsum", "cumprod", "max_pool", "avg_pool")}
+REDUCTIONS = {i.call: i.name for i in OPS.values() if i.rule is Rule.REDUCE}
 
 BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 COMPARE_OPERATORS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 
+#: The DSL's calls of ops: every op by its call name, but those written only as operators (a + b, -a, a < b,
+#: a ** b) and the lowering's own (copy).
+CALLABLE = tuple(sorted({i.call or i.name for i in OPS.values()
+                         if i.name not in {*BINARY_OPERATORS.values(), *COMPARE_OPERATORS.values(), "neg", "pow", "copy"}}))
+
 #: Constant exponents `x ** c` accepted, with the op sequence they expand to.
 POW_EXPONENTS = (2, 3, 4, 0.5, -0.5, -1, 1)
 
-
-def scalar_ref(op: str, *args: float) -> float:
-    """Evaluate an op on Python scalars (constant folding)."""
-    table = {
-        "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-        "div": lambda a, b: a / b, "max": max, "min": min, "neg": lambda a: -a, "abs": abs,
-        "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "rsqrt": lambda a: 1 / math.sqrt(a),
-        "reciprocal": lambda a: 1 / a, "relu": lambda a: max(a, 0.0), "tanh": math.tanh,
-        "sigmoid": lambda a: 1 / (1 + math.exp(-a)), "erf": math.erf, "pow": math.pow,
-    }
-    return table[op](*args)

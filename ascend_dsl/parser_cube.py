@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from lark import Tree
 
 from . import ir
+from .diagnostics import ErrorCode as E
 from .dtypes import DType
+from .intrinsics import Call, intrinsic
 
 CUBE_INPUT_DTYPES = (DType.F16, DType.BF16)
 _MATMUL_KW = {"bias", "transpose_a", "transpose_b", "base_m", "base_n", "base_k"}
@@ -33,6 +35,12 @@ class CubeScope:
         return ((self.batch,) if self.batch else ()) + (self.m, self.n)
 
 
+@intrinsic("matmul")
+def _matmul_outside_cube(b, c: Call) -> ir.Expr:
+    raise b.err(E.KERNEL_STRUCTURE, "matmul(...) runs on the cube unit: it goes into a `with cube:` block", c.node,
+                "for blk in split(M, N, cores=AIC):  with cube: acc = matmul(a[blk], b[blk])")
+
+
 def is_cube_split(b, s: Tree) -> bool:
     """A `for ... in split(..., cores=AIC)` loop."""
     call = s.children[1]
@@ -47,36 +55,38 @@ def cube_loop(b, s: Tree) -> ir.CubeLoop:
     var_tok, call, suite = s.children
     pos, kw = b.call_args(call)
     if set(kw) != {"cores"} or len(pos) not in (2, 3):
-        raise b.err("ARGS", "a cube split takes the output dimensions: split(M, N, cores=AIC) or "
+        raise b.err(E.ARGS, "a cube split takes the output dimensions: split(M, N, cores=AIC) or "
                     "split(Bt, M, N, cores=AIC) for a batch", call)
     dims = []
     for d in pos:
         if not (isinstance(d, Tree) and d.data == "name"):
-            raise b.err("ARGS", "split(M, N, cores=AIC) takes shape symbols", d)
+            raise b.err(E.ARGS, "split(M, N, cores=AIC) takes shape symbols", d)
         name = str(d.children[0])
-        if name not in b.symbols:
-            raise b.undefined(d.children[0], b.symbols, "a shape symbol of a tensor parameter")
+        if name not in b.scope.symbols:
+            raise b.undefined(d.children[0], b.scope.symbols, "a shape symbol of a tensor parameter")
         dims.append(name)
     batch, m, n = (None, *dims) if len(dims) == 2 else dims
     var = b.bind(var_tok)
-    from .parser import _LoopVar
+    with b.scope.loop_var(var, "block"):
+        return _cube_blocks(b, s, var, batch, m, n)
 
-    b.loops[var] = _LoopVar("block")
-    stmts = b.statements(suite)
+
+def _cube_blocks(b, s: Tree, var: str, batch: str | None, m: str, n: str) -> ir.CubeLoop:
+    stmts = b.statements(s.children[2])
     blocks = {}
     for st in stmts:
         if not (isinstance(st, Tree) and st.data == "with_stmt") or str(st.children[0]) not in ("cube", "vector"):
-            raise b.err("KERNEL-STRUCTURE", "the body of a cube split is a `with cube:` block and a `with vector:` "
+            raise b.err(E.KERNEL_STRUCTURE, "the body of a cube split is a `with cube:` block and a `with vector:` "
                         "block", st, "with cube:\n    acc = matmul(a[blk], b[blk])\nwith vector:\n    "
                         "store(c[blk], acc)")
         kind = str(st.children[0])
         if kind in blocks:
-            raise b.err("KERNEL-STRUCTURE", f"a second `with {kind}:` block", st, "one cube block, then one vector block")
+            raise b.err(E.KERNEL_STRUCTURE, f"a second `with {kind}:` block", st, "one cube block, then one vector block")
         if kind == "vector" and "cube" not in blocks:
-            raise b.err("KERNEL-STRUCTURE", "`with vector:` comes after the `with cube:` block it consumes", st)
+            raise b.err(E.KERNEL_STRUCTURE, "`with vector:` comes after the `with cube:` block it consumes", st)
         blocks[kind] = st
     if set(blocks) != {"cube", "vector"}:
-        raise b.err("KERNEL-STRUCTURE", f"a cube split needs a `with {'cube' if 'cube' not in blocks else 'vector'}:` "
+        raise b.err(E.KERNEL_STRUCTURE, f"a cube split needs a `with {'cube' if 'cube' not in blocks else 'vector'}:` "
                     "block", s, "with cube: computes acc = matmul(...); with vector: stores it (store(c[blk], acc))")
     scope = CubeScope(var, batch, m, n)
     mm, k = _matmul(b, blocks["cube"], scope)
@@ -87,7 +97,7 @@ def cube_loop(b, s: Tree) -> ir.CubeLoop:
 def _flag(b, node, what: str) -> bool:
     if isinstance(node, Tree) and node.data == "name" and str(node.children[0]) in ("True", "False"):
         return str(node.children[0]) == "True"
-    raise b.err("ARGS", f"{what}= takes True or False", node)
+    raise b.err(E.ARGS, f"{what}= takes True or False", node)
 
 
 def _operand(b, node, scope: CubeScope, what: str) -> ir.TensorParam:
@@ -96,12 +106,12 @@ def _operand(b, node, scope: CubeScope, what: str) -> ir.TensorParam:
         name_tok, *idx = node.children
         if len(idx) != 1 or not (isinstance(idx[0], Tree) and idx[0].data == "name"
                                  and str(idx[0].children[0]) == scope.var):
-            raise b.err("INDEX", f"index the {what} with the block variable: {name_tok}[{scope.var}]", node,
+            raise b.err(E.INDEX, f"index the {what} with the block variable: {name_tok}[{scope.var}]", node,
                         "the compiler derives the rows/columns each block needs")
     elif isinstance(node, Tree) and node.data == "name" and what == "bias":
         name_tok = node.children[0]
     else:
-        raise b.err("ARGS", f"the {what} of matmul is a tensor slice like x[{scope.var}]", node)
+        raise b.err(E.ARGS, f"the {what} of matmul is a tensor slice like x[{scope.var}]", node)
     return b.tensor_param(name_tok)
 
 
@@ -110,16 +120,16 @@ def _matmul(b, block: Tree, scope: CubeScope) -> tuple[ir.Matmul, str]:
     ok = len(body) == 1 and body[0].data == "assign" and isinstance(body[0].children[1], Tree) \
         and body[0].children[1].data == "call" and b.call_name(body[0].children[1]) == "matmul"
     if not ok:
-        raise b.err("KERNEL-STRUCTURE", "a `with cube:` block holds one assignment: acc = matmul(a[blk], b[blk])",
+        raise b.err(E.KERNEL_STRUCTURE, "a `with cube:` block holds one assignment: acc = matmul(a[blk], b[blk])",
                     body[0] if body else block, "the epilogue (activation, scaling, ...) goes into `with vector:`")
     name_tok, call = body[0].children
     acc = str(name_tok)
-    if acc in b.params or acc in b.symbols or acc in b.loops or acc in ("matmul", "load", "store"):
-        raise b.err("DUPLICATE-NAME", f"cannot assign to '{acc}': it names a parameter, loop or op", name_tok)
+    if acc in b.scope.params or acc in b.scope.symbols or acc in b.scope.loops or acc in ("matmul", "load", "store"):
+        raise b.err(E.DUPLICATE_NAME, f"cannot assign to '{acc}': it names a parameter, loop or op", name_tok)
     pos, kw = b.call_args(call)
     if len(pos) != 2 or set(kw) - _MATMUL_KW:
         unknown = sorted(set(kw) - _MATMUL_KW)
-        raise b.err("ARGS", "matmul takes two operands" + (f"; unknown argument {', '.join(unknown)}" if unknown else ""),
+        raise b.err(E.ARGS, "matmul takes two operands" + (f"; unknown argument {', '.join(unknown)}" if unknown else ""),
                     call, "matmul(a[blk], b[blk], bias=bias, transpose_a=False, transpose_b=False)")
     ta = _flag(b, kw["transpose_a"], "transpose_a") if "transpose_a" in kw else False
     tb = _flag(b, kw["transpose_b"], "transpose_b") if "transpose_b" in kw else False
@@ -127,45 +137,45 @@ def _matmul(b, block: Tree, scope: CubeScope) -> tuple[ir.Matmul, str]:
     bb = _operand(b, pos[1], scope, "right operand")
     for p, node in ((a, pos[0]), (bb, pos[1])):
         if p.dtype not in CUBE_INPUT_DTYPES:
-            raise b.err("DTYPE-UNSUPPORTED", f"the cube unit multiplies f16 or bf16 operands; '{p.name}' is {p.dtype}",
+            raise b.err(E.DTYPE_UNSUPPORTED, f"the cube unit multiplies f16 or bf16 operands; '{p.name}' is {p.dtype}",
                         node, f"declare '{p.name}' as Tensor[f16, ...] (the harness rounds the task's inputs) or cast "
                         "it in a vector kernel first")
     if a.dtype is not bb.dtype:
-        raise b.err("DTYPE-MISMATCH", f"matmul operands have dtypes {a.dtype} and {bb.dtype}", call,
+        raise b.err(E.DTYPE_MISMATCH, f"matmul operands have dtypes {a.dtype} and {bb.dtype}", call,
                     "both operands need the same dtype")
     m, n, batch = scope.m, scope.n, scope.batch
     # A is [Bt?, M, K] ([Bt?, K, M] transposed); K is A's other dimension.
     if len(a.shape) not in (2, 3):
-        raise b.err("INDEX", f"'{a.name}' has rank {len(a.shape)}; matmul operands are [M, K] or [Bt, M, K]", pos[0])
+        raise b.err(E.INDEX, f"'{a.name}' has rank {len(a.shape)}; matmul operands are [M, K] or [Bt, M, K]", pos[0])
     if len(a.shape) == 3 and (batch is None or a.shape[0] != batch):
-        raise b.err("INDEX", f"'{a.name}' has a batch dimension {a.shape[0]} but the split is over "
+        raise b.err(E.INDEX, f"'{a.name}' has a batch dimension {a.shape[0]} but the split is over "
                     f"{', '.join(scope.out_shape)}", pos[0], f"split({a.shape[0]}, {m}, {n}, cores=AIC)")
     rows, cols = a.shape[-2:]
     mdim, k = (cols, rows) if ta else (rows, cols)
     if mdim != m:
         shape = f"[{k}, {m}]" if ta else f"[{m}, {k}]"
-        raise b.err("INDEX", f"'{a.name}' has shape {list(a.shape)}; as the left operand{' (transposed)' if ta else ''} "
+        raise b.err(E.INDEX, f"'{a.name}' has shape {list(a.shape)}; as the left operand{' (transposed)' if ta else ''} "
                     f"it must be {shape}", pos[0], "transpose_a=True reads A stored as [K, M]" if not ta else None)
     if not isinstance(k, str):
-        raise b.err("UNSUPPORTED", "the reduction dimension K must be a shape symbol", pos[0])
+        raise b.err(E.UNSUPPORTED, "the reduction dimension K must be a shape symbol", pos[0])
     if len(bb.shape) not in (2, 3):
-        raise b.err("INDEX", f"'{bb.name}' has rank {len(bb.shape)}; matmul operands are [K, N] or [Bt, K, N]", pos[1])
+        raise b.err(E.INDEX, f"'{bb.name}' has rank {len(bb.shape)}; matmul operands are [K, N] or [Bt, K, N]", pos[1])
     if len(bb.shape) == 3 and (batch is None or bb.shape[0] != batch):
-        raise b.err("INDEX", f"'{bb.name}' has a batch dimension {bb.shape[0]} but the split is over "
+        raise b.err(E.INDEX, f"'{bb.name}' has a batch dimension {bb.shape[0]} but the split is over "
                     f"{', '.join(scope.out_shape)}", pos[1])
     want = (n, k) if tb else (k, n)
     if tuple(bb.shape[-2:]) != want:
-        raise b.err("INDEX", f"'{bb.name}' has shape {list(bb.shape)}; as the right operand{' (transposed)' if tb else ''}"
+        raise b.err(E.INDEX, f"'{bb.name}' has shape {list(bb.shape)}; as the right operand{' (transposed)' if tb else ''}"
                     f" it must be [{want[0]}, {want[1]}]", pos[1],
                     "transpose_b=True reads B stored as [N, K]" if not tb else None)
     bias = None
     if "bias" in kw:
         bp = _operand(b, kw["bias"], scope, "bias")
         if bp.shape != (n,):
-            raise b.err("INDEX", f"the bias '{bp.name}' has shape {list(bp.shape)}; it must be [{n}] (one value per "
+            raise b.err(E.INDEX, f"the bias '{bp.name}' has shape {list(bp.shape)}; it must be [{n}] (one value per "
                         "output column)", kw["bias"])
         if bp.dtype is not DType.F32:
-            raise b.err("DTYPE-UNSUPPORTED", f"the bias is added to the f32 accumulator; '{bp.name}' is {bp.dtype}",
+            raise b.err(E.DTYPE_UNSUPPORTED, f"the bias is added to the f32 accumulator; '{bp.name}' is {bp.dtype}",
                         kw["bias"], f'declare it as Tensor[f32, "{n}"]')
         bias = bp.name
     base = []
@@ -176,45 +186,40 @@ def _matmul(b, block: Tree, scope: CubeScope) -> tuple[ir.Matmul, str]:
         elif isinstance(v, Tree) and v.data == "number" and str(v.children[0]).isdigit() and int(str(v.children[0])):
             base.append(int(str(v.children[0])))
         else:
-            raise b.err("ARGS", f"{key}= takes a positive integer (a multiple of 16)", v)
+            raise b.err(E.ARGS, f"{key}= takes a positive integer (a multiple of 16)", v)
     return ir.Matmul(acc, a.name, bb.name, bias, ta, tb, tuple(base), b.o.span(body[0])), k
 
 
 def _epilogue(b, block: Tree, scope: CubeScope, mm: ir.Matmul) -> ir.TileLoop:
     acc_type = ir.tile_of(DType.F32, ir.Layout.ROWS)
-    b.locals = {mm.name: acc_type}
-    b.row_shape = (scope.m, scope.n)
-    b.cube = scope
     span = b.o.span(block)
     body: list[ir.Stmt] = [ir.Assign(mm.name, ir.Load(mm.name, ir.TileIndex(scope.var, True, mm.span), acc_type,
                                                       mm.span), mm.span)]
-    try:
-        for st in b.statements(block.children[1]):
-            body.append(b.tile_stmt(st, scope.var))
-    finally:
-        b.cube = None
+    with b.scope.tile_loop(ir.RowTiles((scope.m,), (scope.n,)), cube=scope) as tile:
+        tile.locals[mm.name] = acc_type
+        body += [b.tile_stmt(st, scope.var) for st in b.statements(block.children[1])]
     if not any(isinstance(s, ir.Store) for s in body):
-        raise b.err("KERNEL-STRUCTURE", "the vector block stores nothing", block, f"store(c[{scope.var}], {mm.name})")
+        raise b.err(E.KERNEL_STRUCTURE, "the vector block stores nothing", block, f"store(c[{scope.var}], {mm.name})")
     used = any(isinstance(e, ir.Ref) and e.name == mm.name for s in body[1:] if isinstance(s, (ir.Assign, ir.Store))
                for e in ir.walk_expr(s.value))
     if not used:
-        raise b.err("KERNEL-STRUCTURE", f"the vector block never reads the accumulator '{mm.name}'", block,
+        raise b.err(E.KERNEL_STRUCTURE, f"the vector block never reads the accumulator '{mm.name}'", block,
                     f"store it, or an expression of it: store(c[{scope.var}], {mm.name})")
-    return ir.TileLoop(scope.var, scope.var, None, 2, tuple(body), row_shape=(scope.m, scope.n), span=span)
+    return ir.TileLoop(scope.var, scope.var, None, 2, tuple(body), tile.shape, span=span)
 
 
 def cube_slice(b, e, scope: CubeScope) -> tuple[str, ir.TileIndex, ir.Layout]:
     """`r[blk]` in the epilogue: the output block of an [M, N] (or [Bt, M, N]) tensor, as whole rows."""
     if not (isinstance(e, Tree) and e.data == "subscript"):
-        raise b.err("INDEX", f"expected a tensor slice like c[{scope.var}]", e)
+        raise b.err(E.INDEX, f"expected a tensor slice like c[{scope.var}]", e)
     name_tok, *idx = e.children
     name = str(name_tok)
     p = b.tensor_param(name_tok)
     full = len(idx) == 2 and isinstance(idx[1], Tree) and idx[1].data == "full_slice"  # c[blk, :] reads the same
     if len(idx) not in (1, 2) or (len(idx) == 2 and not full) or not (
             isinstance(idx[0], Tree) and idx[0].data == "name" and str(idx[0].children[0]) == scope.var):
-        raise b.err("INDEX", f"in a `with vector:` block, tensors are indexed by the block: {name}[{scope.var}]", e)
+        raise b.err(E.INDEX, f"in a `with vector:` block, tensors are indexed by the block: {name}[{scope.var}]", e)
     if p.shape != scope.out_shape:
-        raise b.err("INDEX", f"'{name}[{scope.var}]' needs a tensor shaped like the output "
+        raise b.err(E.INDEX, f"'{name}[{scope.var}]' needs a tensor shaped like the output "
                     f"[{', '.join(scope.out_shape)}]; '{name}' has shape {list(p.shape)}", e)
     return name, ir.TileIndex(scope.var, True, b.o.span(idx[0])), ir.Layout.ROWS

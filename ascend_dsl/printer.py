@@ -7,7 +7,7 @@ vector ops) print in the same style with their own keywords.
 from __future__ import annotations
 
 from . import ir
-from .ops import BINARY_OPERATORS, COMPARE_OPERATORS, POOLS, scan_parts
+from .ops import BINARY_OPERATORS, COMPARE_OPERATORS, OPS, POOLS, Rule
 
 _INFIX = {v: k for k, v in {**BINARY_OPERATORS, **COMPARE_OPERATORS}.items()}
 #: The extra axis of the boxes of the tile loop being printed (box reductions print `axis=` with it).
@@ -26,6 +26,12 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
             return f"({s})" if s.startswith("-") and parent else s
         case ir.Ref(name=n):
             return n
+        case ir.RowLength():
+            return "row_length"
+        case ir.RowValue():
+            return "row_value"
+        case ir.VectorMath(op=op, args=args):
+            return f"{op}({', '.join(expr(a) for a in args)})@vector"
         case ir.Load(tensor=t, index=i) if i.acc:  # a slot accumulator's totals, per row
             return f"{t}[{i}]"
         case ir.Load(tensor=t, index=i):
@@ -35,16 +41,15 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
         case ir.Op(op="pow", args=(a, b)):
             s = f"{expr(a, 6)} ** {expr(b, 5)}"
             return f"({s})" if parent > 5 else s
-        case ir.Op(op=op, args=(a,)) if op.startswith("scan_"):
-            call, reverse, exclusive = scan_parts(op)
-            flags = (", reverse=True" if reverse else "") + (", exclusive=True" if exclusive else "")
-            return f"{call}({expr(a)}, axis=1{flags})"
+        case ir.Op(op=op, args=(a,)) if OPS[op].rule is Rule.SCAN:
+            flags = (", reverse=True" if OPS[op].reverse else "") + (", exclusive=True" if OPS[op].exclusive else "")
+            return f"{OPS[op].call}({expr(a)}, axis=1{flags})"
         case ir.Op(op=op, args=(a, k, st, pad, dil)) if op in POOLS:
             dilation = "" if isinstance(dil, ir.Const) and dil.value == 1 else f", dilation={expr(dil)}"
             return f"{op}({expr(a)}, kernel={expr(k)}, stride={expr(st)}, padding={expr(pad)}{dilation})"
-        case ir.Op(op=op, args=(a,)) if op.startswith("reduce_"):
+        case ir.Op(op=op, args=(a,)) if OPS[op].rule is Rule.REDUCE:
             axis = _box_axis[-1] if a.type.layout is ir.Layout.BOX else 1
-            return f"{op.removeprefix('reduce_')}({expr(a)}, axis={axis})"
+            return f"{OPS[op].call}({expr(a)}, axis={axis})"
         case ir.Op(op="cast", args=(a,), type=ty):
             return f"cast({expr(a)}, {ty.dtype})"
         case ir.Op(op=op, args=(a, b)) if op in _INFIX:
@@ -78,13 +83,19 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             inner = ind + "    "
             if mt is not None:
                 head.append(f"{inner}# max_tile = {mt} elements")
-            if s.chunked is not None:  # row loops: the chunked mode for rows longer than UB (lowering/chunking.py)
-                text = f"rows longer than UB: no chunked mode: {s.chunked}" if isinstance(s.chunked, str) else str(s.chunked)
-                head += [f"{inner}# {line}" for line in text.splitlines()]
+            if s.kind is ir.LoopKind.ROWS and s.shape.chunked is not None:  # rows longer than UB (plan_chunks)
+                head += [f"{inner}# {line}" for line in chunk_plan(s.shape.chunked)]
+            plan = getattr(s.shape, "plan", None)  # box and window plans (plan_box, plan_windows)
+            if isinstance(plan, ir.BoxPlan):
+                head.append(f"{inner}# box rows {plan.pitch_granule}-element aligned; scratch trees for "
+                            f"{', '.join(plan.reread) or 'none'}; whole-row shares: {plan.whole_row_shares}")
+            elif isinstance(plan, ir.WindowPlan):
+                head.append(f"{inner}# window {', '.join(map(operand, plan.window))}; planes {list(plan.in_dims)} -> "
+                            f"{list(plan.out_dims)}; outer taps as vector rows: {plan.rows_path}")
             for d in decl:
                 lay = "" if d.layout is ir.Layout.FLAT else f", {d.layout.value}"
                 head.append(f"{inner}# buffer {d.name}: {d.position.value} {d.dtype} x{d.num} ({d.bits} bit/elem{lay})")
-            _box_axis.append(s.box[0] if s.box else 1)
+            _box_axis.append(s.shape.axis if s.kind is ir.LoopKind.BOX else 1)
             try:
                 return head + block(body, inner)
             finally:
@@ -99,12 +110,12 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             return [f"{ind}{n} = {fmt_const(float(v))}"]
         case ir.SlotAccDecl(name=n, slots=slots):
             return [f"{ind}{n} = zeros({' * '.join(slots)})"]
-        case ir.Accumulate(name=n, reduce="slots", value=v):
+        case ir.SlotAccumulate(name=n, value=v):
             return [f"{ind}{n}[{_row_var(s)}] += {_value(v)}"]
-        case ir.Accumulate(name=n, combine="add", reduce=r, value=v):
-            return [f"{ind}{n} += {r.removeprefix('reduce_')}({_value(v)})"]
+        case ir.Accumulate(name=n, combine=ir.Combine.ADD, reduce=r, value=v):
+            return [f"{ind}{n} += {OPS[r].call}({_value(v)})"]
         case ir.Accumulate(name=n, combine=c, reduce=r, value=v):
-            return [f"{ind}{n} = {c}({n}, {r.removeprefix('reduce_')}({_value(v)}))"]
+            return [f"{ind}{n} = {c.value}({n}, {OPS[r].call}({_value(v)}))"]
         case ir.ScalarAssign(name=n, value=v, launch=launch):
             return [f"{ind}{n} = {expr(v)}" + ("  # at launch (host)" if launch else "")]
         case ir.ScalarLoad(name=n, tensor=t):
@@ -114,12 +125,50 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
         case ir.VecOp(api=api, dst=d, srcs=srcs, attrs=attrs):
             extra = [f"{k}={v}" for k, v in attrs]
             return [f"{ind}{d} <- {api}({', '.join([operand(x) for x in srcs] + extra)})"]
+        case ir.PerRow(col=c, ops=ops):
+            head = f"{ind}per row" + (f" (row_value = {c}[i])" if c else "") + ":"
+            return [head] + [line for op in ops for line in stmt(op, ind + "    ")]
         case ir.CubeLoop():
             return cube_loop(s, ind)
     raise TypeError(s)
 
 
-def _row_var(s: ir.Accumulate) -> str:
+def chunk_plan(plan: ir.ChunkPlan | ir.NoChunk) -> list[str]:
+    """What runs per row when rows are longer than UB (lowering/passes/plan_chunks.py), or why nothing
+    can; each pass's tile loop follows its summary line."""
+    if isinstance(plan, ir.NoChunk):
+        return [f"rows longer than UB: no chunked mode: {plan.reason}"]
+    lines = [f"rows longer than UB: {len(plan.passes)} chunked pass(es) per row:"]
+    lines += ["  fewer rows than cores: a group of cores shares each row (plan_row_groups)"] if plan.row_groups else []
+    for st in plan.steps:
+        match st:
+            case ir.RunPass(index=i):
+                p = plan.passes[i]
+                stores = [s.tensor for s in ir.walk(p.loop.body) if isinstance(s, (ir.Store, ir.CopyOut))]
+                what = [f"folds {', '.join(f'{f.name} ({_fold(f)})' for f in p.reductions)}"] if p.reductions else []
+                what += [f"stores {', '.join(stores)}"] if stores else []
+                lines.append(f"  pass {i}: {'; '.join(what)}; chunks <= {p.max_chunk} elements")
+                lines += stmt(p.loop, "    ")
+            case ir.RowLoad(slot=True):
+                lines.append(f"  {st.name}Row = {st.tensor}[r]")
+            case ir.RowLoad():
+                lines.append(f"  {st.name}Row = load({st.tensor}[r])")
+            case ir.RowScalar():
+                lines.append(f"  {st.name}Row = {expr(st.value)}")
+            case ir.RowSlotAccumulate():
+                lines.append(f"  {st.name}[r] += {expr(st.value)}")
+            case ir.RowAccumulate():
+                lines.append(f"  {st.name} <- {st.combine.value}({st.name}, {expr(st.value)})")
+            case ir.RowStore():
+                lines.append(f"  store({st.tensor}[r], {expr(st.value)})")
+    return lines
+
+
+def _fold(f: ir.Fold) -> str:
+    return f"online_max:{f.online_sum}" if f.online_sum else f.combine.value
+
+
+def _row_var(s: ir.SlotAccumulate) -> str:
     """The row tile variable of a slot accumulation: that of its value's loads (surface IR); after
     lowering the value is a buffer name and the dump writes `r`."""
     if not isinstance(s.value, str):
@@ -167,5 +216,6 @@ def param(p: ir.Param) -> str:
 
 
 def kernel(k: ir.Kernel) -> str:
-    lines = ["@kernel", f"def {k.name}({', '.join(param(p) for p in k.params)}):"] + block(k.body, "    ")
+    kind = [f"    # kernel kind: {k.kind.value}"] if k.kind is not None else []  # lowering/passes/select_kind.py
+    lines = ["@kernel", f"def {k.name}({', '.join(param(p) for p in k.params)}):", *kind] + block(k.body, "    ")
     return "\n".join(lines) + "\n"

@@ -39,9 +39,9 @@ FLAT_SHAPES = [{"batch_size": 16, "dim": 16384}, {"batch_size": 64, "dim": 65536
 #: need multi-pass kernels.
 ROW_SHAPES = [{"batch_size": 128, "dim": 4096}, {"batch_size": 4096, "dim": 4096}]
 #: Rows longer than UB (KernelBench softmax rows: 393,216 floats; 256 x 256 planes of 256 KB): the row
-#: kernels run chunked passes that re-read GM (lowering/chunking.py). Reported beside the benchmark-scale
+#: kernels run chunked passes that re-read GM (lowering/passes/plan_chunks.py). Reported beside the benchmark-scale
 #: shape: 16 rows (fewer rows than cores: each row's columns are split over a group of 3 cores,
-#: lowering/row_groups.py) and 96 rows (2 per core; the emulator steps every element, so not KernelBench's 4096).
+#: lowering/emit/row_groups.py) and 96 rows (2 per core; the emulator steps every element, so not KernelBench's 4096).
 LONG_ROWS = {name: [{"batch_size": 16, "dim": 393216}, {"batch_size": 96, "dim": 393216}]
              for name in ("softmax", "log_softmax", "layer_norm", "rms_norm")}
 LONG_ROWS.update({name: [{"batch_size": 2, "features": 8, "dim1": 256, "dim2": 256}]

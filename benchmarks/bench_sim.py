@@ -137,7 +137,6 @@ def throughput(name: str, batch: int, dim: int, reps: int) -> tuple[float, float
 
     from ascend_dsl import load_file
     from lowering.context import PassContext
-    from lowering.emit import build_view, emit
     from lowering.pipeline import run_pipeline
     from lowering.targets import get_target
     from npu_harness.binding import bind
@@ -151,7 +150,7 @@ def throughput(name: str, batch: int, dim: int, reps: int) -> tuple[float, float
     run = load_task_for(kernel, ex.task, overrides={"batch_size": batch, "dim": dim})
     ctx = PassContext(get_target("ascend910b1"), ex.adsl.name)
     lowered = run_pipeline(kernel, ctx)
-    project = emit(lowered, ctx)
+    project = ctx.project
     b = bind(kernel, run)
     n = batch * dim
     with tempfile.TemporaryDirectory() as tmp, scratch_dir(4 * n * 4) as io_dir:
@@ -161,7 +160,7 @@ def throughput(name: str, batch: int, dim: int, reps: int) -> tuple[float, float
             (src / f).parent.mkdir(parents=True, exist_ok=True)
             (src / f).write_text(text)
         drv = src / f"{project.name}_sim_driver.cpp"
-        drv.write_text(combined_driver(project, build_view(lowered, ctx)))
+        drv.write_text(combined_driver(project))
         binary = compile_program([drv], defines=target_defines(ctx.target), extra_include_dirs=[src])
         io = Path(io_dir)
         for p in kernel.inputs:

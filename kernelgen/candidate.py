@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 
 from ascend_dsl import parse_text
 from ascend_dsl.diagnostics import DslError
-from lowering import PassContext, emit, get_target, run_pipeline
+from lowering import PassContext, get_target, run_pipeline
 from lowering.passes import check_constraints
 from npu_harness.task import TaskRun
 from npu_harness.validate import ValidationResult, validate_interp, validate_sim
@@ -158,7 +158,7 @@ def evaluate(response: str, task: Task, *, level: str = "sim", seeds: list[int] 
         for v in sorted({run.variant or 0 for _, run in runs}):
             vctx = PassContext(get_target(target), file)
             lk = run_pipeline(variants[v], vctx)
-            lowered[v] = (lk, emit(lk, vctx), vctx)
+            lowered[v] = (lk, vctx.project, vctx)
     except DslError as e:
         return _fail(out, "lower", e.render(), e.codes)
     except Exception as e:  # noqa: BLE001

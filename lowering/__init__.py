@@ -7,7 +7,7 @@ from pathlib import Path
 from ascend_dsl import ir
 
 from .context import PassContext
-from .emit import EmittedProject, emit
+from .emit import EmittedProject
 from .pipeline import PASS_NAMES, PIPELINE, run_pipeline
 from .targets import DEFAULT_TARGET, Target, all_targets, get_target
 
@@ -19,8 +19,8 @@ def lower(kernel: ir.Kernel, target: str | Target = DEFAULT_TARGET, source_name:
     name = source_name or (Path(kernel.span.file).name if kernel.span.line else f"{kernel.name}.adsl")
     ctx = PassContext(t, name, assistant)
     ctx.lowered = run_pipeline(kernel, ctx, dump_after)
-    return emit(ctx.lowered, ctx), ctx
+    return ctx.project, ctx
 
 
 __all__ = ["DEFAULT_TARGET", "EmittedProject", "PASS_NAMES", "PIPELINE", "PassContext", "Target", "all_targets",
-           "emit", "get_target", "lower", "run_pipeline"]
+           "get_target", "lower", "run_pipeline"]

@@ -19,3 +19,5 @@ class PassContext:
     #: The kernel after the last pass (set by `lowering.lower`), which the emulator harness needs.
     lowered: Any = None
     dumps: dict[str, str] = field(default_factory=dict)
+    #: The emitted project (lowering.emit.EmittedProject), set by the last pass.
+    project: Any = None

@@ -12,18 +12,24 @@ from dataclasses import dataclass
 
 from ascend_dsl import ir, printer
 from ascend_dsl.diagnostics import DslError
+from ascend_dsl.diagnostics import ErrorCode as E
 
 from .context import PassContext
 from .passes import (
     allocate_buffers,
     check_constraints,
+    emit,
     hoist_scalars,
     legalize,
+    plan_box,
     plan_chunks,
     plan_cube,
+    plan_row_groups,
     plan_tiling,
+    plan_windows,
     schedule_stages,
     select_instructions,
+    select_kind,
     three_address,
 )
 from .verify import verify
@@ -40,12 +46,17 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("legalize", legalize.run),  # tanh/sigmoid/erf/neg -> vector-unit primitives
     Pass("three_address", three_address.run),  # one op per assignment, CSE, DCE
     Pass("hoist_scalars", hoist_scalars.run),  # scalar math out of tile loops; host (launch) or device scalars
-    Pass("plan_chunks", plan_chunks.run),  # row loops: the chunked passes for rows longer than UB
+    Pass("select_kind", select_kind.run),  # how the kernel is emitted (KernelKind), and the structure it needs
+    Pass("plan_chunks", plan_chunks.run),  # row loops: the chunked passes for rows longer than UB (lowered below)
     Pass("allocate_buffers", allocate_buffers.run),  # VECIN/VECOUT queues, VECCALC temporaries (reused)
-    Pass("plan_tiling", plan_tiling.run),  # largest tile that fits UB; UB capacity check
+    Pass("plan_tiling", plan_tiling.run),  # largest tile that fits UB; UB capacity check; chunk lengths
+    Pass("plan_row_groups", plan_row_groups.run),  # chunked rows: may a group of cores share a row?
     Pass("plan_cube", plan_cube.run),  # MIX kernels: base block sizes, L1/L0/UB capacity, fractal alignment
+    Pass("plan_windows", plan_windows.run),  # plane loops: the window, plane dims, vector taps along rows or not
     Pass("select_instructions", select_instructions.run),  # Add vs Adds, Compare/Select modes, Cast rounding
+    Pass("plan_box", plan_box.run),  # box loops: UB row pitch, scratch trees, whole-row core shares
     Pass("schedule_stages", schedule_stages.run),  # CopyIn / Compute / CopyOut
+    Pass("emit", emit.run),  # the AscendC project (lowering/emit/: the kernel kind's view and templates)
 )
 
 PASS_NAMES = tuple(p.name for p in PIPELINE)
@@ -54,7 +65,7 @@ PASS_NAMES = tuple(p.name for p in PIPELINE)
 def run_pipeline(kernel: ir.Kernel, ctx: PassContext, dump_after: frozenset[str] = frozenset()) -> ir.Kernel:
     unknown = dump_after - set(PASS_NAMES) - {"all"}
     if unknown:
-        raise DslError.at("ARGS", f"unknown pass in --dump-after: {', '.join(sorted(unknown))}", None,
+        raise DslError.at(E.ARGS, f"unknown pass in --dump-after: {', '.join(sorted(unknown))}", None,
                           f"passes: {', '.join(PASS_NAMES)}, or all")
     for p in PIPELINE:
         start = time.perf_counter()
@@ -63,7 +74,7 @@ def run_pipeline(kernel: ir.Kernel, ctx: PassContext, dump_after: frozenset[str]
         except DslError:
             raise
         except Exception as e:  # a compiler bug, not a user error
-            raise DslError.at("INTERNAL", f"internal error in pass '{p.name}': {type(e).__name__}: {e}",
+            raise DslError.at(E.INTERNAL, f"internal error in pass '{p.name}': {type(e).__name__}: {e}",
                               kernel.span, "this is a compiler bug; please report it with the DSL file") from e
         ctx.timings[p.name] = time.perf_counter() - start
         verify(kernel, p.name)

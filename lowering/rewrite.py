@@ -18,10 +18,17 @@ def rewrite_expr(e: ir.Expr, fn: Callable[[ir.Expr], ir.Expr | None]) -> ir.Expr
     return e if new is None else rewrite_expr(new, fn)
 
 
-def map_tile_bodies(kernel: ir.Kernel, fn: Callable[[ir.TileLoop], ir.TileLoop]) -> ir.Kernel:
+def map_tile_bodies(kernel: ir.Kernel, fn: Callable[[ir.TileLoop], ir.TileLoop], chunks: bool = True) -> ir.Kernel:
+    """Apply `fn` to every tile loop: those of split and cube loops and, with `chunks`, the pass loops of
+    chunked row loops (RowTiles.chunked), which the ordinary passes lower like any other loop."""
     def go(s: ir.Stmt) -> ir.Stmt:
         if isinstance(s, ir.TileLoop):
-            return fn(s)
+            s = fn(s)
+            plan = s.shape.chunked if chunks and s.kind is ir.LoopKind.ROWS else None
+            if isinstance(plan, ir.ChunkPlan):
+                passes = tuple(replace(p, loop=fn(p.loop)) for p in plan.passes)
+                s = replace(s, shape=replace(s.shape, chunked=replace(plan, passes=passes)))
+            return s
         if isinstance(s, (ir.SplitLoop, ir.CubeLoop)):  # a cube loop's epilogue is a row tile loop
             return replace(s, body=tuple(go(c) for c in s.body))
         return s
@@ -33,7 +40,7 @@ def map_exprs(kernel: ir.Kernel, fn: Callable[[ir.Expr], ir.Expr | None]) -> ir.
     def body(tl: ir.TileLoop) -> ir.TileLoop:
         out = []
         for s in tl.body:
-            if isinstance(s, (ir.Assign, ir.Store, ir.Accumulate)):
+            if isinstance(s, ir.VALUE_STMTS):
                 s = replace(s, value=rewrite_expr(s.value, fn))
             out.append(s)
         return replace(tl, body=tuple(out))

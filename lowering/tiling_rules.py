@@ -26,7 +26,7 @@ MIN_TILES_PER_CORE = 2
 def kernel_dtypes(kernel: ir.Kernel) -> set[DType]:
     out = {p.dtype for p in kernel.tensors}
     for s in ir.walk(kernel.body):
-        if isinstance(s, (ir.Assign, ir.Store, ir.Accumulate)):
+        if isinstance(s, ir.VALUE_STMTS):
             out.update(e.type.dtype for e in ir.walk_expr(s.value) if e.type.dtype is not DType.BOOL)
     return out
 
@@ -39,7 +39,7 @@ def uses_compare(kernel: ir.Kernel) -> set[DType]:
     """Dtypes compared in the kernel (Compare needs whole 256-byte repeats), also by the expansion of an op."""
     out = set()
     for s in ir.walk(kernel.body):
-        if isinstance(s, (ir.Assign, ir.Store, ir.Accumulate)):
+        if isinstance(s, ir.VALUE_STMTS):
             for e in ir.walk_expr(s.value):
                 if isinstance(e, ir.Op) and e.type.dtype is DType.BOOL:
                     out.add(e.args[0].type.dtype)

@@ -301,10 +301,7 @@ def _check_tiling(args, variants, task: Path, overrides: dict) -> int:
         sizes = ", ".join(f"{k}={val}" for k, val in b.symbols.items())
         label = f"{run.label}: " if cases.format == "groups" else ""
         if blocks == 0:
-            from lowering.emit import build_view
-
-            why = build_view(ctx.lowered, ctx).get("tiling_error", "the host tiling found no tile that fits the "
-                                                   "Unified Buffer")
+            why = project.view.tiling_error
             print(f"{label}tiling: FAIL ({sizes}): the host tiling launches no block (a launch reports TILING: {why})")
             status = 1
         else:

@@ -68,7 +68,7 @@ EXAMPLE_SHAPES["pooling/max_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "cha
 EXAMPLE_SHAPES.update({f"math/{name}": [{"batch_size": 8, "dim": 4000}, {"batch_size": 33, "dim": 1001}]
                        for name in ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum", "masked_cumsum")})
 #: Rows longer than UB (100003 elements: 391 KB in f32, not a multiple of 32 bytes): the row kernels run in
-#: chunked passes over column chunks of each row (lowering/chunking.py).
+#: chunked passes over column chunks of each row (lowering/passes/plan_chunks.py).
 LONG_ROW = {"batch_size": 3, "dim": 100003}
 EXAMPLE_SHAPES.update({name: [*ROW_SHAPES, LONG_ROW] for name in (
     "activation/softmax", "activation/log_softmax", "normalization/layer_norm", "normalization/rms_norm",

@@ -13,7 +13,6 @@ import numpy as np
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
 from lowering import EmittedProject, PassContext
-from lowering.emit import build_view
 from lowering.passes.check_windows import check_pool_binding
 
 from .arrays import STORAGE, TORCH_NAME, HostArray
@@ -137,12 +136,12 @@ def select_coverage(kernel: ir.Kernel, b: Binding) -> list[str]:
     return _one_sided(coverage)
 
 
-def combined_driver(project: EmittedProject, view: dict) -> str:
+def combined_driver(project: EmittedProject) -> str:
     """One translation unit: the driver with the kernel source inlined under #line directives, so
     emulator reports name the kernel file and line."""
     name = project.name
     kernel_file = f"{name}_kernel.cpp"
-    lines = driver_source(view).splitlines()
+    lines = driver_source(project.view).splitlines()
     out = []
     for i, line in enumerate(lines, start=1):
         if line.strip() == f'#include "{kernel_file}"':
@@ -160,7 +159,6 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
     start = time.perf_counter()
     b: Binding = bind(kernel, run)
     check_pool_binding(kernel, b.scalars, b.symbols)
-    view = build_view(lowered, ctx)
     with tempfile.TemporaryDirectory(prefix="ascend-sim-") as tmp:
         tmpdir = Path(work_dir or tmp)
         src_dir = tmpdir / "src"
@@ -169,9 +167,9 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
             (src_dir / fname).parent.mkdir(parents=True, exist_ok=True)  # emulator/ holds the ACL launch stub
             (src_dir / fname).write_text(text)
         driver = src_dir / f"{project.name}_sim_driver.cpp"
-        driver.write_text(combined_driver(project, view))
+        driver.write_text(combined_driver(project))
         try:
-            defines = sim_defines(ctx.target.name, "mix") if view.get("mix") else target_defines(ctx.target)
+            defines = sim_defines(ctx.target.name, "mix") if project.view.mix else target_defines(ctx.target)
             binary = compile_program([driver], defines=defines, extra_include_dirs=[src_dir])
         except CompileError as e:
             raise DslError.at("SIM-COMPILE", f"the emitted C++ does not compile against the emulator:\n"

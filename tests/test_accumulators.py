@@ -3,6 +3,8 @@ the interpreter, and the emulator catching a broken combine."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -47,7 +49,7 @@ def test_accumulator_ir_shape():
     kinds = [type(s).__name__ for s in k.body]
     assert kinds == ["AccDecl", "SplitLoop", "ScalarStore"]
     acc = next(s for s in ir.walk(k.body) if isinstance(s, ir.Accumulate))
-    assert (acc.name, acc.combine, acc.reduce) == ("total", "add", "reduce_sum")
+    assert (acc.name, acc.combine, acc.reduce) == ("total", ir.Combine.ADD, "reduce_sum")
     assert [p.name for p in k.outputs] == ["out"]
 
 
@@ -151,7 +153,7 @@ def test_emulator_reports_a_combine_without_syncall(tmp_path):
     good = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path / "good")
     assert good.ok, good.detail
     code = project.files["k_kernel.cpp"].replace("SyncAll();", "")
-    bad = type(project)(project.name, {**project.files, "k_kernel.cpp": code}, project.manifest)
+    bad = dataclasses.replace(project, files={**project.files, "k_kernel.cpp": code})
     result = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path / "bad")
     assert not result.ok
     # caught as a wrong total, or (depending on which block reaches the combine first) by the cross-core check

@@ -43,10 +43,10 @@ def test_box_layouts_and_reduced_axis():
     k = _k("xb = load(x[t])\ns = sum(xb * xb, axis=1)\nstore(y[t], s + load(b[t]))")
     types = {st.name: st.value.type for st in _tile(k).body if isinstance(st, ir.Assign)}
     assert types["xb"].layout is ir.Layout.BOX and types["s"].layout is ir.Layout.FLAT
-    assert _tile(k).box == (1, "R") and _tile(k).row_shape is None
+    assert _tile(k).shape == ir.BoxTiles(1, "R")
     k0 = _k("store(y[t], max(load(x[t]), axis=0))", HEAD0)
-    assert _tile(k0).box == (0, "A")
-    assert _tile(_k("store(y[t], sum(load(x[t]), axis=-2))")).box == (1, "R")  # negative axes as in PyTorch
+    assert _tile(k0).shape == ir.BoxTiles(0, "A")
+    assert _tile(_k("store(y[t], sum(load(x[t]), axis=-2))")).shape == ir.BoxTiles(1, "R")  # negative axes as in PyTorch
 
 
 def test_interpreter_box_reductions_match_torch():

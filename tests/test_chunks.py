@@ -1,9 +1,10 @@
-"""Rows longer than the Unified Buffer: the chunked mode of row kernels (lowering/chunking.py,
-lowering/emit_chunk.py). Planning, the emitted passes, the host tiling at benchmark shapes, emulator
+"""Rows longer than the Unified Buffer: the chunked mode of row kernels (lowering/passes/plan_chunks.py,
+lowering/emit/chunk.py). Planning, the emitted passes, the host tiling at benchmark shapes, emulator
 runs against PyTorch, and the kernels that cannot run in chunks (TILING naming why)."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,6 @@ import torch
 
 from ascend_dsl import ir, load_file, parse_text
 from lowering import lower
-from lowering.chunking import ChunkPlan
 from npu_harness.task import TaskRun
 from npu_harness.tiling_probe import run_tiling
 from npu_harness.validate import validate_sim
@@ -32,9 +32,9 @@ def _row_loop(lowered: ir.Kernel) -> ir.TileLoop:
     return next(s for s in ir.walk(lowered.body) if isinstance(s, ir.TileLoop))
 
 
-def _plan(lowered: ir.Kernel) -> ChunkPlan:
-    plan = _row_loop(lowered).chunked
-    assert isinstance(plan, ChunkPlan), plan
+def _plan(lowered: ir.Kernel) -> ir.ChunkPlan:
+    plan = _row_loop(lowered).shape.chunked
+    assert isinstance(plan, ir.ChunkPlan), plan
     return plan
 
 
@@ -136,15 +136,15 @@ def test_host_tiling_picks_chunks_at_benchmark_shapes(name, values, rows, row_le
 
 def _loop_fields(ctx) -> list[tuple[int, object, str]]:
     """(split loop, pass, tiling field) of every chunked pass of every row loop."""
-    from lowering.emit_chunk import chunk_names
+    from lowering.emit.chunk import chunk_names
 
     return [(k, p, chunk_names(k, i)[1]) for k, t in enumerate(_row_loops(ctx.lowered))
             for i, p in enumerate(_plan_of(t).passes)]
 
 
-def _plan_of(t: ir.TileLoop) -> ChunkPlan:
-    assert isinstance(t.chunked, ChunkPlan), t.chunked
-    return t.chunked
+def _plan_of(t: ir.TileLoop) -> ir.ChunkPlan:
+    assert isinstance(t.shape.chunked, ir.ChunkPlan), t.shape.chunked
+    return t.shape.chunked
 
 
 @pytest.mark.parametrize("name", ["batch_norm_train", "group_norm"])
@@ -247,7 +247,7 @@ def test_scalar_accumulators_then_chunked_rows(tmp_path):
     project, ctx = lower(k, "ascend910b1", "two.adsl")
     loops = _row_loops(ctx.lowered)
     assert [len(_plan_of(t).passes) for t in loops] == [1, 2]
-    assert _plan_of(loops[0]).accumulators == (("total", "add"), ("peak", "max"))
+    assert _plan_of(loops[0]).accumulators == (ir.Fold("total", ir.Combine.ADD), ir.Fold("peak", ir.Combine.MAX))
     t = _host_tiling(project, ctx, {"B": 100, "D": 20001}, 48, ["chunkLength", "chunkLength1_0"])
     assert t["chunkLength"] > 0 and t["chunkLength1_0"] > 0
     torch.manual_seed(1)
@@ -265,13 +265,12 @@ def test_emulator_catches_a_slot_fold_before_the_row_is_done(tmp_path):
     k, project, ctx = _example("normalization/batch_norm_train")
     code = project.files["batch_norm_train_kernel.cpp"]
     fn = code[code.index("void ProcessChunked()"):code.index("void ProcessChunked1()")]
-    # the pass (and the combine of a row split over a core group, lowering/row_groups.py), then the fold
+    # the pass (and the combine of a row split over a core group, lowering/emit/row_groups.py), then the fold
     start, at = fn.index("            ChunkPass0();\n"), fn.index("            // batch_norm_train.adsl:11: s[r] +=")
     end = fn.index("        }\n        PipeBarrier<PIPE_ALL>();")
     assert fn[start:at].count("ChunkPass") == 1 and fn[start:at].count("GroupCombine0();") == 1
     bad_fn = fn[:start] + fn[at:end] + fn[start:at] + fn[end:]
-    bad = type(project)(project.name, {**project.files, "batch_norm_train_kernel.cpp": code.replace(fn, bad_fn)},
-                        project.manifest)
+    bad = dataclasses.replace(project, files={**project.files, "batch_norm_train_kernel.cpp": code.replace(fn, bad_fn)})
     torch.manual_seed(2)
     x = torch.randn(2, 3, 300, 300) + torch.arange(6.0).reshape(2, 3, 1, 1)
     w, b = torch.rand(3) + 0.5, torch.randn(3)
@@ -328,7 +327,7 @@ def test_emulator_catches_padding_in_a_chunk_reduction(tmp_path):
     good = "ReduceMax(reduceOut_f32, xLocal, accTmp_f32, static_cast<int32_t>(count));"
     assert code.count(good) == 1
     bad_code = code.replace(good, "ReduceMax(reduceOut_f32, xLocal, accTmp_f32, static_cast<int32_t>((count + 63) / 64 * 64));")
-    bad = type(project)(project.name, {**project.files, "softmax_kernel.cpp": bad_code}, project.manifest)
+    bad = dataclasses.replace(project, files={**project.files, "softmax_kernel.cpp": bad_code})
     x = torch.randn(2, 20001)
     res = validate_sim(k, ctx.lowered, bad, ctx, TaskRun([x], [torch.softmax(x, dim=1)]), work_dir=tmp_path)
     assert not res.ok
@@ -346,9 +345,9 @@ def k(x: Tensor[{dt}, "B, D"], y: Tensor[{dt}, "B, D"], s: Tensor[{dt}, "B"]):
 def _reason(text: str, target: str = "ascend910b1") -> str:
     k = parse_text(text, "nochunk.adsl")[0].instantiate()
     _, ctx = lower(k, target, "nochunk.adsl")
-    reason = _row_loop(ctx.lowered).chunked
-    assert isinstance(reason, str), reason
-    return reason
+    reason = _row_loop(ctx.lowered).shape.chunked
+    assert isinstance(reason, ir.NoChunk), reason
+    return reason.reason
 
 
 ROWS = '''    for blk in split(B, cores=AIV):
@@ -367,7 +366,7 @@ def test_bodies_that_cannot_chunk_say_why(dt, body, reason):
 
 def test_gather_cannot_chunk():
     _, _, ctx = _example("loss/cross_entropy")
-    assert "'gather' needs the whole row in UB" in _row_loop(ctx.lowered).chunked
+    assert "'gather' needs the whole row in UB" in _row_loop(ctx.lowered).shape.chunked.reason
 
 
 def _row_loops(lowered: ir.Kernel) -> list[ir.TileLoop]:
@@ -379,7 +378,7 @@ def test_several_split_loops_chunk_each_loop():
         "            store(y[r, :], load(x[r, :]) / total)\n"
     k = parse_text(text, "two.adsl")[0].instantiate()
     project, ctx = lower(k, "ascend910b1", "two.adsl")
-    assert all(isinstance(t.chunked, ChunkPlan) for t in _row_loops(ctx.lowered))
+    assert all(isinstance(t.shape.chunked, ir.ChunkPlan) for t in _row_loops(ctx.lowered))
     code = project.files["k_kernel.cpp"]
     # loop 1 decides on its own chunk length; whole rows otherwise (every loop walks the core's rows)
     assert "if (chunkLength1_0_ > 0) {" in code and "ProcessChunked1();" in code and "Phase1Rows();" in code
@@ -390,13 +389,10 @@ def test_a_later_split_loop_that_cannot_chunk_names_itself():
     text = HEAD.format(dt="f32") + "    total = 0.0\n" + ROWS + "            total += sum(load(x[r, :]))\n" + ROWS + \
         "            store(y[r, :], cumsum(load(x[r, :]), axis=1) / total)\n"
     k = parse_text(text, "two.adsl")[0].instantiate()
-    _, ctx = lower(k, "ascend910b1", "two.adsl")
+    project, ctx = lower(k, "ascend910b1", "two.adsl")
     first, second = _row_loops(ctx.lowered)
-    assert isinstance(first.chunked, ChunkPlan) and "'scan_sum' needs the whole row in UB" in second.chunked
-    from lowering.emit import build_view
-
-    view = build_view(ctx.lowered, ctx)
-    assert view["tiling_error"] == ("one row does not fit the Unified Buffer, and split loop 1 cannot run in column "
+    assert isinstance(first.shape.chunked, ir.ChunkPlan) and "'scan_sum' needs the whole row in UB" in second.shape.chunked.reason
+    assert project.view.tiling_error == ("one row does not fit the Unified Buffer, and split loop 1 cannot run in column "
                                     "chunks: 'scan_sum' needs the whole row in UB")
 
 
@@ -409,10 +405,8 @@ def test_a_first_split_loop_that_cannot_chunk_keeps_whole_rows_before_a_chunked_
     k = parse_text(text, "two.adsl")[0].instantiate()
     project, ctx = lower(k, "ascend910b1", "two.adsl")
     first, second = _row_loops(ctx.lowered)
-    assert "'scan_sum' needs the whole row in UB" in first.chunked and isinstance(second.chunked, ChunkPlan)
-    from lowering.emit import build_view
-
-    assert build_view(ctx.lowered, ctx)["tiling_error"].endswith(
+    assert "'scan_sum' needs the whole row in UB" in first.shape.chunked.reason and isinstance(second.shape.chunked, ir.ChunkPlan)
+    assert project.view.tiling_error.endswith(
         "and this kernel cannot run in column chunks: 'scan_sum' needs the whole row in UB")
     code = project.files["k_kernel.cpp"]
     assert "ProcessChunked();" not in code and "ProcessChunked1();" in code
@@ -459,7 +453,8 @@ def test_ir_dump_shows_each_split_loops_passes_and_slot_folds():
     assert lines.count("# rows longer than UB: 1 chunked pass(es) per row:") == 3
     # loop 0 folds the row's sum into its slot after the pass; loop 1 reads the slot's total before it
     fold = next(i for i, line in enumerate(lines) if line.startswith("#   pass 0: folds _t2 (add); chunks <= "))
-    assert lines.index("#   s[r] += _t2Row") == fold + 1
+    assert lines[fold + 1] == "#     for chunk in tile(blk, size=auto, buffers=2):"  # the pass's own tile loop
+    assert lines.index("#   s[r] += _t2Row") > fold
     assert lines.index("#   _t2Row = s[r]") < lines.index("#   ss[r] += _t5Row")
 
 

@@ -239,7 +239,7 @@ def _gallery_cases(flat_only: bool = True):
         for src in ascend_dsl.load_file(path):
             k = src.instantiate()
             if flat_only and (ir.cube_loop(k) is not None  # MIX kernels: tests/test_cube.py
-                              or any(t.row_shape or t.plane_rank or t.box for s in k.phases for t in s.body)):
+                              or any(t.kind is not ir.LoopKind.FLAT for s in k.phases for t in s.body)):
                 continue
             for variant in src.dtype_variants:
                 tag = "-".join(str(v) for v in variant.values())

@@ -455,3 +455,19 @@ def test_cli_user_error_exits_2_without_traceback(tmp_path, name):
     assert f"--> {src}:" in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
     assert not out.exists()
+
+
+def test_error_codes_are_one_enum():
+    """Codes come from ErrorCode: the packages' string codes are members too, and an unknown code is a bug."""
+    import re
+
+    from ascend_dsl.diagnostics import Diagnostic, ErrorCode
+
+    root = Path(__file__).resolve().parent.parent
+    used = set()
+    for path in [p for pkg in ("ascend_dsl", "lowering", "npu_harness", "kernelgen") for p in (root / pkg).rglob("*.py")]:
+        used |= set(re.findall(r'(?:(?:\.err|\.at|\.error|Diagnostic|WorkerError|_call_error)\(\s*|"code": )"([A-Z][A-Z0-9-]+)"', path.read_text()))
+    assert used and used <= {c.value for c in ErrorCode}, used - {c.value for c in ErrorCode}
+    assert Diagnostic("TYPE", "m").code is ErrorCode.TYPE
+    with pytest.raises(ValueError):
+        Diagnostic("NOT-A-CODE", "m")

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ascend_dsl import load_file
+from lowering import PASS_NAMES
 from lowering.context import PassContext
-from lowering.emit import emit
 from lowering.pipeline import run_pipeline
 from lowering.targets import get_target
 from npu_harness.validate import load_task_for, validate_sim
@@ -31,7 +31,7 @@ def _lowered(adsl, target="ascend910b1", dtypes=None):
     kernel = load_file(adsl)[0].instantiate(dtypes or {})
     ctx = PassContext(get_target(target), adsl.name)
     lowered = run_pipeline(kernel, ctx)
-    return kernel, lowered, emit(lowered, ctx), ctx
+    return kernel, lowered, ctx.project, ctx
 
 
 def _sim_with_patch(old: str, new: str, overrides: dict, target="ascend910b1"):
@@ -56,7 +56,7 @@ def test_cli_dump_after_all(tmp_path):
     r = _cli(str(RELU), "-o", str(tmp_path / "o"), "--dump-after", "all")
     assert r.returncode == 0, r.stderr
     dumps = sorted(p.name for p in (tmp_path / "o/dumps").iterdir())
-    assert dumps[0] == "01_check_constraints.adsl" and dumps[-1] == "10_schedule_stages.adsl"
+    assert dumps == [f"{i:02d}_{name}.adsl" for i, name in enumerate(PASS_NAMES, 1)]
 
 
 def test_cli_unknown_pass_in_dump_after(tmp_path):

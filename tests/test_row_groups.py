@@ -1,9 +1,10 @@
 """Rows longer than UB with fewer rows than cores: each row's columns split over a group of cores
-(lowering/row_groups.py). Host tiling at benchmark shapes, emulator runs against PyTorch on 48 and 40
+(lowering/emit/row_groups.py). Host tiling at benchmark shapes, emulator runs against PyTorch on 48 and 40
 cores, the kernels that keep a core per row, and planted bugs the emulator catches."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -171,7 +172,7 @@ def _planted(project, old: str, new: str, count: int = 1):
     name = f"{project.name}_kernel.cpp"
     code = project.files[name]
     assert code.count(old) == count
-    return type(project)(project.name, {**project.files, name: code.replace(old, new, 1)}, project.manifest)
+    return dataclasses.replace(project, files={**project.files, name: code.replace(old, new, 1)})
 
 
 @pytest.mark.slow

@@ -42,7 +42,7 @@ def test_layouts_of_loads_reductions_and_broadcasts():
     types = {st.name: st.value.type for st in _tile(k).body if isinstance(st, ir.Assign)}
     assert types["xt"].layout is ir.Layout.ROWS and types["m"].layout is ir.Layout.COL
     assert types["v"].layout is ir.Layout.ROW and types["u"].layout is ir.Layout.COL
-    assert _tile(k).row_shape == ("B", "D")
+    assert _tile(k).shape == ir.RowTiles(("B",), ("D",))
     assert k.inputs == (k.param("x"), k.param("w"), k.param("s")) and k.outputs == (k.param("y"),)
 
 

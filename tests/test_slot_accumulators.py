@@ -4,6 +4,7 @@ code, and the emulator catching a broken combine and bad launch shapes."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -62,8 +63,8 @@ def test_mapping_follows_the_accumulator_shape():
     assert per_channel == ir.SlotAccDecl("s", ("C",), (), ())
     grouped = _kernel(GROUPS).body[0]
     assert grouped == ir.SlotAccDecl("s", ("N", "G"), ("C",), ("G",))
-    acc = next(s for s in ir.walk(_kernel(CENTER).body) if isinstance(s, ir.Accumulate))
-    assert (acc.name, acc.reduce, acc.value.type.layout) == ("s", "slots", ir.Layout.COL)
+    acc = next(s for s in ir.walk(_kernel(CENTER).body) if isinstance(s, ir.SlotAccumulate))
+    assert (acc.name, acc.value.type.layout) == ("s", ir.Layout.COL)
     read = next(e for s in ir.walk(_kernel(CENTER).body) if isinstance(s, ir.Store) for e in ir.walk_expr(s.value)
                 if isinstance(e, ir.Load) and e.tensor == "s")
     assert read.index.acc and read.type == ir.tile_of(ascend_dsl.f32, ir.Layout.COL)
@@ -177,7 +178,7 @@ def test_slot_accumulator_never_updated_and_accumulated_twice():
 def test_emitted_code_combines_through_the_workspace():
     project, _ = lower(_kernel(GROUPS), "ascend910b1", "slots.adsl")
     code = project.files["k_kernel.cpp"]
-    # one SyncAll in the combine (the others: rows split over core groups, lowering/row_groups.py)
+    # one SyncAll in the combine (the others: rows split over core groups, lowering/emit/row_groups.py)
     assert code.count("SyncAll();") - code.count("SyncAll();  // every partial of the group has landed") == 1
     assert "DataCopy(workspaceGm_[sPart_ + GetBlockIdx() * sPad_], accVec_sBuf.Get<float>()" in code
     assert "Add(tot, tot, part[j * sPad_], static_cast<int32_t>(sPad_));" in code
@@ -206,7 +207,7 @@ def test_emulator_reports_a_combine_without_syncall(tmp_path):
     good = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path / "good")
     assert good.ok, good.detail
     code = project.files["k_kernel.cpp"].replace("SyncAll();", "")
-    bad = type(project)(project.name, {**project.files, "k_kernel.cpp": code}, project.manifest)
+    bad = dataclasses.replace(project, files={**project.files, "k_kernel.cpp": code})
     result = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path / "bad")
     assert not result.ok
     assert [c.name for c in result.comparisons if not c.ok] == ["y"]
@@ -220,7 +221,7 @@ def test_emulator_reports_a_read_past_the_workspace(tmp_path):
     code = project.files["k_kernel.cpp"].replace("workspace, sTot_ + GetBlockNum() * sPad_)",
                                                  "workspace, sTot_ + (GetBlockNum() - 1) * sPad_)")
     assert code != project.files["k_kernel.cpp"]
-    bad = type(project)(project.name, {**project.files, "k_kernel.cpp": code}, project.manifest)
+    bad = dataclasses.replace(project, files={**project.files, "k_kernel.cpp": code})
     result = validate_sim(k, ctx.lowered, bad, ctx, _center_run(torch.randn(4, 6, 16, 24), torch.randn(6)),
                           work_dir=tmp_path)
     assert not result.ok and "GM-OOB" in result.detail

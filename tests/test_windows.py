@@ -118,7 +118,7 @@ def test_pool_interpreter_matches_torch(op, rank):
             "    for blk in split(N * C, cores=AIV):\n        for p in tile(blk, size=auto, buffers=2):\n"
             f"            store(y[p], {op}(load(x[p]), kernel=ks, stride=2, padding=1))\n")
     k = parse_text(text, "pool.adsl")[0].instantiate()
-    assert k.body[0].body[0].plane_rank == rank
+    assert k.body[0].body[0].shape == ir.PlaneTiles(rank)
     x = torch.randn(2, 3, *[9, 8, 7][:rank])
     fn = getattr(torch.nn.functional, f"{op}{rank}d")
     ref = fn(x, 3, 2, 1)

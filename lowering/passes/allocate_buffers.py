@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
+from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..rewrite import map_tile_bodies
@@ -25,7 +26,7 @@ def _refs(e: ir.Expr) -> list[str]:
 
 
 def _is_box_reduction(e: ir.Expr) -> bool:
-    return isinstance(e, ir.Op) and e.op.startswith("reduce_") and e.args[0].type.layout is ir.Layout.BOX
+    return isinstance(e, ir.Op) and OPS[e.op].rule is Rule.REDUCE and e.args[0].type.layout is ir.Layout.BOX
 
 
 def _bits(dtype: DType) -> int:
@@ -78,7 +79,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 name = f"{base}{counters[base]}"
                 counters[base] += 1
             num = tl.buffers if position is not ir.Position.VECCALC else 1
-            decls[name] = ir.Buffer(name, position, dtype, num, _bits(dtype), layout, span)
+            decls[name] = ir.Buffer(name, position, dtype, num, _bits(dtype), layout, span=span)
             return name
 
         box_tmp: set[DType] = set()  # box loops: dtypes of reductions whose box is read again afterwards
@@ -89,12 +90,12 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             layout = s.value.type.layout
             srcs = _refs(s.value)
             dying = [where[n] for n in srcs if last_use.get(n) == i and decls[where[n]].position is ir.Position.VECCALC]
-            box_reduction = tl.box is not None and _is_box_reduction(s.value)
+            box_reduction = tl.kind is ir.LoopKind.BOX and _is_box_reduction(s.value)
             if box_reduction and last_use.get(srcs[0], i) > i:
                 box_tmp.add(s.value.args[0].type.dtype)
             if box_reduction and s.name not in out_of:
                 # A box reduction accumulates over the chunks of the reduced axis while the box values of
-                # later chunks come and go: its buffer is never shared (lowering/emit_box.py).
+                # later chunks come and go: its buffer is never shared (lowering/emit/box.py).
                 buf = new_buffer("tmp", ir.Position.VECCALC, dtype, s.span, layout)
                 where[s.name] = buf
                 for b in dying:
@@ -138,39 +139,40 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 renamed.append(replace(s, name=where[s.name], value=rename(s.value)))
             else:
                 renamed.append(replace(s, value=rename(s.value)))
-        def scratch(name: str, dtype: DType, layout: ir.Layout) -> None:
-            decls[name] = ir.Buffer(name, ir.Position.VECCALC, dtype, 1, _bits(dtype), layout, tl.span)
+
+        def scratch(name: str, dtype: DType, layout: ir.Layout, role: ir.BufferRole, of: str | None = None) -> None:
+            decls[name] = ir.Buffer(name, ir.Position.VECCALC, dtype, 1, _bits(dtype), layout, role, of, tl.span)
 
         for dtype in sorted(box_tmp, key=str):  # the halving tree of a box reduction whose box stays live
-            scratch(f"boxTmp_{dtype}", dtype, ir.Layout.BOX)
+            scratch(f"boxTmp_{dtype}", dtype, ir.Layout.BOX, ir.BufferRole.BOX_TMP)
         for dtype in sorted({s.value.args[0].type.dtype for s in stmts if isinstance(s, ir.Assign) and
                              isinstance(s.value, ir.Op) and s.value.op in VECTOR_REDUCTIONS
                              and s.value.args[0].type.layout is not ir.Layout.BOX}, key=str):
             # ReduceSum/Max/Min need a scratch tensor (a row) and write their result to a 32-byte block.
-            scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW)
-            scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK)
-        accs = [s for s in stmts if isinstance(s, ir.Accumulate) and s.reduce != "slots"]
+            scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW, ir.BufferRole.REDUCE_TMP)
+            scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK, ir.BufferRole.REDUCE_OUT)
+        accs = [s for s in stmts if isinstance(s, ir.Accumulate)]
         for dtype, layout in sorted({(s.value.type.dtype, s.value.type.layout) for s in accs}, key=str):
             # An accumulated tile is reduced to one value (ReduceSum/Max/Min over the whole tile, or
             # row by row for whole rows): a scratch tensor like the tile (one row for whole rows).
             # ReduceSum keeps one value per 256-byte repeat in its scratch, ReduceMax/Min a value and an
             # index (ReduceSum.md / ReduceMax.md: the documented minimum sizes).
             scratch(f"accTmp_{dtype}", dtype, {ir.Layout.ROWS: ir.Layout.ROW,
-                                               ir.Layout.FLAT: ir.Layout.REPEATS}.get(layout, layout))
-            scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK)
+                                               ir.Layout.FLAT: ir.Layout.REPEATS}.get(layout, layout), ir.BufferRole.ACC_TMP)
+            scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK, ir.BufferRole.REDUCE_OUT)
         # This core's running value of each accumulator stays in UB (an f32 block): the vector unit
         # folds each tile's reduction into it, and the scalar unit reads it once, after the loop.
         for name in dict.fromkeys(s.name for s in accs):
-            scratch(f"accSlot_{name}", DType.F32, ir.Layout.BLOCK)
+            scratch(f"accSlot_{name}", DType.F32, ir.Layout.BLOCK, ir.BufferRole.ACC_SLOT, name)
         if any(s.value.type.dtype is not DType.F32 for s in accs):
-            scratch("accCast_f32", DType.F32, ir.Layout.BLOCK)
+            scratch("accCast_f32", DType.F32, ir.Layout.BLOCK, ir.BufferRole.ACC_CAST)
         # A slot accumulator's running values: one f32 per slot, added into by the scalar unit per row.
-        for name in dict.fromkeys(s.name for s in stmts if isinstance(s, ir.Accumulate) and s.reduce == "slots"):
-            scratch(f"accVec_{name}", DType.F32, ir.Layout.SLOTS)
+        for name in dict.fromkeys(s.name for s in stmts if isinstance(s, ir.SlotAccumulate)):
+            scratch(f"accVec_{name}", DType.F32, ir.Layout.SLOTS, ir.BufferRole.SLOT_VECTOR, name)
         # A slot accumulator read per row (s[r]) after its loop: its totals, copied into UB once per loop.
         for name in dict.fromkeys(e.tensor for s in stmts for e in ir.walk_expr(s.value)
                                   if isinstance(e, ir.Load) and e.index.acc):
-            scratch(f"accTot_{name}", DType.F32, ir.Layout.SLOTS)
+            scratch(f"accTot_{name}", DType.F32, ir.Layout.SLOTS, ir.BufferRole.SLOT_TOTALS, name)
         return replace(tl, body=tuple(renamed), buffers_decl=tuple(decls.values()))
 
     return map_tile_bodies(kernel, body)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink
+from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
@@ -22,31 +23,31 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     sink = DiagnosticSink()
     for p in kernel.params:
         if p.dtype not in t.dtypes:
-            sink.error("DTYPE-UNSUPPORTED", f"{p.dtype} is not supported on {t.name}", p.span,
+            sink.error(E.DTYPE_UNSUPPORTED, f"{p.dtype} is not supported on {t.name}", p.span,
                        f"supported: {', '.join(sorted(d.value for d in t.dtypes))}")
     granule = tile_granule(kernel)
     for s in ir.walk(kernel.body):
         if isinstance(s, ir.SplitLoop) and s.cores is not None and s.cores > t.cores(s.core_kind):
-            sink.error("CORE-COUNT", f"cores={s.cores} but {t.name} has {t.cores(s.core_kind)} {s.core_kind} cores",
+            sink.error(E.CORE_COUNT, f"cores={s.cores} but {t.name} has {t.cores(s.core_kind)} {s.core_kind} cores",
                        s.span, f"use cores={s.core_kind} (all of them) or at most {t.cores(s.core_kind)}")
         if isinstance(s, ir.TileLoop):
             if s.size is not None and s.size % granule:
-                sink.error("TILE-ALIGN", f"tile size {s.size} is not a multiple of {granule} elements", s.span,
+                sink.error(E.TILE_ALIGN, f"tile size {s.size} is not a multiple of {granule} elements", s.span,
                            f"DataCopy moves whole 32-byte blocks and Compare works on 256-byte repeats; "
                            f"use a multiple of {granule} (e.g. {max(granule, s.size // granule * granule)}) "
                            f"or size=auto")
-            if s.box and not t.has_datacopypad:
-                sink.error("UNSUPPORTED", f"a reduction over a non-last dim reads its rows with strided DataCopyPad, "
+            if s.kind is ir.LoopKind.BOX and not t.has_datacopypad:
+                sink.error(E.UNSUPPORTED, f"a reduction over a non-last dim reads its rows with strided DataCopyPad, "
                            f"which {t.name} does not have", s.span,
                            "lower it for a 910B target (--target ascend910b1), or make the reduced dim the last one")
             if not 1 <= s.buffers <= MAX_BUFFERS_PER_QUEUE:
-                sink.error("BUFFER-COUNT", f"buffers={s.buffers} is outside 1..{MAX_BUFFERS_PER_QUEUE}", s.span,
+                sink.error(E.BUFFER_COUNT, f"buffers={s.buffers} is outside 1..{MAX_BUFFERS_PER_QUEUE}", s.span,
                            "buffers=2 double-buffers copy-in/compute/copy-out; buffers=1 disables it")
-        if isinstance(s, (ir.Assign, ir.Store, ir.Accumulate)):
+        if isinstance(s, ir.VALUE_STMTS):
             for e in ir.walk_expr(s.value):
                 vector_op = isinstance(e, ir.Op) and e.op != "cast" and e.op not in SCALAR_LOOP_OPS  # scalar loops: f32
                 if vector_op and DType.BF16 in (e.type.dtype, *(a.type.dtype for a in e.args)):
-                    sink.error("DTYPE-UNSUPPORTED", f"'{e.op}' on bf16: the vector unit has no bf16 arithmetic",
+                    sink.error(E.DTYPE_UNSUPPORTED, f"'{e.op}' on bf16: the vector unit has no bf16 arithmetic",
                                e.span, "cast(x, f32) after loading and cast(y, bf16) before storing")
     check_windows(kernel, sink)
     sink.raise_if_any()

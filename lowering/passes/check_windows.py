@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink, DslError
+from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.ops import POOLS
 
 
@@ -58,7 +59,7 @@ def check_windows(kernel: ir.Kernel, sink: DiagnosticSink) -> None:
             if key in seen:
                 continue
             seen.add(key)
-            sink.error("POOL-PARAMS", f"{op.op}: {msg}{values[idx - 1][1]}", arg.span, hint)
+            sink.error(E.POOL_PARAMS, f"{op.op}: {msg}{values[idx - 1][1]}", arg.span, hint)
 
 
 def check_pool_binding(kernel: ir.Kernel, scalars: dict[str, float], symbols: dict[str, int]) -> None:
@@ -70,7 +71,7 @@ def check_pool_binding(kernel: ir.Kernel, scalars: dict[str, float], symbols: di
             idx, msg, hint = probs[0]
             arg = op.args[idx]
             bound = f" (bound from the Model attribute '{arg.name}')" if isinstance(arg, ir.Ref) else ""
-            raise DslError.at("POOL-PARAMS", f"{op.op}: {msg}{bound}", arg.span, hint)
+            raise DslError.at(E.POOL_PARAMS, f"{op.op}: {msg}{bound}", arg.span, hint)
         k, s, p, d = vals
         span = d * (k - 1) + 1  # the window's extent
         for dims_in, dims_out in _spatial_pairs(kernel):
@@ -78,7 +79,7 @@ def check_pool_binding(kernel: ir.Kernel, scalars: dict[str, float], symbols: di
                 n_in, n_out = _size(din, symbols), _size(dout, symbols)
                 want = (n_in + 2 * p - span) // s + 1 if n_in + 2 * p >= span else 0
                 if n_out != want:
-                    raise DslError.at("BINDING", f"{op.op}: output size {dout}={n_out} but kernel={k}, stride={s}, "
+                    raise DslError.at(E.BINDING, f"{op.op}: output size {dout}={n_out} but kernel={k}, stride={s}, "
                                       f"padding={p}, dilation={d} on {din}={n_in} give {want}", op.span,
                                       "the output's spatial sizes must be "
                                       "(in + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1")
@@ -95,11 +96,11 @@ def _spatial_pairs(kernel: ir.Kernel) -> list[tuple[tuple, tuple]]:
         if not isinstance(split, ir.SplitLoop):
             continue
         for tl in split.body:
-            if not (isinstance(tl, ir.TileLoop) and tl.plane_rank):
+            if not (isinstance(tl, ir.TileLoop) and tl.kind is ir.LoopKind.PLANES):
                 continue
             lead = len(split.extent)
-            ins = [p for p in kernel.inputs if len(p.shape) == lead + tl.plane_rank]
-            outs = [p for p in kernel.outputs if len(p.shape) == lead + tl.plane_rank]
+            ins = [p for p in kernel.inputs if len(p.shape) == lead + tl.shape.rank]
+            outs = [p for p in kernel.outputs if len(p.shape) == lead + tl.shape.rank]
             for i in ins:
                 for o in outs:
                     out.append((i.shape[lead:], o.shape[lead:]))

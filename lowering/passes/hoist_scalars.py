@@ -6,10 +6,10 @@ Goals:
   (or cube) loop: computed once, not per tile; the tile op reads it like a scalar parameter.
 - Every kernel-scope `ScalarAssign` whose value depends only on scalar parameters, shape symbols,
   constants and other such scalars is marked `launch`: the host tiling code computes it (C++
-  <cmath>, `lowering/launch_scalars.py`) and hands it to the kernel in the tiling data, so it is
+  <cmath>, `lowering/emit/launch_scalars.py`) and hands it to the kernel in the tiling data, so it is
   right for every kernel kind and wherever it is written.
 - The others read accumulators or `load(x[0])` values: the kernel computes them on the device
-  (lowering/emit.py, `_ScalarWriter`). Ops it has no instruction for are rewritten into ones it has
+  (lowering/emit/shared.py, `ScalarWriter`). Ops it has no instruction for are rewritten into ones it has
   (tanh, sigmoid, erf, relu, neg: the tile rewrites of legalize.py).
 Runs after three_address, which inlined the tile loops' scalar locals into their uses.
 """
@@ -19,17 +19,20 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ascend_dsl import ir
-from ascend_dsl.diagnostics import DslError
+from ascend_dsl.diagnostics import DiagnosticSink
+from ascend_dsl.diagnostics import ErrorCode as E
+from ascend_dsl.dtypes import DType
+from ascend_dsl.ops import OPS
 
 from ..context import PassContext
 from ..rewrite import rewrite_expr
 from .legalize import legalize_scalar
 
-#: Scalar ops a tile instruction takes inline as an immediate (lowering/emit.py, c_scalar).
-IMMEDIATE_OPS = frozenset({"cast", "neg", "reciprocal", "add", "sub", "mul", "div", "max", "min", "select",
-                           "lt", "le", "gt", "ge", "eq", "ne"})
-#: Ops the device computes on scalars (the rest of _ScalarWriter: one vector-unit element each).
-DEVICE_OPS = IMMEDIATE_OPS | {"sqrt", "rsqrt", "exp", "log", "abs", "pow"}
+#: Scalar ops a tile instruction takes inline as an immediate (lowering/emit/shared.py, c_scalar): those with a
+#: scalar-unit form, but relu, whose form does not propagate NaN (torch.relu does: the host computes it).
+IMMEDIATE_OPS = frozenset(name for name, o in OPS.items() if o.scalar_c is not None) - {"relu"}
+#: Ops the device computes on scalars (the rest of ScalarWriter: one vector-unit element each).
+DEVICE_OPS = IMMEDIATE_OPS | {name for name, o in OPS.items() if o.vector_math is not None}
 
 
 def _needs_hoist(e: ir.Expr) -> bool:
@@ -65,7 +68,7 @@ class _Hoister:
         return e
 
     def tile_loop(self, tl: ir.TileLoop) -> ir.TileLoop:
-        body = tuple(replace(s, value=self.expr(s.value)) if isinstance(s, (ir.Assign, ir.Store, ir.Accumulate))
+        body = tuple(replace(s, value=self.expr(s.value)) if isinstance(s, (ir.Assign, ir.Store, ir.Accumulate, ir.SlotAccumulate))
                      and not isinstance(s.value, str) else s for s in tl.body)
         return replace(tl, body=body)
 
@@ -77,11 +80,23 @@ class _Hoister:
         return s
 
 
+def check_launch(s: ir.ScalarAssign, sink: DiagnosticSink) -> None:
+    """The host computes every op of a launch scalar, or the first it cannot is a located error."""
+    for x in ir.walk_expr(s.value):
+        if isinstance(x, ir.Op) and x.op == "cast" and x.type.dtype in (DType.F16, DType.BF16):
+            sink.error(E.UNSUPPORTED, f"a scalar cast to {x.type.dtype} at kernel scope cannot be lowered", x.span,
+                       "cast the tile instead")
+            return
+        if isinstance(x, ir.Op) and OPS[x.op].host_c is None:
+            sink.error(E.UNSUPPORTED, f"scalar expression '{x.op}' cannot be computed at launch", x.span)
+            return
+
+
 def _known(e: ir.Expr, names: set[str]) -> bool:
     return all(x.name in names for x in ir.walk_expr(e) if isinstance(x, ir.Ref))
 
 
-def _device(s: ir.ScalarAssign | ir.ScalarStore, h: _Hoister, launch: set[str]) -> ir.Stmt:
+def _device(s: ir.ScalarAssign | ir.ScalarStore, h: _Hoister, launch: set[str], sink: DiagnosticSink) -> ir.Stmt:
     """A statement the device computes: its sub-expressions known at launch go to the host, the rest is
     rewritten into ops the device has."""
     def split(e: ir.Expr) -> ir.Expr:
@@ -94,8 +109,8 @@ def _device(s: ir.ScalarAssign | ir.ScalarStore, h: _Hoister, launch: set[str]) 
     value = rewrite_expr(split(s.value), legalize_scalar)
     for x in ir.walk_expr(value):
         if isinstance(x, ir.Op) and x.op not in DEVICE_OPS:
-            raise DslError.at("UNSUPPORTED", f"'{x.op}' of a value known only on the device (an accumulator's "
-                              "total or a load(x[0])) cannot be lowered", x.span)
+            sink.error(E.UNSUPPORTED, f"'{x.op}' of a value known only on the device (an accumulator's total or "
+                       "a load(x[0])) cannot be lowered", x.span)
     return replace(s, value=value)
 
 
@@ -111,15 +126,20 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         hoisted.append(s)
     # Launch scalars: computed from scalar parameters, shape symbols, constants and each other alone.
     launch = {p.name for p in kernel.scalars} | set(kernel.symbols)
+    sink = DiagnosticSink()
     body: list[ir.Stmt] = []
     for s in hoisted:
         if isinstance(s, ir.ScalarAssign) and _known(s.value, launch):
+            check_launch(s, sink)
             launch.add(s.name)
             body.append(replace(s, launch=True))
             continue
         if isinstance(s, (ir.ScalarAssign, ir.ScalarStore)):
-            s = _device(s, h, launch)
+            s = _device(s, h, launch, sink)
+            for p in h.pending:
+                check_launch(p, sink)
             body += [replace(p, launch=True) for p in h.pending]
             h.pending = []
         body.append(s)
+    sink.raise_if_any()
     return replace(kernel, body=tuple(body))

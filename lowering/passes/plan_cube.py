@@ -16,7 +16,9 @@ from dataclasses import replace
 
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink
+from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
+from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 
@@ -82,23 +84,23 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     mm = loop.matmul
     span = mm.span
     if t.soc_family in COUPLED_FAMILIES:
-        sink.error("MIX-UNSUPPORTED", f"{t.name} has no separate cube and vector cores (coupled mode); this compiler "
+        sink.error(E.MIX_UNSUPPORTED, f"{t.name} has no separate cube and vector cores (coupled mode); this compiler "
                    "emits MIX kernels (Matmul API driven from vector cores) for separated-mode chips only", loop.span,
                    "lower matmul kernels for --target ascend910b1 (or another 910B variant)")
         sink.raise_if_any()
     esize = kernel.param(mm.a).dtype.size
     epi = loop.epilogue
-    whole_rows = any(isinstance(e, ir.Op) and e.op.startswith("reduce_") for s in epi.body
+    whole_rows = any(isinstance(e, ir.Op) and OPS[e.op].rule is Rule.REDUCE for s in epi.body
                      if isinstance(s, (ir.Assign, ir.Store)) for e in ir.walk_expr(s.value))
     direct = not whole_rows and is_direct(loop, kernel)
     names = ("base_m", "base_n", "base_k")
     for name, v in zip(names, mm.base, strict=True):
         if v is not None and v % FRACTAL:
-            sink.error("CUBE-FRACTAL", f"{name}={v} is not a multiple of {FRACTAL}", span,
+            sink.error(E.CUBE_FRACTAL, f"{name}={v} is not a multiple of {FRACTAL}", span,
                        f"the cube works on {FRACTAL} x {FRACTAL} fractals of f16/bf16: use {name}="
                        f"{max(FRACTAL, v // FRACTAL * FRACTAL)}")
     if whole_rows and mm.base[1] is not None:
-        sink.error("UNSUPPORTED", "the epilogue reduces along rows, so a base block spans all N columns; base_n cannot "
+        sink.error(E.UNSUPPORTED, "the epilogue reduces along rows, so a base block spans all N columns; base_n cannot "
                    "be set", span, "drop base_n (it is N, chosen at run time)")
     sink.raise_if_any()
     bm, bn, bk = (v if v is not None else d for v, d in zip(mm.base, DEFAULT_BASE, strict=True))
@@ -112,20 +114,20 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             elif auto_m and bm > FRACTAL:
                 bm //= 2
             else:
-                sink.error("UB-CAPACITY", f"the epilogue needs {ub_bytes(bufs, bm, bn)} B of Unified Buffer for a "
+                sink.error(E.UB_CAPACITY, f"the epilogue needs {ub_bytes(bufs, bm, bn)} B of Unified Buffer for a "
                            f"{bm} x {bn} base block; {t.name} allows {budget} B", span,
                            "use smaller base_m / base_n (or leave them to the compiler) or fewer temporaries",
                            notes=[", ".join(f"{b.name} {b.num} x {ub_bytes((replace(b, num=1),), bm, bn)} B"
                                             for b in bufs)])
                 break
     checks = [
-        ("L0A-CAPACITY", l0a_bytes(bm, bk, esize), t.l0a_bytes, "L0A",
+        (E.L0A_CAPACITY, l0a_bytes(bm, bk, esize), t.l0a_bytes, "L0A",
          f"base_m x base_k x {esize} B x {DB_L0AB} (double-buffered)", f"base_m x base_k <= {t.l0a_bytes // (esize * DB_L0AB)}"),
-        ("L0B-CAPACITY", l0b_bytes(bk, bn, esize), t.l0b_bytes, "L0B",
+        (E.L0B_CAPACITY, l0b_bytes(bk, bn, esize), t.l0b_bytes, "L0B",
          f"base_k x base_n x {esize} B x {DB_L0AB} (double-buffered)", f"base_k x base_n <= {t.l0b_bytes // (esize * DB_L0AB)}"),
-        ("L0C-CAPACITY", l0c_bytes(bm, bn), t.l0c_bytes, "L0C", "base_m x base_n x 4 B (f32 accumulator)",
+        (E.L0C_CAPACITY, l0c_bytes(bm, bn), t.l0c_bytes, "L0C", "base_m x base_n x 4 B (f32 accumulator)",
          f"base_m x base_n <= {t.l0c_bytes // 4 // DB_L0C}"),
-        ("L1-CAPACITY", l1_bytes(bm, bn, bk, esize, mm.bias is not None), t.l1_bytes, "L1",
+        (E.L1_CAPACITY, l1_bytes(bm, bn, bk, esize, mm.bias is not None), t.l1_bytes, "L1",
          f"{DEPTH_L1} x (base_m x base_k + base_k x base_n) x {esize} B (+ bias row)", "smaller base sizes"),
     ]
     for code, need, have, mem, formula, hint in checks:

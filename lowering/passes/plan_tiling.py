@@ -2,7 +2,9 @@
 
 UB use per tile = sum over buffers of num x alignUp(tile x bits / 8, 32 B) (ascendc.md 8 rule 1);
 the budget is the target's UB minus the API scratch reserve. `auto` takes the largest multiple of
-AUTO_TILE_GRANULE that fits; the host tiling code later shrinks it for short core shares.
+AUTO_TILE_GRANULE that fits; the host tiling code later shrinks it for short core shares. The passes
+of a chunked row loop get their largest chunk the same way, beside the row-level blocks; one that does
+not fit leaves the loop without a chunked variant (ir.NoChunk) instead of failing the kernel.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from dataclasses import replace
 
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink
+from ascend_dsl.diagnostics import ErrorCode as E
 
 from ..context import PassContext
 from ..rewrite import map_tile_bodies
 from ..tiling_rules import AUTO_TILE_GRANULE
+from .plan_chunks import row_level_bytes
 
 
 def ub_bytes(buffers: tuple[ir.Buffer, ...], tile: int) -> int:
@@ -30,20 +34,22 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     budget = t.ub_budget
     sink = DiagnosticSink()
 
-    def plan(tl: ir.TileLoop) -> ir.TileLoop:
+    def plan(tl: ir.TileLoop, sink: DiagnosticSink = sink) -> ir.TileLoop:
         bufs = tl.buffers_decl
         count = sum(b.num for b in bufs)
         if count > t.max_buffers:
-            sink.error("BUFFER-COUNT", f"the tile needs {count} UB buffers; {t.name} allows {t.max_buffers}",
+            sink.error(E.BUFFER_COUNT, f"the tile needs {count} UB buffers; {t.name} allows {t.max_buffers}",
                        tl.span, "fewer live temporaries or buffers=1")
-        if tl.row_shape is not None or tl.plane_rank or tl.box:
+        if tl.kind is ir.LoopKind.ROWS and isinstance(tl.shape.chunked, ir.ChunkPlan):
+            return replace(tl, shape=replace(tl.shape, chunked=plan_chunks(tl.shape.chunked)))
+        if tl.kind not in (ir.LoopKind.FLAT, ir.LoopKind.CHUNKS):
             return tl  # rows / planes / boxes per tile depend on runtime shapes: the host tiling code sizes them
         per_elem_bits = sum(b.num * b.bits for b in bufs)
         if tl.size is not None:
             need = ub_bytes(bufs, tl.size)
             if need > budget:
                 fit = (budget * 8 // per_elem_bits) // AUTO_TILE_GRANULE * AUTO_TILE_GRANULE
-                sink.error("UB-CAPACITY", f"tiles need {need} B of Unified Buffer; {t.name} allows {budget} B "
+                sink.error(E.UB_CAPACITY, f"tiles need {need} B of Unified Buffer; {t.name} allows {budget} B "
                            f"({t.ub_bytes} B minus {t.ub_reserved_bytes} B API scratch)", tl.span,
                            f"use size=auto or size <= {fit}" if fit else "use fewer temporaries or buffers=1",
                            notes=[_breakdown(bufs, tl.size)])
@@ -52,13 +58,33 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         while size > 0 and ub_bytes(bufs, size) > budget:
             size -= AUTO_TILE_GRANULE
         if size <= 0:
-            sink.error("UB-CAPACITY", f"even a {AUTO_TILE_GRANULE}-element tile needs "
+            sink.error(E.UB_CAPACITY, f"even a {AUTO_TILE_GRANULE}-element tile needs "
                        f"{ub_bytes(bufs, AUTO_TILE_GRANULE)} B of Unified Buffer; {t.name} allows {budget} B",
                        tl.span, "reduce the number of live temporaries or use buffers=1",
                        notes=[_breakdown(bufs, AUTO_TILE_GRANULE)])
             return tl
         return replace(tl, max_tile=size)
 
-    out = map_tile_bodies(kernel, plan)
+    def plan_chunks(chunks: ir.ChunkPlan) -> ir.ChunkPlan | ir.NoChunk:
+        """Each pass's largest chunk beside the row-level blocks; a pass that does not fit UB leaves the
+        row loop without a chunked variant (the host tiling reports the reason when a row does not fit)."""
+        rest = budget - row_level_bytes(chunks)
+        passes = []
+        for k, p in enumerate(chunks.passes):
+            problems = DiagnosticSink()
+            loop = plan(p.loop, problems)
+            if problems.items:
+                return ir.NoChunk(f"pass {k} cannot be lowered: {problems.items[0].message}")
+            size = loop.max_tile  # the estimate counts the small blocks (reduction scratch) per element: grow, shrink
+            while ub_bytes(loop.buffers_decl, size + AUTO_TILE_GRANULE) <= rest:
+                size += AUTO_TILE_GRANULE
+            while size > 0 and ub_bytes(loop.buffers_decl, size) > rest:
+                size -= AUTO_TILE_GRANULE
+            if size <= 0:
+                return ir.NoChunk(f"even a {AUTO_TILE_GRANULE}-element column chunk does not fit UB")
+            passes.append(replace(p, loop=loop, max_chunk=size))
+        return replace(chunks, passes=tuple(passes))
+
+    out = map_tile_bodies(kernel, plan, chunks=False)
     sink.raise_if_any()
     return out

@@ -1,8 +1,14 @@
-"""Map each three-address assignment to AscendC instructions (count forms).
+"""Map each three-address assignment to AscendC instructions (count forms), and every scalar expression
+to a form the scalar unit can compute.
 
-Goals: tensor-tensor vs tensor-scalar forms (Add vs Adds, Compare vs Compares, Select modes),
-scalar-first operands (c - x, c / x), casts with a rounding mode, loads/stores as CopyIn/CopyOut.
-Runs after allocate_buffers, so every tile operand is a buffer name.
+Goals: tensor-tensor vs tensor-scalar forms (Add vs Adds, Compare vs Compares, Select modes), scalar-
+first operands (c - x, c / x), casts with a rounding mode, loads/stores as CopyIn/CopyOut (instructions
+from the op registry, ascend_dsl/ops.py); in row loops, whole rows against per-row values or row vectors
+as PerRow instructions (row by row; the per-row value as a scalar); scalar ops the scalar unit lacks
+(sqrt, exp, ln, abs, pow) as VectorMath (one element on the vector unit) in kernel-scope values and the
+per-row values of chunked rows; every scalar expression the emitter cannot write, and comparisons of
+per-row values, reported as located UNSUPPORTED errors (collected). Runs after allocate_buffers, so every
+tile operand is a buffer name. Non-goals: writing the C++ (lowering/emit/).
 """
 
 from __future__ import annotations
@@ -11,21 +17,20 @@ import math
 from dataclasses import replace
 
 from ascend_dsl import ir
-from ascend_dsl.diagnostics import DslError
+from ascend_dsl.diagnostics import DiagnosticSink, DslError
+from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
+from ascend_dsl.ops import OPS
 
 from ..context import PassContext
 from ..rewrite import map_tile_bodies
-from ..scalar_loops import SCALAR_LOOP_OPS, scalar_loop_op
+from ..scalar_loops import SCALAR_LOOP_APIS, SCALAR_LOOP_OPS, scalar_loop_op
 
-#: The row length of a row loop as a scalar operand (emitted as the kernel's D_ member).
-ROW_LENGTH = "@row_length"
-
-_BINARY = {"add": ("Add", "Adds"), "mul": ("Mul", "Muls"), "max": ("Max", "Maxs"), "min": ("Min", "Mins")}
-_UNARY = {"abs": "Abs", "exp": "Exp", "log": "Ln", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "reciprocal": "Reciprocal",
-          "relu": "Relu"}
-_CMP = {"lt": "LT", "le": "LE", "gt": "GT", "ge": "GE", "eq": "EQ", "ne": "NE"}
 _SWAPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "EQ": "EQ", "NE": "NE"}
+#: Tensor-tensor instruction -> its tensor-scalar form (Add -> Adds), for per-row values.
+_SCALAR_FORM = {o.api: o.scalar_api for o in OPS.values() if o.scalar_api}
+#: Instructions a row loop runs row by row against per-row values or row vectors.
+_PER_ROW_APIS = ("Add", "Sub", "Mul", "Div", "Max", "Min")
 
 
 def _tile(o: ir.Expr) -> bool:
@@ -58,24 +63,17 @@ def _round_mode(src: DType, dst: DType) -> str:
     return "CAST_NONE"
 
 
-def lower_op(dst: str, e: ir.Op, row_length: str | None = None) -> list[ir.VecOp]:
+def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
     def name(o: ir.Expr) -> ir.Operand:
         return o.name if isinstance(o, ir.Ref) and _tile(o) else o
 
     args = [name(a) for a in e.args]
     span = e.span
-    op = e.op
+    op, info = e.op, OPS[e.op]
 
     def v(api, *srcs, **attrs) -> ir.VecOp:
         return ir.VecOp(api, dst, tuple(srcs), tuple(attrs.items()), span)
 
-    if op in _BINARY:
-        vv, vs = _BINARY[op]
-        a, b = e.args
-        if _tile(a) and _tile(b):
-            return [v(vv, args[0], args[1])]
-        tile_arg, s = (args[0], b) if _tile(a) else (args[1], a)
-        return [v(vs, tile_arg, s)]
     if op == "sub":
         a, b = e.args
         if _tile(a) and _tile(b):
@@ -90,15 +88,19 @@ def lower_op(dst: str, e: ir.Op, row_length: str | None = None) -> list[ir.VecOp
         if _tile(a):
             return [v("Muls", args[0], _scalar("reciprocal", b))]
         return [v("Duplicate", a), v("Div", dst, args[1])]
-    if op in _UNARY:
-        return [v(_UNARY[op], args[0])]
-    if op in _CMP:
+    if info.scalar_api:  # add, mul, max, min
         a, b = e.args
         if _tile(a) and _tile(b):
-            return [v("Compare", args[0], args[1], cmp=_CMP[op])]
+            return [v(info.api, args[0], args[1])]
+        tile_arg, s = (args[0], b) if _tile(a) else (args[1], a)
+        return [v(info.scalar_api, tile_arg, s)]
+    if info.cmp:
+        a, b = e.args
+        if _tile(a) and _tile(b):
+            return [v("Compare", args[0], args[1], cmp=info.cmp)]
         if _tile(a):
-            return [v("Compares", args[0], b, cmp=_CMP[op])]
-        return [v("Compares", args[1], a, cmp=_SWAPPED[_CMP[op]])]
+            return [v("Compares", args[0], b, cmp=info.cmp)]
+        return [v("Compares", args[1], a, cmp=_SWAPPED[info.cmp])]
     if op == "select":
         m, a, b = e.args
         if _tile(a):
@@ -107,37 +109,105 @@ def lower_op(dst: str, e: ir.Op, row_length: str | None = None) -> list[ir.VecOp
         if _tile(b):  # select(m, s, x) == select(!m, x, s): materialise s instead of inverting the mask
             return [v("Duplicate", a), v("Select", args[0], dst, args[2], mode="VSEL_TENSOR_TENSOR_MODE")]
         return [v("Duplicate", a), v("Select", args[0], dst, b, mode="VSEL_TENSOR_SCALAR_MODE")]
-    if op in ("reduce_sum", "reduce_max", "reduce_min"):
-        return [v({"reduce_sum": "ReduceSum", "reduce_max": "ReduceMax", "reduce_min": "ReduceMin"}[op], args[0])]
     if op == "reduce_mean":
-        (a,) = e.args
-        d = ir.Ref(ROW_LENGTH, ir.scalar_of(e.type.dtype), span)
+        d = ir.RowLength(ir.scalar_of(e.type.dtype), span)
         return [v("ReduceSum", args[0]), v("Muls", dst, ir.Op("reciprocal", (d,), d.type, span))]
     if op == "gather":  # a scalar loop over the rows (emitted by the row stage writer)
         return [v("GatherRows", args[0], args[1])]
-    if op == "copy":  # UB -> UB, any dtype (allocate_buffers: a stored value Muls cannot copy)
-        return [v("DataCopy", args[0])]
     if op == "cast":
         (a,) = e.args
         return [v("Cast", args[0], round=_round_mode(a.type.dtype, e.type.dtype))]
     if op in SCALAR_LOOP_OPS:  # no AscendC instruction: the emitter writes a scalar loop (lowering/scalar_loops.py)
         return [scalar_loop_op(dst, e, args)]
-    raise DslError.at("INTERNAL", f"no instruction for op '{op}' (missing legalization?)", span)
+    if info.api and len(args) == 1:  # unary ops and the vector reductions
+        return [v(info.api, args[0])]
+    raise DslError.at(E.INTERNAL, f"no instruction for op '{op}' (missing legalization?)", span)
+
+
+def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) -> ir.VecOp | ir.PerRow:
+    """A row loop's instruction whose tile operands mix whole rows with per-row values or row vectors."""
+    if s.api in SCALAR_LOOP_APIS or s.api.startswith("Reduce") or s.api == "GatherRows":
+        return s  # row by row by construction (scalar loops, reductions per row)
+    dst_layout = buffers[s.dst].layout
+    tiles = [o for o in s.srcs if isinstance(o, str)]
+    if all(buffers[o].layout is dst_layout for o in tiles):
+        if s.api in ("Compare", "Compares") and dst_layout is not ir.Layout.ROWS:
+            sink.error(E.UNSUPPORTED, "comparisons of per-row values are not supported yet", s.span,
+                       "compare whole rows instead")
+        return s
+    if dst_layout is not ir.Layout.ROWS or s.api not in _PER_ROW_APIS:
+        sink.error(E.UNSUPPORTED, f"{s.api} mixing whole rows with per-row values or row vectors is not "
+                   "supported yet", s.span)
+        return s
+    a, b = s.srcs
+    cols = [o for o in (a, b) if buffers[o].layout is ir.Layout.COL]
+    if not cols:  # a row vector: the same D elements against every row
+        return ir.PerRow(None, (s,), s.span)
+    col_first = buffers[a].layout is ir.Layout.COL
+    x, dtype = (b if col_first else a), buffers[cols[0]].dtype
+    v = ir.RowValue(ir.scalar_of(dtype), s.span)
+
+    def op(api: str, *srcs: ir.Operand) -> ir.VecOp:
+        return ir.VecOp(api, s.dst, srcs, (), s.span)
+
+    if s.api in _SCALAR_FORM:
+        ops = [op(_SCALAR_FORM[s.api], x, v)]
+    elif s.api == "Sub":  # v - x as -x + v, so dst may alias x
+        ops = ([op("Muls", x, ir.Const(-1.0, v.type, s.span)), op("Adds", s.dst, v)] if col_first
+               else [op("Adds", x, ir.Op("neg", (v,), v.type, s.span))])
+    else:  # Div; v / x as v * (1 / x) so dst may alias x
+        ops = ([op("Reciprocal", x), op("Muls", s.dst, v)] if col_first
+               else [op("Muls", x, ir.Op("reciprocal", (v,), v.type, s.span))])
+    return ir.PerRow(cols[0], tuple(ops), s.span)
+
+
+def scalar_form(e: ir.Expr, sink: DiagnosticSink, lift: bool) -> ir.Expr:
+    """`e` as the scalar unit computes it: ops it lacks on one element of the vector unit (VectorMath, when
+    `lift`); an op with neither form is a located error."""
+    if not isinstance(e, ir.Op):
+        return e
+    e = replace(e, args=tuple(scalar_form(a, sink, lift) for a in e.args))
+    info = OPS[e.op]
+    if info.scalar_c is not None:
+        return e
+    if lift and info.vector_math is not None:
+        return ir.VectorMath(e.op, e.args, e.type, e.span)
+    sink.error(E.UNSUPPORTED, f"scalar expression '{e.op}' cannot be lowered", e.span, "compute it on a tile instead")
+    return e
+
+
+def _steps(plan: ir.ChunkPlan, sink: DiagnosticSink) -> ir.ChunkPlan:
+    """The per-row values of a chunked row loop, in scalar form."""
+    steps = tuple(replace(st, value=scalar_form(st.value, sink, True)) if isinstance(st, (ir.RowScalar, ir.RowStore))
+                  else st for st in plan.steps)
+    return replace(plan, steps=steps)
 
 
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
+    sink = DiagnosticSink()
+
     def body(tl: ir.TileLoop) -> ir.TileLoop:
+        buffers = {b.name: b for b in tl.buffers_decl}
         out: list[ir.Stmt] = []
         for s in tl.body:
             if isinstance(s, ir.Assign) and isinstance(s.value, ir.Load):
                 out.append(ir.CopyIn(s.name, s.value.tensor, s.value.index, s.span))
             elif isinstance(s, ir.Assign):
-                row_length = tl.row_shape[1] if tl.row_shape else None
-                out.extend(replace(vo, span=s.span) for vo in lower_op(s.name, s.value, row_length))
+                for vo in lower_op(s.name, s.value):
+                    vo = replace(vo, span=s.span, srcs=tuple(o if isinstance(o, str) else scalar_form(o, sink, False)
+                                                             for o in vo.srcs))
+                    out.append(per_row(vo, buffers, sink) if tl.kind is ir.LoopKind.ROWS else vo)
             elif isinstance(s, ir.Store):
                 out.append(ir.CopyOut(s.tensor, s.index, s.value.name, s.span))
-            else:  # Accumulate: reduced and combined by the emitter (reduce + scalar update)
+            else:  # Accumulate, SlotAccumulate: reduced and combined by the emitter (reduce + scalar update)
                 out.append(s)
+        if tl.kind is ir.LoopKind.ROWS and isinstance(tl.shape.chunked, ir.ChunkPlan):
+            tl = replace(tl, shape=replace(tl.shape, chunked=_steps(tl.shape.chunked, sink)))
         return replace(tl, body=tuple(out))
 
-    return map_tile_bodies(kernel, body)
+    kernel = map_tile_bodies(kernel, body)
+    scope = tuple(replace(s, value=scalar_form(s.value, sink, True))
+                  if isinstance(s, (ir.ScalarAssign, ir.ScalarStore)) and not getattr(s, "launch", False)
+                  else s for s in kernel.body)  # launch scalars: the host computes them (emit/launch_scalars.py)
+    sink.raise_if_any()
+    return replace(kernel, body=scope)

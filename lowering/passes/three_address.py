@@ -76,7 +76,7 @@ class _Flattener:
                 self.env[s.name] = self.env[s.value.name]  # plain alias
                 return
             self.env[s.name] = self.define(s.value, s.name)
-        elif isinstance(s, (ir.Store, ir.Accumulate)):
+        elif isinstance(s, (ir.Store, ir.Accumulate, ir.SlotAccumulate)):
             self.out.append(replace(s, value=self.operand(s.value)))
 
 

@@ -8,6 +8,7 @@ from functools import cache
 from importlib import resources
 
 from ascend_dsl.diagnostics import DslError
+from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import BY_NAME, DType
 
 
@@ -59,5 +60,5 @@ DEFAULT_TARGET = "ascend910b1"
 def get_target(name: str) -> Target:
     targets = all_targets()
     if name not in targets:
-        raise DslError.at("TARGET", f"unknown target '{name}'", None, f"targets: {', '.join(sorted(targets))}")
+        raise DslError.at(E.TARGET, f"unknown target '{name}'", None, f"targets: {', '.join(sorted(targets))}")
     return targets[name]

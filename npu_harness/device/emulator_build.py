@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ascend_dsl.diagnostics import DslError
 from lowering import EmittedProject, PassContext
-from lowering.emit_host import emulator_defines
+from lowering.emit.host import emulator_defines
 
 from ..sim.compiler import CompileError, compile_program
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from ascend_dsl import ir
 from lowering import EmittedProject, PassContext
-from lowering.emit import build_view, render
+from lowering.emit import render, view_fields
 
 from . import cxx
 
 FORMAT_VERSION = "0.1"
 
 
-def _tensor_view(p: ir.TensorParam) -> dict:
+def tensor_view(p: ir.TensorParam) -> dict:
     return {"name": p.name, "rank": len(p.shape), "dtype": str(p.dtype), "at_type": cxx.AT_TYPE[p.dtype.value],
             "torch_dtype": cxx.TORCH_DTYPE[p.dtype.value]}
 
@@ -34,8 +34,8 @@ def pybind_source(kernel: ir.Kernel, view: dict, op: str) -> str:
                                                                                   for d in dims) + "}"})
     names = [o["name"] for o in outputs]
     multi = len(names) > 1
-    tiling_error = view.get("tiling_error", "the host tiling found no tile that fits the Unified Buffer")
-    return render("mkb_pybind11.cpp.jinja", **{**view, "op": op, "inputs": [_tensor_view(p) for p in kernel.inputs],
+    tiling_error = view["tiling_error"]
+    return render("mkb_pybind11.cpp.jinja", **{**view, "op": op, "inputs": [tensor_view(p) for p in kernel.inputs],
                   "symbol_lines": lines, "outputs": outputs, "first": kernel.inputs[0].name,
                   "result_type": "std::vector<at::Tensor>" if multi else "at::Tensor",
                   "result_expr": ("std::vector<at::Tensor>{" + ", ".join(names) + "}") if multi else names[0],
@@ -44,7 +44,7 @@ def pybind_source(kernel: ir.Kernel, view: dict, op: str) -> str:
 
 def model_view(kernel: ir.Kernel, facts) -> dict:
     """What both exports' ModelNew templates take from ExportFacts."""
-    return {"op": facts.op, "inputs": [_tensor_view(p) for p in kernel.inputs],
+    return {"op": facts.op, "inputs": [tensor_view(p) for p in kernel.inputs],
             "scalars": [{"name": p.name, "value": repr(float(facts.scalars[p.name]))} for p in kernel.scalars],
             "reshapes": list(facts.reshapes), "params": list(facts.params), "model_source": facts.model_source}
 
@@ -56,7 +56,7 @@ def model_source(kernel: ir.Kernel, view: dict, facts) -> str:
 def submission(kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, facts) -> dict:
     """The ascendc_direct_launch JSON object for `kernel` and the task's export.ExportFacts."""
     op = facts.op
-    view = build_view(ctx.lowered, ctx)
+    view = view_fields(project.view)
     name = project.name
     kernel_cpp = project.files[f"{name}_kernel.cpp"] + render("mkb_kernel_launch.cpp.jinja", **view, op=op)
     sources = {

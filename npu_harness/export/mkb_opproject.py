@@ -13,11 +13,11 @@ import json
 
 from ascend_dsl import ir
 from lowering import EmittedProject, PassContext
-from lowering.emit import build_view, render
+from lowering.emit import KINDS, render, view_fields
 
 from ..device.emulator_build import inline_include
 from . import cxx
-from .mkb_direct import _tensor_view, model_view
+from .mkb_direct import model_view, tensor_view
 
 STRINGS = ("project_json_src", "host_tiling_src", "host_operator_src", "kernel_src", "python_bind_src", "model_src")
 
@@ -39,7 +39,7 @@ def kernel_source(project: EmittedProject, ctx: PassContext, view: dict, op_kern
     """The emitted kernel re-rendered with its direct entry renamed (`<k>_direct`, so it never clashes with
     the op's `<op>_custom`), its tiling header inlined, and the op-project entry appended."""
     name = project.name
-    template = "mix_kernel.cpp.jinja" if view.get("mix") else view.get("kernel_template", "kernel.cpp.jinja")
+    template = KINDS[ctx.lowered.kind].kernel_template
     direct = f"{name}_direct"
     text = render(template, **{**view, "entry": direct})
     text = inline_include(text, f"{name}_tiling.h", project.files[f"{name}_tiling.h"], f"{op_kernel}.cpp")
@@ -49,9 +49,9 @@ def kernel_source(project: EmittedProject, ctx: PassContext, view: dict, op_kern
 def strings(kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, facts) -> dict[str, str]:
     """The six strings for `kernel` and the task's export.ExportFacts."""
     op, scalars = facts.op, facts.scalars
-    view = build_view(ctx.lowered, ctx)
+    view = view_fields(project.view)
     op_kernel, op_class = f"{op}_custom", pascal(f"{op}_custom")
-    inputs = [{**_tensor_view(p), "ge_type": cxx.GE_TYPE[p.dtype.value]} for p in kernel.inputs]
+    inputs = [{**tensor_view(p), "ge_type": cxx.GE_TYPE[p.dtype.value]} for p in kernel.inputs]
     failed = lambda code: lambda cond, msg: f"if (!({cond})) {{ return {code}; }}  // {msg}"  # noqa: E731
     dim = lambda i, p, a: f"ViewDim({p.name}, {len(p.shape)}, {a})"  # noqa: E731
     outputs = _outputs(kernel, lambda like, dims: f"{like}.sizes()" if like else

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lowering import EmittedProject
+from lowering.emit import KernelView
 
 from ..sim.compiler import compile_program
 from ..sim.driver import driver_source
@@ -28,10 +29,10 @@ MIX_HEADERS = ('"lib/matmul_intf.h"', '"kernel_tiling/kernel_tiling.h"')
 
 @dataclass(frozen=True)
 class Unit:
-    """One lowered kernel for a batch: its project and emit view (lowering.emit.build_view)."""
+    """One lowered kernel for a batch: its project and the view it was emitted from (project.view)."""
 
     project: EmittedProject
-    view: dict
+    view: KernelView
 
 
 def _body(text: str, file: str) -> list[str]:
@@ -43,7 +44,7 @@ def _body(text: str, file: str) -> list[str]:
 
 
 def batch_source(units: list[Unit]) -> str:
-    mix = any(u.view.get("mix") for u in units)
+    mix = any(u.view.mix for u in units)
     lines = [f"#include {h}" for h in HEADERS + (MIX_HEADERS if mix else ())]
     for i, u in enumerate(units):
         name = u.project.name

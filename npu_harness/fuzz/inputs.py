@@ -18,7 +18,7 @@ from ascend_dsl import ir
 EXACT = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
 
 
-def _generator(seed: int, name: str) -> torch.Generator:
+def seeded_generator(seed: int, name: str) -> torch.Generator:
     digest = hashlib.sha256(f"{seed}:{name}".encode()).digest()
     return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little") >> 1)
 
@@ -54,13 +54,13 @@ def gather_columns(kernel: ir.Kernel) -> dict[str, str]:
     """Index tensors of gather(rows, load(idx[r])) -> the row length (symbols, e.g. "D") their values index."""
     out = {}
     for tl in ir.walk(kernel.body):
-        if not isinstance(tl, ir.TileLoop) or tl.row_shape is None:
+        if not isinstance(tl, ir.TileLoop) or tl.kind is not ir.LoopKind.ROWS:
             continue
         for s in tl.body:
             value = getattr(s, "value", None)
             for e in ir.walk_expr(value) if isinstance(value, (ir.Op, ir.Load, ir.Ref, ir.Const)) else ():
                 if isinstance(e, ir.Op) and e.op == "gather" and isinstance(e.args[1], ir.Load):
-                    out[e.args[1].tensor] = tl.row_shape[1]
+                    out[e.args[1].tensor] = " * ".join(tl.shape.row)
     return out
 
 
@@ -73,7 +73,7 @@ def make_inputs(kernel: ir.Kernel, sizes: dict[str, int], seed: int) -> dict[str
         n = 1
         for d in dims:
             n *= d
-        g = _generator(seed, p.name)
+        g = seeded_generator(seed, p.name)
         if p.name in indices:
             cols = 1
             for d in indices[p.name].split(" * "):

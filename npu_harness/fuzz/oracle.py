@@ -26,7 +26,7 @@ from ascend_dsl import interpreter, ir
 from ascend_dsl.dtypes import DType
 
 from ..compare import TOLERANCE
-from .inputs import _generator
+from .inputs import seeded_generator
 
 #: Inputs are perturbed by this many units of the kernel's coarsest rounding (a reduction of n values
 #: rounds up to ~n units; independent perturbations move it by ~sqrt(n)).
@@ -108,7 +108,7 @@ def _slack(ref: Reference) -> dict[str, torch.Tensor]:
         perturbed = {}
         for name, t in inputs.items():
             if t.dtype.is_floating_point:
-                g = _generator(ref.seed, f"perturb{k}:" + name)
+                g = seeded_generator(ref.seed, f"perturb{k}:" + name)
                 noise = torch.rand(t.shape, generator=g, dtype=torch.float64) * 2 - 1
                 perturbed[name] = t.to(torch.float64) * (1 + u * noise)
             else:

@@ -29,7 +29,7 @@ import torch
 from ascend_dsl import ir, parse_text
 from ascend_dsl.diagnostics import DslError
 from lowering import lower
-from lowering.emit import build_view
+from lowering.emit import KernelView
 
 from ..arrays import TORCH_NAME, HostArray, from_torch
 from ..sim.compiler import CompileError, run_program
@@ -75,7 +75,7 @@ class _Prepared:
     kernel: ir.Kernel
     lowered: object
     project: object
-    view: dict
+    view: KernelView
     inputs: dict
     scalars: dict
     ref: object
@@ -110,12 +110,12 @@ def prepare(job: Job, index: int) -> _Prepared | Outcome:
         return _crash(job, "interpreter", e)
     try:
         project, ctx = lower(kernel, job.target, f"fz{index}.adsl")
-        view = build_view(ctx.lowered, ctx)
+        view = project.view
     except DslError as e:
         if "INTERNAL" in e.codes:
             return Outcome(job, "internal", e.render(), internal_signature(_first_line(e)))
         return Outcome(job, "rejected", _first_line(e))
-    except Exception as e:  # noqa: BLE001 - emission is not wrapped by the pass manager
+    except Exception as e:  # noqa: BLE001 - a crash outside the passes (the pass manager reports those)
         return _crash(job, "lowering", e)
     return _Prepared(index, kernel, ctx.lowered, project, view, inputs, scalars, ref)
 
@@ -200,7 +200,7 @@ def run_jobs(jobs: list[Job]) -> list[Outcome]:
         if isinstance(p, Outcome):
             outcomes[i] = p
             continue
-        kind = "mix" if p.view.get("mix") else "vector"
+        kind = "mix" if p.view.mix else "vector"
         groups.setdefault((job.target, kind), []).append(p)
     for (target, kind), preps in groups.items():
         binary, bad = _compile(preps, sim_defines(target, kind))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lowering.emit import build_view, render
+from lowering.emit import KernelView, render
 from lowering.targets import Target
 
 
-def driver_source(view: dict) -> str:
-    return render("sim_driver.cpp.jinja", **view)
+def driver_source(view: KernelView) -> str:
+    return render("sim_driver.cpp.jinja", view)
 
 
 def target_defines(target: Target) -> dict[str, int]:
@@ -19,4 +19,4 @@ def target_defines(target: Target) -> dict[str, int]:
     return sim_defines(target.name, "vector")
 
 
-__all__ = ["Path", "build_view", "driver_source", "target_defines"]
+__all__ = ["Path", "driver_source", "target_defines"]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from lowering import all_targets, lower
-from lowering.emit_host import emulator_defines
+from lowering.emit.host import emulator_defines
 from npu_harness.device.chevron import rewrite_launches
 from npu_harness.device.emulator_build import ACL_RUNTIME
 from npu_harness.sim.compiler import CompileError, compile_program, run_program

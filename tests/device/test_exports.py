@@ -23,7 +23,7 @@ import pytest
 from ascend_dsl import load_file
 from ascend_dsl.api import KernelFunction
 from lowering import all_targets, lower
-from lowering.emit_host import emulator_defines
+from lowering.emit.host import emulator_defines
 from npu_harness.device.chevron import rewrite_launches
 from npu_harness.device.emulator_build import ACL_RUNTIME, inline_include
 from npu_harness.export import ExportFacts, export_facts, mkb_direct, mkb_opproject, write_export

@@ -82,4 +82,4 @@ def test_box_reductions_over_dim_0_and_1_are_in_the_language(lltok):
         m = llguidance.LLMatcher(lltok, grammar, log_level=0)
         tokens = lltok.tokenize_str(text)
         assert m.validate_tokens(tokens) == len(tokens), text
-        assert parse_text(text, "box.adsl")[0].instantiate().body[0].body[0].box[0] == axis
+        assert parse_text(text, "box.adsl")[0].instantiate().body[0].body[0].shape.axis == axis

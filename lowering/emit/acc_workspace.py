@@ -1,7 +1,7 @@
 """Where the cross-core combines of scalar accumulators put their slots in the GM workspace.
 
 After a split loop that updates accumulators, each core writes its running values to its 32-byte slot
-(8 f32), SyncAll, and every core reads every core's slot (lowering/emit.py, `_ScalarWriter.combine`).
+(8 f32), SyncAll, and every core reads every core's slot (emit/vector.py, the `acc_combine` snippet).
 Two such combines must not share slots: a core that has read the first combine's slots may run the next
 split loop and write its next slot while a slower core has not yet read the first combine's values from
 it (a real cross-core race: the slower core would add a partial of the wrong loop). So consecutive
@@ -10,7 +10,7 @@ k + 2 writes region k % 2 only after every core has passed combine k + 1's SyncA
 core has read combine k's slots.
 
 The workspace starts with these regions (one when the kernel has one combine); slot accumulators
-(lowering/emit_slots.py) and row groups (lowering/row_groups.py) follow them.
+(emit/slots.py) and row groups (emit/row_groups.py) follow them.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ SLOT_FLOATS = 8
 
 
 def _combines_after(stmt: ir.Stmt) -> bool:
-    return isinstance(stmt, ir.SplitLoop) and any(
-        isinstance(u, ir.Accumulate) and u.reduce != "slots" for u in ir.walk((stmt,)))
+    return isinstance(stmt, ir.SplitLoop) and any(isinstance(u, ir.Accumulate) for u in ir.walk((stmt,)))
 
 
 def combines(kernel: ir.Kernel) -> int:

@@ -5,7 +5,8 @@ the CMake build of all of them for a real NPU or the emulator (docs/npu.md)."""
 
 from __future__ import annotations
 
-from .targets import Target
+from ..targets import Target
+from .shared import KernelView, render
 
 
 def emulator_defines(target: Target, mix: bool) -> dict[str, int]:
@@ -25,15 +26,12 @@ def emulator_defines(target: Target, mix: bool) -> dict[str, int]:
     }
 
 
-def host_files(view: dict, target: Target) -> dict[str, str]:
-    from .emit import render
-
-    name, entry = view["name"], view["entry"]
+def host_files(view: KernelView, target: Target) -> dict[str, str]:
+    entry = view.entry
     return {
-        f"{name}_main.cpp": render("launch_main.cpp.jinja", **view),
-        f"{name}_torch.cpp": render("torch_launch.cpp.jinja", **view),
-        f"emulator/aclrtlaunch_{entry}.h": render("aclrtlaunch_stub.h.jinja", **view),
-        f"emulator/aclrtlaunch_{entry}.cpp": render("aclrtlaunch_stub.cpp.jinja", **view),
-        "CMakeLists.txt": render("CMakeLists.txt.jinja", **view,
-                                 emulator_defines=emulator_defines(target, bool(view.get("mix")))),
+        f"{view.name}_main.cpp": render("launch_main.cpp.jinja", view),
+        f"{view.name}_torch.cpp": render("torch_launch.cpp.jinja", view),
+        f"emulator/aclrtlaunch_{entry}.h": render("aclrtlaunch_stub.h.jinja", view),
+        f"emulator/aclrtlaunch_{entry}.cpp": render("aclrtlaunch_stub.cpp.jinja", view),
+        "CMakeLists.txt": render("CMakeLists.txt.jinja", view, emulator_defines=emulator_defines(target, view.mix)),
     }

@@ -1,0 +1,195 @@
+"""The DSL's built-in calls, in one table: `INTRINSICS[name](builder, call)` types a call of `name`.
+
+A call in an expression goes to its entry here when there is one, else to the op registry (ops.py:
+element-wise ops). An entry returns the typed expression, or None to leave the call to the op registry
+(`max(a, b)` without axis= is the element-wise op). Front-end plug-ins add theirs with @intrinsic
+(parser_cube: matmul). Entries read the builder's scope (`b.scope`) and report errors with `b.err`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lark import Tree
+
+from . import ir
+from .diagnostics import ErrorCode as E
+from .dtypes import DType
+from .ops import OPS, POOLS, REDUCTIONS, SCANS, scan_op
+from .parser_box import box_reduction
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    pos: list
+    kw: dict
+    node: Tree
+    tile: str  # the tile loop variable ("" at kernel scope)
+
+
+INTRINSICS: dict[str, Callable[[object, Call], ir.Expr | None]] = {}
+
+
+def intrinsic(*names: str):
+    """Register a function as the typing of calls of `names`."""
+    def register(fn):
+        INTRINSICS.update(dict.fromkeys(names, fn))
+        return fn
+    return register
+
+
+@intrinsic("load")
+def _load(b, c: Call) -> ir.Expr:
+    if len(c.pos) != 1 or c.kw:
+        raise b.err(E.ARGS, "load takes one tensor slice", c.node, "load(x[t])")
+    if not c.tile and b.scope.tile.cube is None:  # kernel scope: no tile to index
+        raise b.err(E.INDEX, "outside the split loops, a load is a statement of its own: s = load(x[0])",
+                    c.node, "name the element, then use the name in expressions")
+    tensor, index, layout = b.slice_of(c.pos[0], c.tile)
+    return ir.Load(tensor, index, ir.tile_of(b.scope.params[tensor].dtype, layout), b.o.span(c.node))
+
+
+@intrinsic("store", "split", "tile")
+def _statement(b, c: Call) -> ir.Expr:
+    raise b.err(E.KERNEL_STRUCTURE, f"{c.name}(...) cannot be used inside an expression", c.node)
+
+
+@intrinsic("cast")
+def _cast(b, c: Call) -> ir.Expr:
+    pos, e = c.pos, c.node
+    if c.kw:
+        raise b.err(E.ARGS, "cast() takes no keyword arguments", e)
+    if len(pos) != 2:
+        raise b.err(E.ARGS, "cast takes a value and a dtype", e, "cast(x, f16)")
+    target = pos[1]
+    if not (isinstance(target, Tree) and target.data == "name"):
+        raise b.err(E.ARGS, "cast's second argument is a dtype name", target)
+    value = b.expr(pos[0], c.tile)
+    dt = b.dtype(target.children[0])
+    b.no_planes([value], e)
+    if value.type.dtype is DType.BOOL:
+        raise b.err(E.TYPE, "cannot cast a mask", pos[0], "use select(mask, 1.0, 0.0)")
+    if isinstance(value, ir.Const):
+        return ir.Const(value.value, ir.scalar_of(dt), value.span)
+    if b.scope.tile.shape.kind is ir.LoopKind.BOX and value.type.dtype is dt:
+        return value  # box loops drop identity casts (e.g. cast(x, f32) with T=f32)
+    return ir.Op("cast", (value,), ir.ValType(value.type.kind, dt, value.type.layout), b.o.span(e))
+
+
+@intrinsic(*REDUCTIONS)
+def _reduction(b, c: Call) -> ir.Expr | None:
+    """sum / mean / max / min / prod(v, axis=...); max and min without axis= are element-wise ops."""
+    if "axis" in c.kw:
+        return _axis_reduction(b, c)
+    if c.kw:
+        raise b.err(E.ARGS, f"{c.name}() takes no keyword arguments", c.node)
+    if c.name in ("sum", "mean", "prod"):
+        raise b.err(E.ARGS, f"{c.name}() needs axis=1: {c.name}(v, axis=1)", c.node)
+    return None
+
+
+def _axis_reduction(b, c: Call) -> ir.Expr:
+    name, pos, kw, e, tile = c.name, c.pos, c.kw, c.node, c.tile
+    if len(pos) != 1 or set(kw) != {"axis"}:
+        raise b.err(E.ARGS, f"{name}(v, axis=1) takes one value and axis=", e)
+    axis = kw["axis"]
+    v = b.expr(pos[0], tile)
+    if v.type.kind is ir.Kind.TILE and v.type.layout is ir.Layout.BOX:
+        if v.type.dtype not in OPS[REDUCTIONS[name]].dtypes:
+            raise b.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e)
+        return box_reduction(b, name, REDUCTIONS[name], v, axis, b.o.span(e))
+    if b.axis_value(axis) not in (1, -1):
+        raise b.err(E.UNSUPPORTED, "reductions run over the last axis of a row tile: axis=1", axis)
+    if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.ROWS:
+        raise b.err(E.TYPE, f"{name}(v, axis=1) needs whole rows (a value loaded with x[r, :])", pos[0],
+                    "split the rows of a 2-D tensor: for blk in split(B, cores=AIV)")
+    op = REDUCTIONS[name]
+    if v.type.dtype not in OPS[op].dtypes:
+        raise b.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e)
+    return ir.Op(op, (v,), ir.tile_of(v.type.dtype, ir.Layout.COL), b.o.span(e))
+
+
+@intrinsic("gather")
+def _gather(b, c: Call) -> ir.Expr:
+    pos, kw, e, tile = c.pos, c.kw, c.node, c.tile
+    if len(pos) != 2 or kw:
+        raise b.err(E.ARGS, "gather takes whole rows and a per-row column index", e, "gather(xt, load(idx[r]))")
+    rows, index = b.expr(pos[0], tile), b.expr(pos[1], tile)
+    if rows.type.kind is not ir.Kind.TILE or rows.type.layout is not ir.Layout.ROWS:
+        raise b.err(E.TYPE, "gather's first argument is whole rows (a value loaded with x[r, :])", pos[0])
+    if index.type.kind is not ir.Kind.TILE or index.type.layout is not ir.Layout.COL \
+            or index.type.dtype not in (DType.I32, DType.I64):
+        raise b.err(E.TYPE, "gather's index is one integer per row (i32 or i64, loaded with idx[r])", pos[1])
+    if rows.type.dtype not in OPS["gather"].dtypes:
+        raise b.err(E.DTYPE_UNSUPPORTED, f"gather does not support {rows.type.dtype}", pos[0])
+    return ir.Op("gather", (rows, index), ir.tile_of(rows.type.dtype, ir.Layout.COL), b.o.span(e))
+
+
+def _flag(b, v, node) -> bool:
+    if isinstance(v, Tree) and v.data == "name" and str(v.children[0]) in ("True", "False"):
+        return str(v.children[0]) == "True"
+    raise b.err(E.ARGS, "expected True or False", v, "e.g. cumsum(v, axis=1, reverse=True)")
+
+
+@intrinsic(*SCANS)
+def _scan(b, c: Call) -> ir.Expr:
+    """cumsum / cumprod(v, axis=1[, reverse=True][, exclusive=True]) along each row of a row tile."""
+    name, pos, kw, e, tile = c.name, c.pos, c.kw, c.node, c.tile
+    if len(pos) != 1 or "axis" not in kw or set(kw) - {"axis", "reverse", "exclusive"}:
+        raise b.err(E.ARGS, f"{name}(v, axis=1) takes one value, axis= and optionally reverse=, exclusive=", e,
+                    f"{name}(v, axis=1, reverse=False, exclusive=False)")
+    if b.axis_value(kw["axis"]) not in (1, -1):
+        raise b.err(E.UNSUPPORTED, "scans run along the last axis of a row tile: axis=1", kw["axis"])
+    reverse = _flag(b, kw["reverse"], e) if "reverse" in kw else False
+    exclusive = _flag(b, kw["exclusive"], e) if "exclusive" in kw else False
+    v = b.expr(pos[0], tile)
+    if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.ROWS:
+        raise b.err(E.TYPE, f"{name}(v, axis=1) needs whole rows (a value loaded with x[r, :])", pos[0],
+                    "split the rows of a 2-D tensor: for blk in split(B, cores=AIV)")
+    op = scan_op(name, reverse, exclusive)
+    if v.type.dtype not in OPS[op].dtypes:
+        raise b.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e,
+                    f"supported: {', '.join(sorted(map(str, OPS[op].dtypes)))}; cast first")
+    return ir.Op(op, (v,), v.type, b.o.span(e))
+
+
+def _pool_param(b, v, what: str, tile: str) -> ir.Expr:
+    """kernel= / stride= / padding=: an integer literal or an integer scalar parameter."""
+    x = b.expr(v, tile)
+    if isinstance(x, ir.Const) and float(x.value).is_integer():
+        return ir.Const(int(x.value), ir.scalar_of(DType.I32), x.span)
+    if isinstance(x, ir.Ref) and x.type.kind is ir.Kind.SCALAR and not x.type.dtype.is_float:
+        return x
+    raise b.err(E.TYPE, f"{what}= takes an integer literal or an integer scalar parameter", v,
+                   f"declare it as a kernel parameter, e.g. {what}: i32 = 2")
+
+
+@intrinsic(*POOLS)
+def _pool(b, c: Call) -> ir.Expr:
+    """max_pool / avg_pool(plane, kernel=K, stride=S, padding=P[, dilation=D]) over a plane tile's spatial dims."""
+    name, pos, kw, e, tile = c.name, c.pos, c.kw, c.node, c.tile
+    allowed = {"kernel", "stride", "padding"} | ({"dilation"} if name == "max_pool" else set())
+    if len(pos) != 1 or "kernel" not in kw or set(kw) - allowed:
+        raise b.err(E.ARGS, f"{name} takes one loaded plane and kernel=, optionally "
+                    f"{', '.join(f'{a}=' for a in sorted(allowed - {'kernel'}))}", e,
+                    f"{name}(xt, kernel=kernel_size, stride=stride, padding=padding)"
+                    + ("" if name == "max_pool" else "; avg_pool has no dilation (PyTorch neither)"))
+    v = b.expr(pos[0], tile)
+    if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.PLANE:
+        raise b.err(E.TYPE, f"{name} needs a loaded plane (load(x[p]) of a [N, C, ...] tensor in a loop over "
+                    "split(N * C))", pos[0], "for blk in split(N * C, cores=AIV): for p in tile(blk): "
+                    "xt = load(x[p])")
+    kernel = _pool_param(b, kw["kernel"], "kernel", tile)
+    stride = _pool_param(b, kw["stride"], "stride", tile) if "stride" in kw else kernel  # PyTorch default
+    padding = _pool_param(b, kw["padding"], "padding", tile) if "padding" in kw else \
+        ir.Const(0, ir.scalar_of(DType.I32), b.o.span(e))
+    dilation = _pool_param(b, kw["dilation"], "dilation", tile) if "dilation" in kw else \
+        ir.Const(1, ir.scalar_of(DType.I32), b.o.span(e))
+    if v.type.dtype not in OPS[name].dtypes:
+        raise b.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e,
+                    f"supported: {', '.join(sorted(map(str, OPS[name].dtypes)))}")
+    return ir.Op(name, (v, kernel, stride, padding, dilation), ir.tile_of(v.type.dtype, ir.Layout.POOLED),
+                 b.o.span(e))
+

@@ -1,0 +1,71 @@
+"""AscendC emission: one module and one template family per kernel kind, chosen through `KINDS`.
+
+A kind's module builds a frozen view (a dataclass of strings and numbers, every decision already made
+by the passes) from the lowered kernel; its templates lay the code out. The emitted project carries
+its view, so the harness renders the emulator driver from it. Adding a kind: an ir.KernelKind member,
+its rule in lowering/passes/select_kind.py, a module here with `build_view` and `project_manifest`,
+its templates in codegen_templates/, and one `Kind(...)` line below (docs/design.md shows an example).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ascend_dsl import ir
+
+from ..context import PassContext
+from . import box, mix, vector, window
+from .host import host_files
+from .shared import GENERATOR, KernelView, render, view_fields
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How one kernel kind is emitted: its view builder, templates and manifest."""
+
+    build_view: Callable[[ir.Kernel, PassContext], KernelView]
+    kernel_template: str
+    tiling_template: str
+    manifest: Callable[[ir.Kernel, PassContext, KernelView], dict]
+
+
+KINDS: dict[ir.KernelKind, Kind] = {
+    ir.KernelKind.VECTOR: Kind(vector.build_view, "kernel.cpp.jinja", "tiling.h.jinja", vector.project_manifest),
+    ir.KernelKind.WINDOW: Kind(window.build_view, "window_kernel.cpp.jinja", "window_tiling.h.jinja",
+                               window.project_manifest),
+    ir.KernelKind.BOX: Kind(box.build_view, "box_kernel.cpp.jinja", "box_tiling.h.jinja", box.project_manifest),
+    ir.KernelKind.MIX: Kind(mix.build_view, "mix_kernel.cpp.jinja", "mix_tiling.h.jinja", mix.project_manifest),
+}
+
+
+@dataclass(frozen=True)
+class EmittedProject:
+    """The files of a kernel-direct project, its manifest, and the view they were rendered from."""
+
+    name: str
+    files: dict[str, str] = field(default_factory=dict)
+    manifest: dict = field(default_factory=dict)
+    view: KernelView | None = None
+
+
+def build_view(kernel: ir.Kernel, ctx: PassContext) -> KernelView:
+    return KINDS[kernel.kind].build_view(kernel, ctx)
+
+
+def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
+    """The project of a fully lowered kernel (after every pass of lowering/pipeline.py)."""
+    kind = KINDS[kernel.kind]
+    view = kind.build_view(kernel, ctx)
+    manifest = kind.manifest(kernel, ctx, view)
+    files = {
+        f"{kernel.name}_kernel.cpp": render(kind.kernel_template, view),
+        f"{kernel.name}_tiling.h": render(kind.tiling_template, view),
+        **host_files(view, ctx.target),  # the host program, torch binding, emulator launch stub, CMake
+        "manifest.json": json.dumps(manifest, indent=2) + "\n",
+    }
+    return EmittedProject(kernel.name, files, manifest, view)
+
+
+__all__ = ["GENERATOR", "KINDS", "EmittedProject", "Kind", "KernelView", "build_view", "emit", "render", "view_fields"]

@@ -1,0 +1,246 @@
+"""The chunked variant of a row kernel (lowering/passes/plan_chunks.py): rows longer than UB.
+
+The kernel keeps its whole-row path; the host tiling sets `chunkLength` (elements per column chunk)
+when one row does not fit UB, and then `Process()` runs `ProcessChunked()`: each core walks its rows
+one at a time, and per row runs the passes (`ChunkPass<k>`, each a double-buffered CopyIn / Compute /
+CopyOut loop over the row's chunks with its own UB plan) with the per-row scalar work between them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ascend_dsl import ir
+from ascend_dsl.dtypes import DType
+
+from . import row_groups
+from .shared import (
+    IDENTITY,
+    BufferView,
+    ScalarWriter,
+    StageWriter,
+    TensorView,
+    buffer_views,
+    c_literal,
+    c_scalar,
+    camel,
+    compute_frame,
+    copy_call,
+    find,
+    loc,
+    snippet,
+    sync,
+    write_stages,
+)
+
+
+@dataclass(frozen=True)
+class ChunkPassView:
+    """`ChunkPass<id>()`: one pass over the row's column chunks, with its own buffers and chunk length."""
+
+    suffix: str
+    k: int
+    id: str
+    loc: str
+    field: str  # the tiling field of its chunk length
+    field_comment: str
+    member: str
+    max_chunk: int
+    buffers: tuple[BufferView, ...]
+    init_buffers: tuple[str, ...]
+    acc_init: tuple[str, ...]
+    copyin: tuple[str, ...]
+    compute: tuple[str, ...]
+    copyout: tuple[str, ...]
+    reads: tuple[str, ...]  # the row's reductions, read by the scalar unit after the pass
+    combine: tuple[str, ...]  # GroupCombine<id>() when rows split over core groups
+
+
+@dataclass(frozen=True)
+class ChunkView:
+    """The chunked path of one split loop: `fn()` walks the core's rows and runs the passes per row."""
+
+    passes: tuple[ChunkPassView, ...]
+    count: int
+    fn: str
+    members: tuple[str, ...]
+    out_bufs: tuple[str, ...]  # the one-element store buffers ChunkReset() carves after chunkMath_
+    process: tuple[str, ...]
+    init: tuple[str, ...]
+    enter: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KernelChunks:
+    """The chunked paths of a kernel's split loops (`parts`: split loop -> its path), what Init gains, and
+    why a row that does not fit UB cannot run (`tiling_error`)."""
+
+    parts: tuple[tuple[int, ChunkView], ...]
+    init: tuple[str, ...]
+    several: bool
+    row_group: bool
+    row_group_fields: tuple[str, ...] = ()
+    tiling_error: str | None = None
+
+    @property
+    def first(self) -> ChunkView | None:
+        return self.parts[0][1] if self.parts and self.parts[0][0] == 0 else None
+
+
+class _ChunkStageWriter(StageWriter):
+    """A pass's stages over one chunk: rows of a [B, D] tensor start at rowOffset_, row vectors at 0."""
+
+    rows = False
+
+    def copy_in(self, s: ir.CopyIn) -> None:
+        self.rows = s.index.rows
+        super().copy_in(s)
+
+    def copy_out(self, s: ir.CopyOut) -> None:
+        self.rows = s.index.rows
+        super().copy_out(s)
+
+    def copy_call(self, way: str, buf: str, gm: str) -> str:
+        return copy_call(way, "", buf, f"{gm}[rowOffset_ + offset]" if self.rows else f"{gm}[offset]", "count")
+
+    def accumulate(self, s: ir.Accumulate) -> None:
+        """Folds the vector unit cannot do: products (scalar unit) and the running max of an online max/sum."""
+        if not s.online_sum and s.reduce != "reduce_prod":
+            return super().accumulate(s)
+        self.mark(s.span)
+        buf, dt = s.value.name, self.buffers[s.value.name].buffer.dtype
+        if s.online_sum:
+            self.lines += snippet("chunk_fold", online=True, buf=buf, m=f"{ir.row_ref(s.name).name}_",
+                                  out=find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name,
+                                  tmp=find(self.buffers, ir.BufferRole.ACC_TMP, dtype=dt).name,
+                                  total=find(self.buffers, ir.BufferRole.ACC_SLOT, s.online_sum).name)
+        else:
+            self.lines += snippet("chunk_fold", online=False, buf=buf,
+                                  slot=find(self.buffers, ir.BufferRole.ACC_SLOT, s.name).name)
+        return None
+
+
+_MATH_BUF = "chunkMath_.Get<float>()"  # the one-block buffer of per-row scalar math
+
+
+def _out_buf(dtype: DType) -> str:
+    return f"chunkOut{camel(dtype.value)}_"
+
+
+def chunk_names(k: int, p: int) -> tuple[str, str]:
+    """(pass id, tiling field) of pass p of split loop k: loop 0 keeps `ChunkPass<p>` and `chunkLength`,
+    `chunkLength<p>`; later loops get `ChunkPass<k>_<p>` and `chunkLength<k>_<p>`."""
+    if k == 0:
+        return str(p), "chunkLength" if p == 0 else f"chunkLength{p}"
+    return f"{k}_{p}", f"chunkLength{k}_{p}"
+
+
+def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str, TensorView],
+               row_buffers: dict[str, BufferView], k: int = 0, several: bool = False,
+               group_views: list[str] | None = None) -> ChunkView:
+    """The chunked path of split loop k; `row_buffers` are its whole-row plan's buffer views. `several`:
+    the kernel has several split loops. `group_views`: when rows may be split over a group of cores
+    (emit/row_groups.py), the Init lines of the GM views re-pointed at the group's row (vector.share_views)."""
+    grouped = group_views is not None
+    passes: list[ChunkPassView] = []
+    for p_index, p in enumerate(plan.passes):
+        pid, field = chunk_names(k, p_index)
+        suffix = f"C{pid}"
+        buffers = buffer_views(p.loop, suffix, tile=f"{field}_")
+        by_name = {b.name: b for b in buffers}
+        stages = write_stages(p.loop, lambda by_name=by_name: _ChunkStageWriter(ctx, by_name, tensor_map))
+        head, tail = compute_frame(buffers)
+        acc_init = [f"{ir.row_ref(f.name).name}_ = {c_literal(float('-inf'), DType.F32)};  // {f.name}: the running max"
+                    if f.online_sum else
+                    f"Duplicate({find(by_name, ir.BufferRole.ACC_SLOT, f.name).member}.Get<float>(), "
+                    f"{c_literal(IDENTITY[f.combine], DType.F32)}, 8);  // {f.name}: folded over the row's chunks"
+                    for f in p.reductions]
+        reads = [f"{ir.row_ref(f.name).name}_ = {find(by_name, ir.BufferRole.ACC_SLOT, f.name).member}"
+                 ".Get<float>().GetValue(0);" for f in p.reductions if not f.online_sum]
+        if reads:
+            reads = [*sync("V_S", "the scalar unit reads the row's reductions"), *reads]
+        if k == 0:
+            comment = ("elements per column chunk of pass 0 when one row does not fit UB (0: whole rows)"
+                       if p_index == 0 else f"elements per column chunk of pass {p_index}")
+        else:
+            comment = f"elements per column chunk of pass {p_index} of split loop {k}" + \
+                (" when one row does not fit UB (0: whole rows)" if p_index == 0 else "")
+        passes.append(ChunkPassView(
+            suffix, p_index, pid, loc(ctx, p.loop.span), field, comment, f"{field}_", p.max_chunk, buffers,
+            tuple(f"pipe.InitBuffer({b.member}, {b.init_args});" for b in buffers), tuple(acc_init),
+            tuple(stages[ir.StageKind.COPYIN]), (*head, *stages[ir.StageKind.COMPUTE], *tail),
+            tuple(stages[ir.StageKind.COPYOUT]), tuple(reads),
+            tuple(row_groups.group_combine(pid, p.reductions)) if grouped and p.reductions else ()))
+    members = snippet("chunk_members", passes=passes, k=k, grouped=grouped,
+                      out_bufs=[{"member": _out_buf(d), "dtype": d} for d in plan.store_dtypes],
+                      row_values=[ir.row_ref(n).name for n in plan.row_values], accs=[f.name for f in plan.accumulators])
+    steps = []
+    for st in plan.steps:
+        where = loc(ctx, getattr(st, "span", None) or p.loop.span)
+        match st:
+            case ir.RunPass(index=i):
+                steps.append({"kind": "pass", "id": chunk_names(k, i)[0], "group": grouped and plan.passes[i].reductions})
+            case ir.RowLoad(slot=True):
+                steps.append({"kind": "slot_read", "loc": where, "tensor": st.tensor, "value": ir.row_ref(st.name).name})
+            case ir.RowLoad():
+                gm = tensor_map[st.tensor].gm
+                steps.append({"kind": "load", "loc": where, "value": ir.row_ref(st.name).name, "gm": gm,
+                              "index": f"(rowStart_ + row) % {gm}Period_" if st.period else "row"})
+            case ir.RowScalar() | ir.RowStore():
+                w = ScalarWriter(ctx, tensor_map, kernel, _MATH_BUF)
+                value, t = w.scalar(st.value), tensor_map.get(getattr(st, "tensor", ""))
+                steps.append({"kind": "scalar", "loc": where, "lines": w.lines, "expr": value,
+                              "value": ir.row_ref(st.name).name} if isinstance(st, ir.RowScalar) else
+                             {"kind": "store", "loc": where, "lines": w.lines, "expr": value, "ctype": t.ctype,
+                              "gm": t.gm, "buf": _out_buf(kernel.param(st.tensor).dtype)})
+            case ir.RowSlotAccumulate():
+                steps.append({"kind": "slot_fold", "loc": where, "name": st.name, "expr": c_scalar(st.value, DType.F32)})
+            case ir.RowAccumulate():
+                steps.append({"kind": "fold", "loc": where, "name": st.name, "combine": st.combine.value,
+                              "expr": c_scalar(st.value, DType.F32)})
+    slots = [find(row_buffers, ir.BufferRole.ACC_SLOT, f.name).member for f in plan.accumulators]
+    vecs = [(n, find(row_buffers, ir.BufferRole.SLOT_VECTOR, n).member) for n in plan.slot_accumulators]
+    process = snippet("chunk_process", steps=steps, grouped=grouped,
+                      accs=[{"name": f.name, "identity": c_literal(IDENTITY[f.combine], DType.F32)}
+                            for f in plan.accumulators],
+                      slots=[{"name": f.name, "member": m} for m, f in zip(slots, plan.accumulators, strict=True)],
+                      vecs=[{"name": n, "member": m} for n, m in vecs])
+    if k == 0:
+        init = ["chunkLength_ = tiling.chunkLength;", *(f"{ph.member} = tiling.{ph.field};" for ph in passes[1:])]
+        if grouped:
+            init.append("colEnd_ = D_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)")
+        if several:
+            init.append("chunkRows_ = blockLength_;  // this core's rows, in every split loop")
+        enter = snippet("chunk_enter", several=several, slots=slots, vecs=[{"name": n, "member": m} for n, m in vecs],
+                        group=row_groups.init_lines(group_views, row_groups.workspace_base(kernel)) if grouped else [])
+    else:
+        init, enter = [f"{ph.member} = tiling.{ph.field};" for ph in passes], []
+    return ChunkView(tuple(passes), len(plan.passes), f"ProcessChunked{k if k else ''}", tuple(members),
+                     tuple(_out_buf(d) for d in plan.store_dtypes), tuple(process), tuple(init), tuple(enter))
+
+
+def kernel_chunks(kernel: ir.Kernel, ctx, loops: list[ir.TileLoop], row_buffers: list[tuple[BufferView, ...]],
+                  tensor_map: dict[str, TensorView], group_views: list[str] | None) -> KernelChunks:
+    """The chunked paths of the row loops that have one: each selected at run time by its own first chunk
+    length (its rows do not fit its own UB plan); the others keep whole rows."""
+    several = len(loops) > 1
+    reasons = [(k, t.shape.chunked.reason) for k, t in enumerate(loops) if isinstance(t.shape.chunked, ir.NoChunk)]
+    error = None
+    if reasons:
+        k, why = reasons[0]
+        who = "this kernel" if k == 0 else f"split loop {k}"
+        error = f"one row does not fit the Unified Buffer, and {who} cannot run in column chunks: {why}"
+    parts = tuple((k, chunk_view(kernel, ctx, t.shape.chunked, tensor_map, {b.name: b for b in row_buffers[k]}, k,
+                                 several, group_views))
+                  for k, t in enumerate(loops) if isinstance(t.shape.chunked, ir.ChunkPlan))
+    if not parts:
+        return KernelChunks((), (), several, False, tiling_error=error)
+    first = parts[0][1] if parts[0][0] == 0 else None
+    if several:  # the chunk lengths of every loop and the core's rows first; then loop 0's early return, if it chunks
+        head = first.init if first else ("chunkRows_ = blockLength_;  // this core's rows, in every split loop",)
+        init = (*head, *(x for k, part in parts if k > 0 for x in part.init), *(first.enter if first else ()))
+    else:
+        init = (*first.init, *first.enter)
+    grouped = group_views is not None
+    fields = tuple(part.passes[0].field for k, part in parts if k > 0) if grouped else ()
+    return KernelChunks(parts, init, several, grouped, fields, error)

@@ -1,0 +1,149 @@
+"""Kind MIX: a MIX kernel (1 AIC : 2 AIV) for a lowered cube loop (ascendc.md §3; mix_*.jinja).
+
+Each vector core (AIV) owns output blocks of singleCoreM x singleCoreN (the host tiling code picks
+them from the runtime shapes and fills a TCubeTiling); for each block it points the Matmul object at
+the operands (SetTail / SetTensorA / SetTensorB / SetBias), then either lets the cube write the block
+to GM (IterateAll, when there is no epilogue) or fetches it base block by base block into a VECIN
+queue (Iterate + GetTensorC) and runs the epilogue, a row tile of `rows` x `D_` elements at UB pitch
+baseN, through the same stage writer as the vector kernels. Templates: mix_kernel.cpp.jinja,
+mix_tiling.h.jinja.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ascend_dsl import ir
+
+from ..context import PassContext
+from ..passes.plan_cube import DB_L0AB, DB_L0C, DEPTH_L1, FRACTAL, STEP_K
+from .shared import (
+    KernelView,
+    RowStageWriter,
+    buffer_views,
+    compute_frame,
+    copy_call,
+    host_bytes,
+    kernel_fields,
+    loc,
+    manifest,
+    write_stages,
+)
+
+MIX_RATIO = 2  # AIV per AIC (ascendc.md §5.2)
+
+
+class _CubeStageWriter(RowStageWriter):
+    """Row-tile writer whose rows are those of one base block: GM rows are N_ apart, UB rows Dp_ apart."""
+
+    def __init__(self, ctx, buffers, tensors, acc: str, stride: str):
+        super().__init__(ctx, buffers, tensors)
+        self.acc = acc
+        self.stride = stride
+
+    def copy_in(self, s: ir.CopyIn) -> None:
+        if s.tensor != self.acc:
+            return super().copy_in(s)
+        q, c = self.buffers[s.buffer].member, self.ctype(s.buffer)
+        self.mark(s.span)
+        self.lines += [f"LocalTensor<{c}> {s.buffer} = {q}.AllocTensor<{c}>();",
+                       f"mm.template GetTensorC<true>({s.buffer}, false, true);  // L0C -> UB, row i at i * baseN",
+                       f"{q}.EnQue({s.buffer});"]
+
+    def copy_call(self, way: str, buf: str, gm: str) -> str:
+        return copy_call(way, "Block", buf, f"{gm}[offset]", f"count, D_, Dp_, {self.stride}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class MixView(KernelView):
+    copyin: tuple[str, ...]
+    compute: tuple[str, ...]
+    copyout: tuple[str, ...]
+    split_loc: str
+    matmul_loc: str
+    vector_loc: str
+    in_ctype: str
+    c_pos: str  # where the cube writes the accumulator: GM (no epilogue) or VECIN
+    c_ctype: str
+    a: str
+    b: str
+    bias: str | None
+    has_bias: bool
+    out: str
+    trans_a: str
+    trans_b: str
+    M: str
+    N: str
+    K: str
+    batch_expr: str
+    batch_host: str
+    a_batch: str
+    b_batch: str
+    c_batch: str
+    direct: bool
+    whole_rows: bool
+    base_m: int
+    base_n: int
+    base_k: int
+    esize: int
+    fractal: int
+    step_k: int
+    depth_l1: int
+    db_l0ab: int
+    db_l0c: int
+    l0a: int
+    l0b: int
+    l0c: int
+    l1: int
+    ub_budget: int
+    mix_ratio: int
+    workspace_bytes: str  # the Matmul API's system workspace
+    ub_formula: str
+
+
+def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
+    loop = ir.cube_loop(kernel)
+    plan = loop.plan
+    mm, tl = loop.matmul, loop.epilogue
+    params = {p.name: p for p in kernel.tensors}
+    fields = kernel_fields(kernel, ctx)
+    tensors = {t.name: t for t in fields["tensors"]}
+    batch = f"{loop.batch}_ * " if loop.batch else ""
+
+    def batch_offset(p: ir.TensorParam) -> str:
+        """`bi * <matrix size> + ` for an operand with a batch dimension, else nothing (shared by the batch)."""
+        return f"bi * {' * '.join(f'{d}_' for d in p.shape[1:])} + " if loop.batch and len(p.shape) == 3 else ""
+
+    buffers = () if plan.direct else buffer_views(tl)
+    by_name = {b.name: b for b in buffers}
+    stages: dict[ir.StageKind, list[str]] = {k: [] for k in ir.StageKind}
+    if not plan.direct:
+        stages = write_stages(tl, lambda: _CubeStageWriter(ctx, by_name, tensors, mm.name, f"{loop.n}_"))
+    head, tail = compute_frame(buffers)
+    out_tensor = next(s.tensor for s in ir.walk(tl.body) if isinstance(s, (ir.Store, ir.CopyOut)))
+    t = ctx.target
+    rows = f" and the Unified Buffer (a base block holds whole rows of {loop.n}: {loop.n} is too long)"
+    return MixView(
+        **fields, buffers=buffers, mix=True,
+        # no accumulator slots: the Matmul API's own workspace is allocated for MIX kernels
+        tiling_error=f"the host tiling found no cube base block that fits L0A/L0B/L0C/L1{rows if plan.whole_rows else ''}",
+        copyin=tuple(stages[ir.StageKind.COPYIN]), compute=(*head, *stages[ir.StageKind.COMPUTE], *tail),
+        copyout=tuple(stages[ir.StageKind.COPYOUT]),
+        split_loc=loc(ctx, loop.span), matmul_loc=loc(ctx, mm.span), vector_loc=loc(ctx, tl.span),
+        in_ctype=params[mm.a].dtype.ctype, c_pos="GM" if plan.direct else "VECIN", c_ctype="float", a=mm.a, b=mm.b,
+        bias=mm.bias, has_bias=mm.bias is not None, out=out_tensor, trans_a="true" if mm.transpose_a else "false",
+        trans_b="true" if mm.transpose_b else "false", M=loop.m, N=loop.n, K=loop.k, batch_expr=batch,
+        batch_host=loop.batch or "1", a_batch=batch_offset(params[mm.a]), b_batch=batch_offset(params[mm.b]),
+        c_batch=f"bi * {loop.m}_ * {loop.n}_ + " if loop.batch else "", direct=plan.direct, whole_rows=plan.whole_rows,
+        base_m=plan.base_m, base_n=plan.base_n, base_k=plan.base_k, esize=params[mm.a].dtype.size, fractal=FRACTAL,
+        step_k=STEP_K, depth_l1=DEPTH_L1, db_l0ab=DB_L0AB, db_l0c=DB_L0C, l0a=t.l0a_bytes, l0b=t.l0b_bytes,
+        l0c=t.l0c_bytes, l1=t.l1_bytes, ub_budget=t.ub_budget, mix_ratio=MIX_RATIO,
+        workspace_bytes="16 * 1024 * 1024",
+        ub_formula=" + ".join(f"{b.num} * {host_bytes(b)}" for b in tl.buffers_decl) or "0")
+
+
+def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: MixView) -> dict:
+    plan = ir.cube_loop(kernel).plan
+    return manifest(kernel, ctx, view, "MIX_AIC_1_2", None, "base blocks", tuple(b.buffer for b in view.buffers),
+                    base_block=[plan.base_m, "N" if plan.whole_rows else plan.base_n, plan.base_k],
+                    epilogue="none (IterateAll)" if plan.direct else "vector (Iterate + GetTensorC)")

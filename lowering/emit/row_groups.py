@@ -1,0 +1,71 @@
+"""Rows split over a group of cores (docs/design.md, "Rows longer than UB"): fewer rows than cores.
+
+In chunked mode (lowering/passes/plan_chunks.py, lowering/emit/chunk.py) a core takes whole rows, so with fewer
+rows than cores most cores would idle. When the host tiling finds rows < cores it sets `rowGroup`
+(g = cores / rows, fewer if some core would get no columns) and `colShare`: core c works on row
+c / g, columns [(c % g) * colShare, + colShare) clipped to the row (shares are whole 256-element
+repeats, so 32-byte aligned in GM for every dtype). Every pass folds its share's reductions as before;
+after a pass with reductions every core writes its partials to its 32-byte workspace slot, SyncAll
+(every launched core has one row and runs the same passes, so the same number of SyncAlls), and each
+core of the group reads the group's slots and combines them in core order: sum/mean add, max/min,
+prod multiplies, and an online max/sum pair (m_i, s_i) gives m = max m_i, s = sum s_i * exp(m_i - m).
+So every core of a group holds the same per-row values before the next pass. Two slot regions
+alternate between passes: a fast core's next partials never overwrite slots a slow core of its group
+has not read yet (it read them before the SyncAll that the fast core has passed). Per-row stores are
+written by the group's first core. g = 1 (the tiling's default) runs exactly the chunked path as
+before.
+
+Accumulators across cores (losses) and slot accumulators (`s[r] += v`) fold each row's value once, on
+the group's first core; the other cores keep the identity (a zero partial vector), and the usual
+combines after the split loop (their own workspace, before the two regions) add them. Several split
+loops split rows only when every loop runs in chunks (the host tiling checks each loop's first chunk
+length); otherwise g = 1. A pass folding more than 8 reductions (one 32-byte slot) keeps g = 1.
+"""
+
+from __future__ import annotations
+
+from ascend_dsl import ir
+from ascend_dsl.ir import row_ref
+
+from ..passes.plan_row_groups import SLOT_FLOATS
+from . import acc_workspace, slots
+from .shared import snippet
+
+#: Workspace bytes per core: two alternating 32-byte partial slots.
+WORKSPACE_PER_CORE = 64
+
+
+def workspace_base(kernel: ir.Kernel) -> str:
+    """Where the group's two slot regions start in the workspace (f32 elements): after the accumulators'
+    own slots and the slot accumulators' partials and totals (emit/slots.py), if any."""
+    base = acc_workspace.floats(kernel)
+    for d in kernel.slot_accumulators:
+        base = f"{d.name}Tot_ + GetBlockNum() * {d.name}Pad_"
+    return base
+
+
+def workspace_per_core(kernel: ir.Kernel) -> str:
+    """Workspace bytes per core (a C++ expression when slot accumulators size it at run time)."""
+    if kernel.slot_accumulators:
+        return f"({slots.workspace_per_core(kernel)} + {WORKSPACE_PER_CORE})"
+    return str(acc_workspace.bytes_per_core(kernel) + WORKSPACE_PER_CORE)
+
+
+def init_lines(views: list[str], base: str) -> list[str]:
+    """Chunked-mode Init lines (inside `if (chunkLength_ > 0)`): the core's group, rank and columns, and
+    `views`, the GM views of its group's row `groupRow` (emit/vector.py share_views)."""
+    return snippet("group_init", "    ", base=base, floats=WORKSPACE_PER_CORE // 4, views=views)
+
+
+def group_combine(pid: str, reductions: tuple[ir.Fold, ...]) -> list[str]:
+    """`GroupCombine<pid>()`: after pass pid, this core's partials of the row's reductions go to its
+    workspace slot; SyncAll; every core of the group folds the group's slots in core order (an online
+    max/sum pair as s = sum of s_c * exp(m_c - m), m the group's max)."""
+    slot = {f.name: j for j, f in enumerate(reductions)}
+    sums = {f.online_sum for f in reductions if f.online_sum}
+    folds = [{"value": row_ref(f.name).name, "slot": j, "combine": f.combine.value}
+             for j, f in enumerate(reductions) if f.name not in sums]
+    online = [{"sum": row_ref(f.online_sum).name, "max": row_ref(f.name).name, "sum_slot": slot[f.online_sum],
+               "max_slot": slot[f.name]} for f in reductions if f.online_sum]
+    return snippet("group_combine", n=SLOT_FLOATS, values=[row_ref(f.name).name for f in reductions], folds=folds,
+                   online=online)

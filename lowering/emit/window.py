@@ -1,0 +1,161 @@
+"""Kind WINDOW: plane loops (pooling), `for blk in split(N * C)` over [N, C, *spatial] tensors (window_*.jinja).
+
+A tile is `planes` whole planes, or, when one plane does not fit UB, a band of `rows` output
+rows (along the first spatial dim) of one plane together with the input rows its windows read.
+Both cases copy one contiguous GM range per tensor:
+
+    input : planes p0.. and input rows [lo, hi) -> offset p0 * inPlane + lo * inInner,
+            count (planes - 1) * inPlane + (hi - lo) * inInner   (planes > 1 only with whole planes)
+    output: offset p0 * outPlane + o0 * outInner, count (planes - 1) * outPlane + rows * outInner
+
+The host tiling (codegen_templates/window_tiling.h.jinja) picks planes per tile and band rows from
+the runtime shapes and checks the window parameters and output sizes (0 blocks = refused).
+Windows: with DataCopyPad (910B) and rank >= 2 the input rows land 32-byte aligned in UB, the
+taps along the outer spatial dims are whole-row vector Max / Add into an f32 row, and the taps
+along the last dim run on the scalar unit over that row (`_pool_lines_rows`); otherwise every tap
+is a scalar read (`_pool_lines`; lowering/scalar_loops.py explains why element-shifted vector
+windows are not expressible). Every scalar access is counted by the emulator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ascend_dsl import ir
+from ascend_dsl.diagnostics import DslError
+from ascend_dsl.diagnostics import ErrorCode as E
+
+from ..context import PassContext
+from ..scalar_loops import POOL_APIS
+from ..tiling_rules import MIN_TILES_PER_CORE
+from .shared import KernelView, buffer_views, compute_frame, kernel_fields, loc, manifest, share_lines, snippet
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowView(KernelView):
+    buffer_num: int
+    copy_helpers: str
+    share: tuple[str, ...]  # Init: this core's share of the planes
+    in_ctype: str
+    in_dims_tiling: tuple[str, ...]
+    out_dims_tiling: tuple[str, ...]
+    window_kernel: tuple[str, ...]  # the window's parameters in the kernel
+    window_host: tuple[str, ...]  # ... and in the host tiling
+    copyin: tuple[str, ...]
+    compute: tuple[str, ...]
+    copyout: tuple[str, ...]
+    row_mode: bool = False
+    rank: int
+    rows_path: bool
+    in_dims: tuple[str, ...]
+    out_dims: tuple[str, ...]
+    in_bytes: int
+    extent_host: str
+    tile_loc: str
+    ub_budget: int
+    ub_formula: str
+    min_tiles_per_core: int
+
+
+def _dim_c(d: str | int, prefix: str = "tiling.") -> str:
+    return str(d) if isinstance(d, int) else f"{prefix}{d}"
+
+
+def _param_c(o: ir.Operand, kernel_side: bool) -> str:
+    """kernel / stride / padding as an int64_t C++ expression (a literal or the scalar parameter)."""
+    if isinstance(o, ir.Const):
+        return str(int(o.value))
+    if isinstance(o, ir.Ref):
+        return f"static_cast<int64_t>({o.name}_)" if kernel_side else f"static_cast<int64_t>({o.name})"
+    raise DslError.at(E.INTERNAL, f"unexpected window parameter {o!r}", getattr(o, "span", None))
+
+
+def _pool_lines(s: ir.VecOp, in_ctype: str, out_ctype: str, rank: int, rows_path: bool, ctx: PassContext) -> list[str]:
+    """The loop nest of one pool over the tile's planes (snippets/pool.cpp.jinja); the flattened offsets
+    of an input element (by its taps w_i), an input row, and an output element (by r_i) are computed here."""
+    last = rank - 1
+    terms = ["(w0 - lo) * inInner_"] + [f"w{i}" + "".join(f" * inDim{j}_" for j in range(i + 1, rank))
+                                        for i in range(1, rank)]
+    row = "(w0 - lo) * inInnerRows_" + "".join(
+        f" + w{i}" + "".join(f" * inDim{j}_" for j in range(i + 1, last)) for i in range(1, last))
+    out_terms = ["r0 * outInner_"] + [f"r{i}" + "".join(f" * outDim{j}_" for j in range(i + 1, rank))
+                                      for i in range(1, rank)]
+    avg = s.api == "AvgPool"
+    return snippet("pool", loc=loc(ctx, s.span), avg=avg, rank=rank, rows_path=rows_path, src=s.srcs[0], dst=s.dst,
+                   out_ctype=out_ctype, wide=in_ctype == "float", combine="Add" if avg else "Max",
+                   terms=" + ".join(terms), row=row, out_terms=" + ".join(out_terms))
+
+
+def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
+    split = kernel.phases[0]
+    tl = split.body[0]
+    rank = tl.shape.rank
+    fields = kernel_fields(kernel, ctx)
+    views = buffer_views(tl)
+    buffers = {b.name: b for b in views}
+    stmts = [s for st in tl.body for s in st.body]
+    pools = [s for s in stmts if isinstance(s, ir.VecOp) and s.api in POOL_APIS.values()]
+    plan: ir.WindowPlan = tl.shape.plan  # plan_windows.py
+    k_arg, s_arg, p_arg, d_arg = plan.window
+    idims, odims = plan.in_dims, plan.out_dims
+    in_bufs = [b.buffer for b in views if b.buffer.position is ir.Position.VECIN]
+    rows_path = plan.rows_path
+    in_ctype = in_bufs[0].dtype.ctype
+
+    copyin, copyout = [], []
+    for s in stmts:
+        if isinstance(s, ir.CopyIn):
+            b, gm = buffers[s.buffer], f"{s.tensor}Gm"
+            c = b.buffer.dtype.ctype
+            copyin += [f"// {loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b.member}.AllocTensor<{c}>();"]
+            if rows_path:
+                copyin += snippet("pitched_copy_in", buf=s.buffer, gm=gm, ctype=c)
+            else:
+                copyin.append(f"CopyGmToUb({s.buffer}, {gm}[p0 * inPlane_ + lo * inInner_], "
+                              "static_cast<uint32_t>((planes - 1) * inPlane_ + (hi - lo) * inInner_));")
+            copyin.append(f"{b.member}.EnQue({s.buffer});")
+        elif isinstance(s, ir.CopyOut):
+            b, gm = buffers[s.buffer], f"{s.tensor}Gm"
+            c = b.buffer.dtype.ctype
+            copyout += [f"// {loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b.member}.DeQue<{c}>();",
+                        (f"CopyUbToGm({gm}[p0 * outPlane_ + o0 * outInner_], {s.buffer}, "
+                         "static_cast<uint32_t>((planes - 1) * outPlane_ + rows * outInner_));"),
+                        f"{b.member}.FreeTensor({s.buffer});"]
+    head, tail = compute_frame(views)
+    window = [f"const int64_t k = {_param_c(k_arg, True)};", f"const int64_t s = {_param_c(s_arg, True)};",
+              f"const int64_t pad = {_param_c(p_arg, True)};", f"const int64_t dil = {_param_c(d_arg, True)};",
+              "const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)"]
+    if rows_path:
+        head += ["LocalTensor<float> poolRow = poolRowBuf.Get<float>();",
+                 *(["LocalTensor<float> poolCast = poolCastBuf.Get<float>();"] if in_ctype != "float" else [])]
+    compute = head + window
+    for s in pools:
+        out_ctype = buffers[s.dst].buffer.dtype.ctype
+        compute += _pool_lines(s, in_ctype, out_ctype, rank, rows_path, ctx)
+    compute += tail
+
+    ub_terms = []
+    for b in views:
+        elems = "inE" if b.buffer.position is ir.Position.VECIN else "outE"
+        ub_terms.append(f"nb * (({elems} * {b.buffer.dtype.size} + 31) / 32 * 32)")  # host code: no device types
+    if rows_path:  # the f32 row scratch (TBufs, single)
+        scratch = 1 if in_ctype == "float" else 2
+        ub_terms.append(f"{scratch} * ((in[{rank - 1}] * sizeof(float) + 31) / 32 * 32)")
+    return WindowView(
+        **fields, buffers=views, buffer_num=tl.buffers,
+        copy_helpers="copy_helpers_pad.cpp.jinja" if ctx.target.has_datacopypad else "copy_helpers_nopad.cpp.jinja",
+        share=tuple(share_lines(ctx, split, "the [0, {}) planes")), in_ctype=in_ctype,
+        in_dims_tiling=tuple(_dim_c(d) for d in idims), out_dims_tiling=tuple(_dim_c(d) for d in odims), copyin=tuple(copyin), copyout=tuple(copyout),
+        compute=tuple(compute), window_kernel=tuple(window),
+        window_host=(f"const int64_t k = {_param_c(k_arg, False)};", f"const int64_t s = {_param_c(s_arg, False)};",
+                     f"const int64_t pad = {_param_c(p_arg, False)};", f"const int64_t dil = {_param_c(d_arg, False)};"),
+        in_dims=tuple(_dim_c(d, "") for d in idims), out_dims=tuple(_dim_c(d, "") for d in odims),
+        ub_budget=ctx.target.ub_budget, ub_formula=" + ".join(ub_terms), rank=rank, rows_path=rows_path,
+        in_bytes=in_bufs[0].dtype.size, extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span),
+        min_tiles_per_core=MIN_TILES_PER_CORE,
+        tiling_error="the window parameters or output sizes are invalid, or one output row of a plane does "
+                     "not fit the Unified Buffer")
+
+
+def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: WindowView) -> dict:
+    return manifest(kernel, ctx, view, "AIV_ONLY", None, "planes", tuple(b.buffer for b in view.buffers), 0)

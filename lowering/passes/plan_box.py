@@ -1,0 +1,61 @@
+"""Plan a box loop (a reduction over a non-last dim; lowering/emit/box.py lays out the code).
+
+Goals: `BoxTiles.plan` (ir.BoxPlan): the UB pitch of box rows (32 bytes for every box dtype), which box
+reductions fold through a scratch box (their box is read again), and whether core shares are whole
+rows of the reduced axis. Whole-row shares use fewer cores (a third of them still saturates GM
+bandwidth: ~100 GB/s per core of ~1.6 TB/s) with long bursts, if the vector unit keeps up: one 256-byte
+repeat per cycle against ~54 bytes per cycle of GM reads per core, with a 2x margin for instruction
+heads. Non-goals: the tile and chunk sizes (the host tiling picks them from the runtime shapes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ascend_dsl import ir
+from ascend_dsl.dtypes import DType
+
+from ..context import PassContext
+from ..rewrite import map_tile_bodies
+
+#: Box reductions: reduce VecOp -> the vector op of their halving tree.
+BOX_COMBINE = {"ReduceSum": "Add", "ReduceMax": "Max", "ReduceMin": "Min", "ReduceProd": "Mul"}
+
+
+def is_box_reduction(s: ir.VecOp, bufs: dict[str, ir.Buffer]) -> bool:
+    return s.api in BOX_COMBINE and bufs[s.srcs[0]].layout is ir.Layout.BOX
+
+
+def chunk_ops(tl: ir.TileLoop) -> list[ir.VecOp]:
+    """The ops that run per chunk of the reduced axis: box values and the box reductions."""
+    bufs = {b.name: b for b in tl.buffers_decl}
+    ops = [s for s in ir.walk(tl.body) if isinstance(s, ir.VecOp)]
+    return [s for s in ops if bufs[s.dst].layout is ir.Layout.BOX or is_box_reduction(s, bufs)]
+
+
+def _read_later(buf: str, later: list[ir.VecOp]) -> bool:
+    """Whether `buf`'s current contents are read by a later op (before it is overwritten)."""
+    for s in later:
+        if buf in s.srcs:
+            return True
+        if s.dst == buf:
+            return False
+    return False
+
+
+def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
+    def plan(tl: ir.TileLoop) -> ir.TileLoop:
+        if tl.kind is not ir.LoopKind.BOX:
+            return tl
+        bufs = {b.name: b for b in tl.buffers_decl}
+        box_dtypes = {b.dtype for b in tl.buffers_decl if b.layout is ir.Layout.BOX and b.dtype is not DType.BOOL}
+        ops = chunk_ops(tl)
+        reread = tuple(s.dst for i, s in enumerate(ops) if is_box_reduction(s, bufs) and _read_later(s.srcs[0], ops[i + 1:]))
+        vec_bytes = sum(bufs[s.srcs[0] if is_box_reduction(s, bufs) else s.dst].dtype.size for s in ops)
+        in_bytes = max((b.dtype.size for b in tl.buffers_decl if b.layout is ir.Layout.BOX
+                        and b.position is ir.Position.VECIN), default=4)
+        box_plan = ir.BoxPlan(32 // min((d.size for d in box_dtypes), default=4), reread, vec_bytes, in_bytes,
+                              vec_bytes * 2 * 54 <= 256 * in_bytes)
+        return replace(tl, shape=replace(tl.shape, plan=box_plan))
+
+    return map_tile_bodies(kernel, plan)

@@ -1,0 +1,104 @@
+"""Choose how the kernel is emitted (`Kernel.kind`) and check the structure that kind needs.
+
+Goals: one kind per kernel (ir.KernelKind): MIX for a cube loop, WINDOW when the first tile loop is a
+plane loop, BOX for a box loop, VECTOR otherwise (flat and row loops); every structural limit of the
+kind's emitter reported here, collected and located (one tile loop per split loop, the same split
+for every split loop, pooling-only plane loops, cube, plane and box loops alone in their kernel but
+for launch scalars, slot accumulators in row loops, at most 8 accumulators per split loop). Runs after
+hoist_scalars, which decides which kernel-scope scalars the host computes. Non-goals: hardware limits
+(check_constraints.py) and sizes (plan_tiling.py, plan_cube.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ascend_dsl import ir
+from ascend_dsl.diagnostics import DiagnosticSink
+from ascend_dsl.diagnostics import ErrorCode as E
+from ascend_dsl.ops import POOLS
+
+from ..context import PassContext
+
+#: Accumulators one split loop may combine across cores: each core writes them to one 32-byte slot.
+MAX_ACCUMULATORS = 8
+
+
+def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
+    sink = DiagnosticSink()
+    cube = ir.cube_loop(kernel)
+    if cube is not None:
+        others = _other_statements(kernel, cube)
+        if others:
+            sink.error(E.UNSUPPORTED, "a matmul kernel has its cube split loop only (and scalars computed from "
+                       "scalar parameters, shape symbols and constants)", others[0].span,
+                       "write the other work as a second kernel")
+        sink.raise_if_any()
+        return replace(kernel, kind=ir.KernelKind.MIX)
+    splits = kernel.phases
+    for split in splits:
+        if len(split.body) != 1:
+            sink.error(E.UNSUPPORTED, "this version lowers one tile loop per split loop", split.body[1].span,
+                       "merge the loops, or write a second split loop after this one")
+    first, first_tile = splits[0], splits[0].body[0]
+    for split in splits[1:]:
+        if split.extent != first.extent or _rows(split.body[0]) != _rows(first_tile):
+            sink.error(E.UNSUPPORTED, "every split loop of a kernel splits the same extent with the same tensors",
+                       split.span, f"split({' * '.join(first.extent)}, cores=AIV)")
+    kind = {ir.LoopKind.PLANES: ir.KernelKind.WINDOW, ir.LoopKind.BOX: ir.KernelKind.BOX}.get(
+        first_tile.kind, ir.KernelKind.VECTOR)
+    if kind is ir.KernelKind.WINDOW:
+        others = _other_statements(kernel, first)
+        if others:
+            sink.error(E.UNSUPPORTED, "a kernel with a pooling loop has that split loop only", others[0].span,
+                       "write the kernel-scope work as a second kernel")
+        _check_planes(kernel, first, first_tile, sink)
+    elif kind is ir.KernelKind.BOX:
+        others = _other_statements(kernel, first)
+        if others:
+            sink.error(E.UNSUPPORTED, "a kernel with a box loop (a reduction over a non-last dim) has that split "
+                       "loop only", others[0].span, "write the kernel-scope work as a second kernel")
+    else:
+        if kernel.slot_accumulators and _rows(first_tile) is None:
+            sink.error(E.UNSUPPORTED, "slot accumulators need row loops", kernel.slot_accumulators[0].span)
+        for split in splits:
+            accs = dict.fromkeys(s.name for s in ir.walk((split,)) if isinstance(s, ir.Accumulate))
+            if len(accs) > MAX_ACCUMULATORS:
+                sink.error(E.UNSUPPORTED, f"{len(accs)} accumulators in one split loop; at most {MAX_ACCUMULATORS} "
+                           "fit the 32-byte slot each core writes", split.span, "split the work into two loops")
+    sink.raise_if_any()
+    return replace(kernel, kind=kind)
+
+
+def _other_statements(kernel: ir.Kernel, loop: ir.Stmt) -> list[ir.Stmt]:
+    """The kernel's statements besides `loop` and the scalars the host computes at launch (hoist_scalars.py)."""
+    return [s for s in kernel.body if s is not loop and not (isinstance(s, ir.ScalarAssign) and s.launch)]
+
+
+def _rows(tl: ir.TileLoop) -> ir.RowTiles | None:
+    return tl.shape if tl.kind is ir.LoopKind.ROWS else None
+
+
+def _check_planes(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, sink: DiagnosticSink) -> None:
+    """A plane loop pools: its tile values are loaded planes and pools of them, one window shape, and
+    every plane it reads (or writes) has the same spatial dims."""
+    ops = [e for s in tl.body if isinstance(s, ir.VALUE_STMTS) for e in ir.walk_expr(s.value)
+           if isinstance(e, ir.Op) and e.type.kind is ir.Kind.TILE]
+    pools = [e for e in ops if e.op in POOLS]
+    others = [e for e in ops if e.op not in POOLS]
+    if others or not pools:
+        sink.error(E.UNSUPPORTED, "a plane loop lowers pooling only: store(y[p], max_pool(load(x[p]), ...))",
+                   (others or [tl])[0].span)
+    windows = list(dict.fromkeys(p.args[1:] for p in pools))
+    if len(windows) > 1:
+        second = next(p for p in pools if p.args[1:] != windows[0])
+        sink.error(E.UNSUPPORTED, "pools in one plane loop must share kernel=, stride=, padding=, dilation=",
+                   second.span, "write one kernel per window shape")
+    params, lead = {p.name: p for p in kernel.tensors}, len(split.extent)
+    loads = {e.tensor for s in tl.body if isinstance(s, ir.VALUE_STMTS) for e in ir.walk_expr(s.value)
+             if isinstance(e, ir.Load)}
+    stores = {s.tensor for s in tl.body if isinstance(s, ir.Store)}
+    for tensors in (loads, stores):
+        if len({params[t].shape[lead:] for t in tensors}) > 1:
+            sink.error(E.UNSUPPORTED, "the planes of one plane loop must share their spatial shape", tl.span)
+            break

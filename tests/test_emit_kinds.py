@@ -1,0 +1,46 @@
+"""The emission registry (lowering/emit/KINDS): every kernel kind has a view builder, templates that exist
+and a manifest, and the project a kind emits carries its frozen, typed view."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from ascend_dsl import ir, load_file
+from lowering import lower
+from lowering.emit import KINDS, KernelView
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATES = ROOT / "codegen_templates"
+
+#: A gallery kernel of each kind.
+EXAMPLES = {
+    ir.KernelKind.VECTOR: "activation/softmax",
+    ir.KernelKind.WINDOW: "pooling/max_pool2d",
+    ir.KernelKind.BOX: "reduce/sum_dim0",
+    ir.KernelKind.MIX: "fuse/matmul_bias_relu",
+}
+
+
+def test_every_kind_is_registered_with_its_templates():
+    assert set(KINDS) == set(ir.KernelKind) == set(EXAMPLES)
+    for kind, entry in KINDS.items():
+        for template in (entry.kernel_template, entry.tiling_template):
+            assert (TEMPLATES / template).is_file(), (kind, template)
+        assert callable(entry.build_view) and callable(entry.manifest), kind
+
+
+@pytest.mark.parametrize("kind", list(EXAMPLES), ids=lambda k: k.value)
+def test_a_project_carries_the_frozen_view_of_its_kind(kind):
+    path = ROOT / "examples" / f"{EXAMPLES[kind]}.adsl"
+    src = load_file(path)[0]
+    project, ctx = lower(src.instantiate(src.dtype_variants[0]), "ascend910b1", path.name)
+    assert ctx.lowered.kind is kind
+    view = project.view
+    assert isinstance(view, KernelView) and type(view) is not KernelView, type(view)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        view.name = "changed"  # type: ignore[misc]
+    # the view is the kind's own: built again from the lowered kernel, it is equal
+    assert KINDS[kind].build_view(ctx.lowered, ctx) == view
