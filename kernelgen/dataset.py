@@ -37,7 +37,7 @@ from .prompt.bindings import task_bindings
 from .prompt.relevance import rank
 from .reward import STAGE_REWARD, outcome_reward
 from .stages import STAGES, highest_stage, lower_variants, stage_results
-from .tasks import Task, _sidecars
+from .tasks import Task, sidecars
 
 DATASET_VERSION = "kernelgen-dataset-1"
 SPLITS = ("train", "test")
@@ -125,7 +125,7 @@ def _id(*parts: str) -> str:
 def task_files(task: Task) -> list[dict]:
     """The task file and its JSON sidecars, as KernelReward's `task_files` column."""
     return [{"name": task.path.name, "content": task.source}] + [
-        {"name": p.name, "content": p.read_text()} for p in _sidecars(task.path)]
+        {"name": p.name, "content": p.read_text()} for p in sidecars(task.path)]
 
 
 def reference_kernel(task: Task) -> str | None:
