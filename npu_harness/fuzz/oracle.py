@@ -6,11 +6,14 @@ reference), in float64, twice in float64 on inputs perturbed by a few units of t
 twice in float64 with every comparison nudged by as much (one up, one down; see TRANSCENDENTAL_ERROR), twice
 with every float-to-integer cast nudged and twice with the results of the ops a device computes approximately
 (exp, tanh, ...: interpreter.APPROXIMATE_OPS) nudged, so a cancellation after them is ill-conditioned too, and
-once with max/min reductions skipping NaN (PyTorch propagates it; a device need not). Where the last nine disagree with each other or with the reference, the element is
+once with max/min reductions skipping NaN (PyTorch propagates it; a device need not), and twice more with the
+approximate ops nudged and explicit casts to f16/bf16 rounded (a cast can turn a last-bit difference into a
+whole unit of the narrow type, and a comparison after it can flip). Where the last eleven disagree with each other
+or with the reference, the element is
 ill-conditioned (a comparison near its threshold, cancellation, overflow) and the emulator may differ
 there by as much without being wrong. An element mismatches when
 
-    |got - ref| > tol * (1 + |ref|) + 2 * max(|ref - ref64|, |ref64' - ref64| over the nine other runs)
+    |got - ref| > tol * (1 + |ref|) + 2 * max(|ref - ref64|, |ref64' - ref64| over the eleven other runs)
 
 with `tol` the harness's per-dtype tolerance (npu_harness.compare); NaN matches NaN, equal infinities
 match, and an element whose float64 references are not finite is not judged.
@@ -119,6 +122,9 @@ def _slack(ref: Reference) -> dict[str, torch.Tensor]:
         for sign in (1, -1):
             runs.append(_run(kernel, inputs, scalars, shapes, widen=True, **{what: sign * (u + TRANSCENDENTAL_ERROR)}))
     runs.append(_run(kernel, inputs, scalars, shapes, widen=True, nan_skip=True))  # NaN in max/min: not specified
+    for sign in (1, -1):  # the approximate ops nudged again, with explicit casts to f16/bf16 rounded
+        runs.append(_run(kernel, inputs, scalars, shapes, widen=True, round_casts=True,
+                         math_nudge=sign * (u + TRANSCENDENTAL_ERROR)))
     slack = {}
     for p in kernel.outputs:
         r, w = (x[p.name].to(torch.float64) for x in (ref.outputs, wide))
