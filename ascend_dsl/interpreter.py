@@ -78,6 +78,8 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
             _slot_rows(stmt, kernel, views, scalars, symbols)
         elif isinstance(stmt, ir.CubeLoop):
             _run_cube(stmt, kernel, views, scalars, symbols)
+        elif isinstance(stmt, ir.ConvLoop):
+            _run_conv(stmt, views)
         else:
             _run_split(kernel, stmt, tensors, views, scalars, symbols, num_cores, tile)
     return {p.name: tensors[p.name] for p in kernel.outputs}
@@ -303,6 +305,23 @@ def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
             x = x + _FLOAT["cast_nudge"] * x.abs().clamp(min=1.0)
         x = torch.nan_to_num(x, nan=0.0).trunc().clamp(info.min, info.max)
     return x.to(_dt(dtype))
+
+
+def _run_conv(loop: ir.ConvLoop, views) -> None:
+    """torch's convolution on the f16/bf16 operands widened to f32 (the cube multiplies them exactly and
+    accumulates in f32), then relu and the cast to the output dtype."""
+    c = loop.conv
+    fn = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d}[c.rank]
+    f32 = _dt(ir.DType.F32)
+    acc = fn(views[c.x].to(f32), views[c.w].to(f32), stride=c.stride, padding=c.padding, dilation=c.dilation)
+    if loop.relu:
+        acc = torch.relu(acc)
+    out = views[loop.out]
+    if tuple(acc.shape) != tuple(out.shape):
+        raise DslError.at(E.BINDING, f"'{loop.out}' has shape {list(out.shape)} but {c.name} = conv{c.rank}d(...) "
+                          f"has shape {list(acc.shape)}", loop.span,
+                          "output size = (in + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1")
+    out.copy_(acc.to(out.dtype))
 
 
 def _run_cube(loop: ir.CubeLoop, kernel: ir.Kernel, views, scalars, symbols) -> None:

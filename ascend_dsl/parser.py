@@ -35,6 +35,7 @@ from .ops import (
     Rule,
 )
 from .parser_box import box_for, box_slice
+from .parser_conv import conv_loop, is_conv_split
 from .parser_cube import cube_loop, cube_slice, is_cube_split
 from .parser_slots import finish, slot_accumulate, slot_decl, slot_read
 from .scope import LoopVar, Scope
@@ -387,9 +388,9 @@ class _Builder:
                 if any(isinstance(o, ir.SplitLoop) for o in out):
                     raise self.err(E.UNSUPPORTED, "a cube split is the only loop of its kernel", s,
                                    "write the vector work as the matmul's epilogue (with vector:)")
-                out.append(cube_loop(self, s))
+                out.append(conv_loop(self, s) if is_conv_split(self, s) else cube_loop(self, s))
                 continue
-            if any(isinstance(o, ir.CubeLoop) for o in out):
+            if any(isinstance(o, (ir.CubeLoop, ir.ConvLoop)) for o in out):
                 raise self.err(E.UNSUPPORTED, "a cube split is the only loop of its kernel", s,
                                "write the vector work as the matmul's epilogue (with vector:)")
             if s.data == "for_stmt" and self.call_name(s.children[1]) == "split":
@@ -401,7 +402,7 @@ class _Builder:
             else:
                 raise self.err(E.KERNEL_STRUCTURE, "a kernel body is a `for ... in split(...)` loop", s,
                                "wrap the work in: for blk in split(N, cores=AIV):")
-        if not any(isinstance(s, (ir.SplitLoop, ir.CubeLoop)) for s in out):
+        if not any(isinstance(s, (ir.SplitLoop, ir.CubeLoop, ir.ConvLoop)) for s in out):
             raise self.err(E.KERNEL_STRUCTURE, "kernel has no split loop", suite,
                            "add: for blk in split(N, cores=AIV):")
         out = finish(self, out)

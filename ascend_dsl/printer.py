@@ -7,6 +7,7 @@ vector ops) print in the same style with their own keywords.
 from __future__ import annotations
 
 from . import ir
+from .dtypes import DType
 from .ops import BINARY_OPERATORS, COMPARE_OPERATORS, OPS, POOLS, Rule
 
 _INFIX = {v: k for k, v in {**BINARY_OPERATORS, **COMPARE_OPERATORS}.items()}
@@ -130,7 +131,24 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             return [head] + [line for op in ops for line in stmt(op, ind + "    ")]
         case ir.CubeLoop():
             return cube_loop(s, ind)
+        case ir.ConvLoop():
+            return conv_loop(s, ind)
     raise TypeError(s)
+
+
+def conv_loop(s: ir.ConvLoop, ind: str) -> list[str]:
+    c = s.conv
+    dims = ", ".join(s.dims)
+    opts = ", ".join(f"{k}={v[0]}" for k, v in (("stride", c.stride), ("padding", c.padding), ("dilation", c.dilation)))
+    inner = ind + "    "
+    value = f"relu({c.name})" if s.relu else c.name
+    value = value if s.out_dtype is DType.F32 else f"cast({value}, {s.out_dtype})"
+    lines = [f"{ind}for {s.var} in split({dims}, cores=AIC):", f"{inner}with cube:",
+             f"{inner}    {c.name} = conv{c.rank}d({c.x}[{s.var}], {c.w}[{s.var}], {opts})"]
+    if s.plan is not None:
+        p = s.plan
+        lines.append(f"{inner}    # tiles <= {p.max_m} out channels x {p.max_n} pixels x {p.max_k} depth")
+    return lines + [f"{inner}with vector:", f"{inner}    store({s.out}[{s.var}], {value})"]
 
 
 def chunk_plan(plan: ir.ChunkPlan | ir.NoChunk) -> list[str]:

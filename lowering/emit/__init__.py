@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ascend_dsl import ir
 
 from ..context import PassContext
-from . import box, mix, vector, window
+from . import box, conv, mix, vector, window
 from .host import host_files
 from .shared import GENERATOR, KernelView, render, view_fields
 
@@ -37,6 +37,7 @@ KINDS: dict[ir.KernelKind, Kind] = {
                                window.project_manifest),
     ir.KernelKind.BOX: Kind(box.build_view, "box_kernel.cpp.jinja", "box_tiling.h.jinja", box.project_manifest),
     ir.KernelKind.MIX: Kind(mix.build_view, "mix_kernel.cpp.jinja", "mix_tiling.h.jinja", mix.project_manifest),
+    ir.KernelKind.CONV: Kind(conv.build_view, "conv_kernel.cpp.jinja", "conv_tiling.h.jinja", conv.project_manifest),
 }
 
 

@@ -117,7 +117,16 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     gm_mark_read("DataCopy", src.sim_ptr, srcElems * sizeof(T), loc);
     {
         RaceOp op(Pipe::MTE2, "DataCopy", loc);
-        op.read(src.sim_ptr, srcElems * sizeof(T)).write(dst.sim_ptr, dstElems * sizeof(T));
+        op.read(src.sim_ptr, srcElems * sizeof(T));
+    }
+    // the 32-byte blocks written, burst by burst: copies of one pipe that fill interleaved fractal rows of the
+    // same L1 region (an image-to-column gather) touch no common byte
+    for (uint32_t i = 0; i < p.ndNum; ++i) {
+        const bool rowsTogether = p.dstNzNStride == 1;
+        for (uint32_t r = 0; r < (rowsTogether ? 1u : uint32_t(p.nValue)); ++r) {
+            race_strided(Pipe::MTE2, "DataCopy", loc, dst.sim_ptr + i * p.dstNzMatrixStride + uint64_t(r) * p.dstNzNStride * C0,
+                         uint32_t(cols), (rowsTogether ? uint64_t(p.nValue) : 1u) * 32, uint64_t(p.dstNzC0Stride) * 32, true);
+        }
     }
     for (uint32_t i = 0; i < p.ndNum; ++i) {
         for (uint32_t r = 0; r < p.nValue; ++r) {
@@ -244,8 +253,10 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
     check_gm("Fixpipe", dst, 0, dstBytes, true, loc);
     {
         RaceOp op(Pipe::FIX, "Fixpipe", loc);
-        op.read(src.sim_ptr, srcBytes).write(dst.sim_ptr, dstBytes);
+        op.read(src.sim_ptr, srcBytes);
     }
+    // one ND row of nSize elements per M row, dstStride apart: Fixpipes writing interleaved rows touch no common byte
+    race_strided(Pipe::FIX, "Fixpipe", loc, dst.sim_ptr, p.mSize, uint64_t(p.nSize) * sizeof(T), uint64_t(p.dstStride) * sizeof(T), true);
     for (uint32_t m = 0; m < p.mSize; ++m) {
         T* row = dst.sim_ptr + uint64_t(m) * p.dstStride;
         for (uint32_t n = 0; n < p.nSize; ++n) {

@@ -1,0 +1,84 @@
+"""Kind CONV: an implicit-GEMM convolution on the cube unit (AIC only; conv_*.jinja).
+
+Per output image the convolution is Y[K, OH*OW] = W[K, C*KH*KW] x Xcol[C*KH*KW, OH*OW]. A tile is
+`tileM` output channels x `tileRows` whole output rows (each padded to `woPad`, a multiple of 16 pixels);
+its reduction runs in steps of `tileC` input channels. Per step: the weight tile goes GM (ND) -> L1 (NZ)
+with one `DataCopy(Nd2NzParams)`; the image-to-column tile is gathered into L1 by the same DMA, one call
+per (channel, kh, kw) tap that copies the tile's output rows of contiguous input pixels straight into
+their fractal rows (no im2col tensor in GM); `LoadData` (2-D) moves both to L0A (Zz) and L0B (Zn, each
+fractal transposed); `Mmad` accumulates into L0C; after the last step `Fixpipe` writes each output row
+to GM in NCHW (NZ -> ND), with ReLU and the f16/bf16 conversion on the way out when the kernel asks.
+The pipes are ordered by SetFlag/WaitFlag pairs on every hand-off (the cube gets no auto-sync), one
+stage at a time: no ping-pong buffers yet. Formats and APIs: ascendc_next.md §1.2, §1.4-§1.6.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ascend_dsl import ir
+from ascend_dsl.dtypes import DType
+
+from ..context import PassContext
+from .shared import KernelView, kernel_fields, loc, manifest
+
+_QUANT = {DType.F32: "NoQuant", DType.F16: "F322F16", DType.BF16: "F322BF16"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConvView(KernelView):
+    split_loc: str
+    conv_loc: str
+    store_loc: str
+    in_ctype: str
+    out_ctype: str
+    x: str
+    w: str
+    out: str
+    n: str
+    c: str
+    h: str
+    w_dim: str
+    k: str
+    kh: str
+    kw: str
+    oh: str
+    ow: str
+    dil_h: int
+    dil_w: int
+    quant: str
+    relu: bool
+    max_m: int
+    max_n: int
+    max_k: int
+    esize: int
+    aic: int
+    l0a: int
+    l0b: int
+    l0c: int
+    l1: int
+
+
+def build_view(kernel: ir.Kernel, ctx: PassContext) -> ConvView:
+    loop = ir.conv_loop(kernel)
+    conv, plan, t = loop.conv, loop.plan, ctx.target
+    x, w = kernel.param(conv.x), kernel.param(conv.w)
+    n, c, h, wd = x.shape
+    k, _, kh, kw = w.shape
+    oh, ow = loop.dims[2:]
+    return ConvView(
+        **kernel_fields(kernel, ctx), buffers=(),
+        tiling_error="the host tiling found no convolution tile that fits L0A/L0B/L0C/L1 (kernel window too large, "
+                     "or an output row longer than 4080 pixels)",
+        split_loc=loc(ctx, loop.span), conv_loc=loc(ctx, conv.span), store_loc=loc(ctx, loop.span),
+        in_ctype=x.dtype.ctype, out_ctype=loop.out_dtype.ctype, x=conv.x, w=conv.w, out=loop.out,
+        n=n, c=c, h=h, w_dim=wd, k=k, kh=kh, kw=kw, oh=oh, ow=ow, dil_h=conv.dilation[0], dil_w=conv.dilation[1],
+        quant=_QUANT[loop.out_dtype], relu=loop.relu, max_m=plan.max_m, max_n=plan.max_n, max_k=plan.max_k,
+        esize=x.dtype.size, aic=t.aic, l0a=t.l0a_bytes, l0b=t.l0b_bytes, l0c=t.l0c_bytes, l1=t.l1_bytes)
+
+
+def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: ConvView) -> dict:
+    return manifest(kernel, ctx, view, "AIC_ONLY", None, "output channels x output rows",
+                    (), conv_tile=[view.max_m, view.max_n, view.max_k],
+                    data_movement="GM -> L1 image-to-column gather (DataCopy Nd2NzParams), LoadData 2-D, Mmad, "
+                                  "Fixpipe NZ -> ND")
