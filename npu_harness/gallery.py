@@ -46,6 +46,10 @@ CATEGORY_SHAPES: dict[str, list[dict[str, int]]] = {
     # base block (16 x 16 fractals; 300 rows = 2 full base blocks of 128 + a tail of 44).
     "matmul": [{}, {"M": 300, "N": 75, "K": 70}],
     "fuse": [{}, {"M": 300, "N": 75, "K": 70}],
+    # convolutions (implicit GEMM on the cube): the task's small odd sizes, then 150 output channels (a tile of
+    # 128 + a tail of 22), 19 input channels (two reduction steps of 3x3 taps) and rows of 38-40 pixels (not a
+    # multiple of 16: padded fractal columns; several row tiles)
+    "convolution": [{}, {"batch_size": 1, "in_channels": 19, "out_channels": 150, "height": 35, "width": 40}],
 }
 #: Per example ("category/name"), replacing the shapes above. Pooling runs its windows on the scalar
 #: unit, so the emulator validates small planes (the benchmark-scale defaults are lowered and

@@ -20,7 +20,7 @@ from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
-from .shared import KernelView, kernel_fields, loc, manifest
+from .shared import KernelView, LaunchCheck, kernel_fields, loc, manifest
 
 _QUANT = {DType.F32: "NoQuant", DType.F16: "F322F16", DType.BF16: "F322BF16"}
 
@@ -66,8 +66,15 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ConvView:
     n, c, h, wd = x.shape
     k, _, kh, kw = w.shape
     oh, ow = loop.dims[2:]
+    checks = []
+    for o, i, kd, s_, p, d in ((oh, h, kh, conv.stride[0], conv.padding[0], conv.dilation[0]),
+                               (ow, wd, kw, conv.stride[1], conv.padding[1], conv.dilation[1])):
+        checks.append(LaunchCheck(f"{i} + {2 * p} >= {d} * ({kd} - 1) + 1 && {o} == ({i} + {2 * p} - {d} * ({kd} - 1) - 1) "
+                                  f"/ {s_} + 1",
+                                  f"error[BINDING]: {loop.out} at {loc(ctx, loop.span)}: its size {o} must be "
+                                  f"({i} + 2 * padding - dilation * ({kd} - 1) - 1) // stride + 1 (PyTorch's rule)"))
     return ConvView(
-        **kernel_fields(kernel, ctx), buffers=(),
+        **kernel_fields(kernel, ctx), buffers=(), launch_checks=tuple(checks),
         tiling_error="the host tiling found no convolution tile that fits L0A/L0B/L0C/L1 (kernel window too large, "
                      "or an output row longer than 4080 pixels)",
         split_loc=loc(ctx, loop.span), conv_loc=loc(ctx, conv.span), store_loc=loc(ctx, loop.span),
