@@ -3,8 +3,8 @@
 Kinds (weights in KINDS): flat tiles (f32 / f16 / bf16 / i32 data, explicit or auto tile sizes, one or
 two buffers), row tiles with reductions, row vectors, per-row values, scans and gather, rows longer than
 UB (chunked, and with fewer rows than cores: row groups), slot accumulators over [N, C, H, W] planes,
-boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims), and cube matmuls with vector
-epilogues. Any of the vector kinds may carry accumulators, several split loops, kernel-scope scalars
+boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims), cube matmuls with vector
+epilogues, and conv2d on the cube (CONV kernels). Any of the vector kinds may carry accumulators, several split loops, kernel-scope scalars
 before, between and after the loops (launch-time math, `load(x[0])` values and the device math on them,
 single-element stores) and scalar sub-expressions inside the tile loops. Sizes have tails: odd lengths,
 fewer rows than cores, shares that are not whole tiles. Every program is valid by construction except
@@ -19,7 +19,8 @@ import random
 from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Program, Stmt
 
-KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window": 7, "cube": 9, "scalar_stress": 8}
+KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window": 7, "cube": 9, "conv": 6,
+         "scalar_stress": 8}
 TARGETS = {"ascend910b1": 80, "ascend910b4": 10, "ascend310p": 10}
 CORES = {"ascend910b1": 48, "ascend910b4": 40, "ascend310p": 8}
 
@@ -397,13 +398,40 @@ def _cube(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     return k, sizes
 
 
+# ----------------------------------------------------------------------------- convolution
+
+
+def _conv(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    """conv2d on the cube (CONV kernels, ascend_dsl/parser_conv.py): what the lowering takes (stride 1, no
+    padding, any dilation), odd channel counts and row lengths, relu and an f16/bf16 result through Fixpipe."""
+    k = _Kernel(rng, name)
+    t = rng.choice(("f16", "bf16"))
+    k.dtype_vars = {"T": t}
+    kh, kw, dil = rng.randint(1, 5), rng.randint(1, 5), rng.choice((1, 1, 2))
+    h, w = rng.randint(dil * (kh - 1) + 1, 40), rng.randint(dil * (kw - 1) + 1, 70)
+    sizes = {"N": rng.randint(1, 2), "C": rng.randint(1, 40), "H": h, "W": w, "K": rng.randint(1, 150), "KH": kh,
+             "KW": kw, "OH": h - dil * (kh - 1), "OW": w - dil * (kw - 1)}
+    x = k.tensor("x", "T", "N, C, H, W")
+    wt = k.tensor("w", "T", "K, C, KH, KW")
+    out = rng.choice(("f32", "T"))
+    y = k.tensor("y", out, "N, K, OH, OW")
+    value = "relu(acc)" if rng.random() < 0.4 else "acc"
+    value = value if out == "f32" else f"cast({value}, T)"
+    opts = f", dilation={dil}" if dil != 1 else ""
+    loop = Loop("for blk in split(N, K, OH, OW, cores=AIC):", "with vector:",
+                (Stmt(f"store({y}[blk], {value})", None),),
+                cube_prefix=("with cube:", f"    acc = conv2d({x}[blk], {wt}[blk]{opts})"))
+    k.body.append(loop)
+    return k, sizes
+
+
 # ----------------------------------------------------------------------------- entry
 
 
 def generate(rng: random.Random, index: int, seed: int) -> Program:
     kind = _pick(rng, KINDS)
     target = _pick(rng, TARGETS)
-    if kind in ("long_rows", "slots", "box", "cube") and target == "ascend310p":
+    if kind in ("long_rows", "slots", "box", "cube", "conv") and target == "ascend310p":
         target = "ascend910b1"  # these need DataCopyPad / a separate cube unit
     name = f"k{index}"
     if kind == "slots":
@@ -414,6 +442,8 @@ def generate(rng: random.Random, index: int, seed: int) -> Program:
         k, sizes = _window(rng, name, target)
     elif kind == "cube":
         k, sizes = _cube(rng, name, target)
+    elif kind == "conv":
+        k, sizes = _conv(rng, name, target)
     else:
         k, sizes = _vector_kernel(rng, name, "flat" if kind == "scalar_stress" else kind, target,
                                   stress=kind == "scalar_stress")
