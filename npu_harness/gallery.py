@@ -155,6 +155,7 @@ SCALE_SHAPES = [
     {"batch_size": 8192, "in_features": 4096, "out_features": 4096},
     {"batch_size": 16, "seq_len": 4096, "hidden": 4096},
     {"batch_size": 64, "features": 64, "height": 256, "width": 256},
+    {"batch_size": 16, "in_channels": 64, "out_channels": 128, "height": 256, "width": 256},  # issue 14's conv
 ]
 #: Kernels with a documented size limit that an entry of SCALE_SHAPES would exceed: (the benchmark-scale
 #: shapes used instead, the limit). At the exceeding shape the launch reports TILING (tested).
