@@ -21,6 +21,7 @@ EXAMPLES = {
     ir.KernelKind.WINDOW: "pooling/max_pool2d",
     ir.KernelKind.BOX: "reduce/sum_dim0",
     ir.KernelKind.MIX: "fuse/matmul_bias_relu",
+    ir.KernelKind.CONV: "convolution/conv2d",
 }
 
 
