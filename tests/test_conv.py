@@ -91,10 +91,10 @@ def test_interpreter_reports_a_wrong_output_size():
 
 
 @pytest.mark.parametrize("old, new, code, mark, needle, msg", [
-    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], stride=2)", "UNSUPPORTED", "CONV", "acc",
-     "stride=2: this version lowers stride 1 only"),
-    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], padding=1)", "UNSUPPORTED", "CONV", "acc",
-     "padding=1: this version lowers padding 0 only"),
+    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], padding=-1)", "ARGS", "CONV", "-1",
+     "padding= takes an integer literal >= 0"),
+    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], stride=1.5)", "ARGS", "CONV", "1.5",
+     "stride= takes an integer literal >= 1"),
     ("store(y[blk], acc)", "store(y[blk], acc * 2.0)", "UNSUPPORTED", "STORE", "acc * 2.0",
      "this version stores the accumulator as"),
     ("store(y[blk], acc)", "store(y[blk], cast(acc, f16))", "DTYPE-MISMATCH", "STORE", "cast",
@@ -107,6 +107,19 @@ def test_interpreter_reports_a_wrong_output_size():
 def test_located_errors(old, new, code, mark, needle, msg):
     text = KERNEL.replace(old, new)
     _at(_error(text), code, text, mark, needle, msg)
+
+
+@pytest.mark.parametrize("opts, sparse, zero_fill", [("", False, False), (", stride=2", True, False),
+                                                     (", padding=1", True, True), (", padding=0, dilation=2", False, False)])
+def test_stride_and_padding_pick_the_gather_layout(opts, sparse, zero_fill):
+    """Row stride 1 without padding along W gathers whole rows (dense); stride or W padding gives every output
+    pixel its own fractal column (sparse); any padding zero-fills the L1 tile before the copies."""
+    text = KERNEL.replace("conv2d(x[blk], w[blk])", f"conv2d(x[blk], w[blk]{opts})")
+    project, _ = lowering.lower(_kernel(text), "ascend910b1", "conv.adsl")
+    src = project.files["conv_kernel.cpp"]
+    assert ("one fractal column per output pixel" in src) is sparse
+    assert ("InitConstValue(bL1" in src) is zero_fill
+    assert "error[" not in src
 
 
 def test_conv1d_and_conv3d_parse_but_are_not_lowered_yet():

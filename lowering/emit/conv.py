@@ -1,13 +1,21 @@
 """Kind CONV: an implicit-GEMM convolution on the cube unit (AIC only; conv_*.jinja).
 
 Per output image the convolution is Y[K, OH*OW] = W[K, C*KH*KW] x Xcol[C*KH*KW, OH*OW]. A tile is
-`tileM` output channels x `tileRows` whole output rows (each padded to `woPad`, a multiple of 16 pixels);
-its reduction runs in steps of `tileC` input channels. Per step: the weight tile goes GM (ND) -> L1 (NZ)
-with one `DataCopy(Nd2NzParams)`; the image-to-column tile is gathered into L1 by the same DMA, one call
-per (channel, kh, kw) tap that copies the tile's output rows of contiguous input pixels straight into
-their fractal rows (no im2col tensor in GM); `LoadData` (2-D) moves both to L0A (Zz) and L0B (Zn, each
-fractal transposed); `Mmad` accumulates into L0C; after the last step `Fixpipe` writes each output row
-to GM in NCHW (NZ -> ND), with ReLU and the f16/bf16 conversion on the way out when the kernel asks.
+`tileM` output channels x `tileRows` output rows x `tileW` output columns; its reduction runs in steps of
+`tileC` input channels. Per step: the weight tile goes GM (ND) -> L1 (NZ) with one `DataCopy(Nd2NzParams)`;
+the image-to-column tile is gathered into L1 by the same DMA, one call per (channel, kh, kw) tap (no im2col
+tensor in GM). Two layouts of the gathered tile, chosen statically:
+- dense (row stride 1, no padding along W): each output row fills `woPad` = OW rounded up to 16 columns
+  with contiguous input pixels; row stride and top/bottom padding only change which input rows a tap
+  copies;
+- sparse (stride > 1 or padding along W): each output pixel owns one fractal column (its value in
+  column 0), because a DMA cannot place a pixel at a sub-32-byte offset nor skip input pixels; it costs
+  16x the cube work of the dense layout (Load3Dv2 from an NC1HWC0 feature map is the fast path, not
+  lowered yet).
+Taps outside the input (padding) are not copied: `InitConstValue` zero-fills the L1 tile first.
+`LoadData` (2-D) moves both tiles to L0A (Zz) and L0B (Zn, each fractal transposed); `Mmad` accumulates
+into L0C; after the last step `Fixpipe` writes each output row (dense) or pixel (sparse) to GM in NCHW
+(NZ -> ND), with ReLU and the f16/bf16 conversion on the way out when the kernel asks.
 The pipes are ordered by SetFlag/WaitFlag pairs on every hand-off (the cube gets no auto-sync), one
 stage at a time: no ping-pong buffers yet. Formats and APIs: ascendc_next.md §1.2, §1.4-§1.6.
 """
@@ -46,6 +54,12 @@ class ConvView(KernelView):
     ow: str
     dil_h: int
     dil_w: int
+    stride_h: int
+    stride_w: int
+    pad_h: int
+    pad_w: int
+    sparse: bool
+    zero_fill: bool
     quant: str
     relu: bool
     max_m: int
@@ -80,6 +94,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ConvView:
         split_loc=loc(ctx, loop.span), conv_loc=loc(ctx, conv.span), store_loc=loc(ctx, loop.span),
         in_ctype=x.dtype.ctype, out_ctype=loop.out_dtype.ctype, x=conv.x, w=conv.w, out=loop.out,
         n=n, c=c, h=h, w_dim=wd, k=k, kh=kh, kw=kw, oh=oh, ow=ow, dil_h=conv.dilation[0], dil_w=conv.dilation[1],
+        stride_h=conv.stride[0], stride_w=conv.stride[1], pad_h=conv.padding[0], pad_w=conv.padding[1],
+        sparse=conv.stride[1] != 1 or conv.padding[1] != 0, zero_fill=any(conv.padding),
         quant=_QUANT[loop.out_dtype], relu=loop.relu, max_m=plan.max_m, max_n=plan.max_n, max_k=plan.max_k,
         esize=x.dtype.size, aic=t.aic, l0a=t.l0a_bytes, l0b=t.l0b_bytes, l0c=t.l0c_bytes, l1=t.l1_bytes)
 

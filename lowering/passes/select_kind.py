@@ -81,19 +81,11 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
 
 
 def _check_conv(loop: ir.ConvLoop, sink: DiagnosticSink) -> None:
-    """What the CONV emitter lowers (lowering/emit/conv.py): 2-D, stride 1, no padding (its image-to-column
-    gather copies whole output rows of contiguous input pixels from NCHW, so the taps of a row must be
-    contiguous in GM, and there is no padding fill)."""
+    """What the CONV emitter lowers (lowering/emit/conv.py): 2-D, any stride, padding and dilation."""
     c = loop.conv
     if c.rank != 2:
         sink.error(E.UNSUPPORTED, f"conv{c.rank}d is parsed and interpreted but not lowered yet; this version lowers "
                    "conv2d", c.span, "write the 1-D case as conv2d over [N, C, 1, W] with a [K, C, 1, KW] weight")
-    if any(v != 1 for v in c.stride):
-        sink.error(E.UNSUPPORTED, f"stride={c.stride[0]}: this version lowers stride 1 only", c.span,
-                   "strided convolutions need the cube's img2col load (Load3Dv2), not done yet")
-    if any(c.padding):
-        sink.error(E.UNSUPPORTED, f"padding={c.padding[0]}: this version lowers padding 0 only", c.span,
-                   "zero-pad the input in the task (F.pad) and use padding=0, until padded loads are lowered")
 
 
 def _other_statements(kernel: ir.Kernel, loop: ir.Stmt) -> list[ir.Stmt]:

@@ -4,7 +4,7 @@ Kinds (weights in KINDS): flat tiles (f32 / f16 / bf16 / i32 data, explicit or a
 two buffers), row tiles with reductions, row vectors, per-row values, scans and gather, rows longer than
 UB (chunked, and with fewer rows than cores: row groups), slot accumulators over [N, C, H, W] planes,
 boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims), cube matmuls with vector
-epilogues, and conv2d on the cube (CONV kernels). Any of the vector kinds may carry accumulators, several split loops, kernel-scope scalars
+epilogues, and conv2d on the cube (CONV kernels: stride, padding, dilation). Any of the vector kinds may carry accumulators, several split loops, kernel-scope scalars
 before, between and after the loops (launch-time math, `load(x[0])` values and the device math on them,
 single-element stores) and scalar sub-expressions inside the tile loops. Sizes have tails: odd lengths,
 fewer rows than cores, shares that are not whole tiles. Every program is valid by construction except
@@ -402,22 +402,27 @@ def _cube(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
 
 
 def _conv(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
-    """conv2d on the cube (CONV kernels, ascend_dsl/parser_conv.py): what the lowering takes (stride 1, no
-    padding, any dilation), odd channel counts and row lengths, relu and an f16/bf16 result through Fixpipe."""
+    """conv2d on the cube (CONV kernels, ascend_dsl/parser_conv.py): any stride, padding and dilation (both
+    gather layouts: whole rows, and one pixel per fractal column), odd channel counts and row lengths, relu and
+    an f16/bf16 result through Fixpipe."""
     k = _Kernel(rng, name)
     t = rng.choice(("f16", "bf16"))
     k.dtype_vars = {"T": t}
     kh, kw, dil = rng.randint(1, 5), rng.randint(1, 5), rng.choice((1, 1, 2))
-    h, w = rng.randint(dil * (kh - 1) + 1, 40), rng.randint(dil * (kw - 1) + 1, 70)
+    stride, pad = rng.choice((1, 1, 2, 3)), rng.choice((0, 0, 1, 2))
+    h = rng.randint(max(1, dil * (kh - 1) + 1 - 2 * pad), 40)
+    w = rng.randint(max(1, dil * (kw - 1) + 1 - 2 * pad), 70)
     sizes = {"N": rng.randint(1, 2), "C": rng.randint(1, 40), "H": h, "W": w, "K": rng.randint(1, 150), "KH": kh,
-             "KW": kw, "OH": h - dil * (kh - 1), "OW": w - dil * (kw - 1)}
+             "KW": kw, "OH": (h + 2 * pad - dil * (kh - 1) - 1) // stride + 1,
+             "OW": (w + 2 * pad - dil * (kw - 1) - 1) // stride + 1}
     x = k.tensor("x", "T", "N, C, H, W")
     wt = k.tensor("w", "T", "K, C, KH, KW")
     out = rng.choice(("f32", "T"))
     y = k.tensor("y", out, "N, K, OH, OW")
     value = "relu(acc)" if rng.random() < 0.4 else "acc"
     value = value if out == "f32" else f"cast({value}, T)"
-    opts = f", dilation={dil}" if dil != 1 else ""
+    opts = "".join(f", {key}={v}" for key, v, default in (("stride", stride, 1), ("padding", pad, 0),
+                                                          ("dilation", dil, 1)) if v != default)
     loop = Loop("for blk in split(N, K, OH, OW, cores=AIC):", "with vector:",
                 (Stmt(f"store({y}[blk], {value})", None),),
                 cube_prefix=("with cube:", f"    acc = conv2d({x}[blk], {wt}[blk]{opts})"))

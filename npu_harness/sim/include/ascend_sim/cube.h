@@ -139,6 +139,52 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     count_dma(cnt().gm2ub, uint64_t(p.ndNum) * p.nValue, uint64_t(p.dValue) * sizeof(T));
 }
 
+// InitConstValue's parameters (kernel_struct_mm.h; A2 takes all four): repeatTimes iterations of blockNum
+// blocks, dstGap blocks between iterations; a block is 32 B in A1 / B1 (512 B in A2 / B2).
+template <typename T>
+struct InitConstValueParams {
+    InitConstValueParams() {}
+    InitConstValueParams(const uint16_t repeatTimesIn, const uint16_t blockNumIn, const uint16_t dstGapIn, const T initValueIn)
+        : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
+    uint16_t repeatTimes = 0;  // [0, 32767]
+    uint16_t blockNum = 0;     // [0, 32767]
+    uint16_t dstGap = 0;       // [0, 32767]
+    T initValue = T(0);
+};
+
+// Fill an L1 (A1 / B1) tensor with a value (MTE2, like the GM -> L1 copies it precedes; the same
+// create_cbuf_matrix instruction pto-isa issues before an Nd2Nz gather without a sync). dst 32-B aligned.
+// The A2 / B2 (L0) form is not emulated (UNSUPPORTED) rather than guessed.
+template <typename T>
+inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<T>& p,
+                           std::source_location loc = std::source_location::current()) {
+    using namespace sim::detail;
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "ascend-sim: InitConstValue takes half, bfloat16_t, (u)int16, float, (u)int32 (A2)");
+    touch(loc);
+    if (p.repeatTimes > 32767 || p.blockNum > 32767 || p.dstGap > 32767) {
+        fatal("PARAM-RANGE", loc, "InitConstValue: repeatTimes = %u, blockNum = %u, dstGap = %u must each be in [0, 32767]",
+              p.repeatTimes, p.blockNum, p.dstGap);
+    }
+    const State& s = st();
+    const uint8_t* dp = reinterpret_cast<const uint8_t*>(dst.sim_ptr);
+    const uint8_t* l0 = s.cubeArena ? s.cubeArena + ASCEND_SIM_L1_BYTES : nullptr;
+    if (l0 && dp >= l0 && dp < l0 + ASCEND_SIM_L0A_BYTES + ASCEND_SIM_L0B_BYTES) {
+        fatal("UNSUPPORTED", loc, "InitConstValue into L0A / L0B (A2 / B2) is not emulated; fill the A1 / B1 tensor and load it");
+    }
+    if (p.repeatTimes == 0 || p.blockNum == 0) return;
+    const uint64_t bytes = (uint64_t(p.repeatTimes - 1) * (p.blockNum + p.dstGap) + p.blockNum) * 32;
+    check_cube_operand("InitConstValue", "dst", dst.sim_ptr, bytes, Mem::L1, 32, loc);
+    const uint64_t per = 32 / sizeof(T);
+    for (uint32_t i = 0; i < p.repeatTimes; ++i) {
+        T* d = dst.sim_ptr + uint64_t(i) * (p.blockNum + p.dstGap) * per;
+        {
+            RaceOp op(Pipe::MTE2, "InitConstValue", loc);
+            op.write(d, uint64_t(p.blockNum) * 32);
+        }
+        for (uint64_t e = 0; e < uint64_t(p.blockNum) * per; ++e) d[e] = p.initValue;
+    }
+}
+
 // L1 -> L0A / L0B, 2-D mode (MTE1): repeatTimes fractals of 512 B, source fractal startIndex + i *
 // srcStride, destination fractal i * (1 + dstGap); ifTranspose transposes each 16 x 16 (b16) fractal.
 template <typename T>
