@@ -236,6 +236,17 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
             scalars[s.name] = _COMBINE[s.combine](scalars[s.name], float(part))
 
 
+def _row_gather(table: torch.Tensor, numbers: torch.Tensor, e: ir.Load) -> torch.Tensor:
+    """Rows `numbers` of `table` ([V, ...]); negative numbers count from the end, as PyTorch's w[idx]."""
+    table = table.reshape(table.shape[0], -1)
+    v = table.shape[0]
+    outside = (numbers < -v) | (numbers >= v)
+    if bool(outside.any()):
+        raise DslError.at(E.INDEX, f"{e.tensor}[{e.index.by}[...], :]: row number {int(numbers[outside][0])} is "
+                          f"outside [-{v}, {v}) ('{e.tensor}' has {v} rows)", e.span)
+    return table[numbers.long()].clone()
+
+
 def _eval(e: ir.Expr, env, views, scalars, sl):
     match e:
         case ir.Const(value=v, type=t):
@@ -246,6 +257,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             return torch.tensor(scalars[n], dtype=_dt(t.dtype))
         case ir.Load(tensor=name, type=t) as e:
             view = views[name]
+            if e.index.by:  # w[idx[r], :]: the rows of w at the tile's row numbers
+                return _row_gather(view, views[e.index.by].reshape(-1)[sl], e)
             if t.layout in (ir.Layout.ROWS, ir.Layout.BOX):
                 return view[sl, :].clone()
             if t.layout is ir.Layout.ROW:

@@ -28,7 +28,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 | Load(tensor, index: TileIndex, type: ValType) | Op(op, args: Expr*, type: ValType)
                 -- introduced by select_instructions
                 | RowValue(type: ValType) | VectorMath(op, args: Expr*, type: ValType)
-    TileIndex   = TileIndex(var?, rows, period?, acc)
+    TileIndex   = TileIndex(var?, rows, period?, acc, by?)
     ValType     = ValType(kind: Kind, dtype, layout: Layout)
     Operand     = a buffer name | Const | Ref | Op
     -- MIX kernels (cube + vector)
@@ -155,8 +155,13 @@ class TileIndex:
     period: str | None = None
     #: `s[r]` reading the combined totals of a slot accumulator `s` (SlotAccDecl) instead of a tensor.
     acc: bool = False
+    #: `w[idx[r], :]` (a row gather, ascend_dsl/parser_index.py): row i of the tile is row `idx[i]` of `w`;
+    #: `by` names the integer tensor over the loop's rows that holds the row numbers.
+    by: str | None = None
 
     def __str__(self) -> str:
+        if self.by is not None:
+            return f"{self.by}[{self.var}], :"
         return ":" if self.var is None else f"{self.var}, :" if self.rows else self.var
 
 

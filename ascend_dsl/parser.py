@@ -35,6 +35,7 @@ from .ops import (
     Rule,
 )
 from .parser_box import box_for, box_slice
+from .parser_index import is_index_subscript, row_gather_slice
 from .parser_cube import cube_loop, cube_slice, is_cube_split
 from .parser_slots import finish, slot_accumulate, slot_decl, slot_read
 from .scope import LoopVar, Scope
@@ -625,6 +626,10 @@ class _Builder:
             if len(pos) != 2 or kw:
                 raise self.err(E.ARGS, "store takes a tensor slice and a value", call, "store(y[t], value)")
             tensor, index, layout = self.slice_of(pos[0], tile)
+            if index.by is not None:
+                raise self.err(E.UNSUPPORTED, f"storing into rows chosen by an index tensor (scatter) is not supported; "
+                               f"'{tensor}[{index}]' can only be loaded", pos[0],
+                               "write the output row by row in the order of its own rows: store(y[r, :], ...)")
             if layout is ir.Layout.ROW:
                 raise self.err(E.INDEX, f"'{tensor}[:]' is shared by every row tile and cannot be stored", pos[0])
             if layout is ir.Layout.PLANE:
@@ -727,6 +732,8 @@ class _Builder:
         is_full = [isinstance(i, Tree) and i.data == "full_slice" for i in idx]
         shape = self.scope.tile.shape
         rows = shape if shape.kind is ir.LoopKind.ROWS else None
+        if idx and is_index_subscript(idx[0]):
+            return row_gather_slice(self, e, tile, p, idx)
         if shape.kind is ir.LoopKind.BOX:
             return box_slice(self, e, tile, p, idx)
         if shape.kind is ir.LoopKind.PLANES and len(idx) == 1 and is_tile[0]:

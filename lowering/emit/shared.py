@@ -22,7 +22,7 @@ from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
-from . import launch_scalars
+from . import launch_scalars, row_gather
 from .launch_scalars import LaunchScalarView
 
 GENERATOR = "ascend-dsl"
@@ -369,6 +369,10 @@ class StageWriter:
                            "for (uint32_t i = 0; i < count; ++i) {",
                            f"    {s.buffer}.SetValue(i, {gm}.GetValue((rowStart_ + offset + i) % {gm}Period_));", "}",
                            *sync("S_V", "scalar writes before the vector unit reads them"), f"{q}.EnQue({s.buffer});"]
+            return
+        if s.index.by:  # rows chosen by an index tensor
+            by = self.tensors[s.index.by]
+            self.lines += row_gather.copy_in_lines(s, q, c, self.tensors[s.tensor].gm, by.gm, by.ctype)
             return
         self.lines += [f"LocalTensor<{c}> {s.buffer} = {q}.AllocTensor<{c}>();",
                        self.copy_call("GmToUb", s.buffer, self.tensors[s.tensor].gm), f"{q}.EnQue({s.buffer});"]

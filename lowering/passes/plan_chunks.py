@@ -145,6 +145,8 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
         defs[s.name] = s
         layout[s.name] = lay
         if isinstance(v, ir.Load):
+            if v.index.by:
+                raise _NoChunk(f"'{v.tensor}[{v.index}]' (rows chosen by an index tensor) needs whole rows in UB")
             depth[s.name] = 0
             if lay is ir.Layout.COL:
                 steps_at.setdefault(0, []).append(ir.RowLoad(s.name, v.tensor, v.index.period, v.index.acc, s.span))

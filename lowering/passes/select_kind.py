@@ -4,7 +4,8 @@ Goals: one kind per kernel (ir.KernelKind): MIX for a cube loop, WINDOW when the
 plane loop, BOX for a box loop, VECTOR otherwise (flat and row loops); every structural limit of the
 kind's emitter reported here, collected and located (one tile loop per split loop, the same split
 for every split loop, pooling-only plane loops, cube, plane and box loops alone in their kernel but
-for launch scalars, slot accumulators in row loops, at most 8 accumulators per split loop). Runs after
+for launch scalars, slot accumulators in row loops, at most 8 accumulators per split loop, a tensor
+read through an index tensor read only that way). Runs after
 hoist_scalars, which decides which kernel-scope scalars the host computes. Non-goals: hardware limits
 (check_constraints.py) and sizes (plan_tiling.py, plan_cube.py).
 """
@@ -59,6 +60,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             sink.error(E.UNSUPPORTED, "a kernel with a box loop (a reduction over a non-last dim) has that split "
                        "loop only", others[0].span, "write the kernel-scope work as a second kernel")
     else:
+        _check_row_gathers(kernel, sink)
         if kernel.slot_accumulators and _rows(first_tile) is None:
             sink.error(E.UNSUPPORTED, "slot accumulators need row loops", kernel.slot_accumulators[0].span)
         for split in splits:
@@ -68,6 +70,20 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                            "fit the 32-byte slot each core writes", split.span, "split the work into two loops")
     sink.raise_if_any()
     return replace(kernel, kind=kind)
+
+
+def _check_row_gathers(kernel: ir.Kernel, sink: DiagnosticSink) -> None:
+    """A tensor read through an index tensor (`w[idx[r], :]`) is read that way only: its GM view is the whole
+    tensor, while tile loads address the core's share."""
+    loads = [e for s in ir.walk(kernel.body) if isinstance(s, ir.VALUE_STMTS) for e in ir.walk_expr(s.value)
+             if isinstance(e, ir.Load)]
+    gathered = {e.tensor for e in loads if e.index.by}
+    for e in loads:
+        if e.tensor in gathered and not e.index.by:
+            sink.error(E.UNSUPPORTED, f"'{e.tensor}' is read through an index tensor elsewhere, so it cannot also be "
+                       f"read as tiles ({e.tensor}[{e.index}])", e.span,
+                       f"pass the same data as two parameters, or read it by an index only: {e.tensor}[idx[r], :]")
+            return
 
 
 def _other_statements(kernel: ir.Kernel, loop: ir.Stmt) -> list[ir.Stmt]:

@@ -1,7 +1,8 @@
 """Random valid kernels covering the language: one builder per kernel kind.
 
 Kinds (weights in KINDS): flat tiles (f32 / f16 / bf16 / i32 data, explicit or auto tile sizes, one or
-two buffers), row tiles with reductions, row vectors, per-row values, scans and gather, rows longer than
+two buffers), row tiles with reductions, row vectors, per-row values, scans and gather, rows read through an index
+tensor (`load(e[j[r], :])`, negative row numbers included), rows longer than
 UB (chunked, and with fewer rows than cores: row groups), slot accumulators over [N, C, H, W] planes,
 boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims), and cube matmuls with vector
 epilogues. Any of the vector kinds may carry accumulators, several split loops, kernel-scope scalars
@@ -163,6 +164,10 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     if rows and rng.random() < 0.4:
         extras.append((k.tensor("c", tname, "B"), "col"))
     idx = k.tensor("i", "i32", "B") if rows and kind == "rows" and rng.random() < 0.15 else None
+    table = None  # rows read through an index tensor: load(e[j[r], :]) of an [V, D] table
+    if rows and kind == "rows" and rng.random() < 0.15:
+        table = (k.tensor("e", tname, "V, D"), k.tensor("j", rng.choice(("i32", "i64")), "B"))
+        sizes["V"] = rng.randint(1, 40)
     for _ in range(rng.randint(0, 2)):
         k.scalar_param(integer=rng.random() < 0.3)
     outs_rows = [k.tensor("y", tname, shape_in) for _ in range(rng.randint(1, 2))]
@@ -187,6 +192,11 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
             e = _cast(e, compute, e.layout)
             body.append(Stmt(f"{v} = {{0}}", e, v))
             scope.tiles.append(leaf(v, compute, e.layout))
+        if table is not None:
+            v = k.fresh("v")
+            body.append(Stmt(f"{v} = {{0}}", _cast(leaf(f"load({table[0]}[{table[1]}[{var}], :])", t, "rows"), compute,
+                                                   "rows"), v))
+            scope.tiles.append(leaf(v, compute, "rows"))
         for x, lay in extras:
             v = k.fresh("v")
             e = _cast(leaf(f"load({x}[:])" if lay == "row" else f"load({x}[{var}])", t, lay), compute, lay)
