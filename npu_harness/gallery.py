@@ -110,6 +110,15 @@ EXAMPLE_SHAPES.update({
     "normalization/frobenius_norm": [{"batch_size": 4, "features": 16, "dim1": 64, "dim2": 64},
                                      {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
 })
+#: Rows read through an index tensor (examples/index/): rows not a multiple of 32 bytes, more and fewer indices than
+#: cores, tables with few rows (indices repeat), negative indices (take_rows).
+EXAMPLE_SHAPES.update({
+    "index/embedding": [{"batch_size": 3, "seq_len": 7, "num_embeddings": 11, "embedding_dim": 33},
+                        {"batch_size": 2, "seq_len": 100, "num_embeddings": 1000, "embedding_dim": 1001}],
+    "index/take_rows": [{"num_rows": 37, "dim": 19, "num_indices": 23}, {"num_rows": 5, "dim": 1000, "num_indices": 301}],
+    "index/embedding_scaled": [{"batch_size": 2, "seq_len": 5, "vocab_size": 9, "d_model": 20},
+                               {"batch_size": 3, "seq_len": 67, "vocab_size": 1000, "d_model": 1001}],
+})
 #: Tasks written the way models are (weights in nn.Linear / norm layers / nn.Parameter / buffers, pooling modules,
 #: number arguments): one small, odd shape each ({"cap": N}: the task writes its sizes as literals, --cap scales
 #: them); the groups tasks run every case of their JSON, the largest scaled by --cap.
@@ -151,6 +160,9 @@ SCALE_SHAPES = [
     {"batch_size": 8192, "in_features": 4096, "out_features": 4096},
     {"batch_size": 16, "seq_len": 4096, "hidden": 4096},
     {"batch_size": 64, "features": 64, "height": 256, "width": 256},
+    {"num_rows": 4096, "dim": 4096, "num_indices": 4096},  # 4096 rows of 4096 picked from a 4096 x 4096 table
+    {"batch_size": 4096, "seq_len": 4096, "num_embeddings": 50000, "embedding_dim": 512},  # 4096 x 4096 indices
+    {"batch_size": 4096, "seq_len": 4096, "vocab_size": 32000, "d_model": 1024},
 ]
 #: Kernels with a documented size limit that an entry of SCALE_SHAPES would exceed: (the benchmark-scale
 #: shapes used instead, the limit). At the exceeding shape the launch reports TILING (tested).
