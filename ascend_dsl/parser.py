@@ -35,8 +35,8 @@ from .ops import (
     Rule,
 )
 from .parser_box import box_for, box_slice
-from .parser_index import is_index_subscript, row_gather_slice
 from .parser_cube import cube_loop, cube_slice, is_cube_split
+from .parser_index import is_index_subscript, row_gather_slice
 from .parser_slots import finish, slot_accumulate, slot_decl, slot_read
 from .scope import LoopVar, Scope
 
