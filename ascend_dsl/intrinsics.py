@@ -126,6 +126,27 @@ def _gather(b, c: Call) -> ir.Expr:
     return ir.Op("gather", (rows, index), ir.tile_of(rows.type.dtype, ir.Layout.COL), b.o.span(e))
 
 
+@intrinsic("argmax", "argmin")
+def _arg_reduce(b, c: Call) -> ir.Expr:
+    """argmax / argmin(v, axis=1): per row of whole rows, the column (i64) of the first max / min, as PyTorch."""
+    if len(c.pos) != 1 or set(c.kw) != {"axis"}:
+        raise b.err(E.ARGS, f"{c.name}(v, axis=1) takes one value and axis=", c.node, f"{c.name}(xt, axis=1)")
+    if b.axis_value(c.kw["axis"]) not in (1, -1):
+        raise b.err(E.UNSUPPORTED, f"{c.name} runs over the last axis of a row tile: axis=1", c.kw["axis"],
+                    "make the reduced dim the last one of the tensor's declaration")
+    if b.scope.tile.cube is not None:
+        raise b.err(E.UNSUPPORTED, f"{c.name} is not supported in a matmul epilogue", c.node,
+                    "store the result, then take its argmax in a second kernel")
+    v = b.expr(c.pos[0], c.tile)
+    if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.ROWS:
+        raise b.err(E.TYPE, f"{c.name}(v, axis=1) needs whole rows (a value loaded with x[r, :])", c.pos[0],
+                    "split the rows of a 2-D tensor: for blk in split(B, cores=AIV)")
+    if v.type.dtype not in OPS[c.name].dtypes:
+        raise b.err(E.DTYPE_UNSUPPORTED, f"'{c.name}' does not support {v.type.dtype}", c.pos[0],
+                    f"supported: {', '.join(sorted(map(str, OPS[c.name].dtypes)))}; cast first")
+    return ir.Op(c.name, (v,), ir.tile_of(DType.I64, ir.Layout.COL), b.o.span(c.node))
+
+
 def _flag(b, v, node) -> bool:
     if isinstance(v, Tree) and v.data == "name" and str(v.children[0]) in ("True", "False"):
         return str(v.children[0]) == "True"

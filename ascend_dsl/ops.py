@@ -34,6 +34,7 @@ class Rule(Enum):
     GATHER = "gather"  # (rows, per-row integer index): one value per row, the rows' dtype
     SCAN = "scan"  # (x,) along the last axis of a row tile: same shape, running sum / product
     POOL = "pool"  # (plane, kernel, stride, padding, dilation): a window over the trailing (spatial) dims of a plane
+    ARG_REDUCE = "arg_reduce"  # (x,) over the last axis of a row tile: the i64 column of each row's first max / min
 
 
 FLOATS = frozenset({DType.F16, DType.BF16, DType.F32})
@@ -145,6 +146,10 @@ _op("reduce_min", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amin(dim=1, 
 
 _op("gather", 2, Rule.GATHER, FLOATS | {DType.I32},
     lambda a, idx: _torch().gather(a, 1, idx.long()), "per row: the element of each row at a column index")
+_op("argmax", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmax(dim=1, keepdim=True),
+    "per row (axis=1): the column of the first maximum, i64", api="ReduceMax")
+_op("argmin", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmin(dim=1, keepdim=True),
+    "per row (axis=1): the column of the first minimum, i64", api="ReduceMin")
 _op("reduce_prod", 1, Rule.REDUCE, FLOATS, lambda a: a.float().prod(dim=1, keepdim=True),
     "product over each row (axis=1); f16 multiplies in f32", chunk=("reduce_prod", Combine.MUL), call="prod")
 

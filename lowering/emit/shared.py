@@ -22,7 +22,7 @@ from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
-from . import launch_scalars, row_gather
+from . import arg_reduce, launch_scalars, row_gather
 from .launch_scalars import LaunchScalarView
 
 GENERATOR = "ascend-dsl"
@@ -469,6 +469,10 @@ class RowStageWriter(StageWriter):
             self.reduce(s)
         elif s.api == "GatherRows":
             self.gather(s)
+        elif s.api in ("ArgMax", "ArgMin"):
+            dt = self.buffers[s.srcs[0]].buffer.dtype
+            self.lines += arg_reduce.row_lines(s, find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name,
+                                               find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name, dt)
         else:  # one layout (mixed layouts are PerRow: select_instructions)
             count = {ir.Layout.ROWS: "count * Dp_", ir.Layout.COL: "count", ir.Layout.ROW: "D_"}[self.layout(s.dst)]
             super().vec_op(s, count)

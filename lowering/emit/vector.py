@@ -17,12 +17,13 @@ from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
 from ..tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, block_granule
-from . import acc_workspace, launch_scalars, row_gather, row_groups, slots
+from . import acc_workspace, arg_reduce, launch_scalars, row_gather, row_groups, slots
 from .chunk import ChunkPassView, ChunkView, kernel_chunks
 from .shared import (
     IDENTITY,
     BufferView,
     KernelView,
+    LaunchCheck,
     RowStageWriter,
     ScalarWriter,
     StageWriter,
@@ -353,7 +354,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
         workspace=bool(kernel.accumulators or kernel.slot_accumulators),  # accumulator slots per core
         workspace_per_core=slots.workspace_per_core(kernel) if kernel.slot_accumulators
         else str(acc_workspace.bytes_per_core(kernel)),
-        launch_checks=tuple(slots.launch_checks(kernel, ctx, ctx.target.ub_budget)),
+        launch_checks=tuple(slots.launch_checks(kernel, ctx, ctx.target.ub_budget) 
+                            + [LaunchCheck(c, m) for c, m in arg_reduce.launch_checks(kernel, ctx)]),
         init=tuple(_init_lines(kernel, ctx, fields)),
         init_buffers=(f"// {loc(ctx, tl.span)}: UB buffers, sized for the largest tile", *first.init_buffers),
         kernel_scalars=tuple(kernel_scalars), epilogue_bufs=tuple(epilogue_bufs),

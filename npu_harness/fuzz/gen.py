@@ -2,7 +2,7 @@
 
 Kinds (weights in KINDS): flat tiles (f32 / f16 / bf16 / i32 data, explicit or auto tile sizes, one or
 two buffers), row tiles with reductions, row vectors, per-row values, scans and gather, rows read through an index
-tensor (`load(e[j[r], :])`, negative row numbers included), rows longer than
+tensor (`load(e[j[r], :])`, negative row numbers included), argmax / argmin into i64 outputs, rows longer than
 UB (chunked, and with fewer rows than cores: row groups), slot accumulators over [N, C, H, W] planes,
 boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims), and cube matmuls with vector
 epilogues. Any of the vector kinds may carry accumulators, several split loops, kernel-scope scalars
@@ -171,6 +171,9 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     if rows and kind == "rows" and side.random() < 0.15:
         table = (k.tensor("e", tname, "V, D"), k.tensor("j", side.choice(("i32", "i64")), "B"))
         sizes["V"] = side.randint(1, 40)
+    # argmax / argmin of loaded rows (exact in both oracles: no rounding decides a tie) into an i64 output
+    arg = (side.choice(("argmax", "argmin")), k.tensor("m", "i64", "B")) \
+        if rows and kind == "rows" and side.random() < 0.15 else None
     for _ in range(rng.randint(0, 2)):
         k.scalar_param(integer=rng.random() < 0.3)
     outs_rows = [k.tensor("y", tname, shape_in) for _ in range(rng.randint(1, 2))]
@@ -195,6 +198,8 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
             e = _cast(e, compute, e.layout)
             body.append(Stmt(f"{v} = {{0}}", e, v))
             scope.tiles.append(leaf(v, compute, e.layout))
+            if arg is not None and loop == n_loops - 1 and x == xs[0]:
+                body.append(Stmt(f"store({arg[1]}[{var}], {{0}})", leaf(f"{arg[0]}({v}, axis=1)", "i64", "col")))
         if table is not None:
             v = k.fresh("v")
             body.append(Stmt(f"{v} = {{0}}", _cast(leaf(f"load({table[0]}[{table[1]}[{var}], :])", t, "rows"), compute,
