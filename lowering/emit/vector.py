@@ -354,7 +354,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
         workspace=bool(kernel.accumulators or kernel.slot_accumulators),  # accumulator slots per core
         workspace_per_core=slots.workspace_per_core(kernel) if kernel.slot_accumulators
         else str(acc_workspace.bytes_per_core(kernel)),
-        launch_checks=tuple(slots.launch_checks(kernel, ctx, ctx.target.ub_budget) 
+        launch_checks=tuple(slots.launch_checks(kernel, ctx, ctx.target.ub_budget)
                             + [LaunchCheck(c, m) for c, m in arg_reduce.launch_checks(kernel, ctx)]),
         init=tuple(_init_lines(kernel, ctx, fields)),
         init_buffers=(f"// {loc(ctx, tl.span)}: UB buffers, sized for the largest tile", *first.init_buffers),
