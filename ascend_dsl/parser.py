@@ -43,6 +43,12 @@ from .scope import LoopVar, Scope
 CORE_KINDS = ("AIV", "AIC")
 
 
+
+def is_builtin_call(name: str) -> bool:
+    """A name the DSL calls (exp, sum, load, cast, ...): it cannot name a value. Op names written only as
+    operators (neg, add, pow) are free."""
+    return name in CALLABLE or name in INTRINSICS or name in ("zeros", "split", "tile")
+
 class _Indenter(Indenter):
     NL_type = "_NL"
     OPEN_PAREN_types = ["LPAR", "LSQB"]
@@ -415,9 +421,11 @@ class _Builder:
         scalar computed once per core from accumulators, shape symbols and scalar parameters."""
         name_tok, value = st.children
         name = self.bind(name_tok)
-        if name in self.scope.kscalars or name in self.scope.slot_accs or name in OPS or name in CALLABLE:
-            what = "names an op" if name in OPS or name in CALLABLE else "is already defined"
-            raise self.err(E.DUPLICATE_NAME, f"'{name}' {what}", name_tok, "pick another name")
+        if is_builtin_call(name):
+            raise self.err(E.DUPLICATE_NAME, f"'{name}' is the name of the built-in {name}(...) and cannot name a value",
+                           name_tok, f"pick another name, e.g. {name}_v")
+        if name in self.scope.kscalars or name in self.scope.slot_accs:
+            raise self.err(E.DUPLICATE_NAME, f"'{name}' is already defined", name_tok, "pick another name")
         if isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "zeros":
             return slot_decl(self, name, st, value)
         if isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "load":
@@ -607,9 +615,12 @@ class _Builder:
         if st.data == "assign":
             name_tok, value = st.children
             name = str(name_tok)
-            if name in self.scope.params or name in self.scope.symbols or name in self.scope.loops or name in OPS or name in CALLABLE \
+            if is_builtin_call(name):
+                raise self.err(E.DUPLICATE_NAME, f"'{name}' is the name of the built-in {name}(...) and cannot name a "
+                               "value", name_tok, f"pick another name, e.g. {name}_v")
+            if name in self.scope.params or name in self.scope.symbols or name in self.scope.loops \
                     or name in self.scope.slot_accs:
-                raise self.err(E.DUPLICATE_NAME, f"cannot assign to '{name}': it names a parameter, loop, op or "
+                raise self.err(E.DUPLICATE_NAME, f"cannot assign to '{name}': it names a parameter, loop or "
                                "accumulator",
                                name_tok)
             e = self.expr(value, tile)
