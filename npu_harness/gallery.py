@@ -118,6 +118,9 @@ EXAMPLE_SHAPES.update({
     "index/take_rows": [{"num_rows": 37, "dim": 19, "num_indices": 23}, {"num_rows": 5, "dim": 1000, "num_indices": 301}],
     **{f"index/{name}": [{"batch_size": 3, "dim1": 5, "dim2": 77}, {"batch_size": 2, "dim1": 50, "dim2": 1001}]
        for name in ("argmax_dim", "argmin_dim")},
+    "index/embedding_layer_norm": [{"batch_size": 3, "seq_len": 7, "vocab_size": 50, "hidden": 33},
+                                   {"batch_size": 2, "seq_len": 30, "vocab_size": 1000, "hidden": 1001}],
+    "index/masked_fill": [{}, {"batch_size": 1, "dim": 1000003}],
     "index/embedding_scaled": [{"batch_size": 2, "seq_len": 5, "vocab_size": 9, "d_model": 20},
                                {"batch_size": 3, "seq_len": 67, "vocab_size": 1000, "d_model": 1001}],
 })
