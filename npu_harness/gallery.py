@@ -115,11 +115,13 @@ EXAMPLE_SHAPES.update({
 EXAMPLE_SHAPES.update({
     "index/embedding": [{"batch_size": 3, "seq_len": 7, "num_embeddings": 11, "embedding_dim": 33},
                         {"batch_size": 2, "seq_len": 100, "num_embeddings": 1000, "embedding_dim": 1001}],
-    "index/take_rows": [{"num_rows": 37, "dim": 19, "num_indices": 23}, {"num_rows": 5, "dim": 1000, "num_indices": 301}],
+    "index/take_rows": [{"num_rows": 37, "dim": 19, "num_indices": 23}, {"num_rows": 5, "dim": 1000, "num_indices": 301},
+                        {"num_rows": 5, "dim": 100003, "num_indices": 3}],  # rows longer than UB: chunked, row groups
     **{f"index/{name}": [{"batch_size": 3, "dim1": 5, "dim2": 77}, {"batch_size": 2, "dim1": 50, "dim2": 1001}]
        for name in ("argmax_dim", "argmin_dim")},
     "index/embedding_layer_norm": [{"batch_size": 3, "seq_len": 7, "vocab_size": 50, "hidden": 33},
-                                   {"batch_size": 2, "seq_len": 30, "vocab_size": 1000, "hidden": 1001}],
+                                   {"batch_size": 2, "seq_len": 30, "vocab_size": 1000, "hidden": 1001},
+                                   {"batch_size": 1, "seq_len": 3, "vocab_size": 7, "hidden": 100003}],  # chunked
     "index/masked_fill": [{}, {"batch_size": 1, "dim": 1000003}],
     "index/embedding_scaled": [{"batch_size": 2, "seq_len": 5, "vocab_size": 9, "d_model": 20},
                                {"batch_size": 3, "seq_len": 67, "vocab_size": 1000, "d_model": 1001}],
@@ -174,9 +176,6 @@ SCALE_SHAPES = [
 SCALE_LIMITED = {
     **{f"math/{name}": ([{"batch_size": 65536, "dim": 4000}], "scans need the whole row in UB")
        for name in ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum", "masked_cumsum")},
-    "index/embedding_layer_norm": ([{"batch_size": 16, "seq_len": 4096, "hidden": 3072}],
-                                   "rows picked by an index tensor are not chunked: in f32 a row of up to about 3,500 "
-                                   "elements and its temporaries fit UB"),
     "fuse/matmul_softmax": ([{"M": 8192, "K": 4096, "N": 512}],
                             "the softmax epilogue holds whole rows of N in UB (N up to about 580 in f32)"),
 }

@@ -96,11 +96,14 @@ def test_a_gathered_tensor_is_not_also_read_as_tiles():
     assert d.code == "UNSUPPORTED" and "read through an index tensor elsewhere" in d.message and d.span.line == 6
 
 
-def test_rows_longer_than_ub_report_why_they_cannot_chunk():
-    project, ctx = lower(_k("store(y[r, :], load(w[idx[r], :]))"), "ascend910b1", "gather.adsl")
+def test_rows_longer_than_ub_run_in_chunks_of_the_picked_row():
+    project, ctx = lower(_k("xt = load(w[idx[r], :])\nstore(y[r, :], xt / sum(xt, axis=1))"), "ascend910b1",
+                         "gather.adsl")
     tl = next(s for s in ir.walk(ctx.lowered.body) if isinstance(s, ir.TileLoop))
-    assert "(rows chosen by an index tensor) needs whole rows in UB" in tl.shape.chunked.reason
-    assert "rows chosen by an index tensor" in project.view.tiling_error
+    assert isinstance(tl.shape.chunked, ir.ChunkPlan) and len(tl.shape.chunked.passes) == 2
+    code = project.files["k_kernel.cpp"]
+    assert code.count("int64_t row = static_cast<int64_t>(idxGm.GetValue(rowOffset_ / D_));") == 2  # per pass
+    assert "CopyGmToUb(wLocal, wGm[static_cast<uint64_t>(row) * D_ + offset], count);" in code
 
 
 def test_emitted_copy_reads_the_row_number_and_wraps_negative_ones():

@@ -6,7 +6,8 @@ number counts from the end (PyTorch's `w[idx]`), and one GM -> UB copy of D_ ele
 of `w` to UB row i (rows Dp_ apart, as every whole-row tile). A number outside [-V, V) makes that copy
 read outside `w`'s GM buffer: the emulator reports it (GM-OOB); on hardware it reads whatever lies there.
 One copy per row costs a DMA issue per row (about the cost of a contiguous copy when rows are 1 KB or
-longer; short rows are issue-bound). Rows longer than UB are not chunked (plan_chunks: NoChunk).
+longer; short rows are issue-bound). Rows longer than UB run in chunked passes (emit/chunk.py), each
+chunk copied from the picked row (`chunk_copy_in_lines`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,17 @@ def copy_in_lines(s: ir.CopyIn, queue: str, ctype: str, gm: str, index_gm: str, 
             + ("" if index_ctype == "int64_t" else f"  // {index_ctype} row numbers"),
             f"    if (row < 0) {{ row += static_cast<int64_t>({gm}Rows_); }}  // from the end, as w[idx] in PyTorch",
             f"    CopyGmToUb({s.buffer}[i * Dp_], {gm}[static_cast<uint64_t>(row) * D_], D_);",
+            "}", f"{queue}.EnQue({s.buffer});"]
+
+
+def chunk_copy_in_lines(s: ir.CopyIn, queue: str, ctype: str, gm: str, index_gm: str) -> list[str]:
+    """Chunked rows (emit/chunk.py): `count` elements at column `offset` of the row the index picks for the
+    current row (rowOffset_ / D_ of the core's share)."""
+    return [f"LocalTensor<{ctype}> {s.buffer} = {queue}.AllocTensor<{ctype}>();",
+            f"{{  // the chunk of row {s.index.by}[r] of {s.tensor}",
+            f"    int64_t row = static_cast<int64_t>({index_gm}.GetValue(rowOffset_ / D_));",
+            f"    if (row < 0) {{ row += static_cast<int64_t>({gm}Rows_); }}  // from the end, as w[idx] in PyTorch",
+            f"    CopyGmToUb({s.buffer}, {gm}[static_cast<uint64_t>(row) * D_ + offset], count);",
             "}", f"{queue}.EnQue({s.buffer});"]
 
 

@@ -145,8 +145,6 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
         defs[s.name] = s
         layout[s.name] = lay
         if isinstance(v, ir.Load):
-            if v.index.by:
-                raise _NoChunk(f"'{v.tensor}[{v.index}]' (rows chosen by an index tensor) needs whole rows in UB")
             depth[s.name] = 0
             if lay is ir.Layout.COL:
                 steps_at.setdefault(0, []).append(ir.RowLoad(s.name, v.tensor, v.index.period, v.index.acc, s.span))
@@ -265,7 +263,7 @@ def _pass_loop(tl, defs, layout, reductions, stores, online) -> ir.ChunkPass:
                            if e.type.kind is ir.Kind.TILE else e.type)
         if isinstance(e, ir.Load):
             rows = e.type.layout is ir.Layout.ROWS
-            return replace(e, index=ir.TileIndex(CHUNK_VAR if rows else None, rows, e.index.span),
+            return replace(e, index=ir.TileIndex(CHUNK_VAR if rows else None, rows, e.index.span, by=e.index.by),
                            type=ir.tile_of(e.type.dtype))
         return e
 
