@@ -15,7 +15,8 @@ from .ops import OPS, POOLS
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
 #: the select coverage being recorded, if any.
-_FLOAT = {"widen": False, "coverage": None, "compare_nudge": 0.0, "cast_nudge": 0.0, "math_nudge": 0.0}
+_FLOAT = {"widen": False, "coverage": None, "compare_nudge": 0.0, "cast_nudge": 0.0, "math_nudge": 0.0,
+          "nan_skip": False}
 #: Ops a device computes to within a few units of rounding, not exactly (instructions and lowered sequences).
 APPROXIMATE_OPS = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "div", "pow")
 
@@ -27,7 +28,7 @@ def _dt(dtype) -> torch.dtype:
 def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None = None,
         num_cores: int = 4, tile: int = 4096, widen: bool = False,
         coverage: dict | None = None, compare_nudge: float = 0.0, cast_nudge: float = 0.0,
-        math_nudge: float = 0.0) -> dict[str, torch.Tensor]:
+        math_nudge: float = 0.0, nan_skip: bool = False) -> dict[str, torch.Tensor]:
     """Run `kernel`; `tensors` maps every tensor parameter (inputs and outputs) to a torch tensor.
 
     Outputs are written in place and also returned by name. Rank-1 parameters are viewed flat; row
@@ -38,13 +39,14 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     result): with `compare_nudge` a comparison `a OP b` of floats compares a + `compare_nudge` * max(|a|, |b|)
     with b (for == and != with a positive nudge: a and b that close are equal); with `cast_nudge` a float cast to
     an integer first moves its value by `cast_nudge` * max(1, |x|); with `math_nudge` the result of every
-    APPROXIMATE_OPS op on tiles is scaled by 1 + `math_nudge`."""
+    APPROXIMATE_OPS op on tiles is scaled by 1 + `math_nudge`; with `nan_skip` max/min reductions and
+    accumulators skip NaN instead of propagating it (what a device's reduction may do: not specified)."""
     _FLOAT.update(widen=widen, coverage=coverage, compare_nudge=compare_nudge, cast_nudge=cast_nudge,
-                  math_nudge=math_nudge)
+                  math_nudge=math_nudge, nan_skip=nan_skip)
     try:
         return _run(kernel, tensors, scalars, num_cores, tile)
     finally:
-        _FLOAT.update(widen=False, coverage=None, compare_nudge=0.0, cast_nudge=0.0, math_nudge=0.0)
+        _FLOAT.update(widen=False, coverage=None, compare_nudge=0.0, cast_nudge=0.0, math_nudge=0.0, nan_skip=False)
 
 
 def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None, num_cores: int,
@@ -86,6 +88,8 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
 def _nan_or(a, b, pick):
     """max / min that propagate NaN, as torch.maximum / torch.minimum (builtin max(x, nan) drops the NaN, and
     with it every value before it)."""
+    if _FLOAT["nan_skip"]:
+        return b if a != a else a if b != b else pick(a, b)
     return a if a != a else b if b != b else pick(a, b)
 
 
@@ -231,7 +235,7 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
             value = _eval(s.value, env, views, scalars, sl).to(_dt(ir.DType.F32)).reshape(-1)
             scalars[s.name].index_add_(0, views[("slots", s.name)][0][sl], value)
         elif isinstance(s, ir.Accumulate):
-            value = _eval(s.value, env, views, scalars, sl).to(_dt(ir.DType.F32))
+            value = _skip_nan(s.reduce, _eval(s.value, env, views, scalars, sl).to(_dt(ir.DType.F32)))
             part = {"reduce_sum": torch.sum, "reduce_max": torch.max, "reduce_min": torch.min}[s.reduce](value)
             scalars[s.name] = _COMBINE[s.combine](scalars[s.name], float(part))
 
@@ -272,7 +276,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             window = (int(_eval(q, env, views, scalars, sl)) for q in params)  # kernel, stride, padding, dilation
             return OPS[op].ref(_eval(a, env, views, scalars, sl), *window).to(_dt(t.dtype))
         case ir.Op(op=op, args=(a,), type=t) if a.type.layout is ir.Layout.BOX and t.layout is ir.Layout.FLAT:
-            return OPS[op].ref(_eval(a, env, views, scalars, sl)).reshape(-1).to(_dt(t.dtype))  # a box reduction
+            box = _skip_nan(op, _eval(a, env, views, scalars, sl))
+            return OPS[op].ref(box).reshape(-1).to(_dt(t.dtype))  # a box reduction
         case ir.Op(op="cast", args=(a,), type=t):
             return _cast(_eval(a, env, views, scalars, sl), t.dtype)
         case ir.Op(op="gather", args=(a, i), type=t):
@@ -284,6 +289,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             return OPS["gather"].ref(rows, idx).to(_dt(t.dtype))
         case ir.Op(op=op, args=args, type=t):
             vals = [_eval(a, env, views, scalars, sl) for a in args]
+            if op in ("reduce_max", "reduce_min"):
+                vals = [_skip_nan(op, vals[0])]
             if op == "select" and t.kind is ir.Kind.TILE and _FLOAT["coverage"] is not None:
                 seen = _FLOAT["coverage"].setdefault(e.span, [False, False])
                 seen[0] |= bool(vals[0].any())
@@ -304,6 +311,14 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
 
 
 _COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
+
+
+def _skip_nan(op: str, x: torch.Tensor) -> torch.Tensor:
+    """With nan_skip, NaN entries of a max (min) reduction's input become -inf (+inf): they are skipped."""
+    if not _FLOAT["nan_skip"] or op not in ("reduce_max", "reduce_min") or not x.dtype.is_floating_point:
+        return x
+    return torch.nan_to_num(x, nan=float("-inf") if op == "reduce_max" else float("inf"), posinf=float("inf"),
+                            neginf=float("-inf"))
 
 
 def _cast(x: torch.Tensor, dtype) -> torch.Tensor:

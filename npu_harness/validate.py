@@ -109,18 +109,24 @@ def _one_sided(coverage: dict) -> list[str]:
     return out
 
 
+#: select_coverage runs the interpreter over the task's tensors only up to this size (benchmark-scale tasks are
+#: validated without torch in this process).
+COVERAGE_MAX_BYTES = 256 << 20
+
+
 def select_coverage(kernel: ir.Kernel, b: Binding) -> list[str]:
     """Weak checks of `validate_sim`: selects the task's inputs drive one way only (the interpreter's
-    record; only kernels with a tile select pay for the run)."""
-    import torch
-
-    from ascend_dsl import interpreter
-
+    record; only kernels with a tile select and tensors up to COVERAGE_MAX_BYTES pay for the run)."""
     selects = [e for s in ir.walk(kernel.body) if isinstance(getattr(s, "value", None), (ir.Op, ir.Load))
                for e in ir.walk_expr(s.value) if isinstance(e, ir.Op) and e.op == "select"
                and e.type.kind is ir.Kind.TILE]
-    if not selects or ir.cube_loop(kernel) is not None:
+    nbytes = sum(b.tensors[p.name].data.nbytes for p in kernel.tensors)
+    if not selects or ir.cube_loop(kernel) is not None or nbytes > COVERAGE_MAX_BYTES:
         return []
+    import torch  # only here: a sim validation without a select never imports torch
+
+    from ascend_dsl import interpreter
+
     tensors = {p.name: b.tensors[p.name].to_torch() for p in kernel.inputs}
     tensors.update({p.name: torch.zeros(b.tensors[p.name].shape, dtype=p.dtype.torch) for p in kernel.outputs})
     coverage: dict = {}

@@ -134,6 +134,25 @@ def test_oracle_allows_for_the_error_of_approximate_ops_after_a_cancellation():
     assert not judge("y", y * torch.tensor([2.0, 1.0]), ref, "f32").ok
 
 
+ROWS_MIN = '''@kernel
+def k(x: Tensor[f32, "B, D"], z: Tensor[f32, "B"]):
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            store(z[r], cast(cast(min(load(x[r, :]), axis=1), i32), f32))
+'''
+
+
+def test_oracle_does_not_judge_what_depends_on_nan_in_a_reduction():
+    """min over a row holding NaN is NaN in PyTorch (cast to i32: 0); a device's reduction may skip the NaN
+    (-5). Not judged; a row without NaN is."""
+    kernel = parse_text(ROWS_MIN, "k.adsl")[0].instantiate()
+    x = torch.tensor([[float("nan"), -5.0], [2.5, 3.5]])
+    ref = reference(kernel, {"x": x}, {}, {"B": 2, "D": 2}, seed=0)
+    assert ref.outputs["z"].tolist() == [0.0, 2.0]
+    assert judge("z", torch.tensor([-5.0, 2.0]), ref, "f32").ok
+    assert not judge("z", torch.tensor([0.0, 3.0]), ref, "f32").ok
+
+
 def _program(extra: int) -> Program:
     """A flat program with `extra` filler statements around one tanh."""
     x = leaf("xt", "f32", "flat")
