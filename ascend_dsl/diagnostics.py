@@ -176,13 +176,16 @@ class DslError(Exception):
 
 
 class DiagnosticSink:
-    """Collects diagnostics; `raise_if_any()` raises them together (checks report every error)."""
+    """Collects diagnostics; `raise_if_any()` raises them together (checks report every error, each once: a
+    rewrite into several instructions may trip one check several times at one span)."""
 
     def __init__(self) -> None:
         self.items: list[Diagnostic] = []
 
     def error(self, code: ErrorCode | str, message: str, span: Span | None, hint: str | None = None, notes=()) -> None:
-        self.items.append(Diagnostic(code, message, span, hint, tuple(notes)))
+        d = Diagnostic(code, message, span, hint, tuple(notes))
+        if d not in self.items:
+            self.items.append(d)
 
     def raise_if_any(self) -> None:
         if self.items:

@@ -9,7 +9,8 @@ from ascend_dsl import DslError, ir, parse_text
 from ascend_dsl.diagnostics import DiagnosticSink, Span
 from ascend_dsl.dtypes import DType
 from lowering import lower
-from lowering.passes.select_instructions import per_row
+from lowering.passes.hoist_scalars import check_launch
+from lowering.passes.select_instructions import per_row, scalar_form
 
 TWO_TILE_LOOPS = '''@kernel
 def k(x: Tensor[f32, "N"], y: Tensor[f32, "N"], z: Tensor[f32, "N"]):
@@ -206,3 +207,34 @@ def test_a_crash_while_emitting_is_an_internal_error_naming_the_pass(monkeypatch
     (d,) = e.diagnostics
     assert d.code == "INTERNAL" and "internal error in pass 'emit'" in d.message and "planted emitter bug" in d.message
     assert "Traceback" not in e.render() and d.span.file == "k.adsl"
+
+
+def test_a_limit_tripped_twice_at_one_span_is_reported_once():
+    """tanh of a per-row value lowers to two comparisons (|x|, then the sign): one error, not two."""
+    text = COMPARE_PER_ROW_VALUES.replace("select(m > 0.0, m, 0.0))  # <-", "tanh(m))  # <-")
+    e = _errors(text)
+    (d,) = e.diagnostics
+    assert d.code == "UNSUPPORTED" and (d.span.line, d.span.col) == (_marker_line(text), 25)
+
+
+def test_a_scalar_op_without_a_scalar_form_is_located():
+    """Not reachable from the DSL (hoist_scalars hoists such ops out of tile loops and legalizes the device's
+    kernel-scope math; plan_chunks keeps them out of chunked rows), so the check is exercised by hand."""
+    span = Span("k.adsl", 4, 9, 4, 16)
+    f32 = ir.scalar_of(DType.F32)
+    sink = DiagnosticSink()
+    scalar_form(ir.Op("tanh", (ir.Ref("a", f32, span),), f32, span), sink, lift=True)
+    (d,) = sink.items
+    assert d.code == "UNSUPPORTED" and "scalar expression 'tanh' cannot be lowered" in d.message and d.span == span
+
+
+def test_a_launch_scalar_the_host_cannot_compute_is_located():
+    """Not reachable from the DSL (every scalar op has a host form, `OpInfo.host_c`; copy is the lowering's own
+    tile op), so by hand."""
+    span = Span("k.adsl", 3, 9, 3, 16)
+    i32 = ir.scalar_of(DType.I32)
+    sink = DiagnosticSink()
+    check_launch(ir.ScalarAssign("h", ir.Op("copy", (ir.Ref("n", i32, span),), i32, span), span, launch=True), sink)
+    (d,) = sink.items
+    assert d.code == "UNSUPPORTED" and "scalar expression 'copy' cannot be computed at launch" in d.message
+    assert d.span == span

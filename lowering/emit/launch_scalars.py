@@ -2,9 +2,9 @@
 lowering/passes/hoist_scalars.py, which also checked that the host can compute each) and hands to the
 kernel as fields of the tiling data.
 
-The host has <cmath>, so every scalar op of the DSL is one C++ expression here, with torch's
-semantics for the DSL's f32 (float) and integer (int64_t) scalars: NaN propagates through max/min/relu
-as in torch.maximum, `**` is std::pow.
+The host has <cmath>, so every scalar op of the DSL is one C++ expression here (`OpInfo.host_c` in
+ascend_dsl/ops.py), with torch's semantics for the DSL's f32 (float) and integer (int64_t) scalars: NaN
+propagates through max/min/relu as in torch.maximum, `**` is std::pow.
 """
 
 from __future__ import annotations
@@ -15,15 +15,7 @@ from ascend_dsl import ir, printer
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
-
-_BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==",
-           "ne": "!="}
-_UNARY_F = {"exp": "std::exp({})", "log": "std::log({})", "sqrt": "std::sqrt({})", "rsqrt": "(1.0f / std::sqrt({}))",
-            "reciprocal": "(1.0f / {})", "tanh": "std::tanh({})", "erf": "std::erf({})",
-            "sigmoid": "(1.0f / (1.0f + std::exp(-{})))"}
-#: NaN-propagating max/min/relu (torch.maximum, torch.relu), for floats and integers alike (x != x is false for ints).
-_MAX = "[](auto a, auto b) {{ return a != a ? a : b != b ? b : a > b ? a : b; }}({}, {})"
-_MIN = "[](auto a, auto b) {{ return a != a ? a : b != b ? b : a < b ? a : b; }}({}, {})"
+from ascend_dsl.ops import OPS
 
 
 @dataclass(frozen=True)
@@ -58,30 +50,17 @@ def host_expr(e: ir.Expr, names: dict[str, str]) -> str:
                 return f"static_cast<{ct}>({int(v)})"
             case ir.Ref(name=n):
                 return f"static_cast<{ct}>({names[n]})"
-            case ir.Op(op="cast", args=(a,)) if x.type.dtype not in (DType.F16, DType.BF16):
-                if a.type.dtype.is_float and not x.type.dtype.is_float:  # truncate, saturate, NaN -> 0 (as Cast)
-                    lo, hi = -(2 ** 31), 2 ** 31 - 1  # integer scalars are i32
-                    return (f"[](double v) {{ return v != v ? int64_t(0) : v <= {lo}.0 ? int64_t({lo}LL) : "
-                            f"v >= {hi}.0 ? int64_t({hi}LL) : static_cast<int64_t>(v); }}({go(a)})")
-                return f"static_cast<{ct}>({go(a)})"
-            case ir.Op(op="neg", args=(a,)):
-                return f"(-{go(a)})"
-            case ir.Op(op=op, args=(a, b)) if op in _BINARY:
-                return f"({go(a)} {_BINARY[op]} {go(b)})"
-            case ir.Op(op="select", args=(m, a, b)):
-                return f"({go(m)} ? {go(a)} : {go(b)})"
-            case ir.Op(op="max", args=(a, b)):
-                return _MAX.format(go(a), go(b))
-            case ir.Op(op="min", args=(a, b)):
-                return _MIN.format(go(a), go(b))
-            case ir.Op(op="relu", args=(a,)):
-                return _MAX.format(go(a), "0.0f" if ct == "float" else "static_cast<int64_t>(0)")
-            case ir.Op(op="abs", args=(a,)):
-                return f"std::fabs({go(a)})" if ct == "float" else f"std::llabs({go(a)})"
-            case ir.Op(op="pow", args=(a, b)):
-                return f"std::pow({go(a)}, {go(b)})"
-            case ir.Op(op=op, args=(a,)) if op in _UNARY_F and ct == "float":
-                return _UNARY_F[op].format(go(a))
+            case ir.Op(op="cast") if x.type.dtype in (DType.F16, DType.BF16):
+                pass  # no host form (hoist_scalars keeps such casts on the device)
+            case ir.Op(op="cast", args=(a,)) if a.type.dtype.is_float and not x.type.dtype.is_float:
+                lo, hi = -(2 ** 31), 2 ** 31 - 1  # truncate, saturate, NaN -> 0 (as Cast); integer scalars are i32
+                return (f"[](double v) {{ return v != v ? int64_t(0) : v <= {lo}.0 ? int64_t({lo}LL) : "
+                        f"v >= {hi}.0 ? int64_t({hi}LL) : static_cast<int64_t>(v); }}({go(a)})")
+            case ir.Op(op="abs", args=(a,)) if ct != "float":
+                return f"std::llabs({go(a)})"
+            case ir.Op(op=op, args=args) if OPS[op].host_c is not None:
+                zero = "0.0f" if ct == "float" else "static_cast<int64_t>(0)"
+                return OPS[op].host_c.format(*map(go, args), T=ct, zero=zero)
         raise DslError.at(E.INTERNAL, f"scalar expression '{getattr(x, 'op', x)}' has no host form "
                           "(hoist_scalars checks every launch scalar)", x.span)
     return go(e)

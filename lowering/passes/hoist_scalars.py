@@ -22,20 +22,17 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink
 from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
+from ascend_dsl.ops import OPS
 
 from ..context import PassContext
 from ..rewrite import rewrite_expr
 from .legalize import legalize_scalar
 
-#: Scalar ops a tile instruction takes inline as an immediate (lowering/emit/shared.py, c_scalar).
-IMMEDIATE_OPS = frozenset({"cast", "neg", "reciprocal", "add", "sub", "mul", "div", "max", "min", "select",
-                           "lt", "le", "gt", "ge", "eq", "ne"})
+#: Scalar ops a tile instruction takes inline as an immediate (lowering/emit/shared.py, c_scalar): those with a
+#: scalar-unit form, but relu, whose form does not propagate NaN (torch.relu does: the host computes it).
+IMMEDIATE_OPS = frozenset(name for name, o in OPS.items() if o.scalar_c is not None) - {"relu"}
 #: Ops the device computes on scalars (the rest of ScalarWriter: one vector-unit element each).
-DEVICE_OPS = IMMEDIATE_OPS | {"sqrt", "rsqrt", "exp", "log", "abs", "pow"}
-#: Ops the host computes at launch (lowering/emit/launch_scalars.py: C++ <cmath>); HOST_FLOAT_OPS on floats only.
-HOST_OPS = frozenset({"add", "sub", "mul", "div", "lt", "le", "gt", "ge", "eq", "ne", "cast", "neg", "select", "max",
-                      "min", "relu", "abs", "pow"})
-HOST_FLOAT_OPS = frozenset({"exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "erf", "sigmoid"})
+DEVICE_OPS = IMMEDIATE_OPS | {name for name, o in OPS.items() if o.vector_math is not None}
 
 
 def _needs_hoist(e: ir.Expr) -> bool:
@@ -83,14 +80,14 @@ class _Hoister:
         return s
 
 
-def _check_launch(s: ir.ScalarAssign, sink: DiagnosticSink) -> None:
+def check_launch(s: ir.ScalarAssign, sink: DiagnosticSink) -> None:
     """The host computes every op of a launch scalar, or the first it cannot is a located error."""
     for x in ir.walk_expr(s.value):
         if isinstance(x, ir.Op) and x.op == "cast" and x.type.dtype in (DType.F16, DType.BF16):
             sink.error(E.UNSUPPORTED, f"a scalar cast to {x.type.dtype} at kernel scope cannot be lowered", x.span,
                        "cast the tile instead")
             return
-        if isinstance(x, ir.Op) and x.op not in HOST_OPS and not (x.op in HOST_FLOAT_OPS and x.type.dtype.is_float):
+        if isinstance(x, ir.Op) and OPS[x.op].host_c is None:
             sink.error(E.UNSUPPORTED, f"scalar expression '{x.op}' cannot be computed at launch", x.span)
             return
 
@@ -133,14 +130,14 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     body: list[ir.Stmt] = []
     for s in hoisted:
         if isinstance(s, ir.ScalarAssign) and _known(s.value, launch):
-            _check_launch(s, sink)
+            check_launch(s, sink)
             launch.add(s.name)
             body.append(replace(s, launch=True))
             continue
         if isinstance(s, (ir.ScalarAssign, ir.ScalarStore)):
             s = _device(s, h, launch, sink)
             for p in h.pending:
-                _check_launch(p, sink)
+                check_launch(p, sink)
             body += [replace(p, launch=True) for p in h.pending]
             h.pending = []
         body.append(s)

@@ -163,12 +163,12 @@ def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) ->
     return ir.PerRow(cols[0], tuple(ops), s.span)
 
 
-def _scalar_form(e: ir.Expr, sink: DiagnosticSink, lift: bool) -> ir.Expr:
+def scalar_form(e: ir.Expr, sink: DiagnosticSink, lift: bool) -> ir.Expr:
     """`e` as the scalar unit computes it: ops it lacks on one element of the vector unit (VectorMath, when
     `lift`); an op with neither form is a located error."""
     if not isinstance(e, ir.Op):
         return e
-    e = replace(e, args=tuple(_scalar_form(a, sink, lift) for a in e.args))
+    e = replace(e, args=tuple(scalar_form(a, sink, lift) for a in e.args))
     info = OPS[e.op]
     if info.scalar_c is not None:
         return e
@@ -180,7 +180,7 @@ def _scalar_form(e: ir.Expr, sink: DiagnosticSink, lift: bool) -> ir.Expr:
 
 def _steps(plan: ir.ChunkPlan, sink: DiagnosticSink) -> ir.ChunkPlan:
     """The per-row values of a chunked row loop, in scalar form."""
-    steps = tuple(replace(st, value=_scalar_form(st.value, sink, True)) if isinstance(st, (ir.RowScalar, ir.RowStore))
+    steps = tuple(replace(st, value=scalar_form(st.value, sink, True)) if isinstance(st, (ir.RowScalar, ir.RowStore))
                   else st for st in plan.steps)
     return replace(plan, steps=steps)
 
@@ -196,7 +196,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 out.append(ir.CopyIn(s.name, s.value.tensor, s.value.index, s.span))
             elif isinstance(s, ir.Assign):
                 for vo in lower_op(s.name, s.value):
-                    vo = replace(vo, span=s.span, srcs=tuple(o if isinstance(o, str) else _scalar_form(o, sink, False)
+                    vo = replace(vo, span=s.span, srcs=tuple(o if isinstance(o, str) else scalar_form(o, sink, False)
                                                              for o in vo.srcs))
                     out.append(per_row(vo, buffers, sink) if tl.kind is ir.LoopKind.ROWS else vo)
             elif isinstance(s, ir.Store):
@@ -208,7 +208,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         return replace(tl, body=tuple(out))
 
     kernel = map_tile_bodies(kernel, body)
-    scope = tuple(replace(s, value=_scalar_form(s.value, sink, True))
+    scope = tuple(replace(s, value=scalar_form(s.value, sink, True))
                   if isinstance(s, (ir.ScalarAssign, ir.ScalarStore)) and not getattr(s, "launch", False)
                   else s for s in kernel.body)  # launch scalars: the host computes them (emit/launch_scalars.py)
     sink.raise_if_any()
