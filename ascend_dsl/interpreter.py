@@ -11,7 +11,7 @@ import torch
 from . import ir
 from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
-from .ops import OPS, POOLS
+from .ops import OPS, POOLS, Rule
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
 #: the select coverage being recorded, if any.
@@ -223,8 +223,12 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
         if isinstance(s, ir.Assign):
             env[s.name] = _eval(s.value, env, views, scalars, sl)
         elif isinstance(s, ir.Store):
-            value = _eval(s.value, env, views, scalars, sl)
             target = views[s.tensor]
+            if isinstance(s.value, ir.Op) and OPS[s.value.op].rule is Rule.RESIZE:  # to the stored planes' size
+                planes = _eval(s.value.args[0], env, views, scalars, sl)
+                target[sl] = OPS[s.value.op].ref(planes, tuple(target.shape[1:])).to(_dt(s.value.type.dtype))
+                continue
+            value = _eval(s.value, env, views, scalars, sl)
             if s.index.rows:
                 target[sl, :] = value.expand(target[sl, :].shape)
             elif s.value.type.layout is ir.Layout.POOLED:

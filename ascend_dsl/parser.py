@@ -32,6 +32,7 @@ from .ops import (
     POOLS,
     POW_EXPONENTS,
     REDUCTIONS,
+    RESIZE_CALLS,
     Rule,
 )
 from .parser_box import box_for, box_slice
@@ -554,8 +555,8 @@ class _Builder:
             buffers = int(str(v.children[0]))
         var = self.bind(var_tok)
         self.scope.loops[var] = LoopVar("tile", block)
-        # [N, C, *spatial] tensors under split(N * C): plane tiles when the body pools, else rows of H*W...
-        pools = any(str(c.children[0]) in POOLS for c in suite.find_data("call"))
+        # [N, C, *spatial] tensors under split(N * C): plane tiles when the body pools or resizes, else rows of H*W...
+        pools = any(str(c.children[0]) in (*POOLS, *RESIZE_CALLS) for c in suite.find_data("call"))
         extent = self.scope.split_extent
         shape = ((None if pools else self.row_shape_for(extent, s)) or self.plane_rank_for(extent, s)
                  or box_for(self, extent, s) or ir.FLAT_TILES)
@@ -624,6 +625,9 @@ class _Builder:
                                "accumulator",
                                name_tok)
             e = self.expr(value, tile)
+            if isinstance(e, ir.Op) and OPS[e.op].rule is Rule.RESIZE:  # its size is the stored tensor's
+                raise self.err(E.UNSUPPORTED, f"a resized plane is stored directly (its size is the stored tensor's), "
+                               f"not named", st, f"store(y[p], {OPS[e.op].call or e.op}(...))")
             self.scope.tile.locals[name] = e.type
             if e.type.dtype is DType.BOOL and isinstance(e, ir.Op):
                 self.scope.tile.mask_dtypes[name] = e.args[0].type.dtype
@@ -664,7 +668,7 @@ class _Builder:
                                if layout is ir.Layout.COL else
                                f"reduce the box over its extra axis first: sum(v, axis={self.scope.tile.shape.axis})"
                                if value.type.layout is ir.Layout.BOX else
-                               "store max_pool(...) or avg_pool(...) of a loaded plane"
+                               "store max_pool(...), avg_pool(...) or resize_nearest(...) of a loaded plane"
                                if layout is ir.Layout.POOLED else None)
             return ir.Store(tensor, index, value, self.o.span(st))
         if st.data == "for_stmt":
@@ -894,8 +898,9 @@ class _Builder:
 
     def no_planes(self, args: list[ir.Expr], node) -> None:
         if any(a.type.layout in (ir.Layout.PLANE, ir.Layout.POOLED) for a in args if a.type.kind is ir.Kind.TILE):
-            raise self.err(E.UNSUPPORTED, "plane tiles only feed max_pool/avg_pool, and pooled planes are only "
-                           "stored", node, "store(y[p], max_pool(load(x[p]), kernel=k, stride=s, padding=pad))")
+            raise self.err(E.UNSUPPORTED, "plane tiles only feed max_pool/avg_pool/resize_*, and pooled or resized "
+                           "planes are only stored", node,
+                           "store(y[p], max_pool(load(x[p]), kernel=k, stride=s, padding=pad))")
 
     def layout_of(self, args: list[ir.Expr], node, same: bool = False) -> ir.Layout:
         """Broadcasting: rows x D absorbs per-row values and row vectors; flat tiles mix with nothing else."""

@@ -20,7 +20,7 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink, DslError
 from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
-from ascend_dsl.ops import OPS
+from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..rewrite import map_tile_bodies
@@ -119,6 +119,8 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
     if op == "cast":
         (a,) = e.args
         return [v("Cast", args[0], round=_round_mode(a.type.dtype, e.type.dtype))]
+    if info.rule is Rule.RESIZE:  # Gather per output row (lowering/emit/resize.py)
+        return [v("Resize", args[0], mode=op)]
     if op in SCALAR_LOOP_OPS:  # no AscendC instruction: the emitter writes a scalar loop (lowering/scalar_loops.py)
         return [scalar_loop_op(dst, e, args)]
     if info.api and len(args) == 1:  # unary ops and the vector reductions

@@ -1,7 +1,7 @@
 """Choose how the kernel is emitted (`Kernel.kind`) and check the structure that kind needs.
 
 Goals: one kind per kernel (ir.KernelKind): MIX for a cube loop, WINDOW when the first tile loop is a
-plane loop, BOX for a box loop, VECTOR otherwise (flat and row loops); every structural limit of the
+plane loop that pools, RESIZE when it resizes, BOX for a box loop, VECTOR otherwise (flat and row loops); every structural limit of the
 kind's emitter reported here, collected and located (one tile loop per split loop, the same split
 for every split loop, pooling-only plane loops, cube, plane and box loops alone in their kernel but
 for launch scalars, slot accumulators in row loops, at most 8 accumulators per split loop, a tensor
@@ -17,7 +17,7 @@ from dataclasses import replace
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink
 from ascend_dsl.diagnostics import ErrorCode as E
-from ascend_dsl.ops import POOLS
+from ascend_dsl.ops import OPS, POOLS, Rule
 
 from ..context import PassContext
 
@@ -51,9 +51,13 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     if kind is ir.KernelKind.WINDOW:
         others = _other_statements(kernel, first)
         if others:
-            sink.error(E.UNSUPPORTED, "a kernel with a pooling loop has that split loop only", others[0].span,
-                       "write the kernel-scope work as a second kernel")
-        _check_planes(kernel, first, first_tile, sink)
+            sink.error(E.UNSUPPORTED, "a kernel with a pooling or resize loop has that split loop only",
+                       others[0].span, "write the kernel-scope work as a second kernel")
+        if _resizes(first_tile):
+            kind = ir.KernelKind.RESIZE
+            _check_resize(first_tile, sink)
+        else:
+            _check_planes(kernel, first, first_tile, sink)
     elif kind is ir.KernelKind.BOX:
         others = _other_statements(kernel, first)
         if others:
@@ -118,3 +122,20 @@ def _check_planes(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, sink:
         if len({params[t].shape[lead:] for t in tensors}) > 1:
             sink.error(E.UNSUPPORTED, "the planes of one plane loop must share their spatial shape", tl.span)
             break
+
+
+def _resizes(tl: ir.TileLoop) -> list[ir.Op]:
+    return [e for s in tl.body if isinstance(s, ir.VALUE_STMTS) for e in ir.walk_expr(s.value)
+            if isinstance(e, ir.Op) and OPS[e.op].rule is Rule.RESIZE]
+
+
+def _check_resize(tl: ir.TileLoop, sink: DiagnosticSink) -> None:
+    """A resize loop stores one resize of one loaded plane (lowering/emit/resize.py): the stored tensor's spatial
+    dims are the output size (the parser keeps a resize inside its store)."""
+    stores = [s for s in tl.body if isinstance(s, ir.Store)]
+    if len(stores) != 1 or len(_resizes(tl)) != 1:
+        sink.error(E.UNSUPPORTED, "a resize loop stores one resize of one loaded plane", (stores[1:] or [tl])[0].span,
+                   "store(y[p], resize_linear(load(x[p]))); write a second kernel for another")
+    if any(OPS[e.op].rule is Rule.POOL for s in tl.body if isinstance(s, ir.VALUE_STMTS)
+           for e in ir.walk_expr(s.value) if isinstance(e, ir.Op)):
+        sink.error(E.UNSUPPORTED, "a plane loop either pools or resizes", tl.span, "write one kernel for each")
