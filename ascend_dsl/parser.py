@@ -626,8 +626,8 @@ class _Builder:
                                name_tok)
             e = self.expr(value, tile)
             if isinstance(e, ir.Op) and OPS[e.op].rule is Rule.RESIZE:  # its size is the stored tensor's
-                raise self.err(E.UNSUPPORTED, f"a resized plane is stored directly (its size is the stored tensor's), "
-                               f"not named", st, f"store(y[p], {OPS[e.op].call or e.op}(...))")
+                raise self.err(E.UNSUPPORTED, "a resized plane is stored directly (its size is the stored tensor's), "
+                               "not named", st, f"store(y[p], {OPS[e.op].call or e.op}(...))")
             self.scope.tile.locals[name] = e.type
             if e.type.dtype is DType.BOOL and isinstance(e, ir.Op):
                 self.scope.tile.mask_dtypes[name] = e.args[0].type.dtype

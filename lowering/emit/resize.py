@@ -87,8 +87,9 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ResizeView:
         copy_in_loc=loc(ctx, copy_in.span), copy_out_loc=loc(ctx, copy_out.span),
         elem_bytes=in_view.buffer.dtype.size, extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span),
         ub_budget=ctx.target.ub_budget, min_tiles_per_core=MIN_TILES_PER_CORE,
-        tiling_error="one output row of a plane, the input rows it reads and the index tables do not fit the "
-                     "Unified Buffer (output rows longer than about 8,000 elements for linear, 12,000 for nearest)")
+        tiling_error="one output row of a plane, the input rows it reads and the per-column index tables (16 bytes "
+                     "per output column for linear, 4 for nearest) do not fit the Unified Buffer (a 1-D plane: its "
+                     "whole input row too)")
 
 
 def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: ResizeView) -> dict:

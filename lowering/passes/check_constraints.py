@@ -11,6 +11,7 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink
 from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
+from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..scalar_loops import SCALAR_LOOP_OPS
@@ -45,7 +46,8 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                            "buffers=2 double-buffers copy-in/compute/copy-out; buffers=1 disables it")
         if isinstance(s, ir.VALUE_STMTS):
             for e in ir.walk_expr(s.value):
-                vector_op = isinstance(e, ir.Op) and e.op != "cast" and e.op not in SCALAR_LOOP_OPS  # scalar loops: f32
+                vector_op = isinstance(e, ir.Op) and e.op != "cast" and e.op not in SCALAR_LOOP_OPS \
+                    and OPS[e.op].rule is not Rule.RESIZE  # scalar loops: f32; resize_nearest: a Gather (a copy)
                 if vector_op and DType.BF16 in (e.type.dtype, *(a.type.dtype for a in e.args)):
                     sink.error(E.DTYPE_UNSUPPORTED, f"'{e.op}' on bf16: the vector unit has no bf16 arithmetic",
                                e.span, "cast(x, f32) after loading and cast(y, bf16) before storing")

@@ -55,7 +55,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                        others[0].span, "write the kernel-scope work as a second kernel")
         if _resizes(first_tile):
             kind = ir.KernelKind.RESIZE
-            _check_resize(first_tile, sink)
+            _check_resize(first_tile, ctx, sink)
         else:
             _check_planes(kernel, first, first_tile, sink)
     elif kind is ir.KernelKind.BOX:
@@ -129,7 +129,7 @@ def _resizes(tl: ir.TileLoop) -> list[ir.Op]:
             if isinstance(e, ir.Op) and OPS[e.op].rule is Rule.RESIZE]
 
 
-def _check_resize(tl: ir.TileLoop, sink: DiagnosticSink) -> None:
+def _check_resize(tl: ir.TileLoop, ctx: PassContext, sink: DiagnosticSink) -> None:
     """A resize loop stores one resize of one loaded plane (lowering/emit/resize.py): the stored tensor's spatial
     dims are the output size (the parser keeps a resize inside its store)."""
     stores = [s for s in tl.body if isinstance(s, ir.Store)]
@@ -139,3 +139,6 @@ def _check_resize(tl: ir.TileLoop, sink: DiagnosticSink) -> None:
     if any(OPS[e.op].rule is Rule.POOL for s in tl.body if isinstance(s, ir.VALUE_STMTS)
            for e in ir.walk_expr(s.value) if isinstance(e, ir.Op)):
         sink.error(E.UNSUPPORTED, "a plane loop either pools or resizes", tl.span, "write one kernel for each")
+    if not ctx.target.has_datacopypad:
+        sink.error(E.UNSUPPORTED, f"resize stores 32-byte aligned UB rows with DataCopyPad, which {ctx.target.name} "
+                   "does not have", _resizes(tl)[0].span, "lower it for a 910B target (--target ascend910b1)")

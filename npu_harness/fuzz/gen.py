@@ -4,7 +4,7 @@ Kinds (weights in KINDS): flat tiles (f32 / f16 / bf16 / i32 data, explicit or a
 two buffers), row tiles with reductions, row vectors, per-row values, scans and gather, rows read through an index
 tensor (`load(e[j[r], :])`, negative row numbers included), argmax / argmin into i64 outputs, rows longer than
 UB (chunked, and with fewer rows than cores: row groups), slot accumulators over [N, C, H, W] planes,
-boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims), and cube matmuls with vector
+boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims) and resampling (1-2), and cube matmuls with vector
 epilogues. Any of the vector kinds may carry accumulators, several split loops, kernel-scope scalars
 before, between and after the loops (launch-time math, `load(x[0])` values and the device math on them,
 single-element stores) and scalar sub-expressions inside the tile loops. Sizes have tails: odd lengths,
@@ -363,8 +363,28 @@ def _window(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
         k.params.append(f"ks: i32 = {kern}")
     kw = f"kernel={'ks' if as_param else kern}, stride={stride}, padding={pad}" + (f", dilation={dil}" if dil > 1 else "")
     body = (Stmt(f"store({y}[p], {op}(load({x}[p]), {kw}))"),)
+    # resampling instead (1-2 spatial dims, DataCopyPad targets): drawn from a side generator so the main stream,
+    # and with it every other program of a seed, is unchanged
+    side = random.Random(hash(rng.getstate()))
+    if rank < 3 and target != "ascend310p" and side.random() < 0.6:
+        body = _resize_body(side, k, x, y, t, spatial_in, spatial_out, sizes, as_param)
     k.body.append(Loop("for blk in split(N * C, cores=AIV):", "for p in tile(blk, size=auto, buffers=2):", body))
     return k, sizes
+
+
+def _resize_body(side: random.Random, k: _Kernel, x: str, y: str, t: str, spatial_in: list[str],
+                 spatial_out: list[str], sizes: dict, as_param: bool) -> tuple[Stmt, ...]:
+    """store(y[p], resize_*(load(x[p]))): output sizes up or down (1 included), an input row long enough for bands."""
+    if as_param:
+        k.params.pop()
+    calls = ["resize_nearest({0})", "resize_nearest_exact({0})"]
+    if t != "bf16":
+        calls += ["resize_linear({0})", "resize_linear({0}, align_corners=True)"]
+    for s_in, s_out in zip(spatial_in, spatial_out, strict=True):
+        hi = 3000 if len(spatial_in) == 1 else 200
+        sizes[s_in] = side.randint(1, hi) if side.random() < 0.8 else side.randint(1, 9)
+        sizes[s_out] = side.choice((2 * sizes[s_in], side.randint(1, hi), side.randint(1, 9), sizes[s_in]))
+    return (Stmt(f"store({y}[p], {side.choice(calls).format(f'load({x}[p])')})"),)
 
 
 # ----------------------------------------------------------------------------- cube
