@@ -121,6 +121,9 @@ _FIELDS = ("blockLength", "tileLength", "bandRows", "inTileElems", "outTileElems
     ("upsample_nearest2d", "16 32 16 16 32 32", lambda b: b[0] == 47 and b[2] > 1 and b[3] == 32),
     # an output row of 100,000 (linear: 4 tables of it plus 3 f32 scratch rows) does not fit UB: refused (TILING)
     ("upsample_bilinear2d", "1 1 2 50000 4 100000", lambda b: b[0] == 0),
+    # a 1-D plane is one row: at the benchmark's 65,536 it does not fit UB with its output row (SCALE_LIMITED)
+    ("interpolate_linear1d", "64 128 65536 1600", lambda b: b[0] == 0),
+    ("interpolate_linear1d", "64 128 8192 1600", lambda b: b[0] == 48 and b[2] == 1),
     # an empty spatial size: refused as PyTorch does
     ("upsample_nearest2d", "1 1 0 5 3 3", lambda b: b[0] == 0),
 ])
