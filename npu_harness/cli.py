@@ -14,6 +14,7 @@ from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import BY_NAME
 from lowering import DEFAULT_TARGET, PASS_NAMES, all_targets, lower
 
+from . import assist_cli
 from .project_io import write_project
 from .subprocess_limits import LimitSettingError, describe_limit, limit_self
 
@@ -51,15 +52,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds the task file may take to build inputs and the reference (default 120)")
     p.add_argument("--dump-after", default="", metavar="PASS|all",
                    help=f"write the IR after these passes (comma-separated): {', '.join(PASS_NAMES)}")
+    assist_cli.add_args(p)
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, models=None, parser: argparse.ArgumentParser | None = None) -> int:
+    """`models(args)`: the assisted lowering's model for a provider name (kernelgen/cli_lower.py passes it)."""
+    args = (parser or build_parser()).parse_args(argv)
     try:
         if argv is None:  # a command (not a call from Python): the tool itself stays within the memory limit
             limit_self()
-        return _run(args)
+        return _run(args, models)
     except DslError as e:
         print(e.render(), file=sys.stderr)
         return 3 if "INTERNAL" in e.codes else 2
@@ -74,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _run(args) -> int:
+def _run(args, models=None) -> int:
     sources = load_file(args.file)
     if not sources:
         raise DslError.at("NO-KERNEL", f"{args.file} defines no @kernel function", None)
@@ -91,17 +94,19 @@ def _run(args) -> int:
             raise DslError.at("UNKNOWN-DTYPE", f"unknown dtype '{dt}' in --dtype", None,
                               f"dtypes: {', '.join(BY_NAME)}")
     dump = frozenset(x.strip() for x in args.dump_after.split(",") if x.strip())
+    # A .adsl kernel's reference is its sibling .py; a .py file may hold the kernel and the task together.
+    task = args.task or (args.file if args.file.suffix == ".py" else args.file.with_suffix(".py"))
+    overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
+    assistant = assist_cli.make_assistant(args, task, overrides, models)
     if not args.validate:
         kernel = source.instantiate(dict(args.dtype))
-        project, ctx = lower(kernel, args.target, args.file.name, dump)
+        project, ctx = lower(kernel, args.target, args.file.name, dump, assistant)
+        assist_cli.print_notes(assistant)
         _write(args, kernel, project, ctx)
         return 0
     from .validate_cases import KernelVariants
 
-    variants = KernelVariants(source, dict(args.dtype), args.target, args.file.name, dump)
-    # A .adsl kernel's reference is its sibling .py; a .py file may hold the kernel and the task together.
-    task = args.task or (args.file if args.file.suffix == ".py" else args.file.with_suffix(".py"))
-    overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
+    variants = KernelVariants(source, dict(args.dtype), args.target, args.file.name, dump, assistant)
     if args.validate == "tiling":
         return _check_tiling(args, variants, task, overrides)
     from .validate import load_cases_for
@@ -110,6 +115,7 @@ def _run(args) -> int:
                            timeout=args.task_timeout)
     first = cases.cases[0].variant or 0
     _, project, ctx = variants.lower(first)
+    assist_cli.print_notes(assistant)
     _write(args, variants.kernels[first], project, ctx, variants)
     _print_task(args, cases, variants)
     return _validate(args, variants, cases)

@@ -1,0 +1,87 @@
+"""What an assisted lowering step is given (dependency injection: `lowering` never imports an LLM client
+or the emulator): a model that answers prompts, an evaluator that validates a lowered candidate against
+the reference and estimates its time, a decision cache and the number of rounds.
+
+The implementations live above this layer: the model adapters in `kernelgen/assist_models.py` (the
+providers of `ascend-gen`) and `npu_harness/assist_files.py` (the file mode), the evaluator in
+`npu_harness/assist_eval.py` (emulator + cost model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ascend_dsl import ir
+
+
+@dataclass(frozen=True)
+class AnswerKey:
+    """Which question a prompt asks: replay records and answer files are looked up by it."""
+
+    kernel: str
+    decision: str
+    round: int
+
+    @property
+    def stem(self) -> str:
+        """File name stem of the prompt and answer files: `relu.schedule.r0`."""
+        return f"{self.kernel}.{self.decision}.r{self.round}"
+
+
+class Model(Protocol):
+    #: the model's name as recorded in the manifest (provider:model)
+    name: str
+
+    def answer(self, prompt: str, key: AnswerKey, grammar: str | None) -> str | None:
+        """The model's answer text, or None when none is available yet (file mode: no answer file).
+        Raises AssistUnavailable when the model cannot be reached."""
+        ...
+
+
+class AssistUnavailable(Exception):
+    """The model could not answer (provider error, missing replay record): the step keeps the rule-based
+    decision and says why."""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The emulator's verdict on one lowered candidate, and the cost model's estimate of it (an ESTIMATE).
+
+    `reason` says why a candidate failed (mismatches, emulator faults); `estimate` is the cost model's
+    breakdown as plain data (time_us, kernel_us, bottleneck, pipes_us of the slowest core, iterations,
+    overlapped, blocks, ideal_fraction, summary)."""
+
+    ok: bool
+    reason: str = ""
+    time_us: float | None = None
+    estimate: dict = field(default_factory=dict)
+
+
+class Evaluator(Protocol):
+    def evaluate(self, kernel: ir.Kernel, lowered: ir.Kernel, project: Any, ctx: Any) -> Evaluation:
+        """Validate `project` (lowered from `kernel`) in the emulator against the reference at the task's
+        shapes and estimate its time."""
+        ...
+
+    def shapes(self, kernel: ir.Kernel) -> dict[str, int]:
+        """The shapes the candidates of `kernel` run at (after the first evaluate)."""
+        ...
+
+
+@dataclass
+class Assistant:
+    """The services of the assisted steps, handed to `lowering.lower(..., assistant=...)`.
+
+    `model` None: only cached decisions are used (`--assist cache`). `cache` None: decisions are not
+    stored. `prompt_dir`: every prompt is also written there. `notes`: what the steps did, for the
+    command line to print."""
+
+    model: Model | None
+    evaluator: Evaluator | None
+    rounds: int = 3
+    cache: Any = None  # lowering.assist.cache.DecisionCache
+    prompt_dir: Path | None = None
+    refresh: bool = False  # ignore cached decisions (decide again, then overwrite the cache)
+    notes: list[str] = field(default_factory=list)
