@@ -3,9 +3,12 @@ decoding, replay) as models of assisted lowering (lowering.assist.Model)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from ascend_dsl.diagnostics import DslError
 from lowering.assist import AnswerKey, AssistUnavailable
 
-from .providers import ProviderConfig, ProviderError, Request, make_provider
+from .providers import ProviderConfig, ProviderError, Request, make_provider, model_id
 
 SYSTEM = ("You are an expert on Huawei Ascend NPU kernels (AscendC). You answer with one JSON object of the "
           "schema in the prompt and nothing else.")
@@ -13,23 +16,31 @@ SYSTEM = ("You are an expert on Huawei Ascend NPU kernels (AscendC). You answer 
 
 class ProviderModel:
     """Each prompt is one chat completion; replay records are looked up as task "<kernel>/<decision>" (or
-    "<decision>" for every kernel) and round."""
+    "<decision>" for every kernel) and round. The provider is made on the first prompt, so a rebuild from the
+    decision cache never loads a model (nor needs its replay file)."""
 
     def __init__(self, cfg: ProviderConfig, *, max_tokens: int = 512, temperature: float = 0.0, seed: int = 0):
-        try:
-            self.provider = make_provider(cfg)
-        except ProviderError as e:
-            raise AssistUnavailable(e.render()) from None
-        model = self.provider.model
-        self.name = model if model.startswith(f"{self.provider.name}:") else f"{self.provider.name}:{model}"
+        self.cfg = cfg
+        self.name = f"replay:{Path(cfg.replay).name}" if cfg.name == "replay" and cfg.replay else \
+            f"{cfg.name}:{model_id(cfg) or 'default'}"
         self.max_tokens, self.temperature, self.seed = max_tokens, temperature, seed
+        self._provider = None
+
+    def _get(self):
+        if self._provider is None:
+            try:
+                self._provider = make_provider(self.cfg)
+            except ProviderError as e:  # the options name no usable model: the user's mistake
+                raise DslError.at("ARGS", f"--assist {self.cfg.name}: {e.message}", None) from None
+        return self._provider
 
     def answer(self, prompt: str, key: AnswerKey, grammar: str | None) -> str | None:
+        provider = self._get()
         request = Request(task=f"{key.kernel}/{key.decision}", round=key.round,
-                          grammar=grammar if self.provider.supports_grammar else None, seed=self.seed,
+                          grammar=grammar if provider.supports_grammar else None, seed=self.seed,
                           max_tokens=self.max_tokens, temperature=self.temperature)
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
         try:
-            return self.provider.complete(messages, request).text
+            return provider.complete(messages, request).text
         except ProviderError as e:
             raise AssistUnavailable(e.render()) from None

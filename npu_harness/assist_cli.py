@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ascend_dsl.diagnostics import DslError
-from lowering.assist import Assistant, AssistUnavailable, DecisionCache
+from lowering.assist import Assistant, DecisionCache
 
 MODES = ("off", "cache", "files", "openai", "transformers", "replay")
 PROVIDERS = ("openai", "transformers", "replay")
@@ -58,10 +58,7 @@ def make_assistant(args, task: Path, overrides: dict, models: Callable | None) -
         if models is None:
             raise DslError.at("ARGS", f"--assist {m} needs the ascend-lower command (the providers live in kernelgen)",
                               None, "run `ascend-lower`, not `python -m npu_harness.cli`")
-        try:
-            model = models(args)
-        except AssistUnavailable as e:
-            raise DslError.at("ARGS", f"--assist {m}: {e}", None) from None
+        model = models(args)
     evaluator = None
     if model is not None:
         if not task.is_file():

@@ -7,6 +7,9 @@ pipeline runs, so every constraint check of the rule-based pipeline judges it ag
 - `loopK.size`: the UB tile length of flat tile loop K (`tile(blk, size=...)`): "auto" or a multiple of
   the kernel's tile granule (32-byte blocks of every dtype; whole 256-byte repeats when it compares).
 - `loopK.buffers`: the depth of tile loop K's queues (`buffers=1|2`).
+- `mm.base_m` / `mm.base_n` / `mm.base_k`: the cube's base block of a matmul kernel (`matmul(...,
+  base_m=...)`): "auto" (the rule: 128 x 128 x 64, shrunk to fit the epilogue's UB) or a multiple of the
+  16 x 16 fractal; plan_cube checks L0A/L0B/L0C/L1/UB.
 - `expr.NAME` / `expr.store_T`: an algebraic rewrite of the value assigned to NAME (or stored into T) in
   a tile loop: a DSL expression over the same names (parsed and type-checked like the kernel's own text;
   whether it computes the same values is for the emulator to show).
@@ -28,12 +31,15 @@ from ..tiling_rules import MAX_BUFFERS_PER_QUEUE, tile_granule
 
 #: Longest expression a rewrite may give (characters).
 MAX_EXPR_CHARS = 400
+#: Cube base sizes: multiples of the f16 fractal up to this (the checker rejects what does not fit).
+FRACTAL = 16
+MAX_BASE = 512
 
 
 @dataclass(frozen=True)
 class Knob:
     key: str
-    #: "size" | "buffers" | "expr"
+    #: "size" | "buffers" | "base" | "expr"
     kind: str
     loop: int
     current: int | str
@@ -49,6 +55,9 @@ class Knob:
                     "description": self.doc}
         if self.kind == "buffers":
             return {"enum": list(range(1, MAX_BUFFERS_PER_QUEUE + 1)), "description": self.doc}
+        if self.kind == "base":
+            return {"oneOf": [{"const": "auto"}, {"type": "integer", "multipleOf": FRACTAL, "minimum": FRACTAL,
+                                                  "maximum": MAX_BASE}], "description": self.doc}
         return {"type": "string", "maxLength": MAX_EXPR_CHARS, "description": self.doc}
 
     def check(self, value) -> str | None:
@@ -66,6 +75,13 @@ class Knob:
         if self.kind == "buffers":
             if isinstance(value, bool) or value not in range(1, MAX_BUFFERS_PER_QUEUE + 1):
                 return f"{self.key} must be one of 1..{MAX_BUFFERS_PER_QUEUE}, not {value!r}"
+            return None
+        if self.kind == "base":
+            if value == "auto":
+                return None
+            if (isinstance(value, bool) or not isinstance(value, int) or not FRACTAL <= value <= MAX_BASE
+                    or value % FRACTAL):
+                return f"{self.key} must be \"auto\" or a multiple of {FRACTAL} in {FRACTAL}..{MAX_BASE}, not {value!r}"
             return None
         if not isinstance(value, str) or not value.strip():
             return f"{self.key} must be a DSL expression (a string)"
@@ -133,6 +149,18 @@ def menu(kernel: ir.Kernel, lowered: ir.Kernel, target: Target, source_name: str
         knobs.append(Knob(f"loop{i}.buffers", "buffers", i, tl.buffers,
                           f"{where}: queue depth (2 = double buffering: copy-in, compute and copy-out overlap "
                           "across tiles; 1 = they serialise, but each tile may be twice as long)"))
+    cube = ir.cube_loop(kernel)
+    if cube is not None:
+        done = ir.cube_loop(lowered)
+        chosen = (done.plan.base_m, done.plan.base_n, done.plan.base_k) if done and done.plan else ("?",) * 3
+        for j, axis in enumerate(("base_m", "base_n", "base_k")):
+            if axis == "base_n" and done is not None and done.plan is not None and done.plan.whole_rows:
+                continue  # a whole-row epilogue's base block spans N (set at run time)
+            v = cube.matmul.base[j]
+            knobs.append(Knob(f"mm.{axis}", "base", 0, "auto" if v is None else v,
+                              f"{source_name}:{cube.matmul.span.line}: the cube's {axis} (a multiple of {FRACTAL}; "
+                              f"L0A holds base_m x base_k, L0B base_k x base_n, L0C base_m x base_n f32, double-"
+                              f"buffered; L1 {target.l1_bytes} B), \"auto\" = the rule; the rule chose {chosen[j]}"))
     for name, (i, s) in _value_stmts(kernel).items():
         what = f"the value assigned to {name}" if isinstance(s, ir.Assign) else f"the value stored into {s.tensor}"
         knobs.append(Knob(f"expr.{name}", "expr", i, printer.expr(s.value),
@@ -155,10 +183,13 @@ def apply(kernel: ir.Kernel, knobs: tuple[Knob, ...], settings: dict) -> ir.Kern
     by_key = {k.key: k for k in knobs}
     loop_settings: dict[int, dict] = {}
     exprs: dict[str, str] = {}
+    base: dict[str, int | None] = {}
     for key, value in settings.items():
         k = by_key[key]
         if k.kind == "expr":
             exprs[key.removeprefix("expr.")] = value
+        elif k.kind == "base":
+            base[key.removeprefix("mm.")] = None if value == "auto" else value
         else:
             loop_settings.setdefault(k.loop, {})[k.kind] = None if value == "auto" else value
     counter = iter(range(1 << 30))
@@ -167,7 +198,17 @@ def apply(kernel: ir.Kernel, knobs: tuple[Knob, ...], settings: dict) -> ir.Kern
         return replace(tl, **loop_settings.get(next(counter), {}))
 
     out = map_tile_bodies(kernel, set_loop, chunks=False)
+    if base:
+        out = _set_base(out, base)
     return _rewrite(out, exprs) if exprs else out
+
+
+def _set_base(kernel: ir.Kernel, base: dict[str, int | None]) -> ir.Kernel:
+    cube = ir.cube_loop(kernel)
+    mm = cube.matmul
+    sizes = tuple(base.get(axis, v) for axis, v in zip(("base_m", "base_n", "base_k"), mm.base, strict=True))
+    new = replace(cube, body=(replace(mm, base=sizes), *cube.body[1:]))
+    return replace(kernel, body=tuple(new if s is cube else s for s in kernel.body))
 
 
 def _rewrite(kernel: ir.Kernel, exprs: dict[str, str]) -> ir.Kernel:

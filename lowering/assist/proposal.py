@@ -56,7 +56,7 @@ def grammar(knobs: tuple[Knob, ...]) -> str:
     parts = []
     for i, k in enumerate(knobs):
         name = f"k{i}"
-        if k.kind == "size":
+        if k.kind in ("size", "base"):
             rules.append(f'{name}: "\\"{k.key}\\": " ("\\"auto\\"" | /[1-9][0-9]{{0,6}}/)')
         elif k.kind == "buffers":
             rules.append(f'{name}: "\\"{k.key}\\": " ("1" | "2")')
