@@ -3,6 +3,7 @@
 from .api import AIC, AIV, KernelFunction, Tensor, auto, cast, kernel, load, select, split, store, tile
 from .diagnostics import Diagnostic, DslError, Span
 from .dtypes import DType
+from .extern_ops import extern_op
 from .parser import KernelSource, load_file, parse_text
 
 bf16, f16, f32, i32, i64, i16, i8, u8 = (DType.BF16, DType.F16, DType.F32, DType.I32, DType.I64, DType.I16, DType.I8,
@@ -10,6 +11,6 @@ bf16, f16, f32, i32, i64, i16, i8, u8 = (DType.BF16, DType.F16, DType.F32, DType
 
 __all__ = [
     "AIC", "AIV", "Diagnostic", "DslError", "DType", "KernelFunction", "KernelSource", "Span", "Tensor", "auto",
-    "bf16", "cast", "f16", "f32", "i16", "i32", "i64", "i8", "kernel", "load", "load_file", "parse_text", "select", "split",
+    "bf16", "cast", "extern_op", "f16", "f32", "i16", "i32", "i64", "i8", "kernel", "load", "load_file", "parse_text", "select", "split",
     "store", "tile", "u8",
 ]

@@ -61,6 +61,7 @@ class ErrorCode(StrEnum):
     DTYPE = "DTYPE"  # a task's data cannot convert to the kernel's dtypes
     MEMORY_LIMIT = "MEMORY-LIMIT"  # a task, emulator run or lowering exceeded the memory limit
     SIM_COMPILE = "SIM-COMPILE"
+    SANDBOX = "SANDBOX"  # model-written code is run sandboxed only, and no sandbox can be made
     FORBIDDEN = "FORBIDDEN"  # LLM output that imports or calls what a kernel cannot
     WRONG_LANGUAGE = "WRONG-LANGUAGE"
     GEN_NO_CODE = "GEN-NO-CODE"

@@ -58,6 +58,7 @@ class OpInfo:
     reverse: bool = False  # scans: from the end of the row
     exclusive: bool = False  # scans: the value before each element
     fold: Callable | None = None  # its value on Python numbers: the parser folds constant operands
+    extern: bool = False  # an extern op (ascend_dsl/extern_ops.py): `api` is a model-written slot, checked first
 
 
 def _torch():

@@ -12,6 +12,9 @@ from .providers import ProviderConfig, ProviderError, Request, make_provider, mo
 
 SYSTEM = ("You are an expert on Huawei Ascend NPU kernels (AscendC). You answer with one JSON object of the "
           "schema in the prompt and nothing else.")
+#: for the compute stages of extern ops (decision "construct_<dtype>", lowering/assist/construct.py)
+SYSTEM_CODE = ("You are an expert on Huawei Ascend NPU kernels (AscendC). You answer with the body of the C++ "
+               "function in the prompt, in one ```cpp fenced block, and nothing else.")
 
 
 class ProviderModel:
@@ -39,7 +42,8 @@ class ProviderModel:
         request = Request(task=f"{key.kernel}/{key.decision}", round=key.round,
                           grammar=grammar if provider.supports_grammar else None, seed=self.seed,
                           max_tokens=self.max_tokens, temperature=self.temperature)
-        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
+        system = SYSTEM_CODE if key.decision.startswith("construct") else SYSTEM
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
         try:
             return provider.complete(messages, request).text
         except ProviderError as e:

@@ -26,8 +26,9 @@ def lower(kernel: ir.Kernel, target: str | Target = DEFAULT_TARGET, source_name:
         start = time.perf_counter()
         kernel = assist.run(kernel, ctx)
         ctx.timings["assist"] = time.perf_counter() - start
+    assist.require(kernel, ctx)  # an extern op needs a checked compute stage
     ctx.lowered = run_pipeline(kernel, ctx, dump_after)
-    ctx.project = assist.with_provenance(ctx.project, ctx.decisions)
+    ctx.project = assist.finish(ctx.project, ctx)
     return ctx.project, ctx
 
 

@@ -23,3 +23,5 @@ class PassContext:
     project: Any = None
     #: Provenance of the assisted decisions taken (lowering/assist), written into the manifest.
     decisions: list = field(default_factory=list)
+    #: (extern op, dtype) -> the C++ definition of its checked compute stage (lowering/assist/construct.py).
+    slots: dict = field(default_factory=dict)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ascend_dsl.diagnostics import DslError
-from lowering.assist import Assistant, DecisionCache
+from lowering.assist import Assistant, DecisionCache, SlotLibrary
 
 MODES = ("off", "cache", "files", "openai", "transformers", "replay")
 PROVIDERS = ("openai", "transformers", "replay")
@@ -59,16 +59,21 @@ def make_assistant(args, task: Path, overrides: dict, models: Callable | None) -
             raise DslError.at("ARGS", f"--assist {m} needs the ascend-lower command (the providers live in kernelgen)",
                               None, "run `ascend-lower`, not `python -m npu_harness.cli`")
         model = models(args)
-    evaluator = None
+    evaluator = slot_checker = None
     if model is not None:
+        from .assist_slots import SlotChecker
+
+        slot_checker = SlotChecker(args.target, seed=args.seed, timeout=args.task_timeout)
         if not task.is_file():
             raise DslError.at("IO", f"--assist {m} needs the kernel's PyTorch reference to check proposals: no task "
                               f"file {task}", None, "pass --task TASK.py (or put X.py next to X.adsl)")
         from .assist_eval import SimEvaluator
 
         evaluator = SimEvaluator(task, seed=args.seed, overrides=overrides, cap=args.cap, timeout=args.task_timeout)
+    library = SlotLibrary(args.assist_cache / "slots" if args.assist_cache else None)
     return Assistant(model, evaluator, rounds=args.assist_rounds, cache=DecisionCache(args.assist_cache),
-                     prompt_dir=args.assist_prompt, refresh=args.assist_refresh)
+                     library=library, slot_evaluator=slot_checker, prompt_dir=args.assist_prompt,
+                     refresh=args.assist_refresh)
 
 
 def print_notes(assistant: Assistant | None) -> None:

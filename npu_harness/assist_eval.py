@@ -55,9 +55,10 @@ class SimEvaluator:
             first = first or res
             if not res.ok:
                 label = f"{run.label}: " if len(runs) > 1 else ""
-                problems += [f"{label}{c.describe()}" for c in res.comparisons if not c.ok]
+                # the emulator's own errors first: they name the cause (out of bounds, a race) of the mismatches
                 problems += [f"{label}error[{e.code}]: {e.message}" + (f" (line {e.line})" if e.line else "")
                              for e in res.sim_errors]
+                problems += [f"{label}{c.describe()}" for c in res.comparisons if not c.ok]
                 if res.detail and not res.sim_errors:
                     problems.append(f"{label}{res.detail.strip()[:300]}")
         if problems:

@@ -12,6 +12,7 @@ from pathlib import Path
 from ascend_dsl import load_file
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import BY_NAME
+from ascend_dsl.extern_ops import declared_in, registered
 from lowering import DEFAULT_TARGET, PASS_NAMES, all_targets, lower
 
 from . import assist_cli
@@ -78,6 +79,15 @@ def main(argv: list[str] | None = None, models=None, parser: argparse.ArgumentPa
 
 
 def _run(args, models=None) -> int:
+    # A .adsl kernel's reference is its sibling .py; a .py file may hold the kernel and the task together.
+    task = args.task or (args.file if args.file.suffix == ".py" else args.file.with_suffix(".py"))
+    # extern ops (ascend_dsl/extern_ops.py) declared beside the kernel or in its task are known while it lowers
+    declared = {op.name: op for path in dict.fromkeys([args.file, task]) for op in declared_in(path)}
+    with registered(list(declared.values())):
+        return _run_kernel(args, task, models)
+
+
+def _run_kernel(args, task: Path, models=None) -> int:
     sources = load_file(args.file)
     if not sources:
         raise DslError.at("NO-KERNEL", f"{args.file} defines no @kernel function", None)
@@ -94,8 +104,6 @@ def _run(args, models=None) -> int:
             raise DslError.at("UNKNOWN-DTYPE", f"unknown dtype '{dt}' in --dtype", None,
                               f"dtypes: {', '.join(BY_NAME)}")
     dump = frozenset(x.strip() for x in args.dump_after.split(",") if x.strip())
-    # A .adsl kernel's reference is its sibling .py; a .py file may hold the kernel and the task together.
-    task = args.task or (args.file if args.file.suffix == ".py" else args.file.with_suffix(".py"))
     overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
     assistant = assist_cli.make_assistant(args, task, overrides, models)
     if not args.validate:

@@ -1,8 +1,10 @@
 """LLM-assisted lowering decisions, every proposal checked (docs/design.md, "Assisted decisions").
 
-`run(kernel, ctx)` applies the assisted decisions before the pipeline when `ctx.assistant` is set (the
-schedule: lowering/assist/schedule.py); `with_provenance` writes their records into the manifest.
-Without an assistant nothing here runs and the output is the rule-based one, byte for byte.
+`run(kernel, ctx)` takes the assisted decisions before the pipeline when `ctx.assistant` is set: the
+compute stages of extern ops (lowering/assist/construct.py), then the schedule (lowering/assist/schedule.py).
+`require` makes an extern op without checked code a located error; `finish` adds the compute stages to the
+kernel file and the decisions' records to the manifest. Without an assistant and without extern ops
+nothing here changes the output: it is the rule-based one, byte for byte.
 """
 
 from __future__ import annotations
@@ -13,13 +15,25 @@ from dataclasses import replace
 from ascend_dsl import ir
 
 from ..context import PassContext
-from . import schedule
-from .api import AnswerKey, Assistant, AssistUnavailable, Evaluation, Evaluator, Model
+from . import construct, schedule
+from .api import AnswerKey, Assistant, AssistUnavailable, Evaluation, Evaluator, Model, SlotEvaluator
 from .cache import DecisionCache
+from .library import SlotLibrary
+from .slots import inject
 
 
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
+    construct.run(kernel, ctx)
     return schedule.run(kernel, ctx)
+
+
+def require(kernel: ir.Kernel, ctx: PassContext) -> None:
+    construct.require(kernel, ctx)
+
+
+def finish(project, ctx: PassContext):
+    """The emitted project with the extern ops' compute stages and the decisions' provenance."""
+    return with_provenance(inject(project, list(ctx.slots.values())), ctx.decisions)
 
 
 def with_provenance(project, decisions: list[dict]):
@@ -31,5 +45,5 @@ def with_provenance(project, decisions: list[dict]):
     return replace(project, manifest=manifest, files=files)
 
 
-__all__ = ["AnswerKey", "Assistant", "AssistUnavailable", "DecisionCache", "Evaluation", "Evaluator", "Model", "run",
-           "with_provenance"]
+__all__ = ["AnswerKey", "Assistant", "AssistUnavailable", "DecisionCache", "Evaluation", "Evaluator", "Model",
+           "SlotEvaluator", "SlotLibrary", "finish", "require", "run", "with_provenance"]

@@ -59,6 +59,17 @@ class Evaluation:
     estimate: dict = field(default_factory=dict)
 
 
+class SlotEvaluator(Protocol):
+    def evaluate(self, op: Any, dtype: Any, definition: str) -> Evaluation:
+        """Compile the slot definition (C++) of extern op `op` into a check kernel and run it sandboxed in the
+        emulator, every check on, against the op's PyTorch reference on random tiles and edge values."""
+        ...
+
+    def max_tile(self, op: Any, dtype: Any) -> int:
+        """The longest tile the check kernel runs (the prompt states it)."""
+        ...
+
+
 class Evaluator(Protocol):
     def evaluate(self, kernel: ir.Kernel, lowered: ir.Kernel, project: Any, ctx: Any) -> Evaluation:
         """Validate `project` (lowered from `kernel`) in the emulator against the reference at the task's
@@ -74,14 +85,16 @@ class Evaluator(Protocol):
 class Assistant:
     """The services of the assisted steps, handed to `lowering.lower(..., assistant=...)`.
 
-    `model` None: only cached decisions are used (`--assist cache`). `cache` None: decisions are not
-    stored. `prompt_dir`: every prompt is also written there. `notes`: what the steps did, for the
-    command line to print."""
+    `model` None: only cached decisions and the library are used (`--assist cache`). `cache` / `library`
+    None: decisions / accepted code are not stored. `prompt_dir`: every prompt is also written there.
+    `notes`: what the steps did, for the command line to print."""
 
     model: Model | None
     evaluator: Evaluator | None
     rounds: int = 3
     cache: Any = None  # lowering.assist.cache.DecisionCache
+    library: Any = None  # lowering.assist.library.SlotLibrary
+    slot_evaluator: SlotEvaluator | None = None
     prompt_dir: Path | None = None
     refresh: bool = False  # ignore cached decisions (decide again, then overwrite the cache)
     notes: list[str] = field(default_factory=list)

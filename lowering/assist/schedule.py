@@ -29,6 +29,7 @@ from . import knobs as K
 from . import proposal as P
 from .api import AnswerKey, Assistant, AssistUnavailable, Evaluation
 from .prompt import Attempt, prompt_hash, render
+from .slots import inject
 
 DECISION = "schedule"
 #: A proposal must beat the best estimate by this fraction (the cost model is deterministic; this keeps
@@ -51,7 +52,9 @@ class Candidate:
 def lower_candidate(kernel: ir.Kernel, ctx: PassContext, settings: dict) -> Candidate:
     """Lower `kernel` by the rule-based pipeline; raises DslError when a constraint check fails."""
     c = PassContext(ctx.target, ctx.source_name)
+    c.slots = dict(ctx.slots)  # the extern ops' compute stages (lowering/assist/construct.py)
     lowered = run_pipeline(kernel, c, frozenset({"schedule_stages"}))
+    c.project = inject(c.project, list(c.slots.values()))
     return Candidate(settings, kernel, lowered, c.project, c)
 
 

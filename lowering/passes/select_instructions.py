@@ -46,7 +46,7 @@ def _scalar(op: str, a: ir.Expr) -> ir.Expr:
 def writes_dst_early(op: ir.Op) -> bool:
     """True when the lowering writes dst before it has read every tile source (dst must not alias them)."""
     a = op.args[0] if op.args else None
-    if op.op in ("sub", "div") and not _tile(a):
+    if (op.op in ("sub", "div") and not _tile(a)) or OPS[op.op].extern:  # an extern op's slot may read sources late
         return True
     return op.op == "select" and not _tile(op.args[1])
 
@@ -117,6 +117,8 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
         return [scalar_loop_op(dst, e, args)]
     if info.api and len(args) == 1:  # unary ops and the vector reductions
         return [v(info.api, args[0])]
+    if info.extern:  # a model-written compute stage (lowering/assist/construct.py): dst and the tile sources
+        return [v(info.api, *args)]
     raise DslError.at(E.INTERNAL, f"no instruction for op '{op}' (missing legalization?)", span)
 
 
