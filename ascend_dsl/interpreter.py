@@ -227,6 +227,9 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
         case ir.Op(op="cast", args=(a,), type=t):
             return _eval(a, env, views, scalars, sl).to(t.dtype.torch)
         case ir.Op(op=op, args=args, type=t):
+            if OPS[op].extern:  # its reference lives in the user's file, which this process never executes
+                raise DslError.at(E.UNSUPPORTED, f"the interpreter cannot run extern op '{op}' (its PyTorch reference "
+                                  "runs only in the task worker)", e.span, "validate with --validate sim")
             vals = [_eval(a, env, views, scalars, sl) for a in args]
             out = OPS[op].ref(*vals)
             return out if t.dtype.value == "bool" else out.to(t.dtype.torch)

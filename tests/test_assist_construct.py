@@ -267,3 +267,15 @@ def test_recorded_code_answers_each_checked_then_accepted_cached_and_reused(tmp_
     # --assist off: no rule for mish, a located error
     r = _lower_cli(str(MISH), "-o", str(tmp_path / "off"), "--assist", "off")
     assert r.returncode == 2 and "error[UNSUPPORTED]" in r.stderr and "mish_act.adsl:10:25" in r.stderr
+
+
+def test_interpreter_refuses_an_extern_op_with_a_located_error():
+    import torch
+
+    from ascend_dsl import interpreter
+
+    with registered(declared_in(MISH_REF)):
+        kernel = load_file(MISH)[0].instantiate({})
+        with pytest.raises(DslError) as e:
+            interpreter.run(kernel, {"x": torch.zeros(64), "y": torch.zeros(64)}, {})
+    assert e.value.codes == ["UNSUPPORTED"] and e.value.diagnostics[0].span.line == 10
