@@ -279,3 +279,12 @@ def test_interpreter_refuses_an_extern_op_with_a_located_error():
         with pytest.raises(DslError) as e:
             interpreter.run(kernel, {"x": torch.zeros(64), "y": torch.zeros(64)}, {})
     assert e.value.codes == ["UNSUPPORTED"] and e.value.diagnostics[0].span.line == 10
+
+
+def test_without_a_sandbox_model_code_is_refused_not_run(monkeypatch):
+    from npu_harness.assist_slots import SlotChecker
+
+    monkeypatch.setattr(sandbox, "unavailable", lambda: "user namespaces are disabled")
+    (op,) = declared_in(MISH_REF)
+    ev = SlotChecker().evaluate(op, DType.F32, S.definition(op, DType.F32, GOOD))
+    assert not ev.ok and ev.reason.startswith("error[SANDBOX]") and "user namespaces are disabled" in ev.reason
