@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import textwrap
+from collections.abc import Callable
 
 from . import ir
 from .diagnostics import DslError, register_source
@@ -11,8 +12,43 @@ from .dtypes import BY_NAME, DType
 from .parser import KernelSource, parse_text
 
 
+class KernelCallError(DslError, TypeError):
+    """A `@kernel` function called with arguments that do not match its declaration (count, dtype,
+    shape, device), or with no kernel runner installed. Rendered like every located diagnostic."""
+
+
+#: Runs a kernel called on tensors: runner(kernel_function, args, scalars) -> outputs. Set by the package
+#: that compiles and runs kernels (npu_harness.torch_op), found through the "ascend_dsl.runners" entry
+#: point group (dependency injection: the language layer imports nothing above it).
+_RUNNER: Callable | None = None
+RUNNER_GROUP = "ascend_dsl.runners"
+
+
+def register_runner(runner: Callable) -> None:
+    global _RUNNER
+    _RUNNER = runner
+
+
+def _runner() -> Callable:
+    if _RUNNER is None:
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=RUNNER_GROUP):
+            ep.load()  # the module registers itself when it is imported
+    if _RUNNER is None:
+        raise KernelCallError.at("CALL-RUNNER", "no kernel runner is installed, so a @kernel function cannot run on "
+                                 "tensors", None, "install ascend-dsl (pip install -e .), whose npu_harness registers "
+                                 "one, or call kernel.interpret(...) for the DSL interpreter")
+    return _RUNNER
+
+
 class KernelFunction:
-    """A parsed `@kernel` function. `.ir(T=f16)` gives the typed IR; calling it runs the interpreter."""
+    """A parsed `@kernel` function. `.ir(T=f16)` gives the typed IR.
+
+    Calling it on torch tensors compiles the kernel (cached) and runs the emitted AscendC: on CPU tensors
+    in the emulator, on NPU tensors through CANN + torch_npu; `kernel(x)` takes the input tensors and
+    returns the outputs (docs/npu.md). `.interpret(...)` runs the DSL interpreter instead.
+    """
 
     def __init__(self, source: KernelSource):
         self.source = source
@@ -22,16 +58,30 @@ class KernelFunction:
         return self.source.instantiate(dtypes)
 
     def __call__(self, *tensors, **scalars):
+        return _runner()(self, tensors, scalars)
+
+    def interpret(self, *tensors, **scalars):
+        """The DSL interpreter on every tensor parameter (inputs and outputs, in declaration order);
+        outputs are written in place and returned by name."""
         k = self.ir()
         names = [p.name for p in k.tensors]
         if len(tensors) != len(names):
-            raise TypeError(f"{k.name} takes {len(names)} tensors ({', '.join(names)}), got {len(tensors)}")
+            raise KernelCallError.at("CALL", f"{k.name}.interpret takes {len(names)} tensors ({', '.join(names)}), "
+                                     f"got {len(tensors)}", k.span)
         from . import interpreter  # torch is imported only when a kernel is run
 
         return interpreter.run(k, dict(zip(names, tensors, strict=True)), scalars)
 
     def __repr__(self) -> str:
         return f"<ascend_dsl kernel {self.source.name}>"
+
+    # Identity semantics, spelled out: torch.compile treats a kernel function passed to the runner as a
+    # constant (torch.utils._pytree.register_constant needs an explicit __eq__).
+    def __eq__(self, other) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
 
 
 def kernel(fn=None, **type_vars):

@@ -60,6 +60,17 @@ class ErrorCode(StrEnum):
     CAP = "CAP"  # --cap cannot scale the task under the cap
     DTYPE = "DTYPE"  # a task's data cannot convert to the kernel's dtypes
     MEMORY_LIMIT = "MEMORY-LIMIT"  # a task, emulator run or lowering exceeded the memory limit
+    # kernel calls (torch op), exports and NPU runs
+    CALL = "CALL"  # a kernel called with arguments it does not take
+    CALL_DEVICE = "CALL-DEVICE"
+    CALL_DTYPE = "CALL-DTYPE"
+    CALL_RUNNER = "CALL-RUNNER"
+    CALL_SHAPE = "CALL-SHAPE"
+    CALL_TARGET = "CALL-TARGET"
+    EXPORT = "EXPORT"
+    NPU_COMPILE = "NPU-COMPILE"
+    NPU_ERROR = "NPU-ERROR"
+    NPU_TIMEOUT = "NPU-TIMEOUT"
     SIM_COMPILE = "SIM-COMPILE"
     SANDBOX = "SANDBOX"  # model-written code is run sandboxed only, and no sandbox can be made
     FORBIDDEN = "FORBIDDEN"  # LLM output that imports or calls what a kernel cannot
@@ -166,13 +177,16 @@ class DslError(Exception):
 
 
 class DiagnosticSink:
-    """Collects diagnostics; `raise_if_any()` raises them together (checks report every error)."""
+    """Collects diagnostics; `raise_if_any()` raises them together (checks report every error, each once: a
+    rewrite into several instructions may trip one check several times at one span)."""
 
     def __init__(self) -> None:
         self.items: list[Diagnostic] = []
 
     def error(self, code: ErrorCode | str, message: str, span: Span | None, hint: str | None = None, notes=()) -> None:
-        self.items.append(Diagnostic(code, message, span, hint, tuple(notes)))
+        d = Diagnostic(code, message, span, hint, tuple(notes))
+        if d not in self.items:
+            self.items.append(d)
 
     def raise_if_any(self) -> None:
         if self.items:

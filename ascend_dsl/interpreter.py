@@ -13,13 +13,44 @@ from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
 from .ops import OPS, POOLS
 
+#: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
+#: the select coverage being recorded, if any.
+_FLOAT = {"widen": False, "coverage": None, "compare_nudge": 0.0, "cast_nudge": 0.0, "math_nudge": 0.0,
+          "nan_skip": False}
+#: Ops a device computes to within a few units of rounding, not exactly (instructions and lowered sequences).
+APPROXIMATE_OPS = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "div", "pow")
+
+
+def _dt(dtype) -> torch.dtype:
+    return torch.float64 if _FLOAT["widen"] and dtype.is_float else dtype.torch
+
 
 def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None = None,
-        num_cores: int = 4, tile: int = 4096) -> dict[str, torch.Tensor]:
+        num_cores: int = 4, tile: int = 4096, widen: bool = False,
+        coverage: dict | None = None, compare_nudge: float = 0.0, cast_nudge: float = 0.0,
+        math_nudge: float = 0.0, nan_skip: bool = False) -> dict[str, torch.Tensor]:
     """Run `kernel`; `tensors` maps every tensor parameter (inputs and outputs) to a torch tensor.
 
     Outputs are written in place and also returned by name. Rank-1 parameters are viewed flat; row
-    loops walk blocks of whole rows (`tile` elements' worth of rows, at least one)."""
+    loops walk blocks of whole rows (`tile` elements' worth of rows, at least one). `widen`: every float
+    value is float64 (the tensors given too), e.g. to measure how much f32/f16 rounding moves a result.
+    `coverage`: filled with, per tile select (by its span), [some element took `a`, some took `b`].
+    The nudges serve the differential fuzzer's oracle (how far last-bit differences can move a discontinuous
+    result): with `compare_nudge` a comparison `a OP b` of floats compares a + `compare_nudge` * max(|a|, |b|)
+    with b (for == and != with a positive nudge: a and b that close are equal); with `cast_nudge` a float cast to
+    an integer first moves its value by `cast_nudge` * max(1, |x|); with `math_nudge` the result of every
+    APPROXIMATE_OPS op on tiles is scaled by 1 + `math_nudge`; with `nan_skip` max/min reductions and
+    accumulators skip NaN instead of propagating it (what a device's reduction may do: not specified)."""
+    _FLOAT.update(widen=widen, coverage=coverage, compare_nudge=compare_nudge, cast_nudge=cast_nudge,
+                  math_nudge=math_nudge, nan_skip=nan_skip)
+    try:
+        return _run(kernel, tensors, scalars, num_cores, tile)
+    finally:
+        _FLOAT.update(widen=False, coverage=None, compare_nudge=0.0, cast_nudge=0.0, math_nudge=0.0, nan_skip=False)
+
+
+def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None, num_cores: int,
+         tile: int) -> dict[str, torch.Tensor]:
     scalars = dict(scalars or {})
     for p in kernel.scalars:
         if p.name not in scalars:
@@ -29,7 +60,7 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     views = {}
     for p in kernel.tensors:
         t = tensors[p.name]
-        if t.dtype != p.dtype.torch:
+        if t.dtype != _dt(p.dtype):
             raise DslError.at(E.BINDING, f"'{p.name}' is {p.dtype} in the kernel but {t.dtype} was given", p.span)
         views[p.name] = t.reshape(-1) if len(p.shape) == 1 else t.reshape(-1, t.shape[-1]) if len(p.shape) == 2 \
             and t.dim() > 2 else t
@@ -54,7 +85,16 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     return {p.name: tensors[p.name] for p in kernel.outputs}
 
 
-_COMBINE = {ir.Combine.ADD: lambda a, b: a + b, ir.Combine.MAX: max, ir.Combine.MIN: min}
+def _nan_or(a, b, pick):
+    """max / min that propagate NaN, as torch.maximum / torch.minimum (builtin max(x, nan) drops the NaN, and
+    with it every value before it)."""
+    if _FLOAT["nan_skip"]:
+        return b if a != a else a if b != b else pick(a, b)
+    return a if a != a else b if b != b else pick(a, b)
+
+
+_COMBINE = {ir.Combine.ADD: lambda a, b: a + b, ir.Combine.MAX: lambda a, b: _nan_or(a, b, max),
+            ir.Combine.MIN: lambda a, b: _nan_or(a, b, min)}
 
 
 def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, symbols, num_cores: int,
@@ -72,7 +112,7 @@ def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, s
     for core in range(num_cores):
         core_scalars = dict(scalars)
         for a in slot_accs:  # this core's partial vector, one f32 per slot
-            core_scalars[a] = torch.zeros(views[("slots", a)][1], dtype=torch.float32)
+            core_scalars[a] = torch.zeros(views[("slots", a)][1], dtype=_dt(ir.DType.F32))
         lo, hi = core * share, min(total, (core + 1) * share)
         for tl in loop.body:
             assert isinstance(tl, ir.TileLoop)
@@ -192,10 +232,10 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
             else:
                 target[sl] = value.reshape(-1) if value.dim() > 1 else value
         elif isinstance(s, ir.SlotAccumulate):  # each row's value into its slot
-            value = _eval(s.value, env, views, scalars, sl).float().reshape(-1)
+            value = _eval(s.value, env, views, scalars, sl).to(_dt(ir.DType.F32)).reshape(-1)
             scalars[s.name].index_add_(0, views[("slots", s.name)][0][sl], value)
         elif isinstance(s, ir.Accumulate):
-            value = _eval(s.value, env, views, scalars, sl).float()
+            value = _skip_nan(s.reduce, _eval(s.value, env, views, scalars, sl).to(_dt(ir.DType.F32)))
             part = {"reduce_sum": torch.sum, "reduce_max": torch.max, "reduce_min": torch.min}[s.reduce](value)
             scalars[s.name] = _COMBINE[s.combine](scalars[s.name], float(part))
 
@@ -203,11 +243,11 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
 def _eval(e: ir.Expr, env, views, scalars, sl):
     match e:
         case ir.Const(value=v, type=t):
-            return torch.tensor(v, dtype=t.dtype.torch)
+            return torch.tensor(v, dtype=_dt(t.dtype))
         case ir.Ref(name=n, type=t):
             if n in env:
                 return env[n]
-            return torch.tensor(scalars[n], dtype=t.dtype.torch)
+            return torch.tensor(scalars[n], dtype=_dt(t.dtype))
         case ir.Load(tensor=name, type=t) as e:
             view = views[name]
             if t.layout in (ir.Layout.ROWS, ir.Layout.BOX):
@@ -221,19 +261,66 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             return view[sl].clone()
         case ir.Op(op=op, args=(a, *params), type=t) if op in POOLS:
             window = (int(_eval(q, env, views, scalars, sl)) for q in params)  # kernel, stride, padding, dilation
-            return OPS[op].ref(_eval(a, env, views, scalars, sl), *window).to(t.dtype.torch)
+            return OPS[op].ref(_eval(a, env, views, scalars, sl), *window).to(_dt(t.dtype))
         case ir.Op(op=op, args=(a,), type=t) if a.type.layout is ir.Layout.BOX and t.layout is ir.Layout.FLAT:
-            return OPS[op].ref(_eval(a, env, views, scalars, sl)).reshape(-1).to(t.dtype.torch)  # a box reduction
+            box = _skip_nan(op, _eval(a, env, views, scalars, sl))
+            return OPS[op].ref(box).reshape(-1).to(_dt(t.dtype))  # a box reduction
         case ir.Op(op="cast", args=(a,), type=t):
-            return _eval(a, env, views, scalars, sl).to(t.dtype.torch)
+            return _cast(_eval(a, env, views, scalars, sl), t.dtype)
+        case ir.Op(op="gather", args=(a, i), type=t):
+            rows, idx = _eval(a, env, views, scalars, sl), _eval(i, env, views, scalars, sl)
+            outside = (idx < 0) | (idx >= rows.shape[-1])
+            if bool(outside.any()):
+                raise DslError.at(E.INDEX, f"gather: column index {int(idx[outside][0])} is outside the rows' "
+                                  f"[0, {rows.shape[-1]})", e.span)
+            return OPS["gather"].ref(rows, idx).to(_dt(t.dtype))
         case ir.Op(op=op, args=args, type=t):
             if OPS[op].extern:  # its reference lives in the user's file, which this process never executes
                 raise DslError.at(E.UNSUPPORTED, f"the interpreter cannot run extern op '{op}' (its PyTorch reference "
                                   "runs only in the task worker)", e.span, "validate with --validate sim")
             vals = [_eval(a, env, views, scalars, sl) for a in args]
+            if op in ("reduce_max", "reduce_min"):
+                vals = [_skip_nan(op, vals[0])]
+            if op == "select" and t.kind is ir.Kind.TILE and _FLOAT["coverage"] is not None:
+                seen = _FLOAT["coverage"].setdefault(e.span, [False, False])
+                seen[0] |= bool(vals[0].any())
+                seen[1] |= bool((~vals[0]).any())
+            nudge = _FLOAT["compare_nudge"]
+            if nudge and op in _COMPARISONS and vals[0].dtype.is_floating_point:
+                a, b = vals
+                margin = nudge * torch.maximum(a.abs(), b.abs())
+                if op in ("eq", "ne") and nudge > 0:  # values this close count as equal
+                    near = (a - b).abs() <= margin
+                    return near if op == "eq" else ~near
+                vals = [a + margin, b]  # and the other way: different unless both are 0
             out = OPS[op].ref(*vals)
-            return out if t.dtype.value == "bool" else out.to(t.dtype.torch)
+            if _FLOAT["math_nudge"] and op in APPROXIMATE_OPS and out.dtype.is_floating_point:
+                out = out * (1 + _FLOAT["math_nudge"])
+            return out if t.dtype.value == "bool" else out.to(_dt(t.dtype))
     raise TypeError(e)
+
+
+_COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
+
+
+def _skip_nan(op: str, x: torch.Tensor) -> torch.Tensor:
+    """With nan_skip, NaN entries of a max (min) reduction's input become -inf (+inf): they are skipped."""
+    if not _FLOAT["nan_skip"] or op not in ("reduce_max", "reduce_min") or not x.dtype.is_floating_point:
+        return x
+    return torch.nan_to_num(x, nan=float("-inf") if op == "reduce_max" else float("inf"), posinf=float("inf"),
+                            neginf=float("-inf"))
+
+
+def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
+    """`cast(x, dtype)`: float to integer truncates toward zero and saturates, NaN gives 0 (the Cast
+    instruction's behaviour; torch leaves NaN and out-of-range values platform-defined)."""
+    if x.dtype.is_floating_point and not dtype.is_float and dtype.value != "bool":
+        info = torch.iinfo(dtype.torch)
+        x = x.double()
+        if _FLOAT["cast_nudge"]:
+            x = x + _FLOAT["cast_nudge"] * x.abs().clamp(min=1.0)
+        x = torch.nan_to_num(x, nan=0.0).trunc().clamp(info.min, info.max)
+    return x.to(_dt(dtype))
 
 
 def _run_cube(loop: ir.CubeLoop, kernel: ir.Kernel, views, scalars, symbols) -> None:
@@ -245,11 +332,11 @@ def _run_cube(loop: ir.CubeLoop, kernel: ir.Kernel, views, scalars, symbols) -> 
             t = views[name]
             return t[bi] if loop.batch and t.dim() == 3 else t
 
-        a = pick(mm.a).to(torch.float32)
-        b = pick(mm.b).to(torch.float32)
+        a = pick(mm.a).to(_dt(ir.DType.F32))
+        b = pick(mm.b).to(_dt(ir.DType.F32))
         acc = (a.T if mm.transpose_a else a) @ (b.T if mm.transpose_b else b)
         if mm.bias:
-            acc = acc + views[mm.bias].to(torch.float32)
+            acc = acc + views[mm.bias].to(_dt(ir.DType.F32))
         local = {p.name: pick(p.name) for p in kernel.tensors}
         local[mm.name] = acc
         _run_tile(loop.epilogue.body, local, scalars, slice(0, acc.shape[0]))

@@ -104,11 +104,12 @@ def _axis_reduction(b, c: Call) -> ir.Expr:
         raise b.err(E.UNSUPPORTED, "reductions run over the last axis of a row tile: axis=1", axis)
     if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.ROWS:
         raise b.err(E.TYPE, f"{name}(v, axis=1) needs whole rows (a value loaded with x[r, :])", pos[0],
-                       "split the rows of a 2-D tensor: for blk in split(B, cores=AIV)")
+                    "split the rows of a 2-D tensor: for blk in split(B, cores=AIV)")
     op = REDUCTIONS[name]
     if v.type.dtype not in OPS[op].dtypes:
         raise b.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e)
     return ir.Op(op, (v,), ir.tile_of(v.type.dtype, ir.Layout.COL), b.o.span(e))
+
 
 @intrinsic("gather")
 def _gather(b, c: Call) -> ir.Expr:
@@ -131,13 +132,14 @@ def _flag(b, v, node) -> bool:
         return str(v.children[0]) == "True"
     raise b.err(E.ARGS, "expected True or False", v, "e.g. cumsum(v, axis=1, reverse=True)")
 
+
 @intrinsic(*SCANS)
 def _scan(b, c: Call) -> ir.Expr:
-    name, pos, kw, e, tile = c.name, c.pos, c.kw, c.node, c.tile
     """cumsum / cumprod(v, axis=1[, reverse=True][, exclusive=True]) along each row of a row tile."""
+    name, pos, kw, e, tile = c.name, c.pos, c.kw, c.node, c.tile
     if len(pos) != 1 or "axis" not in kw or set(kw) - {"axis", "reverse", "exclusive"}:
         raise b.err(E.ARGS, f"{name}(v, axis=1) takes one value, axis= and optionally reverse=, exclusive=", e,
-                       f"{name}(v, axis=1, reverse=False, exclusive=False)")
+                    f"{name}(v, axis=1, reverse=False, exclusive=False)")
     if b.axis_value(kw["axis"]) not in (1, -1):
         raise b.err(E.UNSUPPORTED, "scans run along the last axis of a row tile: axis=1", kw["axis"])
     reverse = _flag(b, kw["reverse"], e) if "reverse" in kw else False
@@ -145,12 +147,13 @@ def _scan(b, c: Call) -> ir.Expr:
     v = b.expr(pos[0], tile)
     if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.ROWS:
         raise b.err(E.TYPE, f"{name}(v, axis=1) needs whole rows (a value loaded with x[r, :])", pos[0],
-                       "split the rows of a 2-D tensor: for blk in split(B, cores=AIV)")
+                    "split the rows of a 2-D tensor: for blk in split(B, cores=AIV)")
     op = scan_op(name, reverse, exclusive)
     if v.type.dtype not in OPS[op].dtypes:
         raise b.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e,
-                       f"supported: {', '.join(sorted(map(str, OPS[op].dtypes)))}; cast first")
+                    f"supported: {', '.join(sorted(map(str, OPS[op].dtypes)))}; cast first")
     return ir.Op(op, (v,), v.type, b.o.span(e))
+
 
 def _pool_param(b, v, what: str, tile: str) -> ir.Expr:
     """kernel= / stride= / padding=: an integer literal or an integer scalar parameter."""
@@ -162,21 +165,22 @@ def _pool_param(b, v, what: str, tile: str) -> ir.Expr:
     raise b.err(E.TYPE, f"{what}= takes an integer literal or an integer scalar parameter", v,
                    f"declare it as a kernel parameter, e.g. {what}: i32 = 2")
 
+
 @intrinsic(*POOLS)
 def _pool(b, c: Call) -> ir.Expr:
-    name, pos, kw, e, tile = c.name, c.pos, c.kw, c.node, c.tile
     """max_pool / avg_pool(plane, kernel=K, stride=S, padding=P[, dilation=D]) over a plane tile's spatial dims."""
+    name, pos, kw, e, tile = c.name, c.pos, c.kw, c.node, c.tile
     allowed = {"kernel", "stride", "padding"} | ({"dilation"} if name == "max_pool" else set())
     if len(pos) != 1 or "kernel" not in kw or set(kw) - allowed:
         raise b.err(E.ARGS, f"{name} takes one loaded plane and kernel=, optionally "
-                       f"{', '.join(f'{a}=' for a in sorted(allowed - {'kernel'}))}", e,
-                       f"{name}(xt, kernel=kernel_size, stride=stride, padding=padding)"
-                       + ("" if name == "max_pool" else "; avg_pool has no dilation (PyTorch neither)"))
+                    f"{', '.join(f'{a}=' for a in sorted(allowed - {'kernel'}))}", e,
+                    f"{name}(xt, kernel=kernel_size, stride=stride, padding=padding)"
+                    + ("" if name == "max_pool" else "; avg_pool has no dilation (PyTorch neither)"))
     v = b.expr(pos[0], tile)
     if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.PLANE:
         raise b.err(E.TYPE, f"{name} needs a loaded plane (load(x[p]) of a [N, C, ...] tensor in a loop over "
-                       "split(N * C))", pos[0], "for blk in split(N * C, cores=AIV): for p in tile(blk): "
-                       "xt = load(x[p])")
+                    "split(N * C))", pos[0], "for blk in split(N * C, cores=AIV): for p in tile(blk): "
+                    "xt = load(x[p])")
     kernel = _pool_param(b, kw["kernel"], "kernel", tile)
     stride = _pool_param(b, kw["stride"], "stride", tile) if "stride" in kw else kernel  # PyTorch default
     padding = _pool_param(b, kw["padding"], "padding", tile) if "padding" in kw else \
@@ -185,7 +189,7 @@ def _pool(b, c: Call) -> ir.Expr:
         ir.Const(1, ir.scalar_of(DType.I32), b.o.span(e))
     if v.type.dtype not in OPS[name].dtypes:
         raise b.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e,
-                       f"supported: {', '.join(sorted(map(str, OPS[name].dtypes)))}")
+                    f"supported: {', '.join(sorted(map(str, OPS[name].dtypes)))}")
     return ir.Op(name, (v, kernel, stride, padding, dilation), ir.tile_of(v.type.dtype, ir.Layout.POOLED),
                  b.o.span(e))
 

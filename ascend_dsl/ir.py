@@ -10,7 +10,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     KStmt       = SplitLoop(var, extent: Sym*, core_kind, cores?, body: TileLoop*)
                 | CubeLoop(var, batch?, m, n, k, body: Matmul+TileLoop, plan: CubePlan?)
                 | AccDecl(name, init) | SlotAccDecl(name, slots: Sym*, rows_per_slot: Sym*, groups: Sym*)
-                | ScalarAssign(name, value: Expr) | ScalarLoad(name, tensor) | ScalarStore(tensor, value: Expr)
+                | ScalarAssign(name, value: Expr, launch) | ScalarLoad(name, tensor) | ScalarStore(tensor, value: Expr)
     -- a tile loop; its shape payload is its kind (LoopKind)
     TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?)
     TileShape   = FlatTiles() | RowTiles(rows: Sym*, row: Sym*, chunked: ChunkPlan|NoChunk?)
@@ -27,7 +27,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     Expr        = Const(value, type: ValType) | Ref(name, type: ValType) | RowLength(type: ValType)
                 | Load(tensor, index: TileIndex, type: ValType) | Op(op, args: Expr*, type: ValType)
                 -- introduced by select_instructions
-                | RowValue(type: ValType) | VectorMath(op, arg: Expr, type: ValType)
+                | RowValue(type: ValType) | VectorMath(op, args: Expr*, type: ValType)
     TileIndex   = TileIndex(var?, rows, period?, acc)
     ValType     = ValType(kind: Kind, dtype, layout: Layout)
     Operand     = a buffer name | Const | Ref | Op
@@ -196,11 +196,11 @@ class RowValue:
 
 @dataclass(frozen=True)
 class VectorMath:
-    """A scalar op the scalar unit lacks (sqrt, exp, ...), computed on one element by its vector instruction
-    (`ops.OpInfo.vector_math`; chosen by lowering/passes/select_instructions.py)."""
+    """A scalar op the scalar unit lacks (sqrt, exp, pow, ...), computed on one element by its vector
+    instruction(s) (`ops.OpInfo.vector_math`; chosen by lowering/passes/select_instructions.py)."""
 
     op: str
-    arg: Expr
+    args: tuple[Expr, ...]
     type: ValType
     span: Span = _SPAN
 
@@ -494,11 +494,14 @@ class SlotAccumulate:
 
 @dataclass(frozen=True)
 class ScalarAssign:
-    """Kernel scope, after a split loop: `norm = sqrt(total)`, evaluated once per core."""
+    """Kernel scope: `norm = sqrt(total)` after a split loop, evaluated once per core; `launch` (set by
+    lowering/passes/hoist_scalars.py): the value depends only on scalar parameters, shape symbols and
+    constants, so the host computes it when it launches the kernel (`bc1 = 1.0 - beta1 ** step`)."""
 
     name: str
     value: Expr
     span: Span = _SPAN
+    launch: bool = False
 
 
 @dataclass(frozen=True)
@@ -626,7 +629,8 @@ def walk_expr(e: Expr):
         for a in e.args:
             yield from walk_expr(a)
     elif isinstance(e, VectorMath):
-        yield from walk_expr(e.arg)
+        for a in e.args:
+            yield from walk_expr(a)
 
 
 # ----------------------------------------------------------------------------- cube / vector (MIX kernels)

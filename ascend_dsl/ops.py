@@ -7,7 +7,8 @@ mode of comparisons, its C++ form on the scalar unit (`scalar_c`: kernel-scope v
 values of chunked rows; `{0}`, `{1}`, ... are the operands, `{T}` the result's C type), or the vector
 instruction that computes it on one element when the scalar unit has none (`vector_math`), and for
 reductions how chunked rows fold them (`chunk`: the reduction of one chunk, the combine across chunks),
-and its value on Python numbers (`fold`: constant operands are folded by the parser). The DSL calls
+its C++ form in the host's tiling function (`host_c`: scalars computed at launch, float or int64_t, with
+torch's semantics: NaN propagates through max/min/relu), and its value on Python numbers (`fold`: constant operands are folded by the parser). The DSL calls
 (`CALLABLE`) and reductions (`REDUCTIONS`) are read off the entries, so a new op is one `_op(...)` line.
 Ops without an instruction are expanded into others by `lowering/passes/legalize.py` (tanh, sigmoid,
 erf, neg) or run as scalar loops (`lowering/scalar_loops.py`: scans, products, pools).
@@ -58,6 +59,8 @@ class OpInfo:
     reverse: bool = False  # scans: from the end of the row
     exclusive: bool = False  # scans: the value before each element
     fold: Callable | None = None  # its value on Python numbers: the parser folds constant operands
+    int_c: str | None = None  # its C++ form on int64_t operands (integer scalars: shape symbols, i32 parameters)
+    host_c: str | None = None  # its C++ form at launch (lowering/emit/launch_scalars.py; `{zero}` of the result type)
     extern: bool = False  # an extern op (ascend_dsl/extern_ops.py): `api` is a model-written slot, checked first
 
 
@@ -86,35 +89,47 @@ def _pick(cmp: str) -> str:
     return f"(static_cast<float>({{0}}) {cmp} static_cast<float>({{1}}) ? {{0}} : {{1}})"
 
 
-_op("add", 2, Rule.SAME, NUMERIC, lambda a, b: a + b, "a + b", api="Add", scalar_api="Adds", scalar_c=_infix("+"),
-    fold=operator.add)
-_op("sub", 2, Rule.SAME, NUMERIC, lambda a, b: a - b, "a - b", api="Sub", scalar_c=_infix("-"), fold=operator.sub)
-_op("mul", 2, Rule.SAME, NUMERIC, lambda a, b: a * b, "a * b", api="Mul", scalar_api="Muls", scalar_c=_infix("*"),
-    fold=operator.mul)
-_op("div", 2, Rule.SAME, FLOATS, lambda a, b: a / b, "a / b", api="Div", scalar_c=_infix("/"), fold=operator.truediv)
+def _host_pick(cmp: str, second: str = "{1}") -> str:
+    """max/min on the host: NaN-propagating (torch.maximum), for floats and integers alike (x != x is false for ints)."""
+    return f"[](auto a, auto b) {{{{ return a != a ? a : b != b ? b : a {cmp} b ? a : b; }}}}({{0}}, {second})"
+
+
+_op("add", 2, Rule.SAME, NUMERIC, lambda a, b: a + b, "a + b", api="Add", scalar_api="Adds", scalar_c=_infix("+"), host_c="({0} + {1})",
+    fold=operator.add, int_c="{0} + {1}")
+_op("sub", 2, Rule.SAME, NUMERIC, lambda a, b: a - b, "a - b", api="Sub", scalar_c=_infix("-"), host_c="({0} - {1})", fold=operator.sub,
+    int_c="{0} - {1}")
+_op("mul", 2, Rule.SAME, NUMERIC, lambda a, b: a * b, "a * b", api="Mul", scalar_api="Muls", scalar_c=_infix("*"), host_c="({0} * {1})",
+    fold=operator.mul, int_c="{0} * {1}")
+_op("div", 2, Rule.SAME, FLOATS, lambda a, b: a / b, "a / b", api="Div", scalar_c=_infix("/"), host_c="({0} / {1})", fold=operator.truediv)
 _op("max", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().maximum(a, b), "element-wise maximum", api="Max",
-    scalar_api="Maxs", scalar_c=_pick(">"), fold=max)
+    scalar_api="Maxs", scalar_c=_pick(">"), host_c=_host_pick(">"), fold=max, int_c="{0} > {1} ? {0} : {1}")
 _op("min", 2, Rule.SAME, NUMERIC, lambda a, b: _torch().minimum(a, b), "element-wise minimum", api="Min",
-    scalar_api="Mins", scalar_c=_pick("<"), fold=min)
+    scalar_api="Mins", scalar_c=_pick("<"), host_c=_host_pick("<"), fold=min, int_c="{0} < {1} ? {0} : {1}")
 _op("neg", 1, Rule.SAME, NUMERIC, lambda a: -a, "-a", scalar_c="static_cast<{T}>(-static_cast<float>({0}))",
-    fold=operator.neg)
-_op("abs", 1, Rule.SAME, NUMERIC, lambda a: a.abs(), "|a|", api="Abs", vector_math="Abs", fold=abs)
-_op("exp", 1, Rule.SAME, FLOATS, lambda a: a.exp(), "e**a", api="Exp", vector_math="Exp", fold=math.exp)
-_op("log", 1, Rule.SAME, FLOATS, lambda a: a.log(), "natural logarithm", api="Ln", vector_math="Ln",
+    host_c="(-{0})", fold=operator.neg, int_c="-{0}")
+_op("abs", 1, Rule.SAME, NUMERIC, lambda a: a.abs(), "|a|", api="Abs", vector_math="Abs", fold=abs,
+    host_c="std::fabs({0})")  # integers: std::llabs (launch_scalars.py)
+_op("exp", 1, Rule.SAME, FLOATS, lambda a: a.exp(), "e**a", api="Exp", vector_math="Exp", host_c="std::exp({0})", fold=math.exp)
+_op("log", 1, Rule.SAME, FLOATS, lambda a: a.log(), "natural logarithm", api="Ln", vector_math="Ln", host_c="std::log({0})",
     fold=math.log)
-_op("sqrt", 1, Rule.SAME, FLOATS, lambda a: a.sqrt(), "square root", api="Sqrt", vector_math="Sqrt",
+_op("sqrt", 1, Rule.SAME, FLOATS, lambda a: a.sqrt(), "square root", api="Sqrt", vector_math="Sqrt", host_c="std::sqrt({0})",
     fold=math.sqrt)
-_op("rsqrt", 1, Rule.SAME, FLOATS, lambda a: a.rsqrt(), "1 / sqrt(a)", api="Rsqrt", vector_math="Rsqrt",
+_op("rsqrt", 1, Rule.SAME, FLOATS, lambda a: a.rsqrt(), "1 / sqrt(a)", api="Rsqrt", vector_math="Rsqrt", host_c="(1.0f / std::sqrt({0}))",
     fold=lambda a: 1 / math.sqrt(a))
 _op("reciprocal", 1, Rule.SAME, FLOATS, lambda a: a.reciprocal(), "1 / a", api="Reciprocal",
-    scalar_c="static_cast<{T}>(1.0f / static_cast<float>({0}))", fold=lambda a: 1 / a)
+    scalar_c="static_cast<{T}>(1.0f / static_cast<float>({0}))", fold=lambda a: 1 / a,
+    host_c="(1.0f / {0})")
 _op("relu", 1, Rule.SAME, NUMERIC, lambda a: a.relu(), "max(a, 0)", api="Relu",
-    scalar_c="(static_cast<float>({0}) > static_cast<float>({zero}) ? {0} : {zero})", fold=lambda a: max(a, 0.0))
-_op("tanh", 1, Rule.SAME, FLOATS, lambda a: a.tanh(), "hyperbolic tangent (lowered via exp)", fold=math.tanh)
+    scalar_c="(static_cast<float>({0}) > static_cast<float>({zero}) ? {0} : {zero})", fold=lambda a: max(a, 0.0),
+    host_c=_host_pick(">", "{zero}"))
+_op("tanh", 1, Rule.SAME, FLOATS, lambda a: a.tanh(), "hyperbolic tangent (lowered via exp)", fold=math.tanh,
+    host_c="std::tanh({0})")
 _op("sigmoid", 1, Rule.SAME, FLOATS, lambda a: a.sigmoid(), "1 / (1 + e**-a) (lowered via exp)",
-    fold=lambda a: 1 / (1 + math.exp(-a)))
+    fold=lambda a: 1 / (1 + math.exp(-a)), host_c="(1.0f / (1.0f + std::exp(-{0})))")
+_op("pow", 2, Rule.SAME, FLOATS, lambda a, b: _torch().pow(a, b), "a ** b of scalars (any exponent)",
+    vector_math="Ln, Exp", fold=math.pow, host_c="std::pow({0}, {1})")  # on the device: exp(e * ln|b|) with torch.pow's signs and limits
 _op("erf", 1, Rule.SAME, FLOATS, _erf, "error function (lowered to a rational approximation, |err| < 1.5e-7)",
-    fold=math.erf)
+    fold=math.erf, host_c="std::erf({0})")
 for _name, _fn, _sym in [
     ("lt", lambda a, b: a < b, "<"),
     ("le", lambda a, b: a <= b, "<="),
@@ -124,10 +139,14 @@ for _name, _fn, _sym in [
     ("ne", lambda a, b: a != b, "!="),
 ]:  # the scalar form compares the operands as floats
     _op(_name, 2, Rule.COMPARE, FLOATS | {DType.I32}, _fn, f"comparison ({_name}); a mask for select",
-        cmp=_name.upper(), scalar_c=f"(static_cast<float>({{0}}) {_sym} static_cast<float>({{1}}))")
-_op("select", 3, Rule.SELECT, NUMERIC, lambda m, a, b: _torch().where(m, a, b), "mask ? a : b",
-    scalar_c="({0} ? {1} : {2})")
-_op("cast", 2, Rule.CAST, NUMERIC, None, "convert to another dtype (round to nearest even)", scalar_c="{0}")
+        cmp=_name.upper(), scalar_c=f"(static_cast<float>({{0}}) {_sym} static_cast<float>({{1}}))",
+        int_c=f"({{0}} {_sym} {{1}})", host_c=f"({{0}} {_sym} {{1}})")
+_op("select", 3, Rule.SELECT, FLOATS - {DType.BF16}, lambda m, a, b: _torch().where(m, a, b), "mask ? a : b",
+    scalar_c="({0} ? {1} : {2})", host_c="({0} ? {1} : {2})")
+_op("copy", 1, Rule.SAME, DType, lambda a: a.clone(), "a copy of a tile, any dtype (allocate_buffers: a stored "
+    "value Muls cannot copy, e.g. bf16 and u8)", api="DataCopy")
+_op("cast", 2, Rule.CAST, NUMERIC, None, "convert to another dtype (round to nearest even)", scalar_c="{0}",
+    host_c="static_cast<{T}>({0})")  # float -> int truncates and saturates (launch_scalars.py)
 _op("reduce_sum", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.sum(dim=1, keepdim=True, dtype=a.dtype),
     "sum over each row (axis=1)", api="ReduceSum", chunk=("reduce_sum", Combine.ADD), call="sum")
 _op("reduce_mean", 1, Rule.REDUCE, FLOATS, lambda a: a.mean(dim=1, keepdim=True), "mean over each row (axis=1)",
@@ -182,11 +201,15 @@ POOLS = {"max_pool": "max_pool", "avg_pool": "avg_pool"}
 
 def pool_ref(op: str, x, kernel: int, stride: int, padding: int, dilation: int = 1):
     """Pool a plane tile (planes x spatial dims) with PyTorch semantics (avg: count_include_pad=True, no dilation)."""
-    f = _torch().nn.functional
+    torch = _torch()
+    f = torch.nn.functional
     rank = x.dim() - 1
     fn = getattr(f, f"{op}{rank}d")
-    extra = {"dilation": dilation} if op == "max_pool" else {}
-    return fn(x.float().unsqueeze(1), kernel, stride, padding, **extra).squeeze(1)
+    x = (x if x.dtype == torch.float64 else x.float()).unsqueeze(1)
+    if op == "avg_pool":  # count_include_pad: the zeros of the padding count; padded explicitly because
+        # avg_pool3d on CPU rejects an input dim smaller than the kernel even when the padding covers it
+        return fn(f.pad(x, [padding] * (2 * rank)), kernel, stride, 0).squeeze(1)
+    return fn(x, kernel, stride, padding, dilation=dilation).squeeze(1)
 
 
 _op("max_pool", 5, Rule.POOL, FLOATS, lambda x, k, s, p, d: pool_ref("max_pool", x, k, s, p, d),
@@ -200,9 +223,10 @@ REDUCTIONS = {i.call: i.name for i in OPS.values() if i.rule is Rule.REDUCE}
 BINARY_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 COMPARE_OPERATORS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 
-#: The DSL's calls of ops: every op by its call name, but those written only as operators (a + b, -a, a < b).
+#: The DSL's calls of ops: every op by its call name, but those written only as operators (a + b, -a, a < b,
+#: a ** b) and the lowering's own (copy).
 CALLABLE = tuple(sorted({i.call or i.name for i in OPS.values()
-                         if i.name not in {*BINARY_OPERATORS.values(), *COMPARE_OPERATORS.values(), "neg"}}))
+                         if i.name not in {*BINARY_OPERATORS.values(), *COMPARE_OPERATORS.values(), "neg", "pow", "copy"}}))
 
 #: Constant exponents `x ** c` accepted, with the op sequence they expand to.
 POW_EXPONENTS = (2, 3, 4, 0.5, -0.5, -1, 1)

@@ -273,6 +273,21 @@ def _is_kernel_decorator(d: ast.expr) -> bool:
         isinstance(target, ast.Attribute) and target.attr == "kernel")
 
 
+def _check_load_or_store(body: tuple[ir.Stmt, ...]) -> None:
+    """A tensor is loaded or stored, not both (its input and output would alias in GM)."""
+    loaded = set()
+    for s in ir.walk(body):
+        if isinstance(s, ir.ScalarLoad):
+            loaded.add(s.tensor)
+        for e in ir.walk_expr(s.value) if isinstance(getattr(s, "value", None), (ir.Op, ir.Load)) else ():
+            if isinstance(e, ir.Load) and not e.index.acc:
+                loaded.add(e.tensor)
+    for s in ir.walk(body):
+        if isinstance(s, (ir.Store, ir.ScalarStore)) and s.tensor in loaded:
+            raise DslError.at(E.KERNEL_STRUCTURE, f"'{s.tensor}' is both loaded and stored", s.span,
+                              "a tensor is an input or an output: store into another tensor")
+
+
 # ----------------------------------------------------------------------------- typed IR builder
 
 
@@ -302,6 +317,7 @@ class _Builder:
         suite = rest[-1]
         params = tuple(self.param(p) for p in (params_tree.children if params_tree else ()))
         body = self.kernel_body(suite)
+        _check_load_or_store(body)
         return ir.Kernel(str(k.children[1]), params, body, tuple(self.scope.type_args.items()), tuple(options),
                          span=self.o.span(k))
 
@@ -368,7 +384,7 @@ class _Builder:
         out: list[ir.Stmt] = []
         for s in self.statements(suite):
             if s.data == "for_stmt" and is_cube_split(self, s):
-                if any(isinstance(o, ir.SplitLoop) for o in out) or self.scope.acc_names:
+                if any(isinstance(o, ir.SplitLoop) for o in out):
                     raise self.err(E.UNSUPPORTED, "a cube split is the only loop of its kernel", s,
                                    "write the vector work as the matmul's epilogue (with vector:)")
                 out.append(cube_loop(self, s))
@@ -658,7 +674,11 @@ class _Builder:
                     ir.Combine.MIN: f"{name} = min({name}, min(v))"}[combine]
             raise self.err(E.UNSUPPORTED, f"an accumulator is updated with {form}", rhs,
                            "reduce the tile to one value with sum/max/min(v); scale the total after the loop")
+        was_constant = name in self.scope.constants
         value = self.expr(rhs.children[1], tile)
+        if name in self.scope.constants and not was_constant:  # read in its own update
+            raise self.err(E.KERNEL_STRUCTURE, f"accumulator '{name}' is read before its split loop has ended", st,
+                           "its total across cores exists only after the loop that accumulates it")
         if value.type.kind is not ir.Kind.TILE or value.type.dtype is DType.BOOL:
             raise self.err(E.TYPE, f"{reducer}(v) reduces a tile value", rhs.children[1])
         if value.type.layout is ir.Layout.ROW:
@@ -669,13 +689,20 @@ class _Builder:
         if value.type.dtype not in (DType.F32, DType.F16):
             raise self.err(E.DTYPE_UNSUPPORTED, f"accumulating {value.type.dtype} values is not supported",
                            rhs.children[1], "cast(v, f32) first")
+        if name in self.scope.constants:
+            raise self.err(E.KERNEL_STRUCTURE, f"'{name}' is read as a constant before this update, so it is not an "
+                           "accumulator", name_tok, "an accumulator is read only after the split loop that updates it; "
+                           "declare a new one for this loop")
+        if combine is ir.Combine.ADD and value.type.dtype is DType.F16:  # an f16 sum per tile would round at the
+            # compiler's tile boundaries: the total is the f32 sum of the values, whatever the tiling
+            value = ir.Op("cast", (value,), ir.ValType(ir.Kind.TILE, DType.F32, value.type.layout), value.span)
         self.scope.phase_accs.add(name)
         return ir.Accumulate(name, combine, REDUCTIONS[reducer], value, span=self.o.span(st))
 
     def accumulate_minmax(self, st: Tree, tile: str) -> ir.Accumulate:
         name_tok, value = st.children
         name = str(name_tok)
-        if name not in self.scope.acc_names:
+        if name not in self.scope.acc_names and name not in self.scope.constants:
             raise self.err(E.DUPLICATE_NAME, f"cannot assign to '{name}' inside a tile loop: it is a kernel-scope "
                            "scalar", name_tok)
         call_ok = isinstance(value, Tree) and value.data == "call" and self.call_name(value) in ("max", "min")
@@ -788,9 +815,12 @@ class _Builder:
         if isinstance(p, ir.ScalarParam):
             return ir.Ref(name, ir.scalar_of(p.dtype), span)
         if name in self.scope.kscalars:
-            if name in self.scope.acc_names and name not in self.scope.combined:
+            if name in self.scope.phase_accs:
                 raise self.err(E.KERNEL_STRUCTURE, f"accumulator '{name}' is read before its split loop has ended",
                                tok, "its total across cores exists only after the loop that accumulates it")
+            if name in self.scope.acc_names and name not in self.scope.combined:  # no loop updated it yet: a constant
+                self.scope.acc_names.discard(name)
+                self.scope.constants.add(name)
             return ir.Ref(name, self.scope.kscalars[name], span)
         if name in self.scope.slot_accs:
             raise self.err(E.INDEX, f"'{name}' holds one value per slot; read it per row: {name}[r]", tok)
@@ -807,7 +837,9 @@ class _Builder:
         base = self.expr(e.children[0], tile)
         exp_node = self.expr(e.children[1], tile)
         if not isinstance(exp_node, ir.Const) or exp_node.value not in POW_EXPONENTS:
-            raise self.err(E.UNSUPPORTED, "'**' needs a constant exponent", e.children[1],
+            if base.type.kind is ir.Kind.SCALAR and exp_node.type.kind is ir.Kind.SCALAR:
+                return self.op("pow", [base, exp_node], e)  # scalars: any exponent (torch.pow semantics)
+            raise self.err(E.UNSUPPORTED, "'**' needs a constant exponent on a tile", e.children[1],
                            f"supported exponents: {', '.join(map(str, POW_EXPONENTS))}; use exp(y * log(x)) otherwise")
         c = exp_node.value
         if c == 1:
@@ -882,13 +914,16 @@ class _Builder:
                                "e.g. select(x > 0.0, x, 0.0)")
             fallback = self.mask_source_dtype(mask)
             a, b, dtype, kind = self.unify([a, b], node, fallback)
+            if dtype not in info.dtypes:
+                raise self.err(E.DTYPE_UNSUPPORTED, f"select of {dtype} tiles is not supported: AscendC Select "
+                               "moves f16 and f32 only", node, "cast(v, f32) the values, select, and cast back")
             layout = self.layout_of([mask, a, b], node, same=True)
             return ir.Op("select", (mask, a, b), ir.tile_of(dtype, layout), span)
         for a in args:
             if a.type.dtype is DType.BOOL:
                 raise self.err(E.TYPE, f"a comparison mask cannot be used in '{name}'", node,
                                "masks only feed select(mask, a, b)")
-        unified = self.unify(args, node, None)
+        unified = self.unify(args, node, None, promote=name == "div")
         args2, dtype, kind = list(unified[:-2]), unified[-2], unified[-1]
         if all(isinstance(a, ir.Const) for a in args2) and info.fold is not None:
             try:
@@ -912,8 +947,9 @@ class _Builder:
             return self.scope.tile.mask_dtypes.get(mask.name)
         return None
 
-    def unify(self, args: list[ir.Expr], node, fallback: DType | None):
-        """Give literals and scalar parameters the dtype of the tile operands; tiles must agree."""
+    def unify(self, args: list[ir.Expr], node, fallback: DType | None, promote: bool = False):
+        """Give literals and scalar parameters the dtype of the tile operands; tiles must agree. Scalars alone
+        are f32 when any of them is a float (or `promote`: true division of integers), else integers."""
         tiles = [a for a in args if a.type.kind is ir.Kind.TILE]
         if tiles:
             dtype = tiles[0].type.dtype
@@ -922,11 +958,22 @@ class _Builder:
                     raise self.err(E.DTYPE_MISMATCH, f"operands have dtypes {dtype} and {t.type.dtype}", node,
                                    f"convert one side explicitly, e.g. cast(v, {dtype})")
             kind = ir.Kind.TILE
-        else:
-            refs = [a for a in args if isinstance(a, ir.Ref)]
-            floats = [a for a in refs if a.type.dtype.is_float]
-            dtype = (floats or refs)[0].type.dtype if refs else (fallback or DType.F32)
+        else:  # scalars: float if any operand is (a float value or a literal written with a fraction), as in Python
+            values = [a for a in args if not isinstance(a, ir.Const) and a.type.dtype is not DType.BOOL]
+            floats = [a for a in values if a.type.dtype.is_float]
+            float_literal = any(isinstance(a, ir.Const) and isinstance(a.value, float) for a in args)
+            if floats:
+                dtype = floats[0].type.dtype
+            elif values:
+                dtype = DType.F32 if float_literal or promote else values[0].type.dtype
+            else:
+                dtype = fallback or DType.F32
             kind = ir.Kind.SCALAR
+        if not dtype.is_float:
+            for a in args:
+                if isinstance(a, ir.Const) and not float(a.value).is_integer():
+                    raise DslError.at(E.TYPE, f"the literal {a.value} meets {dtype} values and would be truncated",
+                                      a.span, "cast the integer operand to a float dtype first, e.g. cast(v, f32)")
         out = []
         for a in args:
             if a.type.kind is ir.Kind.SCALAR and a.type.dtype is not dtype:

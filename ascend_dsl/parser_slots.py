@@ -77,7 +77,7 @@ def slot_accumulate(b, st: Tree, tile: str) -> ir.SlotAccumulate:
     name = str(name_tok)
     acc = b.scope.slot_accs.get(name)
     if acc is None:
-        if name in b.scope.acc_names:
+        if name in b.scope.acc_names or name in b.scope.constants:
             raise b.err(E.INDEX, f"'{name}' is a scalar accumulator: {name} += sum(v)", target,
                         f"declare {name} = zeros(C) for one value per channel")
         raise b.err(E.UNDEFINED_NAME, f"'{name}' is not a slot accumulator", name_tok,

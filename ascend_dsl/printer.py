@@ -30,14 +30,17 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
             return "row_length"
         case ir.RowValue():
             return "row_value"
-        case ir.VectorMath(op=op, arg=a):
-            return f"{op}({expr(a)})@vector"
+        case ir.VectorMath(op=op, args=args):
+            return f"{op}({', '.join(expr(a) for a in args)})@vector"
         case ir.Load(tensor=t, index=i) if i.acc:  # a slot accumulator's totals, per row
             return f"{t}[{i}]"
         case ir.Load(tensor=t, index=i):
             return f"load({t}[{i}])"
         case ir.Op(op="neg", args=(a,)):
-            return f"-{expr(a, 4)}"
+            return f"(-{expr(a, 4)})" if parent > 4 else f"-{expr(a, 4)}"
+        case ir.Op(op="pow", args=(a, b)):
+            s = f"{expr(a, 6)} ** {expr(b, 5)}"
+            return f"({s})" if parent > 5 else s
         case ir.Op(op=op, args=(a,)) if OPS[op].rule is Rule.SCAN:
             flags = (", reverse=True" if OPS[op].reverse else "") + (", exclusive=True" if OPS[op].exclusive else "")
             return f"{OPS[op].call}({expr(a)}, axis=1{flags})"
@@ -113,8 +116,8 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             return [f"{ind}{n} += {OPS[r].call}({_value(v)})"]
         case ir.Accumulate(name=n, combine=c, reduce=r, value=v):
             return [f"{ind}{n} = {c.value}({n}, {OPS[r].call}({_value(v)}))"]
-        case ir.ScalarAssign(name=n, value=v):
-            return [f"{ind}{n} = {expr(v)}"]
+        case ir.ScalarAssign(name=n, value=v, launch=launch):
+            return [f"{ind}{n} = {expr(v)}" + ("  # at launch (host)" if launch else "")]
         case ir.ScalarLoad(name=n, tensor=t):
             return [f"{ind}{n} = load({t}[0])"]
         case ir.ScalarStore(tensor=t, value=v):

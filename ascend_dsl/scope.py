@@ -43,6 +43,7 @@ class Scope:
     acc_names: set[str] = field(default_factory=set)  # scalar accumulators (`total = 0.0` before a loop)
     phase_accs: set[str] = field(default_factory=set)  # accumulators updated by the current split loop
     combined: set[str] = field(default_factory=set)  # accumulators whose split loop has ended (readable)
+    constants: set[str] = field(default_factory=set)  # `c = 0.5` read before any loop updated it: not an accumulator
     slot_accs: dict = field(default_factory=dict)  # name -> parser_slots.SlotAcc: `s = zeros(C)`
     split_extent: tuple[str, ...] = ()  # the extent of the current (or last) split loop
     #: The current tile loop; the last one's values stay visible after it, so that a kernel-scope use of

@@ -157,6 +157,7 @@ def throughput(name: str, batch: int, dim: int, reps: int) -> tuple[float, float
         src = Path(tmp) / "src"
         src.mkdir()
         for f, text in project.files.items():
+            (src / f).parent.mkdir(parents=True, exist_ok=True)
             (src / f).write_text(text)
         drv = src / f"{project.name}_sim_driver.cpp"
         drv.write_text(combined_driver(project))

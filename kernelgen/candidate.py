@@ -24,7 +24,7 @@ from .extract import extract_dsl
 from .reference import reference_runs
 from .tasks import Task
 
-LEVELS = ("interp", "sim")
+LEVELS = ("interp", "sim", "npu")  # npu: sim, then built with CANN, run, compared and timed on the NPU
 MAX_FEEDBACK_CHARS = 4000
 _REF_CACHE: dict[tuple, list[tuple[str, TaskRun]]] = {}
 _REF_CACHE_MAX = 16
@@ -43,12 +43,17 @@ class Outcome:
     diagnostics: str = ""
     codes: list[str] = field(default_factory=list)
     estimate_us: float | None = None
+    npu_ok: bool = False
+    speedup: float | None = None  # --level npu: eager PyTorch time / kernel time, both measured on the NPU
+    kernel_ms: float | None = None
+    eager_ms: float | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict, repr=False)  # emitted AscendC project
 
     @property
     def passed(self) -> bool:
-        return self.failed_stage is None and (self.sim_ok if self.level == "sim" else self.interp_ok)
+        ok = {"interp": self.interp_ok, "sim": self.sim_ok, "npu": self.npu_ok}[self.level]
+        return self.failed_stage is None and ok
 
     def summary(self) -> dict:
         d = asdict(self)
@@ -160,7 +165,7 @@ def evaluate(response: str, task: Task, *, level: str = "sim", seeds: list[int] 
     out.lowered = True
     out.files = dict(lowered[min(lowered)][1].files)
     out.seconds["lower"] = time.perf_counter() - t0
-    if level != "sim":
+    if level not in ("sim", "npu"):
         return out
 
     t0 = time.perf_counter()
@@ -181,4 +186,34 @@ def evaluate(response: str, task: Task, *, level: str = "sim", seeds: list[int] 
     out.sim_ok = True
     out.estimate_us = sum(estimates) / len(estimates) if estimates else None
     out.seconds["sim"] = time.perf_counter() - t0
+    if level == "npu":
+        return _npu_stage(out, code, file, task, sources[0].name, seeds[0], cap, target)
+    return out
+
+
+def _npu_stage(out: Outcome, code: str, file: str, task: Task, kernel: str, seed: int, cap: int | None,
+               target: str) -> Outcome:
+    """--level npu: the CANN build of the kernel against the task's reference on the NPU, timed both."""
+    import tempfile
+    from pathlib import Path
+
+    from npu_harness.device.env import NpuUnavailable
+    from npu_harness.device.npu_validate import validate_npu
+
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ascend-gen-npu-") as tmp:
+        dsl = Path(tmp) / file
+        dsl.write_text(code)
+        try:
+            r = validate_npu(dsl, kernel, {}, target, task.path, seed=seed, cap=cap)
+        except (DslError, NpuUnavailable) as e:
+            return _fail(out, "npu", e.render() if isinstance(e, DslError) else f"error[NPU-UNAVAILABLE]: {e}", ["NPU"])
+    out.seconds["npu"] = time.perf_counter() - t0
+    if not r.ok:
+        lines = [f"error[MISMATCH]: the kernel differs from the PyTorch reference on the NPU ({r.device})"]
+        lines += [f"   = {c.describe()}" for c in r.comparisons if not c.ok] + ([r.error] if r.error else [])
+        return _fail(out, "npu", "\n".join(lines), ["MISMATCH"])
+    out.npu_ok = True
+    out.speedup = r.speedup
+    out.kernel_ms, out.eager_ms = r.kernel_ms["mean_ms"], r.reference_ms["mean_ms"]
     return out

@@ -45,6 +45,19 @@ def add_loop_args(p: argparse.ArgumentParser, *, repair_default: int) -> None:
     g.add_argument("--seed", type=int, default=0)
 
 
+def check_level(level: str) -> str | None:
+    """One line naming what is missing when --level npu cannot run here (CANN, torch_npu), else None."""
+    if level != "npu":
+        return None
+    from npu_harness.device.env import NpuUnavailable, require_npu
+
+    try:
+        require_npu()
+    except NpuUnavailable as e:
+        return f"error[NPU-UNAVAILABLE]: {e}"
+    return None
+
+
 def provider_config(args) -> ProviderConfig:
     return ProviderConfig(args.provider, args.model, args.base_url, args.api_key, args.replay,
                           grammar=not args.no_grammar, grammar_mode=args.grammar_mode, timeout=args.timeout,

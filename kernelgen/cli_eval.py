@@ -21,6 +21,7 @@ from .cli_common import (
     EXIT_USAGE,
     add_loop_args,
     add_provider_args,
+    check_level,
     loop_config,
     provider_config,
     quiet_libraries,
@@ -87,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
+    missing = check_level(args.level)
+    if missing:
+        print(missing, file=sys.stderr)
+        return EXIT_USAGE
     tasks = discover(args.tasks, set(args.category) or None)
     if not tasks:
         raise DslError.at("TASK-ERROR", f"no task files under {args.tasks}"

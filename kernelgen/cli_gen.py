@@ -22,6 +22,7 @@ from .cli_common import (
     EXIT_USAGE,
     add_loop_args,
     add_provider_args,
+    check_level,
     loop_config,
     provider_config,
     quiet_libraries,
@@ -67,6 +68,10 @@ def _run(args) -> int:
     if args.show_prompt:
         print(prompt.render(prompt.initial_messages(task)), end="")
         return EXIT_OK
+    missing = check_level(args.level)
+    if missing:
+        print(missing, file=sys.stderr)
+        return EXIT_USAGE
     cfg = loop_config(args)
     if args.samples < 1:
         raise ValueError("--samples must be >= 1")

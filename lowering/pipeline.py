@@ -19,6 +19,7 @@ from .passes import (
     allocate_buffers,
     check_constraints,
     emit,
+    hoist_scalars,
     legalize,
     plan_box,
     plan_chunks,
@@ -42,9 +43,10 @@ class Pass:
 
 PIPELINE: tuple[Pass, ...] = (
     Pass("check_constraints", check_constraints.run),  # target dtypes, core counts, tile alignment
-    Pass("select_kind", select_kind.run),  # how the kernel is emitted (KernelKind), and the structure it needs
     Pass("legalize", legalize.run),  # tanh/sigmoid/erf/neg -> vector-unit primitives
     Pass("three_address", three_address.run),  # one op per assignment, CSE, DCE
+    Pass("hoist_scalars", hoist_scalars.run),  # scalar math out of tile loops; host (launch) or device scalars
+    Pass("select_kind", select_kind.run),  # how the kernel is emitted (KernelKind), and the structure it needs
     Pass("plan_chunks", plan_chunks.run),  # row loops: the chunked passes for rows longer than UB (lowered below)
     Pass("allocate_buffers", allocate_buffers.run),  # VECIN/VECOUT queues, VECCALC temporaries (reused)
     Pass("plan_tiling", plan_tiling.run),  # largest tile that fits UB; UB capacity check; chunk lengths

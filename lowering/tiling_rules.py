@@ -31,14 +31,20 @@ def kernel_dtypes(kernel: ir.Kernel) -> set[DType]:
     return out
 
 
+#: Tile ops that lowering/passes/legalize.py expands into a comparison and a select.
+COMPARING_OPS = ("erf", "tanh")
+
+
 def uses_compare(kernel: ir.Kernel) -> set[DType]:
-    """Dtypes compared in the kernel (Compare needs whole 256-byte repeats)."""
+    """Dtypes compared in the kernel (Compare needs whole 256-byte repeats), also by the expansion of an op."""
     out = set()
     for s in ir.walk(kernel.body):
         if isinstance(s, ir.VALUE_STMTS):
             for e in ir.walk_expr(s.value):
                 if isinstance(e, ir.Op) and e.type.dtype is DType.BOOL:
                     out.add(e.args[0].type.dtype)
+                elif isinstance(e, ir.Op) and e.op in COMPARING_OPS and e.type.kind is ir.Kind.TILE:
+                    out.add(e.type.dtype)
     return out
 
 

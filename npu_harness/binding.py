@@ -115,7 +115,7 @@ def bind(kernel: ir.Kernel, run) -> Binding:
         if not is_tensor(t):
             raise DslError.at("BINDING", f"'{p.name}' must bind to a tensor, got {type_name(t)}", p.span)
         tensors[p.name] = t
-    symbols = _bind_symbols(kernel, tensors, _broadcast_hint(args))
+    symbols = bind_symbols(kernel, tensors, _broadcast_hint(args))
     number_args = dict(getattr(run, "args", None) or {})
     if not number_args:
         number_args = {names[i]: x for i, x in enumerate(inputs) if as_number(x) is not None}
@@ -125,14 +125,17 @@ def bind(kernel: ir.Kernel, run) -> Binding:
     return Binding(tensors, symbols, scalars, origins, defaults)
 
 
-def _bind_symbols(kernel: ir.Kernel, tensors: dict, hint: str | None) -> dict[str, int]:
+def bind_symbols(kernel: ir.Kernel, tensors: dict, hint: str | None = None, what: str = "the task's tensor"
+                 ) -> dict[str, int]:
+    """The shape symbols of the kernel's tensors bound to `tensors` (name -> anything with a shape; torch's
+    symbolic sizes work too); `what` names the tensors in errors."""
     symbols: dict[str, int] = {}
     for p in kernel.inputs + kernel.outputs:
         shape = tuple(tensors[p.name].shape)
         dims = view_dims(len(p.shape), shape)
         if len(dims) != len(p.shape):
-            raise DslError.at("BINDING", f"'{p.name}' is declared with rank {len(p.shape)} but the task's tensor has "
-                              f"shape {shape}", p.span)
+            raise DslError.at("BINDING", f"'{p.name}' is declared with rank {len(p.shape)} but {what} has shape "
+                              f"{shape}", p.span)
         for d, actual in zip(p.shape, dims, strict=True):
             if isinstance(d, int) and d != actual:
                 raise DslError.at("BINDING", f"'{p.name}' expects size {d} but got {actual}", p.span)

@@ -36,9 +36,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", action="append", type=_kv, default=[], metavar="VAR=DTYPE",
                    help="bind a dtype variable, e.g. T=f16 (default: with --validate, the variant matching the task's "
                    "data, else the first listed)")
-    p.add_argument("--validate", choices=["sim", "interp", "tiling"],
+    p.add_argument("--validate", choices=["sim", "interp", "tiling", "acl", "npu"],
                    help="validate against the task's PyTorch reference (sim, interp), or only check that the host "
-                   "tiling launches at the task's shapes, without data (tiling: benchmark-scale sizes in seconds)")
+                   "tiling launches at the task's shapes, without data (tiling: benchmark-scale sizes in seconds); "
+                   "acl: the emitted host program on the emulator's ACL runtime; npu: built with CANN, run, compared "
+                   "and timed against PyTorch eager on the NPU (needs CANN + torch_npu)")
+    p.add_argument("--export", choices=["mkb-direct", "mkb-opproject"],
+                   help="also write a MultiKernelBench submission: mkb-direct (ascendc_direct_launch JSON) or "
+                   "mkb-opproject (the six-string op-project .py); uses the task (if any) for scalars and output shapes")
     p.add_argument("--task", type=Path, help="KernelBench-format task file (default: the .py next to a .adsl FILE, or a .py FILE itself)")
     p.add_argument("--set", action="append", type=_kv, default=[], metavar="NAME=INT",
                    help="override a module-level size constant of the task, e.g. dim=1000003")
@@ -76,11 +81,18 @@ def main(argv: list[str] | None = None, models=None, parser: argparse.ArgumentPa
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # noqa: BLE001 - a bug of ours: one located line and exit 3, not a traceback
+        import traceback
+
+        frame = traceback.extract_tb(e.__traceback__)[-1]
+        print(f"error[INTERNAL]: {type(e).__name__}: {e}\n --> {frame.filename}:{frame.lineno}\n"
+              "  = hint: this is a bug of ascend-dsl, not of the kernel; please report it with the DSL and task files",
+              file=sys.stderr)
+        return 3
 
 
 def _run(args, models=None) -> int:
-    # A .adsl kernel's reference is its sibling .py; a .py file may hold the kernel and the task together.
-    task = args.task or (args.file if args.file.suffix == ".py" else args.file.with_suffix(".py"))
+    task = _task_file(args)
     # extern ops (ascend_dsl/extern_ops.py) declared beside the kernel or in its task are known while it lowers
     declared = {op.name: op for path in dict.fromkeys([args.file, task]) for op in declared_in(path)}
     with registered(list(declared.values())):
@@ -104,9 +116,9 @@ def _run_kernel(args, task: Path, models=None) -> int:
             raise DslError.at("UNKNOWN-DTYPE", f"unknown dtype '{dt}' in --dtype", None,
                               f"dtypes: {', '.join(BY_NAME)}")
     dump = frozenset(x.strip() for x in args.dump_after.split(",") if x.strip())
-    overrides = {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
+    overrides = _overrides(args)
     assistant = assist_cli.make_assistant(args, task, overrides, models)
-    if not args.validate:
+    if not args.validate and not args.export:
         kernel = source.instantiate(dict(args.dtype))
         project, ctx = lower(kernel, args.target, args.file.name, dump, assistant)
         assist_cli.print_notes(assistant)
@@ -115,6 +127,14 @@ def _run_kernel(args, task: Path, models=None) -> int:
     from .validate_cases import KernelVariants
 
     variants = KernelVariants(source, dict(args.dtype), args.target, args.file.name, dump, assistant)
+    if not args.validate:  # --export alone: the variant the task's data picks
+        facts = _export_facts(args, variants, task, overrides)
+        _, project, ctx = variants.lower(facts.variant)
+        assist_cli.print_notes(assistant)
+        _write(args, variants.kernels[facts.variant], project, ctx, variants, facts)
+        return 0
+    if args.validate == "npu":
+        return _validate_npu(args, variants, task, overrides)
     if args.validate == "tiling":
         return _check_tiling(args, variants, task, overrides)
     from .validate import load_cases_for
@@ -129,7 +149,35 @@ def _run_kernel(args, task: Path, models=None) -> int:
     return _validate(args, variants, cases)
 
 
-def _write(args, kernel, project, ctx, variants=None) -> None:
+def _task_file(args) -> Path:
+    """The task file: --task, else a .adsl kernel's sibling .py, or the .py FILE itself (kernel and task
+    together)."""
+    return args.task or (args.file if args.file.suffix == ".py" else args.file.with_suffix(".py"))
+
+
+def _overrides(args) -> dict:
+    """--set NAME=VALUE as {name: int or text}."""
+    return {k: int(v) if v.lstrip("-").isdigit() else v for k, v in args.set}
+
+
+def _export_facts(args, variants, task: Path, overrides: dict):
+    """What --export takes from the task (its meta-device run at the task's own sizes): without --task and
+    without a task file beside FILE, the kernel's name and the DSL defaults."""
+    from .export import export_facts
+
+    has_task = args.task is not None or task.is_file()
+    return export_facts(variants.kernels, task if has_task else None, overrides, args.task_timeout)
+
+
+def _export(args, variants, out: Path, facts) -> None:
+    from .export import write_export
+
+    _, project, ctx = variants.lower(facts.variant)
+    print(f"wrote {write_export(args.export, variants.kernels[facts.variant], project, ctx, facts, out)}")
+
+
+def _write(args, kernel, project, ctx, variants=None, facts=None) -> None:
+    """Write the project (and, with --export, the MultiKernelBench submission beside it)."""
     out = args.out or Path("build/ascendc") / kernel.name
     files = dict(project.files)
     for pname, text in ctx.dumps.items():
@@ -150,6 +198,8 @@ def _write(args, kernel, project, ctx, variants=None) -> None:
     print(f"wrote {out}/ ({', '.join(sorted(project.files))})")
     if ctx.dumps:
         print(f"IR dumps: {out}/dumps/")
+    if args.export and variants is not None:
+        _export(args, variants, out, facts or _export_facts(args, variants, _task_file(args), _overrides(args)))
 
 
 def _shapes(run) -> str:
@@ -220,6 +270,33 @@ def _validate(args, variants, cases) -> int:
     if groups and report.outcomes and all(o.error is not None for o in report.outcomes):
         return 2
     return 0 if report.ok else 1
+
+
+def _validate_npu(args, variants, task: Path, overrides: dict) -> int:
+    """--validate npu: the project written, then built with CANN and run on the NPU by a worker; one line and
+    exit 2 when CANN or torch_npu is missing."""
+    from .device.env import NpuUnavailable, require_npu
+    from .device.npu_validate import validate_npu
+
+    try:
+        require_npu()
+    except NpuUnavailable as e:
+        print(f"error[NPU-UNAVAILABLE]: {e}", file=sys.stderr)
+        return 2
+    from .validate import load_cases_for
+
+    shapes = load_cases_for(variants.kernels, task, overrides=overrides, meta=True, timeout=args.task_timeout)
+    v = shapes.cases[0].variant or 0  # the variant the task's data picks (the worker picks the same)
+    _, project, ctx = variants.lower(v)
+    _write(args, variants.kernels[v], project, ctx, variants)
+    result = validate_npu(args.file, variants.source.name, dict(args.dtype), args.target, task, seed=args.seed,
+                          overrides=overrides, cap=args.cap)
+    for c in result.comparisons:
+        print(f"  {c.describe()}")
+    if result.error:
+        print(result.error, file=sys.stderr)
+    print(result.summary())
+    return 0 if result.ok else 1
 
 
 def _check_tiling(args, variants, task: Path, overrides: dict) -> int:

@@ -26,10 +26,47 @@ class Comparison:
     numel: int
     tol: float
 
+    #: why a passing comparison proves little (a degenerate reference), or None
+    weak: str | None = None
+
     def describe(self) -> str:
         status = "ok" if self.ok else "MISMATCH"
+        weak = f"; weak: {self.weak}" if self.weak else ""
         return (f"{self.name}: {status} (max |err| {self.max_abs_err:.3g}, {self.mismatches}/{self.numel} outside "
-                f"atol=rtol={self.tol:g})")
+                f"atol=rtol={self.tol:g}{weak})")
+
+
+def weakness(ref, tol: float = 0.0) -> str | None:
+    """Why a reference makes a comparison vacuous: no finite value, all zeros, one value everywhere, or all within
+    tolerance of 0 (a kernel writing zeros would pass, e.g. a running product that underflowed). Reads the
+    reference CHUNK elements at a time."""
+    r = as_host(ref) if not isinstance(ref, np.ndarray) else HostArray(ref, "float64")
+    n = r.numel()
+    if n == 0:
+        return "reference is empty"
+    finite = zero = near_zero = same = 0
+    first = None
+    for lo in range(0, n, CHUNK):
+        c = _widen(r, lo, min(n, lo + CHUNK))
+        fin = np.isfinite(c)
+        finite += int(np.count_nonzero(fin))
+        if finite < lo + c.size and finite:  # some values finite, some not: not degenerate
+            return None
+        zero += int(c.size - np.count_nonzero(c))
+        near_zero += int(np.count_nonzero(np.abs(c) <= tol))
+        first = c[0] if first is None else first
+        same += int(np.count_nonzero(c == first))
+    if finite == 0:
+        return "reference is all NaN/inf"
+    if finite < n:
+        return None
+    if zero == n:
+        return "reference is all zeros"
+    if n > 1 and same == n:
+        return f"reference is one value ({first:g})"
+    if near_zero == n:
+        return "reference is all within tolerance of 0 (an all-zero output passes)"
+    return None
 
 
 #: f32 outputs of MIX kernels (matmul + epilogue). The emulated cube sums K exact f16/bf16 products in
@@ -90,4 +127,4 @@ def compare(name: str, got, ref, dtype: str, tol: float | None = None) -> Compar
         b, m = _compare_chunk(_widen(g, lo, hi), _widen(r, lo, hi), tol)
         bad += b
         max_err = max(max_err, m)
-    return Comparison(name, bad == 0, max_err, bad, n, tol)
+    return Comparison(name, bad == 0, max_err, bad, n, tol, weakness(r, tol) if bad == 0 else None)

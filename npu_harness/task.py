@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ascend_dsl.diagnostics import DslError
 
-from .subprocess_limits import describe_limit, memory_limit, run_limited
+from .subprocess_limits import describe_exit, describe_limit, memory_limit, run_limited
 from .task_result import load_cases
 
 TASK_TIMEOUT_S = 120.0
@@ -181,7 +181,8 @@ def _raise_for(path: Path, res, out: Path, timeout: float, limit: int, meta: boo
     where = " on the meta device" if meta else ""
     hint = ("shapes come from running the task on torch.device('meta'); an op without a meta kernel fails there"
             if meta else None)
-    raise DslError.at("TASK-ERROR", f"task file {path} failed{where} (exit {res.returncode}):\n{tail}", None, hint)
+    raise DslError.at("TASK-ERROR", f"task file {path} failed{where} ({describe_exit(res.returncode)})"
+                      + (f":\n{tail}" if tail else ""), None, hint)
 
 
 def run_task(path: str | Path, *, seed: int = 0, overrides: dict | None = None, cap: int | None = None,

@@ -219,6 +219,30 @@ def run_case(label: str, model, inputs: list, kernel: dict | None, case_attrs: d
     """Bind (by the task_binding rules), round to the kernel's dtypes, run the reference; one case's record."""
     import torch
 
+    record, kernel_inputs, kernel_params, params = prepare_case(label, model, inputs, kernel, case_attrs)
+    record["inputs"] = [_host(x) if _is_tensor(x) else x for x in kernel_inputs]
+    record["params"] = {k: _host(kernel_params.get(k, t).detach()) for k, t in params.items()}
+    if record["error"]:
+        record["outputs"] = []
+        return record
+    with torch.no_grad():
+        outputs = model(*inputs)
+    outputs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+    for what, ts in (("get_inputs()", kernel_inputs), ("forward()", outputs)):
+        for t in ts:
+            if _is_tensor(t) and torch_dtype_name(t) not in STORAGE:
+                raise WorkerError("TASK-ERROR", f"{what} gives a {t.dtype} tensor; supported: {', '.join(STORAGE)}")
+    record["outputs"] = [_host(t) if _is_tensor(t) else t for t in outputs]
+    return record
+
+
+def prepare_case(label: str, model, inputs: list, kernel: dict | None, case_attrs: dict
+                 ) -> tuple[dict, list, dict, dict]:
+    """Bind and round one case, before the reference runs: (the record without tensors, forward()'s arguments
+    for the kernel, the parameters rounded for the kernel by name, every parameter by name). `inputs` and the
+    Model's parameters are rounded in place: the reference sees the values the kernel gets."""
+    import torch
+
     params = model_params(model)
     names = arg_names(model, len(inputs))
     arg_tensors = [i for i, x in enumerate(inputs) if _is_tensor(x)]
@@ -259,20 +283,7 @@ def run_case(label: str, model, inputs: list, kernel: dict | None, case_attrs: d
                 kernel_params[src] = q
                 with torch.no_grad():
                     t.copy_(q.to(t.dtype))
-    record["inputs"] = [_host(x) if _is_tensor(x) else x for x in kernel_inputs]
-    record["params"] = {k: _host(kernel_params.get(k, t).detach()) for k, t in params.items()}
-    if record["error"]:
-        record["outputs"] = []
-        return record
-    with torch.no_grad():
-        outputs = model(*inputs)
-    outputs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
-    for what, ts in (("get_inputs()", kernel_inputs), ("forward()", outputs)):
-        for t in ts:
-            if _is_tensor(t) and torch_dtype_name(t) not in STORAGE:
-                raise WorkerError("TASK-ERROR", f"{what} gives a {t.dtype} tensor; supported: {', '.join(STORAGE)}")
-    record["outputs"] = [_host(t) if _is_tensor(t) else t for t in outputs]
-    return record
+    return record, kernel_inputs, kernel_params, params
 
 
 # ---- a whole run ---------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from .compare import TOLERANCE, Comparison, compare, cube_tolerance
 from .sim.driver import driver_source, target_defines
 from .sim.iodir import scratch_dir, write_array
 from .sim.runner import sim_defines
-from .subprocess_limits import describe_limit, is_out_of_memory, memory_limit
+from .subprocess_limits import describe_exit, describe_limit, is_out_of_memory, memory_limit
 from .task import TASK_TIMEOUT_S, TaskCases, TaskRun, run_task_cases
 
 SIM_RUN_TIMEOUT_S = 300.0
@@ -44,10 +44,17 @@ class ValidationResult:
     #: the scalars' values and where each came from ("kernel default" when the task bound nothing)
     scalars: str | None = None
     defaults: list = field(default_factory=list)
+    #: why a PASS proves little: a degenerate reference output, a select whose inputs never take one side
+    weak: list[str] = field(default_factory=list)
+
+    @property
+    def weaknesses(self) -> list[str]:
+        return [f"{c.name}: {c.weak}" for c in self.comparisons if c.weak] + self.weak
 
     def summary(self) -> str:
         shapes = ", ".join(f"{k}={v}" for k, v in self.shapes.items())
-        return f"{self.level}: {'PASS' if self.ok else 'FAIL'} ({shapes}; {self.seconds:.2f} s)"
+        weak = f" (weak: {'; '.join(self.weaknesses)})" if self.ok and self.weaknesses else ""
+        return f"{self.level}: {'PASS' if self.ok else 'FAIL'}{weak} ({shapes}; {self.seconds:.2f} s)"
 
 
 def kernel_spec(variants: list[ir.Kernel]) -> dict:
@@ -83,12 +90,50 @@ def validate_interp(kernel: ir.Kernel, run: TaskRun) -> ValidationResult:
     tensors = {p.name: b.tensors[p.name].to_torch() for p in kernel.inputs}
     tensors.update({p.name: torch.full(b.tensors[p.name].shape, float("nan"), dtype=p.dtype.torch)
                     for p in kernel.outputs})
-    interpreter.run(kernel, tensors, b.scalars)
+    coverage: dict = {}
+    interpreter.run(kernel, tensors, b.scalars, coverage=coverage)
     comps = [compare(p.name, tensors[p.name], b.tensors[p.name], p.dtype.value, tol=cube_tolerance(kernel, p.dtype.value))
              for p in kernel.outputs]
     return ValidationResult("interp", all(c.ok for c in comps), comps, shapes=b.symbols, scalars=b.scalar_line(),
-                            defaults=b.defaults,
-                            seconds=time.perf_counter() - start)
+                            defaults=b.defaults, seconds=time.perf_counter() - start, weak=_one_sided(coverage))
+
+
+def _one_sided(coverage: dict) -> list[str]:
+    """The selects whose mask was all true or all false on the task's inputs."""
+    out = []
+    for span, (took_a, took_b) in sorted(coverage.items(), key=lambda kv: (kv[0].line, kv[0].col)):
+        if not (took_a and took_b):
+            side = "second" if took_b else "first"
+            out.append(f"the select at {span.file.rsplit('/', 1)[-1]}:{span.line} always takes its {side} operand")
+    return out
+
+
+#: select_coverage runs the interpreter over the task's tensors only up to this size (benchmark-scale tasks are
+#: validated without torch in this process).
+COVERAGE_MAX_BYTES = 256 << 20
+
+
+def select_coverage(kernel: ir.Kernel, b: Binding) -> list[str]:
+    """Weak checks of `validate_sim`: selects the task's inputs drive one way only (the interpreter's
+    record; only kernels with a tile select and tensors up to COVERAGE_MAX_BYTES pay for the run)."""
+    selects = [e for s in ir.walk(kernel.body) if isinstance(getattr(s, "value", None), (ir.Op, ir.Load))
+               for e in ir.walk_expr(s.value) if isinstance(e, ir.Op) and e.op == "select"
+               and e.type.kind is ir.Kind.TILE]
+    nbytes = sum(b.tensors[p.name].data.nbytes for p in kernel.tensors)
+    if not selects or ir.cube_loop(kernel) is not None or nbytes > COVERAGE_MAX_BYTES:
+        return []
+    import torch  # only here: a sim validation without a select never imports torch
+
+    from ascend_dsl import interpreter
+
+    tensors = {p.name: b.tensors[p.name].to_torch() for p in kernel.inputs}
+    tensors.update({p.name: torch.zeros(b.tensors[p.name].shape, dtype=p.dtype.torch) for p in kernel.outputs})
+    coverage: dict = {}
+    try:
+        interpreter.run(kernel, tensors, b.scalars, coverage=coverage)
+    except DslError:
+        return []
+    return _one_sided(coverage)
 
 
 def combined_driver(project: EmittedProject) -> str:
@@ -127,6 +172,7 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
         src_dir = tmpdir / "src"
         src_dir.mkdir(parents=True, exist_ok=True)
         for fname, text in project.files.items():
+            (src_dir / fname).parent.mkdir(parents=True, exist_ok=True)  # emulator/ holds the ACL launch stub
             (src_dir / fname).write_text(text)
         driver = src_dir / f"{project.name}_sim_driver.cpp"
         driver.write_text(combined_driver(project))
@@ -176,11 +222,13 @@ def _sim_result(kernel: ir.Kernel, lowered: ir.Kernel, ctx: PassContext, b: Bind
         comps.append(compare(p.name, got, ref, p.dtype.value, tol=cube_tolerance(lowered, p.dtype.value)))
     ok = res.returncode == 0 and not res.errors and all(c.ok for c in comps)
     detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
+    if res.returncode < 0:  # killed by a signal: say which, and the likely cause
+        detail = f"the emulator was {describe_exit(res.returncode)}" + (f"\n{detail}" if detail else "")
     est = _estimate(res.counters, ctx.target.name, sum(b.tensors[p.name].data.nbytes for p in kernel.tensors))
     return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail,
                             time.perf_counter() - start, counters=res.counters, report=est,
                             estimate_us=est.time_us if est is not None else None, scalars=b.scalar_line(),
-                            defaults=b.defaults)
+                            defaults=b.defaults, weak=select_coverage(kernel, b) if ok else [])
 
 
 def _estimate(counters: dict | None, target: str, min_gm_bytes: int | None = None):

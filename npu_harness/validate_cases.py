@@ -76,17 +76,23 @@ class CasesReport:
     def ok(self) -> bool:
         return bool(self.outcomes) and all(o.ok for o in self.outcomes)
 
+    @property
+    def weaknesses(self) -> list[str]:
+        """Why a passing case proves little (ValidationResult.weaknesses), each named by its case."""
+        return [f"{o.run.label}: {w}" for o in self.outcomes if o.result is not None for w in o.result.weaknesses]
+
     def summary(self) -> str:
         if self.format != "groups" and len(self.outcomes) == 1 and self.outcomes[0].result is not None:
             return self.outcomes[0].result.summary()
         passed = sum(o.ok for o in self.outcomes)
         failed = [o.run.label for o in self.outcomes if not o.ok]
         what = f"{passed}/{len(self.outcomes)} cases pass" + (f"; failed: {', '.join(failed)}" if failed else "")
-        return f"{self.level}: {'PASS' if self.ok else 'FAIL'} ({what}; {self.seconds:.2f} s)"
+        weak = f" (weak: {'; '.join(self.weaknesses)})" if self.ok and self.weaknesses else ""
+        return f"{self.level}: {'PASS' if self.ok else 'FAIL'}{weak} ({what}; {self.seconds:.2f} s)"
 
 
 def validate_cases(variants: KernelVariants, cases: TaskCases, level: str) -> CasesReport:
-    """Every case at `level` ("interp" or "sim"). A standard task's DslError propagates (the user's mistake is the
+    """Every case at `level` ("interp", "sim" or "acl"). A standard task's DslError propagates (the user's mistake is the
     whole run's); a groups task's is that case's failure."""
     start = time.perf_counter()
     report = CasesReport(level, cases.format)
@@ -100,6 +106,11 @@ def validate_cases(variants: KernelVariants, cases: TaskCases, level: str) -> Ca
             kernel = variants.kernels[v]
             if level == "interp":
                 outcome.result = validate_interp(kernel, run)
+            elif level == "acl":  # the emitted host program on the emulator's ACL runtime
+                from .device.host_program import validate_host
+
+                _, project, ctx = variants.lower(v)
+                outcome.result = validate_host(kernel, project, ctx, run)
             else:
                 lowered, project, ctx = variants.lower(v)
                 outcome.result = validate_sim(kernel, lowered, project, ctx, run)

@@ -156,7 +156,9 @@ def test_emulator_reports_a_combine_without_syncall(tmp_path):
     bad = dataclasses.replace(project, files={**project.files, "k_kernel.cpp": code})
     result = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path / "bad")
     assert not result.ok
-    assert [c.name for c in result.comparisons if not c.ok] == ["out"]
+    # caught as a wrong total, or (depending on which block reaches the combine first) by the cross-core check
+    assert [c.name for c in result.comparisons if not c.ok] == ["out"] or \
+        any(e.code == "GM-RACE" for e in result.sim_errors), result.summary() + "\n" + result.detail
 
 
 GATHER = '''from ascend_dsl import kernel, Tensor, f32, i64

@@ -267,7 +267,7 @@ def test_emulator_catches_a_slot_fold_before_the_row_is_done(tmp_path):
     fn = code[code.index("void ProcessChunked()"):code.index("void ProcessChunked1()")]
     # the pass (and the combine of a row split over a core group, lowering/emit/row_groups.py), then the fold
     start, at = fn.index("            ChunkPass0();\n"), fn.index("            // batch_norm_train.adsl:11: s[r] +=")
-    end = fn.index("        }\n        pipe.Reset();")
+    end = fn.index("        }\n        PipeBarrier<PIPE_ALL>();")
     assert fn[start:at].count("ChunkPass") == 1 and fn[start:at].count("GroupCombine0();") == 1
     bad_fn = fn[:start] + fn[at:end] + fn[start:at] + fn[end:]
     bad = dataclasses.replace(project, files={**project.files, "batch_norm_train_kernel.cpp": code.replace(fn, bad_fn)})

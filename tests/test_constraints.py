@@ -133,6 +133,16 @@ def test_tile_size_granule_depends_on_dtype_and_compares():
     lowering.lower(_kernel(_src(size="256", body=cmp)))
 
 
+@pytest.mark.parametrize("op", ["tanh", "erf"])
+def test_ops_expanded_with_a_comparison_need_whole_repeats(op):
+    """tanh and erf are lowered with a comparison (a series near 0): their tiles are Compare's 256-element
+    granule too (a tile of 8 read 64 elements past its buffer in the emulator: UB-OOB)."""
+    body = ["xt = load(x[t])", f"store(y[t], {op}(xt))"]
+    (d,) = _lower_fails(_src(size="128", body=body)).diagnostics
+    assert d.code == "TILE-ALIGN" and "multiple of 256" in d.message
+    lowering.lower(_kernel(_src(size="256", body=body)))
+
+
 # ----------------------------------------------------------------------------- BUFFER-COUNT
 
 
@@ -240,7 +250,9 @@ def _gallery_cases(flat_only: bool = True):
 def test_auto_tile_fits_ub_on_every_target(src, variant):
     k = src.instantiate(variant)
     for name, target in lowering.all_targets().items():
-        if any(p.dtype not in target.dtypes for p in k.params):  # bf16 on 310P: a DTYPE-UNSUPPORTED error
+        if any(p.dtype not in target.dtypes for p in k.params):  # a located DTYPE-UNSUPPORTED, not a tile
+            with pytest.raises(DslError, match="DTYPE-UNSUPPORTED"):
+                lowering.lower(k, target=name)
             continue
         project, _ = lowering.lower(k, target=name)
         max_tile = project.manifest["max_tile"]

@@ -466,7 +466,7 @@ def test_error_codes_are_one_enum():
     root = Path(__file__).resolve().parent.parent
     used = set()
     for path in [p for pkg in ("ascend_dsl", "lowering", "npu_harness", "kernelgen") for p in (root / pkg).rglob("*.py")]:
-        used |= set(re.findall(r'(?:(?:\.err|DslError\.at|\.error|Diagnostic|WorkerError)\(\s*|"code": )"([A-Z][A-Z0-9-]+)"', path.read_text()))
+        used |= set(re.findall(r'(?:(?:\.err|\.at|\.error|Diagnostic|WorkerError|_call_error)\(\s*|"code": )"([A-Z][A-Z0-9-]+)"', path.read_text()))
     assert used and used <= {c.value for c in ErrorCode}, used - {c.value for c in ErrorCode}
     assert Diagnostic("TYPE", "m").code is ErrorCode.TYPE
     with pytest.raises(ValueError):

@@ -9,7 +9,8 @@ from ascend_dsl import DslError, ir, parse_text
 from ascend_dsl.diagnostics import DiagnosticSink, Span
 from ascend_dsl.dtypes import DType
 from lowering import lower
-from lowering.passes.select_instructions import per_row
+from lowering.passes.hoist_scalars import check_launch
+from lowering.passes.select_instructions import per_row, scalar_form
 
 TWO_TILE_LOOPS = '''@kernel
 def k(x: Tensor[f32, "N"], y: Tensor[f32, "N"], z: Tensor[f32, "N"]):
@@ -103,20 +104,30 @@ def k(x: Tensor[f32, "N, C, H, W"], y: Tensor[f32, "N, C, OH, OW"], u: Tensor[f3
             store(z[p], max_pool(load(u[p]), kernel=2))
 '''
 
-SQRT_OF_A_PARAMETER_AS_AN_IMMEDIATE = '''@kernel
-def k(x: Tensor[f32, "N"], y: Tensor[f32, "N"], alpha: f32 = 2.0):
-    for blk in split(N, cores=AIV):
-        for t in tile(blk, size=auto, buffers=2):
-            store(y[t], load(x[t]) * sqrt(alpha))  # <-
+MATMUL_WITH_DEVICE_WORK = '''@kernel
+def k(a: Tensor[f16, "M, K"], b: Tensor[f16, "K, N"], c: Tensor[f32, "M, N"], w: Tensor[f32, "1"]):
+    s = load(w[0])  # <-
+    for blk in split(M, N, cores=AIC):
+        with cube:
+            acc = matmul(a[blk], b[blk])
+        with vector:
+            store(c[blk], acc * s)
 '''
 
-TANH_AT_KERNEL_SCOPE = '''@kernel
-def k(x: Tensor[f32, "N"], out: Tensor[f32, "1"]):
-    total = 0.0
+POOLING_WITH_DEVICE_WORK = '''@kernel
+def k(x: Tensor[f32, "N, C, L"], y: Tensor[f32, "N, C, OL"], d: Tensor[f32, "1"], s: f32 = 2.0):
+    for blk in split(N * C, cores=AIV):
+        for p in tile(blk, size=auto, buffers=2):
+            store(y[p], max_pool(load(x[p]), kernel=2))
+    store(d[0], s)  # <-
+'''
+
+HALF_CAST_AT_LAUNCH = '''@kernel
+def k(x: Tensor[f16, "N"], y: Tensor[f16, "N"], alpha: f32 = 2.0):
+    h = cast(alpha, f16)  # <-
     for blk in split(N, cores=AIV):
         for t in tile(blk, size=auto, buffers=2):
-            total += sum(load(x[t]))
-    store(out[0], tanh(total) * 2.0)  # <-
+            store(y[t], load(x[t]) * h)
 '''
 
 COMPARE_PER_ROW_VALUES = '''@kernel
@@ -147,8 +158,9 @@ def _marker_line(text: str) -> int:
     (TWO_WINDOWS, "must share kernel=, stride=", 25),
     (PLANES_WITHOUT_POOLS, "a plane loop lowers pooling only", 9),
     (TWO_PLANE_SHAPES, "must share their spatial shape", 9),
-    (SQRT_OF_A_PARAMETER_AS_AN_IMMEDIATE, "scalar expression 'sqrt' cannot be lowered", 38),
-    (TANH_AT_KERNEL_SCOPE, "scalar expression 'tanh' cannot be lowered", 19),
+    (MATMUL_WITH_DEVICE_WORK, "a matmul kernel has its cube split loop only", 5),
+    (POOLING_WITH_DEVICE_WORK, "a kernel with a pooling loop has that split loop only", 5),
+    (HALF_CAST_AT_LAUNCH, "a scalar cast to f16 at kernel scope cannot be lowered", 9),
     (COMPARE_PER_ROW_VALUES, "comparisons of per-row values are not supported yet", 32),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 40 else None)
 def test_emitter_limits_are_located_constraint_errors(text, needle, col):
@@ -195,3 +207,34 @@ def test_a_crash_while_emitting_is_an_internal_error_naming_the_pass(monkeypatch
     (d,) = e.diagnostics
     assert d.code == "INTERNAL" and "internal error in pass 'emit'" in d.message and "planted emitter bug" in d.message
     assert "Traceback" not in e.render() and d.span.file == "k.adsl"
+
+
+def test_a_limit_tripped_twice_at_one_span_is_reported_once():
+    """tanh of a per-row value lowers to two comparisons (|x|, then the sign): one error, not two."""
+    text = COMPARE_PER_ROW_VALUES.replace("select(m > 0.0, m, 0.0))  # <-", "tanh(m))  # <-")
+    e = _errors(text)
+    (d,) = e.diagnostics
+    assert d.code == "UNSUPPORTED" and (d.span.line, d.span.col) == (_marker_line(text), 25)
+
+
+def test_a_scalar_op_without_a_scalar_form_is_located():
+    """Not reachable from the DSL (hoist_scalars hoists such ops out of tile loops and legalizes the device's
+    kernel-scope math; plan_chunks keeps them out of chunked rows), so the check is exercised by hand."""
+    span = Span("k.adsl", 4, 9, 4, 16)
+    f32 = ir.scalar_of(DType.F32)
+    sink = DiagnosticSink()
+    scalar_form(ir.Op("tanh", (ir.Ref("a", f32, span),), f32, span), sink, lift=True)
+    (d,) = sink.items
+    assert d.code == "UNSUPPORTED" and "scalar expression 'tanh' cannot be lowered" in d.message and d.span == span
+
+
+def test_a_launch_scalar_the_host_cannot_compute_is_located():
+    """Not reachable from the DSL (every scalar op has a host form, `OpInfo.host_c`; copy is the lowering's own
+    tile op), so by hand."""
+    span = Span("k.adsl", 3, 9, 3, 16)
+    i32 = ir.scalar_of(DType.I32)
+    sink = DiagnosticSink()
+    check_launch(ir.ScalarAssign("h", ir.Op("copy", (ir.Ref("n", i32, span),), i32, span), span, launch=True), sink)
+    (d,) = sink.items
+    assert d.code == "UNSUPPORTED" and "scalar expression 'copy' cannot be computed at launch" in d.message
+    assert d.span == span

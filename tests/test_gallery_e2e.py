@@ -35,6 +35,9 @@ def test_gallery_kernel_in_interpreter(ex):
     for dts in ex.validation_dtypes():  # the first validation shape: the task's own sizes unless scaled down
         result = validate(ex, dts, ex.shapes()[0], level="interp")
         assert result.ok, _explain(result)
+        # issue 11: a gallery task's inputs must make the check meaningful (no degenerate reference, every
+        # select reached on both sides)
+        assert not result.weaknesses, result.summary()
 
 
 def test_gallery_has_every_required_activation():

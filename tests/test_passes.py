@@ -26,9 +26,9 @@ from lowering.pipeline import PIPELINE
 ROOT = Path(__file__).resolve().parents[1]
 GALLERY = sorted((ROOT / "examples").rglob("*.adsl"))
 
-EXPECTED_PASSES = ("check_constraints", "select_kind", "legalize", "three_address", "plan_chunks", "allocate_buffers",
-                   "plan_tiling", "plan_row_groups", "plan_cube", "plan_windows", "select_instructions", "plan_box",
-                   "schedule_stages", "emit")
+EXPECTED_PASSES = ("check_constraints", "legalize", "three_address", "hoist_scalars", "select_kind", "plan_chunks",
+                   "allocate_buffers", "plan_tiling", "plan_row_groups", "plan_cube", "plan_windows",
+                   "select_instructions", "plan_box", "schedule_stages", "emit")
 PRIMITIVE_OPS = {"add", "sub", "mul", "div", "max", "min", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal",
                  "relu", "lt", "le", "gt", "ge", "eq", "ne", "select", "cast"}
 

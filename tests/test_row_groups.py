@@ -238,11 +238,12 @@ def test_emulator_catches_a_slot_fold_by_every_core_of_a_group(tmp_path):
 def test_scalar_and_slot_accumulators_with_rows_split_over_core_groups(tmp_path):
     """A scalar and a slot accumulator in one chunked loop, then a second chunked loop reading both:
     3 planes of 300 x 300 f16 over 48 cores (groups of 16), each row's values folded once per group."""
-    from tests.test_slot_accumulators import MIXED, _exact_f16_data, _mixed_expect
+    from tests.test_slot_accumulators import MIXED, _mixed_expect
 
     k = parse_text(MIXED, "slots.adsl")[0].instantiate()
     project, ctx = lower(k, "ascend910b1", "slots.adsl")
-    x = _exact_f16_data((1, 3, 300, 300))
+    # +-1 data: partial sums stay integers f16 holds exactly (see test_slot_accumulators)
+    x = (torch.randint(0, 2, (1, 3, 300, 300), generator=torch.Generator().manual_seed(0)) * 2 - 1).half()
     res = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x], [_mixed_expect(x)]), work_dir=tmp_path)
     assert res.ok and res.counters["blockDim"] == _blocks(3, 90000, 48) > 3, \
         "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])

@@ -17,7 +17,9 @@ dim = 4096
 
 
 def get_inputs():
-    x = torch.randn(batch_size, dim)
+    # spread-out logits: the largest probabilities stay above the f16 tolerance (1e-2) even over 100003
+    # columns; with unit logits every probability is ~1/dim and an all-zero output would pass
+    x = 4.0 * torch.randn(batch_size, dim)
     return [x]
 
 

@@ -21,8 +21,11 @@ dim2 = 256
 
 
 def get_inputs():
+    # a few entries (about 4) as large as the norm of the rest: their outputs are ~0.4, not ~1/sqrt(numel), so
+    # an all-zero output cannot pass the f16 tolerance (1e-2)
     x = torch.randn(batch_size, features, dim1, dim2)
-    return [x]
+    n = x.numel()
+    return [torch.where(torch.rand(x.shape) < 4.0 / n, n ** 0.5 * torch.sign(x), x)]
 
 
 def get_init_inputs():

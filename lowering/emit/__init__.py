@@ -17,7 +17,8 @@ from ascend_dsl import ir
 
 from ..context import PassContext
 from . import box, mix, vector, window
-from .shared import GENERATOR, KernelView, render
+from .host import host_files
+from .shared import GENERATOR, KernelView, render, view_fields
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,10 @@ def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
     files = {
         f"{kernel.name}_kernel.cpp": render(kind.kernel_template, view),
         f"{kernel.name}_tiling.h": render(kind.tiling_template, view),
-        f"{kernel.name}_main.cpp": render("launch_main.cpp.jinja", view),
-        "CMakeLists.txt": render("CMakeLists.txt.jinja", view),
+        **host_files(view, ctx.target),  # the host program, torch binding, emulator launch stub, CMake
         "manifest.json": json.dumps(manifest, indent=2) + "\n",
     }
     return EmittedProject(kernel.name, files, manifest, view)
 
 
-__all__ = ["GENERATOR", "KINDS", "EmittedProject", "Kind", "KernelView", "build_view", "emit", "render"]
+__all__ = ["GENERATOR", "KINDS", "EmittedProject", "Kind", "KernelView", "build_view", "emit", "render", "view_fields"]

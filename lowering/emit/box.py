@@ -107,10 +107,6 @@ class BoxView(KernelView):
     min_tiles_per_core: int
 
 
-def _dim_c(d: str | int, prefix: str = "tiling.") -> str:
-    return str(d) if isinstance(d, int) else f"{prefix}{d}"
-
-
 def _host_bytes(b: ir.Buffer, flat: str = "len") -> str:
     """UB bytes of one buffer: boxes of `boxElems`, flat tiles of `flat` elements (the host's `len`, or
     the kernel's tiling.tileLength), whole 256-byte repeats (Compare rounds its count up to them)."""

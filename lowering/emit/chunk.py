@@ -187,7 +187,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
                 steps.append({"kind": "load", "loc": where, "value": ir.row_ref(st.name).name, "gm": gm,
                               "index": f"(rowStart_ + row) % {gm}Period_" if st.period else "row"})
             case ir.RowScalar() | ir.RowStore():
-                w = ScalarWriter(ctx, tensor_map, _MATH_BUF)
+                w = ScalarWriter(ctx, tensor_map, kernel, _MATH_BUF)
                 value, t = w.scalar(st.value), tensor_map.get(getattr(st, "tensor", ""))
                 steps.append({"kind": "scalar", "loc": where, "lines": w.lines, "expr": value,
                               "value": ir.row_ref(st.name).name} if isinstance(st, ir.RowScalar) else

@@ -28,7 +28,7 @@ from ascend_dsl import ir
 from ascend_dsl.ir import row_ref
 
 from ..passes.plan_row_groups import SLOT_FLOATS
-from . import slots
+from . import acc_workspace, slots
 from .shared import snippet
 
 #: Workspace bytes per core: two alternating 32-byte partial slots.
@@ -38,7 +38,7 @@ WORKSPACE_PER_CORE = 64
 def workspace_base(kernel: ir.Kernel) -> str:
     """Where the group's two slot regions start in the workspace (f32 elements): after the accumulators'
     own slots and the slot accumulators' partials and totals (emit/slots.py), if any."""
-    base = "GetBlockNum() * 8" if kernel.accumulators else "0"
+    base = acc_workspace.floats(kernel)
     for d in kernel.slot_accumulators:
         base = f"{d.name}Tot_ + GetBlockNum() * {d.name}Pad_"
     return base
@@ -48,7 +48,7 @@ def workspace_per_core(kernel: ir.Kernel) -> str:
     """Workspace bytes per core (a C++ expression when slot accumulators size it at run time)."""
     if kernel.slot_accumulators:
         return f"({slots.workspace_per_core(kernel)} + {WORKSPACE_PER_CORE})"
-    return str((32 if kernel.accumulators else 0) + WORKSPACE_PER_CORE)
+    return str(acc_workspace.bytes_per_core(kernel) + WORKSPACE_PER_CORE)
 
 
 def init_lines(views: list[str], base: str) -> list[str]:

@@ -22,6 +22,8 @@ from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
+from . import launch_scalars
+from .launch_scalars import LaunchScalarView
 
 GENERATOR = "ascend-dsl"
 
@@ -34,9 +36,15 @@ def _env() -> jinja2.Environment:
                               lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
 
 
-def render(template: str, view: KernelView) -> str:
-    """Render a template with the fields of a view (a frozen dataclass) as its variables."""
-    return _env().get_template(template).render(**{f.name: getattr(view, f.name) for f in fields(view)})
+def view_fields(view: KernelView) -> dict:
+    """A view's fields by name (what its templates see)."""
+    return {f.name: getattr(view, f.name) for f in fields(view)}
+
+
+def render(template: str, view: KernelView | None = None, **values) -> str:
+    """Render a template with the fields of a view (a frozen dataclass) as its variables; `values` add to them
+    or override them (exports re-render a kernel under another entry name)."""
+    return _env().get_template(template).render(**{**(view_fields(view) if view is not None else {}), **values})
 
 
 def snippet(name: str, indent: str = "", **values) -> list[str]:
@@ -91,14 +99,34 @@ def c_literal(value: float | int, dtype: DType) -> str:
 _NAMED = {ir.RowLength: "D_", ir.RowValue: "v"}  # the row length member; the per-row value of a PerRow
 
 
+def _integer(e: ir.Expr) -> bool:
+    return not e.type.dtype.is_float and e.type.dtype is not DType.BOOL
+
+
+#: A float scalar cast to an integer: truncation toward zero, saturating, NaN -> 0 (as the vector Cast does).
+_TO_INT = ("[](float v) {{ return v != v ? int64_t(0) : v <= -2147483648.0f ? int64_t(-2147483647 - 1) : "
+           "v >= 2147483647.0f ? int64_t(2147483647) : static_cast<int64_t>(v); }}({})")
+
+
 def c_scalar(e: ir.Expr, dtype: DType) -> str:
-    """A scalar operand as a C++ expression of type `dtype` (immediates, members, the ops' scalar forms)."""
+    """A scalar operand as a C++ expression of type `dtype` (immediates, members, the ops' scalar forms).
+    Integer math (shape symbols, i32 parameters) is computed in int64_t (`OpInfo.int_c`), float math in
+    float, then converted to `dtype`."""
     match e:
         case ir.Const(value=v):
             return c_literal(v, dtype)
         case ir.Ref(type=t) | ir.RowLength(type=t) | ir.RowValue(type=t):
             member = _NAMED.get(type(e)) or f"{e.name}_"
             return member if t.dtype is dtype else f"static_cast<{dtype.ctype}>({member})"
+        case ir.Op(op="cast", args=(a,)) if _integer(e) and a.type.dtype.is_float:
+            return f"static_cast<{dtype.ctype}>({_TO_INT.format(c_scalar(a, DType.F32))})"
+        case ir.Op(op="cast", args=(a,)) if e.type.dtype in (DType.F16, DType.BF16):  # rounds to the narrow dtype
+            narrow = c_scalar(a, e.type.dtype)
+            return narrow if dtype is e.type.dtype else f"static_cast<{dtype.ctype}>({narrow})"
+        case ir.Op(op=op, args=args) if OPS[op].int_c is not None and all(map(_integer, args)) and (
+                _integer(e) or e.type.dtype is DType.BOOL):
+            text = OPS[op].int_c.format(*(c_scalar(a, DType.I64) for a in args))
+            return text if e.type.dtype is DType.BOOL else f"static_cast<{dtype.ctype}>({text})"
         case ir.Op(op=op, args=args) if OPS[op].scalar_c is not None:
             info = OPS[op]  # compares read their operands as floats; a select's mask is a bool
             arg_dtypes = {Rule.COMPARE: (DType.F32, DType.F32), Rule.SELECT: (DType.BOOL, dtype, dtype)}.get(
@@ -178,6 +206,7 @@ class KernelView:
     workspace: bool = False  # per-core GM workspace (accumulator slots)
     workspace_per_core: str = "0"
     launch_checks: tuple[LaunchCheck, ...] = ()
+    launch_scalars: tuple[LaunchScalarView, ...] = ()  # kernel-scope scalars the host computes at launch
     tiling_error: str = "the host tiling found no tile that fits the Unified Buffer (one row is too long)"
 
 
@@ -198,7 +227,7 @@ def kernel_fields(kernel: ir.Kernel, ctx: PassContext) -> dict:
             "tiling_type": f"{camel(name)}TilingData", "tiling_fn": f"{camel(name)}ComputeTiling",
             "tensors": tensor_views(kernel),
             "scalars": tuple(ScalarView(p.name, f"{p.name}_", p.dtype.ctype) for p in kernel.scalars),
-            "symbols": tuple(kernel.symbols)}
+            "symbols": tuple(kernel.symbols), "launch_scalars": launch_scalars.views(kernel, ctx.source_name)}
 
 
 def buffer_views(tl: ir.TileLoop, suffix: str = "", tile: str | None = None) -> tuple[BufferView, ...]:
@@ -263,6 +292,8 @@ def value_symbols(kernel: ir.Kernel, tl: ir.TileLoop) -> list[str]:
     used: dict[str, None] = {}
     for s in ir.walk(kernel.body):
         value = getattr(s, "value", None)
+        if isinstance(s, ir.ScalarAssign) and s.launch:  # computed by the host
+            continue
         if isinstance(s, (*ir.VALUE_STMTS, ir.ScalarAssign, ir.ScalarStore)) and value is not None:
             used.update({e.name: None for e in ir.walk_expr(value) if isinstance(e, ir.Ref) and e.name in symbols})
         for op in s.ops if isinstance(s, ir.PerRow) else (s,) if isinstance(s, ir.VecOp) else ():
@@ -400,6 +431,9 @@ class StageWriter:
             self.lines.append(f"Select({s.dst}, {', '.join(srcs)}, SELMODE::{attrs['mode']}, {count});")
         elif s.api == "Cast":
             self.lines.append(f"Cast({s.dst}, {srcs[0]}, RoundMode::{attrs['round']}, {count});")
+        elif s.api == "DataCopy":  # UB -> UB copies whole 32-byte blocks (the buffers are padded to them)
+            elems = 32 // dst_t.size
+            self.lines.append(f"DataCopy({s.dst}, {srcs[0]}, ({count} + {elems - 1}) / {elems} * {elems});")
         else:
             self.lines.append(f"{s.api}({s.dst}, {', '.join(srcs)}, {count});")
 
@@ -524,12 +558,49 @@ class ScalarWriter:
     #: The UB block of one-element math (after the combine slots).
     MATH_BUF = "scalarBuf_.Get<float>()[GetBlockNum() * 8]"
 
-    def __init__(self, ctx: PassContext, tensors: dict[str, TensorView], math_buf: str | None = None):
+    def __init__(self, ctx: PassContext, tensors: dict[str, TensorView], kernel: ir.Kernel,
+                 math_buf: str | None = None):
         self.ctx = ctx
         self.tensors = tensors
         self.math_buf = math_buf or self.MATH_BUF
         self.lines: list[str] = []
         self.n = 0
+        self.math = False
+        # temporaries are members' look-alikes (`s0_`): never the name of a kernel scalar (`s0` -> `s0_`)
+        self.taken = {p.name for p in kernel.params} | set(kernel.symbols) | {getattr(s, "name", "")
+                                                                            for s in kernel.body}
+
+    def fresh(self, base: str) -> str:
+        while f"{base}{self.n}" in self.taken:
+            self.n += 1
+        name = f"{base}{self.n}"
+        self.n += 1
+        self.taken.add(name)
+        return name
+
+    def one(self, api: str, arg: str, what: str) -> str:
+        """`api` (Exp, Ln, ...) on one element on the vector unit; the name of the const float holding it."""
+        name = self.fresh("s") + "_"
+        if not self.math:
+            self.math = True
+            self.lines.append(f"LocalTensor<float> math = {self.math_buf};")
+        self.lines += [f"math.SetValue(0, {arg});  // {what} on the vector unit (one element)", *sync("S_V"),
+                       f"{api}(math, math, 1);", *sync("V_S"), f"const float {name} = math.GetValue(0);"]
+        return name
+
+    def power(self, base: str, exponent: str) -> str:
+        """b ** e with torch.pow's semantics: exp(e * ln|b|), negated for b < 0 and an odd integer e; NaN for
+        b < 0 and a fractional e; b == 0 gives 0 (e > 0) or inf (e < 0); e == 0 gives 1."""
+        b, e = self.fresh("powBase") + "_", self.fresh("powExp") + "_"
+        self.lines += [f"const float {b} = {base};", f"const float {e} = {exponent};"]
+        ln = self.one("Ln", f"{b} < 0.0f ? -{b} : {b}", "ln|b| of b ** e")
+        m = self.one("Exp", f"{ln} * {e}", "exp(e ln|b|) of b ** e")
+        big = f"({e} >= 16777216.0f || {e} <= -16777216.0f)"  # every float this large is an even integer
+        whole, odd = self.fresh("powWhole") + "_", self.fresh("powOdd") + "_"
+        self.lines += [f"const bool {whole} = {big} || static_cast<float>(static_cast<int64_t>({e})) == {e};",
+                       f"const bool {odd} = !{big} && {whole} && static_cast<int64_t>({e}) % 2 != 0;"]
+        return (f"({e} == 0.0f ? 1.0f : {b} > 0.0f ? {m} : {b} == 0.0f ? ({e} > 0.0f ? 0.0f : (1.0f / 0.0f)) : "
+                f"!{whole} ? (0.0f / 0.0f) : {odd} ? -{m} : {m})")
 
     def scalar(self, e: ir.Expr) -> str:
         """A C++ float expression for `e`; its VectorMath ops run on the vector unit first."""
@@ -537,14 +608,13 @@ class ScalarWriter:
             if isinstance(x, ir.Op):
                 return replace(x, args=tuple(lift(a) for a in x.args))
             if isinstance(x, ir.VectorMath):
-                arg = c_scalar(lift(x.arg), DType.F32)
-                name = f"s{self.n}"
-                self.n += 1
-                if self.n == 1:
-                    self.lines.append(f"LocalTensor<float> math = {self.math_buf};")
-                self.lines += [f"math.SetValue(0, {arg});  // {x.op} on the vector unit (one element)", *sync("S_V"),
-                               f"{OPS[x.op].vector_math}(math, math, 1);", *sync("V_S"),
-                               f"const float {name}_ = math.GetValue(0);"]
+                args = [c_scalar(lift(a), DType.F32) for a in x.args]
+                if x.op == "pow":
+                    value = self.power(*args)
+                    name = self.fresh("s")
+                    self.lines.append(f"const float {name}_ = {value};")
+                else:
+                    name = self.one(OPS[x.op].vector_math, args[0], x.op).removesuffix("_")
                 return ir.Ref(name, ir.scalar_of(DType.F32), x.span)
             return x
         return c_scalar(lift(e), DType.F32)

@@ -9,7 +9,8 @@ Add: the same totals on every core, deterministic) and writes the totals to a se
 own. A later split loop that reads `s[r]` copies this core's totals into UB once, before its
 tiles (an `accTot_s` buffer), and CopyIn gives each row its slot's total (one UB read per row).
 
-Workspace (f32 elements): [scalar slots: blocks * 8, if the kernel has scalar accumulators], then
+Workspace (f32 elements): [scalar slots: blocks * 8 or 16, if the kernel has scalar accumulators
+(emit/acc_workspace.py)], then
 per slot accumulator [partials: blocks * sPad_][totals: blocks * sPad_]. The host sizes it from the
 tiling data (`workspace_per_core`). The slot count is a runtime shape: the launch checks that the
 grouping divides and that the per-core vectors fit UB (error[SHAPE] / error[UB-CAPACITY]).
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from ascend_dsl import ir
 
+from . import acc_workspace
 from .shared import LaunchCheck, loc, snippet, sync
 
 #: UB the combine needs at least: two vectors (the running totals and one core's partial).
@@ -44,7 +46,7 @@ def members(kernel: ir.Kernel, ctx) -> list[str]:
 
 def init_lines(kernel: ir.Kernel, ctx) -> list[str]:
     """Init: slot counts from the tiling data, workspace regions, the workspace's GM bound."""
-    return snippet("slot_init", accs=_accs(kernel, ctx), base="GetBlockNum() * 8" if kernel.accumulators else "0")
+    return snippet("slot_init", accs=_accs(kernel, ctx), base=acc_workspace.floats(kernel))
 
 
 def totals_lines(totals: list[tuple[str, str]]) -> list[str]:
@@ -94,7 +96,7 @@ def tiling_fields(kernel: ir.Kernel) -> list[str]:
 
 def workspace_per_core(kernel: ir.Kernel) -> str:
     """Workspace bytes per launched block (a C++ expression over `tiling`)."""
-    parts = ["32"] if kernel.accumulators else []
+    parts = [str(acc_workspace.bytes_per_core(kernel))] if acc_workspace.regions(kernel) else []
     parts += [f"8 * ((tiling.{d.name}Slots + 7) / 8 * 8)" for d in kernel.slot_accumulators]
     return "(" + " + ".join(parts) + ")" if len(parts) > 1 else parts[0]
 

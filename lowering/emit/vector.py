@@ -17,7 +17,7 @@ from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
 from ..tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, block_granule
-from . import row_groups, slots
+from . import acc_workspace, launch_scalars, row_groups, slots
 from .chunk import ChunkPassView, ChunkView, kernel_chunks
 from .shared import (
     IDENTITY,
@@ -163,11 +163,14 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, fields: dict) -> list[str]:
     for s in kernel.body:
         if isinstance(s, ir.ScalarLoad):  # one scalar read of GM per core, before any tile
             lines.append(f"{s.name}_ = static_cast<float>({s.tensor}Gm.GetValue(0));  // {loc(ctx, s.span)}")
+    lines += launch_scalars.init_lines(kernel)
+    lines += _prologue(kernel, ctx, {t.name: t for t in fields["tensors"]})
     if kernel.slot_accumulators:
         lines += slots.init_lines(kernel, ctx)
     elif kernel.accumulators:
-        lines.append("workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * 8);  "
-                     "// one 32-byte slot per core")
+        lines.append(f"workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, {acc_workspace.floats(kernel)});  "
+                     + ("// two 32-byte slots per core: consecutive combines alternate between them"
+                        if acc_workspace.regions(kernel) > 1 else "// one 32-byte slot per core"))
     return lines
 
 
@@ -199,8 +202,9 @@ class _EpilogueWriter(ScalarWriter):
     """Kernel-scope scalar code after a split loop: the cross-core combine, scalar assignments and the
     single-element stores of core 0."""
 
-    def combine(self, accs: list[ir.AccDecl], combines: dict[str, ir.Combine], span) -> None:
-        self.lines += snippet("acc_combine", loc=loc(self.ctx, span), accs=[
+    def combine(self, accs: list[ir.AccDecl], combines: dict[str, ir.Combine], span, region: str) -> None:
+        """`region`: where this combine's slots start in the workspace (emit/acc_workspace.py)."""
+        self.lines += snippet("acc_combine", loc=loc(self.ctx, span), region=region, accs=[
             {"name": a.name, "init": c_literal(a.init, DType.F32), "combine": combines[a.name].value} for a in accs])
 
     def assign(self, s: ir.ScalarAssign) -> None:
@@ -224,14 +228,14 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
     splits = [i for i, s in enumerate(body) if isinstance(s, ir.SplitLoop)]
     lo = splits[k]
     hi = splits[k + 1] if k + 1 < len(splits) else len(body)
-    stmts = body[lo + 1:hi]
+    stmts = [s for s in body[lo + 1:hi] if not (isinstance(s, ir.ScalarAssign) and s.launch)]  # launch: the host
     split = body[lo]
     updates = _updates(split)
     accs = [a for a in kernel.accumulators if a.name in updates]
     slot_names = _slot_updates(split)
     if not accs and not stmts and not slot_names:
         return []
-    w = _EpilogueWriter(ctx, tensors)
+    w = _EpilogueWriter(ctx, tensors, kernel)
     if slot_names:
         w.lines += slots.before_reset_lines([(n, find(buffers, ir.BufferRole.SLOT_VECTOR, n).member)
                                              for n in slot_names])
@@ -240,13 +244,14 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
         w.lines += [f"{a.name}_ = {find(buffers, ir.BufferRole.ACC_SLOT, a.name).member}.Get<float>().GetValue(0);"
                     for a in accs]
     store_dtypes = _store_dtypes(kernel, stmts)
-    w.lines += ["pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue",
+    w.lines += ["PipeBarrier<PIPE_ALL>();  // the last tile's copy-out has read its UB",
+                "pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue",
                 "pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);"]
     w.lines += [f"pipe.InitBuffer(scalarOut{camel(d.value)}_, 32);" for d in store_dtypes]
     if slot_names:
         w.lines += slots.staging_lines(slot_names, ctx.target.ub_budget)
     if accs:
-        w.combine(accs, updates, split.span)
+        w.combine(accs, updates, split.span, acc_workspace.region(acc_workspace.index(kernel, k)))
     if slot_names:  # after the scalar combine's SyncAll, if any: the partial vectors were copied out before it
         w.lines += slots.combine_lines(slot_names, ctx, split.span, syncall=not accs)
     for s in stmts:
@@ -257,6 +262,35 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
         elif isinstance(s, ir.AccDecl):
             w.lines.append(f"{s.name}_ = {c_literal(s.init, DType.F32)};")
     return ["{"] + ["    " + line for line in w.lines] + ["}"]
+
+
+def _device_statements(stmts) -> list[ir.Stmt]:
+    """The kernel-scope statements the device runs (launch scalars are the host's)."""
+    return [s for s in stmts if isinstance(s, ir.ScalarStore) or (isinstance(s, ir.ScalarAssign) and not s.launch)]
+
+
+def _before_first_split(kernel: ir.Kernel) -> list[ir.Stmt]:
+    first = next(i for i, s in enumerate(kernel.body) if isinstance(s, ir.SplitLoop))
+    return _device_statements(kernel.body[:first])
+
+
+def _prologue(kernel: ir.Kernel, ctx: PassContext, tensors: dict[str, TensorView]) -> list[str]:
+    """Init, before any tile buffer: the device's kernel-scope statements written before the first split loop
+    (scalars computed from `load(x[0])` values, single-element stores); UB is reset after them."""
+    stmts = _before_first_split(kernel)
+    if not stmts:
+        return []
+    w = _EpilogueWriter(ctx, tensors, kernel)
+    w.lines += ["pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);  // one-element math"]
+    w.lines += [f"pipe.InitBuffer(scalarOut{camel(d.value)}_, 32);" for d in _store_dtypes(kernel, stmts)]
+    for s in stmts:
+        if isinstance(s, ir.ScalarAssign):
+            w.assign(s)
+        else:
+            w.store(s, kernel.param(s.tensor).dtype)
+    w.lines += ["PipeBarrier<PIPE_ALL>();  // the single-element copies are done with their UB",
+                "pipe.Reset();  // the whole UB for the tile buffers"]
+    return ["{  // kernel-scope statements before the first split loop"] + ["    " + line for line in w.lines] + ["}"]
 
 
 def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, tensors: dict[str, TensorView]) \
@@ -303,7 +337,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
     kernel_scalars += [f"uint64_t {n}GmPeriod_ = 0;  // rows n*C + c read {n}[c]" for n in periodic]
     kernel_scalars += slots.members(kernel, ctx) if kernel.slot_accumulators else []
     epilogue_bufs = (["TBuf<TPosition::VECCALC> scalarBuf_;  // combine slots + one-element math"]
-                     if any(ph.after for ph in phase_views) else [])
+                     if any(ph.after for ph in phase_views) or _before_first_split(kernel) else [])
     epilogue_bufs += [f"TBuf<TPosition::VECCALC> scalarOut{camel(d.value)}_;  // one {d} element"
                       for d in _store_dtypes(kernel, kernel.body)]
     epilogue_bufs += (["TBuf<TPosition::VECCALC> slotBuf_;  // slot accumulators' totals while combining"]
@@ -314,7 +348,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
         buffer_num=tl.buffers,
         copy_helpers="copy_helpers_pad.cpp.jinja" if ctx.target.has_datacopypad else "copy_helpers_nopad.cpp.jinja",
         workspace=bool(kernel.accumulators or kernel.slot_accumulators),  # accumulator slots per core
-        workspace_per_core=slots.workspace_per_core(kernel) if kernel.slot_accumulators else "32",
+        workspace_per_core=slots.workspace_per_core(kernel) if kernel.slot_accumulators
+        else str(acc_workspace.bytes_per_core(kernel)),
         launch_checks=tuple(slots.launch_checks(kernel, ctx, ctx.target.ub_budget)),
         init=tuple(_init_lines(kernel, ctx, fields)),
         init_buffers=(f"// {loc(ctx, tl.span)}: UB buffers, sized for the largest tile", *first.init_buffers),

@@ -33,9 +33,13 @@ def _bits(dtype: DType) -> int:
     return 1 if dtype is DType.BOOL else dtype.size * 8
 
 
+#: dtypes Muls takes (A2: int16/half/int32/float)
+_MULS_DTYPES = (DType.F16, DType.F32, DType.I16, DType.I32)
+
+
 def _with_output_copies(kernel: ir.Kernel, body: tuple[ir.Stmt, ...]) -> list[ir.Stmt]:
     """A stored value must be produced by an op into its own VECOUT buffer: copy loads and values
-    stored twice (x * 1 is exact for every dtype)."""
+    stored twice (x * 1, exact, where Muls takes the dtype; else a UB -> UB DataCopy, e.g. bf16 and u8)."""
     defs = {s.name: s.value for s in body if isinstance(s, ir.Assign)}
     claimed: set[str] = set()
     out: list[ir.Stmt] = []
@@ -45,7 +49,9 @@ def _with_output_copies(kernel: ir.Kernel, body: tuple[ir.Stmt, ...]) -> list[ir
             if isinstance(defs.get(name), ir.Load) or name in claimed:
                 copy = f"{name}_to_{s.tensor}"
                 one = ir.Const(1, ir.scalar_of(s.value.type.dtype), s.span)
-                out.append(ir.Assign(copy, ir.Op("mul", (s.value, one), s.value.type, s.span), s.span))
+                value = ir.Op("mul", (s.value, one), s.value.type, s.span) if s.value.type.dtype in _MULS_DTYPES \
+                    else ir.Op("copy", (s.value,), s.value.type, s.span)
+                out.append(ir.Assign(copy, value, s.span))
                 s = replace(s, value=ir.Ref(copy, s.value.type, s.value.span))
                 name = copy
             claimed.add(name)

@@ -104,7 +104,9 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
             if e.op not in SCALAR_OPS:
                 raise _NoChunk(f"the per-row op '{e.op}' has no scalar form")
             args = tuple(scalar_expr(a) for a in e.args)
-            return ir.Op(e.op, args, ir.scalar_of(DType.BOOL if e.type.dtype is DType.BOOL else DType.F32), e.span)
+            # per-row values are f32; a cast keeps its dtype (the scalar code truncates to an integer, rounds to f16)
+            dtype = e.type.dtype if e.op == "cast" or e.type.dtype is DType.BOOL else DType.F32
+            return ir.Op(e.op, args, ir.scalar_of(dtype), e.span)
         return e
 
     for i, s in enumerate(tl.body):

@@ -5,7 +5,7 @@ Goals: tensor-tensor vs tensor-scalar forms (Add vs Adds, Compare vs Compares, S
 first operands (c - x, c / x), casts with a rounding mode, loads/stores as CopyIn/CopyOut (instructions
 from the op registry, ascend_dsl/ops.py); in row loops, whole rows against per-row values or row vectors
 as PerRow instructions (row by row; the per-row value as a scalar); scalar ops the scalar unit lacks
-(sqrt, exp, ln, abs) as VectorMath (one element on the vector unit) in kernel-scope values and the
+(sqrt, exp, ln, abs, pow) as VectorMath (one element on the vector unit) in kernel-scope values and the
 per-row values of chunked rows; every scalar expression the emitter cannot write, and comparisons of
 per-row values, reported as located UNSUPPORTED errors (collected). Runs after allocate_buffers, so every
 tile operand is a buffer name. Non-goals: writing the C++ (lowering/emit/).
@@ -13,6 +13,7 @@ tile operand is a buffer name. Non-goals: writing the C++ (lowering/emit/).
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from ascend_dsl import ir
@@ -39,7 +40,10 @@ def _tile(o: ir.Expr) -> bool:
 def _scalar(op: str, a: ir.Expr) -> ir.Expr:
     """-a or 1/a on a scalar operand, folded when constant."""
     if isinstance(a, ir.Const):
-        return replace(a, value=-a.value if op == "neg" else 1.0 / a.value)
+        if op == "neg":
+            return replace(a, value=-a.value)
+        # x / 0.0 is x * inf (IEEE, as torch: +-inf, NaN for 0 / 0); -0.0 keeps its sign
+        return replace(a, value=1.0 / a.value if a.value else math.copysign(math.inf, a.value))
     return ir.Op(op, (a,), a.type, a.span)
 
 
@@ -159,24 +163,24 @@ def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) ->
     return ir.PerRow(cols[0], tuple(ops), s.span)
 
 
-def _scalar_form(e: ir.Expr, sink: DiagnosticSink, lift: bool) -> ir.Expr:
+def scalar_form(e: ir.Expr, sink: DiagnosticSink, lift: bool) -> ir.Expr:
     """`e` as the scalar unit computes it: ops it lacks on one element of the vector unit (VectorMath, when
     `lift`); an op with neither form is a located error."""
     if not isinstance(e, ir.Op):
         return e
-    e = replace(e, args=tuple(_scalar_form(a, sink, lift) for a in e.args))
+    e = replace(e, args=tuple(scalar_form(a, sink, lift) for a in e.args))
     info = OPS[e.op]
     if info.scalar_c is not None:
         return e
     if lift and info.vector_math is not None:
-        return ir.VectorMath(e.op, e.args[0], e.type, e.span)
+        return ir.VectorMath(e.op, e.args, e.type, e.span)
     sink.error(E.UNSUPPORTED, f"scalar expression '{e.op}' cannot be lowered", e.span, "compute it on a tile instead")
     return e
 
 
 def _steps(plan: ir.ChunkPlan, sink: DiagnosticSink) -> ir.ChunkPlan:
     """The per-row values of a chunked row loop, in scalar form."""
-    steps = tuple(replace(st, value=_scalar_form(st.value, sink, True)) if isinstance(st, (ir.RowScalar, ir.RowStore))
+    steps = tuple(replace(st, value=scalar_form(st.value, sink, True)) if isinstance(st, (ir.RowScalar, ir.RowStore))
                   else st for st in plan.steps)
     return replace(plan, steps=steps)
 
@@ -192,7 +196,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 out.append(ir.CopyIn(s.name, s.value.tensor, s.value.index, s.span))
             elif isinstance(s, ir.Assign):
                 for vo in lower_op(s.name, s.value):
-                    vo = replace(vo, span=s.span, srcs=tuple(o if isinstance(o, str) else _scalar_form(o, sink, False)
+                    vo = replace(vo, span=s.span, srcs=tuple(o if isinstance(o, str) else scalar_form(o, sink, False)
                                                              for o in vo.srcs))
                     out.append(per_row(vo, buffers, sink) if tl.kind is ir.LoopKind.ROWS else vo)
             elif isinstance(s, ir.Store):
@@ -204,7 +208,8 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         return replace(tl, body=tuple(out))
 
     kernel = map_tile_bodies(kernel, body)
-    scope = tuple(replace(s, value=_scalar_form(s.value, sink, True)) if isinstance(s, (ir.ScalarAssign, ir.ScalarStore))
-                  else s for s in kernel.body)
+    scope = tuple(replace(s, value=scalar_form(s.value, sink, True))
+                  if isinstance(s, (ir.ScalarAssign, ir.ScalarStore)) and not getattr(s, "launch", False)
+                  else s for s in kernel.body)  # launch scalars: the host computes them (emit/launch_scalars.py)
     sink.raise_if_any()
     return replace(kernel, body=scope)

@@ -3,8 +3,9 @@
 Goals: one kind per kernel (ir.KernelKind): MIX for a cube loop, WINDOW when the first tile loop is a
 plane loop, BOX for a box loop, VECTOR otherwise (flat and row loops); every structural limit of the
 kind's emitter reported here, collected and located (one tile loop per split loop, the same split
-for every split loop, pooling-only plane loops, box loops alone in their kernel, slot accumulators
-in row loops, at most 8 accumulators per split loop). Non-goals: hardware limits
+for every split loop, pooling-only plane loops, cube, plane and box loops alone in their kernel but
+for launch scalars, slot accumulators in row loops, at most 8 accumulators per split loop). Runs after
+hoist_scalars, which decides which kernel-scope scalars the host computes. Non-goals: hardware limits
 (check_constraints.py) and sizes (plan_tiling.py, plan_cube.py).
 """
 
@@ -25,7 +26,14 @@ MAX_ACCUMULATORS = 8
 
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     sink = DiagnosticSink()
-    if ir.cube_loop(kernel) is not None:
+    cube = ir.cube_loop(kernel)
+    if cube is not None:
+        others = _other_statements(kernel, cube)
+        if others:
+            sink.error(E.UNSUPPORTED, "a matmul kernel has its cube split loop only (and scalars computed from "
+                       "scalar parameters, shape symbols and constants)", others[0].span,
+                       "write the other work as a second kernel")
+        sink.raise_if_any()
         return replace(kernel, kind=ir.KernelKind.MIX)
     splits = kernel.phases
     for split in splits:
@@ -40,9 +48,13 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     kind = {ir.LoopKind.PLANES: ir.KernelKind.WINDOW, ir.LoopKind.BOX: ir.KernelKind.BOX}.get(
         first_tile.kind, ir.KernelKind.VECTOR)
     if kind is ir.KernelKind.WINDOW:
+        others = _other_statements(kernel, first)
+        if others:
+            sink.error(E.UNSUPPORTED, "a kernel with a pooling loop has that split loop only", others[0].span,
+                       "write the kernel-scope work as a second kernel")
         _check_planes(kernel, first, first_tile, sink)
     elif kind is ir.KernelKind.BOX:
-        others = [s for s in kernel.body if s is not first]
+        others = _other_statements(kernel, first)
         if others:
             sink.error(E.UNSUPPORTED, "a kernel with a box loop (a reduction over a non-last dim) has that split "
                        "loop only", others[0].span, "write the kernel-scope work as a second kernel")
@@ -56,6 +68,11 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                            "fit the 32-byte slot each core writes", split.span, "split the work into two loops")
     sink.raise_if_any()
     return replace(kernel, kind=kind)
+
+
+def _other_statements(kernel: ir.Kernel, loop: ir.Stmt) -> list[ir.Stmt]:
+    """The kernel's statements besides `loop` and the scalars the host computes at launch (hoist_scalars.py)."""
+    return [s for s in kernel.body if s is not loop and not (isinstance(s, ir.ScalarAssign) and s.launch)]
 
 
 def _rows(tl: ir.TileLoop) -> ir.RowTiles | None:

@@ -219,6 +219,9 @@ def compile_program(
     extra_include_dirs: Sequence[Path] = (),
     extra_dirs_recursive: bool = True,
     prebuilt: bool | None = None,
+    shared: bool = False,
+    link: Sequence[Path] = (),
+    optimize: str = "-O2",
 ) -> Path:
     """Compile ``sources`` into one binary against the emulation header and return its path.
 
@@ -227,12 +230,20 @@ def compile_program(
     precompiled (``prebuilt_runtime``), so only what depends on the kernel is compiled: ``g++
     -std=c++20 -O2 ... -DASCEND_SIM_PREBUILT_RUNTIME=1 -I<pch dir> -include kernel_operator.h
     -I<INCLUDE_DIR> -I<dir of each source> -I<extra...> -D<k>=<v>... <sources> runtime.o -o <bin>``.
-    ``prebuilt=False`` compiles the header-only way. The binary is cached under
+    ``prebuilt=False`` compiles the header-only way. ``optimize`` replaces -O2 (the differential fuzzer
+    compiles its many short-running batches with -O0: a third of the CPU). The binary is cached under
     ``cache_root(out_dir)/<sha256>/prog``; the key covers the sources, every header under
     ``INCLUDE_DIR``, the source directories and ``extra_include_dirs``, the flags and the compiler
     version (headers in the source directories: top level only; in ``extra_include_dirs``: recursive
     unless ``extra_dirs_recursive`` is False). Compilation writes a temporary
     file that is renamed into place (atomic). Raises ``CompileError`` on failure or timeout.
+
+    ``shared=True`` builds a shared library (``-shared -fPIC -fno-gnu-unique``: each library keeps its
+    own emulator state when several are loaded into one process) at ``<sha256>/lib.so``; ``link`` lists
+    shared libraries (such paths) to link, found at run time through an rpath; their contents are in the key.
+    Both compile header-only (``prebuilt`` defaults to False; True is an error): the prebuilt runtime
+    object is not position-independent, and a copy linked into a program would interpose the runtime
+    functions of the libraries it links.
     """
     srcs = [Path(s).resolve() for s in sources]
     if not srcs:
@@ -241,7 +252,12 @@ def compile_program(
         if not src.is_file():
             raise CompileError(f"compile_program: source not found: {src}", "")
     if prebuilt is None:
-        prebuilt = os.environ.get("ASCEND_SIM_HEADER_ONLY", "") not in ("1", "true", "yes")
+        # The prebuilt runtime object is not position-independent, and a copy of it linked into a
+        # program would interpose the runtime functions of the shared libraries it links.
+        prebuilt = not (shared or link) and os.environ.get("ASCEND_SIM_HEADER_ONLY", "") not in ("1", "true", "yes")
+    elif prebuilt and (shared or link):
+        raise CompileError("compile_program: a shared library, or a program linking one, compiles header-only "
+                           "(prebuilt=False)", "")
     extra = [Path(d).resolve() for d in extra_include_dirs]
     src_dirs: list[Path] = []
     for src in srcs:
@@ -249,32 +265,35 @@ def compile_program(
             src_dirs.append(src.parent)
 
     include_flags = [f"-I{INCLUDE_DIR}"] + [f"-I{d}" for d in src_dirs] + [f"-I{d}" for d in extra]
-    flags = [*BASE_FLAGS, *_define_flags(defines)]
+    flags = [*(optimize if f == "-O2" else f for f in BASE_FLAGS), *(("-shared", "-fPIC", "-fno-gnu-unique") if shared else ()),
+             *_define_flags(defines)]
+    libs = [Path(p).resolve() for p in link]
     cxx = _compiler()
     version = _compiler_version(cxx)
     header_dirs = [(INCLUDE_DIR, True), *((d, False) for d in src_dirs), *((d, extra_dirs_recursive) for d in extra)]
     # The key covers the *contents* of the include directories (hashed below), not their paths: a
     # kernel written to a fresh temporary directory on every validation still hits the cache.
-    key_sources = [*srcs, RUNTIME_SOURCE] if prebuilt else srcs
+    key_sources = [*srcs, *libs, RUNTIME_SOURCE] if prebuilt else [*srcs, *libs]
     key = _cache_key(key_sources, header_dirs, [*flags, f"-I{INCLUDE_DIR}", f"ndirs={len(src_dirs)},{len(extra)}",
                                                 f"prebuilt={int(prebuilt)}"], version)
 
     target_dir = cache_root(out_dir) / key
-    binary = target_dir / "prog"
+    binary = target_dir / ("lib.so" if shared else "prog")
     if binary.is_file() and os.access(binary, os.X_OK):
         return binary
 
-    link: list[str] = []
+    runtime_objects: list[str] = []
     if prebuilt:
         rt = prebuilt_runtime(flags, out_dir=out_dir, timeout=max(timeout, 300))
         flags = [*flags, _PREBUILT_DEFINE]
         include_flags = [f"-I{rt.pch_dir}", "-include", "kernel_operator.h", *include_flags]
-        link = [str(rt.object)]
+        runtime_objects = [str(rt.object)]
     target_dir.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix="prog.", suffix=".tmp", dir=target_dir)
     os.close(fd)
     tmp = Path(tmp_name)
-    cmd = [cxx, *flags, *include_flags, *(str(s) for s in srcs), *link, "-o", str(tmp)]
+    cmd = [cxx, *flags, *include_flags, *(str(s) for s in srcs), *runtime_objects, *(str(lib) for lib in libs),
+           *(f"-Wl,-rpath,{lib.parent}" for lib in libs), "-o", str(tmp)]
     try:
         proc = _run_compiler(cmd, timeout)
         (target_dir / "compile.log").write_text(" ".join(cmd) + "\n" + proc.stderr)

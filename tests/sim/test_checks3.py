@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from npu_harness.sim.compiler import compile_program, run_program
+from tests.sim.source_lines import line_in
 
 SRC = Path(__file__).resolve().parent / "kernels" / "checks3.cpp"
 
@@ -20,9 +21,7 @@ def binary() -> Path:
 
 
 def line_of(text: str) -> int:
-    hits = [i for i, ln in enumerate(SRC.read_text().splitlines(), start=1) if text in ln]
-    assert len(hits) == 1, (text, hits)
-    return hits[0]
+    return line_in(SRC, text)
 
 
 def test_exchange_without_syncall(binary):

@@ -137,6 +137,7 @@ def test_emitted_gallery_kernel(tmp_path, capsys):
     kdir = tmp_path / "gelu"
     kdir.mkdir()
     for name, text in project.files.items():
+        (kdir / name).parent.mkdir(parents=True, exist_ok=True)
         (kdir / name).write_text(text)
     n, blocks = 10000, 3
     x = np.linspace(-4, 4, n, dtype=np.float32)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from npu_harness.sim.compiler import compile_program, run_program
+from tests.sim.source_lines import line_in
 
 SRC = Path(__file__).resolve().parent / "kernels" / "vecapi.cpp"
 
@@ -19,9 +20,7 @@ def binary() -> Path:
 
 
 def line_of(text: str) -> int:
-    hits = [i for i, ln in enumerate(SRC.read_text().splitlines(), start=1) if text in ln]
-    assert len(hits) == 1, (text, hits)
-    return hits[0]
+    return line_in(SRC, text)
 
 
 @pytest.mark.parametrize("variant", ["reduce_tree_half", "reduce_forms", "level0_counter_and_masks", "gather_ok", "sort_ok"])

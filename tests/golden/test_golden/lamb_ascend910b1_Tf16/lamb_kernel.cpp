@@ -93,6 +93,7 @@ public:
             WaitFlag<HardEvent::V_S>(EVENT_ID0);
             w_sq_ = accSlot_w_sqBuf.Get<float>().GetValue(0);
             u_sq_ = accSlot_u_sqBuf.Get<float>().GetValue(0);
+            PipeBarrier<PIPE_ALL>();  // the last tile's copy-out has read its UB
             pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue
             pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);
             // lamb.adsl:13: combine w_sq, u_sq across cores: each core writes its value to its 32-byte workspace slot, SyncAll, every core reads all slots
@@ -224,6 +225,7 @@ private:
     // Split loop 1 (lamb.adsl:26): the same share of the work, its own UB plan.
     __aicore__ inline void Phase1()
     {
+        PipeBarrier<PIPE_ALL>();  // the last loop's copies and vector ops are done with UB before it is carved anew
         pipe.Reset();
         pipe.InitBuffer(inQueueParam1, 2, tileLength1_ * sizeof(half));
         pipe.InitBuffer(tmp0Buf1, tileLength1_ * sizeof(float));

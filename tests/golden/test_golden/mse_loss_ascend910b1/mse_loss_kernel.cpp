@@ -75,6 +75,7 @@ public:
             SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads this core's running values
             WaitFlag<HardEvent::V_S>(EVENT_ID0);
             total_ = accSlot_totalBuf.Get<float>().GetValue(0);
+            PipeBarrier<PIPE_ALL>();  // the last tile's copy-out has read its UB
             pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue
             pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);
             pipe.InitBuffer(scalarOutF32_, 32);

@@ -270,12 +270,16 @@ ASCEND_SIM_RT void race_strided(Pipe pipe, const char* api, const std::source_lo
                                 uint64_t pitch, bool write) {
     if (!race_on() || count == 0 || len == 0) return;
     const uintptr_t b = reinterpret_cast<uintptr_t>(p);
-    if (count == 1 || pitch == len || count > 64) {
+    if (count == 1 || pitch == len) {
         const RaceAccess a{b, b + (count - 1) * pitch + len, write};
         race_instr_n(pipe, api, loc, &a, 1);
         return;
     }
-    RaceAccess acc[64];
+    // Every burst on its own (a bounding interval would over-report: two copies of one pipe writing interleaved
+    // column blocks of the same rows, as a matmul epilogue does, touch no common byte).
+    RaceAccess small[64];
+    std::vector<RaceAccess> large(count > 64 ? count : 0);
+    RaceAccess* acc = count > 64 ? large.data() : small;
     for (uint32_t i = 0; i < count; ++i) acc[i] = RaceAccess{b + i * pitch, b + i * pitch + len, write};
     race_instr_n(pipe, api, loc, acc, count);
 }

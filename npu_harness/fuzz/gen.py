@@ -1,0 +1,421 @@
+"""Random valid kernels covering the language: one builder per kernel kind.
+
+Kinds (weights in KINDS): flat tiles (f32 / f16 / bf16 / i32 data, explicit or auto tile sizes, one or
+two buffers), row tiles with reductions, row vectors, per-row values, scans and gather, rows longer than
+UB (chunked, and with fewer rows than cores: row groups), slot accumulators over [N, C, H, W] planes,
+boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims), and cube matmuls with vector
+epilogues. Any of the vector kinds may carry accumulators, several split loops, kernel-scope scalars
+before, between and after the loops (launch-time math, `load(x[0])` values and the device math on them,
+single-element stores) and scalar sub-expressions inside the tile loops. Sizes have tails: odd lengths,
+fewer rows than cores, shares that are not whole tiles. Every program is valid by construction except
+for the few the compiler may reject with a located error (UB capacity of a large explicit tile, ...),
+which the runner counts as rejections.
+"""
+
+from __future__ import annotations
+
+import random
+
+from .exprs import Exprs, Scope, leaf
+from .program import Loop, Node, Program, Stmt
+
+KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window": 7, "cube": 9, "scalar_stress": 8}
+TARGETS = {"ascend910b1": 80, "ascend910b4": 10, "ascend310p": 10}
+CORES = {"ascend910b1": 48, "ascend910b4": 40, "ascend310p": 8}
+
+
+def _pick(rng: random.Random, table: dict[str, int]) -> str:
+    return rng.choices(list(table), weights=list(table.values()))[0]
+
+
+def _length(rng: random.Random, lo: int = 1, hi: int = 6000) -> int:
+    """A length with tails: mostly odd or ragged, sometimes a power of two."""
+    k = rng.random()
+    if k < 0.25:
+        n = rng.randint(lo, min(hi, 64))
+    elif k < 0.8:
+        n = rng.randint(lo, hi)
+    else:
+        n = rng.choice([256, 512, 1024, 2048, 4096, 8192])
+    return max(lo, min(hi, n))
+
+
+class _Kernel:
+    """Parameters, kernel-scope statements and loops of one program under construction."""
+
+    def __init__(self, rng: random.Random, name: str):
+        self.r = rng
+        self.name = name
+        self.params: list[str] = []
+        self.scalar_params: list[Node] = []
+        self.body: list[Stmt | Loop] = []
+        self.kscalars: list[Node] = []  # kernel-scope names readable from here on
+        self.n = 0
+        self.dtype_vars: dict[str, str] = {}
+
+    def fresh(self, base: str) -> str:
+        self.n += 1
+        return f"{base}{self.n}"
+
+    def tensor(self, base: str, dtype: str, shape: str) -> str:
+        name = self.fresh(base)
+        self.params.append(f'{name}: Tensor[{dtype}, "{shape}"]')
+        return name
+
+    def scalar_param(self, integer: bool = False) -> Node:
+        name = self.fresh("n" if integer else "p")
+        value = str(self.r.randint(1, 4)) if integer else self.r.choice(
+            ["0.5", "0.9", "1.5", "-0.25", "2.0", "0.001", "3.0", "-1.5"])
+        self.params.append(f"{name}: {'i32' if integer else 'f32'} = {value}")
+        node = leaf(name, "i32" if integer else "f32", "scalar")
+        self.scalar_params.append(node)
+        return node
+
+    def scope_scalars(self, symbols: list[str]) -> list[Node]:
+        return self.scalar_params + self.kscalars + [leaf(s, "i32", "scalar") for s in symbols]
+
+    def launch_scalars(self, symbols: list[str], count: int) -> None:
+        """Kernel-scope scalars computed from parameters, symbols and literals (the host computes them)."""
+        for _ in range(count):
+            e = Exprs(self.r, Scope(scalars=self.scope_scalars(symbols))).scalar(3)
+            name = self.fresh("s")
+            self.body.append(Stmt(f"{name} = {{0}}", e, name))
+            self.kscalars.append(leaf(name, "f32", "scalar"))
+
+    def loaded_scalar(self, symbols: list[str]) -> None:
+        """`c = load(t[0])` and device math on it, before the first loop."""
+        t = self.tensor("c", "f32", "1")
+        name = self.fresh("l")
+        self.body.append(Stmt(f"{name} = load({t}[0])", None, name))
+        self.kscalars.append(leaf(name, "f32", "scalar"))
+        if self.r.random() < 0.6:
+            e = Exprs(self.r, Scope(scalars=[leaf(name, "f32", "scalar")] + self.scalar_params)).scalar(2)
+            d = self.fresh("d")
+            self.body.append(Stmt(f"{d} = {{0}}", e, d))
+            self.kscalars.append(leaf(d, "f32", "scalar"))
+
+    def decorator(self) -> str:
+        if not self.dtype_vars:
+            return "@kernel"
+        return "@kernel(" + ", ".join(f"{k}=[{v}]" for k, v in self.dtype_vars.items()) + ")"
+
+    def program(self, kind: str, sizes: dict, seed: int, target: str, cores: int) -> Program:
+        return Program(self.name, self.decorator(), tuple(self.params), tuple(self.body), sizes, seed, target, cores,
+                       kind)
+
+
+def _cast(e: Node, to: str, layout: str) -> Node:
+    return e if e.dtype == to else Node(f"cast({{0}}, {to})", (e,), to, layout)
+
+
+def _tile_header(rng: random.Random, var: str, explicit: bool, granule: int) -> str:
+    buffers = rng.choice((1, 2, 2))
+    if explicit and rng.random() < 0.3:
+        return f"for {var} in tile(blk, size={granule * rng.choice((1, 2, 4, 8))}, buffers={buffers}):"
+    return f"for {var} in tile(blk, size=auto, buffers={buffers}):"
+
+
+def _accumulate(rng: random.Random, k: _Kernel, value: Node, accs: list[tuple[str, str]]) -> list[Stmt]:
+    """Updates of fresh accumulators with `value` (declared before the loop by the caller via `accs`)."""
+    out = []
+    for _ in range(rng.choice((1, 1, 2))):
+        combine = rng.choice(("add", "add", "max", "min"))
+        name = k.fresh("a")
+        accs.append((name, {"add": "0.0", "max": "-1e30", "min": "1e30"}[combine]))
+        v = _cast(value, "f32", value.layout) if value.dtype not in ("f32", "f16") else value
+        out.append(Stmt(f"{name} += sum({{0}})" if combine == "add" else f"{name} = {combine}({name}, {combine}({{0}}))",
+                        v))
+    return out
+
+
+# ----------------------------------------------------------------------------- flat and row tiles
+
+
+def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress: bool = False
+                   ) -> tuple[_Kernel, dict]:
+    """Flat or row tiles, with accumulators, several split loops and kernel-scope scalars (many of them and
+    of every form with `stress`)."""
+    k = _Kernel(rng, name)
+    rows = kind in ("rows", "long_rows")
+    bf16 = target != "ascend310p"
+    t = rng.choice(("f32", "f16") + (("bf16",) if bf16 else ()))
+    integer = not rows and rng.random() < 0.1
+    if integer:
+        t = "i32"
+    k.dtype_vars = {"T": t} if rng.random() < 0.7 and not integer else {}
+    tname = "T" if k.dtype_vars else t
+    compute = "f32" if t == "bf16" else "i32" if integer else rng.choice((t, "f32"))
+    sizes: dict[str, int]
+    if rows:
+        long = kind == "long_rows"
+        sizes = {"B": rng.randint(1, 5) if long else _length(rng, 1, 70),
+                 "D": rng.randint(12000, 40000) if long else _length(rng, 1, 1500)}
+        symbols = ["B", "D"]
+        extent, shape_in = "B", "B, D"
+    else:
+        sizes = {"N": _length(rng)}
+        symbols = ["N"]
+        extent, shape_in = "N", "N"
+    xs = [k.tensor("x", tname, shape_in) for _ in range(rng.randint(1, 3))]
+    extras = []
+    if rows and rng.random() < 0.5:
+        extras.append((k.tensor("w", tname, "D"), "row"))
+    if rows and rng.random() < 0.4:
+        extras.append((k.tensor("c", tname, "B"), "col"))
+    idx = k.tensor("i", "i32", "B") if rows and kind == "rows" and rng.random() < 0.15 else None
+    for _ in range(rng.randint(0, 2)):
+        k.scalar_param(integer=rng.random() < 0.3)
+    outs_rows = [k.tensor("y", tname, shape_in) for _ in range(rng.randint(1, 2))]
+    outs_col = [k.tensor("z", tname, "B")] if rows and rng.random() < 0.4 else []
+    one = k.tensor("o", "f32", "1") if rng.random() < 0.3 else None
+    if rng.random() < (1.0 if stress else 0.6):
+        k.launch_scalars(symbols, rng.randint(1, 4 if stress else 2))
+    if rng.random() < (0.5 if stress else 0.2):
+        k.loaded_scalar(symbols)
+    n_loops = 1 if rng.random() < (0.3 if stress else 0.6) else 2
+    pending = list(outs_rows) + list(outs_col)
+    accs_total: list[str] = []
+    scans_ok = kind == "rows"
+    for loop in range(n_loops):
+        accs: list[tuple[str, str]] = []
+        var = "r" if rows else "t"
+        scope = Scope(scalars=k.scope_scalars(symbols))
+        body: list[Stmt] = []
+        for x in xs:
+            v = k.fresh("v")
+            e = leaf(f"load({x}[{var}, :])" if rows else f"load({x}[{var}])", t, "rows" if rows else "flat")
+            e = _cast(e, compute, e.layout)
+            body.append(Stmt(f"{v} = {{0}}", e, v))
+            scope.tiles.append(leaf(v, compute, e.layout))
+        for x, lay in extras:
+            v = k.fresh("v")
+            e = _cast(leaf(f"load({x}[:])" if lay == "row" else f"load({x}[{var}])", t, lay), compute, lay)
+            body.append(Stmt(f"{v} = {{0}}", e, v))
+            scope.tiles.append(leaf(v, compute, lay))
+        ex = Exprs(rng, scope, rows=rows, integer_ops=integer)
+        main = "rows" if rows else "flat"
+        for _ in range(rng.randint(0, 3)):
+            lay = "col" if rows and rng.random() < 0.3 else main
+            v = k.fresh("v")
+            body.append(Stmt(f"{v} = {{0}}", ex.tile(compute, lay, rng.randint(1, 3)), v))
+            scope.tiles.append(leaf(v, compute, lay))
+        share = pending[:max(1, len(pending) // (n_loops - loop))] if loop < n_loops - 1 else pending
+        if loop < n_loops - 1 and rng.random() < 0.3:
+            share = []  # this loop only accumulates
+        pending = [p for p in pending if p not in share]
+        for y in share:
+            lay = "col" if y in outs_col else main
+            if rows and lay == "rows" and scans_ok and compute != "i32" and rng.random() < 0.2:
+                call = rng.choice(("cumsum", "cumprod"))
+                inner = ex.tile(compute, "rows", 1)
+                if call == "cumprod":
+                    inner = Node("(0.5 + 0.5 * sigmoid({0}))", (inner,), compute, "rows")
+                flags = "".join(f", {f}=True" for f in ("reverse", "exclusive") if rng.random() < 0.4)
+                e = Node(f"{call}({{0}}, axis=1{flags})", (inner,), compute, "rows")
+            elif lay == "col" and idx is not None and rng.random() < 0.5:
+                e = Node(f"gather({{0}}, load({idx}[{var}]))", (ex.tile(compute, "rows", 1),), compute, "col")
+            else:
+                e = ex.tile(compute, lay, rng.randint(0, 3))
+            body.append(Stmt(f"store({y}[{var}, :], {{0}})" if lay == "rows" else f"store({y}[{var}], {{0}})",
+                             _cast(e, tname if t != "i32" else "i32", lay)))
+        if (loop < n_loops - 1 or rng.random() < 0.4) and compute != "i32":
+            value = ex.tile(compute, rng.choice(("col", "rows")) if rows else "flat", rng.randint(0, 2))
+            body += _accumulate(rng, k, value, accs)
+        if not any(st.fmt.startswith("store(") for st in body) and not accs:
+            y = k.tensor("y", tname, shape_in)
+            body.append(Stmt(f"store({y}[{var}, :], {{0}})" if rows else f"store({y}[{var}], {{0}})",
+                             _cast(ex.tile(compute, main, 1), tname if t != "i32" else "i32", main)))
+        for a, init in accs:
+            k.body.append(Stmt(f"{a} = {init}"))
+        cores = "AIV" if rng.random() < 0.8 else str(rng.randint(1, CORES[target]))
+        granule = 256 if not rows else 1
+        k.body.append(Loop(f"for blk in split({extent}, cores={cores}):",
+                           _tile_header(rng, var, not rows, granule), tuple(body)))
+        for a, _ in accs:
+            k.kscalars.append(leaf(a, "f32", "scalar"))
+            accs_total.append(a)
+        if accs and rng.random() < 0.7:  # scalars from the totals (device math)
+            k.launch_scalars(symbols, 2 if stress else 1)
+    if one is not None:
+        e = Exprs(rng, Scope(scalars=k.scope_scalars(symbols))).scalar(2)
+        k.body.append(Stmt(f"store({one}[0], {{0}})", e))
+    return k, sizes
+
+
+# ----------------------------------------------------------------------------- slot accumulators
+
+
+def _slots(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    k = _Kernel(rng, name)
+    t = rng.choice(("f32", "f16", "bf16"))
+    k.dtype_vars = {"T": t}
+    c = rng.randint(1, 6)
+    g = rng.choice([d for d in range(1, c + 1) if c % d == 0])
+    sizes = {"N": rng.randint(1, 3), "C": c, "H": rng.randint(1, 24), "W": rng.randint(1, 40)}
+    x = k.tensor("x", "T", "N, C, H, W")
+    y = k.tensor("y", "T", "N, C, H, W")
+    w = k.tensor("w", "T", "C") if rng.random() < 0.4 else None
+    grouped = rng.random() < 0.5
+    if grouped:
+        k.params.append(f"g: i32 = {g}")
+    eps = k.scalar_param()
+    s = "s"
+    k.body.append(Stmt(f"{s} = zeros({'N * g' if grouped else 'C'})"))
+    ex1 = Exprs(rng, Scope([leaf("xt", "f32", "rows")], k.scope_scalars([])), rows=True)
+    e1 = ex1.tile("f32", "rows", rng.randint(0, 2))
+    body1 = (Stmt("xt = cast(load(" + x + "[r, :]), f32)", None, "xt"), Stmt(f"{s}[r] += sum({{0}}, axis=1)", e1))
+    k.body.append(Loop("for blk in split(N * C, cores=AIV):", "for r in tile(blk, size=auto, buffers=2):", body1))
+    scope = Scope([leaf("xt", "f32", "rows"), leaf(f"{s}[r]", "f32", "col")], k.scope_scalars([]) + [eps])
+    body2 = [Stmt("xt = cast(load(" + x + "[r, :]), f32)", None, "xt")]
+    if w is not None:
+        body2.append(Stmt(f"wt = cast(load({w}[r]), f32)", None, "wt"))
+        scope.tiles.append(leaf("wt", "f32", "col"))
+    e2 = Exprs(rng, scope, rows=True).tile("f32", "rows", rng.randint(1, 3))
+    body2.append(Stmt(f"store({y}[r, :], cast({{0}}, T))", e2))
+    k.body.append(Loop("for blk in split(N * C, cores=AIV):", "for r in tile(blk, size=auto, buffers=2):",
+                       tuple(body2)))
+    return k, sizes
+
+
+# ----------------------------------------------------------------------------- boxes
+
+
+def _box(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    k = _Kernel(rng, name)
+    t = rng.choice(("f32", "f16", "bf16"))
+    k.dtype_vars = {"T": t}
+    dim0 = rng.random() < 0.3
+    sizes = {"A": rng.randint(1, 6), "R": rng.randint(1, 40), "C": _length(rng, 1, 400)}
+    if dim0:
+        split, axis, out_shape = "R * C", 0, "R, C"
+    else:
+        split, axis, out_shape = "A * C", 1, "A, C"
+    x = k.tensor("x", "T", "A, R, C")
+    b = k.tensor("b", "T", out_shape) if rng.random() < 0.4 else None
+    y = k.tensor("y", "T", out_shape)
+    for _ in range(rng.randint(0, 1)):
+        k.scalar_param()
+    if rng.random() < 0.4:
+        k.launch_scalars([], 1)
+    compute = "f32" if t == "bf16" or rng.random() < 0.5 else t
+    scope = Scope([leaf("xb", compute, "box")], k.scope_scalars([]))
+    body = [Stmt("xb = {0}", _cast(leaf(f"load({x}[t])", t, "box"), compute, "box"), "xb")]
+    ex = Exprs(rng, scope)
+    red = rng.choice(("sum", "mean", "max", "min", "prod"))
+    inner = ex.tile(compute, "box", rng.randint(0, 2))
+    if red == "prod":
+        inner = Node("(0.5 + 0.5 * sigmoid({0}))", (inner,), compute, "box")
+    body.append(Stmt(f"m = {red}({{0}}, axis={axis})", inner, "m"))
+    flat = Scope([leaf("m", compute, "flat")], k.scope_scalars([]))
+    if b is not None:
+        body.append(Stmt("bt = {0}", _cast(leaf(f"load({b}[t])", t, "flat"), compute, "flat"), "bt"))
+        flat.tiles.append(leaf("bt", compute, "flat"))
+    body.append(Stmt(f"store({y}[t], {{0}})", _cast(Exprs(rng, flat).tile(compute, "flat", rng.randint(0, 2)), "T",
+                                                    "flat")))
+    k.body.append(Loop(f"for blk in split({split}, cores=AIV):", "for t in tile(blk, size=auto, buffers=2):",
+                       tuple(body)))
+    return k, sizes
+
+
+# ----------------------------------------------------------------------------- pooling
+
+
+def _window(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    k = _Kernel(rng, name)
+    t = rng.choice(("f32", "f16") + (("bf16",) if target != "ascend310p" else ()))
+    k.dtype_vars = {"T": t}
+    rank = rng.choice((1, 2, 2, 3))
+    op = rng.choice(("max_pool", "avg_pool"))
+    kern = rng.randint(1, 4 if rank < 3 else 3)
+    stride = rng.randint(1, 3)
+    pad = rng.randint(0, kern // 2)
+    dil = rng.randint(1, 2) if op == "max_pool" and rng.random() < 0.3 else 1
+    spatial_in = ["L"] if rank == 1 else ["H", "W"] if rank == 2 else ["Z", "H", "W"]
+    spatial_out = [f"O{s}" for s in spatial_in]
+    sizes = {"N": rng.randint(1, 3), "C": rng.randint(1, 5)}
+    hi = {1: 300, 2: 40, 3: 12}[rank]
+    for s_in, s_out in zip(spatial_in, spatial_out, strict=True):
+        n = rng.randint(max(1, dil * (kern - 1) + 1 - 2 * pad), hi)
+        sizes[s_in] = n
+        sizes[s_out] = (n + 2 * pad - dil * (kern - 1) - 1) // stride + 1
+    x = k.tensor("x", "T", ", ".join(["N", "C", *spatial_in]))
+    y = k.tensor("y", "T", ", ".join(["N", "C", *spatial_out]))
+    as_param = rng.random() < 0.4
+    if as_param:
+        k.params.append(f"ks: i32 = {kern}")
+    kw = f"kernel={'ks' if as_param else kern}, stride={stride}, padding={pad}" + (f", dilation={dil}" if dil > 1 else "")
+    body = (Stmt(f"store({y}[p], {op}(load({x}[p]), {kw}))"),)
+    k.body.append(Loop("for blk in split(N * C, cores=AIV):", "for p in tile(blk, size=auto, buffers=2):", body))
+    return k, sizes
+
+
+# ----------------------------------------------------------------------------- cube
+
+
+def _cube(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    k = _Kernel(rng, name)
+    t = rng.choice(("f16", "bf16"))
+    k.dtype_vars = {"T": t}
+    batch = rng.random() < 0.25
+    ta, tb = rng.random() < 0.2, rng.random() < 0.2
+    whole_rows = rng.random() < 0.25
+    sizes = {"M": rng.randint(1, 200), "N": rng.randint(1, 300 if not whole_rows else 200), "K": rng.randint(1, 300)}
+    lead = "Bt, " if batch else ""
+    if batch:
+        sizes["Bt"] = rng.randint(1, 3)
+    a = k.tensor("a", "T", lead + ("K, M" if ta else "M, K"))
+    b = k.tensor("b", "T", (lead if rng.random() < 0.7 else "") + ("N, K" if tb else "K, N"))
+    bias = k.tensor("bias", "f32", "N") if rng.random() < 0.3 else None
+    res = k.tensor("r", "f32", lead + "M, N") if rng.random() < 0.3 else None
+    out_f16 = rng.random() < 0.3
+    c = k.tensor("c", "f16" if out_f16 else "f32", lead + "M, N")
+    for _ in range(rng.randint(0, 1)):
+        k.scalar_param()
+    if rng.random() < 0.4:
+        k.launch_scalars([], 1)
+    opts = (f", bias={bias}" if bias else "") + (", transpose_a=True" if ta else "") + (", transpose_b=True" if tb else "")
+    scope = Scope([leaf("acc", "f32", "rows")], k.scope_scalars([]))
+    body: list[Stmt] = []
+    if res is not None:
+        body.append(Stmt(f"rt = load({res}[blk])", None, "rt"))
+        scope.tiles.append(leaf("rt", "f32", "rows"))
+    ex = Exprs(rng, scope, rows=whole_rows)
+    if rng.random() < 0.15 and not whole_rows:
+        e = leaf("acc", "f32", "rows")
+    else:
+        e = ex.tile("f32", "rows", rng.randint(0, 3))
+        if whole_rows:
+            red = Node(f"{rng.choice(('max', 'sum', 'mean', 'min'))}({{0}}, axis=1)", (leaf("acc", "f32", "rows"),),
+                       "f32", "col")
+            e = Node("({0} - {1})", (e, red), "f32", "rows")
+    if "acc" not in e.render():  # the vector block must read the accumulator (KERNEL-STRUCTURE)
+        e = Node("({0} + {1})", (e, leaf("acc", "f32", "rows")), "f32", "rows")
+    body.append(Stmt(f"store({c}[blk], {{0}})", _cast(e, "f16", "rows") if out_f16 else e))
+    header = f"for blk in split({lead}M, N, cores=AIC):"
+    loop = Loop(header, "with vector:", tuple(body), cube_prefix=("with cube:", f"    acc = matmul({a}[blk], {b}[blk]{opts})"))
+    k.body.append(loop)
+    return k, sizes
+
+
+# ----------------------------------------------------------------------------- entry
+
+
+def generate(rng: random.Random, index: int, seed: int) -> Program:
+    kind = _pick(rng, KINDS)
+    target = _pick(rng, TARGETS)
+    if kind in ("long_rows", "slots", "box", "cube") and target == "ascend310p":
+        target = "ascend910b1"  # these need DataCopyPad / a separate cube unit
+    name = f"k{index}"
+    if kind == "slots":
+        k, sizes = _slots(rng, name, target)
+    elif kind == "box":
+        k, sizes = _box(rng, name, target)
+    elif kind == "window":
+        k, sizes = _window(rng, name, target)
+    elif kind == "cube":
+        k, sizes = _cube(rng, name, target)
+    else:
+        k, sizes = _vector_kernel(rng, name, "flat" if kind == "scalar_stress" else kind, target,
+                                  stress=kind == "scalar_stress")
+    cores = CORES[target] if rng.random() < 0.7 else rng.randint(1, CORES[target])
+    return k.program(kind, sizes, seed, target, cores)

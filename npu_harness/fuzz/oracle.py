@@ -1,0 +1,158 @@
+"""The reference side of differential testing: the DSL interpreter's outputs, and how far rounding alone
+may move each of them.
+
+A generated kernel is evaluated by the interpreter (`ascend_dsl.interpreter`) in its own dtypes (the
+reference), in float64, twice in float64 on inputs perturbed by a few units of the kernel's coarsest rounding,
+twice in float64 with every comparison nudged by as much (one up, one down; see TRANSCENDENTAL_ERROR), twice
+with every float-to-integer cast nudged and twice with the results of the ops a device computes approximately
+(exp, tanh, ...: interpreter.APPROXIMATE_OPS) nudged, so a cancellation after them is ill-conditioned too, and
+once with max/min reductions skipping NaN (PyTorch propagates it; a device need not). Where the last nine disagree with each other or with the reference, the element is
+ill-conditioned (a comparison near its threshold, cancellation, overflow) and the emulator may differ
+there by as much without being wrong. An element mismatches when
+
+    |got - ref| > tol * (1 + |ref|) + 2 * max(|ref - ref64|, |ref64' - ref64| over the nine other runs)
+
+with `tol` the harness's per-dtype tolerance (npu_harness.compare); NaN matches NaN, equal infinities
+match, and an element whose float64 references are not finite is not judged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ascend_dsl import interpreter, ir
+from ascend_dsl.dtypes import DType
+
+from ..compare import TOLERANCE
+from .inputs import seeded_generator
+
+#: Inputs are perturbed by this many units of the kernel's coarsest rounding (a reduction of n values
+#: rounds up to ~n units; independent perturbations move it by ~sqrt(n)).
+PERTURB = 8
+#: The relative error the lowering's transcendental ops may add (tanh, erf < 1e-6: lowering/passes/legalize.py;
+#: docs/language.md). Comparisons and float-to-integer casts are discontinuous: the perturbed runs move the first
+#: operand of every comparison and every truncated value by PERTURB roundoffs plus this, up in one run and down
+#: in the other, so a comparison or truncation that close to its edge counts as ill-conditioned (random input
+#: perturbations alone cross such an edge only by chance).
+TRANSCENDENTAL_ERROR = 2e-6
+#: Unit roundoff per dtype (f32 2^-24, f16 2^-11, bf16 2^-8), for the input perturbation.
+_ROUNDOFF = {DType.F32: 2.0 ** -24, DType.F16: 2.0 ** -11, DType.BF16: 2.0 ** -8}
+
+
+@dataclass
+class Reference:
+    kernel: ir.Kernel
+    inputs: dict[str, torch.Tensor]
+    scalars: dict
+    sizes: dict[str, int]
+    seed: int
+    outputs: dict[str, torch.Tensor]  # in the kernel's dtypes
+    _slack: dict[str, torch.Tensor] | None = None
+
+    def slack(self, name: str) -> torch.Tensor:
+        """float64: how far rounding alone may move each element of output `name` (inf: not judged). Costs two
+        more interpreter runs, so it is computed only when an output is not within plain tolerance."""
+        if self._slack is None:
+            self._slack = _slack(self)
+        return self._slack[name]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    name: str
+    ok: bool
+    bad: int
+    numel: int
+    worst: str  # the worst element, for reports
+
+    def describe(self) -> str:
+        return f"{self.name}: {'ok' if self.ok else 'MISMATCH'} ({self.bad}/{self.numel} elements; {self.worst})"
+
+
+def roundoff(kernel: ir.Kernel) -> float:
+    """The coarsest unit roundoff of the float values the kernel computes or stores."""
+    dtypes = {p.dtype for p in kernel.tensors}
+    for s in ir.walk(kernel.body):
+        value = getattr(s, "value", None)
+        if isinstance(value, (ir.Op, ir.Ref, ir.Load, ir.Const)):
+            dtypes |= {e.type.dtype for e in ir.walk_expr(value)}
+    return max(_ROUNDOFF.get(d, 0.0) for d in dtypes | {DType.F32})
+
+
+def _run(kernel: ir.Kernel, inputs: dict[str, torch.Tensor], scalars: dict, shapes: dict[str, list[int]],
+         widen: bool, **nudges: float) -> dict[str, torch.Tensor]:
+    tensors = {n: (t.to(torch.float64) if widen and t.dtype.is_floating_point else t.clone()) for n, t in inputs.items()}
+    for p in kernel.outputs:
+        dt = torch.float64 if widen and p.dtype.is_float else p.dtype.torch
+        tensors[p.name] = torch.full(shapes[p.name], float("nan"), dtype=dt) if p.dtype.is_float else \
+            torch.zeros(shapes[p.name], dtype=dt)
+    interpreter.run(kernel, tensors, scalars, widen=widen, **nudges)
+    return {p.name: tensors[p.name] for p in kernel.outputs}
+
+
+def reference(kernel: ir.Kernel, inputs: dict[str, torch.Tensor], scalars: dict, sizes: dict[str, int],
+              seed: int) -> Reference:
+    shapes = {p.name: [sizes[d] if isinstance(d, str) else d for d in p.shape] for p in kernel.outputs}
+    return Reference(kernel, inputs, scalars, sizes, seed, _run(kernel, inputs, scalars, shapes, widen=False))
+
+
+def _slack(ref: Reference) -> dict[str, torch.Tensor]:
+    kernel, inputs, scalars = ref.kernel, ref.inputs, ref.scalars
+    shapes = {p.name: [ref.sizes[d] if isinstance(d, str) else d for d in p.shape] for p in kernel.outputs}
+    wide = _run(kernel, inputs, scalars, shapes, widen=True)
+    u = PERTURB * roundoff(kernel)
+    runs = []
+    for k in range(2):  # two independent perturbations: a threshold near a value is often crossed by one of them
+        perturbed = {}
+        for name, t in inputs.items():
+            if t.dtype.is_floating_point:
+                g = seeded_generator(ref.seed, f"perturb{k}:" + name)
+                noise = torch.rand(t.shape, generator=g, dtype=torch.float64) * 2 - 1
+                perturbed[name] = t.to(torch.float64) * (1 + u * noise)
+            else:
+                perturbed[name] = t
+        runs.append(_run(kernel, perturbed, scalars, shapes, widen=True))
+    for what in ("compare_nudge", "cast_nudge", "math_nudge"):  # and always by one of these (separately: one could
+        # undo another)
+        for sign in (1, -1):
+            runs.append(_run(kernel, inputs, scalars, shapes, widen=True, **{what: sign * (u + TRANSCENDENTAL_ERROR)}))
+    runs.append(_run(kernel, inputs, scalars, shapes, widen=True, nan_skip=True))  # NaN in max/min: not specified
+    slack = {}
+    for p in kernel.outputs:
+        r, w = (x[p.name].to(torch.float64) for x in (ref.outputs, wide))
+        s = (r - w).abs()
+        finite = torch.isfinite(w)
+        for run in runs:
+            wp = run[p.name].to(torch.float64)
+            s = torch.maximum(s, (wp - w).abs())
+            finite &= torch.isfinite(wp)
+        s = torch.where(finite, 2 * s, torch.full_like(s, float("inf")))
+        slack[p.name] = torch.where(torch.isnan(s), torch.full_like(s, float("inf")), s)
+    return slack
+
+
+def judge(name: str, got: torch.Tensor, ref: Reference, dtype: str) -> Verdict:
+    """The emulator's output `name` against the reference: plain tolerance first, rounding slack if needed."""
+    verdict = _judge(name, got, ref.outputs[name], None, dtype)
+    return verdict if verdict.ok else _judge(name, got, ref.outputs[name], ref.slack(name), dtype)
+
+
+def _judge(name: str, got: torch.Tensor, ref: torch.Tensor, slack: torch.Tensor | None, dtype: str) -> Verdict:
+    g = got.to(torch.float64).reshape(-1)
+    r = ref.to(torch.float64).reshape(-1)
+    s = slack.reshape(-1) if slack is not None else torch.zeros_like(r)
+    tol = TOLERANCE[dtype]
+    if g.numel() != r.numel():
+        return Verdict(name, False, r.numel(), r.numel(), f"{g.numel()} elements, expected {r.numel()}")
+    same = (g == r) | (torch.isnan(g) & torch.isnan(r))
+    err = (g - r).abs()
+    close = err <= tol * (1 + r.abs()) + s
+    ok = same | close | torch.isinf(s)
+    bad = int((~ok).sum())
+    if bad == 0:
+        return Verdict(name, True, 0, r.numel(), "")
+    idx = int(torch.nonzero(~ok)[0])
+    worst = f"first at flat index {idx}: got {g[idx].item():.7g}, reference {r[idx].item():.7g}, slack {s[idx].item():.3g}"
+    return Verdict(name, False, bad, r.numel(), worst)

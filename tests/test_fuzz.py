@@ -1,0 +1,221 @@
+"""Differential fuzzing (npu_harness/fuzz): the fixed-seed slice `make test` runs, the minimised findings
+kept as regression cases, the oracle's judgement, the minimiser on planted bugs, and the front-end mutation
+fuzzer."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+from ascend_dsl import parse_text
+from npu_harness.fuzz import mutate
+from npu_harness.fuzz.campaign import run_campaign
+from npu_harness.fuzz.exprs import leaf
+from npu_harness.fuzz.minimize import candidates, job_of, minimize
+from npu_harness.fuzz.oracle import judge, reference
+from npu_harness.fuzz.program import Loop, Node, Program, Stmt, from_case, to_case
+from npu_harness.fuzz.runner import CATEGORIES, Job, prepare, run_jobs
+
+CASES = Path(__file__).parent / "fuzz_cases"
+
+
+def _case_job(path: Path) -> Job:
+    text, setup = from_case(path.read_text())
+    return Job(text, setup["sizes"], setup["seed"], setup["target"], setup["cores"], path.name)
+
+
+@pytest.mark.slow
+def test_every_saved_finding_is_fixed():
+    """Each minimised finding of a fuzzing campaign, replayed: it passes, or is now a located error."""
+    paths = sorted(CASES.glob("*.adsl"))
+    assert paths, "tests/fuzz_cases holds the regression cases of the fuzzer's findings"
+    outcomes = run_jobs([_case_job(p) for p in paths])
+    bad = [f"{o.job.label}: {o.status} {o.signature}\n{o.detail[:800]}" for o in outcomes if o.finding]
+    assert not bad, "\n\n".join(bad)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [101, 102])
+def test_fixed_seed_slice_finds_nothing(seed):
+    """56 random programs per seed (112 in all), every kind of kernel, interpreter against emulator."""
+    counts = run_campaign(float("inf"), seed, programs=56, minimize_seconds=0, save_dir=None)
+    assert counts["programs"] == 56
+    assert not any(counts[c] for c in CATEGORIES), dict(counts)
+    assert counts["pass"] >= 50, f"too few programs ran on both sides: {dict(counts)}"
+
+
+def test_front_end_mutants_give_located_errors_only():
+    counts = mutate.run(float("inf"), seed=7, programs=300, save_dir=None)
+    assert counts["internal"] == 0 and counts["crash"] == 0, dict(counts)
+    assert counts["error"] > 100  # the mutants do reach the error paths
+
+
+@pytest.mark.parametrize("path", sorted((CASES / "frontend").glob("*.adsl")), ids=lambda p: p.name)
+def test_saved_front_end_findings_are_fixed(path):
+    status, detail = mutate.check(path.read_text())
+    assert status in ("ok", "error"), detail
+
+
+FLAT = '''@kernel
+def k(x: Tensor[f32, "N"], y: Tensor[f32, "N"]):
+    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            store(y[t], select(load(x[t]) * 3.0 > 0.5, load(x[t]), -1.0))
+'''
+
+
+def _flat_reference(n: int = 64):
+    kernel = parse_text(FLAT, "k.adsl")[0].instantiate()
+    x = torch.linspace(-1, 1, n)
+    return kernel, reference(kernel, {"x": x}, {}, {"N": n}, seed=0)
+
+
+def test_oracle_accepts_rounding_and_rejects_errors():
+    _, ref = _flat_reference()
+    y = ref.outputs["y"]
+    assert judge("y", y * (1 + 1e-6), ref, "f32").ok
+    wrong = y.clone()
+    wrong[5] += 1e-2
+    v = judge("y", wrong, ref, "f32")
+    assert not v.ok and v.bad == 1
+    assert not judge("y", torch.full_like(y, float("nan")), ref, "f32").ok  # an unwritten output
+
+
+def test_oracle_does_not_judge_a_comparison_at_its_threshold():
+    """x * 3.0 == 0.5 in f64 but not in f32: the select may go either way, so that element is not judged."""
+    kernel = parse_text(FLAT, "k.adsl")[0].instantiate()
+    x = torch.tensor([1 / 6, 0.9, -0.9], dtype=torch.float32)
+    ref = reference(kernel, {"x": x}, {}, {"N": 3}, seed=0)
+    flipped = ref.outputs["y"].clone()
+    flipped[0] = -1.0 if flipped[0] != -1.0 else x[0]
+    assert judge("y", flipped, ref, "f32").ok
+    flipped[1] = -1.0
+    assert not judge("y", flipped, ref, "f32").ok
+
+
+def test_oracle_does_not_judge_a_truncation_on_the_edge_of_an_integer():
+    """cast(tanh(x) * 3.0, i32) at x = 20: exactly 3 in every reference run (tanh is saturated, so perturbing the
+    input changes nothing), but a last-bit difference of the device's tanh gives 2.9999998, which truncates to 2;
+    that element may go either way. A plainly wrong value still fails."""
+    text = FLAT.replace("select(load(x[t]) * 3.0 > 0.5, load(x[t]), -1.0)",
+                        "cast(cast(tanh(load(x[t])) * 3.0, i32), f32)")
+    kernel = parse_text(text, "k.adsl")[0].instantiate()
+    x = torch.tensor([20.0, 0.5], dtype=torch.float32)
+    ref = reference(kernel, {"x": x}, {}, {"N": 2}, seed=0)
+    assert ref.outputs["y"].tolist() == [3.0, 1.0]
+    assert judge("y", torch.tensor([2.0, 1.0]), ref, "f32").ok
+    assert not judge("y", torch.tensor([0.0, 1.0]), ref, "f32").ok  # the slack is twice the flip
+    assert not judge("y", torch.tensor([3.0, 0.0]), ref, "f32").ok
+
+
+def test_oracle_does_not_judge_an_equality_decided_by_the_last_bit():
+    """tanh(x) * 3.0 == 3.0 at x = 20 holds in every reference run (tanh is saturated), but the device's tanh may
+    be 1 ulp below 1; the select may go either way there. x = 0.5 is far from equal: judged."""
+    text = FLAT.replace("select(load(x[t]) * 3.0 > 0.5, load(x[t]), -1.0)",
+                        "select(tanh(load(x[t])) * 3.0 == 3.0, 5.0, -5.0)")
+    kernel = parse_text(text, "k.adsl")[0].instantiate()
+    ref = reference(kernel, {"x": torch.tensor([20.0, 0.5])}, {}, {"N": 2}, seed=0)
+    assert ref.outputs["y"].tolist() == [5.0, -5.0]
+    assert judge("y", torch.tensor([-5.0, -5.0]), ref, "f32").ok
+    assert not judge("y", torch.tensor([5.0, 5.0]), ref, "f32").ok
+
+
+def test_oracle_allows_for_the_error_of_approximate_ops_after_a_cancellation():
+    """(tanh(x) - x) * 1e6 at x = 0.01 is -0.333: the device's tanh, right to 3e-7, may move it by 1%; the input
+    perturbations cannot show that (the difference's relative sensitivity to x is small). Twice the value fails."""
+    text = FLAT.replace("select(load(x[t]) * 3.0 > 0.5, load(x[t]), -1.0)", "(tanh(load(x[t])) - load(x[t])) * 1e6")
+    kernel = parse_text(text, "k.adsl")[0].instantiate()
+    ref = reference(kernel, {"x": torch.tensor([0.01, 2.0])}, {}, {"N": 2}, seed=0)
+    y = ref.outputs["y"]
+    assert judge("y", y * torch.tensor([1.01, 1.0]), ref, "f32").ok
+    assert not judge("y", y * torch.tensor([2.0, 1.0]), ref, "f32").ok
+
+
+ROWS_MIN = '''@kernel
+def k(x: Tensor[f32, "B, D"], z: Tensor[f32, "B"]):
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            store(z[r], cast(cast(min(load(x[r, :]), axis=1), i32), f32))
+'''
+
+
+def test_oracle_does_not_judge_what_depends_on_nan_in_a_reduction():
+    """min over a row holding NaN is NaN in PyTorch (cast to i32: 0); a device's reduction may skip the NaN
+    (-5). Not judged; a row without NaN is."""
+    kernel = parse_text(ROWS_MIN, "k.adsl")[0].instantiate()
+    x = torch.tensor([[float("nan"), -5.0], [2.5, 3.5]])
+    ref = reference(kernel, {"x": x}, {}, {"B": 2, "D": 2}, seed=0)
+    assert ref.outputs["z"].tolist() == [0.0, 2.0]
+    assert judge("z", torch.tensor([-5.0, 2.0]), ref, "f32").ok
+    assert not judge("z", torch.tensor([0.0, 3.0]), ref, "f32").ok
+
+
+def _program(extra: int) -> Program:
+    """A flat program with `extra` filler statements around one tanh."""
+    x = leaf("xt", "f32", "flat")
+    body = [Stmt("xt = load(x1[t])", None, "xt")]
+    body += [Stmt(f"f{i} = {{0}}", Node("({0} * 2.0)", (x,), "f32", "flat"), f"f{i}") for i in range(extra)]
+    body.append(Stmt("store(y1[t], {0})", Node("tanh({0})", (Node("({0} + 1.0)", (x,), "f32", "flat"),),
+                                               "f32", "flat")))
+    loop = Loop("for blk in split(N, cores=AIV):", "for t in tile(blk, size=auto, buffers=2):", tuple(body))
+    return Program("k", "@kernel", ('x1: Tensor[f32, "N"]', 'p1: f32 = 0.5', 'y1: Tensor[f32, "N"]'),
+                   (Stmt("s1 = exp(p1)", None, "s1"), loop), {"N": 1000}, seed=3, cores=48)
+
+
+def test_candidates_are_smaller_and_render():
+    p = _program(3)
+    cands = list(candidates(p))
+    assert len(cands) > 10
+    assert all(len(c.text()) <= len(p.text()) or c.sizes != p.sizes or c.cores != p.cores for c in cands)
+    assert any(c.sizes["N"] == 1 for c in cands)
+    text, setup = from_case(to_case(p, "note"))
+    assert setup["sizes"] == {"N": 1000} and "def k(" in text
+
+
+def test_minimiser_shrinks_a_planted_internal_error(monkeypatch):
+    """A compiler bug planted in legalize (it crashes on tanh) is found and cut down to the tanh."""
+    import lowering.pipeline as pipeline
+
+    def planted(kernel, ctx):
+        if "'tanh'" in repr(kernel.body):
+            raise RuntimeError("planted")
+        return kernel
+
+    monkeypatch.setattr(pipeline, "PIPELINE", tuple(
+        pipeline.Pass(p.name, planted if p.name == "legalize" else p.run) for p in pipeline.PIPELINE))
+    p = _program(4)
+    first = prepare(job_of(p), 0)
+    assert first.status == "internal" and first.signature == "internal:legalize:RuntimeError"
+    small = minimize(p, first.signature, seconds=120)
+    assert "tanh" in small.text() and len(small.text().splitlines()) < len(p.text().splitlines())
+    assert small.sizes["N"] == 1 and "s1 =" not in small.text()
+
+
+@pytest.mark.slow
+def test_a_planted_miscompile_is_a_mismatch(monkeypatch):
+    """tanh lowered as x (a planted bug in legalize): the emulator's output differs from the interpreter's."""
+    from lowering.passes import legalize
+
+    real = legalize._expand
+    monkeypatch.setattr(legalize, "_expand", lambda e: e.args[0] if e.op == "tanh" else real(e))
+    (o,) = run_jobs([job_of(_program(1))])
+    assert o.status == "mismatch", o.detail
+
+
+def test_generator_programs_parse():
+    """The generator writes valid programs: almost all parse and type-check (a few may hit located limits)."""
+    from npu_harness.fuzz.gen import generate
+
+    rng = random.Random(5)
+    ok = 0
+    for i in range(60):
+        p = generate(rng, i, i)
+        try:
+            parse_text(p.text(), "g.adsl")[0].instantiate()
+            ok += 1
+        except Exception as e:  # noqa: BLE001
+            print(p.text(), e)
+    assert ok >= 57
