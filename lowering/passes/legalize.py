@@ -61,6 +61,11 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
             # of long rows that cancel.
             red = ir.Op(e.op, (_widened(x),), ir.ValType(e.type.kind, DType.F32, e.type.layout), e.span)
             return ir.Op("cast", (red,), e.type, e.span)
+        case "sigmoid" if x.type.dtype is DType.F16:
+            # In f32, as PyTorch computes it: in f16, exp(-x) overflows to inf below x = -11.09, and 1 / (1 + inf)
+            # flushes to 0 where PyTorch gives a subnormal (sigmoid(-15) = 3.1e-7; rsqrt of it was inf, not 1800).
+            sig = ir.Op("sigmoid", (_widened(x),), ir.ValType(e.type.kind, DType.F32, e.type.layout), e.span)
+            return ir.Op("cast", (sig,), e.type, e.span)
         case "abs" if not e.type.dtype.is_float:  # Abs takes f16/f32 only: |x| = max(x, -x)
             return _op("max", e, x, _op("mul", e, x, ir.Const(-1, ir.scalar_of(e.type.dtype), e.span)))
         case "cast" if x.type.dtype in (DType.U8, DType.I8) and e.type.dtype is DType.F32:
