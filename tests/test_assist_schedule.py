@@ -42,12 +42,13 @@ def _menu(path: Path, dtypes=None):
 
 def test_menu_of_a_flat_kernel():
     _, menu, _ = _menu(RELU)
-    assert [k.key for k in menu] == ["loop0.size", "loop0.buffers", "expr.store_y"]
+    assert [k.key for k in menu] == ["loop0.size", "loop0.buffers", "split0.cores", "expr.store_y"]
     size = menu[0]
     # relu f32: two queue buffers of 4 B per element; UB budget 188416 B on 910B1
     assert (size.granule, size.max_size, size.current) == (8, 188416 // (2 * 4), "auto")
     assert "up to 11776 with buffers=2, 23552 with buffers=1" in size.doc
-    assert menu[2].current == "relu(xt)"
+    assert (menu[2].current, menu[2].max_size) == ("all", 48)
+    assert menu[3].current == "relu(xt)"
 
 
 def test_menu_of_row_and_matmul_kernels():
@@ -75,6 +76,9 @@ def test_menu_of_row_and_matmul_kernels():
     ('{"knobs": {"loop0.buffers": 3}}', "menu", "one of 1..2"),
     ('{"knobs": {"loop0.buffers": true}}', "menu", "one of 1..2"),
     ('{"knobs": {"expr.store_y": "max(xt,\\n 0.0)"}}', "menu", "one line"),
+    ('{"knobs": {"split0.cores": 49}}', "menu", "in 1..48"),
+    ('{"knobs": {"split0.cores": 0}}', "menu", "in 1..48"),
+    ('{"knobs": {"split0.cores": "AIV"}}', "menu", "\"all\" or an integer"),
 ])
 def test_bad_answers_are_rejected_with_the_reason(answer, check, words):
     _, menu, _ = _menu(RELU)
@@ -93,14 +97,16 @@ def test_grammar_admits_schema_shaped_answers_only():
     _, menu, _ = _menu(GELU, {"T": "f32"})
     g = P.grammar(menu)
     parser = Lark(g, parser="earley", lexer="dynamic")
-    ok = ['{"knobs": {"loop0.size": 4096, "loop0.buffers": 2}, "why": "fewer tiles"}',
-          '{"knobs": {"loop0.size": "auto", "loop0.buffers": 1, "expr.store_y": "xt * 0.5"}, "why": ""}',
+    ok = ['{"knobs": {"loop0.size": 4096, "loop0.buffers": 2, "split0.cores": "all"}, "why": "fewer tiles"}',
+          '{"knobs": {"loop0.size": "auto", "loop0.buffers": 1, "split0.cores": 24, "expr.store_y": "xt * 0.5"}, '
+          '"why": ""}',
           '{"knobs": {}, "why": "nothing is faster"}']
     for text in ok:
         parser.parse(text)
         P.parse(text, menu)  # and the checker reads what the grammar admits
-    for bad in ['{"knobs": {"loop0.buffers": 2}, "why": ""}', '{"knobs": {"loop0.size": 4096, "loop0.buffers": 3}, '
-                '"why": ""}', 'sure: {"knobs": {}, "why": ""}']:
+    for bad in ['{"knobs": {"loop0.buffers": 2}, "why": ""}', '{"knobs": {"loop0.size": 4096, "loop0.buffers": 3, '
+                '"split0.cores": 4}, "why": ""}', '{"knobs": {"loop0.size": 4096, "loop0.buffers": 2, "split0.cores": '
+                '"AIV"}, "why": ""}', 'sure: {"knobs": {}, "why": ""}']:
         with pytest.raises(LarkError):
             parser.parse(bad)
     llguidance = pytest.importorskip("llguidance")
@@ -124,6 +130,25 @@ def test_unsafe_base_block_is_rejected_by_the_constraint_checker():
     with pytest.raises(DslError) as e:
         lower(K.apply(kernel, menu, {"mm.base_m": 256, "mm.base_k": 256}), source_name=MATMUL.name)
     assert "L0A-CAPACITY" in e.value.codes
+
+
+@pytest.mark.parametrize("path, shapes", [
+    (RELU, {"N": 1 << 24}),                                          # flat tiles
+    (SOFTMAX, {"B": 4096, "D": 1024}),                               # row tiles
+    (REPO / "examples/reduce/max_dim1.adsl", {"A": 512, "R": 64, "C": 1024}),  # boxes
+    (REPO / "examples/pooling/avg_pool2d.adsl", {"N": 64, "C": 64, "H": 64, "W": 64, "OH": 21, "OW": 21}),  # windows
+])
+def test_core_split_caps_the_launch(path, shapes):
+    """`split0.cores` is `split(..., cores=K)`: the host tiling launches at most K blocks (every tiling kind)."""
+    from npu_harness.tiling_probe import launch_blocks
+
+    kernel, menu, project = _menu(path, {"T": "f32"})
+    scalars = {p.name: p.default for p in kernel.scalars}
+    capped, _ = lower(K.apply(kernel, menu, {"split0.cores": 5}), source_name=path.name)
+    assert "cores=5" in capped.files[f"{kernel.name}_tiling.h"]
+    assert launch_blocks(project, "ascend910b1", shapes, scalars, 48) == 48
+    assert launch_blocks(capped, "ascend910b1", shapes, scalars, 48) == 5
+    assert launch_blocks(capped, "ascend910b1", shapes, scalars, 3) == 3  # a smaller device: its cores
 
 
 def test_rewrite_is_type_checked_and_keeps_the_users_lines():

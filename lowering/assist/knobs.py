@@ -7,6 +7,8 @@ pipeline runs, so every constraint check of the rule-based pipeline judges it ag
 - `loopK.size`: the UB tile length of flat tile loop K (`tile(blk, size=...)`): "auto" or a multiple of
   the kernel's tile granule (32-byte blocks of every dtype; whole 256-byte repeats when it compares).
 - `loopK.buffers`: the depth of tile loop K's queues (`buffers=1|2`).
+- `splitJ.cores`: the core split of vector split loop J (`split(N, cores=AIV|K)`): "all" (every vector
+  core; the host picks how many from the extent) or a cap of 1 up to the target's AIV count.
 - `mm.base_m` / `mm.base_n` / `mm.base_k`: the cube's base block of a matmul kernel (`matmul(...,
   base_m=...)`): "auto" (the rule: 128 x 128 x 64, shrunk to fit the epilogue's UB) or a multiple of the
   16 x 16 fractal; plan_cube checks L0A/L0B/L0C/L1/UB.
@@ -14,7 +16,8 @@ pipeline runs, so every constraint check of the rule-based pipeline judges it ag
   a tile loop: a DSL expression over the same names (parsed and type-checked like the kernel's own text;
   whether it computes the same values is for the emulator to show).
 
-Loops are numbered in the order they appear in the kernel (the split loops' tile loops, top to bottom).
+Loops are numbered in the order they appear in the kernel (the split loops' tile loops, top to bottom;
+split loops among themselves).
 """
 
 from __future__ import annotations
@@ -39,14 +42,15 @@ MAX_BASE = 512
 @dataclass(frozen=True)
 class Knob:
     key: str
-    #: "size" | "buffers" | "base" | "expr"
+    #: "size" | "buffers" | "cores" | "base" | "expr"
     kind: str
     loop: int
     current: int | str
     #: what the prompt says about it (where it is, its legal values)
     doc: str
     granule: int = 0
-    max_size: int = 0  # size: the largest tile that fits UB with buffers=1 (the checker decides with the real depth)
+    max_size: int = 0  # size: the largest tile that fits UB with buffers=1 (the checker decides with the real depth);
+    #                    cores: the target's core count of the split's kind
 
     def schema(self) -> dict:
         if self.kind == "size":
@@ -55,6 +59,9 @@ class Knob:
                     "description": self.doc}
         if self.kind == "buffers":
             return {"enum": list(range(1, MAX_BUFFERS_PER_QUEUE + 1)), "description": self.doc}
+        if self.kind == "cores":
+            return {"oneOf": [{"const": "all"}, {"type": "integer", "minimum": 1, "maximum": self.max_size}],
+                    "description": self.doc}
         if self.kind == "base":
             return {"oneOf": [{"const": "auto"}, {"type": "integer", "multipleOf": FRACTAL, "minimum": FRACTAL,
                                                   "maximum": MAX_BASE}], "description": self.doc}
@@ -76,6 +83,10 @@ class Knob:
             if isinstance(value, bool) or value not in range(1, MAX_BUFFERS_PER_QUEUE + 1):
                 return f"{self.key} must be one of 1..{MAX_BUFFERS_PER_QUEUE}, not {value!r}"
             return None
+        if self.kind == "cores":
+            if value == "all" or (not isinstance(value, bool) and isinstance(value, int) and 1 <= value <= self.max_size):
+                return None
+            return f"{self.key} must be \"all\" or an integer in 1..{self.max_size}, not {value!r}"
         if self.kind == "base":
             if value == "auto":
                 return None
@@ -99,6 +110,11 @@ def _loops(kernel: ir.Kernel) -> list[ir.TileLoop]:
 
     map_tile_bodies(kernel, visit, chunks=False)
     return out
+
+
+def _splits(kernel: ir.Kernel) -> list[ir.SplitLoop]:
+    """The kernel's vector split loops, top to bottom (a cube split has no core cap)."""
+    return [s for s in kernel.body if isinstance(s, ir.SplitLoop)]
 
 
 def _fit(buffers: tuple[ir.Buffer, ...], granule: int, budget: int, depth: int) -> int:
@@ -149,6 +165,12 @@ def menu(kernel: ir.Kernel, lowered: ir.Kernel, target: Target, source_name: str
         knobs.append(Knob(f"loop{i}.buffers", "buffers", i, tl.buffers,
                           f"{where}: queue depth (2 = double buffering: copy-in, compute and copy-out overlap "
                           "across tiles; 1 = they serialise, but each tile may be twice as long)"))
+    for j, s in enumerate(_splits(kernel)):
+        n = target.cores(s.core_kind)
+        knobs.append(Knob(f"split{j}.cores", "cores", j, "all" if s.cores is None else s.cores,
+                          f"{source_name}:{s.span.line} (split over {' * '.join(s.extent)}): the most {s.core_kind} "
+                          f"cores that share it, \"all\" (the rule: all {n}, fewer when the extent is small) or "
+                          f"1..{n} (fewer cores: fewer, longer shares)", 1, n))
     cube = ir.cube_loop(kernel)
     if cube is not None:
         done = ir.cube_loop(lowered)
@@ -184,10 +206,13 @@ def apply(kernel: ir.Kernel, knobs: tuple[Knob, ...], settings: dict) -> ir.Kern
     loop_settings: dict[int, dict] = {}
     exprs: dict[str, str] = {}
     base: dict[str, int | None] = {}
+    cores: dict[int, int | None] = {}
     for key, value in settings.items():
         k = by_key[key]
         if k.kind == "expr":
             exprs[key.removeprefix("expr.")] = value
+        elif k.kind == "cores":
+            cores[k.loop] = None if value == "all" else value
         elif k.kind == "base":
             base[key.removeprefix("mm.")] = None if value == "auto" else value
         else:
@@ -198,9 +223,17 @@ def apply(kernel: ir.Kernel, knobs: tuple[Knob, ...], settings: dict) -> ir.Kern
         return replace(tl, **loop_settings.get(next(counter), {}))
 
     out = map_tile_bodies(kernel, set_loop, chunks=False)
+    if cores:
+        out = _set_cores(out, cores)
     if base:
         out = _set_base(out, base)
     return _rewrite(out, exprs) if exprs else out
+
+
+def _set_cores(kernel: ir.Kernel, cores: dict[int, int | None]) -> ir.Kernel:
+    splits = _splits(kernel)
+    new = {id(splits[j]): replace(splits[j], cores=n) for j, n in cores.items()}
+    return replace(kernel, body=tuple(new.get(id(s), s) for s in kernel.body))
 
 
 def _set_base(kernel: ir.Kernel, base: dict[str, int | None]) -> ir.Kernel:
