@@ -10,8 +10,8 @@ Every candidate of every method is judged the same way: lowered by the rule-base
 constraint check), validated in the emulator against the task's PyTorch reference, and timed by the cost
 model (an ESTIMATE of the 910B-class hardware, not a measurement). The budget is the number of candidates
 each method may evaluate beyond the rule-based one: the search draws `budget` distinct settings at random
-(seeded) from the discrete values of the menu's tile-size, queue-depth and cube base-block knobs (it cannot
-write expression rewrites); the assisted decision gets `budget` rounds (an answer rejected before the
+(seeded) from the discrete values of the menu's tile-size, rows-per-tile, queue-depth, core-split and cube
+base-block knobs (it cannot write expression rewrites); the assisted decision gets `budget` rounds (an answer rejected before the
 emulator costs a round but no evaluation). A method's time is its best valid candidate's, never worse than
 the rule-based one (that is always a candidate).
 
@@ -56,6 +56,10 @@ def _values(k: K.Knob) -> list:
         return ["auto", *sizes[-6:]]  # the larger tiles: small ones only add per-tile overhead
     if k.kind == "buffers":
         return [1, 2]
+    if k.kind == "rows":
+        return ["auto", 1, 4, 16, 64]
+    if k.kind == "cores":
+        return ["all", *(n for n in (8, 16, 24, 32) if n < k.max_size)]
     if k.kind == "base":
         return ["auto", 32, 64, 128, 256]
     return [k.current]  # expressions: a search cannot write them

@@ -14,7 +14,7 @@ import pytest
 from lark import Lark
 from lark.exceptions import LarkError
 
-from ascend_dsl import load_file
+from ascend_dsl import load_file, printer
 from ascend_dsl.diagnostics import DslError
 from lowering import lower
 from lowering.assist import knobs as K
@@ -53,7 +53,8 @@ def test_menu_of_a_flat_kernel():
 
 def test_menu_of_row_and_matmul_kernels():
     _, rows, _ = _menu(SOFTMAX)
-    assert not any(k.kind == "size" for k in rows)  # rows per tile are sized at run time
+    assert not any(k.kind == "size" for k in rows)  # rows per tile are sized at run time, with an optional cap
+    assert [(k.key, k.current) for k in rows if k.kind == "rows"] == [("loop0.rows", "auto")]
     assert {"loop0.buffers", "expr.e", "expr.store_y"} <= {k.key for k in rows}
     _, mm, _ = _menu(MATMUL)
     assert {"mm.base_m", "mm.base_n", "mm.base_k"} <= {k.key for k in mm}
@@ -77,6 +78,7 @@ def test_menu_of_row_and_matmul_kernels():
     ('{"knobs": {"loop0.buffers": true}}', "menu", "one of 1..2"),
     ('{"knobs": {"expr.store_y": "max(xt,\\n 0.0)"}}', "menu", "one line"),
     ('{"knobs": {"split0.cores": 49}}', "menu", "in 1..48"),
+    ('{"knobs": {"loop0.rows": 4}}', "menu", "unknown knob 'loop0.rows'"),  # relu's tiles are flat
     ('{"knobs": {"split0.cores": 0}}', "menu", "in 1..48"),
     ('{"knobs": {"split0.cores": "AIV"}}', "menu", "\"all\" or an integer"),
 ])
@@ -149,6 +151,26 @@ def test_core_split_caps_the_launch(path, shapes):
     assert launch_blocks(project, "ascend910b1", shapes, scalars, 48) == 48
     assert launch_blocks(capped, "ascend910b1", shapes, scalars, 48) == 5
     assert launch_blocks(capped, "ascend910b1", shapes, scalars, 3) == 3  # a smaller device: its cores
+
+
+def test_rows_knob_caps_rows_per_tile():
+    """`loop0.rows` is `tile(blk, size=N)` on a row loop: the host tiling takes at most N rows per tile
+    (it was silently ignored before); `auto` keeps the rule's choice; out-of-range caps are off the menu."""
+    from npu_harness.tiling_probe import run_tiling
+
+    kernel, menu, project = _menu(SOFTMAX, {"T": "f32"})
+    shapes = {"B": 4096, "D": 1024}
+    assert run_tiling(project, "ascend910b1", shapes, {}, 48, ("tileLength",))["tileLength"] > 3
+    capped, _ = lower(K.apply(kernel, menu, {"loop0.rows": 3}), source_name=SOFTMAX.name)
+    got = run_tiling(capped, "ascend910b1", shapes, {}, 48, ("tileLength", "blockLength"))
+    assert (got["blocks"], got["tileLength"], got["blockLength"]) == (48, 3, 86)
+    # a cap above what fits changes nothing: the host still sizes tiles to UB and balance
+    wide, _ = lower(K.apply(kernel, menu, {"loop0.rows": 4095}), source_name=SOFTMAX.name)
+    assert run_tiling(wide, "ascend910b1", shapes, {}, 48, ("tileLength",)) == \
+        run_tiling(project, "ascend910b1", shapes, {}, 48, ("tileLength",))
+    for bad in (0, 4096, "3"):
+        with pytest.raises(P.ProposalError, match="loop0.rows must be"):
+            P.parse(json.dumps({"knobs": {"loop0.rows": bad}}), menu)
 
 
 def test_rewrite_is_type_checked_and_keeps_the_users_lines():
@@ -278,3 +300,17 @@ def test_faster_base_block_is_accepted_cached_and_rebuilt_without_a_model(tmp_pa
     r = _lower_cli(str(MATMUL), "-o", str(rebuilt), "--assist", "cache", "--assist-cache", str(cache))
     assert r.returncode == 0, r.stderr
     assert _files(rebuilt) == _files(out)
+
+
+@pytest.mark.slow
+def test_capped_rows_and_cores_validate_in_the_emulator(tmp_path):
+    """Tiles of at most 3 rows on at most 5 cores (tails in every core's share) against the PyTorch reference."""
+    kernel, menu, _ = _menu(SOFTMAX, {"T": "f32"})
+    chosen = K.apply(kernel, menu, {"loop0.rows": 3, "split0.cores": 5})
+    (tmp_path / "softmax.adsl").write_text(printer.kernel(chosen))
+    (tmp_path / "softmax.py").write_text(SOFTMAX.with_suffix(".py").read_text())
+    r = _lower_cli(str(tmp_path / "softmax.adsl"), "-o", str(tmp_path / "out"), "--validate", "sim")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "sim: PASS" in r.stdout
+    tiling = (tmp_path / "out/softmax_tiling.h").read_text()
+    assert "at most 3 rows per tile" in tiling and "cores=5" in tiling

@@ -6,6 +6,9 @@ pipeline runs, so every constraint check of the rule-based pipeline judges it ag
 
 - `loopK.size`: the UB tile length of flat tile loop K (`tile(blk, size=...)`): "auto" or a multiple of
   the kernel's tile granule (32-byte blocks of every dtype; whole 256-byte repeats when it compares).
+- `loopK.rows`: the most rows per tile of row loop K (`tile(blk, size=N)` over rows): "auto" (the host
+  picks as many as fit UB, balanced, at least 2 tiles per core) or a cap of 1..4095 (the host still picks
+  fewer where UB or balance needs it).
 - `loopK.buffers`: the depth of tile loop K's queues (`buffers=1|2`).
 - `splitJ.cores`: the core split of vector split loop J (`split(N, cores=AIV|K)`): "all" (every vector
   core; the host picks how many from the extent) or a cap of 1 up to the target's AIV count.
@@ -37,12 +40,14 @@ MAX_EXPR_CHARS = 400
 #: Cube base sizes: multiples of the f16 fractal up to this (the checker rejects what does not fit).
 FRACTAL = 16
 MAX_BASE = 512
+#: Rows per tile: DataCopyPad moves at most 4095 rows (blockCount).
+MAX_ROWS = 4095
 
 
 @dataclass(frozen=True)
 class Knob:
     key: str
-    #: "size" | "buffers" | "cores" | "base" | "expr"
+    #: "size" | "rows" | "buffers" | "cores" | "base" | "expr"
     kind: str
     loop: int
     current: int | str
@@ -59,6 +64,9 @@ class Knob:
                     "description": self.doc}
         if self.kind == "buffers":
             return {"enum": list(range(1, MAX_BUFFERS_PER_QUEUE + 1)), "description": self.doc}
+        if self.kind == "rows":
+            return {"oneOf": [{"const": "auto"}, {"type": "integer", "minimum": 1, "maximum": MAX_ROWS}],
+                    "description": self.doc}
         if self.kind == "cores":
             return {"oneOf": [{"const": "all"}, {"type": "integer", "minimum": 1, "maximum": self.max_size}],
                     "description": self.doc}
@@ -83,6 +91,10 @@ class Knob:
             if isinstance(value, bool) or value not in range(1, MAX_BUFFERS_PER_QUEUE + 1):
                 return f"{self.key} must be one of 1..{MAX_BUFFERS_PER_QUEUE}, not {value!r}"
             return None
+        if self.kind == "rows":
+            if value == "auto" or (not isinstance(value, bool) and isinstance(value, int) and 1 <= value <= MAX_ROWS):
+                return None
+            return f"{self.key} must be \"auto\" or an integer in 1..{MAX_ROWS}, not {value!r}"
         if self.kind == "cores":
             if value == "all" or (not isinstance(value, bool) and isinstance(value, int) and 1 <= value <= self.max_size):
                 return None
@@ -162,6 +174,11 @@ def menu(kernel: ir.Kernel, lowered: ir.Kernel, target: Target, source_name: str
                               f"{granule} (an upper bound; the host still balances tiles); fits UB up to {fit2} with "
                               f"buffers={MAX_BUFFERS_PER_QUEUE}, {fit1} with buffers=1; the rule chose {done.max_tile}",
                               granule, fit1))
+        elif tl.kind is ir.LoopKind.ROWS:
+            knobs.append(Knob(f"loop{i}.rows", "rows", i, "auto" if tl.size is None else tl.size,
+                              f"{where}: the most rows per UB tile, \"auto\" (the rule: as many as fit UB, balanced, at "
+                              f"least 2 tiles per core; one row in column chunks when a row does not fit) or a cap "
+                              f"1..{MAX_ROWS} (the host still takes fewer where UB or balance needs it)"))
         knobs.append(Knob(f"loop{i}.buffers", "buffers", i, tl.buffers,
                           f"{where}: queue depth (2 = double buffering: copy-in, compute and copy-out overlap "
                           "across tiles; 1 = they serialise, but each tile may be twice as long)"))
@@ -216,7 +233,8 @@ def apply(kernel: ir.Kernel, knobs: tuple[Knob, ...], settings: dict) -> ir.Kern
         elif k.kind == "base":
             base[key.removeprefix("mm.")] = None if value == "auto" else value
         else:
-            loop_settings.setdefault(k.loop, {})[k.kind] = None if value == "auto" else value
+            field = "size" if k.kind == "rows" else k.kind
+            loop_settings.setdefault(k.loop, {})[field] = None if value == "auto" else value
     counter = iter(range(1 << 30))
 
     def set_loop(tl: ir.TileLoop) -> ir.TileLoop:

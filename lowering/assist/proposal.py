@@ -50,8 +50,8 @@ _STRING = r'/"([^"\\\n]|\\["\\\/bfnrt])*"/'
 
 
 def grammar(knobs: tuple[Knob, ...]) -> str:
-    """A lark grammar (llguidance's dialect) for the answers of `knobs`: every size, buffers, cores and base knob in
-    menu order, the rewrites optional, then `why`. Ranges are checked after decoding (`parse`)."""
+    """A lark grammar (llguidance's dialect) for the answers of `knobs`: every size, rows, buffers, cores and
+    base knob in menu order, the rewrites optional, then `why`. Ranges are checked after decoding (`parse`)."""
     rules = []
     parts = []
     for i, k in enumerate(knobs):
@@ -60,6 +60,8 @@ def grammar(knobs: tuple[Knob, ...]) -> str:
             rules.append(f'{name}: "\\"{k.key}\\": " ("\\"auto\\"" | /[1-9][0-9]{{0,6}}/)')
         elif k.kind == "buffers":
             rules.append(f'{name}: "\\"{k.key}\\": " ("1" | "2")')
+        elif k.kind == "rows":
+            rules.append(f'{name}: "\\"{k.key}\\": " ("\\"auto\\"" | /[1-9][0-9]{{0,3}}/)')
         elif k.kind == "cores":
             rules.append(f'{name}: "\\"{k.key}\\": " ("\\"all\\"" | /[1-9][0-9]{{0,2}}/)')
         else:

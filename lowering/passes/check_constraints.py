@@ -31,7 +31,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             sink.error(E.CORE_COUNT, f"cores={s.cores} but {t.name} has {t.cores(s.core_kind)} {s.core_kind} cores",
                        s.span, f"use cores={s.core_kind} (all of them) or at most {t.cores(s.core_kind)}")
         if isinstance(s, ir.TileLoop):
-            if s.size is not None and s.size % granule:
+            if s.size is not None and s.kind is ir.LoopKind.FLAT and s.size % granule:
                 sink.error(E.TILE_ALIGN, f"tile size {s.size} is not a multiple of {granule} elements", s.span,
                            f"DataCopy moves whole 32-byte blocks and Compare works on 256-byte repeats; "
                            f"use a multiple of {granule} (e.g. {max(granule, s.size // granule * granule)}) "
