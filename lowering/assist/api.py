@@ -98,3 +98,21 @@ class Assistant:
     prompt_dir: Path | None = None
     refresh: bool = False  # ignore cached decisions (decide again, then overwrite the cache)
     notes: list[str] = field(default_factory=list)
+
+
+def ask(a: Assistant, key: AnswerKey, text: str, grammar: str | None, who: str, answer_file: str) -> str | None:
+    """Round `key.round` of a decision: the prompt written to `a.prompt_dir` (file mode), then the model's
+    answer. None when there is none (the model failed, or file mode has no `answer_file` yet); a note says
+    which, and the caller keeps its best so far and caches nothing."""
+    if a.prompt_dir is not None:
+        a.prompt_dir.mkdir(parents=True, exist_ok=True)
+        (a.prompt_dir / f"{key.stem}.prompt.md").write_text(text)
+    try:
+        answer = a.model.answer(text, key, grammar)
+    except AssistUnavailable as e:
+        a.notes.append(f"{who}: the model did not answer round {key.round} ({e}); keeping the best so far")
+        return None
+    if answer is None:
+        a.notes.append(f"{who}: waiting for the answer to round {key.round} ({answer_file}); the best so far is "
+                       "used and nothing is cached")
+    return answer

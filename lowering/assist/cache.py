@@ -28,6 +28,26 @@ def key(kernel: ir.Kernel, target: str, decision: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def read_record(p: Path, expected_key: str) -> dict | None:
+    """The record stored at `p` under `expected_key` (None: no file, unreadable, or another key)."""
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != expected_key or not isinstance(data.get("record"), dict):
+        return None
+    return data["record"]
+
+
+def write_record(p: Path, stored_key: str, record: dict) -> Path:
+    """Store `record` under `stored_key` at `p` (written whole, then renamed: readers never see half a file)."""
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"key": stored_key, "record": record}, indent=1) + "\n")
+    os.replace(tmp, p)
+    return p
+
+
 class DecisionCache:
     def __init__(self, directory: Path | None = None):
         self.dir = Path(directory) if directory is not None else default_dir()
@@ -36,19 +56,7 @@ class DecisionCache:
         return self.dir / f"{kernel.name}.{decision}.{target}.{key(kernel, target, decision)[:24]}.json"
 
     def get(self, kernel: ir.Kernel, target: str, decision: str) -> dict | None:
-        p = self.path(kernel, target, decision)
-        try:
-            data = json.loads(p.read_text())
-        except (OSError, json.JSONDecodeError):
-            return None
-        if not isinstance(data, dict) or data.get("key") != key(kernel, target, decision):
-            return None
-        return data.get("record")
+        return read_record(self.path(kernel, target, decision), key(kernel, target, decision))
 
     def put(self, kernel: ir.Kernel, target: str, decision: str, record: dict) -> Path:
-        p = self.path(kernel, target, decision)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"key": key(kernel, target, decision), "record": record}, indent=1) + "\n")
-        os.replace(tmp, p)
-        return p
+        return write_record(self.path(kernel, target, decision), key(kernel, target, decision), record)

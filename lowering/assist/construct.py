@@ -30,7 +30,7 @@ from ..pipeline import run_pipeline
 from ..targets import get_target
 from . import slots as S
 from .admit import VECTOR_APIS, Rejected, admit
-from .api import AnswerKey, Assistant, AssistUnavailable
+from .api import AnswerKey, Assistant, ask
 from .prompt import prompt_hash
 
 DECISION = "construct"
@@ -169,17 +169,8 @@ def _decide(op: ExternOp, dtype: DType, ctx: PassContext, a: Assistant) -> None:
     for rnd in range(a.rounds):
         text = render(op, dtype, a.slot_evaluator.max_tile(op, dtype), attempts)
         key = AnswerKey(op.name, f"{DECISION}_{dtype.value}", rnd)
-        if a.prompt_dir is not None:
-            a.prompt_dir.mkdir(parents=True, exist_ok=True)
-            (a.prompt_dir / f"{key.stem}.prompt.md").write_text(text)
-        try:
-            answer = a.model.answer(text, key, GRAMMAR)
-        except AssistUnavailable as e:
-            a.notes.append(f"{op.name} ({dtype}): the model did not answer round {rnd} ({e})")
-            complete = False
-            break
+        answer = ask(a, key, text, GRAMMAR, f"{op.name} ({dtype})", f"{key.stem}.txt")
         if answer is None:
-            a.notes.append(f"{op.name} ({dtype}): waiting for the answer to round {rnd} ({key.stem}.txt)")
             complete = False
             break
         body = _body(answer)

@@ -1,19 +1,17 @@
 """The local library of accepted compute stages: slot code that passed admission and the emulator, keyed by
-the operation's signature and the target it was checked for (name, arity, dtype, target, the hash of its PyTorch reference's source, the slot format),
-reused without a model. One JSON file per entry under `$ASCEND_DSL_CACHE/assist/slots` (default
+the operation's signature and the target it was checked for (name, arity, dtype, target, the hash of its
+PyTorch reference's source, the slot format), reused without a model. One JSON file per entry under `$ASCEND_DSL_CACHE/assist/slots` (default
 `~/.cache/ascend-dsl/assist/slots`)."""
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 from pathlib import Path
 
 from ascend_dsl.dtypes import DType
 from ascend_dsl.extern_ops import ExternOp
 
-from .cache import default_dir
+from .cache import default_dir, read_record, write_record
 from .slots import SLOT_FORMAT
 
 
@@ -30,18 +28,7 @@ class SlotLibrary:
         return self.dir / f"{op.name}.{dtype.value}.{target}.{key(op, dtype, target)[:24]}.json"
 
     def get(self, op: ExternOp, dtype: DType, target: str) -> dict | None:
-        try:
-            data = json.loads(self.path(op, dtype, target).read_text())
-        except (OSError, json.JSONDecodeError):
-            return None
-        if not isinstance(data, dict) or data.get("key") != key(op, dtype, target) or not isinstance(data.get("record"), dict):
-            return None
-        return data["record"]
+        return read_record(self.path(op, dtype, target), key(op, dtype, target))
 
     def put(self, op: ExternOp, dtype: DType, target: str, record: dict) -> Path:
-        p = self.path(op, dtype, target)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"key": key(op, dtype, target), "record": record}, indent=1) + "\n")
-        os.replace(tmp, p)
-        return p
+        return write_record(self.path(op, dtype, target), key(op, dtype, target), record)

@@ -27,7 +27,7 @@ from ..context import PassContext
 from ..pipeline import run_pipeline
 from . import knobs as K
 from . import proposal as P
-from .api import AnswerKey, Assistant, AssistUnavailable, Evaluation
+from .api import AnswerKey, Assistant, Evaluation, ask
 from .prompt import Attempt, prompt_hash, render
 from .slots import inject
 
@@ -132,18 +132,8 @@ def _decide(kernel: ir.Kernel, ctx: PassContext, a: Assistant) -> ir.Kernel:
         text = render(printer.kernel(replace(best.kernel, kind=None)), best.ctx.dumps["schedule_stages"],
                       best.evaluation.estimate, shapes, ctx.target, schema, best.settings, attempts)
         key = AnswerKey(kernel.name, DECISION, rnd)
-        if a.prompt_dir is not None:
-            a.prompt_dir.mkdir(parents=True, exist_ok=True)
-            (a.prompt_dir / f"{key.stem}.prompt.md").write_text(text)
-        try:
-            answer = a.model.answer(text, key, grammar)
-        except AssistUnavailable as e:
-            a.notes.append(f"{kernel.name}: the model did not answer round {rnd} ({e}); keeping the best so far")
-            complete = False
-            break
+        answer = ask(a, key, text, grammar, kernel.name, f"{key.stem}.json")
         if answer is None:
-            a.notes.append(f"{kernel.name}: waiting for the answer to round {rnd} ({key.stem}.json); "
-                           "the best schedule so far is used and nothing is cached")
             complete = False
             break
         entry, verdict, cand, stop = _judge(answer, kernel, ctx, a, menu, best, seen)
