@@ -85,6 +85,12 @@ for (uint32_t i = 0; i < count; i++) {
     ("static float s = 0;", "static state"),
     ("extern int errno;", "a declaration outside the slot"),
     ("Relu(dst, src0, count) ; x" + "y" * 7000, "longer than"),
+    # race attempts: a slot may not touch the pipes' ordering, DMA or cross-core sync (what could race)
+    ("SetFlag<HardEvent::V_S>(EVENT_ID0);", "'SetFlag' is not in the admitted subset"),
+    ("WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);", "'WaitFlag' is not in the admitted subset"),
+    ("DataCopy(dst, src0, count);", "'DataCopy' is not in the admitted subset"),
+    ("SyncAll();", "'SyncAll' is not in the admitted subset"),
+    ("PipeBarrier<PIPE_ALL>();", "'PIPE_ALL' is not in the admitted subset"),
 ])
 def test_admission_rejects_each_forbidden_construct(body, words):
     with pytest.raises(Rejected) as e:
