@@ -43,6 +43,7 @@ class Outcome:
     diagnostics: str = ""
     codes: list[str] = field(default_factory=list)
     estimate_us: float | None = None
+    ideal_fraction: float | None = None  # cost model: ideal time for the problem / estimated kernel time (<= 1)
     npu_ok: bool = False
     speedup: float | None = None  # --level npu: eager PyTorch time / kernel time, both measured on the NPU
     kernel_ms: float | None = None
@@ -169,7 +170,7 @@ def evaluate(response: str, task: Task, *, level: str = "sim", seeds: list[int] 
         return out
 
     t0 = time.perf_counter()
-    estimates = []
+    estimates, fractions = [], []
     for label, run in runs:
         v = run.variant or 0
         try:
@@ -183,8 +184,11 @@ def evaluate(response: str, task: Task, *, level: str = "sim", seeds: list[int] 
         est = getattr(r, "estimate_us", None)  # the cost model (issue 5) adds it; never invented here
         if est is not None:
             estimates.append(float(est))
+        if getattr(r, "report", None) is not None:
+            fractions.append(float(r.report.ideal_fraction))
     out.sim_ok = True
     out.estimate_us = sum(estimates) / len(estimates) if estimates else None
+    out.ideal_fraction = sum(fractions) / len(fractions) if fractions else None
     out.seconds["sim"] = time.perf_counter() - t0
     if level == "npu":
         return _npu_stage(out, code, file, task, sources[0].name, seeds[0], cap, target)

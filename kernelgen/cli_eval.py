@@ -26,6 +26,7 @@ from .cli_common import (
     provider_config,
     quiet_libraries,
 )
+from .dataset import add_split_args, describe, export, split_rule
 from .evaluate import EXECUTORS, ExecutorError, run_all, units_for
 from .providers import ProviderError, make_provider, model_id
 from .tasks import discover
@@ -63,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--executor", choices=EXECUTORS, default="local", help="local (default) or ray "
                    "(RAY_ADDRESS selects a cluster; default: a local Ray instance)")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--export-dataset", type=Path, metavar="DIR",
+                   help="also write the attempts as training data (a Hugging Face datasets folder; docs/kernelgen.md)")
+    add_split_args(p)
     add_provider_args(p)
     add_loop_args(p, repair_default=0)
     return p
@@ -92,6 +96,7 @@ def _run(args) -> int:
     if missing:
         print(missing, file=sys.stderr)
         return EXIT_USAGE
+    split = split_rule(args)  # bad --eval-fraction: an error before any work
     tasks = discover(args.tasks, set(args.category) or None)
     if not tasks:
         raise DslError.at("TASK-ERROR", f"no task files under {args.tasks}"
@@ -138,6 +143,10 @@ def _run(args) -> int:
     paths = report.write(rep, args.out)
     print(report.markdown(rep))
     print("wrote " + ", ".join(str(p) for p in paths))
+    if args.export_dataset:
+        info = export(records, tasks, args.export_dataset, split=split, target=lcfg.target,
+                      meta={"source": "ascend-eval", **meta})
+        print(f"wrote dataset {args.export_dataset}: {describe(info)}")
     return EXIT_OK
 
 

@@ -8,7 +8,9 @@ instead of a bare syntax error.
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 
 from ascend_dsl.diagnostics import Diagnostic, DslError, Span, register_source
 
@@ -38,12 +40,33 @@ def extract_code(response: str) -> str:
                       "answer with one ```python block holding a single @kernel function, no prose")
 
 
+def code_only(code: str) -> str:
+    """`code` with its string literals (docstrings) and comments blanked, lines and columns unchanged, so a
+    docstring that says what the kernel replaces (`nn.LayerNorm`, `torch.pairwise_distance`) is no call. Text
+    Python cannot tokenize (truncated, C++) comes back as it is: every line is then checked as written."""
+    rows = [list(line) for line in io.StringIO(code).readlines()]  # the lines tokenize counts
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type not in (tokenize.STRING, tokenize.COMMENT):
+                continue
+            (r0, c0), (r1, c1) = tok.start, tok.end
+            for r in range(r0, r1 + 1):
+                row = rows[r - 1]
+                for c in range(c0 if r == r0 else 0, c1 if r == r1 else len(row)):
+                    if not row[c].isspace():  # line breaks (and so splitlines()) stay as they are
+                        row[c] = " "
+    except (tokenize.TokenError, SyntaxError):  # IndentationError is a SyntaxError
+        return code
+    return "".join("".join(row) for row in rows)
+
+
 def forbidden(code: str, file: str) -> list[Diagnostic]:
-    """Located diagnostics for imports other than ascend_dsl, PyTorch/NumPy calls and C++."""
+    """Located diagnostics for imports other than ascend_dsl, PyTorch/NumPy calls (outside string literals and
+    comments) and C++."""
     register_source(file, code)
     out: list[Diagnostic] = []
-    for i, line in enumerate(code.splitlines(), start=1):
-        stripped = line.strip()
+    for i, (line, bare) in enumerate(zip(code.splitlines(), code_only(code).splitlines(), strict=True), start=1):
+        stripped = bare.strip()
         col = len(line) - len(line.lstrip()) + 1
         span = Span(file, i, col, i, len(line.rstrip()) + 1)
         m = re.match(r"(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", stripped)
@@ -54,13 +77,13 @@ def forbidden(code: str, file: str) -> list[Diagnostic]:
                                       "executed, and can only use the DSL's own operations", span,
                                       "the only import is: from ascend_dsl import kernel, Tensor, f32, f16"))
             continue
-        t = _TORCH_USE.search(line)
+        t = _TORCH_USE.search(bare)
         if t and not stripped.startswith("#"):
             s = Span(file, i, t.start() + 1, i, t.end() + 1)
             out.append(Diagnostic("FORBIDDEN", f"'{t.group(0)}' calls {t.group(1)}; a kernel cannot call PyTorch, "
                                   "NumPy or the reference model", s,
                                   "write the math with DSL operations (load, store, exp, select, max, ...)"))
-        elif _CPP.match(line):
+        elif _CPP.match(line):  # as written: `#include` is a comment to Python's tokenizer
             out.append(Diagnostic("WRONG-LANGUAGE", "this is C++/AscendC, not ascend-dsl; the compiler writes the "
                                   "AscendC", span, "write a Python-shaped @kernel function as in the reference"))
     return out

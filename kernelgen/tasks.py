@@ -30,7 +30,7 @@ class Task:
     def hash(self) -> str:
         """Content hash of the task file (plus its sibling JSONL for the groups format): the cache key."""
         h = hashlib.sha256(self.source.encode())
-        for side in _sidecars(self.path):
+        for side in sidecars(self.path):
             h.update(side.read_bytes())
         return h.hexdigest()[:16]
 
@@ -39,7 +39,7 @@ class Task:
         return f"{self.category}/{self.name}"
 
 
-def _sidecars(path: Path) -> list[Path]:
+def sidecars(path: Path) -> list[Path]:
     return [p for p in (path.with_suffix(".json"), path.with_suffix(".jsonl")) if p.is_file()]
 
 

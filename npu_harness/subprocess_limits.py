@@ -67,7 +67,8 @@ def limit_self(limit: int | None = None) -> None:
 def is_out_of_memory(stderr: str) -> bool:
     """Whether a child's stderr shows an allocation that failed (what an RLIMIT_AS hit looks like)."""
     return any(s in stderr for s in ("MemoryError", "std::bad_alloc", "can't allocate memory", "out of host memory",
-                                     "Cannot allocate memory"))
+                                     "Cannot allocate memory",
+                                     "failed to map segment"))  # a shared library (torch) that cannot be mapped in
 
 
 @dataclass(frozen=True)

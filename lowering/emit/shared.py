@@ -127,6 +127,9 @@ def c_scalar(e: ir.Expr, dtype: DType) -> str:
                 _integer(e) or e.type.dtype is DType.BOOL):
             text = OPS[op].int_c.format(*(c_scalar(a, DType.I64) for a in args))
             return text if e.type.dtype is DType.BOOL else f"static_cast<{dtype.ctype}>({text})"
+        case ir.Op(op=op, args=args) if OPS[op].scalar_c is not None and e.type.dtype.is_float and \
+                e.type.dtype is not dtype:  # computed in its own dtype, converted once (not from rounded operands)
+            return f"static_cast<{dtype.ctype}>({c_scalar(e, e.type.dtype)})"
         case ir.Op(op=op, args=args) if OPS[op].scalar_c is not None:
             info = OPS[op]  # compares read their operands as floats; a select's mask is a bool
             arg_dtypes = {Rule.COMPARE: (DType.F32, DType.F32), Rule.SELECT: (DType.BOOL, dtype, dtype)}.get(

@@ -46,7 +46,9 @@ def _op(op: str, like: ir.Expr, *args: ir.Expr) -> ir.Op:
 
 
 def _widened(x: ir.Expr) -> ir.Expr:
-    """cast(x, f32) of an f16 tile, keeping its kind and layout."""
+    """cast(x, f32) of an f16 value, keeping its kind and layout (a constant becomes an f32 constant)."""
+    if isinstance(x, ir.Const):
+        return ir.Const(x.value, ir.scalar_of(DType.F32), x.span)
     return ir.Op("cast", (x,), ir.ValType(x.type.kind, DType.F32, x.type.layout), x.span)
 
 
@@ -61,11 +63,17 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
             # of long rows that cancel.
             red = ir.Op(e.op, (_widened(x),), ir.ValType(e.type.kind, DType.F32, e.type.layout), e.span)
             return ir.Op("cast", (red,), e.type, e.span)
-        case "sigmoid" if x.type.dtype is DType.F16:
-            # In f32, as PyTorch computes it: in f16, exp(-x) overflows to inf below x = -11.09, and 1 / (1 + inf)
-            # flushes to 0 where PyTorch gives a subnormal (sigmoid(-15) = 3.1e-7; rsqrt of it was inf, not 1800).
-            sig = ir.Op("sigmoid", (_widened(x),), ir.ValType(e.type.kind, DType.F32, e.type.layout), e.span)
-            return ir.Op("cast", (sig,), e.type, e.span)
+        case "sigmoid" | "erf" if x.type.dtype is DType.F16:
+            # In f32, as PyTorch computes them. sigmoid: in f16, exp(-x) overflows to inf below x = -11.09, and
+            # 1 / (1 + inf) flushes to 0 where PyTorch gives a subnormal (sigmoid(-15) = 3.1e-7; rsqrt of it was
+            # inf, not 1800). erf: its polynomial evaluated in f16 arithmetic rounds at every step; the sum of 2048
+            # f16 erf values moved enough to flip a comparison with it (fuzz seed 26000).
+            wide = ir.Op(e.op, (_widened(x),), ir.ValType(e.type.kind, DType.F32, e.type.layout), e.span)
+            return ir.Op("cast", (wide,), e.type, e.span)
+        case "div" if e.type.dtype is DType.F16 and not _f16_division_exact(*e.args):
+            a, b = e.args
+            f32 = ir.Op("div", (_widened(a), _widened(b)), ir.ValType(e.type.kind, DType.F32, e.type.layout), e.span)
+            return ir.Op("cast", (f32,), e.type, e.span)
         case "abs" if not e.type.dtype.is_float:  # Abs takes f16/f32 only: |x| = max(x, -x)
             return _op("max", e, x, _op("mul", e, x, ir.Const(-1, ir.scalar_of(e.type.dtype), e.span)))
         case "cast" if x.type.dtype in (DType.U8, DType.I8) and e.type.dtype is DType.F32:
@@ -74,6 +82,24 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
             return ir.Op("cast", (ir.Op("cast", (x,), ir.ValType(x.type.kind, DType.F16, x.type.layout), e.span),),
                          e.type, e.span)
     return _expand(e)
+
+
+#: f16 limits: the largest finite value and the smallest normal one.
+_F16_MAX, _F16_MIN_NORMAL = 65504.0, 2.0 ** -14
+
+
+def _f16_division_exact(a: ir.Expr, b: ir.Expr) -> bool:
+    """Whether a / b of f16 may stay in f16: Div of two tiles, or a constant that f16 holds. A division by a
+    scalar or by one value per row is x * (1 / d), and 1 / d overflows f16 for |d| < 1.5e-5 (then 0 / d gave
+    NaN and x / x gave inf where PyTorch, computing in f32, gives 0 and 1); such divisions run in f32."""
+    tiles = a.type.kind is ir.Kind.TILE, b.type.kind is ir.Kind.TILE
+    if all(tiles):
+        return a.type.layout is b.type.layout or ir.Layout.COL not in (a.type.layout, b.type.layout)
+    if tiles[0]:
+        d = _const(b)
+        return d is not None and d != 0 and _F16_MIN_NORMAL <= abs(1.0 / d) <= _F16_MAX
+    n = _const(a)
+    return n is not None and abs(n) <= _F16_MAX and b.type.layout is not ir.Layout.COL
 
 
 def legalize_scalar(e: ir.Expr) -> ir.Expr | None:

@@ -67,3 +67,24 @@ def test_check_errors_are_located(task):
     out = evaluate(RELU.replace("relu(xt)", "relu(xq)"), task, level="interp")
     assert out.parsed and not out.checked and out.failed_stage == "check"
     assert "error[UNDEFINED-NAME]" in out.diagnostics and "relu.adsl:" in out.diagnostics
+
+
+def test_docstrings_and_comments_may_name_torch():
+    """What a kernel replaces may be named in its docstring or a comment (the gallery's layer_norm_module says
+    `nn.LayerNorm`); a call in code is still rejected, and text Python cannot tokenize is checked as written."""
+    from kernelgen.extract import code_only, forbidden
+
+    doc = RELU.replace('"""ReLU: y = max(x, 0)."""', '"""torch.relu / nn.ReLU, as\n    F.relu(x) does."""')
+    doc = doc.replace("xt = load(x[t])", "xt = load(x[t])  # not torch.clamp(x, 0)")
+    assert doc != RELU and forbidden(doc, "relu.adsl") == []
+    bare = code_only(doc)
+    assert len(bare) == len(doc) and bare.count("\n") == doc.count("\n") and "torch" not in bare
+    call = doc.replace("relu(xt)", "torch.relu(xt)")
+    assert [d.code for d in forbidden(call, "relu.adsl")] == ["FORBIDDEN"]
+    assert forbidden(call, "relu.adsl")[0].span.line == call[: call.index("torch.relu(xt)")].count("\n") + 1
+    truncated = 'import torch\n"""unterminated torch.relu\n'
+    assert code_only(truncated) == truncated and len(forbidden(truncated, "t.adsl")) == 2
+    assert [d.code for d in forbidden('x = "\x0c\x0b torch.relu"\n', "t.adsl")] == []  # odd whitespace in a string
+    for name in ("layer_norm_module", "linear_relu_module"):  # gallery kernels whose docstrings name nn modules
+        path = next(GALLERY.parent.glob(f"*/{name}.adsl"))
+        assert "nn." in path.read_text() and forbidden(path.read_text(), path.name) == []

@@ -33,7 +33,10 @@ public:
         const uint64_t mBlocks = (M_ + t.singleCoreM - 1) / t.singleCoreM;
         const uint64_t nBlocks = (N_ + t.singleCoreN - 1) / t.singleCoreN;
         const uint64_t tasks = Bt_ * mBlocks * nBlocks;
-        for (uint64_t task = GetBlockIdx(); task < tasks; task += t.usedCoreNum) {
+        // An odd usedCoreNum leaves the second AIV of the last block without a share: starting at its index
+        // it would redo tasks of AIV 0 (the same GM bytes written twice, a race).
+        const uint64_t first = GetBlockIdx() < static_cast<uint64_t>(t.usedCoreNum) ? GetBlockIdx() : tasks;
+        for (uint64_t task = first; task < tasks; task += t.usedCoreNum) {
             const uint64_t bi = task / (mBlocks * nBlocks);  // batch
             const uint64_t m0 = task % (mBlocks * nBlocks) / nBlocks * t.singleCoreM;
             const uint64_t n0 = task % nBlocks * t.singleCoreN;
