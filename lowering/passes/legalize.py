@@ -55,6 +55,10 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
         return None
     (x, *_) = e.args if e.args else (None,)
     match e.op:
+        case "cast" if x.type.dtype is e.type.dtype:
+            # cast(x, T) of an x that is already T is x: the vector Cast has no same-dtype form except
+            # f32 -> f32, which rounds to an integer (CANN "Cast" tables, docs/design.md)
+            return x
         case "reduce_sum" | "reduce_mean" if x.type.dtype is DType.F16:
             # Sums of f16 in f32, as PyTorch accumulates them: ReduceSum on half adds in half (a binary tree whose
             # partial sums round and saturate at 65504; ascendc_next.md, WholeReduceSum), which loses the result
