@@ -96,6 +96,42 @@ def test_oracle_does_not_judge_a_comparison_at_its_threshold():
     assert not judge("y", flipped, ref, "f32").ok
 
 
+def test_oracle_accepts_an_infinity_only_where_a_denominator_cancels():
+    """x / (erf(x) - c) with erf(x) within its rounding of c: the reference's sign is not determined, and a
+    device that meets the exact zero gives inf; elsewhere an infinity is still a mismatch."""
+    kernel = parse_text("""@kernel
+def k(x: Tensor[f32, "N"], c: Tensor[f32, "N"], y: Tensor[f32, "N"]):
+    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto):
+            xt = load(x[t])
+            store(y[t], xt / (erf(xt) - load(c[t])))
+""", "k.adsl")[0].instantiate()
+    x = torch.tensor([0.5, 0.5], dtype=torch.float32)
+    erf = torch.erf(x)
+    c = torch.stack([torch.nextafter(erf[0], torch.tensor(1.0)), erf[1] - 0.25])
+    ref = reference(kernel, {"x": x, "c": c}, {}, {"N": 2}, seed=0)
+    got = ref.outputs["y"].clone()
+    got[0] = float("-inf")
+    assert judge("y", got, ref, "f32").ok
+    got[1] = float("inf")
+    assert not judge("y", got, ref, "f32").ok
+
+
+def test_oracle_accepts_an_overflow_only_within_the_slack_of_the_largest_value():
+    """f16 65408 with slack 697 may round to inf (the largest finite f16 is 65504); with slack 50 it may not."""
+    class Ref:  # judge's view of a Reference: the outputs and their slack
+        def __init__(self, slack):
+            self.outputs, self._slack = {"y": torch.tensor([-65408.0], dtype=torch.float16)}, torch.tensor([slack])
+
+        def slack(self, name):
+            return self._slack
+
+    got = torch.tensor([float("-inf")], dtype=torch.float16)
+    assert judge("y", got, Ref(697.0), "f16").ok
+    assert not judge("y", got, Ref(50.0), "f16").ok
+    assert not judge("y", -got, Ref(697.0), "f16").ok  # the wrong sign
+
+
 def test_oracle_does_not_judge_a_truncation_on_the_edge_of_an_integer():
     """cast(tanh(x) * 3.0, i32) at x = 20: exactly 3 in every reference run (tanh is saturated, so perturbing the
     input changes nothing), but a last-bit difference of the device's tanh gives 2.9999998, which truncates to 2;
