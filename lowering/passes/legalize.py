@@ -46,7 +46,9 @@ def _op(op: str, like: ir.Expr, *args: ir.Expr) -> ir.Op:
 
 
 def _widened(x: ir.Expr) -> ir.Expr:
-    """cast(x, f32) of an f16 tile, keeping its kind and layout."""
+    """cast(x, f32) of an f16 value, keeping its kind and layout (a constant becomes an f32 constant)."""
+    if isinstance(x, ir.Const):
+        return ir.Const(x.value, ir.scalar_of(DType.F32), x.span)
     return ir.Op("cast", (x,), ir.ValType(x.type.kind, DType.F32, x.type.layout), x.span)
 
 
@@ -74,7 +76,7 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
             return ir.Op("cast", (wide,), e.type, e.span)
         case "div" if e.type.dtype is DType.F16 and not _f16_division_exact(*e.args):
             a, b = e.args
-            f32 = ir.Op("div", (_to_f32(a), _to_f32(b)), ir.ValType(e.type.kind, DType.F32, e.type.layout), e.span)
+            f32 = ir.Op("div", (_widened(a), _widened(b)), ir.ValType(e.type.kind, DType.F32, e.type.layout), e.span)
             return ir.Op("cast", (f32,), e.type, e.span)
         case "abs" if not e.type.dtype.is_float:  # Abs takes f16/f32 only: |x| = max(x, -x)
             return _op("max", e, x, _op("mul", e, x, ir.Const(-1, ir.scalar_of(e.type.dtype), e.span)))
@@ -127,12 +129,6 @@ def _f16_division_exact(a: ir.Expr, b: ir.Expr) -> bool:
         return d is not None and d != 0 and _F16_MIN_NORMAL <= abs(1.0 / d) <= _F16_MAX
     n = _const(a)
     return n is not None and abs(n) <= _F16_MAX and b.type.layout is not ir.Layout.COL
-
-
-def _to_f32(x: ir.Expr) -> ir.Expr:
-    if isinstance(x, ir.Const):
-        return ir.Const(x.value, ir.scalar_of(DType.F32), x.span)
-    return ir.Op("cast", (x,), ir.ValType(x.type.kind, DType.F32, x.type.layout), x.span)
 
 
 def legalize_scalar(e: ir.Expr) -> ir.Expr | None:

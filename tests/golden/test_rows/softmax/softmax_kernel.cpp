@@ -250,7 +250,7 @@ private:
         WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
         _t0Row_ = part.GetValue(0);
         for (uint32_t c = 1; c < rowGroup_; ++c) {
-            _t0Row_ = part.GetValue(c * 8 + 0) > _t0Row_ ? part.GetValue(c * 8 + 0) : _t0Row_;
+            { const auto folded = part.GetValue(c * 8 + 0); _t0Row_ = (folded != folded || folded > _t0Row_) ? folded : _t0Row_; }
         }
         _t2Row_ = 0.0f;  // the running sums, rescaled to the group's max
         {
