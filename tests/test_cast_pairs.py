@@ -123,3 +123,13 @@ def test_integer_narrowing_cast_is_a_located_error():
         _casts(CAST_ONE.format(src="i32", dst="i16"), "ascend910b1")
     text = err.value.render()
     assert "error[UNSUPPORTED]" in text and "cast from i32 to i16" in text and "cast_pairs.adsl:5:" in text
+
+
+def test_a_cast_to_a_dtype_the_target_lacks_is_a_located_error():
+    # 310P has no bf16: an f32 kernel that rounds through bf16 has no Cast to do it (found by the fuzzer, seed 28000)
+    with pytest.raises(ascend_dsl.DslError) as err:
+        _casts(CAST_ONE.format(src="f32", dst="f32").replace("cast(load(x[t]), f32)",
+                                                              "cast(cast(load(x[t]), bf16), f32)"), "ascend310p")
+    text = err.value.render()
+    assert "error[DTYPE-UNSUPPORTED]" in text and "cast to bf16: ascend310p has no bf16" in text
+    assert _casts(CAST_ONE.format(src="f32", dst="f16"), "ascend310p")  # a dtype it has lowers

@@ -110,7 +110,6 @@ def _cast_steps(src: DType, dst: DType) -> tuple[DType, ...]:
         # the integer goes to half (exact up to 2048, beyond that it saturates anyway) and half -> 8 bits
         return (DType.I32, DType.F32, DType.F16)
     return ()
-    return None
 
 
 #: f16 limits: the largest finite value and the smallest normal one.
