@@ -58,9 +58,9 @@ def writes_dst_early(op: ir.Op) -> bool:
 def _round_mode(src: DType, dst: DType) -> str:
     if src.is_float and not dst.is_float:
         return "CAST_TRUNC"  # torch .to(int) truncates toward zero
-    if src.is_float and dst.is_float and dst.size < src.size:
-        return "CAST_RINT"
-    return "CAST_NONE"
+    if (src, dst) in ((DType.F32, DType.BF16), (DType.I64, DType.F32)):
+        return "CAST_RINT"  # these pairs document RINT..TRUNC only
+    return "CAST_NONE"  # f32 -> f16: CAST_NONE rounds to nearest even (documented on A2 and 310P; RINT is A2 only)
 
 
 def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
