@@ -63,6 +63,7 @@ class OpInfo:
     fold: Callable | None = None  # its value on Python numbers: the parser folds constant operands
     int_c: str | None = None  # its C++ form on int64_t operands (integer scalars: shape symbols, i32 parameters)
     host_c: str | None = None  # its C++ form at launch (lowering/emit/launch_scalars.py; `{zero}` of the result type)
+    extern: bool = False  # an extern op (ascend_dsl/extern_ops.py): `api` is a model-written slot, checked first
 
 
 def _torch():

@@ -882,7 +882,7 @@ class _Builder:
             value = INTRINSICS[name](self, Call(name, pos, kw, e, tile))
             if value is not None:
                 return value
-        elif name not in CALLABLE:
+        elif name not in CALLABLE and not (name in OPS and OPS[name].extern):  # extern ops: ascend_dsl/extern_ops.py
             close = difflib.get_close_matches(name, list(CALLABLE) + ["load"], n=1)
             raise self.err(E.UNKNOWN_OP, f"unknown function '{name}'", name_tok,
                            f"did you mean '{close[0]}'?" if close else f"available: {', '.join(sorted(CALLABLE))}")

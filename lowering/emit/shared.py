@@ -210,6 +210,8 @@ class KernelView:
     workspace_per_core: str = "0"
     launch_checks: tuple[LaunchCheck, ...] = ()
     launch_scalars: tuple[LaunchScalarView, ...] = ()  # kernel-scope scalars the host computes at launch
+    core_cap: int = 0  # `split(..., cores=K)`: the host tiling launches at most K blocks (0: no cap)
+    core_cap_loc: str = ""
     tiling_error: str = "the host tiling found no tile that fits the Unified Buffer (one row is too long)"
 
 
@@ -230,7 +232,17 @@ def kernel_fields(kernel: ir.Kernel, ctx: PassContext) -> dict:
             "tiling_type": f"{camel(name)}TilingData", "tiling_fn": f"{camel(name)}ComputeTiling",
             "tensors": tensor_views(kernel),
             "scalars": tuple(ScalarView(p.name, f"{p.name}_", p.dtype.ctype) for p in kernel.scalars),
-            "symbols": tuple(kernel.symbols), "launch_scalars": launch_scalars.views(kernel, ctx.source_name)}
+            "symbols": tuple(kernel.symbols), "launch_scalars": launch_scalars.views(kernel, ctx.source_name),
+            **core_cap(kernel, ctx)}
+
+
+def core_cap(kernel: ir.Kernel, ctx: PassContext) -> dict:
+    """`cores=K` of the kernel's split loops: they share one launch, so the smallest cap bounds it."""
+    capped = [s for s in kernel.body if isinstance(s, ir.SplitLoop) and s.cores is not None]
+    if not capped:
+        return {}
+    s = min(capped, key=lambda s: s.cores)
+    return {"core_cap": s.cores, "core_cap_loc": loc(ctx, s.span)}
 
 
 def buffer_views(tl: ir.TileLoop, suffix: str = "", tile: str | None = None) -> tuple[BufferView, ...]:

@@ -72,6 +72,7 @@ class PhaseView:
     ub_formula: str
     after: tuple[str, ...]
     chunk: ChunkView | None = None  # several split loops: this loop's chunked path
+    row_cap: int = 0  # a row loop's `size=N`: at most N rows per tile (0: no cap)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,6 +97,7 @@ class VectorView(KernelView):
     min_per_core: int
     min_tiles_per_core: int
     row_len: str = ""
+    row_cap: int = 0  # the first loop's `size=N` on rows: at most N rows per tile
     ub_budget: int = 0
     ub_formula: str = ""
     # rows longer than UB (emit/chunk.py)
@@ -320,7 +322,8 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
                      tuple(f"pipe.InitBuffer({b.member}, {b.init_args});" for b in buffers), tuple(acc_init),
                      tuple(copyin), (*head, *stages[ir.StageKind.COMPUTE], *tail), tuple(stages[ir.StageKind.COPYOUT]),
                      " + ".join(f"{b.num} * {host_bytes(b)}" for b in tl.buffers_decl) if rows_of(tl) else "",
-                     tuple(_after_phase(kernel, ctx, k, tensors, by_name)))
+                     tuple(_after_phase(kernel, ctx, k, tensors, by_name)),
+                     row_cap=tl.size if rows_of(tl) and tl.size else 0)
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
@@ -366,7 +369,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
         tile_loc=loc(ctx, tl.span), max_tile=tl.max_tile, tile_granule=first.tile_granule,
         block_granule=block_granule(kernel), min_per_core=MIN_ELEMS_PER_CORE, min_tiles_per_core=MIN_TILES_PER_CORE,
         row_len=" * ".join(rows.row) if rows else "", ub_budget=ctx.target.ub_budget if rows else 0,
-        ub_formula=first.ub_formula)
+        ub_formula=first.ub_formula, row_cap=first.row_cap)
     return _with_chunks(kernel, ctx, view, [t for _, t in phases], tensors) if rows else view
 
 

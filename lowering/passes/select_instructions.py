@@ -50,7 +50,7 @@ def _scalar(op: str, a: ir.Expr) -> ir.Expr:
 def writes_dst_early(op: ir.Op) -> bool:
     """True when the lowering writes dst before it has read every tile source (dst must not alias them)."""
     a = op.args[0] if op.args else None
-    if op.op in ("sub", "div") and not _tile(a):
+    if (op.op in ("sub", "div") and not _tile(a)) or OPS[op.op].extern:  # an extern op's slot may read sources late
         return True
     return op.op == "select" and not _tile(op.args[1])
 
@@ -58,9 +58,9 @@ def writes_dst_early(op: ir.Op) -> bool:
 def _round_mode(src: DType, dst: DType) -> str:
     if src.is_float and not dst.is_float:
         return "CAST_TRUNC"  # torch .to(int) truncates toward zero
-    if src.is_float and dst.is_float and dst.size < src.size:
-        return "CAST_RINT"
-    return "CAST_NONE"
+    if (src, dst) in ((DType.F32, DType.BF16), (DType.I64, DType.F32)):
+        return "CAST_RINT"  # these pairs document RINT..TRUNC only
+    return "CAST_NONE"  # f32 -> f16: CAST_NONE rounds to nearest even (documented on A2 and 310P; RINT is A2 only)
 
 
 def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
@@ -125,6 +125,8 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
         return [scalar_loop_op(dst, e, args)]
     if info.api and len(args) == 1:  # unary ops and the vector reductions
         return [v(info.api, args[0])]
+    if info.extern:  # a model-written compute stage (lowering/assist/construct.py): dst and the tile sources
+        return [v(info.api, *args)]
     raise DslError.at(E.INTERNAL, f"no instruction for op '{op}' (missing legalization?)", span)
 
 

@@ -109,9 +109,11 @@ def _cast(e: Node, to: str, layout: str) -> Node:
     return e if e.dtype == to else Node(f"cast({{0}}, {to})", (e,), to, layout)
 
 
-def _tile_header(rng: random.Random, var: str, explicit: bool, granule: int) -> str:
+def _tile_header(rng: random.Random, var: str, granule: int) -> str:
+    """`tile(blk, ...)`: sometimes an explicit size (elements of flat tiles; at most that many rows of row tiles,
+    granule 1)."""
     buffers = rng.choice((1, 2, 2))
-    if explicit and rng.random() < 0.3:
+    if rng.random() < 0.3:
         return f"for {var} in tile(blk, size={granule * rng.choice((1, 2, 4, 8))}, buffers={buffers}):"
     return f"for {var} in tile(blk, size=auto, buffers={buffers}):"
 
@@ -248,7 +250,7 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
         cores = "AIV" if rng.random() < 0.8 else str(rng.randint(1, CORES[target]))
         granule = 256 if not rows else 1
         k.body.append(Loop(f"for blk in split({extent}, cores={cores}):",
-                           _tile_header(rng, var, not rows, granule), tuple(body)))
+                           _tile_header(rng, var, granule), tuple(body)))
         for a, _ in accs:
             k.kscalars.append(leaf(a, "f32", "scalar"))
             accs_total.append(a)
