@@ -226,16 +226,28 @@ def _symbols(kernel: ir.Kernel, views) -> dict[str, int]:
     return out
 
 
+def _is_resize(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Op) and OPS[e.op].rule is Rule.RESIZE
+
+
+def _resized(e: ir.Op, target: torch.Tensor, env, views, scalars, sl: slice) -> torch.Tensor:
+    """Resize op `e` of the planes at `sl`, to the spatial size of `target` (the tensor that stores it)."""
+    planes = _eval(e.args[0], env, views, scalars, sl)
+    return OPS[e.op].ref(planes, tuple(target.shape[1:])).to(_dt(e.type.dtype))
+
+
 def _run_tile(body, views, scalars, sl: slice) -> None:
     env: dict[str, object] = {}
     for s in body:
-        if isinstance(s, ir.Assign):
+        if isinstance(s, ir.Assign) and _is_resize(s.value):  # to the size of the tensor that stores it
+            (dest,) = {t.tensor for t in body if isinstance(t, ir.Store) and t.value == ir.Ref(s.name, s.value.type)}
+            env[s.name] = _resized(s.value, views[dest], env, views, scalars, sl)
+        elif isinstance(s, ir.Assign):
             env[s.name] = _eval(s.value, env, views, scalars, sl)
         elif isinstance(s, ir.Store):
             target = views[s.tensor]
-            if isinstance(s.value, ir.Op) and OPS[s.value.op].rule is Rule.RESIZE:  # to the stored planes' size
-                planes = _eval(s.value.args[0], env, views, scalars, sl)
-                target[sl] = OPS[s.value.op].ref(planes, tuple(target.shape[1:])).to(_dt(s.value.type.dtype))
+            if _is_resize(s.value):  # to the stored planes' size
+                target[sl] = _resized(s.value, target, env, views, scalars, sl)
                 continue
             value = _eval(s.value, env, views, scalars, sl)
             if s.index.rows:
