@@ -29,7 +29,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 | Load(tensor, index: TileIndex, type: ValType) | Op(op, args: Expr*, type: ValType)
                 -- introduced by select_instructions
                 | RowValue(type: ValType) | VectorMath(op, args: Expr*, type: ValType)
-    TileIndex   = TileIndex(var?, rows, period?, acc)
+    TileIndex   = TileIndex(var?, rows, period?, acc, by?)
     ValType     = ValType(kind: Kind, dtype, layout: Layout)
     Operand     = a buffer name | Const | Ref | Op
     -- MIX kernels (cube + vector)
@@ -159,8 +159,13 @@ class TileIndex:
     period: str | None = None
     #: `s[r]` reading the combined totals of a slot accumulator `s` (SlotAccDecl) instead of a tensor.
     acc: bool = False
+    #: `w[idx[r], :]` (a row gather, ascend_dsl/parser_index.py): row i of the tile is row `idx[i]` of `w`;
+    #: `by` names the integer tensor over the loop's rows that holds the row numbers.
+    by: str | None = None
 
     def __str__(self) -> str:
+        if self.by is not None:
+            return f"{self.by}[{self.var}], :"
         return ":" if self.var is None else f"{self.var}, :" if self.rows else self.var
 
 
@@ -557,6 +562,7 @@ class KernelKind(Enum):
 
     VECTOR = "vector"  # flat and row tile loops, any number of split loops (rows longer than UB: chunked)
     WINDOW = "window"  # one plane loop: pooling windows
+    RESIZE = "resize"  # one plane loop: planes resampled (nearest / linear) to the stored size
     BOX = "box"  # one box loop: reductions over a non-last dim
     MIX = "mix"  # a cube loop: matmul on the cube unit, its epilogue on the vector units
     CONV = "conv"  # a conv loop: implicit-GEMM convolution on the cube unit (AIC only)

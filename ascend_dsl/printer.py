@@ -48,9 +48,13 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
         case ir.Op(op=op, args=(a, k, st, pad, dil)) if op in POOLS:
             dilation = "" if isinstance(dil, ir.Const) and dil.value == 1 else f", dilation={expr(dil)}"
             return f"{op}({expr(a)}, kernel={expr(k)}, stride={expr(st)}, padding={expr(pad)}{dilation})"
-        case ir.Op(op=op, args=(a,)) if OPS[op].rule is Rule.REDUCE:
+        case ir.Op(op="resize_linear_ac", args=(a,)):
+            return f"resize_linear({expr(a)}, align_corners=True)"
+        case ir.Op(op=op, args=(a,)) if OPS[op].rule is Rule.RESIZE:
+            return f"{op}({expr(a)})"
+        case ir.Op(op=op, args=(a,)) if OPS[op].rule in (Rule.REDUCE, Rule.ARG_REDUCE):
             axis = _box_axis[-1] if a.type.layout is ir.Layout.BOX else 1
-            return f"{OPS[op].call}({expr(a)}, axis={axis})"
+            return f"{OPS[op].call or op}({expr(a)}, axis={axis})"
         case ir.Op(op="cast", args=(a,), type=ty):
             return f"cast({expr(a)}, {ty.dtype})"
         case ir.Op(op=op, args=(a, b)) if op in _INFIX:
