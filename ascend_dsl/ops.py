@@ -88,7 +88,9 @@ def _infix(sym: str) -> str:
 
 
 def _pick(cmp: str) -> str:
-    return f"(static_cast<float>({{0}}) {cmp} static_cast<float>({{1}}) ? {{0}} : {{1}})"
+    """max/min on the device's scalar unit: NaN-propagating (torch.maximum): a NaN second operand fails the
+    comparison and is picked, a NaN first one is picked by the x != x test (false for integers)."""
+    return f"(static_cast<float>({{0}}) {cmp} static_cast<float>({{1}}) || {{0}} != {{0}} ? {{0}} : {{1}})"
 
 
 def _host_pick(cmp: str, second: str = "{1}") -> str:
