@@ -72,6 +72,7 @@ class ErrorCode(StrEnum):
     NPU_ERROR = "NPU-ERROR"
     NPU_TIMEOUT = "NPU-TIMEOUT"
     SIM_COMPILE = "SIM-COMPILE"
+    SANDBOX = "SANDBOX"  # model-written code is run sandboxed only, and no sandbox can be made
     FORBIDDEN = "FORBIDDEN"  # LLM output that imports or calls what a kernel cannot
     WRONG_LANGUAGE = "WRONG-LANGUAGE"
     GEN_NO_CODE = "GEN-NO-CODE"

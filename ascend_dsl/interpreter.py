@@ -11,12 +11,12 @@ import torch
 from . import ir
 from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
-from .ops import OPS, POOLS
+from .ops import OPS, POOLS, Rule
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
 #: the select coverage being recorded, if any.
 _FLOAT = {"widen": False, "coverage": None, "compare_nudge": 0.0, "cast_nudge": 0.0, "math_nudge": 0.0,
-          "nan_skip": False, "math_signs": {}, "round_casts": False}
+          "math_floor": 0.0, "nan_skip": False, "math_signs": {}, "round_casts": False}
 #: Ops a device computes to within a few units of rounding, not exactly (instructions and lowered sequences).
 APPROXIMATE_OPS = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "div", "pow")
 
@@ -28,7 +28,8 @@ def _dt(dtype) -> torch.dtype:
 def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None = None,
         num_cores: int = 4, tile: int = 4096, widen: bool = False,
         coverage: dict | None = None, compare_nudge: float = 0.0, cast_nudge: float = 0.0,
-        math_nudge: float = 0.0, nan_skip: bool = False, round_casts: bool = False) -> dict[str, torch.Tensor]:
+        math_nudge: float = 0.0, math_floor: float = 0.0, nan_skip: bool = False,
+        round_casts: bool = False) -> dict[str, torch.Tensor]:
     """Run `kernel`; `tensors` maps every tensor parameter (inputs and outputs) to a torch tensor.
 
     Outputs are written in place and also returned by name. Rank-1 parameters are viewed flat; row
@@ -41,17 +42,20 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     an integer first moves its value by `cast_nudge` * max(1, |x|); with `math_nudge` the result of every
     APPROXIMATE_OPS op on tiles is scaled by 1 + `math_nudge` or 1 - `math_nudge`, the sign alternating between
     ops in the order they are first evaluated (the errors of two ops are independent: the same scale on both
-    cancels in x / (x / c), which a device's x * (1 / c) does not give exactly); with `nan_skip` max/min reductions and
+    cancels in x / (x / c), which a device's x * (1 / c) does not give exactly), and moved by at least `math_floor`
+    times the smallest subnormal of the op's dtype (near zero a dtype's resolution is absolute: an f16 result off by
+    a unit there is off by much of its value); with `nan_skip` max/min reductions and
     accumulators skip NaN instead of propagating it (what a device's reduction may do: not specified); with
     `round_casts` a widened run still rounds `cast(x, f16)` / `cast(x, bf16)` to that dtype (a rounding the
     program asks for: where it decides a comparison, last-bit differences before it matter)."""
     _FLOAT.update(widen=widen, coverage=coverage, compare_nudge=compare_nudge, cast_nudge=cast_nudge,
-                  math_nudge=math_nudge, nan_skip=nan_skip, math_signs={}, round_casts=round_casts)
+                  math_nudge=math_nudge, math_floor=math_floor, nan_skip=nan_skip, math_signs={},
+                  round_casts=round_casts)
     try:
         return _run(kernel, tensors, scalars, num_cores, tile)
     finally:
-        _FLOAT.update(widen=False, coverage=None, compare_nudge=0.0, cast_nudge=0.0, math_nudge=0.0, nan_skip=False,
-                      math_signs={}, round_casts=False)
+        _FLOAT.update(widen=False, coverage=None, compare_nudge=0.0, cast_nudge=0.0, math_nudge=0.0, math_floor=0.0,
+                      nan_skip=False, math_signs={}, round_casts=False)
 
 
 def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None, num_cores: int,
@@ -86,6 +90,8 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
             _slot_rows(stmt, kernel, views, scalars, symbols)
         elif isinstance(stmt, ir.CubeLoop):
             _run_cube(stmt, kernel, views, scalars, symbols)
+        elif isinstance(stmt, ir.ConvLoop):
+            _run_conv(stmt, views)
         else:
             _run_split(kernel, stmt, tensors, views, scalars, symbols, num_cores, tile)
     return {p.name: tensors[p.name] for p in kernel.outputs}
@@ -240,14 +246,30 @@ def _symbols(kernel: ir.Kernel, views) -> dict[str, int]:
     return out
 
 
+def _is_resize(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Op) and OPS[e.op].rule is Rule.RESIZE
+
+
+def _resized(e: ir.Op, target: torch.Tensor, env, views, scalars, sl: slice) -> torch.Tensor:
+    """Resize op `e` of the planes at `sl`, to the spatial size of `target` (the tensor that stores it)."""
+    planes = _eval(e.args[0], env, views, scalars, sl)
+    return OPS[e.op].ref(planes, tuple(target.shape[1:])).to(_dt(e.type.dtype))
+
+
 def _run_tile(body, views, scalars, sl: slice) -> None:
     env: dict[str, object] = {}
     for s in body:
-        if isinstance(s, ir.Assign):
+        if isinstance(s, ir.Assign) and _is_resize(s.value):  # to the size of the tensor that stores it
+            (dest,) = {t.tensor for t in body if isinstance(t, ir.Store) and t.value == ir.Ref(s.name, s.value.type)}
+            env[s.name] = _resized(s.value, views[dest], env, views, scalars, sl)
+        elif isinstance(s, ir.Assign):
             env[s.name] = _eval(s.value, env, views, scalars, sl)
         elif isinstance(s, ir.Store):
-            value = _eval(s.value, env, views, scalars, sl)
             target = views[s.tensor]
+            if _is_resize(s.value):  # to the stored planes' size
+                target[sl] = _resized(s.value, target, env, views, scalars, sl)
+                continue
+            value = _eval(s.value, env, views, scalars, sl)
             if s.index.rows:
                 target[sl, :] = value.expand(target[sl, :].shape)
             elif s.value.type.layout is ir.Layout.POOLED:
@@ -263,6 +285,17 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
             scalars[s.name] = _COMBINE[s.combine](scalars[s.name], float(part))
 
 
+def _row_gather(table: torch.Tensor, numbers: torch.Tensor, e: ir.Load) -> torch.Tensor:
+    """Rows `numbers` of `table` ([V, ...]); negative numbers count from the end, as PyTorch's w[idx]."""
+    table = table.reshape(table.shape[0], -1)
+    v = table.shape[0]
+    outside = (numbers < -v) | (numbers >= v)
+    if bool(outside.any()):
+        raise DslError.at(E.INDEX, f"{e.tensor}[{e.index.by}[...], :]: row number {int(numbers[outside][0])} is "
+                          f"outside [-{v}, {v}) ('{e.tensor}' has {v} rows)", e.span)
+    return table[numbers.long()].clone()
+
+
 def _eval(e: ir.Expr, env, views, scalars, sl):
     match e:
         case ir.Const(value=v, type=t):
@@ -273,6 +306,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             return torch.tensor(scalars[n], dtype=_dt(t.dtype))
         case ir.Load(tensor=name, type=t) as e:
             view = views[name]
+            if e.index.by:  # w[idx[r], :]: the rows of w at the tile's row numbers
+                return _row_gather(view, views[e.index.by].reshape(-1)[sl], e)
             if t.layout in (ir.Layout.ROWS, ir.Layout.BOX):
                 return view[sl, :].clone()
             if t.layout is ir.Layout.ROW:
@@ -298,6 +333,9 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
                                   f"[0, {rows.shape[-1]})", e.span)
             return OPS["gather"].ref(rows, idx).to(_dt(t.dtype))
         case ir.Op(op=op, args=args, type=t):
+            if OPS[op].extern:  # its reference lives in the user's file, which this process never executes
+                raise DslError.at(E.UNSUPPORTED, f"the interpreter cannot run extern op '{op}' (its PyTorch reference "
+                                  "runs only in the task worker)", e.span, "validate with --validate sim")
             vals = [_eval(a, env, views, scalars, sl) for a in args]
             if op in ("reduce_max", "reduce_min"):
                 vals = [_skip_nan(op, vals[0])]
@@ -315,13 +353,21 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
                 vals = [a + margin, b]  # and the other way: different unless both are 0
             out = OPS[op].ref(*vals)
             if _FLOAT["math_nudge"] and op in APPROXIMATE_OPS and out.dtype.is_floating_point:
-                signs = _FLOAT["math_signs"]
-                out = out * (1 + _FLOAT["math_nudge"] * signs.setdefault(id(e), 1 - 2 * (len(signs) % 2)))
+                out = _nudged(out, e, t.dtype)
             return out if t.dtype.value == "bool" else out.to(_dt(t.dtype))
     raise TypeError(e)
 
 
 _COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
+
+
+def _nudged(out: torch.Tensor, e: ir.Op, dtype) -> torch.Tensor:
+    """`out` moved away from its value by math_nudge relative, at least math_floor subnormals of `dtype`."""
+    signs = _FLOAT["math_signs"]
+    n = _FLOAT["math_nudge"] * signs.setdefault(id(e), 1 - 2 * (len(signs) % 2))
+    finfo = torch.finfo(dtype.torch)
+    step = torch.clamp((n * out).abs(), min=_FLOAT["math_floor"] * finfo.tiny * finfo.eps)
+    return out + torch.where(out < 0, -1.0, 1.0).to(out.dtype) * (1.0 if n > 0 else -1.0) * step
 
 
 def _skip_nan(op: str, x: torch.Tensor) -> torch.Tensor:
@@ -344,6 +390,23 @@ def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
     elif _FLOAT["round_casts"] and x.dtype.is_floating_point and dtype in (ir.DType.F16, ir.DType.BF16):
         x = x.to(dtype.torch)
     return x.to(_dt(dtype))
+
+
+def _run_conv(loop: ir.ConvLoop, views) -> None:
+    """torch's convolution on the f16/bf16 operands widened to f32 (the cube multiplies them exactly and
+    accumulates in f32), then relu and the cast to the output dtype."""
+    c = loop.conv
+    fn = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d}[c.rank]
+    f32 = _dt(ir.DType.F32)
+    acc = fn(views[c.x].to(f32), views[c.w].to(f32), stride=c.stride, padding=c.padding, dilation=c.dilation)
+    if loop.relu:
+        acc = torch.relu(acc)
+    out = views[loop.out]
+    if tuple(acc.shape) != tuple(out.shape):
+        raise DslError.at(E.BINDING, f"'{loop.out}' has shape {list(out.shape)} but {c.name} = conv{c.rank}d(...) "
+                          f"has shape {list(acc.shape)}", loop.span,
+                          "output size = (in + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1")
+    out.copy_(acc.to(out.dtype))
 
 
 def _run_cube(loop: ir.CubeLoop, kernel: ir.Kernel, views, scalars, symbols) -> None:

@@ -32,16 +32,25 @@ from .ops import (
     POOLS,
     POW_EXPONENTS,
     REDUCTIONS,
+    RESIZE_CALLS,
     Rule,
 )
 from .parser_box import box_for, box_slice
+from .parser_conv import conv_loop, is_conv_split
 from .parser_cube import cube_loop, cube_slice, is_cube_split
+from .parser_index import is_index_subscript, row_gather_slice
 from .parser_slots import finish, slot_accumulate, slot_decl, slot_read
 from .parser_workspace import workspace_decl
 from .scope import LoopVar, Scope
 
 CORE_KINDS = ("AIV", "AIC")
 
+
+
+def is_builtin_call(name: str) -> bool:
+    """A name the DSL calls (exp, sum, load, cast, ...): it cannot name a value. Op names written only as
+    operators (neg, add, pow) are free."""
+    return name in CALLABLE or name in INTRINSICS or name in ("zeros", "split", "tile")
 
 class _Indenter(Indenter):
     NL_type = "_NL"
@@ -387,11 +396,15 @@ class _Builder:
         """Split loops, with accumulators declared before them and scalar results after them."""
         out: list[ir.Stmt] = []
         for s in self.statements(suite):
+            conv = s.data == "for_stmt" and is_cube_split(self, s) and is_conv_split(self, s)
+            if any(isinstance(o, ir.ConvLoop) for o in out) or (conv and (self.workspaces or any(isinstance(o, ir.CubeLoop) for o in out))):
+                raise self.err(E.UNSUPPORTED, "a convolution split is the only loop of its kernel", s,
+                               "write the work after the convolution as its vector block, or as another kernel")
             if s.data == "for_stmt" and is_cube_split(self, s):
                 if any(isinstance(o, ir.SplitLoop) for o in out):
                     raise self.err(E.UNSUPPORTED, "a cube split follows only cube splits in its kernel", s,
                                    "write the vector work as the matmul's epilogue (with vector:)")
-                out.append(cube_loop(self, s))
+                out.append(conv_loop(self, s) if conv else cube_loop(self, s))
                 continue
             if any(isinstance(o, ir.CubeLoop) for o in out) and not self.workspace_assign(s):
                 raise self.err(E.UNSUPPORTED, "after a cube split, only further cube splits (stages joined by "
@@ -410,7 +423,7 @@ class _Builder:
             else:
                 raise self.err(E.KERNEL_STRUCTURE, "a kernel body is a `for ... in split(...)` loop", s,
                                "wrap the work in: for blk in split(N, cores=AIV):")
-        if not any(isinstance(s, (ir.SplitLoop, ir.CubeLoop)) for s in out):
+        if not any(isinstance(s, (ir.SplitLoop, ir.CubeLoop, ir.ConvLoop)) for s in out):
             raise self.err(E.KERNEL_STRUCTURE, "kernel has no split loop", suite,
                            "add: for blk in split(N, cores=AIV):")
         out = finish(self, out)
@@ -423,9 +436,11 @@ class _Builder:
         scalar computed once per core from accumulators, shape symbols and scalar parameters."""
         name_tok, value = st.children
         name = self.bind(name_tok)
-        if name in self.scope.kscalars or name in self.scope.slot_accs or name in OPS or name in CALLABLE:
-            what = "names an op" if name in OPS or name in CALLABLE else "is already defined"
-            raise self.err(E.DUPLICATE_NAME, f"'{name}' {what}", name_tok, "pick another name")
+        if is_builtin_call(name):
+            raise self.err(E.DUPLICATE_NAME, f"'{name}' is the name of the built-in {name}(...) and cannot name a value",
+                           name_tok, f"pick another name, e.g. {name}_v")
+        if name in self.scope.kscalars or name in self.scope.slot_accs:
+            raise self.err(E.DUPLICATE_NAME, f"'{name}' is already defined", name_tok, "pick another name")
         if isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "zeros":
             return slot_decl(self, name, st, value)
         if self.workspace_assign(st):
@@ -561,8 +576,8 @@ class _Builder:
             buffers = int(str(v.children[0]))
         var = self.bind(var_tok)
         self.scope.loops[var] = LoopVar("tile", block)
-        # [N, C, *spatial] tensors under split(N * C): plane tiles when the body pools, else rows of H*W...
-        pools = any(str(c.children[0]) in POOLS for c in suite.find_data("call"))
+        # [N, C, *spatial] tensors under split(N * C): plane tiles when the body pools or resizes, else rows of H*W...
+        pools = any(str(c.children[0]) in (*POOLS, *RESIZE_CALLS) for c in suite.find_data("call"))
         extent = self.scope.split_extent
         shape = ((None if pools else self.row_shape_for(extent, s)) or self.plane_rank_for(extent, s)
                  or box_for(self, extent, s) or ir.FLAT_TILES)
@@ -622,12 +637,18 @@ class _Builder:
         if st.data == "assign":
             name_tok, value = st.children
             name = str(name_tok)
-            if name in self.scope.params or name in self.scope.symbols or name in self.scope.loops or name in OPS or name in CALLABLE \
+            if is_builtin_call(name):
+                raise self.err(E.DUPLICATE_NAME, f"'{name}' is the name of the built-in {name}(...) and cannot name a "
+                               "value", name_tok, f"pick another name, e.g. {name}_v")
+            if name in self.scope.params or name in self.scope.symbols or name in self.scope.loops \
                     or name in self.scope.slot_accs:
-                raise self.err(E.DUPLICATE_NAME, f"cannot assign to '{name}': it names a parameter, loop, op or "
+                raise self.err(E.DUPLICATE_NAME, f"cannot assign to '{name}': it names a parameter, loop or "
                                "accumulator",
                                name_tok)
             e = self.expr(value, tile)
+            if isinstance(e, ir.Op) and OPS[e.op].rule is Rule.RESIZE:  # its size is the stored tensor's
+                raise self.err(E.UNSUPPORTED, "a resized plane is stored directly (its size is the stored tensor's), "
+                               "not named", st, f"store(y[p], {OPS[e.op].call or e.op}(...))")
             self.scope.tile.locals[name] = e.type
             if e.type.dtype is DType.BOOL and isinstance(e, ir.Op):
                 self.scope.tile.mask_dtypes[name] = e.args[0].type.dtype
@@ -641,6 +662,10 @@ class _Builder:
             if len(pos) != 2 or kw:
                 raise self.err(E.ARGS, "store takes a tensor slice and a value", call, "store(y[t], value)")
             tensor, index, layout = self.slice_of(pos[0], tile)
+            if index.by is not None:
+                raise self.err(E.UNSUPPORTED, f"storing into rows chosen by an index tensor (scatter) is not supported; "
+                               f"'{tensor}[{index}]' can only be loaded", pos[0],
+                               "write the output row by row in the order of its own rows: store(y[r, :], ...)")
             if layout is ir.Layout.ROW:
                 raise self.err(E.INDEX, f"'{tensor}[:]' is shared by every row tile and cannot be stored", pos[0])
             if layout is ir.Layout.PLANE:
@@ -664,7 +689,7 @@ class _Builder:
                                if layout is ir.Layout.COL else
                                f"reduce the box over its extra axis first: sum(v, axis={self.scope.tile.shape.axis})"
                                if value.type.layout is ir.Layout.BOX else
-                               "store max_pool(...) or avg_pool(...) of a loaded plane"
+                               "store max_pool(...), avg_pool(...) or resize_nearest(...) of a loaded plane"
                                if layout is ir.Layout.POOLED else None)
             return ir.Store(tensor, index, value, self.o.span(st))
         if st.data == "for_stmt":
@@ -743,6 +768,8 @@ class _Builder:
         is_full = [isinstance(i, Tree) and i.data == "full_slice" for i in idx]
         shape = self.scope.tile.shape
         rows = shape if shape.kind is ir.LoopKind.ROWS else None
+        if idx and is_index_subscript(idx[0]):
+            return row_gather_slice(self, e, tile, p, idx)
         if shape.kind is ir.LoopKind.BOX:
             return box_slice(self, e, tile, p, idx)
         if shape.kind is ir.LoopKind.PLANES and len(idx) == 1 and is_tile[0]:
@@ -876,7 +903,7 @@ class _Builder:
             value = INTRINSICS[name](self, Call(name, pos, kw, e, tile))
             if value is not None:
                 return value
-        elif name not in CALLABLE:
+        elif name not in CALLABLE and not (name in OPS and OPS[name].extern):  # extern ops: ascend_dsl/extern_ops.py
             close = difflib.get_close_matches(name, list(CALLABLE) + ["load"], n=1)
             raise self.err(E.UNKNOWN_OP, f"unknown function '{name}'", name_tok,
                            f"did you mean '{close[0]}'?" if close else f"available: {', '.join(sorted(CALLABLE))}")
@@ -892,8 +919,9 @@ class _Builder:
 
     def no_planes(self, args: list[ir.Expr], node) -> None:
         if any(a.type.layout in (ir.Layout.PLANE, ir.Layout.POOLED) for a in args if a.type.kind is ir.Kind.TILE):
-            raise self.err(E.UNSUPPORTED, "plane tiles only feed max_pool/avg_pool, and pooled planes are only "
-                           "stored", node, "store(y[p], max_pool(load(x[p]), kernel=k, stride=s, padding=pad))")
+            raise self.err(E.UNSUPPORTED, "plane tiles only feed max_pool/avg_pool/resize_*, and pooled or resized "
+                           "planes are only stored", node,
+                           "store(y[p], max_pool(load(x[p]), kernel=k, stride=s, padding=pad))")
 
     def layout_of(self, args: list[ir.Expr], node, same: bool = False) -> ir.Layout:
         """Broadcasting: rows x D absorbs per-row values and row vectors; flat tiles mix with nothing else."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from ascend_dsl import ir
 
+from . import assist
 from .context import PassContext
 from .emit import EmittedProject
 from .pipeline import PASS_NAMES, PIPELINE, run_pipeline
@@ -14,11 +16,19 @@ from .targets import DEFAULT_TARGET, Target, all_targets, get_target
 
 def lower(kernel: ir.Kernel, target: str | Target = DEFAULT_TARGET, source_name: str | None = None,
           dump_after: frozenset[str] = frozenset(), assistant=None) -> tuple[EmittedProject, PassContext]:
-    """Run the pipeline and emit the project. Raises DslError for user errors."""
+    """Run the pipeline and emit the project. Raises DslError for user errors. With an `assistant`
+    (lowering.assist.Assistant) the assisted decisions are taken first (every proposal checked) and recorded
+    in the manifest; without one the output is the rule-based lowering."""
     t = get_target(target) if isinstance(target, str) else target
     name = source_name or (Path(kernel.span.file).name if kernel.span.line else f"{kernel.name}.adsl")
     ctx = PassContext(t, name, assistant)
+    if assistant is not None:
+        start = time.perf_counter()
+        kernel = assist.run(kernel, ctx)
+        ctx.timings["assist"] = time.perf_counter() - start
+    assist.require(kernel, ctx)  # an extern op needs a checked compute stage
     ctx.lowered = run_pipeline(kernel, ctx, dump_after)
+    ctx.project = assist.finish(ctx.project, ctx)
     return ctx.project, ctx
 
 

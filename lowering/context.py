@@ -13,7 +13,7 @@ class PassContext:
     target: Target
     #: Name used in `// file:LINE` comments of the emitted C++ (usually the DSL file's basename).
     source_name: str = "kernel.adsl"
-    #: Optional LLM assistant for passes that consult one (dependency injection; never imported here).
+    #: Optional LLM assistant (lowering.assist.Assistant) for the steps that consult one (dependency injection).
     assistant: Any = None
     timings: dict[str, float] = field(default_factory=dict)
     #: The kernel after the last pass (set by `lowering.lower`), which the emulator harness needs.
@@ -21,3 +21,7 @@ class PassContext:
     dumps: dict[str, str] = field(default_factory=dict)
     #: The emitted project (lowering.emit.EmittedProject), set by the last pass.
     project: Any = None
+    #: Provenance of the assisted decisions taken (lowering/assist), written into the manifest.
+    decisions: list = field(default_factory=list)
+    #: (extern op, dtype) -> the C++ definition of its checked compute stage (lowering/assist/construct.py).
+    slots: dict = field(default_factory=dict)

@@ -12,8 +12,10 @@ from pathlib import Path
 from ascend_dsl import load_file
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import BY_NAME
+from ascend_dsl.extern_ops import declared_in, registered
 from lowering import DEFAULT_TARGET, PASS_NAMES, all_targets, lower
 
+from . import assist_cli
 from .project_io import write_project
 from .subprocess_limits import LimitSettingError, describe_limit, limit_self
 
@@ -56,15 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds the task file may take to build inputs and the reference (default 120)")
     p.add_argument("--dump-after", default="", metavar="PASS|all",
                    help=f"write the IR after these passes (comma-separated): {', '.join(PASS_NAMES)}")
+    assist_cli.add_args(p)
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, models=None, parser: argparse.ArgumentParser | None = None) -> int:
+    """`models(args)`: the assisted lowering's model for a provider name (kernelgen/cli_lower.py passes it)."""
+    args = (parser or build_parser()).parse_args(argv)
     try:
         if argv is None:  # a command (not a call from Python): the tool itself stays within the memory limit
             limit_self()
-        return _run(args)
+        return _run(args, models)
     except DslError as e:
         print(e.render(), file=sys.stderr)
         return 3 if "INTERNAL" in e.codes else 2
@@ -87,7 +91,15 @@ def main(argv: list[str] | None = None) -> int:
         return 3
 
 
-def _run(args) -> int:
+def _run(args, models=None) -> int:
+    task = _task_file(args)
+    # extern ops (ascend_dsl/extern_ops.py) declared beside the kernel or in its task are known while it lowers
+    declared = {op.name: op for path in dict.fromkeys([args.file, task]) for op in declared_in(path)}
+    with registered(list(declared.values())):
+        return _run_kernel(args, task, models)
+
+
+def _run_kernel(args, task: Path, models=None) -> int:
     sources = load_file(args.file)
     if not sources:
         raise DslError.at("NO-KERNEL", f"{args.file} defines no @kernel function", None)
@@ -104,18 +116,21 @@ def _run(args) -> int:
             raise DslError.at("UNKNOWN-DTYPE", f"unknown dtype '{dt}' in --dtype", None,
                               f"dtypes: {', '.join(BY_NAME)}")
     dump = frozenset(x.strip() for x in args.dump_after.split(",") if x.strip())
-    task, overrides = _task_file(args), _overrides(args)
+    overrides = _overrides(args)
+    assistant = assist_cli.make_assistant(args, task, overrides, models)
     if not args.validate and not args.export:
         kernel = source.instantiate(dict(args.dtype))
-        project, ctx = lower(kernel, args.target, args.file.name, dump)
+        project, ctx = lower(kernel, args.target, args.file.name, dump, assistant)
+        assist_cli.print_notes(assistant)
         _write(args, kernel, project, ctx)
         return 0
     from .validate_cases import KernelVariants
 
-    variants = KernelVariants(source, dict(args.dtype), args.target, args.file.name, dump)
+    variants = KernelVariants(source, dict(args.dtype), args.target, args.file.name, dump, assistant)
     if not args.validate:  # --export alone: the variant the task's data picks
         facts = _export_facts(args, variants, task, overrides)
         _, project, ctx = variants.lower(facts.variant)
+        assist_cli.print_notes(assistant)
         _write(args, variants.kernels[facts.variant], project, ctx, variants, facts)
         return 0
     if args.validate == "npu":
@@ -128,6 +143,7 @@ def _run(args) -> int:
                            timeout=args.task_timeout)
     first = cases.cases[0].variant or 0
     _, project, ctx = variants.lower(first)
+    assist_cli.print_notes(assistant)
     _write(args, variants.kernels[first], project, ctx, variants)
     _print_task(args, cases, variants)
     return _validate(args, variants, cases)

@@ -88,7 +88,8 @@ def validate_interp(kernel: ir.Kernel, run: TaskRun) -> ValidationResult:
     b = bind(kernel, run)
     check_pool_binding(kernel, b.scalars, b.symbols)
     tensors = {p.name: b.tensors[p.name].to_torch() for p in kernel.inputs}
-    tensors.update({p.name: torch.full(b.tensors[p.name].shape, float("nan"), dtype=p.dtype.torch)
+    tensors.update({p.name: torch.full(b.tensors[p.name].shape, float("nan") if p.dtype.is_float
+                                       else torch.iinfo(p.dtype.torch).min, dtype=p.dtype.torch)  # never-written marker
                     for p in kernel.outputs})
     coverage: dict = {}
     interpreter.run(kernel, tensors, b.scalars, coverage=coverage)
@@ -153,9 +154,17 @@ def combined_driver(project: EmittedProject) -> str:
 
 
 def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject, ctx: PassContext, run: TaskRun,
-                 *, work_dir: Path | None = None, core_num: int | None = None) -> ValidationResult:
+                 *, work_dir: Path | None = None, core_num: int | None = None, sandbox: bool = False) -> ValidationResult:
+    """`sandbox` (implied when the project holds model-written compute stages, `ctx.slots`): the program runs
+    in npu_harness.sandbox, the run's I/O directory its only writable path; an error when no sandbox can be
+    made here."""
+    from . import sandbox as sb
     from .sim.compiler import CompileError, compile_program, run_program
 
+    sandbox = sandbox or bool(ctx.slots)  # the kernel holds model-written compute stages (lowering/assist)
+    if sandbox and (why := sb.unavailable()) is not None:
+        raise DslError.at("SANDBOX", f"model-written code is only run sandboxed, and no sandbox can be made here: {why}",
+                          None, "install util-linux and allow unprivileged user namespaces")
     start = time.perf_counter()
     b: Binding = bind(kernel, run)
     check_pool_binding(kernel, b.scalars, b.symbols)
@@ -184,7 +193,8 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
             args += [str(b.symbols[s]) for s in kernel.symbols]
             args += [repr(float(b.scalars[p.name])) for p in kernel.scalars]
             limit = memory_limit()
-            res = run_program(binary, args, timeout=SIM_RUN_TIMEOUT_S, memory_limit_bytes=limit)
+            res = run_program(binary, args, timeout=SIM_RUN_TIMEOUT_S, memory_limit_bytes=limit,
+                              sandbox=io if sandbox else None)
             if any(e.code == "MEMORY-LIMIT" for e in res.errors) or (
                     res.returncode not in (0, 1) and is_out_of_memory(res.stderr)):
                 raise DslError.at("MEMORY-LIMIT", f"the emulator exceeded the memory limit of {describe_limit(limit)}",

@@ -25,8 +25,9 @@ class KernelVariants:
     instantiated (type-checked) up front and lowered on first use."""
 
     def __init__(self, source, explicit: dict[str, str], target: str, file_name: str,
-                 dump: frozenset[str] = frozenset()):
+                 dump: frozenset[str] = frozenset(), assistant=None):
         self.source, self.target, self.file_name, self.dump = source, target, file_name, dump
+        self.assistant = assistant  # lowering.assist.Assistant: assisted decisions (None: rule-based)
         self.explicit = bool(explicit)
         wanted = {k: BY_NAME.get(v, v) for k, v in explicit.items()}
         self.dtypes = [d for d in source.dtype_variants if all(d.get(k) == v for k, v in wanted.items())]
@@ -44,7 +45,7 @@ class KernelVariants:
         if i not in self._lowered:
             from lowering import lower
 
-            project, ctx = lower(self.kernels[i], self.target, self.file_name, self.dump)
+            project, ctx = lower(self.kernels[i], self.target, self.file_name, self.dump, self.assistant)
             self._lowered[i] = (ctx.lowered, project, ctx)
         return self._lowered[i]
 

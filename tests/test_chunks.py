@@ -452,10 +452,10 @@ def test_ir_dump_shows_each_split_loops_passes_and_slot_folds():
     lines = [line.strip() for line in ctx.dumps["plan_chunks"].splitlines()]
     assert lines.count("# rows longer than UB: 1 chunked pass(es) per row:") == 3
     # loop 0 folds the row's sum into its slot after the pass; loop 1 reads the slot's total before it
-    fold = next(i for i, line in enumerate(lines) if line.startswith("#   pass 0: folds _t2 (add); chunks <= "))
+    fold = next(i for i, line in enumerate(lines) if line.startswith("#   pass 0: folds _t1 (add); chunks <= "))
     assert lines[fold + 1] == "#     for chunk in tile(blk, size=auto, buffers=2):"  # the pass's own tile loop
-    assert lines.index("#   s[r] += _t2Row") > fold
-    assert lines.index("#   _t2Row = s[r]") < lines.index("#   ss[r] += _t5Row")
+    assert lines.index("#   s[r] += _t1Row") > fold
+    assert lines.index("#   _t0Row = s[r]") < lines.index("#   ss[r] += _t4Row")
 
 
 ONLINE = HEAD.format(dt="f32") + ROWS + """            xt = load(x[r, :])

@@ -227,3 +227,25 @@ def test_grouped_heads_that_do_not_divide_are_a_launch_error(tmp_path):
     q, kk, v = torch.randn(1, 6, 8, 16).half(), torch.randn(1, 4, 8, 16).half(), torch.randn(1, 4, 8, 16).half()
     res = validate_sim(k, ctx.lowered, proj, ctx, TaskRun([q, kk, v], [torch.zeros(1, 6, 8, 16)]), work_dir=tmp_path)
     assert not res.ok and "SHAPE" in {e.code for e in res.sim_errors}, res.detail
+
+
+CONV = '''    for blk3 in split(N, K, OH, OW, cores=AIC):
+        with cube:
+            acc3 = conv2d(x[blk3], w[blk3])
+        with vector:
+            store(z[blk3], acc3)
+'''
+CONV_HEAD = HEAD.replace('y: Tensor[f32, "M, L"]):', 'y: Tensor[f32, "M, L"], x: Tensor[f16, "N, C, H, W"],\n'
+                         '      w: Tensor[f16, "K, C, KH, KW"], z: Tensor[f32, "N, K, OH, OW"], y2: Tensor[f16, "M, N"]):')
+
+
+@pytest.mark.parametrize("body", [DECL + STAGE1 + STAGE2 + CONV, DECL + CONV + STAGE1 + STAGE2, DECL + CONV,
+                                  STAGE1.replace("h[blk]", "y2[blk]") + CONV],
+                         ids=["conv-after-stages", "stages-after-conv", "workspace-with-conv", "conv-after-matmul"])
+def test_a_convolution_is_not_a_stage_and_is_rejected_at_its_line(body):
+    text = CONV_HEAD + body
+    with pytest.raises(DslError) as e:
+        _kernel(text)
+    d = e.value.diagnostics[0]
+    assert d.code == "UNSUPPORTED" and "convolution split is the only loop" in d.message
+    assert d.span.line == _line(text, "split(N, K, OH, OW, cores=AIC)")

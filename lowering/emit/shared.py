@@ -22,7 +22,7 @@ from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
-from . import launch_scalars
+from . import arg_reduce, launch_scalars, row_gather
 from .launch_scalars import LaunchScalarView
 
 GENERATOR = "ascend-dsl"
@@ -210,6 +210,8 @@ class KernelView:
     workspace_per_core: str = "0"
     launch_checks: tuple[LaunchCheck, ...] = ()
     launch_scalars: tuple[LaunchScalarView, ...] = ()  # kernel-scope scalars the host computes at launch
+    core_cap: int = 0  # `split(..., cores=K)`: the host tiling launches at most K blocks (0: no cap)
+    core_cap_loc: str = ""
     tiling_error: str = "the host tiling found no tile that fits the Unified Buffer (one row is too long)"
     #: GM workspace bytes when the host tiling sizes it (a C++ expression over `tiling`; multi-stage kernels'
     #: workspace tensors, emit/chain.py); "" keeps each kind's own rule.
@@ -233,7 +235,17 @@ def kernel_fields(kernel: ir.Kernel, ctx: PassContext) -> dict:
             "tiling_type": f"{camel(name)}TilingData", "tiling_fn": f"{camel(name)}ComputeTiling",
             "tensors": tensor_views(kernel),
             "scalars": tuple(ScalarView(p.name, f"{p.name}_", p.dtype.ctype) for p in kernel.scalars),
-            "symbols": tuple(kernel.symbols), "launch_scalars": launch_scalars.views(kernel, ctx.source_name)}
+            "symbols": tuple(kernel.symbols), "launch_scalars": launch_scalars.views(kernel, ctx.source_name),
+            **core_cap(kernel, ctx)}
+
+
+def core_cap(kernel: ir.Kernel, ctx: PassContext) -> dict:
+    """`cores=K` of the kernel's split loops: they share one launch, so the smallest cap bounds it."""
+    capped = [s for s in kernel.body if isinstance(s, ir.SplitLoop) and s.cores is not None]
+    if not capped:
+        return {}
+    s = min(capped, key=lambda s: s.cores)
+    return {"core_cap": s.cores, "core_cap_loc": loc(ctx, s.span)}
 
 
 def buffer_views(tl: ir.TileLoop, suffix: str = "", tile: str | None = None) -> tuple[BufferView, ...]:
@@ -376,6 +388,10 @@ class StageWriter:
                            f"    {s.buffer}.SetValue(i, {gm}.GetValue((rowStart_ + offset + i) % {gm}Period_));", "}",
                            *sync("S_V", "scalar writes before the vector unit reads them"), f"{q}.EnQue({s.buffer});"]
             return
+        if s.index.by:  # rows chosen by an index tensor
+            by = self.tensors[s.index.by]
+            self.lines += row_gather.copy_in_lines(s, q, c, self.tensors[s.tensor].gm, by.gm, by.ctype)
+            return
         self.lines += [f"LocalTensor<{c}> {s.buffer} = {q}.AllocTensor<{c}>();",
                        self.copy_call("GmToUb", s.buffer, self.tensors[s.tensor].gm), f"{q}.EnQue({s.buffer});"]
 
@@ -471,6 +487,10 @@ class RowStageWriter(StageWriter):
             self.reduce(s)
         elif s.api == "GatherRows":
             self.gather(s)
+        elif s.api in ("ArgMax", "ArgMin"):
+            dt = self.buffers[s.srcs[0]].buffer.dtype
+            self.lines += arg_reduce.row_lines(s, find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name,
+                                               find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name, dt)
         else:  # one layout (mixed layouts are PerRow: select_instructions)
             count = {ir.Layout.ROWS: "count * Dp_", ir.Layout.COL: "count", ir.Layout.ROW: "D_"}[self.layout(s.dst)]
             super().vec_op(s, count)

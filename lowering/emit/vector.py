@@ -17,12 +17,13 @@ from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
 from ..tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, block_granule
-from . import acc_workspace, launch_scalars, row_groups, slots
+from . import acc_workspace, arg_reduce, launch_scalars, row_gather, row_groups, slots
 from .chunk import ChunkPassView, ChunkView, kernel_chunks
 from .shared import (
     IDENTITY,
     BufferView,
     KernelView,
+    LaunchCheck,
     RowStageWriter,
     ScalarWriter,
     StageWriter,
@@ -71,6 +72,7 @@ class PhaseView:
     ub_formula: str
     after: tuple[str, ...]
     chunk: ChunkView | None = None  # several split loops: this loop's chunked path
+    row_cap: int = 0  # a row loop's `size=N`: at most N rows per tile (0: no cap)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,6 +97,7 @@ class VectorView(KernelView):
     min_per_core: int
     min_tiles_per_core: int
     row_len: str = ""
+    row_cap: int = 0  # the first loop's `size=N` on rows: at most N rows per tile
     ub_budget: int = 0
     ub_formula: str = ""
     # rows longer than UB (emit/chunk.py)
@@ -122,6 +125,8 @@ def _gm_view(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, t: TensorV
     whether the view depends on the share (tensors split with it) rather than being whole."""
     p = kernel.param(t.name)
     base = f"(__gm__ {t.ctype}*){t.name}"
+    if p.name in row_gather.gathered_tensors(kernel):  # read through an index tensor: the whole tensor
+        return row_gather.gm_view_lines(p, t.gm, base), False
     if p.name in _periodic_tensors(kernel):
         period = " * ".join(f"tiling.{d}" for d in p.shape)
         return [f"{t.gm}Period_ = {period};", f"{t.gm}.SetGlobalBuffer({base}, {t.gm}Period_);"], False
@@ -317,7 +322,8 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
                      tuple(f"pipe.InitBuffer({b.member}, {b.init_args});" for b in buffers), tuple(acc_init),
                      tuple(copyin), (*head, *stages[ir.StageKind.COMPUTE], *tail), tuple(stages[ir.StageKind.COPYOUT]),
                      " + ".join(f"{b.num} * {host_bytes(b)}" for b in tl.buffers_decl) if rows_of(tl) else "",
-                     tuple(_after_phase(kernel, ctx, k, tensors, by_name)))
+                     tuple(_after_phase(kernel, ctx, k, tensors, by_name)),
+                     row_cap=tl.size if rows_of(tl) and tl.size else 0)
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
@@ -335,6 +341,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
     kernel_scalars += ["uint64_t rowStart_ = 0;  // this core's first row"] if periodic or kernel.slot_accumulators \
         else []
     kernel_scalars += [f"uint64_t {n}GmPeriod_ = 0;  // rows n*C + c read {n}[c]" for n in periodic]
+    kernel_scalars += row_gather.member_lines(kernel, lambda n: tensors[n].gm)
     kernel_scalars += slots.members(kernel, ctx) if kernel.slot_accumulators else []
     epilogue_bufs = (["TBuf<TPosition::VECCALC> scalarBuf_;  // combine slots + one-element math"]
                      if any(ph.after for ph in phase_views) or _before_first_split(kernel) else [])
@@ -350,7 +357,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
         workspace=bool(kernel.accumulators or kernel.slot_accumulators),  # accumulator slots per core
         workspace_per_core=slots.workspace_per_core(kernel) if kernel.slot_accumulators
         else str(acc_workspace.bytes_per_core(kernel)),
-        launch_checks=tuple(slots.launch_checks(kernel, ctx, ctx.target.ub_budget)),
+        launch_checks=tuple(slots.launch_checks(kernel, ctx, ctx.target.ub_budget)
+                            + [LaunchCheck(c, m) for c, m in arg_reduce.launch_checks(kernel, ctx)]),
         init=tuple(_init_lines(kernel, ctx, fields)),
         init_buffers=(f"// {loc(ctx, tl.span)}: UB buffers, sized for the largest tile", *first.init_buffers),
         kernel_scalars=tuple(kernel_scalars), epilogue_bufs=tuple(epilogue_bufs),
@@ -361,7 +369,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
         tile_loc=loc(ctx, tl.span), max_tile=tl.max_tile, tile_granule=first.tile_granule,
         block_granule=block_granule(kernel), min_per_core=MIN_ELEMS_PER_CORE, min_tiles_per_core=MIN_TILES_PER_CORE,
         row_len=" * ".join(rows.row) if rows else "", ub_budget=ctx.target.ub_budget if rows else 0,
-        ub_formula=first.ub_formula)
+        ub_formula=first.ub_formula, row_cap=first.row_cap)
     return _with_chunks(kernel, ctx, view, [t for _, t in phases], tensors) if rows else view
 
 

@@ -17,8 +17,9 @@ from ..context import PassContext
 from ..rewrite import map_tile_bodies
 from .select_instructions import writes_dst_early
 
-#: Reductions lowered to ReduceSum/Max/Min, which need UB scratch (reduce_prod is a scalar loop: none).
-VECTOR_REDUCTIONS = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min")
+#: Reductions lowered to ReduceSum/Max/Min, which need UB scratch (reduce_prod is a scalar loop: none); argmax /
+#: argmin are ReduceMax / ReduceMin with calIndex, whose scratch (a row) exceeds the documented minimum.
+VECTOR_REDUCTIONS = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "argmax", "argmin")
 
 
 def _refs(e: ir.Expr) -> list[str]:
@@ -33,13 +34,12 @@ def _bits(dtype: DType) -> int:
     return 1 if dtype is DType.BOOL else dtype.size * 8
 
 
-#: dtypes Muls takes (A2: int16/half/int32/float)
-_MULS_DTYPES = (DType.F16, DType.F32, DType.I16, DType.I32)
 
 
 def _with_output_copies(kernel: ir.Kernel, body: tuple[ir.Stmt, ...]) -> list[ir.Stmt]:
     """A stored value must be produced by an op into its own VECOUT buffer: copy loads and values
-    stored twice (x * 1, exact, where Muls takes the dtype; else a UB -> UB DataCopy, e.g. bf16 and u8)."""
+    stored twice with a UB -> UB DataCopy (bit-exact; x * 1 or x + 0 would not be for -0.0 + 0 or NaN payloads,
+    nor where the vector unit flushes subnormals)."""
     defs = {s.name: s.value for s in body if isinstance(s, ir.Assign)}
     claimed: set[str] = set()
     out: list[ir.Stmt] = []
@@ -48,9 +48,7 @@ def _with_output_copies(kernel: ir.Kernel, body: tuple[ir.Stmt, ...]) -> list[ir
             name = s.value.name
             if isinstance(defs.get(name), ir.Load) or name in claimed:
                 copy = f"{name}_to_{s.tensor}"
-                one = ir.Const(1, ir.scalar_of(s.value.type.dtype), s.span)
-                value = ir.Op("mul", (s.value, one), s.value.type, s.span) if s.value.type.dtype in _MULS_DTYPES \
-                    else ir.Op("copy", (s.value,), s.value.type, s.span)
+                value = ir.Op("copy", (s.value,), s.value.type, s.span)
                 out.append(ir.Assign(copy, value, s.span))
                 s = replace(s, value=ir.Ref(copy, s.value.type, s.value.span))
                 name = copy

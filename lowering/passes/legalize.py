@@ -57,6 +57,10 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
         return None
     (x, *_) = e.args if e.args else (None,)
     match e.op:
+        case "cast" if x.type.dtype is e.type.dtype:
+            # cast(x, T) of an x that is already T is x: the vector Cast has no same-dtype form except
+            # f32 -> f32, which rounds to an integer (CANN "Cast" tables, docs/design.md)
+            return x
         case "reduce_sum" | "reduce_mean" if x.type.dtype is DType.F16:
             # Sums of f16 in f32, as PyTorch accumulates them: ReduceSum on half adds in half (a binary tree whose
             # partial sums round and saturate at 65504; ascendc_next.md, WholeReduceSum), which loses the result
@@ -76,12 +80,36 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
             return ir.Op("cast", (f32,), e.type, e.span)
         case "abs" if not e.type.dtype.is_float:  # Abs takes f16/f32 only: |x| = max(x, -x)
             return _op("max", e, x, _op("mul", e, x, ir.Const(-1, ir.scalar_of(e.type.dtype), e.span)))
-        case "cast" if x.type.dtype in (DType.U8, DType.I8) and e.type.dtype is DType.F32:
-            # Cast has no u8/i8 -> f32 form (A2 converts 8-bit integers to half only): go through f16, exact for
-            # every 8-bit value.
-            return ir.Op("cast", (ir.Op("cast", (x,), ir.ValType(x.type.kind, DType.F16, x.type.layout), e.span),),
-                         e.type, e.span)
+        case "cast" if (steps := _cast_steps(x.type.dtype, e.type.dtype)):
+            for dt in steps:
+                x = ir.Op("cast", (x,), ir.ValType(x.type.kind, dt, x.type.layout), e.span)
+            return ir.Op("cast", (x,), e.type, e.span)
     return _expand(e)
+
+
+_SMALL_INTS = (DType.U8, DType.I8)
+
+
+def _cast_steps(src: DType, dst: DType) -> tuple[DType, ...]:
+    """The intermediate dtypes of a cast the vector Cast has no documented instruction for, on A2 and 310P
+    alike (CANN "Cast" page, tables 5 and 6; docs/design.md "Cast pairs"); () when one instruction does it.
+    Each step is exact or is the one rounding torch also does (it converts integers to f16 / bf16 through
+    float too)."""
+    if src in _SMALL_INTS and dst in (DType.F32, DType.BF16, DType.I16, DType.I32):
+        return (DType.F16,)  # u8 / i8 convert to half only; exact for every 8-bit value
+    if src is DType.I16 and dst in (DType.BF16, DType.I32):
+        return (DType.F32,)  # exact
+    if {src, dst} == {DType.F16, DType.BF16} or (src in (DType.I32, DType.I64) and dst in (DType.F16, DType.BF16)):
+        return (DType.F32,)  # no f16 <-> bf16 pair; int32 -> half is the SetDeqScale form, not a plain conversion
+    if src is DType.BF16 and dst in (*_SMALL_INTS, DType.I16):
+        return (DType.F32,)
+    if src in (DType.F16, DType.F32) and dst is DType.I16:
+        return (DType.I32,)  # truncate to i32, then i32 -> i16 saturates (310P has no TRUNC for f16 -> i16)
+    if src is DType.F32 and dst in _SMALL_INTS:
+        # no f32 -> 8-bit pair: truncate to i32 first (rounding to f16 first would turn 2.9999 into 3), then
+        # the integer goes to half (exact up to 2048, beyond that it saturates anyway) and half -> 8 bits
+        return (DType.I32, DType.F32, DType.F16)
+    return ()
 
 
 #: f16 limits: the largest finite value and the smallest normal one.

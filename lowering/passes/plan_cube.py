@@ -62,7 +62,7 @@ def ub_bytes(buffers: tuple[ir.Buffer, ...], rows: int, pitch: int) -> int:
 
 
 def is_direct(loop: ir.CubeLoop, kernel: ir.Kernel) -> bool:
-    """The epilogue only stores the accumulator into an f32 tensor (allocate_buffers made it a x * 1 copy)."""
+    """The epilogue only stores the accumulator into an f32 tensor (allocate_buffers made it a UB -> UB copy)."""
     body = loop.epilogue.body
     stores = [s for s in body if isinstance(s, ir.Store)]
     if len(stores) != 1 or kernel.param(stores[0].tensor).dtype is not DType.F32:
@@ -70,7 +70,7 @@ def is_direct(loop: ir.CubeLoop, kernel: ir.Kernel) -> bool:
     for s in body:
         if isinstance(s, ir.Assign) and not isinstance(s.value, ir.Load):
             v = s.value
-            if not (isinstance(v, ir.Op) and v.op == "mul" and isinstance(v.args[1], ir.Const) and v.args[1].value == 1):
+            if not (isinstance(v, ir.Op) and v.op == "copy"):
                 return False
     return True
 

@@ -20,7 +20,7 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink, DslError
 from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
-from ascend_dsl.ops import OPS
+from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..rewrite import map_tile_bodies
@@ -50,7 +50,7 @@ def _scalar(op: str, a: ir.Expr) -> ir.Expr:
 def writes_dst_early(op: ir.Op) -> bool:
     """True when the lowering writes dst before it has read every tile source (dst must not alias them)."""
     a = op.args[0] if op.args else None
-    if op.op in ("sub", "div") and not _tile(a):
+    if (op.op in ("sub", "div") and not _tile(a)) or OPS[op.op].extern:  # an extern op's slot may read sources late
         return True
     return op.op == "select" and not _tile(op.args[1])
 
@@ -58,9 +58,9 @@ def writes_dst_early(op: ir.Op) -> bool:
 def _round_mode(src: DType, dst: DType) -> str:
     if src.is_float and not dst.is_float:
         return "CAST_TRUNC"  # torch .to(int) truncates toward zero
-    if src.is_float and dst.is_float and dst.size < src.size:
-        return "CAST_RINT"
-    return "CAST_NONE"
+    if (src, dst) in ((DType.F32, DType.BF16), (DType.I64, DType.F32)):
+        return "CAST_RINT"  # these pairs document RINT..TRUNC only
+    return "CAST_NONE"  # f32 -> f16: CAST_NONE rounds to nearest even (documented on A2 and 310P; RINT is A2 only)
 
 
 def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
@@ -114,19 +114,25 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
         return [v("ReduceSum", args[0]), v("Muls", dst, ir.Op("reciprocal", (d,), d.type, span))]
     if op == "gather":  # a scalar loop over the rows (emitted by the row stage writer)
         return [v("GatherRows", args[0], args[1])]
+    if op in ("argmax", "argmin"):  # ReduceMax / ReduceMin with calIndex per row (lowering/emit/arg_reduce.py)
+        return [v("ArgMax" if op == "argmax" else "ArgMin", args[0])]
     if op == "cast":
         (a,) = e.args
         return [v("Cast", args[0], round=_round_mode(a.type.dtype, e.type.dtype))]
+    if info.rule is Rule.RESIZE:  # Gather per output row (lowering/emit/resize.py)
+        return [v("Resize", args[0], mode=op)]
     if op in SCALAR_LOOP_OPS:  # no AscendC instruction: the emitter writes a scalar loop (lowering/scalar_loops.py)
         return [scalar_loop_op(dst, e, args)]
     if info.api and len(args) == 1:  # unary ops and the vector reductions
         return [v(info.api, args[0])]
+    if info.extern:  # a model-written compute stage (lowering/assist/construct.py): dst and the tile sources
+        return [v(info.api, *args)]
     raise DslError.at(E.INTERNAL, f"no instruction for op '{op}' (missing legalization?)", span)
 
 
 def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) -> ir.VecOp | ir.PerRow:
     """A row loop's instruction whose tile operands mix whole rows with per-row values or row vectors."""
-    if s.api in SCALAR_LOOP_APIS or s.api.startswith("Reduce") or s.api == "GatherRows":
+    if s.api in SCALAR_LOOP_APIS or s.api.startswith("Reduce") or s.api in ("GatherRows", "ArgMax", "ArgMin"):
         return s  # row by row by construction (scalar loops, reductions per row)
     dst_layout = buffers[s.dst].layout
     tiles = [o for o in s.srcs if isinstance(o, str)]

@@ -5,7 +5,9 @@ A generated kernel is evaluated by the interpreter (`ascend_dsl.interpreter`) in
 reference), in float64, twice in float64 on inputs perturbed by a few units of the kernel's coarsest rounding,
 twice in float64 with every comparison nudged by as much (one up, one down; see TRANSCENDENTAL_ERROR), twice
 with every float-to-integer cast nudged and twice with the results of the ops a device computes approximately
-(exp, tanh, ...: interpreter.APPROXIMATE_OPS) nudged, so a cancellation after them is ill-conditioned too, and
+(exp, tanh, ...: interpreter.APPROXIMATE_OPS) nudged, so a cancellation after them is ill-conditioned too (by
+PERTURB units relative and at least PERTURB subnormals of the op's dtype: below the normal range a unit is
+much of the value), and
 once with max/min reductions skipping NaN (PyTorch propagates it; a device need not), and twice more with the
 approximate ops nudged and explicit casts to f16/bf16 rounded (a cast can turn a last-bit difference into a
 whole unit of the narrow type, and a comparison after it can flip). Where the last eleven disagree with each other
@@ -122,11 +124,13 @@ def _slack(ref: Reference) -> dict[str, torch.Tensor]:
     for what in ("compare_nudge", "cast_nudge", "math_nudge"):  # and always by one of these (separately: one could
         # undo another)
         for sign in (1, -1):
-            runs.append(_run(kernel, inputs, scalars, shapes, widen=True, **{what: sign * (u + TRANSCENDENTAL_ERROR)}))
+            floor = {"math_floor": PERTURB} if what == "math_nudge" else {}
+            runs.append(_run(kernel, inputs, scalars, shapes, widen=True, **{what: sign * (u + TRANSCENDENTAL_ERROR)},
+                             **floor))
     runs.append(_run(kernel, inputs, scalars, shapes, widen=True, nan_skip=True))  # NaN in max/min: not specified
     for sign in (1, -1):  # the approximate ops nudged again, with explicit casts to f16/bf16 rounded
         runs.append(_run(kernel, inputs, scalars, shapes, widen=True, round_casts=True,
-                         math_nudge=sign * (u + TRANSCENDENTAL_ERROR)))
+                         math_nudge=sign * (u + TRANSCENDENTAL_ERROR), math_floor=PERTURB))
     slack = {}
     for p in kernel.outputs:
         r, w = (x[p.name].to(torch.float64) for x in (ref.outputs, wide))

@@ -380,6 +380,7 @@ def run_program(
     memory_limit_bytes: int = 8 << 30,
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
+    sandbox: Path | None = None,
 ) -> RunResult:
     """Run ``binary args...`` with a wall-clock timeout and RLIMIT_AS = ``memory_limit_bytes``.
 
@@ -387,10 +388,16 @@ def run_program(
     that runs too long ends with ``error[TIME-LIMIT]`` in its report; the program also runs in its own
     process group, and if it outlives ``timeout`` the whole group is killed (SIGKILL) and ``timed_out``
     is set. ``env`` adds environment variables (ASCEND_SIM_THREADS, ASCEND_SIM_RACECHECK, ...). stderr
-    is parsed into ``errors``.
+    is parsed into ``errors``. ``sandbox``: run it in npu_harness.sandbox with that directory as its only
+    writable path (and its working directory), plus CPU-time and file-size limits (the caller first checks
+    ``sandbox.unavailable()``).
     """
+    from .. import sandbox as sb
 
     def _limit() -> None:  # runs in the child before exec
+        if sandbox is not None:
+            sb.limits(memory_limit_bytes)
+            return
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit_bytes, memory_limit_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
@@ -398,8 +405,11 @@ def run_program(
     child_env.setdefault("ASCEND_SIM_TIME_LIMIT", str(max(1, int(timeout - max(2.0, 0.05 * timeout)))))
     if env:
         child_env.update(env)
+    cmd = [str(binary), *args]
+    if sandbox is not None:
+        cmd, cwd = sb.command(cmd, sandbox), sandbox
     proc = subprocess.Popen(
-        [str(binary), *args],
+        cmd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

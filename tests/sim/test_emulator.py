@@ -137,6 +137,10 @@ SIMPLE_FAULTS = {
     "ub_oob": ("UB-OOB", "ub_oob"),
     "ub_oob_getvalue": ("UB-OOB", "ub_oob_getvalue"),
     "vec_count_align": ("VEC-COUNT-ALIGN", "vec_count_align"),
+    "cast_same_type": ("CAST-UNSUPPORTED", "cast_same_type"),
+    "cast_mode": ("CAST-UNSUPPORTED", "cast_mode"),
+    "cast_level0_pair": ("CAST-UNSUPPORTED", "cast_level0_pair"),
+    "cast_level0_mode": ("CAST-UNSUPPORTED", "cast_level0_mode"),
     "param_range": ("PARAM-RANGE", "param_range"),
     "param_range_ext": ("PARAM-RANGE", "param_range_ext"),
     "param_range_ext_len": ("PARAM-RANGE", "param_range_ext_len"),
@@ -195,6 +199,24 @@ def test_datacopypad_unsupported(binaries: dict[str, Path]) -> None:
     res = run_bug(binaries, "datacopypad", build="bugs_310p")
     assert_fault(res, "DATACOPYPAD-UNSUPPORTED", "datacopypad")
     assert "DataCopyPad is not available on this target (e.g. ascend310p)" in res.errors[0].message
+
+
+def test_cast_messages(binaries: dict[str, Path]) -> None:
+    pair = run_bug(binaries, "cast_same_type").errors[0].message
+    assert pair == "Cast half -> half is not a documented conversion on Atlas A2 (CANN Cast page, per-product table)"
+    mode = run_bug(binaries, "cast_mode").errors[0].message
+    assert mode == ("Cast float -> int32_t with RoundMode::CAST_NONE is not documented on Atlas A2 "
+                    "(documented: CAST_RINT/CAST_FLOOR/CAST_CEIL/CAST_ROUND/CAST_TRUNC)")
+
+
+def test_cast_modes_follow_target(binaries: dict[str, Path]) -> None:
+    # float -> half with CAST_RINT: in the A2 table, not in the 310P one (CAST_NONE / CAST_ODD there)
+    ok = run_bug(binaries, "cast_f32_f16_rint")
+    assert ok.returncode == 0 and ok.errors == [], ok.stderr
+    assert "h0=2" in ok.stdout  # 2.5 -> 2 (ties to even)
+    res = run_bug(binaries, "cast_f32_f16_rint", build="bugs_310p")
+    assert_fault(res, "CAST-UNSUPPORTED", "cast_f32_f16_rint")
+    assert "documented: CAST_NONE/CAST_ODD" in res.errors[0].message
 
 
 def test_que_leak_once_per_queue(binaries: dict[str, Path]) -> None:

@@ -229,8 +229,9 @@ void cast_ops() {
         // int32 -> float
         Cast(f2, i32, RoundMode::CAST_NONE, 64);
         CHECK(f2.GetValue(5) == 300.0f);
-        // float -> int8 saturates
-        Cast(i8, f, RoundMode::CAST_RINT, 64);
+        // half -> int8 saturates (float -> int8 is not a documented pair: through half)
+        Cast(h, f, RoundMode::CAST_NONE, 64);
+        Cast(i8, h, RoundMode::CAST_RINT, 64);
         CHECK(i8.GetValue(5) == 127 && i8.GetValue(6) == -128 && i8.GetValue(2) == 2);
         // float -> bfloat16
         Cast(bf, f, RoundMode::CAST_RINT, 64);
@@ -238,6 +239,17 @@ void cast_ops() {
         CHECK(bf.GetValue(5).sim_bits == bfloat16_t(300.7f).sim_bits);
         Cast(bf, f, RoundMode::CAST_TRUNC, 64);
         CHECK(static_cast<float>(bf.GetValue(5)) == 300.0f);
+        // float -> float rounds to an integral value (A2 documents RINT / FLOOR / CEIL / ROUND / TRUNC)
+        Cast(f2, f, RoundMode::CAST_RINT, 64);
+        CHECK(f2.GetValue(2) == 2.0f && f2.GetValue(3) == -2.0f && f2.GetValue(5) == 301.0f && f2.GetValue(7) == 1e6f);
+        Cast(f2, f, RoundMode::CAST_FLOOR, 64);
+        CHECK(f2.GetValue(0) == 1.0f && f2.GetValue(1) == -2.0f && f2.GetValue(6) == -301.0f);
+        Cast(f2, f, RoundMode::CAST_CEIL, 64);
+        CHECK(f2.GetValue(0) == 2.0f && f2.GetValue(1) == -1.0f);
+        Cast(f2, f, RoundMode::CAST_ROUND, 64);
+        CHECK(f2.GetValue(2) == 3.0f && f2.GetValue(3) == -3.0f);
+        Cast(f2, f, RoundMode::CAST_TRUNC, 64);
+        CHECK(f2.GetValue(5) == 300.0f && f2.GetValue(6) == -300.0f);
     });
     CHECK(rc == 0);
 }

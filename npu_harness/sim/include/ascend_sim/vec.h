@@ -543,7 +543,20 @@ inline D round_int(double v, RoundMode mode) {
 template <class D, class S>
 inline D cast_one(S s, RoundMode mode) {
     const double v = static_cast<double>(static_cast<calc_t<S>>(s));
-    if constexpr (std::is_integral_v<D>) {
+    if constexpr (std::is_same_v<D, float> && std::is_same_v<S, float>) {
+        // float -> float rounds to an integral value, kept in float (Cast page, table 1)
+        if (v != v || v - v != 0.0) return s;  // NaN, inf
+        double r;
+        switch (mode) {
+            case RoundMode::CAST_FLOOR: r = floor_d(v); break;
+            case RoundMode::CAST_CEIL: r = ceil_d(v); break;
+            case RoundMode::CAST_ROUND: r = round_away_d(v); break;
+            case RoundMode::CAST_TRUNC: r = trunc_d(v); break;
+            default: r = round_even_d(v); break;
+        }
+        const float f = static_cast<float>(r);
+        return (f == 0.0f && v < 0.0) ? -0.0f : f;  // -0.4 -> -0.0
+    } else if constexpr (std::is_integral_v<D>) {
         return round_int<D>(v, mode);
     } else {
         return round_fp<D>(v, mode);
@@ -552,8 +565,10 @@ inline D cast_one(S s, RoundMode mode) {
 
 template <class D, class S, RoundMode M>
 inline void cast_loop(D* d, const S* s, uint32_t n) {
-    if constexpr (std::is_same_v<D, S>) {
-        std::memmove(d, s, size_t(n) * sizeof(S));
+    if constexpr (std::is_same_v<D, float> && std::is_same_v<S, float>) {
+        for (uint32_t i = 0; i < n; ++i) d[i] = cast_one<D>(s[i], M);  // rounds to an integral value
+    } else if constexpr (std::is_same_v<D, S>) {
+        std::memmove(d, s, size_t(n) * sizeof(S));  // not a documented pair on A2 / 310P (CAST-UNSUPPORTED)
     } else if constexpr (M == RoundMode::CAST_NONE || M == RoundMode::CAST_RINT) {
         // fast paths for exact widening / RNE narrowing between float-like types
         if constexpr (is_float_like_v<D> && is_float_like_v<S> && sizeof(S) <= sizeof(float)) {
@@ -569,6 +584,128 @@ inline void cast_loop(D* d, const S* s, uint32_t n) {
 template <class T>
 inline constexpr bool is_cast_type_v = is_any_of_v<T, half, float, bfloat16_t, int32_t, int16_t, int8_t, uint8_t, int64_t>;
 
+// Documented (src, dst, RoundMode) combinations of the vector Cast, per product. Source: CANN 8.5 API
+// reference, "Cast" (atlasascendc_api_07_0073, https://www.hiascend.com/document/detail/zh/
+// CANNCommunityEdition/850/API/ascendcopapi/atlasascendc_api_07_0073.html): table 6 (Atlas A2, __NPU_ARCH__
+// 2201) and table 5 (Atlas inference AI Core, 310P, 2002); the A2 table is also table 4 of cannmirror/
+// asc-devkit docs/api/context/Cast.md. A mask has bit RoundMode m set when m is documented; 0 = the pair is not
+// in the table. int4b_t rows are left out (no int4b_t type here). Other targets are not checked.
+inline constexpr uint8_t kCastNone = 1u << uint8_t(RoundMode::CAST_NONE);
+inline constexpr uint8_t kCastOdd = 1u << uint8_t(RoundMode::CAST_ODD);
+inline constexpr uint8_t kCastRint = 1u << uint8_t(RoundMode::CAST_RINT);
+inline constexpr uint8_t kCastR5 = 0x3eu;  // RINT / FLOOR / CEIL / ROUND / TRUNC
+inline constexpr uint8_t kCastAny = 0x7fu;
+
+template <class D, class S>
+constexpr uint8_t cast_modes_a2() {
+    using std::is_same_v;
+    if constexpr (is_same_v<S, half>) {
+        if constexpr (is_any_of_v<D, int32_t, int16_t>) return kCastR5;
+        else if constexpr (is_same_v<D, float>) return kCastNone;
+        else if constexpr (is_any_of_v<D, int8_t, uint8_t>) return kCastR5 | kCastNone;
+        else return 0;
+    } else if constexpr (is_same_v<S, float>) {
+        if constexpr (is_any_of_v<D, float, int32_t, int64_t, int16_t, bfloat16_t>) return kCastR5;
+        else if constexpr (is_same_v<D, half>) return kCastAny;  // RINT..TRUNC, ODD, NONE
+        else return 0;
+    } else if constexpr (is_same_v<S, bfloat16_t>) {
+        if constexpr (is_same_v<D, float>) return kCastNone;
+        else if constexpr (is_same_v<D, int32_t>) return kCastR5;
+        else return 0;
+    } else if constexpr (is_any_of_v<S, uint8_t, int8_t>) {
+        return is_same_v<D, half> ? kCastNone : 0;
+    } else if constexpr (is_same_v<S, int16_t>) {
+        if constexpr (is_same_v<D, half>) return kCastR5 | kCastNone;
+        else if constexpr (is_same_v<D, float>) return kCastNone;
+        else return 0;
+    } else if constexpr (is_same_v<S, int32_t>) {
+        if constexpr (is_same_v<D, float>) return kCastR5 | kCastNone;
+        else if constexpr (is_any_of_v<D, int16_t, int64_t>) return kCastNone;
+        else if constexpr (is_same_v<D, half>) return kCastAny;  // "roundMode has no effect" (with SetDeqScale)
+        else return 0;
+    } else if constexpr (is_same_v<S, int64_t>) {
+        if constexpr (is_same_v<D, int32_t>) return kCastNone;
+        else if constexpr (is_same_v<D, float>) return kCastR5;
+        else return 0;
+    } else {
+        return 0;
+    }
+}
+
+template <class D, class S>
+constexpr uint8_t cast_modes_310p() {
+    using std::is_same_v;
+    constexpr uint8_t kNoRint = kCastR5 & ~kCastRint;
+    if constexpr (is_same_v<S, half>) {
+        if constexpr (is_same_v<D, int32_t>) return kCastR5;
+        else if constexpr (is_same_v<D, int16_t>) return kCastRint;
+        else if constexpr (is_same_v<D, float>) return kCastNone;
+        else if constexpr (is_any_of_v<D, int8_t, uint8_t>) return kNoRint | kCastNone;  // FLOOR..TRUNC, NONE
+        else return 0;
+    } else if constexpr (is_same_v<S, float>) {
+        if constexpr (is_same_v<D, int32_t>) return kCastR5;
+        else if constexpr (is_same_v<D, half>) return kCastNone | kCastOdd;
+        else return 0;
+    } else if constexpr (is_any_of_v<S, uint8_t, int8_t, int16_t>) {
+        return is_same_v<D, half> ? kCastNone : 0;
+    } else if constexpr (is_same_v<S, int32_t>) {
+        if constexpr (is_any_of_v<D, float, int16_t>) return kCastNone;
+        else if constexpr (is_same_v<D, half>) return kCastAny;  // "roundMode has no effect" (with SetDeqScale)
+        else return 0;
+    } else {
+        return 0;
+    }
+}
+
+inline const char* round_mode_name(RoundMode m) {
+    static const char* const names[] = {"CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC", "CAST_ODD"};
+    return uint8_t(m) < 7 ? names[uint8_t(m)] : "?";
+}
+
+template <class T>
+constexpr const char* cast_type_name() {
+    if constexpr (std::is_same_v<T, half>) return "half";
+    else if constexpr (std::is_same_v<T, bfloat16_t>) return "bfloat16_t";
+    else if constexpr (std::is_same_v<T, float>) return "float";
+    else if constexpr (std::is_same_v<T, int64_t>) return "int64_t";
+    else if constexpr (std::is_same_v<T, int32_t>) return "int32_t";
+    else if constexpr (std::is_same_v<T, int16_t>) return "int16_t";
+    else if constexpr (std::is_same_v<T, int8_t>) return "int8_t";
+    else return "uint8_t";
+}
+
+// error[CAST-UNSUPPORTED] when (src U, dst T, roundMode) is not in the target's documented table.
+template <class T, class U>
+inline void check_cast_documented(RoundMode mode, const std::source_location& loc) {
+    uint8_t allowed;
+    const char* product;
+    if constexpr (__NPU_ARCH__ == 2201) {
+        allowed = cast_modes_a2<T, U>();
+        product = "Atlas A2";
+    } else if constexpr (__NPU_ARCH__ == 2002) {
+        allowed = cast_modes_310p<T, U>();
+        product = "Atlas inference (310P) AI Core";
+    } else {
+        return;
+    }
+    if (uint8_t(mode) > uint8_t(RoundMode::CAST_ODD)) return;  // PARAM-RANGE, reported by the caller
+    if (allowed == 0) {
+        fatal("CAST-UNSUPPORTED", loc, "Cast %s -> %s is not a documented conversion on %s (CANN Cast page, per-product table)",
+              cast_type_name<U>(), cast_type_name<T>(), product);
+    }
+    if (!((allowed >> uint8_t(mode)) & 1u)) {
+        char list[96] = "";
+        for (uint8_t m = 0; m < 7; ++m) {
+            if ((allowed >> m) & 1u) {
+                if (list[0]) std::strncat(list, "/", sizeof(list) - std::strlen(list) - 1);
+                std::strncat(list, round_mode_name(RoundMode(m)), sizeof(list) - std::strlen(list) - 1);
+            }
+        }
+        fatal("CAST-UNSUPPORTED", loc, "Cast %s -> %s with RoundMode::%s is not documented on %s (documented: %s)",
+              cast_type_name<U>(), cast_type_name<T>(), round_mode_name(mode), product, list);
+    }
+}
+
 }  // namespace sim::detail
 
 // dst<T> <- src<U>, each element rounded with roundMode (CAST_NONE = CAST_RINT when inexact); to
@@ -579,6 +716,7 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
     using namespace sim::detail;
     static_assert(is_cast_type_v<T> && is_cast_type_v<U>, "AscendC::Cast: unsupported dtype");
     touch(loc);
+    check_cast_documented<T, U>(roundMode, loc);
     check_operand("Cast", "dst", dst.sim_view(), count, loc);
     check_operand("Cast", "src", src.sim_view(), count, loc);
     count_vec(VecOp::Cast, sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U), count);
@@ -615,6 +753,7 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
                  const int32_t repeatTime, const UnaryRepeatParams& repeatParams, std::source_location loc = std::source_location::current()) {
     using namespace sim::detail;
     static_assert(is_cast_type_v<T> && is_cast_type_v<U>, "AscendC::Cast: unsupported dtype");
+    check_cast_documented<T, U>(roundMode, loc);
     const uint64_t m[2] = {mask, 0};
     level0_unary<T, U>("Cast", VecOp::Cast, dst, src, isSetMask, m, true, repeatTime, repeatParams, loc,
                        [roundMode](const U& x) { return cast_one<T>(x, roundMode); });
@@ -624,6 +763,7 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
                  const int32_t repeatTime, const UnaryRepeatParams& repeatParams, std::source_location loc = std::source_location::current()) {
     using namespace sim::detail;
     static_assert(is_cast_type_v<T> && is_cast_type_v<U>, "AscendC::Cast: unsupported dtype");
+    check_cast_documented<T, U>(roundMode, loc);
     level0_unary<T, U>("Cast", VecOp::Cast, dst, src, isSetMask, mask, false, repeatTime, repeatParams, loc,
                        [roundMode](const U& x) { return cast_one<T>(x, roundMode); });
 }

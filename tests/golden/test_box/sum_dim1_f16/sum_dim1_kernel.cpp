@@ -109,7 +109,7 @@ private:
             }
         }
         // sum_dim1.adsl:12
-        Cast(yLocal, tmp1, RoundMode::CAST_RINT, len);
+        Cast(yLocal, tmp1, RoundMode::CAST_NONE, len);
         outQueueY.EnQue<half>(yLocal);
         {  // sum_dim1.adsl:12
             LocalTensor<half> out = outQueueY.DeQue<half>();

@@ -311,13 +311,13 @@ private:
         Muls(tmp4, tmp0, weight_decay_, count);
         Add(tmp1, tmp1, tmp4, count);
         // lamb.adsl:32
-        Cast(exp_avg_outLocal, tmp2, RoundMode::CAST_RINT, count);
+        Cast(exp_avg_outLocal, tmp2, RoundMode::CAST_NONE, count);
         // lamb.adsl:33
-        Cast(exp_avg_sq_outLocal, tmp3, RoundMode::CAST_RINT, count);
+        Cast(exp_avg_sq_outLocal, tmp3, RoundMode::CAST_NONE, count);
         // lamb.adsl:34
         Muls(tmp1, tmp1, static_cast<float>(static_cast<float>(lr_) * static_cast<float>(ratio_)), count);
         Sub(tmp0, tmp0, tmp1, count);
-        Cast(param_outLocal, tmp0, RoundMode::CAST_RINT, count);
+        Cast(param_outLocal, tmp0, RoundMode::CAST_NONE, count);
         outQueueParam_out1.EnQue<half>(param_outLocal);
         outQueueExp_avg_sq_out1.EnQue<half>(exp_avg_sq_outLocal);
         outQueueExp_avg_out1.EnQue<half>(exp_avg_outLocal);

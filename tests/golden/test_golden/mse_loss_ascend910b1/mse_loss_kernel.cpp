@@ -48,9 +48,8 @@ public:
         workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, GetBlockNum() * 8);  // one 32-byte slot per core
         // mse_loss.adsl:9: UB buffers, sized for the largest tile
         pipe.InitBuffer(inQueuePredictions, 2, tileLength_ * sizeof(float));
-        pipe.InitBuffer(tmp0Buf, tileLength_ * sizeof(float));
         pipe.InitBuffer(inQueueTargets, 2, tileLength_ * sizeof(float));
-        pipe.InitBuffer(tmp1Buf, tileLength_ * sizeof(float));
+        pipe.InitBuffer(tmp0Buf, tileLength_ * sizeof(float));
         pipe.InitBuffer(accTmp_f32Buf, ((tileLength_ * sizeof(float) + 255) / 256 * 2 * sizeof(float) + 31) / 32 * 32);
         pipe.InitBuffer(reduceOut_f32Buf, 32);
         pipe.InitBuffer(accSlot_totalBuf, 32);
@@ -128,16 +127,13 @@ private:
     __aicore__ inline void Compute(uint32_t count)
     {
         LocalTensor<float> predictionsLocal = inQueuePredictions.DeQue<float>();
-        LocalTensor<float> tmp0 = tmp0Buf.Get<float>();
         LocalTensor<float> targetsLocal = inQueueTargets.DeQue<float>();
-        LocalTensor<float> tmp1 = tmp1Buf.Get<float>();
+        LocalTensor<float> tmp0 = tmp0Buf.Get<float>();
         LocalTensor<float> accTmp_f32 = accTmp_f32Buf.Get<float>();
         LocalTensor<float> reduceOut_f32 = reduceOut_f32Buf.Get<float>();
         LocalTensor<float> accSlot_total = accSlot_totalBuf.Get<float>();
         // mse_loss.adsl:10
-        Cast(tmp0, predictionsLocal, RoundMode::CAST_NONE, count);
-        Cast(tmp1, targetsLocal, RoundMode::CAST_NONE, count);
-        Sub(tmp0, tmp0, tmp1, count);
+        Sub(tmp0, predictionsLocal, targetsLocal, count);
         // mse_loss.adsl:11
         Mul(tmp0, tmp0, tmp0, count);
         ReduceSum(reduceOut_f32, tmp0, accTmp_f32, static_cast<int32_t>(count));
@@ -152,9 +148,8 @@ private:
 
     TPipe pipe;
     TQue<TPosition::VECIN, 1> inQueuePredictions;
-    TBuf<TPosition::VECCALC> tmp0Buf;
     TQue<TPosition::VECIN, 1> inQueueTargets;
-    TBuf<TPosition::VECCALC> tmp1Buf;
+    TBuf<TPosition::VECCALC> tmp0Buf;
     TBuf<TPosition::VECCALC> accTmp_f32Buf;
     TBuf<TPosition::VECCALC> reduceOut_f32Buf;
     TBuf<TPosition::VECCALC> accSlot_totalBuf;

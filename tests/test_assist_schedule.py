@@ -1,0 +1,316 @@
+"""Assisted schedule decisions (lowering/assist): the knob menu, the answer checks, the grammar, and end to
+end through `ascend-lower --assist` with recorded answers (malformed, off the menu, unsafe, slower, wrong,
+faster), each rejected or accepted for the right reason by the real checker, emulator and cost model; the
+decision cache (a rebuild is byte-identical and needs no model) and `--assist off` (the rule-based output)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lark import Lark
+from lark.exceptions import LarkError
+
+from ascend_dsl import load_file, printer
+from ascend_dsl.diagnostics import DslError
+from lowering import lower
+from lowering.assist import knobs as K
+from lowering.assist import proposal as P
+from lowering.assist.cache import DecisionCache
+from lowering.targets import get_target
+
+REPO = Path(__file__).resolve().parent.parent
+RELU = REPO / "examples/activation/relu.adsl"
+GELU = REPO / "examples/activation/gelu.adsl"
+SOFTMAX = REPO / "examples/activation/softmax.adsl"
+MATMUL = REPO / "examples/matmul/matmul_rect.adsl"
+MATMUL_SOFTMAX = REPO / "examples/fuse/matmul_softmax.adsl"
+
+
+def _menu(path: Path, dtypes=None):
+    src = load_file(path)[0]
+    kernel = src.instantiate(dtypes or src.dtype_variants[0])
+    project, ctx = lower(kernel, source_name=path.name)
+    return kernel, K.menu(kernel, ctx.lowered, ctx.target, path.name), project
+
+
+# ----------------------------------------------------------------------------- the menu
+
+
+def test_menu_of_a_flat_kernel():
+    _, menu, _ = _menu(RELU)
+    assert [k.key for k in menu] == ["loop0.size", "loop0.buffers", "split0.cores", "expr.store_y"]
+    size = menu[0]
+    # relu f32: two queue buffers of 4 B per element; UB budget 188416 B on 910B1
+    assert (size.granule, size.max_size, size.current) == (8, 188416 // (2 * 4), "auto")
+    assert "up to 11776 with buffers=2, 23552 with buffers=1" in size.doc
+    assert (menu[2].current, menu[2].max_size) == ("all", 48)
+    assert menu[3].current == "relu(xt)"
+
+
+def test_menu_of_row_and_matmul_kernels():
+    _, rows, _ = _menu(SOFTMAX)
+    assert not any(k.kind == "size" for k in rows)  # rows per tile are sized at run time, with an optional cap
+    assert [(k.key, k.current) for k in rows if k.kind == "rows"] == [("loop0.rows", "auto")]
+    assert {"loop0.buffers", "expr.e", "expr.store_y"} <= {k.key for k in rows}
+    _, mm, _ = _menu(MATMUL)
+    assert {"mm.base_m", "mm.base_n", "mm.base_k"} <= {k.key for k in mm}
+    _, whole, _ = _menu(MATMUL_SOFTMAX)
+    assert "mm.base_m" in {k.key for k in whole} and "mm.base_n" not in {k.key for k in whole}
+
+
+# ----------------------------------------------------------------------------- answers
+
+
+@pytest.mark.parametrize("answer, check, words", [
+    ("I would use bigger tiles.", "json", "not a JSON object"),
+    ('{"knobs": {"loop0.size": 4096}', "json", "not a JSON object"),
+    ("[1, 2]", "json", "not an object"),
+    ('{"tile": 4096}', "menu", "unknown fields: tile"),
+    ('{"knobs": {"loop1.size": 4096}}', "menu", "unknown knob 'loop1.size'"),
+    ('{"knobs": {"loop0.size": 100}}', "menu", "not a positive multiple of 8"),
+    ('{"knobs": {"loop0.size": 30000}}', "menu", "exceeds 23552"),
+    ('{"knobs": {"loop0.size": "big"}}', "menu", "\"auto\" or an integer"),
+    ('{"knobs": {"loop0.buffers": 3}}', "menu", "one of 1..2"),
+    ('{"knobs": {"loop0.buffers": true}}', "menu", "one of 1..2"),
+    ('{"knobs": {"expr.store_y": "max(xt,\\n 0.0)"}}', "menu", "one line"),
+    ('{"knobs": {"split0.cores": 49}}', "menu", "in 1..48"),
+    ('{"knobs": {"loop0.rows": 4}}', "menu", "unknown knob 'loop0.rows'"),  # relu's tiles are flat
+    ('{"knobs": {"split0.cores": 0}}', "menu", "in 1..48"),
+    ('{"knobs": {"split0.cores": "AIV"}}', "menu", "\"all\" or an integer"),
+])
+def test_bad_answers_are_rejected_with_the_reason(answer, check, words):
+    _, menu, _ = _menu(RELU)
+    with pytest.raises(P.ProposalError) as e:
+        P.parse(answer, menu)
+    assert e.value.check == check and words in e.value.reason
+
+
+def test_answer_in_a_fence_with_prose_parses():
+    _, menu, _ = _menu(RELU)
+    text = 'Sure.\n```json\n{"knobs": {"loop0.size": 4096, "loop0.buffers": 2}, "why": "x"}\n```\n'
+    assert P.parse(text, menu).settings == {"loop0.size": 4096, "loop0.buffers": 2}
+
+
+def test_grammar_admits_schema_shaped_answers_only():
+    _, menu, _ = _menu(GELU, {"T": "f32"})
+    g = P.grammar(menu)
+    parser = Lark(g, parser="earley", lexer="dynamic")
+    ok = ['{"knobs": {"loop0.size": 4096, "loop0.buffers": 2, "split0.cores": "all"}, "why": "fewer tiles"}',
+          '{"knobs": {"loop0.size": "auto", "loop0.buffers": 1, "split0.cores": 24, "expr.store_y": "xt * 0.5"}, '
+          '"why": ""}',
+          '{"knobs": {}, "why": "nothing is faster"}']
+    for text in ok:
+        parser.parse(text)
+        P.parse(text, menu)  # and the checker reads what the grammar admits
+    for bad in ['{"knobs": {"loop0.buffers": 2}, "why": ""}', '{"knobs": {"loop0.size": 4096, "loop0.buffers": 3, '
+                '"split0.cores": 4}, "why": ""}', '{"knobs": {"loop0.size": 4096, "loop0.buffers": 2, "split0.cores": '
+                '"AIV"}, "why": ""}', 'sure: {"knobs": {}, "why": ""}']:
+        with pytest.raises(LarkError):
+            parser.parse(bad)
+    llguidance = pytest.importorskip("llguidance")
+    assert llguidance.LLMatcher.validate_grammar(llguidance.LLMatcher.grammar_from_lark(g)) == ""
+
+
+# ----------------------------------------------------------------------------- applying proposals
+
+
+def test_unsafe_tile_is_rejected_by_the_constraint_checker():
+    kernel, menu, _ = _menu(RELU)
+    big = K.apply(kernel, menu, {"loop0.size": 23552})  # fits UB only with buffers=1
+    with pytest.raises(DslError) as e:
+        lower(big, source_name=RELU.name)
+    assert e.value.codes == ["UB-CAPACITY"]
+    lower(K.apply(kernel, menu, {"loop0.size": 23552, "loop0.buffers": 1}), source_name=RELU.name)
+
+
+def test_unsafe_base_block_is_rejected_by_the_constraint_checker():
+    kernel, menu, _ = _menu(MATMUL)
+    with pytest.raises(DslError) as e:
+        lower(K.apply(kernel, menu, {"mm.base_m": 256, "mm.base_k": 256}), source_name=MATMUL.name)
+    assert "L0A-CAPACITY" in e.value.codes
+
+
+@pytest.mark.parametrize("path, shapes", [
+    (RELU, {"N": 1 << 24}),                                          # flat tiles
+    (SOFTMAX, {"B": 4096, "D": 1024}),                               # row tiles
+    (REPO / "examples/reduce/max_dim1.adsl", {"A": 512, "R": 64, "C": 1024}),  # boxes
+    (REPO / "examples/pooling/avg_pool2d.adsl", {"N": 64, "C": 64, "H": 64, "W": 64, "OH": 21, "OW": 21}),  # windows
+])
+def test_core_split_caps_the_launch(path, shapes):
+    """`split0.cores` is `split(..., cores=K)`: the host tiling launches at most K blocks (every tiling kind)."""
+    from npu_harness.tiling_probe import launch_blocks
+
+    kernel, menu, project = _menu(path, {"T": "f32"})
+    scalars = {p.name: p.default for p in kernel.scalars}
+    capped, _ = lower(K.apply(kernel, menu, {"split0.cores": 5}), source_name=path.name)
+    assert "cores=5" in capped.files[f"{kernel.name}_tiling.h"]
+    assert launch_blocks(project, "ascend910b1", shapes, scalars, 48) == 48
+    assert launch_blocks(capped, "ascend910b1", shapes, scalars, 48) == 5
+    assert launch_blocks(capped, "ascend910b1", shapes, scalars, 3) == 3  # a smaller device: its cores
+
+
+def test_rows_knob_caps_rows_per_tile():
+    """`loop0.rows` is `tile(blk, size=N)` on a row loop: the host tiling takes at most N rows per tile
+    (it was silently ignored before); `auto` keeps the rule's choice; out-of-range caps are off the menu."""
+    from npu_harness.tiling_probe import run_tiling
+
+    kernel, menu, project = _menu(SOFTMAX, {"T": "f32"})
+    shapes = {"B": 4096, "D": 1024}
+    assert run_tiling(project, "ascend910b1", shapes, {}, 48, ("tileLength",))["tileLength"] > 3
+    capped, _ = lower(K.apply(kernel, menu, {"loop0.rows": 3}), source_name=SOFTMAX.name)
+    got = run_tiling(capped, "ascend910b1", shapes, {}, 48, ("tileLength", "blockLength"))
+    assert (got["blocks"], got["tileLength"], got["blockLength"]) == (48, 3, 86)
+    # a cap above what fits changes nothing: the host still sizes tiles to UB and balance
+    wide, _ = lower(K.apply(kernel, menu, {"loop0.rows": 4095}), source_name=SOFTMAX.name)
+    assert run_tiling(wide, "ascend910b1", shapes, {}, 48, ("tileLength",)) == \
+        run_tiling(project, "ascend910b1", shapes, {}, 48, ("tileLength",))
+    for bad in (0, 4096, "3"):
+        with pytest.raises(P.ProposalError, match="loop0.rows must be"):
+            P.parse(json.dumps({"knobs": {"loop0.rows": bad}}), menu)
+
+
+def test_rewrite_is_type_checked_and_keeps_the_users_lines():
+    kernel, menu, project = _menu(GELU, {"T": "f32"})
+    with pytest.raises(K.ApplyError, match="UNDEFINED-NAME"):
+        K.apply(kernel, menu, {"expr.store_y": "xt * sigmoid(1.6 * z)"})
+    with pytest.raises(K.ApplyError, match="SYNTAX"):
+        K.apply(kernel, menu, {"expr.store_y": "xt * * 2"})
+    new = K.apply(kernel, menu, {"expr.store_y": "xt * sigmoid(1.5957691216057308 * (xt + 0.044715 * xt * xt * xt))"})
+    out, _ = lower(new, source_name=GELU.name)
+    cpp = out.files["gelu_kernel.cpp"]
+    assert "gelu.adsl:10" in cpp and "<proposal" not in cpp
+    assert cpp != project.files["gelu_kernel.cpp"]
+
+
+def test_cache_key_is_per_kernel_and_target(tmp_path):
+    kernel, _, _ = _menu(RELU)
+    cache = DecisionCache(tmp_path)
+    cache.put(kernel, "ascend910b1", "schedule", {"knobs": {"loop0.size": 4096}})
+    assert cache.get(kernel, "ascend910b1", "schedule") == {"knobs": {"loop0.size": 4096}}
+    assert cache.get(kernel, "ascend910b4", "schedule") is None
+    f16 = load_file(RELU)[0].instantiate({"T": "f16"})
+    assert cache.get(f16, "ascend910b1", "schedule") is None
+    assert get_target("ascend910b4")  # the other target exists
+
+
+# ----------------------------------------------------------------------------- end to end (emulator, cost model)
+
+
+def _lower_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kernelgen.cli_lower", *args], check=False, capture_output=True,
+                          text=True, timeout=timeout, cwd=REPO)
+
+
+def _replay(path: Path, kernel: str, answers: list[str]) -> Path:
+    path.write_text("".join(json.dumps({"task": f"{kernel}/schedule", "round": i, "text": a}) + "\n"
+                            for i, a in enumerate(answers)))
+    return path
+
+
+def _files(d: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(d.iterdir()) if p.is_file()}
+
+
+@pytest.mark.slow
+def test_recorded_answers_each_rejected_for_its_reason(tmp_path):
+    answers = [
+        "Bigger tiles are better.",                                            # malformed
+        json.dumps({"knobs": {"loop0.size": 100}}),                            # off the menu
+        json.dumps({"knobs": {"loop0.size": 23552}, "why": "one tile"}),        # unsafe: past UB
+        json.dumps({"knobs": {"loop0.buffers": 1}, "why": "fewer buffers"}),  # slower (pipes serialise)
+        json.dumps({"knobs": {"expr.store_y": "max(xt, 0.001)"}, "why": "cheaper"}),  # wrong values
+        json.dumps({"knobs": {}, "why": "done"}),
+    ]
+    replay = _replay(tmp_path / "answers.jsonl", "relu", answers)
+    cache = tmp_path / "cache"
+    out = tmp_path / "assisted"
+    r = _lower_cli(str(RELU), "-o", str(out), "--assist", "replay", "--replay", str(replay), "--assist-rounds", "8",
+                   "--assist-cache", str(cache), "--assist-prompt", str(tmp_path / "prompts"))
+    assert r.returncode == 0, r.stderr
+    record = json.loads((out / "manifest.json").read_text())["assist"][0]
+    verdicts = [(p["verdict"], p.get("failed")) for p in record["proposals"]]
+    assert verdicts == [("rejected", "json"), ("rejected", "menu"), ("rejected", "constraints"),
+                        ("rejected", "faster"), ("rejected", "emulator"), ("stop", None)]
+    reasons = [p.get("reason", "") for p in record["proposals"]]
+    assert "UB-CAPACITY" in reasons[2]
+    assert "not faster" in reasons[3] and record["proposals"][3]["estimate_us"] > record["estimate_before_us"]
+    assert "y: MISMATCH" in reasons[4]
+    assert record["knobs"] == {} and record["model"] == "replay:answers.jsonl"
+    assert record["estimate_before_us"] == record["estimate_after_us"]
+    # each rejection reaches the next prompt
+    last = (tmp_path / "prompts/relu.schedule.r5.prompt.md").read_text()
+    assert "rejected (constraints): error[UB-CAPACITY]" in last and "rejected (emulator): y: MISMATCH" in last
+    # nothing was faster: the code is the rule-based code; only the manifest records the decision
+    plain = tmp_path / "plain"
+    assert _lower_cli(str(RELU), "-o", str(plain)).returncode == 0
+    a, b = _files(out), _files(plain)
+    assert {k: v for k, v in a.items() if k != "manifest.json"} == {k: v for k, v in b.items() if k != "manifest.json"}
+    assert "assist" not in json.loads(b["manifest.json"])
+    off = tmp_path / "off"
+    assert _lower_cli(str(RELU), "-o", str(off), "--assist", "off", "--assist-cache", str(cache)).returncode == 0
+    assert _files(off) == b
+    # the decision is cached: a rebuild consults no model (the replay file is gone) and is byte-identical
+    replay.unlink()
+    again = tmp_path / "again"
+    r = _lower_cli(str(RELU), "-o", str(again), "--assist", "replay", "--replay", str(replay),
+                   "--assist-cache", str(cache))
+    assert r.returncode == 0, r.stderr
+    assert "from the decision cache" in r.stdout and _files(again) == a
+
+
+@pytest.mark.slow
+def test_faster_base_block_is_accepted_cached_and_rebuilt_without_a_model(tmp_path):
+    prompts, answers_dir, cache = tmp_path / "prompts", tmp_path / "answers", tmp_path / "cache"
+    args = [str(MATMUL), "--assist-prompt", str(prompts), "--assist-answers", str(answers_dir),
+            "--assist-cache", str(cache), "--assist-rounds", "3"]
+    # file mode, no answer yet: the prompt is written, the rule-based schedule stays, nothing is cached
+    r = _lower_cli(*args, "-o", str(tmp_path / "o0"))
+    assert r.returncode == 0, r.stderr
+    assert "waiting for the answer to round 0" in r.stdout
+    prompt = (prompts / "matmul_rect.schedule.r0.prompt.md").read_text()
+    for part in ("## Its lowering (IR after schedule_stages)", "slowest core: MTE2", "bottleneck", "L0A",
+                 '"mm.base_m"', "M=256"):
+        assert part in prompt, part
+    assert not list(cache.glob("*.json"))
+    answers_dir.mkdir()
+    (answers_dir / "matmul_rect.schedule.r0.json").write_text(json.dumps(
+        {"knobs": {"mm.base_m": 256, "mm.base_k": 256}, "why": "big blocks"}))  # L0A overflow
+    (answers_dir / "matmul_rect.schedule.r1.json").write_text(json.dumps(
+        {"knobs": {"mm.base_m": 64, "mm.base_n": 128}, "why": "more output blocks: more cores busy"}))
+    (answers_dir / "matmul_rect.schedule.r2.json").write_text('{"knobs": {}, "why": "done"}')
+    out = tmp_path / "o1"
+    r = _lower_cli(*args, "-o", str(out), "--validate", "sim")
+    assert r.returncode == 0, r.stderr + r.stdout
+    record = json.loads((out / "manifest.json").read_text())["assist"][0]
+    assert [(p["verdict"], p.get("failed")) for p in record["proposals"]] == [
+        ("rejected", "constraints"), ("accepted", None), ("stop", None)]
+    assert "L0A-CAPACITY" in record["proposals"][0]["reason"]
+    assert record["proposals"][1]["checks"] == ["json", "menu", "change", "constraints", "emulator", "faster"]
+    assert record["knobs"] == {"mm.base_m": 64, "mm.base_n": 128}
+    assert record["estimate_after_us"] < record["estimate_before_us"]
+    assert "sim: PASS" in r.stdout
+    # the next round's prompt shows the accepted schedule as the one to beat
+    assert "accepted: estimated" in (prompts / "matmul_rect.schedule.r2.prompt.md").read_text()
+    # rebuild from the cache, without answers: identical files
+    rebuilt = tmp_path / "o2"
+    r = _lower_cli(str(MATMUL), "-o", str(rebuilt), "--assist", "cache", "--assist-cache", str(cache))
+    assert r.returncode == 0, r.stderr
+    assert _files(rebuilt) == _files(out)
+
+
+@pytest.mark.slow
+def test_capped_rows_and_cores_validate_in_the_emulator(tmp_path):
+    """Tiles of at most 3 rows on at most 5 cores (tails in every core's share) against the PyTorch reference."""
+    kernel, menu, _ = _menu(SOFTMAX, {"T": "f32"})
+    chosen = K.apply(kernel, menu, {"loop0.rows": 3, "split0.cores": 5})
+    (tmp_path / "softmax.adsl").write_text(printer.kernel(chosen))
+    (tmp_path / "softmax.py").write_text(SOFTMAX.with_suffix(".py").read_text())
+    r = _lower_cli(str(tmp_path / "softmax.adsl"), "-o", str(tmp_path / "out"), "--validate", "sim")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "sim: PASS" in r.stdout
+    tiling = (tmp_path / "out/softmax_tiling.h").read_text()
+    assert "at most 3 rows per tile" in tiling and "cores=5" in tiling
