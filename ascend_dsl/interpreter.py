@@ -11,7 +11,7 @@ import torch
 from . import ir
 from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
-from .ops import OPS, POOLS
+from .ops import OPS, POOLS, Rule
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
 #: the select coverage being recorded, if any.
@@ -89,6 +89,8 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
             _slot_rows(stmt, kernel, views, scalars, symbols)
         elif isinstance(stmt, ir.CubeLoop):
             _run_cube(stmt, kernel, views, scalars, symbols)
+        elif isinstance(stmt, ir.ConvLoop):
+            _run_conv(stmt, views)
         else:
             _run_split(kernel, stmt, tensors, views, scalars, symbols, num_cores, tile)
     return {p.name: tensors[p.name] for p in kernel.outputs}
@@ -226,14 +228,30 @@ def _symbols(kernel: ir.Kernel, views) -> dict[str, int]:
     return out
 
 
+def _is_resize(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Op) and OPS[e.op].rule is Rule.RESIZE
+
+
+def _resized(e: ir.Op, target: torch.Tensor, env, views, scalars, sl: slice) -> torch.Tensor:
+    """Resize op `e` of the planes at `sl`, to the spatial size of `target` (the tensor that stores it)."""
+    planes = _eval(e.args[0], env, views, scalars, sl)
+    return OPS[e.op].ref(planes, tuple(target.shape[1:])).to(_dt(e.type.dtype))
+
+
 def _run_tile(body, views, scalars, sl: slice) -> None:
     env: dict[str, object] = {}
     for s in body:
-        if isinstance(s, ir.Assign):
+        if isinstance(s, ir.Assign) and _is_resize(s.value):  # to the size of the tensor that stores it
+            (dest,) = {t.tensor for t in body if isinstance(t, ir.Store) and t.value == ir.Ref(s.name, s.value.type)}
+            env[s.name] = _resized(s.value, views[dest], env, views, scalars, sl)
+        elif isinstance(s, ir.Assign):
             env[s.name] = _eval(s.value, env, views, scalars, sl)
         elif isinstance(s, ir.Store):
-            value = _eval(s.value, env, views, scalars, sl)
             target = views[s.tensor]
+            if _is_resize(s.value):  # to the stored planes' size
+                target[sl] = _resized(s.value, target, env, views, scalars, sl)
+                continue
+            value = _eval(s.value, env, views, scalars, sl)
             if s.index.rows:
                 target[sl, :] = value.expand(target[sl, :].shape)
             elif s.value.type.layout is ir.Layout.POOLED:
@@ -249,6 +267,17 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
             scalars[s.name] = _COMBINE[s.combine](scalars[s.name], float(part))
 
 
+def _row_gather(table: torch.Tensor, numbers: torch.Tensor, e: ir.Load) -> torch.Tensor:
+    """Rows `numbers` of `table` ([V, ...]); negative numbers count from the end, as PyTorch's w[idx]."""
+    table = table.reshape(table.shape[0], -1)
+    v = table.shape[0]
+    outside = (numbers < -v) | (numbers >= v)
+    if bool(outside.any()):
+        raise DslError.at(E.INDEX, f"{e.tensor}[{e.index.by}[...], :]: row number {int(numbers[outside][0])} is "
+                          f"outside [-{v}, {v}) ('{e.tensor}' has {v} rows)", e.span)
+    return table[numbers.long()].clone()
+
+
 def _eval(e: ir.Expr, env, views, scalars, sl):
     match e:
         case ir.Const(value=v, type=t):
@@ -259,6 +288,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             return torch.tensor(scalars[n], dtype=_dt(t.dtype))
         case ir.Load(tensor=name, type=t) as e:
             view = views[name]
+            if e.index.by:  # w[idx[r], :]: the rows of w at the tile's row numbers
+                return _row_gather(view, views[e.index.by].reshape(-1)[sl], e)
             if t.layout in (ir.Layout.ROWS, ir.Layout.BOX):
                 return view[sl, :].clone()
             if t.layout is ir.Layout.ROW:
@@ -341,6 +372,23 @@ def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
     elif _FLOAT["round_casts"] and x.dtype.is_floating_point and dtype in (ir.DType.F16, ir.DType.BF16):
         x = x.to(dtype.torch)
     return x.to(_dt(dtype))
+
+
+def _run_conv(loop: ir.ConvLoop, views) -> None:
+    """torch's convolution on the f16/bf16 operands widened to f32 (the cube multiplies them exactly and
+    accumulates in f32), then relu and the cast to the output dtype."""
+    c = loop.conv
+    fn = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d}[c.rank]
+    f32 = _dt(ir.DType.F32)
+    acc = fn(views[c.x].to(f32), views[c.w].to(f32), stride=c.stride, padding=c.padding, dilation=c.dilation)
+    if loop.relu:
+        acc = torch.relu(acc)
+    out = views[loop.out]
+    if tuple(acc.shape) != tuple(out.shape):
+        raise DslError.at(E.BINDING, f"'{loop.out}' has shape {list(out.shape)} but {c.name} = conv{c.rank}d(...) "
+                          f"has shape {list(acc.shape)}", loop.span,
+                          "output size = (in + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1")
+    out.copy_(acc.to(out.dtype))
 
 
 def _run_cube(loop: ir.CubeLoop, kernel: ir.Kernel, views, scalars, symbols) -> None:

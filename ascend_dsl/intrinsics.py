@@ -16,7 +16,7 @@ from lark import Tree
 from . import ir
 from .diagnostics import ErrorCode as E
 from .dtypes import DType
-from .ops import OPS, POOLS, REDUCTIONS, SCANS, scan_op
+from .ops import OPS, POOLS, REDUCTIONS, RESIZE_CALLS, SCANS, scan_op
 from .parser_box import box_reduction
 
 
@@ -127,6 +127,27 @@ def _gather(b, c: Call) -> ir.Expr:
     return ir.Op("gather", (rows, index), ir.tile_of(rows.type.dtype, ir.Layout.COL), b.o.span(e))
 
 
+@intrinsic("argmax", "argmin")
+def _arg_reduce(b, c: Call) -> ir.Expr:
+    """argmax / argmin(v, axis=1): per row of whole rows, the column (i64) of the first max / min, as PyTorch."""
+    if len(c.pos) != 1 or set(c.kw) != {"axis"}:
+        raise b.err(E.ARGS, f"{c.name}(v, axis=1) takes one value and axis=", c.node, f"{c.name}(xt, axis=1)")
+    if b.axis_value(c.kw["axis"]) not in (1, -1):
+        raise b.err(E.UNSUPPORTED, f"{c.name} runs over the last axis of a row tile: axis=1", c.kw["axis"],
+                    "make the reduced dim the last one of the tensor's declaration")
+    if b.scope.tile.cube is not None:
+        raise b.err(E.UNSUPPORTED, f"{c.name} is not supported in a matmul epilogue", c.node,
+                    "store the result, then take its argmax in a second kernel")
+    v = b.expr(c.pos[0], c.tile)
+    if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.ROWS:
+        raise b.err(E.TYPE, f"{c.name}(v, axis=1) needs whole rows (a value loaded with x[r, :])", c.pos[0],
+                    "split the rows of a 2-D tensor: for blk in split(B, cores=AIV)")
+    if v.type.dtype not in OPS[c.name].dtypes:
+        raise b.err(E.DTYPE_UNSUPPORTED, f"'{c.name}' does not support {v.type.dtype}", c.pos[0],
+                    f"supported: {', '.join(sorted(map(str, OPS[c.name].dtypes)))}; cast first")
+    return ir.Op(c.name, (v,), ir.tile_of(DType.I64, ir.Layout.COL), b.o.span(c.node))
+
+
 def _flag(b, v, node) -> bool:
     if isinstance(v, Tree) and v.data == "name" and str(v.children[0]) in ("True", "False"):
         return str(v.children[0]) == "True"
@@ -193,3 +214,30 @@ def _pool(b, c: Call) -> ir.Expr:
     return ir.Op(name, (v, kernel, stride, padding, dilation), ir.tile_of(v.type.dtype, ir.Layout.POOLED),
                  b.o.span(e))
 
+
+
+@intrinsic(*RESIZE_CALLS)
+def _resize(b, c: Call) -> ir.Expr:
+    """resize_nearest / resize_nearest_exact / resize_linear(plane[, align_corners=True]): the plane resampled to
+    the spatial size of the tensor it is stored into (F.interpolate(x, size=y.shape[2:], mode=...))."""
+    name, pos, kw, e, tile = c.name, c.pos, c.kw, c.node, c.tile
+    allowed = {"align_corners"} if name == "resize_linear" else set()
+    if len(pos) != 1 or set(kw) - allowed:
+        raise b.err(E.ARGS, f"{name} takes one loaded plane" + (", optionally align_corners=True" if allowed else ""),
+                    e, f"store(y[p], {name}(load(x[p])))")
+    v = b.expr(pos[0], tile)
+    if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.PLANE:
+        raise b.err(E.TYPE, f"{name} needs a loaded plane (load(x[p]) of a [N, C, ...] tensor in a loop over "
+                    "split(N * C))", pos[0], "for blk in split(N * C, cores=AIV): for p in tile(blk): "
+                    f"store(y[p], {name}(load(x[p])))")
+    rank = b.scope.tile.shape.rank
+    if rank > 2:
+        raise b.err(E.UNSUPPORTED, f"{name} resamples 1 or 2 spatial dims; this plane has {rank} (trilinear / "
+                    "3-D nearest are not lowered yet)", e,
+                    "when the depth keeps its size, split(N * C * D) over [N, C, D, H, W] tensors gives [H, W] planes")
+    op = "resize_linear_ac" if name == "resize_linear" and "align_corners" in kw and _flag(
+        b, kw["align_corners"], e) else name
+    if v.type.dtype not in OPS[op].dtypes:
+        raise b.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e,
+                    f"supported: {', '.join(sorted(map(str, OPS[op].dtypes)))}")
+    return ir.Op(op, (v,), ir.tile_of(v.type.dtype, ir.Layout.POOLED), b.o.span(e))

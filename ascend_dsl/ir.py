@@ -9,6 +9,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     -- kernel scope: split loops, cross-core accumulators and the scalar work between the loops
     KStmt       = SplitLoop(var, extent: Sym*, core_kind, cores?, body: TileLoop*)
                 | CubeLoop(var, batch?, m, n, k, body: Matmul+TileLoop, plan: CubePlan?)
+                | ConvLoop(var, dims: Sym*, conv: Conv, out, out_dtype, relu, plan: ConvPlan?)
                 | AccDecl(name, init) | SlotAccDecl(name, slots: Sym*, rows_per_slot: Sym*, groups: Sym*)
                 | ScalarAssign(name, value: Expr, launch) | ScalarLoad(name, tensor) | ScalarStore(tensor, value: Expr)
     -- a tile loop; its shape payload is its kind (LoopKind)
@@ -28,12 +29,15 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 | Load(tensor, index: TileIndex, type: ValType) | Op(op, args: Expr*, type: ValType)
                 -- introduced by select_instructions
                 | RowValue(type: ValType) | VectorMath(op, args: Expr*, type: ValType)
-    TileIndex   = TileIndex(var?, rows, period?, acc)
+    TileIndex   = TileIndex(var?, rows, period?, acc, by?)
     ValType     = ValType(kind: Kind, dtype, layout: Layout)
     Operand     = a buffer name | Const | Ref | Op
     -- MIX kernels (cube + vector)
     Matmul      = Matmul(name, a, b, bias?, transpose_a, transpose_b, base)
     CubePlan    = CubePlan(base_m, base_n, base_k, whole_rows, direct, split_k_min)
+    -- CONV kernels (implicit-GEMM convolution on the cube; ascend_dsl/parser_conv.py)
+    Conv        = Conv(name, x, w, rank, stride: int*, padding: int*, dilation: int*)
+    ConvPlan    = ConvPlan(max_m, max_n, max_k)
     -- chunked row loops: what runs per row when one row does not fit UB
     ChunkPlan   = ChunkPlan(steps: RowStep*, passes: ChunkPass*, row_values, store_dtypes, accumulators: Fold*,
                             slot_accumulators, row_groups)
@@ -155,8 +159,13 @@ class TileIndex:
     period: str | None = None
     #: `s[r]` reading the combined totals of a slot accumulator `s` (SlotAccDecl) instead of a tensor.
     acc: bool = False
+    #: `w[idx[r], :]` (a row gather, ascend_dsl/parser_index.py): row i of the tile is row `idx[i]` of `w`;
+    #: `by` names the integer tensor over the loop's rows that holds the row numbers.
+    by: str | None = None
 
     def __str__(self) -> str:
+        if self.by is not None:
+            return f"{self.by}[{self.var}], :"
         return ":" if self.var is None else f"{self.var}, :" if self.rows else self.var
 
 
@@ -553,8 +562,10 @@ class KernelKind(Enum):
 
     VECTOR = "vector"  # flat and row tile loops, any number of split loops (rows longer than UB: chunked)
     WINDOW = "window"  # one plane loop: pooling windows
+    RESIZE = "resize"  # one plane loop: planes resampled (nearest / linear) to the stored size
     BOX = "box"  # one box loop: reductions over a non-last dim
     MIX = "mix"  # a cube loop: matmul on the cube unit, its epilogue on the vector units
+    CONV = "conv"  # a conv loop: implicit-GEMM convolution on the cube unit (AIC only)
 
 
 @dataclass(frozen=True)
@@ -582,6 +593,7 @@ class Kernel:
     @property
     def outputs(self) -> tuple[TensorParam, ...]:
         stored = {s.tensor for s in walk(self.body) if isinstance(s, (Store, CopyOut, ScalarStore))}
+        stored |= {s.out for s in self.body if isinstance(s, ConvLoop)}
         return tuple(p for p in self.tensors if p.name in stored)
 
     @property
@@ -700,6 +712,58 @@ class CubeLoop:
 def cube_loop(kernel: Kernel) -> CubeLoop | None:
     """The kernel's cube loop, if it is a MIX kernel."""
     return next((s for s in kernel.body if isinstance(s, CubeLoop)), None)
+
+
+# ----------------------------------------------------------------------------- convolution (CONV kernels)
+
+
+@dataclass(frozen=True)
+class Conv:
+    """`acc = conv2d(x[blk], w[blk], stride=S, padding=P, dilation=D)` in `with cube:`.
+
+    x is [N, C, *spatial], w is [K, C, *kernel] (f16/bf16), the accumulator f32 [N, K, *out]; one int per
+    spatial dim for stride, padding and dilation."""
+
+    name: str
+    x: str
+    w: str
+    rank: int
+    stride: tuple[int, ...]
+    padding: tuple[int, ...]
+    dilation: tuple[int, ...]
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class ConvPlan:
+    """Static limits of the cube tiles (lowering/passes/plan_conv.py); the host picks the sizes at run time:
+    output channels per tile <= max_m, GEMM columns (output pixels, rows padded to 16) <= max_n, GEMM depth
+    (input channels x kernel taps, padded to 16) <= max_k."""
+
+    max_m: int
+    max_n: int
+    max_k: int
+
+
+@dataclass(frozen=True)
+class ConvLoop:
+    """`for blk in split(N, K, OH, OW, cores=AIC)` holding `with cube: acc = conv2d(...)` and a `with vector:`
+    block that stores the accumulator (optionally through relu, cast to `out_dtype`) into `out`. Lowered to a
+    CONV kernel (lowering/emit/conv.py)."""
+
+    var: str
+    dims: tuple[str, ...]
+    conv: Conv
+    out: str
+    out_dtype: DType
+    relu: bool
+    plan: ConvPlan | None = None
+    span: Span = _SPAN
+
+
+def conv_loop(kernel: Kernel) -> ConvLoop | None:
+    """The kernel's conv loop, if it is a CONV kernel."""
+    return next((s for s in kernel.body if isinstance(s, ConvLoop)), None)
 
 
 # ----------------------------------------------------------------------------- chunked row loops (rows longer than UB)

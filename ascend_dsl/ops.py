@@ -35,6 +35,8 @@ class Rule(Enum):
     GATHER = "gather"  # (rows, per-row integer index): one value per row, the rows' dtype
     SCAN = "scan"  # (x,) along the last axis of a row tile: same shape, running sum / product
     POOL = "pool"  # (plane, kernel, stride, padding, dilation): a window over the trailing (spatial) dims of a plane
+    ARG_REDUCE = "arg_reduce"  # (x,) over the last axis of a row tile: the i64 column of each row's first max / min
+    RESIZE = "resize"  # (plane,): the plane resampled to the stored tensor's spatial size (nearest / linear)
 
 
 FLOATS = frozenset({DType.F16, DType.BF16, DType.F32})
@@ -86,7 +88,9 @@ def _infix(sym: str) -> str:
 
 
 def _pick(cmp: str) -> str:
-    return f"(static_cast<float>({{0}}) {cmp} static_cast<float>({{1}}) ? {{0}} : {{1}})"
+    """max/min on the device's scalar unit: NaN-propagating (torch.maximum): a NaN second operand fails the
+    comparison and is picked, a NaN first one is picked by the x != x test (false for integers)."""
+    return f"(static_cast<float>({{0}}) {cmp} static_cast<float>({{1}}) || {{0}} != {{0}} ? {{0}} : {{1}})"
 
 
 def _host_pick(cmp: str, second: str = "{1}") -> str:
@@ -158,6 +162,10 @@ _op("reduce_min", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amin(dim=1, 
 
 _op("gather", 2, Rule.GATHER, FLOATS | {DType.I32},
     lambda a, idx: _torch().gather(a, 1, idx.long()), "per row: the element of each row at a column index")
+_op("argmax", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmax(dim=1, keepdim=True),
+    "per row (axis=1): the column of the first maximum, i64", api="ReduceMax")
+_op("argmin", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmin(dim=1, keepdim=True),
+    "per row (axis=1): the column of the first minimum, i64", api="ReduceMin")
 _op("reduce_prod", 1, Rule.REDUCE, FLOATS, lambda a: a.float().prod(dim=1, keepdim=True),
     "product over each row (axis=1); f16 multiplies in f32", chunk=("reduce_prod", Combine.MUL), call="prod")
 
@@ -216,6 +224,34 @@ _op("max_pool", 5, Rule.POOL, FLOATS, lambda x, k, s, p, d: pool_ref("max_pool",
     "max over each window of the plane's spatial dims (padding counts as -inf; window taps dilation apart)")
 _op("avg_pool", 5, Rule.POOL, FLOATS, lambda x, k, s, p, d: pool_ref("avg_pool", x, k, s, p),
     "mean over each window (count_include_pad: divides by kernel**rank; dilation is always 1)")
+
+
+# ----------------------------------------------------------------------------- resize (interpolation)
+#: op -> (PyTorch mode of a rank-1 plane, of a rank-2 plane, align_corners). The call is the op's name but
+#: for `resize_linear(v, align_corners=True)`, op resize_linear_ac. The output size is the stored tensor's
+#: (PyTorch's `size=`), so the ref takes it as an argument.
+RESIZES = {"resize_nearest": ("nearest", "nearest", None), "resize_nearest_exact": ("nearest-exact", "nearest-exact", None),
+           "resize_linear": ("linear", "bilinear", False), "resize_linear_ac": ("linear", "bilinear", True)}
+RESIZE_CALLS = ("resize_nearest", "resize_nearest_exact", "resize_linear")
+
+
+def resize_ref(op: str, x, size: tuple[int, ...]):
+    """Resample a plane tile (planes x spatial dims) to `size` as F.interpolate(size=...) does, in x's dtype."""
+    torch = _torch()
+    rank = x.dim() - 1
+    mode, align = RESIZES[op][rank - 1], RESIZES[op][2]
+    kw = {} if align is None else {"align_corners": align}
+    return torch.nn.functional.interpolate(x.unsqueeze(1), size=tuple(size), mode=mode, **kw).squeeze(1)
+
+
+_op("resize_nearest", 1, Rule.RESIZE, FLOATS, lambda x, size: resize_ref("resize_nearest", x, size),
+    "nearest-neighbour resample of each plane to the stored size (source index floor(o * in / out))")
+_op("resize_nearest_exact", 1, Rule.RESIZE, FLOATS, lambda x, size: resize_ref("resize_nearest_exact", x, size),
+    "nearest-exact resample (source index floor((o + 0.5) * in / out))", call="resize_nearest_exact")
+_op("resize_linear", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: resize_ref("resize_linear", x, size),
+    "linear / bilinear resample, align_corners=False (half-pixel centres)")
+_op("resize_linear_ac", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: resize_ref("resize_linear_ac", x, size),
+    "linear / bilinear resample, align_corners=True", call="resize_linear")
 
 #: `name(v, axis=1)` -> reduction op.
 REDUCTIONS = {i.call: i.name for i in OPS.values() if i.rule is Rule.REDUCE}

@@ -32,15 +32,24 @@ from .ops import (
     POOLS,
     POW_EXPONENTS,
     REDUCTIONS,
+    RESIZE_CALLS,
     Rule,
 )
 from .parser_box import box_for, box_slice
+from .parser_conv import conv_loop, is_conv_split
 from .parser_cube import cube_loop, cube_slice, is_cube_split
+from .parser_index import is_index_subscript, row_gather_slice
 from .parser_slots import finish, slot_accumulate, slot_decl, slot_read
 from .scope import LoopVar, Scope
 
 CORE_KINDS = ("AIV", "AIC")
 
+
+
+def is_builtin_call(name: str) -> bool:
+    """A name the DSL calls (exp, sum, load, cast, ...): it cannot name a value. Op names written only as
+    operators (neg, add, pow) are free."""
+    return name in CALLABLE or name in INTRINSICS or name in ("zeros", "split", "tile")
 
 class _Indenter(Indenter):
     NL_type = "_NL"
@@ -387,9 +396,9 @@ class _Builder:
                 if any(isinstance(o, ir.SplitLoop) for o in out):
                     raise self.err(E.UNSUPPORTED, "a cube split is the only loop of its kernel", s,
                                    "write the vector work as the matmul's epilogue (with vector:)")
-                out.append(cube_loop(self, s))
+                out.append(conv_loop(self, s) if is_conv_split(self, s) else cube_loop(self, s))
                 continue
-            if any(isinstance(o, ir.CubeLoop) for o in out):
+            if any(isinstance(o, (ir.CubeLoop, ir.ConvLoop)) for o in out):
                 raise self.err(E.UNSUPPORTED, "a cube split is the only loop of its kernel", s,
                                "write the vector work as the matmul's epilogue (with vector:)")
             if s.data == "for_stmt" and self.call_name(s.children[1]) == "split":
@@ -401,7 +410,7 @@ class _Builder:
             else:
                 raise self.err(E.KERNEL_STRUCTURE, "a kernel body is a `for ... in split(...)` loop", s,
                                "wrap the work in: for blk in split(N, cores=AIV):")
-        if not any(isinstance(s, (ir.SplitLoop, ir.CubeLoop)) for s in out):
+        if not any(isinstance(s, (ir.SplitLoop, ir.CubeLoop, ir.ConvLoop)) for s in out):
             raise self.err(E.KERNEL_STRUCTURE, "kernel has no split loop", suite,
                            "add: for blk in split(N, cores=AIV):")
         out = finish(self, out)
@@ -414,9 +423,11 @@ class _Builder:
         scalar computed once per core from accumulators, shape symbols and scalar parameters."""
         name_tok, value = st.children
         name = self.bind(name_tok)
-        if name in self.scope.kscalars or name in self.scope.slot_accs or name in OPS or name in CALLABLE:
-            what = "names an op" if name in OPS or name in CALLABLE else "is already defined"
-            raise self.err(E.DUPLICATE_NAME, f"'{name}' {what}", name_tok, "pick another name")
+        if is_builtin_call(name):
+            raise self.err(E.DUPLICATE_NAME, f"'{name}' is the name of the built-in {name}(...) and cannot name a value",
+                           name_tok, f"pick another name, e.g. {name}_v")
+        if name in self.scope.kscalars or name in self.scope.slot_accs:
+            raise self.err(E.DUPLICATE_NAME, f"'{name}' is already defined", name_tok, "pick another name")
         if isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "zeros":
             return slot_decl(self, name, st, value)
         if isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "load":
@@ -545,8 +556,8 @@ class _Builder:
             buffers = int(str(v.children[0]))
         var = self.bind(var_tok)
         self.scope.loops[var] = LoopVar("tile", block)
-        # [N, C, *spatial] tensors under split(N * C): plane tiles when the body pools, else rows of H*W...
-        pools = any(str(c.children[0]) in POOLS for c in suite.find_data("call"))
+        # [N, C, *spatial] tensors under split(N * C): plane tiles when the body pools or resizes, else rows of H*W...
+        pools = any(str(c.children[0]) in (*POOLS, *RESIZE_CALLS) for c in suite.find_data("call"))
         extent = self.scope.split_extent
         shape = ((None if pools else self.row_shape_for(extent, s)) or self.plane_rank_for(extent, s)
                  or box_for(self, extent, s) or ir.FLAT_TILES)
@@ -606,12 +617,18 @@ class _Builder:
         if st.data == "assign":
             name_tok, value = st.children
             name = str(name_tok)
-            if name in self.scope.params or name in self.scope.symbols or name in self.scope.loops or name in OPS or name in CALLABLE \
+            if is_builtin_call(name):
+                raise self.err(E.DUPLICATE_NAME, f"'{name}' is the name of the built-in {name}(...) and cannot name a "
+                               "value", name_tok, f"pick another name, e.g. {name}_v")
+            if name in self.scope.params or name in self.scope.symbols or name in self.scope.loops \
                     or name in self.scope.slot_accs:
-                raise self.err(E.DUPLICATE_NAME, f"cannot assign to '{name}': it names a parameter, loop, op or "
+                raise self.err(E.DUPLICATE_NAME, f"cannot assign to '{name}': it names a parameter, loop or "
                                "accumulator",
                                name_tok)
             e = self.expr(value, tile)
+            if isinstance(e, ir.Op) and OPS[e.op].rule is Rule.RESIZE:  # its size is the stored tensor's
+                raise self.err(E.UNSUPPORTED, "a resized plane is stored directly (its size is the stored tensor's), "
+                               "not named", st, f"store(y[p], {OPS[e.op].call or e.op}(...))")
             self.scope.tile.locals[name] = e.type
             if e.type.dtype is DType.BOOL and isinstance(e, ir.Op):
                 self.scope.tile.mask_dtypes[name] = e.args[0].type.dtype
@@ -625,6 +642,10 @@ class _Builder:
             if len(pos) != 2 or kw:
                 raise self.err(E.ARGS, "store takes a tensor slice and a value", call, "store(y[t], value)")
             tensor, index, layout = self.slice_of(pos[0], tile)
+            if index.by is not None:
+                raise self.err(E.UNSUPPORTED, f"storing into rows chosen by an index tensor (scatter) is not supported; "
+                               f"'{tensor}[{index}]' can only be loaded", pos[0],
+                               "write the output row by row in the order of its own rows: store(y[r, :], ...)")
             if layout is ir.Layout.ROW:
                 raise self.err(E.INDEX, f"'{tensor}[:]' is shared by every row tile and cannot be stored", pos[0])
             if layout is ir.Layout.PLANE:
@@ -648,7 +669,7 @@ class _Builder:
                                if layout is ir.Layout.COL else
                                f"reduce the box over its extra axis first: sum(v, axis={self.scope.tile.shape.axis})"
                                if value.type.layout is ir.Layout.BOX else
-                               "store max_pool(...) or avg_pool(...) of a loaded plane"
+                               "store max_pool(...), avg_pool(...) or resize_nearest(...) of a loaded plane"
                                if layout is ir.Layout.POOLED else None)
             return ir.Store(tensor, index, value, self.o.span(st))
         if st.data == "for_stmt":
@@ -727,6 +748,8 @@ class _Builder:
         is_full = [isinstance(i, Tree) and i.data == "full_slice" for i in idx]
         shape = self.scope.tile.shape
         rows = shape if shape.kind is ir.LoopKind.ROWS else None
+        if idx and is_index_subscript(idx[0]):
+            return row_gather_slice(self, e, tile, p, idx)
         if shape.kind is ir.LoopKind.BOX:
             return box_slice(self, e, tile, p, idx)
         if shape.kind is ir.LoopKind.PLANES and len(idx) == 1 and is_tile[0]:
@@ -876,8 +899,9 @@ class _Builder:
 
     def no_planes(self, args: list[ir.Expr], node) -> None:
         if any(a.type.layout in (ir.Layout.PLANE, ir.Layout.POOLED) for a in args if a.type.kind is ir.Kind.TILE):
-            raise self.err(E.UNSUPPORTED, "plane tiles only feed max_pool/avg_pool, and pooled planes are only "
-                           "stored", node, "store(y[p], max_pool(load(x[p]), kernel=k, stride=s, padding=pad))")
+            raise self.err(E.UNSUPPORTED, "plane tiles only feed max_pool/avg_pool/resize_*, and pooled or resized "
+                           "planes are only stored", node,
+                           "store(y[p], max_pool(load(x[p]), kernel=k, stride=s, padding=pad))")
 
     def layout_of(self, args: list[ir.Expr], node, same: bool = False) -> ir.Layout:
         """Broadcasting: rows x D absorbs per-row values and row vectors; flat tiles mix with nothing else."""

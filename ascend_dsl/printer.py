@@ -7,6 +7,7 @@ vector ops) print in the same style with their own keywords.
 from __future__ import annotations
 
 from . import ir
+from .dtypes import DType
 from .ops import BINARY_OPERATORS, COMPARE_OPERATORS, OPS, POOLS, Rule
 
 _INFIX = {v: k for k, v in {**BINARY_OPERATORS, **COMPARE_OPERATORS}.items()}
@@ -47,9 +48,13 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
         case ir.Op(op=op, args=(a, k, st, pad, dil)) if op in POOLS:
             dilation = "" if isinstance(dil, ir.Const) and dil.value == 1 else f", dilation={expr(dil)}"
             return f"{op}({expr(a)}, kernel={expr(k)}, stride={expr(st)}, padding={expr(pad)}{dilation})"
-        case ir.Op(op=op, args=(a,)) if OPS[op].rule is Rule.REDUCE:
+        case ir.Op(op="resize_linear_ac", args=(a,)):
+            return f"resize_linear({expr(a)}, align_corners=True)"
+        case ir.Op(op=op, args=(a,)) if OPS[op].rule is Rule.RESIZE:
+            return f"{op}({expr(a)})"
+        case ir.Op(op=op, args=(a,)) if OPS[op].rule in (Rule.REDUCE, Rule.ARG_REDUCE):
             axis = _box_axis[-1] if a.type.layout is ir.Layout.BOX else 1
-            return f"{OPS[op].call}({expr(a)}, axis={axis})"
+            return f"{OPS[op].call or op}({expr(a)}, axis={axis})"
         case ir.Op(op="cast", args=(a,), type=ty):
             return f"cast({expr(a)}, {ty.dtype})"
         case ir.Op(op=op, args=(a, b)) if op in _INFIX:
@@ -130,7 +135,24 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             return [head] + [line for op in ops for line in stmt(op, ind + "    ")]
         case ir.CubeLoop():
             return cube_loop(s, ind)
+        case ir.ConvLoop():
+            return conv_loop(s, ind)
     raise TypeError(s)
+
+
+def conv_loop(s: ir.ConvLoop, ind: str) -> list[str]:
+    c = s.conv
+    dims = ", ".join(s.dims)
+    opts = ", ".join(f"{k}={v[0]}" for k, v in (("stride", c.stride), ("padding", c.padding), ("dilation", c.dilation)))
+    inner = ind + "    "
+    value = f"relu({c.name})" if s.relu else c.name
+    value = value if s.out_dtype is DType.F32 else f"cast({value}, {s.out_dtype})"
+    lines = [f"{ind}for {s.var} in split({dims}, cores=AIC):", f"{inner}with cube:",
+             f"{inner}    {c.name} = conv{c.rank}d({c.x}[{s.var}], {c.w}[{s.var}], {opts})"]
+    if s.plan is not None:
+        p = s.plan
+        lines.append(f"{inner}    # tiles <= {p.max_m} out channels x {p.max_n} pixels x {p.max_k} depth")
+    return lines + [f"{inner}with vector:", f"{inner}    store({s.out}[{s.var}], {value})"]
 
 
 def chunk_plan(plan: ir.ChunkPlan | ir.NoChunk) -> list[str]:

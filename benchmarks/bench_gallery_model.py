@@ -80,7 +80,7 @@ def tensor_bytes(ex, dts, symbols: dict[str, int]) -> int:
 
 def target_fraction(ex) -> tuple[str, float | None]:
     """(class, target roofline fraction) of a gallery example; None: the issue sets no target."""
-    if ex.category in CUBE or ex.category == "pooling" or ex.name in SCALAR_LOOPS:
+    if ex.category in CUBE or ex.category in ("pooling", "resize") or ex.name in SCALAR_LOOPS:
         return ex.category if ex.category != "math" else "scan", None
     if ex.category in ("reduce", "normalization", "loss") or ex.name in REDUCING:
         return ex.category if ex.category != "activation" else "softmax", REDUCTION_TARGET
@@ -91,7 +91,7 @@ def bench_shapes(ex) -> list[dict[str, int]]:
     """Shapes per kernel: a default-size one first, the benchmark-scale one last."""
     if ex.category in CUBE:
         return [{}]
-    if ex.category == "pooling" or ex.name in SCALAR_LOOPS:
+    if ex.category in ("pooling", "resize") or ex.name in SCALAR_LOOPS:  # resize: its gallery shapes (no target)
         return ex.shapes()[:1]
     if ex.category == "optimizer":
         return [{"num_params": 1 << 22}, {"num_params": 1 << 24}]

@@ -14,7 +14,7 @@ import numpy as np
 
 from .arrays import HostArray, as_host
 
-TOLERANCE = {"f32": 1e-4, "f16": 1e-2, "bf16": 2e-2, "i32": 0.0, "i16": 0.0, "i8": 0.0, "u8": 0.0}
+TOLERANCE = {"f32": 1e-4, "f16": 1e-2, "bf16": 2e-2, "i32": 0.0, "i64": 0.0, "i16": 0.0, "i8": 0.0, "u8": 0.0}
 
 
 @dataclass(frozen=True)

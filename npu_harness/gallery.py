@@ -46,6 +46,10 @@ CATEGORY_SHAPES: dict[str, list[dict[str, int]]] = {
     # base block (16 x 16 fractals; 300 rows = 2 full base blocks of 128 + a tail of 44).
     "matmul": [{}, {"M": 300, "N": 75, "K": 70}],
     "fuse": [{}, {"M": 300, "N": 75, "K": 70}],
+    # convolutions (implicit GEMM on the cube): the task's small odd sizes, then 150 output channels (a tile of
+    # 128 + a tail of 22), 19 input channels (two reduction steps of 3x3 taps) and rows of 38-40 pixels (not a
+    # multiple of 16: padded fractal columns; several row tiles)
+    "convolution": [{}, {"batch_size": 1, "in_channels": 19, "out_channels": 150, "height": 35, "width": 40}],
 }
 #: Per example ("category/name"), replacing the shapes above. Pooling runs its windows on the scalar
 #: unit, so the emulator validates small planes (the benchmark-scale defaults are lowered and
@@ -110,6 +114,40 @@ EXAMPLE_SHAPES.update({
     "normalization/frobenius_norm": [{"batch_size": 4, "features": 16, "dim1": 64, "dim2": 64},
                                      {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
 })
+#: Rows read through an index tensor (examples/index/): rows not a multiple of 32 bytes, more and fewer indices than
+#: cores, tables with few rows (indices repeat), negative indices (take_rows).
+EXAMPLE_SHAPES.update({
+    "index/embedding": [{"batch_size": 3, "seq_len": 7, "num_embeddings": 11, "embedding_dim": 33},
+                        {"batch_size": 2, "seq_len": 100, "num_embeddings": 1000, "embedding_dim": 1001}],
+    "index/take_rows": [{"num_rows": 37, "dim": 19, "num_indices": 23}, {"num_rows": 5, "dim": 1000, "num_indices": 301},
+                        {"num_rows": 5, "dim": 100003, "num_indices": 3}],  # rows longer than UB: chunked, row groups
+    **{f"index/{name}": [{"batch_size": 3, "dim1": 5, "dim2": 77}, {"batch_size": 2, "dim1": 50, "dim2": 1001}]
+       for name in ("argmax_dim", "argmin_dim")},
+    "index/embedding_layer_norm": [{"batch_size": 3, "seq_len": 7, "vocab_size": 50, "hidden": 33},
+                                   {"batch_size": 2, "seq_len": 30, "vocab_size": 1000, "hidden": 1001},
+                                   {"batch_size": 1, "seq_len": 3, "vocab_size": 7, "hidden": 100003}],  # chunked
+    "index/masked_fill": [{}, {"batch_size": 1, "dim": 1000003}],
+    "index/embedding_scaled": [{"batch_size": 2, "seq_len": 5, "vocab_size": 9, "d_model": 20},
+                               {"batch_size": 3, "seq_len": 67, "vocab_size": 1000, "d_model": 1001}],
+})
+#: Resampling (examples/resize/): odd sizes, up and down, more planes than cores, an output width of 1 (align_corners:
+#: scale 0), and planes too large for UB (upsampled to 300 x 302: tiles are bands of output rows).
+_RESIZE_2D = [{"batch_size": 2, "channels": 3, "height": 7, "width": 9},
+              {"batch_size": 1, "channels": 2, "height": 150, "width": 151}]
+EXAMPLE_SHAPES.update({
+    "resize/upsample_nearest2d": _RESIZE_2D,
+    "resize/upsample_bilinear2d": _RESIZE_2D,
+    "resize/resize_nearest_exact2d": [
+        {"batch_size": 3, "channels": 5, "height": 13, "width": 17, "out_height": 7, "out_width": 23},
+        {"batch_size": 1, "channels": 2, "height": 301, "width": 37, "out_height": 150, "out_width": 41}],
+    "resize/upsample_bilinear2d_align_corners": [
+        {"batch_size": 2, "channels": 3, "height": 7, "width": 9, "out_height": 13, "out_width": 1},
+        {"batch_size": 1, "channels": 3, "height": 33, "width": 31, "out_height": 65, "out_width": 61}],
+    "resize/interpolate_linear1d": [{"batch_size": 3, "channels": 5, "length": 101, "out_length": 37},
+                                    {"batch_size": 2, "channels": 2, "length": 1000, "out_length": 1601}],
+    "resize/downsample_nearest1d": [{"batch_size": 3, "channels": 5, "length": 101, "out_length": 37},
+                                    {"batch_size": 2, "channels": 70, "length": 4001, "out_length": 3}],
+})
 #: Tasks written the way models are (weights in nn.Linear / norm layers / nn.Parameter / buffers, pooling modules,
 #: number arguments): one small, odd shape each ({"cap": N}: the task writes its sizes as literals, --cap scales
 #: them); the groups tasks run every case of their JSON, the largest scaled by --cap.
@@ -151,12 +189,19 @@ SCALE_SHAPES = [
     {"batch_size": 8192, "in_features": 4096, "out_features": 4096},
     {"batch_size": 16, "seq_len": 4096, "hidden": 4096},
     {"batch_size": 64, "features": 64, "height": 256, "width": 256},
+    {"num_rows": 4096, "dim": 4096, "num_indices": 4096},  # 4096 rows of 4096 picked from a 4096 x 4096 table
+    {"batch_size": 4096, "seq_len": 4096, "num_embeddings": 50000, "embedding_dim": 512},  # 4096 x 4096 indices
+    {"batch_size": 4096, "seq_len": 4096, "vocab_size": 32000, "d_model": 1024},
+    {"batch_size": 16, "in_channels": 64, "out_channels": 128, "height": 256, "width": 256},  # issue 14's conv
 ]
 #: Kernels with a documented size limit that an entry of SCALE_SHAPES would exceed: (the benchmark-scale
 #: shapes used instead, the limit). At the exceeding shape the launch reports TILING (tested).
 SCALE_LIMITED = {
     **{f"math/{name}": ([{"batch_size": 65536, "dim": 4000}], "scans need the whole row in UB")
        for name in ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum", "masked_cumsum")},
+    **{f"resize/{name}": ([{"batch_size": 64, "channels": 128, "length": 8192}],
+                          "a 1-D plane is one row: it must fit UB with its output row (no column bands yet)")
+       for name in ("interpolate_linear1d", "downsample_nearest1d")},
     "fuse/matmul_softmax": ([{"M": 8192, "K": 4096, "N": 512}],
                             "the softmax epilogue holds whole rows of N in UB (N up to about 580 in f32)"),
 }

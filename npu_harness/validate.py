@@ -88,7 +88,8 @@ def validate_interp(kernel: ir.Kernel, run: TaskRun) -> ValidationResult:
     b = bind(kernel, run)
     check_pool_binding(kernel, b.scalars, b.symbols)
     tensors = {p.name: b.tensors[p.name].to_torch() for p in kernel.inputs}
-    tensors.update({p.name: torch.full(b.tensors[p.name].shape, float("nan"), dtype=p.dtype.torch)
+    tensors.update({p.name: torch.full(b.tensors[p.name].shape, float("nan") if p.dtype.is_float
+                                       else torch.iinfo(p.dtype.torch).min, dtype=p.dtype.torch)  # never-written marker
                     for p in kernel.outputs})
     coverage: dict = {}
     interpreter.run(kernel, tensors, b.scalars, coverage=coverage)

@@ -239,6 +239,7 @@ def _gallery_cases(flat_only: bool = True):
         for src in ascend_dsl.load_file(path):
             k = src.instantiate()
             if flat_only and (ir.cube_loop(k) is not None  # MIX kernels: tests/test_cube.py
+                              or ir.conv_loop(k) is not None  # CONV kernels (no vector tile): tests/test_conv.py
                               or any(t.kind is not ir.LoopKind.FLAT for s in k.phases for t in s.body)):
                 continue
             for variant in src.dtype_variants:

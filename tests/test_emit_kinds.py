@@ -19,8 +19,10 @@ TEMPLATES = ROOT / "codegen_templates"
 EXAMPLES = {
     ir.KernelKind.VECTOR: "activation/softmax",
     ir.KernelKind.WINDOW: "pooling/max_pool2d",
+    ir.KernelKind.RESIZE: "resize/upsample_bilinear2d",
     ir.KernelKind.BOX: "reduce/sum_dim0",
     ir.KernelKind.MIX: "fuse/matmul_bias_relu",
+    ir.KernelKind.CONV: "convolution/conv2d",
 }
 
 

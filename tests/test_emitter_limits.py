@@ -159,7 +159,7 @@ def _marker_line(text: str) -> int:
     (PLANES_WITHOUT_POOLS, "a plane loop lowers pooling only", 9),
     (TWO_PLANE_SHAPES, "must share their spatial shape", 9),
     (MATMUL_WITH_DEVICE_WORK, "a matmul kernel has its cube split loop only", 5),
-    (POOLING_WITH_DEVICE_WORK, "a kernel with a pooling loop has that split loop only", 5),
+    (POOLING_WITH_DEVICE_WORK, "a kernel with a pooling or resize loop has that split loop only", 5),
     (HALF_CAST_AT_LAUNCH, "a scalar cast to f16 at kernel scope cannot be lowered", 9),
     (COMPARE_PER_ROW_VALUES, "comparisons of per-row values are not supported yet", 32),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 40 else None)

@@ -290,7 +290,7 @@ def test_language_reference_examples_instantiate():
     for i, block in enumerate(re.findall(r"```python\n(.*?)```", text, re.DOTALL)):
         if "@kernel" in block:
             names += [k.instantiate().name for k in parse_text("from ascend_dsl import kernel\n" + block, f"doc{i}")]
-    assert {"masked_cumsum", "max_pool2d"} <= set(names), names
+    assert {"masked_cumsum", "max_pool2d", "upsample_bilinear2d"} <= set(names), names
 
 
 def test_bf16_scans_and_pools_run_on_the_scalar_unit_but_bf16_vector_math_is_rejected():

@@ -87,7 +87,7 @@ def dsl_kinds(dsl: str) -> set[str]:
 def task_kinds(source: str) -> set[str]:
     ops = task_ops(source)
     raw = {n.lower() for n in _raw_names(source)}
-    kinds = {"cube" if "matmul" in ops else "planes" if any(m in n for n in raw for m in POOL_MARKS)
+    kinds = {"cube" if ops & {"matmul", "conv"} else "planes" if any(m in n for n in raw for m in POOL_MARKS)
              or {"avg_pool", "max_pool"} & ops else "rows" if ops & (ROW_OPS | REDUCTIONS) else "flat"}
     if ops & LOSS_OPS or any(n.endswith("_loss") or n.endswith("loss") for n in raw):
         kinds.add("accumulator")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ascend_dsl import ir
 
 from ..context import PassContext
-from . import box, mix, vector, window
+from . import box, conv, mix, resize, vector, window
 from .host import host_files
 from .shared import GENERATOR, KernelView, render, view_fields
 
@@ -35,8 +35,11 @@ KINDS: dict[ir.KernelKind, Kind] = {
     ir.KernelKind.VECTOR: Kind(vector.build_view, "kernel.cpp.jinja", "tiling.h.jinja", vector.project_manifest),
     ir.KernelKind.WINDOW: Kind(window.build_view, "window_kernel.cpp.jinja", "window_tiling.h.jinja",
                                window.project_manifest),
+    ir.KernelKind.RESIZE: Kind(resize.build_view, "resize_kernel.cpp.jinja", "resize_tiling.h.jinja",
+                               resize.project_manifest),
     ir.KernelKind.BOX: Kind(box.build_view, "box_kernel.cpp.jinja", "box_tiling.h.jinja", box.project_manifest),
     ir.KernelKind.MIX: Kind(mix.build_view, "mix_kernel.cpp.jinja", "mix_tiling.h.jinja", mix.project_manifest),
+    ir.KernelKind.CONV: Kind(conv.build_view, "conv_kernel.cpp.jinja", "conv_tiling.h.jinja", conv.project_manifest),
 }
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
-from . import row_groups
+from . import row_gather, row_groups
 from .shared import (
     IDENTITY,
     BufferView,
@@ -94,6 +94,11 @@ class _ChunkStageWriter(StageWriter):
 
     def copy_in(self, s: ir.CopyIn) -> None:
         self.rows = s.index.rows
+        if s.index.by:  # a chunk of the row the index tensor picks for this row
+            by, q = self.tensors[s.index.by], self.buffers[s.buffer].member
+            self.mark(s.span)
+            self.lines += row_gather.chunk_copy_in_lines(s, q, self.ctype(s.buffer), self.tensors[s.tensor].gm, by.gm)
+            return
         super().copy_in(s)
 
     def copy_out(self, s: ir.CopyOut) -> None:

@@ -22,7 +22,7 @@ from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
-from . import launch_scalars
+from . import arg_reduce, launch_scalars, row_gather
 from .launch_scalars import LaunchScalarView
 
 GENERATOR = "ascend-dsl"
@@ -386,6 +386,10 @@ class StageWriter:
                            f"    {s.buffer}.SetValue(i, {gm}.GetValue((rowStart_ + offset + i) % {gm}Period_));", "}",
                            *sync("S_V", "scalar writes before the vector unit reads them"), f"{q}.EnQue({s.buffer});"]
             return
+        if s.index.by:  # rows chosen by an index tensor
+            by = self.tensors[s.index.by]
+            self.lines += row_gather.copy_in_lines(s, q, c, self.tensors[s.tensor].gm, by.gm, by.ctype)
+            return
         self.lines += [f"LocalTensor<{c}> {s.buffer} = {q}.AllocTensor<{c}>();",
                        self.copy_call("GmToUb", s.buffer, self.tensors[s.tensor].gm), f"{q}.EnQue({s.buffer});"]
 
@@ -481,6 +485,10 @@ class RowStageWriter(StageWriter):
             self.reduce(s)
         elif s.api == "GatherRows":
             self.gather(s)
+        elif s.api in ("ArgMax", "ArgMin"):
+            dt = self.buffers[s.srcs[0]].buffer.dtype
+            self.lines += arg_reduce.row_lines(s, find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name,
+                                               find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name, dt)
         else:  # one layout (mixed layouts are PerRow: select_instructions)
             count = {ir.Layout.ROWS: "count * Dp_", ir.Layout.COL: "count", ir.Layout.ROW: "D_"}[self.layout(s.dst)]
             super().vec_op(s, count)

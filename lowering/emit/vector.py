@@ -17,12 +17,13 @@ from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
 from ..tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, block_granule
-from . import acc_workspace, launch_scalars, row_groups, slots
+from . import acc_workspace, arg_reduce, launch_scalars, row_gather, row_groups, slots
 from .chunk import ChunkPassView, ChunkView, kernel_chunks
 from .shared import (
     IDENTITY,
     BufferView,
     KernelView,
+    LaunchCheck,
     RowStageWriter,
     ScalarWriter,
     StageWriter,
@@ -124,6 +125,8 @@ def _gm_view(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, t: TensorV
     whether the view depends on the share (tensors split with it) rather than being whole."""
     p = kernel.param(t.name)
     base = f"(__gm__ {t.ctype}*){t.name}"
+    if p.name in row_gather.gathered_tensors(kernel):  # read through an index tensor: the whole tensor
+        return row_gather.gm_view_lines(p, t.gm, base), False
     if p.name in _periodic_tensors(kernel):
         period = " * ".join(f"tiling.{d}" for d in p.shape)
         return [f"{t.gm}Period_ = {period};", f"{t.gm}.SetGlobalBuffer({base}, {t.gm}Period_);"], False
@@ -338,6 +341,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
     kernel_scalars += ["uint64_t rowStart_ = 0;  // this core's first row"] if periodic or kernel.slot_accumulators \
         else []
     kernel_scalars += [f"uint64_t {n}GmPeriod_ = 0;  // rows n*C + c read {n}[c]" for n in periodic]
+    kernel_scalars += row_gather.member_lines(kernel, lambda n: tensors[n].gm)
     kernel_scalars += slots.members(kernel, ctx) if kernel.slot_accumulators else []
     epilogue_bufs = (["TBuf<TPosition::VECCALC> scalarBuf_;  // combine slots + one-element math"]
                      if any(ph.after for ph in phase_views) or _before_first_split(kernel) else [])
@@ -353,7 +357,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
         workspace=bool(kernel.accumulators or kernel.slot_accumulators),  # accumulator slots per core
         workspace_per_core=slots.workspace_per_core(kernel) if kernel.slot_accumulators
         else str(acc_workspace.bytes_per_core(kernel)),
-        launch_checks=tuple(slots.launch_checks(kernel, ctx, ctx.target.ub_budget)),
+        launch_checks=tuple(slots.launch_checks(kernel, ctx, ctx.target.ub_budget)
+                            + [LaunchCheck(c, m) for c, m in arg_reduce.launch_checks(kernel, ctx)]),
         init=tuple(_init_lines(kernel, ctx, fields)),
         init_buffers=(f"// {loc(ctx, tl.span)}: UB buffers, sized for the largest tile", *first.init_buffers),
         kernel_scalars=tuple(kernel_scalars), epilogue_bufs=tuple(epilogue_bufs),

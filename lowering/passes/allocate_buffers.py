@@ -17,8 +17,9 @@ from ..context import PassContext
 from ..rewrite import map_tile_bodies
 from .select_instructions import writes_dst_early
 
-#: Reductions lowered to ReduceSum/Max/Min, which need UB scratch (reduce_prod is a scalar loop: none).
-VECTOR_REDUCTIONS = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min")
+#: Reductions lowered to ReduceSum/Max/Min, which need UB scratch (reduce_prod is a scalar loop: none); argmax /
+#: argmin are ReduceMax / ReduceMin with calIndex, whose scratch (a row) exceeds the documented minimum.
+VECTOR_REDUCTIONS = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "argmax", "argmin")
 
 
 def _refs(e: ir.Expr) -> list[str]:

@@ -11,6 +11,7 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink
 from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
+from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..scalar_loops import SCALAR_LOOP_OPS
@@ -22,6 +23,7 @@ from .check_windows import check_windows
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     t = ctx.target
     sink = DiagnosticSink()
+    unsupported = {p.dtype for p in kernel.params} - t.dtypes  # reported at the parameters
     for p in kernel.params:
         if p.dtype not in t.dtypes:
             sink.error(E.DTYPE_UNSUPPORTED, f"{p.dtype} is not supported on {t.name}", p.span,
@@ -46,12 +48,13 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                            "buffers=2 double-buffers copy-in/compute/copy-out; buffers=1 disables it")
         if isinstance(s, ir.VALUE_STMTS):
             for e in ir.walk_expr(s.value):
-                vector_op = isinstance(e, ir.Op) and e.op != "cast" and e.op not in SCALAR_LOOP_OPS  # scalar loops: f32
+                vector_op = isinstance(e, ir.Op) and e.op != "cast" and e.op not in SCALAR_LOOP_OPS \
+                    and OPS[e.op].rule is not Rule.RESIZE  # scalar loops: f32; resize_nearest: a Gather (a copy)
                 if vector_op and DType.BF16 in (e.type.dtype, *(a.type.dtype for a in e.args)):
                     sink.error(E.DTYPE_UNSUPPORTED, f"'{e.op}' on bf16: the vector unit has no bf16 arithmetic",
                                e.span, "cast(x, f32) after loading and cast(y, bf16) before storing")
                 if isinstance(e, ir.Op) and e.op == "cast" and e.type.kind is ir.Kind.TILE:
-                    _check_cast(e.args[0].type.dtype, e.type.dtype, e.span, t, sink)
+                    _check_cast(e.args[0].type.dtype, e.type.dtype, e.span, t, sink, unsupported)
     check_windows(kernel, sink)
     sink.raise_if_any()
     return kernel
@@ -60,9 +63,11 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
 _INT_WIDTH = {DType.U8: 1, DType.I8: 1, DType.I16: 2, DType.I32: 4, DType.I64: 8}
 
 
-def _check_cast(src: DType, dst: DType, span, t: Target, sink: DiagnosticSink) -> None:
+def _check_cast(src: DType, dst: DType, span, t: Target, sink: DiagnosticSink, unsupported: set[DType]) -> None:
     """Casts the vector Cast cannot do as PyTorch does (documented pairs: CANN "Cast" tables, docs/design.md)."""
     target = t.name
+    if dst in unsupported:  # already reported at the tensor parameter
+        return
     if dst not in t.dtypes:
         sink.error(E.DTYPE_UNSUPPORTED, f"cast to {dst}: {target} has no {dst} (no Cast to it)", span,
                    f"supported: {', '.join(sorted(d.value for d in t.dtypes))}")

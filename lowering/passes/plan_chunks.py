@@ -168,7 +168,7 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
                              ir.scalar_of(DType.F32), s.span)
                 steps_at.setdefault(d + 1, []).append(ir.RowScalar(s.name, mean, s.span))
             continue
-        if isinstance(v, ir.Op) and OPS[v.op].rule in (Rule.REDUCE, Rule.SCAN, Rule.GATHER, Rule.POOL):
+        if isinstance(v, ir.Op) and OPS[v.op].rule in (Rule.REDUCE, Rule.SCAN, Rule.GATHER, Rule.POOL, Rule.ARG_REDUCE):
             raise _NoChunk(f"'{v.op}' needs the whole row in UB")
         refs = _tile_refs(v)
         depth[s.name] = max((depth[r.name] for r in refs), default=0)
@@ -263,7 +263,7 @@ def _pass_loop(tl, defs, layout, reductions, stores, online) -> ir.ChunkPass:
                            if e.type.kind is ir.Kind.TILE else e.type)
         if isinstance(e, ir.Load):
             rows = e.type.layout is ir.Layout.ROWS
-            return replace(e, index=ir.TileIndex(CHUNK_VAR if rows else None, rows, e.index.span),
+            return replace(e, index=ir.TileIndex(CHUNK_VAR if rows else None, rows, e.index.span, by=e.index.by),
                            type=ir.tile_of(e.type.dtype))
         return e
 

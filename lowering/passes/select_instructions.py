@@ -20,7 +20,7 @@ from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink, DslError
 from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
-from ascend_dsl.ops import OPS
+from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..rewrite import map_tile_bodies
@@ -114,9 +114,13 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
         return [v("ReduceSum", args[0]), v("Muls", dst, ir.Op("reciprocal", (d,), d.type, span))]
     if op == "gather":  # a scalar loop over the rows (emitted by the row stage writer)
         return [v("GatherRows", args[0], args[1])]
+    if op in ("argmax", "argmin"):  # ReduceMax / ReduceMin with calIndex per row (lowering/emit/arg_reduce.py)
+        return [v("ArgMax" if op == "argmax" else "ArgMin", args[0])]
     if op == "cast":
         (a,) = e.args
         return [v("Cast", args[0], round=_round_mode(a.type.dtype, e.type.dtype))]
+    if info.rule is Rule.RESIZE:  # Gather per output row (lowering/emit/resize.py)
+        return [v("Resize", args[0], mode=op)]
     if op in SCALAR_LOOP_OPS:  # no AscendC instruction: the emitter writes a scalar loop (lowering/scalar_loops.py)
         return [scalar_loop_op(dst, e, args)]
     if info.api and len(args) == 1:  # unary ops and the vector reductions
@@ -128,7 +132,7 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
 
 def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) -> ir.VecOp | ir.PerRow:
     """A row loop's instruction whose tile operands mix whole rows with per-row values or row vectors."""
-    if s.api in SCALAR_LOOP_APIS or s.api.startswith("Reduce") or s.api == "GatherRows":
+    if s.api in SCALAR_LOOP_APIS or s.api.startswith("Reduce") or s.api in ("GatherRows", "ArgMax", "ArgMin"):
         return s  # row by row by construction (scalar loops, reductions per row)
     dst_layout = buffers[s.dst].layout
     tiles = [o for o in s.srcs if isinstance(o, str)]

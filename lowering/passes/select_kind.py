@@ -1,10 +1,11 @@
 """Choose how the kernel is emitted (`Kernel.kind`) and check the structure that kind needs.
 
 Goals: one kind per kernel (ir.KernelKind): MIX for a cube loop, WINDOW when the first tile loop is a
-plane loop, BOX for a box loop, VECTOR otherwise (flat and row loops); every structural limit of the
+plane loop that pools, RESIZE when it resizes, BOX for a box loop, VECTOR otherwise (flat and row loops); every structural limit of the
 kind's emitter reported here, collected and located (one tile loop per split loop, the same split
 for every split loop, pooling-only plane loops, cube, plane and box loops alone in their kernel but
-for launch scalars, slot accumulators in row loops, at most 8 accumulators per split loop). Runs after
+for launch scalars, slot accumulators in row loops, at most 8 accumulators per split loop, a tensor
+read through an index tensor read only that way). Runs after
 hoist_scalars, which decides which kernel-scope scalars the host computes. Non-goals: hardware limits
 (check_constraints.py) and sizes (plan_tiling.py, plan_cube.py).
 """
@@ -16,7 +17,7 @@ from dataclasses import replace
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink
 from ascend_dsl.diagnostics import ErrorCode as E
-from ascend_dsl.ops import POOLS
+from ascend_dsl.ops import OPS, POOLS, Rule
 
 from ..context import PassContext
 
@@ -26,6 +27,16 @@ MAX_ACCUMULATORS = 8
 
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     sink = DiagnosticSink()
+    conv = ir.conv_loop(kernel)
+    if conv is not None:
+        others = _other_statements(kernel, conv)
+        if others:
+            sink.error(E.UNSUPPORTED, "a convolution kernel has its cube split loop only (and scalars computed from "
+                       "scalar parameters, shape symbols and constants)", others[0].span,
+                       "write the other work as a second kernel")
+        _check_conv(conv, sink)
+        sink.raise_if_any()
+        return replace(kernel, kind=ir.KernelKind.CONV)
     cube = ir.cube_loop(kernel)
     if cube is not None:
         others = _other_statements(kernel, cube)
@@ -50,15 +61,20 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     if kind is ir.KernelKind.WINDOW:
         others = _other_statements(kernel, first)
         if others:
-            sink.error(E.UNSUPPORTED, "a kernel with a pooling loop has that split loop only", others[0].span,
-                       "write the kernel-scope work as a second kernel")
-        _check_planes(kernel, first, first_tile, sink)
+            sink.error(E.UNSUPPORTED, "a kernel with a pooling or resize loop has that split loop only",
+                       others[0].span, "write the kernel-scope work as a second kernel")
+        if _resizes(first_tile):
+            kind = ir.KernelKind.RESIZE
+            _check_resize(first_tile, ctx, sink)
+        else:
+            _check_planes(kernel, first, first_tile, sink)
     elif kind is ir.KernelKind.BOX:
         others = _other_statements(kernel, first)
         if others:
             sink.error(E.UNSUPPORTED, "a kernel with a box loop (a reduction over a non-last dim) has that split "
                        "loop only", others[0].span, "write the kernel-scope work as a second kernel")
     else:
+        _check_row_gathers(kernel, sink)
         if kernel.slot_accumulators and _rows(first_tile) is None:
             sink.error(E.UNSUPPORTED, "slot accumulators need row loops", kernel.slot_accumulators[0].span)
         for split in splits:
@@ -68,6 +84,28 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                            "fit the 32-byte slot each core writes", split.span, "split the work into two loops")
     sink.raise_if_any()
     return replace(kernel, kind=kind)
+
+
+def _check_conv(loop: ir.ConvLoop, sink: DiagnosticSink) -> None:
+    """What the CONV emitter lowers (lowering/emit/conv.py): 2-D, any stride, padding and dilation."""
+    c = loop.conv
+    if c.rank != 2:
+        sink.error(E.UNSUPPORTED, f"conv{c.rank}d is parsed and interpreted but not lowered yet; this version lowers "
+                   "conv2d", c.span, "write the 1-D case as conv2d over [N, C, 1, W] with a [K, C, 1, KW] weight")
+
+
+def _check_row_gathers(kernel: ir.Kernel, sink: DiagnosticSink) -> None:
+    """A tensor read through an index tensor (`w[idx[r], :]`) is read that way only: its GM view is the whole
+    tensor, while tile loads address the core's share."""
+    loads = [e for s in ir.walk(kernel.body) if isinstance(s, ir.VALUE_STMTS) for e in ir.walk_expr(s.value)
+             if isinstance(e, ir.Load)]
+    gathered = {e.tensor for e in loads if e.index.by}
+    for e in loads:
+        if e.tensor in gathered and not e.index.by:
+            sink.error(E.UNSUPPORTED, f"'{e.tensor}' is read through an index tensor elsewhere, so it cannot also be "
+                       f"read as tiles ({e.tensor}[{e.index}])", e.span,
+                       f"pass the same data as two parameters, or read it by an index only: {e.tensor}[idx[r], :]")
+            return
 
 
 def _other_statements(kernel: ir.Kernel, loop: ir.Stmt) -> list[ir.Stmt]:
@@ -102,3 +140,23 @@ def _check_planes(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, sink:
         if len({params[t].shape[lead:] for t in tensors}) > 1:
             sink.error(E.UNSUPPORTED, "the planes of one plane loop must share their spatial shape", tl.span)
             break
+
+
+def _resizes(tl: ir.TileLoop) -> list[ir.Op]:
+    return [e for s in tl.body if isinstance(s, ir.VALUE_STMTS) for e in ir.walk_expr(s.value)
+            if isinstance(e, ir.Op) and OPS[e.op].rule is Rule.RESIZE]
+
+
+def _check_resize(tl: ir.TileLoop, ctx: PassContext, sink: DiagnosticSink) -> None:
+    """A resize loop stores one resize of one loaded plane (lowering/emit/resize.py): the stored tensor's spatial
+    dims are the output size (the parser keeps a resize inside its store)."""
+    stores = [s for s in tl.body if isinstance(s, ir.Store)]
+    if len(stores) != 1 or len(_resizes(tl)) != 1:
+        sink.error(E.UNSUPPORTED, "a resize loop stores one resize of one loaded plane", (stores[1:] or [tl])[0].span,
+                   "store(y[p], resize_linear(load(x[p]))); write a second kernel for another")
+    if any(OPS[e.op].rule is Rule.POOL for s in tl.body if isinstance(s, ir.VALUE_STMTS)
+           for e in ir.walk_expr(s.value) if isinstance(e, ir.Op)):
+        sink.error(E.UNSUPPORTED, "a plane loop either pools or resizes", tl.span, "write one kernel for each")
+    if not ctx.target.has_datacopypad:
+        sink.error(E.UNSUPPORTED, f"resize stores 32-byte aligned UB rows with DataCopyPad, which {ctx.target.name} "
+                   "does not have", _resizes(tl)[0].span, "lower it for a 910B target (--target ascend910b1)")

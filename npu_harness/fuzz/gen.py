@@ -1,10 +1,12 @@
 """Random valid kernels covering the language: one builder per kernel kind.
 
 Kinds (weights in KINDS): flat tiles (f32 / f16 / bf16 / i32 data, explicit or auto tile sizes, one or
-two buffers), row tiles with reductions, row vectors, per-row values, scans and gather, rows longer than
+two buffers), row tiles with reductions, row vectors, per-row values, scans and gather, rows read through an index
+tensor (`load(e[j[r], :])`, negative row numbers included), argmax / argmin into i64 outputs, rows longer than
 UB (chunked, and with fewer rows than cores: row groups), slot accumulators over [N, C, H, W] planes,
-boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims), and cube matmuls with vector
-epilogues. Any of the vector kinds may carry accumulators, several split loops, kernel-scope scalars
+boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims) and resampling (1-2), cube matmuls with
+vector epilogues, and conv2d on the cube (CONV kernels: stride, padding, dilation). Any of the vector kinds may
+carry accumulators, several split loops, kernel-scope scalars
 before, between and after the loops (launch-time math, `load(x[0])` values and the device math on them,
 single-element stores) and scalar sub-expressions inside the tile loops. Sizes have tails: odd lengths,
 fewer rows than cores, shares that are not whole tiles. Every program is valid by construction except
@@ -19,7 +21,8 @@ import random
 from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Program, Stmt
 
-KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window": 7, "cube": 9, "scalar_stress": 8}
+KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window": 7, "cube": 9, "conv": 6,
+         "scalar_stress": 8}
 TARGETS = {"ascend910b1": 80, "ascend910b4": 10, "ascend310p": 10}
 CORES = {"ascend910b1": 48, "ascend910b4": 40, "ascend310p": 8}
 
@@ -165,6 +168,16 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     if rows and rng.random() < 0.4:
         extras.append((k.tensor("c", tname, "B"), "col"))
     idx = k.tensor("i", "i32", "B") if rows and kind == "rows" and rng.random() < 0.15 else None
+    # rows read through an index tensor: load(e[j[r], :]) of a [V, D] table; drawn from a side generator so the
+    # programs without one stay those the fixed-seed slices ran before it existed (no draw from `rng` here)
+    side = random.Random(hash(rng.getstate()))
+    table = None
+    if rows and side.random() < 0.15:  # rows and long (chunked) rows
+        table = (k.tensor("e", tname, "V, D"), k.tensor("j", side.choice(("i32", "i64")), "B"))
+        sizes["V"] = side.randint(1, 40)
+    # argmax / argmin of loaded rows (exact in both oracles: no rounding decides a tie) into an i64 output
+    arg = (side.choice(("argmax", "argmin")), k.tensor("m", "i64", "B")) \
+        if rows and kind == "rows" and side.random() < 0.15 else None
     for _ in range(rng.randint(0, 2)):
         k.scalar_param(integer=rng.random() < 0.3)
     outs_rows = [k.tensor("y", tname, shape_in) for _ in range(rng.randint(1, 2))]
@@ -189,6 +202,13 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
             e = _cast(e, compute, e.layout)
             body.append(Stmt(f"{v} = {{0}}", e, v))
             scope.tiles.append(leaf(v, compute, e.layout))
+            if arg is not None and loop == n_loops - 1 and x == xs[0]:
+                body.append(Stmt(f"store({arg[1]}[{var}], {{0}})", leaf(f"{arg[0]}({v}, axis=1)", "i64", "col")))
+        if table is not None:
+            v = k.fresh("v")
+            body.append(Stmt(f"{v} = {{0}}", _cast(leaf(f"load({table[0]}[{table[1]}[{var}], :])", t, "rows"), compute,
+                                                   "rows"), v))
+            scope.tiles.append(leaf(v, compute, "rows"))
         for x, lay in extras:
             v = k.fresh("v")
             e = _cast(leaf(f"load({x}[:])" if lay == "row" else f"load({x}[{var}])", t, lay), compute, lay)
@@ -347,8 +367,28 @@ def _window(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
         k.params.append(f"ks: i32 = {kern}")
     kw = f"kernel={'ks' if as_param else kern}, stride={stride}, padding={pad}" + (f", dilation={dil}" if dil > 1 else "")
     body = (Stmt(f"store({y}[p], {op}(load({x}[p]), {kw}))"),)
+    # resampling instead (1-2 spatial dims, DataCopyPad targets): drawn from a side generator so the main stream,
+    # and with it every other program of a seed, is unchanged
+    side = random.Random(hash(rng.getstate()))
+    if rank < 3 and target != "ascend310p" and side.random() < 0.6:
+        body = _resize_body(side, k, x, y, t, spatial_in, spatial_out, sizes, as_param)
     k.body.append(Loop("for blk in split(N * C, cores=AIV):", "for p in tile(blk, size=auto, buffers=2):", body))
     return k, sizes
+
+
+def _resize_body(side: random.Random, k: _Kernel, x: str, y: str, t: str, spatial_in: list[str],
+                 spatial_out: list[str], sizes: dict, as_param: bool) -> tuple[Stmt, ...]:
+    """store(y[p], resize_*(load(x[p]))): output sizes up or down (1 included), an input row long enough for bands."""
+    if as_param:
+        k.params.pop()
+    calls = ["resize_nearest({0})", "resize_nearest_exact({0})"]
+    if t != "bf16":
+        calls += ["resize_linear({0})", "resize_linear({0}, align_corners=True)"]
+    for s_in, s_out in zip(spatial_in, spatial_out, strict=True):
+        hi = 3000 if len(spatial_in) == 1 else 200
+        sizes[s_in] = side.randint(1, hi) if side.random() < 0.8 else side.randint(1, 9)
+        sizes[s_out] = side.choice((2 * sizes[s_in], side.randint(1, hi), side.randint(1, 9), sizes[s_in]))
+    return (Stmt(f"store({y}[p], {side.choice(calls).format(f'load({x}[p])')})"),)
 
 
 # ----------------------------------------------------------------------------- cube
@@ -401,13 +441,45 @@ def _cube(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     return k, sizes
 
 
+# ----------------------------------------------------------------------------- convolution
+
+
+def _conv(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    """conv2d on the cube (CONV kernels, ascend_dsl/parser_conv.py): any stride, padding and dilation (both
+    gather layouts: whole rows, and one pixel per fractal column), odd channel counts and row lengths, relu and
+    an f16/bf16 result through Fixpipe."""
+    k = _Kernel(rng, name)
+    t = rng.choice(("f16", "bf16"))
+    k.dtype_vars = {"T": t}
+    kh, kw, dil = rng.randint(1, 5), rng.randint(1, 5), rng.choice((1, 1, 2))
+    stride, pad = rng.choice((1, 1, 2, 3)), rng.choice((0, 0, 1, 2))
+    h = rng.randint(max(1, dil * (kh - 1) + 1 - 2 * pad), 40)
+    w = rng.randint(max(1, dil * (kw - 1) + 1 - 2 * pad), 70)
+    sizes = {"N": rng.randint(1, 2), "C": rng.randint(1, 40), "H": h, "W": w, "K": rng.randint(1, 150), "KH": kh,
+             "KW": kw, "OH": (h + 2 * pad - dil * (kh - 1) - 1) // stride + 1,
+             "OW": (w + 2 * pad - dil * (kw - 1) - 1) // stride + 1}
+    x = k.tensor("x", "T", "N, C, H, W")
+    wt = k.tensor("w", "T", "K, C, KH, KW")
+    out = rng.choice(("f32", "T"))
+    y = k.tensor("y", out, "N, K, OH, OW")
+    value = "relu(acc)" if rng.random() < 0.4 else "acc"
+    value = value if out == "f32" else f"cast({value}, T)"
+    opts = "".join(f", {key}={v}" for key, v, default in (("stride", stride, 1), ("padding", pad, 0),
+                                                          ("dilation", dil, 1)) if v != default)
+    loop = Loop("for blk in split(N, K, OH, OW, cores=AIC):", "with vector:",
+                (Stmt(f"store({y}[blk], {value})", None),),
+                cube_prefix=("with cube:", f"    acc = conv2d({x}[blk], {wt}[blk]{opts})"))
+    k.body.append(loop)
+    return k, sizes
+
+
 # ----------------------------------------------------------------------------- entry
 
 
 def generate(rng: random.Random, index: int, seed: int) -> Program:
     kind = _pick(rng, KINDS)
     target = _pick(rng, TARGETS)
-    if kind in ("long_rows", "slots", "box", "cube") and target == "ascend310p":
+    if kind in ("long_rows", "slots", "box", "cube", "conv") and target == "ascend310p":
         target = "ascend910b1"  # these need DataCopyPad / a separate cube unit
     name = f"k{index}"
     if kind == "slots":
@@ -418,6 +490,8 @@ def generate(rng: random.Random, index: int, seed: int) -> Program:
         k, sizes = _window(rng, name, target)
     elif kind == "cube":
         k, sizes = _cube(rng, name, target)
+    elif kind == "conv":
+        k, sizes = _conv(rng, name, target)
     else:
         k, sizes = _vector_kernel(rng, name, "flat" if kind == "scalar_stress" else kind, target,
                                   stress=kind == "scalar_stress")

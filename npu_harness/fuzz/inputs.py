@@ -2,9 +2,9 @@
 
 Each element is drawn from a mixture: unit normals, exact small values (ties for `==`, exact zeros for
 `x > 0.0`), uniform values up to +-10, large magnitudes (+-100..1000), tiny ones (1e-3) and negatives
-throughout. Integer tensors hold small integers, u8 tensors 0/1 masks, and gather indices valid
-columns. Every tensor has its own generator seeded from (program seed, tensor name), so removing a
-parameter while minimising leaves the other inputs unchanged.
+throughout. Integer tensors hold small integers, u8 tensors 0/1 masks, gather indices valid columns,
+the index tensors of row gathers row numbers in [-V, V). Every tensor has its own generator seeded from
+(program seed, tensor name), so removing a parameter while minimising leaves the other inputs unchanged.
 """
 
 from __future__ import annotations
@@ -64,9 +64,17 @@ def gather_columns(kernel: ir.Kernel) -> dict[str, str]:
     return out
 
 
+def row_numbers(kernel: ir.Kernel) -> dict[str, str]:
+    """Index tensors of row gathers `load(w[idx[r], :])` -> the symbol of w's row count (e.g. "V")."""
+    params = {p.name: p for p in kernel.tensors}
+    return {e.index.by: params[e.tensor].shape[0] for s in ir.walk(kernel.body) if isinstance(s, ir.VALUE_STMTS)
+            for e in ir.walk_expr(s.value) if isinstance(e, ir.Load) and e.index.by}
+
+
 def make_inputs(kernel: ir.Kernel, sizes: dict[str, int], seed: int) -> dict[str, torch.Tensor]:
     """One tensor per input parameter, shaped by `sizes`, in the parameter's dtype."""
     indices = gather_columns(kernel)
+    numbers = row_numbers(kernel)
     out = {}
     for p in kernel.inputs:
         dims = _dims(p, sizes)
@@ -79,6 +87,9 @@ def make_inputs(kernel: ir.Kernel, sizes: dict[str, int], seed: int) -> dict[str
             for d in indices[p.name].split(" * "):
                 cols *= sizes[d]
             values = torch.randint(0, max(cols, 1), (n,), generator=g)
+        elif p.name in numbers:  # row numbers in [-V, V): negative ones count from the end
+            v = sizes[numbers[p.name]]
+            values = torch.randint(-v, v, (n,), generator=g)
         elif p.dtype.value == "u8":
             values = torch.randint(0, 2, (n,), generator=g)
         elif not p.dtype.is_float:

@@ -291,6 +291,27 @@ int cube(bool fixSync, bool reuseSync) {
     return rc;
 }
 
+// An image-to-column gather (lowering/emit/conv.py): two Nd2Nz copies on MTE2 fill fractal rows 0 and 1 of
+// the same L1 fractal columns (interleaved 32-byte blocks, no common byte: clean); with `overlap` the second
+// copy writes row 0 again, which nothing orders after the first (a real WAW on one pipe).
+int gather(bool overlap) {
+    half* x = reinterpret_cast<half*>(sim::GmAlloc(64 * sizeof(half)));
+    for (uint32_t i = 0; i < 64; ++i) x[i] = half(float(i));
+    const int rc = sim::Launch(1, [&] {
+        TPipe pipe;
+        TBuf<TPosition::B1> b1;
+        pipe.InitBuffer(b1, 2 * 256 * sizeof(half));
+        GlobalTensor<half> xg;
+        xg.SetGlobalBuffer(x, 64);
+        LocalTensor<half> l1 = b1.Get<half>();
+        // 2 fractal columns of one row: 32 elements, blocks 256 elements apart
+        DataCopy(l1, xg, Nd2NzParams(1, 1, 32, 0, 32, 16, 1, 0));
+        DataCopy(l1[overlap ? 0 : 16], xg[32], Nd2NzParams(1, 1, 32, 0, 32, 16, 1, 0));  // RACE: same fractal row
+    });
+    sim::GmFree(x);
+    return rc;
+}
+
 struct Variant {
     const char* name;
     int (*fn)();
@@ -312,6 +333,8 @@ const Variant kVariants[] = {
     {"gm_roundtrip_race", [] { return gm_roundtrip(false); }},
     {"queue_ok", queue_ok},
     {"cube_ok", [] { return cube(true, true); }},
+    {"gather_ok", [] { return gather(false); }},
+    {"gather_overlap_race", [] { return gather(true); }},
     {"cube_fix_race", [] { return cube(false, true); }},
     {"cube_reuse_race", [] { return cube(true, false); }},
 };

@@ -117,7 +117,16 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     gm_mark_read("DataCopy", src.sim_ptr, srcElems * sizeof(T), loc);
     {
         RaceOp op(Pipe::MTE2, "DataCopy", loc);
-        op.read(src.sim_ptr, srcElems * sizeof(T)).write(dst.sim_ptr, dstElems * sizeof(T));
+        op.read(src.sim_ptr, srcElems * sizeof(T));
+    }
+    // the 32-byte blocks written, burst by burst: copies of one pipe that fill interleaved fractal rows of the
+    // same L1 region (an image-to-column gather) touch no common byte
+    for (uint32_t i = 0; i < p.ndNum; ++i) {
+        const bool rowsTogether = p.dstNzNStride == 1;
+        for (uint32_t r = 0; r < (rowsTogether ? 1u : uint32_t(p.nValue)); ++r) {
+            race_strided(Pipe::MTE2, "DataCopy", loc, dst.sim_ptr + i * p.dstNzMatrixStride + uint64_t(r) * p.dstNzNStride * C0,
+                         uint32_t(cols), (rowsTogether ? uint64_t(p.nValue) : 1u) * 32, uint64_t(p.dstNzC0Stride) * 32, true);
+        }
     }
     for (uint32_t i = 0; i < p.ndNum; ++i) {
         for (uint32_t r = 0; r < p.nValue; ++r) {
@@ -128,6 +137,52 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
         }
     }
     count_dma(cnt().gm2ub, uint64_t(p.ndNum) * p.nValue, uint64_t(p.dValue) * sizeof(T));
+}
+
+// InitConstValue's parameters (kernel_struct_mm.h; A2 takes all four): repeatTimes iterations of blockNum
+// blocks, dstGap blocks between iterations; a block is 32 B in A1 / B1 (512 B in A2 / B2).
+template <typename T>
+struct InitConstValueParams {
+    InitConstValueParams() {}
+    InitConstValueParams(const uint16_t repeatTimesIn, const uint16_t blockNumIn, const uint16_t dstGapIn, const T initValueIn)
+        : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
+    uint16_t repeatTimes = 0;  // [0, 32767]
+    uint16_t blockNum = 0;     // [0, 32767]
+    uint16_t dstGap = 0;       // [0, 32767]
+    T initValue = T(0);
+};
+
+// Fill an L1 (A1 / B1) tensor with a value (MTE2, like the GM -> L1 copies it precedes; the same
+// create_cbuf_matrix instruction pto-isa issues before an Nd2Nz gather without a sync). dst 32-B aligned.
+// The A2 / B2 (L0) form is not emulated (UNSUPPORTED) rather than guessed.
+template <typename T>
+inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<T>& p,
+                           std::source_location loc = std::source_location::current()) {
+    using namespace sim::detail;
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "ascend-sim: InitConstValue takes half, bfloat16_t, (u)int16, float, (u)int32 (A2)");
+    touch(loc);
+    if (p.repeatTimes > 32767 || p.blockNum > 32767 || p.dstGap > 32767) {
+        fatal("PARAM-RANGE", loc, "InitConstValue: repeatTimes = %u, blockNum = %u, dstGap = %u must each be in [0, 32767]",
+              p.repeatTimes, p.blockNum, p.dstGap);
+    }
+    const State& s = st();
+    const uint8_t* dp = reinterpret_cast<const uint8_t*>(dst.sim_ptr);
+    const uint8_t* l0 = s.cubeArena ? s.cubeArena + ASCEND_SIM_L1_BYTES : nullptr;
+    if (l0 && dp >= l0 && dp < l0 + ASCEND_SIM_L0A_BYTES + ASCEND_SIM_L0B_BYTES) {
+        fatal("UNSUPPORTED", loc, "InitConstValue into L0A / L0B (A2 / B2) is not emulated; fill the A1 / B1 tensor and load it");
+    }
+    if (p.repeatTimes == 0 || p.blockNum == 0) return;
+    const uint64_t bytes = (uint64_t(p.repeatTimes - 1) * (p.blockNum + p.dstGap) + p.blockNum) * 32;
+    check_cube_operand("InitConstValue", "dst", dst.sim_ptr, bytes, Mem::L1, 32, loc);
+    const uint64_t per = 32 / sizeof(T);
+    for (uint32_t i = 0; i < p.repeatTimes; ++i) {
+        T* d = dst.sim_ptr + uint64_t(i) * (p.blockNum + p.dstGap) * per;
+        {
+            RaceOp op(Pipe::MTE2, "InitConstValue", loc);
+            op.write(d, uint64_t(p.blockNum) * 32);
+        }
+        for (uint64_t e = 0; e < uint64_t(p.blockNum) * per; ++e) d[e] = p.initValue;
+    }
 }
 
 // L1 -> L0A / L0B, 2-D mode (MTE1): repeatTimes fractals of 512 B, source fractal startIndex + i *
@@ -244,8 +299,10 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
     check_gm("Fixpipe", dst, 0, dstBytes, true, loc);
     {
         RaceOp op(Pipe::FIX, "Fixpipe", loc);
-        op.read(src.sim_ptr, srcBytes).write(dst.sim_ptr, dstBytes);
+        op.read(src.sim_ptr, srcBytes);
     }
+    // one ND row of nSize elements per M row, dstStride apart: Fixpipes writing interleaved rows touch no common byte
+    race_strided(Pipe::FIX, "Fixpipe", loc, dst.sim_ptr, p.mSize, uint64_t(p.nSize) * sizeof(T), uint64_t(p.dstStride) * sizeof(T), true);
     for (uint32_t m = 0; m < p.mSize; ++m) {
         T* row = dst.sim_ptr + uint64_t(m) * p.dstStride;
         for (uint32_t n = 0; n < p.nSize; ++n) {

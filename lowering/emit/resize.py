@@ -1,0 +1,96 @@
+"""Kind RESIZE: a plane loop that resamples (`store(y[p], resize_linear(load(x[p])))`), resize_*.jinja.
+
+A tile is `planes` whole planes, or, when one plane does not fit UB, a band of `rows` output rows of one
+plane with the input rows they read ([lo, hi), from the row tables). The input copy is one contiguous GM
+range (planes p0.. from input row lo); output rows land 32-byte aligned in UB (`OWp_` apart) and go out
+with one DataCopyPad per 4095 rows. Each core fills its index and weight tables once (Init, scalar unit):
+per output column the byte offset of its source column(s) in an input row and, for linear, its two
+weights; per output row its source row(s) and weights. PyTorch's index rules (aten UpSample.h) are
+computed in float as PyTorch does: nearest floor(o * in / out), nearest-exact floor((o + 0.5) * in / out),
+linear half-pixel (align_corners=False: (o + 0.5) * in / out - 0.5, clamped at 0) or corner-aligned
+((in - 1) / (out - 1) * o), weights rounded to the data's dtype (PyTorch stores them as scalar_t).
+An output row is then one vector Gather (nearest) or, for linear, per source row two Gathers weighted by
+the column tables and added, the rows combined with their scalar weights: f16 computes in f32. A rank-1
+plane ([N, C, L]) is one row. The host tiling returns 0 blocks (`TILING`) when a single output row with
+its input rows and the tables does not fit UB.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ascend_dsl import ir
+
+from ..context import PassContext
+from ..tiling_rules import MIN_TILES_PER_CORE
+from .shared import KernelView, buffer_views, kernel_fields, loc, manifest, share_lines
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResizeView(KernelView):
+    buffer_num: int
+    copy_helpers: str
+    row_mode: bool = False  # copy_helpers_pad: no row helpers
+    share: tuple[str, ...]  # Init: this core's share of the planes
+    ctype: str
+    rank: int
+    mode: str  # nearest | nearest_exact | linear
+    align_corners: bool
+    in_dims_tiling: tuple[str, ...]  # (H, W) as tiling fields ("1" for a rank-1 plane's H)
+    out_dims_tiling: tuple[str, ...]
+    in_dims: tuple[str, ...]  # ... and as host variables
+    out_dims: tuple[str, ...]
+    in_queue: str
+    out_queue: str
+    in_buf: str
+    out_buf: str
+    in_gm: str
+    out_gm: str
+    resize_loc: str
+    copy_in_loc: str
+    copy_out_loc: str
+    elem_bytes: int
+    extent_host: str
+    tile_loc: str
+    ub_budget: int
+    min_tiles_per_core: int
+
+
+def _dims(shape: tuple[str | int, ...], prefix: str) -> tuple[str, ...]:
+    dims = tuple(str(d) if isinstance(d, int) else f"{prefix}{d}" for d in shape)
+    return dims if len(dims) == 2 else ("1", *dims)
+
+
+def build_view(kernel: ir.Kernel, ctx: PassContext) -> ResizeView:
+    split = kernel.phases[0]
+    tl = split.body[0]
+    lead, params = len(split.extent), {p.name: p for p in kernel.tensors}
+    views = buffer_views(tl)
+    stmts = [s for st in tl.body for s in st.body]
+    copy_in = next(s for s in stmts if isinstance(s, ir.CopyIn))
+    copy_out = next(s for s in stmts if isinstance(s, ir.CopyOut))
+    resize = next(s for s in stmts if isinstance(s, ir.VecOp) and s.api == "Resize")
+    op = dict(resize.attrs)["mode"]
+    in_view = next(b for b in views if b.name == copy_in.buffer)
+    out_view = next(b for b in views if b.name == copy_out.buffer)
+    in_shape, out_shape = params[copy_in.tensor].shape[lead:], params[copy_out.tensor].shape[lead:]
+    return ResizeView(
+        **kernel_fields(kernel, ctx), buffers=views, buffer_num=tl.buffers,
+        copy_helpers="copy_helpers_pad.cpp.jinja",
+        share=tuple(share_lines(ctx, split, "the [0, {}) planes")), ctype=in_view.buffer.dtype.ctype,
+        rank=tl.shape.rank, mode={"resize_nearest": "nearest", "resize_nearest_exact": "nearest_exact"}.get(op, "linear"),
+        align_corners=op == "resize_linear_ac",
+        in_dims_tiling=_dims(in_shape, "tiling."), out_dims_tiling=_dims(out_shape, "tiling."),
+        in_dims=_dims(in_shape, ""), out_dims=_dims(out_shape, ""),
+        in_queue=in_view.member, out_queue=out_view.member, in_buf=copy_in.buffer, out_buf=copy_out.buffer,
+        in_gm=f"{copy_in.tensor}Gm", out_gm=f"{copy_out.tensor}Gm", resize_loc=loc(ctx, resize.span),
+        copy_in_loc=loc(ctx, copy_in.span), copy_out_loc=loc(ctx, copy_out.span),
+        elem_bytes=in_view.buffer.dtype.size, extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span),
+        ub_budget=ctx.target.ub_budget, min_tiles_per_core=MIN_TILES_PER_CORE,
+        tiling_error="one output row of a plane, the input rows it reads and the per-column index tables (16 bytes "
+                     "per output column for linear, 4 for nearest) do not fit the Unified Buffer (a 1-D plane: its "
+                     "whole input row too)")
+
+
+def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: ResizeView) -> dict:
+    return manifest(kernel, ctx, view, "AIV_ONLY", None, "planes", tuple(b.buffer for b in view.buffers), 0)

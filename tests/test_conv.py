@@ -1,0 +1,167 @@
+"""Convolution on the cube (CONV kernels): front end, located errors for what is not lowered yet, the
+interpreter against torch, the emitted project's shape, and the emulator's burst-exact race records that
+the image-to-column gather relies on (a real overlap is still a race). The gallery kernels run in the
+emulator in tests/test_gallery_e2e.py."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import ascend_dsl
+import lowering
+from ascend_dsl import interpreter, ir, printer
+from ascend_dsl.diagnostics import DslError
+
+KERNEL = '''@kernel(T=[f16, bf16])
+def conv(x: Tensor[T, "N, C, H, W"], w: Tensor[T, "K, C, KH, KW"], y: Tensor[f32, "N, K, OH, OW"]):
+    for blk in split(N, K, OH, OW, cores=AIC):
+        with cube:
+            acc = conv2d(x[blk], w[blk])  # CONV
+        with vector:
+            store(y[blk], acc)  # STORE
+'''
+
+
+def _kernel(text: str, **dtypes) -> ir.Kernel:
+    return ascend_dsl.parse_text(text, file="conv.adsl")[0].instantiate(dtypes)
+
+
+def _error(text: str, target: str = "ascend910b1") -> DslError:
+    with pytest.raises(DslError) as ei:
+        lowering.lower(_kernel(text), target, "conv.adsl")
+    assert "Traceback" not in ei.value.render()
+    return ei.value
+
+
+def _at(err: DslError, code: str, text: str, mark: str, needle: str, msg: str) -> None:
+    d = next((d for d in err.diagnostics if d.code == code), None)
+    assert d is not None, err.render()
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if f"# {mark}" in s)
+    col = text.splitlines()[line - 1].index(needle) + 1
+    assert (d.span.file, d.span.line, d.span.col) == ("conv.adsl", line, col), err.render()
+    assert msg in d.message, err.render()
+
+
+def test_conv_kernel_parses_prints_and_is_a_conv_kind():
+    k = _kernel(KERNEL)
+    loop = ir.conv_loop(k)
+    assert loop.conv == ir.Conv("acc", "x", "w", 2, (1, 1), (0, 0), (1, 1))
+    assert (loop.out, loop.out_dtype, loop.relu, loop.dims) == ("y", ascend_dsl.dtypes.DType.F32, False,
+                                                                ("N", "K", "OH", "OW"))
+    assert [p.name for p in k.outputs] == ["y"]
+    text = printer.kernel(k)
+    assert "acc = conv2d(x[blk], w[blk], stride=1, padding=0, dilation=1)" in text
+    project, ctx = lowering.lower(k, "ascend910b1", "conv.adsl")
+    assert ctx.lowered.kind is ir.KernelKind.CONV
+    src = project.files["conv_kernel.cpp"]
+    for api in ("Nd2NzParams", "LoadData2DParams", "Mmad(", "Fixpipe(", "KERNEL_TYPE_AIC_ONLY"):
+        assert api in src, api
+    assert "conv.adsl:5" in src  # the conv's line leads back to the DSL
+    assert project.manifest["kernel_type"] == "AIC_ONLY"
+
+
+@pytest.mark.parametrize("value, relu, dtype", [("acc", False, "f32"), ("relu(acc)", True, "f32"),
+                                                ("cast(acc, f16)", False, "f16"), ("cast(relu(acc), f16)", True, "f16")])
+def test_store_forms_map_to_fixpipe_relu_and_quant(value, relu, dtype):
+    text = KERNEL.replace("store(y[blk], acc)", f"store(y[blk], {value})").replace('Tensor[f32, "N, K', f'Tensor[{dtype}, "N, K')
+    k = _kernel(text)
+    assert ir.conv_loop(k).relu is relu and str(ir.conv_loop(k).out_dtype) == dtype
+    src = lowering.lower(k, "ascend910b1", "conv.adsl")[0].files["conv_kernel.cpp"]
+    assert ("fp.quantPre = QuantMode_t::F322F16;" in src) is (dtype == "f16")
+    assert ", true);" in src.split("FixpipeParamsV220 fp(")[1].split("\n")[1] if relu else True
+
+
+@pytest.mark.parametrize("stride, padding, dilation", [(1, 0, 1), (2, 1, 1), (1, 2, 2), (3, 0, 2)])
+def test_interpreter_matches_torch(stride, padding, dilation):
+    text = KERNEL.replace("conv2d(x[blk], w[blk])", f"conv2d(x[blk], w[blk], stride={stride}, padding={padding}, "
+                          f"dilation={dilation})")
+    k = _kernel(text)
+    x, w = torch.randn(2, 3, 17, 13).half(), torch.randn(4, 3, 3, 3).half()
+    ref = torch.nn.functional.conv2d(x.float(), w.float(), stride=stride, padding=padding, dilation=dilation)
+    out = interpreter.run(k, {"x": x, "w": w, "y": torch.empty(ref.shape)})["y"]
+    torch.testing.assert_close(out, ref)
+
+
+def test_interpreter_reports_a_wrong_output_size():
+    with pytest.raises(DslError) as ei:
+        interpreter.run(_kernel(KERNEL), {"x": torch.randn(1, 3, 8, 8).half(), "w": torch.randn(4, 3, 3, 3).half(),
+                                          "y": torch.empty(1, 4, 8, 8)})
+    assert ei.value.diagnostics[0].code == "BINDING"
+
+
+@pytest.mark.parametrize("old, new, code, mark, needle, msg", [
+    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], padding=-1)", "ARGS", "CONV", "-1",
+     "padding= takes an integer literal >= 0"),
+    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], stride=1.5)", "ARGS", "CONV", "1.5",
+     "stride= takes an integer literal >= 1"),
+    ("store(y[blk], acc)", "store(y[blk], acc * 2.0)", "UNSUPPORTED", "STORE", "acc * 2.0",
+     "this version stores the accumulator as"),
+    ("store(y[blk], acc)", "store(y[blk], cast(acc, f16))", "DTYPE-MISMATCH", "STORE", "cast",
+     "'y' is f32 but the stored value is f16"),
+    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], stride=0)", "ARGS", "CONV", "0", "stride= takes an integer"),
+    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], groups=2)", "ARGS", "CONV", "conv2d",
+     "unknown argument groups"),
+    ("conv2d(x[blk], w[blk])", "conv2d(x[0], w[blk])", "INDEX", "CONV", "x[0]", "indexed by the block"),
+])
+def test_located_errors(old, new, code, mark, needle, msg):
+    text = KERNEL.replace(old, new)
+    _at(_error(text), code, text, mark, needle, msg)
+
+
+@pytest.mark.parametrize("opts, sparse, zero_fill", [("", False, False), (", stride=2", True, False),
+                                                     (", padding=1", True, True), (", padding=0, dilation=2", False, False)])
+def test_stride_and_padding_pick_the_gather_layout(opts, sparse, zero_fill):
+    """Row stride 1 without padding along W gathers whole rows (dense); stride or W padding gives every output
+    pixel its own fractal column (sparse); any padding zero-fills the L1 tile before the copies."""
+    text = KERNEL.replace("conv2d(x[blk], w[blk])", f"conv2d(x[blk], w[blk]{opts})")
+    project, _ = lowering.lower(_kernel(text), "ascend910b1", "conv.adsl")
+    src = project.files["conv_kernel.cpp"]
+    assert ("one fractal column per output pixel" in src) is sparse
+    assert ("InitConstValue(bL1" in src) is zero_fill
+    assert "error[" not in src
+
+
+def test_conv1d_and_conv3d_parse_but_are_not_lowered_yet():
+    text = KERNEL.replace('"N, C, H, W"', '"N, C, L"').replace('"K, C, KH, KW"', '"K, C, KL"') \
+        .replace('"N, K, OH, OW"', '"N, K, OL"').replace("split(N, K, OH, OW", "split(N, K, OL") \
+        .replace("conv2d(", "conv1d(")
+    x, w = torch.randn(2, 3, 20).half(), torch.randn(4, 3, 5).half()
+    out = interpreter.run(_kernel(text), {"x": x, "w": w, "y": torch.empty(2, 4, 16)})["y"]
+    torch.testing.assert_close(out, torch.nn.functional.conv1d(x.float(), w.float()))
+    _at(_error(text), "UNSUPPORTED", text, "CONV", "acc", "conv1d is parsed and interpreted but not lowered yet")
+
+
+def test_wrong_split_weight_shape_and_f32_operands_are_errors():
+    bad_split = KERNEL.replace("split(N, K, OH, OW", "split(N, OH, OW")
+    with pytest.raises(DslError) as ei:
+        _kernel(bad_split)
+    assert ei.value.diagnostics[0].code == "ARGS" and "lists the output's dims" in ei.value.render()
+    bad_w = KERNEL.replace('"K, C, KH, KW"', '"K, D, KH, KW"')
+    with pytest.raises(DslError) as ei:
+        _kernel(bad_w)
+    assert ei.value.diagnostics[0].code == "INDEX" and "its second dim is the input's channels" in ei.value.render()
+    with pytest.raises(DslError) as ei:
+        _kernel(KERNEL.replace("T=[f16, bf16]", "T=[f32]"))
+    assert ei.value.diagnostics[0].code == "DTYPE-UNSUPPORTED"
+
+
+def test_conv_outside_a_cube_block_and_extra_statements():
+    text = '''@kernel
+def k(x: Tensor[f16, "N"], y: Tensor[f16, "N"]):
+    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto):
+            store(y[t], conv2d(load(x[t]), load(x[t])))
+'''
+    with pytest.raises(DslError) as ei:
+        _kernel(text)
+    assert ei.value.diagnostics[0].code == "KERNEL-STRUCTURE" and "`with cube:`" in ei.value.render()
+    two = KERNEL.replace("            store(y[blk], acc)  # STORE", "            store(y[blk], acc)\n            store(y[blk], acc)")
+    with pytest.raises(DslError) as ei:
+        _kernel(two)
+    assert ei.value.diagnostics[0].code == "UNSUPPORTED"
+
+
+def test_coupled_310p_is_rejected():
+    err = _error(KERNEL, "ascend310p")
+    assert err.diagnostics[0].code == "MIX-UNSUPPORTED" and "no Fixpipe" in err.render()

@@ -1,0 +1,136 @@
+"""Resampling planes (resize_nearest / resize_nearest_exact / resize_linear): PyTorch's F.interpolate at the stored
+size, kind RESIZE (lowering/emit/resize.py); the gallery's examples/resize/ run in the emulator (test_gallery_e2e)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from dsl_snippets import first_tile, tile_error, tile_kernel
+
+from ascend_dsl import DslError, interpreter, ir, load_file, printer
+from lowering import lower
+from npu_harness.tiling_probe import run_tiling
+
+REPO = Path(__file__).resolve().parent.parent
+
+HEAD = '''@kernel
+def k(x: Tensor[f32, "N, C, H, W"], y: Tensor[f32, "N, C, OH, OW"], b: Tensor[bf16, "N, C, H, W"],
+      yb: Tensor[bf16, "N, C, OH, OW"]):
+    for blk in split(N * C, cores=AIV):
+        for p in tile(blk, size=auto, buffers=2):
+'''
+
+
+def _k(body: str) -> ir.Kernel:
+    return tile_kernel(HEAD, body, "rs.adsl")
+
+
+@pytest.mark.parametrize("call,mode,align", [
+    ("resize_nearest", "nearest", None), ("resize_nearest_exact", "nearest-exact", None),
+    ("resize_linear", "bilinear", False), ("resize_linear(XX, align_corners=True)", "bilinear", True)])
+def test_interpreter_resamples_to_the_stored_size_as_pytorch(call, mode, align):
+    text = call.replace("XX", "load(x[p])") if "XX" in call else f"{call}(load(x[p]))"
+    k = _k(f"store(y[p], {text})")
+    assert printer.kernel(k).count(text) == 1  # prints back as written
+    x = torch.randn(2, 3, 7, 9)
+    y = torch.zeros(2, 3, 11, 4)
+    interpreter.run(k, {"x": x, "y": y, "b": x.bfloat16(), "yb": y.bfloat16()}, num_cores=2, tile=1)
+    kw = {} if align is None else {"align_corners": align}
+    assert torch.equal(y, torch.nn.functional.interpolate(x, size=(11, 4), mode=mode, **kw))
+
+
+@pytest.mark.parametrize("body,code,msg", [
+    ("store(y[p], resize_nearest(load(x[p]), scale=2))", "ARGS", "resize_nearest takes one loaded plane"),
+    ("store(y[p], resize_nearest(load(x[p]), align_corners=True))", "ARGS", "takes one loaded plane"),
+    ("store(y[p], resize_linear(load(x[p]), align_corners=1))", "ARGS", "expected True or False"),
+    ("store(yb[p], resize_linear(load(b[p])))", "DTYPE-UNSUPPORTED", "'resize_linear' does not support bf16"),
+    ("t = resize_nearest(load(x[p]))\nstore(y[p], t)", "UNSUPPORTED", "a resized plane is stored directly"),
+    ("store(y[p], resize_nearest(load(x[p])) * 2.0)", "UNSUPPORTED", "resized planes are only stored"),
+    ("store(y[p], resize_nearest(load(x[p]) * 2.0))", "UNSUPPORTED", "plane tiles only feed"),
+])
+def test_resize_errors_are_located(body, code, msg):
+    e = tile_error(HEAD, body, "rs.adsl")
+    d = e.diagnostics[0]
+    assert d.code == code and msg in d.message, e.render()
+    assert d.span.file == "rs.adsl" and d.span.line == 6
+
+
+def test_resize_needs_a_plane():
+    head = '''@kernel
+def k(x: Tensor[f32, "N"], y: Tensor[f32, "N"]):
+    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+'''
+    e = tile_error(head, "store(y[t], resize_nearest(load(x[t])))", "rs.adsl")
+    assert e.diagnostics[0].code == "TYPE" and "needs a loaded plane" in e.diagnostics[0].message, e.render()
+
+
+def test_volumes_are_not_resampled_yet_and_the_error_says_what_works():
+    head = '''@kernel
+def k(x: Tensor[f32, "N, C, D, H, W"], y: Tensor[f32, "N, C, OD, OH, OW"]):
+    for blk in split(N * C, cores=AIV):
+        for p in tile(blk, size=auto, buffers=2):
+'''
+    e = tile_error(head, "store(y[p], resize_linear(load(x[p])))", "rs.adsl")
+    d = e.diagnostics[0]
+    assert d.code == "UNSUPPORTED" and "1 or 2 spatial dims; this plane has 3" in d.message, e.render()
+    assert "split(N * C * D)" in d.hint
+
+
+@pytest.mark.parametrize("body,msg", [
+    ("store(y[p], resize_nearest(load(x[p])))\nstore(yb[p], resize_nearest(load(b[p])))",
+     "a resize loop stores one resize of one loaded plane"),
+    ("store(y[p], resize_nearest(load(x[p])))\nstore(y[p], max_pool(load(x[p]), kernel=2))",
+     "either pools or resizes"),
+])
+def test_resize_loop_structure_is_checked_when_lowering(body, msg):
+    with pytest.raises(DslError) as e:
+        lower(_k(body), "ascend910b1", "rs.adsl")
+    assert any(d.code == "UNSUPPORTED" and msg in d.message for d in e.value.diagnostics), e.value.render()
+
+
+def test_resize_on_310p_is_refused_naming_the_target():
+    head = HEAD.replace('b: Tensor[bf16, "N, C, H, W"],\n      yb: Tensor[bf16, "N, C, OH, OW"]', "")
+    with pytest.raises(DslError) as e:
+        lower(tile_kernel(head, "store(y[p], resize_linear(load(x[p])))", "rs.adsl"), "ascend310p", "rs.adsl")
+    d = e.value.diagnostics[0]
+    assert d.code == "UNSUPPORTED" and "ascend310p does not have" in d.message and d.span.line == 5, e.value.render()
+
+
+def test_resize_is_its_own_kind_with_gathers_from_per_core_tables():
+    project, ctx = lower(_k("store(y[p], resize_linear(load(x[p])))"), "ascend910b1", "rs.adsl")
+    assert ctx.lowered.kind is ir.KernelKind.RESIZE
+    assert first_tile(ctx.lowered).kind is ir.LoopKind.PLANES
+    code = project.files["k_kernel.cpp"]
+    assert code.count("Gather(a, xLocal, colOff0, base") == 2 and "Add(dst, t, a, n);" in code
+    assert "FillTables();" in code and "SetFlag<HardEvent::S_V>" in code
+    nearest, _ = lower(_k("store(y[p], resize_nearest(load(x[p])))"), "ascend910b1", "rs.adsl")
+    assert "Gather(dst, xLocal, colOff0, base, n);" in nearest.files["k_kernel.cpp"]
+
+
+_FIELDS = ("blockLength", "tileLength", "bandRows", "inTileElems", "outTileElems", "bufferNum")
+
+
+@pytest.mark.parametrize("example,dims,expect", [
+    # benchmark scale, 2x up: 1024 x 1024 output planes (4 MB) run as bands of output rows
+    ("upsample_bilinear2d", "32 64 512 512 1024 1024", lambda b: b[0] == 48 and b[2] == 1 and 0 < b[3] < 1024),
+    ("upsample_nearest2d", "32 64 512 512 1024 1024", lambda b: b[0] == 48 and b[2] == 1 and 0 < b[3] < 1024),
+    # small planes: several whole planes per tile
+    ("upsample_nearest2d", "16 32 16 16 32 32", lambda b: b[0] == 47 and b[2] > 1 and b[3] == 32),
+    # an output row of 100,000 (linear: 4 tables of it plus 3 f32 scratch rows) does not fit UB: refused (TILING)
+    ("upsample_bilinear2d", "1 1 2 50000 4 100000", lambda b: b[0] == 0),
+    # a 1-D plane is one row: at the benchmark's 65,536 it does not fit UB with its output row (SCALE_LIMITED)
+    ("interpolate_linear1d", "64 128 65536 1600", lambda b: b[0] == 0),
+    ("interpolate_linear1d", "64 128 8192 1600", lambda b: b[0] == 48 and b[2] == 1),
+    # an empty spatial size: refused as PyTorch does
+    ("upsample_nearest2d", "1 1 0 5 3 3", lambda b: b[0] == 0),
+])
+def test_host_tiling(example, dims, expect):
+    adsl = REPO / f"examples/resize/{example}.adsl"
+    project, _ = lower(load_file(adsl)[0].instantiate(), "ascend910b1", adsl.name)
+    symbols = dict(zip(project.manifest["symbols"], (int(v) for v in dims.split()), strict=True))
+    t = run_tiling(project, "ascend910b1", symbols, {}, 48, _FIELDS)
+    fields = [t["blocks"], *(t[f] for f in _FIELDS)]
+    assert expect(fields), fields
