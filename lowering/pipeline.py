@@ -26,6 +26,7 @@ from .passes import (
     plan_conv,
     plan_cube,
     plan_row_groups,
+    plan_split_k,
     plan_stages,
     plan_tiling,
     plan_windows,
@@ -55,6 +56,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("plan_tiling", plan_tiling.run),  # largest tile that fits UB; UB capacity check; chunk lengths
     Pass("plan_row_groups", plan_row_groups.run),  # chunked rows: may a group of cores share a row?
     Pass("plan_cube", plan_cube.run),  # MIX kernels: base block sizes, L1/L0/UB capacity, fractal alignment
+    Pass("plan_split_k", plan_split_k.run),  # MIX kernels: may K be split over cube cores (the host picks the slices)
     Pass("plan_conv", plan_conv.run),  # CONV kernels: cube tile limits of the implicit GEMM, L1/L0 capacity
     Pass("plan_windows", plan_windows.run),  # plane loops: the window, plane dims, vector taps along rows or not
     Pass("select_instructions", select_instructions.run),  # Add vs Adds, Compare/Select modes, Cast rounding
@@ -80,7 +82,9 @@ def run_pipeline(kernel: ir.Kernel, ctx: PassContext, dump_after: frozenset[str]
 
 def _lower_stage(st: ir.ChainStage, ctx: PassContext, dump_after: frozenset[str]) -> ir.ChainStage:
     """One stage of a CHAIN kernel through every pass but emit; its timings and dumps add to the kernel's."""
-    sub_ctx = PassContext(ctx.target, ctx.source_name, ctx.assistant)
+    # No split-K inside a chain: its partial sums would need a workspace region of their own beside the
+    # stages' workspace tensors (emit/chain.py places those after the Matmul API's system workspace).
+    sub_ctx = PassContext(ctx.target, ctx.source_name, ctx.assistant, allow_split_k=False)
     lowered = _run_passes(st.kernel, sub_ctx, dump_after, PIPELINE[1:-1])
     for name, t in sub_ctx.timings.items():
         ctx.timings[name] = ctx.timings.get(name, 0.0) + t

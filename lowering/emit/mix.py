@@ -37,20 +37,25 @@ MIX_RATIO = 2  # AIV per AIC (ascendc.md §5.2)
 class _CubeStageWriter(RowStageWriter):
     """Row-tile writer whose rows are those of one base block: GM rows are N_ apart, UB rows Dp_ apart."""
 
-    def __init__(self, ctx, buffers, tensors, acc: str, stride: str, adjust: dict[str, str]):
+    def __init__(self, ctx, buffers, tensors, acc: str, stride: str, adjust: dict[str, str], split_k: bool):
         super().__init__(ctx, buffers, tensors)
         self.acc = acc
         self.stride = stride
         self.adjust = adjust  # GlobalTensor member -> change of `offset` for tensors whose batch dims are shared
+        self.split_k = split_k
 
     def copy_in(self, s: ir.CopyIn) -> None:
         if s.tensor != self.acc:
             return super().copy_in(s)
         q, c = self.buffers[s.buffer].member, self.ctype(s.buffer)
         self.mark(s.span)
+        fetch = f"mm.template GetTensorC<true>({s.buffer}, false, true);  // L0C -> UB, row i at i * baseN"
+        if self.split_k:  # after SyncAll the accumulator is the sum of the K slices' partials (plan_split_k)
+            fetch = ["if (splitK_ > 1) {",
+                     f"    ReduceSlices({s.buffer}, offset, count);  // split-K: slices 0..S-1 added in order",
+                     "} else {", f"    {fetch}", "}"]
         self.lines += [f"LocalTensor<{c}> {s.buffer} = {q}.AllocTensor<{c}>();",
-                       f"mm.template GetTensorC<true>({s.buffer}, false, true);  // L0C -> UB, row i at i * baseN",
-                       f"{q}.EnQue({s.buffer});"]
+                       *([fetch] if isinstance(fetch, str) else fetch), f"{q}.EnQue({s.buffer});"]
 
     def copy_call(self, way: str, buf: str, gm: str) -> str:
         return copy_call(way, "Block", buf, f"{gm}[offset{self.adjust.get(gm, '')}]", f"count, D_, Dp_, {self.stride}")
@@ -103,6 +108,7 @@ class MixView(KernelView):
     ub_formula: str
     batch_member: bool = False  # the epilogue reads the batch index (bi_): a tensor with shared batch dims
     stage: bool = False  # rendered as a stage class of a multi-stage kernel (emit/chain.py): no includes, no entry
+    split_k_min: int  # shortest K slice (plan_split_k); 0 with split_k False
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
@@ -122,6 +128,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
     adjust: dict[str, str] = {}
     by_name = {b.name: b for b in buffers}
     stages: dict[ir.StageKind, list[str]] = {k: [] for k in ir.StageKind}
+    split_k = plan.split_k_min > 0
     if not plan.direct:
         out_shape = (*loop.batch, loop.m, loop.n)
         for p in kernel.tensors:  # epilogue tensors with shared or grouped batch dims (a causal mask [1, 1, M, N])
@@ -129,7 +136,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
                 rel = operand_offset(p.shape, loop.batch, "bi_").removesuffix(" + ")
                 adjust[f"{p.name}Gm"] = (f" - bi_ * {loop.m}_ * {loop.n}_"
                                          + (f" + {rel}" if rel else ""))
-        stages = write_stages(tl, lambda: _CubeStageWriter(ctx, by_name, tensors, mm.name, f"{loop.n}_", adjust))
+        stages = write_stages(tl, lambda: _CubeStageWriter(ctx, by_name, tensors, mm.name, f"{loop.n}_", adjust, split_k))
     head, tail = compute_frame(buffers)
     out_tensor = next(s.tensor for s in ir.walk(tl.body) if isinstance(s, (ir.Store, ir.CopyOut)))
     t = ctx.target
@@ -152,7 +159,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
         base_m=plan.base_m, base_n=plan.base_n, base_k=plan.base_k, esize=params[mm.a].dtype.size, fractal=FRACTAL,
         step_k=STEP_K, depth_l1=DEPTH_L1, db_l0ab=DB_L0AB, db_l0c=DB_L0C, l0a=t.l0a_bytes, l0b=t.l0b_bytes,
         l0c=t.l0c_bytes, l1=t.l1_bytes, ub_budget=t.ub_budget, mix_ratio=MIX_RATIO,
-        workspace_bytes="16 * 1024 * 1024",
+        workspace_bytes="16 * 1024 * 1024", split_k=split_k, split_k_min=plan.split_k_min,
         ub_formula=" + ".join(f"{b.num} * {host_bytes(b)}" for b in tl.buffers_decl) or "0")
 
 
@@ -198,4 +205,6 @@ def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: MixView) -> dict
     plan = ir.cube_loop(kernel).plan
     return manifest(kernel, ctx, view, "MIX_AIC_1_2", None, "base blocks", tuple(b.buffer for b in view.buffers),
                     base_block=[plan.base_m, "N" if plan.whole_rows else plan.base_n, plan.base_k],
-                    epilogue="none (IterateAll)" if plan.direct else "vector (Iterate + GetTensorC)")
+                    epilogue="none (IterateAll)" if plan.direct else "vector (Iterate + GetTensorC)",
+                    split_k=f"allowed (K slices >= {plan.split_k_min}; the host picks the count)" if plan.split_k_min
+                    else "no")
