@@ -83,6 +83,7 @@ class Layout(Enum):
     POOLED = "pooled"  # plane loops: the pooled planes (the output's spatial dims)
     SLOTS = "slots"  # buffers only: a slot accumulator's f32 values (sized from the shapes at launch)
     BOX = "box"  # box loops: the tile's output positions x the whole extra (reduced) axis of a tensor
+    SCAN = "scan"  # buffers only: a vector scan's scratch, sized from the row (chunk) length (lowering/vector_scan.py)
 
 
 @dataclass(frozen=True)
@@ -264,6 +265,7 @@ class BufferRole(Enum):
     SLOT_VECTOR = "slot_vector"  # this core's partial vector of slot accumulator `of`
     SLOT_TOTALS = "slot_totals"  # the totals of slot accumulator `of`, read per row (s[r])
     BOX_TMP = "box_tmp"  # the halving tree of a box reduction whose box is read again
+    SCAN_TMP = "scan_tmp"  # a vector scan's transposed row, ping-pong half and gather tables (`of`: fwd / rev)
 
 
 @dataclass(frozen=True)
@@ -286,6 +288,8 @@ class Buffer:
     def bytes_for(self, tile_elems: int) -> int:
         if self.layout in (Layout.BLOCK, Layout.SLOTS):  # SLOTS: at least one block; the host checks the rest
             return 32
+        if self.layout is Layout.SCAN:  # tile_elems: the row (chunk) length; lowering/vector_scan.py SCAN_COLUMNS
+            return 257 * 8 * -(-tile_elems // 512) * 4
         if self.layout is Layout.REPEATS:  # 2 x ceil(tile bytes / 256) elements (ReduceMax/Min keep value + index)
             tile_elems = 2 * -(-tile_elems * self.bits // (8 * 256))
         raw = -(-tile_elems * self.bits // 8)

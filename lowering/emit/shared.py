@@ -22,6 +22,7 @@ from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
+from ..vector_scan import SCRATCH_ROWS
 from . import arg_reduce, launch_scalars, row_gather
 from .launch_scalars import LaunchScalarView
 
@@ -252,7 +253,11 @@ def buffer_views(tl: ir.TileLoop, suffix: str = "", tile: str | None = None) -> 
     for b in tl.buffers_decl:
         cap = b.name[:1].upper() + b.name[1:]
         if b.position is ir.Position.VECCALC:
-            member, decl, init = f"{b.name}Buf{suffix}", "TBuf<TPosition::VECCALC>", bytes_expr(b, suffix, tile)
+            member, decl = f"{b.name}Buf{suffix}", "TBuf<TPosition::VECCALC>"
+            if b.layout is ir.Layout.SCAN:  # sized from the row length (the chunk length in a chunk pass)
+                init = scan_bytes_expr(tile if tl.kind is ir.LoopKind.CHUNKS else "Dp_")
+            else:
+                init = bytes_expr(b, suffix, tile)
         else:
             prefix = "inQueue" if b.position is ir.Position.VECIN else "outQueue"
             stem = cap.removesuffix("Local")
@@ -287,11 +292,38 @@ def bytes_expr(b: ir.Buffer, suffix: str = "", tile: str | None = None) -> str:
     return f"{elems} * sizeof({b.dtype.ctype})"
 
 
+def scan_lines(s: ir.VecOp, src_dtype: DType, dst_dtype: DType, n: str = "D_") -> list[str]:
+    """A ScanSum / ScanProd pseudo-instruction over `count` rows of `n` elements (lowering/vector_scan.py)."""
+    attrs = dict(s.attrs)
+    prod = s.api == "ScanProd"
+    return snippet("scan", prod=prod, reverse=attrs["reverse"] == "true", exclusive=attrs["exclusive"] == "true",
+                   src=s.srcs[0], dst=s.dst, w=attrs["scratch"], n=n, op="Mul" if prod else "Add",
+                   identity="1.0f" if prod else "0.0f", cast_in=src_dtype is not DType.F32,
+                   cast_out=dst_dtype is not DType.F32,
+                   round="CAST_RINT" if dst_dtype is DType.BF16 else "CAST_NONE")
+
+
+def scan_table_lines(views, n: str = "D_") -> list[str]:
+    """Build the gather tables of the loop's vector scans, once per launch (before its tile loop)."""
+    lines = []
+    for b in views:
+        if b.buffer.role is ir.BufferRole.SCAN_TMP:
+            lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of == "rev")
+    return lines
+
+
+def scan_bytes_expr(n: str) -> str:
+    """Bytes of a vector scan's scratch for rows of `n` elements (lowering/vector_scan.py; ir.Buffer.bytes_for)."""
+    return f"({n} + 511) / 512 * 8 * {SCRATCH_ROWS * 4}"
+
+
 def host_bytes(b: ir.Buffer) -> str:
     """The same length on the host, for tiles of `r` rows (see tiling.h.jinja)."""
     elems = {ir.Layout.ROWS: "r * padded", ir.Layout.COL: "colElems", ir.Layout.ROW: "padded"}
     if b.layout is ir.Layout.BLOCK:
         return "32"
+    if b.layout is ir.Layout.SCAN:
+        return f"({scan_bytes_expr('padded')})"
     if b.layout is ir.Layout.SLOTS:  # a slot accumulator's vector (emit/slots.py)
         return f"({b.of}Slots + 7) / 8 * 32"
     return f"({elems[b.layout]} * {b.bits} / 8 + 31) / 32 * 32"
@@ -474,10 +506,8 @@ class RowStageWriter(StageWriter):
 
     def vec_op(self, s: ir.VecOp, count: str = "count") -> None:
         self.mark(s.span)
-        if s.api in ("ScanSum", "ScanProd"):  # scalar loops (lowering/scalar_loops.py)
-            attrs = dict(s.attrs)
-            self.lines += snippet("scan", prod=s.api == "ScanProd", reverse=attrs["reverse"] == "true",
-                                  exclusive=attrs["exclusive"] == "true", src=s.srcs[0], dst=s.dst, ctype=self.ctype(s.dst))
+        if s.api in ("ScanSum", "ScanProd"):  # blocked prefix on the vector unit (lowering/vector_scan.py)
+            self.lines += scan_lines(s, self.buffers[s.srcs[0]].buffer.dtype, self.buffers[s.dst].buffer.dtype)
         elif s.api == "ReduceProd":
             self.lines += snippet("row_prod", src=s.srcs[0], dst=s.dst, ctype=self.ctype(s.dst))
         elif s.api.startswith("Reduce"):

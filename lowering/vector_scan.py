@@ -1,0 +1,59 @@
+"""Scans (cumsum / cumprod along a row) on the vector unit: a blocked prefix with a carried offset.
+
+Vector instructions start on 32-byte aligned UB addresses (ascendc.md 4.5), so a shift by one element
+(Hillis-Steele over the row as it lies in UB) is not expressible. The row of n elements is instead
+viewed as P columns (segments) of 64 consecutive elements, P = ceil(n / 512) * 8, and transposed with
+`Gather` (ascendc_next.md 3.1; byte-offset tables) into a 64 x P matrix: row k holds element k of every
+segment, and rows are 32-byte aligned. Then, all in f32 (16-bit rows are cast first):
+
+1. a log-step (Hillis-Steele) scan down the 64 rows: 6 steps of `Add`/`Mul` of the matrix with itself
+   shifted by 1, 2, 4, ... rows (whole rows: aligned), ping-ponging between two matrices;
+2. the segment offsets: the scalar unit walks the P segment totals (the last row) once, an exclusive
+   running sum (Kahan-compensated, as the scalar scan was) or product starting from the carry;
+3. one level-0 `Add`/`Mul` per 64 columns adds each segment's offset to its 65 rows (the identity row
+   above the matrix included: exclusive scans read the matrix shifted up by one row), src1RepStride 0;
+4. `Gather` back to the row's order (`srcBaseAddr` selects inclusive or exclusive).
+
+Reverse scans fold the reversal into the two tables; the elements past n are set to the identity, so
+a shorter row (a tail chunk) reuses the tables. AscendC's own `CumSum` (asc-devkit
+`impl/.../math/cumsum/cumsum_common_impl.h`) transposes with `TransDataTo5HD` and adds one row at a time;
+this lowering keeps the instruction count independent of n (about 20 instructions per row, the tables
+built once per launch) and the scalar work at one step per 64 elements.
+
+Pseudo-instructions (VecOp.api) produced by select_instructions and expanded by lowering/emit/scan.py:
+  ScanSum / ScanProd (attrs reverse, exclusive, scratch: its SCAN_TMP buffer) -- rows x D -> rows x D
+"""
+
+from __future__ import annotations
+
+from ascend_dsl import ir
+from ascend_dsl.dtypes import DType
+from ascend_dsl.ops import OPS, Rule
+
+SCAN_APIS = {"cumsum": "ScanSum", "cumprod": "ScanProd"}
+SCAN_OPS = frozenset(n for n, o in OPS.items() if o.rule is Rule.SCAN)
+#: elements per segment: one 256-byte repeat of f32
+SEGMENT = 64
+#: f32 columns per 512 elements of the row (P = ceil(n / 512) * 8: whole 32-byte blocks per matrix row)
+#: and the f32 elements the scratch holds per column: the identity row and the 64 x P matrix (65), the
+#: ping-pong matrix (64), the forward and backward gather tables (2 x 64)
+SCRATCH_ROWS = 65 + 64 + 2 * 64
+
+
+def scratch_name(reverse: bool) -> str:
+    return "scanTmp_rev" if reverse else "scanTmp_fwd"
+
+
+def scan_op(dst: str, e: ir.Op, src: str) -> ir.VecOp:
+    """The pseudo-instruction of a scan op over rows `src` into `dst` (its scratch: scratch_name)."""
+    info = OPS[e.op]
+    return ir.VecOp(SCAN_APIS[info.call], dst, (src,), (("reverse", str(info.reverse).lower()),
+                    ("exclusive", str(info.exclusive).lower()), ("scratch", scratch_name(info.reverse))), e.span)
+
+
+def scratch_buffers(stmts, span) -> list[ir.Buffer]:
+    """The SCAN_TMP buffers of a loop body: one per direction its scans use (tables differ)."""
+    reverse = sorted({OPS[s.value.op].reverse for s in stmts if isinstance(s, ir.Assign)
+                      and isinstance(s.value, ir.Op) and s.value.op in SCAN_OPS})
+    return [ir.Buffer(scratch_name(r), ir.Position.VECCALC, DType.F32, 1, 32, ir.Layout.SCAN, ir.BufferRole.SCAN_TMP,
+                      "rev" if r else "fwd", span) for r in reverse]
