@@ -55,5 +55,5 @@ def scratch_buffers(stmts, span) -> list[ir.Buffer]:
     """The SCAN_TMP buffers of a loop body: one per direction its scans use (tables differ)."""
     reverse = sorted({OPS[s.value.op].reverse for s in stmts if isinstance(s, ir.Assign)
                       and isinstance(s.value, ir.Op) and s.value.op in SCAN_OPS})
-    return [ir.Buffer(scratch_name(r), ir.Position.VECCALC, DType.F32, 1, 32, ir.Layout.SCAN, ir.BufferRole.SCAN_TMP,
+    return [ir.Buffer(scratch_name(r), ir.Position.VECCALC, DType.F32, 1, 128, ir.Layout.SCAN, ir.BufferRole.SCAN_TMP,
                       "rev" if r else "fwd", span) for r in reverse]

@@ -292,23 +292,30 @@ def bytes_expr(b: ir.Buffer, suffix: str = "", tile: str | None = None) -> str:
     return f"{elems} * sizeof({b.dtype.ctype})"
 
 
-def scan_lines(s: ir.VecOp, src_dtype: DType, dst_dtype: DType, n: str = "D_") -> list[str]:
-    """A ScanSum / ScanProd pseudo-instruction over `count` rows of `n` elements (lowering/vector_scan.py)."""
+def scan_lines(s: ir.VecOp, src_dtype: DType, dst_dtype: DType, chunk: str | None = None,
+               carry: str | None = None) -> list[str]:
+    """A ScanSum / ScanProd pseudo-instruction (lowering/vector_scan.py) over `count` rows of D_ elements, or
+    over one chunk of `count` elements (`chunk`: the chunk length member the tables were built for; `carry`:
+    the member holding the row's running value between chunks, `<carry>Comp` its Kahan compensation)."""
     attrs = dict(s.attrs)
     prod = s.api == "ScanProd"
     return snippet("scan", prod=prod, reverse=attrs["reverse"] == "true", exclusive=attrs["exclusive"] == "true",
-                   src=s.srcs[0], dst=s.dst, w=attrs["scratch"], n=n, op="Mul" if prod else "Add",
+                   src=s.srcs[0], dst=s.dst, w=attrs["scratch"], op="Mul" if prod else "Add",
+                   n="count" if chunk else "D_", geom=chunk or "D_", rows="1" if chunk else "count",
+                   at="" if chunk else "[i * Dp_]", carry=carry, comp=carry and carry.removesuffix("_") + "Comp_",
                    identity="1.0f" if prod else "0.0f", cast_in=src_dtype is not DType.F32,
                    cast_out=dst_dtype is not DType.F32,
                    round="CAST_RINT" if dst_dtype is DType.BF16 else "CAST_NONE")
 
 
 def scan_table_lines(views, n: str = "D_") -> list[str]:
-    """Build the gather tables of the loop's vector scans, once per launch (before its tile loop)."""
+    """Build the gather tables of the loop's vector scans, once per launch before its tile loop (whole rows:
+    when this core has rows, i.e. its buffers were set up), or per row at the start of a chunked pass."""
     lines = []
     for b in views:
         if b.buffer.role is ir.BufferRole.SCAN_TMP:
-            lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of == "rev")
+            lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of == "rev",
+                             guard="blockLength_ > 0" if n == "D_" else "")
     return lines
 
 
