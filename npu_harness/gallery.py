@@ -197,8 +197,6 @@ SCALE_SHAPES = [
 #: Kernels with a documented size limit that an entry of SCALE_SHAPES would exceed: (the benchmark-scale
 #: shapes used instead, the limit). At the exceeding shape the launch reports TILING (tested).
 SCALE_LIMITED = {
-    **{f"math/{name}": ([{"batch_size": 65536, "dim": 4000}], "scans need the whole row in UB")
-       for name in ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum", "masked_cumsum")},
     **{f"resize/{name}": ([{"batch_size": 64, "channels": 128, "length": 8192}],
                           "a 1-D plane is one row: it must fit UB with its output row (no column bands yet)")
        for name in ("interpolate_linear1d", "downsample_nearest1d")},
