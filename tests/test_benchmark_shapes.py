@@ -79,9 +79,10 @@ def test_cli_validate_tiling_passes_and_fails_with_the_reason(tmp_path):
               "--set", "batch_size=4096", "--set", "dim=393216")
     assert ok.returncode == 0, ok.stderr
     assert "tiling: PASS (B=4096, D=393216; 48 blocks" in ok.stdout
-    bad = _cli("examples/math/cumsum.adsl", "-o", str(tmp_path / "b"), "--validate", "tiling", "--set", "dim=1000000")
+    bad = _cli("examples/loss/cross_entropy.adsl", "-o", str(tmp_path / "b"), "--validate", "tiling", "--set",
+               "num_classes=1000000")
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "tiling: FAIL (B=128, D=1000000)" in bad.stdout and "'scan_sum' needs the whole row in UB" in bad.stdout
+    assert "tiling: FAIL (B=4096, C=1000000)" in bad.stdout and "'gather' needs the whole row in UB" in bad.stdout
 
 
 def test_task_that_cannot_run_on_the_meta_device_is_a_task_error(tmp_path):
