@@ -15,9 +15,9 @@ from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..scalar_loops import SCALAR_LOOP_OPS
-from ..vector_scan import SCAN_OPS
 from ..targets import Target
 from ..tiling_rules import MAX_BUFFERS_PER_QUEUE, tile_granule
+from ..vector_scan import SCAN_OPS
 from .check_windows import check_windows
 
 
