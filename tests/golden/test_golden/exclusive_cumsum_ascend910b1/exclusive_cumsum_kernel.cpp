@@ -139,7 +139,7 @@ private:
             const uint32_t n = static_cast<uint32_t>(D_);
             const uint32_t P = (static_cast<uint32_t>(D_) + 511) / 512 * 8;  // segments of 64 elements, whole 32-byte blocks per matrix row
             LocalTensor<float> a = scanTmp_fwd[P];  // 64 x P: column c holds elements [64c, 64c + 64) in scan order
-            LocalTensor<float> t = scanTmp_fwd[65 * P];  // 64 x P: the f32 row, then the ping-pong half, the offsets
+            LocalTensor<float> t = scanTmp_fwd[65 * P];  // 64 x P: the f32 row, then the offsets (and the f32 result)
             const LocalTensor<uint32_t> fwd = scanTmp_fwd[129 * P].ReinterpretCast<uint32_t>();
             const LocalTensor<uint32_t> back = scanTmp_fwd[193 * P].ReinterpretCast<uint32_t>();
             for (uint32_t i = 0; i < count; ++i) {
@@ -147,13 +147,22 @@ private:
                 Muls(t, xLocal[i * Dp_], 1.0f, n);
                 Gather(a, t, fwd, 0, 64 * P);  // transpose
                 Duplicate(scanTmp_fwd, 0.0f, P);  // the identity row above the matrix
-                LocalTensor<float> s = a, d = t;
-                for (uint32_t sh = 1; sh < 64; sh *= 2) {  // log-step scan down the 64 rows, ping-pong a <-> t
-                    Add(d[sh * P], s[sh * P], s, static_cast<int32_t>((64 - sh) * P));
-                    DataCopy(d, s, sh * P);
-                    const LocalTensor<float> u = s;
-                    s = d;
-                    d = u;
+                // Brent-Kung scan down the 64 rows, in place: 6 up-sweep steps (row 2h j + 2h - 1 gets row 2h j + h - 1)
+                // and 5 down-sweep steps (row 2h j + 3h - 1 gets row 2h j + 2h - 1); each step one level-0 Add per 64
+                // columns whose repeats are its rows (rows further apart than 255 blocks: one instruction per row)
+                for (uint32_t step = 0; step < 11; ++step) {
+                    const uint32_t h = step < 6 ? 1u << step : 1u << (10 - step);
+                    const uint32_t first = step < 6 ? 2 * h - 1 : 3 * h - 1;  // the step's first destination row
+                    const uint32_t rows = (64 - first + 2 * h - 1) / (2 * h);
+                    const uint32_t gap = 2 * h * P / 8;  // 32-byte blocks between its rows
+                    const uint32_t per = rows == 1 || gap <= 255 ? rows : 1;
+                    for (uint32_t r = 0; r < rows; r += per) {
+                        const uint32_t at = (first + 2 * h * r) * P;
+                        for (uint32_t c = 0; c < P; c += 64) {
+                            const uint8_t g = static_cast<uint8_t>(per == 1 ? 8 : gap);
+                            Add(a[at + c], a[at + c], a[at - h * P + c], P - c < 64 ? P - c : 64, per, BinaryRepeatParams(1, 1, 1, g, g, g));
+                        }
+                    }
                 }
                 SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the segment totals (row 63)
                 WaitFlag<HardEvent::V_S>(EVENT_ID0);
@@ -264,7 +273,7 @@ private:
             const uint32_t n = static_cast<uint32_t>(count);
             const uint32_t P = (static_cast<uint32_t>(chunkLength_) + 511) / 512 * 8;  // segments of 64 elements, whole 32-byte blocks per matrix row
             LocalTensor<float> a = scanTmp_fwd[P];  // 64 x P: column c holds elements [64c, 64c + 64) in scan order
-            LocalTensor<float> t = scanTmp_fwd[65 * P];  // 64 x P: the f32 row, then the ping-pong half, the offsets
+            LocalTensor<float> t = scanTmp_fwd[65 * P];  // 64 x P: the f32 row, then the offsets (and the f32 result)
             const LocalTensor<uint32_t> fwd = scanTmp_fwd[129 * P].ReinterpretCast<uint32_t>();
             const LocalTensor<uint32_t> back = scanTmp_fwd[193 * P].ReinterpretCast<uint32_t>();
             for (uint32_t i = 0; i < 1; ++i) {
@@ -272,13 +281,22 @@ private:
                 Muls(t, xLocal, 1.0f, n);
                 Gather(a, t, fwd, 0, 64 * P);  // transpose
                 Duplicate(scanTmp_fwd, 0.0f, P);  // the identity row above the matrix
-                LocalTensor<float> s = a, d = t;
-                for (uint32_t sh = 1; sh < 64; sh *= 2) {  // log-step scan down the 64 rows, ping-pong a <-> t
-                    Add(d[sh * P], s[sh * P], s, static_cast<int32_t>((64 - sh) * P));
-                    DataCopy(d, s, sh * P);
-                    const LocalTensor<float> u = s;
-                    s = d;
-                    d = u;
+                // Brent-Kung scan down the 64 rows, in place: 6 up-sweep steps (row 2h j + 2h - 1 gets row 2h j + h - 1)
+                // and 5 down-sweep steps (row 2h j + 3h - 1 gets row 2h j + 2h - 1); each step one level-0 Add per 64
+                // columns whose repeats are its rows (rows further apart than 255 blocks: one instruction per row)
+                for (uint32_t step = 0; step < 11; ++step) {
+                    const uint32_t h = step < 6 ? 1u << step : 1u << (10 - step);
+                    const uint32_t first = step < 6 ? 2 * h - 1 : 3 * h - 1;  // the step's first destination row
+                    const uint32_t rows = (64 - first + 2 * h - 1) / (2 * h);
+                    const uint32_t gap = 2 * h * P / 8;  // 32-byte blocks between its rows
+                    const uint32_t per = rows == 1 || gap <= 255 ? rows : 1;
+                    for (uint32_t r = 0; r < rows; r += per) {
+                        const uint32_t at = (first + 2 * h * r) * P;
+                        for (uint32_t c = 0; c < P; c += 64) {
+                            const uint8_t g = static_cast<uint8_t>(per == 1 ? 8 : gap);
+                            Add(a[at + c], a[at + c], a[at - h * P + c], P - c < 64 ? P - c : 64, per, BinaryRepeatParams(1, 1, 1, g, g, g));
+                        }
+                    }
                 }
                 SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the segment totals (row 63)
                 WaitFlag<HardEvent::V_S>(EVENT_ID0);
