@@ -6,8 +6,9 @@ viewed as P columns (segments) of 64 consecutive elements, P = ceil(n / 512) * 8
 `Gather` (ascendc_next.md 3.1; byte-offset tables) into a 64 x P matrix: row k holds element k of every
 segment, and rows are 32-byte aligned. Then, all in f32 (16-bit rows are cast first):
 
-1. a log-step (Hillis-Steele) scan down the 64 rows: 6 steps of `Add`/`Mul` of the matrix with itself
-   shifted by 1, 2, 4, ... rows (whole rows: aligned), ping-ponging between two matrices;
+1. a Brent-Kung scan down the 64 rows, in place: 6 up-sweep and 5 down-sweep steps, each one level-0
+   `Add`/`Mul` per 64 columns whose repeats are the step's rows (row strides in whole 32-byte blocks);
+   120 row additions, where a log-step (Hillis-Steele) scan needs 321 and a ping-pong copy per step;
 2. the segment offsets: the scalar unit walks the P segment totals (the last row) once, an exclusive
    running sum (Kahan-compensated, as the scalar scan was) or product starting from the carry;
 3. one level-0 `Add`/`Mul` per 64 columns adds each segment's offset to its 65 rows (the identity row
@@ -36,7 +37,7 @@ SCAN_OPS = frozenset(n for n, o in OPS.items() if o.rule is Rule.SCAN)
 SEGMENT = 64
 #: f32 columns per 512 elements of the row (P = ceil(n / 512) * 8: whole 32-byte blocks per matrix row)
 #: and the f32 elements the scratch holds per column: the identity row and the 64 x P matrix (65), the
-#: ping-pong matrix (64), the forward and backward gather tables (2 x 64)
+#: row in f32 (64; then the offsets and, for 16-bit rows, the f32 result), the two gather tables (2 x 64)
 SCRATCH_ROWS = 65 + 64 + 2 * 64
 
 
