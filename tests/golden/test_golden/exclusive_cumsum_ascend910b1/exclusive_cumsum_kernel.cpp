@@ -89,10 +89,15 @@ public:
             LocalTensor<int32_t> col = w.ReinterpretCast<int32_t>();  // [0, P): per column
             LocalTensor<int32_t> lane = w[P].ReinterpretCast<int32_t>();  // [P, P + 64): per lane
             LocalTensor<int32_t> colBlocks = w[P + 64].ReinterpretCast<int32_t>();  // 8 P: one block per column
+            LocalTensor<int32_t> laneBlocks = w[65 * P].ReinterpretCast<int32_t>();  // 64 blocks: one per lane
             CreateVecIndex(col, 0, P);
             Muls(col, col, 256, S);
-            for (int32_t k = 0; k < 64; ++k) {  // matrix row k
-                Adds(fwd[k * P], col, 4 * k, S);
+            CreateVecIndex(lane, 0, 64);
+            Muls(lane, lane, 4, 64);
+            Brcb(laneBlocks, lane, 8, BrcbRepeatParams(1, 8));
+            for (uint32_t c = 0; c < P; c += 64) {  // fwd[k * P + c] = col[c] + lane[k]: one repeat per matrix row k
+                Add(fwd[c], col[c], laneBlocks, P - c < 64 ? P - c : 64, 64,
+                    BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(P / 8), 0, 1));
             }
             CreateVecIndex(lane, 0, 64);
             Muls(lane, lane, 4 * S, 64);
@@ -229,10 +234,15 @@ private:
             LocalTensor<int32_t> col = w.ReinterpretCast<int32_t>();  // [0, P): per column
             LocalTensor<int32_t> lane = w[P].ReinterpretCast<int32_t>();  // [P, P + 64): per lane
             LocalTensor<int32_t> colBlocks = w[P + 64].ReinterpretCast<int32_t>();  // 8 P: one block per column
+            LocalTensor<int32_t> laneBlocks = w[65 * P].ReinterpretCast<int32_t>();  // 64 blocks: one per lane
             CreateVecIndex(col, 0, P);
             Muls(col, col, 256, S);
-            for (int32_t k = 0; k < 64; ++k) {  // matrix row k
-                Adds(fwd[k * P], col, 4 * k, S);
+            CreateVecIndex(lane, 0, 64);
+            Muls(lane, lane, 4, 64);
+            Brcb(laneBlocks, lane, 8, BrcbRepeatParams(1, 8));
+            for (uint32_t c = 0; c < P; c += 64) {  // fwd[k * P + c] = col[c] + lane[k]: one repeat per matrix row k
+                Add(fwd[c], col[c], laneBlocks, P - c < 64 ? P - c : 64, 64,
+                    BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(P / 8), 0, 1));
             }
             CreateVecIndex(lane, 0, 64);
             Muls(lane, lane, 4 * S, 64);
