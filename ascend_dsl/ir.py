@@ -288,8 +288,8 @@ class Buffer:
     def bytes_for(self, tile_elems: int) -> int:
         if self.layout in (Layout.BLOCK, Layout.SLOTS):  # SLOTS: at least one block; the host checks the rest
             return 32
-        if self.layout is Layout.SCAN:  # tile_elems: the row (chunk) length; lowering/vector_scan.py SCAN_COLUMNS
-            return 257 * 8 * -(-tile_elems // 512) * 4
+        if self.layout is Layout.SCAN:  # tile_elems: the row (chunk) length (lowering/vector_scan.py, SEGMENT 128)
+            return 513 * 8 * -(-tile_elems // 1024) * 4
         if self.layout is Layout.REPEATS:  # 2 x ceil(tile bytes / 256) elements (ReduceMax/Min keep value + index)
             tile_elems = 2 * -(-tile_elems * self.bits // (8 * 256))
         raw = -(-tile_elems * self.bits // 8)

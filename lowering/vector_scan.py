@@ -2,16 +2,17 @@
 
 Vector instructions start on 32-byte aligned UB addresses (ascendc.md 4.5), so a shift by one element
 (Hillis-Steele over the row as it lies in UB) is not expressible. The row of n elements is instead
-viewed as P columns (segments) of 64 consecutive elements, P = ceil(n / 512) * 8, and transposed with
-`Gather` (ascendc_next.md 3.1; byte-offset tables) into a 64 x P matrix: row k holds element k of every
-segment, and rows are 32-byte aligned. Then, all in f32 (16-bit rows are cast first):
+viewed as P columns (segments) of L = SEGMENT (128) consecutive elements, P = ceil(n / 8L) * 8, and
+transposed with `Gather` (ascendc_next.md 3.1; byte-offset tables) into an L x P matrix: row k holds
+element k of every segment, and rows are 32-byte aligned. Then, all in f32 (16-bit rows are cast first):
 
-1. a Brent-Kung scan down the 64 rows, in place: 6 up-sweep and 5 down-sweep steps, each one level-0
+1. a Brent-Kung scan down the L rows, in place: 7 up-sweep and 6 down-sweep steps, each one level-0
    `Add`/`Mul` per 64 columns whose repeats are the step's rows (row strides in whole 32-byte blocks);
-   120 row additions, where a log-step (Hillis-Steele) scan needs 321 and a ping-pong copy per step;
+   2L - 2 - log2(L) row additions, where a log-step (Hillis-Steele) scan needs L log2(L) - L + 1 and a
+   ping-pong copy per step;
 2. the segment offsets: the scalar unit walks the P segment totals (the last row) once, an exclusive
    running sum (Kahan-compensated, as the scalar scan was) or product starting from the carry;
-3. one level-0 `Add`/`Mul` per 64 columns adds each segment's offset to its 65 rows (the identity row
+3. one level-0 `Add`/`Mul` per 64 columns adds each segment's offset to its L + 1 rows (the identity row
    above the matrix included: exclusive scans read the matrix shifted up by one row), src1RepStride 0;
 4. `Gather` back to the row's order (`srcBaseAddr` selects inclusive or exclusive).
 
@@ -19,7 +20,7 @@ Reverse scans fold the reversal into the two tables; the elements past n are set
 a shorter row (a tail chunk) reuses the tables. AscendC's own `CumSum` (asc-devkit
 `impl/.../math/cumsum/cumsum_common_impl.h`) transposes with `TransDataTo5HD` and adds one row at a time;
 this lowering keeps the instruction count independent of n (about 20 instructions per row, the tables
-built once per launch) and the scalar work at one step per 64 elements.
+built once per launch) and the scalar work at one step per L elements.
 
 Pseudo-instructions (VecOp.api) produced by select_instructions and expanded by lowering/emit/scan.py:
   ScanSum / ScanProd (attrs reverse, exclusive, scratch: its SCAN_TMP buffer) -- rows x D -> rows x D
@@ -33,12 +34,14 @@ from ascend_dsl.ops import OPS, Rule
 
 SCAN_APIS = {"cumsum": "ScanSum", "cumprod": "ScanProd"}
 SCAN_OPS = frozenset(n for n, o in OPS.items() if o.rule is Rule.SCAN)
-#: elements per segment: one 256-byte repeat of f32
-SEGMENT = 64
-#: f32 columns per 512 elements of the row (P = ceil(n / 512) * 8: whole 32-byte blocks per matrix row)
-#: and the f32 elements the scratch holds per column: the identity row and the 64 x P matrix (65), the
-#: row in f32 (64; then the offsets and, for 16-bit rows, the f32 result), the two gather tables (2 x 64)
-SCRATCH_ROWS = 65 + 64 + 2 * 64
+#: elements per segment (matrix rows): two 256-byte repeats of f32. 64 would halve the Brent-Kung steps'
+#: head latency (11 steps instead of 13) but double the scalar steps (one per segment), which then bound
+#: 16-bit rows in the cost model.
+SEGMENT = 128
+#: P = ceil(n / (8 SEGMENT)) * 8 columns (whole 32-byte blocks per matrix row), and the f32 elements the
+#: scratch holds per column: the identity row and the matrix (SEGMENT + 1), the row in f32 (SEGMENT; then
+#: the offsets and, for 16-bit rows, the f32 result), the two gather tables (2 x SEGMENT)
+SCRATCH_ROWS = 4 * SEGMENT + 1
 
 
 def scratch_name(reverse: bool) -> str:

@@ -22,7 +22,7 @@ from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
-from ..vector_scan import SCRATCH_ROWS
+from ..vector_scan import SCRATCH_ROWS, SEGMENT
 from . import arg_reduce, launch_scalars, row_gather
 from .launch_scalars import LaunchScalarView
 
@@ -305,7 +305,8 @@ def scan_lines(s: ir.VecOp, src_dtype: DType, dst_dtype: DType, chunk: str | Non
                    at="" if chunk else "[i * Dp_]", carry=carry, comp=carry and carry.removesuffix("_") + "Comp_",
                    identity="1.0f" if prod else "0.0f", cast_in=src_dtype is not DType.F32,
                    cast_out=dst_dtype is not DType.F32,
-                   round="CAST_RINT" if dst_dtype is DType.BF16 else "CAST_NONE")
+                   round="CAST_RINT" if dst_dtype is DType.BF16 else "CAST_NONE", L=SEGMENT,
+                   steps_up=SEGMENT.bit_length() - 1)
 
 
 def scan_table_lines(views, n: str = "D_") -> list[str]:
@@ -314,14 +315,14 @@ def scan_table_lines(views, n: str = "D_") -> list[str]:
     lines = []
     for b in views:
         if b.buffer.role is ir.BufferRole.SCAN_TMP:
-            lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of == "rev",
+            lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of == "rev", L=SEGMENT,
                              guard="blockLength_ > 0" if n == "D_" else "")
     return lines
 
 
 def scan_bytes_expr(n: str) -> str:
     """Bytes of a vector scan's scratch for rows of `n` elements (lowering/vector_scan.py; ir.Buffer.bytes_for)."""
-    return f"({n} + 511) / 512 * 8 * {SCRATCH_ROWS * 4}"
+    return f"({n} + {8 * SEGMENT - 1}) / {8 * SEGMENT} * 8 * {SCRATCH_ROWS * 4}"
 
 
 def host_bytes(b: ir.Buffer) -> str:
