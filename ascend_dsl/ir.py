@@ -265,7 +265,7 @@ class BufferRole(Enum):
     SLOT_VECTOR = "slot_vector"  # this core's partial vector of slot accumulator `of`
     SLOT_TOTALS = "slot_totals"  # the totals of slot accumulator `of`, read per row (s[r])
     BOX_TMP = "box_tmp"  # the halving tree of a box reduction whose box is read again
-    SCAN_TMP = "scan_tmp"  # a vector scan's transposed row, ping-pong half and gather tables (`of`: fwd / rev)
+    SCAN_TMP = "scan_tmp"  # a vector scan's matrix, f32 row and gather tables (`of`: fwd / rev, + compensated)
 
 
 @dataclass(frozen=True)
@@ -289,7 +289,7 @@ class Buffer:
         if self.layout in (Layout.BLOCK, Layout.SLOTS):  # SLOTS: at least one block; the host checks the rest
             return 32
         if self.layout is Layout.SCAN:  # tile_elems: the row (chunk) length (lowering/vector_scan.py, SEGMENT 128)
-            return 513 * 8 * -(-tile_elems // 1024) * 4
+            return (641 if (self.of or "").endswith("+") else 513) * 8 * -(-tile_elems // 1024) * 4
         if self.layout is Layout.REPEATS:  # 2 x ceil(tile bytes / 256) elements (ReduceMax/Min keep value + index)
             tile_elems = 2 * -(-tile_elems * self.bits // (8 * 256))
         raw = -(-tile_elems * self.bits // 8)

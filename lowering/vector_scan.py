@@ -55,9 +55,27 @@ def scan_op(dst: str, e: ir.Op, src: str) -> ir.VecOp:
                     ("exclusive", str(info.exclusive).lower()), ("scratch", scratch_name(info.reverse))), e.span)
 
 
-def scratch_buffers(stmts, span) -> list[ir.Buffer]:
-    """The SCAN_TMP buffers of a loop body: one per direction its scans use (tables differ)."""
-    reverse = sorted({OPS[s.value.op].reverse for s in stmts if isinstance(s, ir.Assign)
-                      and isinstance(s.value, ir.Op) and s.value.op in SCAN_OPS})
-    return [ir.Buffer(scratch_name(r), ir.Position.VECCALC, DType.F32, 1, 128, ir.Layout.SCAN, ir.BufferRole.SCAN_TMP,
-                      "rev" if r else "fwd", span) for r in reverse]
+def compensated(scratch: ir.Buffer) -> bool:
+    """The scratch has room for the Kahan correction of the segment totals (`of` ends with '+')."""
+    return (scratch.of or "").endswith("+")
+
+
+def scratch_rows(scratch: ir.Buffer) -> int:
+    return SCRATCH_ROWS + (SEGMENT if compensated(scratch) else 0)
+
+
+def scratch_buffers(stmts, span, chunked: bool) -> list[ir.Buffer]:
+    """The SCAN_TMP buffers of a loop body: one per direction its scans use (tables differ). In a chunk pass
+    (rows longer than UB) an f32 running sum also corrects each segment total for its rounding (the
+    residuals of the matrix's row differences, one more matrix): over 393,216 elements the totals' f32
+    errors would add up past the f32 tolerance."""
+    ops = [OPS[s.value.op] for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op)
+           and s.value.op in SCAN_OPS]
+    types = {s.value.op: s.value.type.dtype for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op)
+             and s.value.op in SCAN_OPS}
+    out = []
+    for r in sorted({o.reverse for o in ops}):
+        kahan = chunked and any(o.reverse == r and o.call == "cumsum" and types[o.name] is DType.F32 for o in ops)
+        out.append(ir.Buffer(scratch_name(r), ir.Position.VECCALC, DType.F32, 1, 128, ir.Layout.SCAN,
+                             ir.BufferRole.SCAN_TMP, ("rev" if r else "fwd") + ("+" if kahan else ""), span))
+    return out

@@ -507,3 +507,22 @@ def test_scans_on_rows_longer_than_ub_carry_the_running_value(name, dt, tmp_path
     res = validate_sim(kernel, ctx.lowered, project, ctx, run, work_dir=tmp_path)
     assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
     assert 0 < _host_tiling(project, ctx, {"B": 2, "D": 32805}, 48)["chunkLength"] < 32805
+
+
+@pytest.mark.slow
+def test_long_f32_running_sums_correct_each_segment_total(tmp_path):
+    """Rows of 393,216 floats: the f32 roundings of the 3,072 segment totals would add up past the f32
+    tolerance (3 of 6.3M elements off by up to 2.4e-4 without it); the chunk passes of f32 sums correct each
+    total by its residuals (lowering/vector_scan.py). Whole rows and products do without."""
+    from npu_harness.validate import load_task_for
+
+    kernel, project, ctx = _example("math/cumsum", T="f32")
+    code = project.files["cumsum_kernel.cpp"]
+    assert code.count("// the total's correction") == 1  # the chunk pass only
+    scratch = {b.name: b for b in _plan(ctx.lowered).passes[0].loop.buffers_decl}["scanTmp_fwd"]
+    assert scratch.of == "fwd+" and scratch.bytes_for(1024) == 641 * 8 * 4
+    _, prod, _ = _example("math/cumprod", T="f32")
+    assert "the total's correction" not in prod.files["cumprod_kernel.cpp"]
+    run = load_task_for(kernel, REPO / "examples/math/cumsum.py", overrides={"batch_size": 16, "dim": 393216})
+    res = validate_sim(kernel, ctx.lowered, project, ctx, run, work_dir=tmp_path)
+    assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])

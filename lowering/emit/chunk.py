@@ -108,7 +108,7 @@ class _ChunkStageWriter(StageWriter):
         carry = scan_carry(self.pid, self.scans)
         self.scans += 1
         self.lines += scan_lines(s, self.buffers[s.srcs[0]].buffer.dtype, self.buffers[s.dst].buffer.dtype,
-                                 chunk=self.chunk, carry=carry)
+                                 chunk=self.chunk, carry=carry, scratch=self.buffers[dict(s.attrs)["scratch"]].buffer)
         return None
 
     def copy_in(self, s: ir.CopyIn) -> None:

@@ -22,7 +22,7 @@ from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
-from ..vector_scan import SCRATCH_ROWS, SEGMENT
+from ..vector_scan import SCRATCH_ROWS, SEGMENT, compensated, scratch_rows
 from . import arg_reduce, launch_scalars, row_gather
 from .launch_scalars import LaunchScalarView
 
@@ -255,7 +255,7 @@ def buffer_views(tl: ir.TileLoop, suffix: str = "", tile: str | None = None) -> 
         if b.position is ir.Position.VECCALC:
             member, decl = f"{b.name}Buf{suffix}", "TBuf<TPosition::VECCALC>"
             if b.layout is ir.Layout.SCAN:  # sized from the row length (the chunk length in a chunk pass)
-                init = scan_bytes_expr(tile if tl.kind is ir.LoopKind.CHUNKS else "Dp_")
+                init = scan_bytes_expr(tile if tl.kind is ir.LoopKind.CHUNKS else "Dp_", scratch_rows(b))
             else:
                 init = bytes_expr(b, suffix, tile)
         else:
@@ -293,7 +293,7 @@ def bytes_expr(b: ir.Buffer, suffix: str = "", tile: str | None = None) -> str:
 
 
 def scan_lines(s: ir.VecOp, src_dtype: DType, dst_dtype: DType, chunk: str | None = None,
-               carry: str | None = None) -> list[str]:
+               carry: str | None = None, scratch: ir.Buffer | None = None) -> list[str]:
     """A ScanSum / ScanProd pseudo-instruction (lowering/vector_scan.py) over `count` rows of D_ elements, or
     over one chunk of `count` elements (`chunk`: the chunk length member the tables were built for; `carry`:
     the member holding the row's running value between chunks, `<carry>Comp` its Kahan compensation)."""
@@ -306,6 +306,7 @@ def scan_lines(s: ir.VecOp, src_dtype: DType, dst_dtype: DType, chunk: str | Non
                    identity="1.0f" if prod else "0.0f", cast_in=src_dtype is not DType.F32,
                    cast_out=dst_dtype is not DType.F32,
                    round="CAST_RINT" if dst_dtype is DType.BF16 else "CAST_NONE", L=SEGMENT,
+                   kahan=scratch is not None and compensated(scratch) and not prod and dst_dtype is DType.F32,
                    steps_up=SEGMENT.bit_length() - 1)
 
 
@@ -315,14 +316,14 @@ def scan_table_lines(views, n: str = "D_") -> list[str]:
     lines = []
     for b in views:
         if b.buffer.role is ir.BufferRole.SCAN_TMP:
-            lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of == "rev", L=SEGMENT,
+            lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of.startswith("rev"), L=SEGMENT,
                              guard="blockLength_ > 0" if n == "D_" else "")
     return lines
 
 
-def scan_bytes_expr(n: str) -> str:
+def scan_bytes_expr(n: str, rows: int = SCRATCH_ROWS) -> str:
     """Bytes of a vector scan's scratch for rows of `n` elements (lowering/vector_scan.py; ir.Buffer.bytes_for)."""
-    return f"({n} + {8 * SEGMENT - 1}) / {8 * SEGMENT} * 8 * {SCRATCH_ROWS * 4}"
+    return f"({n} + {8 * SEGMENT - 1}) / {8 * SEGMENT} * 8 * {rows * 4}"
 
 
 def host_bytes(b: ir.Buffer) -> str:
@@ -331,7 +332,7 @@ def host_bytes(b: ir.Buffer) -> str:
     if b.layout is ir.Layout.BLOCK:
         return "32"
     if b.layout is ir.Layout.SCAN:
-        return f"({scan_bytes_expr('padded')})"
+        return f"({scan_bytes_expr('padded', scratch_rows(b))})"
     if b.layout is ir.Layout.SLOTS:  # a slot accumulator's vector (emit/slots.py)
         return f"({b.of}Slots + 7) / 8 * 32"
     return f"({elems[b.layout]} * {b.bits} / 8 + 31) / 32 * 32"

@@ -159,7 +159,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             scratch(f"accTmp_{dtype}", dtype, {ir.Layout.ROWS: ir.Layout.ROW,
                                                ir.Layout.FLAT: ir.Layout.REPEATS}.get(layout, layout), ir.BufferRole.ACC_TMP)
             scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK, ir.BufferRole.REDUCE_OUT)
-        for b in scratch_buffers(stmts, tl.span):  # vector scans: transposed row, ping-pong half, gather tables
+        for b in scratch_buffers(stmts, tl.span, tl.kind is ir.LoopKind.CHUNKS):  # vector scans (vector_scan.py)
             decls[b.name] = b
         # This core's running value of each accumulator stays in UB (an f32 block): the vector unit
         # folds each tile's reduction into it, and the scalar unit reads it once, after the loop.

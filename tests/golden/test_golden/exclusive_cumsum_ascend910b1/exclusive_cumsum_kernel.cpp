@@ -227,7 +227,7 @@ private:
         ChunkReset();
         pipe.InitBuffer(inQueueXC0, 2, chunkLength_ * sizeof(float));
         pipe.InitBuffer(outQueueYC0, 2, chunkLength_ * sizeof(float));
-        pipe.InitBuffer(scanTmp_fwdBufC0, (chunkLength_ + 1023) / 1024 * 8 * 2052);
+        pipe.InitBuffer(scanTmp_fwdBufC0, (chunkLength_ + 1023) / 1024 * 8 * 2564);
         {  // scanTmp_fwd: gather tables of the forward scans (byte offsets)
             LocalTensor<float> w = scanTmp_fwdBufC0.Get<float>();
             const uint32_t P = (static_cast<uint32_t>(chunkLength_) + 1023) / 1024 * 8;
@@ -297,6 +297,8 @@ private:
                 Muls(t, xLocal, 1.0f, n);
                 Gather(a, t, fwd, 0, 128 * P);  // transpose
                 Duplicate(scanTmp_fwd, 0.0f, P);  // the identity row above the matrix
+                LocalTensor<float> x = scanTmp_fwd[513 * P];  // the matrix before the scan: each total's rounding, below
+                DataCopy(x, a, 128 * P);
                 // Brent-Kung scan down the 128 rows, in place: 7 up-sweep steps (row 2h j + 2h - 1 gets row
                 // 2h j + h - 1) and 6 down-sweep steps (row 2h j + 3h - 1 gets row 2h j + 2h - 1); each step one
                 // level-0 Add per 64 columns whose repeats are its rows (rows more than 255 blocks apart: one per row)
@@ -314,6 +316,14 @@ private:
                         }
                     }
                 }
+                // Each column's total is off by its f32 roundings (they add up along long rows): the residuals
+                // x[k] - (s[k] - s[k - 1]) of the scanned rows s sum to (true total - computed total); the row
+                // differences and residuals are exact where consecutive sums are within a factor 2 (Sterbenz).
+                Sub(t, a, scanTmp_fwd, 128 * P);
+                Sub(x, x, t, 128 * P);
+                for (uint32_t m = 64; m > 0; m /= 2) {  // their sum per column, into row 0
+                    Add(x, x, x[m * P], static_cast<int32_t>(m * P));
+                }
                 SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the segment totals (the last row)
                 WaitFlag<HardEvent::V_S>(EVENT_ID0);
                 float acc = scanCarry0_0_, comp = scanCarry0_0Comp_;  // exclusive running sum of the segment totals (Kahan): the offsets
@@ -323,6 +333,10 @@ private:
                     const float u = acc + y;
                     comp = (u - acc) - y;
                     acc = u;
+                    const float e = x.GetValue(c) - comp;  // the total's correction
+                    const float v = acc + e;
+                    comp = (v - acc) - e;
+                    acc = v;
                 }
                 scanCarry0_0_ = acc;  // into the row's next chunk
                 scanCarry0_0Comp_ = comp;

@@ -40,7 +40,7 @@ inline uint32_t ExclusiveCumsumComputeTiling(uint64_t B, uint64_t D, uint32_t co
             const uint64_t chunk = ((d + chunks - 1) / chunks + 255) / 256 * 256;
             return static_cast<uint32_t>(chunk < maxChunk ? chunk : maxChunk);
         };
-        t->chunkLength = chunkFor(5376);  // pass 0 (exclusive_cumsum.adsl:9)
+        t->chunkLength = chunkFor(5120);  // pass 0 (exclusive_cumsum.adsl:9)
         rows = 1;
     }
     constexpr uint64_t kMinTilesPerCore = 2;  // overlap copy and compute across tiles
