@@ -288,7 +288,7 @@ class Buffer:
     def bytes_for(self, tile_elems: int) -> int:
         if self.layout in (Layout.BLOCK, Layout.SLOTS):  # SLOTS: at least one block; the host checks the rest
             return 32
-        if self.layout is Layout.SCAN:  # tile_elems: the row (chunk) length (lowering/vector_scan.py, SEGMENT 128)
+        if self.layout is Layout.SCAN:  # tile_elems: the chunk length (lowering/vector_scan.py: segments of 128)
             return (641 if (self.of or "").endswith("+") else 513) * 8 * -(-tile_elems // 1024) * 4
         if self.layout is Layout.REPEATS:  # 2 x ceil(tile bytes / 256) elements (ReduceMax/Min keep value + index)
             tile_elems = 2 * -(-tile_elems * self.bits // (8 * 256))

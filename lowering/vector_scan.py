@@ -2,11 +2,12 @@
 
 Vector instructions start on 32-byte aligned UB addresses (ascendc.md 4.5), so a shift by one element
 (Hillis-Steele over the row as it lies in UB) is not expressible. The row of n elements is instead
-viewed as P columns (segments) of L = SEGMENT (128) consecutive elements, P = ceil(n / 8L) * 8, and
+viewed as P columns (segments) of L consecutive elements (64 for whole rows, 128 for chunks of rows longer
+than UB: `segment`), P = ceil(n / 8L) * 8, and
 transposed with `Gather` (ascendc_next.md 3.1; byte-offset tables) into an L x P matrix: row k holds
 element k of every segment, and rows are 32-byte aligned. Then, all in f32 (16-bit rows are cast first):
 
-1. a Brent-Kung scan down the L rows, in place: 7 up-sweep and 6 down-sweep steps, each one level-0
+1. a Brent-Kung scan down the L rows, in place: log2(L) up-sweep and log2(L) - 1 down-sweep steps, each one level-0
    `Add`/`Mul` per 64 columns whose repeats are the step's rows (row strides in whole 32-byte blocks);
    2L - 2 - log2(L) row additions, where a log-step (Hillis-Steele) scan needs L log2(L) - L + 1 and a
    ping-pong copy per step;
@@ -34,14 +35,23 @@ from ascend_dsl.ops import OPS, Rule
 
 SCAN_APIS = {"cumsum": "ScanSum", "cumprod": "ScanProd"}
 SCAN_OPS = frozenset(n for n, o in OPS.items() if o.rule is Rule.SCAN)
-#: elements per segment (matrix rows): two 256-byte repeats of f32. 64 would halve the Brent-Kung steps'
-#: head latency (11 steps instead of 13) but double the scalar steps (one per segment), which then bound
-#: 16-bit rows in the cost model.
-SEGMENT = 128
-#: P = ceil(n / (8 SEGMENT)) * 8 columns (whole 32-byte blocks per matrix row), and the f32 elements the
-#: scratch holds per column: the identity row and the matrix (SEGMENT + 1), the row in f32 (SEGMENT; then
-#: the offsets and, for 16-bit rows, the f32 result), the two gather tables (2 x SEGMENT)
-SCRATCH_ROWS = 4 * SEGMENT + 1
+#: Elements per segment (matrix rows), by loop: whole rows 64 (one f32 repeat: a row of 4096 fills the
+#: 64 lanes of every matrix row, where 128 would leave half of them empty), chunks of a long row 128
+#: (chunks hold 8K-16K elements: the matrix rows are full either way, and 128 halves the scalar steps,
+#: one per segment). Cost model, cumsum f16 4096 x 4096: 63 us with 64, 80 us with 128.
+SEGMENT_ROWS, SEGMENT_CHUNKS = 64, 128
+
+
+def segment(chunked: bool) -> int:
+    return SEGMENT_CHUNKS if chunked else SEGMENT_ROWS
+
+
+def scratch_rows(scratch: ir.Buffer, chunked: bool) -> int:
+    """f32 elements of the scratch per matrix column (P = ceil(n / 8L) * 8 of them: whole 32-byte blocks per
+    matrix row): the identity row and the matrix (L + 1), the row in f32 (L; then the offsets and, for 16-bit
+    rows, the f32 result), the two gather tables (2 L), and the copy of the matrix of a compensated sum (L)."""
+    L = segment(chunked)
+    return 4 * L + 1 + (L if compensated(scratch) else 0)
 
 
 def scratch_name(reverse: bool) -> str:
@@ -58,10 +68,6 @@ def scan_op(dst: str, e: ir.Op, src: str) -> ir.VecOp:
 def compensated(scratch: ir.Buffer) -> bool:
     """The scratch has room for the Kahan correction of the segment totals (`of` ends with '+')."""
     return (scratch.of or "").endswith("+")
-
-
-def scratch_rows(scratch: ir.Buffer) -> int:
-    return SCRATCH_ROWS + (SEGMENT if compensated(scratch) else 0)
 
 
 def scratch_buffers(stmts, span, chunked: bool) -> list[ir.Buffer]:

@@ -97,9 +97,10 @@ def test_scans_lower_to_vector_instructions_and_prod_to_a_scalar_loop():
     project, ctx = lower(k)
     cpp = project.files["k_kernel.cpp"]
     # the reverse scan's tables (built once, before the tile loop), the transposing gathers, the log-step scan
-    assert "Adds(lane, lane, 4 * (128 * S - 1), 128);" in cpp and "Brcb(laneBlocks, lane, 16," in cpp
+    assert "Adds(lane, lane, 4 * (64 * S - 1), 64);" in cpp and "Brcb(laneBlocks, lane, 8," in cpp  # whole rows
+    assert "Adds(lane, lane, 4 * (128 * S - 1), 128);" in cpp  # the chunked variant: segments of 128
     assert "Brcb(colBlocks, col," in cpp
-    assert "Gather(a, t, fwd, 0, 128 * P);" in cpp and "for (uint32_t step = 0; step < 13; ++step) {" in cpp
+    assert "Gather(a, t, fwd, 0, 64 * P);" in cpp and "for (uint32_t step = 0; step < 11; ++step) {" in cpp
     assert "Gather(tmp1[i * Dp_], scanTmp_rev, back, 0, n);" in cpp  # exclusive: the row above (base 0)
     assert "comp = (u - acc) - y;" in cpp  # the segment offsets (Kahan)
     assert "BinaryRepeatParams(1, 1, 1, static_cast<uint8_t>(P / 8), static_cast<uint8_t>(P / 8), 0)" in cpp
@@ -262,7 +263,7 @@ def test_host_tiling_at_benchmark_scale(example, dims, params, expect):
 
 
 @pytest.mark.slow
-def test_scans_run_on_the_vector_unit_with_one_scalar_step_per_128_elements():
+def test_scans_run_on_the_vector_unit_with_one_scalar_step_per_64_elements():
     from npu_harness.validate import load_task_for, validate_sim
 
     adsl = REPO / "examples/math/cumsum.adsl"
@@ -272,7 +273,7 @@ def test_scans_run_on_the_vector_unit_with_one_scalar_step_per_128_elements():
     res = validate_sim(kernel, ctx.lowered, project, ctx, run)
     assert res.ok
     blocks = res.counters["blocks"]
-    # P = 8 segment columns per row (ceil(300 / 1024) * 8): one GetValue and one SetValue each
+    # P = 8 segment columns per row (ceil(300 / 512) * 8): one GetValue and one SetValue each
     assert sum(b["ub_get"] for b in blocks) == 4 * 8 and sum(b["ub_set"] for b in blocks) == 4 * 8
     assert all(b["vec"]["Gather.b32"][0] == 2 for b in blocks), blocks[0]["vec"]  # in and out, one row per core
     assert res.report.bottleneck != "S"

@@ -22,7 +22,7 @@ from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
-from ..vector_scan import SCRATCH_ROWS, SEGMENT, compensated, scratch_rows
+from ..vector_scan import compensated, scratch_rows, segment
 from . import arg_reduce, launch_scalars, row_gather
 from .launch_scalars import LaunchScalarView
 
@@ -255,7 +255,8 @@ def buffer_views(tl: ir.TileLoop, suffix: str = "", tile: str | None = None) -> 
         if b.position is ir.Position.VECCALC:
             member, decl = f"{b.name}Buf{suffix}", "TBuf<TPosition::VECCALC>"
             if b.layout is ir.Layout.SCAN:  # sized from the row length (the chunk length in a chunk pass)
-                init = scan_bytes_expr(tile if tl.kind is ir.LoopKind.CHUNKS else "Dp_", scratch_rows(b))
+                chunked = tl.kind is ir.LoopKind.CHUNKS
+                init = scan_bytes_expr(tile if chunked else "Dp_", scratch_rows(b, chunked), segment(chunked))
             else:
                 init = bytes_expr(b, suffix, tile)
         else:
@@ -305,9 +306,9 @@ def scan_lines(s: ir.VecOp, src_dtype: DType, dst_dtype: DType, chunk: str | Non
                    at="" if chunk else "[i * Dp_]", carry=carry, comp=carry and carry.removesuffix("_") + "Comp_",
                    identity="1.0f" if prod else "0.0f", cast_in=src_dtype is not DType.F32,
                    cast_out=dst_dtype is not DType.F32,
-                   round="CAST_RINT" if dst_dtype is DType.BF16 else "CAST_NONE", L=SEGMENT,
+                   round="CAST_RINT" if dst_dtype is DType.BF16 else "CAST_NONE", L=segment(chunk is not None),
                    kahan=scratch is not None and compensated(scratch) and not prod and dst_dtype is DType.F32,
-                   steps_up=SEGMENT.bit_length() - 1)
+                   steps_up=segment(chunk is not None).bit_length() - 1)
 
 
 def scan_table_lines(views, n: str = "D_") -> list[str]:
@@ -316,14 +317,15 @@ def scan_table_lines(views, n: str = "D_") -> list[str]:
     lines = []
     for b in views:
         if b.buffer.role is ir.BufferRole.SCAN_TMP:
-            lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of.startswith("rev"), L=SEGMENT,
+            lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of.startswith("rev"), L=segment(n != "D_"),
                              guard="blockLength_ > 0" if n == "D_" else "")
     return lines
 
 
-def scan_bytes_expr(n: str, rows: int = SCRATCH_ROWS) -> str:
-    """Bytes of a vector scan's scratch for rows of `n` elements (lowering/vector_scan.py; ir.Buffer.bytes_for)."""
-    return f"({n} + {8 * SEGMENT - 1}) / {8 * SEGMENT} * 8 * {rows * 4}"
+def scan_bytes_expr(n: str, rows: int, seg: int) -> str:
+    """Bytes of a vector scan's scratch for rows of `n` elements in segments of `seg` (lowering/vector_scan.py;
+    ir.Buffer.bytes_for for chunks)."""
+    return f"({n} + {8 * seg - 1}) / {8 * seg} * 8 * {rows * 4}"
 
 
 def host_bytes(b: ir.Buffer) -> str:
@@ -332,7 +334,7 @@ def host_bytes(b: ir.Buffer) -> str:
     if b.layout is ir.Layout.BLOCK:
         return "32"
     if b.layout is ir.Layout.SCAN:
-        return f"({scan_bytes_expr('padded', scratch_rows(b))})"
+        return f"({scan_bytes_expr('padded', scratch_rows(b, False), segment(False))})"
     if b.layout is ir.Layout.SLOTS:  # a slot accumulator's vector (emit/slots.py)
         return f"({b.of}Slots + 7) / 8 * 32"
     return f"({elems[b.layout]} * {b.bits} / 8 + 31) / 32 * 32"

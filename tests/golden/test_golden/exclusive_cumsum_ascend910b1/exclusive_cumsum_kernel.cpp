@@ -75,40 +75,38 @@ public:
         // exclusive_cumsum.adsl:9: UB buffers, sized for the largest tile
         pipe.InitBuffer(inQueueX, 2, tileLength_ * Dp_ * sizeof(float));
         pipe.InitBuffer(outQueueY, 2, tileLength_ * Dp_ * sizeof(float));
-        pipe.InitBuffer(scanTmp_fwdBuf, (Dp_ + 1023) / 1024 * 8 * 2052);
+        pipe.InitBuffer(scanTmp_fwdBuf, (Dp_ + 511) / 512 * 8 * 1028);
     }
 
     __aicore__ inline void Process()
     {
         if (blockLength_ > 0) {  // scanTmp_fwd: gather tables of the forward scans (byte offsets), built once
             LocalTensor<float> w = scanTmp_fwdBuf.Get<float>();
-            const uint32_t P = (static_cast<uint32_t>(D_) + 1023) / 1024 * 8;
+            const uint32_t P = (static_cast<uint32_t>(D_) + 511) / 512 * 8;
             const int32_t S = static_cast<int32_t>(P);
-            LocalTensor<int32_t> fwd = w[257 * P].ReinterpretCast<int32_t>();
-            LocalTensor<int32_t> back = w[385 * P].ReinterpretCast<int32_t>();
+            LocalTensor<int32_t> fwd = w[129 * P].ReinterpretCast<int32_t>();
+            LocalTensor<int32_t> back = w[193 * P].ReinterpretCast<int32_t>();
             LocalTensor<int32_t> col = w.ReinterpretCast<int32_t>();  // [0, P): per column
-            LocalTensor<int32_t> lane = w[P].ReinterpretCast<int32_t>();  // [P, P + 128): per lane
-            LocalTensor<int32_t> colBlocks = w[P + 128].ReinterpretCast<int32_t>();  // 8 P: one block per column
-            LocalTensor<int32_t> laneBlocks = w[129 * P].ReinterpretCast<int32_t>();  // 128 blocks: one per lane
+            LocalTensor<int32_t> lane = w[P].ReinterpretCast<int32_t>();  // [P, P + 64): per lane
+            LocalTensor<int32_t> colBlocks = w[P + 64].ReinterpretCast<int32_t>();  // 8 P: one block per column
+            LocalTensor<int32_t> laneBlocks = w[65 * P].ReinterpretCast<int32_t>();  // 64 blocks: one per lane
             CreateVecIndex(col, 0, P);
-            Muls(col, col, 512, S);
-            CreateVecIndex(lane, 0, 128);
-            Muls(lane, lane, 4, 128);
-            Brcb(laneBlocks, lane, 16, BrcbRepeatParams(1, 8));
+            Muls(col, col, 256, S);
+            CreateVecIndex(lane, 0, 64);
+            Muls(lane, lane, 4, 64);
+            Brcb(laneBlocks, lane, 8, BrcbRepeatParams(1, 8));
             for (uint32_t c = 0; c < P; c += 64) {  // fwd[k * P + c] = col[c] + lane[k]: one repeat per matrix row k
-                Add(fwd[c], col[c], laneBlocks, P - c < 64 ? P - c : 64, 128,
+                Add(fwd[c], col[c], laneBlocks, P - c < 64 ? P - c : 64, 64,
                     BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(P / 8), 0, 1));
             }
-            CreateVecIndex(lane, 0, 128);
-            Muls(lane, lane, 4 * S, 128);
+            CreateVecIndex(lane, 0, 64);
+            Muls(lane, lane, 4 * S, 64);
             CreateVecIndex(col, 0, P);
             Muls(col, col, 4, S);
             Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
-            for (uint32_t c = 0; c < P; c += 255) {  // back[128c + l] = lane[l] + col[c]: 2 repeat(s) of 64 per 128 elements
-                Add(back[128 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
-                    BinaryRepeatParams(1, 1, 0, 16, 0, 1));
-                Add(back[128 * c + 64], lane[64], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
-                    BinaryRepeatParams(1, 1, 0, 16, 0, 1));
+            for (uint32_t c = 0; c < P; c += 255) {  // back[64c + l] = lane[l] + col[c]: 1 repeat(s) of 64 per 64 elements
+                Add(back[64 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
+                    BinaryRepeatParams(1, 1, 0, 8, 0, 1));
             }
         }
         if (chunkLength_ > 0) {  // one row does not fit UB: 1 pass(es) over column chunks of each row
@@ -145,23 +143,23 @@ private:
         // exclusive_cumsum.adsl:10
         {
             const uint32_t n = static_cast<uint32_t>(D_);
-            const uint32_t P = (static_cast<uint32_t>(D_) + 1023) / 1024 * 8;  // segments of 128 elements, whole 32-byte blocks per matrix row
-            LocalTensor<float> a = scanTmp_fwd[P];  // 128 x P: column c holds elements [128c, 128c + 128) in scan order
-            LocalTensor<float> t = scanTmp_fwd[129 * P];  // 128 x P: the f32 row, then the offsets (and the f32 result)
-            const LocalTensor<uint32_t> fwd = scanTmp_fwd[257 * P].ReinterpretCast<uint32_t>();
-            const LocalTensor<uint32_t> back = scanTmp_fwd[385 * P].ReinterpretCast<uint32_t>();
+            const uint32_t P = (static_cast<uint32_t>(D_) + 511) / 512 * 8;  // segments of 64 elements, whole 32-byte blocks per matrix row
+            LocalTensor<float> a = scanTmp_fwd[P];  // 64 x P: column c holds elements [64c, 64c + 64) in scan order
+            LocalTensor<float> t = scanTmp_fwd[65 * P];  // 64 x P: the f32 row, then the offsets (and the f32 result)
+            const LocalTensor<uint32_t> fwd = scanTmp_fwd[129 * P].ReinterpretCast<uint32_t>();
+            const LocalTensor<uint32_t> back = scanTmp_fwd[193 * P].ReinterpretCast<uint32_t>();
             for (uint32_t i = 0; i < count; ++i) {
-                Duplicate(t[n / 8 * 8], 0.0f, 128 * P - n / 8 * 8);  // past the row: the identity
+                Duplicate(t[n / 8 * 8], 0.0f, 64 * P - n / 8 * 8);  // past the row: the identity
                 Muls(t, xLocal[i * Dp_], 1.0f, n);
-                Gather(a, t, fwd, 0, 128 * P);  // transpose
+                Gather(a, t, fwd, 0, 64 * P);  // transpose
                 Duplicate(scanTmp_fwd, 0.0f, P);  // the identity row above the matrix
-                // Brent-Kung scan down the 128 rows, in place: 7 up-sweep steps (row 2h j + 2h - 1 gets row
-                // 2h j + h - 1) and 6 down-sweep steps (row 2h j + 3h - 1 gets row 2h j + 2h - 1); each step one
+                // Brent-Kung scan down the 64 rows, in place: 6 up-sweep steps (row 2h j + 2h - 1 gets row
+                // 2h j + h - 1) and 5 down-sweep steps (row 2h j + 3h - 1 gets row 2h j + 2h - 1); each step one
                 // level-0 Add per 64 columns whose repeats are its rows (rows more than 255 blocks apart: one per row)
-                for (uint32_t step = 0; step < 13; ++step) {
-                    const uint32_t h = step < 7 ? 1u << step : 1u << (12 - step);
-                    const uint32_t first = step < 7 ? 2 * h - 1 : 3 * h - 1;  // the step's first destination row
-                    const uint32_t rows = (128 - first + 2 * h - 1) / (2 * h);
+                for (uint32_t step = 0; step < 11; ++step) {
+                    const uint32_t h = step < 6 ? 1u << step : 1u << (10 - step);
+                    const uint32_t first = step < 6 ? 2 * h - 1 : 3 * h - 1;  // the step's first destination row
+                    const uint32_t rows = (64 - first + 2 * h - 1) / (2 * h);
                     const uint32_t gap = 2 * h * P / 8;  // 32-byte blocks between its rows
                     const uint32_t per = rows == 1 || gap <= 255 ? rows : 1;
                     for (uint32_t r = 0; r < rows; r += per) {
@@ -177,7 +175,7 @@ private:
                 float acc = 0.0f, comp = 0.0f;  // exclusive running sum of the segment totals (Kahan): the offsets
                 for (uint32_t c = 0; c < P; ++c) {
                     t.SetValue(c, acc);
-                    const float y = a.GetValue(127 * P + c) - comp;
+                    const float y = a.GetValue(63 * P + c) - comp;
                     const float u = acc + y;
                     comp = (u - acc) - y;
                     acc = u;
@@ -185,7 +183,7 @@ private:
                 SetFlag<HardEvent::S_V>(EVENT_ID0);
                 WaitFlag<HardEvent::S_V>(EVENT_ID0);
                 for (uint32_t c = 0; c < P; c += 64) {  // every row of a column (and the identity row) with its offset
-                    Add(scanTmp_fwd[c], scanTmp_fwd[c], t[c], P - c < 64 ? P - c : 64, 129,
+                    Add(scanTmp_fwd[c], scanTmp_fwd[c], t[c], P - c < 64 ? P - c : 64, 65,
                         BinaryRepeatParams(1, 1, 1, static_cast<uint8_t>(P / 8), static_cast<uint8_t>(P / 8), 0));
                 }
                 Gather(yLocal[i * Dp_], scanTmp_fwd, back, 0, n);  // back to the row's order (exclusive: one row up)
