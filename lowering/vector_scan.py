@@ -1,29 +1,31 @@
 """Scans (cumsum / cumprod along a row) on the vector unit: a blocked prefix with a carried offset.
 
 Vector instructions start on 32-byte aligned UB addresses (ascendc.md 4.5), so a shift by one element
-(Hillis-Steele over the row as it lies in UB) is not expressible. The row of n elements is instead
-viewed as P columns (segments) of L consecutive elements (64 for whole rows, 128 for chunks of rows longer
-than UB: `segment`), P = ceil(n / 8L) * 8, and
-transposed with `Gather` (ascendc_next.md 3.1; byte-offset tables) into an L x P matrix: row k holds
-element k of every segment, and rows are 32-byte aligned. Then, all in f32 (16-bit rows are cast first):
+(Hillis-Steele over the row as it lies in UB) is not expressible. The row of n elements is instead viewed
+as P columns (segments) of L consecutive elements (64 for whole rows, 128 for chunks of rows longer than
+UB: `segment`), P = ceil(n / 8L) * 8, and transposed with `Gather` (ascendc_next.md 3.1; byte-offset
+tables) into an L x P matrix: row k holds element k of every segment, and rows are 32-byte aligned.
+Then, all in f32 (16-bit rows are cast first):
 
-1. a Brent-Kung scan down the L rows, in place: log2(L) up-sweep and log2(L) - 1 down-sweep steps, each one level-0
-   `Add`/`Mul` per 64 columns whose repeats are the step's rows (row strides in whole 32-byte blocks);
-   2L - 2 - log2(L) row additions, where a log-step (Hillis-Steele) scan needs L log2(L) - L + 1 and a
-   ping-pong copy per step;
+1. a Brent-Kung scan down the L rows, in place: log2(L) up-sweep and log2(L) - 1 down-sweep steps, each
+   one level-0 `Add`/`Mul` per 64 columns whose repeats are the step's rows (row strides in whole 32-byte
+   blocks); 2L - 2 - log2(L) row additions, where a log-step (Hillis-Steele) scan needs L log2(L) - L + 1
+   and a ping-pong copy per step;
 2. the segment offsets: the scalar unit walks the P segment totals (the last row) once, an exclusive
-   running sum (Kahan-compensated, as the scalar scan was) or product starting from the carry;
+   running sum (Kahan-compensated, as the scalar scan was) or product starting from the carry; in chunks
+   of an f32 sum each total is first corrected by its rounding (`scratch_buffers`);
 3. one level-0 `Add`/`Mul` per 64 columns adds each segment's offset to its L + 1 rows (the identity row
    above the matrix included: exclusive scans read the matrix shifted up by one row), src1RepStride 0;
 4. `Gather` back to the row's order (`srcBaseAddr` selects inclusive or exclusive).
 
-Reverse scans fold the reversal into the two tables; the elements past n are set to the identity, so
-a shorter row (a tail chunk) reuses the tables. AscendC's own `CumSum` (asc-devkit
+Reverse scans fold the reversal into the two tables; the elements past n are set to the identity, so a
+shorter row (a tail chunk) reuses the tables. AscendC's own `CumSum` (asc-devkit
 `impl/.../math/cumsum/cumsum_common_impl.h`) transposes with `TransDataTo5HD` and adds one row at a time;
-this lowering keeps the instruction count independent of n (about 20 instructions per row, the tables
+this lowering keeps the instruction count independent of n (about 25 instructions per row, the tables
 built once per launch) and the scalar work at one step per L elements.
 
-Pseudo-instructions (VecOp.api) produced by select_instructions and expanded by lowering/emit/scan.py:
+Pseudo-instructions (VecOp.api) produced by select_instructions and expanded by the emitter
+(lowering/emit/shared.py `scan_lines`, codegen_templates/snippets/scan*.cpp.jinja; chunks: emit/chunk.py):
   ScanSum / ScanProd (attrs reverse, exclusive, scratch: its SCAN_TMP buffer) -- rows x D -> rows x D
 """
 
