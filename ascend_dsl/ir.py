@@ -85,6 +85,7 @@ class Layout(Enum):
     POOLED = "pooled"  # plane loops: the pooled planes (the output's spatial dims)
     SLOTS = "slots"  # buffers only: a slot accumulator's f32 values (sized from the shapes at launch)
     BOX = "box"  # box loops: the tile's output positions x the whole extra (reduced) axis of a tensor
+    SCAN = "scan"  # buffers only: a vector scan's scratch, sized from the row (chunk) length (lowering/vector_scan.py)
 
 
 @dataclass(frozen=True)
@@ -269,6 +270,7 @@ class BufferRole(Enum):
     SLOT_VECTOR = "slot_vector"  # this core's partial vector of slot accumulator `of`
     SLOT_TOTALS = "slot_totals"  # the totals of slot accumulator `of`, read per row (s[r])
     BOX_TMP = "box_tmp"  # the halving tree of a box reduction whose box is read again
+    SCAN_TMP = "scan_tmp"  # a vector scan's matrix, f32 row and gather tables (`of`: fwd / rev, + compensated)
 
 
 @dataclass(frozen=True)
@@ -291,6 +293,8 @@ class Buffer:
     def bytes_for(self, tile_elems: int) -> int:
         if self.layout in (Layout.BLOCK, Layout.SLOTS):  # SLOTS: at least one block; the host checks the rest
             return 32
+        if self.layout is Layout.SCAN:  # tile_elems: the chunk length (lowering/vector_scan.py: segments of 128)
+            return (641 if (self.of or "").endswith("+") else 513) * 8 * -(-tile_elems // 1024) * 4
         if self.layout is Layout.REPEATS:  # 2 x ceil(tile bytes / 256) elements (ReduceMax/Min keep value + index)
             tile_elems = 2 * -(-tile_elems * self.bits // (8 * 256))
         raw = -(-tile_elems * self.bits // 8)

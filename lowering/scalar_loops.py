@@ -1,15 +1,14 @@
 """Ops with no AscendC vector instruction, lowered to loops on the scalar unit over UB.
 
-Scans (cumsum / cumprod along a row) and products per row: the API subset has no prefix-sum,
-windowed or product-reduce instruction (ascendc.md 4.2, 4.3), and vector instructions start on
-32-byte aligned UB addresses (4.5), so a shifted-by-one-element vector add is not expressible.
-Each row is walked once with `LocalTensor::GetValue` / `SetValue`; every access is counted by the
-emulator (`ub_get` / `ub_set`) and charged by the cost model to the scalar pipe S
-(npu_harness/cost/targets/*.toml, `[scalar] ub_access_cycles`). Half rows accumulate in f32.
+Products per row and pooling windows: the API subset has no windowed or product-reduce instruction
+(ascendc.md 4.2, 4.3), and vector instructions start on 32-byte aligned UB addresses (4.5), so a
+shifted-by-one-element vector op is not expressible. (Scans run on the vector unit:
+lowering/vector_scan.py.) Each row is walked once with `LocalTensor::GetValue` / `SetValue`; every
+access is counted by the emulator (`ub_get` / `ub_set`) and charged by the cost model to the scalar
+pipe S (npu_harness/cost/targets/*.toml, `[scalar] ub_access_cycles`). Half rows accumulate in f32.
 
 Pseudo-instructions (VecOp.api) produced by select_instructions and expanded by the emitter
-(lowering/emit/scalar_loops.py, lowering/emit/window.py):
-  ScanSum / ScanProd (attrs reverse, exclusive)  -- rows x D -> rows x D
+(lowering/emit/shared.py, lowering/emit/window.py):
   ReduceProd                                     -- rows x D -> one value per row
   MaxPool / AvgPool (srcs: plane, kernel, stride, padding) -- see lowering/emit/window.py
 """
@@ -17,19 +16,15 @@ Pseudo-instructions (VecOp.api) produced by select_instructions and expanded by 
 from __future__ import annotations
 
 from ascend_dsl import ir
-from ascend_dsl.ops import OPS, POOLS, Rule
+from ascend_dsl.ops import POOLS
 
-SCAN_APIS = {"cumsum": "ScanSum", "cumprod": "ScanProd"}
 POOL_APIS = {"max_pool": "MaxPool", "avg_pool": "AvgPool"}
-SCALAR_LOOP_APIS = frozenset({*SCAN_APIS.values(), "ReduceProd", *POOL_APIS.values()})
-SCALAR_LOOP_OPS = frozenset({"reduce_prod", *POOLS} | {n for n, o in OPS.items() if o.rule is Rule.SCAN})
+SCALAR_LOOP_APIS = frozenset({"ReduceProd", *POOL_APIS.values()})
+SCALAR_LOOP_OPS = frozenset({"reduce_prod", *POOLS})
+
 
 def scalar_loop_op(dst: str, e: ir.Op, args: list) -> ir.VecOp:
     """The pseudo-instruction for a scalar-loop op (args: buffer names or scalar operands)."""
-    info = OPS[e.op]
-    if info.rule is Rule.SCAN:
-        return ir.VecOp(SCAN_APIS[info.call], dst, (args[0],),
-                        (("reverse", str(info.reverse).lower()), ("exclusive", str(info.exclusive).lower())), e.span)
     if e.op == "reduce_prod":
         return ir.VecOp("ReduceProd", dst, (args[0],), (), e.span)
     return ir.VecOp(POOL_APIS[e.op], dst, tuple(args), (), e.span)

@@ -207,8 +207,6 @@ _WHOLE_KEYS = "the softmax stage holds whole rows of N (the key length) in UB (N
 #: Kernels with a documented size limit that an entry of SCALE_SHAPES would exceed: (the benchmark-scale
 #: shapes used instead, the limit). At the exceeding shape the launch reports TILING (tested).
 SCALE_LIMITED = {
-    **{f"math/{name}": ([{"batch_size": 65536, "dim": 4000}], "scans need the whole row in UB")
-       for name in ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum", "masked_cumsum")},
     "attention/sdpa": ([{"Bt": 128, "M": 512, "N": 512, "Dk": 64, "Dv": 64}], _WHOLE_KEYS),
     "attention/gqa": ([{"B": 4, "H": 32, "Hkv": 8, "M": 512, "N": 512, "Dk": 128, "Dv": 128}], _WHOLE_KEYS),
     "attention/mqa": ([{"B": 4, "H": 32, "M": 512, "N": 512, "Dk": 128, "Dv": 128}], _WHOLE_KEYS),

@@ -356,8 +356,8 @@ ROWS = '''    for blk in split(B, cores=AIV):
 
 
 @pytest.mark.parametrize("dt,body,reason", [
-    ("f32", "store(y[r, :], cumsum(load(x[r, :]), axis=1))", "'scan_sum' needs the whole row in UB"),
-    ("f32", "store(y[r, :], cumprod(load(x[r, :]), axis=1, reverse=True))", "'scan_prod_rev' needs the whole row"),
+    ("f32", "store(y[r, :], cumsum(load(x[r, :]), axis=1) + cumprod(load(x[r, :]), axis=1, reverse=True))",
+     "a forward and a reverse scan in the same pass over the row"),
     ("i32", "store(s[r], sum(load(x[r, :]), axis=1))", "integer 'reduce_sum' would be folded in f32"),
 ])
 def test_bodies_that_cannot_chunk_say_why(dt, body, reason):
@@ -387,31 +387,30 @@ def test_several_split_loops_chunk_each_loop():
 
 def test_a_later_split_loop_that_cannot_chunk_names_itself():
     text = HEAD.format(dt="f32") + "    total = 0.0\n" + ROWS + "            total += sum(load(x[r, :]))\n" + ROWS + \
-        "            store(y[r, :], cumsum(load(x[r, :]), axis=1) / total)\n"
+        "            store(y[r, :], (cumsum(load(x[r, :]), axis=1) + cumsum(load(x[r, :]), axis=1, reverse=True)) / total)\n"
     k = parse_text(text, "two.adsl")[0].instantiate()
     project, ctx = lower(k, "ascend910b1", "two.adsl")
     first, second = _row_loops(ctx.lowered)
-    assert isinstance(first.shape.chunked, ir.ChunkPlan) and "'scan_sum' needs the whole row in UB" in second.shape.chunked.reason
+    assert isinstance(first.shape.chunked, ir.ChunkPlan) and "a forward and a reverse scan in the same pass over the row" in second.shape.chunked.reason
     assert project.view.tiling_error == ("one row does not fit the Unified Buffer, and split loop 1 cannot run in column "
-                                    "chunks: 'scan_sum' needs the whole row in UB")
+                                         "chunks: a forward and a reverse scan in the same pass over the row")
 
 
 @pytest.mark.slow
 def test_a_first_split_loop_that_cannot_chunk_keeps_whole_rows_before_a_chunked_one(tmp_path):
-    """Loop 0 (a scan) has no chunked form, loop 1 has: with rows that fit, both run whole rows."""
+    """Loop 0 (scans both ways in one pass) has no chunked form, loop 1 has: with rows that fit, both run whole rows."""
     text = HEAD.format(dt="f32") + "    total = 0.0\n" + ROWS + \
-        "            total += sum(cumsum(load(x[r, :]), axis=1))\n" + ROWS + \
+        "            total += sum(cumsum(load(x[r, :]), axis=1) + cumsum(load(x[r, :]), axis=1, reverse=True))\n" + ROWS + \
         "            store(y[r, :], load(x[r, :]) / total)\n"
     k = parse_text(text, "two.adsl")[0].instantiate()
     project, ctx = lower(k, "ascend910b1", "two.adsl")
     first, second = _row_loops(ctx.lowered)
-    assert "'scan_sum' needs the whole row in UB" in first.shape.chunked.reason and isinstance(second.shape.chunked, ir.ChunkPlan)
-    assert project.view.tiling_error.endswith(
-        "and this kernel cannot run in column chunks: 'scan_sum' needs the whole row in UB")
+    assert "a forward and a reverse scan in the same pass over the row" in first.shape.chunked.reason and isinstance(second.shape.chunked, ir.ChunkPlan)
+    assert project.view.tiling_error.endswith("and this kernel cannot run in column chunks: a forward and a reverse scan in the same pass over the row")
     code = project.files["k_kernel.cpp"]
     assert "ProcessChunked();" not in code and "ProcessChunked1();" in code
     x = torch.rand(7, 1000)
-    run = TaskRun([x, torch.zeros(7)], [x / x.cumsum(1).sum()])
+    run = TaskRun([x, torch.zeros(7)], [x / (x.cumsum(1) + x.flip(1).cumsum(1).flip(1)).sum()])
     res = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path)
     assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
 
@@ -484,4 +483,46 @@ def test_online_max_sum_with_the_max_in_a_late_chunk(tmp_path):
     expected = torch.exp(x - x.amax(1, keepdim=True)).sum(1)
     run = TaskRun([x, torch.zeros_like(x)], [expected])  # y is an unused input here
     res = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path)
+    assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
+
+
+# ----------------------------------------------------------------------------- scans on rows longer than UB
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,dt", [("cumsum", "f32"), ("reverse_cumsum", "f16"), ("exclusive_cumsum", "f32"),
+                                     ("cumprod", "f32"), ("masked_cumsum", "f16")])
+def test_scans_on_rows_longer_than_ub_carry_the_running_value(name, dt, tmp_path):
+    """Rows of 32,805 elements (several chunks and a short tail): each chunk is scanned on the vector unit and
+    the row's running value is carried into the next chunk (reverse scans walk the chunks backwards)."""
+    from npu_harness.validate import load_task_for
+
+    kernel, project, ctx = _example(f"math/{name}", T=dt)
+    plan = _plan(ctx.lowered)
+    assert len(plan.passes) == 1 and not plan.row_groups
+    code = project.files[f"{name}_kernel.cpp"]
+    assert "scanCarry0_0_ = acc;  // into the row's next chunk" in code
+    assert ("for (uint64_t c = chunks; c-- > 0;)" in code) == name.startswith("reverse")
+    run = load_task_for(kernel, REPO / f"examples/math/{name}.py", overrides={"batch_size": 2, "dim": 32805})
+    res = validate_sim(kernel, ctx.lowered, project, ctx, run, work_dir=tmp_path)
+    assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
+    assert 0 < _host_tiling(project, ctx, {"B": 2, "D": 32805}, 48)["chunkLength"] < 32805
+
+
+@pytest.mark.slow
+def test_long_f32_running_sums_correct_each_segment_total(tmp_path):
+    """Rows of 393,216 floats: the f32 roundings of the 3,072 segment totals would add up past the f32
+    tolerance (3 of 6.3M elements off by up to 2.4e-4 without it); the chunk passes of f32 sums correct each
+    total by its residuals (lowering/vector_scan.py). Whole rows and products do without."""
+    from npu_harness.validate import load_task_for
+
+    kernel, project, ctx = _example("math/cumsum", T="f32")
+    code = project.files["cumsum_kernel.cpp"]
+    assert code.count("// the total's correction") == 1  # the chunk pass only
+    scratch = {b.name: b for b in _plan(ctx.lowered).passes[0].loop.buffers_decl}["scanTmp_fwd"]
+    assert scratch.of == "fwd+" and scratch.bytes_for(1024) == 641 * 8 * 4
+    _, prod, _ = _example("math/cumprod", T="f32")
+    assert "the total's correction" not in prod.files["cumprod_kernel.cpp"]
+    run = load_task_for(kernel, REPO / "examples/math/cumsum.py", overrides={"batch_size": 16, "dim": 393216})
+    res = validate_sim(kernel, ctx.lowered, project, ctx, run, work_dir=tmp_path)
     assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])

@@ -109,13 +109,14 @@ def test_golden_row_kernels(example, golden):
 
 
 def test_row_too_long_for_ub_fails_at_tiling(tmp_path):
-    # A scan needs its whole row in UB: no chunked mode (softmax and friends run chunked: test_chunks.py).
-    r = subprocess.run([sys.executable, "-m", "npu_harness.cli", str(REPO / "examples/math/cumsum.adsl"), "-o",
-                        str(tmp_path / "o"), "--validate", "sim", "--set", "batch_size=2", "--set", "dim=100000"],
-                       check=False, capture_output=True, text=True, timeout=300, cwd=REPO)
+    # A per-row gather needs its whole row in UB: no chunked mode (softmax and friends, scans run chunked:
+    # test_chunks.py).
+    r = subprocess.run([sys.executable, "-m", "npu_harness.cli", str(REPO / "examples/loss/cross_entropy.adsl"), "-o",
+                        str(tmp_path / "o"), "--validate", "sim", "--set", "batch_size=2", "--set",
+                        "num_classes=100000"], check=False, capture_output=True, text=True, timeout=300, cwd=REPO)
     assert r.returncode == 1
     assert "error[TILING]" in r.stderr and "sim: FAIL" in r.stdout
-    assert "cannot run in column chunks: 'scan_sum' needs the whole row in UB" in r.stderr
+    assert "cannot run in column chunks: 'gather' needs the whole row in UB" in r.stderr
 
 
 def test_planted_bug_reduce_scratch_too_small():

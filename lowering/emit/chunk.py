@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
+from ..vector_scan import SCAN_APIS
 from . import row_gather, row_groups
 from .shared import (
     IDENTITY,
@@ -28,6 +29,8 @@ from .shared import (
     copy_call,
     find,
     loc,
+    scan_lines,
+    scan_table_lines,
     snippet,
     sync,
     write_stages,
@@ -54,6 +57,7 @@ class ChunkPassView:
     copyout: tuple[str, ...]
     reads: tuple[str, ...]  # the row's reductions, read by the scalar unit after the pass
     combine: tuple[str, ...]  # GroupCombine<id>() when rows split over core groups
+    backwards: bool = False  # reverse scans: the row's chunks from the last one (plan_chunks keeps directions apart)
 
 
 @dataclass(frozen=True)
@@ -88,9 +92,24 @@ class KernelChunks:
 
 
 class _ChunkStageWriter(StageWriter):
-    """A pass's stages over one chunk: rows of a [B, D] tensor start at rowOffset_, row vectors at 0."""
+    """A pass's stages over one chunk: rows of a [B, D] tensor start at rowOffset_, row vectors at 0.
+    `chunk`: the pass's chunk length member; scans carry the row's running value in `scanCarry<pass>_<n>_`."""
 
     rows = False
+
+    def __init__(self, ctx, buffers, tensors, chunk: str = "", pid: str = ""):
+        super().__init__(ctx, buffers, tensors)
+        self.chunk, self.pid, self.scans = chunk, pid, 0
+
+    def vec_op(self, s: ir.VecOp, count: str = "count") -> None:
+        if s.api not in SCAN_APIS.values():
+            return super().vec_op(s, count)
+        self.mark(s.span)
+        carry = scan_carry(self.pid, self.scans)
+        self.scans += 1
+        self.lines += scan_lines(s, self.buffers[s.srcs[0]].buffer.dtype, self.buffers[s.dst].buffer.dtype,
+                                 chunk=self.chunk, carry=carry, scratch=self.buffers[dict(s.attrs)["scratch"]].buffer)
+        return None
 
     def copy_in(self, s: ir.CopyIn) -> None:
         self.rows = s.index.rows
@@ -128,6 +147,16 @@ class _ChunkStageWriter(StageWriter):
 _MATH_BUF = "chunkMath_.Get<float>()"  # the one-block buffer of per-row scalar math
 
 
+def scan_carry(pid: str, n: int) -> str:
+    """The member carrying scan n of pass `pid` from chunk to chunk (its Kahan compensation: ...Comp_)."""
+    return f"scanCarry{pid}_{n}_"
+
+
+def _scans(loop: ir.TileLoop) -> list[ir.VecOp]:
+    return [op for st in loop.body for op in (st.body if isinstance(st, ir.Stage) else (st,))
+            if isinstance(op, ir.VecOp) and op.api in SCAN_APIS.values()]
+
+
 def _out_buf(dtype: DType) -> str:
     return f"chunkOut{camel(dtype.value)}_"
 
@@ -148,18 +177,28 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
     (emit/row_groups.py), the Init lines of the GM views re-pointed at the group's row (vector.share_views)."""
     grouped = group_views is not None
     passes: list[ChunkPassView] = []
+    scan_members: list[str] = []
     for p_index, p in enumerate(plan.passes):
         pid, field = chunk_names(k, p_index)
         suffix = f"C{pid}"
         buffers = buffer_views(p.loop, suffix, tile=f"{field}_")
         by_name = {b.name: b for b in buffers}
-        stages = write_stages(p.loop, lambda by_name=by_name: _ChunkStageWriter(ctx, by_name, tensor_map))
+        stages = write_stages(p.loop, lambda by_name=by_name, field=field, pid=pid:
+                              _ChunkStageWriter(ctx, by_name, tensor_map, f"{field}_", pid))
+        scans = _scans(p.loop)
+        scan_members += [f"float {scan_carry(pid, n).removesuffix('_')}{part}_ = 0.0f;  // chunked mode: {what}"
+                         for n in range(len(scans)) for part, what in
+                         (("", f"scan {n} of pass {pid}: the row's running value"), ("Comp", "its Kahan compensation"))]
         head, tail = compute_frame(buffers)
         acc_init = [f"{ir.row_ref(f.name).name}_ = {c_literal(float('-inf'), DType.F32)};  // {f.name}: the running max"
                     if f.online_sum else
                     f"Duplicate({find(by_name, ir.BufferRole.ACC_SLOT, f.name).member}.Get<float>(), "
                     f"{c_literal(IDENTITY[f.combine], DType.F32)}, 8);  // {f.name}: folded over the row's chunks"
                     for f in p.reductions]
+        acc_init += scan_table_lines(buffers, f"{field}_")  # the scans' gather tables (the UB was carved anew)
+        for n, op in enumerate(scans):  # each row starts its scans from the identity
+            c = scan_carry(pid, n)
+            acc_init += [f"{c} = {'1.0f' if op.api == 'ScanProd' else '0.0f'};", f"{c.removesuffix('_')}Comp_ = 0.0f;"]
         reads = [f"{ir.row_ref(f.name).name}_ = {find(by_name, ir.BufferRole.ACC_SLOT, f.name).member}"
                  ".Get<float>().GetValue(0);" for f in p.reductions if not f.online_sum]
         if reads:
@@ -175,7 +214,8 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
             tuple(f"pipe.InitBuffer({b.member}, {b.init_args});" for b in buffers), tuple(acc_init),
             tuple(stages[ir.StageKind.COPYIN]), (*head, *stages[ir.StageKind.COMPUTE], *tail),
             tuple(stages[ir.StageKind.COPYOUT]), tuple(reads),
-            tuple(row_groups.group_combine(pid, p.reductions)) if grouped and p.reductions else ()))
+            tuple(row_groups.group_combine(pid, p.reductions)) if grouped and p.reductions else (),
+            any(dict(op.attrs)["reverse"] == "true" for op in scans)))
     members = snippet("chunk_members", passes=passes, k=k, grouped=grouped,
                       out_bufs=[{"member": _out_buf(d), "dtype": d} for d in plan.store_dtypes],
                       row_values=[ir.row_ref(n).name for n in plan.row_values], accs=[f.name for f in plan.accumulators])
@@ -220,7 +260,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
                         group=row_groups.init_lines(group_views, row_groups.workspace_base(kernel)) if grouped else [])
     else:
         init, enter = [f"{ph.member} = tiling.{ph.field};" for ph in passes], []
-    return ChunkView(tuple(passes), len(plan.passes), f"ProcessChunked{k if k else ''}", tuple(members),
+    return ChunkView(tuple(passes), len(plan.passes), f"ProcessChunked{k if k else ''}", (*members, *scan_members),
                      tuple(_out_buf(d) for d in plan.store_dtypes), tuple(process), tuple(init), tuple(enter))
 
 

@@ -22,6 +22,7 @@ from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
+from ..vector_scan import compensated, scratch_rows, segment
 from . import arg_reduce, launch_scalars, row_gather
 from .launch_scalars import LaunchScalarView
 
@@ -256,7 +257,12 @@ def buffer_views(tl: ir.TileLoop, suffix: str = "", tile: str | None = None) -> 
     for b in tl.buffers_decl:
         cap = b.name[:1].upper() + b.name[1:]
         if b.position is ir.Position.VECCALC:
-            member, decl, init = f"{b.name}Buf{suffix}", "TBuf<TPosition::VECCALC>", bytes_expr(b, suffix, tile)
+            member, decl = f"{b.name}Buf{suffix}", "TBuf<TPosition::VECCALC>"
+            if b.layout is ir.Layout.SCAN:  # sized from the row length (the chunk length in a chunk pass)
+                chunked = tl.kind is ir.LoopKind.CHUNKS
+                init = scan_bytes_expr(tile if chunked else "Dp_", scratch_rows(b, chunked), segment(chunked))
+            else:
+                init = bytes_expr(b, suffix, tile)
         else:
             prefix = "inQueue" if b.position is ir.Position.VECIN else "outQueue"
             stem = cap.removesuffix("Local")
@@ -291,11 +297,48 @@ def bytes_expr(b: ir.Buffer, suffix: str = "", tile: str | None = None) -> str:
     return f"{elems} * sizeof({b.dtype.ctype})"
 
 
+def scan_lines(s: ir.VecOp, src_dtype: DType, dst_dtype: DType, chunk: str | None = None,
+               carry: str | None = None, scratch: ir.Buffer | None = None) -> list[str]:
+    """A ScanSum / ScanProd pseudo-instruction (lowering/vector_scan.py) over `count` rows of D_ elements, or
+    over one chunk of `count` elements (`chunk`: the chunk length member the tables were built for; `carry`:
+    the member holding the row's running value between chunks, `<carry>Comp` its Kahan compensation)."""
+    attrs = dict(s.attrs)
+    prod = s.api == "ScanProd"
+    return snippet("scan", prod=prod, reverse=attrs["reverse"] == "true", exclusive=attrs["exclusive"] == "true",
+                   src=s.srcs[0], dst=s.dst, w=attrs["scratch"], op="Mul" if prod else "Add",
+                   n="count" if chunk else "D_", geom=chunk or "D_", rows="1" if chunk else "count",
+                   at="" if chunk else "[i * Dp_]", carry=carry, comp=carry and carry.removesuffix("_") + "Comp_",
+                   identity="1.0f" if prod else "0.0f", cast_in=src_dtype is not DType.F32,
+                   cast_out=dst_dtype is not DType.F32,
+                   round="CAST_RINT" if dst_dtype is DType.BF16 else "CAST_NONE", L=segment(chunk is not None),
+                   kahan=scratch is not None and compensated(scratch) and not prod and dst_dtype is DType.F32,
+                   steps_up=segment(chunk is not None).bit_length() - 1)
+
+
+def scan_table_lines(views, n: str = "D_") -> list[str]:
+    """Build the gather tables of the loop's vector scans, once per launch before its tile loop (whole rows:
+    when this core has rows, i.e. its buffers were set up), or per row at the start of a chunked pass."""
+    lines = []
+    for b in views:
+        if b.buffer.role is ir.BufferRole.SCAN_TMP:
+            lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of.startswith("rev"), L=segment(n != "D_"),
+                             guard="blockLength_ > 0" if n == "D_" else "")
+    return lines
+
+
+def scan_bytes_expr(n: str, rows: int, seg: int) -> str:
+    """Bytes of a vector scan's scratch for rows of `n` elements in segments of `seg` (lowering/vector_scan.py;
+    ir.Buffer.bytes_for for chunks)."""
+    return f"({n} + {8 * seg - 1}) / {8 * seg} * 8 * {rows * 4}"
+
+
 def host_bytes(b: ir.Buffer) -> str:
     """The same length on the host, for tiles of `r` rows (see tiling.h.jinja)."""
     elems = {ir.Layout.ROWS: "r * padded", ir.Layout.COL: "colElems", ir.Layout.ROW: "padded"}
     if b.layout is ir.Layout.BLOCK:
         return "32"
+    if b.layout is ir.Layout.SCAN:
+        return f"({scan_bytes_expr('padded', scratch_rows(b, False), segment(False))})"
     if b.layout is ir.Layout.SLOTS:  # a slot accumulator's vector (emit/slots.py)
         return f"({b.of}Slots + 7) / 8 * 32"
     return f"({elems[b.layout]} * {b.bits} / 8 + 31) / 32 * 32"
@@ -478,10 +521,8 @@ class RowStageWriter(StageWriter):
 
     def vec_op(self, s: ir.VecOp, count: str = "count") -> None:
         self.mark(s.span)
-        if s.api in ("ScanSum", "ScanProd"):  # scalar loops (lowering/scalar_loops.py)
-            attrs = dict(s.attrs)
-            self.lines += snippet("scan", prod=s.api == "ScanProd", reverse=attrs["reverse"] == "true",
-                                  exclusive=attrs["exclusive"] == "true", src=s.srcs[0], dst=s.dst, ctype=self.ctype(s.dst))
+        if s.api in ("ScanSum", "ScanProd"):  # blocked prefix on the vector unit (lowering/vector_scan.py)
+            self.lines += scan_lines(s, self.buffers[s.srcs[0]].buffer.dtype, self.buffers[s.dst].buffer.dtype)
         elif s.api == "ReduceProd":
             self.lines += snippet("row_prod", src=s.srcs[0], dst=s.dst, ctype=self.ctype(s.dst))
         elif s.api.startswith("Reduce"):

@@ -39,6 +39,7 @@ from .shared import (
     loc,
     manifest,
     rows_of,
+    scan_table_lines,
     share_lines,
     snippet,
     sync,
@@ -314,6 +315,7 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
                                       for n in _slot_updates(tl)])
     acc_init += slots.totals_lines([(b.buffer.of, b.member) for b in buffers
                                     if b.buffer.role is ir.BufferRole.SLOT_TOTALS])
+    acc_init += scan_table_lines(buffers)
     copyin = stages[ir.StageKind.COPYIN]
     if _slot_updates(tl):  # Compute maps rows to slots: the tile's first row
         copyin.insert(0, "tileRow_ = offset;  // the rows' slots are found in Compute")

@@ -15,6 +15,7 @@ from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..rewrite import map_tile_bodies
+from ..vector_scan import scratch_buffers
 from .select_instructions import writes_dst_early
 
 #: Reductions lowered to ReduceSum/Max/Min, which need UB scratch (reduce_prod is a scalar loop: none); argmax /
@@ -158,6 +159,8 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             scratch(f"accTmp_{dtype}", dtype, {ir.Layout.ROWS: ir.Layout.ROW,
                                                ir.Layout.FLAT: ir.Layout.REPEATS}.get(layout, layout), ir.BufferRole.ACC_TMP)
             scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK, ir.BufferRole.REDUCE_OUT)
+        for b in scratch_buffers(stmts, tl.span, tl.kind is ir.LoopKind.CHUNKS):  # vector scans (vector_scan.py)
+            decls[b.name] = b
         # This core's running value of each accumulator stays in UB (an f32 block): the vector unit
         # folds each tile's reduction into it, and the scalar unit reads it once, after the loop.
         for name in dict.fromkeys(s.name for s in accs):

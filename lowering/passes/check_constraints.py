@@ -17,6 +17,7 @@ from ..context import PassContext
 from ..scalar_loops import SCALAR_LOOP_OPS
 from ..targets import Target
 from ..tiling_rules import MAX_BUFFERS_PER_QUEUE, tile_granule
+from ..vector_scan import SCAN_OPS
 from .check_windows import check_windows
 
 
@@ -49,7 +50,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         if isinstance(s, ir.VALUE_STMTS):
             for e in ir.walk_expr(s.value):
                 vector_op = isinstance(e, ir.Op) and e.op != "cast" and e.op not in SCALAR_LOOP_OPS \
-                    and OPS[e.op].rule is not Rule.RESIZE  # scalar loops: f32; resize_nearest: a Gather (a copy)
+                    and e.op not in SCAN_OPS and OPS[e.op].rule is not Rule.RESIZE  # scalar loops, scans: f32; resize_nearest: a Gather (a copy)
                 if vector_op and DType.BF16 in (e.type.dtype, *(a.type.dtype for a in e.args)):
                     sink.error(E.DTYPE_UNSUPPORTED, f"'{e.op}' on bf16: the vector unit has no bf16 arithmetic",
                                e.span, "cast(x, f32) after loading and cast(y, bf16) before storing")

@@ -168,7 +168,7 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
                              ir.scalar_of(DType.F32), s.span)
                 steps_at.setdefault(d + 1, []).append(ir.RowScalar(s.name, mean, s.span))
             continue
-        if isinstance(v, ir.Op) and OPS[v.op].rule in (Rule.REDUCE, Rule.SCAN, Rule.GATHER, Rule.POOL, Rule.ARG_REDUCE):
+        if isinstance(v, ir.Op) and OPS[v.op].rule in (Rule.REDUCE, Rule.GATHER, Rule.POOL, Rule.ARG_REDUCE):
             raise _NoChunk(f"'{v.op}' needs the whole row in UB")
         refs = _tile_refs(v)
         depth[s.name] = max((depth[r.name] for r in refs), default=0)
@@ -186,6 +186,7 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
     for k in range(last + 1):  # a pass left with nothing to do (its sum moved online) is dropped
         if reductions.get(k) or row_stores.get(k):
             passes.append(_pass_loop(tl, defs, layout, reductions.get(k, []), row_stores.get(k, []), online))
+            _check_scan_order(passes[-1])
     steps: list[ir.RowStep] = []
     number = 0
     for k in range(last + 2):
@@ -200,6 +201,15 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
     store_dtypes = tuple(sorted({kernel.param(s.tensor).dtype for s in col_stores}, key=str))
     return ir.ChunkPlan(tuple(steps), tuple(passes), tuple(row_values), store_dtypes,
                         tuple(ir.Fold(n, c) for n, c in accumulators.items()), tuple(slot_accumulators))
+
+
+def _check_scan_order(p: ir.ChunkPass) -> None:
+    """Scans carry a running value from chunk to chunk (lowering/vector_scan.py): a pass walks the row's chunks
+    backwards for reverse scans, so one pass cannot hold scans of both directions."""
+    directions = {OPS[s.value.op].reverse for s in p.loop.body if isinstance(s, ir.Assign)
+                  and isinstance(s.value, ir.Op) and OPS[s.value.op].rule is Rule.SCAN}
+    if len(directions) > 1:
+        raise _NoChunk("a forward and a reverse scan in the same pass over the row")
 
 
 def row_level_bytes(plan: ir.ChunkPlan) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ascend_dsl import ir
+from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..rewrite import map_tile_bodies
@@ -19,11 +20,16 @@ from ..rewrite import map_tile_bodies
 SLOT_FLOATS = 8
 
 
+def _has_scan(tl: ir.TileLoop) -> bool:
+    return any(isinstance(e, ir.Op) and OPS[e.op].rule is Rule.SCAN
+               for s in tl.body if isinstance(s, ir.Assign) for e in ir.walk_expr(s.value))
+
+
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     plans = [tl.shape.chunked if tl.kind is ir.LoopKind.ROWS else None for s in kernel.phases for tl in s.body]
     if not plans or not all(isinstance(p, ir.ChunkPlan) and all(len(q.reductions) <= SLOT_FLOATS for q in p.passes)
-                            for p in plans):
-        return kernel
+                            for p in plans) or any(_has_scan(q.loop) for p in plans for q in p.passes):
+        return kernel  # scans carry their running value along the row: one core walks it (lowering/vector_scan.py)
 
     def grouped(tl: ir.TileLoop) -> ir.TileLoop:
         if tl.kind is ir.LoopKind.ROWS and isinstance(tl.shape.chunked, ir.ChunkPlan):

@@ -25,6 +25,7 @@ from ascend_dsl.ops import OPS, Rule
 from ..context import PassContext
 from ..rewrite import map_tile_bodies
 from ..scalar_loops import SCALAR_LOOP_APIS, SCALAR_LOOP_OPS, scalar_loop_op
+from ..vector_scan import SCAN_APIS, SCAN_OPS, scan_op
 
 _SWAPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "EQ": "EQ", "NE": "NE"}
 #: Tensor-tensor instruction -> its tensor-scalar form (Add -> Adds), for per-row values.
@@ -121,6 +122,8 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
         return [v("Cast", args[0], round=_round_mode(a.type.dtype, e.type.dtype))]
     if info.rule is Rule.RESIZE:  # Gather per output row (lowering/emit/resize.py)
         return [v("Resize", args[0], mode=op)]
+    if op in SCAN_OPS:  # a blocked prefix on the vector unit, expanded by the emitter (lowering/vector_scan.py)
+        return [scan_op(dst, e, args[0])]
     if op in SCALAR_LOOP_OPS:  # no AscendC instruction: the emitter writes a scalar loop (lowering/scalar_loops.py)
         return [scalar_loop_op(dst, e, args)]
     if info.api and len(args) == 1:  # unary ops and the vector reductions
@@ -132,7 +135,7 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
 
 def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) -> ir.VecOp | ir.PerRow:
     """A row loop's instruction whose tile operands mix whole rows with per-row values or row vectors."""
-    if s.api in SCALAR_LOOP_APIS or s.api.startswith("Reduce") or s.api in ("GatherRows", "ArgMax", "ArgMin"):
+    if s.api in SCALAR_LOOP_APIS or s.api in SCAN_APIS.values() or s.api.startswith("Reduce") or s.api in ("GatherRows", "ArgMax", "ArgMin"):
         return s  # row by row by construction (scalar loops, reductions per row)
     dst_layout = buffers[s.dst].layout
     tiles = [o for o in s.srcs if isinstance(o, str)]

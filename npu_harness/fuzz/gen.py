@@ -194,7 +194,9 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     n_loops = 1 if rng.random() < (0.3 if stress else 0.6) else 2
     pending = list(outs_rows) + list(outs_col)
     accs_total: list[str] = []
-    scans_ok = kind == "rows"
+    scans_ok = rows
+    # rows longer than UB: a pass walks the chunks one way, so one kernel's scans share a direction
+    reverse_only = rng.random() < 0.4 if kind == "long_rows" else None
     for loop in range(n_loops):
         accs: list[tuple[str, str]] = []
         var = "r" if rows else "t"
@@ -236,7 +238,8 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
                 inner = ex.tile(compute, "rows", 1)
                 if call == "cumprod":
                     inner = Node("(0.5 + 0.5 * sigmoid({0}))", (inner,), compute, "rows")
-                flags = "".join(f", {f}=True" for f in ("reverse", "exclusive") if rng.random() < 0.4)
+                flags = "".join(f", {f}=True" for f in ("reverse", "exclusive")
+                                if (rng.random() < 0.4 if f == "exclusive" or reverse_only is None else reverse_only))
                 e = Node(f"{call}({{0}}, axis=1{flags})", (inner,), compute, "rows")
             elif lay == "col" and idx is not None and rng.random() < 0.5:
                 e = Node(f"gather({{0}}, load({idx}[{var}]))", (ex.tile(compute, "rows", 1),), compute, "col")

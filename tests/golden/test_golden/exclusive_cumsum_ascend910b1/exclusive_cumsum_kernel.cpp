@@ -66,13 +66,52 @@ public:
         Dp_ = (D_ + 127) / 128 * 128;  // UB row pitch: whole repeats
         xGm.SetGlobalBuffer((__gm__ float*)x + start * D_, blockLength_ * D_);
         yGm.SetGlobalBuffer((__gm__ float*)y + start * D_, blockLength_ * D_);
+        chunkLength_ = tiling.chunkLength;
+        if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
+            chunkRows_ = blockLength_;
+            blockLength_ = 0;  // the whole-row loop gets no rows
+            return;
+        }
         // exclusive_cumsum.adsl:9: UB buffers, sized for the largest tile
         pipe.InitBuffer(inQueueX, 2, tileLength_ * Dp_ * sizeof(float));
         pipe.InitBuffer(outQueueY, 2, tileLength_ * Dp_ * sizeof(float));
+        pipe.InitBuffer(scanTmp_fwdBuf, (Dp_ + 511) / 512 * 8 * 1028);
     }
 
     __aicore__ inline void Process()
     {
+        if (blockLength_ > 0) {  // scanTmp_fwd: gather tables of the forward scans (byte offsets), built once
+            LocalTensor<float> w = scanTmp_fwdBuf.Get<float>();
+            const uint32_t P = (static_cast<uint32_t>(D_) + 511) / 512 * 8;
+            const int32_t S = static_cast<int32_t>(P);
+            LocalTensor<int32_t> fwd = w[129 * P].ReinterpretCast<int32_t>();
+            LocalTensor<int32_t> back = w[193 * P].ReinterpretCast<int32_t>();
+            LocalTensor<int32_t> col = w.ReinterpretCast<int32_t>();  // [0, P): per column
+            LocalTensor<int32_t> lane = w[P].ReinterpretCast<int32_t>();  // [P, P + 64): per lane
+            LocalTensor<int32_t> colBlocks = w[P + 64].ReinterpretCast<int32_t>();  // 8 P: one block per column
+            LocalTensor<int32_t> laneBlocks = w[65 * P].ReinterpretCast<int32_t>();  // 64 blocks: one per lane
+            CreateVecIndex(col, 0, P);
+            Muls(col, col, 256, S);
+            CreateVecIndex(lane, 0, 64);
+            Muls(lane, lane, 4, 64);
+            Brcb(laneBlocks, lane, 8, BrcbRepeatParams(1, 8));
+            for (uint32_t c = 0; c < P; c += 64) {  // fwd[k * P + c] = col[c] + lane[k]: one repeat per matrix row k
+                Add(fwd[c], col[c], laneBlocks, P - c < 64 ? P - c : 64, 64,
+                    BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(P / 8), 0, 1));
+            }
+            CreateVecIndex(lane, 0, 64);
+            Muls(lane, lane, 4 * S, 64);
+            CreateVecIndex(col, 0, P);
+            Muls(col, col, 4, S);
+            Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
+            for (uint32_t c = 0; c < P; c += 255) {  // back[64c + l] = lane[l] + col[c]: 1 repeat(s) of 64 per 64 elements
+                Add(back[64 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
+                    BinaryRepeatParams(1, 1, 0, 8, 0, 1));
+            }
+        }
+        if (chunkLength_ > 0) {  // one row does not fit UB: 1 pass(es) over column chunks of each row
+            ProcessChunked();
+        }
         const uint64_t tiles = blockLength_ / tileLength_;
         const uint32_t tail = static_cast<uint32_t>(blockLength_ % tileLength_);
         for (uint64_t i = 0; i < tiles; ++i) {
@@ -100,23 +139,56 @@ private:
     {
         LocalTensor<float> xLocal = inQueueX.DeQue<float>();
         LocalTensor<float> yLocal = outQueueY.AllocTensor<float>();
+        LocalTensor<float> scanTmp_fwd = scanTmp_fwdBuf.Get<float>();
         // exclusive_cumsum.adsl:10
-        SetFlag<HardEvent::V_S>(EVENT_ID0);  // scalar loop: wait for the vector pipe
-        WaitFlag<HardEvent::V_S>(EVENT_ID0);
-        for (uint32_t i = 0; i < count; ++i) {  // sequential along the row: one scalar pass per row
-            float acc = 0.0f, comp = 0.0f;  // f32 accumulator (half rows too)
-            for (uint32_t j = 0; j < D_; ++j) {
-                const uint32_t k = i * Dp_ + j;
-                const float v = static_cast<float>(xLocal.GetValue(k));
-                yLocal.SetValue(k, static_cast<float>(acc));
-                const float y = v - comp;
-                const float t = acc + y;
-                comp = (t - acc) - y;
-                acc = t;
+        {
+            const uint32_t n = static_cast<uint32_t>(D_);
+            const uint32_t P = (static_cast<uint32_t>(D_) + 511) / 512 * 8;  // segments of 64 elements, whole 32-byte blocks per matrix row
+            LocalTensor<float> a = scanTmp_fwd[P];  // 64 x P: column c holds elements [64c, 64c + 64) in scan order
+            LocalTensor<float> t = scanTmp_fwd[65 * P];  // 64 x P: the f32 row, then the offsets (and the f32 result)
+            const LocalTensor<uint32_t> fwd = scanTmp_fwd[129 * P].ReinterpretCast<uint32_t>();
+            const LocalTensor<uint32_t> back = scanTmp_fwd[193 * P].ReinterpretCast<uint32_t>();
+            for (uint32_t i = 0; i < count; ++i) {
+                Duplicate(t[n / 8 * 8], 0.0f, 64 * P - n / 8 * 8);  // past the row: the identity
+                Muls(t, xLocal[i * Dp_], 1.0f, n);
+                Gather(a, t, fwd, 0, 64 * P);  // transpose
+                Duplicate(scanTmp_fwd, 0.0f, P);  // the identity row above the matrix
+                // Brent-Kung scan down the 64 rows, in place: 6 up-sweep steps (row 2h j + 2h - 1 gets row
+                // 2h j + h - 1) and 5 down-sweep steps (row 2h j + 3h - 1 gets row 2h j + 2h - 1); each step one
+                // level-0 Add per 64 columns whose repeats are its rows (rows more than 255 blocks apart: one per row)
+                for (uint32_t step = 0; step < 11; ++step) {
+                    const uint32_t h = step < 6 ? 1u << step : 1u << (10 - step);
+                    const uint32_t first = step < 6 ? 2 * h - 1 : 3 * h - 1;  // the step's first destination row
+                    const uint32_t rows = (64 - first + 2 * h - 1) / (2 * h);
+                    const uint32_t gap = 2 * h * P / 8;  // 32-byte blocks between its rows
+                    const uint32_t per = rows == 1 || gap <= 255 ? rows : 1;
+                    for (uint32_t r = 0; r < rows; r += per) {
+                        const uint32_t at = (first + 2 * h * r) * P;
+                        for (uint32_t c = 0; c < P; c += 64) {
+                            const uint8_t g = static_cast<uint8_t>(per == 1 ? 8 : gap);
+                            Add(a[at + c], a[at + c], a[at - h * P + c], P - c < 64 ? P - c : 64, per, BinaryRepeatParams(1, 1, 1, g, g, g));
+                        }
+                    }
+                }
+                SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the segment totals (the last row)
+                WaitFlag<HardEvent::V_S>(EVENT_ID0);
+                float acc = 0.0f, comp = 0.0f;  // exclusive running sum of the segment totals (Kahan): the offsets
+                for (uint32_t c = 0; c < P; ++c) {
+                    t.SetValue(c, acc);
+                    const float y = a.GetValue(63 * P + c) - comp;
+                    const float u = acc + y;
+                    comp = (u - acc) - y;
+                    acc = u;
+                }
+                SetFlag<HardEvent::S_V>(EVENT_ID0);
+                WaitFlag<HardEvent::S_V>(EVENT_ID0);
+                for (uint32_t c = 0; c < P; c += 64) {  // every row of a column (and the identity row) with its offset
+                    Add(scanTmp_fwd[c], scanTmp_fwd[c], t[c], P - c < 64 ? P - c : 64, 65,
+                        BinaryRepeatParams(1, 1, 1, static_cast<uint8_t>(P / 8), static_cast<uint8_t>(P / 8), 0));
+                }
+                Gather(yLocal[i * Dp_], scanTmp_fwd, back, 0, n);  // back to the row's order (exclusive: one row up)
             }
         }
-        SetFlag<HardEvent::S_V>(EVENT_ID0);  // scalar loop done: release the vector pipe
-        WaitFlag<HardEvent::S_V>(EVENT_ID0);
         outQueueY.EnQue<float>(yLocal);
         inQueueX.FreeTensor(xLocal);
     }
@@ -129,15 +201,183 @@ private:
         outQueueY.FreeTensor(yLocal);
     }
 
+    // Rows longer than UB: this core's rows one at a time; per row, the passes over its column chunks
+    // (each re-reads the row from GM) with the per-row scalar work between them.
+    __aicore__ inline void ProcessChunked()
+    {
+        for (uint64_t row = 0; row < chunkRows_; ++row) {
+            rowOffset_ = row * D_;
+            ChunkReset();
+            ChunkPass0();
+        }
+    }
+
+    __aicore__ inline void ChunkReset()
+    {
+        PipeBarrier<PIPE_ALL>();
+        pipe.Reset();
+        pipe.InitBuffer(chunkMath_, 32);
+    }
+
+    // Chunked pass 0 (exclusive_cumsum.adsl:9): the row's chunks, double buffered.
+    __aicore__ inline void ChunkPass0()
+    {
+        ChunkReset();
+        pipe.InitBuffer(inQueueXC0, 2, chunkLength_ * sizeof(float));
+        pipe.InitBuffer(outQueueYC0, 2, chunkLength_ * sizeof(float));
+        pipe.InitBuffer(scanTmp_fwdBufC0, (chunkLength_ + 1023) / 1024 * 8 * 2564);
+        {  // scanTmp_fwd: gather tables of the forward scans (byte offsets)
+            LocalTensor<float> w = scanTmp_fwdBufC0.Get<float>();
+            const uint32_t P = (static_cast<uint32_t>(chunkLength_) + 1023) / 1024 * 8;
+            const int32_t S = static_cast<int32_t>(P);
+            LocalTensor<int32_t> fwd = w[257 * P].ReinterpretCast<int32_t>();
+            LocalTensor<int32_t> back = w[385 * P].ReinterpretCast<int32_t>();
+            LocalTensor<int32_t> col = w.ReinterpretCast<int32_t>();  // [0, P): per column
+            LocalTensor<int32_t> lane = w[P].ReinterpretCast<int32_t>();  // [P, P + 128): per lane
+            LocalTensor<int32_t> colBlocks = w[P + 128].ReinterpretCast<int32_t>();  // 8 P: one block per column
+            LocalTensor<int32_t> laneBlocks = w[129 * P].ReinterpretCast<int32_t>();  // 128 blocks: one per lane
+            CreateVecIndex(col, 0, P);
+            Muls(col, col, 512, S);
+            CreateVecIndex(lane, 0, 128);
+            Muls(lane, lane, 4, 128);
+            Brcb(laneBlocks, lane, 16, BrcbRepeatParams(1, 8));
+            for (uint32_t c = 0; c < P; c += 64) {  // fwd[k * P + c] = col[c] + lane[k]: one repeat per matrix row k
+                Add(fwd[c], col[c], laneBlocks, P - c < 64 ? P - c : 64, 128,
+                    BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(P / 8), 0, 1));
+            }
+            CreateVecIndex(lane, 0, 128);
+            Muls(lane, lane, 4 * S, 128);
+            CreateVecIndex(col, 0, P);
+            Muls(col, col, 4, S);
+            Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
+            for (uint32_t c = 0; c < P; c += 255) {  // back[128c + l] = lane[l] + col[c]: 2 repeat(s) of 64 per 128 elements
+                Add(back[128 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
+                    BinaryRepeatParams(1, 1, 0, 16, 0, 1));
+                Add(back[128 * c + 64], lane[64], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
+                    BinaryRepeatParams(1, 1, 0, 16, 0, 1));
+            }
+        }
+        scanCarry0_0_ = 0.0f;
+        scanCarry0_0Comp_ = 0.0f;
+        const uint64_t chunks = (D_ + chunkLength_ - 1) / chunkLength_;
+        for (uint64_t c = 0; c < chunks; ++c) {
+            const uint64_t offset = c * chunkLength_;
+            const uint32_t count = static_cast<uint32_t>(D_ - offset < chunkLength_ ? D_ - offset : chunkLength_);
+            ChunkCopyIn0(offset, count);
+            ChunkCompute0(count);
+            ChunkCopyOut0(offset, count);
+        }
+    }
+
+    __aicore__ inline void ChunkCopyIn0(uint64_t offset, uint32_t count)
+    {
+        // exclusive_cumsum.adsl:10
+        LocalTensor<float> xLocal = inQueueXC0.AllocTensor<float>();
+        CopyGmToUb(xLocal, xGm[rowOffset_ + offset], count);
+        inQueueXC0.EnQue(xLocal);
+    }
+
+    __aicore__ inline void ChunkCompute0(uint32_t count)
+    {
+        LocalTensor<float> xLocal = inQueueXC0.DeQue<float>();
+        LocalTensor<float> yLocal = outQueueYC0.AllocTensor<float>();
+        LocalTensor<float> scanTmp_fwd = scanTmp_fwdBufC0.Get<float>();
+        // exclusive_cumsum.adsl:10
+        {
+            const uint32_t n = static_cast<uint32_t>(count);
+            const uint32_t P = (static_cast<uint32_t>(chunkLength_) + 1023) / 1024 * 8;  // segments of 128 elements, whole 32-byte blocks per matrix row
+            LocalTensor<float> a = scanTmp_fwd[P];  // 128 x P: column c holds elements [128c, 128c + 128) in scan order
+            LocalTensor<float> t = scanTmp_fwd[129 * P];  // 128 x P: the f32 row, then the offsets (and the f32 result)
+            const LocalTensor<uint32_t> fwd = scanTmp_fwd[257 * P].ReinterpretCast<uint32_t>();
+            const LocalTensor<uint32_t> back = scanTmp_fwd[385 * P].ReinterpretCast<uint32_t>();
+            for (uint32_t i = 0; i < 1; ++i) {
+                Duplicate(t[n / 8 * 8], 0.0f, 128 * P - n / 8 * 8);  // past the row: the identity
+                Muls(t, xLocal, 1.0f, n);
+                Gather(a, t, fwd, 0, 128 * P);  // transpose
+                Duplicate(scanTmp_fwd, 0.0f, P);  // the identity row above the matrix
+                LocalTensor<float> x = scanTmp_fwd[513 * P];  // the matrix before the scan: each total's rounding, below
+                DataCopy(x, a, 128 * P);
+                // Brent-Kung scan down the 128 rows, in place: 7 up-sweep steps (row 2h j + 2h - 1 gets row
+                // 2h j + h - 1) and 6 down-sweep steps (row 2h j + 3h - 1 gets row 2h j + 2h - 1); each step one
+                // level-0 Add per 64 columns whose repeats are its rows (rows more than 255 blocks apart: one per row)
+                for (uint32_t step = 0; step < 13; ++step) {
+                    const uint32_t h = step < 7 ? 1u << step : 1u << (12 - step);
+                    const uint32_t first = step < 7 ? 2 * h - 1 : 3 * h - 1;  // the step's first destination row
+                    const uint32_t rows = (128 - first + 2 * h - 1) / (2 * h);
+                    const uint32_t gap = 2 * h * P / 8;  // 32-byte blocks between its rows
+                    const uint32_t per = rows == 1 || gap <= 255 ? rows : 1;
+                    for (uint32_t r = 0; r < rows; r += per) {
+                        const uint32_t at = (first + 2 * h * r) * P;
+                        for (uint32_t c = 0; c < P; c += 64) {
+                            const uint8_t g = static_cast<uint8_t>(per == 1 ? 8 : gap);
+                            Add(a[at + c], a[at + c], a[at - h * P + c], P - c < 64 ? P - c : 64, per, BinaryRepeatParams(1, 1, 1, g, g, g));
+                        }
+                    }
+                }
+                // Each column's total is off by its f32 roundings (they add up along long rows): the residuals
+                // x[k] - (s[k] - s[k - 1]) of the scanned rows s sum to (true total - computed total); the row
+                // differences and residuals are exact where consecutive sums are within a factor 2 (Sterbenz).
+                Sub(t, a, scanTmp_fwd, 128 * P);
+                Sub(x, x, t, 128 * P);
+                for (uint32_t m = 64; m > 0; m /= 2) {  // their sum per column, into row 0
+                    Add(x, x, x[m * P], static_cast<int32_t>(m * P));
+                }
+                SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the segment totals (the last row)
+                WaitFlag<HardEvent::V_S>(EVENT_ID0);
+                float acc = scanCarry0_0_, comp = scanCarry0_0Comp_;  // exclusive running sum of the segment totals (Kahan): the offsets
+                for (uint32_t c = 0; c < P; ++c) {
+                    t.SetValue(c, acc);
+                    const float y = a.GetValue(127 * P + c) - comp;
+                    const float u = acc + y;
+                    comp = (u - acc) - y;
+                    acc = u;
+                    const float e = x.GetValue(c) - comp;  // the total's correction
+                    const float v = acc + e;
+                    comp = (v - acc) - e;
+                    acc = v;
+                }
+                scanCarry0_0_ = acc;  // into the row's next chunk
+                scanCarry0_0Comp_ = comp;
+                SetFlag<HardEvent::S_V>(EVENT_ID0);
+                WaitFlag<HardEvent::S_V>(EVENT_ID0);
+                for (uint32_t c = 0; c < P; c += 64) {  // every row of a column (and the identity row) with its offset
+                    Add(scanTmp_fwd[c], scanTmp_fwd[c], t[c], P - c < 64 ? P - c : 64, 129,
+                        BinaryRepeatParams(1, 1, 1, static_cast<uint8_t>(P / 8), static_cast<uint8_t>(P / 8), 0));
+                }
+                Gather(yLocal, scanTmp_fwd, back, 0, n);  // back to the row's order (exclusive: one row up)
+            }
+        }
+        outQueueYC0.EnQue<float>(yLocal);
+        inQueueXC0.FreeTensor(xLocal);
+    }
+
+    __aicore__ inline void ChunkCopyOut0(uint64_t offset, uint32_t count)
+    {
+        // exclusive_cumsum.adsl:10
+        LocalTensor<float> yLocal = outQueueYC0.DeQue<float>();
+        CopyUbToGm(yGm[rowOffset_ + offset], yLocal, count);
+        outQueueYC0.FreeTensor(yLocal);
+    }
+
     TPipe pipe;
     TQue<TPosition::VECIN, 1> inQueueX;
     TQue<TPosition::VECOUT, 1> outQueueY;
+    TBuf<TPosition::VECCALC> scanTmp_fwdBuf;
     GlobalTensor<float> xGm;
     GlobalTensor<float> yGm;
     uint64_t blockLength_ = 0;  // rows of this core
     uint32_t tileLength_ = 0;   // rows per tile
     uint64_t D_ = 0;  // row length
     uint64_t Dp_ = 0;  // row pitch in UB
+    TQue<TPosition::VECIN, 1> inQueueXC0;
+    TQue<TPosition::VECOUT, 1> outQueueYC0;
+    TBuf<TPosition::VECCALC> scanTmp_fwdBufC0;
+    TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values
+    uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB
+    uint64_t chunkRows_ = 0;  // chunked mode: this core's rows
+    uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element
+    float scanCarry0_0_ = 0.0f;  // chunked mode: scan 0 of pass 0: the row's running value
+    float scanCarry0_0Comp_ = 0.0f;  // chunked mode: its Kahan compensation
 };
 
 extern "C" __global__ __aicore__ void exclusive_cumsum_custom(GM_ADDR x, GM_ADDR y, ExclusiveCumsumTilingData tiling)

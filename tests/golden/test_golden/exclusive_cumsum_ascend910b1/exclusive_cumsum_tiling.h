@@ -8,6 +8,7 @@ struct ExclusiveCumsumTilingData {
     uint64_t D;  // shape symbol
     uint64_t blockLength;  // rows per core (the last core may get fewer)
     uint32_t tileLength;   // rows per UB tile (the last tile of a core may be shorter)
+    uint32_t chunkLength;  // elements per column chunk of pass 0 when one row does not fit UB (0: whole rows)
 };
 
 #ifndef __CCE_AICORE__
@@ -20,7 +21,7 @@ inline uint32_t ExclusiveCumsumComputeTiling(uint64_t B, uint64_t D, uint32_t co
     const uint64_t padded = (D + 127) / 128 * 128;
     auto ubBytes = [&](uint64_t r) -> uint64_t {  // UB bytes for tiles of r rows (exclusive_cumsum.adsl:9)
         const uint64_t colElems = (r + 127) / 128 * 128;
-        return 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 2 * (r * padded * 32 / 8 + 31) / 32 * 32;
+        return 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * ((padded + 511) / 512 * 8 * 1028);
     };
     uint64_t perCore = coreNum > 0 ? (total + coreNum - 1) / coreNum : total;
     if (perCore == 0) {
@@ -29,6 +30,18 @@ inline uint32_t ExclusiveCumsumComputeTiling(uint64_t B, uint64_t D, uint32_t co
     uint64_t rows = perCore < 4095 ? perCore : 4095;  // DataCopyPad moves at most 4095 rows (blockCount)
     while (rows > 0 && ubBytes(rows) > kBudget) {
         rows = rows > 64 ? rows * kBudget / ubBytes(rows) : rows - 1;  // shrink fast, then one by one
+    }
+    t->chunkLength = 0;
+    if (rows == 0) {  // one row does not fit UB: one row at a time, in 1 pass(es) over column chunks
+        // Per pass: as few chunks as its largest chunk allows, balanced, in whole 256-element repeats.
+        auto chunkFor = [&](uint64_t maxChunk) -> uint32_t {
+            const uint64_t d = D;
+            const uint64_t chunks = (d + maxChunk - 1) / maxChunk;
+            const uint64_t chunk = ((d + chunks - 1) / chunks + 255) / 256 * 256;
+            return static_cast<uint32_t>(chunk < maxChunk ? chunk : maxChunk);
+        };
+        t->chunkLength = chunkFor(5120);  // pass 0 (exclusive_cumsum.adsl:9)
+        rows = 1;
     }
     constexpr uint64_t kMinTilesPerCore = 2;  // overlap copy and compute across tiles
     if (rows > 0 && perCore >= kMinTilesPerCore) {

@@ -1,0 +1,89 @@
+"""Scans (cumsum / cumprod along a row) on the vector unit: a blocked prefix with a carried offset.
+
+Vector instructions start on 32-byte aligned UB addresses (ascendc.md 4.5), so a shift by one element
+(Hillis-Steele over the row as it lies in UB) is not expressible. The row of n elements is instead viewed
+as P columns (segments) of L consecutive elements (64 for whole rows, 128 for chunks of rows longer than
+UB: `segment`), P = ceil(n / 8L) * 8, and transposed with `Gather` (ascendc_next.md 3.1; byte-offset
+tables) into an L x P matrix: row k holds element k of every segment, and rows are 32-byte aligned.
+Then, all in f32 (16-bit rows are cast first):
+
+1. a Brent-Kung scan down the L rows, in place: log2(L) up-sweep and log2(L) - 1 down-sweep steps, each
+   one level-0 `Add`/`Mul` per 64 columns whose repeats are the step's rows (row strides in whole 32-byte
+   blocks); 2L - 2 - log2(L) row additions, where a log-step (Hillis-Steele) scan needs L log2(L) - L + 1
+   and a ping-pong copy per step;
+2. the segment offsets: the scalar unit walks the P segment totals (the last row) once, an exclusive
+   running sum (Kahan-compensated, as the scalar scan was) or product starting from the carry; in chunks
+   of an f32 sum each total is first corrected by its rounding (`scratch_buffers`);
+3. one level-0 `Add`/`Mul` per 64 columns adds each segment's offset to its L + 1 rows (the identity row
+   above the matrix included: exclusive scans read the matrix shifted up by one row), src1RepStride 0;
+4. `Gather` back to the row's order (`srcBaseAddr` selects inclusive or exclusive).
+
+Reverse scans fold the reversal into the two tables; the elements past n are set to the identity, so a
+shorter row (a tail chunk) reuses the tables. AscendC's own `CumSum` (asc-devkit
+`impl/.../math/cumsum/cumsum_common_impl.h`) transposes with `TransDataTo5HD` and adds one row at a time;
+this lowering keeps the instruction count independent of n (about 25 instructions per row, the tables
+built once per launch) and the scalar work at one step per L elements.
+
+Pseudo-instructions (VecOp.api) produced by select_instructions and expanded by the emitter
+(lowering/emit/shared.py `scan_lines`, codegen_templates/snippets/scan*.cpp.jinja; chunks: emit/chunk.py):
+  ScanSum / ScanProd (attrs reverse, exclusive, scratch: its SCAN_TMP buffer) -- rows x D -> rows x D
+"""
+
+from __future__ import annotations
+
+from ascend_dsl import ir
+from ascend_dsl.dtypes import DType
+from ascend_dsl.ops import OPS, Rule
+
+SCAN_APIS = {"cumsum": "ScanSum", "cumprod": "ScanProd"}
+SCAN_OPS = frozenset(n for n, o in OPS.items() if o.rule is Rule.SCAN)
+#: Elements per segment (matrix rows), by loop: whole rows 64 (one f32 repeat: a row of 4096 fills the
+#: 64 lanes of every matrix row, where 128 would leave half of them empty), chunks of a long row 128
+#: (chunks hold 8K-16K elements: the matrix rows are full either way, and 128 halves the scalar steps,
+#: one per segment). Cost model, cumsum f16 4096 x 4096: 63 us with 64, 80 us with 128.
+SEGMENT_ROWS, SEGMENT_CHUNKS = 64, 128
+
+
+def segment(chunked: bool) -> int:
+    return SEGMENT_CHUNKS if chunked else SEGMENT_ROWS
+
+
+def scratch_rows(scratch: ir.Buffer, chunked: bool) -> int:
+    """f32 elements of the scratch per matrix column (P = ceil(n / 8L) * 8 of them: whole 32-byte blocks per
+    matrix row): the identity row and the matrix (L + 1), the row in f32 (L; then the offsets and, for 16-bit
+    rows, the f32 result), the two gather tables (2 L), and the copy of the matrix of a compensated sum (L)."""
+    L = segment(chunked)
+    return 4 * L + 1 + (L if compensated(scratch) else 0)
+
+
+def scratch_name(reverse: bool) -> str:
+    return "scanTmp_rev" if reverse else "scanTmp_fwd"
+
+
+def scan_op(dst: str, e: ir.Op, src: str) -> ir.VecOp:
+    """The pseudo-instruction of a scan op over rows `src` into `dst` (its scratch: scratch_name)."""
+    info = OPS[e.op]
+    return ir.VecOp(SCAN_APIS[info.call], dst, (src,), (("reverse", str(info.reverse).lower()),
+                    ("exclusive", str(info.exclusive).lower()), ("scratch", scratch_name(info.reverse))), e.span)
+
+
+def compensated(scratch: ir.Buffer) -> bool:
+    """The scratch has room for the Kahan correction of the segment totals (`of` ends with '+')."""
+    return (scratch.of or "").endswith("+")
+
+
+def scratch_buffers(stmts, span, chunked: bool) -> list[ir.Buffer]:
+    """The SCAN_TMP buffers of a loop body: one per direction its scans use (tables differ). In a chunk pass
+    (rows longer than UB) an f32 running sum also corrects each segment total for its rounding (the
+    residuals of the matrix's row differences, one more matrix): over 393,216 elements the totals' f32
+    errors would add up past the f32 tolerance."""
+    ops = [OPS[s.value.op] for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op)
+           and s.value.op in SCAN_OPS]
+    types = {s.value.op: s.value.type.dtype for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op)
+             and s.value.op in SCAN_OPS}
+    out = []
+    for r in sorted({o.reverse for o in ops}):
+        kahan = chunked and any(o.reverse == r and o.call == "cumsum" and types[o.name] is DType.F32 for o in ops)
+        out.append(ir.Buffer(scratch_name(r), ir.Position.VECCALC, DType.F32, 1, 128, ir.Layout.SCAN,
+                             ir.BufferRole.SCAN_TMP, ("rev" if r else "fwd") + ("+" if kahan else ""), span))
+    return out
