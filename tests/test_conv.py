@@ -122,14 +122,39 @@ def test_stride_and_padding_pick_the_gather_layout(opts, sparse, zero_fill):
     assert "error[" not in src
 
 
-def test_conv1d_and_conv3d_parse_but_are_not_lowered_yet():
-    text = KERNEL.replace('"N, C, H, W"', '"N, C, L"').replace('"K, C, KH, KW"', '"K, C, KL"') \
-        .replace('"N, K, OH, OW"', '"N, K, OL"').replace("split(N, K, OH, OW", "split(N, K, OL") \
-        .replace("conv2d(", "conv1d(")
+CONV1D = KERNEL.replace('"N, C, H, W"', '"N, C, L"').replace('"K, C, KH, KW"', '"K, C, KL"') \
+    .replace('"N, K, OH, OW"', '"N, K, OL"').replace("split(N, K, OH, OW", "split(N, K, OL").replace("conv2d(", "conv1d(")
+CONV3D = KERNEL.replace('"N, C, H, W"', '"N, C, D, H, W"').replace('"K, C, KH, KW"', '"K, C, KD, KH, KW"') \
+    .replace('"N, K, OH, OW"', '"N, K, OD, OH, OW"').replace("split(N, K, OH, OW", "split(N, K, OD, OH, OW") \
+    .replace("conv2d(", "conv3d(")
+
+
+@pytest.mark.parametrize("opts", ["", ", stride=3, padding=2, dilation=2"])
+def test_conv1d_runs_in_the_interpreter_and_lowers_as_one_row(opts):
+    text = CONV1D.replace("conv1d(x[blk], w[blk])", f"conv1d(x[blk], w[blk]{opts})")
+    k = _kernel(text)
     x, w = torch.randn(2, 3, 20).half(), torch.randn(4, 3, 5).half()
-    out = interpreter.run(_kernel(text), {"x": x, "w": w, "y": torch.empty(2, 4, 16)})["y"]
-    torch.testing.assert_close(out, torch.nn.functional.conv1d(x.float(), w.float()))
-    _at(_error(text), "UNSUPPORTED", text, "CONV", "acc", "conv1d is parsed and interpreted but not lowered yet")
+    ref = torch.nn.functional.conv1d(x.float(), w.float(), **({"stride": 3, "padding": 2, "dilation": 2} if opts else {}))
+    out = interpreter.run(k, {"x": x, "w": w, "y": torch.empty(ref.shape)})["y"]
+    torch.testing.assert_close(out, ref)
+    src = lowering.lower(k, "ascend910b1", "conv.adsl")[0].files["conv_kernel.cpp"]
+    assert "conv1d as an implicit GEMM" in src and "for (uint32_t ky = 0; ky < 1; ++ky)" in src
+    assert ("one fractal column per output pixel" in src) is bool(opts)
+
+
+@pytest.mark.parametrize("opts", ["", ", stride=2, padding=1, dilation=2"])
+def test_conv3d_runs_in_the_interpreter_and_lowers_with_depth_taps(opts):
+    text = CONV3D.replace("conv3d(x[blk], w[blk])", f"conv3d(x[blk], w[blk]{opts})")
+    k = _kernel(text)
+    x, w = torch.randn(1, 2, 7, 6, 9).half(), torch.randn(3, 2, 3, 2, 3).half()
+    ref = torch.nn.functional.conv3d(x.float(), w.float(), **({"stride": 2, "padding": 1, "dilation": 2} if opts else {}))
+    out = interpreter.run(k, {"x": x, "w": w, "y": torch.empty(ref.shape)})["y"]
+    torch.testing.assert_close(out, ref)
+    project, _ = lowering.lower(k, "ascend910b1", "conv.adsl")
+    src = project.files["conv_kernel.cpp"]
+    assert "for (uint32_t kz = 0; kz < KD_; ++kz)" in src  # depth taps: one more factor of the reduction
+    assert ("a depth tap in the padding" in src) is bool(opts)
+    assert "KD * KH * KW" in project.files["conv_tiling.h"]
 
 
 def test_wrong_split_weight_shape_and_f32_operands_are_errors():
