@@ -376,11 +376,12 @@ def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
 
 def _run_conv(loop: ir.ConvLoop, views) -> None:
     """torch's convolution on the f16/bf16 operands widened to f32 (the cube multiplies them exactly and
-    accumulates in f32), then relu and the cast to the output dtype."""
+    accumulates in f32) plus the f32 bias, then relu and the cast to the output dtype."""
     c = loop.conv
     fn = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d}[c.rank]
     f32 = _dt(ir.DType.F32)
-    acc = fn(views[c.x].to(f32), views[c.w].to(f32), stride=c.stride, padding=c.padding, dilation=c.dilation)
+    bias = views[c.bias].to(f32) if c.bias else None
+    acc = fn(views[c.x].to(f32), views[c.w].to(f32), bias, stride=c.stride, padding=c.padding, dilation=c.dilation)
     if loop.relu:
         acc = torch.relu(acc)
     out = views[loop.out]

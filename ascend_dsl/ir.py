@@ -36,7 +36,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     Matmul      = Matmul(name, a, b, bias?, transpose_a, transpose_b, base)
     CubePlan    = CubePlan(base_m, base_n, base_k, whole_rows, direct)
     -- CONV kernels (implicit-GEMM convolution on the cube; ascend_dsl/parser_conv.py)
-    Conv        = Conv(name, x, w, rank, stride: int*, padding: int*, dilation: int*)
+    Conv        = Conv(name, x, w, rank, stride: int*, padding: int*, dilation: int*, bias?)
     ConvPlan    = ConvPlan(max_m, max_n, max_k)
     -- chunked row loops: what runs per row when one row does not fit UB
     ChunkPlan   = ChunkPlan(steps: RowStep*, passes: ChunkPass*, row_values, store_dtypes, accumulators: Fold*,
@@ -716,10 +716,10 @@ def cube_loop(kernel: Kernel) -> CubeLoop | None:
 
 @dataclass(frozen=True)
 class Conv:
-    """`acc = conv2d(x[blk], w[blk], stride=S, padding=P, dilation=D)` in `with cube:`.
+    """`acc = conv2d(x[blk], w[blk], stride=S, padding=P, dilation=D, bias=b)` in `with cube:`.
 
     x is [N, C, *spatial], w is [K, C, *kernel] (f16/bf16), the accumulator f32 [N, K, *out]; one int per
-    spatial dim for stride, padding and dilation."""
+    spatial dim for stride, padding and dilation; `bias` names an f32 [K] tensor added to the accumulator."""
 
     name: str
     x: str
@@ -728,6 +728,7 @@ class Conv:
     stride: tuple[int, ...]
     padding: tuple[int, ...]
     dilation: tuple[int, ...]
+    bias: str | None = None
     span: Span = _SPAN
 
 

@@ -190,3 +190,37 @@ def k(x: Tensor[f16, "N"], y: Tensor[f16, "N"]):
 def test_coupled_310p_is_rejected():
     err = _error(KERNEL, "ascend310p")
     assert err.diagnostics[0].code == "MIX-UNSUPPORTED" and "no Fixpipe" in err.render()
+
+
+BIAS = KERNEL.replace('y: Tensor[f32, "N, K, OH, OW"]', 'b: Tensor[f32, "K"], y: Tensor[f32, "N, K, OH, OW"]') \
+    .replace("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], padding=1, bias=b)")
+
+
+def test_bias_is_added_in_f32_before_relu():
+    """The interpreter adds the f32 bias before ReLU; the emitted kernel starts L0C from a float Mmad of the bias
+    column by ones, and every main step accumulates onto it."""
+    text = BIAS.replace("store(y[blk], acc)", "store(y[blk], relu(acc))")
+    k = _kernel(text)
+    assert ir.conv_loop(k).conv.bias == "b" and "bias=b)" in printer.kernel(k)
+    x, w, b = torch.randn(2, 3, 9, 11).half(), torch.randn(4, 3, 3, 3).half(), torch.randn(4) * 10
+    ref = torch.relu(torch.nn.functional.conv2d(x.float(), w.float(), b, padding=1))
+    torch.testing.assert_close(interpreter.run(k, {"x": x, "w": w, "b": b, "y": torch.empty(ref.shape)})["y"], ref)
+    src = lowering.lower(k, "ascend910b1", "conv.adsl")[0].files["conv_kernel.cpp"]
+    assert "Mmad(cL0, aL0f, bL0f, MmadParams(mRows, static_cast<uint16_t>(nCols), 1, 0, false, true));" in src
+    assert "static_cast<uint16_t>(kDepth), 0, false, false));" in src and "ci0 == 0));" not in src
+
+
+@pytest.mark.parametrize("old, new, code, needle, msg", [
+    ('b: Tensor[f32, "K"]', 'b: Tensor[f16, "K"]', "DTYPE-UNSUPPORTED", "b)", "bias is added in f32"),
+    ('b: Tensor[f32, "K"]', 'b: Tensor[f32, "C"]', "INDEX", "b)", "the bias of a convolution is [K]"),
+    ("bias=b)", "bias=w)", "ARGS", "w)", "its own [K] tensor"),
+    ("bias=b)", "bias=b[blk])", "ARGS", "b[blk]", "bias= takes a tensor parameter"),
+])
+def test_bad_bias_is_a_located_error(old, new, code, needle, msg):
+    text = BIAS.replace(old, new)
+    with pytest.raises(DslError) as ei:
+        _kernel(text)
+    d = ei.value.diagnostics[0]
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if "# CONV" in s)
+    assert (d.code, d.span.line, d.span.col) == (code, line, text.splitlines()[line - 1].index(needle) + 1), ei.value.render()
+    assert msg in d.message, ei.value.render()

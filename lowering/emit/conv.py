@@ -16,6 +16,12 @@ statically:
   16x the cube work of the dense layout (Load3Dv2 from an NC1HWC0 feature map is the fast path, not
   lowered yet).
 Taps outside the input (padding) are not copied: `InitConstValue` zero-fills the L1 tile first.
+A bias is added exactly in f32 before any ReLU or cast: L0C starts from a float Mmad (A2 multiplies
+float x float -> float, ascendc_next.md §7) of the bias column [m x 1] (zero-padded to a 16 x 8 fractal
+column by the copy) by a tile of ones, so every column holds bias[channel] (b x 1 + 0 is exact); the main
+steps then accumulate onto it. Mmad's own bias (the BiasTable, `cmatrixSource`) is a [1, N] row added to
+every row of C (Mmad.md; Matmul guide atlasascendc_api_07_0528: "Bias [1, N], added to each row"), i.e. one
+value per output pixel here, since the weight is the left operand (channels on M): it does not fit.
 `LoadData` (2-D) moves both tiles to L0A (Zz) and L0B (Zn, each fractal transposed); `Mmad` accumulates
 into L0C; after the last step `Fixpipe` writes each output row (dense) or pixel (sparse) to GM in NCHW
 (NZ -> ND), with ReLU and the f16/bf16 conversion on the way out when the kernel asks.
@@ -51,6 +57,7 @@ class ConvView(KernelView):
     x: str
     w: str
     out: str
+    bias: str | None  # an f32 [K] tensor: L0C starts from it (see the kernel template)
     rank: int
     host: dict[str, str]  # sizes as the host tiling reads them: a shape symbol's name, or a literal ("1")
     e: dict[str, str]     # the same sizes in the kernel: the symbol's member (`H_`) or the literal
@@ -105,7 +112,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ConvView:
         tiling_error="the host tiling found no convolution tile that fits L0A/L0B/L0C/L1 (kernel window too large, "
                      "or too many input channels x taps for one weight row)",
         split_loc=loc(ctx, loop.span), conv_loc=loc(ctx, conv.span), store_loc=loc(ctx, loop.span),
-        in_ctype=x.dtype.ctype, out_ctype=loop.out_dtype.ctype, x=conv.x, w=conv.w, out=loop.out, rank=conv.rank,
+        in_ctype=x.dtype.ctype, out_ctype=loop.out_dtype.ctype, x=conv.x, w=conv.w, out=loop.out, bias=conv.bias, rank=conv.rank,
         host={key: str(d) for key, d in sizes.items()},
         e={key: f"{d}_" if isinstance(d, str) else str(d) for key, d in sizes.items()},
         stride=stride, pad=pad, dil=dil, sparse=stride["w"] != 1 or pad["w"] != 0, zero_fill=any(conv.padding),
