@@ -1,7 +1,8 @@
 """Front end for CONV kernels: `for blk in split(N, K, *OUT, cores=AIC)` holding `with cube: acc = convNd(...)`.
 
 Goals: resolve the convolution's operands (x `[N, C, *spatial]`, w `[K, C, *kernel]`, f16/bf16), its integer
-options (stride, padding, dilation: literals, one value for every spatial dim), its f32 `bias=` tensor, and the
+options (stride, padding, dilation: literals, one value for every spatial dim; groups: a literal or a shape
+symbol), its f32 `bias=` tensor, and the
 `with vector:` block,
 which stores the f32 accumulator into an output `[N, K, *OUT]`, optionally through `relu` and a `cast`.
 Non-goals: what the lowering supports (lowering/passes/select_kind.py reports that, located) and the
@@ -20,7 +21,7 @@ from .intrinsics import Call, intrinsic
 CONV_INPUT_DTYPES = (DType.F16, DType.BF16)
 CONV_OPS = {"conv1d": 1, "conv2d": 2, "conv3d": 3}
 _CONV_KW = ("stride", "padding", "dilation")
-_CONV_ARGS = (*_CONV_KW, "bias")
+_CONV_ARGS = (*_CONV_KW, "bias", "groups")
 _EXAMPLE = ("for blk in split(N, K, OH, OW, cores=AIC):\n    with cube:\n        acc = conv2d(x[blk], w[blk])\n"
             "    with vector:\n        store(y[blk], acc)")
 
@@ -128,9 +129,14 @@ def _conv(b, block: Tree, var: str, dims: tuple[str, ...], split_call: Tree) -> 
     if len(x.shape) != rank + 2:
         raise b.err(E.INDEX, f"'{x.name}' has rank {len(x.shape)}; the input of {op} is [N, C, "
                     f"{', '.join(['D', 'H', 'W'][3 - rank:])}]", pos[0])
-    if len(w.shape) != rank + 2 or w.shape[1] != x.shape[1]:
+    groups = _groups(b, kw["groups"]) if "groups" in kw else 1
+    if groups == 1 and (len(w.shape) != rank + 2 or w.shape[1] != x.shape[1]):
         raise b.err(E.INDEX, f"'{w.name}' has shape {list(w.shape)}; the weight of {op} is [K, {x.shape[1]}, "
                     f"{', '.join(['KD', 'KH', 'KW'][3 - rank:])}] (its second dim is the input's channels)", pos[1])
+    if groups != 1 and (len(w.shape) != rank + 2 or w.shape[1] == x.shape[1]):
+        raise b.err(E.INDEX, f"'{w.name}' has shape {list(w.shape)}; with groups= the weight of {op} is [K, CG, "
+                    f"{', '.join(['KD', 'KH', 'KW'][3 - rank:])}], CG = {x.shape[1]} / groups input channels per "
+                    "group (its own size, 1 for depthwise)", pos[1])
     want = (x.shape[0], w.shape[0])
     if len(dims) != rank + 2 or dims[:2] != want:
         raise b.err(E.ARGS, f"the split of {op} lists the output's dims: split({want[0]}, {w.shape[0]}, "
@@ -138,8 +144,18 @@ def _conv(b, block: Tree, var: str, dims: tuple[str, ...], split_call: Tree) -> 
     opts = {k: _int_option(b, kw[k], k, rank) if k in kw else ((0,) if k == "padding" else (1,)) * rank
             for k in _CONV_KW}
     bias = _bias(b, kw["bias"], x, w) if "bias" in kw else None
-    return ir.Conv(acc, x.name, w.name, rank, opts["stride"], opts["padding"], opts["dilation"], bias,
+    return ir.Conv(acc, x.name, w.name, rank, opts["stride"], opts["padding"], opts["dilation"], bias, groups,
                    b.o.span(body[0]))
+
+
+def _groups(b, node) -> int | str:
+    """`groups=G`: an integer literal >= 1, or a shape symbol (groups=C: depthwise for any channel count)."""
+    if isinstance(node, Tree) and node.data == "number" and str(node.children[0]).isdigit() \
+            and int(str(node.children[0])) >= 1:
+        return int(str(node.children[0]))
+    if isinstance(node, Tree) and node.data == "name" and str(node.children[0]) in b.scope.symbols:
+        return str(node.children[0])
+    raise b.err(E.ARGS, "groups= takes an integer literal >= 1 or a shape symbol (groups=C for depthwise)", node)
 
 
 def _bias(b, node, x: ir.TensorParam, w: ir.TensorParam) -> str:

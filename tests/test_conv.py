@@ -100,8 +100,12 @@ def test_interpreter_reports_a_wrong_output_size():
     ("store(y[blk], acc)", "store(y[blk], cast(acc, f16))", "DTYPE-MISMATCH", "STORE", "cast",
      "'y' is f32 but the stored value is f16"),
     ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], stride=0)", "ARGS", "CONV", "0", "stride= takes an integer"),
-    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], groups=2)", "ARGS", "CONV", "conv2d",
-     "unknown argument groups"),
+    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], output_padding=1)", "ARGS", "CONV", "conv2d",
+     "unknown argument output_padding"),
+    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], groups=0)", "ARGS", "CONV", "0", "groups= takes an integer"),
+    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], groups=G)", "ARGS", "CONV", "G", "groups= takes an integer"),
+    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], groups=2)", "INDEX", "CONV", "w[blk]",
+     "with groups= the weight of conv2d is [K, CG"),
     ("conv2d(x[blk], w[blk])", "conv2d(x[0], w[blk])", "INDEX", "CONV", "x[0]", "indexed by the block"),
 ])
 def test_located_errors(old, new, code, mark, needle, msg):
@@ -224,3 +228,42 @@ def test_bad_bias_is_a_located_error(old, new, code, needle, msg):
     line = next(i for i, s in enumerate(text.splitlines(), 1) if "# CONV" in s)
     assert (d.code, d.span.line, d.span.col) == (code, line, text.splitlines()[line - 1].index(needle) + 1), ei.value.render()
     assert msg in d.message, ei.value.render()
+
+
+GROUPED = KERNEL.replace('"K, C, KH, KW"', '"K, CG, KH, KW"')
+
+
+@pytest.mark.parametrize("groups, c, cg, k", [("3", 6, 2, 9), ("C", 5, 1, 5), ("C", 4, 1, 8)])
+def test_groups_match_torch_and_tiles_stay_in_one_group(groups, c, cg, k):
+    """groups= a literal or a shape symbol (groups=C: depthwise, also with a channel multiplier)."""
+    text = GROUPED.replace("conv2d(x[blk], w[blk])", f"conv2d(x[blk], w[blk], padding=1, groups={groups})")
+    kern = _kernel(text)
+    assert ir.conv_loop(kern).conv.groups == (int(groups) if groups.isdigit() else groups)
+    assert f"groups={groups})" in printer.kernel(kern)
+    x, w = torch.randn(2, c, 7, 9).half(), torch.randn(k, cg, 3, 3).half()
+    g = int(groups) if groups.isdigit() else c
+    ref = torch.nn.functional.conv2d(x.float(), w.float(), padding=1, groups=g)
+    torch.testing.assert_close(interpreter.run(kern, {"x": x, "w": w, "y": torch.empty(ref.shape)})["y"], ref)
+    project, _ = lowering.lower(kern, "ascend910b1", "conv.adsl")
+    assert f"const uint64_t group = mTile / t_.groupTiles, kg = K_ / {'3' if groups == '3' else 'C_'};" \
+        in project.files["conv_kernel.cpp"]
+    assert f"C == CG * {groups}" in project.files["conv_main.cpp"]  # the launch checks the channel split
+
+
+def test_groups_that_do_not_split_the_channels_are_a_binding_error():
+    kern = _kernel(GROUPED.replace("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], groups=3)"))
+    with pytest.raises(DslError) as ei:
+        interpreter.run(kern, {"x": torch.randn(1, 6, 5, 5).half(), "w": torch.randn(4, 2, 3, 3).half(),
+                               "y": torch.empty(1, 4, 3, 3)})
+    assert ei.value.diagnostics[0].code == "BINDING" and "divisible by groups" in ei.value.render()
+
+
+def test_groups_that_do_not_split_the_channels_do_not_launch():
+    from npu_harness.tiling_probe import launch_blocks
+
+    kern = _kernel(GROUPED.replace("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], groups=3)"))
+    project, _ = lowering.lower(kern, "ascend910b1", "conv.adsl")
+    sizes = {"N": 1, "C": 6, "H": 9, "W": 9, "K": 6, "CG": 2, "KH": 3, "KW": 3, "OH": 7, "OW": 7}
+    assert launch_blocks(project, "ascend910b1", sizes, {}, 48) > 0
+    assert launch_blocks(project, "ascend910b1", {**sizes, "C": 7}, {}, 48) == 0  # 7 != 2 x 3
+    assert launch_blocks(project, "ascend910b1", {**sizes, "K": 7}, {}, 48) == 0  # 7 output channels, 3 groups

@@ -16,6 +16,9 @@ statically:
   16x the cube work of the dense layout (Load3Dv2 from an NC1HWC0 feature map is the fast path, not
   lowered yet).
 Taps outside the input (padding) are not copied: `InitConstValue` zero-fills the L1 tile first.
+Groups: a tile's channels lie in one group g (tileM <= K / groups); its reduction runs over the group's
+C / groups input channels, starting at channel g * C / groups of x. Depthwise (groups = C = K) is one output
+channel per tile, 1/16 of the cube's rows (the vector unit may suit it better; not done).
 A bias is added exactly in f32 before any ReLU or cast: L0C starts from a float Mmad (A2 multiplies
 float x float -> float, ascendc_next.md §7) of the bias column [m x 1] (zero-padded to a 16 x 8 fractal
 column by the copy) by a tile of ones, so every column holds bias[channel] (b x 1 + 0 is exact); the main
@@ -80,12 +83,12 @@ class ConvView(KernelView):
 
 
 def _sizes(kernel: ir.Kernel, loop: ir.ConvLoop) -> dict[str, str | int]:
-    """Every size the loops use, keyed n, c, k, cg (the weight's channels), d/h/w (input), kd/kh/kw (kernel),
-    od/oh/ow (output); axes a convNd lacks are 1."""
+    """Every size the loops use, keyed n, c, k, cg (the weight's channels: C / groups), groups, d/h/w (input),
+    kd/kh/kw (kernel), od/oh/ow (output); axes a convNd lacks are 1."""
     conv = loop.conv
     x, w = kernel.param(conv.x), kernel.param(conv.w)
     pad = (1,) * (3 - conv.rank)
-    sizes = {"n": x.shape[0], "c": x.shape[1], "k": w.shape[0], "cg": w.shape[1]}
+    sizes = {"n": x.shape[0], "c": x.shape[1], "k": w.shape[0], "cg": w.shape[1], "groups": conv.groups}
     for prefix, dims in (("", x.shape[2:]), ("k", w.shape[2:]), ("o", loop.dims[2:])):
         sizes.update({prefix + a: d for a, d in zip(_AXES, pad + tuple(dims), strict=True)})
     return sizes
@@ -107,6 +110,11 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ConvView:
                                   f"/ {s_} + 1",
                                   f"error[BINDING]: {loop.out} at {loc(ctx, loop.span)}: its size {o} must be "
                                   f"({i} + 2 * padding - dilation * ({kd} - 1) - 1) // stride + 1 (PyTorch's rule)"))
+    if conv.groups != 1:
+        c, cg, k, g = (sizes[key] for key in ("c", "cg", "k", "groups"))
+        checks.append(LaunchCheck(f"{g} >= 1 && {c} == {cg} * {g} && {k} % {g} == 0",
+                                  f"error[BINDING]: {conv.w} at {loc(ctx, conv.span)}: groups={g} needs {c} input channels "
+                                  f"= {cg} x groups and {k} output channels divisible by groups"))
     return ConvView(
         **kernel_fields(kernel, ctx), buffers=(), launch_checks=tuple(checks),
         tiling_error="the host tiling found no convolution tile that fits L0A/L0B/L0C/L1 (kernel window too large, "
