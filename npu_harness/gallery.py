@@ -68,12 +68,14 @@ EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
 #: conv1d / conv3d tasks name their sizes length / depth: 150 output channels (a tile of 128 + 22), 19 input
 #: channels, a row of 1500 (tiles of 1024 columns: a long signal), odd planes.
 EXAMPLE_SHAPES.update({f"convolution/{name}": [{}, {"batch_size": 1, "in_channels": 19, "out_channels": 150, **sizes}]
-                       for name, sizes in (("conv1d", {"length": 1500}),
-                                           ("conv3d_padded", {"depth": 4, "height": 9, "width": 11}))})
+                       for name, sizes in (("conv1d", {"length": 1500}), ("conv1d_dilated_bias", {"length": 1501}),
+                                           ("conv3d_padded", {"depth": 4, "height": 9, "width": 11}),
+                                           ("conv3d_strided_bias", {"depth": 5, "height": 9, "width": 11}))})
 #: depthwise tasks have one channel count (37: more tiles than cores, one channel each); 4 groups of 5 -> 37
 #: channels (a group's tile ends mid-fractal)
 EXAMPLE_SHAPES.update({f"convolution/{name}": [{}, {"batch_size": 1, "channels": 37, "height": 23, "width": 40}]
-                       for name in ("conv2d_depthwise", "conv2d_separable_depthwise")})
+                       for name in ("conv2d_depthwise", "conv2d_separable_depthwise", "conv2d_depthwise_multiplier")})
+EXAMPLE_SHAPES["convolution/conv1d_depthwise"] = [{}, {"batch_size": 1, "channels": 37, "length": 701}]
 EXAMPLE_SHAPES["convolution/conv2d_grouped"] = [{}, {"batch_size": 1, "in_channels": 20, "out_channels": 148,
                                                      "height": 35, "width": 40}]
 #: max_pool3d (dilation 3: windows span 7 input slices): bands that fit UB only single-buffered.
