@@ -267,3 +267,21 @@ def test_groups_that_do_not_split_the_channels_do_not_launch():
     assert launch_blocks(project, "ascend910b1", sizes, {}, 48) > 0
     assert launch_blocks(project, "ascend910b1", {**sizes, "C": 7}, {}, 48) == 0  # 7 != 2 x 3
     assert launch_blocks(project, "ascend910b1", {**sizes, "K": 7}, {}, 48) == 0  # 7 output channels, 3 groups
+
+
+@pytest.mark.parametrize("sizes", [
+    {"N": 1, "C": 3, "D": 8, "H": 9, "W": 30, "K": 150, "KD": 7, "KH": 7, "KW": 7, "OD": 2, "OH": 3, "OW": 24},
+    {"N": 1, "C": 64, "D": 9, "H": 9, "W": 600, "K": 64, "KD": 3, "KH": 3, "KW": 3, "OD": 7, "OH": 7, "OW": 598},
+])
+def test_deep_windows_and_long_rows_get_smaller_tiles_and_launch(sizes):
+    """343 taps (depth 352) leave L0B room for 80 GEMM columns: the host tiling narrows the tile instead of
+    failing; rows longer than that are cut along W (tests/fuzz_cases/tiling-conv3d-deep-window.adsl runs one)."""
+    from npu_harness.tiling_probe import run_tiling
+
+    project, _ = lowering.lower(_kernel(CONV3D), "ascend910b1", "conv.adsl")
+    t = run_tiling(project, "ascend910b1", sizes, {}, 48, ("tileLength", "tileW"))
+    assert t["blocks"] > 0, t
+    if sizes["KD"] == 7:
+        assert t["tileLength"] * 352 * 2 <= 65536, t  # depth x columns fit L0B
+    else:
+        assert t["tileW"] < sizes["OW"] and t["tileLength"] <= 512, t

@@ -453,11 +453,13 @@ def _conv(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     rank = rng.choices((1, 2, 3), weights=(3, 5, 2))[0]
     axes = ("D", "H", "W")[3 - rank:]
     dil, stride, pad = rng.choice((1, 1, 2)), rng.choice((1, 1, 2, 3)), rng.choice((0, 0, 1, 2))
-    hi = {1: {"W": 300}, 2: {"H": 40, "W": 70}, 3: {"D": 7, "H": 12, "W": 20}}[rank]
+    hi = {1: {"W": 300}, 2: {"H": 40, "W": 70}, 3: {"D": 9, "H": 12, "W": 20}}[rank]
     sizes: dict[str, int] = {"N": rng.randint(1, 2)}
     for a in axes:
-        kk = rng.randint(1, 5 if rank < 3 else 3)
-        size = rng.randint(max(1, dil * (kk - 1) + 1 - 2 * pad), hi[a])
+        kk = rng.randint(1, 5 if rank < 3 else 3) if rng.random() < 0.9 else rng.choice((7, 11))  # deep windows
+        kk = min(kk, 7) if rank == 3 else kk
+        least = max(1, dil * (kk - 1) + 1 - 2 * pad)
+        size = rng.randint(least, max(least, hi[a]))
         sizes.update({a: size, "K" + a: kk, "O" + a: (size + 2 * pad - dil * (kk - 1) - 1) // stride + 1})
     form = rng.choices(("dense", "groups", "depthwise"), weights=(6, 2, 2))[0]
     if form == "groups":
