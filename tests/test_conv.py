@@ -285,3 +285,22 @@ def test_deep_windows_and_long_rows_get_smaller_tiles_and_launch(sizes):
         assert t["tileLength"] * 352 * 2 <= 65536, t  # depth x columns fit L0B
     else:
         assert t["tileW"] < sizes["OW"] and t["tileLength"] <= 512, t
+
+
+def test_fuzzer_draws_every_convolution_form():
+    """npu_harness/fuzz/gen.py `_conv`: conv1d/2d/3d, groups (a literal and groups=C), bias, deep windows; every
+    program parses."""
+    import random
+
+    from npu_harness.fuzz.gen import _conv
+
+    rng, seen = random.Random(11), set()
+    for i in range(300):
+        k, sizes = _conv(rng, f"k{i}", "ascend910b1")
+        src = ascend_dsl.parse_text(k.program("conv", sizes, i, "ascend910b1", 48).text(), file="g.adsl")[0]
+        loop = ir.conv_loop(src.instantiate(src.dtype_variants[0]))
+        c = loop.conv
+        seen |= {f"conv{c.rank}d", "bias" if c.bias else "no bias", "groups=C" if c.groups == "C" else
+                 "groups" if c.groups != 1 else "dense", "deep" if max(v for s, v in sizes.items() if s[:1] == "K"
+                                                                      and len(s) == 2) >= 7 else "small"}
+    assert seen == {"conv1d", "conv2d", "conv3d", "bias", "no bias", "groups=C", "groups", "dense", "deep", "small"}
