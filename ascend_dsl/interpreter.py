@@ -91,7 +91,7 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
         elif isinstance(stmt, ir.CubeLoop):
             _run_cube(stmt, kernel, views, scalars, symbols)
         elif isinstance(stmt, ir.ConvLoop):
-            _run_conv(stmt, views)
+            _run_conv(stmt, views, symbols)
         else:
             _run_split(kernel, stmt, tensors, views, scalars, symbols, num_cores, tile)
     return {p.name: tensors[p.name] for p in kernel.outputs}
@@ -392,13 +392,20 @@ def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
     return x.to(_dt(dtype))
 
 
-def _run_conv(loop: ir.ConvLoop, views) -> None:
+def _run_conv(loop: ir.ConvLoop, views, symbols) -> None:
     """torch's convolution on the f16/bf16 operands widened to f32 (the cube multiplies them exactly and
-    accumulates in f32), then relu and the cast to the output dtype."""
+    accumulates in f32) plus the f32 bias, then relu and the cast to the output dtype."""
     c = loop.conv
     fn = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d}[c.rank]
     f32 = _dt(ir.DType.F32)
-    acc = fn(views[c.x].to(f32), views[c.w].to(f32), stride=c.stride, padding=c.padding, dilation=c.dilation)
+    bias = views[c.bias].to(f32) if c.bias else None
+    x, w = views[c.x], views[c.w]
+    groups = symbols[c.groups] if isinstance(c.groups, str) else c.groups
+    if groups < 1 or x.shape[1] != w.shape[1] * groups or w.shape[0] % groups:
+        raise DslError.at(E.BINDING, f"groups={groups}: {c.name} = conv{c.rank}d(...) needs {x.shape[1]} input channels = "
+                          f"{w.shape[1]} (the weight's dim 1) x groups and {w.shape[0]} output channels divisible by "
+                          "groups", c.span)
+    acc = fn(x.to(f32), w.to(f32), bias, stride=c.stride, padding=c.padding, dilation=c.dilation, groups=groups)
     if loop.relu:
         acc = torch.relu(acc)
     out = views[loop.out]

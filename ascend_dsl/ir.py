@@ -38,7 +38,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     Matmul      = Matmul(name, a, b, bias?, transpose_a, transpose_b, base)
     CubePlan    = CubePlan(base_m, base_n, base_k, whole_rows, direct, split_k_min)
     -- CONV kernels (implicit-GEMM convolution on the cube; ascend_dsl/parser_conv.py)
-    Conv        = Conv(name, x, w, rank, stride: int*, padding: int*, dilation: int*)
+    Conv        = Conv(name, x, w, rank, stride: int*, padding: int*, dilation: int*, bias?, groups: int | Sym)
     ConvPlan    = ConvPlan(max_m, max_n, max_k)
     -- chunked row loops: what runs per row when one row does not fit UB
     ChunkPlan   = ChunkPlan(steps: RowStep*, passes: ChunkPass*, row_values, store_dtypes, accumulators: Fold*,
@@ -759,10 +759,11 @@ def cube_loop(kernel: Kernel) -> CubeLoop | None:
 
 @dataclass(frozen=True)
 class Conv:
-    """`acc = conv2d(x[blk], w[blk], stride=S, padding=P, dilation=D)` in `with cube:`.
+    """`acc = conv2d(x[blk], w[blk], stride=S, padding=P, dilation=D, bias=b)` in `with cube:`.
 
     x is [N, C, *spatial], w is [K, C, *kernel] (f16/bf16), the accumulator f32 [N, K, *out]; one int per
-    spatial dim for stride, padding and dilation."""
+    spatial dim for stride, padding and dilation; `bias` names an f32 [K] tensor added to the accumulator;
+    `groups` (a literal or a shape symbol, e.g. C for depthwise) splits C and K into groups: w is [K, C/groups, ...]."""
 
     name: str
     x: str
@@ -771,6 +772,8 @@ class Conv:
     stride: tuple[int, ...]
     padding: tuple[int, ...]
     dilation: tuple[int, ...]
+    bias: str | None = None
+    groups: int | str = 1
     span: Span = _SPAN
 
 

@@ -1,7 +1,9 @@
 """Front end for CONV kernels: `for blk in split(N, K, *OUT, cores=AIC)` holding `with cube: acc = convNd(...)`.
 
 Goals: resolve the convolution's operands (x `[N, C, *spatial]`, w `[K, C, *kernel]`, f16/bf16), its integer
-options (stride, padding, dilation: literals, one value for every spatial dim), and the `with vector:` block,
+options (stride, padding, dilation: literals, one value for every spatial dim; groups: a literal or a shape
+symbol), its f32 `bias=` tensor, and the
+`with vector:` block,
 which stores the f32 accumulator into an output `[N, K, *OUT]`, optionally through `relu` and a `cast`.
 Non-goals: what the lowering supports (lowering/passes/select_kind.py reports that, located) and the
 hardware capacities (lowering/passes/plan_conv.py).
@@ -19,6 +21,7 @@ from .intrinsics import Call, intrinsic
 CONV_INPUT_DTYPES = (DType.F16, DType.BF16)
 CONV_OPS = {"conv1d": 1, "conv2d": 2, "conv3d": 3}
 _CONV_KW = ("stride", "padding", "dilation")
+_CONV_ARGS = (*_CONV_KW, "bias", "groups")
 _EXAMPLE = ("for blk in split(N, K, OH, OW, cores=AIC):\n    with cube:\n        acc = conv2d(x[blk], w[blk])\n"
             "    with vector:\n        store(y[blk], acc)")
 
@@ -110,10 +113,10 @@ def _conv(b, block: Tree, var: str, dims: tuple[str, ...], split_call: Tree) -> 
     op = b.call_name(call)
     rank = CONV_OPS[op]
     pos, kw = b.call_args(call)
-    unknown = sorted(set(kw) - set(_CONV_KW))
+    unknown = sorted(set(kw) - set(_CONV_ARGS))
     if len(pos) != 2 or unknown:
         raise b.err(E.ARGS, f"{op} takes an input and a weight" + (f"; unknown argument {', '.join(unknown)}"
-                    if unknown else ""), call, f"{op}(x[{var}], w[{var}], stride=1, padding=0, dilation=1)")
+                    if unknown else ""), call, f"{op}(x[{var}], w[{var}], stride=1, padding=0, dilation=1, bias=b)")
     x = _operand(b, pos[0], var, "input")
     w = _operand(b, pos[1], var, "weight")
     for p, node in ((x, pos[0]), (w, pos[1])):
@@ -126,16 +129,49 @@ def _conv(b, block: Tree, var: str, dims: tuple[str, ...], split_call: Tree) -> 
     if len(x.shape) != rank + 2:
         raise b.err(E.INDEX, f"'{x.name}' has rank {len(x.shape)}; the input of {op} is [N, C, "
                     f"{', '.join(['D', 'H', 'W'][3 - rank:])}]", pos[0])
-    if len(w.shape) != rank + 2 or w.shape[1] != x.shape[1]:
+    groups = _groups(b, kw["groups"]) if "groups" in kw else 1
+    if groups == 1 and (len(w.shape) != rank + 2 or w.shape[1] != x.shape[1]):
         raise b.err(E.INDEX, f"'{w.name}' has shape {list(w.shape)}; the weight of {op} is [K, {x.shape[1]}, "
                     f"{', '.join(['KD', 'KH', 'KW'][3 - rank:])}] (its second dim is the input's channels)", pos[1])
+    if groups != 1 and (len(w.shape) != rank + 2 or w.shape[1] == x.shape[1]):
+        raise b.err(E.INDEX, f"'{w.name}' has shape {list(w.shape)}; with groups= the weight of {op} is [K, CG, "
+                    f"{', '.join(['KD', 'KH', 'KW'][3 - rank:])}], CG = {x.shape[1]} / groups input channels per "
+                    "group (its own size, 1 for depthwise)", pos[1])
     want = (x.shape[0], w.shape[0])
     if len(dims) != rank + 2 or dims[:2] != want:
         raise b.err(E.ARGS, f"the split of {op} lists the output's dims: split({want[0]}, {w.shape[0]}, "
                     f"{', '.join(['OD', 'OH', 'OW'][3 - rank:])}, cores=AIC)", split_call)
     opts = {k: _int_option(b, kw[k], k, rank) if k in kw else ((0,) if k == "padding" else (1,)) * rank
             for k in _CONV_KW}
-    return ir.Conv(acc, x.name, w.name, rank, opts["stride"], opts["padding"], opts["dilation"], b.o.span(body[0]))
+    bias = _bias(b, kw["bias"], x, w) if "bias" in kw else None
+    return ir.Conv(acc, x.name, w.name, rank, opts["stride"], opts["padding"], opts["dilation"], bias, groups,
+                   b.o.span(body[0]))
+
+
+def _groups(b, node) -> int | str:
+    """`groups=G`: an integer literal >= 1, or a shape symbol (groups=C: depthwise for any channel count)."""
+    if isinstance(node, Tree) and node.data == "number" and str(node.children[0]).isdigit() \
+            and int(str(node.children[0])) >= 1:
+        return int(str(node.children[0]))
+    if isinstance(node, Tree) and node.data == "name" and str(node.children[0]) in b.scope.symbols:
+        return str(node.children[0])
+    raise b.err(E.ARGS, "groups= takes an integer literal >= 1 or a shape symbol (groups=C for depthwise)", node)
+
+
+def _bias(b, node, x: ir.TensorParam, w: ir.TensorParam) -> str:
+    """`bias=conv_bias`: an f32 [K] tensor (`nn.Conv2d(..., bias=True)` binds `conv_bias`)."""
+    if not (isinstance(node, Tree) and node.data == "name"):
+        raise b.err(E.ARGS, "bias= takes a tensor parameter: bias=conv_bias", node)
+    p = b.tensor_param(node.children[0])
+    if p.name in (x.name, w.name):
+        raise b.err(E.ARGS, f"bias= takes its own [{w.shape[0]}] tensor, not '{p.name}'", node)
+    if p.dtype is not DType.F32:
+        raise b.err(E.DTYPE_UNSUPPORTED, f"the convolution's bias is added in f32; '{p.name}' is {p.dtype}", node,
+                    f"declare '{p.name}' as Tensor[f32, \"{w.shape[0]}\"] (the harness passes the task's f32 bias as is)")
+    if tuple(p.shape) != (w.shape[0],):
+        raise b.err(E.INDEX, f"'{p.name}' has shape {list(p.shape)}; the bias of a convolution is [{w.shape[0]}] (one "
+                    "value per output channel)", node)
+    return p.name
 
 
 def _store(b, block: Tree, var: str, conv: ir.Conv, dims: tuple[str, ...]) -> tuple[str, DType, bool]:
@@ -152,7 +188,7 @@ def _store(b, block: Tree, var: str, conv: ir.Conv, dims: tuple[str, ...]) -> tu
     if len(pos) != 2 or kw:
         raise b.err(E.ARGS, f"store takes a destination and a value: store(y[{var}], {conv.name})", body[0])
     out = _operand(b, pos[0], var, "output")
-    if out.name in (conv.x, conv.w):
+    if out.name in (conv.x, conv.w, conv.bias):
         raise b.err(E.KERNEL_STRUCTURE, f"'{out.name}' is both loaded and stored", pos[0],
                     "a tensor is an input or an output: store into another tensor")
     if tuple(out.shape) != dims:

@@ -148,6 +148,7 @@ def conv_loop(s: ir.ConvLoop, ind: str) -> list[str]:
     c = s.conv
     dims = ", ".join(s.dims)
     opts = ", ".join(f"{k}={v[0]}" for k, v in (("stride", c.stride), ("padding", c.padding), ("dilation", c.dilation)))
+    opts += (f", groups={c.groups}" if c.groups != 1 else "") + (f", bias={c.bias}" if c.bias else "")
     inner = ind + "    "
     value = f"relu({c.name})" if s.relu else c.name
     value = value if s.out_dtype is DType.F32 else f"cast({value}, {s.out_dtype})"

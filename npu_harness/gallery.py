@@ -74,6 +74,19 @@ _POOL_SHAPES = {
 EXAMPLE_SHAPES.update({
     f"pooling/{kind}_pool{rank}d": shapes for kind in ("max", "avg") for rank, shapes in _POOL_SHAPES.items()
 })
+#: conv1d / conv3d tasks name their sizes length / depth: 150 output channels (a tile of 128 + 22), 19 input
+#: channels, a row of 1500 (tiles of 1024 columns: a long signal), odd planes.
+EXAMPLE_SHAPES.update({f"convolution/{name}": [{}, {"batch_size": 1, "in_channels": 19, "out_channels": 150, **sizes}]
+                       for name, sizes in (("conv1d", {"length": 1500}), ("conv1d_dilated_bias", {"length": 1501}),
+                                           ("conv3d_padded", {"depth": 4, "height": 9, "width": 11}),
+                                           ("conv3d_strided_bias", {"depth": 5, "height": 9, "width": 11}))})
+#: depthwise tasks have one channel count (37: more tiles than cores, one channel each); 4 groups of 5 -> 37
+#: channels (a group's tile ends mid-fractal)
+EXAMPLE_SHAPES.update({f"convolution/{name}": [{}, {"batch_size": 1, "channels": 37, "height": 23, "width": 40}]
+                       for name in ("conv2d_depthwise", "conv2d_separable_depthwise", "conv2d_depthwise_multiplier")})
+EXAMPLE_SHAPES["convolution/conv1d_depthwise"] = [{}, {"batch_size": 1, "channels": 37, "length": 701}]
+EXAMPLE_SHAPES["convolution/conv2d_grouped"] = [{}, {"batch_size": 1, "in_channels": 20, "out_channels": 148,
+                                                     "height": 35, "width": 40}]
 #: max_pool3d (dilation 3: windows span 7 input slices): bands that fit UB only single-buffered.
 EXAMPLE_SHAPES["pooling/max_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "channels": 1, "depth": 9, "height": 60,
                                                             "width": 60}]
@@ -202,6 +215,8 @@ SCALE_SHAPES = [
     {"batch_size": 4096, "seq_len": 4096, "num_embeddings": 50000, "embedding_dim": 512},  # 4096 x 4096 indices
     {"batch_size": 4096, "seq_len": 4096, "vocab_size": 32000, "d_model": 1024},
     {"batch_size": 16, "in_channels": 64, "out_channels": 128, "height": 256, "width": 256},  # issue 14's conv
+    {"batch_size": 16, "in_channels": 64, "out_channels": 128, "length": 65536},
+    {"batch_size": 4, "in_channels": 32, "out_channels": 64, "depth": 16, "height": 64, "width": 64},
 ]
 _WHOLE_KEYS = "the softmax stage holds whole rows of N (the key length) in UB (N up to about 580)"
 #: Kernels with a documented size limit that an entry of SCALE_SHAPES would exceed: (the benchmark-scale

@@ -100,8 +100,12 @@ def test_interpreter_reports_a_wrong_output_size():
     ("store(y[blk], acc)", "store(y[blk], cast(acc, f16))", "DTYPE-MISMATCH", "STORE", "cast",
      "'y' is f32 but the stored value is f16"),
     ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], stride=0)", "ARGS", "CONV", "0", "stride= takes an integer"),
-    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], groups=2)", "ARGS", "CONV", "conv2d",
-     "unknown argument groups"),
+    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], output_padding=1)", "ARGS", "CONV", "conv2d",
+     "unknown argument output_padding"),
+    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], groups=0)", "ARGS", "CONV", "0", "groups= takes an integer"),
+    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], groups=G)", "ARGS", "CONV", "G", "groups= takes an integer"),
+    ("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], groups=2)", "INDEX", "CONV", "w[blk]",
+     "with groups= the weight of conv2d is [K, CG"),
     ("conv2d(x[blk], w[blk])", "conv2d(x[0], w[blk])", "INDEX", "CONV", "x[0]", "indexed by the block"),
 ])
 def test_located_errors(old, new, code, mark, needle, msg):
@@ -122,14 +126,39 @@ def test_stride_and_padding_pick_the_gather_layout(opts, sparse, zero_fill):
     assert "error[" not in src
 
 
-def test_conv1d_and_conv3d_parse_but_are_not_lowered_yet():
-    text = KERNEL.replace('"N, C, H, W"', '"N, C, L"').replace('"K, C, KH, KW"', '"K, C, KL"') \
-        .replace('"N, K, OH, OW"', '"N, K, OL"').replace("split(N, K, OH, OW", "split(N, K, OL") \
-        .replace("conv2d(", "conv1d(")
+CONV1D = KERNEL.replace('"N, C, H, W"', '"N, C, L"').replace('"K, C, KH, KW"', '"K, C, KL"') \
+    .replace('"N, K, OH, OW"', '"N, K, OL"').replace("split(N, K, OH, OW", "split(N, K, OL").replace("conv2d(", "conv1d(")
+CONV3D = KERNEL.replace('"N, C, H, W"', '"N, C, D, H, W"').replace('"K, C, KH, KW"', '"K, C, KD, KH, KW"') \
+    .replace('"N, K, OH, OW"', '"N, K, OD, OH, OW"').replace("split(N, K, OH, OW", "split(N, K, OD, OH, OW") \
+    .replace("conv2d(", "conv3d(")
+
+
+@pytest.mark.parametrize("opts", ["", ", stride=3, padding=2, dilation=2"])
+def test_conv1d_runs_in_the_interpreter_and_lowers_as_one_row(opts):
+    text = CONV1D.replace("conv1d(x[blk], w[blk])", f"conv1d(x[blk], w[blk]{opts})")
+    k = _kernel(text)
     x, w = torch.randn(2, 3, 20).half(), torch.randn(4, 3, 5).half()
-    out = interpreter.run(_kernel(text), {"x": x, "w": w, "y": torch.empty(2, 4, 16)})["y"]
-    torch.testing.assert_close(out, torch.nn.functional.conv1d(x.float(), w.float()))
-    _at(_error(text), "UNSUPPORTED", text, "CONV", "acc", "conv1d is parsed and interpreted but not lowered yet")
+    ref = torch.nn.functional.conv1d(x.float(), w.float(), **({"stride": 3, "padding": 2, "dilation": 2} if opts else {}))
+    out = interpreter.run(k, {"x": x, "w": w, "y": torch.empty(ref.shape)})["y"]
+    torch.testing.assert_close(out, ref)
+    src = lowering.lower(k, "ascend910b1", "conv.adsl")[0].files["conv_kernel.cpp"]
+    assert "conv1d as an implicit GEMM" in src and "for (uint32_t ky = 0; ky < 1; ++ky)" in src
+    assert ("one fractal column per output pixel" in src) is bool(opts)
+
+
+@pytest.mark.parametrize("opts", ["", ", stride=2, padding=1, dilation=2"])
+def test_conv3d_runs_in_the_interpreter_and_lowers_with_depth_taps(opts):
+    text = CONV3D.replace("conv3d(x[blk], w[blk])", f"conv3d(x[blk], w[blk]{opts})")
+    k = _kernel(text)
+    x, w = torch.randn(1, 2, 7, 6, 9).half(), torch.randn(3, 2, 3, 2, 3).half()
+    ref = torch.nn.functional.conv3d(x.float(), w.float(), **({"stride": 2, "padding": 1, "dilation": 2} if opts else {}))
+    out = interpreter.run(k, {"x": x, "w": w, "y": torch.empty(ref.shape)})["y"]
+    torch.testing.assert_close(out, ref)
+    project, _ = lowering.lower(k, "ascend910b1", "conv.adsl")
+    src = project.files["conv_kernel.cpp"]
+    assert "for (uint32_t kz = 0; kz < KD_; ++kz)" in src  # depth taps: one more factor of the reduction
+    assert ("a depth tap in the padding" in src) is bool(opts)
+    assert "KD * KH * KW" in project.files["conv_tiling.h"]
 
 
 def test_wrong_split_weight_shape_and_f32_operands_are_errors():
@@ -165,3 +194,113 @@ def k(x: Tensor[f16, "N"], y: Tensor[f16, "N"]):
 def test_coupled_310p_is_rejected():
     err = _error(KERNEL, "ascend310p")
     assert err.diagnostics[0].code == "MIX-UNSUPPORTED" and "no Fixpipe" in err.render()
+
+
+BIAS = KERNEL.replace('y: Tensor[f32, "N, K, OH, OW"]', 'b: Tensor[f32, "K"], y: Tensor[f32, "N, K, OH, OW"]') \
+    .replace("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], padding=1, bias=b)")
+
+
+def test_bias_is_added_in_f32_before_relu():
+    """The interpreter adds the f32 bias before ReLU; the emitted kernel starts L0C from a float Mmad of the bias
+    column by ones, and every main step accumulates onto it."""
+    text = BIAS.replace("store(y[blk], acc)", "store(y[blk], relu(acc))")
+    k = _kernel(text)
+    assert ir.conv_loop(k).conv.bias == "b" and "bias=b)" in printer.kernel(k)
+    x, w, b = torch.randn(2, 3, 9, 11).half(), torch.randn(4, 3, 3, 3).half(), torch.randn(4) * 10
+    ref = torch.relu(torch.nn.functional.conv2d(x.float(), w.float(), b, padding=1))
+    torch.testing.assert_close(interpreter.run(k, {"x": x, "w": w, "b": b, "y": torch.empty(ref.shape)})["y"], ref)
+    src = lowering.lower(k, "ascend910b1", "conv.adsl")[0].files["conv_kernel.cpp"]
+    assert "Mmad(cL0, aL0f, bL0f, MmadParams(mRows, static_cast<uint16_t>(nCols), 1, 0, false, true));" in src
+    assert "static_cast<uint16_t>(kDepth), 0, false, false));" in src and "ci0 == 0));" not in src
+
+
+@pytest.mark.parametrize("old, new, code, needle, msg", [
+    ('b: Tensor[f32, "K"]', 'b: Tensor[f16, "K"]', "DTYPE-UNSUPPORTED", "b)", "bias is added in f32"),
+    ('b: Tensor[f32, "K"]', 'b: Tensor[f32, "C"]', "INDEX", "b)", "the bias of a convolution is [K]"),
+    ("bias=b)", "bias=w)", "ARGS", "w)", "its own [K] tensor"),
+    ("bias=b)", "bias=b[blk])", "ARGS", "b[blk]", "bias= takes a tensor parameter"),
+])
+def test_bad_bias_is_a_located_error(old, new, code, needle, msg):
+    text = BIAS.replace(old, new)
+    with pytest.raises(DslError) as ei:
+        _kernel(text)
+    d = ei.value.diagnostics[0]
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if "# CONV" in s)
+    assert (d.code, d.span.line, d.span.col) == (code, line, text.splitlines()[line - 1].index(needle) + 1), ei.value.render()
+    assert msg in d.message, ei.value.render()
+
+
+GROUPED = KERNEL.replace('"K, C, KH, KW"', '"K, CG, KH, KW"')
+
+
+@pytest.mark.parametrize("groups, c, cg, k", [("3", 6, 2, 9), ("C", 5, 1, 5), ("C", 4, 1, 8)])
+def test_groups_match_torch_and_tiles_stay_in_one_group(groups, c, cg, k):
+    """groups= a literal or a shape symbol (groups=C: depthwise, also with a channel multiplier)."""
+    text = GROUPED.replace("conv2d(x[blk], w[blk])", f"conv2d(x[blk], w[blk], padding=1, groups={groups})")
+    kern = _kernel(text)
+    assert ir.conv_loop(kern).conv.groups == (int(groups) if groups.isdigit() else groups)
+    assert f"groups={groups})" in printer.kernel(kern)
+    x, w = torch.randn(2, c, 7, 9).half(), torch.randn(k, cg, 3, 3).half()
+    g = int(groups) if groups.isdigit() else c
+    ref = torch.nn.functional.conv2d(x.float(), w.float(), padding=1, groups=g)
+    torch.testing.assert_close(interpreter.run(kern, {"x": x, "w": w, "y": torch.empty(ref.shape)})["y"], ref)
+    project, _ = lowering.lower(kern, "ascend910b1", "conv.adsl")
+    assert f"const uint64_t group = mTile / t_.groupTiles, kg = K_ / {'3' if groups == '3' else 'C_'};" \
+        in project.files["conv_kernel.cpp"]
+    assert f"C == CG * {groups}" in project.files["conv_main.cpp"]  # the launch checks the channel split
+
+
+def test_groups_that_do_not_split_the_channels_are_a_binding_error():
+    kern = _kernel(GROUPED.replace("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], groups=3)"))
+    with pytest.raises(DslError) as ei:
+        interpreter.run(kern, {"x": torch.randn(1, 6, 5, 5).half(), "w": torch.randn(4, 2, 3, 3).half(),
+                               "y": torch.empty(1, 4, 3, 3)})
+    assert ei.value.diagnostics[0].code == "BINDING" and "divisible by groups" in ei.value.render()
+
+
+def test_groups_that_do_not_split_the_channels_do_not_launch():
+    from npu_harness.tiling_probe import launch_blocks
+
+    kern = _kernel(GROUPED.replace("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], groups=3)"))
+    project, _ = lowering.lower(kern, "ascend910b1", "conv.adsl")
+    sizes = {"N": 1, "C": 6, "H": 9, "W": 9, "K": 6, "CG": 2, "KH": 3, "KW": 3, "OH": 7, "OW": 7}
+    assert launch_blocks(project, "ascend910b1", sizes, {}, 48) > 0
+    assert launch_blocks(project, "ascend910b1", {**sizes, "C": 7}, {}, 48) == 0  # 7 != 2 x 3
+    assert launch_blocks(project, "ascend910b1", {**sizes, "K": 7}, {}, 48) == 0  # 7 output channels, 3 groups
+
+
+@pytest.mark.parametrize("sizes", [
+    {"N": 1, "C": 3, "D": 8, "H": 9, "W": 30, "K": 150, "KD": 7, "KH": 7, "KW": 7, "OD": 2, "OH": 3, "OW": 24},
+    {"N": 1, "C": 64, "D": 9, "H": 9, "W": 600, "K": 64, "KD": 3, "KH": 3, "KW": 3, "OD": 7, "OH": 7, "OW": 598},
+])
+def test_deep_windows_and_long_rows_get_smaller_tiles_and_launch(sizes):
+    """343 taps (depth 352) leave L0B room for 80 GEMM columns: the host tiling narrows the tile instead of
+    failing; rows longer than that are cut along W (tests/fuzz_cases/tiling-conv3d-deep-window.adsl runs one)."""
+    from npu_harness.tiling_probe import run_tiling
+
+    project, _ = lowering.lower(_kernel(CONV3D), "ascend910b1", "conv.adsl")
+    t = run_tiling(project, "ascend910b1", sizes, {}, 48, ("tileLength", "tileW"))
+    assert t["blocks"] > 0, t
+    if sizes["KD"] == 7:
+        assert t["tileLength"] * 352 * 2 <= 65536, t  # depth x columns fit L0B
+    else:
+        assert t["tileW"] < sizes["OW"] and t["tileLength"] <= 512, t
+
+
+def test_fuzzer_draws_every_convolution_form():
+    """npu_harness/fuzz/gen.py `_conv`: conv1d/2d/3d, groups (a literal and groups=C), bias, deep windows; every
+    program parses."""
+    import random
+
+    from npu_harness.fuzz.gen import _conv
+
+    rng, seen = random.Random(11), set()
+    for i in range(300):
+        k, sizes = _conv(rng, f"k{i}", "ascend910b1")
+        src = ascend_dsl.parse_text(k.program("conv", sizes, i, "ascend910b1", 48).text(), file="g.adsl")[0]
+        loop = ir.conv_loop(src.instantiate(src.dtype_variants[0]))
+        c = loop.conv
+        seen |= {f"conv{c.rank}d", "bias" if c.bias else "no bias", "groups=C" if c.groups == "C" else
+                 "groups" if c.groups != 1 else "dense", "deep" if max(v for s, v in sizes.items() if s[:1] == "K"
+                                                                      and len(s) == 2) >= 7 else "small"}
+    assert seen == {"conv1d", "conv2d", "conv3d", "bias", "no bias", "groups=C", "groups", "dense", "deep", "small"}

@@ -106,6 +106,11 @@ def _run_any(k: ir.Kernel, seed: int = 0) -> list[torch.Tensor]:
     conv = ir.conv_loop(k)
     if conv is not None:  # conv output dims follow from the input, kernel, stride, padding and dilation
         c, dims = conv.conv, [k.param(n).shape[2:] for n in (conv.conv.x, conv.conv.w, conv.out)]
+        if c.groups != 1:  # groups split the channels: C = CG * groups, K a multiple of groups
+            groups = sizes[c.groups] if isinstance(c.groups, str) else c.groups
+            kk_, cg = k.param(c.w).shape[:2]
+            sizes.update({d: v for d, v in ((cg, sizes["C"] // groups), (kk_, 2 * groups)) if isinstance(d, str)
+                          and d != "C"})
         for i, (din, dk, dout) in enumerate(zip(*dims, strict=True)):
             sizes.setdefault(din, 12)  # spatial inputs large enough for dilated 3x3 kernels
             sizes.setdefault(dk, 3)

@@ -1,10 +1,13 @@
 """Kind CONV: an implicit-GEMM convolution on the cube unit (AIC only; conv_*.jinja).
 
-Per output image the convolution is Y[K, OH*OW] = W[K, C*KH*KW] x Xcol[C*KH*KW, OH*OW]. A tile is
-`tileM` output channels x `tileRows` output rows x `tileW` output columns; its reduction runs in steps of
-`tileC` input channels. Per step: the weight tile goes GM (ND) -> L1 (NZ) with one `DataCopy(Nd2NzParams)`;
-the image-to-column tile is gathered into L1 by the same DMA, one call per (channel, kh, kw) tap (no im2col
-tensor in GM). Two layouts of the gathered tile, chosen statically:
+Per output plane (image n, output depth od) the convolution is Y[K, OH*OW] = W[K, C*KD*KH*KW] x
+Xcol[C*KD*KH*KW, OH*OW]: conv3d accumulates the KD input planes of each output plane into the same L0C (a
+depth tap is one more factor of the reduction), conv2d is the case KD = OD = 1 and conv1d the 2-D case with
+one row (H = KH = OH = 1). A tile is `tileM` output channels x `tileRows` output rows x `tileW` output columns
+of one plane; its reduction runs in steps of `tileC` input channels. Per step: the weight tile goes GM (ND) ->
+L1 (NZ) with one `DataCopy(Nd2NzParams)`; the image-to-column tile is gathered into L1 by the same DMA, one
+call per (channel, kd, kh, kw) tap (no im2col tensor in GM). Two layouts of the gathered tile, chosen
+statically:
 - dense (row stride 1, no padding along W): each output row fills `woPad` = OW rounded up to 16 columns
   with contiguous input pixels; row stride and top/bottom padding only change which input rows a tap
   copies;
@@ -13,6 +16,15 @@ tensor in GM). Two layouts of the gathered tile, chosen statically:
   16x the cube work of the dense layout (Load3Dv2 from an NC1HWC0 feature map is the fast path, not
   lowered yet).
 Taps outside the input (padding) are not copied: `InitConstValue` zero-fills the L1 tile first.
+Groups: a tile's channels lie in one group g (tileM <= K / groups); its reduction runs over the group's
+C / groups input channels, starting at channel g * C / groups of x. Depthwise (groups = C = K) is one output
+channel per tile, 1/16 of the cube's rows (the vector unit may suit it better; not done).
+A bias is added exactly in f32 before any ReLU or cast: L0C starts from a float Mmad (A2 multiplies
+float x float -> float, ascendc_next.md §7) of the bias column [m x 1] (zero-padded to a 16 x 8 fractal
+column by the copy) by a tile of ones, so every column holds bias[channel] (b x 1 + 0 is exact); the main
+steps then accumulate onto it. Mmad's own bias (the BiasTable, `cmatrixSource`) is a [1, N] row added to
+every row of C (Mmad.md; Matmul guide atlasascendc_api_07_0528: "Bias [1, N], added to each row"), i.e. one
+value per output pixel here, since the weight is the left operand (channels on M): it does not fit.
 `LoadData` (2-D) moves both tiles to L0A (Zz) and L0B (Zn, each fractal transposed); `Mmad` accumulates
 into L0C; after the last step `Fixpipe` writes each output row (dense) or pixel (sparse) to GM in NCHW
 (NZ -> ND), with ReLU and the f16/bf16 conversion on the way out when the kernel asks.
@@ -33,6 +45,11 @@ from .shared import KernelView, LaunchCheck, kernel_fields, loc, manifest
 _QUANT = {DType.F32: "NoQuant", DType.F16: "F322F16", DType.BF16: "F322BF16"}
 
 
+#: The spatial axes of the emitted loops (depth, rows, columns); a convNd with N < 3 fills the missing leading
+#: axes with size 1 (conv1d is the 2-D path with one row, conv2d the 3-D path with one plane).
+_AXES = ("d", "h", "w")
+
+
 @dataclass(frozen=True, kw_only=True)
 class ConvView(KernelView):
     split_loc: str
@@ -43,21 +60,13 @@ class ConvView(KernelView):
     x: str
     w: str
     out: str
-    n: str
-    c: str
-    h: str
-    w_dim: str
-    k: str
-    kh: str
-    kw: str
-    oh: str
-    ow: str
-    dil_h: int
-    dil_w: int
-    stride_h: int
-    stride_w: int
-    pad_h: int
-    pad_w: int
+    bias: str | None  # an f32 [K] tensor: L0C starts from it (see the kernel template)
+    rank: int
+    host: dict[str, str]  # sizes as the host tiling reads them: a shape symbol's name, or a literal ("1")
+    e: dict[str, str]     # the same sizes in the kernel: the symbol's member (`H_`) or the literal
+    stride: dict[str, int]
+    pad: dict[str, int]
+    dil: dict[str, int]
     sparse: bool
     zero_fill: bool
     quant: str
@@ -73,29 +82,48 @@ class ConvView(KernelView):
     l1: int
 
 
+def _sizes(kernel: ir.Kernel, loop: ir.ConvLoop) -> dict[str, str | int]:
+    """Every size the loops use, keyed n, c, k, cg (the weight's channels: C / groups), groups, d/h/w (input),
+    kd/kh/kw (kernel), od/oh/ow (output); axes a convNd lacks are 1."""
+    conv = loop.conv
+    x, w = kernel.param(conv.x), kernel.param(conv.w)
+    pad = (1,) * (3 - conv.rank)
+    sizes = {"n": x.shape[0], "c": x.shape[1], "k": w.shape[0], "cg": w.shape[1], "groups": conv.groups}
+    for prefix, dims in (("", x.shape[2:]), ("k", w.shape[2:]), ("o", loop.dims[2:])):
+        sizes.update({prefix + a: d for a, d in zip(_AXES, pad + tuple(dims), strict=True)})
+    return sizes
+
+
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> ConvView:
     loop = ir.conv_loop(kernel)
     conv, plan, t = loop.conv, loop.plan, ctx.target
-    x, w = kernel.param(conv.x), kernel.param(conv.w)
-    n, c, h, wd = x.shape
-    k, _, kh, kw = w.shape
-    oh, ow = loop.dims[2:]
+    x = kernel.param(conv.x)
+    sizes = _sizes(kernel, loop)
+    lead = 3 - conv.rank
+    stride = dict(zip(_AXES, (1,) * lead + conv.stride, strict=True))
+    pad = dict(zip(_AXES, (0,) * lead + conv.padding, strict=True))
+    dil = dict(zip(_AXES, (1,) * lead + conv.dilation, strict=True))
     checks = []
-    for o, i, kd, s_, p, d in ((oh, h, kh, conv.stride[0], conv.padding[0], conv.dilation[0]),
-                               (ow, wd, kw, conv.stride[1], conv.padding[1], conv.dilation[1])):
+    for a in _AXES[lead:]:
+        o, i, kd, s_, p, d = sizes["o" + a], sizes[a], sizes["k" + a], stride[a], pad[a], dil[a]
         checks.append(LaunchCheck(f"{i} + {2 * p} >= {d} * ({kd} - 1) + 1 && {o} == ({i} + {2 * p} - {d} * ({kd} - 1) - 1) "
                                   f"/ {s_} + 1",
                                   f"error[BINDING]: {loop.out} at {loc(ctx, loop.span)}: its size {o} must be "
                                   f"({i} + 2 * padding - dilation * ({kd} - 1) - 1) // stride + 1 (PyTorch's rule)"))
+    if conv.groups != 1:
+        c, cg, k, g = (sizes[key] for key in ("c", "cg", "k", "groups"))
+        checks.append(LaunchCheck(f"{g} >= 1 && {c} == {cg} * {g} && {k} % {g} == 0",
+                                  f"error[BINDING]: {conv.w} at {loc(ctx, conv.span)}: groups={g} needs {c} input channels "
+                                  f"= {cg} x groups and {k} output channels divisible by groups"))
     return ConvView(
         **kernel_fields(kernel, ctx), buffers=(), launch_checks=tuple(checks),
         tiling_error="the host tiling found no convolution tile that fits L0A/L0B/L0C/L1 (kernel window too large, "
-                     "or an output row longer than 4080 pixels)",
+                     "or too many input channels x taps for one weight row)",
         split_loc=loc(ctx, loop.span), conv_loc=loc(ctx, conv.span), store_loc=loc(ctx, loop.span),
-        in_ctype=x.dtype.ctype, out_ctype=loop.out_dtype.ctype, x=conv.x, w=conv.w, out=loop.out,
-        n=n, c=c, h=h, w_dim=wd, k=k, kh=kh, kw=kw, oh=oh, ow=ow, dil_h=conv.dilation[0], dil_w=conv.dilation[1],
-        stride_h=conv.stride[0], stride_w=conv.stride[1], pad_h=conv.padding[0], pad_w=conv.padding[1],
-        sparse=conv.stride[1] != 1 or conv.padding[1] != 0, zero_fill=any(conv.padding),
+        in_ctype=x.dtype.ctype, out_ctype=loop.out_dtype.ctype, x=conv.x, w=conv.w, out=loop.out, bias=conv.bias, rank=conv.rank,
+        host={key: str(d) for key, d in sizes.items()},
+        e={key: f"{d}_" if isinstance(d, str) else str(d) for key, d in sizes.items()},
+        stride=stride, pad=pad, dil=dil, sparse=stride["w"] != 1 or pad["w"] != 0, zero_fill=any(conv.padding),
         quant=_QUANT[loop.out_dtype], relu=loop.relu, max_m=plan.max_m, max_n=plan.max_n, max_k=plan.max_k,
         esize=x.dtype.size, aic=t.aic, l0a=t.l0a_bytes, l0b=t.l0b_bytes, l0c=t.l0c_bytes, l1=t.l1_bytes)
 

@@ -34,7 +34,6 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             sink.error(E.UNSUPPORTED, "a convolution kernel has its cube split loop only (and scalars computed from "
                        "scalar parameters, shape symbols and constants)", others[0].span,
                        "write the other work as a second kernel")
-        _check_conv(conv, sink)
         sink.raise_if_any()
         return replace(kernel, kind=ir.KernelKind.CONV)
     cube = ir.cube_loop(kernel)
@@ -84,14 +83,6 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                            "fit the 32-byte slot each core writes", split.span, "split the work into two loops")
     sink.raise_if_any()
     return replace(kernel, kind=kind)
-
-
-def _check_conv(loop: ir.ConvLoop, sink: DiagnosticSink) -> None:
-    """What the CONV emitter lowers (lowering/emit/conv.py): 2-D, any stride, padding and dilation."""
-    c = loop.conv
-    if c.rank != 2:
-        sink.error(E.UNSUPPORTED, f"conv{c.rank}d is parsed and interpreted but not lowered yet; this version lowers "
-                   "conv2d", c.span, "write the 1-D case as conv2d over [N, C, 1, W] with a [K, C, 1, KW] weight")
 
 
 def _check_row_gathers(kernel: ir.Kernel, sink: DiagnosticSink) -> None:

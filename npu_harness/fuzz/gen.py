@@ -5,8 +5,9 @@ two buffers), row tiles with reductions, row vectors, per-row values, scans and 
 tensor (`load(e[j[r], :])`, negative row numbers included), argmax / argmin into i64 outputs, rows longer than
 UB (chunked, and with fewer rows than cores: row groups), slot accumulators over [N, C, H, W] planes,
 boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims) and resampling (1-2), cube matmuls with
-vector epilogues, and conv2d on the cube (CONV kernels: stride, padding, dilation) (`generate`); chains of two
-cube stages joined by a workspace tensor (`generate_stages`, a stream of its own). Any of the vector kinds may
+vector epilogues, and conv1d/2d/3d on the cube (CONV kernels: stride, padding, dilation, groups, bias)
+(`generate`); chains of two cube stages joined by a workspace tensor (`generate_stages`, a stream of its own).
+Any of the vector kinds may
 carry accumulators, several split loops, kernel-scope scalars
 before, between and after the loops (launch-time math, `load(x[0])` values and the device math on them,
 single-element stores) and scalar sub-expressions inside the tile loops. Sizes have tails: odd lengths,
@@ -494,30 +495,50 @@ def _chain(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
 
 
 def _conv(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
-    """conv2d on the cube (CONV kernels, ascend_dsl/parser_conv.py): any stride, padding and dilation (both
-    gather layouts: whole rows, and one pixel per fractal column), odd channel counts and row lengths, relu and
+    """conv1d / conv2d / conv3d on the cube (CONV kernels, ascend_dsl/parser_conv.py): any stride, padding and
+    dilation (both gather layouts: whole rows, and one pixel per fractal column), groups (a literal, or
+    groups=C: depthwise, with a channel multiplier), an f32 bias, odd channel counts and row lengths, relu and
     an f16/bf16 result through Fixpipe."""
     k = _Kernel(rng, name)
     t = rng.choice(("f16", "bf16"))
     k.dtype_vars = {"T": t}
-    kh, kw, dil = rng.randint(1, 5), rng.randint(1, 5), rng.choice((1, 1, 2))
-    stride, pad = rng.choice((1, 1, 2, 3)), rng.choice((0, 0, 1, 2))
-    h = rng.randint(max(1, dil * (kh - 1) + 1 - 2 * pad), 40)
-    w = rng.randint(max(1, dil * (kw - 1) + 1 - 2 * pad), 70)
-    sizes = {"N": rng.randint(1, 2), "C": rng.randint(1, 40), "H": h, "W": w, "K": rng.randint(1, 150), "KH": kh,
-             "KW": kw, "OH": (h + 2 * pad - dil * (kh - 1) - 1) // stride + 1,
-             "OW": (w + 2 * pad - dil * (kw - 1) - 1) // stride + 1}
-    x = k.tensor("x", "T", "N, C, H, W")
-    wt = k.tensor("w", "T", "K, C, KH, KW")
+    rank = rng.choices((1, 2, 3), weights=(3, 5, 2))[0]
+    axes = ("D", "H", "W")[3 - rank:]
+    dil, stride, pad = rng.choice((1, 1, 2)), rng.choice((1, 1, 2, 3)), rng.choice((0, 0, 1, 2))
+    hi = {1: {"W": 300}, 2: {"H": 40, "W": 70}, 3: {"D": 9, "H": 12, "W": 20}}[rank]
+    sizes: dict[str, int] = {"N": rng.randint(1, 2)}
+    for a in axes:
+        kk = rng.randint(1, 5 if rank < 3 else 3) if rng.random() < 0.9 else rng.choice((7, 11))  # deep windows
+        kk = min(kk, 7) if rank == 3 else kk
+        least = max(1, dil * (kk - 1) + 1 - 2 * pad)
+        size = rng.randint(least, max(least, hi[a]))
+        sizes.update({a: size, "K" + a: kk, "O" + a: (size + 2 * pad - dil * (kk - 1) - 1) // stride + 1})
+    form = rng.choices(("dense", "groups", "depthwise"), weights=(6, 2, 2))[0]
+    if form == "groups":
+        g = rng.randint(2, 4)
+        sizes["CG"] = rng.randint(1, 10)
+        sizes["C"], sizes["K"] = sizes["CG"] * g, rng.randint(1, 40) * g
+        groups, wch = f", groups={g}", "CG"
+    elif form == "depthwise":
+        sizes["C"] = rng.randint(1, 24)
+        sizes["K"] = sizes["C"] * rng.choice((1, 1, 2))
+        groups, wch = ", groups=C", "1"
+    else:
+        sizes["C"], sizes["K"] = rng.randint(1, 40 if rank < 3 else 8), rng.randint(1, 150 if rank < 3 else 40)
+        groups, wch = "", "C"
+    x = k.tensor("x", "T", ", ".join(("N", "C", *axes)))
+    wt = k.tensor("w", "T", ", ".join(("K", wch, *("K" + a for a in axes))))
+    bias = k.tensor("b", "f32", "K") if rng.random() < 0.4 else None
     out = rng.choice(("f32", "T"))
-    y = k.tensor("y", out, "N, K, OH, OW")
+    y = k.tensor("y", out, ", ".join(("N", "K", *("O" + a for a in axes))))
     value = "relu(acc)" if rng.random() < 0.4 else "acc"
     value = value if out == "f32" else f"cast({value}, T)"
     opts = "".join(f", {key}={v}" for key, v, default in (("stride", stride, 1), ("padding", pad, 0),
                                                           ("dilation", dil, 1)) if v != default)
-    loop = Loop("for blk in split(N, K, OH, OW, cores=AIC):", "with vector:",
+    opts += groups + (f", bias={bias}" if bias else "")
+    loop = Loop(f"for blk in split(N, K, {', '.join('O' + a for a in axes)}, cores=AIC):", "with vector:",
                 (Stmt(f"store({y}[blk], {value})", None),),
-                cube_prefix=("with cube:", f"    acc = conv2d({x}[blk], {wt}[blk]{opts})"))
+                cube_prefix=("with cube:", f"    acc = conv{rank}d({x}[blk], {wt}[blk]{opts})"))
     k.body.append(loop)
     return k, sizes
 

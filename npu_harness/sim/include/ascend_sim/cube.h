@@ -225,7 +225,9 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 }
 
 // C (L0C, Nz, float) = (cmatrixInitVal ? 0 : C) + A (L0A, Zz) x B (L0B, Zn) (M pipe). m, n, k in [0, 4095]
-// (0: no-op); partial fractals are padded. T = float, U = S = half | bfloat16_t | float (A2).
+// (0: no-op); partial fractals are padded. T = float, U = S = half | bfloat16_t | float (A2). m = 1 is GEMV
+// mode: A is read as a plain ND vector of k elements, not as Zz fractals (Mmad.md; the Matmul guide's GEMV
+// page, atlas_ascendc_10_10019: "the 1 x K vector is processed as a 16 x 16 matrix"; ref_next §1.5).
 template <typename T, typename U, typename S>
 inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter, const MmadParams& p,
                  std::source_location loc = std::source_location::current()) {
@@ -238,7 +240,9 @@ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
     if (p.m == 0 || p.n == 0 || p.k == 0) return;
     const uint32_t K0 = c0_of(sizeof(U));
     const uint32_t M1 = (p.m + 15) / 16, N1 = (p.n + 15) / 16, K1 = (p.k + K0 - 1) / K0;
-    check_cube_operand("Mmad", "fm", fm.sim_ptr, uint64_t(M1) * K1 * 512, Mem::L0A, 512, loc);
+    const bool gemv = p.m == 1;
+    const uint64_t aBytes = gemv ? (uint64_t(p.k) * sizeof(U) + 511) / 512 * 512 : uint64_t(M1) * K1 * 512;
+    check_cube_operand("Mmad", "fm", fm.sim_ptr, aBytes, Mem::L0A, 512, loc);
     check_cube_operand("Mmad", "filter", filter.sim_ptr, uint64_t(K1) * N1 * 512, Mem::L0B, 512, loc);
     check_cube_operand("Mmad", "dst", dst.sim_ptr, uint64_t(M1) * N1 * 1024, Mem::L0C, 1024, loc);
     const bool accumulate = p.isBias || !p.cmatrixInitVal;
@@ -247,14 +251,14 @@ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
     if (M1 * N1 >= 10) race_barrier(PIPE_M);
     {
         RaceOp op(Pipe::M, "Mmad", loc);
-        op.read(fm.sim_ptr, uint64_t(M1) * K1 * 512).read(filter.sim_ptr, uint64_t(K1) * N1 * 512);
+        op.read(fm.sim_ptr, aBytes).read(filter.sim_ptr, uint64_t(K1) * N1 * 512);
         if (accumulate) op.read(dst.sim_ptr, uint64_t(M1) * N1 * 1024);
         op.write(dst.sim_ptr, uint64_t(M1) * N1 * 1024);
     }
     std::vector<float> a(size_t(p.m) * p.k), b(size_t(p.k) * p.n), c(size_t(p.m) * p.n);
     for (uint32_t i = 0; i < p.m; ++i)
         for (uint32_t q = 0; q < p.k; ++q)
-            a[size_t(i) * p.k + q] = static_cast<float>(fm.sim_ptr[((i / 16) * K1 + q / K0) * 16 * K0 + (i % 16) * K0 + q % K0]);
+            a[size_t(i) * p.k + q] = static_cast<float>(fm.sim_ptr[gemv ? q : ((i / 16) * K1 + q / K0) * 16 * K0 + (i % 16) * K0 + q % K0]);
     for (uint32_t q = 0; q < p.k; ++q)
         for (uint32_t j = 0; j < p.n; ++j)
             b[size_t(q) * p.n + j] = static_cast<float>(filter.sim_ptr[((q / K0) * N1 + j / 16) * 16 * K0 + (j % 16) * K0 + q % K0]);

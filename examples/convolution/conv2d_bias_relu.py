@@ -1,0 +1,29 @@
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    """A 3x3 2-D convolution with bias and padding 1, then ReLU."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, padding=1, bias=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.conv(x))
+
+
+batch_size = 2
+in_channels = 5
+out_channels = 20
+kernel_size = 3
+height = 13
+width = 19
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size]
