@@ -489,6 +489,7 @@ def _chain(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     k.body.append(Loop(f"for blk in split({lead}M, L, cores=AIC):", "with vector:",
                        (Stmt(f"store({y}[blk], {{0}})", e2),),
                        cube_prefix=("with cube:", f"    acc2 = matmul({h}[blk], {c}[blk]{opts})")))
+    return k, sizes
 
 
 # ----------------------------------------------------------------------------- convolution
