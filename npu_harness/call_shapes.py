@@ -25,8 +25,9 @@ def symbols_from(params, shapes) -> dict:
     return symbols
 
 
-def output_shapes(kernel: ir.Kernel, input_shapes: list) -> list[tuple]:
-    symbols = symbols_from(kernel.inputs, input_shapes)
+def output_shapes(kernel: ir.Kernel, input_shapes: list, known: dict | None = None) -> list[tuple]:
+    """Output shapes from the inputs' shapes; `known` gives symbols no input determines (an export's task sizes)."""
+    symbols = {**(known or {}), **symbols_from(kernel.inputs, input_shapes)}
     like: dict = {}
     for p, shape in zip(kernel.inputs, input_shapes, strict=True):
         like.setdefault(p.shape, tuple(shape))

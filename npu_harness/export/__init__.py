@@ -28,6 +28,15 @@ class ExportFacts:
     reshapes: tuple = ()  # ((output index, shape), ...)
     params: tuple = ()  # kernel input names bound to parameters/buffers, in the kernel's order
     model_source: str | None = None  # the task file without @kernel functions (only when params)
+    #: ((symbol, value), ...): the task's sizes, baked in when an output has dims no input determines (a pool's,
+    #: a resize's or a convolution's OH, OW); the export then checks every input symbol against its value.
+    sizes: tuple = ()
+
+
+def output_only_symbols(kernel: ir.Kernel) -> list[str]:
+    """Shape symbols that only outputs declare: no input tensor determines them at run time."""
+    known = {d for p in kernel.inputs for d in p.shape if isinstance(d, str)}
+    return sorted({d for p in kernel.outputs for d in p.shape if isinstance(d, str) and d not in known})
 
 
 def export_facts(kernels: list[ir.Kernel], task: Path | None, overrides: dict, timeout: float) -> ExportFacts:
@@ -39,6 +48,10 @@ def export_facts(kernels: list[ir.Kernel], task: Path | None, overrides: dict, t
         if missing:
             raise DslError.at("EXPORT", f"scalar parameter(s) {', '.join(missing)} have no default and there is no "
                               "task file to take them from", kernel.span, "pass --task TASK.py")
+        derived = output_only_symbols(kernel)
+        if derived:
+            raise DslError.at("EXPORT", f"output dimension(s) {', '.join(derived)} are not determined by any input "
+                              "tensor and there is no task file to take them from", kernel.span, "pass --task TASK.py")
         return ExportFacts(kernel.name, 0, {p.name: p.default for p in kernel.scalars})
     from ..binding import bind
     from ..task_result import is_tensor
@@ -60,10 +73,11 @@ def export_facts(kernels: list[ir.Kernel], task: Path | None, overrides: dict, t
     n_args = sum(1 for x in run.inputs if is_tensor(x))
     params = tuple(p.name for p in kernel.inputs[n_args:])
     ins = [tuple(b.tensors[p.name].shape) for p in kernel.inputs]
-    outs = output_shapes(kernel, ins)
+    sizes = tuple(sorted(b.symbols.items())) if output_only_symbols(kernel) else ()
+    outs = output_shapes(kernel, ins, dict(sizes))
     refs = [tuple(b.tensors[p.name].shape) for p in kernel.outputs]
     reshapes = tuple((i, ref) for i, (got, ref) in enumerate(zip(outs, refs, strict=True)) if tuple(got) != ref)
-    return ExportFacts(task.stem, v, b.scalars, reshapes, params, model_source(task) if params else None)
+    return ExportFacts(task.stem, v, b.scalars, reshapes, params, model_source(task) if params else None, sizes)
 
 
 def write_export(kind: str, kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, facts: ExportFacts,

@@ -17,11 +17,13 @@ JSON_TYPE = {"f32": "float", "f16": "float16", "bf16": "bfloat16", "i32": "int32
              "i8": "int8", "u8": "uint8", "bool": "bool"}
 
 
-def symbol_lines(kernel: ir.Kernel, dim: Callable[[int, ir.TensorParam, int], str], check: Callable[[str, str], str]
-                 ) -> list[str]:
+def symbol_lines(kernel: ir.Kernel, dim: Callable[[int, ir.TensorParam, int], str], check: Callable[[str, str], str],
+                 sizes: tuple = ()) -> list[str]:
     """C++ lines defining each shape symbol from the first input that declares it (`const int64_t N = ...;`)
     and checking every other declared dimension against it: `dim(index, param, axis)` is the runtime size
-    expression, `check(condition, message)` a failing-check statement."""
+    expression, `check(condition, message)` a failing-check statement. `sizes` (ExportFacts.sizes: the task's
+    symbols, when some output dims are determined by no input) pins every input symbol to the task's value and
+    defines the others as constants: the export is then valid at the task's sizes only, and says so."""
     lines: list[str] = []
     seen: set[str] = set()
     for i, p in enumerate(kernel.inputs):
@@ -34,6 +36,11 @@ def symbol_lines(kernel: ir.Kernel, dim: Callable[[int, ir.TensorParam, int], st
             else:
                 seen.add(d)
                 lines.append(f"const int64_t {d} = {expr};")
+    for d, value in sizes:
+        if d in seen:
+            lines.append(check(f"{d} == {value}", f"exported for the task's sizes: {d} must be {value}"))
+        else:
+            lines.append(f"const int64_t {d} = {value};  // the task's size: no input tensor determines it")
     return lines
 
 

@@ -23,9 +23,9 @@ def tensor_view(p: ir.TensorParam) -> dict:
             "torch_dtype": cxx.TORCH_DTYPE[p.dtype.value]}
 
 
-def pybind_source(kernel: ir.Kernel, view: dict, op: str) -> str:
+def pybind_source(kernel: ir.Kernel, view: dict, op: str, sizes: tuple = ()) -> str:
     lines = cxx.symbol_lines(kernel, lambda i, p, a: f"ViewDim({p.name}, {len(p.shape)}, {a})",
-                             lambda cond, msg: f'TORCH_CHECK({cond}, "{op}: {msg}");')
+                             lambda cond, msg: f'TORCH_CHECK({cond}, "{op}: {msg}");', sizes)
     outputs = []
     for p in kernel.outputs:
         like, dims = cxx.output_dims(kernel, p)
@@ -64,7 +64,7 @@ def submission(kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, fac
         f"kernel/{op}_launch.h": render("mkb_launch.h.jinja", **view, op=op),
         f"kernel/{op}_kernel.cpp": kernel_cpp,
         f"kernel/{name}_tiling.h": project.files[f"{name}_tiling.h"],
-        "kernel/pybind11.cpp": pybind_source(kernel, view, op),
+        "kernel/pybind11.cpp": pybind_source(kernel, view, op, facts.sizes),
     }
     return {
         "name": f"ascend_dsl_{op}", "author": "ascend-dsl", "problem": op, "format_version": FORMAT_VERSION,

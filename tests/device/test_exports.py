@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ascend_dsl import load_file
+from ascend_dsl import DslError, load_file
 from ascend_dsl.api import KernelFunction
 from lowering import all_targets, lower
 from lowering.emit.host import emulator_defines
@@ -243,3 +243,37 @@ def test_direct_export_pybind_compiles_against_torch_and_the_acl_layer(direct, t
            f"-I{INCLUDE_DIR}", f"-I{tmp_path / 'kernel'}", str(tmp_path / "kernel" / "pybind11.cpp")]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
+
+
+@pytest.mark.parametrize("rel", ["pooling/max_pool2d.adsl", "convolution/conv2d.adsl"])
+def test_output_dims_no_input_determines_are_the_task_sizes_and_the_inputs_are_pinned_to_them(rel):
+    """A pool's or a convolution's OH, OW follow from H, W and the window: no input tensor has them, so an
+    export takes them from the task (MultiKernelBench runs the task's sizes) and checks the inputs' sizes."""
+    path = REPO / "examples" / rel
+    source = load_file(path)[0]
+    kernels = [source.instantiate(d) for d in source.dtype_variants]
+    facts = export_facts(kernels, path.with_suffix(".py"), {}, 120)
+    sizes = dict(facts.sizes)
+    assert {"OH", "OW", "H", "W"} <= set(sizes) and sizes["OH"] < sizes["H"] + 3
+    kernel = kernels[facts.variant]
+    project, ctx = lower(kernel, "ascend910b1")
+    pybind = _sources(mkb_direct.submission(kernel, project, ctx, facts))["kernel/pybind11.cpp"]
+    assert f"const int64_t OH = {sizes['OH']};" in pybind and f"TORCH_CHECK(H == {sizes['H']}," in pybind
+    host = mkb_opproject.strings(kernel, project, ctx, facts)["host_operator_src"]
+    assert f"const int64_t OW = {sizes['OW']};" in host and f"if (!(W == {sizes['W']}))" in host
+
+
+def test_output_dims_no_input_determines_need_a_task():
+    kernel = load_file(REPO / "examples/pooling/max_pool2d.adsl")[0].instantiate()
+    with pytest.raises(DslError) as e:
+        export_facts([kernel], None, {}, 120)
+    d = e.value.diagnostics[0]
+    assert d.code == "EXPORT" and "OH, OW" in d.message and "--task" in d.hint
+
+
+def test_direct_export_of_a_matmul_sizes_the_workspace_for_split_k_partials():
+    kernel = load_file(REPO / "examples/matmul/matmul_square.adsl")[0].instantiate()
+    project, ctx = lower(kernel, "ascend910b1")
+    facts = ExportFacts("matmul_square", scalars={p.name: p.default for p in kernel.scalars})
+    pybind = _sources(mkb_direct.submission(kernel, project, ctx, facts))["kernel/pybind11.cpp"]
+    assert "16 * 1024 * 1024 + tiling.splitWsBytes" in pybind  # the tiling puts the partials after the 16 MB
