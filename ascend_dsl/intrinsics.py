@@ -148,6 +148,33 @@ def _arg_reduce(b, c: Call) -> ir.Expr:
     return ir.Op(c.name, (v,), ir.tile_of(DType.I64, ir.Layout.COL), b.o.span(c.node))
 
 
+def _symbol_value(name: str, span) -> ir.Expr:
+    """A shape dim as a scalar operand: a symbol's runtime value (i32), or a literal dim."""
+    if name.isdigit():
+        return ir.Const(int(name), ir.scalar_of(DType.I32), span)
+    return ir.Ref(name, ir.scalar_of(DType.I32), span)
+
+
+@intrinsic("col_index", "row_index")
+def _position(b, c: Call) -> ir.Expr:
+    """col_index() / row_index() in a row loop: whole i32 rows holding each element's column, or its row's index
+    along the rows' last dim (the loop's last split symbol), as torch.arange builds them for tril / triu masks."""
+    if c.pos or c.kw:
+        raise b.err(E.ARGS, f"{c.name}() takes no arguments", c.node, f"{c.name}()")
+    rows = b.scope.tile.shape
+    if rows.kind is not ir.LoopKind.ROWS or b.scope.tile.cube is not None:
+        raise b.err(E.UNSUPPORTED, f"{c.name}() is a position inside whole rows: it needs a row loop (a split over "
+                    "the rows of 2-D or higher tensors)", c.node,
+                    "for blk in split(B, cores=AIV): for r in tile(blk, size=auto): ... select(col_index() <= "
+                    "row_index(), load(x[r, :]), 0.0)")
+    span = b.o.span(c.node)
+    length = _symbol_value(rows.row[0], span)
+    for d in rows.row[1:]:
+        length = ir.Op("mul", (length, _symbol_value(d, span)), ir.scalar_of(DType.I32), span)
+    args = (length,) if c.name == "col_index" else (_symbol_value(rows.rows[-1], span), length)
+    return ir.Op(c.name, args, ir.tile_of(DType.I32, ir.Layout.ROWS), span)
+
+
 def _flag(b, v, node) -> bool:
     if isinstance(v, Tree) and v.data == "name" and str(v.children[0]) in ("True", "False"):
         return str(v.children[0]) == "True"

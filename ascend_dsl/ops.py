@@ -37,6 +37,7 @@ class Rule(Enum):
     POOL = "pool"  # (plane, kernel, stride, padding, dilation): a window over the trailing (spatial) dims of a plane
     ARG_REDUCE = "arg_reduce"  # (x,) over the last axis of a row tile: the i64 column of each row's first max / min
     RESIZE = "resize"  # (plane,): the plane resampled to the stored tensor's spatial size (nearest / linear)
+    POSITION = "position"  # (scalar shape operands): whole i32 rows holding each element's column / row index
 
 
 FLOATS = frozenset({DType.F16, DType.BF16, DType.F32})
@@ -166,6 +167,11 @@ _op("argmax", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmax(dim=
     "per row (axis=1): the column of the first maximum, i64", api="ReduceMax")
 _op("argmin", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmin(dim=1, keepdim=True),
     "per row (axis=1): the column of the first minimum, i64", api="ReduceMin")
+#: Positions in a row loop (ascend_dsl/intrinsics.py `_position`): whole rows of i32. col_index(D): element j of
+#: each row holds j; row_index(P, D): every element of global row g holds g % P (P: the loop's last row symbol,
+#: so a [B, N, M] tensor's rows hold their index along N). The interpreter builds them from the tile's rows.
+_op("col_index", 1, Rule.POSITION, {DType.I32}, None, "the column index of each element of whole rows (i32)")
+_op("row_index", 2, Rule.POSITION, {DType.I32}, None, "the row index (along the rows' last dim) of each element (i32)")
 _op("reduce_prod", 1, Rule.REDUCE, FLOATS, lambda a: a.float().prod(dim=1, keepdim=True),
     "product over each row (axis=1); f16 multiplies in f32", chunk=("reduce_prod", Combine.MUL), call="prod")
 

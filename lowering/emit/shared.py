@@ -22,7 +22,7 @@ from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
-from . import arg_reduce, launch_scalars, row_gather
+from . import arg_reduce, launch_scalars, positions, row_gather
 from .launch_scalars import LaunchScalarView
 
 GENERATOR = "ascend-dsl"
@@ -484,6 +484,8 @@ class RowStageWriter(StageWriter):
             self.reduce(s)
         elif s.api == "GatherRows":
             self.gather(s)
+        elif s.api in positions.APIS:  # per row: CreateVecIndex / Duplicate of the row's index
+            self.lines += positions.row_lines(s, c_scalar(s.srcs[0], DType.I64))
         elif s.api in ("ArgMax", "ArgMin"):
             dt = self.buffers[s.srcs[0]].buffer.dtype
             self.lines += arg_reduce.row_lines(s, find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name,

@@ -112,6 +112,8 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
     if op == "reduce_mean":
         d = ir.RowLength(ir.scalar_of(e.type.dtype), span)
         return [v("ReduceSum", args[0]), v("Muls", dst, ir.Op("reciprocal", (d,), d.type, span))]
+    if info.rule is Rule.POSITION:  # per row: CreateVecIndex / Duplicate (lowering/emit/positions.py)
+        return [v("ColIndex" if op == "col_index" else "RowIndex", *args)]
     if op == "gather":  # a scalar loop over the rows (emitted by the row stage writer)
         return [v("GatherRows", args[0], args[1])]
     if op in ("argmax", "argmin"):  # ReduceMax / ReduceMin with calIndex per row (lowering/emit/arg_reduce.py)
@@ -132,7 +134,7 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
 
 def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) -> ir.VecOp | ir.PerRow:
     """A row loop's instruction whose tile operands mix whole rows with per-row values or row vectors."""
-    if s.api in SCALAR_LOOP_APIS or s.api.startswith("Reduce") or s.api in ("GatherRows", "ArgMax", "ArgMin"):
+    if s.api in SCALAR_LOOP_APIS or s.api.startswith("Reduce") or s.api in ("GatherRows", "ArgMax", "ArgMin", "ColIndex", "RowIndex"):
         return s  # row by row by construction (scalar loops, reductions per row)
     dst_layout = buffers[s.dst].layout
     tiles = [o for o in s.srcs if isinstance(o, str)]
@@ -165,6 +167,15 @@ def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) ->
         ops = ([op("Reciprocal", x), op("Muls", s.dst, v)] if col_first
                else [op("Muls", x, ir.Op("reciprocal", (v,), v.type, s.span))])
     return ir.PerRow(cols[0], tuple(ops), s.span)
+
+
+def _row_index_period(vo: ir.VecOp, tl: ir.TileLoop) -> ir.VecOp:
+    """row_index()'s period is the loop's last row symbol; when that is also the row length (square matrices,
+    `[B, S, S]`), it is the loop's row length (the kernel's D_ member holds it)."""
+    period, *rest = vo.srcs
+    if isinstance(period, ir.Ref) and (period.name,) == tl.shape.row:
+        period = ir.RowLength(period.type, period.span)
+    return replace(vo, srcs=(period, *rest))
 
 
 def scalar_form(e: ir.Expr, sink: DiagnosticSink, lift: bool) -> ir.Expr:
@@ -202,6 +213,8 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 for vo in lower_op(s.name, s.value):
                     vo = replace(vo, span=s.span, srcs=tuple(o if isinstance(o, str) else scalar_form(o, sink, False)
                                                              for o in vo.srcs))
+                    if vo.api == "RowIndex":
+                        vo = _row_index_period(vo, tl)
                     out.append(per_row(vo, buffers, sink) if tl.kind is ir.LoopKind.ROWS else vo)
             elif isinstance(s, ir.Store):
                 out.append(ir.CopyOut(s.tensor, s.index, s.value.name, s.span))

@@ -1,0 +1,35 @@
+"""Positions in row loops (`col_index()`, `row_index()`): whole i32 rows of column or row indices.
+
+`col_index()` is one `CreateVecIndex(row, 0, D_)` per row of the tile (dst[j] = j; ascendc_next.md §3.4,
+A2 dtypes int16, half, int32, float); `row_index()` one `Duplicate(row, g % P, D_)` per row, g the row's global
+number (`rowStart_ + tileRow_ + i`: the core's first row, set at Init, plus the tile's first row, set by
+CopyIn as slot accumulators do) and P the loop's last row symbol. Rows start Dp_ elements apart, whole
+256-byte repeats, so every row's start is 32-byte aligned. Not chunked: rows longer than UB report TILING
+(plan_chunks: a position needs the whole row).
+"""
+
+from __future__ import annotations
+
+from ascend_dsl import ir
+
+APIS = ("ColIndex", "RowIndex")
+
+
+def used(kernel: ir.Kernel) -> bool:
+    """Whether a row loop of `kernel` reads a position."""
+    return any(isinstance(s, ir.VecOp) and s.api in APIS for s in ir.walk(kernel.body))
+
+
+def uses_row(tl: ir.TileLoop) -> bool:
+    """Whether a tile loop reads `row_index()` (its Compute needs the tile's first row)."""
+    return any(isinstance(s, ir.VecOp) and s.api == "RowIndex" for s in ir.walk(tl.body))
+
+
+def row_lines(s: ir.VecOp, period: str) -> list[str]:
+    """The C++ of one position instruction over the tile's `count` rows; `period`: P as a C++ expression."""
+    if s.api == "ColIndex":
+        body = f"    CreateVecIndex({s.dst}[i * Dp_], static_cast<int32_t>(0), static_cast<uint32_t>(D_));"
+    else:
+        body = (f"    Duplicate({s.dst}[i * Dp_], static_cast<int32_t>((rowStart_ + tileRow_ + i) % {period}), "
+                "static_cast<int32_t>(D_));")
+    return ["for (uint32_t i = 0; i < count; ++i) {", body, "}"]
