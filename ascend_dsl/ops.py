@@ -131,7 +131,7 @@ _op("tanh", 1, Rule.SAME, FLOATS, lambda a: a.tanh(), "hyperbolic tangent (lower
     host_c="std::tanh({0})")
 _op("sigmoid", 1, Rule.SAME, FLOATS, lambda a: a.sigmoid(), "1 / (1 + e**-a) (lowered via exp)",
     fold=lambda a: 1 / (1 + math.exp(-a)), host_c="(1.0f / (1.0f + std::exp(-{0})))")
-_op("pow", 2, Rule.SAME, FLOATS, lambda a, b: _torch().pow(a, b), "a ** b of scalars (any exponent)",
+_op("pow", 2, Rule.SAME, FLOATS, lambda a, b: _torch().pow(a, b), "a ** b (tiles: composed by legalize)",
     vector_math="Ln, Exp", fold=math.pow, host_c="std::pow({0}, {1})")  # on the device: exp(e * ln|b|) with torch.pow's signs and limits
 _op("erf", 1, Rule.SAME, FLOATS, _erf, "error function (lowered to a rational approximation, |err| < 1.5e-7)",
     fold=math.erf, host_c="std::erf({0})")
