@@ -119,12 +119,14 @@ def _gather(b, c: Call) -> ir.Expr:
     rows, index = b.expr(pos[0], tile), b.expr(pos[1], tile)
     if rows.type.kind is not ir.Kind.TILE or rows.type.layout is not ir.Layout.ROWS:
         raise b.err(E.TYPE, "gather's first argument is whole rows (a value loaded with x[r, :])", pos[0])
-    if index.type.kind is not ir.Kind.TILE or index.type.layout is not ir.Layout.COL \
+    if index.type.kind is not ir.Kind.TILE or index.type.layout not in (ir.Layout.COL, ir.Layout.ROWS) \
             or index.type.dtype not in (DType.I32, DType.I64):
-        raise b.err(E.TYPE, "gather's index is one integer per row (i32 or i64, loaded with idx[r])", pos[1])
+        raise b.err(E.TYPE, "gather's index is i32 or i64: one column per row (loaded with idx[r]) or one per element "
+                    "(whole rows, loaded with idx[r, :])", pos[1])
     if rows.type.dtype not in OPS["gather"].dtypes:
         raise b.err(E.DTYPE_UNSUPPORTED, f"gather does not support {rows.type.dtype}", pos[0])
-    return ir.Op("gather", (rows, index), ir.tile_of(rows.type.dtype, ir.Layout.COL), b.o.span(e))
+    # whole rows of indices: torch.gather(x, 1, idx) with idx shaped like x (lowering: Gather per row in UB)
+    return ir.Op("gather", (rows, index), ir.tile_of(rows.type.dtype, index.type.layout), b.o.span(e))
 
 
 @intrinsic("argmax", "argmin")

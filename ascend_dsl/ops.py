@@ -32,7 +32,7 @@ class Rule(Enum):
     SELECT = "select"  # (mask, a, b): a and b share a dtype, result has it
     CAST = "cast"  # (x, dtype): result has the named dtype
     REDUCE = "reduce"  # (x,) over the last axis of a row tile: one value per row
-    GATHER = "gather"  # (rows, per-row integer index): one value per row, the rows' dtype
+    GATHER = "gather"  # (rows, integer index per row or per element): per row / per element, the rows' dtype
     SCAN = "scan"  # (x,) along the last axis of a row tile: same shape, running sum / product
     POOL = "pool"  # (plane, kernel, stride, padding, dilation): a window over the trailing (spatial) dims of a plane
     ARG_REDUCE = "arg_reduce"  # (x,) over the last axis of a row tile: the i64 column of each row's first max / min
@@ -163,6 +163,9 @@ _op("reduce_min", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amin(dim=1, 
 
 _op("gather", 2, Rule.GATHER, FLOATS | {DType.I32},
     lambda a, idx: _torch().gather(a, 1, idx.long()), "per row: the element of each row at a column index")
+# the lowering's form of gather with whole rows of indices (lowering/passes/legalize.py): i32 byte offsets
+_op("gather_bytes", 2, Rule.GATHER, FLOATS | {DType.I32},
+    lambda a, off: _torch().gather(a, 1, off.long() // a.element_size()), "gather at byte offsets (lowering only)")
 _op("argmax", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmax(dim=1, keepdim=True),
     "per row (axis=1): the column of the first maximum, i64", api="ReduceMax")
 _op("argmin", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmin(dim=1, keepdim=True),
@@ -268,7 +271,8 @@ COMPARE_OPERATORS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "
 #: The DSL's calls of ops: every op by its call name, but those written only as operators (a + b, -a, a < b,
 #: a ** b) and the lowering's own (copy).
 CALLABLE = tuple(sorted({i.call or i.name for i in OPS.values()
-                         if i.name not in {*BINARY_OPERATORS.values(), *COMPARE_OPERATORS.values(), "neg", "pow", "copy"}}))
+                         if i.name not in {*BINARY_OPERATORS.values(), *COMPARE_OPERATORS.values(), "neg", "pow", "copy",
+                                           "gather_bytes"}}))
 
 #: Constant exponents `x ** c` accepted, with the op sequence they expand to.
 POW_EXPONENTS = (2, 3, 4, 0.5, -0.5, -1, 1)

@@ -206,6 +206,8 @@ SCALE_LIMITED = {
     **{f"resize/{name}": ([{"batch_size": 64, "channels": 128, "length": 8192}],
                           "a 1-D plane is one row: it must fit UB with its output row (no column bands yet)")
        for name in ("interpolate_linear1d", "downsample_nearest1d")},
+    "index/gather_dim1": ([{"batch_size": 4096, "dim": 4096}],
+                          "a per-element gather holds whole rows of x, the i64 indices and y in UB (f32: about 4,500)"),
     "fuse/matmul_softmax": ([{"M": 8192, "K": 4096, "N": 512}],
                             "the softmax epilogue holds whole rows of N in UB (N up to about 580 in f32)"),
 }

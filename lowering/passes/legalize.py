@@ -80,6 +80,14 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
             return ir.Op("cast", (f32,), e.type, e.span)
         case "abs" if not e.type.dtype.is_float:  # Abs takes f16/f32 only: |x| = max(x, -x)
             return _op("max", e, x, _op("mul", e, x, ir.Const(-1, ir.scalar_of(e.type.dtype), e.span)))
+        case "gather" if e.type.layout is ir.Layout.ROWS:
+            # whole rows of indices: the vector Gather reads i32 byte offsets (ascendc_next.md §3.1)
+            idx = e.args[1]
+            i32 = ir.ValType(idx.type.kind, DType.I32, idx.type.layout)
+            if idx.type.dtype is not DType.I32:
+                idx = ir.Op("cast", (idx,), i32, e.span)
+            offsets = ir.Op("mul", (idx, ir.Const(x.type.dtype.size, ir.scalar_of(DType.I32), e.span)), i32, e.span)
+            return ir.Op("gather_bytes", (x, offsets), e.type, e.span)
         case "pow":
             return _power(e)
         case "cast" if (steps := _cast_steps(x.type.dtype, e.type.dtype)):

@@ -114,6 +114,8 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
         return [v("ReduceSum", args[0]), v("Muls", dst, ir.Op("reciprocal", (d,), d.type, span))]
     if info.rule is Rule.POSITION:  # per row: CreateVecIndex / Duplicate (lowering/emit/positions.py)
         return [v("ColIndex" if op == "col_index" else "RowIndex", *args)]
+    if op == "gather_bytes":  # per row: the row copied to a row scratch, then Gather (lowering/emit/shared.py)
+        return [v("GatherElems", args[0], args[1])]
     if op == "gather":  # a scalar loop over the rows (emitted by the row stage writer)
         return [v("GatherRows", args[0], args[1])]
     if op in ("argmax", "argmin"):  # ReduceMax / ReduceMin with calIndex per row (lowering/emit/arg_reduce.py)
@@ -134,7 +136,8 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
 
 def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) -> ir.VecOp | ir.PerRow:
     """A row loop's instruction whose tile operands mix whole rows with per-row values or row vectors."""
-    if s.api in SCALAR_LOOP_APIS or s.api.startswith("Reduce") or s.api in ("GatherRows", "ArgMax", "ArgMin", "ColIndex", "RowIndex"):
+    if s.api in SCALAR_LOOP_APIS or s.api.startswith("Reduce") or s.api in ("GatherRows", "GatherElems", "ArgMax", "ArgMin", "ColIndex",
+                                                                                           "RowIndex"):
         return s  # row by row by construction (scalar loops, reductions per row)
     dst_layout = buffers[s.dst].layout
     tiles = [o for o in s.srcs if isinstance(o, str)]

@@ -3,7 +3,7 @@
 Kinds (weights in KINDS): flat tiles (f32 / f16 / bf16 / i32 data, explicit or auto tile sizes, one or
 two buffers), row tiles with reductions, row vectors, per-row values, scans and gather, rows read through an index
 tensor (`load(e[j[r], :])`, negative row numbers included), argmax / argmin into i64 outputs, positions
-(`col_index()` / `row_index()` in formulas and masks), rows longer than
+(`col_index()` / `row_index()` in formulas and masks), gathers along rows by whole rows of indices, rows longer than
 UB (chunked, and with fewer rows than cores: row groups), slot accumulators over [N, C, H, W] planes,
 boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims) and resampling (1-2), cube matmuls with
 vector epilogues, and conv2d on the cube (CONV kernels: stride, padding, dilation). Any of the vector kinds may
@@ -182,6 +182,9 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     # positions: col_index() / row_index() (whole i32 rows), as a formula's operand and as a tril-like mask
     positions = rows and kind == "rows" and side.random() < 0.2
     diag = side.randint(-3, 3)
+    # gather along the row by whole rows of indices (torch.gather(x, 1, idx)); 310P has no Cast from int64
+    along = k.tensor("q", side.choice(("i32", "i64") if target != "ascend310p" else ("i32",)), shape_in) \
+        if rows and kind == "rows" and side.random() < 0.15 else None
     for _ in range(rng.randint(0, 2)):
         k.scalar_param(integer=rng.random() < 0.3)
     outs_rows = [k.tensor("y", tname, shape_in) for _ in range(rng.randint(1, 2))]
@@ -228,6 +231,10 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
             body.append(Stmt(f"{w} = select(col_index() {cmp} row_index() + {diag}, {{0}}, {side.choice((0.0, -2.5))})",
                              a, w))
             scope.tiles.append(leaf(w, compute, "rows"))
+        if along is not None:
+            v = k.fresh("v")
+            body.append(Stmt(f"{v} = gather({{0}}, load({along}[{var}, :]))", side.choice(scope.of(compute, "rows")), v))
+            scope.tiles.append(leaf(v, compute, "rows"))
         ex = Exprs(rng, scope, rows=rows, integer_ops=integer)
         main = "rows" if rows else "flat"
         for _ in range(rng.randint(0, 3)):
