@@ -197,6 +197,7 @@ SCALE_SHAPES = [
     {"batch_size": 4096, "seq_len": 4096, "num_embeddings": 50000, "embedding_dim": 512},  # 4096 x 4096 indices
     {"batch_size": 4096, "seq_len": 4096, "vocab_size": 32000, "d_model": 1024},
     {"batch_size": 16, "in_channels": 64, "out_channels": 128, "height": 256, "width": 256},  # issue 14's conv
+    {"batch_size": 64, "seq_len": 4096},  # attention-score rows: 64 batches x heads of 4096 x 4096 (causal softmax)
 ]
 #: Kernels with a documented size limit that an entry of SCALE_SHAPES would exceed: (the benchmark-scale
 #: shapes used instead, the limit). At the exceeding shape the launch reports TILING (tested).
