@@ -70,7 +70,7 @@ def k(x: Tensor[f32, "N"], y: Tensor[f32, "N"]):
     assert d.code == "UNSUPPORTED" and "needs a row loop" in d.message and (d.span.line, d.span.col) == (5, 32)
 
 
-def test_emitted_positions_and_no_chunks():
+def test_emitted_positions_whole_rows_and_chunks():
     project, ctx = lower(_k("store(c[r, :], col_index())\nstore(q[r, :], row_index())"), "ascend910b1", "pos.adsl")
     code = project.files["k_kernel.cpp"]
     assert "CreateVecIndex(cLocal[i * Dp_], static_cast<int32_t>(0), static_cast<uint32_t>(D_));" in code
@@ -78,13 +78,18 @@ def test_emitted_positions_and_no_chunks():
            "static_cast<int32_t>(D_));" in code
     assert "tileRow_ = offset;" in code and "rowStart_ = start;" in code
     tl = next(s for s in ir.walk(ctx.lowered.body) if isinstance(s, ir.TileLoop))
-    assert "'col_index' needs the whole row in UB" in tl.shape.chunked.reason
+    assert isinstance(tl.shape.chunked, ir.ChunkPlan)  # rows longer than UB: per column chunk of the row
+    assert "chunkCol_ = offset;" in code and "CreateVecIndex(cLocal, static_cast<int32_t>(chunkCol_), count);" in code
+    assert "Duplicate(qLocal, static_cast<int32_t>((rowStart_ + rowOffset_ / D_) % static_cast<int64_t>(N_)), " \
+           "static_cast<int32_t>(count));" in code
 
 
 def test_square_matrices_take_the_row_length_as_period():
     head = HEAD.replace('"B, N, M"', '"B, S, S"').replace("B * N", "B * S")
     project, _ = lower(tile_kernel(head, "store(q[r, :], row_index())", "pos.adsl"), "ascend910b1", "pos.adsl")
-    assert "% static_cast<int64_t>(D_)" in project.files["k_kernel.cpp"]  # S is the row length: D_ holds it
+    code = project.files["k_kernel.cpp"]
+    assert code.count("% static_cast<int64_t>(D_)") == 2 and "S_" not in code  # S is the row length: D_ holds it
+    # (whole rows and the chunked pass)
 
 
 @pytest.mark.slow

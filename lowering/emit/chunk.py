@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
-from . import row_gather, row_groups
+from . import positions, row_gather, row_groups
 from .shared import (
     IDENTITY,
     BufferView,
@@ -108,6 +108,13 @@ class _ChunkStageWriter(StageWriter):
     def copy_call(self, way: str, buf: str, gm: str) -> str:
         return copy_call(way, "", buf, f"{gm}[rowOffset_ + offset]" if self.rows else f"{gm}[offset]", "count")
 
+    def vec_op(self, s: ir.VecOp, count: str = "count") -> None:
+        if s.api in positions.APIS:  # col_index() / row_index() over the chunk
+            self.mark(s.span)
+            self.lines += positions.chunk_lines(s, c_scalar(s.srcs[0], DType.I64))
+            return
+        super().vec_op(s, count)
+
     def accumulate(self, s: ir.Accumulate) -> None:
         """Folds the vector unit cannot do: products (scalar unit) and the running max of an online max/sum."""
         if not s.online_sum and s.reduce != "reduce_prod":
@@ -173,7 +180,8 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
         passes.append(ChunkPassView(
             suffix, p_index, pid, loc(ctx, p.loop.span), field, comment, f"{field}_", p.max_chunk, buffers,
             tuple(f"pipe.InitBuffer({b.member}, {b.init_args});" for b in buffers), tuple(acc_init),
-            tuple(stages[ir.StageKind.COPYIN]), (*head, *stages[ir.StageKind.COMPUTE], *tail),
+            (*(["chunkCol_ = offset;  // col_index(): the chunk's first column"] if positions.uses_col(p.loop) else []),
+             *stages[ir.StageKind.COPYIN]), (*head, *stages[ir.StageKind.COMPUTE], *tail),
             tuple(stages[ir.StageKind.COPYOUT]), tuple(reads),
             tuple(row_groups.group_combine(pid, p.reductions)) if grouped and p.reductions else ()))
     members = snippet("chunk_members", passes=passes, k=k, grouped=grouped,

@@ -4,8 +4,9 @@
 A2 dtypes int16, half, int32, float); `row_index()` one `Duplicate(row, g % P, D_)` per row, g the row's global
 number (`rowStart_ + tileRow_ + i`: the core's first row, set at Init, plus the tile's first row, set by
 CopyIn as slot accumulators do) and P the loop's last row symbol. Rows start Dp_ elements apart, whole
-256-byte repeats, so every row's start is 32-byte aligned. Not chunked: rows longer than UB report TILING
-(plan_chunks: a position needs the whole row).
+256-byte repeats, so every row's start is 32-byte aligned. Rows longer than UB (emit/chunk.py): per column
+chunk of the current row, `CreateVecIndex(chunk, c0, count)` with c0 the chunk's first column (`chunkCol_`,
+set by the pass's CopyIn) and `Duplicate(chunk, g % P, count)` with g = `rowStart_ + rowOffset_ / D_`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ APIS = ("ColIndex", "RowIndex")
 def used(kernel: ir.Kernel) -> bool:
     """Whether a row loop of `kernel` reads a position."""
     return any(isinstance(s, ir.VecOp) and s.api in APIS for s in ir.walk(kernel.body))
+
+
+def uses_col(tl: ir.TileLoop) -> bool:
+    """Whether a (chunk pass) loop reads `col_index()` (its Compute needs the chunk's first column)."""
+    return any(isinstance(s, ir.VecOp) and s.api == "ColIndex" for s in ir.walk(tl.body))
 
 
 def uses_row(tl: ir.TileLoop) -> bool:
@@ -33,3 +39,11 @@ def row_lines(s: ir.VecOp, period: str) -> list[str]:
         body = (f"    Duplicate({s.dst}[i * Dp_], static_cast<int32_t>((rowStart_ + tileRow_ + i) % {period}), "
                 "static_cast<int32_t>(D_));")
     return ["for (uint32_t i = 0; i < count; ++i) {", body, "}"]
+
+
+def chunk_lines(s: ir.VecOp, period: str) -> list[str]:
+    """The same over one column chunk (`count` elements from column `chunkCol_`) of the current row."""
+    if s.api == "ColIndex":
+        return [f"CreateVecIndex({s.dst}, static_cast<int32_t>(chunkCol_), count);"]
+    return [f"Duplicate({s.dst}, static_cast<int32_t>((rowStart_ + rowOffset_ / D_) % {period}), "
+            "static_cast<int32_t>(count));"]

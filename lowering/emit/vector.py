@@ -346,6 +346,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
     kernel_scalars += ["uint64_t rowStart_ = 0;  // this core's first row"] if _needs_row_start(kernel) else []
     if positions.used(kernel) and not kernel.slot_accumulators:  # (the slot members declare it)
         kernel_scalars.append("uint64_t tileRow_ = 0;  // first row of the tile in flight (set by CopyIn, read by Compute)")
+    if positions.used(kernel):
+        kernel_scalars.append("uint64_t chunkCol_ = 0;  // chunked rows: the chunk's first column (col_index())")
     kernel_scalars += [f"uint64_t {n}GmPeriod_ = 0;  // rows n*C + c read {n}[c]" for n in periodic]
     kernel_scalars += row_gather.member_lines(kernel, lambda n: tensors[n].gm)
     kernel_scalars += slots.members(kernel, ctx) if kernel.slot_accumulators else []

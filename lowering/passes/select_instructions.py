@@ -172,11 +172,11 @@ def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) ->
     return ir.PerRow(cols[0], tuple(ops), s.span)
 
 
-def _row_index_period(vo: ir.VecOp, tl: ir.TileLoop) -> ir.VecOp:
+def _row_index_period(vo: ir.VecOp, row: tuple[str, ...]) -> ir.VecOp:
     """row_index()'s period is the loop's last row symbol; when that is also the row length (square matrices,
     `[B, S, S]`), it is the loop's row length (the kernel's D_ member holds it)."""
     period, *rest = vo.srcs
-    if isinstance(period, ir.Ref) and (period.name,) == tl.shape.row:
+    if isinstance(period, ir.Ref) and (period.name,) == row:
         period = ir.RowLength(period.type, period.span)
     return replace(vo, srcs=(period, *rest))
 
@@ -206,7 +206,11 @@ def _steps(plan: ir.ChunkPlan, sink: DiagnosticSink) -> ir.ChunkPlan:
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     sink = DiagnosticSink()
 
+    row_shape: list[tuple[str, ...]] = [()]  # the row of the last row loop (its chunk passes come right after it)
+
     def body(tl: ir.TileLoop) -> ir.TileLoop:
+        if tl.kind is ir.LoopKind.ROWS:
+            row_shape[0] = tl.shape.row
         buffers = {b.name: b for b in tl.buffers_decl}
         out: list[ir.Stmt] = []
         for s in tl.body:
@@ -217,7 +221,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                     vo = replace(vo, span=s.span, srcs=tuple(o if isinstance(o, str) else scalar_form(o, sink, False)
                                                              for o in vo.srcs))
                     if vo.api == "RowIndex":
-                        vo = _row_index_period(vo, tl)
+                        vo = _row_index_period(vo, row_shape[0])
                     out.append(per_row(vo, buffers, sink) if tl.kind is ir.LoopKind.ROWS else vo)
             elif isinstance(s, ir.Store):
                 out.append(ir.CopyOut(s.tensor, s.index, s.value.name, s.span))

@@ -180,7 +180,7 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     arg = (side.choice(("argmax", "argmin")), k.tensor("m", "i64", "B")) \
         if rows and kind == "rows" and side.random() < 0.15 else None
     # positions: col_index() / row_index() (whole i32 rows), as a formula's operand and as a tril-like mask
-    positions = rows and kind == "rows" and side.random() < 0.2
+    positions = rows and side.random() < 0.2  # long (chunked) rows too
     diag = side.randint(-3, 3)
     # gather along the row by whole rows of indices (torch.gather(x, 1, idx)); 310P has no Cast from int64
     along = k.tensor("q", side.choice(("i32", "i64") if target != "ascend310p" else ("i32",)), shape_in) \
