@@ -175,6 +175,8 @@ _op("argmin", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmin(dim=
 #: so a [B, N, M] tensor's rows hold their index along N). The interpreter builds them from the tile's rows.
 _op("col_index", 1, Rule.POSITION, {DType.I32}, None, "the column index of each element of whole rows (i32)")
 _op("row_index", 2, Rule.POSITION, {DType.I32}, None, "the row index (along the rows' last dim) of each element (i32)")
+# the lowering's fusion of col_index() - row_index() (lowering/passes/legalize.py): one CreateVecIndex per row
+_op("col_minus_row", 2, Rule.POSITION, {DType.I32}, None, "col_index() - row_index() (lowering only)")
 _op("reduce_prod", 1, Rule.REDUCE, FLOATS, lambda a: a.float().prod(dim=1, keepdim=True),
     "product over each row (axis=1); f16 multiplies in f32", chunk=("reduce_prod", Combine.MUL), call="prod")
 
@@ -272,7 +274,7 @@ COMPARE_OPERATORS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "
 #: a ** b) and the lowering's own (copy).
 CALLABLE = tuple(sorted({i.call or i.name for i in OPS.values()
                          if i.name not in {*BINARY_OPERATORS.values(), *COMPARE_OPERATORS.values(), "neg", "pow", "copy",
-                                           "gather_bytes"}}))
+                                           "gather_bytes", "col_minus_row"}}))
 
 #: Constant exponents `x ** c` accepted, with the op sequence they expand to.
 POW_EXPONENTS = (2, 3, 4, 0.5, -0.5, -1, 1)

@@ -96,12 +96,26 @@ def test_square_matrices_take_the_row_length_as_period():
 def test_emulator_positions_match_the_interpreter(tmp_path):
     """Several tiles per core, rows not a multiple of 32 bytes, matrices split across tiles and cores."""
     k = _k("store(c[r, :], col_index())\nstore(q[r, :], row_index())\n"
-           "store(y[r, :], cast(col_index() * 2 - row_index(), f32) * load(x[r, :]))")
+           "xt = load(x[r, :])\n"
+           "store(y[r, :], cast(col_index() * 2 - row_index(), f32) * xt + select(row_index() < col_index(), xt, 0.0))")
     project, ctx = lower(k, "ascend910b1", "pos.adsl")
+    assert "CreateVecIndex(mask" not in project.files["k_kernel.cpp"]
     b, n, m = 3, 29, 45
     x = torch.randn(b, n, m)
     cols = torch.arange(m, dtype=torch.int32).expand(b, n, m)
     rows = torch.arange(n, dtype=torch.int32).reshape(1, n, 1).expand(b, n, m)
-    run = TaskRun([x], [cols.clone(), rows.clone(), (2 * cols - rows).float() * x])
+    run = TaskRun([x], [cols.clone(), rows.clone(), (2 * cols - rows).float() * x + torch.triu(x, diagonal=1)])
     res = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path)
     assert res.ok, res.summary() + res.detail
+
+
+@pytest.mark.parametrize("mask,cmp", [("col_index() - row_index() <= 2", "LE"), ("col_index() <= row_index()", "LE"),
+                                      ("row_index() < col_index()", "GT")])
+def test_col_minus_row_is_one_index_vector_per_row(mask, cmp):
+    """tril / triu / causal masks: j - i starts each row at -i (one CreateVecIndex; no Duplicate, no Sub)."""
+    project, ctx = lower(_k(f"store(y[r, :], select({mask}, load(x[r, :]), 0.0))"), "ascend910b1", "pos.adsl")
+    code = project.files["k_kernel.cpp"]
+    assert "CreateVecIndex(tmp0[i * Dp_], static_cast<int32_t>(-static_cast<int32_t>((rowStart_ + tileRow_ + i) % " \
+           "static_cast<int64_t>(N_))), static_cast<uint32_t>(D_));" in code
+    assert "Duplicate(" not in code.split("Compute(uint32_t count)")[1].split("CopyOut(")[0]
+    assert f"CMPMODE::{cmp}" in code

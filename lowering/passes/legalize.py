@@ -88,6 +88,8 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
                 idx = ir.Op("cast", (idx,), i32, e.span)
             offsets = ir.Op("mul", (idx, ir.Const(x.type.dtype.size, ir.scalar_of(DType.I32), e.span)), i32, e.span)
             return ir.Op("gather_bytes", (x, offsets), e.type, e.span)
+        case "sub" | "lt" | "le" | "gt" | "ge" | "eq" | "ne" if (fused := _col_minus_row(e)) is not None:
+            return fused
         case "pow":
             return _power(e)
         case "cast" if (steps := _cast_steps(x.type.dtype, e.type.dtype)):
@@ -138,6 +140,23 @@ def _f16_division_exact(a: ir.Expr, b: ir.Expr) -> bool:
         return d is not None and d != 0 and _F16_MIN_NORMAL <= abs(1.0 / d) <= _F16_MAX
     n = _const(a)
     return n is not None and abs(n) <= _F16_MAX and b.type.layout is not ir.Layout.COL
+
+
+_SWAPPED_CMP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def _col_minus_row(e: ir.Op) -> ir.Expr | None:
+    """col_index() - row_index() is one CreateVecIndex per row starting at -row (lowering/emit/positions.py), and
+    col_index() OP row_index() is (col_index() - row_index()) OP 0 (exact: i32 positions are far from overflow)."""
+    a, b = e.args
+    if not (isinstance(a, ir.Op) and isinstance(b, ir.Op) and {a.op, b.op} == {"col_index", "row_index"}):
+        return None
+    col, row = (a, b) if a.op == "col_index" else (b, a)
+    fused = ir.Op("col_minus_row", row.args, col.type, e.span)
+    if e.op == "sub":
+        return fused if a is col else None
+    zero = ir.Const(0, ir.scalar_of(DType.I32), e.span)
+    return ir.Op(e.op if a is col else _SWAPPED_CMP[e.op], (fused, zero), e.type, e.span)
 
 
 #: |b| from here on: every f32 is an even integer (the spacing of f32 is 2 or more); below it, b fits an i32 exactly.

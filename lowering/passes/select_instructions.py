@@ -113,7 +113,7 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
         d = ir.RowLength(ir.scalar_of(e.type.dtype), span)
         return [v("ReduceSum", args[0]), v("Muls", dst, ir.Op("reciprocal", (d,), d.type, span))]
     if info.rule is Rule.POSITION:  # per row: CreateVecIndex / Duplicate (lowering/emit/positions.py)
-        return [v("ColIndex" if op == "col_index" else "RowIndex", *args)]
+        return [v({"col_index": "ColIndex", "row_index": "RowIndex", "col_minus_row": "ColMinusRow"}[op], *args)]
     if op == "gather_bytes":  # per row: the row copied to a row scratch, then Gather (lowering/emit/shared.py)
         return [v("GatherElems", args[0], args[1])]
     if op == "gather":  # a scalar loop over the rows (emitted by the row stage writer)
@@ -137,7 +137,7 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
 def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) -> ir.VecOp | ir.PerRow:
     """A row loop's instruction whose tile operands mix whole rows with per-row values or row vectors."""
     if s.api in SCALAR_LOOP_APIS or s.api.startswith("Reduce") or s.api in ("GatherRows", "GatherElems", "ArgMax", "ArgMin", "ColIndex",
-                                                                                           "RowIndex"):
+                                                                                           "RowIndex", "ColMinusRow"):
         return s  # row by row by construction (scalar loops, reductions per row)
     dst_layout = buffers[s.dst].layout
     tiles = [o for o in s.srcs if isinstance(o, str)]
@@ -220,7 +220,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 for vo in lower_op(s.name, s.value):
                     vo = replace(vo, span=s.span, srcs=tuple(o if isinstance(o, str) else scalar_form(o, sink, False)
                                                              for o in vo.srcs))
-                    if vo.api == "RowIndex":
+                    if vo.api in ("RowIndex", "ColMinusRow"):
                         vo = _row_index_period(vo, row_shape[0])
                     out.append(per_row(vo, buffers, sink) if tl.kind is ir.LoopKind.ROWS else vo)
             elif isinstance(s, ir.Store):
