@@ -34,7 +34,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     Operand     = a buffer name | Const | Ref | Op
     -- MIX kernels (cube + vector)
     Matmul      = Matmul(name, a, b, bias?, transpose_a, transpose_b, base)
-    CubePlan    = CubePlan(base_m, base_n, base_k, whole_rows, direct)
+    CubePlan    = CubePlan(base_m, base_n, base_k, whole_rows, direct, split_k_min)
     -- CONV kernels (implicit-GEMM convolution on the cube; ascend_dsl/parser_conv.py)
     Conv        = Conv(name, x, w, rank, stride: int*, padding: int*, dilation: int*)
     ConvPlan    = ConvPlan(max_m, max_n, max_k)
@@ -671,13 +671,16 @@ class CubePlan:
 
     `base_*` are the largest base block sizes (the host shrinks them for small shapes); `whole_rows`:
     the epilogue reduces along rows, so a base block spans all N columns; `direct`: no epilogue, the
-    cube writes the accumulator to GM itself (IterateAll)."""
+    cube writes the accumulator to GM itself (IterateAll); `split_k_min` (lowering/passes/plan_split_k.py):
+    0 = K is never split, else split-K is allowed and each K slice is at least this long (the host picks
+    the number of slices from the runtime shapes)."""
 
     base_m: int
     base_n: int
     base_k: int
     whole_rows: bool = False
     direct: bool = False
+    split_k_min: int = 0
 
 
 @dataclass(frozen=True)

@@ -218,7 +218,8 @@ def cube_loop(s: ir.CubeLoop, ind: str) -> list[str]:
     if s.plan is not None:
         p = s.plan
         lines.append(f"{inner}    # base blocks <= {p.base_m} x {p.base_n} x {p.base_k}"
-                     + (", whole rows" if p.whole_rows else "") + (", IterateAll to GM" if p.direct else ""))
+                     + (", whole rows" if p.whole_rows else "") + (", IterateAll to GM" if p.direct else "")
+                     + (f", split-K (slices >= {p.split_k_min})" if p.split_k_min else ""))
     lines.append(f"{inner}with vector:")
     for d in epi.buffers_decl:
         lay = "" if d.layout is ir.Layout.FLAT else f", {d.layout.value}"

@@ -25,3 +25,5 @@ class PassContext:
     decisions: list = field(default_factory=list)
     #: (extern op, dtype) -> the C++ definition of its checked compute stage (lowering/assist/construct.py).
     slots: dict = field(default_factory=dict)
+    #: Split-K may be planned for MIX kernels (passes/plan_split_k.py); benchmarks turn it off for the "before" figure.
+    allow_split_k: bool = True

@@ -26,6 +26,7 @@ from .passes import (
     plan_conv,
     plan_cube,
     plan_row_groups,
+    plan_split_k,
     plan_tiling,
     plan_windows,
     schedule_stages,
@@ -53,6 +54,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("plan_tiling", plan_tiling.run),  # largest tile that fits UB; UB capacity check; chunk lengths
     Pass("plan_row_groups", plan_row_groups.run),  # chunked rows: may a group of cores share a row?
     Pass("plan_cube", plan_cube.run),  # MIX kernels: base block sizes, L1/L0/UB capacity, fractal alignment
+    Pass("plan_split_k", plan_split_k.run),  # MIX kernels: may K be split over cube cores (the host picks the slices)
     Pass("plan_conv", plan_conv.run),  # CONV kernels: cube tile limits of the implicit GEMM, L1/L0 capacity
     Pass("plan_windows", plan_windows.run),  # plane loops: the window, plane dims, vector taps along rows or not
     Pass("select_instructions", select_instructions.run),  # Add vs Adds, Compare/Select modes, Cast rounding

@@ -36,19 +36,24 @@ MIX_RATIO = 2  # AIV per AIC (ascendc.md §5.2)
 class _CubeStageWriter(RowStageWriter):
     """Row-tile writer whose rows are those of one base block: GM rows are N_ apart, UB rows Dp_ apart."""
 
-    def __init__(self, ctx, buffers, tensors, acc: str, stride: str):
+    def __init__(self, ctx, buffers, tensors, acc: str, stride: str, split_k: bool):
         super().__init__(ctx, buffers, tensors)
         self.acc = acc
         self.stride = stride
+        self.split_k = split_k
 
     def copy_in(self, s: ir.CopyIn) -> None:
         if s.tensor != self.acc:
             return super().copy_in(s)
         q, c = self.buffers[s.buffer].member, self.ctype(s.buffer)
         self.mark(s.span)
+        fetch = f"mm.template GetTensorC<true>({s.buffer}, false, true);  // L0C -> UB, row i at i * baseN"
+        if self.split_k:  # after SyncAll the accumulator is the sum of the K slices' partials (plan_split_k)
+            fetch = ["if (splitK_ > 1) {",
+                     f"    ReduceSlices({s.buffer}, offset, count);  // split-K: slices 0..S-1 added in order",
+                     "} else {", f"    {fetch}", "}"]
         self.lines += [f"LocalTensor<{c}> {s.buffer} = {q}.AllocTensor<{c}>();",
-                       f"mm.template GetTensorC<true>({s.buffer}, false, true);  // L0C -> UB, row i at i * baseN",
-                       f"{q}.EnQue({s.buffer});"]
+                       *([fetch] if isinstance(fetch, str) else fetch), f"{q}.EnQue({s.buffer});"]
 
     def copy_call(self, way: str, buf: str, gm: str) -> str:
         return copy_call(way, "Block", buf, f"{gm}[offset]", f"count, D_, Dp_, {self.stride}")
@@ -99,6 +104,7 @@ class MixView(KernelView):
     mix_ratio: int
     workspace_bytes: str  # the Matmul API's system workspace
     ub_formula: str
+    split_k_min: int  # shortest K slice (plan_split_k); 0 with split_k False
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
@@ -117,8 +123,9 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
     buffers = () if plan.direct else buffer_views(tl)
     by_name = {b.name: b for b in buffers}
     stages: dict[ir.StageKind, list[str]] = {k: [] for k in ir.StageKind}
+    split_k = plan.split_k_min > 0
     if not plan.direct:
-        stages = write_stages(tl, lambda: _CubeStageWriter(ctx, by_name, tensors, mm.name, f"{loop.n}_"))
+        stages = write_stages(tl, lambda: _CubeStageWriter(ctx, by_name, tensors, mm.name, f"{loop.n}_", split_k))
     head, tail = compute_frame(buffers)
     out_tensor = next(s.tensor for s in ir.walk(tl.body) if isinstance(s, (ir.Store, ir.CopyOut)))
     t = ctx.target
@@ -138,7 +145,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
         base_m=plan.base_m, base_n=plan.base_n, base_k=plan.base_k, esize=params[mm.a].dtype.size, fractal=FRACTAL,
         step_k=STEP_K, depth_l1=DEPTH_L1, db_l0ab=DB_L0AB, db_l0c=DB_L0C, l0a=t.l0a_bytes, l0b=t.l0b_bytes,
         l0c=t.l0c_bytes, l1=t.l1_bytes, ub_budget=t.ub_budget, mix_ratio=MIX_RATIO,
-        workspace_bytes="16 * 1024 * 1024",
+        workspace_bytes="16 * 1024 * 1024", split_k=split_k, split_k_min=plan.split_k_min,
         ub_formula=" + ".join(f"{b.num} * {host_bytes(b)}" for b in tl.buffers_decl) or "0")
 
 
@@ -146,4 +153,6 @@ def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: MixView) -> dict
     plan = ir.cube_loop(kernel).plan
     return manifest(kernel, ctx, view, "MIX_AIC_1_2", None, "base blocks", tuple(b.buffer for b in view.buffers),
                     base_block=[plan.base_m, "N" if plan.whole_rows else plan.base_n, plan.base_k],
-                    epilogue="none (IterateAll)" if plan.direct else "vector (Iterate + GetTensorC)")
+                    epilogue="none (IterateAll)" if plan.direct else "vector (Iterate + GetTensorC)",
+                    split_k=f"allowed (K slices >= {plan.split_k_min}; the host picks the count)" if plan.split_k_min
+                    else "no")

@@ -206,6 +206,7 @@ class KernelView:
     symbols: tuple[str, ...]
     buffers: tuple[BufferView, ...]
     mix: bool = False
+    split_k: bool = False  # MIX: K may be split over cube cores (partial sums after the Matmul API's workspace)
     workspace: bool = False  # per-core GM workspace (accumulator slots)
     workspace_per_core: str = "0"
     launch_checks: tuple[LaunchCheck, ...] = ()

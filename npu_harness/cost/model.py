@@ -8,7 +8,9 @@ Per core (one AIV block), pipe busy times from the counters:
   operand loads (M = max(MACs / rate, GM->L1 bytes / GM->L1 bandwidth)).
 With double buffering (every VECIN/VECOUT queue has >= 2 buffers) the pipes overlap:
   core = max(pipes) + (sum(pipes) - max(pipes)) / iterations   (head + tail of the pipeline)
-else they serialise: core = sum(pipes). The kernel time is the slowest core, bounded below by the
+else they serialise: core = sum(pipes). MIX kernels with SyncAll (split-K) run in two phases:
+  core = max over cores of M (the cube phase every core waits for) + the overlap of its other pipes.
+The kernel time is the slowest core, bounded below by the
 aggregate GM bandwidth (all cores share HBM), plus a fixed launch overhead. Parameters: one TOML
 file per target in ``targets/`` (sources cited there).
 
@@ -231,6 +233,12 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
                                sum(b.get("cube_macs_f32", 0) for b in blocks[g:g + ratio]), p) * p.cube_macs_per_cycle
                   for g in range(0, len(blocks), ratio)]
     group_l1 = [sum(b.get("gm2l1", 0) for b in blocks[g:g + ratio]) for g in range(0, len(blocks), ratio)]
+    m_us = [max(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us,
+                group_l1[i // ratio] / (min(p.gm_to_l1_core_gbps, p.hbm_gbps / max(1, len(group_macs))) * 1e3))
+            for i in range(len(blocks))]
+    # MIX kernels that SyncAll (split-K: the cube's partial sums, then the vector cores add them) run in phases
+    phased = ratio > 1 and any(b.get("sync_all", 0) for b in blocks)
+    cube_phase = max(m_us, default=0.0)
     for i, b in enumerate(blocks):
         gm2ub, ub2gm, ub2ub = b.get("gm2ub", {}), b.get("ub2gm", {}), b.get("ub2ub", {})
         total_in += gm2ub.get("bytes", 0) + b.get("gm2l1", 0)
@@ -249,8 +257,7 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
             "MTE3": _dma_us(ub2gm, p.ub_to_gm_core_gbps, p.ub_to_gm_all_gbps, active, p),
             "S": ((b.get("ub_get", 0) + b.get("ub_set", 0)) * p.ub_access_cycles
                   + (b.get("gm_get", 0) + b.get("gm_set", 0)) * p.gm_access_cycles) * to_us,
-            "M": max(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us,
-                     group_l1[i // ratio] / (min(p.gm_to_l1_core_gbps, p.hbm_gbps / max(1, len(group_macs))) * 1e3)),
+            "M": m_us[i],
         }
         n_in, n_out = gm2ub.get("transfers", 0), ub2gm.get("transfers", 0)
         if b.get("in_queues") or b.get("out_queues"):
@@ -264,9 +271,17 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
         # queues (a reduction to an accumulator) has no output side to serialise on.
         queued = [b[k] for k in ("in_bufs", "out_bufs") if k in b]
         overlapped = bool(queued) and min(queued) >= 2
-        top = max(pipes, key=lambda k: pipes[k])
-        total = sum(pipes.values())
-        t = pipes[top] + (total - pipes[top]) / iters if overlapped else total
+        if phased:
+            # split-K (MIX with SyncAll): every core waits at SyncAll for the slowest cube phase, then its
+            # vector phase (adding the slices, the epilogue) runs on its own
+            rest = {k: v for k, v in pipes.items() if k != "M"}
+            top = max(rest, key=lambda k: rest[k])
+            t = cube_phase + (rest[top] + (sum(rest.values()) - rest[top]) / iters if overlapped else sum(rest.values()))
+            top = "M" if cube_phase >= t - cube_phase else top
+        else:
+            top = max(pipes, key=lambda k: pipes[k])
+            total = sum(pipes.values())
+            t = pipes[top] + (total - pipes[top]) / iters if overlapped else total
         cores.append(CoreEstimate(i, pipes, iters, overlapped, t, top))
 
     slowest = max((c.time_us for c in cores), default=0.0)

@@ -423,6 +423,8 @@ def _cube(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     ta, tb = rng.random() < 0.2, rng.random() < 0.2
     whole_rows = rng.random() < 0.25
     sizes = {"M": rng.randint(1, 200), "N": rng.randint(1, 300 if not whole_rows else 200), "K": rng.randint(1, 300)}
+    if rng.random() < 0.3:  # few output blocks and a long K: the host tiling splits K over the cube cores (split-K)
+        sizes = {"M": rng.randint(1, 64), "N": rng.randint(1, 96), "K": rng.randint(1024, 4096)}
     lead = "Bt, " if batch else ""
     if batch:
         sizes["Bt"] = rng.randint(1, 3)

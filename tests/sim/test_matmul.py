@@ -33,6 +33,14 @@ def test_matmul_matches_reference(binary, variant):
     assert sum(b["cube_macs"] for b in blocks) > 0 and sum(b.get("gm2l1", 0) for b in blocks) > 0
 
 
+@pytest.mark.parametrize("variant", ["cleared_bias_ok", "disabled_bias_ok"])
+def test_cleared_bias_is_not_added_although_the_tiling_enables_it(binary, variant):
+    """ClearBias / DisableBias clear the bias flag that isBias = 1 set (CANN atlasascendc_api_07_0667 / 0636):
+    no MATMUL-STATE error, and the result (compared in the kernel) has no bias."""
+    res = run_program(binary, [variant], timeout=60)
+    assert res.returncode == 0 and not res.errors, res.stdout + res.stderr
+
+
 @pytest.mark.parametrize("variant,code,marker", [
     ("bad_fractal", "CUBE-TILING", "CHECK: tiling"),
     ("l0a_overflow", "L0A-OVERFLOW", "CHECK: tiling"),

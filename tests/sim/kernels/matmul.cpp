@@ -143,9 +143,11 @@ int mix_ok(Data& d, int baseM, int baseN, int baseK) {
     return errors;
 }
 
-int iterate_all_ok(Data& d) {
+// `clear`: the tiling enables the bias (isBias = 1) and the kernel clears it after SetBias (ClearBias) or
+// without any (DisableBias): the computation adds no bias (CANN ClearBias / DisableBias), and d.ref has none.
+int iterate_all_ok(Data& d, const std::string& clear = "") {
     SetKernelMode(KernelMode::MIX_MODE);
-    TCubeTiling t = make_tiling(d.M, d.N, d.K, 32, 32, 32, d.bias);
+    TCubeTiling t = make_tiling(d.M, d.N, d.K, 32, 32, 32, d.bias || !clear.empty());
     const int errors = sim::Launch(1, [&] {
         if (GetBlockIdx() != 0) return;
         TPipe pipe;
@@ -159,7 +161,9 @@ int iterate_all_ok(Data& d) {
         cGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(d.c2), uint64_t(d.M) * d.N);
         mm.SetTensorA(aGm, d.ta);
         mm.SetTensorB(bGm, d.tb);
-        if (d.bias) mm.SetBias(biasGm);
+        if (d.bias || clear == "clear") mm.SetBias(biasGm);
+        if (clear == "clear") mm.ClearBias();
+        if (clear == "disable") mm.DisableBias();
         mm.IterateAll(cGm);
         mm.End();
     });
@@ -226,6 +230,9 @@ int main(int argc, char** argv) {
     } else if (v == "iterate_all_ok") {
         Data d = make(50, 70, 33, false, true, true);
         errors = iterate_all_ok(d);
+    } else if (v == "cleared_bias_ok" || v == "disabled_bias_ok") {
+        Data d = make(50, 70, 33, false, true, false);  // the reference without bias
+        errors = iterate_all_ok(d, v == "cleared_bias_ok" ? "clear" : "disable");
     } else {
         errors = planted(v);
     }

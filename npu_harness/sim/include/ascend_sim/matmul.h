@@ -145,16 +145,22 @@ public:
         }
         bias_ = gm;
         haveBias_ = true;
+        biasCleared_ = false;
         restart();
     }
-    void DisableBias() { haveBias_ = false; }
+    // Clears the bias flag: later computations add no bias, whatever the tiling's isBias (CANN DisableBias /
+    // ClearBias, atlasascendc_api_07_0636 / 0667: "clears the bias flag ... the bias is no longer enabled").
+    void DisableBias() {
+        haveBias_ = false;
+        biasCleared_ = true;
+    }
     // UB scratch the Matmul API may use (e.g. for a C in UB); the emulator needs none and keeps nothing.
     template <class T>
     void SetLocalWorkspace(const AscendC::LocalTensor<T>& tmp, std::source_location loc = std::source_location::current()) {
         alive("SetLocalWorkspace", loc);
         (void)tmp;
     }
-    void ClearBias() { haveBias_ = false; }
+    void ClearBias() { DisableBias(); }
 
     // Computes the next baseM x baseN block of C into L0C; false once every block of the computation
     // was produced (the next call starts the computation again).
@@ -315,7 +321,8 @@ private:
         using namespace AscendC::sim::detail;
         if (!haveA_ || !haveB_) fatal("MATMUL-STATE", loc, "%s before SetTensor%s: the Matmul has no %s operand", api, haveA_ ? "B" : "A",
                                       haveA_ ? "B" : "A");
-        if (t_.isBias && !haveBias_) {
+        useBias_ = t_.isBias && haveBias_;
+        if (t_.isBias && !haveBias_ && !biasCleared_) {
             fatal("MATMUL-STATE", loc, "%s: the TCubeTiling has isBias = 1 but SetBias was not called (the bias would be garbage)", api);
         }
         curM_ = pick(tailM_, singleM_);
@@ -331,7 +338,7 @@ private:
         check_gm(api, b_, 0, (lastB + 1) * sizeof(SrcBT), false, loc);
         gm_mark_read(api, a_.sim_ptr, (lastA + 1) * sizeof(SrcAT), loc);
         gm_mark_read(api, b_.sim_ptr, (lastB + 1) * sizeof(SrcBT), loc);
-        if (t_.isBias) check_gm(api, bias_, 0, uint64_t(curN_) * sizeof(BiasT), false, loc);
+        if (useBias_) check_gm(api, bias_, 0, uint64_t(curN_) * sizeof(BiasT), false, loc);
         convert_operands();
         mIter_ = uint32_t((curM_ + t_.baseM - 1) / t_.baseM);
         nIter_ = uint32_t((curN_ + t_.baseN - 1) / t_.baseN);
@@ -378,7 +385,7 @@ private:
         const float* b = b_f32_.data() + c0_;
         for (uint32_t i = 0; i < rows_; ++i) {
             float* acc = &l0c_[size_t(i) * ldc];
-            for (uint32_t j = 0; j < cols_; ++j) acc[j] = t_.isBias ? static_cast<float>(bias_.sim_ptr[c0_ + j]) : 0.0f;
+            for (uint32_t j = 0; j < cols_; ++j) acc[j] = useBias_ ? static_cast<float>(bias_.sim_ptr[c0_ + j]) : 0.0f;
         }
         // every element: bias, then the K products in k order, summed in fp32 (f16 / bf16 products are exact in fp32)
         gemm_f32(l0c_.data(), ldc, a, K, b, uint64_t(curN_), rows_, cols_, K);
@@ -392,7 +399,7 @@ private:
             c.cubeMacsF32 += macs;
             c.cubeMacsUsefulF32 += uint64_t(rows_) * cols_ * K;
         }
-        c.gm2l1 += uint64_t(rows_) * K * sizeof(SrcAT) + uint64_t(K) * cols_ * sizeof(SrcBT) + (t_.isBias ? cols_ * sizeof(BiasT) : 0);
+        c.gm2l1 += uint64_t(rows_) * K * sizeof(SrcAT) + uint64_t(K) * cols_ * sizeof(SrcBT) + (useBias_ ? cols_ * sizeof(BiasT) : 0);
     }
 
     static void store(DstT& dst, float v, uint8_t atomic) {
@@ -422,6 +429,8 @@ private:
     AscendC::GlobalTensor<SrcBT> b_{};
     AscendC::GlobalTensor<BiasT> bias_{};
     bool transA_ = false, transB_ = false, haveA_ = false, haveB_ = false, haveBias_ = false;
+    bool biasCleared_ = false;  // DisableBias / ClearBias called after the last SetBias
+    bool useBias_ = false;      // this computation adds the bias (begin())
     bool running_ = false, pending_ = false;
     uint32_t mIter_ = 0, nIter_ = 0, idx_ = 0;
     uint32_t r0_ = 0, c0_ = 0, rows_ = 0, cols_ = 0;

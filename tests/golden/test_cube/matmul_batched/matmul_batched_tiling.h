@@ -11,6 +11,11 @@ struct MatmulBatchedTilingData {
     uint64_t M;  // shape symbol
     uint64_t K;  // shape symbol
     uint64_t N;  // shape symbol
+    uint64_t splitK;         // K slices (1: no split-K), one per cube core
+    uint64_t kSlice;         // K elements per slice (a multiple of baseK; the last slice may be shorter)
+    uint64_t partRows;       // rows of one slice's partial block the vector cores add at a time (UB left)
+    uint64_t splitWsOffset;  // bytes before the partial sums in the workspace (the Matmul API's own part)
+    uint64_t splitWsBytes;   // bytes of partial sums: splitK x batch x M x N fp32
     AscendC::tiling::TCubeTiling cubeTiling;
 };
 
@@ -28,6 +33,7 @@ inline uint32_t MatmulBatchedComputeTiling(uint64_t Bt, uint64_t M, uint64_t K, 
     auto cdiv = [](uint64_t v, uint64_t a) -> uint64_t { return (v + a - 1) / a; };
     const uint64_t batch = Bt;
     uint64_t baseM = kBaseM < up(M, kFractal) ? kBaseM : up(M, kFractal);
+    constexpr uint64_t kUbBudget = 188416;  // UB bytes for the epilogue's buffers
     const uint64_t baseN = kBaseN < up(N, kFractal) ? kBaseN : up(N, kFractal);
     uint64_t baseK = kBaseK < up(K, kFractal) ? kBaseK : up(K, kFractal);
     while (baseK > kFractal && (baseK * baseN * kEsize * kDbL0AB > kL0B || baseM * baseK * kEsize * kDbL0AB > kL0A)) {
@@ -55,19 +61,44 @@ inline uint32_t MatmulBatchedComputeTiling(uint64_t Bt, uint64_t M, uint64_t K, 
     const uint64_t singleM = gm * baseM < M ? gm * baseM : M;
     const uint64_t singleN = gn * baseN < N ? gn * baseN : N;
     const uint64_t tasks = batch * cdiv(M, singleM) * cdiv(N, singleN);
+    // matmul_batched.adsl:9: split-K (plan_split_k). Fewer output blocks than cube cores and a long K: S slices of K,
+    // one cube core each, S = min(cube cores / blocks, K / kMinSliceK). The partial sums go to the GM
+    // workspace; after SyncAll the vector cores add them in slice order, partRows rows at a time in the UB
+    // the epilogue leaves free (no split without room for one row).
+    constexpr uint64_t kMinSliceK = 512;
+    const uint64_t cubeCores = cores / 2 > 0 ? cores / 2 : 1;
+    uint64_t splitK = 1, kSlice = K, partRows = 0;
+    if (tasks < cubeCores && K / kMinSliceK >= 2) {
+        uint64_t s = cubeCores / tasks < K / kMinSliceK ? cubeCores / tasks : K / kMinSliceK;
+        const uint64_t slice = up(cdiv(K, s), baseK);
+        s = cdiv(K, slice);
+        const uint64_t rowBytes = baseN * 4;
+        const uint64_t rowsFree = kUbBudget / (2 * rowBytes);  // a sum and a partial buffer
+        if (s >= 2 && rowsFree >= 1) {
+            splitK = s;
+            kSlice = slice;
+            partRows = rowsFree < baseM ? rowsFree : baseM;
+        }
+    }
+    td->splitK = splitK;
+    td->kSlice = kSlice;
+    td->partRows = partRows;
+    td->splitWsOffset = 16 * 1024 * 1024;  // callers with a smaller Matmul workspace overwrite it
+    td->splitWsBytes = splitK > 1 ? splitK * batch * M * N * 4 : 0;
     td->Bt = Bt;
     td->M = M;
     td->K = K;
     td->N = N;
     AscendC::tiling::TCubeTiling& t = td->cubeTiling;
     t = AscendC::tiling::TCubeTiling{};
-    t.usedCoreNum = static_cast<int32_t>(tasks < cores ? tasks : cores);
+    // split-K: one cube core per (block, slice); all AIV of those groups add the slices afterwards
+    t.usedCoreNum = static_cast<int32_t>(splitK > 1 ? tasks * splitK * 2 : (tasks < cores ? tasks : cores));
     t.M = static_cast<int32_t>(M);
     t.N = static_cast<int32_t>(N);
     t.Ka = t.Kb = static_cast<int32_t>(K);
     t.singleCoreM = static_cast<int32_t>(singleM);
     t.singleCoreN = static_cast<int32_t>(singleN);
-    t.singleCoreK = static_cast<int32_t>(K);
+    t.singleCoreK = static_cast<int32_t>(kSlice);
     t.baseM = static_cast<int32_t>(baseM);
     t.baseN = static_cast<int32_t>(baseN);
     t.baseK = static_cast<int32_t>(baseK);

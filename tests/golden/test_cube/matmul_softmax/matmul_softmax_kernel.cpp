@@ -2,6 +2,10 @@
 // Entry matmul_softmax_custom: MIX kernel (1 AIC : 2 AIV). The Matmul high-level API is driven from the vector cores:
 // each AIV walks its output blocks base block by base block (Iterate), fetches each fp32 block into UB
 // (GetTensorC into a VECIN queue), runs the epilogue on it and copies the result out.
+// Split-K (plan_split_k; the host picks S >= 2 only for few output blocks and a long K): each cube core
+// computes one K slice of one output block into an fp32 GM workspace, SyncAll, then every AIV adds the
+// slices of its output blocks in the fixed order 0..S-1 (plus the bias once) and runs the epilogue on
+// the full sum.
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 #include "matmul_softmax_tiling.h"
@@ -39,7 +43,7 @@ public:
 
     __aicore__ inline KernelMatmulSoftmax() {}
 
-    __aicore__ inline void Init(GM_ADDR a, GM_ADDR b, GM_ADDR c, const MatmulSoftmaxTilingData& tiling)
+    __aicore__ inline void Init(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR workspace, const MatmulSoftmaxTilingData& tiling)
     {
         M_ = tiling.M;
         K_ = tiling.K;
@@ -56,10 +60,23 @@ public:
         pipe.InitBuffer(outQueueC, 2, tileLength_ * Dp_ * sizeof(float));
         pipe.InitBuffer(reduceTmp_f32Buf, Dp_ * sizeof(float));
         pipe.InitBuffer(reduceOut_f32Buf, 32);
+        splitK_ = tiling.splitK;
+        kSlice_ = tiling.kSlice;
+        partRows_ = static_cast<uint32_t>(tiling.partRows);
+        if (splitK_ > 1) {  // matmul_softmax.adsl:7: split-K partial sums after the Matmul API's workspace
+            sliceElems_ = tiling.splitWsBytes / sizeof(float) / splitK_;
+            wsGm_.SetGlobalBuffer((__gm__ float*)(workspace + tiling.splitWsOffset), tiling.splitWsBytes / sizeof(float));
+            pipe.InitBuffer(partBuf_, partRows_ * tiling.cubeTiling.baseN * sizeof(float));
+        }
     }
 
     __aicore__ inline void Process(const AscendC::tiling::TCubeTiling& t)
     {
+        if (splitK_ > 1) {
+            ProcessSplitK(t);
+            mm.End();
+            return;
+        }
         // matmul_softmax.adsl:7: output blocks of singleCoreM x singleCoreN, round-robin over the AIV
         const uint64_t mBlocks = (M_ + t.singleCoreM - 1) / t.singleCoreM;
         const uint64_t nBlocks = (N_ + t.singleCoreN - 1) / t.singleCoreN;
@@ -97,11 +114,91 @@ public:
     matmul::Matmul<AType, BType, CType, BiasType> mm;
 
 private:
+    __aicore__ inline void ProcessSplitK(const AscendC::tiling::TCubeTiling& t)
+    {
+        // matmul_softmax.adsl:7: phase 1, task p = (output block p / S, K slice p % S), one per cube core: the first
+        // AIV of each group drives it; the slice's fp32 partial sum goes to slice p % S of the workspace.
+        const uint64_t mBlocks = (M_ + t.singleCoreM - 1) / t.singleCoreM;
+        const uint64_t nBlocks = (N_ + t.singleCoreN - 1) / t.singleCoreN;
+        const uint64_t tasks = mBlocks * nBlocks * splitK_;
+        const uint64_t groups = static_cast<uint64_t>(t.usedCoreNum) / 2;
+        const uint64_t group = GetBlockIdx() / 2, sub = GetBlockIdx() % 2;
+        for (uint64_t p = sub * groups + group; p < tasks; p += 2 * groups) {
+            const uint64_t task = p / splitK_;
+            const uint64_t s = p % splitK_;
+            const uint64_t m0 = task % (mBlocks * nBlocks) / nBlocks * t.singleCoreM;
+            const uint64_t n0 = task % nBlocks * t.singleCoreN;
+            const uint64_t k0 = s * kSlice_;
+            const uint32_t curM = static_cast<uint32_t>(M_ - m0 < static_cast<uint64_t>(t.singleCoreM) ? M_ - m0 : t.singleCoreM);
+            const uint32_t curN = static_cast<uint32_t>(N_ - n0 < static_cast<uint64_t>(t.singleCoreN) ? N_ - n0 : t.singleCoreN);
+            const uint32_t curK = static_cast<uint32_t>(K_ - k0 < kSlice_ ? K_ - k0 : kSlice_);
+            // matmul_softmax.adsl:9
+            mm.SetTail(curM, curN, static_cast<int>(curK));
+            mm.SetTensorA(aGm[m0 * K_ + k0], false);
+            mm.SetTensorB(bGm[k0 * N_ + n0], false);
+            const uint64_t cBase = s * sliceElems_ + m0 * N_ + n0;
+            while (mm.template Iterate<true>()) {
+                mm.template GetTensorC<true>(wsGm_[cBase], false, false);  // L0C -> its place in the slice (pitch N)
+            }
+        }
+        SyncAll();  // every slice's partial sums have landed
+        // Phase 2: the output's base blocks, each cut into bands of rows so that every AIV has a share;
+        // each AIV takes (block, band) units round-robin and adds their slices.
+        const uint64_t mTiles = (M_ + t.baseM - 1) / t.baseM;
+        const uint64_t nTiles = (N_ + t.baseN - 1) / t.baseN;
+        const uint64_t tiles = mTiles * nTiles;
+        const uint64_t aiv = static_cast<uint64_t>(t.usedCoreNum);
+        const uint64_t want = tiles < aiv ? (aiv + tiles - 1) / tiles : 1;
+        const uint64_t bandRows = (static_cast<uint64_t>(t.baseM) + want - 1) / want;
+        const uint64_t bands = (static_cast<uint64_t>(t.baseM) + bandRows - 1) / bandRows;
+        for (uint64_t unit = GetBlockIdx(); unit < tiles * bands; unit += aiv) {
+            const uint64_t tile = unit / bands;
+            const uint64_t m0 = tile % (mTiles * nTiles) / nTiles * t.baseM + unit % bands * bandRows;
+            const uint64_t n0 = tile % nTiles * t.baseN;
+            const uint64_t mEnd = tile % (mTiles * nTiles) / nTiles * t.baseM + t.baseM;  // this block's last row + 1
+            const uint64_t rowsEnd = mEnd < M_ ? mEnd : M_;
+            if (m0 >= rowsEnd) {
+                continue;  // a band below the last row of a tail block
+            }
+            const uint32_t rows = static_cast<uint32_t>(rowsEnd - m0 < bandRows ? rowsEnd - m0 : bandRows);
+            D_ = N_ - n0 < static_cast<uint64_t>(t.baseN) ? N_ - n0 : t.baseN;
+            const uint64_t offset = m0 * N_ + n0;
+            CopyIn(offset, rows);
+            Compute(rows);
+            CopyOut(offset, rows);
+        }
+    }
+
+    // The full fp32 sum of `rows` rows of one output block (UB pitch Dp_): slice 0, then slices 1..S-1 added
+    // in that order, partRows_ rows at a time (a fixed order: the result does not depend on which core
+    // computed which slice or finished first).
+    __aicore__ inline void ReduceSlices(const LocalTensor<float>& sum, uint64_t offset, uint32_t rows)
+    {
+        const uint32_t cols = static_cast<uint32_t>(D_), pitch = static_cast<uint32_t>(Dp_);
+        CopyBlockGmToUb(sum, wsGm_[offset], rows, cols, pitch, N_);
+        LocalTensor<float> part = partBuf_.Get<float>();
+        for (uint32_t r0 = 0; r0 < rows; r0 += partRows_) {
+            const uint32_t rr = rows - r0 < partRows_ ? rows - r0 : partRows_;
+            for (uint64_t s = 1; s < splitK_; ++s) {
+                CopyBlockGmToUb(part, wsGm_[s * sliceElems_ + offset + static_cast<uint64_t>(r0) * N_], rr, cols, pitch, N_);
+                SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+                WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+                Add(sum[r0 * pitch], sum[r0 * pitch], part, rr * pitch);
+                SetFlag<HardEvent::V_MTE2>(EVENT_ID0);  // the next slice overwrites `part`
+                WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);
+            }
+        }
+    }
+
     __aicore__ inline void CopyIn(uint64_t offset, uint32_t count)
     {
         // matmul_softmax.adsl:9
         LocalTensor<float> accLocal = inQueueAcc.AllocTensor<float>();
-        mm.template GetTensorC<true>(accLocal, false, true);  // L0C -> UB, row i at i * baseN
+        if (splitK_ > 1) {
+            ReduceSlices(accLocal, offset, count);  // split-K: slices 0..S-1 added in order
+        } else {
+            mm.template GetTensorC<true>(accLocal, false, true);  // L0C -> UB, row i at i * baseN
+        }
         inQueueAcc.EnQue(accLocal);
     }
 
@@ -169,6 +266,12 @@ private:
     uint64_t M_ = 0;  // shape symbol
     uint64_t K_ = 0;  // shape symbol
     uint64_t N_ = 0;  // shape symbol
+    uint64_t splitK_ = 1;      // K slices (split-K; 1: none)
+    uint64_t kSlice_ = 0;      // K elements per slice
+    uint64_t sliceElems_ = 0;  // fp32 elements of one slice's partial sums (batch x M x N)
+    uint32_t partRows_ = 0;    // rows of a partial block added at a time
+    GlobalTensor<float> wsGm_;  // the slices' partial sums
+    TBuf<TPosition::VECCALC> partBuf_;  // one slice's partial rows
     uint32_t tileLength_ = 0;  // rows per base block (baseM)
     uint64_t D_ = 0;           // columns of the current base block
     uint64_t Dp_ = 0;          // UB row pitch (baseN)
@@ -182,7 +285,7 @@ extern "C" __global__ __aicore__ void matmul_softmax_custom(GM_ADDR a, GM_ADDR b
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     SetSysWorkspace(workspace);
     KernelMatmulSoftmax op;
-    op.Init(a, b, c, tiling);
+    op.Init(a, b, c, workspace, tiling);
     REGIST_MATMUL_OBJ(op.Pipe(), GetSysWorkSpacePtr(), op.mm, &tiling.cubeTiling);
     op.Process(tiling.cubeTiling);
 }
