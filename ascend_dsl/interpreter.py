@@ -325,6 +325,15 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             return OPS[op].ref(box).reshape(-1).to(_dt(t.dtype))  # a box reduction
         case ir.Op(op="cast", args=(a,), type=t):
             return _cast(_eval(a, env, views, scalars, sl), t.dtype)
+        case ir.Op(op="col_index", args=(d,)):  # element j of each of the tile's rows holds j
+            n = int(_eval(d, env, views, scalars, sl))
+            return torch.arange(n, dtype=torch.int32).expand(sl.stop - sl.start, n).clone()
+        case ir.Op(op="row_index" | "col_minus_row" as op, args=(p, d)):  # global row g holds g % P in every element
+            n, period = int(_eval(d, env, views, scalars, sl)), int(_eval(p, env, views, scalars, sl))
+            rows = (torch.arange(sl.start, sl.stop, dtype=torch.int64) % period).to(torch.int32).reshape(-1, 1)
+            if op == "col_minus_row":  # the lowering's col_index() - row_index()
+                return torch.arange(n, dtype=torch.int32).reshape(1, -1) - rows
+            return rows.expand(-1, n).clone()
         case ir.Op(op="gather", args=(a, i), type=t):
             rows, idx = _eval(a, env, views, scalars, sl), _eval(i, env, views, scalars, sl)
             outside = (idx < 0) | (idx >= rows.shape[-1])

@@ -119,12 +119,14 @@ def _gather(b, c: Call) -> ir.Expr:
     rows, index = b.expr(pos[0], tile), b.expr(pos[1], tile)
     if rows.type.kind is not ir.Kind.TILE or rows.type.layout is not ir.Layout.ROWS:
         raise b.err(E.TYPE, "gather's first argument is whole rows (a value loaded with x[r, :])", pos[0])
-    if index.type.kind is not ir.Kind.TILE or index.type.layout is not ir.Layout.COL \
+    if index.type.kind is not ir.Kind.TILE or index.type.layout not in (ir.Layout.COL, ir.Layout.ROWS) \
             or index.type.dtype not in (DType.I32, DType.I64):
-        raise b.err(E.TYPE, "gather's index is one integer per row (i32 or i64, loaded with idx[r])", pos[1])
+        raise b.err(E.TYPE, "gather's index is i32 or i64: one column per row (loaded with idx[r]) or one per element "
+                    "(whole rows, loaded with idx[r, :])", pos[1])
     if rows.type.dtype not in OPS["gather"].dtypes:
         raise b.err(E.DTYPE_UNSUPPORTED, f"gather does not support {rows.type.dtype}", pos[0])
-    return ir.Op("gather", (rows, index), ir.tile_of(rows.type.dtype, ir.Layout.COL), b.o.span(e))
+    # whole rows of indices: torch.gather(x, 1, idx) with idx shaped like x (lowering: Gather per row in UB)
+    return ir.Op("gather", (rows, index), ir.tile_of(rows.type.dtype, index.type.layout), b.o.span(e))
 
 
 @intrinsic("argmax", "argmin")
@@ -146,6 +148,33 @@ def _arg_reduce(b, c: Call) -> ir.Expr:
         raise b.err(E.DTYPE_UNSUPPORTED, f"'{c.name}' does not support {v.type.dtype}", c.pos[0],
                     f"supported: {', '.join(sorted(map(str, OPS[c.name].dtypes)))}; cast first")
     return ir.Op(c.name, (v,), ir.tile_of(DType.I64, ir.Layout.COL), b.o.span(c.node))
+
+
+def _symbol_value(name: str, span) -> ir.Expr:
+    """A shape dim as a scalar operand: a symbol's runtime value (i32), or a literal dim."""
+    if name.isdigit():
+        return ir.Const(int(name), ir.scalar_of(DType.I32), span)
+    return ir.Ref(name, ir.scalar_of(DType.I32), span)
+
+
+@intrinsic("col_index", "row_index")
+def _position(b, c: Call) -> ir.Expr:
+    """col_index() / row_index() in a row loop: whole i32 rows holding each element's column, or its row's index
+    along the rows' last dim (the loop's last split symbol), as torch.arange builds them for tril / triu masks."""
+    if c.pos or c.kw:
+        raise b.err(E.ARGS, f"{c.name}() takes no arguments", c.node, f"{c.name}()")
+    rows = b.scope.tile.shape
+    if rows.kind is not ir.LoopKind.ROWS or b.scope.tile.cube is not None:
+        raise b.err(E.UNSUPPORTED, f"{c.name}() is a position inside whole rows: it needs a row loop (a split over "
+                    "the rows of 2-D or higher tensors)", c.node,
+                    "for blk in split(B, cores=AIV): for r in tile(blk, size=auto): ... select(col_index() <= "
+                    "row_index(), load(x[r, :]), 0.0)")
+    span = b.o.span(c.node)
+    length = _symbol_value(rows.row[0], span)
+    for d in rows.row[1:]:
+        length = ir.Op("mul", (length, _symbol_value(d, span)), ir.scalar_of(DType.I32), span)
+    args = (length,) if c.name == "col_index" else (_symbol_value(rows.rows[-1], span), length)
+    return ir.Op(c.name, args, ir.tile_of(DType.I32, ir.Layout.ROWS), span)
 
 
 def _flag(b, v, node) -> bool:

@@ -32,11 +32,12 @@ class Rule(Enum):
     SELECT = "select"  # (mask, a, b): a and b share a dtype, result has it
     CAST = "cast"  # (x, dtype): result has the named dtype
     REDUCE = "reduce"  # (x,) over the last axis of a row tile: one value per row
-    GATHER = "gather"  # (rows, per-row integer index): one value per row, the rows' dtype
+    GATHER = "gather"  # (rows, integer index per row or per element): per row / per element, the rows' dtype
     SCAN = "scan"  # (x,) along the last axis of a row tile: same shape, running sum / product
     POOL = "pool"  # (plane, kernel, stride, padding, dilation): a window over the trailing (spatial) dims of a plane
     ARG_REDUCE = "arg_reduce"  # (x,) over the last axis of a row tile: the i64 column of each row's first max / min
     RESIZE = "resize"  # (plane,): the plane resampled to the stored tensor's spatial size (nearest / linear)
+    POSITION = "position"  # (scalar shape operands): whole i32 rows holding each element's column / row index
 
 
 FLOATS = frozenset({DType.F16, DType.BF16, DType.F32})
@@ -130,7 +131,7 @@ _op("tanh", 1, Rule.SAME, FLOATS, lambda a: a.tanh(), "hyperbolic tangent (lower
     host_c="std::tanh({0})")
 _op("sigmoid", 1, Rule.SAME, FLOATS, lambda a: a.sigmoid(), "1 / (1 + e**-a) (lowered via exp)",
     fold=lambda a: 1 / (1 + math.exp(-a)), host_c="(1.0f / (1.0f + std::exp(-{0})))")
-_op("pow", 2, Rule.SAME, FLOATS, lambda a, b: _torch().pow(a, b), "a ** b of scalars (any exponent)",
+_op("pow", 2, Rule.SAME, FLOATS, lambda a, b: _torch().pow(a, b), "a ** b (tiles: composed by legalize)",
     vector_math="Ln, Exp", fold=math.pow, host_c="std::pow({0}, {1})")  # on the device: exp(e * ln|b|) with torch.pow's signs and limits
 _op("erf", 1, Rule.SAME, FLOATS, _erf, "error function (lowered to a rational approximation, |err| < 1.5e-7)",
     fold=math.erf, host_c="std::erf({0})")
@@ -162,10 +163,20 @@ _op("reduce_min", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.amin(dim=1, 
 
 _op("gather", 2, Rule.GATHER, FLOATS | {DType.I32},
     lambda a, idx: _torch().gather(a, 1, idx.long()), "per row: the element of each row at a column index")
+# the lowering's form of gather with whole rows of indices (lowering/passes/legalize.py): i32 byte offsets
+_op("gather_bytes", 2, Rule.GATHER, FLOATS | {DType.I32},
+    lambda a, off: _torch().gather(a, 1, off.long() // a.element_size()), "gather at byte offsets (lowering only)")
 _op("argmax", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmax(dim=1, keepdim=True),
     "per row (axis=1): the column of the first maximum, i64", api="ReduceMax")
 _op("argmin", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmin(dim=1, keepdim=True),
     "per row (axis=1): the column of the first minimum, i64", api="ReduceMin")
+#: Positions in a row loop (ascend_dsl/intrinsics.py `_position`): whole rows of i32. col_index(D): element j of
+#: each row holds j; row_index(P, D): every element of global row g holds g % P (P: the loop's last row symbol,
+#: so a [B, N, M] tensor's rows hold their index along N). The interpreter builds them from the tile's rows.
+_op("col_index", 1, Rule.POSITION, {DType.I32}, None, "the column index of each element of whole rows (i32)")
+_op("row_index", 2, Rule.POSITION, {DType.I32}, None, "the row index (along the rows' last dim) of each element (i32)")
+# the lowering's fusion of col_index() - row_index() (lowering/passes/legalize.py): one CreateVecIndex per row
+_op("col_minus_row", 2, Rule.POSITION, {DType.I32}, None, "col_index() - row_index() (lowering only)")
 _op("reduce_prod", 1, Rule.REDUCE, FLOATS, lambda a: a.float().prod(dim=1, keepdim=True),
     "product over each row (axis=1); f16 multiplies in f32", chunk=("reduce_prod", Combine.MUL), call="prod")
 
@@ -262,7 +273,8 @@ COMPARE_OPERATORS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "
 #: The DSL's calls of ops: every op by its call name, but those written only as operators (a + b, -a, a < b,
 #: a ** b) and the lowering's own (copy).
 CALLABLE = tuple(sorted({i.call or i.name for i in OPS.values()
-                         if i.name not in {*BINARY_OPERATORS.values(), *COMPARE_OPERATORS.values(), "neg", "pow", "copy"}}))
+                         if i.name not in {*BINARY_OPERATORS.values(), *COMPARE_OPERATORS.values(), "neg", "pow", "copy",
+                                           "gather_bytes", "col_minus_row"}}))
 
 #: Constant exponents `x ** c` accepted, with the op sequence they expand to.
 POW_EXPONENTS = (2, 3, 4, 0.5, -0.5, -1, 1)

@@ -880,10 +880,14 @@ class _Builder:
         base = self.expr(e.children[0], tile)
         exp_node = self.expr(e.children[1], tile)
         if not isinstance(exp_node, ir.Const) or exp_node.value not in POW_EXPONENTS:
-            if base.type.kind is ir.Kind.SCALAR and exp_node.type.kind is ir.Kind.SCALAR:
-                return self.op("pow", [base, exp_node], e)  # scalars: any exponent (torch.pow semantics)
-            raise self.err(E.UNSUPPORTED, "'**' needs a constant exponent on a tile", e.children[1],
-                           f"supported exponents: {', '.join(map(str, POW_EXPONENTS))}; use exp(y * log(x)) otherwise")
+            # any other exponent, scalar or tile: torch.pow (tiles: lowering/passes/legalize.py composes it with
+            # comparisons and selects, which take flat tiles or whole rows only)
+            if any(x.type.kind is ir.Kind.TILE and x.type.layout not in (ir.Layout.FLAT, ir.Layout.ROWS)
+                   for x in (base, exp_node)):
+                raise self.err(E.UNSUPPORTED, "'**' with this exponent takes flat tiles or whole rows (not per-row "
+                               "values, row vectors or boxes)", e, "the constant exponents " + ", ".join(map(str, POW_EXPONENTS))
+                               + " take any tile; for x > 0, exp(e * log(x))")
+            return self.op("pow", [base, exp_node], e)
         c = exp_node.value
         if c == 1:
             return base

@@ -55,6 +55,10 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
         case ir.Op(op=op, args=(a,)) if OPS[op].rule in (Rule.REDUCE, Rule.ARG_REDUCE):
             axis = _box_axis[-1] if a.type.layout is ir.Layout.BOX else 1
             return f"{OPS[op].call or op}({expr(a)}, axis={axis})"
+        case ir.Op(op="col_minus_row"):
+            return "col_index() - row_index()" if parent <= _PREC["sub"] else "(col_index() - row_index())"
+        case ir.Op(op=op) if OPS[op].rule is Rule.POSITION:  # its operands are the loop's shapes
+            return f"{op}()"
         case ir.Op(op="cast", args=(a,), type=ty):
             return f"cast({expr(a)}, {ty.dtype})"
         case ir.Op(op=op, args=(a, b)) if op in _INFIX:

@@ -149,6 +149,11 @@ EXAMPLE_SHAPES.update({
                                    {"batch_size": 2, "seq_len": 30, "vocab_size": 1000, "hidden": 1001},
                                    {"batch_size": 1, "seq_len": 3, "vocab_size": 7, "hidden": 100003}],  # chunked
     "index/masked_fill": [{}, {"batch_size": 1, "dim": 1000003}],
+    # positions (col_index / row_index): matrices of odd sizes, wider and taller than square, several per tile
+    # (rows of 100003 do not fit UB: chunked, 3 rows over groups of cores)
+    **{f"index/{name}": [{"batch_size": 3, "dim1": 5, "dim2": 77}, {"batch_size": 2, "dim1": 50, "dim2": 1001},
+                         {"batch_size": 1, "dim1": 3, "dim2": 100003}] for name in ("tril", "triu")},
+    "index/causal_softmax": [{"batch_size": 3, "seq_len": 37}, {"batch_size": 2, "seq_len": 1001}],
     "index/embedding_scaled": [{"batch_size": 2, "seq_len": 5, "vocab_size": 9, "d_model": 20},
                                {"batch_size": 3, "seq_len": 67, "vocab_size": 1000, "d_model": 1001}],
 })
@@ -217,6 +222,7 @@ SCALE_SHAPES = [
     {"batch_size": 16, "in_channels": 64, "out_channels": 128, "height": 256, "width": 256},  # issue 14's conv
     {"batch_size": 16, "in_channels": 64, "out_channels": 128, "length": 65536},
     {"batch_size": 4, "in_channels": 32, "out_channels": 64, "depth": 16, "height": 64, "width": 64},
+    {"batch_size": 64, "seq_len": 4096},  # attention-score rows: 64 batches x heads of 4096 x 4096 (causal softmax)
 ]
 _WHOLE_KEYS = "the softmax stage holds whole rows of N (the key length) in UB (N up to about 580)"
 #: Kernels with a documented size limit that an entry of SCALE_SHAPES would exceed: (the benchmark-scale
@@ -232,6 +238,8 @@ SCALE_LIMITED = {
     **{f"resize/{name}": ([{"batch_size": 64, "channels": 128, "length": 8192}],
                           "a 1-D plane is one row: it must fit UB with its output row (no column bands yet)")
        for name in ("interpolate_linear1d", "downsample_nearest1d")},
+    "index/gather_dim1": ([{"batch_size": 4096, "dim": 4096}],
+                          "a per-element gather holds whole rows of x, the i64 indices and y in UB (f32: about 4,500)"),
     "fuse/matmul_softmax": ([{"M": 8192, "K": 4096, "N": 512}],
                             "the softmax epilogue holds whole rows of N in UB (N up to about 580 in f32)"),
 }

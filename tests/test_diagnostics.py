@@ -359,10 +359,11 @@ def test_cube_split_needs_output_dimensions():
     assert "split(M, N, cores=AIC)" in d.message
 
 
-def test_unsupported_pow_exponent():
-    text = body("xt = load(x[t])", "store(y[t], xt ** 5)  # MARK")
-    d = _check(_fail(text), "UNSUPPORTED", _marker_line(text), _col(text, "5)"), "'**' needs a constant exponent")
-    assert "supported exponents" in d.hint
+def test_pow_of_integer_tiles_is_dtype_unsupported():
+    text = HEAD.replace("Tensor[f32", "Tensor[i32") + "            store(y[t], load(x[t]) ** 5)  # MARK\n"
+    d = _check(_fail(text), "DTYPE-UNSUPPORTED", _marker_line(text), _col(text, "load(x[t]) **"),
+               "'pow' does not support i32")
+    assert d.hint == "supported: bf16, f16, f32"
 
 
 def test_no_kernel_in_adsl_file(tmp_path):

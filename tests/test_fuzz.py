@@ -290,3 +290,19 @@ def test_generator_stage_stream_leaves_the_main_stream_unchanged():
             k = parse_text(p.text(), "s.adsl")[0].instantiate()
             assert p.name.startswith("s") and k.workspaces and p.kind == "chain", p.text()
     assert mixed == alone
+
+
+def test_generator_draws_positions_and_is_the_same_in_every_process():
+    """Side draws (index tables, argmax, positions, ...) once seeded from hash(rng.getstate()), whose None
+    hashes by address on Python 3.11: a seed then generated other programs in another process."""
+    import subprocess
+    import sys
+
+    code = ("import hashlib, random; from npu_harness.fuzz.gen import generate; rng = random.Random(7); "
+            "texts = [generate(rng, i, i).text() for i in range(150)]; "
+            "print(sum('col_index()' in t for t in texts), hashlib.sha256(''.join(texts).encode()).hexdigest())")
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                           check=True).stdout for _ in range(2)}
+    assert len(runs) == 1, runs
+    positions, _ = next(iter(runs)).split()
+    assert int(positions) > 0

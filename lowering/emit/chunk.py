@@ -14,7 +14,7 @@ from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from ..vector_scan import SCAN_APIS
-from . import row_gather, row_groups
+from . import positions, row_gather, row_groups
 from .shared import (
     IDENTITY,
     BufferView,
@@ -102,6 +102,10 @@ class _ChunkStageWriter(StageWriter):
         self.chunk, self.pid, self.scans = chunk, pid, 0
 
     def vec_op(self, s: ir.VecOp, count: str = "count") -> None:
+        if s.api in positions.APIS:  # col_index() / row_index() over the chunk
+            self.mark(s.span)
+            self.lines += positions.chunk_lines(s, c_scalar(s.srcs[0], DType.I64))
+            return None
         if s.api not in SCAN_APIS.values():
             return super().vec_op(s, count)
         self.mark(s.span)
@@ -212,7 +216,8 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
         passes.append(ChunkPassView(
             suffix, p_index, pid, loc(ctx, p.loop.span), field, comment, f"{field}_", p.max_chunk, buffers,
             tuple(f"pipe.InitBuffer({b.member}, {b.init_args});" for b in buffers), tuple(acc_init),
-            tuple(stages[ir.StageKind.COPYIN]), (*head, *stages[ir.StageKind.COMPUTE], *tail),
+            (*(["chunkCol_ = offset;  // col_index(): the chunk's first column"] if positions.uses_col(p.loop) else []),
+             *stages[ir.StageKind.COPYIN]), (*head, *stages[ir.StageKind.COMPUTE], *tail),
             tuple(stages[ir.StageKind.COPYOUT]), tuple(reads),
             tuple(row_groups.group_combine(pid, p.reductions)) if grouped and p.reductions else (),
             any(dict(op.attrs)["reverse"] == "true" for op in scans)))

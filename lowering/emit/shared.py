@@ -23,7 +23,7 @@ from ascend_dsl.ops import OPS, Rule
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
 from ..vector_scan import compensated, scratch_rows, segment
-from . import arg_reduce, launch_scalars, row_gather
+from . import arg_reduce, launch_scalars, positions, row_gather
 from .launch_scalars import LaunchScalarView
 
 GENERATOR = "ascend-dsl"
@@ -529,6 +529,10 @@ class RowStageWriter(StageWriter):
             self.reduce(s)
         elif s.api == "GatherRows":
             self.gather(s)
+        elif s.api == "GatherElems":
+            self.gather_elements(s)
+        elif s.api in positions.APIS:  # per row: CreateVecIndex / Duplicate of the row's index
+            self.lines += positions.row_lines(s, c_scalar(s.srcs[0], DType.I64))
         elif s.api in ("ArgMax", "ArgMin"):
             dt = self.buffers[s.srcs[0]].buffer.dtype
             self.lines += arg_reduce.row_lines(s, find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name,
@@ -567,6 +571,18 @@ class RowStageWriter(StageWriter):
                        "for (uint32_t i = 0; i < count; ++i) {",
                        f"    const uint32_t col = static_cast<uint32_t>({idx}.GetValue(i));",
                        f"    {s.dst}.SetValue(i, {rows}.GetValue(i * Dp_ + col));", "}", *sync("S_V")]
+
+    def gather_elements(self, s: ir.VecOp) -> None:
+        """dst[i, j] = src[i, idx[i, j]] (offsets: idx * sizeof(T), legalize.py): each row is copied to a row scratch
+        of Dp_ elements first, so an index past the row reads its padding (never written: the emulator reports it
+        reaching GM) or leaves the scratch (Gather's bounds check), never the next row."""
+        src, offsets = s.srcs
+        dt = self.buffers[src].buffer.dtype
+        row = find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name
+        self.lines += ["for (uint32_t i = 0; i < count; ++i) {",
+                       f"    DataCopy({row}, {src}[i * Dp_], static_cast<uint32_t>(Dp_));",
+                       f"    Gather({s.dst}[i * Dp_], {row}, {offsets}[i * Dp_].ReinterpretCast<uint32_t>(), 0u, "
+                       "static_cast<uint32_t>(D_));", "}"]
 
     def reduce(self, s: ir.VecOp) -> None:
         (src,) = s.srcs

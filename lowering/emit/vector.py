@@ -17,7 +17,7 @@ from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
 from ..tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, block_granule
-from . import acc_workspace, arg_reduce, launch_scalars, row_gather, row_groups, slots
+from . import acc_workspace, arg_reduce, launch_scalars, positions, row_gather, row_groups, slots
 from .chunk import ChunkPassView, ChunkView, kernel_chunks
 from .shared import (
     IDENTITY,
@@ -146,7 +146,7 @@ def share_views(kernel: ir.Kernel, tensors: tuple[TensorView, ...], start: str, 
     `count` rows from row `start`: the global row of per-channel reads and the views of the split tensors
     (rows split over a group of cores re-point them at the group's row: emit/row_groups.py)."""
     split, tl = _phases(kernel)[0]
-    lines = [f"rowStart_ = {start};"] if _periodic_tensors(kernel) or kernel.slot_accumulators else []
+    lines = [f"rowStart_ = {start};"] if _needs_row_start(kernel) else []
     for t in tensors:
         view, shared = _gm_view(kernel, split, tl, t, start, count)
         lines += view if shared else []
@@ -163,8 +163,8 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, fields: dict) -> list[str]:
         lines += [f"D_ = {row_len};", "Dp_ = (D_ + 127) / 128 * 128;  // UB row pitch: whole repeats"]
     lines += [f"{s.member} = tiling.{s.name};" for s in fields["scalars"]]
     lines += [f"{sym}_ = tiling.{sym};" for sym in value_symbols(kernel, tl)]
-    if _periodic_tensors(kernel) or kernel.slot_accumulators:
-        lines.append("rowStart_ = start;  // per-channel tensors are indexed by the global row")
+    if _needs_row_start(kernel):
+        lines.append("rowStart_ = start;  // per-channel tensors and row_index() read the global row")
     lines += [line for t in fields["tensors"] for line in _gm_view(kernel, split, tl, t, "start", "blockLength_")[0]]
     for s in kernel.body:
         if isinstance(s, ir.ScalarLoad):  # one scalar read of GM per core, before any tile
@@ -178,6 +178,11 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, fields: dict) -> list[str]:
                      + ("// two 32-byte slots per core: consecutive combines alternate between them"
                         if acc_workspace.regions(kernel) > 1 else "// one 32-byte slot per core"))
     return lines
+
+
+def _needs_row_start(kernel: ir.Kernel) -> bool:
+    """Whether Compute or CopyIn reads the global row: per-channel tensors, slot accumulators, positions."""
+    return bool(_periodic_tensors(kernel) or kernel.slot_accumulators or positions.used(kernel))
 
 
 def _periodic_tensors(kernel: ir.Kernel) -> list[str]:
@@ -317,8 +322,8 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
                                     if b.buffer.role is ir.BufferRole.SLOT_TOTALS])
     acc_init += scan_table_lines(buffers)
     copyin = stages[ir.StageKind.COPYIN]
-    if _slot_updates(tl):  # Compute maps rows to slots: the tile's first row
-        copyin.insert(0, "tileRow_ = offset;  // the rows' slots are found in Compute")
+    if _slot_updates(tl) or positions.uses_row(tl):  # Compute maps rows to slots / row indices: the tile's first row
+        copyin.insert(0, "tileRow_ = offset;  // the tile's global rows are found in Compute")
     return PhaseView(suffix, loc(ctx, tl.span), f"tileLength{suffix}_", "blockLength_", tl.max_tile,
                      AUTO_TILE_GRANULE if tl.size is None else tl.size, buffers,
                      tuple(f"pipe.InitBuffer({b.member}, {b.init_args});" for b in buffers), tuple(acc_init),
@@ -340,8 +345,11 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
     kernel_scalars = [f"float {n}_ = 0.0f;" for n in dict.fromkeys(kscalars)]
     kernel_scalars += [f"uint64_t {sym}_ = 0;  // shape symbol read as a value" for sym in value_symbols(kernel, tl)]
     periodic = _periodic_tensors(kernel)
-    kernel_scalars += ["uint64_t rowStart_ = 0;  // this core's first row"] if periodic or kernel.slot_accumulators \
-        else []
+    kernel_scalars += ["uint64_t rowStart_ = 0;  // this core's first row"] if _needs_row_start(kernel) else []
+    if positions.used(kernel) and not kernel.slot_accumulators:  # (the slot members declare it)
+        kernel_scalars.append("uint64_t tileRow_ = 0;  // first row of the tile in flight (set by CopyIn, read by Compute)")
+    if positions.used(kernel):
+        kernel_scalars.append("uint64_t chunkCol_ = 0;  // chunked rows: the chunk's first column (col_index())")
     kernel_scalars += [f"uint64_t {n}GmPeriod_ = 0;  // rows n*C + c read {n}[c]" for n in periodic]
     kernel_scalars += row_gather.member_lines(kernel, lambda n: tensors[n].gm)
     kernel_scalars += slots.members(kernel, ctx) if kernel.slot_accumulators else []

@@ -150,6 +150,9 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             # ReduceSum/Max/Min need a scratch tensor (a row) and write their result to a 32-byte block.
             scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW, ir.BufferRole.REDUCE_TMP)
             scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK, ir.BufferRole.REDUCE_OUT)
+        for dtype in {s.value.type.dtype for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op)
+                      and s.value.op == "gather_bytes"}:  # Gather reads one row at a time from a row of its own
+            scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW, ir.BufferRole.REDUCE_TMP)
         accs = [s for s in stmts if isinstance(s, ir.Accumulate)]
         for dtype, layout in sorted({(s.value.type.dtype, s.value.type.layout) for s in accs}, key=str):
             # An accumulated tile is reduced to one value (ReduceSum/Max/Min over the whole tile, or

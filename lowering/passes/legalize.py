@@ -80,6 +80,18 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
             return ir.Op("cast", (f32,), e.type, e.span)
         case "abs" if not e.type.dtype.is_float:  # Abs takes f16/f32 only: |x| = max(x, -x)
             return _op("max", e, x, _op("mul", e, x, ir.Const(-1, ir.scalar_of(e.type.dtype), e.span)))
+        case "gather" if e.type.layout is ir.Layout.ROWS:
+            # whole rows of indices: the vector Gather reads i32 byte offsets (ascendc_next.md §3.1)
+            idx = e.args[1]
+            i32 = ir.ValType(idx.type.kind, DType.I32, idx.type.layout)
+            if idx.type.dtype is not DType.I32:
+                idx = ir.Op("cast", (idx,), i32, e.span)
+            offsets = ir.Op("mul", (idx, ir.Const(x.type.dtype.size, ir.scalar_of(DType.I32), e.span)), i32, e.span)
+            return ir.Op("gather_bytes", (x, offsets), e.type, e.span)
+        case "sub" | "lt" | "le" | "gt" | "ge" | "eq" | "ne" if (fused := _col_minus_row(e)) is not None:
+            return fused
+        case "pow":
+            return _power(e)
         case "cast" if (steps := _cast_steps(x.type.dtype, e.type.dtype)):
             for dt in steps:
                 x = ir.Op("cast", (x,), ir.ValType(x.type.kind, dt, x.type.layout), e.span)
@@ -128,6 +140,65 @@ def _f16_division_exact(a: ir.Expr, b: ir.Expr) -> bool:
         return d is not None and d != 0 and _F16_MIN_NORMAL <= abs(1.0 / d) <= _F16_MAX
     n = _const(a)
     return n is not None and abs(n) <= _F16_MAX and b.type.layout is not ir.Layout.COL
+
+
+_SWAPPED_CMP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def _col_minus_row(e: ir.Op) -> ir.Expr | None:
+    """col_index() - row_index() is one CreateVecIndex per row starting at -row (lowering/emit/positions.py), and
+    col_index() OP row_index() is (col_index() - row_index()) OP 0 (exact: i32 positions are far from overflow)."""
+    a, b = e.args
+    if not (isinstance(a, ir.Op) and isinstance(b, ir.Op) and {a.op, b.op} == {"col_index", "row_index"}):
+        return None
+    col, row = (a, b) if a.op == "col_index" else (b, a)
+    fused = ir.Op("col_minus_row", row.args, col.type, e.span)
+    if e.op == "sub":
+        return fused if a is col else None
+    zero = ir.Const(0, ir.scalar_of(DType.I32), e.span)
+    return ir.Op(e.op if a is col else _SWAPPED_CMP[e.op], (fused, zero), e.type, e.span)
+
+
+#: |b| from here on: every f32 is an even integer (the spacing of f32 is 2 or more); below it, b fits an i32 exactly.
+_POW_EVEN_ABOVE = 16777216.0
+
+
+def _power(e: ir.Op) -> ir.Expr:
+    """a ** b with a tile operand, as torch.pow: exp(b * ln|a|), negated for a < 0 and an odd integer b, NaN for
+    a < 0 and a fractional b (but a = -inf: inf or 0); b = 0 gives 1 (even for a NaN a); |a| = 1 takes exp(0) = 1
+    (so 1 ** nan = 1 and (-1) ** inf = 1, where b * ln|a| is NaN; (-1) ** b then gets its sign or NaN). In f32 (f16 operands are widened, the result rounded once, as PyTorch does). Whether b is an integer and
+    odd: trunc by the float -> i32 -> float casts (exact below 2^24; above, every float is even: b taken as 0)."""
+    a, b = e.args
+    if e.type.dtype is not DType.F32:
+        wide = ir.Op("pow", (_widened(a), _widened(b)), ir.ValType(e.type.kind, DType.F32, e.type.layout), e.span)
+        return ir.Op("cast", (_power(wide),), e.type, e.span)
+    ty = e.type
+    mask_ty = ir.ValType(ty.kind, DType.BOOL, ty.layout)
+
+    def op(name: str, *args: ir.Expr) -> ir.Op:
+        return ir.Op(name, args, mask_ty if name in ("lt", "ge", "eq") else ty, e.span)
+
+    def c(v: float) -> ir.Const:
+        return ir.Const(v, ir.scalar_of(DType.F32), e.span)
+
+    def tile(v: ir.Expr, other: ir.Expr) -> ir.Expr:  # a scalar operand as a tile (the masks below are tiles)
+        return v if v.type.kind is ir.Kind.TILE else op("select", op("eq", other, other), v, v)
+
+    a, b = tile(a, b), tile(b, a)
+    ab = op("abs", a)
+    m = op("exp", op("select", op("eq", ab, c(1.0)), c(0.0), op("mul", b, op("log", ab))))  # |a| = 1: 1 (b = inf, nan)
+    bs = op("select", op("ge", op("abs", b), c(_POW_EVEN_ABOVE)), c(0.0), b)
+    i32 = ir.ValType(ty.kind, DType.I32, ty.layout)
+
+    def trunc(v: ir.Expr) -> ir.Expr:
+        return op("cast", ir.Op("cast", (v,), i32, e.span))
+
+    half = op("mul", bs, c(0.5))
+    signed = op("select", op("eq", trunc(half), half), m, op("mul", m, c(-1.0)))  # even: m, odd: -m
+    fractional = op("select", op("eq", a, c(float("-inf"))), m, c(float("nan")))
+    negative = op("select", op("eq", trunc(bs), bs), signed, fractional)
+    r = op("select", op("lt", a, c(0.0)), negative, m)
+    return op("select", op("eq", b, c(0.0)), c(1.0), r)
 
 
 def legalize_scalar(e: ir.Expr) -> ir.Expr | None:

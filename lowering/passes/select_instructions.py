@@ -113,6 +113,10 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
     if op == "reduce_mean":
         d = ir.RowLength(ir.scalar_of(e.type.dtype), span)
         return [v("ReduceSum", args[0]), v("Muls", dst, ir.Op("reciprocal", (d,), d.type, span))]
+    if info.rule is Rule.POSITION:  # per row: CreateVecIndex / Duplicate (lowering/emit/positions.py)
+        return [v({"col_index": "ColIndex", "row_index": "RowIndex", "col_minus_row": "ColMinusRow"}[op], *args)]
+    if op == "gather_bytes":  # per row: the row copied to a row scratch, then Gather (lowering/emit/shared.py)
+        return [v("GatherElems", args[0], args[1])]
     if op == "gather":  # a scalar loop over the rows (emitted by the row stage writer)
         return [v("GatherRows", args[0], args[1])]
     if op in ("argmax", "argmin"):  # ReduceMax / ReduceMin with calIndex per row (lowering/emit/arg_reduce.py)
@@ -135,7 +139,8 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
 
 def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) -> ir.VecOp | ir.PerRow:
     """A row loop's instruction whose tile operands mix whole rows with per-row values or row vectors."""
-    if s.api in SCALAR_LOOP_APIS or s.api in SCAN_APIS.values() or s.api.startswith("Reduce") or s.api in ("GatherRows", "ArgMax", "ArgMin"):
+    if s.api in SCALAR_LOOP_APIS or s.api in SCAN_APIS.values() or s.api.startswith("Reduce") \
+            or s.api in ("GatherRows", "GatherElems", "ArgMax", "ArgMin", "ColIndex", "RowIndex", "ColMinusRow"):
         return s  # row by row by construction (scalar loops, reductions per row)
     dst_layout = buffers[s.dst].layout
     tiles = [o for o in s.srcs if isinstance(o, str)]
@@ -170,6 +175,15 @@ def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) ->
     return ir.PerRow(cols[0], tuple(ops), s.span)
 
 
+def _row_index_period(vo: ir.VecOp, row: tuple[str, ...]) -> ir.VecOp:
+    """row_index()'s period is the loop's last row symbol; when that is also the row length (square matrices,
+    `[B, S, S]`), it is the loop's row length (the kernel's D_ member holds it)."""
+    period, *rest = vo.srcs
+    if isinstance(period, ir.Ref) and (period.name,) == row:
+        period = ir.RowLength(period.type, period.span)
+    return replace(vo, srcs=(period, *rest))
+
+
 def scalar_form(e: ir.Expr, sink: DiagnosticSink, lift: bool) -> ir.Expr:
     """`e` as the scalar unit computes it: ops it lacks on one element of the vector unit (VectorMath, when
     `lift`); an op with neither form is a located error."""
@@ -195,7 +209,11 @@ def _steps(plan: ir.ChunkPlan, sink: DiagnosticSink) -> ir.ChunkPlan:
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     sink = DiagnosticSink()
 
+    row_shape: list[tuple[str, ...]] = [()]  # the row of the last row loop (its chunk passes come right after it)
+
     def body(tl: ir.TileLoop) -> ir.TileLoop:
+        if tl.kind is ir.LoopKind.ROWS:
+            row_shape[0] = tl.shape.row
         buffers = {b.name: b for b in tl.buffers_decl}
         out: list[ir.Stmt] = []
         for s in tl.body:
@@ -205,6 +223,8 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 for vo in lower_op(s.name, s.value):
                     vo = replace(vo, span=s.span, srcs=tuple(o if isinstance(o, str) else scalar_form(o, sink, False)
                                                              for o in vo.srcs))
+                    if vo.api in ("RowIndex", "ColMinusRow"):
+                        vo = _row_index_period(vo, row_shape[0])
                     out.append(per_row(vo, buffers, sink) if tl.kind is ir.LoopKind.ROWS else vo)
             elif isinstance(s, ir.Store):
                 out.append(ir.CopyOut(s.tensor, s.index, s.value.name, s.span))

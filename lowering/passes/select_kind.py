@@ -17,6 +17,7 @@ from dataclasses import replace
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink
 from ascend_dsl.diagnostics import ErrorCode as E
+from ascend_dsl.dtypes import DType
 from ascend_dsl.ops import OPS, POOLS, Rule
 
 from ..context import PassContext
@@ -74,6 +75,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                        "loop only", others[0].span, "write the kernel-scope work as a second kernel")
     else:
         _check_row_gathers(kernel, sink)
+        _check_element_gathers(kernel, ctx, sink)
         if kernel.slot_accumulators and _rows(first_tile) is None:
             sink.error(E.UNSUPPORTED, "slot accumulators need row loops", kernel.slot_accumulators[0].span)
         for split in splits:
@@ -83,6 +85,20 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                            "fit the 32-byte slot each core writes", split.span, "split the work into two loops")
     sink.raise_if_any()
     return replace(kernel, kind=kind)
+
+
+def _check_element_gathers(kernel: ir.Kernel, ctx: PassContext, sink: DiagnosticSink) -> None:
+    """Tile casts from i64 (the indices of gather(rows, load(idx[r, :])) go to i32 this way) need a vector Cast
+    int64 -> *, which the CANN Cast tables list for Atlas A2 only (docs/design.md, "Cast pairs")."""
+    if ctx.target.soc_family != "ascend310p":
+        return
+    for s in ir.walk(kernel.body):
+        if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op) and s.value.op == "cast" \
+                and s.value.type.kind is ir.Kind.TILE and s.value.args[0].type.dtype is DType.I64:
+            sink.error(E.UNSUPPORTED, f"{ctx.target.name} has no vector Cast from int64 (i64 indices of a per-element "
+                       "gather are converted to i32 this way)", s.span,
+                       "declare the index tensor i32, or target an ascend910b")
+            return
 
 
 def _check_row_gathers(kernel: ir.Kernel, sink: DiagnosticSink) -> None:

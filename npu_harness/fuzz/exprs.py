@@ -2,7 +2,7 @@
 
 `Exprs` builds an expression of a requested dtype and layout from the values in scope, over the whole
 element-wise op set: + - * /, max min, neg abs exp log sqrt rsqrt reciprocal relu tanh sigmoid erf,
-`**` with the constant exponents, comparisons feeding select, casts through narrower dtypes, and scalar
+`**` with the constant exponents and with tile exponents, comparisons feeding select, casts through narrower dtypes, and scalar
 sub-expressions (parameters, literals, shape symbols, kernel-scope scalars; with exp/log/pow/select/cast on them,
 which the compiler hoists out of the loop). Layouts follow the language's broadcasting: whole rows take
 per-row values and row vectors; per-row values and row vectors combine only with their own kind.
@@ -144,6 +144,13 @@ class Exprs:
             return Node(f"{op}({{0}})", (a,), dtype, layout)
         if k < 0.75:
             return Node("(-{0})", (self.tile(dtype, layout, depth - 1),), dtype, layout)
+        if k < 0.8 and not integer and layout in ("flat", "rows") and r.random() < 0.3:  # a tile exponent (torch.pow)
+            a = self.tile(dtype, layout, depth - 1)
+            b = Node("min(max({0}, -6.0), 6.0)", (self.tile(dtype, layout, depth - 1),), dtype, layout)
+            if r.random() < 0.5:  # a positive base: continuous in both operands
+                return Node("(abs({0}) + 0.5) ** {1}", (a, b), dtype, layout)
+            # any base, an integer exponent (negative bases: the sign of odd powers)
+            return Node(f"({{0}}) ** cast(cast({{1}}, i32), {dtype})", (a, b), dtype, layout)
         if k < 0.8 and not integer:
             exp = r.choice(POW)
             a = self.tile(dtype, layout, depth - 1)

@@ -2,7 +2,8 @@
 
 Kinds (weights in KINDS): flat tiles (f32 / f16 / bf16 / i32 data, explicit or auto tile sizes, one or
 two buffers), row tiles with reductions, row vectors, per-row values, scans and gather, rows read through an index
-tensor (`load(e[j[r], :])`, negative row numbers included), argmax / argmin into i64 outputs, rows longer than
+tensor (`load(e[j[r], :])`, negative row numbers included), argmax / argmin into i64 outputs, positions
+(`col_index()` / `row_index()` in formulas and masks), gathers along rows by whole rows of indices, rows longer than
 UB (chunked, and with fewer rows than cores: row groups), slot accumulators over [N, C, H, W] planes,
 boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims) and resampling (1-2), cube matmuls with
 vector epilogues, and conv1d/2d/3d on the cube (CONV kernels: stride, padding, dilation, groups, bias)
@@ -175,13 +176,19 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     idx = k.tensor("i", "i32", "B") if rows and kind == "rows" and rng.random() < 0.15 else None
     # rows read through an index tensor: load(e[j[r], :]) of a [V, D] table; drawn from a side generator so the
     # programs without one stay those the fixed-seed slices ran before it existed (no draw from `rng` here)
-    side = random.Random(hash(rng.getstate()))
+    side = random.Random(hash(rng.getstate()[1]))  # the ints: hash(None) varies by process
     table = None
     if rows and side.random() < 0.15:  # rows and long (chunked) rows
         table = (k.tensor("e", tname, "V, D"), k.tensor("j", side.choice(("i32", "i64")), "B"))
         sizes["V"] = side.randint(1, 40)
     # argmax / argmin of loaded rows (exact in both oracles: no rounding decides a tie) into an i64 output
     arg = (side.choice(("argmax", "argmin")), k.tensor("m", "i64", "B")) \
+        if rows and kind == "rows" and side.random() < 0.15 else None
+    # positions: col_index() / row_index() (whole i32 rows), as a formula's operand and as a tril-like mask
+    positions = rows and side.random() < 0.2  # long (chunked) rows too
+    diag = side.randint(-3, 3)
+    # gather along the row by whole rows of indices (torch.gather(x, 1, idx)); 310P has no Cast from int64
+    along = k.tensor("q", side.choice(("i32", "i64") if target != "ascend310p" else ("i32",)), shape_in) \
         if rows and kind == "rows" and side.random() < 0.15 else None
     for _ in range(rng.randint(0, 2)):
         k.scalar_param(integer=rng.random() < 0.3)
@@ -221,6 +228,20 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
             e = _cast(leaf(f"load({x}[:])" if lay == "row" else f"load({x}[{var}])", t, lay), compute, lay)
             body.append(Stmt(f"{v} = {{0}}", e, v))
             scope.tiles.append(leaf(v, compute, lay))
+        if positions:
+            v = k.fresh("v")
+            sign = side.choice(("-", "+"))
+            body.append(Stmt(f"{v} = cast(col_index() {sign} row_index(), {compute})", None, v))
+            scope.tiles.append(leaf(v, compute, "rows"))
+            w, a = k.fresh("v"), scope.of(compute, "rows")[0]
+            cmp = side.choice(("<=", ">=", "<", ">", "==", "!="))
+            body.append(Stmt(f"{w} = select(col_index() {cmp} row_index() + {diag}, {{0}}, {side.choice((0.0, -2.5))})",
+                             a, w))
+            scope.tiles.append(leaf(w, compute, "rows"))
+        if along is not None:
+            v = k.fresh("v")
+            body.append(Stmt(f"{v} = gather({{0}}, load({along}[{var}, :]))", side.choice(scope.of(compute, "rows")), v))
+            scope.tiles.append(leaf(v, compute, "rows"))
         ex = Exprs(rng, scope, rows=rows, integer_ops=integer)
         main = "rows" if rows else "flat"
         for _ in range(rng.randint(0, 3)):
@@ -377,7 +398,7 @@ def _window(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     body = (Stmt(f"store({y}[p], {op}(load({x}[p]), {kw}))"),)
     # resampling instead (1-2 spatial dims, DataCopyPad targets): drawn from a side generator so the main stream,
     # and with it every other program of a seed, is unchanged
-    side = random.Random(hash(rng.getstate()))
+    side = random.Random(hash(rng.getstate()[1]))  # the ints: hash(None) varies by process
     if rank < 3 and target != "ascend310p" and side.random() < 0.6:
         body = _resize_body(side, k, x, y, t, spatial_in, spatial_out, sizes, as_param)
     k.body.append(Loop("for blk in split(N * C, cores=AIV):", "for p in tile(blk, size=auto, buffers=2):", body))

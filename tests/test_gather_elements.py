@@ -1,0 +1,89 @@
+"""Element gather along the last dim: `gather(rows, load(idx[r, :]))`, torch.gather(x, 1, idx) with idx shaped
+like x (the vector Gather per row, at i32 byte offsets)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from dsl_snippets import first_tile, tile_error, tile_kernel
+
+from ascend_dsl import DslError, interpreter, ir, load_file, printer
+from lowering import lower
+from npu_harness.task import TaskRun
+from npu_harness.validate import validate_sim
+
+REPO = Path(__file__).resolve().parent.parent
+
+HEAD = '''@kernel
+def k(x: Tensor[f32, "B, D"], h: Tensor[f16, "B, D"], i: Tensor[i64, "B, D"], j: Tensor[i32, "B, D"],
+      f: Tensor[f32, "B, D"], y: Tensor[f32, "B, D"]):
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+'''
+
+
+def _k(body: str) -> ir.Kernel:
+    return tile_kernel(HEAD, body, "gather.adsl")
+
+
+def test_whole_rows_of_indices_gather_whole_rows():
+    k = _k("store(y[r, :], gather(load(x[r, :]), load(i[r, :])) * 2.0)")
+    (store,) = first_tile(k).body
+    assert store.value.args[0].type == ir.tile_of(ir.DType.F32, ir.Layout.ROWS)
+    assert "gather(load(x[r, :]), load(i[r, :]))" in printer.kernel(k)
+
+
+def test_interpreter_is_torch_gather_and_reports_indices_outside_the_row():
+    x, idx = torch.randn(5, 9), torch.randint(0, 9, (5, 9))
+    tensors = {"x": x, "h": x.half(), "i": idx, "j": idx.int(), "f": x, "y": torch.empty(5, 9)}
+    k = _k("store(y[r, :], gather(load(x[r, :]), load(j[r, :])))")
+    interpreter.run(k, tensors, num_cores=2, tile=18)
+    assert torch.equal(tensors["y"], torch.gather(x, 1, idx))
+    for bad in (9, -1):  # torch.gather rejects negative indices too
+        tensors["j"] = idx.int().clone()
+        tensors["j"][3, 4] = bad
+        with pytest.raises(DslError) as e:
+            interpreter.run(k, tensors, num_cores=2, tile=18)
+        d = e.value.diagnostics[0]
+        assert d.code == "INDEX" and f"column index {bad} is outside the rows' [0, 9)" in d.message and d.span.line == 6
+
+
+def test_index_must_be_integer_rows_or_per_row_values():
+    e = tile_error(HEAD, "store(y[r, :], gather(load(x[r, :]), load(f[r, :])))", "gather.adsl")
+    d = e.diagnostics[0]
+    assert d.code == "TYPE" and "one per element (whole rows" in d.message and d.span.line == 6
+
+
+def test_lowering_converts_indices_to_byte_offsets_and_copies_each_row_first():
+    project, _ = lower(_k("store(y[r, :], gather(load(x[r, :]), load(i[r, :])))"), "ascend910b1", "gather.adsl")
+    code = project.files["k_kernel.cpp"]
+    assert "Cast(tmp0, iLocal, RoundMode::CAST_NONE, count * Dp_);" in code  # int64 -> int32 (A2)
+    assert "Muls(tmp0, tmp0, 4, count * Dp_);" in code  # bytes of f32
+    assert "DataCopy(reduceTmp_f32, xLocal[i * Dp_], static_cast<uint32_t>(Dp_));" in code
+    assert "Gather(yLocal[i * Dp_], reduceTmp_f32, tmp0[i * Dp_].ReinterpretCast<uint32_t>(), 0u, " \
+           "static_cast<uint32_t>(D_));" in code
+
+
+def test_i64_indices_on_310p_are_a_located_error():
+    with pytest.raises(DslError) as e:
+        lower(_k("store(y[r, :], gather(load(x[r, :]), load(i[r, :])))"), "ascend310p", "gather.adsl")
+    d = e.value.diagnostics[0]
+    assert d.code == "UNSUPPORTED" and "no vector Cast from int64" in d.message and d.span.line == 6
+    lower(_k("store(y[r, :], gather(load(x[r, :]), load(j[r, :])))"), "ascend310p", "gather.adsl")  # i32: fine
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bad,code", [(37, "UB-UNINIT"), (-1, "UB-OOB"), (200, "UB-OOB")])
+def test_emulator_reports_an_index_outside_the_row(bad, code, tmp_path):
+    """Past the row: its padding (never written) reaches GM, or Gather reads outside the row scratch; never the next
+    row's data."""
+    adsl = REPO / "examples/index/gather_dim1.adsl"
+    kernel = load_file(adsl)[0].instantiate()
+    project, ctx = lower(kernel, "ascend910b1", adsl.name)
+    x = torch.randn(5, 37)
+    idx = torch.randint(0, 37, (5, 37))
+    idx[1, 3] = bad
+    res = validate_sim(kernel, ctx.lowered, project, ctx, TaskRun([x, idx], [x]), work_dir=tmp_path)
+    assert not res.ok and [e.code for e in res.sim_errors] == [code], res.summary() + res.detail
