@@ -181,7 +181,7 @@ def test_gather_picks_one_element_per_row_in_the_interpreter():
 
 
 @pytest.mark.parametrize("bad,needle", [
-    ("gather(load(x[r, :]), load(x[r, :]))", "one integer per row"),
+    ("gather(load(x[r, :]), load(x[r, :]))", "index is i32 or i64"),
     ("gather(load(idx[r]), load(idx[r]))", "whole rows"),
 ])
 def test_gather_argument_errors(bad, needle):
