@@ -302,6 +302,18 @@ def _check_load_or_store(body: tuple[ir.Stmt, ...], workspaces: set[str]) -> Non
 # ----------------------------------------------------------------------------- typed IR builder
 
 
+
+def _fold_ieee(info, values: list) -> float | None:
+    """A float constant where Python's math raises and PyTorch does not (exp(1000.0) = inf, log(0.0) = -inf,
+    sqrt(-1.0) = nan, 1.0 / 0.0 = inf): the op's PyTorch reference on float64 scalars, the IEEE value the
+    interpreter and the device compute too. None when that fails as well."""
+    import torch  # only for constants math cannot fold
+
+    try:
+        return float(info.ref(*[torch.tensor(float(v), dtype=torch.float64) for v in values]))
+    except (RuntimeError, TypeError, ValueError, ZeroDivisionError):
+        return None
+
 class _Builder:
     def __init__(self, origin: Origin):
         self.o = origin
@@ -977,7 +989,10 @@ class _Builder:
             try:
                 return ir.Const(info.fold(*[a.value for a in args2]), ir.scalar_of(dtype), span)
             except (ValueError, ZeroDivisionError, OverflowError):
-                raise self.err(E.TYPE, f"cannot evaluate {name} on these constants", node) from None
+                value = _fold_ieee(info, [a.value for a in args2]) if dtype.is_float else None
+                if value is None:
+                    raise self.err(E.TYPE, f"cannot evaluate {name} on these constants", node) from None
+                return ir.Const(value, ir.scalar_of(dtype), span)
         if dtype not in info.dtypes:
             raise self.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {dtype}", node,
                            f"supported: {', '.join(sorted(map(str, info.dtypes)))}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 from pathlib import Path
 
@@ -186,6 +187,18 @@ def test_constant_folding_and_literal_typing():
     consts = [e for e in ir.walk_expr(store.value) if isinstance(e, ir.Const)]
     assert [c.value for c in consts] == [6.0, -1.0]
     assert all(c.type == ir.scalar_of(DType.F32) for c in consts)
+
+
+
+@pytest.mark.parametrize("expr,want", [("exp(exp(10.0))", math.inf), ("log(0.0)", -math.inf),
+                                       ("sqrt(-1.0)", math.nan), ("1.0 / 0.0", math.inf), ("-1.0 / 0.0", -math.inf)])
+def test_constants_fold_to_the_ieee_value_pytorch_gives(expr, want):
+    """Python's math raises where PyTorch returns inf / nan; the folded constant is PyTorch's (it was a TYPE
+    error, 'cannot evaluate', found by the fuzzer: seed 43000)."""
+    text = KERNEL_BODY.replace("xt * a + 1.0", f"xt * ({expr})")
+    (store,) = [s for s in _stmts(_one(text)) if isinstance(s, ir.Store)]
+    (c,) = [e for e in ir.walk_expr(store.value) if isinstance(e, ir.Const)]
+    assert (math.isnan(c.value) and math.isnan(want)) or c.value == want
 
 
 # ----------------------------------------------------------------------------- .py files and @kernel
