@@ -314,3 +314,148 @@ def test_capped_rows_and_cores_validate_in_the_emulator(tmp_path):
     assert "sim: PASS" in r.stdout
     tiling = (tmp_path / "out/softmax_tiling.h").read_text()
     assert "at most 3 rows per tile" in tiling and "cores=5" in tiling
+
+
+# ----------------------------------------------------------------------------- chunk lengths (rows longer than UB)
+
+#: softmax f32 on 910B1: pass 0 (online max and sum) fits chunks of 15360 elements, pass 1 (exp, divide, store)
+#: 9216; every pass fits 15616 with buffers=1.
+SOFTMAX_LONG = ("--set", "batch_size=48", "--set", "dim=16384")
+
+
+def _chunk_text(chunk: str) -> str:
+    return SOFTMAX.read_text().replace("size=auto, buffers=2)", f"size=auto, buffers=2, {chunk})")
+
+
+def test_chunk_knob_is_offered_where_rows_can_run_in_chunks():
+    _, menu, _ = _menu(SOFTMAX, {"T": "f32"})
+    chunk = next(k for k in menu if k.key == "loop0.chunk")
+    assert (chunk.kind, chunk.current, chunk.granule, chunk.max_size) == ("chunk", "auto", 256, 15616)
+    assert "it chose 15360, 9216" in chunk.doc and "up to 9216 with buffers=2, 15616 with buffers=1" in chunk.doc
+    _, flat, _ = _menu(RELU)
+    assert not any(k.kind == "chunk" for k in flat)
+    # a row loop without a chunked variant (a gather needs the whole row): no chunk knob
+    _, gather, _ = _menu(REPO / "examples/loss/cross_entropy.adsl", {"T": "f32"})
+    assert any(k.kind == "rows" for k in gather) and not any(k.kind == "chunk" for k in gather)
+
+
+@pytest.mark.parametrize("value, words", [
+    ("4k", "loop0.chunk must be \"auto\" or an integer, not '4k'"),         # malformed
+    (1000, "loop0.chunk=1000 is not a positive multiple of 256 elements"),  # unaligned
+    (0, "not a positive multiple of 256"),
+    (16384, "exceeds 15616, the largest chunk of every pass that fits UB even with buffers=1"),  # past UB
+])
+def test_bad_chunk_lengths_are_off_the_menu(value, words):
+    _, menu, _ = _menu(SOFTMAX, {"T": "f32"})
+    with pytest.raises(P.ProposalError) as e:
+        P.parse(json.dumps({"knobs": {"loop0.chunk": value}}), menu)
+    assert e.value.check == "menu" and words in e.value.reason
+
+
+def test_chunk_past_a_pass_is_rejected_by_the_constraint_checker():
+    """On the menu (it fits pass 0, and every pass with buffers=1), but not pass 1 double-buffered."""
+    kernel, menu, _ = _menu(SOFTMAX, {"T": "f32"})
+    with pytest.raises(DslError) as e:
+        lower(K.apply(kernel, menu, {"loop0.chunk": 12288}), source_name=SOFTMAX.name)
+    assert e.value.codes == ["UB-CAPACITY"]
+    d = e.value.diagnostics[0]
+    assert "chunk=12288: pass 1's column chunks need" in d.message and "use chunk <= 9216" in d.hint
+    lower(K.apply(kernel, menu, {"loop0.chunk": 12288, "loop0.buffers": 1}), source_name=SOFTMAX.name)
+
+
+def test_chunk_is_every_pass_chunk_length_and_round_trips_as_dsl():
+    from ascend_dsl import ir, parse_text
+
+    kernel, menu, project = _menu(SOFTMAX, {"T": "f32"})
+    chosen = K.apply(kernel, menu, {"loop0.chunk": 4096})
+    assert "for r in tile(blk, size=auto, buffers=2, chunk=4096):" in printer.kernel(chosen)
+    again = parse_text(printer.kernel(chosen), "s.adsl")[0].instantiate({})
+    assert printer.kernel(again) == printer.kernel(chosen)
+    assert next(s for s in ir.walk(again.body) if isinstance(s, ir.TileLoop)).chunk == 4096
+    out, ctx = lower(chosen, source_name=SOFTMAX.name)
+    row = next(s for s in ir.walk(ctx.lowered.body) if isinstance(s, ir.TileLoop))
+    assert [p.max_chunk for p in row.shape.chunked.passes] == [4096, 4096]
+    tiling = out.files["softmax_tiling.h"]
+    assert "t->chunkLength = shareChunk(4096);" in tiling and "t->chunkLength1 = shareChunk(4096);" in tiling
+    assert "t->chunkLength = shareChunk(15360);" in project.files["softmax_tiling.h"]
+    # the kernel is the same code: its chunk buffers are sized from the tiling's chunk lengths at run time
+    assert out.files["softmax_kernel.cpp"] == project.files["softmax_kernel.cpp"]
+
+
+@pytest.mark.parametrize("text, code, words", [
+    (_chunk_text("chunk=1000"), "TILE-ALIGN", "chunk=1000 is not a multiple of 256 elements"),
+    (_chunk_text("chunk=0"), "ARGS", "chunk= takes a positive integer"),
+    (RELU.read_text().replace("buffers=2)", "buffers=2, chunk=4096)"), "ARGS", "chunk= applies to row tiles"),
+])
+def test_chunk_in_dsl_is_checked(text, code, words):
+    from ascend_dsl import parse_text
+
+    with pytest.raises(DslError) as e:
+        lower(parse_text(text, "k.adsl")[0].instantiate({"T": "f32"}), source_name="k.adsl")
+    assert e.value.codes == [code] and words in e.value.diagnostics[0].message
+
+
+def test_chunk_on_rows_that_cannot_run_in_chunks_names_why():
+    from ascend_dsl import parse_text
+
+    src = (REPO / "examples/loss/cross_entropy.adsl").read_text()
+    assert "buffers=2)" in src
+    text = src.replace("buffers=2)", "buffers=2, chunk=4096)", 1)
+    with pytest.raises(DslError) as e:
+        lower(parse_text(text, "ce.adsl")[0].instantiate({"T": "f32"}), source_name="ce.adsl")
+    assert e.value.codes == ["UNSUPPORTED"]
+    assert "chunk=4096, but this loop cannot run in column chunks: 'gather' needs the whole row in UB" in \
+        e.value.diagnostics[0].message
+
+
+@pytest.mark.slow
+def test_recorded_chunk_answers_rejected_for_their_reasons_and_a_faster_one_accepted(tmp_path):
+    """softmax at 48 rows of 16384 f32 (one row per core, longer than UB): the rule streams each row in 2
+    chunks per pass; 4 chunks of 4096 overlap copy-in, compute and copy-out better in the cost model."""
+    answers = [
+        json.dumps({"knobs": {"loop0.chunk": "4k"}}),                                  # malformed
+        json.dumps({"knobs": {"loop0.chunk": 1000}}),                                  # unaligned
+        json.dumps({"knobs": {"loop0.chunk": 12288}, "why": "fewer chunks"}),          # past pass 1's UB
+        json.dumps({"knobs": {"loop0.chunk": 2048}, "why": "more overlap"}),           # slower: latencies
+        json.dumps({"knobs": {"loop0.chunk": 4096}, "why": "4 chunks per row overlap"}),  # faster
+        json.dumps({"knobs": {}, "why": "done"}),
+    ]
+    replay = _replay(tmp_path / "answers.jsonl", "softmax", answers)
+    out, cache = tmp_path / "assisted", tmp_path / "cache"
+    r = _lower_cli(str(SOFTMAX), "-o", str(out), *SOFTMAX_LONG, "--assist", "replay", "--replay", str(replay),
+                   "--assist-rounds", "8", "--assist-cache", str(cache), "--assist-prompt", str(tmp_path / "p"),
+                   "--validate", "sim")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "sim: PASS" in r.stdout
+    record = json.loads((out / "manifest.json").read_text())["assist"][0]
+    assert [(p["verdict"], p.get("failed")) for p in record["proposals"]] == [
+        ("rejected", "menu"), ("rejected", "menu"), ("rejected", "constraints"), ("rejected", "faster"),
+        ("accepted", None), ("stop", None)]
+    reasons = [p.get("reason", "") for p in record["proposals"]]
+    assert "must be \"auto\" or an integer" in reasons[0] and "not a positive multiple of 256" in reasons[1]
+    assert "error[UB-CAPACITY]: chunk=12288: pass 1's column chunks need" in reasons[2]
+    assert "not faster" in reasons[3] and record["proposals"][3]["estimate_us"] > record["estimate_before_us"]
+    assert record["knobs"] == {"loop0.chunk": 4096}
+    assert record["estimate_after_us"] < record["estimate_before_us"] * 0.99
+    assert "shareChunk(4096)" in (out / "softmax_tiling.h").read_text()
+    prompt = (tmp_path / "p/softmax.schedule.r5.prompt.md").read_text()
+    assert '"loop0.chunk"' in prompt and "rejected (constraints): error[UB-CAPACITY]" in prompt
+    # a rebuild from the cache needs no model and is byte-identical
+    replay.unlink()
+    again = tmp_path / "again"
+    r = _lower_cli(str(SOFTMAX), "-o", str(again), *SOFTMAX_LONG, "--assist", "cache", "--assist-cache", str(cache))
+    assert r.returncode == 0, r.stderr
+    assert _files(again) == _files(out)
+
+
+def test_grammar_admits_chunk_lengths():
+    _, menu, _ = _menu(SOFTMAX, {"T": "f32"})
+    parser = Lark(P.grammar(menu), parser="earley", lexer="dynamic")
+    for chunk in ('"auto"', "4096"):
+        text = (f'{{"knobs": {{"loop0.rows": "auto", "loop0.chunk": {chunk}, "loop0.buffers": 2, '
+                f'"split0.cores": "all"}}, "why": ""}}')
+        parser.parse(text)
+        P.parse(text, menu)
+    with pytest.raises(LarkError):
+        parser.parse('{"knobs": {"loop0.rows": "auto", "loop0.chunk": "4k", "loop0.buffers": 2, '
+                     '"split0.cores": "all"}, "why": ""}')
