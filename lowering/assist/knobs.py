@@ -36,9 +36,9 @@ from ascend_dsl import ir, printer
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.parser import parse_text
 
+from ..passes.plan_chunks import row_level_bytes
 from ..rewrite import map_tile_bodies, rewrite_expr
 from ..targets import Target
-from ..passes.plan_chunks import row_level_bytes
 from ..tiling_rules import AUTO_TILE_GRANULE, MAX_BUFFERS_PER_QUEUE, tile_granule
 
 #: Longest expression a rewrite may give (characters).
