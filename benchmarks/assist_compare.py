@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     print(f"target {target.name}; budget {args.budget} candidates per method; times are cost-model ESTIMATES (us)"
           + (f"; knobs left off the menu: {', '.join(sorted(exclude))}" if exclude else ""))
-    print(f"{'kernel':<14} {'rule-based':>11} {'search':>11} {'assisted':>11}  search knobs | assisted knobs")
+    print(f"{'kernel':<24} {'rule-based':>11} {'search':>11} {'assisted':>11}  search knobs | assisted knobs")
     for entry in [n.strip() for n in args.kernels.split(",") if n.strip()]:
         name, overrides = _entry(entry)
         path = _find(name)
@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         base_us = _estimate(evaluator, kernel, ctx, {})
         if base_us is None:
-            print(f"{entry} the rule-based lowering does not validate; skipped")
+            print(f"{entry:<24} the rule-based lowering does not validate; skipped")
             continue
         s_us, s_knobs, _ = search(kernel, ctx, evaluator, base_us, args.budget, args.seed, exclude)
         a_us, a_knobs = None, {}
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         label = name if not overrides else f"{name} ({'x'.join(str(v) for v in overrides.values())})"
         rows.append((label, base_us, s_us, a_us))
         a_text = f"{a_us:>11.3f}" if a_us is not None else f"{'-':>11}"
-        print(f"{label:<14} {base_us:>11.3f} {s_us:>11.3f} {a_text}  {json.dumps(s_knobs)} | {json.dumps(a_knobs)}"
+        print(f"{label:<24} {base_us:>11.3f} {s_us:>11.3f} {a_text}  {json.dumps(s_knobs)} | {json.dumps(a_knobs)}"
               f"  ({time.perf_counter() - start:.0f} s)", flush=True)
     if not rows:
         return 1
