@@ -459,3 +459,17 @@ def test_grammar_admits_chunk_lengths():
     with pytest.raises(LarkError):
         parser.parse('{"knobs": {"loop0.rows": "auto", "loop0.chunk": "4k", "loop0.buffers": 2, '
                      '"split0.cores": "all"}, "why": ""}')
+
+
+@pytest.mark.slow
+def test_small_chunks_with_tails_and_row_groups_validate_in_the_emulator(tmp_path):
+    """chunk=1024 on 4 rows of 100003 f32 (fewer rows than cores: each row's columns over a group of cores,
+    odd shares, a tail chunk in every share) against the PyTorch reference."""
+    kernel, menu, _ = _menu(SOFTMAX, {"T": "f32"})
+    (tmp_path / "softmax.adsl").write_text(printer.kernel(K.apply(kernel, menu, {"loop0.chunk": 1024})))
+    (tmp_path / "softmax.py").write_text(SOFTMAX.with_suffix(".py").read_text())
+    r = _lower_cli(str(tmp_path / "softmax.adsl"), "-o", str(tmp_path / "out"), "--validate", "sim",
+                   "--set", "batch_size=4", "--set", "dim=100003")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "sim: PASS" in r.stdout
+    assert "t->chunkLength = shareChunk(1024);" in (tmp_path / "out/softmax_tiling.h").read_text()
