@@ -7,15 +7,17 @@ with a model (replayed answers or a live provider).
         [--assist replay --replay FILE.jsonl | --assist transformers [--model PATH] | --assist openai ...]
         [--record FILE.jsonl]
 
-A kernel is a gallery name, optionally with task sizes (`name:var=value:...`, like `--set`): the long-row
-entries run rows longer than UB, where the chunk-length knob matters.
+A kernel is a gallery name (or an .adsl path with its task file beside it), optionally with task sizes
+(`name:var=value:...`, like `--set`): the long-row entries run rows longer than UB, where the chunk-length
+knob matters. No gallery kernel has a legal fusion of split loops (each passes an accumulator, a slot or a
+scalar to the next); `tests/assist/two_maps.adsl` has one.
 
 Every candidate of every method is judged the same way: lowered by the rule-based pipeline (every
 constraint check), validated in the emulator against the task's PyTorch reference, and timed by the cost
 model (an ESTIMATE of the 910B-class hardware, not a measurement). The budget is the number of candidates
 each method may evaluate beyond the rule-based one: the search draws `budget` distinct settings at random
 (seeded) from the discrete values of the menu's tile-size, rows-per-tile, chunk-length, queue-depth,
-core-split and cube base-block knobs (it cannot write expression rewrites); the assisted decision gets `budget` rounds (an answer rejected before the
+core-split, loop-fusion and cube base-block knobs (it cannot write expression rewrites); the assisted decision gets `budget` rounds (an answer rejected before the
 emulator costs a round but no evaluation). A method's time is its best valid candidate's, never worse than
 the rule-based one (that is always a candidate).
 
@@ -51,6 +53,11 @@ DEFAULT_KERNELS = ("relu,gelu,sigmoid,softmax,layer_norm,add_row,matmul_rect,"
 
 
 def _find(name: str) -> Path:
+    if name.endswith(".adsl"):  # a kernel outside the gallery (its task file beside it)
+        path = (ROOT / name) if not Path(name).is_absolute() else Path(name)
+        if not path.is_file():
+            raise SystemExit(f"no kernel file {name}")
+        return path
     hits = sorted(ROOT.glob(f"examples/**/{name}.adsl"))
     if not hits:
         raise SystemExit(f"no gallery kernel {name}")
@@ -75,6 +82,8 @@ def _values(k: K.Knob) -> list:
         return [1, 2]
     if k.kind == "rows":
         return ["auto", 1, 4, 16, 64]
+    if k.kind == "fuse":
+        return [False, True]
     if k.kind == "chunk":
         return ["auto", *(c for c in (2048, 4096, 8192) if c <= k.max_size)]
     if k.kind == "cores":
@@ -188,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     for entry in [n.strip() for n in args.kernels.split(",") if n.strip()]:
         name, overrides = _entry(entry)
         path = _find(name)
+        name = path.stem
         src = load_file(path)[0]
         variant = next((v for v in src.dtype_variants if all(d.value == "f32" for d in v.values())),
                        src.dtype_variants[0])

@@ -473,3 +473,77 @@ def test_small_chunks_with_tails_and_row_groups_validate_in_the_emulator(tmp_pat
     assert r.returncode == 0, r.stderr + r.stdout
     assert "sim: PASS" in r.stdout
     assert "t->chunkLength = shareChunk(1024);" in (tmp_path / "out/softmax_tiling.h").read_text()
+
+
+# ----------------------------------------------------------------------------- fusing split loops
+
+TWO_MAPS = REPO / "tests/assist/two_maps.adsl"  # y = relu(x) and z = sigmoid(x) in two split loops
+BATCH_NORM = REPO / "examples/normalization/batch_norm_train.adsl"
+
+
+def test_fuse_knob_is_offered_for_adjacent_vector_split_loops():
+    _, menu, _ = _menu(TWO_MAPS, {"T": "f32"})
+    assert [(k.key, k.current) for k in menu if k.kind == "fuse"] == [("fuse.0", False)]
+    # a scalar statement between split loops (frobenius_norm's inv = rsqrt(sumsq)) makes them not adjacent;
+    # batch_norm_train's `ss = zeros(C)` separates loops 0 and 1, not 1 and 2; cube stages are not offered
+    assert not any(k.kind == "fuse" for k in _menu(REPO / "examples/normalization/frobenius_norm.adsl")[1])
+    assert [k.key for k in _menu(BATCH_NORM, {"T": "f32"})[1] if k.kind == "fuse"] == ["fuse.1"]
+    assert not any(k.kind == "fuse" for k in _menu(REPO / "examples/attention/sdpa.adsl")[1])
+
+
+def test_fusion_runs_both_bodies_in_one_tile_loop_and_shares_the_load():
+    kernel, menu, project = _menu(TWO_MAPS, {"T": "f32"})
+    fused = K.apply(kernel, menu, {"fuse.0": True})
+    text = printer.kernel(fused)
+    assert text.count("in split(") == 1 and text.count("in tile(") == 1
+    assert "store(y[t], relu(load(x[t])))\n            store(z[t], sigmoid(load(x[t])))" in text
+    out, _ = lower(fused, source_name=TWO_MAPS.name)
+    assert out.files["two_maps_kernel.cpp"].count("CopyGmToUb(xLocal") == 1  # one copy-in of x per tile
+    assert project.files["two_maps_kernel.cpp"].count("CopyGmToUb(xLocal") == 2
+
+
+def test_illegal_fusions_are_rejected_with_the_dependence(tmp_path):
+    from ascend_dsl import parse_text
+
+    kernel, menu, _ = _menu(BATCH_NORM, {"T": "f32"})
+    with pytest.raises(K.ApplyError, match="fuse.1: split loop 2 reads 'ss', which split loop 1 folds across cores"):
+        K.apply(kernel, menu, {"fuse.1": True})
+    # both loops store y (a tensor is loaded or stored, never both): fused, the order of the stores could change
+    chained = TWO_MAPS.read_text().replace("store(z[t]", "store(y[t]")
+    k2 = parse_text(chained, "c.adsl")[0].instantiate({"T": "f32"})
+    _, ctx = lower(k2, source_name="c.adsl")
+    m2 = K.menu(k2, ctx.lowered, ctx.target, "c.adsl")
+    with pytest.raises(K.ApplyError, match="both split loops access 'y', which one of them stores"):
+        K.apply(k2, m2, {"fuse.0": True})
+    kernel, menu, _ = _menu(TWO_MAPS, {"T": "f32"})
+    with pytest.raises(K.ApplyError, match=r"different settings \(size, buffers, chunk: \(4096, 2, None\)"):
+        K.apply(kernel, menu, {"fuse.0": True, "loop0.size": 4096})
+    for bad in (1, "true", None):
+        with pytest.raises(P.ProposalError, match="fuse.0 must be true or false"):
+            P.parse(json.dumps({"knobs": {"fuse.0": bad}}), menu)
+    parser = Lark(P.grammar(menu), parser="earley", lexer="dynamic")
+    parser.parse('{"knobs": {"loop0.size": "auto", "loop0.buffers": 2, "loop1.size": "auto", "loop1.buffers": 2, '
+                 '"split0.cores": "all", "split1.cores": "all", "fuse.0": true}, "why": ""}')
+
+
+@pytest.mark.slow
+def test_recorded_fusion_answers_rejected_for_their_reasons_and_the_fusion_accepted(tmp_path):
+    answers = [
+        json.dumps({"knobs": {"fuse.0": 1}}),                                      # malformed
+        json.dumps({"knobs": {"fuse.0": True, "loop0.size": 4096}, "why": "x"}),   # illegal: tile settings differ
+        json.dumps({"knobs": {"fuse.0": True}, "why": "x is read once per tile"}),  # faster
+        json.dumps({"knobs": {}, "why": "done"}),
+    ]
+    replay = _replay(tmp_path / "answers.jsonl", "two_maps", answers)
+    out = tmp_path / "assisted"
+    r = _lower_cli(str(TWO_MAPS), "-o", str(out), "--assist", "replay", "--replay", str(replay), "--assist-rounds",
+                   "6", "--assist-cache", str(tmp_path / "cache"), "--validate", "sim")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "sim: PASS" in r.stdout
+    record = json.loads((out / "manifest.json").read_text())["assist"][0]
+    assert [(p["verdict"], p.get("failed")) for p in record["proposals"]] == [
+        ("rejected", "menu"), ("rejected", "constraints"), ("accepted", None), ("stop", None)]
+    assert "fuse.0: their tile loops have different settings" in record["proposals"][1]["reason"]
+    assert record["knobs"] == {"fuse.0": True}
+    assert record["estimate_after_us"] < record["estimate_before_us"] * 0.95
+    assert (out / "two_maps_kernel.cpp").read_text().count("CopyGmToUb(xLocal") == 1

@@ -20,6 +20,8 @@ pipeline runs, so every constraint check of the rule-based pipeline judges it ag
 - `mm.base_m` / `mm.base_n` / `mm.base_k`: the cube's base block of a matmul kernel (`matmul(...,
   base_m=...)`): "auto" (the rule: 128 x 128 x 64, shrunk to fit the epilogue's UB) or a multiple of the
   16 x 16 fractal; plan_cube checks L0A/L0B/L0C/L1/UB.
+- `fuse.J`: fuse split loop J with the split loop right after it (false / true): one split loop whose tile
+  loop runs both bodies (lowering/assist/loops.py says when that is legal and why not).
 - `expr.NAME` / `expr.store_T`: an algebraic rewrite of the value assigned to NAME (or stored into T) in
   a tile loop: a DSL expression over the same names (parsed and type-checked like the kernel's own text;
   whether it computes the same values is for the emulator to show).
@@ -40,6 +42,7 @@ from ..passes.plan_chunks import row_level_bytes
 from ..rewrite import map_tile_bodies, rewrite_expr
 from ..targets import Target
 from ..tiling_rules import AUTO_TILE_GRANULE, MAX_BUFFERS_PER_QUEUE, tile_granule
+from .loops import FuseError, adjacent_pairs, fuse
 
 #: Longest expression a rewrite may give (characters).
 MAX_EXPR_CHARS = 400
@@ -53,7 +56,7 @@ MAX_ROWS = 4095
 @dataclass(frozen=True)
 class Knob:
     key: str
-    #: "size" | "rows" | "chunk" | "buffers" | "cores" | "base" | "expr"
+    #: "size" | "rows" | "chunk" | "buffers" | "cores" | "base" | "fuse" | "expr"
     kind: str
     loop: int
     current: int | str
@@ -76,6 +79,8 @@ class Knob:
         if self.kind == "cores":
             return {"oneOf": [{"const": "all"}, {"type": "integer", "minimum": 1, "maximum": self.max_size}],
                     "description": self.doc}
+        if self.kind == "fuse":
+            return {"type": "boolean", "description": self.doc}
         if self.kind == "base":
             return {"oneOf": [{"const": "auto"}, {"type": "integer", "multipleOf": FRACTAL, "minimum": FRACTAL,
                                                   "maximum": MAX_BASE}], "description": self.doc}
@@ -106,6 +111,8 @@ class Knob:
             if value == "all" or (not isinstance(value, bool) and isinstance(value, int) and 1 <= value <= self.max_size):
                 return None
             return f"{self.key} must be \"all\" or an integer in 1..{self.max_size}, not {value!r}"
+        if self.kind == "fuse":
+            return None if isinstance(value, bool) else f"{self.key} must be true or false, not {value!r}"
         if self.kind == "base":
             if value == "auto":
                 return None
@@ -227,6 +234,14 @@ def menu(kernel: ir.Kernel, lowered: ir.Kernel, target: Target, source_name: str
                           f"{source_name}:{s.span.line} (split over {' * '.join(s.extent)}): the most {s.core_kind} "
                           f"cores that share it, \"all\" (the rule: all {n}, fewer when the extent is small) or "
                           f"1..{n} (fewer cores: fewer, longer shares)", 1, n))
+    for j in adjacent_pairs(kernel):
+        s = _splits(kernel)[j]
+        knobs.append(Knob(f"fuse.{j}", "fuse", j, False,
+                          f"{source_name}:{s.span.line} (split loops {j} and {j + 1}): true fuses them into one split "
+                          "loop whose tile loop runs both bodies (each tile visited once; a tensor both load is "
+                          "copied in once); legal only when they split the same extent over the same cores with "
+                          "the same tile settings and share no data across cores (no accumulator or slot of the "
+                          "first read by the second, no tensor stored by one and accessed by the other)"))
     cube = ir.cube_loop(kernel)
     if cube is not None:
         done = ir.cube_loop(lowered)
@@ -263,9 +278,13 @@ def apply(kernel: ir.Kernel, knobs: tuple[Knob, ...], settings: dict) -> ir.Kern
     exprs: dict[str, str] = {}
     base: dict[str, int | None] = {}
     cores: dict[int, int | None] = {}
+    fused: list[int] = []
     for key, value in settings.items():
         k = by_key[key]
-        if k.kind == "expr":
+        if k.kind == "fuse":
+            if value:
+                fused.append(k.loop)
+        elif k.kind == "expr":
             exprs[key.removeprefix("expr.")] = value
         elif k.kind == "cores":
             cores[k.loop] = None if value == "all" else value
@@ -284,7 +303,13 @@ def apply(kernel: ir.Kernel, knobs: tuple[Knob, ...], settings: dict) -> ir.Kern
         out = _set_cores(out, cores)
     if base:
         out = _set_base(out, base)
-    return _rewrite(out, exprs) if exprs else out
+    out = _rewrite(out, exprs) if exprs else out
+    for j in sorted(fused, reverse=True):  # the last pair first: the numbers of the earlier ones stay
+        try:
+            out = fuse(out, j)
+        except FuseError as e:
+            raise ApplyError(f"fuse.{j}: {e}") from None
+    return out
 
 
 def _set_cores(kernel: ir.Kernel, cores: dict[int, int | None]) -> ir.Kernel:

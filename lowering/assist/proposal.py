@@ -62,6 +62,8 @@ def grammar(knobs: tuple[Knob, ...]) -> str:
             rules.append(f'{name}: "\\"{k.key}\\": " ("1" | "2")')
         elif k.kind == "rows":
             rules.append(f'{name}: "\\"{k.key}\\": " ("\\"auto\\"" | /[1-9][0-9]{{0,3}}/)')
+        elif k.kind == "fuse":
+            rules.append(f'{name}: "\\"{k.key}\\": " ("true" | "false")')
         elif k.kind == "cores":
             rules.append(f'{name}: "\\"{k.key}\\": " ("\\"all\\"" | /[1-9][0-9]{{0,2}}/)')
         else:
