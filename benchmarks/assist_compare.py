@@ -49,7 +49,8 @@ from lowering.assist import knobs as K  # noqa: E402
 from npu_harness.assist_eval import SimEvaluator  # noqa: E402
 
 DEFAULT_KERNELS = ("relu,gelu,sigmoid,softmax,layer_norm,add_row,matmul_rect,"
-                   "log_softmax:batch_size=48:dim=16384,rms_norm:batch_size=48:dim=32768")
+                   "log_softmax:batch_size=48:dim=16384,rms_norm:batch_size=48:dim=32768,batch_norm_train,"
+                   "tests/assist/two_maps.adsl")
 
 
 def _find(name: str) -> Path:
