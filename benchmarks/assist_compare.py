@@ -94,6 +94,19 @@ def _values(k: K.Knob) -> list:
     return [k.current]  # expressions: a search cannot write them
 
 
+def _fusable(settings: dict) -> dict:
+    """A drawn fusion of split loops J and J + 1 gives the second one (and its tile loop) the first one's
+    settings (a fusion needs equal ones; the split loops a fusion is legal for hold one tile loop each)."""
+    for key, value in list(settings.items()):
+        if key.startswith("fuse.") and value:
+            j = int(key.removeprefix("fuse."))
+            pairs = [(f"loop{j}.{f}", f"loop{j + 1}.{f}") for f in ("size", "rows", "chunk", "buffers")]
+            for first, second in [*pairs, (f"split{j}.cores", f"split{j + 1}.cores")]:
+                if first in settings and second in settings:
+                    settings[second] = settings[first]
+    return settings
+
+
 class Recorder:
     """A model wrapper that appends each answer to a replay file as it comes (a live run cut short keeps them)."""
 
@@ -129,7 +142,7 @@ def search(kernel, ctx, evaluator, base_us: float, budget: int, seed: int,
     best, best_settings, tried, seen = base_us, {}, 0, {()}
     total = math.prod(len(v) for _, v in space) if space else 1
     while tried < budget and len(seen) < total:
-        settings = {k.key: rng.choice(v) for k, v in space}
+        settings = _fusable({k.key: rng.choice(v) for k, v in space})
         settings = {key: v for key, v in settings.items() if v != next(k.current for k in menu if k.key == key)}
         frozen = tuple(sorted(settings.items()))
         if frozen in seen:
