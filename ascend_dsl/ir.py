@@ -15,7 +15,8 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 -- introduced by lowering/passes/plan_stages.py: a CHAIN kernel's stages, each a MIX kernel
                 | ChainStage(index, kernel: Kernel, sync, reads, writes)
     -- a tile loop; its shape payload is its kind (LoopKind)
-    TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?)
+    TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?,
+                           chunk?)
     TileShape   = FlatTiles() | RowTiles(rows: Sym*, row: Sym*, chunked: ChunkPlan|NoChunk?)
                 | PlaneTiles(rank, plan: WindowPlan?) | BoxTiles(axis, dim, plan: BoxPlan?) | ChunkTiles()
     WindowPlan  = WindowPlan(window: Operand*, in_dims: Dim*, out_dims: Dim*, rows_path)
@@ -390,8 +391,9 @@ CHUNK_TILES = ChunkTiles()
 
 @dataclass(frozen=True)
 class TileLoop:
-    """`for t in tile(blk, size=auto|N, buffers=B)`; `shape` says what a tile is. Lowering fills
-    `buffers_decl` and, where the tile size is static (flat loops), `max_tile`."""
+    """`for t in tile(blk, size=auto|N, buffers=B, chunk=C)`; `shape` says what a tile is. Lowering fills
+    `buffers_decl` and, where the tile size is static (flat loops), `max_tile`. `chunk` (row loops): the
+    most elements per column chunk when a row does not fit UB (None: the largest that fits each pass)."""
 
     var: str
     over: str
@@ -402,6 +404,7 @@ class TileLoop:
     buffers_decl: tuple[Buffer, ...] = ()
     max_tile: int | None = None
     span: Span = _SPAN
+    chunk: int | None = None
 
     @property
     def kind(self) -> LoopKind:

@@ -564,8 +564,9 @@ class _Builder:
     def tile_loop(self, s: Tree, block: str) -> ir.TileLoop:
         var_tok, call, suite = s.children
         pos, kw = self.call_args(call)
-        if len(pos) != 1 or set(kw) - {"size", "buffers"}:
-            raise self.err(E.ARGS, "tile takes a block and size=, buffers=", call, "tile(blk, size=auto, buffers=2)")
+        if len(pos) != 1 or set(kw) - {"size", "buffers", "chunk"}:
+            raise self.err(E.ARGS, "tile takes a block and size=, buffers=, chunk=", call,
+                           "tile(blk, size=auto, buffers=2)")
         over = pos[0]
         if not (isinstance(over, Tree) and over.data == "name" and str(over.children[0]) == block):
             raise self.err(E.ARGS, f"tile() must tile the enclosing split variable '{block}'", over)
@@ -586,6 +587,13 @@ class _Builder:
             if not (isinstance(v, Tree) and v.data == "number" and str(v.children[0]).isdigit()):
                 raise self.err(E.ARGS, "buffers= takes a positive integer (1 or 2)", v)
             buffers = int(str(v.children[0]))
+        chunk: int | None = None
+        if "chunk" in kw:
+            v = kw["chunk"]
+            if not (isinstance(v, Tree) and v.data == "number" and str(v.children[0]).isdigit()
+                    and int(str(v.children[0])) > 0):
+                raise self.err(E.ARGS, "chunk= takes a positive integer (elements per column chunk)", v)
+            chunk = int(str(v.children[0]))
         var = self.bind(var_tok)
         self.scope.loops[var] = LoopVar("tile", block)
         # [N, C, *spatial] tensors under split(N * C): plane tiles when the body pools or resizes, else rows of H*W...
@@ -604,7 +612,10 @@ class _Builder:
         if shape.kind is ir.LoopKind.BOX and size is not None:
             raise self.err(E.ARGS, "box tiles are sized at run time: size=auto", call,
                            "the host tiling picks positions per tile and rows of the reduced axis per chunk")
-        return ir.TileLoop(var, block, size, buffers, tuple(body), shape, span=self.o.span(s))
+        if chunk is not None and shape.kind is not ir.LoopKind.ROWS:
+            raise self.err(E.ARGS, "chunk= applies to row tiles (the column chunks of rows longer than UB)",
+                           kw["chunk"], "drop chunk=, or tile rows: load(x[r, :])")
+        return ir.TileLoop(var, block, size, buffers, tuple(body), shape, span=self.o.span(s), chunk=chunk)
 
     def plane_rank_for(self, extent: tuple[str, ...], node) -> ir.PlaneTiles | None:
         """A tile loop over a split of N * C is a plane loop when tensors [N, C, *spatial] exist."""

@@ -91,8 +91,9 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
         case ir.SplitLoop(var=v, extent=ext, core_kind=kind, cores=c, body=body):
             cores = kind if c is None else str(c)
             return [f"{ind}for {v} in split({' * '.join(ext)}, cores={cores}):"] + block(body, ind + "    ")
-        case ir.TileLoop(var=v, over=o, size=size, buffers=b, body=body, buffers_decl=decl, max_tile=mt):
-            head = [f"{ind}for {v} in tile({o}, size={'auto' if size is None else size}, buffers={b}):"]
+        case ir.TileLoop(var=v, over=o, size=size, buffers=b, body=body, buffers_decl=decl, max_tile=mt, chunk=ch):
+            chunk = "" if ch is None else f", chunk={ch}"
+            head = [f"{ind}for {v} in tile({o}, size={'auto' if size is None else size}, buffers={b}{chunk}):"]
             inner = ind + "    "
             if mt is not None:
                 head.append(f"{inner}# max_tile = {mt} elements")

@@ -2,18 +2,27 @@
 search over the same knobs with the same evaluation budget (no model), and the assisted schedule decision
 with a model (replayed answers or a live provider).
 
-    python benchmarks/assist_compare.py [--kernels relu,gelu,...] [--budget 3] [--seed 0] [--target T]
+    python benchmarks/assist_compare.py [--kernels relu,gelu,log_softmax:batch_size=48:dim=16384,...]
+        [--budget 3] [--seed 0] [--target T] [--exclude chunk,...]
         [--assist replay --replay FILE.jsonl | --assist transformers [--model PATH] | --assist openai ...]
         [--record FILE.jsonl]
+
+A kernel is a gallery name (or an .adsl path with its task file beside it), optionally with task sizes
+(`name:var=value:...`, like `--set`): the long-row entries run rows longer than UB, where the chunk-length
+knob matters. No gallery kernel has a legal fusion of split loops (each passes an accumulator, a slot or a
+scalar to the next); `tests/assist/two_maps.adsl` has one.
 
 Every candidate of every method is judged the same way: lowered by the rule-based pipeline (every
 constraint check), validated in the emulator against the task's PyTorch reference, and timed by the cost
 model (an ESTIMATE of the 910B-class hardware, not a measurement). The budget is the number of candidates
 each method may evaluate beyond the rule-based one: the search draws `budget` distinct settings at random
-(seeded) from the discrete values of the menu's tile-size, rows-per-tile, queue-depth, core-split and cube
-base-block knobs (it cannot write expression rewrites); the assisted decision gets `budget` rounds (an answer rejected before the
+(seeded) from the discrete values of the menu's tile-size, rows-per-tile, chunk-length, queue-depth,
+core-split, loop-fusion and cube base-block knobs (it cannot write expression rewrites); the assisted decision gets `budget` rounds (an answer rejected before the
 emulator costs a round but no evaluation). A method's time is its best valid candidate's, never worse than
 the rule-based one (that is always a candidate).
+
+`--exclude KIND,...` leaves knob kinds off the menu of
+both methods (a proposal naming one is an unknown knob): `--exclude chunk` is the menu before chunk lengths.
 
 Prints estimated time (us) per kernel and method, and the geomean speedup of each method over the
 rule-based baseline. `--record` writes the model's answers as a replay file, so a live run can be replayed.
@@ -39,14 +48,30 @@ from lowering.assist import Assistant, AssistUnavailable, schedule  # noqa: E402
 from lowering.assist import knobs as K  # noqa: E402
 from npu_harness.assist_eval import SimEvaluator  # noqa: E402
 
-DEFAULT_KERNELS = "relu,gelu,sigmoid,softmax,layer_norm,add_row,matmul_rect"
+DEFAULT_KERNELS = ("relu,gelu,sigmoid,softmax,layer_norm,add_row,matmul_rect,"
+                   "log_softmax:batch_size=48:dim=16384,rms_norm:batch_size=48:dim=32768,batch_norm_train,"
+                   "tests/assist/two_maps.adsl")
 
 
 def _find(name: str) -> Path:
+    if name.endswith(".adsl"):  # a kernel outside the gallery (its task file beside it)
+        path = (ROOT / name) if not Path(name).is_absolute() else Path(name)
+        if not path.is_file():
+            raise SystemExit(f"no kernel file {name}")
+        return path
     hits = sorted(ROOT.glob(f"examples/**/{name}.adsl"))
     if not hits:
         raise SystemExit(f"no gallery kernel {name}")
     return hits[0]
+
+
+def _entry(text: str) -> tuple[str, dict[str, int]]:
+    """`name[:var=value...]` -> (gallery name, task size overrides)."""
+    name, *sets = text.split(":")
+    try:
+        return name, {k.strip(): int(v) for k, v in (kv.split("=", 1) for kv in sets)}
+    except ValueError:
+        raise SystemExit(f"bad kernel entry {text!r}: expected name:var=INT:...") from None
 
 
 def _values(k: K.Knob) -> list:
@@ -58,11 +83,28 @@ def _values(k: K.Knob) -> list:
         return [1, 2]
     if k.kind == "rows":
         return ["auto", 1, 4, 16, 64]
+    if k.kind == "fuse":
+        return [False, True]
+    if k.kind == "chunk":
+        return ["auto", *(c for c in (2048, 4096, 8192) if c <= k.max_size)]
     if k.kind == "cores":
         return ["all", *(n for n in (8, 16, 24, 32) if n < k.max_size)]
     if k.kind == "base":
         return ["auto", 32, 64, 128, 256]
     return [k.current]  # expressions: a search cannot write them
+
+
+def _fusable(settings: dict) -> dict:
+    """A drawn fusion of split loops J and J + 1 gives the second one (and its tile loop) the first one's
+    settings (a fusion needs equal ones; the split loops a fusion is legal for hold one tile loop each)."""
+    for key, value in list(settings.items()):
+        if key.startswith("fuse.") and value:
+            j = int(key.removeprefix("fuse."))
+            pairs = [(f"loop{j}.{f}", f"loop{j + 1}.{f}") for f in ("size", "rows", "chunk", "buffers")]
+            for first, second in [*pairs, (f"split{j}.cores", f"split{j + 1}.cores")]:
+                if first in settings and second in settings:
+                    settings[second] = settings[first]
+    return settings
 
 
 class Recorder:
@@ -90,16 +132,17 @@ def _estimate(evaluator, kernel, ctx, settings) -> float | None:
     return ev.time_us if ev.ok else None
 
 
-def search(kernel, ctx, evaluator, base_us: float, budget: int, seed: int) -> tuple[float, dict, int]:
+def search(kernel, ctx, evaluator, base_us: float, budget: int, seed: int,
+           exclude: frozenset = frozenset()) -> tuple[float, dict, int]:
     """(best estimate, its settings, candidates evaluated) of a seeded random search over the menu."""
     base = schedule.lower_candidate(kernel, ctx, {})
-    menu = K.menu(kernel, base.lowered, ctx.target, ctx.source_name)
+    menu = [k for k in K.menu(kernel, base.lowered, ctx.target, ctx.source_name) if k.kind not in exclude]
     space = [(k, _values(k)) for k in menu if len(_values(k)) > 1]
     rng = random.Random(seed)
     best, best_settings, tried, seen = base_us, {}, 0, {()}
     total = math.prod(len(v) for _, v in space) if space else 1
     while tried < budget and len(seen) < total:
-        settings = {k.key: rng.choice(v) for k, v in space}
+        settings = _fusable({k.key: rng.choice(v) for k, v in space})
         settings = {key: v for key, v in settings.items() if v != next(k.current for k in menu if k.key == key)}
         frozen = tuple(sorted(settings.items()))
         if frozen in seen:
@@ -116,8 +159,9 @@ def search(kernel, ctx, evaluator, base_us: float, budget: int, seed: int) -> tu
     return best, best_settings, tried
 
 
-def assisted(kernel, ctx, evaluator, model, budget: int) -> tuple[float | None, dict, list[str]]:
-    a = Assistant(model, evaluator, rounds=budget)
+def assisted(kernel, ctx, evaluator, model, budget: int,
+             exclude: frozenset = frozenset()) -> tuple[float | None, dict, list[str]]:
+    a = Assistant(model, evaluator, rounds=budget, exclude=exclude)
     c = PassContext(ctx.target, ctx.source_name, a)
     try:
         schedule.run(kernel, c)
@@ -153,36 +197,42 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--base-url")
     p.add_argument("--api-key")
     p.add_argument("--record", type=Path, help="write the model's answers here (a replay file)")
+    p.add_argument("--exclude", default="", help="knob kinds left off the menu (e.g. chunk: the menu before it)")
     args = p.parse_args(argv)
+    exclude = frozenset(x.strip() for x in args.exclude.split(",") if x.strip())
     target = get_target(args.target)
     model = _model(args)
     if model is not None and args.record:
         model = Recorder(model, args.record)
     rows = []
-    print(f"target {target.name}; budget {args.budget} candidates per method; times are cost-model ESTIMATES (us)")
-    print(f"{'kernel':<14} {'rule-based':>11} {'search':>11} {'assisted':>11}  search knobs | assisted knobs")
-    for name in [n.strip() for n in args.kernels.split(",") if n.strip()]:
+    print(f"target {target.name}; budget {args.budget} candidates per method; times are cost-model ESTIMATES (us)"
+          + (f"; knobs left off the menu: {', '.join(sorted(exclude))}" if exclude else ""))
+    print(f"{'kernel':<24} {'rule-based':>11} {'search':>11} {'assisted':>11}  search knobs | assisted knobs")
+    for entry in [n.strip() for n in args.kernels.split(",") if n.strip()]:
+        name, overrides = _entry(entry)
         path = _find(name)
+        name = path.stem
         src = load_file(path)[0]
         variant = next((v for v in src.dtype_variants if all(d.value == "f32" for d in v.values())),
                        src.dtype_variants[0])
         kernel = src.instantiate(variant)
         ctx = PassContext(target, path.name)
-        evaluator = SimEvaluator(path.with_suffix(".py"), seed=args.seed, cap=1 << 20)
+        evaluator = SimEvaluator(path.with_suffix(".py"), seed=args.seed, overrides=overrides, cap=1 << 20)
         start = time.perf_counter()
         base_us = _estimate(evaluator, kernel, ctx, {})
         if base_us is None:
-            print(f"{name:<14} the rule-based lowering does not validate; skipped")
+            print(f"{entry:<24} the rule-based lowering does not validate; skipped")
             continue
-        s_us, s_knobs, _ = search(kernel, ctx, evaluator, base_us, args.budget, args.seed)
+        s_us, s_knobs, _ = search(kernel, ctx, evaluator, base_us, args.budget, args.seed, exclude)
         a_us, a_knobs = None, {}
         if model is not None:
-            a_us, a_knobs, notes = assisted(kernel, ctx, evaluator, model, args.budget)
+            a_us, a_knobs, notes = assisted(kernel, ctx, evaluator, model, args.budget, exclude)
             if a_us is None:
                 print(f"  ({name}: assisted: {'; '.join(notes)[:200]})")
-        rows.append((name, base_us, s_us, a_us))
+        label = name if not overrides else f"{name} ({'x'.join(str(v) for v in overrides.values())})"
+        rows.append((label, base_us, s_us, a_us))
         a_text = f"{a_us:>11.3f}" if a_us is not None else f"{'-':>11}"
-        print(f"{name:<14} {base_us:>11.3f} {s_us:>11.3f} {a_text}  {json.dumps(s_knobs)} | {json.dumps(a_knobs)}"
+        print(f"{label:<24} {base_us:>11.3f} {s_us:>11.3f} {a_text}  {json.dumps(s_knobs)} | {json.dumps(a_knobs)}"
               f"  ({time.perf_counter() - start:.0f} s)", flush=True)
     if not rows:
         return 1

@@ -314,3 +314,271 @@ def test_capped_rows_and_cores_validate_in_the_emulator(tmp_path):
     assert "sim: PASS" in r.stdout
     tiling = (tmp_path / "out/softmax_tiling.h").read_text()
     assert "at most 3 rows per tile" in tiling and "cores=5" in tiling
+
+
+# ----------------------------------------------------------------------------- chunk lengths (rows longer than UB)
+
+#: softmax f32 on 910B1: pass 0 (online max and sum) fits chunks of 15360 elements, pass 1 (exp, divide, store)
+#: 9216; every pass fits 15616 with buffers=1.
+SOFTMAX_LONG = ("--set", "batch_size=48", "--set", "dim=16384")
+
+
+def _chunk_text(chunk: str) -> str:
+    return SOFTMAX.read_text().replace("size=auto, buffers=2)", f"size=auto, buffers=2, {chunk})")
+
+
+def test_chunk_knob_is_offered_where_rows_can_run_in_chunks():
+    _, menu, _ = _menu(SOFTMAX, {"T": "f32"})
+    chunk = next(k for k in menu if k.key == "loop0.chunk")
+    assert (chunk.kind, chunk.current, chunk.granule, chunk.max_size) == ("chunk", "auto", 256, 15616)
+    assert "it chose 15360, 9216" in chunk.doc and "up to 9216 with buffers=2, 15616 with buffers=1" in chunk.doc
+    _, flat, _ = _menu(RELU)
+    assert not any(k.kind == "chunk" for k in flat)
+    # a row loop without a chunked variant (a gather needs the whole row): no chunk knob
+    _, gather, _ = _menu(REPO / "examples/loss/cross_entropy.adsl", {"T": "f32"})
+    assert any(k.kind == "rows" for k in gather) and not any(k.kind == "chunk" for k in gather)
+
+
+@pytest.mark.parametrize("value, words", [
+    ("4k", "loop0.chunk must be \"auto\" or an integer, not '4k'"),         # malformed
+    (1000, "loop0.chunk=1000 is not a positive multiple of 256 elements"),  # unaligned
+    (0, "not a positive multiple of 256"),
+    (16384, "exceeds 15616, the largest chunk of every pass that fits UB even with buffers=1"),  # past UB
+])
+def test_bad_chunk_lengths_are_off_the_menu(value, words):
+    _, menu, _ = _menu(SOFTMAX, {"T": "f32"})
+    with pytest.raises(P.ProposalError) as e:
+        P.parse(json.dumps({"knobs": {"loop0.chunk": value}}), menu)
+    assert e.value.check == "menu" and words in e.value.reason
+
+
+def test_chunk_past_a_pass_is_rejected_by_the_constraint_checker():
+    """On the menu (it fits pass 0, and every pass with buffers=1), but not pass 1 double-buffered."""
+    kernel, menu, _ = _menu(SOFTMAX, {"T": "f32"})
+    with pytest.raises(DslError) as e:
+        lower(K.apply(kernel, menu, {"loop0.chunk": 12288}), source_name=SOFTMAX.name)
+    assert e.value.codes == ["UB-CAPACITY"]
+    d = e.value.diagnostics[0]
+    assert "chunk=12288: pass 1's column chunks need" in d.message and "use chunk <= 9216" in d.hint
+    lower(K.apply(kernel, menu, {"loop0.chunk": 12288, "loop0.buffers": 1}), source_name=SOFTMAX.name)
+
+
+def test_chunk_is_every_pass_chunk_length_and_round_trips_as_dsl():
+    from ascend_dsl import ir, parse_text
+
+    kernel, menu, project = _menu(SOFTMAX, {"T": "f32"})
+    chosen = K.apply(kernel, menu, {"loop0.chunk": 4096})
+    assert "for r in tile(blk, size=auto, buffers=2, chunk=4096):" in printer.kernel(chosen)
+    again = parse_text(printer.kernel(chosen), "s.adsl")[0].instantiate({})
+    assert printer.kernel(again) == printer.kernel(chosen)
+    assert next(s for s in ir.walk(again.body) if isinstance(s, ir.TileLoop)).chunk == 4096
+    out, ctx = lower(chosen, source_name=SOFTMAX.name)
+    row = next(s for s in ir.walk(ctx.lowered.body) if isinstance(s, ir.TileLoop))
+    assert [p.max_chunk for p in row.shape.chunked.passes] == [4096, 4096]
+    tiling = out.files["softmax_tiling.h"]
+    assert "t->chunkLength = shareChunk(4096);" in tiling and "t->chunkLength1 = shareChunk(4096);" in tiling
+    assert "t->chunkLength = shareChunk(15360);" in project.files["softmax_tiling.h"]
+    # the kernel is the same code: its chunk buffers are sized from the tiling's chunk lengths at run time
+    assert out.files["softmax_kernel.cpp"] == project.files["softmax_kernel.cpp"]
+
+
+@pytest.mark.parametrize("text, code, words", [
+    (_chunk_text("chunk=1000"), "TILE-ALIGN", "chunk=1000 is not a multiple of 256 elements"),
+    (_chunk_text("chunk=0"), "ARGS", "chunk= takes a positive integer"),
+    (RELU.read_text().replace("buffers=2)", "buffers=2, chunk=4096)"), "ARGS", "chunk= applies to row tiles"),
+])
+def test_chunk_in_dsl_is_checked(text, code, words):
+    from ascend_dsl import parse_text
+
+    with pytest.raises(DslError) as e:
+        lower(parse_text(text, "k.adsl")[0].instantiate({"T": "f32"}), source_name="k.adsl")
+    assert e.value.codes == [code] and words in e.value.diagnostics[0].message
+
+
+def test_chunk_on_rows_that_cannot_run_in_chunks_names_why():
+    from ascend_dsl import parse_text
+
+    src = (REPO / "examples/loss/cross_entropy.adsl").read_text()
+    assert "buffers=2)" in src
+    text = src.replace("buffers=2)", "buffers=2, chunk=4096)", 1)
+    with pytest.raises(DslError) as e:
+        lower(parse_text(text, "ce.adsl")[0].instantiate({"T": "f32"}), source_name="ce.adsl")
+    assert e.value.codes == ["UNSUPPORTED"]
+    assert "chunk=4096, but this loop cannot run in column chunks: 'gather' needs the whole row in UB" in \
+        e.value.diagnostics[0].message
+
+
+@pytest.mark.slow
+def test_recorded_chunk_answers_rejected_for_their_reasons_and_a_faster_one_accepted(tmp_path):
+    """softmax at 48 rows of 16384 f32 (one row per core, longer than UB): the rule streams each row in 2
+    chunks per pass; 4 chunks of 4096 overlap copy-in, compute and copy-out better in the cost model."""
+    answers = [
+        json.dumps({"knobs": {"loop0.chunk": "4k"}}),                                  # malformed
+        json.dumps({"knobs": {"loop0.chunk": 1000}}),                                  # unaligned
+        json.dumps({"knobs": {"loop0.chunk": 12288}, "why": "fewer chunks"}),          # past pass 1's UB
+        json.dumps({"knobs": {"loop0.chunk": 2048}, "why": "more overlap"}),           # slower: latencies
+        json.dumps({"knobs": {"loop0.chunk": 4096}, "why": "4 chunks per row overlap"}),  # faster
+        json.dumps({"knobs": {}, "why": "done"}),
+    ]
+    replay = _replay(tmp_path / "answers.jsonl", "softmax", answers)
+    out, cache = tmp_path / "assisted", tmp_path / "cache"
+    r = _lower_cli(str(SOFTMAX), "-o", str(out), *SOFTMAX_LONG, "--assist", "replay", "--replay", str(replay),
+                   "--assist-rounds", "8", "--assist-cache", str(cache), "--assist-prompt", str(tmp_path / "p"),
+                   "--validate", "sim")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "sim: PASS" in r.stdout
+    record = json.loads((out / "manifest.json").read_text())["assist"][0]
+    assert [(p["verdict"], p.get("failed")) for p in record["proposals"]] == [
+        ("rejected", "menu"), ("rejected", "menu"), ("rejected", "constraints"), ("rejected", "faster"),
+        ("accepted", None), ("stop", None)]
+    reasons = [p.get("reason", "") for p in record["proposals"]]
+    assert "must be \"auto\" or an integer" in reasons[0] and "not a positive multiple of 256" in reasons[1]
+    assert "error[UB-CAPACITY]: chunk=12288: pass 1's column chunks need" in reasons[2]
+    assert "not faster" in reasons[3] and record["proposals"][3]["estimate_us"] > record["estimate_before_us"]
+    assert record["knobs"] == {"loop0.chunk": 4096}
+    assert record["estimate_after_us"] < record["estimate_before_us"] * 0.99
+    assert "shareChunk(4096)" in (out / "softmax_tiling.h").read_text()
+    prompt = (tmp_path / "p/softmax.schedule.r5.prompt.md").read_text()
+    assert '"loop0.chunk"' in prompt and "rejected (constraints): error[UB-CAPACITY]" in prompt
+    # a rebuild from the cache needs no model and is byte-identical
+    replay.unlink()
+    again = tmp_path / "again"
+    r = _lower_cli(str(SOFTMAX), "-o", str(again), *SOFTMAX_LONG, "--assist", "cache", "--assist-cache", str(cache))
+    assert r.returncode == 0, r.stderr
+    assert _files(again) == _files(out)
+
+
+def test_grammar_admits_chunk_lengths():
+    _, menu, _ = _menu(SOFTMAX, {"T": "f32"})
+    parser = Lark(P.grammar(menu), parser="earley", lexer="dynamic")
+    for chunk in ('"auto"', "4096"):
+        text = (f'{{"knobs": {{"loop0.rows": "auto", "loop0.chunk": {chunk}, "loop0.buffers": 2, '
+                f'"split0.cores": "all"}}, "why": ""}}')
+        parser.parse(text)
+        P.parse(text, menu)
+    with pytest.raises(LarkError):
+        parser.parse('{"knobs": {"loop0.rows": "auto", "loop0.chunk": "4k", "loop0.buffers": 2, '
+                     '"split0.cores": "all"}, "why": ""}')
+
+
+@pytest.mark.slow
+def test_small_chunks_with_tails_and_row_groups_validate_in_the_emulator(tmp_path):
+    """chunk=1024 on 4 rows of 100003 f32 (fewer rows than cores: each row's columns over a group of cores,
+    odd shares, a tail chunk in every share) against the PyTorch reference."""
+    kernel, menu, _ = _menu(SOFTMAX, {"T": "f32"})
+    (tmp_path / "softmax.adsl").write_text(printer.kernel(K.apply(kernel, menu, {"loop0.chunk": 1024})))
+    (tmp_path / "softmax.py").write_text(SOFTMAX.with_suffix(".py").read_text())
+    r = _lower_cli(str(tmp_path / "softmax.adsl"), "-o", str(tmp_path / "out"), "--validate", "sim",
+                   "--set", "batch_size=4", "--set", "dim=100003")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "sim: PASS" in r.stdout
+    assert "t->chunkLength = shareChunk(1024);" in (tmp_path / "out/softmax_tiling.h").read_text()
+
+
+# ----------------------------------------------------------------------------- fusing split loops
+
+TWO_MAPS = REPO / "tests/assist/two_maps.adsl"  # y = relu(x) and z = sigmoid(x) in two split loops
+BATCH_NORM = REPO / "examples/normalization/batch_norm_train.adsl"
+
+
+def test_fuse_knob_is_offered_for_adjacent_vector_split_loops():
+    _, menu, _ = _menu(TWO_MAPS, {"T": "f32"})
+    assert [(k.key, k.current) for k in menu if k.kind == "fuse"] == [("fuse.0", False)]
+    # a scalar statement between split loops (frobenius_norm's inv = rsqrt(sumsq)) makes them not adjacent;
+    # batch_norm_train's `ss = zeros(C)` separates loops 0 and 1, not 1 and 2; cube stages are not offered
+    assert not any(k.kind == "fuse" for k in _menu(REPO / "examples/normalization/frobenius_norm.adsl")[1])
+    assert [k.key for k in _menu(BATCH_NORM, {"T": "f32"})[1] if k.kind == "fuse"] == ["fuse.1"]
+    assert not any(k.kind == "fuse" for k in _menu(REPO / "examples/attention/sdpa.adsl")[1])
+
+
+def test_fusion_runs_both_bodies_in_one_tile_loop_and_shares_the_load():
+    kernel, menu, project = _menu(TWO_MAPS, {"T": "f32"})
+    fused = K.apply(kernel, menu, {"fuse.0": True})
+    text = printer.kernel(fused)
+    assert text.count("in split(") == 1 and text.count("in tile(") == 1
+    assert "store(y[t], relu(load(x[t])))\n            store(z[t], sigmoid(load(x[t])))" in text
+    out, _ = lower(fused, source_name=TWO_MAPS.name)
+    assert out.files["two_maps_kernel.cpp"].count("CopyGmToUb(xLocal") == 1  # one copy-in of x per tile
+    assert project.files["two_maps_kernel.cpp"].count("CopyGmToUb(xLocal") == 2
+
+
+def test_illegal_fusions_are_rejected_with_the_dependence(tmp_path):
+    from ascend_dsl import parse_text
+
+    kernel, menu, _ = _menu(BATCH_NORM, {"T": "f32"})
+    with pytest.raises(K.ApplyError, match="fuse.1: split loop 2 reads 'ss', which split loop 1 folds across cores"):
+        K.apply(kernel, menu, {"fuse.1": True})
+    # both loops store y (a tensor is loaded or stored, never both): fused, the order of the stores could change
+    chained = TWO_MAPS.read_text().replace("store(z[t]", "store(y[t]")
+    k2 = parse_text(chained, "c.adsl")[0].instantiate({"T": "f32"})
+    _, ctx = lower(k2, source_name="c.adsl")
+    m2 = K.menu(k2, ctx.lowered, ctx.target, "c.adsl")
+    with pytest.raises(K.ApplyError, match="both split loops access 'y', which one of them stores"):
+        K.apply(k2, m2, {"fuse.0": True})
+    kernel, menu, _ = _menu(TWO_MAPS, {"T": "f32"})
+    with pytest.raises(K.ApplyError, match=r"different settings \(size, buffers, chunk: \(4096, 2, None\)"):
+        K.apply(kernel, menu, {"fuse.0": True, "loop0.size": 4096})
+    for bad in (1, "true", None):
+        with pytest.raises(P.ProposalError, match="fuse.0 must be true or false"):
+            P.parse(json.dumps({"knobs": {"fuse.0": bad}}), menu)
+    parser = Lark(P.grammar(menu), parser="earley", lexer="dynamic")
+    parser.parse('{"knobs": {"loop0.size": "auto", "loop0.buffers": 2, "loop1.size": "auto", "loop1.buffers": 2, '
+                 '"split0.cores": "all", "split1.cores": "all", "fuse.0": true}, "why": ""}')
+
+
+@pytest.mark.slow
+def test_recorded_fusion_answers_rejected_for_their_reasons_and_the_fusion_accepted(tmp_path):
+    answers = [
+        json.dumps({"knobs": {"fuse.0": 1}}),                                      # malformed
+        json.dumps({"knobs": {"fuse.0": True, "loop0.size": 4096}, "why": "x"}),   # illegal: tile settings differ
+        json.dumps({"knobs": {"fuse.0": True}, "why": "x is read once per tile"}),  # faster
+        json.dumps({"knobs": {}, "why": "done"}),
+    ]
+    replay = _replay(tmp_path / "answers.jsonl", "two_maps", answers)
+    out = tmp_path / "assisted"
+    r = _lower_cli(str(TWO_MAPS), "-o", str(out), "--assist", "replay", "--replay", str(replay), "--assist-rounds",
+                   "6", "--assist-cache", str(tmp_path / "cache"), "--validate", "sim")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "sim: PASS" in r.stdout
+    record = json.loads((out / "manifest.json").read_text())["assist"][0]
+    assert [(p["verdict"], p.get("failed")) for p in record["proposals"]] == [
+        ("rejected", "menu"), ("rejected", "constraints"), ("accepted", None), ("stop", None)]
+    assert "fuse.0: their tile loops have different settings" in record["proposals"][1]["reason"]
+    assert record["knobs"] == {"fuse.0": True}
+    assert record["estimate_after_us"] < record["estimate_before_us"] * 0.95
+    assert (out / "two_maps_kernel.cpp").read_text().count("CopyGmToUb(xLocal") == 1
+
+
+@pytest.mark.slow
+def test_fused_row_loops_rename_clashing_values_and_validate_in_the_emulator(tmp_path):
+    """Two row loops with different tile variables that both assign `e`: the second body reads its own
+    `e_2` over the first loop's rows, and the fused kernel matches PyTorch (tails: 37 rows of 1000)."""
+    import torch
+
+    from ascend_dsl import parse_text
+    from npu_harness.task import TaskRun
+    from npu_harness.validate import validate_sim
+
+    text = '''@kernel(T=[f32])
+def rows2(x: Tensor[T, "B, D"], y: Tensor[T, "B, D"], z: Tensor[T, "B, D"]):
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            e = exp(load(x[r, :]))
+            store(y[r, :], e / sum(e, axis=1))
+    for blk2 in split(B, cores=AIV):
+        for q in tile(blk2, size=auto, buffers=2):
+            e = load(x[q, :]) * 2.0
+            store(z[q, :], e - max(e, axis=1))
+'''
+    kernel = parse_text(text, "rows2.adsl")[0].instantiate({"T": "f32"})
+    _, ctx = lower(kernel, source_name="rows2.adsl")
+    fused = K.apply(kernel, K.menu(kernel, ctx.lowered, ctx.target, "rows2.adsl"), {"fuse.0": True})
+    assert ("store(y[r, :], e / sum(e, axis=1))\n            e_2 = load(x[r, :]) * 2.0\n"
+            "            store(z[r, :], e_2 - max(e_2, axis=1))") in printer.kernel(fused)
+    project, fctx = lower(fused, source_name="rows2.adsl")
+    torch.manual_seed(0)
+    x = torch.randn(37, 1000)
+    e = torch.exp(x)
+    run = TaskRun([x], [e / e.sum(1, keepdim=True), 2 * x - (2 * x).max(1, keepdim=True).values])
+    res = validate_sim(fused, fctx.lowered, project, fctx, run, work_dir=tmp_path)
+    assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])

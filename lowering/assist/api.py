@@ -98,6 +98,9 @@ class Assistant:
     prompt_dir: Path | None = None
     refresh: bool = False  # ignore cached decisions (decide again, then overwrite the cache)
     notes: list[str] = field(default_factory=list)
+    #: knob kinds left off the menu (lowering/assist/knobs.py: "chunk", "cores", ...): an ablation, e.g. the
+    #: comparison benchmark's menu before a knob existed; a proposal naming one is an unknown knob
+    exclude: frozenset[str] = frozenset()
 
 
 def ask(a: Assistant, key: AnswerKey, text: str, grammar: str | None, who: str, answer_file: str) -> str | None:

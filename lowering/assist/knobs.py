@@ -9,12 +9,19 @@ pipeline runs, so every constraint check of the rule-based pipeline judges it ag
 - `loopK.rows`: the most rows per tile of row loop K (`tile(blk, size=N)` over rows): "auto" (the host
   picks as many as fit UB, balanced, at least 2 tiles per core) or a cap of 1..4095 (the host still picks
   fewer where UB or balance needs it).
+- `loopK.chunk`: the column chunk length of row loop K's chunked variant (rows longer than UB,
+  `tile(blk, chunk=N)`, lowering/passes/plan_chunks.py): "auto" (the rule: each pass's largest chunk that
+  fits UB beside the row-level blocks) or a multiple of 256 elements, every pass's chunk length (an upper
+  bound: the host still balances the row's chunks below it); plan_tiling checks it against each pass's UB
+  plan. Offered only where the rule-based lowering has a chunked variant.
 - `loopK.buffers`: the depth of tile loop K's queues (`buffers=1|2`).
 - `splitJ.cores`: the core split of vector split loop J (`split(N, cores=AIV|K)`): "all" (every vector
   core; the host picks how many from the extent) or a cap of 1 up to the target's AIV count.
 - `mm.base_m` / `mm.base_n` / `mm.base_k`: the cube's base block of a matmul kernel (`matmul(...,
   base_m=...)`): "auto" (the rule: 128 x 128 x 64, shrunk to fit the epilogue's UB) or a multiple of the
   16 x 16 fractal; plan_cube checks L0A/L0B/L0C/L1/UB.
+- `fuse.J`: fuse split loop J with the split loop right after it (false / true): one split loop whose tile
+  loop runs both bodies (lowering/assist/loops.py says when that is legal and why not).
 - `expr.NAME` / `expr.store_T`: an algebraic rewrite of the value assigned to NAME (or stored into T) in
   a tile loop: a DSL expression over the same names (parsed and type-checked like the kernel's own text;
   whether it computes the same values is for the emulator to show).
@@ -31,9 +38,11 @@ from ascend_dsl import ir, printer
 from ascend_dsl.diagnostics import DslError
 from ascend_dsl.parser import parse_text
 
+from ..passes.plan_chunks import row_level_bytes
 from ..rewrite import map_tile_bodies, rewrite_expr
 from ..targets import Target
-from ..tiling_rules import MAX_BUFFERS_PER_QUEUE, tile_granule
+from ..tiling_rules import AUTO_TILE_GRANULE, MAX_BUFFERS_PER_QUEUE, tile_granule
+from .loops import FuseError, adjacent_pairs, fuse
 
 #: Longest expression a rewrite may give (characters).
 MAX_EXPR_CHARS = 400
@@ -47,18 +56,18 @@ MAX_ROWS = 4095
 @dataclass(frozen=True)
 class Knob:
     key: str
-    #: "size" | "rows" | "buffers" | "cores" | "base" | "expr"
+    #: "size" | "rows" | "chunk" | "buffers" | "cores" | "base" | "fuse" | "expr"
     kind: str
     loop: int
     current: int | str
     #: what the prompt says about it (where it is, its legal values)
     doc: str
     granule: int = 0
-    max_size: int = 0  # size: the largest tile that fits UB with buffers=1 (the checker decides with the real depth);
-    #                    cores: the target's core count of the split's kind
+    max_size: int = 0  # size, chunk: the largest tile (chunk of every pass) that fits UB with buffers=1 (the
+    #                    checker decides with the real depth); cores: the target's core count of the split's kind
 
     def schema(self) -> dict:
-        if self.kind == "size":
+        if self.kind in ("size", "chunk"):
             return {"oneOf": [{"const": "auto"}, {"type": "integer", "multipleOf": self.granule,
                                                   "minimum": self.granule, "maximum": self.max_size}],
                     "description": self.doc}
@@ -70,6 +79,8 @@ class Knob:
         if self.kind == "cores":
             return {"oneOf": [{"const": "all"}, {"type": "integer", "minimum": 1, "maximum": self.max_size}],
                     "description": self.doc}
+        if self.kind == "fuse":
+            return {"type": "boolean", "description": self.doc}
         if self.kind == "base":
             return {"oneOf": [{"const": "auto"}, {"type": "integer", "multipleOf": FRACTAL, "minimum": FRACTAL,
                                                   "maximum": MAX_BASE}], "description": self.doc}
@@ -77,7 +88,7 @@ class Knob:
 
     def check(self, value) -> str | None:
         """Why `value` is not on the menu (None: it is). The constraint checker still judges it after."""
-        if self.kind == "size":
+        if self.kind in ("size", "chunk"):
             if value == "auto":
                 return None
             if isinstance(value, bool) or not isinstance(value, int):
@@ -85,7 +96,8 @@ class Knob:
             if value < self.granule or value % self.granule:
                 return f"{self.key}={value} is not a positive multiple of {self.granule} elements"
             if value > self.max_size:
-                return f"{self.key}={value} exceeds {self.max_size}, the largest tile that fits UB even with buffers=1"
+                what = "tile" if self.kind == "size" else "chunk of every pass"
+                return f"{self.key}={value} exceeds {self.max_size}, the largest {what} that fits UB even with buffers=1"
             return None
         if self.kind == "buffers":
             if isinstance(value, bool) or value not in range(1, MAX_BUFFERS_PER_QUEUE + 1):
@@ -99,6 +111,8 @@ class Knob:
             if value == "all" or (not isinstance(value, bool) and isinstance(value, int) and 1 <= value <= self.max_size):
                 return None
             return f"{self.key} must be \"all\" or an integer in 1..{self.max_size}, not {value!r}"
+        if self.kind == "fuse":
+            return None if isinstance(value, bool) else f"{self.key} must be true or false, not {value!r}"
         if self.kind == "base":
             if value == "auto":
                 return None
@@ -141,6 +155,35 @@ def _fit(buffers: tuple[ir.Buffer, ...], granule: int, budget: int, depth: int) 
     return max(size, 0)
 
 
+def _largest(buffers: tuple[ir.Buffer, ...], budget: int, depth: int) -> int:
+    """The largest multiple of 256 elements whose buffers, queues `depth` deep, fit `budget` bytes (a binary
+    search: small per-chunk blocks make the per-element estimate of `_fit` too coarse)."""
+    def fits(k: int) -> bool:
+        size = k * AUTO_TILE_GRANULE
+        return sum((b.num if b.position is ir.Position.VECCALC else depth) * b.bytes_for(size) for b in buffers) <= budget
+
+    lo, hi = 0, budget // AUTO_TILE_GRANULE + 1  # fits(lo); not fits(hi): every element takes at least a byte
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo * AUTO_TILE_GRANULE
+
+
+def _chunk_knob(i: int, tl: ir.TileLoop, plan: ir.ChunkPlan, target: Target, where: str) -> Knob:
+    """`loopK.chunk` of a row loop with a chunked variant: its passes' UB plans bound the chunk length."""
+    rest = target.ub_budget - row_level_bytes(plan)
+    fit1 = min(_largest(p.loop.buffers_decl, rest, 1) for p in plan.passes)
+    fit2 = min(_largest(p.loop.buffers_decl, rest, MAX_BUFFERS_PER_QUEUE) for p in plan.passes)
+    chosen = ", ".join(str(p.max_chunk) for p in plan.passes)
+    return Knob(f"loop{i}.chunk", "chunk", i, "auto" if tl.chunk is None else tl.chunk,
+                f"{where}, used only when one row does not fit UB: the column chunk length in elements of each of "
+                f"its {len(plan.passes)} pass(es) over the row, \"auto\" (the rule: each pass's largest chunk that "
+                f"fits UB; it chose {chosen}) or a multiple of {AUTO_TILE_GRANULE} (an upper bound; the host balances "
+                f"the row's chunks below it; smaller chunks: more chunks per row, so copy-in, compute and copy-out "
+                f"overlap across more of them, each paying the fixed latencies); fits every pass up to {fit2} with "
+                f"buffers={MAX_BUFFERS_PER_QUEUE}, {fit1} with buffers=1", AUTO_TILE_GRANULE, fit1)
+
+
 def _stmt_name(s: ir.Stmt) -> str | None:
     return s.name if isinstance(s, ir.Assign) else f"store_{s.tensor}" if isinstance(s, ir.Store) else None
 
@@ -179,6 +222,9 @@ def menu(kernel: ir.Kernel, lowered: ir.Kernel, target: Target, source_name: str
                               f"{where}: the most rows per UB tile, \"auto\" (the rule: as many as fit UB, balanced, at "
                               f"least 2 tiles per core; one row in column chunks when a row does not fit) or a cap "
                               f"1..{MAX_ROWS} (the host still takes fewer where UB or balance needs it)"))
+            chunked = done.shape.chunked if done is not None else None
+            if isinstance(chunked, ir.ChunkPlan):
+                knobs.append(_chunk_knob(i, tl, chunked, target, where))
         knobs.append(Knob(f"loop{i}.buffers", "buffers", i, tl.buffers,
                           f"{where}: queue depth (2 = double buffering: copy-in, compute and copy-out overlap "
                           "across tiles; 1 = they serialise, but each tile may be twice as long)"))
@@ -188,6 +234,14 @@ def menu(kernel: ir.Kernel, lowered: ir.Kernel, target: Target, source_name: str
                           f"{source_name}:{s.span.line} (split over {' * '.join(s.extent)}): the most {s.core_kind} "
                           f"cores that share it, \"all\" (the rule: all {n}, fewer when the extent is small) or "
                           f"1..{n} (fewer cores: fewer, longer shares)", 1, n))
+    for j in adjacent_pairs(kernel):
+        s = _splits(kernel)[j]
+        knobs.append(Knob(f"fuse.{j}", "fuse", j, False,
+                          f"{source_name}:{s.span.line} (split loops {j} and {j + 1}): true fuses them into one split "
+                          "loop whose tile loop runs both bodies (each tile visited once; a tensor both load is "
+                          "copied in once); legal only when they split the same extent over the same cores with "
+                          "the same tile settings and share no data across cores (no accumulator or slot of the "
+                          "first read by the second, no tensor stored by one and accessed by the other)"))
     cube = ir.cube_loop(kernel)
     if cube is not None:
         done = ir.cube_loop(lowered)
@@ -224,16 +278,20 @@ def apply(kernel: ir.Kernel, knobs: tuple[Knob, ...], settings: dict) -> ir.Kern
     exprs: dict[str, str] = {}
     base: dict[str, int | None] = {}
     cores: dict[int, int | None] = {}
+    fused: list[int] = []
     for key, value in settings.items():
         k = by_key[key]
-        if k.kind == "expr":
+        if k.kind == "fuse":
+            if value:
+                fused.append(k.loop)
+        elif k.kind == "expr":
             exprs[key.removeprefix("expr.")] = value
         elif k.kind == "cores":
             cores[k.loop] = None if value == "all" else value
         elif k.kind == "base":
             base[key.removeprefix("mm.")] = None if value == "auto" else value
         else:
-            field = "size" if k.kind == "rows" else k.kind
+            field = "size" if k.kind == "rows" else k.kind  # size, buffers, chunk: fields of the TileLoop
             loop_settings.setdefault(k.loop, {})[field] = None if value == "auto" else value
     counter = iter(range(1 << 30))
 
@@ -245,7 +303,13 @@ def apply(kernel: ir.Kernel, knobs: tuple[Knob, ...], settings: dict) -> ir.Kern
         out = _set_cores(out, cores)
     if base:
         out = _set_base(out, base)
-    return _rewrite(out, exprs) if exprs else out
+    out = _rewrite(out, exprs) if exprs else out
+    for j in sorted(fused, reverse=True):  # the last pair first: the numbers of the earlier ones stay
+        try:
+            out = fuse(out, j)
+        except FuseError as e:
+            raise ApplyError(f"fuse.{j}: {e}") from None
+    return out
 
 
 def _set_cores(kernel: ir.Kernel, cores: dict[int, int | None]) -> ir.Kernel:

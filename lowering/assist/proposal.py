@@ -50,18 +50,20 @@ _STRING = r'/"([^"\\\n]|\\["\\\/bfnrt])*"/'
 
 
 def grammar(knobs: tuple[Knob, ...]) -> str:
-    """A lark grammar (llguidance's dialect) for the answers of `knobs`: every size, rows, buffers, cores and
-    base knob in menu order, the rewrites optional, then `why`. Ranges are checked after decoding (`parse`)."""
+    """A lark grammar (llguidance's dialect) for the answers of `knobs`: every size, rows, chunk, buffers, cores
+    and base knob in menu order, the rewrites optional, then `why`. Ranges are checked after decoding (`parse`)."""
     rules = []
     parts = []
     for i, k in enumerate(knobs):
         name = f"k{i}"
-        if k.kind in ("size", "base"):
+        if k.kind in ("size", "chunk", "base"):
             rules.append(f'{name}: "\\"{k.key}\\": " ("\\"auto\\"" | /[1-9][0-9]{{0,6}}/)')
         elif k.kind == "buffers":
             rules.append(f'{name}: "\\"{k.key}\\": " ("1" | "2")')
         elif k.kind == "rows":
             rules.append(f'{name}: "\\"{k.key}\\": " ("\\"auto\\"" | /[1-9][0-9]{{0,3}}/)')
+        elif k.kind == "fuse":
+            rules.append(f'{name}: "\\"{k.key}\\": " ("true" | "false")')
         elif k.kind == "cores":
             rules.append(f'{name}: "\\"{k.key}\\": " ("\\"all\\"" | /[1-9][0-9]{{0,2}}/)')
         else:

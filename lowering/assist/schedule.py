@@ -83,7 +83,7 @@ def _from_cache(kernel: ir.Kernel, ctx: PassContext, record: dict) -> ir.Kernel:
     settings = record.get("knobs", {})
     try:
         base = lower_candidate(kernel, ctx, {})
-        menu = K.menu(kernel, base.lowered, ctx.target, ctx.source_name)
+        menu = _menu(kernel, base, ctx, a)
         checked = P.parse(json.dumps({"knobs": settings}), menu).settings
         chosen = K.apply(kernel, menu, checked)
     except (DslError, P.ProposalError, K.ApplyError) as e:
@@ -94,6 +94,10 @@ def _from_cache(kernel: ir.Kernel, ctx: PassContext, record: dict) -> ir.Kernel:
     a.notes.append(f"{kernel.name}: schedule from the decision cache ({_describe(settings)}; estimated "
                    f"{record.get('estimate_before_us')} -> {record.get('estimate_after_us')} us); no model consulted")
     return chosen
+
+
+def _menu(kernel: ir.Kernel, base: Candidate, ctx: PassContext, a: Assistant) -> tuple[K.Knob, ...]:
+    return tuple(k for k in K.menu(kernel, base.lowered, ctx.target, ctx.source_name) if k.kind not in a.exclude)
 
 
 def _describe(settings: dict) -> str:
@@ -121,7 +125,7 @@ def _decide(kernel: ir.Kernel, ctx: PassContext, a: Assistant) -> ir.Kernel:
         a.notes.append(f"{kernel.name}: the rule-based lowering does not validate in the emulator "
                        f"({base.evaluation.reason[:300]}); no schedule is proposed")
         return kernel
-    menu = K.menu(kernel, base.lowered, ctx.target, ctx.source_name)
+    menu = _menu(kernel, base, ctx, a)
     schema, grammar = P.schema(menu), P.grammar(menu)
     shapes = a.evaluator.shapes(kernel)
     best = base

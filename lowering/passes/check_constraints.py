@@ -1,8 +1,8 @@
 """Check what the target hardware cannot do, before any lowering decision. Collects every error.
 
 Goals: dtypes supported by the target (no bf16 on 310P; no bf16 vector arithmetic), core counts
-(`cores=k` within the target's AIV count), explicit tile sizes aligned for DataCopy and Compare,
-buffer counts. Non-goals: UB capacity (needs the buffer plan; see plan_tiling.py).
+(`cores=k` within the target's AIV count), explicit tile sizes and column chunks aligned for DataCopy and
+Compare, buffer counts. Non-goals: UB capacity (needs the buffer plan; see plan_tiling.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ascend_dsl.ops import OPS, Rule
 from ..context import PassContext
 from ..scalar_loops import SCALAR_LOOP_OPS
 from ..targets import Target
-from ..tiling_rules import MAX_BUFFERS_PER_QUEUE, tile_granule
+from ..tiling_rules import AUTO_TILE_GRANULE, MAX_BUFFERS_PER_QUEUE, tile_granule
 from ..vector_scan import SCAN_OPS
 from .check_windows import check_windows
 
@@ -40,6 +40,11 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                            f"DataCopy moves whole 32-byte blocks and Compare works on 256-byte repeats; "
                            f"use a multiple of {granule} (e.g. {max(granule, s.size // granule * granule)}) "
                            f"or size=auto")
+            if s.chunk is not None and s.chunk % AUTO_TILE_GRANULE:
+                sink.error(E.TILE_ALIGN, f"chunk={s.chunk} is not a multiple of {AUTO_TILE_GRANULE} elements", s.span,
+                           f"column chunks are whole 256-byte repeats of every dtype (the host balances chunks in "
+                           f"steps of {AUTO_TILE_GRANULE}); use a multiple of {AUTO_TILE_GRANULE} (e.g. "
+                           f"{max(AUTO_TILE_GRANULE, s.chunk // AUTO_TILE_GRANULE * AUTO_TILE_GRANULE)}) or drop chunk=")
             if s.kind is ir.LoopKind.BOX and not t.has_datacopypad:
                 sink.error(E.UNSUPPORTED, f"a reduction over a non-last dim reads its rows with strided DataCopyPad, "
                            f"which {t.name} does not have", s.span,

@@ -292,7 +292,7 @@ def _pass_loop(tl, defs, layout, reductions, stores, online) -> ir.ChunkPass:
             body.append(ir.Accumulate(name, combine, chunk_reduce, flat(a), online_sum, s.span))
             folds.append(ir.Fold(name, combine, online_sum))
     loop = replace(tl, var=CHUNK_VAR, size=None, body=tuple(body), buffers_decl=(), max_tile=None,
-                   shape=ir.CHUNK_TILES)
+                   shape=ir.CHUNK_TILES, chunk=None)  # the row loop's chunk= is sized by plan_tiling
     return ir.ChunkPass(loop, tuple(folds))
 
 

@@ -4,7 +4,9 @@ UB use per tile = sum over buffers of num x alignUp(tile x bits / 8, 32 B) (asce
 the budget is the target's UB minus the API scratch reserve. `auto` takes the largest multiple of
 AUTO_TILE_GRANULE that fits; the host tiling code later shrinks it for short core shares. The passes
 of a chunked row loop get their largest chunk the same way, beside the row-level blocks; one that does
-not fit leaves the loop without a chunked variant (ir.NoChunk) instead of failing the kernel.
+not fit leaves the loop without a chunked variant (ir.NoChunk) instead of failing the kernel. An explicit
+`chunk=` on the row loop is every pass's chunk length instead (an upper bound: the host balances chunks
+below it), checked against each pass's UB plan like an explicit tile size.
 """
 
 from __future__ import annotations
@@ -41,7 +43,12 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             sink.error(E.BUFFER_COUNT, f"the tile needs {count} UB buffers; {t.name} allows {t.max_buffers}",
                        tl.span, "fewer live temporaries or buffers=1")
         if tl.kind is ir.LoopKind.ROWS and isinstance(tl.shape.chunked, ir.ChunkPlan):
-            return replace(tl, shape=replace(tl.shape, chunked=plan_chunks(tl.shape.chunked)))
+            return replace(tl, shape=replace(tl.shape, chunked=plan_chunks(tl.shape.chunked, tl)))
+        if tl.chunk is not None:  # chunk= on a row loop without a chunked variant (plan_chunks says why)
+            chunked = getattr(tl.shape, "chunked", None)
+            why = chunked.reason if isinstance(chunked, ir.NoChunk) else "it does not tile rows"
+            sink.error(E.UNSUPPORTED, f"chunk={tl.chunk}, but this loop cannot run in column chunks: {why}", tl.span,
+                       "drop chunk=")
         if tl.kind not in (ir.LoopKind.FLAT, ir.LoopKind.CHUNKS):
             return tl  # rows / planes / boxes per tile depend on runtime shapes: the host tiling code sizes them
         per_elem_bits = sum(b.num * b.bits for b in bufs)
@@ -65,9 +72,10 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             return tl
         return replace(tl, max_tile=size)
 
-    def plan_chunks(chunks: ir.ChunkPlan) -> ir.ChunkPlan | ir.NoChunk:
+    def plan_chunks(chunks: ir.ChunkPlan, row_loop: ir.TileLoop) -> ir.ChunkPlan | ir.NoChunk:
         """Each pass's largest chunk beside the row-level blocks; a pass that does not fit UB leaves the
-        row loop without a chunked variant (the host tiling reports the reason when a row does not fit)."""
+        row loop without a chunked variant (the host tiling reports the reason when a row does not fit).
+        The row loop's `chunk=` replaces the largest chunk of every pass and must fit each of them."""
         rest = budget - row_level_bytes(chunks)
         passes = []
         for k, p in enumerate(chunks.passes):
@@ -82,6 +90,17 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 size -= AUTO_TILE_GRANULE
             if size <= 0:
                 return ir.NoChunk(f"even a {AUTO_TILE_GRANULE}-element column chunk does not fit UB")
+            if row_loop.chunk is not None:
+                need = ub_bytes(loop.buffers_decl, row_loop.chunk)
+                if need > rest:
+                    sink.error(E.UB_CAPACITY, f"chunk={row_loop.chunk}: pass {k}'s column chunks need {need} B of "
+                               f"Unified Buffer; {t.name} allows {rest} B beside the row-level blocks "
+                               f"({t.ub_bytes} B minus {t.ub_reserved_bytes} B API scratch and "
+                               f"{row_level_bytes(chunks)} B)", row_loop.span,
+                               f"use chunk <= {size} (pass {k}'s largest) or drop chunk=",
+                               notes=[_breakdown(loop.buffers_decl, row_loop.chunk)])
+                    continue
+                size, loop = row_loop.chunk, replace(loop, max_tile=row_loop.chunk)
             passes.append(replace(p, loop=loop, max_chunk=size))
         return replace(chunks, passes=tuple(passes))
 
