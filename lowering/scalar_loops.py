@@ -1,7 +1,7 @@
 """Ops with no AscendC vector instruction, lowered to loops on the scalar unit over UB.
 
-Pooling windows and the chunk fold of a product (whole-row products run on the vector unit, a pairwise Mul
-tree: snippet row_prod): the API subset has no windowed or product-reduce instruction
+Pooling windows (products run on the vector unit since issue 21: a pairwise Mul tree, snippets row_prod and
+chunk_fold; ReduceProd stays a pseudo-instruction): the API subset has no windowed or product-reduce instruction
 (ascendc.md 4.2, 4.3), and vector instructions start on 32-byte aligned UB addresses (4.5), so a
 shifted-by-one-element vector op is not expressible. (Scans run on the vector unit:
 lowering/vector_scan.py.) Each row is walked once with `LocalTensor::GetValue` / `SetValue`; every

@@ -166,6 +166,9 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             scratch(f"accTmp_{dtype}", dtype, {ir.Layout.ROWS: ir.Layout.ROW,
                                                ir.Layout.FLAT: ir.Layout.REPEATS}.get(layout, layout), ir.BufferRole.ACC_TMP)
             scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK, ir.BufferRole.REDUCE_OUT)
+        for layout in sorted({s.value.type.layout for s in accs if s.reduce == "reduce_prod"}, key=str):
+            # A chunk's product: its f32 copy, multiplied in halves (emit/chunk.py, the chunk_fold snippet).
+            scratch("prodTmp_f32", DType.F32, layout, ir.BufferRole.PROD_TMP)
         for b in scratch_buffers(stmts, tl.span, tl.kind is ir.LoopKind.CHUNKS):  # vector scans (vector_scan.py)
             decls[b.name] = b
         # This core's running value of each accumulator stays in UB (an f32 block): the vector unit

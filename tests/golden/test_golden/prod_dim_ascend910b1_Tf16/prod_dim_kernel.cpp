@@ -203,6 +203,7 @@ private:
         pipe.InitBuffer(inQueueXC0, 2, chunkLength_ * sizeof(half));
         pipe.InitBuffer(accTmp_f16BufC0, ((chunkLength_ * sizeof(half) + 255) / 256 * 2 * sizeof(half) + 31) / 32 * 32);
         pipe.InitBuffer(reduceOut_f16BufC0, 32);
+        pipe.InitBuffer(prodTmp_f32BufC0, chunkLength_ * sizeof(float));
         pipe.InitBuffer(accSlot__t1BufC0, 32);
         pipe.InitBuffer(accCast_f32BufC0, 32);
         Duplicate(accSlot__t1BufC0.Get<float>(), 1.0f, 8);  // _t1: folded over the row's chunks
@@ -264,20 +265,33 @@ private:
         LocalTensor<half> xLocal = inQueueXC0.DeQue<half>();
         LocalTensor<half> accTmp_f16 = accTmp_f16BufC0.Get<half>();
         LocalTensor<half> reduceOut_f16 = reduceOut_f16BufC0.Get<half>();
+        LocalTensor<float> prodTmp_f32 = prodTmp_f32BufC0.Get<float>();
         LocalTensor<float> accSlot__t1 = accSlot__t1BufC0.Get<float>();
         LocalTensor<float> accCast_f32 = accCast_f32BufC0.Get<float>();
         // prod_dim.adsl:10
-        SetFlag<HardEvent::V_S>(EVENT_ID0);  // scalar loop: wait for the vector pipe
-        WaitFlag<HardEvent::V_S>(EVENT_ID0);
         {
+            uint32_t nb = count / 8;  // whole f32 blocks of the chunk, multiplied in halves as in row_prod
+            if (nb > 0) {
+                Cast(prodTmp_f32, xLocal, RoundMode::CAST_NONE, nb * 8);
+            }
+            while (nb > 1) {  // blocks [nb - h, nb) times blocks [0, h)
+                const uint32_t h = nb / 2;
+                Mul(prodTmp_f32, prodTmp_f32, prodTmp_f32[(nb - h) * 8], static_cast<int32_t>(h * 8));
+                nb -= h;
+            }
+            SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit folds the last block and the tail into the row's product
+            WaitFlag<HardEvent::V_S>(EVENT_ID0);
             float acc = accSlot__t1.GetValue(0);
-            for (uint32_t i = 0; i < count; ++i) {
-                acc *= static_cast<float>(xLocal.GetValue(i));
+            for (uint32_t j = 0; j < nb * 8; ++j) {
+                acc *= prodTmp_f32.GetValue(j);
+            }
+            for (uint32_t j = count / 8 * 8; j < count; ++j) {
+                acc *= static_cast<float>(xLocal.GetValue(j));
             }
             accSlot__t1.SetValue(0, acc);
+            SetFlag<HardEvent::S_V>(EVENT_ID0);  // the scratch and the slot are the vector unit's again
+            WaitFlag<HardEvent::S_V>(EVENT_ID0);
         }
-        SetFlag<HardEvent::S_V>(EVENT_ID0);  // scalar loop done: release the vector pipe
-        WaitFlag<HardEvent::S_V>(EVENT_ID0);
         inQueueXC0.FreeTensor(xLocal);
     }
 
@@ -299,6 +313,7 @@ private:
     TQue<TPosition::VECIN, 1> inQueueXC0;
     TBuf<TPosition::VECCALC> accTmp_f16BufC0;
     TBuf<TPosition::VECCALC> reduceOut_f16BufC0;
+    TBuf<TPosition::VECCALC> prodTmp_f32BufC0;
     TBuf<TPosition::VECCALC> accSlot__t1BufC0;
     TBuf<TPosition::VECCALC> accCast_f32BufC0;
     TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values

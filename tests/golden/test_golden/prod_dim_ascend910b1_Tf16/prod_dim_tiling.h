@@ -51,7 +51,7 @@ inline uint32_t ProdDimComputeTiling(uint64_t B, uint64_t D, uint32_t coreNum, P
             const uint64_t chunk = ((d + chunks - 1) / chunks + 255) / 256 * 256;
             return static_cast<uint32_t>(chunk < maxChunk ? chunk : maxChunk);
         };
-        t->chunkLength = shareChunk(46592);  // pass 0 (prod_dim.adsl:9)
+        t->chunkLength = shareChunk(23296);  // pass 0 (prod_dim.adsl:9)
         rows = 1;
     }
     constexpr uint64_t kMinTilesPerCore = 2;  // overlap copy and compute across tiles
