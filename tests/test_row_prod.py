@@ -12,7 +12,7 @@ from npu_harness import gallery
 
 #: (dtype, row length): rows longer than UB (70001 f32, 100003 f16) run chunked passes, each chunk's product folded
 #: into the row's running product (emit/chunk.py, chunk_fold snippet).
-CASES = [("f32", 1), ("f32", 9), ("f32", 1001), ("f32", 70001), ("f16", 7), ("f16", 23), ("f16", 136), ("f16", 100003)]
+CASES = [("f32", 9), ("f32", 1001), ("f32", 70001), ("f16", 7), ("f16", 136), ("f16", 100003)]
 
 
 @pytest.fixture(scope="module")
