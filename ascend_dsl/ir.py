@@ -271,6 +271,7 @@ class BufferRole(Enum):
     SLOT_VECTOR = "slot_vector"  # this core's partial vector of slot accumulator `of`
     SLOT_TOTALS = "slot_totals"  # the totals of slot accumulator `of`, read per row (s[r])
     BOX_TMP = "box_tmp"  # the halving tree of a box reduction whose box is read again
+    PROD_TMP = "prod_tmp"  # an f32 copy of a chunk whose product is folded (the halving tree of Mul)
     SCAN_TMP = "scan_tmp"  # a vector scan's matrix, f32 row and gather tables (`of`: fwd / rev, + compensated)
 
 

@@ -11,7 +11,7 @@ its C++ form in the host's tiling function (`host_c`: scalars computed at launch
 torch's semantics: NaN propagates through max/min/relu), and its value on Python numbers (`fold`: constant operands are folded by the parser). The DSL calls
 (`CALLABLE`) and reductions (`REDUCTIONS`) are read off the entries, so a new op is one `_op(...)` line.
 Ops without an instruction are expanded into others by `lowering/passes/legalize.py` (tanh, sigmoid,
-erf, neg), run as scalar loops (`lowering/scalar_loops.py`: products, pools) or as vector scans (`lowering/vector_scan.py`).
+erf, neg), run as scalar loops (`lowering/scalar_loops.py`: pools; products: a Mul tree) or as vector scans (`lowering/vector_scan.py`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Ops with no AscendC vector instruction, lowered to loops on the scalar unit over UB.
 
-Products per row and pooling windows: the API subset has no windowed or product-reduce instruction
+Pooling windows (products run on the vector unit since issue 21: a pairwise Mul tree, snippets row_prod and
+chunk_fold; ReduceProd stays a pseudo-instruction): the API subset has no windowed or product-reduce instruction
 (ascendc.md 4.2, 4.3), and vector instructions start on 32-byte aligned UB addresses (4.5), so a
 shifted-by-one-element vector op is not expressible. (Scans run on the vector unit:
 lowering/vector_scan.py.) Each row is walked once with `LocalTensor::GetValue` / `SetValue`; every
@@ -9,7 +10,7 @@ pipe S (npu_harness/cost/targets/*.toml, `[scalar] ub_access_cycles`). Half rows
 
 Pseudo-instructions (VecOp.api) produced by select_instructions and expanded by the emitter
 (lowering/emit/shared.py, lowering/emit/window.py):
-  ReduceProd                                     -- rows x D -> one value per row
+  ReduceProd                                     -- rows x D -> one value per row (vector unit: row_prod)
   MaxPool / AvgPool (srcs: plane, kernel, stride, padding) -- see lowering/emit/window.py
 """
 

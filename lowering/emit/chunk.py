@@ -132,7 +132,7 @@ class _ChunkStageWriter(StageWriter):
         return copy_call(way, "", buf, f"{gm}[rowOffset_ + offset]" if self.rows else f"{gm}[offset]", "count")
 
     def accumulate(self, s: ir.Accumulate) -> None:
-        """Folds the vector unit cannot do: products (scalar unit) and the running max of an online max/sum."""
+        """Folds no single instruction does: products (a halving tree of Mul, the scalar unit finishing) and the running max of an online max/sum."""
         if not s.online_sum and s.reduce != "reduce_prod":
             return super().accumulate(s)
         self.mark(s.span)
@@ -143,7 +143,8 @@ class _ChunkStageWriter(StageWriter):
                                   tmp=find(self.buffers, ir.BufferRole.ACC_TMP, dtype=dt).name,
                                   total=find(self.buffers, ir.BufferRole.ACC_SLOT, s.online_sum).name)
         else:
-            self.lines += snippet("chunk_fold", online=False, buf=buf,
+            self.lines += snippet("chunk_fold", online=False, buf=buf, cast=dt is not DType.F32,
+                                  w=find(self.buffers, ir.BufferRole.PROD_TMP).name,
                                   slot=find(self.buffers, ir.BufferRole.ACC_SLOT, s.name).name)
         return None
 

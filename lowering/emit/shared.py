@@ -524,7 +524,9 @@ class RowStageWriter(StageWriter):
         if s.api in ("ScanSum", "ScanProd"):  # blocked prefix on the vector unit (lowering/vector_scan.py)
             self.lines += scan_lines(s, self.buffers[s.srcs[0]].buffer.dtype, self.buffers[s.dst].buffer.dtype)
         elif s.api == "ReduceProd":
-            self.lines += snippet("row_prod", src=s.srcs[0], dst=s.dst, ctype=self.ctype(s.dst))
+            src_dt = self.buffers[s.srcs[0]].buffer.dtype  # halving tree on the vector unit (row_prod snippet)
+            self.lines += snippet("row_prod", src=s.srcs[0], dst=s.dst, ctype=self.ctype(s.dst), cast=src_dt is not DType.F32,
+                                  w=find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=DType.F32).name)
         elif s.api.startswith("Reduce"):
             self.reduce(s)
         elif s.api == "GatherRows":

@@ -18,7 +18,7 @@ from ..rewrite import map_tile_bodies
 from ..vector_scan import scratch_buffers
 from .select_instructions import writes_dst_early
 
-#: Reductions lowered to ReduceSum/Max/Min, which need UB scratch (reduce_prod is a scalar loop: none); argmax /
+#: Reductions lowered to ReduceSum/Max/Min, which need UB scratch (reduce_prod: an f32 row, below); argmax /
 #: argmin are ReduceMax / ReduceMin with calIndex, whose scratch (a row) exceeds the documented minimum.
 VECTOR_REDUCTIONS = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "argmax", "argmin")
 
@@ -150,6 +150,10 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             # ReduceSum/Max/Min need a scratch tensor (a row) and write their result to a 32-byte block.
             scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW, ir.BufferRole.REDUCE_TMP)
             scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK, ir.BufferRole.REDUCE_OUT)
+        if any(isinstance(s, ir.Assign) and isinstance(s.value, ir.Op) and s.value.op == "reduce_prod"
+               and s.value.args[0].type.layout is ir.Layout.ROWS for s in stmts):
+            # A row product multiplies halves of an f32 copy of the row (emit: row_prod snippet).
+            scratch("reduceTmp_f32", DType.F32, ir.Layout.ROW, ir.BufferRole.REDUCE_TMP)
         for dtype in {s.value.type.dtype for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op)
                       and s.value.op == "gather_bytes"}:  # Gather reads one row at a time from a row of its own
             scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW, ir.BufferRole.REDUCE_TMP)
@@ -162,6 +166,9 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             scratch(f"accTmp_{dtype}", dtype, {ir.Layout.ROWS: ir.Layout.ROW,
                                                ir.Layout.FLAT: ir.Layout.REPEATS}.get(layout, layout), ir.BufferRole.ACC_TMP)
             scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK, ir.BufferRole.REDUCE_OUT)
+        for layout in sorted({s.value.type.layout for s in accs if s.reduce == "reduce_prod"}, key=str):
+            # A chunk's product: its f32 copy, multiplied in halves (emit/chunk.py, the chunk_fold snippet).
+            scratch("prodTmp_f32", DType.F32, layout, ir.BufferRole.PROD_TMP)
         for b in scratch_buffers(stmts, tl.span, tl.kind is ir.LoopKind.CHUNKS):  # vector scans (vector_scan.py)
             decls[b.name] = b
         # This core's running value of each accumulator stays in UB (an f32 block): the vector unit

@@ -1,0 +1,63 @@
+"""The closing report of benchmarks/bench_gallery_model.py on a fabricated row list (formatting only: no kernel
+is lowered or timed)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_gallery_model.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_gallery_model", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _row(kernel, klass, goal, frac, *, kb=False, scale=True, ok=True, bottleneck="MTE2", gm_x=1.0, kind="memory"):
+    return {"kernel": kernel, "class": klass, "target_fraction": goal, "dtype": "f32",
+            "shape": {"batch_size": 16, "dim": 16384} if kb else {"batch_size": 256, "dim": 65536},
+            "benchmark_scale": scale, "kernelbench_shape": kb, "long_rows": False, "ok": ok,
+            "ideal_fraction": frac, "roofline_fraction": frac, "ideal_kind": kind, "bottleneck": bottleneck,
+            "hbm_bound": False, "gm_traffic_ratio": gm_x}
+
+
+def test_every_category_has_a_target(bench):
+    class Ex:
+        def __init__(self, category, name):
+            self.category, self.name = category, name
+
+    for category, name, goal in [("matmul", "matmul_square", 0.70), ("fuse", "matmul_gelu", 0.70),
+                                 ("convolution", "conv2d", 0.70), ("attention", "sdpa", 0.70),
+                                 ("pooling", "max_pool2d", 0.60), ("resize", "upsample_nearest2d", 0.60),
+                                 ("math", "cumsum", 0.70), ("reduce", "prod_dim", 0.70), ("activation", "relu", 0.85)]:
+        assert bench.target_fraction(Ex(category, name))[1] == goal, name
+
+
+def test_rows_below_target_carry_their_reason_and_the_summary_counts(bench):
+    rows = [
+        _row("activation/relu", "element-wise", 0.85, 0.90),
+        _row("activation/relu", "element-wise", 0.85, 0.40, kb=True, scale=False, bottleneck="S"),
+        _row("reduce/prod_dim", "reduce", 0.70, 0.27, bottleneck="V", gm_x=2.5),
+        _row("matmul/matmul_square", "matmul", 0.70, 0.95, ok=False, bottleneck="M", kind="cube"),
+        bench.error_row(type("Ex", (), {"category": "pooling", "name": "max_pool2d"}), "pooling", 0.60, "f16",
+                        {"batch_size": 16, "dim": 16384}, False, "TILING"),
+        _row("math/cumsum", "scan", 0.70, 0.70, kb=True, scale=False),
+    ]
+    lines = bench.report_lines(rows)
+    assert lines[-1] == "ideal: 2/6 rows meet their target; KernelBench shapes: 1/3"
+    text = "\n".join(lines)
+    assert "element-wise   target >= 85%: 1/2 rows meet it (at benchmark scale 1/1)" in text
+    assert "below: relu f32 16x16384: 40% of the ideal (memory-bound ideal), bound by S (scalar unit), " \
+           "GM traffic x1.00 the least" in text
+    assert "below: prod_dim f32 256x65536: 27% of the ideal (memory-bound ideal), bound by V (vector unit), " \
+           "GM traffic x2.50 the least" in text
+    assert "matmul_square f32 256x65536: 95% of the ideal (cube-bound ideal), bound by M (cube), GM traffic x1.00 " \
+           "the least; VALIDATION FAILED" in text  # fast but wrong: misses
+    assert "below: max_pool2d f16 16x16384: no estimate (TILING)" in text
+    assert "scan           target >= 70%: 1/1 rows meet it" in text and "below: cumsum" not in text  # at its target
