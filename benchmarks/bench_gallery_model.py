@@ -36,7 +36,8 @@ its benchmark-scale shape (the last one listed); the closing line
 
 counts every row (all shapes and dtypes; a row that errors or fails validation misses) and, separately,
 the rows at KernelBench's default shapes (16 x 16384, 128 x 4096). `--quick` runs the benchmark-scale
-shapes only (about 15 minutes on 2 cores with a warm compile cache; see the closing note of issue 21).
+shapes only (24 min wall, 12 min CPU, measured on 2 cores under load 3-6 with a warm compile cache), so it prints
+"KernelBench shapes: 0/0".
 """
 
 from __future__ import annotations
