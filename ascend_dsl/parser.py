@@ -408,11 +408,13 @@ class _Builder:
         """Split loops, with accumulators declared before them and scalar results after them."""
         out: list[ir.Stmt] = []
         for s in self.statements(suite):
-            conv = s.data == "for_stmt" and is_cube_split(self, s) and is_conv_split(self, s)
-            if any(isinstance(o, ir.ConvLoop) for o in out) or (conv and (self.workspaces or any(isinstance(o, ir.CubeLoop) for o in out))):
+            cube = s.data == "for_stmt" and is_cube_split(self, s)
+            conv = cube and is_conv_split(self, s)
+            after_stages = self.workspaces or any(isinstance(o, ir.CubeLoop) for o in out)
+            if any(isinstance(o, ir.ConvLoop) for o in out) or (conv and after_stages):
                 raise self.err(E.UNSUPPORTED, "a convolution split is the only loop of its kernel", s,
                                "write the work after the convolution as its vector block, or as another kernel")
-            if s.data == "for_stmt" and is_cube_split(self, s):
+            if cube:
                 if any(isinstance(o, ir.SplitLoop) for o in out):
                     raise self.err(E.UNSUPPORTED, "a cube split follows only cube splits in its kernel", s,
                                    "write the vector work as the matmul's epilogue (with vector:)")
