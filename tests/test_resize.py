@@ -134,3 +134,22 @@ def test_host_tiling(example, dims, expect):
     t = run_tiling(project, "ascend910b1", symbols, {}, 48, _FIELDS)
     fields = [t["blocks"], *(t[f] for f in _FIELDS)]
     assert expect(fields), fields
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sizes", [
+    # (in, out) pairs where floor((o + 0.5f) * scale) rounds down across a tie and PyTorch's CPU kernel (one
+    # rounding of scale * (o + 0.5f) - 0.5f, a fused multiply-add) does not: both axes at once
+    {"height": 2, "out_height": 41, "width": 6, "out_width": 123},
+    {"height": 2, "out_height": 2033, "width": 4, "out_width": 94},  # the fuzzer's 1-D finding, as rows
+    {"height": 4, "out_height": 82, "width": 18, "out_width": 2763},
+])
+def test_nearest_exact_takes_pytorchs_source_at_ties_in_the_emulator(sizes):
+    """One compile (the gallery example's, shared with test_gallery_e2e through the compile cache), three runs.
+    tests/test_resize_index.py checks the same index arithmetic against PyTorch over 1000 random sizes."""
+    from npu_harness.gallery import Example, validate
+
+    stem = REPO / "examples/resize/resize_nearest_exact2d"
+    ex = Example("resize", "resize_nearest_exact2d", stem.with_suffix(".adsl"), stem.with_suffix(".py"))
+    res = validate(ex, {}, {"batch_size": 1, "channels": 2, **sizes})
+    assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
