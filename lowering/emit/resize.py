@@ -5,10 +5,12 @@ plane with the input rows they read ([lo, hi), from the row tables). The input c
 range (planes p0.. from input row lo); output rows land 32-byte aligned in UB (`OWp_` apart) and go out
 with one DataCopyPad per 4095 rows. Each core fills its index and weight tables once (Init, scalar unit):
 per output column the byte offset of its source column(s) in an input row and, for linear, its two
-weights; per output row its source row(s) and weights. PyTorch's index rules (aten UpSample.h) are
-computed in float as PyTorch does: nearest floor(o * in / out), nearest-exact floor((o + 0.5) * in / out),
-linear half-pixel (align_corners=False: (o + 0.5) * in / out - 0.5, clamped at 0) or corner-aligned
-((in - 1) / (out - 1) * o), weights rounded to the data's dtype (PyTorch stores them as scalar_t).
+weights; per output row its source row(s) and weights. The index arithmetic is that of PyTorch's CPU kernel
+(aten/src/ATen/native/cpu/UpSampleKernel.cpp, UpSample.h), bit for bit, with the float scale in / out: nearest
+floor(scale * o); nearest-exact floor(real + 0.5) and linear half-pixel (align_corners=False) from
+real = max(scale * (o + 0.5) - 0.5, 0), which the x86 build rounds once (a fused multiply-add; the template's
+HalfPixel reproduces it in integers); linear corner-aligned (in - 1) / (out - 1) * o; weights rounded to the
+data's dtype (PyTorch stores them as scalar_t).
 An output row is then one vector Gather (nearest) or, for linear, per source row two Gathers weighted by
 the column tables and added, the rows combined with their scalar weights: f16 computes in f32. A rank-1
 plane ([N, C, L]) is one row. The host tiling returns 0 blocks (`TILING`) when a single output row with
