@@ -13,7 +13,8 @@ Shapes (batch_size x dim): flat (element-wise) kernels 16 x 16384 (KernelBench's
 latency-bound), 64 x 65536 and 256 x 65536 (benchmark scale); row kernels 128 x 4096 (task default)
 and 4096 x 4096 (benchmark scale); optimizers 4M and 16M parameters; reductions over the last dim of
 [256, 16, 4096], and reductions over dim 1 / dim 0 (box loops) also over [16, 4096, 256] (a long reduced
-axis); matmul, fuse, convolution and attention their task sizes; pooling and resize their first gallery
+axis); matmul, fuse, convolution and attention their task sizes, and so do tasks that name their sizes otherwise
+(embedding: batch_size x seq_len) or run their own cases (get_input_groups); pooling and resize their first gallery
 shape (window loops on the scalar unit: the emulator steps every access, so SCALE_SHAPES' sizes are out of
 reach); scans (vector unit) as row kernels, with rows of 393,216 too. See bench_shapes(). KernelBench's own
 benchmark sizes (e.g. 4096 x 393216) are too large to emulate; per core they only repeat the 256 x 65536
@@ -179,7 +180,23 @@ def target_fraction(ex) -> tuple[str, float | None]:
 
 
 def bench_shapes(ex) -> list[dict[str, int]]:
-    """Shapes per kernel: a default-size one first, the benchmark-scale one last."""
+    """Shapes per kernel: a default-size one first, the benchmark-scale one last. A task that runs its own
+    cases (get_input_groups) or names its sizes differently (embedding: batch_size x seq_len; layer_norm_module:
+    B x D) runs at its own sizes: `{}`, once."""
+    shapes = _class_shapes(ex)
+    if shapes == [{}]:
+        return shapes
+    if ex.is_groups:
+        return [{}]
+    from npu_harness.task_worker import task_shapes
+
+    names = set(task_shapes(ex.task)["constants"])
+    fitting = [s for s in shapes if set(s) - {"cap"} <= names]
+    return fitting or [{}]
+
+
+def _class_shapes(ex) -> list[dict[str, int]]:
+    """The shapes bench_shapes asks for, by the kernel's class (before matching them to the task's names)."""
     if ex.category in CUBE:
         return [{}]
     if ex.category in WINDOWS:
