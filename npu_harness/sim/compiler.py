@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..disk_cache import cache_base, note_write, touch
+
 __all__ = [
     "INCLUDE_DIR",
     "CompileError",
@@ -92,9 +94,7 @@ def cache_root(out_dir: Path | None = None) -> Path:
     ``~/.cache/ascend-dsl/sim``."""
     if out_dir is not None:
         return Path(out_dir)
-    env = os.environ.get("ASCEND_DSL_CACHE")
-    base = Path(env) if env else Path.home() / ".cache" / "ascend-dsl"
-    return base / "sim"
+    return cache_base() / "sim"
 
 
 def _compiler() -> str:
@@ -195,6 +195,7 @@ def prebuilt_runtime(flags: Sequence[str], *, out_dir: Path | None = None, timeo
     rt_dir = cache_root(out_dir) / "runtime" / key
     obj, pch = rt_dir / "runtime.o", rt_dir / "kernel_operator.h.gch"
     if obj.is_file() and pch.is_file():
+        touch(rt_dir)
         return Runtime(obj, rt_dir)
     rt_dir.mkdir(parents=True, exist_ok=True)
     with open(rt_dir / ".lock", "w") as lock:
@@ -280,6 +281,7 @@ def compile_program(
     target_dir = cache_root(out_dir) / key
     binary = target_dir / ("lib.so" if shared else "prog")
     if binary.is_file() and os.access(binary, os.X_OK):
+        touch(target_dir)
         return binary
 
     runtime_objects: list[str] = []
@@ -301,6 +303,8 @@ def compile_program(
     finally:
         if tmp.exists():
             tmp.unlink()
+    if out_dir is None:
+        note_write()
     return binary
 
 
