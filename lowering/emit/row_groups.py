@@ -27,8 +27,8 @@ from __future__ import annotations
 from ascend_dsl import ir
 from ascend_dsl.ir import row_ref
 
-from ..passes.plan_row_groups import SLOT_FLOATS
 from ..passes import chunk_moments
+from ..passes.plan_row_groups import SLOT_FLOATS
 from . import acc_workspace, slots
 from .shared import snippet
 
