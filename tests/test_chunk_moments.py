@@ -115,12 +115,14 @@ def test_norms_on_long_rows_against_pytorch(name, dt, sizes, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("form", ["mean, xc * xc", "sum / D, mu - x"])
-def test_large_mean_small_variance(form, tmp_path):
+@pytest.mark.parametrize("form,cores", [("mean, xc * xc", 48), ("mean, xc * xc", 2), ("sum / D, mu - x", 2)])
+def test_large_mean_small_variance(form, cores, tmp_path):
     """Rows with mean 1e4 and standard deviation 0.1 (sum / sum-of-squares in f32 would lose every digit of the
     variance: x^2 ~ 1e8, whose f32 spacing is 8), a row with a trend along it (chunk means far apart) and a
-    standard normal row; 3 rows of 70,001 on 48 cores: each row split over a group of cores. The kernels store
-    1e4 times the variance, so the comparison's atol = rtol = 1e-4 asks the variance to 1e-4 relative of float64."""
+    standard normal row; 3 rows of 70,001 on 48 cores (each row split over a group of 16 cores, one chunk
+    each: the group merge) and on 2 cores (a core walks whole rows: 5 chunks, the chunk merge). The kernels
+    store 1e4 times the variance, so the comparison's atol = rtol = 1e-4 asks the variance to 1e-4 relative
+    of float64."""
     k, project, ctx = _lower_text(STATS.format(body=FORMS[form]))
     torch.manual_seed(0)
     d = 70001
@@ -128,5 +130,41 @@ def test_large_mean_small_variance(form, tmp_path):
     x64 = x.double()
     mean, var = x64.mean(1), x64.var(1, unbiased=False)
     run = TaskRun([x], [mean.float(), (var * 1e4).float()])
-    res = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path)
+    res = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path, core_num=cores)
     _check(res)
+
+
+def test_ir_dump_shows_the_pair_in_one_pass():
+    from lowering import PassContext, get_target, run_pipeline
+
+    adsl = REPO / "examples/normalization/layer_norm.adsl"
+    ctx = PassContext(get_target("ascend910b1"), adsl.name)
+    run_pipeline(load_file(adsl)[0].instantiate({"T": "f32"}), ctx, frozenset({"plan_chunks"}))
+    dump = ctx.dumps["plan_chunks"]
+    assert "#   pass 0: folds _t0 (mean:_t0/_t2), _t2 (m2:_t0/_t2); chunks <= " in dump
+    assert "#         __t0Dev = xt - _t0ShiftRow" in dump
+    assert "#   _t0Row = _t0MeanRow" in dump  # the mean, no longer a folded sum times 1 / D
+    assert "#   pass 1: stores y; chunks <= " in dump and "pass 2" not in dump
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("old,new", [
+    ("d_ * d_ * ", "0.0f * d_ * "),                      # the merge without the between-chunks term
+    ("s1_ * s1_ / ", "0.0f * s1_ / "),                 # a chunk's squares about the shift, not its mean
+])
+def test_a_planted_merge_bug_is_caught(old, new, tmp_path):
+    """The checks above can fail: the trend row (chunk means 4,000 apart; 2 cores, so 5 chunks per row) exposes
+    a merge that drops a term."""
+    import dataclasses
+
+    k, project, ctx = _lower_text(STATS.format(body=FORMS["mean, xc * xc"]))
+    name = "stats_kernel.cpp"
+    code = project.files[name]
+    assert old in code
+    bad = dataclasses.replace(project, files={**project.files, name: code.replace(old, new)})
+    torch.manual_seed(0)
+    x = torch.stack([torch.linspace(-1e3, 3e3, 70001) + torch.randn(70001), torch.randn(70001)])
+    x64 = x.double()
+    run = TaskRun([x], [x64.mean(1).float(), (x64.var(1, unbiased=False) * 1e4).float()])
+    res = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path, core_num=2)
+    assert not res.ok and not res.comparisons[1].ok, res.summary()
