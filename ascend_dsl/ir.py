@@ -22,7 +22,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     WindowPlan  = WindowPlan(window: Operand*, in_dims: Dim*, out_dims: Dim*, rows_path)
     BoxPlan     = BoxPlan(pitch_granule, reread, vec_bytes, in_bytes, whole_row_shares)
     Stmt        = Assign(name, value: Expr) | Store(tensor, index: TileIndex, value: Expr)
-                | Accumulate(name, combine: Combine, reduce, value: Expr, online_sum?) | SlotAccumulate(name, value: Expr)
+                | Accumulate(name, combine: Combine, reduce, value: Expr, online_sum?, moments?) | SlotAccumulate(name, value: Expr)
                 -- introduced by lowering passes
                 | Stage(kind: StageKind, body: Stmt*) | CopyIn(buffer, tensor, index: TileIndex)
                 | CopyOut(tensor, index: TileIndex, buffer) | VecOp(api, dst, srcs: Operand*, attrs)
@@ -49,7 +49,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     RowStep     = RowLoad(name, tensor, period?, slot) | RowScalar(name, value: Expr) | RowStore(tensor, value: Expr)
                 | RowAccumulate(name, combine: Combine, value: Expr) | RowSlotAccumulate(name, value: Expr)
                 | RunPass(index)
-    Fold        = Fold(name, combine: Combine, online_sum?)
+    Fold        = Fold(name, combine: Combine, online_sum?, moments?)
 
     Enums: KernelKind, Kind, Layout, LoopKind, Position, BufferRole, StageKind, Combine
 
@@ -494,7 +494,10 @@ class Accumulate:
     """In a tile loop: `total += sum(v)` (ADD) or `m = max(m, max(v))` (MAX/MIN): the reduction op `reduce`
     (reduce_sum/max/min; reduce_prod in chunked passes) turns the tile `value` into one value, folded into
     the running value with `combine`. `online_sum` (chunked passes): this is the running max of an online
-    max/sum, and the running sum of that name is rescaled by exp(old max - new max) when the max grows."""
+    max/sum, and the running sum of that name is rescaled by exp(old max - new max) when the max grows.
+    `moments` (chunked passes, lowering/passes/chunk_moments.py): (mean, m2, step) of a single-pass mean /
+    centred second moment pair: step "shift" merges the chunk before into the row's (count, mean, M2) and
+    sets the shift, "sum" and "sq" reduce the chunk's deviations from the shift and their squares."""
 
     name: str
     combine: Combine
@@ -502,6 +505,7 @@ class Accumulate:
     value: Expr
     online_sum: str | None = None
     span: Span = _SPAN
+    moments: tuple[str, str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -878,11 +882,12 @@ RowStep = RowLoad | RowScalar | RowStore | RowAccumulate | RowSlotAccumulate | R
 
 @dataclass(frozen=True)
 class Fold:
-    """A value folded across chunks (or rows) with `combine`; `online_sum` as in Accumulate."""
+    """A value folded across chunks (or rows) with `combine`; `online_sum` and `moments` as in Accumulate."""
 
     name: str
     combine: Combine
     online_sum: str | None = None
+    moments: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -126,6 +126,10 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             return [f"{ind}{n} = zeros({' * '.join(slots)})"]
         case ir.SlotAccumulate(name=n, value=v):
             return [f"{ind}{n}[{_row_var(s)}] += {_value(v)}"]
+        case ir.Accumulate(name=n, reduce=r, value=v, moments=(mean, m2, step)):
+            what = {"shift": f"the chunk before merged into ({mean}, {m2}); the shift", "sum": "the chunk's deviations",
+                    "sq": "their squares"}[step]
+            return [f"{ind}{n} += {OPS[r].call}({_value(v)})  # {what}"]
         case ir.Accumulate(name=n, combine=ir.Combine.ADD, reduce=r, value=v):
             return [f"{ind}{n} += {OPS[r].call}({_value(v)})"]
         case ir.Accumulate(name=n, combine=c, reduce=r, value=v):
@@ -197,6 +201,8 @@ def chunk_plan(plan: ir.ChunkPlan | ir.NoChunk) -> list[str]:
 
 
 def _fold(f: ir.Fold) -> str:
+    if f.moments:
+        return f"{'mean' if f.name == f.moments[0] else 'm2'}:{'/'.join(f.moments)}"
     return f"online_max:{f.online_sum}" if f.online_sum else f.combine.value
 
 

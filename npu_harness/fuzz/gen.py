@@ -242,6 +242,21 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
             v = k.fresh("v")
             body.append(Stmt(f"{v} = gather({{0}}, load({along}[{var}, :]))", side.choice(scope.of(compute, "rows")), v))
             scope.tiles.append(leaf(v, compute, "rows"))
+        if rows and compute == "f32" and side.random() < (0.5 if kind == "long_rows" else 0.1):
+            # a per-row mean and the centred second moment (layer_norm's variance), in its written forms: one
+            # pass over chunked rows (lowering/passes/chunk_moments.py); the deviations may take any centre
+            src = side.choice(scope.of("f32", "rows"))
+            mu, dv, m2 = k.fresh("v"), k.fresh("v"), k.fresh("v")
+            body.append(Stmt(f"{mu} = " + side.choice(("mean({0}, axis=1)", "sum({0}, axis=1) / D")), src, mu))
+            centre = mu if side.random() < 0.8 else side.choice(scope.of("f32", "col") or [leaf(mu, "f32", "col")]).fmt
+            body.append(Stmt(f"{dv} = " + side.choice(("{0} - " + centre, centre + " - {0}")), src, dv))
+            body.append(Stmt(f"{m2} = " + side.choice((f"mean({dv} * {dv}, axis=1)", f"sum({dv} ** 2, axis=1) / D",
+                                                        f"mean(({{0}} - {centre}) * ({{0}} - {centre}), axis=1)")),
+                             src, m2))
+            scope.tiles += [leaf(mu, "f32", "col"), leaf(dv, "f32", "rows"), leaf(m2, "f32", "col")]
+            norm = k.fresh("v")
+            body.append(Stmt(f"{norm} = {dv} * rsqrt({m2} + 0.001)", None, norm))
+            scope.tiles.append(leaf(norm, "f32", "rows"))
         ex = Exprs(rng, scope, rows=rows, integer_ops=integer)
         main = "rows" if rows else "flat"
         for _ in range(rng.randint(0, 3)):
