@@ -208,7 +208,7 @@ def _box_write_back(kernel: ir.Kernel, loop: ir.SplitLoop, tl: ir.TileLoop, tens
         if p.name in stored:
             shaped = tensors[p.name].view([symbols[d] if isinstance(d, str) else d for d in p.shape])
             moved = shaped.movedim(axis, -1)
-            moved.copy_(tviews[p.name].reshape(moved.shape))
+            moved.copy_(tviews[p.name].reshape(moved.shape).clone())  # a view of the tensor itself when A == 1
 
 
 def _workspaces(kernel: ir.Kernel, tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
