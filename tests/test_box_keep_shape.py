@@ -98,9 +98,11 @@ def k(x: Tensor[f32, "A, R, C"], b: Tensor[f32, "A, C"], z: Tensor[f32, "A, C"],
 def test_emitted_keep_shape_kernel():
     project, _ = lower(_k(SOFTMAX + "\nstore(m[t], load(b[t]) * 2.0)"))
     cpp, tiling = project.files["k_kernel.cpp"], project.files["k_tiling.h"]
-    # the per-position max and sum, broadcast row by row along the box
-    assert "    Sub(tmp1[r * pitch], xLocal[r * pitch], tmp0, len);" in cpp
-    assert "    Div(yLocal[r * pitch], tmp1[r * pitch], tmp2, len);" in cpp
+    # the per-position max and sum, broadcast along the box: a repeat per row, the flat tile re-read (stride 0)
+    assert "Sub(tmp1[r * pitch + c], xLocal[r * pitch + c], tmp0[c], " in cpp
+    assert "Div(yLocal[r * pitch + c], tmp1[r * pitch + c], tmp2[c], " in cpp
+    assert "BinaryRepeatParams(1, 1, 1, rowBlocks, rowBlocks, 0)" in cpp
+    assert "    Div(yLocal[r * pitch], tmp1[r * pitch], tmp2, len);" in cpp  # rows over 255 blocks: one by one
     # the stored box: the strided copy mirroring the load (UB stride in blocks, GM stride in bytes)
     assert "DataCopyPad(yGm[base + q0 * M_], out," in cpp
     assert "static_cast<uint32_t>((M_ - len) * sizeof(float)), 0});" in cpp
@@ -141,11 +143,11 @@ def test_keep_shape_validates_in_the_emulator(tmp_path):
 
 @pytest.mark.slow
 def test_planted_bug_a_box_row_never_written_reaches_gm(tmp_path):
-    """If the row-by-row broadcast skipped the box's last row, stale UB would be stored: the comparison fails."""
+    """If the broadcast skipped the box's last row (one repeat short), stale UB would be stored: the comparison fails."""
     def patch(text: str) -> str:
-        old = "for (uint32_t r = 0; r < rows; ++r) {\n                    Div("
-        assert old in text
-        return text.replace(old, "for (uint32_t r = 0; r + 1 < rows; ++r) {\n                    Div(")
+        old = "static_cast<uint8_t>(rows - r < 255 ? rows - r : 255), BinaryRepeatParams(1, 1, 1, rowBlocks, rowBlocks, 0));"
+        i = text.index(old, text.index("    Div("))  # the division's
+        return text[:i] + old.replace("rows - r : 255)", "rows - r - 1 : 255)") + text[i + len(old):]
 
     res = _sim(_task(tmp_path), {}, patch=patch)
     assert not res.ok and [c.name for c in res.comparisons if not c.ok] == ["y"], res.detail

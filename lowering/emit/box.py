@@ -124,6 +124,38 @@ def _host_bytes(b: ir.Buffer, flat: str = "len") -> str:
     return f"(({elems} * {b.dtype.size} + 255) / 256 * 256)"
 
 
+def _broadcast_lines(s: ir.VecOp, bufs: dict[str, ir.Buffer]) -> list[str]:
+    """A box op with a per-position (flat) operand. Level-0 form: one instruction per strip of a repeat's
+    columns and up to 255 rows, box operands a row pitch apart per repeat, the flat tile re-read by every
+    repeat (repeat stride 0); rows more than 255 blocks long (no uint8 stride) go row by row."""
+    ctype = bufs[s.dst].dtype.ctype
+
+    def strip(o: str) -> str:
+        return f"{o}[r * pitch + c]" if bufs[o].layout is ir.Layout.BOX else f"{o}[c]"
+
+    strides = ", ".join("rowBlocks" if bufs[o].layout is ir.Layout.BOX else "0" for o in (s.dst, *s.srcs))
+    per_row = ", ".join(f"{o}[r * pitch]" if bufs[o].layout is ir.Layout.BOX else o for o in s.srcs)
+    return [
+        "{",
+        f"    constexpr uint32_t lanes = 256 / sizeof({ctype});  // elements per repeat",
+        f"    const uint8_t rowBlocks = static_cast<uint8_t>(pitch * sizeof({ctype}) / 32);  // a box row, in 32-byte blocks",
+        f"    if (pitch * sizeof({ctype}) / 32 <= 255) {{",
+        "        for (uint32_t c = 0; c < len; c += lanes) {",
+        "            for (uint32_t r = 0; r < rows; r += 255) {",
+        f"                {s.api}({strip(s.dst)}, {', '.join(strip(o) for o in s.srcs)}, "
+        "static_cast<uint64_t>(len - c < lanes ? len - c : lanes),",
+        f"                    static_cast<uint8_t>(rows - r < 255 ? rows - r : 255), BinaryRepeatParams(1, 1, 1, {strides}));",
+        "            }",
+        "        }",
+        "    } else {",
+        "        for (uint32_t r = 0; r < rows; ++r) {",
+        f"            {s.api}({s.dst}[r * pitch], {per_row}, len);",
+        "        }",
+        "    }",
+        "}",
+    ]
+
+
 def _bytes_at(b: ir.Buffer, rows: int, granule: int) -> int:
     """_host_bytes of one buffer for a tile of `granule` positions and `rows` rows of the reduced axis."""
     elems = rows * granule if b.layout is ir.Layout.BOX else granule
@@ -192,12 +224,10 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> BoxView:
             src = s.srcs[0]
             scratch = find(buffers, ir.BufferRole.BOX_TMP, dtype=bufs[src].dtype).name if s.dst in plan.reread else ""
             chunk_lines += writer.lines + snippet("box_tree", op=BOX_COMBINE[s.api], src=src, acc=s.dst, scratch=scratch)
-        elif is_broadcast(s, bufs):  # row by row: the per-position value is the same flat tile for every row
+        elif is_broadcast(s, bufs):  # the per-position value is the same flat tile for every row of the box
             writer.lines = []
             writer.mark(s.span)
-            srcs = ", ".join(f"{o}[r * pitch]" if bufs[o].layout is ir.Layout.BOX else o for o in s.srcs)
-            chunk_lines += writer.lines + ["for (uint32_t r = 0; r < rows; ++r) {",
-                                           f"    {s.api}({s.dst}[r * pitch], {srcs}, len);", "}"]
+            chunk_lines += writer.lines + _broadcast_lines(s, bufs)
         else:
             writer.lines = []
             writer.last_line = -1
