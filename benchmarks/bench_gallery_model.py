@@ -76,7 +76,7 @@ REDUCTION_TARGET = 0.70
 CUBE_TARGET = 0.70
 WINDOW_TARGET = 0.60
 #: Row kernels that reduce along the row (the rest of the row kernels only broadcast: element-wise).
-REDUCING = {"softmax", "log_softmax"}
+REDUCING = {"softmax", "log_softmax", "softmax_dim1"}
 
 
 #: Reductions over a non-last dim (box loops: strided reads along the reduced axis).
