@@ -141,6 +141,8 @@ def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, s
                 tviews, step = _box_views(kernel, loop, tl, tensors, views, symbols, total, tile)
             for start in range(lo, hi, step):
                 _run_tile(tl.body, tviews, core_scalars, slice(start, min(hi, start + step)))
+            if tl.kind is ir.LoopKind.BOX:
+                _box_write_back(kernel, loop, tl, tensors, tviews, symbols)
         for a in accs:
             partials[a].append(core_scalars[a])
         for a in slot_accs:
@@ -196,6 +198,17 @@ def _box_views(kernel: ir.Kernel, loop: ir.SplitLoop, tl: ir.TileLoop, tensors, 
             shaped = t.reshape([symbols[d] if isinstance(d, str) else d for d in p.shape])
             out[p.name] = shaped.movedim(axis, -1).reshape(total, symbols[dim])
     return out, max(1, tile // max(symbols[dim], 1))
+
+
+def _box_write_back(kernel: ir.Kernel, loop: ir.SplitLoop, tl: ir.TileLoop, tensors, tviews, symbols) -> None:
+    """Stored boxes: the (positions, R) rows back into their tensors, the reduced axis in its place."""
+    axis = tl.shape.axis
+    stored = {s.tensor for s in ir.walk(tl.body) if isinstance(s, ir.Store) and s.value.type.layout is ir.Layout.BOX}
+    for p in kernel.tensors:
+        if p.name in stored:
+            shaped = tensors[p.name].view([symbols[d] if isinstance(d, str) else d for d in p.shape])
+            moved = shaped.movedim(axis, -1)
+            moved.copy_(tviews[p.name].reshape(moved.shape).clone())  # a view of the tensor itself when A == 1
 
 
 def _workspaces(kernel: ir.Kernel, tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -272,6 +285,8 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
             value = _eval(s.value, env, views, scalars, sl)
             if s.index.rows:
                 target[sl, :] = value.expand(target[sl, :].shape)
+            elif s.value.type.layout is ir.Layout.BOX:  # the tile's positions x the extra axis (_box_views)
+                target[sl, :] = value
             elif s.value.type.layout is ir.Layout.POOLED:
                 target[sl] = value
             else:
@@ -346,6 +361,9 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
                 raise DslError.at(E.UNSUPPORTED, f"the interpreter cannot run extern op '{op}' (its PyTorch reference "
                                   "runs only in the task worker)", e.span, "validate with --validate sim")
             vals = [_eval(a, env, views, scalars, sl) for a in args]
+            if t.layout is ir.Layout.BOX:  # a per-position value (flat, one per position) along the box's extra axis
+                vals = [v.reshape(-1, 1) if a.type.kind is ir.Kind.TILE and a.type.layout is ir.Layout.FLAT else v
+                        for a, v in zip(args, vals, strict=True)]
             if op in ("reduce_max", "reduce_min"):
                 vals = [_skip_nan(op, vals[0])]
             if op == "select" and t.kind is ir.Kind.TILE and _FLOAT["coverage"] is not None:

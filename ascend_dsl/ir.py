@@ -20,7 +20,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     TileShape   = FlatTiles() | RowTiles(rows: Sym*, row: Sym*, chunked: ChunkPlan|NoChunk?)
                 | PlaneTiles(rank, plan: WindowPlan?) | BoxTiles(axis, dim, plan: BoxPlan?) | ChunkTiles()
     WindowPlan  = WindowPlan(window: Operand*, in_dims: Dim*, out_dims: Dim*, rows_path)
-    BoxPlan     = BoxPlan(pitch_granule, reread, vec_bytes, in_bytes, whole_row_shares)
+    BoxPlan     = BoxPlan(pitch_granule, reread, vec_bytes, in_bytes, whole_row_shares, whole_axis)
     Stmt        = Assign(name, value: Expr) | Store(tensor, index: TileIndex, value: Expr)
                 | Accumulate(name, combine: Combine, reduce, value: Expr, online_sum?, moments?) | SlotAccumulate(name, value: Expr)
                 -- introduced by lowering passes
@@ -358,13 +358,16 @@ class BoxPlan:
     """How a box loop runs (lowering/passes/plan_box.py): UB box rows are `pitch_granule` elements apart
     multiples (32 bytes for every box dtype); `reread`: the box reductions whose box is read again (their
     halving tree goes through a scratch box); `vec_bytes` of vector repeats per `in_bytes` read decide
-    `whole_row_shares` (shares of whole rows of the reduced axis, long bursts, on fewer cores)."""
+    `whole_row_shares` (shares of whole rows of the reduced axis, long bursts, on fewer cores);
+    `whole_axis`: the loop keeps the box's shape (a box meets a per-position value or is stored), so a tile
+    holds the whole extra axis in UB at once (one chunk) and runs its ops in program order."""
 
     pitch_granule: int
     reread: tuple[str, ...]
     vec_bytes: int
     in_bytes: int
     whole_row_shares: bool
+    whole_axis: bool = False
 
 
 @dataclass(frozen=True)

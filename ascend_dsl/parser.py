@@ -960,8 +960,13 @@ class _Builder:
         if len(layouts) == 1:
             return next(iter(layouts))
         if ir.Layout.BOX in layouts:
-            raise self.err(E.TYPE, "a box (load(x[t]) with the extra axis) combines only with boxes and scalars", node,
-                           f"reduce it first, e.g. sum(v, axis={self.scope.tile.shape.axis}), then combine the per-position values")
+            if layouts != {ir.Layout.BOX, ir.Layout.FLAT}:
+                raise self.err(E.TYPE, "a box (load(x[t]) with the extra axis) combines only with boxes, per-position "
+                               "values of its tile and scalars", node)
+            if same:
+                raise self.err(E.UNSUPPORTED, "comparisons and select of a box need operands that are all boxes", node,
+                               "subtract the per-position value first (v - m), then compare the box with a scalar")
+            return ir.Layout.BOX  # a per-position value (flat tile of t) broadcast along the box's extra axis
         if same:
             raise self.err(E.UNSUPPORTED, "comparisons and select need operands of one shape (all whole rows, or all "
                            "per-row values)", node)

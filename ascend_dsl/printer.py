@@ -102,7 +102,8 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             plan = getattr(s.shape, "plan", None)  # box and window plans (plan_box, plan_windows)
             if isinstance(plan, ir.BoxPlan):
                 head.append(f"{inner}# box rows {plan.pitch_granule}-element aligned; scratch trees for "
-                            f"{', '.join(plan.reread) or 'none'}; whole-row shares: {plan.whole_row_shares}")
+                            f"{', '.join(plan.reread) or 'none'}; whole-row shares: {plan.whole_row_shares}"
+                            + ("; the whole extra axis per tile" if plan.whole_axis else ""))
             elif isinstance(plan, ir.WindowPlan):
                 head.append(f"{inner}# window {', '.join(map(operand, plan.window))}; planes {list(plan.in_dims)} -> "
                             f"{list(plan.out_dims)}; outer taps as vector rows: {plan.rows_path}")

@@ -77,7 +77,7 @@ REDUCTION_TARGET = 0.70
 CUBE_TARGET = 0.70
 WINDOW_TARGET = 0.60
 #: Row kernels that reduce along the row (the rest of the row kernels only broadcast: element-wise).
-REDUCING = {"softmax", "log_softmax"}
+REDUCING = {"softmax", "log_softmax", "softmax_dim1"}
 
 
 #: Reductions over a non-last dim (box loops: strided reads along the reduced axis).
@@ -213,6 +213,10 @@ def _class_shapes(ex) -> list[dict[str, int]]:
         return [{}, {"batch_size": 16, "dim1": 4096, "dim2": 256}, {"batch_size": 256, "dim1": 16, "dim2": 4096}]
     if ex.category == "reduce":
         return [{}, {"batch_size": 256, "dim1": 16, "dim2": 4096}]
+    if ex.name in ("softmax_dim1", "l2_norm_dim1"):  # boxes stored whole: mean_dim1's [16, 256, 256], a short axis
+        return [{"batch_size": 16, "dim1": 256, "dim2": 256}, {"batch_size": 256, "dim1": 16, "dim2": 4096}]
+    if ex.name == "rms_norm_channels":  # channels of [16, 64, 64, 64] images
+        return [{"batch_size": 16, "features": 64, "dim1": 64, "dim2": 64}]
     if ex.name in ("tril", "triu", "causal_softmax"):  # batches of matrices: the task's 16 x 256 x 256 / 16 x 512 x 512
         return [{}]
     if ex.name in LONG_ROWS:

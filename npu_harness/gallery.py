@@ -133,6 +133,13 @@ EXAMPLE_SHAPES.update({
     "normalization/group_norm": [{"batch_size": 2, "features": 4, "num_groups": 2, "dim1": 32, "dim2": 64},
                                  {"batch_size": 3, "features": 6, "num_groups": 3, "dim1": 33, "dim2": 57},
                                  {"batch_size": 1, "features": 2, "num_groups": 2, "dim1": 300, "dim2": 300}],
+    # boxes stored whole (the reduced axis in UB per tile): positions per row of the reduced axis not a multiple of
+    # 32 bytes, odd channel counts, more positions than one tile
+    "activation/softmax_dim1": [{"batch_size": 4, "dim1": 64, "dim2": 256}, {"batch_size": 3, "dim1": 37, "dim2": 1001}],
+    "normalization/l2_norm_dim1": [{"batch_size": 4, "dim1": 64, "dim2": 256},
+                                   {"batch_size": 3, "dim1": 37, "dim2": 1001}],
+    "normalization/rms_norm_channels": [{"batch_size": 2, "features": 16, "dim1": 32, "dim2": 32},
+                                        {"batch_size": 3, "features": 37, "dim1": 11, "dim2": 13}],
     "normalization/frobenius_norm": [{"batch_size": 4, "features": 16, "dim1": 64, "dim2": 64},
                                      {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
 })
@@ -242,6 +249,9 @@ SCALE_LIMITED = {
                           "a per-element gather holds whole rows of x, the i64 indices and y in UB (f32: about 4,500)"),
     "fuse/matmul_softmax": ([{"M": 8192, "K": 4096, "N": 512}],
                             "the softmax epilogue holds whole rows of N in UB (N up to about 580 in f32)"),
+    **{name: ([{"batch_size": 128, "dim1": 512, "dim2": 4095}],
+              "a box stored whole holds the whole reduced axis (dim1) in UB with its temporaries (about 1000 in f32)")
+       for name in ("activation/softmax_dim1", "normalization/l2_norm_dim1")},
 }
 
 

@@ -378,9 +378,28 @@ def _box(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
         flat.tiles.append(leaf("bt", compute, "flat"))
     body.append(Stmt(f"store({y}[t], {{0}})", _cast(Exprs(rng, flat).tile(compute, "flat", rng.randint(0, 2)), "T",
                                                     "flat")))
+    # keeping the box's shape (a per-position value broadcast along the box, the box stored): drawn from a side
+    # generator so the main stream, and with it every other program of a seed, is unchanged
+    side = random.Random(hash(rng.getstate()[1]))
+    if side.random() < 0.6:
+        body += _box_keep_shape(side, k, scope, flat, compute, t)
     k.body.append(Loop(f"for blk in split({split}, cores=AIV):", "for t in tile(blk, size=auto, buffers=2):",
                        tuple(body)))
     return k, sizes
+
+
+def _box_keep_shape(side: random.Random, k: _Kernel, box: Scope, flat: Scope, compute: str, t: str) -> list[Stmt]:
+    """`store(z[t], box op per-position value)`, z: [A, R, C] (a box output); sometimes the box itself as well."""
+    z = k.tensor("z", "T", "A, R, C")
+    v = Exprs(side, box).tile(compute, "box", side.randint(0, 1))
+    m = Exprs(side, flat).tile(compute, "flat", side.randint(0, 1))
+    form = side.choice(("{0} + {1}", "{0} - {1}", "{1} - {0}", "{0} * {1}", "{0} / (1.5 + abs({1}))",
+                        "{1} / (1.5 + abs({0}))", "max({0}, {1})", "min({1}, {0})"))
+    out = [Stmt(f"store({z}[t], {{0}})", _cast(Node(form, (v, m), compute, "box"), "T", "box"))]
+    if side.random() < 0.3:  # the loaded box back out, unchanged
+        w = k.tensor("w", "T", "A, R, C")
+        out.append(Stmt(f"store({w}[t], {{0}})", _cast(leaf("xb", compute, "box"), "T", "box")))
+    return out
 
 
 # ----------------------------------------------------------------------------- pooling
