@@ -578,14 +578,19 @@ def _conv_transpose(rng: random.Random, name: str, target: str) -> tuple[_Kernel
     axes = ("D", "H", "W")[3 - rank:]
     dil, stride, pad = rng.choice((1, 1, 2)), rng.choice((1, 2, 2, 3)), rng.choice((0, 0, 1, 2))
     out_pad = rng.randrange(max(stride, dil))
+    # a literal kernel width with stride 1 and padding >= its reach: the dense gather layout (whole rows)
+    lit_w = rng.randint(1, 3) if stride == 1 and rng.random() < 0.3 else None
+    pad = max(pad, dil * (lit_w - 1)) if lit_w else pad
     hi = {1: {"W": 120}, 2: {"H": 16, "W": 30}, 3: {"D": 4, "H": 7, "W": 9}}[rank]
     sizes: dict[str, int] = {"N": rng.randint(1, 2)}
     for a in axes:
-        kk = rng.randint(1, 5 if rank < 3 else 3)
+        kk = lit_w if a == "W" and lit_w else rng.randint(1, 5 if rank < 3 else 3)
         size = rng.randint(1, hi[a])
         while (size - 1) * stride - 2 * pad + dil * (kk - 1) + out_pad + 1 < 1:
             size += 1
         sizes.update({a: size, "K" + a: kk, "O" + a: (size - 1) * stride - 2 * pad + dil * (kk - 1) + out_pad + 1})
+    if lit_w:
+        del sizes["KW"]
     form = rng.choices(("dense", "groups", "depthwise"), weights=(6, 2, 2))[0]
     if form == "groups":
         g = rng.randint(2, 4)
@@ -601,7 +606,7 @@ def _conv_transpose(rng: random.Random, name: str, target: str) -> tuple[_Kernel
         sizes["C"], sizes["K"] = rng.randint(1, 40 if rank < 3 else 8), rng.randint(1, 100 if rank < 3 else 30)
         groups, wch = "", "K"
     x = k.tensor("x", "T", ", ".join(("N", "C", *axes)))
-    wt = k.tensor("w", "T", ", ".join(("C", wch, *("K" + a for a in axes))))
+    wt = k.tensor("w", "T", ", ".join(("C", wch, *(str(lit_w) if a == "W" and lit_w else "K" + a for a in axes))))
     bias = k.tensor("b", "f32", "K") if rng.random() < 0.4 else None
     out = rng.choice(("f32", "T"))
     y = k.tensor("y", out, ", ".join(("N", "K", *("O" + a for a in axes))))
