@@ -28,6 +28,12 @@ value per output pixel here, since the weight is the left operand (channels on M
 `LoadData` (2-D) moves both tiles to L0A (Zz) and L0B (Zn, each fractal transposed); `Mmad` accumulates
 into L0C; after the last step `Fixpipe` writes each output row (dense) or pixel (sparse) to GM in NCHW
 (NZ -> ND), with ReLU and the f16/bf16 conversion on the way out when the kernel asks.
+Transposed (conv_transposeNd, w [C, K / groups, *kernel]): out[o] += w[k] x[i] with o = i * stride - padding +
+k * dilation, so the gather copies each tap's consecutive inputs into every stride-th pixel column and row of the
+tile (`Scatter` in the template; the rest keeps the zero fill: no zero-inserted input anywhere) and the store
+is the forward one. Its weight rows are not contiguous over (channel, tap), so each input channel's taps start a
+fractal column of the weight tile (padded to 16 GEMM rows). docs/design.md "Transposed convolution" has the
+cost and the rejected per-phase form.
 The pipes are ordered by SetFlag/WaitFlag pairs on every hand-off (the cube gets no auto-sync), one
 stage at a time: no ping-pong buffers yet. Formats and APIs: ascendc_next.md §1.2, §1.4-§1.6.
 """
