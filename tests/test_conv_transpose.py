@@ -183,6 +183,20 @@ def test_groups_that_do_not_split_the_channels_do_not_launch():
     assert launch_blocks(project, "ascend910b1", {**sizes, "K": 6}, {}, 48) == 0  # 6 != 4 x 2
 
 
+def test_a_stride_beyond_the_copy_strides_does_not_launch():
+    """The gather places a tap's rows 16 x woPad x stride elements apart (a 16-bit Nd2NzParams field): larger
+    strides get narrower tiles (stride 20: 12 pixels), and from stride 256 no tile fits, so the host tiling launches
+    nothing (the launch reports the tiling error) rather than wrap."""
+    from npu_harness.tiling_probe import launch_blocks
+
+    sizes = {"N": 1, "C": 2, "H": 2, "W": 2, "K": 3, "KH": 1, "KW": 1}
+    for stride, launches in ((2, True), (20, True), (255, True), (256, False)):
+        text = KERNEL.replace("stride=2", f"stride={stride}")
+        project, _ = lowering.lower(_kernel(text, T="f16"), "ascend910b1", "convt.adsl")
+        out = {"OH": stride + 1, "OW": stride + 1}
+        assert (launch_blocks(project, "ascend910b1", {**sizes, **out}, {}, 48) > 0) is launches, stride
+
+
 def test_grouped_interpreter_reports_channels_that_do_not_split():
     with pytest.raises(DslError) as ei:
         interpreter.run(_kernel(GROUPED), {"x": torch.randn(1, 6, 4, 4).half(), "w": torch.randn(6, 4, 3, 3).half(),
@@ -214,6 +228,7 @@ EMULATED = [
     ("depthwise_x2", 2, 2, 0, 1, 1, ", groups=C", 1, 2, (4, 7), (3, 3), "T", True, False),
     ("1d_k4_s2", 1, 2, 1, 0, 1, "", 9, 40, (300,), (4,), "f32", False, True),
     ("3d_s2", 3, 2, 1, 1, 1, "", 3, 7, (2, 3, 4), (3, 2, 3), "f32", False, False),
+    ("s20_narrow_tiles", 2, 20, 1, 0, 1, "", 5, 21, (3, 4), (3, 3), "f32", False, True),  # 12 pixels per tile
 ]
 
 
