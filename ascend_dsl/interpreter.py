@@ -423,21 +423,39 @@ def _run_conv(loop: ir.ConvLoop, views, symbols) -> None:
     """torch's convolution on the f16/bf16 operands widened to f32 (the cube multiplies them exactly and
     accumulates in f32) plus the f32 bias, then relu and the cast to the output dtype."""
     c = loop.conv
-    fn = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d}[c.rank]
     f32 = _dt(ir.DType.F32)
     bias = views[c.bias].to(f32) if c.bias else None
     x, w = views[c.x], views[c.w]
     groups = symbols[c.groups] if isinstance(c.groups, str) else c.groups
-    if groups < 1 or x.shape[1] != w.shape[1] * groups or w.shape[0] % groups:
-        raise DslError.at(E.BINDING, f"groups={groups}: {c.name} = conv{c.rank}d(...) needs {x.shape[1]} input channels = "
-                          f"{w.shape[1]} (the weight's dim 1) x groups and {w.shape[0]} output channels divisible by "
-                          "groups", c.span)
-    acc = fn(x.to(f32), w.to(f32), bias, stride=c.stride, padding=c.padding, dilation=c.dilation, groups=groups)
+    op = f"conv_transpose{c.rank}d" if c.transposed else f"conv{c.rank}d"
+    out = views[loop.out]
+    if c.transposed:
+        if groups < 1 or x.shape[1] % groups or out.shape[1] != w.shape[1] * groups:
+            raise DslError.at(E.BINDING, f"groups={groups}: {c.name} = {op}(...) needs {x.shape[1]} input channels "
+                              f"divisible by groups and {out.shape[1]} output channels = {w.shape[1]} (the weight's "
+                              "dim 1) x groups", c.span)
+        fn = {1: torch.nn.functional.conv_transpose1d, 2: torch.nn.functional.conv_transpose2d,
+              3: torch.nn.functional.conv_transpose3d}[c.rank]
+        want = tuple((i - 1) * s - 2 * p + d * (k - 1) + op_ + 1 for i, k, s, p, d, op_ in
+                     zip(x.shape[2:], w.shape[2:], c.stride, c.padding, c.dilation, c.output_padding, strict=True))
+        if tuple(out.shape[2:]) != want or min(want) < 1:
+            raise DslError.at(E.BINDING, f"'{loop.out}' has shape {list(out.shape)} but {c.name} = {op}(...) has "
+                              f"spatial size {list(want)}", loop.span,
+                              "output size = (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + "
+                              "output_padding + 1")
+        acc = fn(x.to(f32), w.to(f32), bias, stride=c.stride, padding=c.padding, output_padding=c.output_padding,
+                 groups=groups, dilation=c.dilation)
+    else:
+        if groups < 1 or x.shape[1] != w.shape[1] * groups or w.shape[0] % groups:
+            raise DslError.at(E.BINDING, f"groups={groups}: {c.name} = {op}(...) needs {x.shape[1]} input channels = "
+                              f"{w.shape[1]} (the weight's dim 1) x groups and {w.shape[0]} output channels divisible "
+                              "by groups", c.span)
+        fn = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d}[c.rank]
+        acc = fn(x.to(f32), w.to(f32), bias, stride=c.stride, padding=c.padding, dilation=c.dilation, groups=groups)
     if loop.relu:
         acc = torch.relu(acc)
-    out = views[loop.out]
     if tuple(acc.shape) != tuple(out.shape):
-        raise DslError.at(E.BINDING, f"'{loop.out}' has shape {list(out.shape)} but {c.name} = conv{c.rank}d(...) "
+        raise DslError.at(E.BINDING, f"'{loop.out}' has shape {list(out.shape)} but {c.name} = {op}(...) "
                           f"has shape {list(acc.shape)}", loop.span,
                           "output size = (in + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1")
     out.copy_(acc.to(out.dtype))

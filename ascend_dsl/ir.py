@@ -774,7 +774,10 @@ class Conv:
 
     x is [N, C, *spatial], w is [K, C, *kernel] (f16/bf16), the accumulator f32 [N, K, *out]; one int per
     spatial dim for stride, padding and dilation; `bias` names an f32 [K] tensor added to the accumulator;
-    `groups` (a literal or a shape symbol, e.g. C for depthwise) splits C and K into groups: w is [K, C/groups, ...]."""
+    `groups` (a literal or a shape symbol, e.g. C for depthwise) splits C and K into groups: w is [K, C/groups, ...].
+    `transposed` (conv_transpose1d/2d/3d): PyTorch's transposed convolution, w is [C, K/groups, *kernel] and
+    `output_padding` (one int per spatial dim) adds to the output's size; out[o] += w[k] * x[i] where
+    o = i * stride - padding + k * dilation."""
 
     name: str
     x: str
@@ -786,6 +789,8 @@ class Conv:
     bias: str | None = None
     groups: int | str = 1
     span: Span = _SPAN
+    transposed: bool = False
+    output_padding: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -158,12 +158,15 @@ def conv_loop(s: ir.ConvLoop, ind: str) -> list[str]:
     c = s.conv
     dims = ", ".join(s.dims)
     opts = ", ".join(f"{k}={v[0]}" for k, v in (("stride", c.stride), ("padding", c.padding), ("dilation", c.dilation)))
+    if c.transposed:
+        opts += f", output_padding={c.output_padding[0]}"
     opts += (f", groups={c.groups}" if c.groups != 1 else "") + (f", bias={c.bias}" if c.bias else "")
+    op = f"conv_transpose{c.rank}d" if c.transposed else f"conv{c.rank}d"
     inner = ind + "    "
     value = f"relu({c.name})" if s.relu else c.name
     value = value if s.out_dtype is DType.F32 else f"cast({value}, {s.out_dtype})"
     lines = [f"{ind}for {s.var} in split({dims}, cores=AIC):", f"{inner}with cube:",
-             f"{inner}    {c.name} = conv{c.rank}d({c.x}[{s.var}], {c.w}[{s.var}], {opts})"]
+             f"{inner}    {c.name} = {op}({c.x}[{s.var}], {c.w}[{s.var}], {opts})"]
     if s.plan is not None:
         p = s.plan
         lines.append(f"{inner}    # tiles <= {p.max_m} out channels x {p.max_n} pixels x {p.max_k} depth")

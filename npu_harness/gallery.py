@@ -84,6 +84,11 @@ EXAMPLE_SHAPES.update({f"convolution/{name}": [{}, {"batch_size": 1, "in_channel
 #: channels (a group's tile ends mid-fractal)
 EXAMPLE_SHAPES.update({f"convolution/{name}": [{}, {"batch_size": 1, "channels": 37, "height": 23, "width": 40}]
                        for name in ("conv2d_depthwise", "conv2d_separable_depthwise", "conv2d_depthwise_multiplier")})
+EXAMPLE_SHAPES.update({f"convolution/{name}": [{}, {"batch_size": 1, "in_channels": 19, "out_channels": 150, **sizes}]
+                       for name, sizes in (("conv_transpose1d", {"length": 1001}),
+                                           ("conv_transpose3d", {"depth": 4, "height": 7, "width": 9}))})
+EXAMPLE_SHAPES["convolution/conv_transpose2d_grouped_dilated"] = [{}, {"batch_size": 1, "in_channels": 20,
+                                                                      "out_channels": 148, "height": 13, "width": 17}]
 EXAMPLE_SHAPES["convolution/conv1d_depthwise"] = [{}, {"batch_size": 1, "channels": 37, "length": 701}]
 EXAMPLE_SHAPES["convolution/conv2d_grouped"] = [{}, {"batch_size": 1, "in_channels": 20, "out_channels": 148,
                                                      "height": 35, "width": 40}]

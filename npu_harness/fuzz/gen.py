@@ -6,7 +6,8 @@ tensor (`load(e[j[r], :])`, negative row numbers included), argmax / argmin into
 (`col_index()` / `row_index()` in formulas and masks), gathers along rows by whole rows of indices, rows longer than
 UB (chunked, and with fewer rows than cores: row groups), slot accumulators over [N, C, H, W] planes,
 boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims) and resampling (1-2), cube matmuls with
-vector epilogues, and conv1d/2d/3d on the cube (CONV kernels: stride, padding, dilation, groups, bias)
+vector epilogues, conv1d/2d/3d on the cube (CONV kernels: stride, padding, dilation, groups, bias) and
+conv_transpose1d/2d/3d (the same options and output_padding)
 (`generate`); chains of two cube stages joined by a workspace tensor (`generate_stages`, a stream of its own).
 Any of the vector kinds may
 carry accumulators, several split loops, kernel-scope scalars
@@ -25,7 +26,7 @@ from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Program, Stmt
 
 KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window": 7, "cube": 9, "conv": 6,
-         "scalar_stress": 8}
+         "conv_t": 4, "scalar_stress": 8}
 #: Multi-stage kinds, drawn by `generate_stages` from a stream of their own (npu_harness.fuzz.campaign), so
 #: adding one leaves every program of `generate`'s stream, and so the fixed seeds' slices, unchanged.
 STAGE_KINDS = {"chain": 1}
@@ -599,13 +600,70 @@ def _conv(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     return k, sizes
 
 
+def _conv_transpose(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    """conv_transpose1d / 2d / 3d on the cube (CONV kernels, transposed): stride 1-3, padding, output_padding
+    below the stride or dilation, dilation, groups (a literal, or groups=C with 1 or 2 outputs per channel),
+    an f32 bias, odd sizes (a padding larger than the kernel's reach cuts outputs off), relu and an f16/bf16
+    result; w is [C, K / groups, *kernel] as nn.ConvTranspose stores it."""
+    k = _Kernel(rng, name)
+    t = rng.choice(("f16", "bf16"))
+    k.dtype_vars = {"T": t}
+    rank = rng.choices((1, 2, 3), weights=(3, 5, 2))[0]
+    axes = ("D", "H", "W")[3 - rank:]
+    dil, stride, pad = rng.choice((1, 1, 2)), rng.choice((1, 2, 2, 3)), rng.choice((0, 0, 1, 2))
+    out_pad = rng.randrange(max(stride, dil))
+    # a literal kernel width with stride 1 and padding >= its reach: the dense gather layout (whole rows)
+    lit_w = rng.randint(1, 3) if stride == 1 and rng.random() < 0.3 else None
+    pad = max(pad, dil * (lit_w - 1)) if lit_w else pad
+    hi = {1: {"W": 120}, 2: {"H": 16, "W": 30}, 3: {"D": 4, "H": 7, "W": 9}}[rank]
+    sizes: dict[str, int] = {"N": rng.randint(1, 2)}
+    for a in axes:
+        kk = lit_w if a == "W" and lit_w else rng.randint(1, 5 if rank < 3 else 3)
+        size = rng.randint(1, hi[a])
+        while (size - 1) * stride - 2 * pad + dil * (kk - 1) + out_pad + 1 < 1:
+            size += 1
+        sizes.update({a: size, "K" + a: kk, "O" + a: (size - 1) * stride - 2 * pad + dil * (kk - 1) + out_pad + 1})
+    if lit_w:
+        del sizes["KW"]
+    form = rng.choices(("dense", "groups", "depthwise"), weights=(6, 2, 2))[0]
+    if form == "groups":
+        g = rng.randint(2, 4)
+        sizes["KG"] = rng.randint(1, 24)
+        sizes["C"], sizes["K"] = rng.randint(1, 10) * g, sizes["KG"] * g
+        groups, wch = f", groups={g}", "KG"
+    elif form == "depthwise":
+        mult = rng.choice((1, 1, 2))
+        sizes["C"] = rng.randint(1, 24)
+        sizes["K"] = sizes["C"] * mult
+        groups, wch = ", groups=C", str(mult)
+    else:
+        sizes["C"], sizes["K"] = rng.randint(1, 40 if rank < 3 else 8), rng.randint(1, 100 if rank < 3 else 30)
+        groups, wch = "", "K"
+    x = k.tensor("x", "T", ", ".join(("N", "C", *axes)))
+    wt = k.tensor("w", "T", ", ".join(("C", wch, *(str(lit_w) if a == "W" and lit_w else "K" + a for a in axes))))
+    bias = k.tensor("b", "f32", "K") if rng.random() < 0.4 else None
+    out = rng.choice(("f32", "T"))
+    y = k.tensor("y", out, ", ".join(("N", "K", *("O" + a for a in axes))))
+    value = "relu(acc)" if rng.random() < 0.4 else "acc"
+    value = value if out == "f32" else f"cast({value}, T)"
+    opts = "".join(f", {key}={v}" for key, v, default in (("stride", stride, 1), ("padding", pad, 0),
+                                                          ("output_padding", out_pad, 0), ("dilation", dil, 1))
+                   if v != default)
+    opts += groups + (f", bias={bias}" if bias else "")
+    loop = Loop(f"for blk in split(N, K, {', '.join('O' + a for a in axes)}, cores=AIC):", "with vector:",
+                (Stmt(f"store({y}[blk], {value})", None),),
+                cube_prefix=("with cube:", f"    acc = conv_transpose{rank}d({x}[blk], {wt}[blk]{opts})"))
+    k.body.append(loop)
+    return k, sizes
+
+
 # ----------------------------------------------------------------------------- entry
 
 
 def generate(rng: random.Random, index: int, seed: int) -> Program:
     kind = _pick(rng, KINDS)
     target = _pick(rng, TARGETS)
-    if kind in ("long_rows", "slots", "box", "cube", "conv") and target == "ascend310p":
+    if kind in ("long_rows", "slots", "box", "cube", "conv", "conv_t") and target == "ascend310p":
         target = "ascend910b1"  # these need DataCopyPad / a separate cube unit
     name = f"k{index}"
     if kind == "slots":
@@ -618,6 +676,8 @@ def generate(rng: random.Random, index: int, seed: int) -> Program:
         k, sizes = _cube(rng, name, target)
     elif kind == "conv":
         k, sizes = _conv(rng, name, target)
+    elif kind == "conv_t":
+        k, sizes = _conv_transpose(rng, name, target)
     else:
         k, sizes = _vector_kernel(rng, name, "flat" if kind == "scalar_stress" else kind, target,
                                   stress=kind == "scalar_stress")
