@@ -88,6 +88,10 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             head = [f"{ind}SyncAll()  # before stage {i}: it reads {', '.join(reads)}"] if sync else []
             note = f"{ind}# stage {i} ({sub.name}): reads {', '.join(reads) or '-'}, writes {', '.join(writes) or '-'}"
             return head + [note] + block(sub.body, ind)
+        case ir.FlashAttention(stages=stages, bq=bq, bk=bk, mask=mask):
+            note = (f"{ind}# flash attention (the two stages below, fused): blocks of <= {bq} query rows x <= {bk} keys, "
+                    f"online softmax{', mask ' + mask.tensor if mask else ''}")
+            return [note] + block(stages, ind)
         case ir.SplitLoop(var=v, extent=ext, core_kind=kind, cores=c, body=body):
             cores = kind if c is None else str(c)
             return [f"{ind}for {v} in split({' * '.join(ext)}, cores={cores}):"] + block(body, ind + "    ")
