@@ -17,7 +17,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 -- introduced by lowering/passes/plan_flash.py: the two SDPA stages fused (online softmax)
                 | FlashAttention(q, k, v, o, batch: Sym*, m, n, dk, dv, scale: Const|Ref, mask: FlashMask?, bq, bk,
                                  stages: ChainStage*)
-    FlashMask   = FlashMask(tensor, compare, threshold, fill)
+    FlashMask   = FlashMask(tensor?, compare, threshold, fill)
     -- a tile loop; its shape payload is its kind (LoopKind)
     TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?,
                            chunk?)
@@ -560,10 +560,11 @@ class ChainStage:
 
 @dataclass(frozen=True)
 class FlashMask:
-    """The scores a FLASH kernel keeps: `select(load(tensor[blk]) <compare> threshold, s * scale, fill)`; the
-    others become `fill` (a large negative number: never a row's maximum unless the whole row is masked)."""
+    """The scores a FLASH kernel keeps: `select(load(tensor[blk]) <compare> threshold, s * scale, fill)`, or with
+    `tensor` None the causal mask `select(col_index() <= row_index(), s * scale, fill)` (key j <= query i; the
+    kernel skips the key blocks wholly above the diagonal); the others become `fill`."""
 
-    tensor: str
+    tensor: str | None
     compare: str  # "gt", "ge", "ne", ...: the Op name of the comparison
     threshold: float
     fill: float

@@ -10,9 +10,9 @@ import pytest
 
 from ascend_dsl import ir, load_file
 from lowering import PassContext, lower
+from lowering.emit import KINDS, KernelView
 from lowering.pipeline import run_pipeline
 from lowering.targets import get_target
-from lowering.emit import KINDS, KernelView
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "codegen_templates"

@@ -19,7 +19,7 @@ from lowering.pipeline import run_pipeline
 from lowering.targets import get_target
 
 REPO = Path(__file__).resolve().parents[1]
-ATTENTION = ("sdpa", "gqa", "mqa", "causal_attention", "cross_attention", "sdpa_dropout", "long_context")
+ATTENTION = ("sdpa", "gqa", "mqa", "causal_attention", "causal_sdpa", "cross_attention", "sdpa_dropout", "long_context")
 
 SDPA = '''from ascend_dsl import kernel, Tensor, f32, f16
 
@@ -57,9 +57,11 @@ def test_every_gallery_attention_kernel_lowers_to_flash(name):
     _, ctx = _lower(_example(name))
     fa = ctx.lowered.body[0]
     assert ctx.lowered.kind is ir.KernelKind.FLASH and isinstance(fa, ir.FlashAttention)
-    assert (fa.mask is not None) == (name == "causal_attention")
+    assert (fa.mask is not None) == name.startswith("causal")
     if fa.mask:
-        assert (fa.mask.tensor, fa.mask.compare, fa.mask.threshold, fa.mask.fill) == ("mask", "gt", 0.5, -3e38)
+        tensor = "mask" if name == "causal_attention" else None  # causal_sdpa: from positions (blocks skipped)
+        expected = (tensor, "gt", 0.5, -3e38) if tensor else (None, "le", 0.0, -3e38)
+        assert (fa.mask.tensor, fa.mask.compare, fa.mask.threshold, fa.mask.fill) == expected
 
 
 def test_the_switch_keeps_the_chained_form():
@@ -87,6 +89,15 @@ def test_a_coupled_chip_is_a_located_error_not_a_flash_kernel():
     assert d.code == "MIX-UNSUPPORTED" and d.span.line == 7  # the first split loop
 
 
+def test_positions_in_a_plain_matmul_epilogue_are_a_located_error():
+    text = SDPA.replace("e = exp((s - max(s, axis=1)) * scale)",
+                        "e = exp(select(col_index() <= row_index(), s, 0.0) - max(s, axis=1))")
+    with pytest.raises(DslError) as e:
+        lowering.lower(parse_text(text, "flash.adsl")[0].instantiate())
+    d = e.value.diagnostics[0]
+    assert d.code == "UNSUPPORTED" and "col_index() or row_index() in a matmul epilogue" in d.message and d.span.line == 11
+
+
 def test_host_tiling_shrinks_blocks_and_refuses_a_value_head_too_wide_for_l0c():
     from npu_harness.tiling_probe import launch_blocks, run_tiling
 
@@ -108,6 +119,18 @@ def test_interpreter_runs_the_chained_text_as_torch_at_a_long_odd_length():
     assert torch.allclose(o, ref, atol=2e-3)
 
 
+def test_interpreter_runs_the_causal_text_as_torch_is_causal():
+    k = _example("causal_sdpa")
+    g = torch.Generator().manual_seed(4)
+    q = torch.randn(2, 3, 37, 16, generator=g).half()
+    kk, v = torch.randn(2, 3, 45, 16, generator=g).half(), torch.randn(2, 3, 45, 8, generator=g).half()
+    o = torch.empty(2, 3, 37, 8)
+    interpreter.run(k, {"q": q, "k": kk, "v": v, "o": o}, {"scale": 0.25})
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), kk.float(), v.float(), scale=0.25,
+                                                            is_causal=True)
+    assert torch.allclose(o, ref, atol=2e-3)
+
+
 def _validate(name: str, overrides: dict, project=None, tmp_path=None):
     from npu_harness.validate import load_task_for, validate_sim
 
@@ -118,10 +141,12 @@ def _validate(name: str, overrides: dict, project=None, tmp_path=None):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name", ["causal_attention", "causal_sdpa"])
 @pytest.mark.parametrize("overrides", [{"S": 200}, {"B": 1, "H": 2, "S": 1000}], ids=["S200", "S1000"])
-def test_causal_flash_attention_matches_torch_at_two_odd_lengths(overrides, tmp_path):
-    """S=1000: 8 key blocks per query block (the online softmax rescales 7 times), past the chained form's limit."""
-    res = _validate("causal_attention", overrides, tmp_path=tmp_path)
+def test_causal_flash_attention_matches_torch_at_two_odd_lengths(name, overrides, tmp_path):
+    """S=1000: 8 key blocks per query block (the online softmax rescales up to 7 times), past the chained form's
+    limit. causal_attention reads its mask tensor's blocks; causal_sdpa masks from positions and skips blocks."""
+    res = _validate(name, overrides, tmp_path=tmp_path)
     assert res.ok, res.detail
 
 
@@ -139,3 +164,16 @@ def test_planted_bug_without_the_rescale_of_o_is_caught(tmp_path):
     assert not res.ok and not res.sim_errors, res.detail
     good = _validate("sdpa", {"Bt": 2, "M": 37, "N": 300}, tmp_path=tmp_path)
     assert good.ok, good.detail
+
+
+@pytest.mark.slow
+def test_planted_bug_without_the_diagonal_mask_is_caught(tmp_path):
+    """Planted bug: the key blocks above the diagonal are skipped but the diagonal block is not masked."""
+    k = _example("causal_sdpa")
+    proj, _ = lowering.lower(k)
+    name = "causal_sdpa_kernel.cpp"
+    old = "Select(s, cmp, s, -3e+38f, SELMODE::VSEL_TENSOR_SCALAR_MODE, rows * bk_);"
+    assert proj.files[name].count(old) == 1
+    bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(old, "")})
+    res = _validate("causal_sdpa", {"B": 1, "H": 2, "S": 150}, project=bad, tmp_path=tmp_path)
+    assert not res.ok and not res.sim_errors, res.detail

@@ -56,6 +56,7 @@ class FlashView(KernelView):
     o_batch: str
     scale: str
     mask: str | None
+    causal: bool  # the causal mask from positions (key j <= query i): key blocks above the diagonal skipped
     mask_ctype: str
     mask_batch: str
     mask_cmp: str
@@ -96,7 +97,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> FlashView:
     params = {p.name: p for p in kernel.tensors}
     q, o = params[fa.q], params[fa.o]
     scale = _float(float(fa.scale.value)) if isinstance(fa.scale, ir.Const) else f"{fa.scale.name}_"
-    mask = params[fa.mask.tensor] if fa.mask else None
+    mask = params[fa.mask.tensor] if fa.mask and fa.mask.tensor else None
     fields["launch_checks"] = tuple(c for p in kernel.tensors if p.name not in ws and len(p.shape) >= 2
                                     and (c := group_checks(p, fa.batch)) is not None)
     t = ctx.target
@@ -109,9 +110,9 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> FlashView:
         M=fa.m, N=fa.n, Dk=fa.dk, Dv=fa.dv, batch_expr="".join(f"{d}_ * " for d in fa.batch),
         batch_host=" * ".join(fa.batch) or "1", q_batch=operand_offset(q.shape, fa.batch),
         k_batch=operand_offset(params[fa.k].shape, fa.batch), v_batch=operand_offset(params[fa.v].shape, fa.batch),
-        o_batch=operand_offset(o.shape, fa.batch), scale=scale, mask=fa.mask.tensor if fa.mask else None,
+        o_batch=operand_offset(o.shape, fa.batch), scale=scale, mask=mask.name if mask else None, causal=bool(fa.mask and not fa.mask.tensor),
         mask_ctype=mask.dtype.ctype if mask else "float", mask_batch=operand_offset(mask.shape, fa.batch) if mask else "",
-        mask_cmp=_COMPARE[fa.mask.compare] if fa.mask else "", mask_threshold=_float(fa.mask.threshold) if fa.mask else "",
+        mask_cmp=_COMPARE[fa.mask.compare] if mask else "", mask_threshold=_float(fa.mask.threshold) if fa.mask else "",
         mask_fill=_float(fa.mask.fill) if fa.mask else "", max_bq=fa.bq, max_bk=fa.bk, esize=q.dtype.size,
         mask_esize=mask.dtype.size if mask else 0, cmp_align=256 // (mask.dtype.size if mask else 4), fractal=FRACTAL, step_k=STEP_K, depth_l1=DEPTH_L1,
         db_l0ab=DB_L0AB, db_l0c=DB_L0C, l0a=t.l0a_bytes, l0b=t.l0b_bytes, l0c=t.l0c_bytes, l1=t.l1_bytes,
@@ -129,5 +130,5 @@ def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: FlashView) -> di
                         for p in kernel.tensors if p.name not in ws],
             "scalars": [{"name": p.name, "dtype": p.dtype.value, "default": p.default} for p in kernel.scalars],
             "max_tile": None, "tile_unit": "query blocks", "buffers": [],
-            "flash": {"max_query_rows": fa.bq, "max_keys": fa.bk, "mask": fa.mask.tensor if fa.mask else None,
+            "flash": {"max_query_rows": fa.bq, "max_keys": fa.bk, "mask": (fa.mask.tensor or "causal (positions)") if fa.mask else None,
                       "fused_workspace_tensors": sorted(ws)}}

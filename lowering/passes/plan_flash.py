@@ -22,8 +22,10 @@ keys). The result is softmax(X) @ V, the chained text's value (softmax is shift-
 `(s - max(s)) * scale` spelling is the same function). Bq and Bk are planned here as the largest
 blocks the cube's L0C holds; the host shrinks them to the shapes and to UB (emit/flash.py).
 Anything else stays a CHAIN kernel, unchanged (never an error: the chained form is always correct).
-Non-goals: masks computed from positions (a causal mask here is a mask tensor, so no K/V block is
-skipped), decode against a KV cache, other epilogues between the stages.
+X may also be the causal mask from positions, `select(col_index() <= row_index(), s * scale, fill)`: the
+kernel then skips every key block above the diagonal and masks only the blocks that straddle it.
+Non-goals: other position masks (sliding window), decode against a KV cache, other epilogues between
+the stages.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ def match(kernel: ir.Kernel) -> ir.FlashAttention | None:
     o = tensors[out]
     if o.dtype not in (DType.F32, q.dtype) or tuple(o.shape) != (*l0.batch, l0.m, l1.n):
         return None
-    if mask is not None:
+    if mask is not None and mask.tensor is not None:
         mt = tensors[mask.tensor]
         if mt.dtype not in (DType.F32, DType.F16) or tuple(mt.shape[-2:]) != (l0.m, l0.n):
             return None
@@ -167,6 +169,8 @@ def _softmax_scores(loop: ir.CubeLoop, p: ir.TensorParam, kernel: ir.Kernel):
         if sel is None or not isinstance(sel[2], ir.Const) or (scale := _scaled(sel[1], acc, kernel)) is None:
             return None
         cmp = sel[0]
+        if _causal(cmp):
+            return scale, ir.FlashMask(None, "le", 0.0, float(sel[2].value))
         if not (isinstance(cmp, ir.Op) and cmp.op in COMPARES and len(cmp.args) == 2
                 and isinstance(cmp.args[0], ir.Load) and not cmp.args[0].index.acc and cmp.args[0].tensor != acc
                 and isinstance(cmp.args[1], ir.Const)):
@@ -181,6 +185,14 @@ def _softmax_scores(loop: ir.CubeLoop, p: ir.TensorParam, kernel: ir.Kernel):
                 and _scale(c, kernel) is not None):
             return _scale(c, kernel), None
     return None
+
+
+def _causal(cmp: ir.Expr) -> bool:
+    """`col_index() <= row_index()` or `row_index() >= col_index()`: key j kept for query i when j <= i."""
+    if not (isinstance(cmp, ir.Op) and len(cmp.args) == 2 and all(isinstance(a, ir.Op) for a in cmp.args)):
+        return False
+    ops = tuple(a.op for a in cmp.args)
+    return (cmp.op, ops) in (("le", ("col_index", "row_index")), ("ge", ("row_index", "col_index")))
 
 
 def _output(loop: ir.CubeLoop) -> str | None:

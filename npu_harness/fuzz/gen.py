@@ -535,7 +535,8 @@ def _flash(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     kk = k.tensor("k", "T", kv + ", N, Dk")
     v = k.tensor("v", "T", kv + ", N, Dv")
     mask = None
-    if rng.random() < 0.35:
+    causal = rng.random() < 0.25  # the causal mask from positions (key blocks above the diagonal skipped)
+    if not causal and rng.random() < 0.35:
         mlead = rng.choice(["", lead, "1, " * lead.count(",")])
         mask = k.tensor("mask", rng.choice(("f32", "f16")), mlead + "M, N")
     out_t = rng.random() < 0.3
@@ -549,7 +550,11 @@ def _flash(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     p = k.fresh("p")
     k.body.append(Stmt(f"{p} = workspace(T, {lead}M, N)", None, p))
     scaled = rng.choice([f"s * {scale}", f"{scale} * s"])
-    if mask is not None:
+    if causal:
+        fill = rng.choice(["-3.0e38", "-1.0e30", "-10000.0"])
+        cond = rng.choice(["col_index() <= row_index()", "row_index() >= col_index()"])
+        lines = [f"x = select({cond}, {scaled}, {fill})", "e = exp(x - max(x, axis=1))"]
+    elif mask is not None:
         cmp = rng.choice([">", ">=", "<", "<=", "!="])
         fill = rng.choice(["-3.0e38", "-1.0e30", "-10000.0", "-5.0", "0.0"])
         x = f"select(load({mask}[blk]) {cmp} {rng.choice(['0.0', '0.5', '-0.25'])}, {scaled}, {fill})"
