@@ -109,6 +109,14 @@ def test_host_tiling_shrinks_blocks_and_refuses_a_value_head_too_wide_for_l0c():
     assert "value head dim Dv is too large" in project.view.tiling_error
 
 
+def test_long_context_launches_at_its_tasks_8k_keys():
+    from npu_harness.gallery import discover, launch_at
+
+    ex = next(e for e in discover() if e.name == "long_context")
+    blocks, symbols = launch_at(ex, ex.dtypes[0], {})
+    assert blocks > 0 and symbols["S"] == 8192, (blocks, symbols)
+
+
 def test_interpreter_runs_the_chained_text_as_torch_at_a_long_odd_length():
     k = _example("long_context")
     g = torch.Generator().manual_seed(3)
