@@ -30,3 +30,5 @@ class PassContext:
     #: The two chained SDPA stages may be fused into a FLASH kernel (passes/plan_flash.py); benchmarks turn it off
     #: for the unfused figure.
     allow_flash: bool = True
+    #: Why two attention-like stages were not fused (plan_flash), for the chain's launch error; "" if none.
+    flash_miss: str = ""

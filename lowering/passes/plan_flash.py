@@ -49,48 +49,54 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     if kernel.kind is not ir.KernelKind.CHAIN or not ctx.allow_flash or ctx.target.soc_family in COUPLED_FAMILIES:
         return kernel  # (a coupled chip: the chain's stages report MIX-UNSUPPORTED)
     flash = match(kernel)
-    if flash is None:
+    if isinstance(flash, str):  # attention-like but not the exact text: the chain's launch error says why
+        ctx.flash_miss = flash
+    if not isinstance(flash, ir.FlashAttention):
         return kernel
     return replace(kernel, body=(flash,), kind=ir.KernelKind.FLASH)
 
 
-def match(kernel: ir.Kernel) -> ir.FlashAttention | None:
-    """The FlashAttention of a CHAIN kernel holding exactly the two SDPA stages, else None."""
+def match(kernel: ir.Kernel) -> ir.FlashAttention | str | None:
+    """The FlashAttention of a CHAIN kernel holding exactly the two SDPA stages; else, for two stages that look
+    like attention (Q K^T, then a matmul of the workspace tensor), why they are not fused; else None."""
     stages = kernel.body
     if len(stages) != 2 or len(kernel.workspaces) != 1:
         return None
     p = kernel.workspaces[0]
     s0, s1 = stages
     l0, l1 = ir.cube_loop(s0.kernel), ir.cube_loop(s1.kernel)
-    if l0 is None or l1 is None or s0.writes != (p.name,) or s1.reads != (p.name,):
+    if l0 is None or l1 is None or s0.writes != (p.name,) or s1.reads != (p.name,) or not l0.matmul.transpose_b:
         return None
-    if any(isinstance(s, ir.ScalarAssign) for s in s0.kernel.body):  # kernel-scope scalars: not handled
-        return None
+    if any(isinstance(s, ir.ScalarAssign) for s in s0.kernel.body):
+        return "a kernel-scope scalar (use a scalar parameter or a literal as the scale)"
     mm0, mm1 = l0.matmul, l1.matmul
-    if not (mm0.transpose_b and not mm0.transpose_a and mm0.bias is None and mm0.base == (None, None, None)):
-        return None
+    if mm0.transpose_a or mm0.bias is not None or mm0.base != (None, None, None):
+        return "the first matmul has transpose_a, a bias or explicit base sizes"
     if mm1.a != p.name or mm1.transpose_a or mm1.transpose_b or mm1.bias is not None or mm1.base != (None, None, None):
-        return None
+        return f"the second matmul is not matmul({p.name}[blk], v[blk]) (no transposes, bias or base sizes)"
     if l1.batch != l0.batch or l1.m != l0.m or l1.k != l0.n:
-        return None
+        return "the two split loops do not share the batch and query dims"
     tensors = {t.name: t for t in kernel.tensors}
     q, k, v = tensors[mm0.a], tensors[mm0.b], tensors[mm1.b]
     if not (q.dtype == k.dtype == v.dtype == p.dtype) or q.dtype not in (DType.F16, DType.BF16):
-        return None
+        return f"q, k, v and {p.name} must share one dtype, f16 or bf16"
     if tuple(p.shape) != (*l0.batch, l0.m, l0.n):
-        return None
+        return f"{p.name} is not shaped as the scores"
     scores = _softmax_scores(l0, p, kernel)
+    if scores is None:
+        return ("the first stage does not store exactly cast(softmax(X), T) with X = s * scale or a masked "
+                "select of it (docs/language.md, flash attention)")
     out = _output(l1)
-    if scores is None or out is None:
-        return None
+    if out is None:
+        return "the second stage stores more than its accumulator (or its cast)"
     scale, mask = scores
     o = tensors[out]
     if o.dtype not in (DType.F32, q.dtype) or tuple(o.shape) != (*l0.batch, l0.m, l1.n):
-        return None
+        return f"the output {o.name} is not [batch, M, Dv] in f32 or the operands' dtype"
     if mask is not None and mask.tensor is not None:
         mt = tensors[mask.tensor]
         if mt.dtype not in (DType.F32, DType.F16) or tuple(mt.shape[-2:]) != (l0.m, l0.n):
-            return None
+            return f"the mask {mt.name} is not an f32/f16 [..., M, N] tensor"
     return ir.FlashAttention(q.name, k.name, v.name, o.name, l0.batch, l0.m, l0.n, l0.k, l1.n, scale, mask,
                              MAX_BQ, MAX_BK, stages, l0.span)
 
