@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import lowering
-from ascend_dsl import interpreter, ir, load_file, parse_text
+from ascend_dsl import interpreter, ir, load_file, parse_text, printer
 from ascend_dsl.diagnostics import DslError
 from lowering.context import PassContext
 from lowering.pipeline import run_pipeline
@@ -57,6 +57,7 @@ def test_every_gallery_attention_kernel_lowers_to_flash(name):
     _, ctx = _lower(_example(name))
     fa = ctx.lowered.body[0]
     assert ctx.lowered.kind is ir.KernelKind.FLASH and isinstance(fa, ir.FlashAttention)
+    assert "# flash attention (the two stages below, fused)" in printer.kernel(ctx.lowered)  # --dump-after
     assert (fa.mask is not None) == name.startswith("causal")
     if fa.mask:
         tensor = "mask" if name == "causal_attention" else None  # causal_sdpa: from positions (blocks skipped)
