@@ -60,6 +60,7 @@ EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
     "attention/cross_attention": [{}, {"B": 1, "H": 3, "Sq": 45, "Skv": 13, "D": 24}],
     "attention/sdpa_dropout": [{}, {"B": 1, "H": 3, "S": 29, "D": 40}],
     "attention/causal_sdpa": [{}, {"B": 1, "H": 3, "S": 37, "D": 24}],
+    "attention/decode_gqa": [{}, {"B": 1, "H": 6, "Hkv": 3, "L": 4099, "D": 40}],
     # 8K keys (the task's size) is validated by the host tiling (tests/test_flash.py) and was emulated once (15 s)
     "attention/long_context": [{"B": 1, "H": 2, "S": 1000}, {"B": 1, "H": 1, "S": 301, "D": 40}],
 }
@@ -232,6 +233,7 @@ SCALE_SHAPES = [
     {"B": 4, "H": 32, "Hkv": 8, "M": 4096, "N": 4096, "Dk": 128, "Dv": 128},
     {"B": 4, "H": 32, "S": 4096, "D": 128},
     {"B": 4, "H": 32, "Sq": 4096, "Skv": 77, "D": 128},
+    {"B": 4, "H": 32, "Hkv": 8, "Q": 1, "L": 32768, "D": 128},  # one decoding step against a 32K-token KV cache
 ]
 #: Kernels with a documented size limit that an entry of SCALE_SHAPES would exceed: (the benchmark-scale
 #: shapes used instead, the limit). At the exceeding shape the launch reports TILING (tested).

@@ -19,7 +19,7 @@ from lowering.pipeline import run_pipeline
 from lowering.targets import get_target
 
 REPO = Path(__file__).resolve().parents[1]
-ATTENTION = ("sdpa", "gqa", "mqa", "causal_attention", "causal_sdpa", "cross_attention", "sdpa_dropout", "long_context")
+ATTENTION = ("sdpa", "gqa", "mqa", "causal_attention", "causal_sdpa", "cross_attention", "decode_gqa", "sdpa_dropout", "long_context")
 
 SDPA = '''from ascend_dsl import kernel, Tensor, f32, f16
 
