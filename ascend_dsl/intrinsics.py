@@ -164,7 +164,7 @@ def _position(b, c: Call) -> ir.Expr:
     if c.pos or c.kw:
         raise b.err(E.ARGS, f"{c.name}() takes no arguments", c.node, f"{c.name}()")
     rows = b.scope.tile.shape
-    if rows.kind is not ir.LoopKind.ROWS or b.scope.tile.cube is not None:
+    if rows.kind is not ir.LoopKind.ROWS:  # (in a cube epilogue: the flash-attention form only, plan_cube says)
         raise b.err(E.UNSUPPORTED, f"{c.name}() is a position inside whole rows: it needs a row loop (a split over "
                     "the rows of 2-D or higher tensors)", c.node,
                     "for blk in split(B, cores=AIV): for r in tile(blk, size=auto): ... select(col_index() <= "

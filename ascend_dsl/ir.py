@@ -14,6 +14,10 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 | ScalarAssign(name, value: Expr, launch) | ScalarLoad(name, tensor) | ScalarStore(tensor, value: Expr)
                 -- introduced by lowering/passes/plan_stages.py: a CHAIN kernel's stages, each a MIX kernel
                 | ChainStage(index, kernel: Kernel, sync, reads, writes)
+                -- introduced by lowering/passes/plan_flash.py: the two SDPA stages fused (online softmax)
+                | FlashAttention(q, k, v, o, batch: Sym*, m, n, dk, dv, scale: Const|Ref, mask: FlashMask?, bq, bk,
+                                 stages: ChainStage*)
+    FlashMask   = FlashMask(tensor?, compare, threshold, fill)
     -- a tile loop; its shape payload is its kind (LoopKind)
     TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?,
                            chunk?)
@@ -562,6 +566,46 @@ class ChainStage:
 
 
 @dataclass(frozen=True)
+class FlashMask:
+    """The scores a FLASH kernel keeps: `select(load(tensor[blk]) <compare> threshold, s * scale, fill)`, or with
+    `tensor` None the causal mask `select(col_index() <= row_index(), s * scale, fill)` (key j <= query i; the
+    kernel skips the key blocks wholly above the diagonal); the others become `fill`."""
+
+    tensor: str | None
+    compare: str  # "gt", "ge", "ne", ...: the Op name of the comparison
+    threshold: float
+    fill: float
+
+
+@dataclass(frozen=True)
+class FlashAttention:
+    """A FLASH kernel's body (lowering/passes/plan_flash.py): softmax(Q K^T * scale [masked]) @ V per
+    (batch, block of `bq` query rows), K/V walked in blocks of `bk` keys with an online softmax (the S x S
+    scores never leave the core). `bq`/`bk` are the largest block sizes; the host shrinks them for small
+    shapes or to fit UB. `stages` are the two CHAIN stages it replaces (printed, and walked as `body`)."""
+
+    q: str
+    k: str
+    v: str
+    o: str
+    batch: tuple[str, ...]
+    m: str
+    n: str
+    dk: str
+    dv: str
+    scale: Const | Ref
+    mask: FlashMask | None
+    bq: int
+    bk: int
+    stages: tuple[ChainStage, ...]
+    span: Span = _SPAN
+
+    @property
+    def body(self) -> tuple[Stmt, ...]:
+        return self.stages
+
+
+@dataclass(frozen=True)
 class ScalarLoad:
     """Kernel scope: `s = load(scale[0])`, element 0 of a GM tensor read once by every core (a
     1-element tensor broadcast like a scalar parameter)."""
@@ -605,6 +649,7 @@ class KernelKind(Enum):
     BOX = "box"  # one box loop: reductions over a non-last dim
     MIX = "mix"  # a cube loop: matmul on the cube unit, its epilogue on the vector units
     CHAIN = "chain"  # several cube loops joined by workspace tensors: stages of one MIX kernel (plan_stages.py)
+    FLASH = "flash"  # a CHAIN of the two attention stages, fused: K/V blocks and an online softmax (plan_flash.py)
     CONV = "conv"  # a conv loop: implicit-GEMM convolution on the cube unit (AIC only)
 
 

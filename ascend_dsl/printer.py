@@ -88,6 +88,10 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             head = [f"{ind}SyncAll()  # before stage {i}: it reads {', '.join(reads)}"] if sync else []
             note = f"{ind}# stage {i} ({sub.name}): reads {', '.join(reads) or '-'}, writes {', '.join(writes) or '-'}"
             return head + [note] + block(sub.body, ind)
+        case ir.FlashAttention(stages=stages, bq=bq, bk=bk, mask=mask):
+            note = (f"{ind}# flash attention (the two stages below, fused): blocks of <= {bq} query rows x <= {bk} keys, "
+                    f"online softmax{_flash_mask(mask)}")
+            return [note] + block(stages, ind)
         case ir.SplitLoop(var=v, extent=ext, core_kind=kind, cores=c, body=body):
             cores = kind if c is None else str(c)
             return [f"{ind}for {v} in split({' * '.join(ext)}, cores={cores}):"] + block(body, ind + "    ")
@@ -242,6 +246,12 @@ def cube_loop(s: ir.CubeLoop, ind: str) -> list[str]:
         lines.append(f"{inner}    # buffer {d.name}: {d.position.value} {d.dtype} x{d.num} ({d.bits} bit/elem{lay})")
     body = [b for b in epi.body if not (isinstance(b, ir.Assign) and b.name == mm.name and isinstance(b.value, ir.Load))]
     return lines + block(tuple(body), inner + "    ")
+
+
+def _flash_mask(mask: ir.FlashMask | None) -> str:
+    if mask is None:
+        return ""
+    return f", mask {mask.tensor}" if mask.tensor else ", causal from positions (key blocks above the diagonal skipped)"
 
 
 def block(body: tuple[ir.Stmt, ...], ind: str) -> list[str]:

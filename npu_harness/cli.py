@@ -191,6 +191,8 @@ def _write(args, kernel, project, ctx, variants=None, facts=None) -> None:
     tile = (f"max tile {project.manifest['max_tile']} elements" if unit == "elements" else
             "MIX 1:2, base blocks <= {} x {} x {}".format(*project.manifest["base_block"]) if unit == "base blocks"
             else f"MIX 1:2, {len(project.manifest['stages'])} cube stages joined by workspace tensors" if unit == "stages"
+            else "MIX 1:2, flash attention: blocks of <= {max_query_rows} query rows x <= {max_keys} keys, online "
+                 "softmax".format(**project.manifest["flash"]) if unit == "query blocks"
             else "planes (or bands of output rows) per tile sized at run time from the shapes" if unit == "planes"
             else "positions per tile and rows of the reduced axis per chunk sized at run time" if unit == "positions"
             else "rows per tile sized at run time from the row length")

@@ -81,7 +81,7 @@ def cube_tolerance(kernel, dtype: str) -> float | None:
     """The tolerance for an output of `kernel` when it differs from the dtype's default (MIX kernels, f32)."""
     from ascend_dsl import ir
 
-    cube = ir.cube_loop(kernel) is not None or kernel.kind is ir.KernelKind.CHAIN
+    cube = ir.cube_loop(kernel) is not None or kernel.kind in (ir.KernelKind.CHAIN, ir.KernelKind.FLASH)
     return CUBE_F32_TOLERANCE if dtype == "f32" and cube else None
 
 

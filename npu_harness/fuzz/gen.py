@@ -29,7 +29,7 @@ KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window"
          "conv_t": 4, "scalar_stress": 8}
 #: Multi-stage kinds, drawn by `generate_stages` from a stream of their own (npu_harness.fuzz.campaign), so
 #: adding one leaves every program of `generate`'s stream, and so the fixed seeds' slices, unchanged.
-STAGE_KINDS = {"chain": 1}
+STAGE_KINDS = {"chain": 1, "flash": 1}
 TARGETS = {"ascend910b1": 80, "ascend910b4": 10, "ascend310p": 10}
 CORES = {"ascend910b1": 48, "ascend910b4": 40, "ascend310p": 8}
 
@@ -548,6 +548,64 @@ def _chain(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     return k, sizes
 
 
+def _flash(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    """The chained SDPA text that lowering/passes/plan_flash.py fuses into a FLASH kernel: [Bt] or [B, H] batches
+    (grouped or shared key/value heads), odd lengths up to a few key blocks, each spelling of the softmax, a scale
+    parameter or literal (either sign), an optional mask tensor (any comparison, fill and dtype), f32 or T out."""
+    k = _Kernel(rng, name)
+    t = rng.choice(("f16", "bf16"))
+    k.dtype_vars = {"T": t}
+    sizes = {"M": rng.randint(1, 150), "N": rng.choice([rng.randint(1, 140), rng.randint(100, 700)]),
+             "Dk": rng.randint(1, 128), "Dv": rng.randint(1, 144)}
+    if rng.random() < 0.5:
+        batch, kv, sizes["Bt"] = "Bt", "Bt", rng.randint(1, 3)
+    else:
+        hkv = rng.randint(1, 3)
+        sizes.update(B=rng.randint(1, 2), Hkv=hkv, H=hkv * rng.randint(1, 3))
+        batch, kv = "B * H", rng.choice(["B, H", "B, Hkv", "B, 1"] if hkv > 1 else ["B, H", "B, 1"])
+        if kv == "B, Hkv" and sizes["H"] == hkv:
+            kv = "B, H"
+    lead = batch.replace(" *", ",") + ", "
+    q = k.tensor("q", "T", lead + "M, Dk")
+    kk = k.tensor("k", "T", kv + ", N, Dk")
+    v = k.tensor("v", "T", kv + ", N, Dv")
+    mask = None
+    causal = rng.random() < 0.25  # the causal mask from positions (key blocks above the diagonal skipped)
+    if not causal and rng.random() < 0.35:
+        mlead = rng.choice(["", lead, "1, " * lead.count(",")])
+        mask = k.tensor("mask", rng.choice(("f32", "f16")), mlead + "M, N")
+    out_t = rng.random() < 0.3
+    o = k.tensor("o", "T" if out_t else "f32", lead + "M, Dv")
+    if rng.random() < 0.6:
+        scale = k.scalar_param().render()
+    else:
+        scale = rng.choice(["0.125", "0.5", "1.0", "-0.3", "2.0"])
+    if "Hkv" in sizes and "Hkv" not in kv:
+        del sizes["Hkv"]
+    p = k.fresh("p")
+    k.body.append(Stmt(f"{p} = workspace(T, {lead}M, N)", None, p))
+    scaled = rng.choice([f"s * {scale}", f"{scale} * s"])
+    if causal:
+        fill = rng.choice(["-3.0e38", "-1.0e30", "-10000.0"])
+        cond = rng.choice(["col_index() <= row_index()", "row_index() >= col_index()"])
+        lines = [f"x = select({cond}, {scaled}, {fill})", "e = exp(x - max(x, axis=1))"]
+    elif mask is not None:
+        cmp = rng.choice([">", ">=", "<", "<=", "!="])
+        fill = rng.choice(["-3.0e38", "-1.0e30", "-10000.0", "-5.0", "0.0"])
+        x = f"select(load({mask}[blk]) {cmp} {rng.choice(['0.0', '0.5', '-0.25'])}, {scaled}, {fill})"
+        lines = [f"x = {x}", "e = exp(x - max(x, axis=1))"]
+    else:
+        lines = rng.choice([[f"e = exp((s - max(s, axis=1)) * {scale})"], [f"e = exp({scaled} - max({scaled}, axis=1))"],
+                            [f"x = {scaled}", "e = exp(x - max(x, axis=1))"]])
+    body = tuple(Stmt(line) for line in lines) + (Stmt(f"store({p}[blk], cast(e / sum(e, axis=1), T))"),)
+    k.body.append(Loop(f"for blk in split({batch}, M, N, cores=AIC):", "with vector:", body,
+                       cube_prefix=("with cube:", f"    s = matmul({q}[blk], {kk}[blk], transpose_b=True)")))
+    out = "cast(acc, T)" if out_t else "acc"
+    k.body.append(Loop(f"for blk in split({batch}, M, Dv, cores=AIC):", "with vector:", (Stmt(f"store({o}[blk], {out})"),),
+                       cube_prefix=("with cube:", f"    acc = matmul({p}[blk], {v}[blk])")))
+    return k, sizes
+
+
 # ----------------------------------------------------------------------------- convolution
 
 
@@ -689,6 +747,6 @@ def generate_stages(rng: random.Random, index: int, seed: int) -> Program:
     """A multi-stage program (workspace tensors between split loops), named `s<index>`."""
     kind = _pick(rng, STAGE_KINDS)
     target = "ascend910b4" if rng.random() < 0.2 else "ascend910b1"  # cube stages need a separate cube unit
-    k, sizes = _chain(rng, f"s{index}", target)
+    k, sizes = (_flash if kind == "flash" else _chain)(rng, f"s{index}", target)
     cores = CORES[target] if rng.random() < 0.7 else rng.randint(1, CORES[target])
     return k.program(kind, sizes, seed, target, cores)
