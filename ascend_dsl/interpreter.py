@@ -334,6 +334,13 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             if op == "col_minus_row":  # the lowering's col_index() - row_index()
                 return torch.arange(n, dtype=torch.int32).reshape(1, -1) - rows
             return rows.expand(-1, n).clone()
+        case ir.Op(op="scatter" | "scatter_add" as op, args=(a, i, v), type=t):
+            rows, idx, src = (_eval(x, env, views, scalars, sl) for x in (a, i, v))
+            outside = (idx < 0) | (idx >= rows.shape[-1])
+            if bool(outside.any()):
+                raise DslError.at(E.INDEX, f"{op}: column index {int(idx[outside][0])} is outside the rows' "
+                                  f"[0, {rows.shape[-1]})", e.span)
+            return OPS[op].ref(rows, idx, src).to(_dt(t.dtype))
         case ir.Op(op="gather", args=(a, i), type=t):
             rows, idx = _eval(a, env, views, scalars, sl), _eval(i, env, views, scalars, sl)
             outside = (idx < 0) | (idx >= rows.shape[-1])

@@ -38,6 +38,7 @@ class Rule(Enum):
     ARG_REDUCE = "arg_reduce"  # (x,) over the last axis of a row tile: the i64 column of each row's first max / min
     RESIZE = "resize"  # (plane,): the plane resampled to the stored tensor's spatial size (nearest / linear)
     POSITION = "position"  # (scalar shape operands): whole i32 rows holding each element's column / row index
+    SCATTER = "scatter"  # (rows, integer index per element, source rows or a scalar): the rows with elements replaced / added
 
 
 FLOATS = frozenset({DType.F16, DType.BF16, DType.F32})
@@ -166,6 +167,28 @@ _op("gather", 2, Rule.GATHER, FLOATS | {DType.I32},
 # the lowering's form of gather with whole rows of indices (lowering/passes/legalize.py): i32 byte offsets
 _op("gather_bytes", 2, Rule.GATHER, FLOATS | {DType.I32},
     lambda a, off: _torch().gather(a, 1, off.long() // a.element_size()), "gather at byte offsets (lowering only)")
+
+
+def scatter_ref(op: str, rows, idx, src):
+    """torch.scatter / scatter_add(rows, 1, idx, src) with idx broadcast to the rows' shape (a [1, D] index row
+    is index_copy / index_add along the last dim); a scalar src is scatter's value=. Sequential in column order,
+    so duplicates are deterministic: scatter keeps the last column's value, scatter_add adds in column order."""
+    torch = _torch()
+    idx = idx.long().expand(rows.shape)
+    src = src.expand(rows.shape) if src.dim() else src.reshape(1, 1).expand(rows.shape)
+    out = rows.clone()
+    for j in range(rows.shape[1]):  # column order: the lowering's order (scalar loop per row)
+        col = idx[:, j:j + 1]
+        val = src[:, j:j + 1].to(out.dtype)
+        out.scatter_(1, col, out.gather(1, col) + val if op == "scatter_add" else val)
+    return out
+
+
+_op("scatter", 3, Rule.SCATTER, FLOATS - {DType.BF16} | {DType.I32}, lambda a, i, s: scatter_ref("scatter", a, i, s),
+    "per row: a copy of the rows with element idx[i, j] set to src[i, j] (torch.scatter(x, 1, idx, src))")
+_op("scatter_add", 3, Rule.SCATTER, FLOATS - {DType.BF16} | {DType.I32},
+    lambda a, i, s: scatter_ref("scatter_add", a, i, s),
+    "per row: a copy of the rows with src[i, j] added to element idx[i, j] (torch.scatter_add(x, 1, idx, src))")
 _op("argmax", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmax(dim=1, keepdim=True),
     "per row (axis=1): the column of the first maximum, i64", api="ReduceMax")
 _op("argmin", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmin(dim=1, keepdim=True),
