@@ -15,11 +15,11 @@ class Model(nn.Module):
 
 
 batch_size = 128
-bins = 1024
+dim = 1024
 
 
 def get_inputs():
-    return [torch.zeros(batch_size, bins), torch.randint(0, bins, (batch_size, bins)), torch.rand(batch_size, bins)]
+    return [torch.zeros(batch_size, dim), torch.randint(0, dim, (batch_size, dim)), torch.rand(batch_size, dim)]
 
 
 def get_init_inputs():
