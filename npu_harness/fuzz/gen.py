@@ -190,6 +190,13 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     # gather along the row by whole rows of indices (torch.gather(x, 1, idx)); 310P has no Cast from int64
     along = k.tensor("q", side.choice(("i32", "i64") if target != "ascend310p" else ("i32",)), shape_in) \
         if rows and kind == "rows" and side.random() < 0.15 else None
+    # scatter / scatter_add along the row (torch.scatter(x, 1, idx, src)): whole rows of indices, or one index row
+    # for every row (index_copy / index_add along the last dim); the source whole rows or a constant (value=)
+    spread = None
+    if rows and kind == "rows" and side.random() < 0.15:
+        whole = side.random() < 0.7
+        spread = (side.choice(("scatter", "scatter_add")), k.tensor("u", side.choice(("i32", "i64")),
+                  shape_in if whole else "D"), whole, side.random() < 0.3)
     for _ in range(rng.randint(0, 2)):
         k.scalar_param(integer=rng.random() < 0.3)
     outs_rows = [k.tensor("y", tname, shape_in) for _ in range(rng.randint(1, 2))]
@@ -241,6 +248,14 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
         if along is not None:
             v = k.fresh("v")
             body.append(Stmt(f"{v} = gather({{0}}, load({along}[{var}, :]))", side.choice(scope.of(compute, "rows")), v))
+            scope.tiles.append(leaf(v, compute, "rows"))
+        if spread is not None:
+            call, where, whole, constant = spread
+            v, base = k.fresh("v"), side.choice(scope.of(compute, "rows"))
+            index = f"load({where}[{var}, :])" if whole else f"load({where}[:])"
+            source = leaf(str(side.choice((-2.5, 0.0, 3.0))), compute, "scalar") if constant else \
+                side.choice(scope.of(compute, "rows"))
+            body.append(Stmt(f"{v} = {{0}}", Node(f"{call}({{0}}, {index}, {{1}})", (base, source), compute, "rows"), v))
             scope.tiles.append(leaf(v, compute, "rows"))
         ex = Exprs(rng, scope, rows=rows, integer_ops=integer)
         main = "rows" if rows else "flat"

@@ -51,7 +51,7 @@ def _dims(p: ir.TensorParam, sizes: dict[str, int]) -> list[int]:
 
 
 def gather_columns(kernel: ir.Kernel) -> dict[str, str]:
-    """Index tensors of gather(rows, load(idx[r])) -> the row length (symbols, e.g. "D") their values index."""
+    """Index tensors of gather / scatter / scatter_add (rows, load(idx[r])...) -> the row length (symbols, e.g. "D") their values index."""
     out = {}
     for tl in ir.walk(kernel.body):
         if not isinstance(tl, ir.TileLoop) or tl.kind is not ir.LoopKind.ROWS:
@@ -59,7 +59,8 @@ def gather_columns(kernel: ir.Kernel) -> dict[str, str]:
         for s in tl.body:
             value = getattr(s, "value", None)
             for e in ir.walk_expr(value) if isinstance(value, (ir.Op, ir.Load, ir.Ref, ir.Const)) else ():
-                if isinstance(e, ir.Op) and e.op == "gather" and isinstance(e.args[1], ir.Load):
+                if isinstance(e, ir.Op) and e.op in ("gather", "scatter", "scatter_add") \
+                        and isinstance(e.args[1], ir.Load):
                     out[e.args[1].tensor] = " * ".join(tl.shape.row)
     return out
 
