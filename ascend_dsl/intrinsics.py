@@ -18,6 +18,7 @@ from .diagnostics import ErrorCode as E
 from .dtypes import DType
 from .ops import OPS, POOLS, REDUCTIONS, RESIZE_CALLS, SCANS, scan_op
 from .parser_box import box_reduction
+from .parser_scatter import ROW_SCATTER_CALLS, row_scatter
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,12 @@ def _scatter(b, c: Call) -> ir.Expr:
     if src.type.kind is ir.Kind.SCALAR:
         src = b.unify([rows, src], e, None)[1]
     return ir.Op(name, (rows, index, src), ir.tile_of(rows.type.dtype, ir.Layout.ROWS), b.o.span(e))
+
+
+@intrinsic(*ROW_SCATTER_CALLS)
+def _row_scatter(b, c: Call) -> ir.Expr:
+    """index_add / index_copy / index_put(rows, index, src) along dim 0 (ascend_dsl/parser_scatter.py)."""
+    return row_scatter(b, c, OPS)
 
 
 @intrinsic("argmax", "argmin")
