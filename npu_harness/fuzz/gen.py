@@ -197,6 +197,12 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
         whole = side.random() < 0.7
         spread = (side.choice(("scatter", "scatter_add")), k.tensor("u", side.choice(("i32", "i64")),
                   shape_in if whole else "D"), whole, side.random() < 0.3)
+    # rows scattered along dim 0 (index_add / index_copy / index_put of [K, D] source rows into the loop's rows)
+    pour = None
+    if rows and kind == "rows" and t != "bf16" and side.random() < 0.12:
+        call = side.choice(("index_add", "index_add_alpha", "index_copy", "index_put", "index_put_acc"))
+        pour = (call, k.tensor("g", side.choice(("i32", "i64")), "K"), k.tensor("s", tname, "K, D"))
+        sizes["K"] = side.randint(1, 60)
     for _ in range(rng.randint(0, 2)):
         k.scalar_param(integer=rng.random() < 0.3)
     outs_rows = [k.tensor("y", tname, shape_in) for _ in range(rng.randint(1, 2))]
@@ -256,6 +262,14 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
             source = leaf(str(side.choice((-2.5, 0.0, 3.0))), compute, "scalar") if constant else \
                 side.choice(scope.of(compute, "rows"))
             body.append(Stmt(f"{v} = {{0}}", Node(f"{call}({{0}}, {index}, {{1}})", (base, source), compute, "rows"), v))
+            scope.tiles.append(leaf(v, compute, "rows"))
+        if pour is not None:
+            call, where, source = pour
+            v, base = k.fresh("v"), side.choice(scope.of(compute, "rows"))
+            extra = {"index_add_alpha": ", alpha=0.5", "index_put_acc": ", accumulate=True"}.get(call, "")
+            text = f"{call.removesuffix('_alpha').removesuffix('_acc')}({{0}}, {where}, {source}{extra})"
+            node = Node(text, (_cast(base, t, "rows"),), t, "rows")
+            body.append(Stmt(f"{v} = {{0}}", _cast(node, compute, "rows"), v))
             scope.tiles.append(leaf(v, compute, "rows"))
         ex = Exprs(rng, scope, rows=rows, integer_ops=integer)
         main = "rows" if rows else "flat"
