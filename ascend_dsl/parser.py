@@ -688,11 +688,10 @@ class _Builder:
                 raise self.err(E.ARGS, "store takes a tensor slice and a value", call, "store(y[t], value)")
             tensor, index, layout = self.slice_of(pos[0], tile)
             if index.by is not None:
-                raise self.err(E.UNSUPPORTED, f"storing into rows chosen by an index tensor (a scatter along dim 0: "
-                               f"index_add / index_copy / index_put on rows) is not supported; '{tensor}[{index}]' can "
-                               "only be loaded", pos[0],
-                               "scatter along the last dim works: store(y[r, :], scatter_add(load(x[r, :]), "
-                               "load(idx[r, :]), load(src[r, :]))); declare the tensors so the scattered dim is last")
+                raise self.err(E.UNSUPPORTED, f"storing into rows chosen by an index tensor is not supported; "
+                               f"'{tensor}[{index}]' can only be loaded", pos[0],
+                               "split the output's rows and scatter into them: store(y[r, :], index_add(load(x[r, :]), "
+                               "idx, src)) (also index_copy, index_put)")
             if layout is ir.Layout.ROW:
                 raise self.err(E.INDEX, f"'{tensor}[:]' is shared by every row tile and cannot be stored", pos[0])
             if layout is ir.Layout.PLANE:

@@ -88,13 +88,13 @@ def test_misuse_is_a_located_error(body, code, needle):
     assert d.code == code and needle in d.message and d.span.line == 6, d.message
 
 
-def test_storing_through_an_index_tensor_names_the_supported_forms():
+def test_storing_through_an_index_tensor_names_the_row_scatters():
     head = HEAD.replace('y: Tensor[f32, "B, D"]', 'y: Tensor[f32, "V, D"]')
     e = tile_error(head.replace('c: Tensor[i64, "D"]', 'c: Tensor[i64, "B"]'), "store(y[c[r], :], load(x[r, :]))",
                    "scatter.adsl")
     d = e.diagnostics[0]
-    assert d.code == "UNSUPPORTED" and d.span.line == 6 and "a scatter along dim 0" in d.message
-    assert "scatter along the last dim works" in d.hint
+    assert d.code == "UNSUPPORTED" and d.span.line == 6 and "storing into rows chosen by an index" in d.message
+    assert "store(y[r, :], index_add(load(x[r, :]), idx, src))" in d.hint
 
 
 def test_lowering_copies_the_rows_then_walks_each_row_in_column_order():
