@@ -174,7 +174,6 @@ def scatter_ref(op: str, rows, idx, src):
     """torch.scatter / scatter_add(rows, 1, idx, src) with idx broadcast to the rows' shape (a [1, D] index row
     is index_copy / index_add along the last dim); a scalar src is scatter's value=. Sequential in column order,
     so duplicates are deterministic: scatter keeps the last column's value, scatter_add adds in column order."""
-    torch = _torch()
     idx = idx.long().expand(rows.shape)
     src = src.expand(rows.shape) if src.dim() else src.reshape(1, 1).expand(rows.shape)
     out = rows.clone()
