@@ -11,7 +11,8 @@ import torch
 from . import ir
 from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
-from .ops import OPS, POOLS, Rule
+from .ops import OPS, POOLS, Rule, row_scatter_ref
+from .parser_scatter import tensor_name
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
 #: the select coverage being recorded, if any.
@@ -349,6 +350,24 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             if op == "col_minus_row":  # the lowering's col_index() - row_index()
                 return torch.arange(n, dtype=torch.int32).reshape(1, -1) - rows
             return rows.expand(-1, n).clone()
+        case ir.Op(op="index_add" | "index_copy" | "index_put" | "index_put_acc" as op, args=(a, i, v, n, al), type=t):
+            rows, first = _eval(a, env, views, scalars, sl), sl.start
+            index, src = views[tensor_name(i)].reshape(-1), views[tensor_name(v)]
+            count, alpha = int(_eval(n, env, views, scalars, sl)), _eval(al, env, views, scalars, sl)
+            low = -count if op.startswith("index_put") else 0
+            outside = (index < low) | (index >= count)
+            if bool(outside.any()):
+                raise DslError.at(E.INDEX, f"{OPS[op].call or op}: row number {int(index[outside][0])} in "
+                                  f"'{tensor_name(i)}' is outside [{low}, {count})", e.span)
+            return row_scatter_ref(op, rows, first, index, src.reshape(src.shape[0], -1).to(rows.dtype), count,
+                                   alpha.to(rows.dtype)).to(_dt(t.dtype))
+        case ir.Op(op="scatter" | "scatter_add" as op, args=(a, i, v), type=t):
+            rows, idx, src = (_eval(x, env, views, scalars, sl) for x in (a, i, v))
+            outside = (idx < 0) | (idx >= rows.shape[-1])
+            if bool(outside.any()):
+                raise DslError.at(E.INDEX, f"{op}: column index {int(idx[outside][0])} is outside the rows' "
+                                  f"[0, {rows.shape[-1]})", e.span)
+            return OPS[op].ref(rows, idx, src).to(_dt(t.dtype))
         case ir.Op(op="gather", args=(a, i), type=t):
             rows, idx = _eval(a, env, views, scalars, sl), _eval(i, env, views, scalars, sl)
             outside = (idx < 0) | (idx >= rows.shape[-1])

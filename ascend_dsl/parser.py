@@ -688,9 +688,10 @@ class _Builder:
                 raise self.err(E.ARGS, "store takes a tensor slice and a value", call, "store(y[t], value)")
             tensor, index, layout = self.slice_of(pos[0], tile)
             if index.by is not None:
-                raise self.err(E.UNSUPPORTED, f"storing into rows chosen by an index tensor (scatter) is not supported; "
+                raise self.err(E.UNSUPPORTED, f"storing into rows chosen by an index tensor is not supported; "
                                f"'{tensor}[{index}]' can only be loaded", pos[0],
-                               "write the output row by row in the order of its own rows: store(y[r, :], ...)")
+                               "split the output's rows and scatter into them: store(y[r, :], index_add(load(x[r, :]), "
+                               "idx, src)) (also index_copy, index_put)")
             if layout is ir.Layout.ROW:
                 raise self.err(E.INDEX, f"'{tensor}[:]' is shared by every row tile and cannot be stored", pos[0])
             if layout is ir.Layout.PLANE:

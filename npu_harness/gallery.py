@@ -96,6 +96,13 @@ EXAMPLE_SHAPES["convolution/conv_transpose2d_grouped_dilated"] = [{}, {"batch_si
 EXAMPLE_SHAPES["convolution/conv1d_depthwise"] = [{}, {"batch_size": 1, "channels": 37, "length": 701}]
 EXAMPLE_SHAPES["convolution/conv2d_grouped"] = [{}, {"batch_size": 1, "in_channels": 20, "out_channels": 148,
                                                      "height": 35, "width": 40}]
+#: Scatters (examples/index/): along the last dim, rows not a multiple of 32 bytes (and of the i64 indices' 4);
+#: along dim 0, more and fewer source rows than destination rows, rows shorter and longer than 1 KB.
+EXAMPLE_SHAPES.update({f"index/{name}": [{"batch_size": 7, "dim": 33}, {"batch_size": 33, "dim": 1001}]
+                       for name in ("scatter_add", "scatter_value", "index_add", "index_copy", "index_put_accumulate")})
+EXAMPLE_SHAPES.update({f"index/{name}": [{"num_rows": 101, "num_updates": 53, "dim": 19},
+                                         {"num_rows": 300, "num_updates": 101, "dim": 1001}]
+                       for name in ("index_add_rows", "index_put_rows", "index_copy_rows")})
 #: max_pool3d (dilation 3: windows span 7 input slices): bands that fit UB only single-buffered.
 EXAMPLE_SHAPES["pooling/max_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "channels": 1, "depth": 9, "height": 60,
                                                             "width": 60}]
@@ -238,6 +245,7 @@ SCALE_SHAPES = [
     {"batch_size": 16, "in_channels": 64, "out_channels": 128, "height": 256, "width": 256},  # issue 14's conv
     {"batch_size": 16, "in_channels": 64, "out_channels": 128, "length": 65536},
     {"batch_size": 4, "in_channels": 32, "out_channels": 64, "depth": 16, "height": 64, "width": 64},
+    {"num_rows": 4096, "num_updates": 4096, "dim": 4096},  # 4096 rows of 4096 scattered into a 4096 x 4096 tensor
     {"batch_size": 64, "seq_len": 4096},  # attention-score rows: 64 batches x heads of 4096 x 4096 (causal softmax)
     # attention (flash attention: the key length is not bounded by UB): issue 15's B=4, H=32, S=4096, D=128
     {"Bt": 128, "M": 4096, "N": 4096, "Dk": 128, "Dv": 128},
@@ -255,6 +263,9 @@ SCALE_LIMITED = {
        for name in ("interpolate_linear1d", "downsample_nearest1d")},
     "index/gather_dim1": ([{"batch_size": 4096, "dim": 4096}],
                           "a per-element gather holds whole rows of x, the i64 indices and y in UB (f32: about 4,500)"),
+    **{f"index/{name}": ([{"batch_size": 4096, "dim": 4096}],
+                         "a scatter holds whole rows of x, the indices, the source and y in UB (f32: about 4,500)")
+       for name in ("scatter_add", "scatter_value", "index_add", "index_copy", "index_put_accumulate")},
     "fuse/matmul_softmax": ([{"M": 8192, "K": 4096, "N": 512}],
                             "the softmax epilogue holds whole rows of N in UB (N up to about 580 in f32)"),
     **{name: ([{"batch_size": 128, "dim1": 512, "dim2": 4095}],

@@ -169,7 +169,8 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
                              ir.scalar_of(DType.F32), s.span)
                 steps_at.setdefault(d + 1, []).append(ir.RowScalar(s.name, mean, s.span))
             continue
-        if isinstance(v, ir.Op) and OPS[v.op].rule in (Rule.REDUCE, Rule.GATHER, Rule.POOL, Rule.ARG_REDUCE):
+        if isinstance(v, ir.Op) and OPS[v.op].rule in (Rule.REDUCE, Rule.GATHER, Rule.POOL, Rule.ARG_REDUCE, Rule.SCATTER,
+                                                          Rule.ROW_SCATTER):
             raise _NoChunk(f"'{v.op}' needs the whole row in UB")
         refs = _tile_refs(v)
         depth[s.name] = max((depth[r.name] for r in refs), default=0)

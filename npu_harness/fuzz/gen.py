@@ -191,6 +191,19 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     # gather along the row by whole rows of indices (torch.gather(x, 1, idx)); 310P has no Cast from int64
     along = k.tensor("q", side.choice(("i32", "i64") if target != "ascend310p" else ("i32",)), shape_in) \
         if rows and kind == "rows" and side.random() < 0.15 else None
+    # scatter / scatter_add along the row (torch.scatter(x, 1, idx, src)): whole rows of indices, or one index row
+    # for every row (index_copy / index_add along the last dim); the source whole rows or a constant (value=)
+    spread = None
+    if rows and kind == "rows" and side.random() < 0.15:
+        whole = side.random() < 0.7
+        spread = (side.choice(("scatter", "scatter_add")), k.tensor("u", side.choice(("i32", "i64")),
+                  shape_in if whole else "D"), whole, side.random() < 0.3)
+    # rows scattered along dim 0 (index_add / index_copy / index_put of [K, D] source rows into the loop's rows)
+    pour = None
+    if rows and kind == "rows" and t != "bf16" and side.random() < 0.12:
+        call = side.choice(("index_add", "index_add_alpha", "index_copy", "index_put", "index_put_acc"))
+        pour = (call, k.tensor("g", side.choice(("i32", "i64")), "K"), k.tensor("s", tname, "K, D"))
+        sizes["K"] = side.randint(1, 60)
     for _ in range(rng.randint(0, 2)):
         k.scalar_param(integer=rng.random() < 0.3)
     outs_rows = [k.tensor("y", tname, shape_in) for _ in range(rng.randint(1, 2))]
@@ -258,6 +271,22 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
             norm = k.fresh("v")
             body.append(Stmt(f"{norm} = {dv} * rsqrt({m2} + 0.001)", None, norm))
             scope.tiles.append(leaf(norm, "f32", "rows"))
+        if spread is not None:
+            call, where, whole, constant = spread
+            v, base = k.fresh("v"), side.choice(scope.of(compute, "rows"))
+            index = f"load({where}[{var}, :])" if whole else f"load({where}[:])"
+            source = leaf(str(side.choice((-2.5, 0.0, 3.0))), compute, "scalar") if constant else \
+                side.choice(scope.of(compute, "rows"))
+            body.append(Stmt(f"{v} = {{0}}", Node(f"{call}({{0}}, {index}, {{1}})", (base, source), compute, "rows"), v))
+            scope.tiles.append(leaf(v, compute, "rows"))
+        if pour is not None:
+            call, where, source = pour
+            v, base = k.fresh("v"), side.choice(scope.of(compute, "rows"))
+            extra = {"index_add_alpha": ", alpha=0.5", "index_put_acc": ", accumulate=True"}.get(call, "")
+            text = f"{call.removesuffix('_alpha').removesuffix('_acc')}({{0}}, {where}, {source}{extra})"
+            node = Node(text, (_cast(base, t, "rows"),), t, "rows")
+            body.append(Stmt(f"{v} = {{0}}", _cast(node, compute, "rows"), v))
+            scope.tiles.append(leaf(v, compute, "rows"))
         ex = Exprs(rng, scope, rows=rows, integer_ops=integer)
         main = "rows" if rows else "flat"
         for _ in range(rng.randint(0, 3)):
