@@ -21,21 +21,22 @@ def program() -> Path:
     return compile_program([KERNEL], defines=A2)
 
 
-def _run(program: Path, io: Path, mode: str, stale: bytes | None, **env: str):
-    x = np.arange(N, dtype=np.float32) - 300.0
+def _run(program: Path, io: Path, mode: str, stale: bytes | None, n: int = N, **env: str):
+    x = np.arange(n, dtype=np.float32) - 300.0
     (io / "x.bin").write_bytes(x.tobytes())
     if stale is not None:
         (io / "y.bin").write_bytes(stale)
-    res = run_program(program, [str(io), str(N), mode], timeout=30, env=env or None)
+    res = run_program(program, [str(io), str(n), mode], timeout=30, env=env or None)
     return x, res
 
 
 def _assert_output(io: Path, x: np.ndarray) -> None:
+    n = x.size
     raw = (io / "y.bin").read_bytes()
-    assert len(raw) == N * 4, len(raw)
+    assert len(raw) == n * 4, len(raw)
     y = np.frombuffer(raw, dtype=np.float32)
-    np.testing.assert_array_equal(y[: N // 2], x[: N // 2])
-    assert raw[N * 2:] == b"\xff" * (N * 2), "the unwritten half is not the 0xFF poison"
+    np.testing.assert_array_equal(y[: n // 2], x[: n // 2])
+    assert raw[n * 2:] == b"\xff" * (n * 2), "the unwritten half is not the 0xFF poison"
     assert (io / "x.bin").read_bytes() == x.tobytes(), "the input file was modified"
 
 
@@ -43,6 +44,14 @@ def _assert_output(io: Path, x: np.ndarray) -> None:
 def test_output_file_after_gmfree(program: Path, tmp_path: Path, stale: bytes | None) -> None:
     # an existing output file (same size or longer) is overwritten in full: poison where the kernel wrote nothing
     x, res = _run(program, tmp_path, "ok", stale)
+    assert res.returncode == 0 and res.errors == [], res.stderr
+    _assert_output(tmp_path, x)
+
+
+def test_large_output_file(program: Path, tmp_path: Path) -> None:
+    # over 64 MiB: GmFree writes it piece by piece and releases each written piece
+    n = 9 * (1 << 21)  # 72 MiB of f32
+    x, res = _run(program, tmp_path, "ok", None, n=n)
     assert res.returncode == 0 and res.errors == [], res.stderr
     _assert_output(tmp_path, x)
 

@@ -18,14 +18,21 @@ void copy_half(GM_ADDR x, GM_ADDR y, uint32_t n, const char* mode) {
     GlobalTensor<float> xGm, yGm;
     xGm.SetGlobalBuffer((__gm__ float*)x, n);
     yGm.SetGlobalBuffer((__gm__ float*)y, n);
+    const uint32_t tile = n / 2 < 8192 ? n / 2 : 8192;  // n / 2 is a multiple of it
     TPipe pipe;
     TBuf<TPosition::VECCALC> buf;
-    pipe.InitBuffer(buf, n / 2 * sizeof(float));
+    pipe.InitBuffer(buf, tile * sizeof(float));
     LocalTensor<float> t = buf.Get<float>();
-    DataCopy(t, xGm, n / 2);
-    SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
-    WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
-    DataCopy(yGm, t, n / 2);
+    for (uint32_t i = 0; i < n / 2; i += tile) {
+        if (i) {
+            SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
+            WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
+        }
+        DataCopy(t, xGm[i], tile);
+        SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        DataCopy(yGm[i], t, tile);
+    }
     if (std::strcmp(mode, "crash") == 0) {
         volatile int* volatile p = nullptr;
         *p = 1;
