@@ -14,8 +14,9 @@ Prints
   3. emulator throughput (elements/s) of the element-wise gallery kernels at 64 x 65536 on the 910B1
      target (48 blocks): the emulator binary alone (process start to exit, run repeatedly on one I/O
      directory) by wall time and by CPU time (user + sys), the same by wall time with output files that
-     do not exist yet (as in a validation), the launch alone (the `launch_us` of the counters line: blocks only, no process
-     start-up or file mapping), and end to end through validate_sim (write inputs, run, read + compare);
+     do not exist yet (as in a validation), the launch alone (the `launch_us` of the counters line: blocks
+     only, no process start-up or output set-up; the inputs are mapped lazily, so their page faults fall
+     in it), and end to end through validate_sim (write inputs, run, read + compare);
   4. the cube: matmul_square (f16) validated at n x n x n, the launch's GFLOP/s (2 n^3 / launch wall
      time) and the whole validation's wall time.
 
