@@ -50,6 +50,8 @@ class WindowView(KernelView):
     in_dims: tuple[str, ...]
     out_dims: tuple[str, ...]
     in_bytes: int
+    out_align: int  # elements: output rows start this far apart in UB (32 bytes of the narrowest output)
+    acc_row: bool  # an output is not f32: the taps combine in an f32 accumulator row
     extent_host: str
     tile_loc: str
     ub_budget: int
@@ -71,19 +73,24 @@ def _param_c(o: ir.Operand, kernel_side: bool) -> str:
 
 
 def _pool_lines(s: ir.VecOp, in_ctype: str, out_ctype: str, rank: int, rows_path: bool, ctx: PassContext) -> list[str]:
-    """The loop nest of one pool over the tile's planes (snippets/pool.cpp.jinja); the flattened offsets
-    of an input element (by its taps w_i), an input row, and an output element (by r_i) are computed here."""
+    """The loop nest of one pool over the tile's planes (snippets/pool_rows.cpp.jinja on the vector unit,
+    snippets/pool.cpp.jinja on the scalar unit); the flattened offsets of an input element (by its taps w_i),
+    an input row, and an output element or row (by r_i) are computed here."""
+    avg = s.api == "AvgPool"
+    common = dict(loc=loc(ctx, s.span), avg=avg, rank=rank, src=s.srcs[0], dst=s.dst, out_ctype=out_ctype,
+                  wide=in_ctype == "float", combine="Add" if avg else "Max")
     last = rank - 1
+    if rows_path:  # rows of the last dim: inputs inWp_ apart, outputs outWp_ apart
+        row = "q * inWp_" if rank == 1 else "(q * inRowsPerPlane_ + (w0 - lo) * inInnerRows_" + "".join(
+            f" + w{i}" + "".join(f" * inDim{j}_" for j in range(i + 1, last)) for i in range(1, last)) + ") * inWp_"
+        out_row = "q" if rank == 1 else "q * outRowsPerPlane_ + r0 * outInnerRows_" + "".join(
+            f" + r{i}" + "".join(f" * outDim{j}_" for j in range(i + 1, last)) for i in range(1, last))
+        return snippet("pool_rows", row=row, out_row=out_row, **common)
     terms = ["(w0 - lo) * inInner_"] + [f"w{i}" + "".join(f" * inDim{j}_" for j in range(i + 1, rank))
                                         for i in range(1, rank)]
-    row = "(w0 - lo) * inInnerRows_" + "".join(
-        f" + w{i}" + "".join(f" * inDim{j}_" for j in range(i + 1, last)) for i in range(1, last))
     out_terms = ["r0 * outInner_"] + [f"r{i}" + "".join(f" * outDim{j}_" for j in range(i + 1, rank))
                                       for i in range(1, rank)]
-    avg = s.api == "AvgPool"
-    return snippet("pool", loc=loc(ctx, s.span), avg=avg, rank=rank, rows_path=rows_path, src=s.srcs[0], dst=s.dst,
-                   out_ctype=out_ctype, wide=in_ctype == "float", combine="Add" if avg else "Max",
-                   terms=" + ".join(terms), row=row, out_terms=" + ".join(out_terms))
+    return snippet("pool", terms=" + ".join(terms), out_terms=" + ".join(out_terms), **common)
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
@@ -101,6 +108,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
     in_bufs = [b.buffer for b in views if b.buffer.position is ir.Position.VECIN]
     rows_path = plan.rows_path
     in_ctype = in_bufs[0].dtype.ctype
+    out_bufs = [b.buffer for b in views if b.buffer.position is ir.Position.VECOUT]
+    out_ctypes = {b.dtype.ctype for b in out_bufs}
 
     copyin, copyout = [], []
     for s in stmts:
@@ -109,7 +118,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
             c = b.buffer.dtype.ctype
             copyin += [f"// {loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b.member}.AllocTensor<{c}>();"]
             if rows_path:
-                copyin += snippet("pitched_copy_in", buf=s.buffer, gm=gm, ctype=c)
+                copyin += snippet("pitched_copy_in", buf=s.buffer, gm=gm, ctype=c, rank=rank)
             else:
                 copyin.append(f"CopyGmToUb({s.buffer}, {gm}[p0 * inPlane_ + lo * inInner_], "
                               "static_cast<uint32_t>((planes - 1) * inPlane_ + (hi - lo) * inInner_));")
@@ -117,18 +126,25 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
         elif isinstance(s, ir.CopyOut):
             b, gm = buffers[s.buffer], f"{s.tensor}Gm"
             c = b.buffer.dtype.ctype
-            copyout += [f"// {loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b.member}.DeQue<{c}>();",
-                        (f"CopyUbToGm({gm}[p0 * outPlane_ + o0 * outInner_], {s.buffer}, "
-                         "static_cast<uint32_t>((planes - 1) * outPlane_ + rows * outInner_));"),
-                        f"{b.member}.FreeTensor({s.buffer});"]
+            copyout += [f"// {loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b.member}.DeQue<{c}>();"]
+            if rows_path:
+                copyout += snippet("pitched_copy_out", buf=s.buffer, gm=gm, ctype=c, rank=rank)
+            else:
+                copyout.append(f"CopyUbToGm({gm}[p0 * outPlane_ + o0 * outInner_], {s.buffer}, "
+                               "static_cast<uint32_t>((planes - 1) * outPlane_ + rows * outInner_));")
+            copyout.append(f"{b.member}.FreeTensor({s.buffer});")
     head, tail = compute_frame(views)
     window = [f"const int64_t k = {_param_c(k_arg, True)};", f"const int64_t s = {_param_c(s_arg, True)};",
               f"const int64_t pad = {_param_c(p_arg, True)};", f"const int64_t dil = {_param_c(d_arg, True)};",
               "const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)"]
-    if rows_path:
-        head += ["LocalTensor<float> poolRow = poolRowBuf.Get<float>();",
-                 *(["LocalTensor<float> poolCast = poolCastBuf.Get<float>();"] if in_ctype != "float" else [])]
     compute = head + window
+    if rows_path:
+        compute += ["const uint32_t poolM = static_cast<uint32_t>((pad + 7) / 8 * 8);  // the row's place in poolRow",
+                    "LocalTensor<float> poolRow = poolRowBuf.Get<float>();",
+                    "LocalTensor<float> poolTap = poolTapBuf.Get<float>();",
+                    "LocalTensor<uint32_t> poolOff = poolOffBuf.Get<uint32_t>();",
+                    *(["LocalTensor<float> poolCast = poolCastBuf.Get<float>();"] if in_ctype != "float" else []),
+                    *(["LocalTensor<float> poolAcc = poolAccBuf.Get<float>();"] if out_ctypes != {"float"} else [])]
     for s in pools:
         out_ctype = buffers[s.dst].buffer.dtype.ctype
         compute += _pool_lines(s, in_ctype, out_ctype, rank, rows_path, ctx)
@@ -138,9 +154,9 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
     for b in views:
         elems = "inE" if b.buffer.position is ir.Position.VECIN else "outE"
         ub_terms.append(f"nb * (({elems} * {b.buffer.dtype.size} + 31) / 32 * 32)")  # host code: no device types
-    if rows_path:  # the f32 row scratch (TBufs, single)
-        scratch = 1 if in_ctype == "float" else 2
-        ub_terms.append(f"{scratch} * ((in[{rank - 1}] * sizeof(float) + 31) / 32 * 32)")
+    if rows_path:  # the f32 row scratch, the gathered tap, the gather offsets (u32), the f32 accumulator (TBufs)
+        ub_terms.append(f"{1 if in_ctype == 'float' else 2} * ((rowE * 4 + 31) / 32 * 32)")
+        ub_terms.append(f"{2 if out_ctypes == {'float'} else 3} * ((outRowE * 4 + 31) / 32 * 32)")
     return WindowView(
         **fields, buffers=views, buffer_num=tl.buffers,
         copy_helpers="copy_helpers_pad.cpp.jinja" if ctx.target.has_datacopypad else "copy_helpers_nopad.cpp.jinja",
@@ -151,7 +167,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
                      f"const int64_t pad = {_param_c(p_arg, False)};", f"const int64_t dil = {_param_c(d_arg, False)};"),
         in_dims=tuple(_dim_c(d, "") for d in idims), out_dims=tuple(_dim_c(d, "") for d in odims),
         ub_budget=ctx.target.ub_budget, ub_formula=" + ".join(ub_terms), rank=rank, rows_path=rows_path,
-        in_bytes=in_bufs[0].dtype.size, extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span),
+        in_bytes=in_bufs[0].dtype.size, out_align=32 // min(b.dtype.size for b in out_bufs),
+        acc_row=out_ctypes != {"float"}, extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span),
         min_tiles_per_core=MIN_TILES_PER_CORE,
         tiling_error="the window parameters or output sizes are invalid, or one output row of a plane does "
                      "not fit the Unified Buffer")
