@@ -197,27 +197,34 @@ def test_pool_params_bound_at_run_time_are_checked_before_launch():
     assert e.value.codes == ["BINDING"] and "OW=4" in e.value.diagnostics[0].message
 
 
-def test_pooling_emits_row_vector_taps_and_scalar_last_dim_and_host_tiling():
+def test_pooling_emits_vector_taps_and_host_tiling():
     adsl = REPO / "examples/pooling/avg_pool3d.adsl"
     kernel = load_file(adsl)[0].instantiate({"T": "f16"})
     project, _ = lower(kernel, "ascend910b1", adsl.name)
     cpp, tiling = project.files["avg_pool3d_kernel.cpp"], project.files["avg_pool3d_tiling.h"]
-    assert "const float window = static_cast<float>(k * k * k);" in cpp
-    assert "static_cast<half>(acc / window)" in cpp
+    assert "const float scale = 1.0f / static_cast<float>(k * k * k);" in cpp
     # outer-dim taps: 16-bit rows widened to f32 and added as whole rows, rows 32-byte aligned in UB
-    assert "Cast(poolCast, xLocal[row], RoundMode::CAST_NONE, inW_);" in cpp and "Add(poolRow, poolRow, poolCast" in cpp
+    assert "Cast(poolCast, xLocal[row], RoundMode::CAST_NONE, len);" in cpp
+    assert "Add(poolRow[poolM], poolRow[poolM], poolCast, len);" in cpp
     assert "DataCopyPad(xLocal[static_cast<uint32_t>(c * inWp_)]" in cpp
-    assert "const float v = poolRow.GetValue(static_cast<uint32_t>(w));" in cpp  # last-dim taps: scalar
-    assert "pad > k / 2" in tiling and "bandRows" in tiling and "pitch" in tiling
+    # last-dim taps: one Gather per tap (offsets j * stride), accumulated in f32, scaled, rounded to half
+    assert "Gather(poolTap, poolRow, poolOff, base, cn);" in cpp and "Add(poolAcc, poolAcc, poolTap, cn);" in cpp
+    assert "Muls(poolAcc, poolAcc, scale, cn);" in cpp and "Cast(outRow[c0], poolAcc, RoundMode::CAST_RINT, cn);" in cpp
+    assert "poolOff.SetValue(j, static_cast<uint32_t>(static_cast<int64_t>(j) * s * 4));" in cpp
+    assert "GetValue" not in cpp.split("Compute(uint32_t planes")[1]  # no scalar read in the taps
+    assert "DataCopyPad(yGm[base + c * rowLen], yLocal[static_cast<uint32_t>(c * outWp_)]" in cpp  # pitched rows out
+    assert "pad > k / 2" in tiling and "bandRows" in tiling and "pitch" in tiling and "rowElems" in tiling
     assert project.manifest["tile_unit"] == "planes"
     assert {b["position"] for b in project.manifest["buffers"]} == {"VECIN", "VECOUT"}
-    # 310P (no DataCopyPad) and 1-D pooling: every tap on the scalar unit, plain contiguous copies
+    # 310P (no DataCopyPad): every tap on the scalar unit, plain contiguous copies
     p310, _ = lower(kernel, "ascend310p", adsl.name)
     assert "poolRow" not in p310.files["avg_pool3d_kernel.cpp"]
     assert "CopyGmToUb(xLocal, xGm[p0 * inPlane_ + lo * inInner_]" in p310.files["avg_pool3d_kernel.cpp"]
+    # 1-D pooling: a plane (or the band of it a tile reads) is one row; the band's offset shifts the taps
     one = REPO / "examples/pooling/max_pool1d.adsl"
-    assert "poolRow" not in lower(load_file(one)[0].instantiate(), "ascend910b1", one.name)[0].files[
-        "max_pool1d_kernel.cpp"]
+    cpp1 = lower(load_file(one)[0].instantiate(), "ascend910b1", one.name)[0].files["max_pool1d_kernel.cpp"]
+    assert "const int64_t shift = static_cast<int64_t>(o0) * s - pad - lo;" in cpp1
+    assert "Max(outRow[c0], outRow[c0], poolTap, cn);" in cpp1 and "GetValue" not in cpp1.split("Compute(uint32_t planes")[1]
 
 
 #: What the host tiling sets for a plane loop, after the block count (npu_harness.tiling_probe).
@@ -244,7 +251,8 @@ _POOL_FIELDS = ("blockLength", "tileLength", "bandRows", "inTileElems", "outTile
     # one output row's windows (3 input rows of 100000 floats) do not fit UB: refused, reported as TILING
     ("max_pool2d", "1 1 3 100000 1 99998", (3, 1, 0, 1),
      lambda b: b[0] == 0),
-    # 3 input rows of 8000 floats: only single-buffered (96 KB + 32 KB output row + 32 KB f32 row scratch)
+    # 3 input rows of 8000 floats: only single-buffered (96 KB + 32 KB output row + 32 KB f32 row scratch + 16 KB
+    # Gather offsets and tap row)
     ("max_pool2d", "1 1 3 8000 1 7998", (3, 1, 0, 1),
      lambda b: b[0] == 1 and b[3] == 1 and b[6] == 1),
     # padding > kernel / 2: refused
@@ -309,14 +317,14 @@ def test_bf16_scans_and_pools_widen_to_f32_but_bf16_vector_math_is_rejected():
     assert e.value.codes == ["DTYPE-UNSUPPORTED"] and "'mul' on bf16" in e.value.diagnostics[0].message
     bf_planes = PLANES.replace("x: Tensor[f32", "x: Tensor[bf16").replace("y: Tensor[f32", "y: Tensor[bf16")
     k = _k("store(y[p], avg_pool(load(x[p]), kernel=ks, stride=st, padding=pad))", bf_planes)
-    assert "static_cast<bfloat16_t>(acc / window)" in lower(k)[0].files["k_kernel.cpp"]
+    assert "Cast(outRow[c0], poolAcc, RoundMode::CAST_RINT, cn);" in lower(k)[0].files["k_kernel.cpp"]
     with pytest.raises(DslError) as e:
         lower(k, "ascend310p")
     assert set(e.value.codes) == {"DTYPE-UNSUPPORTED"}  # no bf16 on 310P at all
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("rank", [1, 2])  # 1-D: every tap scalar; 2-D: rows widened to f32 by vector Cast
+@pytest.mark.parametrize("rank", [1, 2])  # rows widened to f32 by vector Cast, taps gathered in f32
 def test_bf16_pooling_in_the_emulator(tmp_path, rank):
     from npu_harness.validate import load_task_for, validate_sim
 

@@ -31,6 +31,11 @@ from ..tiling_rules import MIN_TILES_PER_CORE
 from .shared import KernelView, buffer_views, compute_frame, kernel_fields, loc, manifest, share_lines, snippet
 
 
+#: Output elements per last-dim tap Gather (rows path): bounds the offset table and the f32 tap / accumulator rows
+#: (8 KB each) on wide planes; a multiple of 16 (chunks of 16-bit output rows stay 32-byte aligned).
+POOL_CHUNK = 2048
+
+
 @dataclass(frozen=True, kw_only=True)
 class WindowView(KernelView):
     buffer_num: int
@@ -52,6 +57,7 @@ class WindowView(KernelView):
     in_bytes: int
     out_align: int  # elements: output rows start this far apart in UB (32 bytes of the narrowest output)
     acc_row: bool  # an output is not f32: the taps combine in an f32 accumulator row
+    pool_chunk: int = POOL_CHUNK
     extent_host: str
     tile_loc: str
     ub_budget: int
