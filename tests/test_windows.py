@@ -210,7 +210,7 @@ def test_pooling_emits_vector_taps_and_host_tiling():
     # last-dim taps: one Gather per tap (offsets j * stride), accumulated in f32, scaled, rounded to half
     assert "Gather(poolTap, poolRow, poolOff, base, cn);" in cpp and "Add(poolAcc, poolAcc, poolTap, cn);" in cpp
     assert "Muls(poolAcc, poolAcc, scale, cn);" in cpp and "Cast(outRow[c0], poolAcc, RoundMode::CAST_RINT, cn);" in cpp
-    assert "poolOff.SetValue(j, static_cast<uint32_t>(static_cast<int64_t>(j) * s * 4));" in cpp
+    assert "CreateVecIndex(poolOff, static_cast<int32_t>(0)" in cpp and "Muls(poolOff, poolOff, static_cast<int32_t>(s * 4)" in cpp
     assert "GetValue" not in cpp.split("Compute(uint32_t planes")[1]  # no scalar read in the taps
     assert "DataCopyPad(yGm[base + c * rowLen], yLocal[static_cast<uint32_t>(c * outWp_)]" in cpp  # pitched rows out
     assert "pad > k / 2" in tiling and "bandRows" in tiling and "pitch" in tiling and "rowElems" in tiling
