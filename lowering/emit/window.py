@@ -52,6 +52,7 @@ class WindowView(KernelView):
     row_mode: bool = False
     rank: int
     rows_path: bool
+    bands1: bool  # rank >= 3 on the rows path: tiles may be bands of dim-1 rows of one output slice
     in_dims: tuple[str, ...]
     out_dims: tuple[str, ...]
     in_bytes: int
@@ -87,11 +88,18 @@ def _pool_lines(s: ir.VecOp, in_ctype: str, out_ctype: str, rank: int, rows_path
                   wide=in_ctype == "float", combine="Add" if avg else "Max")
     last = rank - 1
     if rows_path:  # rows of the last dim: inputs inWp_ apart, outputs outWp_ apart
-        row = "q * inWp_" if rank == 1 else "(q * inRowsPerPlane_ + (w0 - lo) * inInnerRows_" + "".join(
-            f" + w{i}" + "".join(f" * inDim{j}_" for j in range(i + 1, last)) for i in range(1, last)) + ") * inWp_"
-        out_row = "q" if rank == 1 else "q * outRowsPerPlane_ + r0 * outInnerRows_" + "".join(
-            f" + r{i}" + "".join(f" * outDim{j}_" for j in range(i + 1, last)) for i in range(1, last))
-        return snippet("pool_rows", row=row, out_row=out_row, **common)
+        def rows_of(v: str, dims: str, first: int) -> str:  # taps / outputs of dims first..last-1 as UB rows
+            return "".join(f" + {v}{i}" + "".join(f" * {dims}{j}_" for j in range(i + 1, last)) for i in range(first, last))
+        if rank == 1:
+            row, out_row = "q * inWp_", "q"
+        elif rank >= 3:  # bands of dim-1 rows (rows1 of them, input rows [lo1, hi1)); whole: rows1 = outDim1_, lo1 = 0
+            row = ("(q * inRowsPerPlane_ + ((w0 - lo) * (hi1 - lo1) + (w1 - lo1)) * inInnerRows1_"
+                   + rows_of("w", "inDim", 2) + ") * inWp_")
+            out_row = "q * outRowsPerPlane_ + (r0 * rows1 + r1) * outInnerRows1_" + rows_of("r", "outDim", 2)
+        else:
+            row = "(q * inRowsPerPlane_ + (w0 - lo) * inInnerRows_" + rows_of("w", "inDim", 1) + ") * inWp_"
+            out_row = "q * outRowsPerPlane_ + r0 * outInnerRows_" + rows_of("r", "outDim", 1)
+        return snippet("pool_rows", row=row, out_row=out_row, bands1=rank >= 3, **common)
     terms = ["(w0 - lo) * inInner_"] + [f"w{i}" + "".join(f" * inDim{j}_" for j in range(i + 1, rank))
                                         for i in range(1, rank)]
     out_terms = ["r0 * outInner_"] + [f"r{i}" + "".join(f" * outDim{j}_" for j in range(i + 1, rank))
@@ -113,6 +121,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
     idims, odims = plan.in_dims, plan.out_dims
     in_bufs = [b.buffer for b in views if b.buffer.position is ir.Position.VECIN]
     rows_path = plan.rows_path
+    bands1 = rows_path and rank >= 3  # a tile may be a band of dim-1 rows of one output slice
     in_ctype = in_bufs[0].dtype.ctype
     out_bufs = [b.buffer for b in views if b.buffer.position is ir.Position.VECOUT]
     out_ctypes = {b.dtype.ctype for b in out_bufs}
@@ -124,7 +133,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
             c = b.buffer.dtype.ctype
             copyin += [f"// {loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b.member}.AllocTensor<{c}>();"]
             if rows_path:
-                copyin += snippet("pitched_copy_in", buf=s.buffer, gm=gm, ctype=c, rank=rank)
+                copyin += snippet("pitched_copy_in", buf=s.buffer, gm=gm, ctype=c, rank=rank, bands1=bands1)
             else:
                 copyin.append(f"CopyGmToUb({s.buffer}, {gm}[p0 * inPlane_ + lo * inInner_], "
                               "static_cast<uint32_t>((planes - 1) * inPlane_ + (hi - lo) * inInner_));")
@@ -134,7 +143,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
             c = b.buffer.dtype.ctype
             copyout += [f"// {loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b.member}.DeQue<{c}>();"]
             if rows_path:
-                copyout += snippet("pitched_copy_out", buf=s.buffer, gm=gm, ctype=c, rank=rank)
+                copyout += snippet("pitched_copy_out", buf=s.buffer, gm=gm, ctype=c, rank=rank, bands1=bands1)
             else:
                 copyout.append(f"CopyUbToGm({gm}[p0 * outPlane_ + o0 * outInner_], {s.buffer}, "
                                "static_cast<uint32_t>((planes - 1) * outPlane_ + rows * outInner_));")
@@ -172,7 +181,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
         window_host=(f"const int64_t k = {_param_c(k_arg, False)};", f"const int64_t s = {_param_c(s_arg, False)};",
                      f"const int64_t pad = {_param_c(p_arg, False)};", f"const int64_t dil = {_param_c(d_arg, False)};"),
         in_dims=tuple(_dim_c(d, "") for d in idims), out_dims=tuple(_dim_c(d, "") for d in odims),
-        ub_budget=ctx.target.ub_budget, ub_formula=" + ".join(ub_terms), rank=rank, rows_path=rows_path,
+        ub_budget=ctx.target.ub_budget, ub_formula=" + ".join(ub_terms), rank=rank, rows_path=rows_path, bands1=bands1,
         in_bytes=in_bufs[0].dtype.size, out_align=32 // min(b.dtype.size for b in out_bufs),
         acc_row=out_ctypes != {"float"}, extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span),
         min_tiles_per_core=MIN_TILES_PER_CORE,
