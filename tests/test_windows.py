@@ -347,6 +347,50 @@ def test_3d_pooling_tiles_are_bands_of_one_output_slice_at_benchmark_scale(examp
             assert t["tileLength"] == 1 and t["bandRows"] == 1, t
 
 
+def _probe(example: str, dims: str, params: tuple, fields: tuple[str, ...] = ()) -> dict:
+    adsl = REPO / f"examples/pooling/{example}.adsl"
+    project, _ = lower(load_file(adsl)[0].instantiate(), "ascend910b1", adsl.name)
+    m = project.manifest
+    symbols = dict(zip(m["symbols"], (int(v) for v in dims.split()), strict=True))
+    scalars = {s["name"]: v for s, v in zip(m["scalars"], params, strict=True)}
+    return run_tiling(project, "ascend910b1", symbols, scalars, 48, fields)
+
+
+def test_tiling_message_says_which_cause_with_the_bytes_and_what_fits():
+    # over UB: the smallest tile's bytes, the budget, and the widest last dim that fits (which then launches)
+    t = _probe("max_pool2d", "1 1 3 10300 1 5150", (2, 2, 1, 3), ("needBytes", "budgetBytes", "fitWidth"))
+    assert t["blocks"] == 0 and t["needBytes"] > t["budgetBytes"] == 188416, t
+    fit = t["fitWidth"]
+    assert 0 < fit < 10300 and (f"needs {t['needBytes']} bytes of Unified Buffer, over the 188416-byte budget; a last "
+                                f"spatial dim of at most {fit} elements would fit") in t["why"], t
+    for w, launches in ((fit, True), (fit + 1, False)):
+        ow = (w + 2 - 4) // 2 + 1
+        assert (_probe("max_pool2d", f"1 1 3 {w} 1 {ow}", (2, 2, 1, 3))["blocks"] > 0) is launches, w
+    # 3-D: the smallest tile is one output row of one dim-1 row of one output slice
+    t = _probe("max_pool3d", "1 1 16 16 30000 6 6 14998", (3, 2, 1, 3))
+    assert t["blocks"] == 0 and "in one dim-1 row of one output slice" in t["why"] and "would fit" in t["why"], t
+    # an output size that does not match the window: which dim, its size and the window's
+    t = _probe("max_pool2d", "16 32 128 128 65 64", (2, 2, 1, 3))
+    assert t["why"] == "the output's spatial dim 0 is 65, but kernel=2, stride=2, padding=1, dilation=3 give 64", t
+    # an invalid window
+    t = _probe("max_pool2d", "16 32 128 128 65 65", (2, 2, 1, 0))
+    assert t["why"].startswith("invalid pooling window: kernel=2, stride=2, padding=1, dilation=0 (PyTorch needs"), t
+
+
+def test_tiling_failure_reaches_the_launch_and_the_cli(tmp_path, capsys):
+    from npu_harness.cli import main as lower_main
+
+    adsl = REPO / "examples/pooling/max_pool2d.adsl"
+    project, _ = lower(load_file(adsl)[0].instantiate(), "ascend910b1", adsl.name)
+    from npu_harness.sim.driver import driver_source
+
+    assert "ComputeTilingWhy(tiling, why, sizeof why);" in driver_source(project.view)  # the emulator's launch
+    code = lower_main([str(adsl), "--validate", "tiling", "-o", str(tmp_path), "--set", "batch_size=1", "--set",
+                       "channels=1", "--set", "height=3", "--set", "width=100000"])
+    out = capsys.readouterr().out
+    assert code == 1 and "a launch reports TILING: the smallest pooling tile" in out and "would fit" in out, out
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("rank", [1, 2])  # rows widened to f32 by vector Cast, taps gathered in f32
 def test_bf16_pooling_in_the_emulator(tmp_path, rank):

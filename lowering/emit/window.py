@@ -185,8 +185,10 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
         in_bytes=in_bufs[0].dtype.size, out_align=32 // min(b.dtype.size for b in out_bufs),
         acc_row=out_ctypes != {"float"}, extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span),
         min_tiles_per_core=MIN_TILES_PER_CORE,
-        tiling_error="the window parameters or output sizes are invalid, or one output row of a plane does "
-                     "not fit the Unified Buffer")
+        tiling_error="the host tiling refused these shapes: an invalid window, output sizes that do not match "
+                     "it, or a smallest tile over the Unified Buffer budget (`ascend-lower --validate tiling` at these "
+                     "shapes says which, with the bytes)",
+        tiling_why=f"{fields['tiling_fn']}Why")
 
 
 def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: WindowView) -> dict:
