@@ -1,20 +1,21 @@
 """Kind WINDOW: plane loops (pooling), `for blk in split(N * C)` over [N, C, *spatial] tensors (window_*.jinja).
 
 A tile is `planes` whole planes, or, when one plane does not fit UB, a band of `rows` output
-rows (along the first spatial dim) of one plane together with the input rows its windows read.
-Both cases copy one contiguous GM range per tensor:
+rows (along the first spatial dim) of one plane together with the input rows its windows read;
+3-D on 910B, when one output slice does not fit either, a band of `rows1` output rows of dim 1 of
+one output slice (`bands1`: one copy per input slice it reads). Whole planes and dim-0 bands copy
+one contiguous GM range per tensor:
 
     input : planes p0.. and input rows [lo, hi) -> offset p0 * inPlane + lo * inInner,
             count (planes - 1) * inPlane + (hi - lo) * inInner   (planes > 1 only with whole planes)
     output: offset p0 * outPlane + o0 * outInner, count (planes - 1) * outPlane + rows * outInner
 
 The host tiling (codegen_templates/window_tiling.h.jinja) picks planes per tile and band rows from
-the runtime shapes and checks the window parameters and output sizes (0 blocks = refused).
-Windows: with DataCopyPad (910B) and rank >= 2 the input rows land 32-byte aligned in UB, the
-taps along the outer spatial dims are whole-row vector Max / Add into an f32 row, and the taps
-along the last dim run on the scalar unit over that row (`_pool_lines_rows`); otherwise every tap
-is a scalar read (`_pool_lines`; lowering/scalar_loops.py explains why element-shifted vector
-windows are not expressible). Every scalar access is counted by the emulator.
+the runtime shapes and checks the window parameters and output sizes (0 blocks = refused; `tiling_why`
+says which cause, with the sizes). Windows: with DataCopyPad (910B) the input and output rows of the
+last dim sit 32 bytes apart in UB and every tap runs on the vector unit (snippets/pool_rows.cpp.jinja:
+whole-row Max / Add for the outer dims, one Gather per last-dim tap); otherwise (310P) every tap is a
+scalar read (snippets/pool.cpp.jinja), counted by the emulator.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from ..context import PassContext
 from ..scalar_loops import POOL_APIS
 from ..tiling_rules import MIN_TILES_PER_CORE
 from .shared import KernelView, buffer_views, compute_frame, kernel_fields, loc, manifest, share_lines, snippet
-
 
 #: Output elements per last-dim tap Gather (rows path): bounds the offset table and the f32 tap / accumulator rows
 #: (8 KB each) on wide planes; a multiple of 16 (chunks of 16-bit output rows stay 32-byte aligned).
