@@ -87,12 +87,12 @@ EXAMPLE_SHAPES.update({f"convolution/{name}": [{}, {"batch_size": 1, "channels":
 EXAMPLE_SHAPES["convolution/conv1d_depthwise"] = [{}, {"batch_size": 1, "channels": 37, "length": 701}]
 EXAMPLE_SHAPES["convolution/conv2d_grouped"] = [{}, {"batch_size": 1, "in_channels": 20, "out_channels": 148,
                                                      "height": 35, "width": 40}]
-#: max_pool3d (dilation 3: windows span 7 input slices): bands of output depth; 3-D pooling at 40 x 300 / 41 x 300
+#: max_pool3d (dilation 3: windows span 7 input slices): bands of output depth; 3-D pooling at 40 x 300 / 61 x 300
 #: planes: one output depth slice's windows do not fit UB, so tiles are bands of its output rows (dim 1).
 EXAMPLE_SHAPES["pooling/max_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "channels": 1, "depth": 9, "height": 60,
                                                             "width": 60},
                                         {"batch_size": 1, "channels": 2, "depth": 9, "height": 40, "width": 300}]
-EXAMPLE_SHAPES["pooling/avg_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "channels": 2, "depth": 7, "height": 41,
+EXAMPLE_SHAPES["pooling/avg_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "channels": 2, "depth": 7, "height": 61,
                                                             "width": 300}]
 #: Scans per row also run on the scalar unit: the benchmark's 4000-long rows, but 8 of them.
 EXAMPLE_SHAPES.update({f"math/{name}": [{"batch_size": 8, "dim": 4000}, {"batch_size": 33, "dim": 1001}]

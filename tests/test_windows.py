@@ -236,9 +236,9 @@ _POOL_FIELDS = ("blockLength", "tileLength", "bandRows", "inTileElems", "outTile
 
 @pytest.mark.parametrize("example,dims,params,expect", [
     # 16 x 32 x 64^3, kernel 3, stride 2, padding 1, dilation 3 (KernelBench 43): a plane (1 MB) does not fit UB,
-    # nor, double-buffered, one output depth slice's windows (7 input slices of 16 KB): bands of its output rows
+    # so tiles are bands of output depth (single-buffered: dim-0 bands re-read less than bands of dim-1 rows)
     ("max_pool3d", "16 32 64 64 64 30 30 30", (3, 2, 1, 3),
-     lambda b: b[0] == 47 and b[2] == 1 and b[3] == 1 and b[6] == 2),
+     lambda b: b[0] == 47 and b[2] == 1 and 0 < b[3] < 30 and b[6] == 1),
     # the same without dilation (avg_pool3d, KernelBench 46)
     ("avg_pool3d", "16 32 64 64 64 32 32 32", (3, 2, 1),
      lambda b: b[0] == 47 and b[2] == 1 and 0 < b[3] < 32 and b[6] == 2),
