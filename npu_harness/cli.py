@@ -305,7 +305,7 @@ def _validate_npu(args, variants, task: Path, overrides: dict) -> int:
 def _check_tiling(args, variants, task: Path, overrides: dict) -> int:
     """--validate tiling: bind the task's shapes (meta device, no data) and run only the host tiling."""
     from .binding import bind
-    from .tiling_probe import launch_blocks
+    from .tiling_probe import launch_blocks, launch_failure
     from .validate import load_cases_for
 
     cases = load_cases_for(variants.kernels, task, overrides=overrides, meta=True, timeout=args.task_timeout)
@@ -320,7 +320,7 @@ def _check_tiling(args, variants, task: Path, overrides: dict) -> int:
         sizes = ", ".join(f"{k}={val}" for k, val in b.symbols.items())
         label = f"{run.label}: " if cases.format == "groups" else ""
         if blocks == 0:
-            why = project.view.tiling_error
+            why = launch_failure(project, ctx.target.name, b.symbols, b.scalars, ctx.target.aiv)
             print(f"{label}tiling: FAIL ({sizes}): the host tiling launches no block (a launch reports TILING: {why})")
             status = 1
         else:

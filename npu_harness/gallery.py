@@ -103,9 +103,13 @@ EXAMPLE_SHAPES.update({f"index/{name}": [{"batch_size": 7, "dim": 33}, {"batch_s
 EXAMPLE_SHAPES.update({f"index/{name}": [{"num_rows": 101, "num_updates": 53, "dim": 19},
                                          {"num_rows": 300, "num_updates": 101, "dim": 1001}]
                        for name in ("index_add_rows", "index_put_rows", "index_copy_rows")})
-#: max_pool3d (dilation 3: windows span 7 input slices): bands that fit UB only single-buffered.
+#: max_pool3d (dilation 3: windows span 7 input slices): bands of output depth; 3-D pooling at 40 x 300 / 61 x 300
+#: planes: one output depth slice's windows do not fit UB, so tiles are bands of its output rows (dim 1).
 EXAMPLE_SHAPES["pooling/max_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "channels": 1, "depth": 9, "height": 60,
-                                                            "width": 60}]
+                                                            "width": 60},
+                                        {"batch_size": 1, "channels": 2, "depth": 9, "height": 40, "width": 300}]
+EXAMPLE_SHAPES["pooling/avg_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "channels": 2, "depth": 7, "height": 61,
+                                                            "width": 300}]
 #: Scans per row also run on the scalar unit: the benchmark's 4000-long rows, but 8 of them.
 EXAMPLE_SHAPES.update({f"math/{name}": [{"batch_size": 8, "dim": 4000}, {"batch_size": 33, "dim": 1001}]
                        for name in ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum", "masked_cumsum")})

@@ -215,6 +215,9 @@ class KernelView:
     core_cap: int = 0  # `split(..., cores=K)`: the host tiling launches at most K blocks (0: no cap)
     core_cap_loc: str = ""
     tiling_error: str = "the host tiling found no tile that fits the Unified Buffer (one row is too long)"
+    #: a host function `void F(const Tiling&, char* buf, unsigned long n)` in the tiling header that says why the
+    #: tiling launched no block, with the sizes (the TILING message; "" keeps tiling_error)
+    tiling_why: str = ""
     #: GM workspace bytes when the host tiling sizes it (a C++ expression over `tiling`; multi-stage kernels'
     #: workspace tensors, emit/chain.py); "" keeps each kind's own rule.
     gm_workspace: str = ""

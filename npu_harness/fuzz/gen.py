@@ -453,6 +453,17 @@ def _window(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
         n = rng.randint(max(1, dil * (kern - 1) + 1 - 2 * pad), hi)
         sizes[s_in] = n
         sizes[s_out] = (n + 2 * pad - dil * (kern - 1) - 1) // stride + 1
+    # wide planes (910B, pooling on the vector unit): output rows longer than one Gather chunk (2048), 1-D planes
+    # in bands, 3-D tiles that are bands of dim-1 rows of one output slice; a side generator keeps the main stream
+    wide = random.Random(hash((rng.getstate()[1], "wide")))
+    if target != "ascend310p" and wide.random() < 0.25:
+        sizes["N"], sizes["C"] = 1, wide.randint(1, 2)
+        span = dil * (kern - 1) + 1
+        far = {1: {"L": (20000, 45000)}, 2: {"H": (span, 6), "W": (2100, 7000)},
+               3: {"Z": (span, 8), "H": (20, 30), "W": (900, 2500)}}[rank]
+        for s_in, (lo, top) in far.items():
+            sizes[s_in] = wide.randint(max(lo, span - 2 * pad, 1), max(top, span))
+            sizes[f"O{s_in}"] = (sizes[s_in] + 2 * pad - span) // stride + 1
     x = k.tensor("x", "T", ", ".join(["N", "C", *spatial_in]))
     y = k.tensor("y", "T", ", ".join(["N", "C", *spatial_out]))
     as_param = rng.random() < 0.4
