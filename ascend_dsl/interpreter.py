@@ -11,7 +11,8 @@ import torch
 from . import ir
 from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
-from .ops import OPS, POOLS, Rule
+from .ops import OPS, POOLS, Rule, row_scatter_ref
+from .parser_scatter import tensor_name
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
 #: the select coverage being recorded, if any.
@@ -141,6 +142,8 @@ def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, s
                 tviews, step = _box_views(kernel, loop, tl, tensors, views, symbols, total, tile)
             for start in range(lo, hi, step):
                 _run_tile(tl.body, tviews, core_scalars, slice(start, min(hi, start + step)))
+            if tl.kind is ir.LoopKind.BOX:
+                _box_write_back(kernel, loop, tl, tensors, tviews, symbols)
         for a in accs:
             partials[a].append(core_scalars[a])
         for a in slot_accs:
@@ -196,6 +199,17 @@ def _box_views(kernel: ir.Kernel, loop: ir.SplitLoop, tl: ir.TileLoop, tensors, 
             shaped = t.reshape([symbols[d] if isinstance(d, str) else d for d in p.shape])
             out[p.name] = shaped.movedim(axis, -1).reshape(total, symbols[dim])
     return out, max(1, tile // max(symbols[dim], 1))
+
+
+def _box_write_back(kernel: ir.Kernel, loop: ir.SplitLoop, tl: ir.TileLoop, tensors, tviews, symbols) -> None:
+    """Stored boxes: the (positions, R) rows back into their tensors, the reduced axis in its place."""
+    axis = tl.shape.axis
+    stored = {s.tensor for s in ir.walk(tl.body) if isinstance(s, ir.Store) and s.value.type.layout is ir.Layout.BOX}
+    for p in kernel.tensors:
+        if p.name in stored:
+            shaped = tensors[p.name].view([symbols[d] if isinstance(d, str) else d for d in p.shape])
+            moved = shaped.movedim(axis, -1)
+            moved.copy_(tviews[p.name].reshape(moved.shape).clone())  # a view of the tensor itself when A == 1
 
 
 def _workspaces(kernel: ir.Kernel, tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -272,6 +286,8 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
             value = _eval(s.value, env, views, scalars, sl)
             if s.index.rows:
                 target[sl, :] = value.expand(target[sl, :].shape)
+            elif s.value.type.layout is ir.Layout.BOX:  # the tile's positions x the extra axis (_box_views)
+                target[sl, :] = value
             elif s.value.type.layout is ir.Layout.POOLED:
                 target[sl] = value
             else:
@@ -334,6 +350,24 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             if op == "col_minus_row":  # the lowering's col_index() - row_index()
                 return torch.arange(n, dtype=torch.int32).reshape(1, -1) - rows
             return rows.expand(-1, n).clone()
+        case ir.Op(op="index_add" | "index_copy" | "index_put" | "index_put_acc" as op, args=(a, i, v, n, al), type=t):
+            rows, first = _eval(a, env, views, scalars, sl), sl.start
+            index, src = views[tensor_name(i)].reshape(-1), views[tensor_name(v)]
+            count, alpha = int(_eval(n, env, views, scalars, sl)), _eval(al, env, views, scalars, sl)
+            low = -count if op.startswith("index_put") else 0
+            outside = (index < low) | (index >= count)
+            if bool(outside.any()):
+                raise DslError.at(E.INDEX, f"{OPS[op].call or op}: row number {int(index[outside][0])} in "
+                                  f"'{tensor_name(i)}' is outside [{low}, {count})", e.span)
+            return row_scatter_ref(op, rows, first, index, src.reshape(src.shape[0], -1).to(rows.dtype), count,
+                                   alpha.to(rows.dtype)).to(_dt(t.dtype))
+        case ir.Op(op="scatter" | "scatter_add" as op, args=(a, i, v), type=t):
+            rows, idx, src = (_eval(x, env, views, scalars, sl) for x in (a, i, v))
+            outside = (idx < 0) | (idx >= rows.shape[-1])
+            if bool(outside.any()):
+                raise DslError.at(E.INDEX, f"{op}: column index {int(idx[outside][0])} is outside the rows' "
+                                  f"[0, {rows.shape[-1]})", e.span)
+            return OPS[op].ref(rows, idx, src).to(_dt(t.dtype))
         case ir.Op(op="gather", args=(a, i), type=t):
             rows, idx = _eval(a, env, views, scalars, sl), _eval(i, env, views, scalars, sl)
             outside = (idx < 0) | (idx >= rows.shape[-1])
@@ -346,6 +380,9 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
                 raise DslError.at(E.UNSUPPORTED, f"the interpreter cannot run extern op '{op}' (its PyTorch reference "
                                   "runs only in the task worker)", e.span, "validate with --validate sim")
             vals = [_eval(a, env, views, scalars, sl) for a in args]
+            if t.layout is ir.Layout.BOX:  # a per-position value (flat, one per position) along the box's extra axis
+                vals = [v.reshape(-1, 1) if a.type.kind is ir.Kind.TILE and a.type.layout is ir.Layout.FLAT else v
+                        for a, v in zip(args, vals, strict=True)]
             if op in ("reduce_max", "reduce_min"):
                 vals = [_skip_nan(op, vals[0])]
             if op == "select" and t.kind is ir.Kind.TILE and _FLOAT["coverage"] is not None:
@@ -405,21 +442,39 @@ def _run_conv(loop: ir.ConvLoop, views, symbols) -> None:
     """torch's convolution on the f16/bf16 operands widened to f32 (the cube multiplies them exactly and
     accumulates in f32) plus the f32 bias, then relu and the cast to the output dtype."""
     c = loop.conv
-    fn = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d}[c.rank]
     f32 = _dt(ir.DType.F32)
     bias = views[c.bias].to(f32) if c.bias else None
     x, w = views[c.x], views[c.w]
     groups = symbols[c.groups] if isinstance(c.groups, str) else c.groups
-    if groups < 1 or x.shape[1] != w.shape[1] * groups or w.shape[0] % groups:
-        raise DslError.at(E.BINDING, f"groups={groups}: {c.name} = conv{c.rank}d(...) needs {x.shape[1]} input channels = "
-                          f"{w.shape[1]} (the weight's dim 1) x groups and {w.shape[0]} output channels divisible by "
-                          "groups", c.span)
-    acc = fn(x.to(f32), w.to(f32), bias, stride=c.stride, padding=c.padding, dilation=c.dilation, groups=groups)
+    op = f"conv_transpose{c.rank}d" if c.transposed else f"conv{c.rank}d"
+    out = views[loop.out]
+    if c.transposed:
+        if groups < 1 or x.shape[1] % groups or out.shape[1] != w.shape[1] * groups:
+            raise DslError.at(E.BINDING, f"groups={groups}: {c.name} = {op}(...) needs {x.shape[1]} input channels "
+                              f"divisible by groups and {out.shape[1]} output channels = {w.shape[1]} (the weight's "
+                              "dim 1) x groups", c.span)
+        fn = {1: torch.nn.functional.conv_transpose1d, 2: torch.nn.functional.conv_transpose2d,
+              3: torch.nn.functional.conv_transpose3d}[c.rank]
+        want = tuple((i - 1) * s - 2 * p + d * (k - 1) + op_ + 1 for i, k, s, p, d, op_ in
+                     zip(x.shape[2:], w.shape[2:], c.stride, c.padding, c.dilation, c.output_padding, strict=True))
+        if tuple(out.shape[2:]) != want or min(want) < 1:
+            raise DslError.at(E.BINDING, f"'{loop.out}' has shape {list(out.shape)} but {c.name} = {op}(...) has "
+                              f"spatial size {list(want)}", loop.span,
+                              "output size = (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + "
+                              "output_padding + 1")
+        acc = fn(x.to(f32), w.to(f32), bias, stride=c.stride, padding=c.padding, output_padding=c.output_padding,
+                 groups=groups, dilation=c.dilation)
+    else:
+        if groups < 1 or x.shape[1] != w.shape[1] * groups or w.shape[0] % groups:
+            raise DslError.at(E.BINDING, f"groups={groups}: {c.name} = {op}(...) needs {x.shape[1]} input channels = "
+                              f"{w.shape[1]} (the weight's dim 1) x groups and {w.shape[0]} output channels divisible "
+                              "by groups", c.span)
+        fn = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d}[c.rank]
+        acc = fn(x.to(f32), w.to(f32), bias, stride=c.stride, padding=c.padding, dilation=c.dilation, groups=groups)
     if loop.relu:
         acc = torch.relu(acc)
-    out = views[loop.out]
     if tuple(acc.shape) != tuple(out.shape):
-        raise DslError.at(E.BINDING, f"'{loop.out}' has shape {list(out.shape)} but {c.name} = conv{c.rank}d(...) "
+        raise DslError.at(E.BINDING, f"'{loop.out}' has shape {list(out.shape)} but {c.name} = {op}(...) "
                           f"has shape {list(acc.shape)}", loop.span,
                           "output size = (in + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1")
     out.copy_(acc.to(out.dtype))

@@ -18,6 +18,7 @@ from .diagnostics import ErrorCode as E
 from .dtypes import DType
 from .ops import OPS, POOLS, REDUCTIONS, RESIZE_CALLS, SCANS, scan_op
 from .parser_box import box_reduction
+from .parser_scatter import ROW_SCATTER_CALLS, row_scatter
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,43 @@ def _gather(b, c: Call) -> ir.Expr:
     return ir.Op("gather", (rows, index), ir.tile_of(rows.type.dtype, index.type.layout), b.o.span(e))
 
 
+@intrinsic("scatter", "scatter_add")
+def _scatter(b, c: Call) -> ir.Expr:
+    """scatter / scatter_add(rows, idx, src) along the last axis of whole rows (torch.scatter(x, 1, idx, src)): idx
+    whole i32/i64 rows (load(idx[r, :])) or one row for every row (load(idx[:]): index_copy / index_add along
+    the last dim); src whole rows or a scalar (scatter's value=)."""
+    pos, kw, e, tile, name = c.pos, c.kw, c.node, c.tile, c.name
+    if len(pos) != 3 or kw:
+        raise b.err(E.ARGS, f"{name} takes whole rows, their column indices and the source", e,
+                    f"{name}(load(x[r, :]), load(idx[r, :]), load(src[r, :]))")
+    rows, index, src = (b.expr(a, tile) for a in pos)
+    if rows.type.kind is not ir.Kind.TILE or rows.type.layout is not ir.Layout.ROWS:
+        raise b.err(E.TYPE, f"{name}'s first argument is whole rows (a value loaded with x[r, :])", pos[0])
+    if index.type.kind is not ir.Kind.TILE or index.type.layout not in (ir.Layout.ROWS, ir.Layout.ROW) \
+            or index.type.dtype not in (DType.I32, DType.I64):
+        raise b.err(E.TYPE, f"{name}'s index is i32 or i64 whole rows shaped like the rows (loaded with idx[r, :]) or "
+                    "one row for all rows (loaded with idx[:])", pos[1],
+                    "indices along dim 0 (index_add / index_copy on rows) are not supported")
+    if src.type.kind is ir.Kind.TILE and src.type.layout is not ir.Layout.ROWS:
+        raise b.err(E.TYPE, f"{name}'s source is whole rows shaped like the rows (loaded with src[r, :]) or a scalar",
+                    pos[2])
+    if rows.type.dtype not in OPS[name].dtypes:
+        raise b.err(E.DTYPE_UNSUPPORTED, f"{name} does not support {rows.type.dtype}", pos[0],
+                    f"supported: {', '.join(sorted(map(str, OPS[name].dtypes)))}")
+    if src.type.kind is ir.Kind.TILE and src.type.dtype is not rows.type.dtype:
+        raise b.err(E.DTYPE_MISMATCH, f"{name}: the source holds {src.type.dtype}, the rows {rows.type.dtype}", pos[2],
+                    f"cast(v, {rows.type.dtype})")
+    if src.type.kind is ir.Kind.SCALAR:
+        src = b.unify([rows, src], e, None)[1]
+    return ir.Op(name, (rows, index, src), ir.tile_of(rows.type.dtype, ir.Layout.ROWS), b.o.span(e))
+
+
+@intrinsic(*ROW_SCATTER_CALLS)
+def _row_scatter(b, c: Call) -> ir.Expr:
+    """index_add / index_copy / index_put(rows, index, src) along dim 0 (ascend_dsl/parser_scatter.py)."""
+    return row_scatter(b, c, OPS)
+
+
 @intrinsic("argmax", "argmin")
 def _arg_reduce(b, c: Call) -> ir.Expr:
     """argmax / argmin(v, axis=1): per row of whole rows, the column (i64) of the first max / min, as PyTorch."""
@@ -164,7 +202,7 @@ def _position(b, c: Call) -> ir.Expr:
     if c.pos or c.kw:
         raise b.err(E.ARGS, f"{c.name}() takes no arguments", c.node, f"{c.name}()")
     rows = b.scope.tile.shape
-    if rows.kind is not ir.LoopKind.ROWS or b.scope.tile.cube is not None:
+    if rows.kind is not ir.LoopKind.ROWS:  # (in a cube epilogue: the flash-attention form only, plan_cube says)
         raise b.err(E.UNSUPPORTED, f"{c.name}() is a position inside whole rows: it needs a row loop (a split over "
                     "the rows of 2-D or higher tensors)", c.node,
                     "for blk in split(B, cores=AIV): for r in tile(blk, size=auto): ... select(col_index() <= "

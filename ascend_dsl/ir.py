@@ -14,15 +14,19 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 | ScalarAssign(name, value: Expr, launch) | ScalarLoad(name, tensor) | ScalarStore(tensor, value: Expr)
                 -- introduced by lowering/passes/plan_stages.py: a CHAIN kernel's stages, each a MIX kernel
                 | ChainStage(index, kernel: Kernel, sync, reads, writes)
+                -- introduced by lowering/passes/plan_flash.py: the two SDPA stages fused (online softmax)
+                | FlashAttention(q, k, v, o, batch: Sym*, m, n, dk, dv, scale: Const|Ref, mask: FlashMask?, bq, bk,
+                                 stages: ChainStage*)
+    FlashMask   = FlashMask(tensor?, compare, threshold, fill)
     -- a tile loop; its shape payload is its kind (LoopKind)
     TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?,
                            chunk?)
     TileShape   = FlatTiles() | RowTiles(rows: Sym*, row: Sym*, chunked: ChunkPlan|NoChunk?)
                 | PlaneTiles(rank, plan: WindowPlan?) | BoxTiles(axis, dim, plan: BoxPlan?) | ChunkTiles()
     WindowPlan  = WindowPlan(window: Operand*, in_dims: Dim*, out_dims: Dim*, rows_path)
-    BoxPlan     = BoxPlan(pitch_granule, reread, vec_bytes, in_bytes, whole_row_shares)
+    BoxPlan     = BoxPlan(pitch_granule, reread, vec_bytes, in_bytes, whole_row_shares, whole_axis)
     Stmt        = Assign(name, value: Expr) | Store(tensor, index: TileIndex, value: Expr)
-                | Accumulate(name, combine: Combine, reduce, value: Expr, online_sum?) | SlotAccumulate(name, value: Expr)
+                | Accumulate(name, combine: Combine, reduce, value: Expr, online_sum?, moments?) | SlotAccumulate(name, value: Expr)
                 -- introduced by lowering passes
                 | Stage(kind: StageKind, body: Stmt*) | CopyIn(buffer, tensor, index: TileIndex)
                 | CopyOut(tensor, index: TileIndex, buffer) | VecOp(api, dst, srcs: Operand*, attrs)
@@ -39,7 +43,8 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     Matmul      = Matmul(name, a, b, bias?, transpose_a, transpose_b, base)
     CubePlan    = CubePlan(base_m, base_n, base_k, whole_rows, direct, split_k_min)
     -- CONV kernels (implicit-GEMM convolution on the cube; ascend_dsl/parser_conv.py)
-    Conv        = Conv(name, x, w, rank, stride: int*, padding: int*, dilation: int*, bias?, groups: int | Sym)
+    Conv        = Conv(name, x, w, rank, stride: int*, padding: int*, dilation: int*, bias?, groups: int | Sym,
+                       transposed: bool, output_padding: int*)
     ConvPlan    = ConvPlan(max_m, max_n, max_k)
     -- chunked row loops: what runs per row when one row does not fit UB
     ChunkPlan   = ChunkPlan(steps: RowStep*, passes: ChunkPass*, row_values, store_dtypes, accumulators: Fold*,
@@ -49,7 +54,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     RowStep     = RowLoad(name, tensor, period?, slot) | RowScalar(name, value: Expr) | RowStore(tensor, value: Expr)
                 | RowAccumulate(name, combine: Combine, value: Expr) | RowSlotAccumulate(name, value: Expr)
                 | RunPass(index)
-    Fold        = Fold(name, combine: Combine, online_sum?)
+    Fold        = Fold(name, combine: Combine, online_sum?, moments?)
 
     Enums: KernelKind, Kind, Layout, LoopKind, Position, BufferRole, StageKind, Combine
 
@@ -358,13 +363,16 @@ class BoxPlan:
     """How a box loop runs (lowering/passes/plan_box.py): UB box rows are `pitch_granule` elements apart
     multiples (32 bytes for every box dtype); `reread`: the box reductions whose box is read again (their
     halving tree goes through a scratch box); `vec_bytes` of vector repeats per `in_bytes` read decide
-    `whole_row_shares` (shares of whole rows of the reduced axis, long bursts, on fewer cores)."""
+    `whole_row_shares` (shares of whole rows of the reduced axis, long bursts, on fewer cores);
+    `whole_axis`: the loop keeps the box's shape (a box meets a per-position value or is stored), so a tile
+    holds the whole extra axis in UB at once (one chunk) and runs its ops in program order."""
 
     pitch_granule: int
     reread: tuple[str, ...]
     vec_bytes: int
     in_bytes: int
     whole_row_shares: bool
+    whole_axis: bool = False
 
 
 @dataclass(frozen=True)
@@ -494,7 +502,10 @@ class Accumulate:
     """In a tile loop: `total += sum(v)` (ADD) or `m = max(m, max(v))` (MAX/MIN): the reduction op `reduce`
     (reduce_sum/max/min; reduce_prod in chunked passes) turns the tile `value` into one value, folded into
     the running value with `combine`. `online_sum` (chunked passes): this is the running max of an online
-    max/sum, and the running sum of that name is rescaled by exp(old max - new max) when the max grows."""
+    max/sum, and the running sum of that name is rescaled by exp(old max - new max) when the max grows.
+    `moments` (chunked passes, lowering/passes/chunk_moments.py): (mean, m2, step) of a single-pass mean /
+    centred second moment pair: step "shift" merges the chunk before into the row's (count, mean, M2) and
+    sets the shift, "sum" and "sq" reduce the chunk's deviations from the shift and their squares."""
 
     name: str
     combine: Combine
@@ -502,6 +513,7 @@ class Accumulate:
     value: Expr
     online_sum: str | None = None
     span: Span = _SPAN
+    moments: tuple[str, str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -555,6 +567,46 @@ class ChainStage:
 
 
 @dataclass(frozen=True)
+class FlashMask:
+    """The scores a FLASH kernel keeps: `select(load(tensor[blk]) <compare> threshold, s * scale, fill)`, or with
+    `tensor` None the causal mask `select(col_index() <= row_index(), s * scale, fill)` (key j <= query i; the
+    kernel skips the key blocks wholly above the diagonal); the others become `fill`."""
+
+    tensor: str | None
+    compare: str  # "gt", "ge", "ne", ...: the Op name of the comparison
+    threshold: float
+    fill: float
+
+
+@dataclass(frozen=True)
+class FlashAttention:
+    """A FLASH kernel's body (lowering/passes/plan_flash.py): softmax(Q K^T * scale [masked]) @ V per
+    (batch, block of `bq` query rows), K/V walked in blocks of `bk` keys with an online softmax (the S x S
+    scores never leave the core). `bq`/`bk` are the largest block sizes; the host shrinks them for small
+    shapes or to fit UB. `stages` are the two CHAIN stages it replaces (printed, and walked as `body`)."""
+
+    q: str
+    k: str
+    v: str
+    o: str
+    batch: tuple[str, ...]
+    m: str
+    n: str
+    dk: str
+    dv: str
+    scale: Const | Ref
+    mask: FlashMask | None
+    bq: int
+    bk: int
+    stages: tuple[ChainStage, ...]
+    span: Span = _SPAN
+
+    @property
+    def body(self) -> tuple[Stmt, ...]:
+        return self.stages
+
+
+@dataclass(frozen=True)
 class ScalarLoad:
     """Kernel scope: `s = load(scale[0])`, element 0 of a GM tensor read once by every core (a
     1-element tensor broadcast like a scalar parameter)."""
@@ -598,6 +650,7 @@ class KernelKind(Enum):
     BOX = "box"  # one box loop: reductions over a non-last dim
     MIX = "mix"  # a cube loop: matmul on the cube unit, its epilogue on the vector units
     CHAIN = "chain"  # several cube loops joined by workspace tensors: stages of one MIX kernel (plan_stages.py)
+    FLASH = "flash"  # a CHAIN of the two attention stages, fused: K/V blocks and an online softmax (plan_flash.py)
     CONV = "conv"  # a conv loop: implicit-GEMM convolution on the cube unit (AIC only)
 
 
@@ -767,7 +820,10 @@ class Conv:
 
     x is [N, C, *spatial], w is [K, C, *kernel] (f16/bf16), the accumulator f32 [N, K, *out]; one int per
     spatial dim for stride, padding and dilation; `bias` names an f32 [K] tensor added to the accumulator;
-    `groups` (a literal or a shape symbol, e.g. C for depthwise) splits C and K into groups: w is [K, C/groups, ...]."""
+    `groups` (a literal or a shape symbol, e.g. C for depthwise) splits C and K into groups: w is [K, C/groups, ...].
+    `transposed` (conv_transpose1d/2d/3d): PyTorch's transposed convolution, w is [C, K/groups, *kernel] and
+    `output_padding` (one int per spatial dim) adds to the output's size; out[o] += w[k] * x[i] where
+    o = i * stride - padding + k * dilation."""
 
     name: str
     x: str
@@ -779,6 +835,8 @@ class Conv:
     bias: str | None = None
     groups: int | str = 1
     span: Span = _SPAN
+    transposed: bool = False
+    output_padding: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -878,11 +936,12 @@ RowStep = RowLoad | RowScalar | RowStore | RowAccumulate | RowSlotAccumulate | R
 
 @dataclass(frozen=True)
 class Fold:
-    """A value folded across chunks (or rows) with `combine`; `online_sum` as in Accumulate."""
+    """A value folded across chunks (or rows) with `combine`; `online_sum` and `moments` as in Accumulate."""
 
     name: str
     combine: Combine
     online_sum: str | None = None
+    moments: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

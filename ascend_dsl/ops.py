@@ -38,6 +38,8 @@ class Rule(Enum):
     ARG_REDUCE = "arg_reduce"  # (x,) over the last axis of a row tile: the i64 column of each row's first max / min
     RESIZE = "resize"  # (plane,): the plane resampled to the stored tensor's spatial size (nearest / linear)
     POSITION = "position"  # (scalar shape operands): whole i32 rows holding each element's column / row index
+    ROW_SCATTER = "row_scatter"  # (rows, index name, source name, V, alpha): source rows added / copied by index (dim 0)
+    SCATTER = "scatter"  # (rows, integer index per element, source rows or a scalar): the rows with elements replaced / added
 
 
 FLOATS = frozenset({DType.F16, DType.BF16, DType.F32})
@@ -166,6 +168,51 @@ _op("gather", 2, Rule.GATHER, FLOATS | {DType.I32},
 # the lowering's form of gather with whole rows of indices (lowering/passes/legalize.py): i32 byte offsets
 _op("gather_bytes", 2, Rule.GATHER, FLOATS | {DType.I32},
     lambda a, off: _torch().gather(a, 1, off.long() // a.element_size()), "gather at byte offsets (lowering only)")
+
+
+def scatter_ref(op: str, rows, idx, src):
+    """torch.scatter / scatter_add(rows, 1, idx, src) with idx broadcast to the rows' shape (a [1, D] index row
+    is index_copy / index_add along the last dim); a scalar src is scatter's value=. Sequential in column order,
+    so duplicates are deterministic: scatter keeps the last column's value, scatter_add adds in column order."""
+    idx = idx.long().expand(rows.shape)
+    src = src.expand(rows.shape) if src.dim() else src.reshape(1, 1).expand(rows.shape)
+    out = rows.clone()
+    for j in range(rows.shape[1]):  # column order: the lowering's order (scalar loop per row)
+        col = idx[:, j:j + 1]
+        val = src[:, j:j + 1].to(out.dtype)
+        out.scatter_(1, col, out.gather(1, col) + val if op == "scatter_add" else val)
+    return out
+
+
+_op("scatter", 3, Rule.SCATTER, FLOATS - {DType.BF16} | {DType.I32}, lambda a, i, s: scatter_ref("scatter", a, i, s),
+    "per row: a copy of the rows with element idx[i, j] set to src[i, j] (torch.scatter(x, 1, idx, src))")
+_op("scatter_add", 3, Rule.SCATTER, FLOATS - {DType.BF16} | {DType.I32},
+    lambda a, i, s: scatter_ref("scatter_add", a, i, s),
+    "per row: a copy of the rows with src[i, j] added to element idx[i, j] (torch.scatter_add(x, 1, idx, src))")
+
+
+def row_scatter_ref(op: str, rows, first: int, index, src, v: int, alpha):
+    """The tile's rows (global rows first..) after torch.index_add / index_copy(x, 0, index, src) or
+    x.index_put((index,), src, accumulate) (index_put*: negative numbers count from the end), applied in index
+    order (repeats: adds in that order, the last copy wins). Numbers must be valid (checked by the caller)."""
+    out = rows.clone()
+    numbers = index.long() + (v if op.startswith("index_put") else 0) * (index < 0).long()
+    for i in range(numbers.shape[0]):
+        k = int(numbers[i]) - first
+        if 0 <= k < out.shape[0]:
+            if op in ("index_add", "index_put_acc"):
+                out[k] = out[k] + (src[i] * alpha).to(out.dtype) if op == "index_add" else out[k] + src[i]
+            else:
+                out[k] = src[i]
+    return out
+
+
+for _name, _doc in (("index_add", "torch.index_add(x, 0, index, src, alpha): source rows added into the rows index names"),
+                    ("index_copy", "torch.index_copy(x, 0, index, src): source rows copied into the rows index names"),
+                    ("index_put", "x.index_put((index,), src): rows copied in; negative index numbers count from the end"),
+                    ("index_put_acc", "x.index_put((index,), src, accumulate=True): rows added in")):
+    _op(_name, 5, Rule.ROW_SCATTER, FLOATS - {DType.BF16} | {DType.I32}, None, _doc,
+        call="index_put" if _name.startswith("index_put") else None)
 _op("argmax", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmax(dim=1, keepdim=True),
     "per row (axis=1): the column of the first maximum, i64", api="ReduceMax")
 _op("argmin", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmin(dim=1, keepdim=True),

@@ -688,9 +688,10 @@ class _Builder:
                 raise self.err(E.ARGS, "store takes a tensor slice and a value", call, "store(y[t], value)")
             tensor, index, layout = self.slice_of(pos[0], tile)
             if index.by is not None:
-                raise self.err(E.UNSUPPORTED, f"storing into rows chosen by an index tensor (scatter) is not supported; "
+                raise self.err(E.UNSUPPORTED, f"storing into rows chosen by an index tensor is not supported; "
                                f"'{tensor}[{index}]' can only be loaded", pos[0],
-                               "write the output row by row in the order of its own rows: store(y[r, :], ...)")
+                               "split the output's rows and scatter into them: store(y[r, :], index_add(load(x[r, :]), "
+                               "idx, src)) (also index_copy, index_put)")
             if layout is ir.Layout.ROW:
                 raise self.err(E.INDEX, f"'{tensor}[:]' is shared by every row tile and cannot be stored", pos[0])
             if layout is ir.Layout.PLANE:
@@ -960,8 +961,13 @@ class _Builder:
         if len(layouts) == 1:
             return next(iter(layouts))
         if ir.Layout.BOX in layouts:
-            raise self.err(E.TYPE, "a box (load(x[t]) with the extra axis) combines only with boxes and scalars", node,
-                           f"reduce it first, e.g. sum(v, axis={self.scope.tile.shape.axis}), then combine the per-position values")
+            if layouts != {ir.Layout.BOX, ir.Layout.FLAT}:
+                raise self.err(E.TYPE, "a box (load(x[t]) with the extra axis) combines only with boxes, per-position "
+                               "values of its tile and scalars", node)
+            if same:
+                raise self.err(E.UNSUPPORTED, "comparisons and select of a box need operands that are all boxes", node,
+                               "subtract the per-position value first (v - m), then compare the box with a scalar")
+            return ir.Layout.BOX  # a per-position value (flat tile of t) broadcast along the box's extra axis
         if same:
             raise self.err(E.UNSUPPORTED, "comparisons and select need operands of one shape (all whole rows, or all "
                            "per-row values)", node)

@@ -1,7 +1,8 @@
 """Front end for CONV kernels: `for blk in split(N, K, *OUT, cores=AIC)` holding `with cube: acc = convNd(...)`.
 
-Goals: resolve the convolution's operands (x `[N, C, *spatial]`, w `[K, C, *kernel]`, f16/bf16), its integer
-options (stride, padding, dilation: literals, one value for every spatial dim; groups: a literal or a shape
+Goals: resolve the convolution's operands (x `[N, C, *spatial]`, w `[K, C, *kernel]`, f16/bf16; for
+conv_transposeNd w is `[C, K / groups, *kernel]`, nn.ConvTranspose's layout), its integer options (stride,
+padding, dilation, output_padding: literals, one value for every spatial dim; groups: a literal or a shape
 symbol), its f32 `bias=` tensor, and the
 `with vector:` block,
 which stores the f32 accumulator into an output `[N, K, *OUT]`, optionally through `relu` and a `cast`.
@@ -19,7 +20,7 @@ from .dtypes import DType
 from .intrinsics import Call, intrinsic
 
 CONV_INPUT_DTYPES = (DType.F16, DType.BF16)
-CONV_OPS = {"conv1d": 1, "conv2d": 2, "conv3d": 3}
+CONV_OPS = {"conv1d": 1, "conv2d": 2, "conv3d": 3, "conv_transpose1d": 1, "conv_transpose2d": 2, "conv_transpose3d": 3}
 _CONV_KW = ("stride", "padding", "dilation")
 _CONV_ARGS = (*_CONV_KW, "bias", "groups")
 _EXAMPLE = ("for blk in split(N, K, OH, OW, cores=AIC):\n    with cube:\n        acc = conv2d(x[blk], w[blk])\n"
@@ -84,9 +85,9 @@ def _blocks(b, s: Tree) -> dict[str, Tree]:
 def _int_option(b, node, key: str, rank: int) -> tuple[int, ...]:
     if isinstance(node, Tree) and node.data == "number" and str(node.children[0]).isdigit():
         v = int(str(node.children[0]))
-        if v >= (0 if key == "padding" else 1):
+        if v >= (0 if key in ("padding", "output_padding") else 1):
             return (v,) * rank
-    least = "0" if key == "padding" else "1"
+    least = "0" if key in ("padding", "output_padding") else "1"
     raise b.err(E.ARGS, f"{key}= takes an integer literal >= {least} (one value for every spatial dim)", node)
 
 
@@ -112,11 +113,15 @@ def _conv(b, block: Tree, var: str, dims: tuple[str, ...], split_call: Tree) -> 
         raise b.err(E.DUPLICATE_NAME, f"cannot assign to '{acc}': it names a parameter or loop", name_tok)
     op = b.call_name(call)
     rank = CONV_OPS[op]
+    transposed = op.startswith("conv_transpose")
     pos, kw = b.call_args(call)
-    unknown = sorted(set(kw) - set(_CONV_ARGS))
+    allowed = (*_CONV_ARGS, "output_padding") if transposed else _CONV_ARGS
+    unknown = sorted(set(kw) - set(allowed))
     if len(pos) != 2 or unknown:
+        form = "output_padding=0, " if transposed else ""
         raise b.err(E.ARGS, f"{op} takes an input and a weight" + (f"; unknown argument {', '.join(unknown)}"
-                    if unknown else ""), call, f"{op}(x[{var}], w[{var}], stride=1, padding=0, dilation=1, bias=b)")
+                    if unknown else ""), call,
+                    f"{op}(x[{var}], w[{var}], stride=1, padding=0, {form}dilation=1, groups=1, bias=b)")
     x = _operand(b, pos[0], var, "input")
     w = _operand(b, pos[1], var, "weight")
     for p, node in ((x, pos[0]), (w, pos[1])):
@@ -130,22 +135,61 @@ def _conv(b, block: Tree, var: str, dims: tuple[str, ...], split_call: Tree) -> 
         raise b.err(E.INDEX, f"'{x.name}' has rank {len(x.shape)}; the input of {op} is [N, C, "
                     f"{', '.join(['D', 'H', 'W'][3 - rank:])}]", pos[0])
     groups = _groups(b, kw["groups"]) if "groups" in kw else 1
+    if transposed:
+        _transposed_weight(b, op, x, w, groups, dims, pos[1], split_call)
+    else:
+        _weight(b, op, x, w, groups, dims, pos[1], split_call)
+    opts = {k: _int_option(b, kw[k], k, rank) if k in kw else ((0,) if k == "padding" else (1,)) * rank
+            for k in _CONV_KW}
+    out_pad: tuple[int, ...] = ()
+    if transposed:
+        out_pad = _int_option(b, kw["output_padding"], "output_padding", rank) if "output_padding" in kw else (0,) * rank
+        if out_pad[0] >= max(opts["stride"][0], opts["dilation"][0]):
+            raise b.err(E.ARGS, f"output_padding={out_pad[0]} must be smaller than the stride or the dilation "
+                        "(PyTorch's rule: it only picks among the output sizes the stride leaves open)",
+                        kw["output_padding"])
+    bias = _bias(b, kw["bias"], x, w, dims[1]) if "bias" in kw else None
+    return ir.Conv(acc, x.name, w.name, rank, opts["stride"], opts["padding"], opts["dilation"], bias, groups,
+                   b.o.span(body[0]), transposed, out_pad)
+
+
+def _spatial(rank: int, prefix: str) -> str:
+    return ", ".join([prefix + a for a in ("D", "H", "W")][3 - rank:])
+
+
+def _weight(b, op: str, x, w, groups, dims, node, split_call) -> None:
+    """convNd: w is [K, C / groups, *kernel] and the split lists (N, K, *out)."""
+    rank = len(x.shape) - 2
     if groups == 1 and (len(w.shape) != rank + 2 or w.shape[1] != x.shape[1]):
         raise b.err(E.INDEX, f"'{w.name}' has shape {list(w.shape)}; the weight of {op} is [K, {x.shape[1]}, "
-                    f"{', '.join(['KD', 'KH', 'KW'][3 - rank:])}] (its second dim is the input's channels)", pos[1])
+                    f"{_spatial(rank, 'K')}] (its second dim is the input's channels)", node)
     if groups != 1 and (len(w.shape) != rank + 2 or w.shape[1] == x.shape[1]):
         raise b.err(E.INDEX, f"'{w.name}' has shape {list(w.shape)}; with groups= the weight of {op} is [K, CG, "
-                    f"{', '.join(['KD', 'KH', 'KW'][3 - rank:])}], CG = {x.shape[1]} / groups input channels per "
-                    "group (its own size, 1 for depthwise)", pos[1])
+                    f"{_spatial(rank, 'K')}], CG = {x.shape[1]} / groups input channels per "
+                    "group (its own size, 1 for depthwise)", node)
     want = (x.shape[0], w.shape[0])
     if len(dims) != rank + 2 or dims[:2] != want:
         raise b.err(E.ARGS, f"the split of {op} lists the output's dims: split({want[0]}, {w.shape[0]}, "
-                    f"{', '.join(['OD', 'OH', 'OW'][3 - rank:])}, cores=AIC)", split_call)
-    opts = {k: _int_option(b, kw[k], k, rank) if k in kw else ((0,) if k == "padding" else (1,)) * rank
-            for k in _CONV_KW}
-    bias = _bias(b, kw["bias"], x, w) if "bias" in kw else None
-    return ir.Conv(acc, x.name, w.name, rank, opts["stride"], opts["padding"], opts["dilation"], bias, groups,
-                   b.o.span(body[0]))
+                    f"{_spatial(rank, 'O')}, cores=AIC)", split_call)
+
+
+def _transposed_weight(b, op: str, x, w, groups, dims, node, split_call) -> None:
+    """conv_transposeNd: w is [C, K / groups, *kernel] (nn.ConvTranspose*d's layout) and the split lists
+    (N, K, *out); with groups= K is its own symbol (K = the weight's dim 1 x groups, checked at launch)."""
+    rank = len(x.shape) - 2
+    if len(w.shape) != rank + 2 or w.shape[0] != x.shape[1]:
+        raise b.err(E.INDEX, f"'{w.name}' has shape {list(w.shape)}; the weight of {op} is [{x.shape[1]}, "
+                    f"{'K' if groups == 1 else 'KG'}, {_spatial(rank, 'K')}] (its first dim is the input's channels, "
+                    "as nn.ConvTranspose stores it)", node)
+    if len(dims) != rank + 2 or dims[0] != x.shape[0]:
+        raise b.err(E.ARGS, f"the split of {op} lists the output's dims: split({x.shape[0]}, K, "
+                    f"{_spatial(rank, 'O')}, cores=AIC)", split_call)
+    if groups == 1 and dims[1] != w.shape[1]:
+        raise b.err(E.ARGS, f"the output channels of {op} are the weight's dim 1: split({x.shape[0]}, {w.shape[1]}, "
+                    f"{_spatial(rank, 'O')}, cores=AIC)", split_call)
+    if groups != 1 and dims[1] == w.shape[1]:
+        raise b.err(E.ARGS, f"with groups= the output of {op} has {w.shape[1]} x groups channels: give them their own "
+                    f"symbol, split({x.shape[0]}, K, {_spatial(rank, 'O')}, cores=AIC) with y [N, K, ...]", split_call)
 
 
 def _groups(b, node) -> int | str:
@@ -158,18 +202,18 @@ def _groups(b, node) -> int | str:
     raise b.err(E.ARGS, "groups= takes an integer literal >= 1 or a shape symbol (groups=C for depthwise)", node)
 
 
-def _bias(b, node, x: ir.TensorParam, w: ir.TensorParam) -> str:
-    """`bias=conv_bias`: an f32 [K] tensor (`nn.Conv2d(..., bias=True)` binds `conv_bias`)."""
+def _bias(b, node, x: ir.TensorParam, w: ir.TensorParam, k) -> str:
+    """`bias=conv_bias`: an f32 [K] tensor, K the output channels (`nn.Conv2d(..., bias=True)` binds `conv_bias`)."""
     if not (isinstance(node, Tree) and node.data == "name"):
         raise b.err(E.ARGS, "bias= takes a tensor parameter: bias=conv_bias", node)
     p = b.tensor_param(node.children[0])
     if p.name in (x.name, w.name):
-        raise b.err(E.ARGS, f"bias= takes its own [{w.shape[0]}] tensor, not '{p.name}'", node)
+        raise b.err(E.ARGS, f"bias= takes its own [{k}] tensor, not '{p.name}'", node)
     if p.dtype is not DType.F32:
         raise b.err(E.DTYPE_UNSUPPORTED, f"the convolution's bias is added in f32; '{p.name}' is {p.dtype}", node,
-                    f"declare '{p.name}' as Tensor[f32, \"{w.shape[0]}\"] (the harness passes the task's f32 bias as is)")
-    if tuple(p.shape) != (w.shape[0],):
-        raise b.err(E.INDEX, f"'{p.name}' has shape {list(p.shape)}; the bias of a convolution is [{w.shape[0]}] (one "
+                    f"declare '{p.name}' as Tensor[f32, \"{k}\"] (the harness passes the task's f32 bias as is)")
+    if tuple(p.shape) != (k,):
+        raise b.err(E.INDEX, f"'{p.name}' has shape {list(p.shape)}; the bias of a convolution is [{k}] (one "
                     "value per output channel)", node)
     return p.name
 

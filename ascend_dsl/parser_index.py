@@ -10,7 +10,7 @@ shape) at the row numbers that `idx` (an `i32`/`i64` tensor over the loop's rows
 reads) holds. The value is ordinary whole rows (Layout.ROWS). Negative numbers count from the end
 (`w[idx]` in PyTorch); numbers outside [-V, V) are out of range: the interpreter reports them
 (`INDEX`), the emulator reports the copy outside `w` (`GM-OOB`), and on hardware the result is
-undefined. Storing through an index (scatter) is not supported. Non-goals: lowering (TileIndex.by:
+undefined. Storing through an index is not a form (scatters: parser_scatter.py). Non-goals: lowering (TileIndex.by:
 lowering/emit/row_gather.py reads the row numbers and copies the rows).
 """
 

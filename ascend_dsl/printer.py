@@ -55,6 +55,10 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
         case ir.Op(op=op, args=(a,)) if OPS[op].rule in (Rule.REDUCE, Rule.ARG_REDUCE):
             axis = _box_axis[-1] if a.type.layout is ir.Layout.BOX else 1
             return f"{OPS[op].call or op}({expr(a)}, axis={axis})"
+        case ir.Op(op=op, args=(a, index, src, _, alpha)) if OPS[op].rule is Rule.ROW_SCATTER:  # (rows, names, V, alpha)
+            extra = {"index_add": "" if isinstance(alpha, ir.Const) and alpha.value == 1 else f", alpha={expr(alpha)}",
+                     "index_put_acc": ", accumulate=True"}.get(op, "")
+            return f"{OPS[op].call or op}({expr(a)}, {index.value}, {src.value}{extra})"
         case ir.Op(op="col_minus_row"):
             return "col_index() - row_index()" if parent <= _PREC["sub"] else "(col_index() - row_index())"
         case ir.Op(op=op) if OPS[op].rule is Rule.POSITION:  # its operands are the loop's shapes
@@ -88,6 +92,10 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             head = [f"{ind}SyncAll()  # before stage {i}: it reads {', '.join(reads)}"] if sync else []
             note = f"{ind}# stage {i} ({sub.name}): reads {', '.join(reads) or '-'}, writes {', '.join(writes) or '-'}"
             return head + [note] + block(sub.body, ind)
+        case ir.FlashAttention(stages=stages, bq=bq, bk=bk, mask=mask):
+            note = (f"{ind}# flash attention (the two stages below, fused): blocks of <= {bq} query rows x <= {bk} keys, "
+                    f"online softmax{_flash_mask(mask)}")
+            return [note] + block(stages, ind)
         case ir.SplitLoop(var=v, extent=ext, core_kind=kind, cores=c, body=body):
             cores = kind if c is None else str(c)
             return [f"{ind}for {v} in split({' * '.join(ext)}, cores={cores}):"] + block(body, ind + "    ")
@@ -102,7 +110,8 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             plan = getattr(s.shape, "plan", None)  # box and window plans (plan_box, plan_windows)
             if isinstance(plan, ir.BoxPlan):
                 head.append(f"{inner}# box rows {plan.pitch_granule}-element aligned; scratch trees for "
-                            f"{', '.join(plan.reread) or 'none'}; whole-row shares: {plan.whole_row_shares}")
+                            f"{', '.join(plan.reread) or 'none'}; whole-row shares: {plan.whole_row_shares}"
+                            + ("; the whole extra axis per tile" if plan.whole_axis else ""))
             elif isinstance(plan, ir.WindowPlan):
                 head.append(f"{inner}# window {', '.join(map(operand, plan.window))}; planes {list(plan.in_dims)} -> "
                             f"{list(plan.out_dims)}; outer taps as vector rows: {plan.rows_path}")
@@ -126,6 +135,10 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             return [f"{ind}{n} = zeros({' * '.join(slots)})"]
         case ir.SlotAccumulate(name=n, value=v):
             return [f"{ind}{n}[{_row_var(s)}] += {_value(v)}"]
+        case ir.Accumulate(name=n, reduce=r, value=v, moments=(mean, m2, step)):
+            what = {"shift": f"the chunk before merged into ({mean}, {m2}); the shift", "sum": "the chunk's deviations",
+                    "sq": "their squares"}[step]
+            return [f"{ind}{n} += {OPS[r].call}({_value(v)})  # {what}"]
         case ir.Accumulate(name=n, combine=ir.Combine.ADD, reduce=r, value=v):
             return [f"{ind}{n} += {OPS[r].call}({_value(v)})"]
         case ir.Accumulate(name=n, combine=c, reduce=r, value=v):
@@ -153,12 +166,15 @@ def conv_loop(s: ir.ConvLoop, ind: str) -> list[str]:
     c = s.conv
     dims = ", ".join(s.dims)
     opts = ", ".join(f"{k}={v[0]}" for k, v in (("stride", c.stride), ("padding", c.padding), ("dilation", c.dilation)))
+    if c.transposed:
+        opts += f", output_padding={c.output_padding[0]}"
     opts += (f", groups={c.groups}" if c.groups != 1 else "") + (f", bias={c.bias}" if c.bias else "")
+    op = f"conv_transpose{c.rank}d" if c.transposed else f"conv{c.rank}d"
     inner = ind + "    "
     value = f"relu({c.name})" if s.relu else c.name
     value = value if s.out_dtype is DType.F32 else f"cast({value}, {s.out_dtype})"
     lines = [f"{ind}for {s.var} in split({dims}, cores=AIC):", f"{inner}with cube:",
-             f"{inner}    {c.name} = conv{c.rank}d({c.x}[{s.var}], {c.w}[{s.var}], {opts})"]
+             f"{inner}    {c.name} = {op}({c.x}[{s.var}], {c.w}[{s.var}], {opts})"]
     if s.plan is not None:
         p = s.plan
         lines.append(f"{inner}    # tiles <= {p.max_m} out channels x {p.max_n} pixels x {p.max_k} depth")
@@ -197,6 +213,8 @@ def chunk_plan(plan: ir.ChunkPlan | ir.NoChunk) -> list[str]:
 
 
 def _fold(f: ir.Fold) -> str:
+    if f.moments:
+        return f"{'mean' if f.name == f.moments[0] else 'm2'}:{'/'.join(f.moments)}"
     return f"online_max:{f.online_sum}" if f.online_sum else f.combine.value
 
 
@@ -232,6 +250,12 @@ def cube_loop(s: ir.CubeLoop, ind: str) -> list[str]:
         lines.append(f"{inner}    # buffer {d.name}: {d.position.value} {d.dtype} x{d.num} ({d.bits} bit/elem{lay})")
     body = [b for b in epi.body if not (isinstance(b, ir.Assign) and b.name == mm.name and isinstance(b.value, ir.Load))]
     return lines + block(tuple(body), inner + "    ")
+
+
+def _flash_mask(mask: ir.FlashMask | None) -> str:
+    if mask is None:
+        return ""
+    return f", mask {mask.tensor}" if mask.tensor else ", causal from positions (key blocks above the diagonal skipped)"
 
 
 def block(body: tuple[ir.Stmt, ...], ind: str) -> list[str]:

@@ -13,9 +13,11 @@ Shapes (batch_size x dim): flat (element-wise) kernels 16 x 16384 (KernelBench's
 latency-bound), 64 x 65536 and 256 x 65536 (benchmark scale); row kernels 128 x 4096 (task default)
 and 4096 x 4096 (benchmark scale); optimizers 4M and 16M parameters; reductions over the last dim of
 [256, 16, 4096], and reductions over dim 1 / dim 0 (box loops) also over [16, 4096, 256] (a long reduced
-axis); matmul, fuse, convolution and attention their task sizes; pooling and resize their first gallery
-shape (window loops on the scalar unit: the emulator steps every access, so SCALE_SHAPES' sizes are out of
-reach); scans (vector unit) as row kernels, with rows of 393,216 too. See bench_shapes(). KernelBench's own
+axis); matmul, fuse, convolution and attention their task sizes, and so do tasks that name their sizes otherwise
+(embedding: batch_size x seq_len) or run their own cases (get_input_groups); resize its first gallery shape; pooling
+its first gallery shape and 48 planes of SCALE_SHAPES' (POOL_SHAPES: 48 x 65536, 48 x 512 x 512, 48 x 64^3;
+SCALE_SHAPES' plane counts are out of the emulator's reach, and per core only repeat the tile loop); scans (vector
+unit) as row kernels, with rows of 393,216 too. See bench_shapes(). KernelBench's own
 benchmark sizes (e.g. 4096 x 393216) are too large to emulate; per core they only repeat the 256 x 65536
 tile loop more often.
 
@@ -76,15 +78,21 @@ REDUCTION_TARGET = 0.70
 CUBE_TARGET = 0.70
 WINDOW_TARGET = 0.60
 #: Row kernels that reduce along the row (the rest of the row kernels only broadcast: element-wise).
-REDUCING = {"softmax", "log_softmax"}
+REDUCING = {"softmax", "log_softmax", "softmax_dim1"}
 
 
 #: Reductions over a non-last dim (box loops: strided reads along the reduced axis).
 BOX_REDUCTIONS = {"sum_dim1", "mean_dim1", "max_dim1", "min_dim1", "prod_dim1", "sum_dim0"}
 #: Cube kernels (MIX: matmul, fused epilogues, convolutions, attention): their task's own sizes.
 CUBE = ("matmul", "fuse", "convolution", "attention")
-#: Window / gather loops over planes: their first gallery shape.
+#: Window / gather loops over planes: their first gallery shape; pooling (vector unit) also the planes of
+#: SCALE_SHAPES (npu_harness/gallery.py: 64 x 128 x 65536, 32 x 64 x 512 x 512, 16 x 32 x 64^3) but 48 of them
+#: (one per core: per core, the benchmark only repeats the tile loop), and a capped task at 8M elements.
 WINDOWS = ("pooling", "resize")
+POOL_SHAPES = {1: {"batch_size": 1, "channels": 48, "length": 65536},
+               2: {"batch_size": 1, "channels": 48, "height": 512, "width": 512},
+               3: {"batch_size": 1, "channels": 48, "depth": 64, "height": 64, "width": 64}}
+POOL_CAP = 1 << 23
 
 
 #: KernelBench's default sizes (its tasks' own batch_size x dim): the second count of the closing line.
@@ -178,10 +186,36 @@ def target_fraction(ex) -> tuple[str, float | None]:
     return "element-wise", ELEMENTWISE_TARGET
 
 
+def task_constants(ex) -> set[str]:
+    """The size constants of a gallery kernel's task (module-level integers)."""
+    from npu_harness.task_worker import task_shapes
+
+    return set(task_shapes(ex.task)["constants"])
+
+
 def bench_shapes(ex) -> list[dict[str, int]]:
-    """Shapes per kernel: a default-size one first, the benchmark-scale one last."""
+    """Shapes per kernel: a default-size one first, the benchmark-scale one last. A task that runs its own
+    cases (get_input_groups) or names its sizes differently (embedding: batch_size x seq_len; layer_norm_module:
+    B x D) runs at its own sizes: `{}`, once."""
+    shapes = _class_shapes(ex)
+    if shapes == [{}]:
+        return shapes
+    if ex.is_groups:
+        return [{}]
+    names = task_constants(ex)
+    fitting = [s for s in shapes if set(s) - {"cap"} <= names]
+    return fitting or [{}]
+
+
+def _class_shapes(ex) -> list[dict[str, int]]:
+    """The shapes bench_shapes asks for, by the kernel's class (before matching them to the task's names)."""
     if ex.category in CUBE:
         return [{}]
+    if ex.category == "pooling":  # the first gallery shape, then POOL_SHAPES (its task's names; a capped task: cap)
+        rank = len(ex.source.instantiate().tensors[0].shape) - 2
+        names = task_constants(ex)
+        big = POOL_SHAPES[rank] if set(POOL_SHAPES[rank]) <= set(names) else {"cap": POOL_CAP}
+        return [ex.shapes()[0], big]
     if ex.category in WINDOWS:
         return ex.shapes()[:1]
     if ex.category == "optimizer":
@@ -196,6 +230,10 @@ def bench_shapes(ex) -> list[dict[str, int]]:
         return [{}, {"batch_size": 16, "dim1": 4096, "dim2": 256}, {"batch_size": 256, "dim1": 16, "dim2": 4096}]
     if ex.category == "reduce":
         return [{}, {"batch_size": 256, "dim1": 16, "dim2": 4096}]
+    if ex.name in ("softmax_dim1", "l2_norm_dim1"):  # boxes stored whole: mean_dim1's [16, 256, 256], a short axis
+        return [{"batch_size": 16, "dim1": 256, "dim2": 256}, {"batch_size": 256, "dim1": 16, "dim2": 4096}]
+    if ex.name == "rms_norm_channels":  # channels of [16, 64, 64, 64] images
+        return [{"batch_size": 16, "features": 64, "dim1": 64, "dim2": 64}]
     if ex.name in ("tril", "triu", "causal_softmax"):  # batches of matrices: the task's 16 x 256 x 256 / 16 x 512 x 512
         return [{}]
     if ex.name in LONG_ROWS:

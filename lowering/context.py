@@ -27,3 +27,8 @@ class PassContext:
     slots: dict = field(default_factory=dict)
     #: Split-K may be planned for MIX kernels (passes/plan_split_k.py); benchmarks turn it off for the "before" figure.
     allow_split_k: bool = True
+    #: The two chained SDPA stages may be fused into a FLASH kernel (passes/plan_flash.py); benchmarks turn it off
+    #: for the unfused figure.
+    allow_flash: bool = True
+    #: Why two attention-like stages were not fused (plan_flash), for the chain's launch error; "" if none.
+    flash_miss: str = ""

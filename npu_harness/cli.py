@@ -191,6 +191,8 @@ def _write(args, kernel, project, ctx, variants=None, facts=None) -> None:
     tile = (f"max tile {project.manifest['max_tile']} elements" if unit == "elements" else
             "MIX 1:2, base blocks <= {} x {} x {}".format(*project.manifest["base_block"]) if unit == "base blocks"
             else f"MIX 1:2, {len(project.manifest['stages'])} cube stages joined by workspace tensors" if unit == "stages"
+            else "MIX 1:2, flash attention: blocks of <= {max_query_rows} query rows x <= {max_keys} keys, online "
+                 "softmax".format(**project.manifest["flash"]) if unit == "query blocks"
             else "planes (or bands of output rows) per tile sized at run time from the shapes" if unit == "planes"
             else "positions per tile and rows of the reduced axis per chunk sized at run time" if unit == "positions"
             else "rows per tile sized at run time from the row length")
@@ -303,7 +305,7 @@ def _validate_npu(args, variants, task: Path, overrides: dict) -> int:
 def _check_tiling(args, variants, task: Path, overrides: dict) -> int:
     """--validate tiling: bind the task's shapes (meta device, no data) and run only the host tiling."""
     from .binding import bind
-    from .tiling_probe import launch_blocks
+    from .tiling_probe import launch_blocks, launch_failure
     from .validate import load_cases_for
 
     cases = load_cases_for(variants.kernels, task, overrides=overrides, meta=True, timeout=args.task_timeout)
@@ -318,7 +320,7 @@ def _check_tiling(args, variants, task: Path, overrides: dict) -> int:
         sizes = ", ".join(f"{k}={val}" for k, val in b.symbols.items())
         label = f"{run.label}: " if cases.format == "groups" else ""
         if blocks == 0:
-            why = project.view.tiling_error
+            why = launch_failure(project, ctx.target.name, b.symbols, b.scalars, ctx.target.aiv)
             print(f"{label}tiling: FAIL ({sizes}): the host tiling launches no block (a launch reports TILING: {why})")
             status = 1
         else:

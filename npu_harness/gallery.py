@@ -59,6 +59,10 @@ EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
     "attention/causal_attention": [{}, {"B": 1, "H": 3, "S": 37, "D": 24}],
     "attention/cross_attention": [{}, {"B": 1, "H": 3, "Sq": 45, "Skv": 13, "D": 24}],
     "attention/sdpa_dropout": [{}, {"B": 1, "H": 3, "S": 29, "D": 40}],
+    "attention/causal_sdpa": [{}, {"B": 1, "H": 3, "S": 37, "D": 24}],
+    "attention/decode_gqa": [{}, {"B": 1, "H": 6, "Hkv": 3, "L": 4099, "D": 40}],
+    # 8K keys (the task's size) is validated by the host tiling (tests/test_flash.py) and was emulated once (15 s)
+    "attention/long_context": [{"B": 1, "H": 2, "S": 1000}, {"B": 1, "H": 1, "S": 301, "D": 40}],
 }
 #: Per example ("category/name"), replacing the shapes above. Pooling runs its windows on the scalar
 #: unit, so the emulator validates small planes (the benchmark-scale defaults are lowered and
@@ -84,12 +88,28 @@ EXAMPLE_SHAPES.update({f"convolution/{name}": [{}, {"batch_size": 1, "in_channel
 #: channels (a group's tile ends mid-fractal)
 EXAMPLE_SHAPES.update({f"convolution/{name}": [{}, {"batch_size": 1, "channels": 37, "height": 23, "width": 40}]
                        for name in ("conv2d_depthwise", "conv2d_separable_depthwise", "conv2d_depthwise_multiplier")})
+EXAMPLE_SHAPES.update({f"convolution/{name}": [{}, {"batch_size": 1, "in_channels": 19, "out_channels": 150, **sizes}]
+                       for name, sizes in (("conv_transpose1d", {"length": 1001}),
+                                           ("conv_transpose3d", {"depth": 4, "height": 7, "width": 9}))})
+EXAMPLE_SHAPES["convolution/conv_transpose2d_grouped_dilated"] = [{}, {"batch_size": 1, "in_channels": 20,
+                                                                      "out_channels": 148, "height": 13, "width": 17}]
 EXAMPLE_SHAPES["convolution/conv1d_depthwise"] = [{}, {"batch_size": 1, "channels": 37, "length": 701}]
 EXAMPLE_SHAPES["convolution/conv2d_grouped"] = [{}, {"batch_size": 1, "in_channels": 20, "out_channels": 148,
                                                      "height": 35, "width": 40}]
-#: max_pool3d (dilation 3: windows span 7 input slices): bands that fit UB only single-buffered.
+#: Scatters (examples/index/): along the last dim, rows not a multiple of 32 bytes (and of the i64 indices' 4);
+#: along dim 0, more and fewer source rows than destination rows, rows shorter and longer than 1 KB.
+EXAMPLE_SHAPES.update({f"index/{name}": [{"batch_size": 7, "dim": 33}, {"batch_size": 33, "dim": 1001}]
+                       for name in ("scatter_add", "scatter_value", "index_add", "index_copy", "index_put_accumulate")})
+EXAMPLE_SHAPES.update({f"index/{name}": [{"num_rows": 101, "num_updates": 53, "dim": 19},
+                                         {"num_rows": 300, "num_updates": 101, "dim": 1001}]
+                       for name in ("index_add_rows", "index_put_rows", "index_copy_rows")})
+#: max_pool3d (dilation 3: windows span 7 input slices): bands of output depth; 3-D pooling at 40 x 300 / 61 x 300
+#: planes: one output depth slice's windows do not fit UB, so tiles are bands of its output rows (dim 1).
 EXAMPLE_SHAPES["pooling/max_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "channels": 1, "depth": 9, "height": 60,
-                                                            "width": 60}]
+                                                            "width": 60},
+                                        {"batch_size": 1, "channels": 2, "depth": 9, "height": 40, "width": 300}]
+EXAMPLE_SHAPES["pooling/avg_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "channels": 2, "depth": 7, "height": 61,
+                                                            "width": 300}]
 #: Scans per row also run on the scalar unit: the benchmark's 4000-long rows, but 8 of them.
 EXAMPLE_SHAPES.update({f"math/{name}": [{"batch_size": 8, "dim": 4000}, {"batch_size": 33, "dim": 1001}]
                        for name in ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum", "masked_cumsum")})
@@ -133,6 +153,13 @@ EXAMPLE_SHAPES.update({
     "normalization/group_norm": [{"batch_size": 2, "features": 4, "num_groups": 2, "dim1": 32, "dim2": 64},
                                  {"batch_size": 3, "features": 6, "num_groups": 3, "dim1": 33, "dim2": 57},
                                  {"batch_size": 1, "features": 2, "num_groups": 2, "dim1": 300, "dim2": 300}],
+    # boxes stored whole (the reduced axis in UB per tile): positions per row of the reduced axis not a multiple of
+    # 32 bytes, odd channel counts, more positions than one tile
+    "activation/softmax_dim1": [{"batch_size": 4, "dim1": 64, "dim2": 256}, {"batch_size": 3, "dim1": 37, "dim2": 1001}],
+    "normalization/l2_norm_dim1": [{"batch_size": 4, "dim1": 64, "dim2": 256},
+                                   {"batch_size": 3, "dim1": 37, "dim2": 1001}],
+    "normalization/rms_norm_channels": [{"batch_size": 2, "features": 16, "dim1": 32, "dim2": 32},
+                                        {"batch_size": 3, "features": 37, "dim1": 11, "dim2": 13}],
     "normalization/frobenius_norm": [{"batch_size": 4, "features": 16, "dim1": 64, "dim2": 64},
                                      {"batch_size": 3, "features": 5, "dim1": 33, "dim2": 57}],
 })
@@ -222,26 +249,32 @@ SCALE_SHAPES = [
     {"batch_size": 16, "in_channels": 64, "out_channels": 128, "height": 256, "width": 256},  # issue 14's conv
     {"batch_size": 16, "in_channels": 64, "out_channels": 128, "length": 65536},
     {"batch_size": 4, "in_channels": 32, "out_channels": 64, "depth": 16, "height": 64, "width": 64},
+    {"num_rows": 4096, "num_updates": 4096, "dim": 4096},  # 4096 rows of 4096 scattered into a 4096 x 4096 tensor
     {"batch_size": 64, "seq_len": 4096},  # attention-score rows: 64 batches x heads of 4096 x 4096 (causal softmax)
+    # attention (flash attention: the key length is not bounded by UB): issue 15's B=4, H=32, S=4096, D=128
+    {"Bt": 128, "M": 4096, "N": 4096, "Dk": 128, "Dv": 128},
+    {"B": 4, "H": 32, "M": 4096, "N": 4096, "Dk": 128, "Dv": 128},
+    {"B": 4, "H": 32, "Hkv": 8, "M": 4096, "N": 4096, "Dk": 128, "Dv": 128},
+    {"B": 4, "H": 32, "S": 4096, "D": 128},
+    {"B": 4, "H": 32, "Sq": 4096, "Skv": 77, "D": 128},
+    {"B": 4, "H": 32, "Hkv": 8, "Q": 1, "L": 32768, "D": 128},  # one decoding step against a 32K-token KV cache
 ]
-_WHOLE_KEYS = "the softmax stage holds whole rows of N (the key length) in UB (N up to about 580)"
 #: Kernels with a documented size limit that an entry of SCALE_SHAPES would exceed: (the benchmark-scale
 #: shapes used instead, the limit). At the exceeding shape the launch reports TILING (tested).
 SCALE_LIMITED = {
-    "attention/sdpa": ([{"Bt": 128, "M": 512, "N": 512, "Dk": 64, "Dv": 64}], _WHOLE_KEYS),
-    "attention/gqa": ([{"B": 4, "H": 32, "Hkv": 8, "M": 512, "N": 512, "Dk": 128, "Dv": 128}], _WHOLE_KEYS),
-    "attention/mqa": ([{"B": 4, "H": 32, "M": 512, "N": 512, "Dk": 128, "Dv": 128}], _WHOLE_KEYS),
-    "attention/causal_attention": ([{"B": 4, "H": 32, "S": 448, "D": 128}],
-                                   _WHOLE_KEYS.replace("580", "450: the mask's rows are in UB too")),
-    "attention/cross_attention": ([{"B": 4, "H": 32, "Sq": 4096, "Skv": 77, "D": 128}], _WHOLE_KEYS),
-    "attention/sdpa_dropout": ([{"B": 4, "H": 32, "S": 512, "D": 128}], _WHOLE_KEYS),
     **{f"resize/{name}": ([{"batch_size": 64, "channels": 128, "length": 8192}],
                           "a 1-D plane is one row: it must fit UB with its output row (no column bands yet)")
        for name in ("interpolate_linear1d", "downsample_nearest1d")},
     "index/gather_dim1": ([{"batch_size": 4096, "dim": 4096}],
                           "a per-element gather holds whole rows of x, the i64 indices and y in UB (f32: about 4,500)"),
+    **{f"index/{name}": ([{"batch_size": 4096, "dim": 4096}],
+                         "a scatter holds whole rows of x, the indices, the source and y in UB (f32: about 4,500)")
+       for name in ("scatter_add", "scatter_value", "index_add", "index_copy", "index_put_accumulate")},
     "fuse/matmul_softmax": ([{"M": 8192, "K": 4096, "N": 512}],
                             "the softmax epilogue holds whole rows of N in UB (N up to about 580 in f32)"),
+    **{name: ([{"batch_size": 128, "dim1": 512, "dim2": 4095}],
+              "a box stored whole holds the whole reduced axis (dim1) in UB with its temporaries (about 1000 in f32)")
+       for name in ("activation/softmax_dim1", "normalization/l2_norm_dim1")},
 }
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ascend_dsl.diagnostics import DslError
 
+from .disk_cache import cache_base, note_write, touch
 from .subprocess_limits import describe_exit, describe_limit, memory_limit, run_limited
 from .task_result import load_cases
 
@@ -46,9 +47,7 @@ def _task_cache_file(path: Path, request: dict) -> Path | None:
     for name in _WORKER_SOURCES:
         h.update((here / name).read_bytes())
     h.update(_torch_version().encode())
-    env = os.environ.get("ASCEND_DSL_CACHE")
-    base = Path(env) if env else Path.home() / ".cache" / "ascend-dsl"
-    return base / "tasks" / f"{h.hexdigest()}.npz"
+    return cache_base() / "tasks" / f"{h.hexdigest()}.npz"
 
 
 @functools.lru_cache(maxsize=1)
@@ -125,7 +124,9 @@ def run_task_cases(path: str | Path, *, seed: int = 0, overrides: dict | None = 
     cached = _task_cache_file(path, request)
     if cached is not None and cached.is_file():
         try:
-            return cases_from(load_cases(cached))
+            cases = cases_from(load_cases(cached))
+            touch(cached)
+            return cases
         except Exception:  # noqa: BLE001 - a damaged cache entry is simply recomputed
             cached.unlink(missing_ok=True)
     limit = memory_limit()
@@ -153,6 +154,8 @@ def run_task_cases(path: str | Path, *, seed: int = 0, overrides: dict | None = 
                 os.replace(tmp_name, cached)
             except OSError:
                 pass
+            else:
+                note_write()
     return cases_from(data)
 
 

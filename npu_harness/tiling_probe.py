@@ -30,10 +30,20 @@ int main(int argc, char** argv)
     }}
     {tiling_type} t{{}};
     const unsigned blocks = {tiling_fn}({args});
-    std::printf("{{\\"blocks\\": %u{field_fmt}}}\\n", blocks{field_args});
+    std::printf("{{\\"blocks\\": %u{field_fmt}", blocks{field_args});
+{why}    std::printf("}}\\n");
     return 0;
 }}
 '''
+
+
+#: With a tiling_why function (lowering/emit/shared.py), 0 blocks also print "why" (its text has no quotes).
+_WHY = """    if (blocks == 0) {{
+        char why[1024];
+        {fn}(t, why, sizeof why);
+        std::printf(", \\"why\\": \\"%s\\"", why);
+    }}
+"""
 
 
 def probe_source(project: EmittedProject, fields: tuple[str, ...] = ()) -> str:
@@ -47,7 +57,8 @@ def probe_source(project: EmittedProject, fields: tuple[str, ...] = ()) -> str:
     return _MAIN.format(name=project.name, argc=len(names) + 1, usage=" ".join(names), tiling_type=m["tiling_type"],
                         tiling_fn=m["tiling_fn"], args=", ".join(args),
                         field_fmt="".join(f', \\"{f}\\": %llu' for f in fields),
-                        field_args="".join(f", (unsigned long long)t.{f}" for f in fields))
+                        field_args="".join(f", (unsigned long long)t.{f}" for f in fields),
+                        why=_WHY.format(fn=why) if (why := getattr(project.view, "tiling_why", "")) else "")
 
 
 def run_tiling(project: EmittedProject, target: str, symbols: dict[str, int], scalars: dict[str, float],
@@ -74,6 +85,13 @@ def run_tiling(project: EmittedProject, target: str, symbols: dict[str, int], sc
         raise DslError.at("INTERNAL", f"the host tiling probe failed (exit {res.returncode}): {res.stderr.strip()}",
                           None)
     return json.loads(res.stdout)
+
+
+def launch_failure(project: EmittedProject, target: str, symbols: dict[str, int], scalars: dict[str, float],
+                   core_num: int) -> str:
+    """Why the host tiling launches no block at these shapes: the kernel's own explanation with the sizes when
+    it has one (tiling_why), else its fixed TILING message."""
+    return run_tiling(project, target, symbols, scalars, core_num).get("why") or project.view.tiling_error
 
 
 def launch_blocks(project: EmittedProject, target: str, symbols: dict[str, int], scalars: dict[str, float],

@@ -225,7 +225,9 @@ def _sim_result(kernel: ir.Kernel, lowered: ir.Kernel, ctx: PassContext, b: Bind
     detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
     if res.returncode < 0:  # killed by a signal: say which, and the likely cause
         detail = f"the emulator was {describe_exit(res.returncode)}" + (f"\n{detail}" if detail else "")
-    est = _estimate(res.counters, ctx.target.name, sum(b.tensors[p.name].data.nbytes for p in kernel.bound_tensors))
+    # the least traffic: every tensor once at the kernel's dtype (a reference output may be held wider)
+    least = sum(b.tensors[p.name].numel() * p.dtype.size for p in kernel.bound_tensors)
+    est = _estimate(res.counters, ctx.target.name, least)
     return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail,
                             time.perf_counter() - start, counters=res.counters, report=est,
                             estimate_us=est.time_us if est is not None else None, scalars=b.scalar_line(),

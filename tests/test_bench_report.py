@@ -61,3 +61,17 @@ def test_rows_below_target_carry_their_reason_and_the_summary_counts(bench):
            "the least; VALIDATION FAILED" in text  # fast but wrong: misses
     assert "below: max_pool2d f16 16x16384: no estimate (TILING)" in text
     assert "scan           target >= 70%: 1/1 rows meet it" in text and "below: cumsum" not in text  # at its target
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("relu", [{"batch_size": 16, "dim": 16384}, {"batch_size": 64, "dim": 65536}, {"batch_size": 256, "dim": 65536}]),
+    ("embedding", [{}]),          # batch_size x seq_len x num_embeddings x embedding_dim: no `dim`
+    ("layer_norm_module", [{}]),  # B x D
+    ("add_groups", [{}]),         # get_input_groups: its own cases
+])
+def test_bench_shapes_use_only_the_tasks_own_size_names(bench, name, expected):
+    """A shape naming sizes the task does not have was a TASK-ERROR row (31 rows in the last --quick run)."""
+    from npu_harness import gallery
+
+    ex = next(e for e in gallery.discover() if e.name == name)
+    assert bench.bench_shapes(ex) == expected

@@ -44,7 +44,8 @@ def _plan(lowered: ir.Kernel) -> ir.ChunkPlan:
 @pytest.mark.parametrize("name,passes,x_reads", [
     ("activation/softmax", 2, 2),            # max and sum(exp(x - max)) online | exp, divide, store
     ("activation/log_softmax", 2, 2),
-    ("normalization/layer_norm", 3, 3),      # mean | variance | normalise, store
+    ("normalization/layer_norm", 2, 2),      # mean and variance in one pass (chunk_moments.py) | normalise, store
+    ("normalization/instance_norm", 2, 2),
     ("normalization/rms_norm", 2, 2),        # mean of squares | scale, store
     ("normalization/batch_norm", 1, 1),      # per-channel scalars only: one streaming pass
     ("reduce/mean_dim", 1, 1),               # one fold, then one element per row
@@ -75,9 +76,11 @@ def test_per_row_values_are_scalars_between_passes():
     _, project, _ = _example("normalization/layer_norm")
     code = project.files["layer_norm_kernel.cpp"]
     process = code[code.index("void ProcessChunked()"):code.index("void ChunkReset()")]
-    # mean = folded sum / D, then rsqrt(var + eps) on one vector element, between the passes
-    assert process.index("ChunkPass0();") < process.index("1.0f / static_cast<float>(D_)") < \
-        process.index("ChunkPass1();") < process.index("Rsqrt(math, math, 1);") < process.index("ChunkPass2();")
+    # the mean and M2 from one pass, var = M2 / D, then rsqrt(var + eps) on one vector element, before the last pass
+    assert process.index("ChunkPass0();") < process.index("_t0Row_ = _t0MeanRow_;") < \
+        process.index("1.0f / static_cast<float>(D_)") < process.index("Rsqrt(math, math, 1);") < \
+        process.index("ChunkPass1();")
+    assert "ChunkPass2();" not in process
     # the row vectors are read chunk by chunk at the chunk's offset
     assert "CopyGmToUb(weightLocal, weightGm[offset], count);" in code
 

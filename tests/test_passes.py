@@ -27,7 +27,7 @@ from lowering.pipeline import PIPELINE, run_pipeline
 ROOT = Path(__file__).resolve().parents[1]
 GALLERY = sorted((ROOT / "examples").rglob("*.adsl"))
 
-EXPECTED_PASSES = ("plan_stages", "check_constraints", "legalize", "three_address", "hoist_scalars", "select_kind",
+EXPECTED_PASSES = ("plan_stages", "plan_flash", "check_constraints", "legalize", "three_address", "hoist_scalars", "select_kind",
                    "plan_chunks", "allocate_buffers", "plan_tiling", "plan_row_groups", "plan_cube", "plan_split_k", "plan_conv",
                    "plan_windows",
                    "select_instructions", "plan_box", "schedule_stages", "emit")
@@ -106,7 +106,11 @@ def _run_any(k: ir.Kernel, seed: int = 0) -> list[torch.Tensor]:
     conv = ir.conv_loop(k)
     if conv is not None:  # conv output dims follow from the input, kernel, stride, padding and dilation
         c, dims = conv.conv, [k.param(n).shape[2:] for n in (conv.conv.x, conv.conv.w, conv.out)]
-        if c.groups != 1:  # groups split the channels: C = CG * groups, K a multiple of groups
+        if c.transposed:  # w is [C, K / groups, ...]; the output's channel symbol is K = KG * groups
+            groups = sizes[c.groups] if isinstance(c.groups, str) else c.groups
+            kg, ko = k.param(c.w).shape[1], k.param(conv.out).shape[1]
+            sizes.update({d: v for d, v in ((kg, 2), (ko, 2 * groups)) if isinstance(d, str) and d != "C"})
+        elif c.groups != 1:  # groups split the channels: C = CG * groups, K a multiple of groups
             groups = sizes[c.groups] if isinstance(c.groups, str) else c.groups
             kk_, cg = k.param(c.w).shape[:2]
             sizes.update({d: v for d, v in ((cg, sizes["C"] // groups), (kk_, 2 * groups)) if isinstance(d, str)
@@ -115,7 +119,9 @@ def _run_any(k: ir.Kernel, seed: int = 0) -> list[torch.Tensor]:
             sizes.setdefault(din, 12)  # spatial inputs large enough for dilated 3x3 kernels
             sizes.setdefault(dk, 3)
             size_in, size_k = (sizes[d] if isinstance(d, str) else d for d in (din, dk))
-            sizes[dout] = (size_in + 2 * c.padding[i] - c.dilation[i] * (size_k - 1) - 1) // c.stride[i] + 1
+            sizes[dout] = ((size_in - 1) * c.stride[i] - 2 * c.padding[i] + c.dilation[i] * (size_k - 1)
+                           + c.output_padding[i] + 1) if c.transposed else \
+                (size_in + 2 * c.padding[i] - c.dilation[i] * (size_k - 1) - 1) // c.stride[i] + 1
     tensors = {}
     for p in k.tensors:
         shape = [sizes.get(d, 5) if isinstance(d, str) else d for d in p.shape]

@@ -56,7 +56,7 @@ def test_interpreter_reports_row_numbers_out_of_range(bad):
 
 
 @pytest.mark.parametrize("body,code,msg", [
-    ("store(w[idx[r], :], load(x[r, :]))", "UNSUPPORTED", "(scatter) is not supported"),
+    ("store(w[idx[r], :], load(x[r, :]))", "UNSUPPORTED", "storing into rows chosen by an index tensor is not supported"),
     ("store(y[r, :], load(w[f[r], :]))", "TYPE", "row numbers are i32 or i64"),
     ("store(y[r, :], load(w[idx[r]]))", "INDEX", "an index tensor picks whole rows"),
     ("store(y[r, :], load(w[idx[r + 1], :]))", "INDEX", "read at the tile's rows"),

@@ -177,13 +177,14 @@ def _planted(project, old: str, new: str, count: int = 1):
 
 @pytest.mark.slow
 def test_emulator_catches_a_combine_without_syncall(tmp_path):
-    """Planted bug: the group's slots of the row's sum (the first of layer_norm's two combines) read without
-    the SyncAll: the other cores' partials have not landed (the emulator runs blocks in order until a
-    SyncAll; the workspace starts as NaN bytes)."""
+    """Planted bug: the group's slots of the row's (count, mean, M2) (layer_norm's one combine: its mean and
+    variance fold in one pass, lowering/passes/chunk_moments.py) read without the SyncAll: the other cores'
+    partials have not landed (the emulator runs blocks in order until a SyncAll; the workspace starts as
+    NaN bytes)."""
     from ascend_dsl.dtypes import DType
 
     _, project, _ = _example("normalization/layer_norm", T=DType.F32)
-    bad = _planted(project, "SyncAll();  // every partial of the group has landed", "", 2)
+    bad = _planted(project, "SyncAll();  // every partial of the group has landed", "", 1)
     res = _run("normalization/layer_norm", DType.F32, LONG, 48, tmp_path, bad)
     assert not res.ok and not res.comparisons[0].ok, res.summary()
 

@@ -47,6 +47,18 @@ def _error(text: str):
     return e.value.diagnostics[0]
 
 
+def _lower_chain(k: ir.Kernel):
+    """Lower `k` with the flash-attention fusion off (plan_flash.py): the unfused CHAIN kernel of its stages."""
+    from lowering.context import PassContext
+    from lowering.pipeline import run_pipeline
+    from lowering.targets import get_target
+
+    ctx = PassContext(get_target("ascend910b1"), "sdpa.adsl")
+    ctx.allow_flash = False
+    ctx.lowered = run_pipeline(k, ctx)
+    return ctx.project, ctx
+
+
 def _line(text: str, needle: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
 
@@ -162,7 +174,7 @@ def test_emulator_catches_stages_without_syncall(tmp_path):
     from npu_harness.validate import load_task_for, validate_sim
 
     k = load_file(REPO / "examples/attention/sdpa.adsl")[0].instantiate()
-    proj, ctx = lowering.lower(k)
+    proj, ctx = _lower_chain(k)  # the chained form (sdpa lowers to FLASH by default)
     name = "sdpa_kernel.cpp"
     assert proj.files[name].count("    SyncAll();") == 1
     bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace("    SyncAll();", "    //", 1)})
@@ -179,7 +191,7 @@ def test_emulator_catches_a_workspace_read_before_any_write(tmp_path):
     from npu_harness.validate import load_task_for, validate_sim
 
     k = load_file(REPO / "examples/attention/sdpa.adsl")[0].instantiate()
-    proj, ctx = lowering.lower(k)
+    proj, ctx = _lower_chain(k)  # the chained form (sdpa lowers to FLASH by default)
     name = "sdpa_kernel.cpp"
     old = "        op.Process(tiling.s0.cubeTiling);\n"
     assert proj.files[name].count(old) == 1

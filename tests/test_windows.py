@@ -197,27 +197,37 @@ def test_pool_params_bound_at_run_time_are_checked_before_launch():
     assert e.value.codes == ["BINDING"] and "OW=4" in e.value.diagnostics[0].message
 
 
-def test_pooling_emits_row_vector_taps_and_scalar_last_dim_and_host_tiling():
+def test_pooling_emits_vector_taps_and_host_tiling():
     adsl = REPO / "examples/pooling/avg_pool3d.adsl"
     kernel = load_file(adsl)[0].instantiate({"T": "f16"})
     project, _ = lower(kernel, "ascend910b1", adsl.name)
     cpp, tiling = project.files["avg_pool3d_kernel.cpp"], project.files["avg_pool3d_tiling.h"]
-    assert "const float window = static_cast<float>(k * k * k);" in cpp
-    assert "static_cast<half>(acc / window)" in cpp
+    assert "const float scale = 1.0f / static_cast<float>(k * k * k);" in cpp
     # outer-dim taps: 16-bit rows widened to f32 and added as whole rows, rows 32-byte aligned in UB
-    assert "Cast(poolCast, xLocal[row], RoundMode::CAST_NONE, inW_);" in cpp and "Add(poolRow, poolRow, poolCast" in cpp
-    assert "DataCopyPad(xLocal[static_cast<uint32_t>(c * inWp_)]" in cpp
-    assert "const float v = poolRow.GetValue(static_cast<uint32_t>(w));" in cpp  # last-dim taps: scalar
-    assert "pad > k / 2" in tiling and "bandRows" in tiling and "pitch" in tiling
+    assert "Cast(poolCast, xLocal[row], RoundMode::CAST_NONE, len);" in cpp
+    assert "Add(poolRow[poolM], poolRow[poolM], poolCast, len);" in cpp
+    assert "DataCopyPad(xLocal[static_cast<uint32_t>(((0) + c) * inWp_)]" in cpp
+    # 3-D: a tile may be a band of dim-1 rows of one output slice: the band's rows of each input slice it reads
+    assert "DataCopyPad(xLocal[static_cast<uint32_t>(((d * sliceRows) + c) * inWp_)]" in cpp
+    assert "for (uint64_t o1 = 0; o1 < outDim1_; o1 += band1Rows_)" in cpp and "band1Rows" in tiling
+    # last-dim taps: one Gather per tap (offsets j * stride), accumulated in f32, scaled, rounded to half
+    assert "Gather(poolTap, poolRow, poolOff, base, cn);" in cpp and "Add(poolAcc, poolAcc, poolTap, cn);" in cpp
+    assert "Muls(poolAcc, poolAcc, scale, cn);" in cpp and "Cast(outRow[c0], poolAcc, RoundMode::CAST_RINT, cn);" in cpp
+    assert "CreateVecIndex(poolOff, static_cast<int32_t>(0)" in cpp and "Muls(poolOff, poolOff, static_cast<int32_t>(s * 4)" in cpp
+    assert "GetValue" not in cpp.split("Compute(uint32_t planes")[1]  # no scalar read in the taps
+    assert "DataCopyPad(yGm[base + c * rowLen], yLocal[static_cast<uint32_t>(c * outWp_)]" in cpp  # pitched rows out
+    assert "pad > k / 2" in tiling and "bandRows" in tiling and "pitch" in tiling and "rowElems" in tiling
     assert project.manifest["tile_unit"] == "planes"
     assert {b["position"] for b in project.manifest["buffers"]} == {"VECIN", "VECOUT"}
-    # 310P (no DataCopyPad) and 1-D pooling: every tap on the scalar unit, plain contiguous copies
+    # 310P (no DataCopyPad): every tap on the scalar unit, plain contiguous copies
     p310, _ = lower(kernel, "ascend310p", adsl.name)
     assert "poolRow" not in p310.files["avg_pool3d_kernel.cpp"]
     assert "CopyGmToUb(xLocal, xGm[p0 * inPlane_ + lo * inInner_]" in p310.files["avg_pool3d_kernel.cpp"]
+    # 1-D pooling: a plane (or the band of it a tile reads) is one row; the band's offset shifts the taps
     one = REPO / "examples/pooling/max_pool1d.adsl"
-    assert "poolRow" not in lower(load_file(one)[0].instantiate(), "ascend910b1", one.name)[0].files[
-        "max_pool1d_kernel.cpp"]
+    cpp1 = lower(load_file(one)[0].instantiate(), "ascend910b1", one.name)[0].files["max_pool1d_kernel.cpp"]
+    assert "const int64_t shift = static_cast<int64_t>(o0) * s - pad - lo;" in cpp1
+    assert "Max(outRow[c0], outRow[c0], poolTap, cn);" in cpp1 and "GetValue" not in cpp1.split("Compute(uint32_t planes")[1]
 
 
 #: What the host tiling sets for a plane loop, after the block count (npu_harness.tiling_probe).
@@ -226,7 +236,7 @@ _POOL_FIELDS = ("blockLength", "tileLength", "bandRows", "inTileElems", "outTile
 
 @pytest.mark.parametrize("example,dims,params,expect", [
     # 16 x 32 x 64^3, kernel 3, stride 2, padding 1, dilation 3 (KernelBench 43): a plane (1 MB) does not fit UB,
-    # so tiles are bands of output depth
+    # so tiles are bands of output depth (single-buffered: dim-0 bands re-read less than bands of dim-1 rows)
     ("max_pool3d", "16 32 64 64 64 30 30 30", (3, 2, 1, 3),
      lambda b: b[0] == 47 and b[2] == 1 and 0 < b[3] < 30 and b[6] == 1),
     # the same without dilation (avg_pool3d, KernelBench 46)
@@ -244,7 +254,8 @@ _POOL_FIELDS = ("blockLength", "tileLength", "bandRows", "inTileElems", "outTile
     # one output row's windows (3 input rows of 100000 floats) do not fit UB: refused, reported as TILING
     ("max_pool2d", "1 1 3 100000 1 99998", (3, 1, 0, 1),
      lambda b: b[0] == 0),
-    # 3 input rows of 8000 floats: only single-buffered (96 KB + 32 KB output row + 32 KB f32 row scratch)
+    # 3 input rows of 8000 floats: only single-buffered (96 KB + 32 KB output row + 32 KB f32 row scratch + 16 KB
+    # Gather offsets and tap row)
     ("max_pool2d", "1 1 3 8000 1 7998", (3, 1, 0, 1),
      lambda b: b[0] == 1 and b[3] == 1 and b[6] == 1),
     # padding > kernel / 2: refused
@@ -309,14 +320,79 @@ def test_bf16_scans_and_pools_widen_to_f32_but_bf16_vector_math_is_rejected():
     assert e.value.codes == ["DTYPE-UNSUPPORTED"] and "'mul' on bf16" in e.value.diagnostics[0].message
     bf_planes = PLANES.replace("x: Tensor[f32", "x: Tensor[bf16").replace("y: Tensor[f32", "y: Tensor[bf16")
     k = _k("store(y[p], avg_pool(load(x[p]), kernel=ks, stride=st, padding=pad))", bf_planes)
-    assert "static_cast<bfloat16_t>(acc / window)" in lower(k)[0].files["k_kernel.cpp"]
+    assert "Cast(outRow[c0], poolAcc, RoundMode::CAST_RINT, cn);" in lower(k)[0].files["k_kernel.cpp"]
     with pytest.raises(DslError) as e:
         lower(k, "ascend310p")
     assert set(e.value.codes) == {"DTYPE-UNSUPPORTED"}  # no bf16 on 310P at all
 
 
+@pytest.mark.parametrize("example,dims,params,band1", [
+    # issue 16's 16 x 32 x 128 x 128 x 256 volumes: one output depth slice reads 7 (max, dilation 3) or 3 (avg)
+    # input slices of 128 KB, so a tile is a band of output rows (dim 1) of one output slice
+    ("max_pool3d", "16 32 128 128 256 62 62 126", (3, 2, 1, 3), lambda r: 0 < r < 62),
+    ("avg_pool3d", "16 32 128 128 256 64 64 128", (3, 2, 1), lambda r: 0 < r < 64),
+    # planes that fit: whole dim-1 extents
+    ("avg_pool3d", "16 32 64 64 64 32 32 32", (3, 2, 1), lambda r: r == 32),
+])
+def test_3d_pooling_tiles_are_bands_of_one_output_slice_at_benchmark_scale(example, dims, params, band1):
+    adsl = REPO / f"examples/pooling/{example}.adsl"
+    for dt in ("f32", "f16"):
+        project, _ = lower(load_file(adsl)[0].instantiate({"T": dt}), "ascend910b1", adsl.name)
+        m = project.manifest
+        symbols = dict(zip(m["symbols"], (int(v) for v in dims.split()), strict=True))
+        scalars = {s["name"]: v for s, v in zip(m["scalars"], params, strict=True)}
+        t = run_tiling(project, "ascend910b1", symbols, scalars, 48, (*_POOL_FIELDS, "band1Rows"))
+        assert t["blocks"] == 47 and band1(t["band1Rows"]), t
+        if t["band1Rows"] < symbols["OH"]:
+            assert t["tileLength"] == 1 and t["bandRows"] == 1, t
+
+
+def _probe(example: str, dims: str, params: tuple, fields: tuple[str, ...] = ()) -> dict:
+    adsl = REPO / f"examples/pooling/{example}.adsl"
+    project, _ = lower(load_file(adsl)[0].instantiate(), "ascend910b1", adsl.name)
+    m = project.manifest
+    symbols = dict(zip(m["symbols"], (int(v) for v in dims.split()), strict=True))
+    scalars = {s["name"]: v for s, v in zip(m["scalars"], params, strict=True)}
+    return run_tiling(project, "ascend910b1", symbols, scalars, 48, fields)
+
+
+def test_tiling_message_says_which_cause_with_the_bytes_and_what_fits():
+    # over UB: the smallest tile's bytes, the budget, and the widest last dim that fits (which then launches)
+    t = _probe("max_pool2d", "1 1 3 10300 1 5150", (2, 2, 1, 3), ("needBytes", "budgetBytes", "fitWidth"))
+    assert t["blocks"] == 0 and t["needBytes"] > t["budgetBytes"] == 188416, t
+    fit = t["fitWidth"]
+    assert 0 < fit < 10300 and (f"needs {t['needBytes']} bytes of Unified Buffer, over the 188416-byte budget; a last "
+                                f"spatial dim of at most {fit} elements would fit") in t["why"], t
+    for w, launches in ((fit, True), (fit + 1, False)):
+        ow = (w + 2 - 4) // 2 + 1
+        assert (_probe("max_pool2d", f"1 1 3 {w} 1 {ow}", (2, 2, 1, 3))["blocks"] > 0) is launches, w
+    # 3-D: the smallest tile is one output row of one dim-1 row of one output slice
+    t = _probe("max_pool3d", "1 1 16 16 30000 6 6 14998", (3, 2, 1, 3))
+    assert t["blocks"] == 0 and "in one dim-1 row of one output slice" in t["why"] and "would fit" in t["why"], t
+    # an output size that does not match the window: which dim, its size and the window's
+    t = _probe("max_pool2d", "16 32 128 128 65 64", (2, 2, 1, 3))
+    assert t["why"] == "the output's spatial dim 0 is 65, but kernel=2, stride=2, padding=1, dilation=3 give 64", t
+    # an invalid window
+    t = _probe("max_pool2d", "16 32 128 128 65 65", (2, 2, 1, 0))
+    assert t["why"].startswith("invalid pooling window: kernel=2, stride=2, padding=1, dilation=0 (PyTorch needs"), t
+
+
+def test_tiling_failure_reaches_the_launch_and_the_cli(tmp_path, capsys):
+    from npu_harness.cli import main as lower_main
+
+    adsl = REPO / "examples/pooling/max_pool2d.adsl"
+    project, _ = lower(load_file(adsl)[0].instantiate(), "ascend910b1", adsl.name)
+    from npu_harness.sim.driver import driver_source
+
+    assert "ComputeTilingWhy(tiling, why, sizeof why);" in driver_source(project.view)  # the emulator's launch
+    code = lower_main([str(adsl), "--validate", "tiling", "-o", str(tmp_path), "--set", "batch_size=1", "--set",
+                       "channels=1", "--set", "height=3", "--set", "width=100000"])
+    out = capsys.readouterr().out
+    assert code == 1 and "a launch reports TILING: the smallest pooling tile" in out and "would fit" in out, out
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("rank", [1, 2])  # 1-D: every tap scalar; 2-D: rows widened to f32 by vector Cast
+@pytest.mark.parametrize("rank", [1, 2])  # rows widened to f32 by vector Cast, taps gathered in f32
 def test_bf16_pooling_in_the_emulator(tmp_path, rank):
     from npu_harness.validate import load_task_for, validate_sim
 

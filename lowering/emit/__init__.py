@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ascend_dsl import ir
 
 from ..context import PassContext
-from . import box, chain, conv, mix, resize, vector, window
+from . import box, chain, conv, flash, mix, resize, vector, window
 from .host import host_files
 from .shared import GENERATOR, KernelView, render, view_fields
 
@@ -43,6 +43,8 @@ KINDS: dict[ir.KernelKind, Kind] = {
     ir.KernelKind.MIX: Kind(mix.build_view, "mix_kernel.cpp.jinja", "mix_tiling.h.jinja", mix.project_manifest),
     ir.KernelKind.CHAIN: Kind(chain.build_view, "chain_kernel.cpp.jinja", "chain_tiling.h.jinja",
                               chain.project_manifest, chain.stage_tiling_files),
+    ir.KernelKind.FLASH: Kind(flash.build_view, "flash_kernel.cpp.jinja", "flash_tiling.h.jinja",
+                              flash.project_manifest),
     ir.KernelKind.CONV: Kind(conv.build_view, "conv_kernel.cpp.jinja", "conv_tiling.h.jinja", conv.project_manifest),
 }
 

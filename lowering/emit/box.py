@@ -14,6 +14,12 @@ elements, `M_` elements apart in GM. Per tile:
         per reduction: halving tree of Add/Max/Min/Mul over the chunk's rows, then acc op= row 0
     flat ops over len elements (mean: acc * 1 / D_, casts, per-position inputs), store len elements
 
+A loop that keeps the box's shape (plan.whole_axis: a box meets a per-position value, or is stored)
+reads the whole reduced axis in one chunk (the host sizes len so it fits) and runs its ops in program
+order: box ops over rows * pitch, reductions, flat ops over len, a box op with a per-position value row
+by row (`Div(y[r * pitch], e[r * pitch], s, len)`, the flat tile the same for every row), and a stored
+box leaves by the strided copy that mirrors its load (DataCopyPad UB -> GM, rows M_ elements apart).
+
 Only the first `len` elements of an accumulator row are combined and stored, so padding never
 reaches GM (the emulator's UB-UNINIT check would report it). The host tiling (box_tiling.h.jinja)
 picks len and Qc from the UB budget. The strided copy needs DataCopyPad: 910B targets only
@@ -27,7 +33,7 @@ from dataclasses import dataclass, replace
 from ascend_dsl import ir
 
 from ..context import PassContext
-from ..passes.plan_box import BOX_COMBINE, chunk_ops, is_box_reduction
+from ..passes.plan_box import BOX_COMBINE, chunk_ops, is_box_reduction, is_broadcast
 from ..tiling_rules import MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, block_granule
 from .shared import (
     KernelView,
@@ -90,6 +96,8 @@ class BoxView(KernelView):
     chunk_lines: tuple[str, ...]  # the box ops and reductions of one chunk
     flat_lines: tuple[str, ...]  # the ops on the reduced values
     outs: tuple[Copy, ...]
+    box_outs: tuple[Copy, ...]  # stored boxes: strided copies out, inside the chunk
+    whole_axis: bool  # the tile holds the whole reduced axis (one chunk), its ops in program order
     row_mode: bool = False
     axis: int
     depth_host: str  # the reduced axis
@@ -116,6 +124,58 @@ def _host_bytes(b: ir.Buffer, flat: str = "len") -> str:
     return f"(({elems} * {b.dtype.size} + 255) / 256 * 256)"
 
 
+def _broadcast_lines(s: ir.VecOp, bufs: dict[str, ir.Buffer]) -> list[str]:
+    """A box op with a per-position (flat) operand. Level-0 form: one instruction per strip of a repeat's
+    columns and up to 255 rows, box operands a row pitch apart per repeat, the flat tile re-read by every
+    repeat (repeat stride 0); rows more than 255 blocks long (no uint8 stride) go row by row."""
+    ctype = bufs[s.dst].dtype.ctype
+
+    def strip(o: str) -> str:
+        return f"{o}[r * pitch + c]" if bufs[o].layout is ir.Layout.BOX else f"{o}[c]"
+
+    strides = ", ".join("rowBlocks" if bufs[o].layout is ir.Layout.BOX else "0" for o in (s.dst, *s.srcs))
+    per_row = ", ".join(f"{o}[r * pitch]" if bufs[o].layout is ir.Layout.BOX else o for o in s.srcs)
+    return [
+        "{",
+        f"    constexpr uint32_t lanes = 256 / sizeof({ctype});  // elements per repeat",
+        f"    const uint8_t rowBlocks = static_cast<uint8_t>(pitch * sizeof({ctype}) / 32);  // a box row, in 32-byte blocks",
+        f"    if (pitch * sizeof({ctype}) / 32 <= 255) {{",
+        "        for (uint32_t c = 0; c < len; c += lanes) {",
+        "            for (uint32_t r = 0; r < rows; r += 255) {",
+        f"                {s.api}({strip(s.dst)}, {', '.join(strip(o) for o in s.srcs)}, "
+        "static_cast<uint64_t>(len - c < lanes ? len - c : lanes),",
+        f"                    static_cast<uint8_t>(rows - r < 255 ? rows - r : 255), BinaryRepeatParams(1, 1, 1, {strides}));",
+        "            }",
+        "        }",
+        "    } else {",
+        "        for (uint32_t r = 0; r < rows; ++r) {",
+        f"            {s.api}({s.dst}[r * pitch], {per_row}, len);",
+        "        }",
+        "    }",
+        "}",
+    ]
+
+
+def _bytes_at(b: ir.Buffer, rows: int, granule: int) -> int:
+    """_host_bytes of one buffer for a tile of `granule` positions and `rows` rows of the reduced axis."""
+    elems = rows * granule if b.layout is ir.Layout.BOX else granule
+    per = (elems + 255) // 256 * 32 + 32 if b.bits == 1 else (elems * b.dtype.size + 255) // 256 * 256
+    return b.num * per
+
+
+def max_whole_rows(tl: ir.TileLoop, budget: int, granule: int) -> int:
+    """The longest reduced axis a whole-axis tile holds: one 32-byte column of positions, every buffer in UB
+    (at most 4095 rows: one DataCopyPad's blockCount)."""
+    lo, hi = 0, 4095
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if sum(_bytes_at(b, mid, granule) for b in tl.buffers_decl) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> BoxView:
     split = kernel.phases[0]
     tl = split.body[0]
@@ -137,9 +197,11 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> BoxView:
     writer = StageWriter(ctx, buffers, {})
     box_in = [s for s in stmts if isinstance(s, ir.CopyIn) and bufs[s.buffer].layout is ir.Layout.BOX]
     flat_in = [s for s in stmts if isinstance(s, ir.CopyIn) and bufs[s.buffer].layout is not ir.Layout.BOX]
-    outs = [s for s in stmts if isinstance(s, ir.CopyOut)]
+    outs = [s for s in stmts if isinstance(s, ir.CopyOut) and bufs[s.buffer].layout is not ir.Layout.BOX]
+    box_outs = [s for s in stmts if isinstance(s, ir.CopyOut) and bufs[s.buffer].layout is ir.Layout.BOX]
     ops = [s for s in stmts if isinstance(s, ir.VecOp)]
-    per_chunk = chunk_ops(tl)
+    whole = plan.whole_axis
+    per_chunk = ops if whole else chunk_ops(tl)  # a whole-axis tile runs every op once, in program order
     flat_ops = [s for s in ops if s not in per_chunk]
     reductions = [s for s in per_chunk if is_box_reduction(s, bufs)]
 
@@ -162,10 +224,14 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> BoxView:
             src = s.srcs[0]
             scratch = find(buffers, ir.BufferRole.BOX_TMP, dtype=bufs[src].dtype).name if s.dst in plan.reread else ""
             chunk_lines += writer.lines + snippet("box_tree", op=BOX_COMBINE[s.api], src=src, acc=s.dst, scratch=scratch)
+        elif is_broadcast(s, bufs):  # the per-position value is the same flat tile for every row of the box
+            writer.lines = []
+            writer.mark(s.span)
+            chunk_lines += writer.lines + _broadcast_lines(s, bufs)
         else:
             writer.lines = []
             writer.last_line = -1
-            writer.vec_op(s, "count")
+            writer.vec_op(s, "count" if bufs[s.dst].layout is ir.Layout.BOX else "len")
             chunk_lines += writer.lines
     writer.lines = []
     writer.last_line = -1
@@ -174,11 +240,19 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> BoxView:
     tile = {"tile_values": binds(False), "box_values": binds(True), "chunk_lines": tuple(chunk_lines),
             "flat_lines": tuple(writer.lines), "flat_in": tuple(copy(s) for s in flat_in),
             "box_in": tuple(copy(s) for s in box_in), "outs": tuple(copy(s) for s in outs),
+            "box_outs": tuple(copy(s) for s in box_outs), "whole_axis": whole,
             "tile_inits": tuple(Init(s.dst, c_literal(_IDENTITY[s.api], bufs[s.dst].dtype), loc(ctx, s.span))
                                 for s in reductions)}
 
     whole_rows, vec_bytes, in_bytes = plan.whole_row_shares, plan.vec_bytes, plan.in_bytes  # plan_box.py
     ub_formula = " + ".join(f"{b.num} * {_host_bytes(b)}" for b in tl.buffers_decl)
+    if whole:
+        fits = max_whole_rows(tl, ctx.target.ub_budget, granule)
+        tile["tiling_error"] = (
+            f"{loc(ctx, tl.span)}: the loop keeps the box's shape (a per-position value meets the box, or the box "
+            f"is stored), so a tile holds all of {dim} in UB with its temporaries; at most {dim} = {fits} fits "
+            f"({len(tl.buffers_decl)} buffers, {ctx.target.ub_budget} bytes of UB). For a longer axis, store only "
+            "reductions (one value per position) or move the axis last and use rows (split over the other dims)")
     return BoxView(
         **fields, **tile, buffers=views, buffer_num=tl.buffers, copy_helpers="copy_helpers_pad.cpp.jinja",
         share=tuple(share_lines(ctx, split, "the [0, {}) output positions (a multiple of 32 bytes of the output)")),

@@ -81,7 +81,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ChainView:
                      align=WORKSPACE_ALIGN, workspace_bytes="tiling.workspaceBytes",
                      gm_workspace="tiling.workspaceBytes",
                      tiling_error="the host tiling found no cube base block that fits for one of the stages "
-                                  "(see each stage's tiling in the project)")
+                                  "(see each stage's tiling in the project)"
+                                  + (f"; not fused into flash attention: {ctx.flash_miss}" if ctx.flash_miss else ""))
 
 
 def stage_tiling_files(kernel: ir.Kernel, view: ChainView) -> dict[str, str]:

@@ -132,7 +132,15 @@ class _ChunkStageWriter(StageWriter):
         return copy_call(way, "", buf, f"{gm}[rowOffset_ + offset]" if self.rows else f"{gm}[offset]", "count")
 
     def accumulate(self, s: ir.Accumulate) -> None:
-        """Folds no single instruction does: products (a halving tree of Mul, the scalar unit finishing) and the running max of an online max/sum."""
+        """Folds no single instruction does: products (a halving tree of Mul, the scalar unit finishing), the running
+        max of an online max/sum, and a mean / second-moment pair (chunk_moments.py)."""
+        if s.moments:
+            self.mark(s.span)
+            pair, step = s.moments[:2], s.moments[2]
+            slots = {n: find(self.buffers, ir.BufferRole.ACC_SLOT, n).name for n in pair}
+            self.lines += snippet("chunk_moments", p=row_groups.moment_names(pair, slots), step=step, buf=s.value.name,
+                                  tmp=find(self.buffers, ir.BufferRole.ACC_TMP, dtype=DType.F32).name)
+            return None
         if not s.online_sum and s.reduce != "reduce_prod":
             return super().accumulate(s)
         self.mark(s.span)
@@ -150,6 +158,7 @@ class _ChunkStageWriter(StageWriter):
 
 
 _MATH_BUF = "chunkMath_.Get<float>()"  # the one-block buffer of per-row scalar math
+
 
 
 def scan_carry(pid: str, n: int) -> str:
@@ -195,17 +204,25 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
                          for n in range(len(scans)) for part, what in
                          (("", f"scan {n} of pass {pid}: the row's running value"), ("Comp", "its Kahan compensation"))]
         head, tail = compute_frame(buffers)
+        pairs = list(dict.fromkeys(f.moments for f in p.reductions if f.moments))
         acc_init = [f"{ir.row_ref(f.name).name}_ = {c_literal(float('-inf'), DType.F32)};  // {f.name}: the running max"
                     if f.online_sum else
                     f"Duplicate({find(by_name, ir.BufferRole.ACC_SLOT, f.name).member}.Get<float>(), "
                     f"{c_literal(IDENTITY[f.combine], DType.F32)}, 8);  // {f.name}: folded over the row's chunks"
-                    for f in p.reductions]
+                    for f in p.reductions if not f.moments]
+        for pair in pairs:  # the row's (count, mean, M2) and no chunk pending
+            n = row_groups.moment_names(pair, {})
+            acc_init.append(f"{n['count']} = 0.0f; {n['mean']} = 0.0f; {n['m2']} = 0.0f; {n['pend']} = 0.0f;"
+                            f"  // {pair[0]}, {pair[1]}: mean and M2 in one pass")
         acc_init += scan_table_lines(buffers, f"{field}_")  # the scans' gather tables (the UB was carved anew)
         for n, op in enumerate(scans):  # each row starts its scans from the identity
             c = scan_carry(pid, n)
             acc_init += [f"{c} = {'1.0f' if op.api == 'ScanProd' else '0.0f'};", f"{c.removesuffix('_')}Comp_ = 0.0f;"]
         reads = [f"{ir.row_ref(f.name).name}_ = {find(by_name, ir.BufferRole.ACC_SLOT, f.name).member}"
-                 ".Get<float>().GetValue(0);" for f in p.reductions if not f.online_sum]
+                 ".Get<float>().GetValue(0);" for f in p.reductions if not f.online_sum and not f.moments]
+        for pair in pairs:  # the last chunk's sums
+            slots = {n: f"{find(by_name, ir.BufferRole.ACC_SLOT, n).member}.Get<float>()" for n in pair}
+            reads += snippet("chunk_moments", p=row_groups.moment_names(pair, slots), step="after")
         if reads:
             reads = [*sync("V_S", "the scalar unit reads the row's reductions"), *reads]
         if k == 0:

@@ -28,6 +28,12 @@ value per output pixel here, since the weight is the left operand (channels on M
 `LoadData` (2-D) moves both tiles to L0A (Zz) and L0B (Zn, each fractal transposed); `Mmad` accumulates
 into L0C; after the last step `Fixpipe` writes each output row (dense) or pixel (sparse) to GM in NCHW
 (NZ -> ND), with ReLU and the f16/bf16 conversion on the way out when the kernel asks.
+Transposed (conv_transposeNd, w [C, K / groups, *kernel]): out[o] += w[k] x[i] with o = i * stride - padding +
+k * dilation, so the gather copies each tap's consecutive inputs into every stride-th pixel column and row of the
+tile (`Scatter` in the template; the rest keeps the zero fill: no zero-inserted input anywhere) and the store
+is the forward one. Its weight rows are not contiguous over (channel, tap), so each input channel's taps start a
+fractal column of the weight tile (padded to 16 GEMM rows). docs/design.md "Transposed convolution" has the
+cost and the rejected per-phase form.
 The pipes are ordered by SetFlag/WaitFlag pairs on every hand-off (the cube gets no auto-sync), one
 stage at a time: no ping-pong buffers yet. Formats and APIs: ascendc_next.md §1.2, §1.4-§1.6.
 """
@@ -69,6 +75,8 @@ class ConvView(KernelView):
     dil: dict[str, int]
     sparse: bool
     zero_fill: bool
+    transposed: bool  # conv_transposeNd: the gather scatters each tap's inputs to every stride-th output
+    out_pad: dict[str, int]
     quant: str
     relu: bool
     max_m: int
@@ -83,15 +91,73 @@ class ConvView(KernelView):
 
 
 def _sizes(kernel: ir.Kernel, loop: ir.ConvLoop) -> dict[str, str | int]:
-    """Every size the loops use, keyed n, c, k, cg (the weight's channels: C / groups), groups, d/h/w (input),
-    kd/kh/kw (kernel), od/oh/ow (output); axes a convNd lacks are 1."""
+    """Every size the loops use, keyed n, c, k (output channels), cg (input channels per group: the forward
+    weight's dim 1, C / groups for a transposed one), kg (output channels per group, the transposed weight's
+    dim 1), groups, d/h/w (input), kd/kh/kw (kernel), od/oh/ow (output); axes a convNd lacks are 1. A size is
+    an int, a shape symbol, or (cg of a grouped transposed convolution) a quotient `(C / G)`."""
     conv = loop.conv
     x, w = kernel.param(conv.x), kernel.param(conv.w)
     pad = (1,) * (3 - conv.rank)
-    sizes = {"n": x.shape[0], "c": x.shape[1], "k": w.shape[0], "cg": w.shape[1], "groups": conv.groups}
+    sizes = {"n": x.shape[0], "c": x.shape[1], "k": loop.dims[1], "groups": conv.groups}
+    if conv.transposed:
+        sizes["kg"] = w.shape[1]
+        sizes["cg"] = x.shape[1] if conv.groups == 1 else f"({x.shape[1]} / {conv.groups})"
+    else:
+        sizes["cg"] = w.shape[1]
     for prefix, dims in (("", x.shape[2:]), ("k", w.shape[2:]), ("o", loop.dims[2:])):
         sizes.update({prefix + a: d for a, d in zip(_AXES, pad + tuple(dims), strict=True)})
     return sizes
+
+
+def _kernel_expr(d: str | int) -> str:
+    """A size as the kernel reads it: a symbol's member (`H_`), a literal, or a quotient of them."""
+    if isinstance(d, int):
+        return str(d)
+    if d.startswith("("):
+        a, g = d[1:-1].split(" / ")
+        return f"({_kernel_expr(_as_size(a))} / {_kernel_expr(_as_size(g))})"
+    return f"{d}_"
+
+
+def _as_size(v: str) -> str | int:
+    return int(v) if v.isdigit() else v
+
+
+def _dense(conv: ir.Conv, kernel_w: str | int, stride: dict, pad: dict, dil: dict) -> bool:
+    """Whether every tap of an output row reads contiguous input pixels from the row's first column (the dense
+    gather layout). Forward: W stride 1, no W padding. Transposed: W stride 1 and padding >= dilation x (KW - 1)
+    for a literal KW (a tap's first valid output is column 0); otherwise a tap's first output lies mid-row."""
+    if not conv.transposed:
+        return stride["w"] == 1 and pad["w"] == 0
+    return stride["w"] == 1 and isinstance(kernel_w, int) and pad["w"] >= dil["w"] * (kernel_w - 1)
+
+
+def _size_checks(ctx, loop: ir.ConvLoop, sizes, stride, pad, dil, out_pad) -> list[LaunchCheck]:
+    conv, lead = loop.conv, 3 - loop.conv.rank
+    checks = []
+    for a in _AXES[lead:]:
+        o, i, kd, s_, p, d = sizes["o" + a], sizes[a], sizes["k" + a], stride[a], pad[a], dil[a]
+        if conv.transposed:
+            checks.append(LaunchCheck(f"{i} >= 1 && {kd} >= 1 && {o} + {2 * p} == ({i} - 1) * {s_} + {d} * ({kd} - 1) + "
+                                      f"{out_pad[a]} + 1",
+                                      f"error[BINDING]: {loop.out} at {loc(ctx, loop.span)}: its size {o} must be ({i} - 1) * "
+                                      f"stride - 2 * padding + dilation * ({kd} - 1) + output_padding + 1 (PyTorch's rule)"))
+        else:
+            checks.append(LaunchCheck(f"{i} + {2 * p} >= {d} * ({kd} - 1) + 1 && {o} == ({i} + {2 * p} - {d} * ({kd} - 1) - 1) "
+                                      f"/ {s_} + 1",
+                                      f"error[BINDING]: {loop.out} at {loc(ctx, loop.span)}: its size {o} must be "
+                                      f"({i} + 2 * padding - dilation * ({kd} - 1) - 1) // stride + 1 (PyTorch's rule)"))
+    if conv.groups != 1 and conv.transposed:
+        c, kg, k, g = (sizes[key] for key in ("c", "kg", "k", "groups"))
+        checks.append(LaunchCheck(f"{g} >= 1 && {c} % {g} == 0 && {k} == {kg} * {g}",
+                                  f"error[BINDING]: {conv.w} at {loc(ctx, conv.span)}: groups={g} needs {c} input channels "
+                                  f"divisible by groups and {k} output channels = {kg} x groups"))
+    elif conv.groups != 1:
+        c, cg, k, g = (sizes[key] for key in ("c", "cg", "k", "groups"))
+        checks.append(LaunchCheck(f"{g} >= 1 && {c} == {cg} * {g} && {k} % {g} == 0",
+                                  f"error[BINDING]: {conv.w} at {loc(ctx, conv.span)}: groups={g} needs {c} input channels "
+                                  f"= {cg} x groups and {k} output channels divisible by groups"))
+    return checks
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> ConvView:
@@ -103,18 +169,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ConvView:
     stride = dict(zip(_AXES, (1,) * lead + conv.stride, strict=True))
     pad = dict(zip(_AXES, (0,) * lead + conv.padding, strict=True))
     dil = dict(zip(_AXES, (1,) * lead + conv.dilation, strict=True))
-    checks = []
-    for a in _AXES[lead:]:
-        o, i, kd, s_, p, d = sizes["o" + a], sizes[a], sizes["k" + a], stride[a], pad[a], dil[a]
-        checks.append(LaunchCheck(f"{i} + {2 * p} >= {d} * ({kd} - 1) + 1 && {o} == ({i} + {2 * p} - {d} * ({kd} - 1) - 1) "
-                                  f"/ {s_} + 1",
-                                  f"error[BINDING]: {loop.out} at {loc(ctx, loop.span)}: its size {o} must be "
-                                  f"({i} + 2 * padding - dilation * ({kd} - 1) - 1) // stride + 1 (PyTorch's rule)"))
-    if conv.groups != 1:
-        c, cg, k, g = (sizes[key] for key in ("c", "cg", "k", "groups"))
-        checks.append(LaunchCheck(f"{g} >= 1 && {c} == {cg} * {g} && {k} % {g} == 0",
-                                  f"error[BINDING]: {conv.w} at {loc(ctx, conv.span)}: groups={g} needs {c} input channels "
-                                  f"= {cg} x groups and {k} output channels divisible by groups"))
+    out_pad = dict(zip(_AXES, (0,) * lead + (conv.output_padding or (0,) * conv.rank), strict=True))
+    checks = _size_checks(ctx, loop, sizes, stride, pad, dil, out_pad)
     return ConvView(
         **kernel_fields(kernel, ctx), buffers=(), launch_checks=tuple(checks),
         tiling_error="the host tiling found no convolution tile that fits L0A/L0B/L0C/L1 (kernel window too large, "
@@ -122,8 +178,9 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ConvView:
         split_loc=loc(ctx, loop.span), conv_loc=loc(ctx, conv.span), store_loc=loc(ctx, loop.span),
         in_ctype=x.dtype.ctype, out_ctype=loop.out_dtype.ctype, x=conv.x, w=conv.w, out=loop.out, bias=conv.bias, rank=conv.rank,
         host={key: str(d) for key, d in sizes.items()},
-        e={key: f"{d}_" if isinstance(d, str) else str(d) for key, d in sizes.items()},
-        stride=stride, pad=pad, dil=dil, sparse=stride["w"] != 1 or pad["w"] != 0, zero_fill=any(conv.padding),
+        e={key: _kernel_expr(d) for key, d in sizes.items()},
+        stride=stride, pad=pad, dil=dil, sparse=not _dense(conv, sizes["kw"], stride, pad, dil),
+        zero_fill=any(conv.padding) or conv.transposed, transposed=conv.transposed, out_pad=out_pad,
         quant=_QUANT[loop.out_dtype], relu=loop.relu, max_m=plan.max_m, max_n=plan.max_n, max_k=plan.max_k,
         esize=x.dtype.size, aic=t.aic, l0a=t.l0a_bytes, l0b=t.l0b_bytes, l0c=t.l0c_bytes, l1=t.l1_bytes)
 

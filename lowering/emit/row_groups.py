@@ -27,6 +27,7 @@ from __future__ import annotations
 from ascend_dsl import ir
 from ascend_dsl.ir import row_ref
 
+from ..passes import chunk_moments
 from ..passes.plan_row_groups import SLOT_FLOATS
 from . import acc_workspace, slots
 from .shared import snippet
@@ -64,8 +65,23 @@ def group_combine(pid: str, reductions: tuple[ir.Fold, ...]) -> list[str]:
     slot = {f.name: j for j, f in enumerate(reductions)}
     sums = {f.online_sum for f in reductions if f.online_sum}
     folds = [{"value": row_ref(f.name).name, "slot": j, "combine": f.combine.value}
-             for j, f in enumerate(reductions) if f.name not in sums]
+             for j, f in enumerate(reductions) if f.name not in sums and not f.moments]
     online = [{"sum": row_ref(f.online_sum).name, "max": row_ref(f.name).name, "sum_slot": slot[f.online_sum],
                "max_slot": slot[f.name]} for f in reductions if f.online_sum]
-    return snippet("group_combine", n=SLOT_FLOATS, values=[row_ref(f.name).name for f in reductions], folds=folds,
-                   online=online)
+    values = [row_ref(f.name).name for f in reductions]
+    moments = []
+    for pair in dict.fromkeys(f.moments for f in reductions if f.moments):  # (count, mean, M2): Chan's merge
+        names = moment_names(pair, {})
+        values[slot[pair[0]]] = names["mean"].removesuffix("_")
+        moments.append({**names, "mean_slot": slot[pair[0]], "m2_slot": slot[pair[1]], "count_slot": len(values)})
+        values.append(names["count"].removesuffix("_"))
+    return snippet("group_combine", n=SLOT_FLOATS, values=values, folds=folds, online=online, moments=moments)
+
+
+def moment_names(pair: tuple[str, str], slots: dict[str, str]) -> dict[str, str]:
+    """The C++ names of a mean / second-moment pair (chunk_moments.py); `slots`: the UB tensors of its two
+    reductions (the chunk's sum, its squared deviations from the shift)."""
+    mean, m2 = pair
+    member = {k: f"{ir.row_ref(f(mean)).name}_" for k, f in (("mean", chunk_moments.mean_of), ("count", chunk_moments.count_of),
+                                                              ("shift", chunk_moments.shift_of), ("pend", chunk_moments.pending_of))}
+    return {**member, "m2": f"{ir.row_ref(m2).name}_", "sum_slot": slots.get(mean, ""), "sq_slot": slots.get(m2, "")}

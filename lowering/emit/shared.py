@@ -23,7 +23,7 @@ from ascend_dsl.ops import OPS, Rule
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
 from ..vector_scan import compensated, scratch_rows, segment
-from . import arg_reduce, launch_scalars, positions, row_gather
+from . import arg_reduce, launch_scalars, positions, row_gather, row_scatter, scatter
 from .launch_scalars import LaunchScalarView
 
 GENERATOR = "ascend-dsl"
@@ -215,6 +215,9 @@ class KernelView:
     core_cap: int = 0  # `split(..., cores=K)`: the host tiling launches at most K blocks (0: no cap)
     core_cap_loc: str = ""
     tiling_error: str = "the host tiling found no tile that fits the Unified Buffer (one row is too long)"
+    #: a host function `void F(const Tiling&, char* buf, unsigned long n)` in the tiling header that says why the
+    #: tiling launched no block, with the sizes (the TILING message; "" keeps tiling_error)
+    tiling_why: str = ""
     #: GM workspace bytes when the host tiling sizes it (a C++ expression over `tiling`; multi-stage kernels'
     #: workspace tensors, emit/chain.py); "" keeps each kind's own rule.
     gm_workspace: str = ""
@@ -533,6 +536,19 @@ class RowStageWriter(StageWriter):
             self.gather(s)
         elif s.api == "GatherElems":
             self.gather_elements(s)
+        elif s.api in row_scatter.APIS:  # the tile's rows, then the source rows the index names for them
+            dt = self.buffers[s.dst].buffer.dtype
+            alpha = s.srcs[4]
+            self.lines += row_scatter.compute_lines(
+                s, lambda n: self.tensors[n].gm, find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name,
+                c_scalar(s.srcs[3], DType.I64),
+                None if isinstance(alpha, ir.Const) and alpha.value == 1 else c_scalar(alpha, dt), sync)
+        elif s.api in scatter.APIS:  # a copy of the rows, then a scalar loop over each row's columns
+            rows, idx, src = s.srcs
+            dt = self.buffers[s.dst].buffer.dtype
+            src_tile = isinstance(src, str)
+            self.lines += scatter.row_lines(s.api, s.dst, rows, idx, self.layout(idx) is ir.Layout.ROW,
+                                            src if src_tile else c_scalar(src, dt), src_tile, dt, self.ctype(s.dst), sync)
         elif s.api in positions.APIS:  # per row: CreateVecIndex / Duplicate of the row's index
             self.lines += positions.row_lines(s, c_scalar(s.srcs[0], DType.I64))
         elif s.api in ("ArgMax", "ArgMin"):

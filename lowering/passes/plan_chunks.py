@@ -30,6 +30,7 @@ from ascend_dsl.dtypes import DType
 from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
+from . import chunk_moments
 
 #: Reductions a pass folds across chunks: reduce op -> (reduction of one chunk, combine across chunks).
 CHUNK_REDUCTIONS = {name: o.chunk for name, o in OPS.items() if o.chunk}
@@ -168,7 +169,8 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
                              ir.scalar_of(DType.F32), s.span)
                 steps_at.setdefault(d + 1, []).append(ir.RowScalar(s.name, mean, s.span))
             continue
-        if isinstance(v, ir.Op) and OPS[v.op].rule in (Rule.REDUCE, Rule.GATHER, Rule.POOL, Rule.ARG_REDUCE):
+        if isinstance(v, ir.Op) and OPS[v.op].rule in (Rule.REDUCE, Rule.GATHER, Rule.POOL, Rule.ARG_REDUCE, Rule.SCATTER,
+                                                          Rule.ROW_SCATTER):
             raise _NoChunk(f"'{v.op}' needs the whole row in UB")
         refs = _tile_refs(v)
         depth[s.name] = max((depth[r.name] for r in refs), default=0)
@@ -181,11 +183,17 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
     last = max([*reductions, *row_stores], default=-1)
     if last < 0:
         raise _NoChunk("it has no whole-row work")
+    pairs = chunk_moments.find(tl, reductions, defs, layout, depth)
+    ops = {name: op for entries in reductions.values() for name, op, _, _ in entries}
+    for m, centre in pairs:
+        chunk_moments.row_steps(m, centre, ops[m.mean], steps_at)
+        row_values += chunk_moments.row_values(m)
+    moments = {m.mean: m for m, _ in pairs}
     online = _online_softmax_sums(reductions, defs, layout)
     passes = []
-    for k in range(last + 1):  # a pass left with nothing to do (its sum moved online) is dropped
+    for k in range(last + 1):  # a pass left with nothing to do (its sum moved online or into moments) is dropped
         if reductions.get(k) or row_stores.get(k):
-            passes.append(_pass_loop(tl, defs, layout, reductions.get(k, []), row_stores.get(k, []), online))
+            passes.append(_pass_loop(tl, defs, layout, reductions.get(k, []), row_stores.get(k, []), online, moments))
             _check_scan_order(passes[-1])
     steps: list[ir.RowStep] = []
     number = 0
@@ -247,7 +255,7 @@ def _online_softmax_sums(reductions: dict, defs: dict, layout: dict) -> dict[str
     return online
 
 
-def _pass_loop(tl, defs, layout, reductions, stores, online) -> ir.ChunkPass:
+def _pass_loop(tl, defs, layout, reductions, stores, online, moments) -> ir.ChunkPass:
     """A pass as a tile loop over one row's chunks (lowered by the passes after this one)."""
     needed: set[str] = set()
 
@@ -287,6 +295,11 @@ def _pass_loop(tl, defs, layout, reductions, stores, online) -> ir.ChunkPass:
             body.append(replace(s, index=ir.TileIndex(CHUNK_VAR, True, s.index.span), value=flat(s.value)))
         elif i in fold_at:  # the reduction: folded into its UB block chunk by chunk
             name, op, a = fold_at[i]
+            if name in moments:  # a mean with its second moment, in one pass (chunk_moments.py)
+                m = moments[name]
+                body += chunk_moments.pass_statements(m, flat(a))
+                folds += [ir.Fold(m.mean, ir.Combine.ADD, moments=m.names), ir.Fold(m.m2, ir.Combine.ADD, moments=m.names)]
+                continue
             chunk_reduce, combine = CHUNK_REDUCTIONS[op]
             online_sum = online.get(name)  # a running max updated before the chunk's exp(v - max) (its sum's rescale)
             body.append(ir.Accumulate(name, combine, chunk_reduce, flat(a), online_sum, s.span))

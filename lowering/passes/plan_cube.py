@@ -90,6 +90,14 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         sink.raise_if_any()
     esize = kernel.param(mm.a).dtype.size
     epi = loop.epilogue
+    for st in ir.walk(epi.body):
+        for e in ir.walk_expr(getattr(st, "value", None)) if isinstance(st, (ir.Assign, ir.Store)) else ():
+            if isinstance(e, ir.Op) and e.op in ("col_index", "row_index", "col_minus_row"):
+                sink.error(E.UNSUPPORTED, "col_index() or row_index() in a matmul epilogue is taken only by the fused attention form "
+                           "(a causal mask: select(col_index() <= row_index(), s * scale, fill) in the first of the "
+                           "two SDPA stages, docs/language.md)", e.span,
+                           "write the attention as the two chained SDPA stages, or use a mask tensor")
+    sink.raise_if_any()
     whole_rows = any(isinstance(e, ir.Op) and OPS[e.op].rule is Rule.REDUCE for s in epi.body
                      if isinstance(s, (ir.Assign, ir.Store)) for e in ir.walk_expr(s.value))
     direct = not whole_rows and is_direct(loop, kernel)

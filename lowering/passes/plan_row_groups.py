@@ -27,7 +27,7 @@ def _has_scan(tl: ir.TileLoop) -> bool:
 
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     plans = [tl.shape.chunked if tl.kind is ir.LoopKind.ROWS else None for s in kernel.phases for tl in s.body]
-    if not plans or not all(isinstance(p, ir.ChunkPlan) and all(len(q.reductions) <= SLOT_FLOATS for q in p.passes)
+    if not plans or not all(isinstance(p, ir.ChunkPlan) and all(len(q.reductions) + len({f.moments for f in q.reductions if f.moments}) <= SLOT_FLOATS for q in p.passes)
                             for p in plans) or any(_has_scan(q.loop) for p in plans for q in p.passes):
         return kernel  # scans carry their running value along the row: one core walks it (lowering/vector_scan.py)
 

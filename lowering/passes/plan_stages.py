@@ -9,7 +9,7 @@ separates them). The result is a CHAIN kernel whose body is `ir.ChainStage`s, ea
 as a kernel of its own (not yet lowered: lowering/pipeline.py runs every stage through the pipeline,
 and lowering/emit/chain.py renders the chain as one MIX kernel). Runs first; identity on a kernel that is not a
 chain (`is_chain`). Non-goals: vector stages between cube stages (UNSUPPORTED for now) and fusing stages
-(flash attention keeps the scores on chip; not done here).
+(flash attention: lowering/passes/plan_flash.py, which runs next).
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """Plan a plane loop's pooling windows (lowering/emit/window.py lays out the code).
 
 Goals: `PlaneTiles.plan` (ir.WindowPlan): the window operands (one window per loop: select_kind.py),
-the spatial dims of the input and output planes, and the rows path: with DataCopyPad (910B), rank >= 2
-and one input, the input rows land 32-byte aligned in UB and the taps along the outer spatial dims are
-whole-row vector Max / Add (k reads per output instead of k**rank); otherwise every tap is a scalar
-read. Non-goals: planes or bands per tile (the host tiling picks them from the runtime shapes).
+the spatial dims of the input and output planes, and the rows path: with DataCopyPad (910B) and one
+input, the input and output rows (of the last spatial dim) land 32-byte aligned in UB, the taps along
+the outer spatial dims are whole-row vector Max / Add and the last dim's taps one Gather each (strided
+by the stride) per output row: every tap on the vector unit; otherwise (310P) every tap is a scalar read.
+Non-goals: planes or bands per tile (the host tiling picks them from the runtime shapes).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 if isinstance(e, ir.Op) and e.op in POOLS)
     loads = [s.value.tensor for s in tl.body if isinstance(s, ir.Assign) and isinstance(s.value, ir.Load)]
     stores = [s.tensor for s in tl.body if isinstance(s, ir.Store)]
-    rows_path = tl.shape.rank >= 2 and ctx.target.has_datacopypad and len(loads) == 1
+    rows_path = ctx.target.has_datacopypad and len(loads) == 1
     plan = ir.WindowPlan(pool.args[1:], params[loads[0]].shape[lead:], params[stores[0]].shape[lead:], rows_path)
     loop = replace(tl, shape=replace(tl.shape, plan=plan))
     return replace(kernel, body=tuple(replace(s, body=(loop,)) if s is split else s for s in kernel.body))

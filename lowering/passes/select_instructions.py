@@ -53,6 +53,8 @@ def writes_dst_early(op: ir.Op) -> bool:
     a = op.args[0] if op.args else None
     if (op.op in ("sub", "div") and not _tile(a)) or OPS[op.op].extern:  # an extern op's slot may read sources late
         return True
+    if OPS[op.op].rule in (Rule.SCATTER, Rule.ROW_SCATTER):  # the copy of the rows lands in dst before idx and src are read
+        return True
     return op.op == "select" and not _tile(op.args[1])
 
 
@@ -119,6 +121,11 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
         return [v("GatherElems", args[0], args[1])]
     if op == "gather":  # a scalar loop over the rows (emitted by the row stage writer)
         return [v("GatherRows", args[0], args[1])]
+    if info.rule is Rule.ROW_SCATTER:  # the tile's rows, then the matching source rows (lowering/emit/row_scatter.py)
+        api = "RowScatterAdd" if op in ("index_add", "index_put_acc") else "RowScatterCopy"
+        return [v(api, *args, wrap="1" if op.startswith("index_put") else "0")]
+    if info.rule is Rule.SCATTER:  # per row: a copy of the rows, then a scalar loop (lowering/emit/scatter.py)
+        return [v("ScatterAdd" if op == "scatter_add" else "Scatter", *args)]
     if op in ("argmax", "argmin"):  # ReduceMax / ReduceMin with calIndex per row (lowering/emit/arg_reduce.py)
         return [v("ArgMax" if op == "argmax" else "ArgMin", args[0])]
     if op == "cast":
@@ -140,7 +147,8 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
 def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) -> ir.VecOp | ir.PerRow:
     """A row loop's instruction whose tile operands mix whole rows with per-row values or row vectors."""
     if s.api in SCALAR_LOOP_APIS or s.api in SCAN_APIS.values() or s.api.startswith("Reduce") \
-            or s.api in ("GatherRows", "GatherElems", "ArgMax", "ArgMin", "ColIndex", "RowIndex", "ColMinusRow"):
+            or s.api in ("GatherRows", "GatherElems", "ArgMax", "ArgMin", "ColIndex", "RowIndex", "ColMinusRow",
+                         "Scatter", "ScatterAdd", "RowScatterAdd", "RowScatterCopy"):
         return s  # row by row by construction (scalar loops, reductions per row)
     dst_layout = buffers[s.dst].layout
     tiles = [o for o in s.srcs if isinstance(o, str)]

@@ -83,6 +83,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             if len(accs) > MAX_ACCUMULATORS:
                 sink.error(E.UNSUPPORTED, f"{len(accs)} accumulators in one split loop; at most {MAX_ACCUMULATORS} "
                            "fit the 32-byte slot each core writes", split.span, "split the work into two loops")
+    _check_scatters(kernel, kind, sink)
     sink.raise_if_any()
     return replace(kernel, kind=kind)
 
@@ -112,6 +113,26 @@ def _check_row_gathers(kernel: ir.Kernel, sink: DiagnosticSink) -> None:
             sink.error(E.UNSUPPORTED, f"'{e.tensor}' is read through an index tensor elsewhere, so it cannot also be "
                        f"read as tiles ({e.tensor}[{e.index}])", e.span,
                        f"pass the same data as two parameters, or read it by an index only: {e.tensor}[idx[r], :]")
+            return
+
+
+def _check_scatters(kernel: ir.Kernel, kind: ir.KernelKind, sink: DiagnosticSink) -> None:
+    """Scatters run in vector row loops only; the index and source of a row scatter (index_add on rows) are read
+    whole by the op (their GM view is the whole tensor), so no tile load or store may address them."""
+    exprs = [e for s in ir.walk(kernel.body) if isinstance(s, ir.VALUE_STMTS) for e in ir.walk_expr(s.value)]
+    scatters = [e for e in exprs if isinstance(e, ir.Op) and OPS[e.op].rule in (Rule.SCATTER, Rule.ROW_SCATTER)]
+    if scatters and kind is not ir.KernelKind.VECTOR:
+        sink.error(E.UNSUPPORTED, f"'{OPS[scatters[0].op].call or scatters[0].op}' runs in vector row loops only "
+                   "(not in matmul epilogues, stages or window loops)", scatters[0].span,
+                   "store the other result, then scatter in a second kernel")
+        return
+    named = {a.value: e for e in scatters if OPS[e.op].rule is Rule.ROW_SCATTER for a in e.args[1:3]}
+    tiled = [(e.tensor, e.span) for e in exprs if isinstance(e, ir.Load)]
+    tiled += [(s.tensor, s.span) for s in ir.walk(kernel.body) if isinstance(s, ir.Store)]
+    for name, span in tiled:
+        if name in named:
+            sink.error(E.UNSUPPORTED, f"'{name}' is read whole by {OPS[named[name].op].call or named[name].op}, so it "
+                       "cannot also be loaded or stored as tiles", span, "pass the same data as two parameters")
             return
 
 

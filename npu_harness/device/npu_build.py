@@ -14,6 +14,7 @@ from pathlib import Path
 from ascend_dsl.diagnostics import DslError
 from lowering import EmittedProject, PassContext
 
+from ..disk_cache import cache_base, note_write, touch
 from ..subprocess_limits import run_limited
 
 BUILD_TIMEOUT_S = 1200.0
@@ -27,8 +28,7 @@ class NpuBuild:
 
 
 def cache_dir() -> Path:
-    env = os.environ.get("ASCEND_DSL_CACHE")
-    return (Path(env) if env else Path.home() / ".cache" / "ascend-dsl") / "npu"
+    return cache_base() / "npu"
 
 
 def _key(project: EmittedProject, soc: str, cann: Path) -> str:
@@ -51,6 +51,7 @@ def build(project: EmittedProject, ctx: PassContext, cann: Path) -> NpuBuild:
     name = project.name
     result = NpuBuild(root / "build" / f"lib{name}_torch.so", root / "build" / f"{name}_main")
     if result.torch_library.is_file() and result.host_program.is_file():
+        touch(root)
         return result
     shutil.rmtree(root, ignore_errors=True)
     src = root / "src"
@@ -70,4 +71,5 @@ def build(project: EmittedProject, ctx: PassContext, cann: Path) -> NpuBuild:
                               f"{_errors(res.stdout + res.stderr)}", None)
     if not result.torch_library.is_file():
         raise DslError.at("NPU-COMPILE", f"the CANN build of {name} produced no {result.torch_library.name}", None)
+    note_write()
     return result

@@ -6,7 +6,8 @@ tensor (`load(e[j[r], :])`, negative row numbers included), argmax / argmin into
 (`col_index()` / `row_index()` in formulas and masks), gathers along rows by whole rows of indices, rows longer than
 UB (chunked, and with fewer rows than cores: row groups), slot accumulators over [N, C, H, W] planes,
 boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims) and resampling (1-2), cube matmuls with
-vector epilogues, and conv1d/2d/3d on the cube (CONV kernels: stride, padding, dilation, groups, bias)
+vector epilogues, conv1d/2d/3d on the cube (CONV kernels: stride, padding, dilation, groups, bias) and
+conv_transpose1d/2d/3d (the same options and output_padding)
 (`generate`); chains of two cube stages joined by a workspace tensor (`generate_stages`, a stream of its own).
 Any of the vector kinds may
 carry accumulators, several split loops, kernel-scope scalars
@@ -25,10 +26,10 @@ from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Program, Stmt
 
 KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window": 7, "cube": 9, "conv": 6,
-         "scalar_stress": 8}
+         "conv_t": 4, "scalar_stress": 8}
 #: Multi-stage kinds, drawn by `generate_stages` from a stream of their own (npu_harness.fuzz.campaign), so
 #: adding one leaves every program of `generate`'s stream, and so the fixed seeds' slices, unchanged.
-STAGE_KINDS = {"chain": 1}
+STAGE_KINDS = {"chain": 1, "flash": 1}
 TARGETS = {"ascend910b1": 80, "ascend910b4": 10, "ascend310p": 10}
 CORES = {"ascend910b1": 48, "ascend910b4": 40, "ascend310p": 8}
 
@@ -190,6 +191,19 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     # gather along the row by whole rows of indices (torch.gather(x, 1, idx)); 310P has no Cast from int64
     along = k.tensor("q", side.choice(("i32", "i64") if target != "ascend310p" else ("i32",)), shape_in) \
         if rows and kind == "rows" and side.random() < 0.15 else None
+    # scatter / scatter_add along the row (torch.scatter(x, 1, idx, src)): whole rows of indices, or one index row
+    # for every row (index_copy / index_add along the last dim); the source whole rows or a constant (value=)
+    spread = None
+    if rows and kind == "rows" and side.random() < 0.15:
+        whole = side.random() < 0.7
+        spread = (side.choice(("scatter", "scatter_add")), k.tensor("u", side.choice(("i32", "i64")),
+                  shape_in if whole else "D"), whole, side.random() < 0.3)
+    # rows scattered along dim 0 (index_add / index_copy / index_put of [K, D] source rows into the loop's rows)
+    pour = None
+    if rows and kind == "rows" and t != "bf16" and side.random() < 0.12:
+        call = side.choice(("index_add", "index_add_alpha", "index_copy", "index_put", "index_put_acc"))
+        pour = (call, k.tensor("g", side.choice(("i32", "i64")), "K"), k.tensor("s", tname, "K, D"))
+        sizes["K"] = side.randint(1, 60)
     for _ in range(rng.randint(0, 2)):
         k.scalar_param(integer=rng.random() < 0.3)
     outs_rows = [k.tensor("y", tname, shape_in) for _ in range(rng.randint(1, 2))]
@@ -241,6 +255,37 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
         if along is not None:
             v = k.fresh("v")
             body.append(Stmt(f"{v} = gather({{0}}, load({along}[{var}, :]))", side.choice(scope.of(compute, "rows")), v))
+            scope.tiles.append(leaf(v, compute, "rows"))
+        if rows and compute == "f32" and side.random() < (0.5 if kind == "long_rows" else 0.1):
+            # a per-row mean and the centred second moment (layer_norm's variance), in its written forms: one
+            # pass over chunked rows (lowering/passes/chunk_moments.py); the deviations may take any centre
+            src = side.choice(scope.of("f32", "rows"))
+            mu, dv, m2 = k.fresh("v"), k.fresh("v"), k.fresh("v")
+            body.append(Stmt(f"{mu} = " + side.choice(("mean({0}, axis=1)", "sum({0}, axis=1) / D")), src, mu))
+            centre = mu if side.random() < 0.8 else side.choice(scope.of("f32", "col") or [leaf(mu, "f32", "col")]).fmt
+            body.append(Stmt(f"{dv} = " + side.choice(("{0} - " + centre, centre + " - {0}")), src, dv))
+            body.append(Stmt(f"{m2} = " + side.choice((f"mean({dv} * {dv}, axis=1)", f"sum({dv} ** 2, axis=1) / D",
+                                                        f"mean(({{0}} - {centre}) * ({{0}} - {centre}), axis=1)")),
+                             src, m2))
+            scope.tiles += [leaf(mu, "f32", "col"), leaf(dv, "f32", "rows"), leaf(m2, "f32", "col")]
+            norm = k.fresh("v")
+            body.append(Stmt(f"{norm} = {dv} * rsqrt({m2} + 0.001)", None, norm))
+            scope.tiles.append(leaf(norm, "f32", "rows"))
+        if spread is not None:
+            call, where, whole, constant = spread
+            v, base = k.fresh("v"), side.choice(scope.of(compute, "rows"))
+            index = f"load({where}[{var}, :])" if whole else f"load({where}[:])"
+            source = leaf(str(side.choice((-2.5, 0.0, 3.0))), compute, "scalar") if constant else \
+                side.choice(scope.of(compute, "rows"))
+            body.append(Stmt(f"{v} = {{0}}", Node(f"{call}({{0}}, {index}, {{1}})", (base, source), compute, "rows"), v))
+            scope.tiles.append(leaf(v, compute, "rows"))
+        if pour is not None:
+            call, where, source = pour
+            v, base = k.fresh("v"), side.choice(scope.of(compute, "rows"))
+            extra = {"index_add_alpha": ", alpha=0.5", "index_put_acc": ", accumulate=True"}.get(call, "")
+            text = f"{call.removesuffix('_alpha').removesuffix('_acc')}({{0}}, {where}, {source}{extra})"
+            node = Node(text, (_cast(base, t, "rows"),), t, "rows")
+            body.append(Stmt(f"{v} = {{0}}", _cast(node, compute, "rows"), v))
             scope.tiles.append(leaf(v, compute, "rows"))
         ex = Exprs(rng, scope, rows=rows, integer_ops=integer)
         main = "rows" if rows else "flat"
@@ -363,9 +408,28 @@ def _box(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
         flat.tiles.append(leaf("bt", compute, "flat"))
     body.append(Stmt(f"store({y}[t], {{0}})", _cast(Exprs(rng, flat).tile(compute, "flat", rng.randint(0, 2)), "T",
                                                     "flat")))
+    # keeping the box's shape (a per-position value broadcast along the box, the box stored): drawn from a side
+    # generator so the main stream, and with it every other program of a seed, is unchanged
+    side = random.Random(hash(rng.getstate()[1]))
+    if side.random() < 0.6:
+        body += _box_keep_shape(side, k, scope, flat, compute, t)
     k.body.append(Loop(f"for blk in split({split}, cores=AIV):", "for t in tile(blk, size=auto, buffers=2):",
                        tuple(body)))
     return k, sizes
+
+
+def _box_keep_shape(side: random.Random, k: _Kernel, box: Scope, flat: Scope, compute: str, t: str) -> list[Stmt]:
+    """`store(z[t], box op per-position value)`, z: [A, R, C] (a box output); sometimes the box itself as well."""
+    z = k.tensor("z", "T", "A, R, C")
+    v = Exprs(side, box).tile(compute, "box", side.randint(0, 1))
+    m = Exprs(side, flat).tile(compute, "flat", side.randint(0, 1))
+    form = side.choice(("{0} + {1}", "{0} - {1}", "{1} - {0}", "{0} * {1}", "{0} / (1.5 + abs({1}))",
+                        "{1} / (1.5 + abs({0}))", "max({0}, {1})", "min({1}, {0})"))
+    out = [Stmt(f"store({z}[t], {{0}})", _cast(Node(form, (v, m), compute, "box"), "T", "box"))]
+    if side.random() < 0.3:  # the loaded box back out, unchanged
+        w = k.tensor("w", "T", "A, R, C")
+        out.append(Stmt(f"store({w}[t], {{0}})", _cast(leaf("xb", compute, "box"), "T", "box")))
+    return out
 
 
 # ----------------------------------------------------------------------------- pooling
@@ -389,6 +453,17 @@ def _window(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
         n = rng.randint(max(1, dil * (kern - 1) + 1 - 2 * pad), hi)
         sizes[s_in] = n
         sizes[s_out] = (n + 2 * pad - dil * (kern - 1) - 1) // stride + 1
+    # wide planes (910B, pooling on the vector unit): output rows longer than one Gather chunk (2048), 1-D planes
+    # in bands, 3-D tiles that are bands of dim-1 rows of one output slice; a side generator keeps the main stream
+    wide = random.Random(hash((rng.getstate()[1], "wide")))
+    if target != "ascend310p" and wide.random() < 0.25:
+        sizes["N"], sizes["C"] = 1, wide.randint(1, 2)
+        span = dil * (kern - 1) + 1
+        far = {1: {"L": (20000, 45000)}, 2: {"H": (span, 6), "W": (2100, 7000)},
+               3: {"Z": (span, 8), "H": (20, 30), "W": (900, 2500)}}[rank]
+        for s_in, (lo, top) in far.items():
+            sizes[s_in] = wide.randint(max(lo, span - 2 * pad, 1), max(top, span))
+            sizes[f"O{s_in}"] = (sizes[s_in] + 2 * pad - span) // stride + 1
     x = k.tensor("x", "T", ", ".join(["N", "C", *spatial_in]))
     y = k.tensor("y", "T", ", ".join(["N", "C", *spatial_out]))
     as_param = rng.random() < 0.4
@@ -513,6 +588,64 @@ def _chain(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     return k, sizes
 
 
+def _flash(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    """The chained SDPA text that lowering/passes/plan_flash.py fuses into a FLASH kernel: [Bt] or [B, H] batches
+    (grouped or shared key/value heads), odd lengths up to a few key blocks, each spelling of the softmax, a scale
+    parameter or literal (either sign), an optional mask tensor (any comparison, fill and dtype), f32 or T out."""
+    k = _Kernel(rng, name)
+    t = rng.choice(("f16", "bf16"))
+    k.dtype_vars = {"T": t}
+    sizes = {"M": rng.randint(1, 150), "N": rng.choice([rng.randint(1, 140), rng.randint(100, 700)]),
+             "Dk": rng.randint(1, 128), "Dv": rng.randint(1, 144)}
+    if rng.random() < 0.5:
+        batch, kv, sizes["Bt"] = "Bt", "Bt", rng.randint(1, 3)
+    else:
+        hkv = rng.randint(1, 3)
+        sizes.update(B=rng.randint(1, 2), Hkv=hkv, H=hkv * rng.randint(1, 3))
+        batch, kv = "B * H", rng.choice(["B, H", "B, Hkv", "B, 1"] if hkv > 1 else ["B, H", "B, 1"])
+        if kv == "B, Hkv" and sizes["H"] == hkv:
+            kv = "B, H"
+    lead = batch.replace(" *", ",") + ", "
+    q = k.tensor("q", "T", lead + "M, Dk")
+    kk = k.tensor("k", "T", kv + ", N, Dk")
+    v = k.tensor("v", "T", kv + ", N, Dv")
+    mask = None
+    causal = rng.random() < 0.25  # the causal mask from positions (key blocks above the diagonal skipped)
+    if not causal and rng.random() < 0.35:
+        mlead = rng.choice(["", lead, "1, " * lead.count(",")])
+        mask = k.tensor("mask", rng.choice(("f32", "f16")), mlead + "M, N")
+    out_t = rng.random() < 0.3
+    o = k.tensor("o", "T" if out_t else "f32", lead + "M, Dv")
+    if rng.random() < 0.6:
+        scale = k.scalar_param().render()
+    else:
+        scale = rng.choice(["0.125", "0.5", "1.0", "-0.3", "2.0"])
+    if "Hkv" in sizes and "Hkv" not in kv:
+        del sizes["Hkv"]
+    p = k.fresh("p")
+    k.body.append(Stmt(f"{p} = workspace(T, {lead}M, N)", None, p))
+    scaled = rng.choice([f"s * {scale}", f"{scale} * s"])
+    if causal:
+        fill = rng.choice(["-3.0e38", "-1.0e30", "-10000.0"])
+        cond = rng.choice(["col_index() <= row_index()", "row_index() >= col_index()"])
+        lines = [f"x = select({cond}, {scaled}, {fill})", "e = exp(x - max(x, axis=1))"]
+    elif mask is not None:
+        cmp = rng.choice([">", ">=", "<", "<=", "!="])
+        fill = rng.choice(["-3.0e38", "-1.0e30", "-10000.0", "-5.0", "0.0"])
+        x = f"select(load({mask}[blk]) {cmp} {rng.choice(['0.0', '0.5', '-0.25'])}, {scaled}, {fill})"
+        lines = [f"x = {x}", "e = exp(x - max(x, axis=1))"]
+    else:
+        lines = rng.choice([[f"e = exp((s - max(s, axis=1)) * {scale})"], [f"e = exp({scaled} - max({scaled}, axis=1))"],
+                            [f"x = {scaled}", "e = exp(x - max(x, axis=1))"]])
+    body = tuple(Stmt(line) for line in lines) + (Stmt(f"store({p}[blk], cast(e / sum(e, axis=1), T))"),)
+    k.body.append(Loop(f"for blk in split({batch}, M, N, cores=AIC):", "with vector:", body,
+                       cube_prefix=("with cube:", f"    s = matmul({q}[blk], {kk}[blk], transpose_b=True)")))
+    out = "cast(acc, T)" if out_t else "acc"
+    k.body.append(Loop(f"for blk in split({batch}, M, Dv, cores=AIC):", "with vector:", (Stmt(f"store({o}[blk], {out})"),),
+                       cube_prefix=("with cube:", f"    acc = matmul({p}[blk], {v}[blk])")))
+    return k, sizes
+
+
 # ----------------------------------------------------------------------------- convolution
 
 
@@ -565,13 +698,70 @@ def _conv(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     return k, sizes
 
 
+def _conv_transpose(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    """conv_transpose1d / 2d / 3d on the cube (CONV kernels, transposed): stride 1-3, padding, output_padding
+    below the stride or dilation, dilation, groups (a literal, or groups=C with 1 or 2 outputs per channel),
+    an f32 bias, odd sizes (a padding larger than the kernel's reach cuts outputs off), relu and an f16/bf16
+    result; w is [C, K / groups, *kernel] as nn.ConvTranspose stores it."""
+    k = _Kernel(rng, name)
+    t = rng.choice(("f16", "bf16"))
+    k.dtype_vars = {"T": t}
+    rank = rng.choices((1, 2, 3), weights=(3, 5, 2))[0]
+    axes = ("D", "H", "W")[3 - rank:]
+    dil, stride, pad = rng.choice((1, 1, 2)), rng.choice((1, 2, 2, 3)), rng.choice((0, 0, 1, 2))
+    out_pad = rng.randrange(max(stride, dil))
+    # a literal kernel width with stride 1 and padding >= its reach: the dense gather layout (whole rows)
+    lit_w = rng.randint(1, 3) if stride == 1 and rng.random() < 0.3 else None
+    pad = max(pad, dil * (lit_w - 1)) if lit_w else pad
+    hi = {1: {"W": 120}, 2: {"H": 16, "W": 30}, 3: {"D": 4, "H": 7, "W": 9}}[rank]
+    sizes: dict[str, int] = {"N": rng.randint(1, 2)}
+    for a in axes:
+        kk = lit_w if a == "W" and lit_w else rng.randint(1, 5 if rank < 3 else 3)
+        size = rng.randint(1, hi[a])
+        while (size - 1) * stride - 2 * pad + dil * (kk - 1) + out_pad + 1 < 1:
+            size += 1
+        sizes.update({a: size, "K" + a: kk, "O" + a: (size - 1) * stride - 2 * pad + dil * (kk - 1) + out_pad + 1})
+    if lit_w:
+        del sizes["KW"]
+    form = rng.choices(("dense", "groups", "depthwise"), weights=(6, 2, 2))[0]
+    if form == "groups":
+        g = rng.randint(2, 4)
+        sizes["KG"] = rng.randint(1, 24)
+        sizes["C"], sizes["K"] = rng.randint(1, 10) * g, sizes["KG"] * g
+        groups, wch = f", groups={g}", "KG"
+    elif form == "depthwise":
+        mult = rng.choice((1, 1, 2))
+        sizes["C"] = rng.randint(1, 24)
+        sizes["K"] = sizes["C"] * mult
+        groups, wch = ", groups=C", str(mult)
+    else:
+        sizes["C"], sizes["K"] = rng.randint(1, 40 if rank < 3 else 8), rng.randint(1, 100 if rank < 3 else 30)
+        groups, wch = "", "K"
+    x = k.tensor("x", "T", ", ".join(("N", "C", *axes)))
+    wt = k.tensor("w", "T", ", ".join(("C", wch, *(str(lit_w) if a == "W" and lit_w else "K" + a for a in axes))))
+    bias = k.tensor("b", "f32", "K") if rng.random() < 0.4 else None
+    out = rng.choice(("f32", "T"))
+    y = k.tensor("y", out, ", ".join(("N", "K", *("O" + a for a in axes))))
+    value = "relu(acc)" if rng.random() < 0.4 else "acc"
+    value = value if out == "f32" else f"cast({value}, T)"
+    opts = "".join(f", {key}={v}" for key, v, default in (("stride", stride, 1), ("padding", pad, 0),
+                                                          ("output_padding", out_pad, 0), ("dilation", dil, 1))
+                   if v != default)
+    opts += groups + (f", bias={bias}" if bias else "")
+    loop = Loop(f"for blk in split(N, K, {', '.join('O' + a for a in axes)}, cores=AIC):", "with vector:",
+                (Stmt(f"store({y}[blk], {value})", None),),
+                cube_prefix=("with cube:", f"    acc = conv_transpose{rank}d({x}[blk], {wt}[blk]{opts})"))
+    k.body.append(loop)
+    return k, sizes
+
+
 # ----------------------------------------------------------------------------- entry
 
 
 def generate(rng: random.Random, index: int, seed: int) -> Program:
     kind = _pick(rng, KINDS)
     target = _pick(rng, TARGETS)
-    if kind in ("long_rows", "slots", "box", "cube", "conv") and target == "ascend310p":
+    if kind in ("long_rows", "slots", "box", "cube", "conv", "conv_t") and target == "ascend310p":
         target = "ascend910b1"  # these need DataCopyPad / a separate cube unit
     name = f"k{index}"
     if kind == "slots":
@@ -584,6 +774,8 @@ def generate(rng: random.Random, index: int, seed: int) -> Program:
         k, sizes = _cube(rng, name, target)
     elif kind == "conv":
         k, sizes = _conv(rng, name, target)
+    elif kind == "conv_t":
+        k, sizes = _conv_transpose(rng, name, target)
     else:
         k, sizes = _vector_kernel(rng, name, "flat" if kind == "scalar_stress" else kind, target,
                                   stress=kind == "scalar_stress")
@@ -595,6 +787,6 @@ def generate_stages(rng: random.Random, index: int, seed: int) -> Program:
     """A multi-stage program (workspace tensors between split loops), named `s<index>`."""
     kind = _pick(rng, STAGE_KINDS)
     target = "ascend910b4" if rng.random() < 0.2 else "ascend910b1"  # cube stages need a separate cube unit
-    k, sizes = _chain(rng, f"s{index}", target)
+    k, sizes = (_flash if kind == "flash" else _chain)(rng, f"s{index}", target)
     cores = CORES[target] if rng.random() < 0.7 else rng.randint(1, CORES[target])
     return k.program(kind, sizes, seed, target, cores)

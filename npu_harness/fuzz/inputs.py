@@ -14,6 +14,7 @@ import hashlib
 import torch
 
 from ascend_dsl import ir
+from ascend_dsl.ops import OPS, Rule
 
 EXACT = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
 
@@ -51,7 +52,7 @@ def _dims(p: ir.TensorParam, sizes: dict[str, int]) -> list[int]:
 
 
 def gather_columns(kernel: ir.Kernel) -> dict[str, str]:
-    """Index tensors of gather(rows, load(idx[r])) -> the row length (symbols, e.g. "D") their values index."""
+    """Index tensors of gather / scatter / scatter_add (rows, load(idx[r])...) -> the row length (symbols, e.g. "D") their values index."""
     out = {}
     for tl in ir.walk(kernel.body):
         if not isinstance(tl, ir.TileLoop) or tl.kind is not ir.LoopKind.ROWS:
@@ -59,7 +60,8 @@ def gather_columns(kernel: ir.Kernel) -> dict[str, str]:
         for s in tl.body:
             value = getattr(s, "value", None)
             for e in ir.walk_expr(value) if isinstance(value, (ir.Op, ir.Load, ir.Ref, ir.Const)) else ():
-                if isinstance(e, ir.Op) and e.op == "gather" and isinstance(e.args[1], ir.Load):
+                if isinstance(e, ir.Op) and e.op in ("gather", "scatter", "scatter_add") \
+                        and isinstance(e.args[1], ir.Load):
                     out[e.args[1].tensor] = " * ".join(tl.shape.row)
     return out
 
@@ -71,10 +73,24 @@ def row_numbers(kernel: ir.Kernel) -> dict[str, str]:
             for e in ir.walk_expr(s.value) if isinstance(e, ir.Load) and e.index.by}
 
 
+def scattered_rows(kernel: ir.Kernel) -> dict[str, tuple[str, bool]]:
+    """Index tensors of row scatters (index_add on rows) -> (the destination's row symbol, negatives allowed)."""
+    out = {}
+    for tl in ir.walk(kernel.body):
+        if isinstance(tl, ir.TileLoop) and tl.kind is ir.LoopKind.ROWS:
+            for s in tl.body:
+                value = getattr(s, "value", None)
+                for e in ir.walk_expr(value) if isinstance(value, (ir.Op, ir.Load, ir.Ref, ir.Const)) else ():
+                    if isinstance(e, ir.Op) and OPS[e.op].rule is Rule.ROW_SCATTER:
+                        out[e.args[1].value] = (tl.shape.rows[0], e.op.startswith("index_put"))
+    return out
+
+
 def make_inputs(kernel: ir.Kernel, sizes: dict[str, int], seed: int) -> dict[str, torch.Tensor]:
     """One tensor per input parameter, shaped by `sizes`, in the parameter's dtype."""
     indices = gather_columns(kernel)
     numbers = row_numbers(kernel)
+    scattered = scattered_rows(kernel)
     out = {}
     for p in kernel.inputs:
         dims = _dims(p, sizes)
@@ -87,6 +103,9 @@ def make_inputs(kernel: ir.Kernel, sizes: dict[str, int], seed: int) -> dict[str
             for d in indices[p.name].split(" * "):
                 cols *= sizes[d]
             values = torch.randint(0, max(cols, 1), (n,), generator=g)
+        elif p.name in scattered:  # row numbers of a row scatter: [0, V), or [-V, V) for index_put
+            v, negative = sizes[scattered[p.name][0]], scattered[p.name][1]
+            values = torch.randint(-v if negative else 0, v, (n,), generator=g)
         elif p.name in numbers:  # row numbers in [-V, V): negative ones count from the end
             v = sizes[numbers[p.name]]
             values = torch.randint(-v, v, (n,), generator=g)

@@ -51,3 +51,15 @@ def test_padded_macs_and_fp32_rate():
     assert exact.ideal_kind == "cube" and padded.ideal_fraction < 0.3 * exact.ideal_fraction
     fp32 = estimate(_cube(n, n, True), "ascend910b1")
     assert fp32.kernel_us > 3.5 * exact.kernel_us  # the cube runs fp32 at 1/4 of the f16 rate
+
+
+def test_the_least_traffic_counts_every_tensor_at_the_kernels_dtype():
+    """An f16 kernel's least traffic is 2 bytes per element of each tensor, although the reference output is
+    computed (and held) in f32: counted at f32 width, relu f16's headline was 1.5x too generous."""
+    from ascend_dsl.dtypes import DType
+    from npu_harness import gallery
+
+    relu = next(e for e in gallery.discover() if (e.category, e.name) == ("activation", "relu"))
+    r = gallery.validate(relu, {"T": DType.F16}, {"batch_size": 4, "dim": 1000})
+    assert r.ok and r.shapes["N"] == 4000
+    assert r.report.min_gm_bytes == 2 * 4000 * 2  # x and y, 2 bytes each

@@ -12,6 +12,7 @@
 // math goes through GCC builtins.
 #include <bit>
 #include <csignal>
+#include <cerrno>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
@@ -557,7 +558,8 @@ inline constexpr uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) 
 // ---------------------------------------------------------------------------------------------
 struct GmChunk {
     uint64_t size;       // bytes
-    uint64_t mapped = 0;  // > 0: a file mapping of this many bytes (GmMapInput / GmMapOutput), else heap
+    uint64_t mapped = 0;  // > 0: a file mapping of this many bytes (GmMapInput), else heap
+    int outFd = -1;       // >= 0: GmMapOutput's file, written from this memory by GmFree (or at a crash / exit)
 };
 
 inline std::map<uintptr_t, GmChunk> g_gmAllocs;  // begin -> chunk
@@ -584,9 +586,9 @@ ASCEND_SIM_RT void GmFree(void* p, std::source_location loc = std::source_locati
 // modified): a launch's inputs without copying them. Returns nullptr (after printing error[LAUNCH]) if
 // the file cannot be read or is shorter than `bytes`. Release with GmFree.
 ASCEND_SIM_RT uint8_t* GmMapInput(const char* path, size_t bytes);
-// GM backed by the file at `path` (created, or truncated to `bytes`) and poisoned with 0xFF like GmAlloc:
-// what the kernel writes is in the file once GmFree unmaps it (no copy after the launch). Returns
-// nullptr (after printing error[LAUNCH]) on failure.
+// GM for the file at `path` (created, or sized to `bytes`), poisoned with 0xFF like GmAlloc: what the
+// kernel writes is in the file once GmFree releases it (also written if the program crashes, hits the
+// time limit or exits without GmFree). Returns nullptr (after printing error[LAUNCH]) on failure.
 ASCEND_SIM_RT uint8_t* GmMapOutput(const char* path, size_t bytes);
 // Driver-side (not an AscendC API): GM bytes [p, p + bytes) start undefined, e.g. a multi-stage kernel's
 // workspace tensors. A kernel read (DataCopy / DataCopyPad, a Matmul operand, GetValue) of bytes of such a

@@ -116,6 +116,12 @@ inline void SetAtomicAdd() {
 inline void SetAtomicNone() { sim::detail::set_atomic(nullptr, nullptr); }
 inline void DisableDmaAtomic() { SetAtomicNone(); }
 
+// Trap() (CANN atlasascendc_api_07_0196): interrupts the AI Core in NPU mode; "equivalent to assert in CPU mode".
+// Reported as TRAP at the call (fatal: the block stops, as the core does).
+inline void Trap(std::source_location loc = std::source_location::current()) {
+    sim::detail::fatal("TRAP", loc, "Trap() called: the kernel stopped the AI Core (a condition it checks failed)");
+}
+
 }  // namespace AscendC
 
 #endif  // ASCEND_SIM_ASCEND_SIM_LAUNCH_H

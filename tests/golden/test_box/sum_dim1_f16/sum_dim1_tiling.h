@@ -27,6 +27,8 @@ inline uint32_t SumDim1ComputeTiling(uint64_t A, uint64_t R, uint64_t C, uint32_
     constexpr uint64_t kShortShareBytes = 1024;  // shares shorter than this (per row) avoid crossing rows
     // vector work per box element: 8 B of repeats per 2 B read (too high for whole-row shares on a third of the cores)
     constexpr bool kWholeRowShares = false;
+    // the loop keeps the box's shape: a tile holds the whole reduced axis (one chunk)
+    constexpr bool kWholeAxis = false;
     t->A = A;
     t->R = R;
     t->C = C;
@@ -64,7 +66,7 @@ inline uint32_t SumDim1ComputeTiling(uint64_t A, uint64_t R, uint64_t C, uint32_
     if (len == 0) {
         len = 1;
     }
-    const uint64_t wantRows = depth < 8 ? (depth > 0 ? depth : 1) : 8;
+    const uint64_t wantRows = kWholeAxis ? (depth > 0 ? depth : 1) : depth < 8 ? (depth > 0 ? depth : 1) : 8;
     while (len > kPitchGranule && ubBytes(len, wantRows) > kBudget) {  // long tiles, but a few rows per chunk
         len = (len / 2 + kPitchGranule - 1) / kPitchGranule * kPitchGranule;
     }
@@ -73,13 +75,13 @@ inline uint32_t SumDim1ComputeTiling(uint64_t A, uint64_t R, uint64_t C, uint32_
         const uint64_t shrunk = rows * kBudget / ubBytes(len, rows);
         rows = rows > 64 && shrunk > 0 ? shrunk : rows - 1;  // shrink fast, then one by one
     }
-    if (ubBytes(len, rows) > kBudget) {
-        return 0;  // one 32-byte row of every box does not fit the Unified Buffer
+    if (ubBytes(len, rows) > kBudget || (kWholeAxis && rows < depth)) {
+        return 0;  // one 32-byte row of every box (a whole-axis loop: the whole axis) does not fit the Unified Buffer
     }
     const uint64_t share = perCore < total ? perCore : total;  // the first core's positions
     const uint64_t tiles = (share + len - 1) / len;
     const uint64_t chunks = (depth + rows - 1) / rows;
-    if (tiles * chunks < kMinIterations && depth > 1) {  // split the reduced axis so copies overlap compute
+    if (!kWholeAxis && tiles * chunks < kMinIterations && depth > 1) {  // split the reduced axis so copies overlap compute
         const uint64_t want = (kMinIterations + tiles - 1) / tiles;
         rows = (depth + want - 1) / want;
     }

@@ -55,8 +55,12 @@ public:
         outOuter_ = outDim0_;
         inW_ = inDim1_;
         inWp_ = (inW_ * sizeof(float) + 31) / 32 * 32 / sizeof(float);  // UB row pitch
+        outW_ = outDim1_;
+        outWp_ = (outW_ + 7) / 8 * 8;  // UB pitch of output rows
         inInnerRows_ = inInner_ / inW_;
         inRowsPerPlane_ = inDim0_ * inInnerRows_;
+        outInnerRows_ = outInner_ / outDim1_;
+        outRowsPerPlane_ = outDim0_ * outInnerRows_;
         kernel_size_ = tiling.kernel_size;
         stride_ = tiling.stride;
         padding_ = tiling.padding;
@@ -66,7 +70,22 @@ public:
         // max_pool2d.adsl:9: UB buffers, sized by the host for the largest tile
         pipe.InitBuffer(inQueueX, tiling.bufferNum, (tiling.inTileElems * sizeof(float) + 31) / 32 * 32);
         pipe.InitBuffer(outQueueY, tiling.bufferNum, (tiling.outTileElems * sizeof(float) + 31) / 32 * 32);
-        pipe.InitBuffer(poolRowBuf, (inW_ * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(poolRowBuf, tiling.rowElems * sizeof(float));  // sized (and 32-byte rounded) by the host
+        poolChunk_ = outW_ < 2048 ? outW_ : 2048;  // output elements per Gather
+        pipe.InitBuffer(poolTapBuf, (poolChunk_ * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(poolOffBuf, (poolChunk_ * sizeof(uint32_t) + 31) / 32 * 32);
+        {
+            const int64_t k = static_cast<int64_t>(kernel_size_);
+            const int64_t s = static_cast<int64_t>(stride_);
+            const int64_t pad = static_cast<int64_t>(padding_);
+            const int64_t dil = static_cast<int64_t>(dilation_);
+            const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)
+            // the Gather offsets of an output row chunk: output j's first tap is element j * stride of the row (bytes)
+            LocalTensor<int32_t> poolOff = poolOffBuf.Get<int32_t>();
+            CreateVecIndex(poolOff, static_cast<int32_t>(0), static_cast<uint32_t>(poolChunk_));
+            Muls(poolOff, poolOff, static_cast<int32_t>(s * 4), static_cast<int32_t>(poolChunk_));
+            (void)k, (void)pad, (void)dil, (void)span;
+        }
     }
 
     __aicore__ inline void Process()
@@ -86,7 +105,7 @@ public:
                 lo = lo < 0 ? 0 : lo;
                 hi = hi > static_cast<int64_t>(inDim0_) ? static_cast<int64_t>(inDim0_) : hi;
                 CopyIn(p0, planes, static_cast<uint64_t>(lo), static_cast<uint64_t>(hi));
-                Compute(planes, static_cast<uint32_t>(o0), rows, lo);
+                Compute(planes, static_cast<uint32_t>(o0), rows, lo, hi);
                 CopyOut(p0, planes, o0, rows);
             }
         }
@@ -98,59 +117,74 @@ private:
         // max_pool2d.adsl:10
         LocalTensor<float> xLocal = inQueueX.AllocTensor<float>();
         const uint64_t rowsIn = (planes - 1) * inRowsPerPlane_ + (hi - lo) * inInnerRows_;
+        const uint64_t rowLen = inW_;
         const uint64_t base = p0 * inPlane_ + lo * inInner_;
-        if (inWp_ == inW_) {
-            CopyGmToUb(xLocal, xGm[base], static_cast<uint32_t>(rowsIn * inW_));
+        if (inWp_ == rowLen || rowsIn == 1) {
+            CopyGmToUb(xLocal[static_cast<uint32_t>((0) * inWp_)], xGm[base], static_cast<uint32_t>(rowsIn * rowLen));
         } else {
             for (uint64_t c = 0; c < rowsIn; c += 4095) {  // blockCount <= 4095
                 const uint64_t n = rowsIn - c < 4095 ? rowsIn - c : 4095;
-                DataCopyPad(xLocal[static_cast<uint32_t>(c * inWp_)], xGm[base + c * inW_],
-                            DataCopyExtParams{static_cast<uint16_t>(n), static_cast<uint32_t>(inW_ * sizeof(float)), 0, 0, 0},
+                DataCopyPad(xLocal[static_cast<uint32_t>(((0) + c) * inWp_)], xGm[base + c * rowLen],
+                            DataCopyExtParams{static_cast<uint16_t>(n), static_cast<uint32_t>(rowLen * sizeof(float)), 0, 0, 0},
                             DataCopyPadExtParams<float>{false, 0, 0, 0});
             }
         }
         inQueueX.EnQue(xLocal);
     }
 
-    __aicore__ inline void Compute(uint32_t planes, uint32_t o0, uint32_t rows, int64_t lo)
+    __aicore__ inline void Compute(uint32_t planes, uint32_t o0, uint32_t rows, int64_t lo, int64_t hi)
     {
         LocalTensor<float> xLocal = inQueueX.DeQue<float>();
         LocalTensor<float> yLocal = outQueueY.AllocTensor<float>();
-        LocalTensor<float> poolRow = poolRowBuf.Get<float>();
         const int64_t k = static_cast<int64_t>(kernel_size_);
         const int64_t s = static_cast<int64_t>(stride_);
         const int64_t pad = static_cast<int64_t>(padding_);
         const int64_t dil = static_cast<int64_t>(dilation_);
         const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)
-        // max_pool2d.adsl:10: max pooling: outer-dim taps as whole-row vector Maxs, last-dim taps on the scalar unit
+        const uint32_t poolM = static_cast<uint32_t>((pad + 7) / 8 * 8);  // the row's place in poolRow
+        LocalTensor<float> poolRow = poolRowBuf.Get<float>();
+        LocalTensor<float> poolTap = poolTapBuf.Get<float>();
+        LocalTensor<uint32_t> poolOff = poolOffBuf.Get<uint32_t>();
+        // max_pool2d.adsl:10: max pooling on the vector unit: outer-dim taps as whole-row Maxs, last-dim taps as Gathers
+        const uint32_t len = static_cast<uint32_t>(inW_);
+        const uint32_t outLen = static_cast<uint32_t>(outDim1_);
+        const int64_t shift = -pad;
+        const uint32_t tail = len / 8 * 8;  // the right margin, from the last whole 32-byte block of the row
+        const uint32_t tailLen = (len - tail + static_cast<uint32_t>(pad) + 7) / 8 * 8;
+        if (poolM > 0) {
+            Duplicate(poolRow, (-1.0f / 0.0f), static_cast<int32_t>(poolM));  // padding left of the row
+        }
         for (uint32_t q = 0; q < planes; ++q) {
             for (uint32_t r0 = 0; r0 < rows; ++r0) {
                 const int64_t s0 = static_cast<int64_t>(o0 + r0) * s - pad;  // window start, dim 0
+                if (tailLen > 0) {
+                    Duplicate(poolRow[poolM + tail], (-1.0f / 0.0f), static_cast<int32_t>(tailLen));  // padding right of the row
+                }
                 uint32_t taps = 0;
                 for (int64_t w0 = s0 < 0 ? s0 + (dil - 1 - s0) / dil * dil : s0; w0 < s0 + span && w0 < static_cast<int64_t>(inDim0_); w0 += dil) {
                     const uint32_t row = static_cast<uint32_t>((q * inRowsPerPlane_ + (w0 - lo) * inInnerRows_) * inWp_);
                     if (taps++ == 0) {
-                        Muls(poolRow, xLocal[row], 1.0f, inW_);
+                        Muls(poolRow[poolM], xLocal[row], 1.0f, len);
                     } else {
-                        Max(poolRow, poolRow, xLocal[row], inW_);
+                        Max(poolRow[poolM], poolRow[poolM], xLocal[row], len);
                     }
                 }
                 if (taps == 0) {  // every outer tap is padding
-                    Duplicate(poolRow, (-1.0f / 0.0f), static_cast<int32_t>(inW_));
+                    Duplicate(poolRow[poolM], (-1.0f / 0.0f), static_cast<int32_t>(len));
                 }
-                SetFlag<HardEvent::V_S>(EVENT_ID0);  // scalar loop: wait for the vector pipe
-                WaitFlag<HardEvent::V_S>(EVENT_ID0);
-                for (uint32_t r1 = 0; r1 < outDim1_; ++r1) {
-                    const int64_t s1 = static_cast<int64_t>(r1) * s - pad;
-                    float acc = (-1.0f / 0.0f);
-                    for (int64_t w = s1 < 0 ? s1 + (dil - 1 - s1) / dil * dil : s1; w < s1 + span && w < static_cast<int64_t>(inW_); w += dil) {
-                        const float v = poolRow.GetValue(static_cast<uint32_t>(w));
-                        acc = (v > acc || v != v) ? v : acc;
+                LocalTensor<float> outRow = yLocal[static_cast<uint32_t>((q * outRowsPerPlane_ + r0 * outInnerRows_) * outWp_)];
+                for (uint32_t c0 = 0; c0 < outLen; c0 += poolChunk_) {  // chunks of the output row (the offset table's length)
+                    const uint32_t cn = outLen - c0 < poolChunk_ ? outLen - c0 : static_cast<uint32_t>(poolChunk_);
+                    for (int64_t t = 0; t < k; ++t) {  // the last dim's taps: output j reads row element shift + j * s + t * dil
+                        const uint32_t base = static_cast<uint32_t>((static_cast<int64_t>(poolM) + shift + static_cast<int64_t>(c0) * s + t * dil) * 4);
+                        if (t == 0) {
+                            Gather(outRow[c0], poolRow, poolOff, base, cn);
+                        } else {
+                            Gather(poolTap, poolRow, poolOff, base, cn);
+                            Max(outRow[c0], outRow[c0], poolTap, cn);
+                        }
                     }
-                    yLocal.SetValue(q * outPlane_ + r0 * outInner_ + r1, static_cast<float>(acc));
                 }
-                SetFlag<HardEvent::S_V>(EVENT_ID0);  // scalar loop done: release the vector pipe
-                WaitFlag<HardEvent::S_V>(EVENT_ID0);
             }
         }
         outQueueY.EnQue<float>(yLocal);
@@ -161,7 +195,18 @@ private:
     {
         // max_pool2d.adsl:10
         LocalTensor<float> yLocal = outQueueY.DeQue<float>();
-        CopyUbToGm(yGm[p0 * outPlane_ + o0 * outInner_], yLocal, static_cast<uint32_t>((planes - 1) * outPlane_ + rows * outInner_));
+        const uint64_t rowsOut = (planes - 1) * outRowsPerPlane_ + rows * outInnerRows_;
+        const uint64_t rowLen = outW_;
+        const uint64_t base = p0 * outPlane_ + o0 * outInner_;
+        if (outWp_ == rowLen || rowsOut == 1) {
+            CopyUbToGm(yGm[base], yLocal, static_cast<uint32_t>(rowsOut * rowLen));
+        } else {
+            for (uint64_t c = 0; c < rowsOut; c += 4095) {  // blockCount <= 4095
+                const uint64_t n = rowsOut - c < 4095 ? rowsOut - c : 4095;
+                DataCopyPad(yGm[base + c * rowLen], yLocal[static_cast<uint32_t>(c * outWp_)],
+                            DataCopyExtParams{static_cast<uint16_t>(n), static_cast<uint32_t>(rowLen * sizeof(float)), 0, 0, 0});
+            }
+        }
         outQueueY.FreeTensor(yLocal);
     }
 
@@ -177,7 +222,11 @@ private:
     uint64_t inDim0_ = 0, outDim0_ = 0;
     uint64_t inDim1_ = 0, outDim1_ = 0;
     uint64_t inW_ = 0, inWp_ = 0, inInnerRows_ = 0, inRowsPerPlane_ = 0;  // input rows in UB
-    TBuf<TPosition::VECCALC> poolRowBuf;  // f32 row: the outer-dim taps combined
+    uint64_t outW_ = 0, outWp_ = 0, outInnerRows_ = 0, outRowsPerPlane_ = 0;  // output rows in UB
+    uint64_t poolChunk_ = 0;  // output elements per tap Gather (the offset table)
+    TBuf<TPosition::VECCALC> poolRowBuf;  // f32 row: the outer-dim taps combined, between padding margins
+    TBuf<TPosition::VECCALC> poolTapBuf;  // f32 output row: one last-dim tap gathered
+    TBuf<TPosition::VECCALC> poolOffBuf;  // u32: the Gather offsets of an output row
     int32_t kernel_size_;
     int32_t stride_;
     int32_t padding_;

@@ -15,6 +15,10 @@ struct MaxPool2dTilingData {
     uint32_t bandRows;      // output rows (first spatial dim) per tile
     uint32_t inTileElems;   // UB elements of the largest input tile
     uint32_t outTileElems;  // UB elements of the largest output tile
+    uint32_t rowElems;      // f32 elements of the pooling row scratch (with its padding margins)
+    uint32_t failReason;    // 0 blocks: 1 invalid window, 2 an output size that does not match it, 3 over the UB budget
+    uint64_t failDim, failGot, failWant;  // 2: the spatial dim, the output's size there and the window's
+    uint64_t needBytes, budgetBytes, fitWidth;  // 3: the smallest tile's UB bytes, the budget, a last dim that fits
     uint32_t bufferNum;     // buffers per queue: 2 as declared, 1 when only a single-buffered band fits
     int32_t kernel_size;  // scalar attribute
     int32_t stride;  // scalar attribute
@@ -44,20 +48,28 @@ inline uint32_t MaxPool2dComputeTiling(uint64_t N, uint64_t C, uint64_t H, uint6
     t->inTileElems = 0;
     t->outTileElems = 0;
     t->bufferNum = 2;
+    t->failReason = 0;
+    t->failDim = t->failGot = t->failWant = t->needBytes = t->budgetBytes = t->fitWidth = 0;
+    t->rowElems = 0;
     const int64_t k = static_cast<int64_t>(kernel_size);
     const int64_t s = static_cast<int64_t>(stride);
     const int64_t pad = static_cast<int64_t>(padding);
     const int64_t dil = static_cast<int64_t>(dilation);
     if (k < 1 || s < 1 || dil < 1 || pad < 0 || pad > k / 2) {
+        t->failReason = 1;
         return 0;  // PyTorch rejects these windows too
     }
     const int64_t span = (k - 1) * dil + 1;  // extent of a window
-    const uint64_t in[2] = { H, W };
-    const uint64_t out[2] = { OH, OW };
+    uint64_t in[2] = { H, W };  // not const: the TILING message tries narrower last dims
+    uint64_t out[2] = { OH, OW };
     uint64_t inInner = 1, outInner = 1;
     for (uint32_t i = 0; i < 2; ++i) {
         const int64_t padded = static_cast<int64_t>(in[i]) + 2 * pad;
         if (padded < span || out[i] != static_cast<uint64_t>((padded - span) / s + 1)) {
+            t->failReason = 2;
+            t->failDim = i;
+            t->failGot = out[i];
+            t->failWant = padded < span ? 0 : static_cast<uint64_t>((padded - span) / s + 1);
             return 0;  // the output's spatial sizes do not match the window
         }
         if (i > 0) {
@@ -81,11 +93,25 @@ inline uint32_t MaxPool2dComputeTiling(uint64_t N, uint64_t C, uint64_t H, uint6
         const uint64_t innerRows = inInner / w;
         return ((planes - 1) * inOuter * innerRows + inRows * innerRows) * pitch;
     };
-    auto outElems = [&](uint64_t planes, uint64_t rows) -> uint64_t { return (planes - 1) * outPlane + rows * outInner; };
+    // output rows (the last spatial dim) 32-byte aligned in UB, written by whole-row vector instructions
+    auto outRowLen = [&](uint64_t rows) -> uint64_t { return out[1]; };
+    auto outElems = [&](uint64_t planes, uint64_t rows) -> uint64_t {
+        const uint64_t pitch = (outRowLen(rows) + 7) / 8 * 8;
+        const uint64_t innerRows = outInner / out[1];
+        return ((planes - 1) * outOuter * innerRows + rows * innerRows) * pitch;
+    };
+    // f32 row scratch: the row at element M = pad rounded up to 8, padding margins left and right
+    auto rowElems = [&](uint64_t rows) -> uint64_t {
+        const uint64_t need = static_cast<uint64_t>(static_cast<int64_t>(rows - 1) * s + span);
+        const uint64_t len = in[1];
+        const uint64_t m = (static_cast<uint64_t>(pad) + 7) / 8 * 8;
+        return m + (len + static_cast<uint64_t>(pad) + 7) / 8 * 8 + 8;
+    };
     uint64_t nb = 2;  // buffers per queue
     auto ubBytes = [&](uint64_t planes, uint64_t rows) -> uint64_t {  // UB bytes of the buffers (max_pool2d.adsl:9)
         const uint64_t inE = inElems(planes, rows), outE = outElems(planes, rows);
-        return nb * ((inE * 4 + 31) / 32 * 32) + nb * ((outE * 4 + 31) / 32 * 32) + 1 * ((in[1] * sizeof(float) + 31) / 32 * 32);
+        const uint64_t rowE = rowElems(rows), outRowE = outRowLen(rows) < 2048 ? outRowLen(rows) : 2048;  // Gather chunk
+        return nb * ((inE * 4 + 31) / 32 * 32) + nb * ((outE * 4 + 31) / 32 * 32) + 1 * ((rowE * 4 + 31) / 32 * 32) + 2 * ((outRowE * 4 + 31) / 32 * 32);
     };
     uint64_t planes = 1, rows = outOuter;
     for (;;) {
@@ -109,8 +135,29 @@ inline uint32_t MaxPool2dComputeTiling(uint64_t N, uint64_t C, uint64_t H, uint6
         if (rows > 0) {
             break;
         }
-        if (nb == 1) {
-            return 0;  // a single output row's windows do not fit the Unified Buffer
+        if (nb == 1) {  // the smallest tile (one output row) does not fit
+            t->failReason = 3;
+            t->needBytes = ubBytes(1, 1);
+            t->budgetBytes = kBudget;
+            // what would fit: the widest last dim whose smallest tile fits (binary search; the window gives its output)
+            uint64_t fits = 0, over = in[1];
+            while (over - fits > 1) {
+                const uint64_t w = (fits + over) / 2;
+                if (static_cast<int64_t>(w) + 2 * pad < span) {
+                    fits = w;  // no whole window: nothing to hold
+                    continue;
+                }
+                in[1] = w;
+                out[1] = static_cast<uint64_t>((static_cast<int64_t>(w) + 2 * pad - span) / s + 1);
+                inInner = outInner = 1;
+                for (uint32_t i = 1; i < 2; ++i) {
+                    inInner *= in[i];
+                    outInner *= out[i];
+                }
+                (ubBytes(1, 1) <= kBudget ? fits : over) = w;
+            }
+            t->fitWidth = fits;
+            return 0;
         }
         nb = 1;  // retry single-buffered (copy and compute no longer overlap)
         rows = outOuter;
@@ -121,6 +168,33 @@ inline uint32_t MaxPool2dComputeTiling(uint64_t N, uint64_t C, uint64_t H, uint6
     t->bandRows = static_cast<uint32_t>(rows);
     t->inTileElems = static_cast<uint32_t>(inElems(planes, rows));
     t->outTileElems = static_cast<uint32_t>(outElems(planes, rows));
+    t->rowElems = static_cast<uint32_t>(rowElems(rows));
     return total == 0 ? 1u : static_cast<uint32_t>((total + perCore - 1) / perCore);
+}
+
+#include <cstdio>
+// Why MaxPool2dComputeTiling launched no block: its cause, with the sizes (the TILING message).
+inline void MaxPool2dComputeTilingWhy(const MaxPool2dTilingData& t, char* buf, unsigned long n)
+{
+    const int64_t k = static_cast<int64_t>(t.kernel_size);
+    const int64_t s = static_cast<int64_t>(t.stride);
+    const int64_t pad = static_cast<int64_t>(t.padding);
+    const int64_t dil = static_cast<int64_t>(t.dilation);
+    if (t.failReason == 1) {
+        std::snprintf(buf, n, "invalid pooling window: kernel=%lld, stride=%lld, padding=%lld, dilation=%lld (PyTorch "
+                      "needs kernel, stride and dilation >= 1 and 0 <= padding <= kernel / 2)", (long long)k, (long long)s,
+                      (long long)pad, (long long)dil);
+    } else if (t.failReason == 2) {
+        std::snprintf(buf, n, "the output's spatial dim %llu is %llu, but kernel=%lld, stride=%lld, padding=%lld, "
+                      "dilation=%lld give %llu", (unsigned long long)t.failDim, (unsigned long long)t.failGot, (long long)k,
+                      (long long)s, (long long)pad, (long long)dil, (unsigned long long)t.failWant);
+    } else if (t.failReason == 3) {
+        std::snprintf(buf, n, "the smallest pooling tile (one output row of the last dim and the input rows its "
+                      "windows read, single-buffered, with the f32 row scratch) needs %llu bytes of Unified Buffer, over the "
+                      "%llu-byte budget; a last spatial dim of at most %llu elements would fit", (unsigned long long)t.needBytes,
+                      (unsigned long long)t.budgetBytes, (unsigned long long)t.fitWidth);
+    } else {
+        std::snprintf(buf, n, "no planes to pool");
+    }
 }
 #endif

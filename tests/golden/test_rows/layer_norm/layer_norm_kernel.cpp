@@ -71,7 +71,6 @@ public:
         yGm.SetGlobalBuffer((__gm__ float*)y + start * D_, blockLength_ * D_);
         chunkLength_ = tiling.chunkLength;
         chunkLength1_ = tiling.chunkLength1;
-        chunkLength2_ = tiling.chunkLength2;
         colEnd_ = D_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)
         if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
             chunkRows_ = blockLength_;
@@ -105,7 +104,7 @@ public:
 
     __aicore__ inline void Process()
     {
-        if (chunkLength_ > 0) {  // one row does not fit UB: 3 pass(es) over column chunks of each row
+        if (chunkLength_ > 0) {  // one row does not fit UB: 2 pass(es) over column chunks of each row
             ProcessChunked();
         }
         const uint64_t tiles = blockLength_ / tileLength_;
@@ -216,12 +215,8 @@ private:
             if (rowGroup_ > 1) {  // the group's partials of the row, combined by every core of the group
                 GroupCombine0();
             }
-            // layer_norm.adsl:11
-            _t0Row_ = static_cast<float>(static_cast<float>(_t0Row_) * static_cast<float>(static_cast<float>(1.0f / static_cast<float>(D_))));
-            ChunkPass1();
-            if (rowGroup_ > 1) {  // the group's partials of the row, combined by every core of the group
-                GroupCombine1();
-            }
+            // layer_norm.adsl:12
+            _t0Row_ = _t0MeanRow_;
             // layer_norm.adsl:12
             _t2Row_ = static_cast<float>(static_cast<float>(_t2Row_) * static_cast<float>(static_cast<float>(1.0f / static_cast<float>(D_))));
             // layer_norm.adsl:12
@@ -238,7 +233,7 @@ private:
                 const float s0_ = math.GetValue(0);
                 _t4Row_ = s0_;
             }
-            ChunkPass2();
+            ChunkPass1();
         }
     }
 
@@ -254,10 +249,12 @@ private:
     {
         ChunkReset();
         pipe.InitBuffer(inQueueXC0, 2, chunkLength_ * sizeof(float));
+        pipe.InitBuffer(tmp0BufC0, chunkLength_ * sizeof(float));
         pipe.InitBuffer(accTmp_f32BufC0, ((chunkLength_ * sizeof(float) + 255) / 256 * 2 * sizeof(float) + 31) / 32 * 32);
         pipe.InitBuffer(reduceOut_f32BufC0, 32);
         pipe.InitBuffer(accSlot__t0BufC0, 32);
-        Duplicate(accSlot__t0BufC0.Get<float>(), 0.0f, 8);  // _t0: folded over the row's chunks
+        pipe.InitBuffer(accSlot__t2BufC0, 32);
+        _t0CountRow_ = 0.0f; _t0MeanRow_ = 0.0f; _t2Row_ = 0.0f; _t0PendRow_ = 0.0f;  // _t0, _t2: mean and M2 in one pass
         const uint64_t chunks = (colEnd_ - colStart_ + chunkLength_ - 1) / chunkLength_;  // this core's columns
         for (uint64_t c = 0; c < chunks; ++c) {
             const uint64_t offset = colStart_ + c * chunkLength_;
@@ -268,7 +265,25 @@ private:
         }
         SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions
         WaitFlag<HardEvent::V_S>(EVENT_ID0);
-        _t0Row_ = accSlot__t0BufC0.Get<float>().GetValue(0);
+        if (_t0PendRow_ > 0.0f) {
+            {   // the chunk reduced last: s1, s2 = sums of its deviations from the shift K and of their squares;
+                // its mean is K + s1 / nb, so d = (K - mean_a) + s1 / nb (K is mean_a after the first chunk: d = s1 / nb)
+                const float s1_ = accSlot__t0BufC0.Get<float>().GetValue(0);
+                const float m2b_ = accSlot__t2BufC0.Get<float>().GetValue(0) - s1_ * s1_ / _t0PendRow_;
+                {   // Chan, Golub & LeVeque (1979): M2 = M2a + M2b + d^2 * na * nb / n, d = mean_b - mean_a
+                    const float nb_ = _t0PendRow_;
+                    if (nb_ > 0.0f) {
+                        const float n_ = _t0CountRow_ + nb_;
+                        const float f_ = nb_ / n_;
+                        const float d_ = (_t0ShiftRow_ - _t0MeanRow_) + s1_ / _t0PendRow_;
+                        _t2Row_ += (m2b_ > 0.0f ? m2b_ : 0.0f) + d_ * d_ * _t0CountRow_ * f_;
+                        _t0MeanRow_ += d_ * f_;
+                        _t0CountRow_ = n_;
+                    }
+                }
+                _t0PendRow_ = 0.0f;
+            }
+        }
     }
 
     // Rows split over a group of cores: this core's partials of pass 0 to its workspace slot, SyncAll,
@@ -280,9 +295,9 @@ private:
         LocalTensor<float> part = chunkGroup_.Get<float>();
         const uint64_t region = groupBase_ + groupTurn_ * GetBlockNum() * 8;  // alternate regions
         groupTurn_ ^= 1u;
-        part.SetValue(0, _t0Row_);
-        part.SetValue(1, 0.0f);
-        part.SetValue(2, 0.0f);
+        part.SetValue(0, _t0MeanRow_);
+        part.SetValue(1, _t2Row_);
+        part.SetValue(2, _t0CountRow_);
         part.SetValue(3, 0.0f);
         part.SetValue(4, 0.0f);
         part.SetValue(5, 0.0f);
@@ -297,9 +312,21 @@ private:
         DataCopy(part, workspaceGm_[region + (GetBlockIdx() - groupRank_) * 8], rowGroup_ * 8);
         SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
         WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
-        _t0Row_ = part.GetValue(0);
+        _t0CountRow_ = part.GetValue(2);  // the group's (count, mean, M2), merged in core order
+        _t0MeanRow_ = part.GetValue(0);
+        _t2Row_ = part.GetValue(1);
         for (uint32_t c = 1; c < rowGroup_; ++c) {
-            _t0Row_ += part.GetValue(c * 8 + 0);
+            {   // Chan, Golub & LeVeque (1979): M2 = M2a + M2b + d^2 * na * nb / n, d = mean_b - mean_a
+                const float nb_ = part.GetValue(c * 8 + 2);
+                if (nb_ > 0.0f) {
+                    const float n_ = _t0CountRow_ + nb_;
+                    const float f_ = nb_ / n_;
+                    const float d_ = part.GetValue(c * 8 + 0) - _t0MeanRow_;
+                    _t2Row_ += part.GetValue(c * 8 + 1) + d_ * d_ * _t0CountRow_ * f_;
+                    _t0MeanRow_ += d_ * f_;
+                    _t0CountRow_ = n_;
+                }
+            }
         }
     }
 
@@ -314,12 +341,44 @@ private:
     __aicore__ inline void ChunkCompute0(uint32_t count)
     {
         LocalTensor<float> xLocal = inQueueXC0.DeQue<float>();
+        LocalTensor<float> tmp0 = tmp0BufC0.Get<float>();
         LocalTensor<float> accTmp_f32 = accTmp_f32BufC0.Get<float>();
         LocalTensor<float> reduceOut_f32 = reduceOut_f32BufC0.Get<float>();
         LocalTensor<float> accSlot__t0 = accSlot__t0BufC0.Get<float>();
-        // layer_norm.adsl:11
-        ReduceSum(reduceOut_f32, xLocal, accTmp_f32, static_cast<int32_t>(count));
-        Add(accSlot__t0, accSlot__t0, reduceOut_f32, 1);
+        LocalTensor<float> accSlot__t2 = accSlot__t2BufC0.Get<float>();
+        // layer_norm.adsl:12
+        SetFlag<HardEvent::V_S>(EVENT_ID0);  // the chunk before: its sums are ready
+        WaitFlag<HardEvent::V_S>(EVENT_ID0);
+        if (_t0PendRow_ > 0.0f) {
+            {   // the chunk reduced last: s1, s2 = sums of its deviations from the shift K and of their squares;
+                // its mean is K + s1 / nb, so d = (K - mean_a) + s1 / nb (K is mean_a after the first chunk: d = s1 / nb)
+                const float s1_ = accSlot__t0.GetValue(0);
+                const float m2b_ = accSlot__t2.GetValue(0) - s1_ * s1_ / _t0PendRow_;
+                {   // Chan, Golub & LeVeque (1979): M2 = M2a + M2b + d^2 * na * nb / n, d = mean_b - mean_a
+                    const float nb_ = _t0PendRow_;
+                    if (nb_ > 0.0f) {
+                        const float n_ = _t0CountRow_ + nb_;
+                        const float f_ = nb_ / n_;
+                        const float d_ = (_t0ShiftRow_ - _t0MeanRow_) + s1_ / _t0PendRow_;
+                        _t2Row_ += (m2b_ > 0.0f ? m2b_ : 0.0f) + d_ * d_ * _t0CountRow_ * f_;
+                        _t0MeanRow_ += d_ * f_;
+                        _t0CountRow_ = n_;
+                    }
+                }
+                _t0PendRow_ = 0.0f;
+            }
+            _t0ShiftRow_ = _t0MeanRow_;
+        } else {  // the row's first chunk: deviations from its own mean
+            ReduceSum(accSlot__t0, xLocal, accTmp_f32, static_cast<int32_t>(count));
+            SetFlag<HardEvent::V_S>(EVENT_ID0);
+            WaitFlag<HardEvent::V_S>(EVENT_ID0);
+            _t0ShiftRow_ = accSlot__t0.GetValue(0) / static_cast<float>(count);
+        }
+        _t0PendRow_ = static_cast<float>(count);
+        Adds(tmp0, xLocal, static_cast<float>(-static_cast<float>(_t0ShiftRow_)), count);
+        ReduceSum(accSlot__t0, tmp0, accTmp_f32, static_cast<int32_t>(count));
+        Mul(tmp0, tmp0, tmp0, count);
+        ReduceSum(accSlot__t2, tmp0, accTmp_f32, static_cast<int32_t>(count));
         inQueueXC0.FreeTensor(xLocal);
     }
 
@@ -333,10 +392,9 @@ private:
         ChunkReset();
         pipe.InitBuffer(inQueueXC1, 2, chunkLength1_ * sizeof(float));
         pipe.InitBuffer(tmp0BufC1, chunkLength1_ * sizeof(float));
-        pipe.InitBuffer(accTmp_f32BufC1, ((chunkLength1_ * sizeof(float) + 255) / 256 * 2 * sizeof(float) + 31) / 32 * 32);
-        pipe.InitBuffer(reduceOut_f32BufC1, 32);
-        pipe.InitBuffer(accSlot__t2BufC1, 32);
-        Duplicate(accSlot__t2BufC1.Get<float>(), 0.0f, 8);  // _t2: folded over the row's chunks
+        pipe.InitBuffer(inQueueWeightC1, 2, chunkLength1_ * sizeof(float));
+        pipe.InitBuffer(inQueueBiasC1, 2, chunkLength1_ * sizeof(float));
+        pipe.InitBuffer(outQueueYC1, 2, chunkLength1_ * sizeof(float));
         const uint64_t chunks = (colEnd_ - colStart_ + chunkLength1_ - 1) / chunkLength1_;  // this core's columns
         for (uint64_t c = 0; c < chunks; ++c) {
             const uint64_t offset = colStart_ + c * chunkLength1_;
@@ -344,41 +402,6 @@ private:
             ChunkCopyIn1(offset, count);
             ChunkCompute1(count);
             ChunkCopyOut1(offset, count);
-        }
-        SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the row's reductions
-        WaitFlag<HardEvent::V_S>(EVENT_ID0);
-        _t2Row_ = accSlot__t2BufC1.Get<float>().GetValue(0);
-    }
-
-    // Rows split over a group of cores: this core's partials of pass 1 to its workspace slot, SyncAll,
-    // then every core of the group folds the group's partials in core order.
-    __aicore__ inline void GroupCombine1()
-    {
-        ChunkReset();
-        pipe.InitBuffer(chunkGroup_, rowGroup_ * 32);
-        LocalTensor<float> part = chunkGroup_.Get<float>();
-        const uint64_t region = groupBase_ + groupTurn_ * GetBlockNum() * 8;  // alternate regions
-        groupTurn_ ^= 1u;
-        part.SetValue(0, _t2Row_);
-        part.SetValue(1, 0.0f);
-        part.SetValue(2, 0.0f);
-        part.SetValue(3, 0.0f);
-        part.SetValue(4, 0.0f);
-        part.SetValue(5, 0.0f);
-        part.SetValue(6, 0.0f);
-        part.SetValue(7, 0.0f);
-        SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
-        WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
-        DataCopy(workspaceGm_[region + GetBlockIdx() * 8], part, 8);
-        SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
-        WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
-        SyncAll();  // every partial of the group has landed
-        DataCopy(part, workspaceGm_[region + (GetBlockIdx() - groupRank_) * 8], rowGroup_ * 8);
-        SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
-        WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
-        _t2Row_ = part.GetValue(0);
-        for (uint32_t c = 1; c < rowGroup_; ++c) {
-            _t2Row_ += part.GetValue(c * 8 + 0);
         }
     }
 
@@ -388,69 +411,22 @@ private:
         LocalTensor<float> xLocal = inQueueXC1.AllocTensor<float>();
         CopyGmToUb(xLocal, xGm[rowOffset_ + offset], count);
         inQueueXC1.EnQue(xLocal);
+        // layer_norm.adsl:13
+        LocalTensor<float> weightLocal = inQueueWeightC1.AllocTensor<float>();
+        CopyGmToUb(weightLocal, weightGm[offset], count);
+        inQueueWeightC1.EnQue(weightLocal);
+        LocalTensor<float> biasLocal = inQueueBiasC1.AllocTensor<float>();
+        CopyGmToUb(biasLocal, biasGm[offset], count);
+        inQueueBiasC1.EnQue(biasLocal);
     }
 
     __aicore__ inline void ChunkCompute1(uint32_t count)
     {
         LocalTensor<float> xLocal = inQueueXC1.DeQue<float>();
         LocalTensor<float> tmp0 = tmp0BufC1.Get<float>();
-        LocalTensor<float> accTmp_f32 = accTmp_f32BufC1.Get<float>();
-        LocalTensor<float> reduceOut_f32 = reduceOut_f32BufC1.Get<float>();
-        LocalTensor<float> accSlot__t2 = accSlot__t2BufC1.Get<float>();
-        // layer_norm.adsl:11
-        Adds(tmp0, xLocal, static_cast<float>(-static_cast<float>(_t0Row_)), count);
-        // layer_norm.adsl:12
-        Mul(tmp0, tmp0, tmp0, count);
-        ReduceSum(reduceOut_f32, tmp0, accTmp_f32, static_cast<int32_t>(count));
-        Add(accSlot__t2, accSlot__t2, reduceOut_f32, 1);
-        inQueueXC1.FreeTensor(xLocal);
-    }
-
-    __aicore__ inline void ChunkCopyOut1(uint64_t offset, uint32_t count)
-    {
-    }
-
-    // Chunked pass 2 (layer_norm.adsl:9): the row's chunks, double buffered.
-    __aicore__ inline void ChunkPass2()
-    {
-        ChunkReset();
-        pipe.InitBuffer(inQueueXC2, 2, chunkLength2_ * sizeof(float));
-        pipe.InitBuffer(tmp0BufC2, chunkLength2_ * sizeof(float));
-        pipe.InitBuffer(inQueueWeightC2, 2, chunkLength2_ * sizeof(float));
-        pipe.InitBuffer(inQueueBiasC2, 2, chunkLength2_ * sizeof(float));
-        pipe.InitBuffer(outQueueYC2, 2, chunkLength2_ * sizeof(float));
-        const uint64_t chunks = (colEnd_ - colStart_ + chunkLength2_ - 1) / chunkLength2_;  // this core's columns
-        for (uint64_t c = 0; c < chunks; ++c) {
-            const uint64_t offset = colStart_ + c * chunkLength2_;
-            const uint32_t count = static_cast<uint32_t>(colEnd_ - offset < chunkLength2_ ? colEnd_ - offset : chunkLength2_);
-            ChunkCopyIn2(offset, count);
-            ChunkCompute2(count);
-            ChunkCopyOut2(offset, count);
-        }
-    }
-
-    __aicore__ inline void ChunkCopyIn2(uint64_t offset, uint32_t count)
-    {
-        // layer_norm.adsl:10
-        LocalTensor<float> xLocal = inQueueXC2.AllocTensor<float>();
-        CopyGmToUb(xLocal, xGm[rowOffset_ + offset], count);
-        inQueueXC2.EnQue(xLocal);
-        // layer_norm.adsl:13
-        LocalTensor<float> weightLocal = inQueueWeightC2.AllocTensor<float>();
-        CopyGmToUb(weightLocal, weightGm[offset], count);
-        inQueueWeightC2.EnQue(weightLocal);
-        LocalTensor<float> biasLocal = inQueueBiasC2.AllocTensor<float>();
-        CopyGmToUb(biasLocal, biasGm[offset], count);
-        inQueueBiasC2.EnQue(biasLocal);
-    }
-
-    __aicore__ inline void ChunkCompute2(uint32_t count)
-    {
-        LocalTensor<float> xLocal = inQueueXC2.DeQue<float>();
-        LocalTensor<float> tmp0 = tmp0BufC2.Get<float>();
-        LocalTensor<float> weightLocal = inQueueWeightC2.DeQue<float>();
-        LocalTensor<float> biasLocal = inQueueBiasC2.DeQue<float>();
-        LocalTensor<float> yLocal = outQueueYC2.AllocTensor<float>();
+        LocalTensor<float> weightLocal = inQueueWeightC1.DeQue<float>();
+        LocalTensor<float> biasLocal = inQueueBiasC1.DeQue<float>();
+        LocalTensor<float> yLocal = outQueueYC1.AllocTensor<float>();
         // layer_norm.adsl:11
         Adds(tmp0, xLocal, static_cast<float>(-static_cast<float>(_t0Row_)), count);
         // layer_norm.adsl:12
@@ -458,18 +434,18 @@ private:
         // layer_norm.adsl:13
         Mul(tmp0, tmp0, weightLocal, count);
         Add(yLocal, tmp0, biasLocal, count);
-        outQueueYC2.EnQue<float>(yLocal);
-        inQueueXC2.FreeTensor(xLocal);
-        inQueueWeightC2.FreeTensor(weightLocal);
-        inQueueBiasC2.FreeTensor(biasLocal);
+        outQueueYC1.EnQue<float>(yLocal);
+        inQueueXC1.FreeTensor(xLocal);
+        inQueueWeightC1.FreeTensor(weightLocal);
+        inQueueBiasC1.FreeTensor(biasLocal);
     }
 
-    __aicore__ inline void ChunkCopyOut2(uint64_t offset, uint32_t count)
+    __aicore__ inline void ChunkCopyOut1(uint64_t offset, uint32_t count)
     {
         // layer_norm.adsl:13
-        LocalTensor<float> yLocal = outQueueYC2.DeQue<float>();
+        LocalTensor<float> yLocal = outQueueYC1.DeQue<float>();
         CopyUbToGm(yGm[rowOffset_ + offset], yLocal, count);
-        outQueueYC2.FreeTensor(yLocal);
+        outQueueYC1.FreeTensor(yLocal);
     }
 
     TPipe pipe;
@@ -493,27 +469,27 @@ private:
     uint64_t Dp_ = 0;  // row pitch in UB
     float eps_;
     TQue<TPosition::VECIN, 1> inQueueXC0;
+    TBuf<TPosition::VECCALC> tmp0BufC0;
     TBuf<TPosition::VECCALC> accTmp_f32BufC0;
     TBuf<TPosition::VECCALC> reduceOut_f32BufC0;
     TBuf<TPosition::VECCALC> accSlot__t0BufC0;
+    TBuf<TPosition::VECCALC> accSlot__t2BufC0;
     TQue<TPosition::VECIN, 1> inQueueXC1;
     TBuf<TPosition::VECCALC> tmp0BufC1;
-    TBuf<TPosition::VECCALC> accTmp_f32BufC1;
-    TBuf<TPosition::VECCALC> reduceOut_f32BufC1;
-    TBuf<TPosition::VECCALC> accSlot__t2BufC1;
-    TQue<TPosition::VECIN, 1> inQueueXC2;
-    TBuf<TPosition::VECCALC> tmp0BufC2;
-    TQue<TPosition::VECIN, 1> inQueueWeightC2;
-    TQue<TPosition::VECIN, 1> inQueueBiasC2;
-    TQue<TPosition::VECOUT, 1> outQueueYC2;
+    TQue<TPosition::VECIN, 1> inQueueWeightC1;
+    TQue<TPosition::VECIN, 1> inQueueBiasC1;
+    TQue<TPosition::VECOUT, 1> outQueueYC1;
     TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values
     float _t0Row_ = 0.0f;  // per-row value (chunked mode)
     float _t2Row_ = 0.0f;  // per-row value (chunked mode)
     float _t3Row_ = 0.0f;  // per-row value (chunked mode)
     float _t4Row_ = 0.0f;  // per-row value (chunked mode)
+    float _t0MeanRow_ = 0.0f;  // per-row value (chunked mode)
+    float _t0CountRow_ = 0.0f;  // per-row value (chunked mode)
+    float _t0ShiftRow_ = 0.0f;  // per-row value (chunked mode)
+    float _t0PendRow_ = 0.0f;  // per-row value (chunked mode)
     uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB
     uint32_t chunkLength1_ = 0;  // elements per column chunk of pass 1
-    uint32_t chunkLength2_ = 0;  // elements per column chunk of pass 2
     uint64_t chunkRows_ = 0;  // chunked mode: this core's rows
     uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element
     TBuf<TPosition::VECCALC> chunkGroup_;  // the group's partial slots while combining

@@ -11,7 +11,6 @@ struct LayerNormTilingData {
     float eps;  // scalar attribute
     uint32_t chunkLength;  // elements per column chunk of pass 0 when one row does not fit UB (0: whole rows)
     uint32_t chunkLength1;  // elements per column chunk of pass 1
-    uint32_t chunkLength2;  // elements per column chunk of pass 2
     uint32_t rowGroup;  // chunked mode: cores sharing each row (fewer rows than cores; 1: a core per row)
     uint64_t colShare;  // chunked mode, rowGroup > 1: columns per core of a group (whole 256-element repeats)
 };
@@ -38,10 +37,9 @@ inline uint32_t LayerNormComputeTiling(uint64_t B, uint64_t D, float eps, uint32
     }
     t->chunkLength = 0;
     t->chunkLength1 = 0;
-    t->chunkLength2 = 0;
     t->rowGroup = 1;
     t->colShare = 0;
-    if (rows == 0) {  // one row does not fit UB: one row at a time, in 3 pass(es) over column chunks
+    if (rows == 0) {  // one row does not fit UB: one row at a time, in 2 pass(es) over column chunks
         if (total > 0 && total < coreNum) {  // fewer rows than cores: a group of cores per row, a column share each
             uint64_t g = coreNum / total;
             const uint64_t d = D;
@@ -56,9 +54,8 @@ inline uint32_t LayerNormComputeTiling(uint64_t B, uint64_t D, float eps, uint32
             const uint64_t chunk = ((d + chunks - 1) / chunks + 255) / 256 * 256;
             return static_cast<uint32_t>(chunk < maxChunk ? chunk : maxChunk);
         };
-        t->chunkLength = shareChunk(23040);  // pass 0 (layer_norm.adsl:9)
-        t->chunkLength1 = shareChunk(15360);  // pass 1 (layer_norm.adsl:9)
-        t->chunkLength2 = shareChunk(5120);  // pass 2 (layer_norm.adsl:9)
+        t->chunkLength = shareChunk(15360);  // pass 0 (layer_norm.adsl:9)
+        t->chunkLength1 = shareChunk(5120);  // pass 1 (layer_norm.adsl:9)
         rows = 1;
     }
     constexpr uint64_t kMinTilesPerCore = 2;  // overlap copy and compute across tiles

@@ -190,6 +190,38 @@ ASCEND_SIM_RT uint8_t* GmAlloc(size_t bytes) {
     return static_cast<uint8_t*>(p);
 }
 
+namespace detail {
+// An output's bytes into its file, 64 MiB at a time. `release`: each written piece of a large output is
+// given back to the OS at once (MADV_DONTNEED), so the output is not held twice (heap + page cache).
+// Async-signal-safe: the crash and time-limit handlers call it through flush_outputs.
+ASCEND_SIM_RT bool write_output(int fd, uint8_t* p, size_t bytes, bool release) {
+    constexpr size_t kPiece = size_t(64) << 20;
+    size_t off = 0;
+    while (off < bytes) {
+        const size_t want = bytes - off < kPiece ? bytes - off : kPiece;
+        const ssize_t n = pwrite(fd, p + off, want, static_cast<off_t>(off));
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR) continue;
+            static const char kMsg[] = "error[LAUNCH]: cannot write an output file of the launch (disk full or a file-size limit)\n";
+            (void)!write(2, kMsg, sizeof kMsg - 1);
+            return false;
+        }
+        // a whole piece at a 64 MiB offset of a 2 MiB aligned buffer (GmAlloc's alignment from 4 MiB)
+        if (release && static_cast<size_t>(n) == kPiece) (void)madvise(p + off, kPiece, MADV_DONTNEED);
+        off += static_cast<size_t>(n);
+    }
+    return true;
+}
+
+// Writes every live GmMapOutput buffer into its file: the kernel's results so far when the program
+// crashes, hits the time limit or exits without GmFree (the file then shows what a shared mapping would).
+ASCEND_SIM_RT void flush_outputs() {
+    for (const auto& [begin, chunk] : g_gmAllocs)
+        if (chunk.outFd >= 0) write_output(chunk.outFd, reinterpret_cast<uint8_t*>(begin), chunk.size, false);
+}
+
+}  // namespace detail
+
 ASCEND_SIM_RT void GmFree(void* p, std::source_location loc) {
     if (!p) return;
     auto it = detail::g_gmAllocs.find(reinterpret_cast<uintptr_t>(p));
@@ -197,55 +229,73 @@ ASCEND_SIM_RT void GmFree(void* p, std::source_location loc) {
         detail::report("GM-FREE", loc, "GmFree(%p): not a live sim::GmAlloc allocation (double free or foreign pointer)", p);
         return;
     }
-    const bool huge = it->second.size >= (size_t(4) << 20);
-    const uint64_t mapped = it->second.mapped;
+    const detail::GmChunk chunk = it->second;
     detail::g_gmAllocs.erase(it);
     ++detail::g_gmGeneration;
-    if (mapped) {
-        munmap(p, mapped);
+    if (chunk.mapped) {
+        munmap(p, chunk.mapped);
         return;
     }
+    if (chunk.outFd >= 0) {
+        detail::write_output(chunk.outFd, static_cast<uint8_t*>(p), chunk.size, true);
+        close(chunk.outFd);
+    }
+    const bool huge = chunk.size >= (size_t(4) << 20);
     ::operator delete(p, std::align_val_t(huge ? (size_t(2) << 20) : 512));
 }
 
 namespace detail {
 inline uint8_t* gm_map(const char* path, size_t bytes, bool output) {
     if (bytes == 0) return GmAlloc(0);
-    const int fd = output ? open(path, O_RDWR | O_CREAT | O_TRUNC, 0644) : open(path, O_RDONLY);
+    // Outputs are not truncated: an existing file keeps its pages (they are all rewritten by GmFree).
+    const int fd = output ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644) : open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         std::fprintf(stderr, "error[LAUNCH]: cannot open %s\n", path);
         return nullptr;
     }
     struct stat sb {};
-    if (!output && (fstat(fd, &sb) != 0 || static_cast<uint64_t>(sb.st_size) < bytes)) {
+    if (fstat(fd, &sb) != 0 || (!output && static_cast<uint64_t>(sb.st_size) < bytes)) {
         std::fprintf(stderr, "error[LAUNCH]: %s holds %lld bytes, %zu expected\n", path, static_cast<long long>(sb.st_size), bytes);
         close(fd);
         return nullptr;
     }
-    if (output && ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-        std::fprintf(stderr, "error[LAUNCH]: cannot size %s to %zu bytes\n", path, bytes);
-        close(fd);
-        return nullptr;
+    if (output) {
+        if (static_cast<uint64_t>(sb.st_size) != bytes && ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+            std::fprintf(stderr, "error[LAUNCH]: cannot size %s to %zu bytes\n", path, bytes);
+            close(fd);
+            return nullptr;
+        }
+        // Heap GM (poisoned with 0xFF, huge pages from 4 MiB: GmAlloc) written into the file by GmFree: on
+        // a memory file system about half the cost of populating a shared mapping of a new file.
+        uint8_t* p = GmAlloc(bytes);
+        if (!p) {
+            close(fd);
+            return nullptr;
+        }
+        g_gmAllocs[reinterpret_cast<uintptr_t>(p)].outFd = fd;
+        return p;
     }
     const uint64_t len = align_up(bytes, 4096);
-    // Inputs: mapped read-only with the pages populated (no copy), then made writable, so only pages a
-    // kernel writes into get copied (copy-on-write); populating a writable private mapping would copy all.
-    void* p = mmap(nullptr, len, output ? PROT_READ | PROT_WRITE : PROT_READ, (output ? MAP_SHARED : MAP_PRIVATE) | MAP_POPULATE, fd, 0);
+    // Inputs: a private writable mapping faulted in as the kernel reads it (the page cache's pages, no
+    // copy); only pages a kernel writes into get copied (copy-on-write).
+    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     close(fd);
-    if (p != MAP_FAILED && !output && mprotect(p, len, PROT_READ | PROT_WRITE) != 0) {
-        munmap(p, len);
-        p = MAP_FAILED;
-    }
     if (p == MAP_FAILED) {
         std::fprintf(stderr, "error[MEMORY-LIMIT]: cannot map %s (%zu bytes): the emulator's memory limit (or the host's memory) is "
                              "exhausted\n", path, bytes);
         return nullptr;
     }
-    if (output) std::memset(p, 0xFF, bytes);  // poison: unwritten output reads as NaN / -1
     g_gmAllocs[reinterpret_cast<uintptr_t>(p)] = GmChunk{bytes, len};
     ++g_gmGeneration;
     return static_cast<uint8_t*>(p);
 }
+
+// Outputs still live at exit (a driver that returns without GmFree) reach their files too. Defined after
+// g_gmAllocs, so it is destroyed (and flushes) before the registry is.
+struct OutputFlushAtExit {
+    ~OutputFlushAtExit() { flush_outputs(); }
+};
+inline OutputFlushAtExit g_outputFlushAtExit;
 }  // namespace detail
 
 ASCEND_SIM_RT uint8_t* GmMapInput(const char* path, size_t bytes) { return detail::gm_map(path, bytes, false); }

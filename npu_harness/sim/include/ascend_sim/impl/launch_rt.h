@@ -183,6 +183,7 @@ inline void crash_handler(int sig) {
                  "sim: %u blocks, %llu errors\n",
                  signal_name(sig), sig, base_name(s.lastLoc.file_name()), s.lastLoc.line(), s.blockIdx, g_launch.blockDim, n + 1);
     std::fflush(stderr);
+    flush_outputs();
     std::signal(sig, SIG_DFL);
     std::raise(sig);
 }
@@ -214,6 +215,7 @@ inline void time_limit_handler(int) {
     }
     std::fprintf(stderr, "sim: %u blocks, %llu errors\n", g_launch.blockDim, n + extra);
     std::fflush(stderr);
+    flush_outputs();
     _exit(1);
 }
 
@@ -578,10 +580,18 @@ inline void print_dma(FILE* f, const char* name, const DmaCounters& c) {
     std::fprintf(f, "]}");
 }
 
+// The C library's free (for open_memstream's buffer), declared here: <cstdlib> is not included (it declares
+// ::abs, ::div).
+extern "C" void free(void*) noexcept;
+
 // One line `sim-counters: {json}` on stderr (parsed and removed by npu_harness.sim.compiler).
 inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, double cpuUs) {
     static const char* const kSz[kSizeClasses] = {"b8", "b16", "b32", "b64"};
-    FILE* f = stderr;
+    // Built in memory and written with one call: stderr is unbuffered (a write per fprintf otherwise).
+    char* text = nullptr;
+    size_t textLen = 0;
+    FILE* mem = open_memstream(&text, &textLen);
+    FILE* f = mem ? mem : stderr;
     std::fprintf(f, "sim-counters: {\"version\":1,\"blockDim\":%u,\"aiv_per_aic\":%u,\"launch_us\":%.0f,\"launch_cpu_us\":%.0f,"
                     "\"threads\":%u,\"blocks\":[", blockDim, g_launch.mixRatio, launchUs, cpuUs, sc ? sc->threads : 1u);
     const size_t nb = sc ? sc->slots.size() : 0;
@@ -618,7 +628,12 @@ inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, 
         std::fputc('}', f);
     }
     std::fprintf(f, "]}\n");
-    std::fflush(f);
+    if (mem) {
+        std::fclose(mem);
+        std::fwrite(text, 1, textLen, stderr);
+        free(text);
+    }
+    std::fflush(stderr);
 }
 
 // ---- one run of all blocks, phase by phase ------------------------------------------------------------------

@@ -1,0 +1,96 @@
+"""Causal attention as the cost model sees it (ESTIMATES, not measurements): flash attention against the cube
+roofline, beside the unfused chained version.
+
+    python benchmarks/bench_attention.py [--target ascend910b1] [--shape B,H,S,D] [--short S]
+
+Validates in the emulator (results checked against the tasks' torch references) the fused form,
+examples/attention/causal_sdpa (kind FLASH: key blocks above the diagonal skipped), and the unfused one,
+examples/attention/causal_attention with `PassContext.allow_flash = False` (the two chained stages, P through
+GM, whole key rows and the mask's rows in UB; its mask is a [1, 1, S, S] tensor, as GPT-2 writes it), and prints
+the cost model's estimate, its bottleneck and ideal% = the ideal for the problem / the estimate. The
+ideal is the cube roofline of the useful work: 2 x B·H·S·S·D multiply-adds for Q K^T and P V, halved for
+the causal mask (the ideal counts only the MACs a causal kernel needs), at the cube's peak, or the least
+GM traffic if that is larger. The unfused version cannot launch past about 450 keys (its softmax rows
+live in UB), so both are also run at `--short` keys.
+
+Issue 15 asks for B=4, H=32, S=4096, D=128 (f16); emulating it steps ~275 G multiply-adds and every
+vector instruction (several minutes on one core, ~0.5 GB of tensors): the default. `--shape 1,4,1024,128`
+is a quick look (per-core work then differs from the full problem's: fewer tasks per core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def run(shape: dict[str, int], flash: bool, target: str):
+    from ascend_dsl import load_file
+    from lowering.context import PassContext
+    from lowering.pipeline import run_pipeline
+    from lowering.targets import get_target
+    from npu_harness.validate import load_task_for, validate_sim
+
+    # the unfused chain masks with a tensor (causal_attention, GPT-2 style): positions in a matmul epilogue are
+    # taken by the fused form only
+    path = ROOT / f"examples/attention/{'causal_sdpa' if flash else 'causal_attention'}.adsl"
+    kernel = load_file(path)[0].instantiate()
+    task = load_task_for(kernel, path.with_suffix(".py"), overrides=shape)
+    ctx = PassContext(get_target(target), path.name)
+    ctx.allow_flash = flash
+    lowered = run_pipeline(kernel, ctx)
+    return lowered.kind.value, validate_sim(kernel, lowered, ctx.project, ctx, task)
+
+
+def ideal_cube_us(shape: dict[str, int], target: str) -> float:
+    """Useful MACs of causal attention (Q K^T and P V on the kept half of the scores) at the cube's peak."""
+    from npu_harness.cost.model import load_params
+
+    p = load_params(target)
+    b, h, s, d = shape["B"], shape["H"], shape["S"], shape["D"]
+    macs = 2 * b * h * d * s * (s + 1) / 2
+    return macs / (p.cube_macs_per_cycle * p.aic * p.clock_ghz * 1e3)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--target", default="ascend910b1")
+    ap.add_argument("--shape", default="4,32,4096,128", help="B,H,S,D (default: issue 15's)")
+    ap.add_argument("--short", type=int, default=448, help="keys at which the unfused version still launches")
+    args = ap.parse_args(argv)
+    b, h, s, d = (int(x) for x in args.shape.split(","))
+    print(f"causal attention (examples/attention/causal_sdpa fused, causal_attention unfused; f16) on {args.target}: cost-model ESTIMATES, not "
+          "measurements; ideal% = cube roofline of the useful MACs (causal half) / estimate")
+    print(f"{'form':<8} {'kind':<6} {'B,H,S,D':<16} {'ok':<4} {'est us':>10} {'ideal us':>9} {'ideal%':>7} "
+          f"{'bottleneck':<10} {'GM MB':>8}")
+    bad = 0
+    for seq in dict.fromkeys((s, args.short)):
+        shape = {"B": b, "H": h, "S": seq, "D": d}
+        for flash in (True, False):
+            form = "flash" if flash else "unfused"
+            label = f"{b},{h},{seq},{d}"
+            try:
+                kind, res = run(shape, flash, args.target)
+            except Exception as e:  # noqa: BLE001 - a row that cannot run is reported, not fatal
+                print(f"{form:<8} {'-':<6} {label:<16} ERROR {type(e).__name__}: {str(e).splitlines()[0][:90]}")
+                bad += 1
+                continue
+            est = res.report
+            if est is None:
+                why = res.detail.splitlines()[0][:100] if res.detail else "no estimate"
+                print(f"{form:<8} {kind:<6} {label:<16} {'no':<4} cannot run: {why}")
+                continue
+            ideal = ideal_cube_us(shape, args.target)
+            gm = (est.gm_read_bytes + est.gm_write_bytes) / 1e6
+            print(f"{form:<8} {kind:<6} {label:<16} {'yes' if res.ok else 'NO':<4} {est.kernel_us:10.1f} {ideal:9.1f} "
+                  f"{100 * ideal / est.kernel_us:6.1f}% {est.bottleneck:<10} {gm:8.1f}", flush=True)
+            bad += not res.ok
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

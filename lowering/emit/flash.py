@@ -1,0 +1,134 @@
+"""Kind FLASH: fused attention (flash attention) as one MIX kernel (flash_*.jinja).
+
+A task is (batch entry, block of Bq query rows), taken round-robin by the vector cores (AIV). Each AIV
+keeps the block's running row max m, row sum l and output O (Bq x Dv, fp32) in UB and walks the keys in
+blocks of Bk (ascendc_next.md §2.1):
+
+    S = Q_blk K_j^T                      cube (Matmul object 0, Iterate + GetTensorC into UB)
+    X = S * scale  [masked: select]      vector
+    m' = max(m, rowmax(X)); P = exp(X - m'); c = exp(m - m'); l = l * c + rowsum(P)
+    P (cast to the operands' type) -> the AIV's own GM slot
+    O = O * c + P V_j                    cube (Matmul object 1, into UB), vector
+    finally O / l -> o
+
+Both Matmul objects are driven from the AIV (the P slot is private to the core, so no cross-core flags;
+the AIC-centric ring of CATLASS is the faster follow-up). The host tiling (flash_tiling.h) picks Bq and
+Bk (at most plan_flash's maxima) so that the two base blocks fit L0A/L0B/L0C/L1 and the block's
+buffers fit UB, fills one TCubeTiling per Matmul object and places the P slots after the Matmul API's
+system workspace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ascend_dsl import ir
+from ascend_dsl.dtypes import DType
+
+from ..context import PassContext
+from ..passes.plan_cube import DB_L0AB, DB_L0C, DEPTH_L1, FRACTAL, STEP_K
+from .chain import SYS_WORKSPACE, WORKSPACE_ALIGN
+from .mix import MIX_RATIO, group_checks, operand_offset
+from .shared import KernelView, kernel_fields, loc, tensor_views
+
+_COMPARE = {"gt": "GT", "ge": "GE", "lt": "LT", "le": "LE", "eq": "EQ", "ne": "NE"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class FlashView(KernelView):
+    loc: str
+    q: str
+    k: str
+    v: str
+    o: str
+    in_ctype: str
+    out_ctype: str
+    cast_out: bool
+    M: str
+    N: str
+    Dk: str
+    Dv: str
+    batch_expr: str
+    batch_host: str
+    q_batch: str
+    k_batch: str
+    v_batch: str
+    o_batch: str
+    scale: str
+    mask: str | None
+    causal: bool  # the causal mask from positions (key j <= query i): key blocks above the diagonal skipped
+    mask_ctype: str
+    mask_batch: str
+    mask_cmp: str
+    mask_threshold: str
+    mask_fill: str
+    max_bq: int
+    max_bk: int
+    esize: int
+    mask_esize: int
+    cmp_align: int  # mask elements per 256-byte repeat (Compares works on whole repeats)
+    fractal: int
+    step_k: int
+    depth_l1: int
+    db_l0ab: int
+    db_l0c: int
+    l0a: int
+    l0b: int
+    l0c: int
+    l1: int
+    ub_budget: int
+    mix_ratio: int
+    sys_workspace: str
+    align: int
+    workspace_bytes: str = "tiling.workspaceBytes"  # the host programs allocate what the tiling placed
+
+
+def _float(x: float) -> str:
+    return f"{x!r}f" if "e" in repr(x) or "." in repr(x) else f"{x!r}.0f"
+
+
+def build_view(kernel: ir.Kernel, ctx: PassContext) -> FlashView:
+    fa = kernel.body[0]
+    assert isinstance(fa, ir.FlashAttention)
+    fields = kernel_fields(kernel, ctx)
+    ws = {p.name for p in kernel.workspaces}
+    fields["tensors"] = tuple(t for t in tensor_views(kernel) if t.name not in ws)
+    fields["launch_scalars"] = ()
+    params = {p.name: p for p in kernel.tensors}
+    q, o = params[fa.q], params[fa.o]
+    scale = _float(float(fa.scale.value)) if isinstance(fa.scale, ir.Const) else f"{fa.scale.name}_"
+    mask = params[fa.mask.tensor] if fa.mask and fa.mask.tensor else None
+    fields["launch_checks"] = tuple(c for p in kernel.tensors if p.name not in ws and len(p.shape) >= 2
+                                    and (c := group_checks(p, fa.batch)) is not None)
+    t = ctx.target
+    return FlashView(
+        **fields, buffers=(), mix=True, gm_workspace="tiling.workspaceBytes",
+        tiling_error="the host tiling found no query/key block that fits L0A/L0B/L0C/L1 and the Unified Buffer "
+                     f"(the value head dim {fa.dv} is too large)",
+        loc=loc(ctx, fa.span), q=fa.q, k=fa.k, v=fa.v, o=fa.o, in_ctype=q.dtype.ctype, out_ctype=o.dtype.ctype,
+        cast_out=o.dtype is not DType.F32,
+        M=fa.m, N=fa.n, Dk=fa.dk, Dv=fa.dv, batch_expr="".join(f"{d}_ * " for d in fa.batch),
+        batch_host=" * ".join(fa.batch) or "1", q_batch=operand_offset(q.shape, fa.batch),
+        k_batch=operand_offset(params[fa.k].shape, fa.batch), v_batch=operand_offset(params[fa.v].shape, fa.batch),
+        o_batch=operand_offset(o.shape, fa.batch), scale=scale, mask=mask.name if mask else None, causal=bool(fa.mask and not fa.mask.tensor),
+        mask_ctype=mask.dtype.ctype if mask else "float", mask_batch=operand_offset(mask.shape, fa.batch) if mask else "",
+        mask_cmp=_COMPARE[fa.mask.compare] if mask else "", mask_threshold=_float(fa.mask.threshold) if fa.mask else "",
+        mask_fill=_float(fa.mask.fill) if fa.mask else "", max_bq=fa.bq, max_bk=fa.bk, esize=q.dtype.size,
+        mask_esize=mask.dtype.size if mask else 0, cmp_align=256 // (mask.dtype.size if mask else 4), fractal=FRACTAL, step_k=STEP_K, depth_l1=DEPTH_L1,
+        db_l0ab=DB_L0AB, db_l0c=DB_L0C, l0a=t.l0a_bytes, l0b=t.l0b_bytes, l0c=t.l0c_bytes, l1=t.l1_bytes,
+        ub_budget=t.ub_budget, mix_ratio=MIX_RATIO, sys_workspace=SYS_WORKSPACE, align=WORKSPACE_ALIGN)
+
+
+def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: FlashView) -> dict:
+    fa = kernel.body[0]
+    ws = {p.name for p in kernel.workspaces}
+    return {"generator": "ascend-dsl", "kernel": kernel.name, "source": ctx.source_name, "target": ctx.target.name,
+            "entry": view.entry, "kernel_type": "MIX_AIC_1_2", "tiling_type": view.tiling_type,
+            "tiling_fn": view.tiling_fn, "symbols": list(view.symbols),
+            "tensors": [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape),
+                         "role": "output" if p in kernel.outputs else "input"}
+                        for p in kernel.tensors if p.name not in ws],
+            "scalars": [{"name": p.name, "dtype": p.dtype.value, "default": p.default} for p in kernel.scalars],
+            "max_tile": None, "tile_unit": "query blocks", "buffers": [],
+            "flash": {"max_query_rows": fa.bq, "max_keys": fa.bk, "mask": (fa.mask.tensor or "causal (positions)") if fa.mask else None,
+                      "fused_workspace_tensors": sorted(ws)}}

@@ -1,0 +1,81 @@
+"""Rows scattered along dim 0 (`index_add` / `index_copy` / `index_put` on rows, ascend_dsl/parser_scatter.py).
+
+Owner computes: the split is over the destination rows, so each core owns its share of y and no two cores
+write one row; the tile's copy of x is the start, and no cross-core ordering (SyncAll) is needed. In Compute,
+after the tile's rows are copied to dst (`DataCopy`, UB -> UB), the scalar unit walks the whole index tensor
+in order (`GlobalTensor::GetValue`; index_put: a negative number counts from the end); a number outside
+[0, V) stops the kernel (`Trap()`: the emulator reports TRAP, the NPU interrupts the AI Core). Each number in
+the tile's rows [first, first + count) brings source row k into a row scratch (`CopyGmToUb`, MTE2 -> V), which
+is added to (alpha times: `Muls` first) or copied over dst's row. Repeats are therefore applied in index order
+on every target: adds in that order, the last copy wins. Cost: every tile reads the whole index (N scalar GM
+reads) and each matching source row once, so it suits indices no longer than a few thousand per tile;
+the GM views of index and source are whole tensors (`whole_tensors`).
+"""
+
+from __future__ import annotations
+
+from ascend_dsl import ir
+from ascend_dsl.parser_scatter import tensor_name
+
+APIS = ("RowScatterAdd", "RowScatterCopy")
+
+
+def ops(kernel: ir.Kernel) -> list[ir.VecOp]:
+    return [s for s in ir.walk(kernel.body) if isinstance(s, ir.VecOp) and s.api in APIS]
+
+
+def used(kernel: ir.Kernel) -> bool:
+    """Whether Compute needs the tile's global first row (rowStart_ + tileRow_)."""
+    return bool(ops(kernel))
+
+
+def uses_row(tl: ir.TileLoop) -> bool:
+    return any(isinstance(s, ir.VecOp) and s.api in APIS for s in ir.walk(tl.body))
+
+
+def whole_tensors(kernel: ir.Kernel) -> dict[str, tuple[str, bool]]:
+    """Index and source tensors of row scatters -> (their row-count symbol, whether the tensor is the index)."""
+    out = {}
+    for s in ops(kernel):
+        index, src = tensor_name(s.srcs[1]), tensor_name(s.srcs[2])
+        n = str(kernel.param(index).shape[0])
+        out[index], out[src] = (n, True), (n, False)
+    return out
+
+
+def gm_view_lines(name: str, gm: str, base: str, kernel: ir.Kernel) -> list[str]:
+    n, is_index = whole_tensors(kernel)[name]
+    count = f"tiling.{n}" if not n.isdigit() else n
+    return [f"{gm}Rows_ = {count};  // the whole '{name}', read by the row scatter",
+            f"{gm}.SetGlobalBuffer({base}, static_cast<uint64_t>({gm}Rows_){'' if is_index else ' * D_'});"]
+
+
+def member_lines(kernel: ir.Kernel, gm_name) -> list[str]:
+    return [f"int64_t {gm_name(n)}Rows_ = 0;" for n in whole_tensors(kernel)]
+
+
+def compute_lines(s: ir.VecOp, gm_name, scratch: str, v_rows: str, alpha: str | None, sync) -> list[str]:
+    """The C++ of one row scatter over the tile's `count` rows (`s.srcs`: rows, index, src, V, alpha)."""
+    rows, index, src = s.srcs[0], tensor_name(s.srcs[1]), tensor_name(s.srcs[2])
+    idx_gm, src_gm = gm_name(index), gm_name(src)
+    wrap = dict(s.attrs).get("wrap") == "1"
+    add = s.api == "RowScatterAdd"
+    apply = ([f"            Muls({scratch}, {scratch}, {alpha}, static_cast<int32_t>(D_));"] if alpha else []) + \
+        ([f"            Add({s.dst}[at], {s.dst}[at], {scratch}, static_cast<int32_t>(D_));"] if add else
+         [f"            DataCopy({s.dst}[at], {scratch}, static_cast<uint32_t>(Dp_));"])
+    return [f"DataCopy({s.dst}, {rows}, static_cast<uint32_t>(count * Dp_));  // the tile's rows, then the scattered ones",
+            *sync("V_MTE2", "the row scratch is free"),
+            "{",
+            "    const int64_t first = static_cast<int64_t>(rowStart_ + tileRow_);  // the tile's first global row",
+            f"    const int64_t rowsV = static_cast<int64_t>({v_rows});",
+            f"    for (int64_t k = 0; k < {idx_gm}Rows_; ++k) {{  // in index order: repeats are deterministic",
+            f"        int64_t row = static_cast<int64_t>({idx_gm}.GetValue(static_cast<uint64_t>(k)));",
+            *(["        if (row < 0) { row += rowsV; }  // index_put: from the end"] if wrap else []),
+            "        if (row < 0 || row >= rowsV) { Trap(); }  // a row number outside the destination: stop",
+            "        if (row >= first && row < first + static_cast<int64_t>(count)) {",
+            "            const uint32_t at = static_cast<uint32_t>(row - first) * static_cast<uint32_t>(Dp_);",
+            f"            CopyGmToUb({scratch}, {src_gm}[static_cast<uint64_t>(k) * D_], static_cast<uint32_t>(D_));",
+            *sync("MTE2_V", indent="            "),
+            *apply,
+            *sync("V_MTE2", "the scratch is read before the next source row lands", indent="            "),
+            "        }", "    }", "}"]

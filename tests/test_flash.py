@@ -1,0 +1,190 @@
+"""Flash attention (issue 15): the chained SDPA text lowers to a FLASH kernel (lowering/passes/plan_flash.py,
+lowering/emit/flash.py); anything else stays a CHAIN; the emulator validates it against torch's
+scaled_dot_product_attention at two sizes (odd lengths, keys far beyond the chained form's ~580), a planted
+bug in the online softmax is caught, and the interpreter (which runs the chained text) agrees with torch."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+import lowering
+from ascend_dsl import interpreter, ir, load_file, parse_text, printer
+from ascend_dsl.diagnostics import DslError
+from lowering.context import PassContext
+from lowering.pipeline import run_pipeline
+from lowering.targets import get_target
+
+REPO = Path(__file__).resolve().parents[1]
+ATTENTION = ("sdpa", "gqa", "mqa", "causal_attention", "causal_sdpa", "cross_attention", "decode_gqa", "sdpa_dropout", "long_context")
+
+SDPA = '''from ascend_dsl import kernel, Tensor, f32, f16
+
+@kernel
+def k(q: Tensor[f16, "Bt, M, Dk"], k: Tensor[f16, "Bt, N, Dk"], v: Tensor[f16, "Bt, N, Dv"], o: Tensor[f32, "Bt, M, Dv"],
+      scale: f32 = 0.125):
+    p = workspace(f16, Bt, M, N)
+    for blk in split(Bt, M, N, cores=AIC):
+        with cube:
+            s = matmul(q[blk], k[blk], transpose_b=True)
+        with vector:
+            e = exp((s - max(s, axis=1)) * scale)
+            store(p[blk], cast(e / sum(e, axis=1), f16))
+    for blk in split(Bt, M, Dv, cores=AIC):
+        with cube:
+            acc = matmul(p[blk], v[blk])
+        with vector:
+            store(o[blk], acc)
+'''
+
+
+def _example(name: str) -> ir.Kernel:
+    return load_file(REPO / f"examples/attention/{name}.adsl")[0].instantiate()
+
+
+def _lower(k: ir.Kernel, flash: bool = True, target: str = "ascend910b1"):
+    ctx = PassContext(get_target(target), "flash.adsl")
+    ctx.allow_flash = flash
+    ctx.lowered = run_pipeline(k, ctx)
+    return ctx.project, ctx
+
+
+@pytest.mark.parametrize("name", ATTENTION)
+def test_every_gallery_attention_kernel_lowers_to_flash(name):
+    _, ctx = _lower(_example(name))
+    fa = ctx.lowered.body[0]
+    assert ctx.lowered.kind is ir.KernelKind.FLASH and isinstance(fa, ir.FlashAttention)
+    assert "# flash attention (the two stages below, fused)" in printer.kernel(ctx.lowered)  # --dump-after
+    assert (fa.mask is not None) == name.startswith("causal")
+    if fa.mask:
+        tensor = "mask" if name == "causal_attention" else None  # causal_sdpa: from positions (blocks skipped)
+        expected = (tensor, "gt", 0.5, -3e38) if tensor else (None, "le", 0.0, -3e38)
+        assert (fa.mask.tensor, fa.mask.compare, fa.mask.threshold, fa.mask.fill) == expected
+
+
+def test_the_switch_keeps_the_chained_form():
+    _, ctx = _lower(_example("sdpa"), flash=False)
+    assert ctx.lowered.kind is ir.KernelKind.CHAIN
+
+
+@pytest.mark.parametrize("old, new", [
+    ("e = exp((s - max(s, axis=1)) * scale)", "e = exp((s - max(s, axis=1)) * scale) + 1.0"),  # not a softmax
+    ("e = exp((s - max(s, axis=1)) * scale)", "e = exp((s - min(s, axis=1)) * scale)"),
+    ("store(p[blk], cast(e / sum(e, axis=1), f16))", "store(p[blk], cast(e / max(e, axis=1), f16))"),
+    ("store(o[blk], acc)", "store(o[blk], relu(acc))"),  # an epilogue after P V
+    ("matmul(q[blk], k[blk], transpose_b=True)", "matmul(q[blk], k[blk], transpose_b=True, base_k=32)"),
+], ids=["plus-one", "min", "max-normalised", "relu-after", "explicit-base"])
+def test_text_that_is_not_exactly_sdpa_stays_a_chain(old, new):
+    assert old in SDPA
+    project, ctx = _lower(parse_text(SDPA.replace(old, new), "flash.adsl")[0].instantiate())
+    assert ctx.lowered.kind is ir.KernelKind.CHAIN
+    # a long key length then fails at launch (whole rows in UB), and the error says why it was not fused
+    assert "; not fused into flash attention: the " in project.view.tiling_error, project.view.tiling_error
+
+
+def test_a_coupled_chip_is_a_located_error_not_a_flash_kernel():
+    with pytest.raises(DslError) as e:
+        lowering.lower(parse_text(SDPA, "flash.adsl")[0].instantiate(), "ascend310p")
+    d = e.value.diagnostics[0]
+    assert d.code == "MIX-UNSUPPORTED" and d.span.line == 7  # the first split loop
+
+
+def test_positions_in_a_plain_matmul_epilogue_are_a_located_error():
+    text = SDPA.replace("e = exp((s - max(s, axis=1)) * scale)",
+                        "e = exp(select(col_index() <= row_index(), s, 0.0) - max(s, axis=1))")
+    with pytest.raises(DslError) as e:
+        lowering.lower(parse_text(text, "flash.adsl")[0].instantiate())
+    d = e.value.diagnostics[0]
+    assert d.code == "UNSUPPORTED" and "col_index() or row_index() in a matmul epilogue" in d.message and d.span.line == 11
+
+
+def test_host_tiling_shrinks_blocks_and_refuses_a_value_head_too_wide_for_l0c():
+    from npu_harness.tiling_probe import launch_blocks, run_tiling
+
+    project, _ = lowering.lower(_example("sdpa"))
+    sym = {"Bt": 2, "M": 200, "N": 8192, "Dk": 64, "Dv": 64}
+    t = run_tiling(project, "ascend910b1", sym, {"scale": 0.125}, 48)
+    assert t["blocks"] > 0
+    assert launch_blocks(project, "ascend910b1", {**sym, "Dv": 4096}, {"scale": 0.125}, 48) == 0
+    assert "value head dim Dv is too large" in project.view.tiling_error
+
+
+def test_long_context_launches_at_its_tasks_8k_keys():
+    from npu_harness.gallery import discover, launch_at
+
+    ex = next(e for e in discover() if e.name == "long_context")
+    blocks, symbols = launch_at(ex, ex.dtypes[0], {})
+    assert blocks > 0 and symbols["S"] == 8192, (blocks, symbols)
+
+
+def test_interpreter_runs_the_chained_text_as_torch_at_a_long_odd_length():
+    k = _example("long_context")
+    g = torch.Generator().manual_seed(3)
+    q, kk, v = (torch.randn(1, 2, 301, 16, generator=g).half() for _ in range(3))
+    o = torch.empty(1, 2, 301, 16)
+    interpreter.run(k, {"q": q, "k": kk, "v": v, "o": o}, {"scale": 0.25})
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), kk.float(), v.float(), scale=0.25)
+    assert torch.allclose(o, ref, atol=2e-3)
+
+
+def test_interpreter_runs_the_causal_text_as_torch_is_causal():
+    k = _example("causal_sdpa")
+    g = torch.Generator().manual_seed(4)
+    q = torch.randn(2, 3, 37, 16, generator=g).half()
+    kk, v = torch.randn(2, 3, 45, 16, generator=g).half(), torch.randn(2, 3, 45, 8, generator=g).half()
+    o = torch.empty(2, 3, 37, 8)
+    interpreter.run(k, {"q": q, "k": kk, "v": v, "o": o}, {"scale": 0.25})
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), kk.float(), v.float(), scale=0.25,
+                                                            is_causal=True)
+    assert torch.allclose(o, ref, atol=2e-3)
+
+
+def _validate(name: str, overrides: dict, project=None, tmp_path=None):
+    from npu_harness.validate import load_task_for, validate_sim
+
+    k = _example(name)
+    proj, ctx = lowering.lower(k)
+    run = load_task_for(k, REPO / f"examples/attention/{name}.py", overrides=overrides)
+    return validate_sim(k, ctx.lowered, project or proj, ctx, run, work_dir=tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["causal_attention", "causal_sdpa"])
+@pytest.mark.parametrize("overrides", [{"S": 200}, {"B": 1, "H": 2, "S": 1000}], ids=["S200", "S1000"])
+def test_causal_flash_attention_matches_torch_at_two_odd_lengths(name, overrides, tmp_path):
+    """S=1000: 8 key blocks per query block (the online softmax rescales up to 7 times), past the chained form's
+    limit. causal_attention reads its mask tensor's blocks; causal_sdpa masks from positions and skips blocks."""
+    res = _validate(name, overrides, tmp_path=tmp_path)
+    assert res.ok, res.detail
+
+
+@pytest.mark.slow
+def test_planted_bug_without_the_rescale_of_o_is_caught(tmp_path):
+    """Planted bug: O is not rescaled by e^(m - m') when a later key block raises a row's max. With one key block
+    the kernel would still pass; at N = 300 (3 blocks) the result is wrong."""
+    k = _example("sdpa")
+    proj, _ = lowering.lower(k)
+    name = "sdpa_kernel.cpp"
+    old = "Muls(o[r * dvp_], o[r * dvp_], cRow.GetValue(r), dv);"
+    assert proj.files[name].count(old) == 1
+    bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(old, "")})
+    res = _validate("sdpa", {"Bt": 2, "M": 37, "N": 300}, project=bad, tmp_path=tmp_path)
+    assert not res.ok and not res.sim_errors, res.detail
+    good = _validate("sdpa", {"Bt": 2, "M": 37, "N": 300}, tmp_path=tmp_path)
+    assert good.ok, good.detail
+
+
+@pytest.mark.slow
+def test_planted_bug_without_the_diagonal_mask_is_caught(tmp_path):
+    """Planted bug: the key blocks above the diagonal are skipped but the diagonal block is not masked."""
+    k = _example("causal_sdpa")
+    proj, _ = lowering.lower(k)
+    name = "causal_sdpa_kernel.cpp"
+    old = "Select(s, cmp, s, -3e+38f, SELMODE::VSEL_TENSOR_SCALAR_MODE, rows * bk_);"
+    assert proj.files[name].count(old) == 1
+    bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(old, "")})
+    res = _validate("causal_sdpa", {"B": 1, "H": 2, "S": 150}, project=bad, tmp_path=tmp_path)
+    assert not res.ok and not res.sim_errors, res.detail
