@@ -83,3 +83,39 @@ def k(x: Tensor[f32, "B, D"], s: Tensor[f32, "B"], y: Tensor[f32, "B, D"]):
     assert d.code == "UNSUPPORTED" and "takes flat tiles or whole rows" in d.message and d.span.line == 5
     k = tile_kernel(head, "store(y[r, :], load(x[r, :]) ** (load(x[r, :]) * 0.5))", "pow.adsl")  # whole rows: fine
     lower(k, "ascend910b1", "pow.adsl")
+
+
+SCALAR_POW = '''@kernel
+def k(z: Tensor[f32, "N"], e: Tensor[f32, "N"], y: Tensor[f32, "N"], p: f32 = 2.0):
+    a = 0.0
+    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            a += sum(load(e[t]))
+    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            store(y[t], load(z[t]) + p ** a)
+'''
+
+
+@pytest.mark.slow
+def test_a_scalar_power_on_the_device_follows_torch_pow_on_every_special_case(tmp_path):
+    """`p ** a` of two scalars where one is only known on the device (an accumulator) runs on the scalar unit
+    (lowering/emit/shared.py power): 1 ** nan was NaN there (exp(nan * ln 1)), found by the fuzzer (seed 48000);
+    every torch.pow special case of BASES x EXPONENTS, one compile."""
+    from ascend_dsl import parse_text
+
+    kernel = parse_text(SCALAR_POW, "scalar_pow.adsl")[0].instantiate({})
+    project, ctx = lower(kernel, "ascend910b1", "scalar_pow.adsl")
+    cases = [*zip(BASES, EXPONENTS), (-0.0, -1.0), (-0.0, 3.0), (-1.0, math.inf), (-1.0, math.nan), (-math.inf, 3.0),
+             (-math.inf, -0.5), (0.5, math.inf), (2.0, -math.inf)]
+    failures = []
+    for i, (b, x) in enumerate(cases):
+        n = 37
+        e = torch.zeros(n)
+        e[5] = x
+        want = torch.zeros(n) + torch.pow(torch.tensor(b), torch.tensor(x))
+        run = TaskRun([torch.zeros(n), e], [want], attrs={"p": b})
+        res = validate_sim(kernel, ctx.lowered, project, ctx, run, work_dir=tmp_path / str(i))
+        if not res.ok:
+            failures.append(f"{b} ** {x}: {res.summary()} {res.detail}")
+    assert not failures, "\n".join(failures)

@@ -691,18 +691,23 @@ class ScalarWriter:
         return name
 
     def power(self, base: str, exponent: str) -> str:
-        """b ** e with torch.pow's semantics: exp(e * ln|b|), negated for b < 0 and an odd integer e; NaN for
-        b < 0 and a fractional e; b == 0 gives 0 (e > 0) or inf (e < 0); e == 0 gives 1."""
+        """b ** e with torch.pow's semantics (the scalar twin of legalize._power): exp(e * ln|b|), where |b| = 1
+        takes exp(0) = 1 (so 1 ** nan = 1 and (-1) ** inf = 1); negated for b < 0 and an odd integer e, NaN for
+        b < 0 and a fractional e (but b = -inf: inf or 0); b = 0 gives 0 (e > 0) or inf (e < 0), negative for -0
+        and an odd e; e == 0 gives 1 (even for a NaN b). Whether e is an integer: trunc through int64, asked only
+        for a finite e below 2^24 (above, every float is an even integer; a NaN or inf is never cast)."""
         b, e = self.fresh("powBase") + "_", self.fresh("powExp") + "_"
         self.lines += [f"const float {b} = {base};", f"const float {e} = {exponent};"]
         ln = self.one("Ln", f"{b} < 0.0f ? -{b} : {b}", "ln|b| of b ** e")
-        m = self.one("Exp", f"{ln} * {e}", "exp(e ln|b|) of b ** e")
+        m = self.one("Exp", f"({b} == 1.0f || {b} == -1.0f) ? 0.0f : {ln} * {e}", "exp(e ln|b|) of b ** e")
         big = f"({e} >= 16777216.0f || {e} <= -16777216.0f)"  # every float this large is an even integer
         whole, odd = self.fresh("powWhole") + "_", self.fresh("powOdd") + "_"
-        self.lines += [f"const bool {whole} = {big} || static_cast<float>(static_cast<int64_t>({e})) == {e};",
+        self.lines += [f"const bool {whole} = {big} || ({e} == {e} && static_cast<float>(static_cast<int64_t>({e})) == {e});",
                        f"const bool {odd} = !{big} && {whole} && static_cast<int64_t>({e}) % 2 != 0;"]
-        return (f"({e} == 0.0f ? 1.0f : {b} > 0.0f ? {m} : {b} == 0.0f ? ({e} > 0.0f ? 0.0f : (1.0f / 0.0f)) : "
-                f"!{whole} ? (0.0f / 0.0f) : {odd} ? -{m} : {m})")
+        zero = f"({e} > 0.0f ? 0.0f : (1.0f / 0.0f))"
+        return (f"({e} == 0.0f ? 1.0f : {b} == 0.0f ? ((1.0f / {b} < 0.0f && {odd}) ? -{zero} : {zero}) : "
+                f"!({b} < 0.0f) ? {m} : {whole} ? ({odd} ? -{m} : {m}) : "
+                f"{b} == -(1.0f / 0.0f) ? {m} : (0.0f / 0.0f))")
 
     def scalar(self, e: ir.Expr) -> str:
         """A C++ float expression for `e`; its VectorMath ops run on the vector unit first."""
