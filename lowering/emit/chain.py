@@ -21,7 +21,7 @@ from ascend_dsl import ir
 
 from ..context import PassContext
 from . import mix
-from .shared import KernelView, kernel_fields, loc, render, tensor_views
+from .shared import KernelView, kernel_fields, loc, manifest, render, tensor_views
 
 #: Bytes reserved for the Matmul API's system workspace in front of the user workspace (the MIX kind's
 #: allocation; GetLibApiWorkSpaceSize() on CANN).
@@ -91,18 +91,12 @@ def stage_tiling_files(kernel: ir.Kernel, view: ChainView) -> dict[str, str]:
 
 
 def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: ChainView) -> dict:
-    ws = {p.name for p in kernel.workspaces}
-    return {"generator": "ascend-dsl", "kernel": kernel.name, "source": ctx.source_name, "target": ctx.target.name,
-            "entry": view.entry, "kernel_type": "MIX_AIC_1_2", "tiling_type": view.tiling_type,
-            "tiling_fn": view.tiling_fn, "symbols": list(view.symbols),
-            "tensors": [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape),
-                         "role": "output" if p in kernel.outputs else "input"}
-                        for p in kernel.tensors if p.name not in ws],
-            "scalars": [{"name": p.name, "dtype": p.dtype.value, "default": p.default} for p in kernel.scalars],
-            "workspace_tensors": [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape)}
-                                  for p in kernel.workspaces],
-            "max_tile": None, "tile_unit": "stages", "buffers": [],
-            "stages": [{"index": s.index, "kernel": s.view.name, "sync_before": s.sync or None,
-                        "reads": list(s.reads),
-                        "epilogue": "none (IterateAll)" if s.view.direct else "vector (Iterate + GetTensorC)"}
-                       for s in view.stages]}
+    return manifest(kernel, ctx, view, "MIX_AIC_1_2", None, "stages", (), workspace_tensors=workspace_list(kernel),
+                    stages=[{"index": s.index, "kernel": s.view.name, "sync_before": s.sync or None, "reads": list(s.reads),
+                             "epilogue": "none (IterateAll)" if s.view.direct else "vector (Iterate + GetTensorC)"}
+                            for s in view.stages])
+
+
+def workspace_list(kernel: ir.Kernel) -> list[dict]:
+    """The manifest's entry for the kernel's own GM tensors (placed in the launch workspace by the host tiling)."""
+    return [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape)} for p in kernel.workspaces]

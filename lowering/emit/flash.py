@@ -29,7 +29,7 @@ from ..context import PassContext
 from ..passes.plan_cube import DB_L0AB, DB_L0C, DEPTH_L1, FRACTAL, STEP_K
 from .chain import SYS_WORKSPACE, WORKSPACE_ALIGN
 from .mix import MIX_RATIO, group_checks, operand_offset
-from .shared import KernelView, kernel_fields, loc, tensor_views
+from .shared import KernelView, kernel_fields, loc, manifest, tensor_views
 
 _COMPARE = {"gt": "GT", "ge": "GE", "lt": "LT", "le": "LE", "eq": "EQ", "ne": "NE"}
 
@@ -121,14 +121,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> FlashView:
 
 def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: FlashView) -> dict:
     fa = kernel.body[0]
-    ws = {p.name for p in kernel.workspaces}
-    return {"generator": "ascend-dsl", "kernel": kernel.name, "source": ctx.source_name, "target": ctx.target.name,
-            "entry": view.entry, "kernel_type": "MIX_AIC_1_2", "tiling_type": view.tiling_type,
-            "tiling_fn": view.tiling_fn, "symbols": list(view.symbols),
-            "tensors": [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape),
-                         "role": "output" if p in kernel.outputs else "input"}
-                        for p in kernel.tensors if p.name not in ws],
-            "scalars": [{"name": p.name, "dtype": p.dtype.value, "default": p.default} for p in kernel.scalars],
-            "max_tile": None, "tile_unit": "query blocks", "buffers": [],
-            "flash": {"max_query_rows": fa.bq, "max_keys": fa.bk, "mask": (fa.mask.tensor or "causal (positions)") if fa.mask else None,
-                      "fused_workspace_tensors": sorted(ws)}}
+    return manifest(kernel, ctx, view, "MIX_AIC_1_2", None, "query blocks", (),
+                    flash={"max_query_rows": fa.bq, "max_keys": fa.bk,
+                           "mask": (fa.mask.tensor or "causal (positions)") if fa.mask else None,
+                           "fused_workspace_tensors": sorted(p.name for p in kernel.workspaces)})

@@ -371,14 +371,16 @@ def value_symbols(kernel: ir.Kernel, tl: ir.TileLoop) -> list[str]:
 
 def manifest(kernel: ir.Kernel, ctx: PassContext, view: KernelView, kernel_type: str, max_tile: int | None,
              tile_unit: str, buffers: tuple[ir.Buffer, ...], workspace: int | str | None = None, **extra) -> dict:
-    """manifest.json: what the project is (entry, tiling, tensors, buffers); `extra` before the buffers."""
+    """manifest.json: what the project is (entry, tiling, tensors, buffers); `extra` before the buffers. The
+    kernel's own workspace tensors (multi-stage kernels) are not among its tensors: the caller lists them."""
     out = {"generator": GENERATOR, "kernel": kernel.name, "source": ctx.source_name, "target": ctx.target.name,
            "entry": view.entry, "kernel_type": kernel_type}
     if workspace is not None:
         out["workspace_bytes_per_core"] = workspace
     out.update({"tiling_type": view.tiling_type, "tiling_fn": view.tiling_fn, "symbols": list(view.symbols),
                 "tensors": [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape),
-                             "role": "output" if p in kernel.outputs else "input"} for p in kernel.tensors],
+                             "role": "output" if p in kernel.outputs else "input"}
+                            for p in kernel.tensors if p not in kernel.workspaces],
                 "scalars": [{"name": p.name, "dtype": p.dtype.value, "default": p.default} for p in kernel.scalars],
                 "max_tile": max_tile, "tile_unit": tile_unit, **extra,
                 "buffers": [{"name": b.name, "position": b.position.value, "dtype": b.dtype.value, "num": b.num}
