@@ -24,6 +24,7 @@
 #include "ascend_sim/launch.h"
 #include "ascend_sim/matmul.h"
 #include "ascend_sim/cube.h"
+#include "ascend_sim/load3d.h"
 
 #if !defined(ASCEND_SIM_PREBUILT_RUNTIME) || defined(ASCEND_SIM_RUNTIME_TU)
 #include "ascend_sim/impl/runtime.h"
