@@ -288,8 +288,8 @@ def test_deep_windows_and_long_rows_get_smaller_tiles_and_launch(sizes):
 
 
 def test_fuzzer_draws_every_convolution_form():
-    """npu_harness/fuzz/gen.py `_conv`: conv1d/2d/3d, groups (a literal and groups=C), bias, deep windows; every
-    program parses."""
+    """npu_harness/fuzz/gen.py `_conv`: conv1d/2d/3d, groups (a literal and groups=C), bias, deep windows, pointwise
+    kernels (the flat path: with 16 input channels or more, and planes over 4095 pixels); every program parses."""
     import random
 
     from npu_harness.fuzz.gen import _conv
@@ -303,4 +303,50 @@ def test_fuzzer_draws_every_convolution_form():
         seen |= {f"conv{c.rank}d", "bias" if c.bias else "no bias", "groups=C" if c.groups == "C" else
                  "groups" if c.groups != 1 else "dense", "deep" if max(v for s, v in sizes.items() if s[:1] == "K"
                                                                       and len(s) == 2) >= 7 else "small"}
-    assert seen == {"conv1d", "conv2d", "conv3d", "bias", "no bias", "groups=C", "groups", "dense", "deep", "small"}
+        kernel = [v for s, v in sizes.items() if s[:1] == "K" and len(s) == 2]
+        if all(v == 1 for v in kernel) and c.stride == (1,) * c.rank and not any(c.padding):
+            seen.add("pointwise")  # the flat path
+            plane = 1
+            for a in ("D", "H", "W"):
+                plane *= sizes.get(a, 1)
+            seen |= {"pointwise, 16 channels or more" if sizes["C"] >= 16 else "pointwise, few channels",
+                     "pointwise, plane over 4095" if plane > 4095 else "pointwise, small plane"}
+    assert seen == {"conv1d", "conv2d", "conv3d", "bias", "no bias", "groups=C", "groups", "dense", "deep", "small", "pointwise",
+                    "pointwise, 16 channels or more", "pointwise, few channels", "pointwise, plane over 4095",
+                    "pointwise, small plane"}
+
+
+def test_pointwise_kernels_take_the_flat_path_only_with_one_tap():
+    """stride 1 and no padding emit the flat branch; the host tiling takes it when the weight is 1 x 1 (KH, KW are
+    shape symbols) and the channel stride fits the copy's 16 bits, and tiles the plane as one row of pixels."""
+    from npu_harness.tiling_probe import run_tiling
+
+    project, _ = lowering.lower(_kernel(KERNEL), "ascend910b1", "conv.adsl")
+    assert "if (t_.flat) {" in project.files["conv_kernel.cpp"]
+    sizes = {"N": 2, "C": 37, "H": 56, "W": 56, "K": 64, "KH": 1, "KW": 1, "OH": 56, "OW": 56}
+    t = run_tiling(project, "ascend910b1", sizes, {}, 48, ("flat", "tileW", "rowLen", "colTiles"))
+    assert (t["flat"], t["tileW"], t["rowLen"], t["colTiles"]) == (1, 256, 3136, 13), t
+    t = run_tiling(project, "ascend910b1", {**sizes, "KH": 3, "KW": 3, "OH": 54, "OW": 54}, {}, 48, ("flat", "rowLen"))
+    assert (t["flat"], t["rowLen"]) == (0, 54), t
+    t = run_tiling(project, "ascend910b1", {**sizes, "H": 300, "W": 300, "OH": 300, "OW": 300}, {}, 48, ("flat",))
+    assert t["flat"] == 0, t  # 90000 pixels: the channel stride does not fit Nd2NzParams' 16 bits
+    padded, _ = lowering.lower(_kernel(KERNEL.replace("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], padding=1)")),
+                               "ascend910b1", "conv.adsl")
+    assert "t_.flat" not in padded.files["conv_kernel.cpp"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("c, h, w, k", [(37, 7, 9, 20), (17, 70, 65, 33), (3, 5, 300, 150)])
+def test_pointwise_flat_path_matches_torch_in_the_emulator(tmp_path, c, h, w, k):
+    """The flat path in the emulator: channel blocks with a remainder (37 = 2 x 16 + 5), a plane over 4095 pixels
+    (one copy per channel block), fewer than 16 channels and a plane of several tiles (one binary: sizes are
+    runtime)."""
+    from npu_harness.task import TaskRun
+    from npu_harness.validate import validate_sim
+
+    kern = _kernel(KERNEL, T=ir.DType.F16)
+    project, ctx = lowering.lower(kern, "ascend910b1", "conv.adsl")
+    x, wt = torch.randn(2, c, h, w).half(), torch.randn(k, c, 1, 1).half()
+    ref = torch.nn.functional.conv2d(x.float(), wt.float())
+    res = validate_sim(kern, ctx.lowered, project, ctx, TaskRun([x, wt], [ref]), work_dir=tmp_path)
+    assert res.ok, res.detail

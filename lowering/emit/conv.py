@@ -15,6 +15,11 @@ statically:
   column 0), because a DMA cannot place a pixel at a sub-32-byte offset nor skip input pixels; it costs
   16x the cube work of the dense layout (Load3Dv2 from an NC1HWC0 feature map is the fast path, not
   lowered yet).
+- flat (a pointwise kernel: 1 x 1 (x 1) taps, known at launch, with stride 1 and no padding): the GEMM is
+  Y[K, OH*OW] = W[K, C] x X[C, OH*OW] with no image-to-column step, so a tile is `tileW` consecutive pixels of
+  the flattened plane (rows need no padding to 16) and its input is gathered with one copy per 16 input
+  channels (`ndNum` channel blocks in one call when the strides fit 16 bits) instead of one per channel
+  and row; the store is one Fixpipe per tile.
 Taps outside the input (padding) are not copied: `InitConstValue` zero-fills the L1 tile first.
 Groups: a tile's channels lie in one group g (tileM <= K / groups); its reduction runs over the group's
 C / groups input channels, starting at channel g * C / groups of x. Depthwise (groups = C = K) is one output
@@ -74,6 +79,7 @@ class ConvView(KernelView):
     pad: dict[str, int]
     dil: dict[str, int]
     sparse: bool
+    flat_ok: bool  # stride 1, no padding, forward: a 1x1(x1) kernel (known at launch) tiles each plane as one row
     zero_fill: bool
     transposed: bool  # conv_transposeNd: the gather scatters each tap's inputs to every stride-th output
     out_pad: dict[str, int]
@@ -180,6 +186,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ConvView:
         host={key: str(d) for key, d in sizes.items()},
         e={key: _kernel_expr(d) for key, d in sizes.items()},
         stride=stride, pad=pad, dil=dil, sparse=not _dense(conv, sizes["kw"], stride, pad, dil),
+        flat_ok=not conv.transposed and all(v == 1 for v in stride.values()) and not any(pad.values()),
         zero_fill=any(conv.padding) or conv.transposed, transposed=conv.transposed, out_pad=out_pad,
         quant=_QUANT[loop.out_dtype], relu=loop.relu, max_m=plan.max_m, max_n=plan.max_n, max_k=plan.max_k,
         esize=x.dtype.size, aic=t.aic, l0a=t.l0a_bytes, l0b=t.l0b_bytes, l0c=t.l0c_bytes, l1=t.l1_bytes)

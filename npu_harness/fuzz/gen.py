@@ -651,7 +651,7 @@ def _flash(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
 
 def _conv(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     """conv1d / conv2d / conv3d on the cube (CONV kernels, ascend_dsl/parser_conv.py): any stride, padding and
-    dilation (both gather layouts: whole rows, and one pixel per fractal column), groups (a literal, or
+    dilation (the gather layouts: whole rows, one pixel per fractal column, and flat planes of a pointwise kernel), groups (a literal, or
     groups=C: depthwise, with a channel multiplier), an f32 bias, odd channel counts and row lengths, relu and
     an f16/bf16 result through Fixpipe."""
     k = _Kernel(rng, name)
@@ -660,11 +660,15 @@ def _conv(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     rank = rng.choices((1, 2, 3), weights=(3, 5, 2))[0]
     axes = ("D", "H", "W")[3 - rank:]
     dil, stride, pad = rng.choice((1, 1, 2)), rng.choice((1, 1, 2, 3)), rng.choice((0, 0, 1, 2))
-    hi = {1: {"W": 300}, 2: {"H": 40, "W": 70}, 3: {"D": 9, "H": 12, "W": 20}}[rank]
+    # pointwise (1x1 taps, stride 1, no padding): the flat path, with planes over 4095 pixels now and then (the
+    # channel blocks are copied one call each there, a 16-bit source stride)
+    pointwise = rng.random() < 0.2
+    stride, pad = (1, 0) if pointwise else (stride, pad)
+    hi = {1: {"W": 300}, 2: {"H": 80 if pointwise else 40, "W": 70}, 3: {"D": 9, "H": 12, "W": 20}}[rank]
     sizes: dict[str, int] = {"N": rng.randint(1, 2)}
     for a in axes:
         kk = rng.randint(1, 5 if rank < 3 else 3) if rng.random() < 0.9 else rng.choice((7, 11))  # deep windows
-        kk = min(kk, 7) if rank == 3 else kk
+        kk = 1 if pointwise else (min(kk, 7) if rank == 3 else kk)
         least = max(1, dil * (kk - 1) + 1 - 2 * pad)
         size = rng.randint(least, max(least, hi[a]))
         sizes.update({a: size, "K" + a: kk, "O" + a: (size + 2 * pad - dil * (kk - 1) - 1) // stride + 1})

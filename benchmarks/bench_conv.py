@@ -1,0 +1,99 @@
+"""Convolution speed as the cost model sees it (an ESTIMATE from emulator counters, not a measurement).
+
+    python benchmarks/bench_conv.py [--target ascend910b1] [--only NAME,...]
+
+For each case, lowers the gallery kernel, validates it in the emulator against PyTorch at the shape below and
+prints the cost model's estimated device time and three percentages, each "ideal time / estimated time":
+  cube%   = useful MACs (unpadded) / the cube peak of all AICs (the cube roofline of the problem);
+  memory% = least GM traffic (every tensor once) / HBM bandwidth (the memory roofline of the problem);
+  ideal%  = the larger of the two bounds (the cost model's headline, docs/cost_model.md).
+The two shapes of issue 14 (3x3 conv2d 64->128 on 16x64x256x256 with padding 1; ResNet-50 1x1 convs 256->64 and
+64->256 at 56x56, batch 16) are large; the 1x1 ones run whole, the 3x3 one (77 G useful MACs, 16x that in the
+emulator on the sparse path) runs on a slice: one image of 12 rows (the same 256-column rows, the same tiles,
+192 tiles = 8 per cube core, so every core is busy and the percentages carry over to the full shape, whose
+tile count is a multiple of 24 too). A depthwise and a strided (ResNet downsampling) case run on slices the
+same way. Before/after: run this script on main's tree for "before" (it takes no switch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+#: (name, gallery example, task overrides, what it stands for)
+CASES = [
+    ("conv3x3_64_128_pad1", "convolution/conv2d_padded",
+     {"batch_size": 1, "in_channels": 64, "out_channels": 128, "height": 12, "width": 256},
+     "issue 14: 3x3 64->128 pad 1 on 16x64x256x256 (slice: 1 image x 12 rows)"),
+    ("conv1x1_256_64", "convolution/conv2d_pointwise",
+     {"batch_size": 16, "in_channels": 256, "out_channels": 64, "height": 56, "width": 56},
+     "issue 14: ResNet-50 1x1 256->64 at 56x56, batch 16 (whole)"),
+    ("conv1x1_64_256", "convolution/conv2d_pointwise",
+     {"batch_size": 16, "in_channels": 64, "out_channels": 256, "height": 56, "width": 56},
+     "issue 14: ResNet-50 1x1 64->256 at 56x56, batch 16 (whole)"),
+    ("depthwise3x3_64", "convolution/conv2d_depthwise",
+     {"batch_size": 1, "channels": 64, "kernel_size": 3, "height": 6, "width": 56},
+     "depthwise 3x3 pad 1, 64 channels at 56 columns (slice: 1 image x 6 rows)"),
+    ("strided3x3_64_128", "convolution/conv2d_strided_relu",
+     {"batch_size": 1, "in_channels": 64, "out_channels": 128, "height": 56, "width": 56},
+     "ResNet downsampling 3x3 stride 2 pad 1, 64->128 at 56x56 (1 image)"),
+]
+
+
+def run(example: str, overrides: dict, target: str):
+    from lowering.context import PassContext
+    from lowering.pipeline import run_pipeline
+    from lowering.targets import get_target
+    from npu_harness.gallery import Example
+    from npu_harness.validate import load_task_for, validate_sim
+
+    cat, name = example.split("/")
+    ex = Example(cat, name, ROOT / f"examples/{example}.adsl", ROOT / f"examples/{example}.py")
+    kernel = ex.source.instantiate({})
+    task = load_task_for(kernel, ex.task, overrides=overrides)
+    ctx = PassContext(get_target(target), ex.adsl.name)
+    lowered = run_pipeline(kernel, ctx)
+    return validate_sim(kernel, lowered, ctx.project, ctx, task)
+
+
+def main(argv=None) -> int:
+    from npu_harness.cost.model import load_params, target_for
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--target", default="ascend910b1")
+    ap.add_argument("--only", default="", help="comma-separated case names")
+    args = ap.parse_args(argv)
+    p = load_params(target_for(args.target))
+    peak = p.cube_macs_per_cycle * p.clock_ghz * 1e3 * p.aic  # f16 MACs per us, all AICs
+    only = {s for s in args.only.split(",") if s}
+    print(f"convolution on {args.target}: ESTIMATES from the cost model (not measurements); each % = that bound's time / "
+          "the estimated device time")
+    print(f"{'case':>20} {'est. us':>9} {'cube%':>6} {'memory%':>8} {'ideal%':>7} {'bottleneck':>10} {'balance':>7}  shape")
+    bad = 0
+    for name, example, overrides, what in CASES:
+        if only and name not in only:
+            continue
+        start = time.perf_counter()
+        res = run(example, overrides, args.target)
+        if not res.ok or res.report is None:
+            print(f"{name:>20} FAILED: {res.detail}")
+            bad += 1
+            continue
+        est = res.report
+        blocks = res.counters["blocks"]
+        useful = sum(b.get("cube_macs_useful", 0) for b in blocks)
+        cube_us = useful / peak
+        mem_us = est.min_gm_bytes / (p.hbm_gbps * 1e3)
+        dev = est.kernel_us
+        print(f"{name:>20} {dev:>9.2f} {100 * cube_us / dev:>5.1f}% {100 * mem_us / dev:>7.1f}% {100 * est.ideal_fraction:>6.1f}% "
+              f"{est.bottleneck:>10} {100 * est.load_balance:>6.0f}%  {what} [{time.perf_counter() - start:.0f} s]")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
