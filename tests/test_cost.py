@@ -95,6 +95,15 @@ def test_double_buffering_overlaps_pipes():
     assert double.kernel_us < single.kernel_us
 
 
+def test_cube_l1_to_l0_loads_are_an_mte1_pipe():
+    """LoadData 2-D / 3-D cycles (the emulator's mte1_cycles) are the MTE1 pipe; unqueued cube work serialises."""
+    block = {"cube_macs": 4096 * 1850, "cube_macs_useful": 4096 * 1850}
+    base = estimate({"blocks": [block]}, "ascend910b1")
+    loaded = estimate({"blocks": [{**block, "mte1_cycles": 1850}]}, "ascend910b1")
+    assert loaded.cores[0].pipes_us["MTE1"] == pytest.approx(1.0) and base.cores[0].pipes_us["MTE1"] == 0.0
+    assert loaded.kernel_us == pytest.approx(base.kernel_us + 1.0)
+
+
 def test_small_bursts_are_slower():
     big = estimate(elementwise(8 << 20, tiles=8), "ascend910b1")
     small = estimate(elementwise(8 << 20, tiles=8, burst=64), "ascend910b1")

@@ -5,7 +5,8 @@ Per core (one AIV block), pipe busy times from the counters:
   MTE3 = the same for UB->GM,  V = sum over vector instructions of head + (repeats - 1) x cycles,
   S = scalar GetValue/SetValue, M = the cube (AIC) work this core waits for: in MIX kernels (1 AIC : 2
   AIV) the MACs of both AIV of its group at the AIC's rate, overlapped with the cube's own GM->L1
-  operand loads (M = max(MACs / rate, GM->L1 bytes / GM->L1 bandwidth)).
+  operand loads (M = max(MACs / rate, GM->L1 bytes / GM->L1 bandwidth)), MTE1 = the L1 -> L0A / L0B loads of
+  the low-level cube API (LoadData 2-D / 3-D) at the documented load bandwidth (the emulator's mte1_cycles).
 With double buffering (every VECIN/VECOUT queue has >= 2 buffers) the pipes overlap:
   core = max(pipes) + (sum(pipes) - max(pipes)) / iterations   (head + tail of the pipeline)
 else they serialise: core = sum(pipes). MIX kernels with SyncAll (split-K) run in two phases:
@@ -35,7 +36,7 @@ TARGETS_DIR = Path(__file__).resolve().parent / "targets"
 
 DISCLAIMER = "ESTIMATE from a cost model (msopmodeling-derived figures + assumptions), not a measurement"
 
-PIPES = ("MTE2", "V", "MTE3", "S", "M")
+PIPES = ("MTE2", "V", "MTE3", "S", "M", "MTE1")
 
 
 @dataclass(frozen=True)
@@ -258,6 +259,9 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
             "S": ((b.get("ub_get", 0) + b.get("ub_set", 0)) * p.ub_access_cycles
                   + (b.get("gm_get", 0) + b.get("gm_set", 0)) * p.gm_access_cycles) * to_us,
             "M": m_us[i],
+            # L1 -> L0A / L0B loads of the low-level cube API (LoadData 2-D / 3-D), at the bandwidth the emulator
+            # charged per call (ascend_sim/cube.h, load3d.h)
+            "MTE1": b.get("mte1_cycles", 0) * to_us,
         }
         n_in, n_out = gm2ub.get("transfers", 0), ub2gm.get("transfers", 0)
         if b.get("in_queues") or b.get("out_queues"):

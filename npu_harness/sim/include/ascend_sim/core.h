@@ -430,6 +430,7 @@ struct Counters {
     uint64_t cubeMacsUseful = 0, cubeMacsUsefulF32 = 0;  // the same without the fractal padding (rows x cols x K)
     uint64_t gm2l1 = 0;                             // Matmul: operand bytes read from GM into L1 (cube MTE2)
     uint64_t l0c2gm = 0;                            // Matmul: result bytes written from L0C to GM (IterateAll, GetTensorC to GM)
+    uint64_t mte1Cycles = 0;                        // LoadData L1 -> L0A / L0B: cycles at the documented load bandwidth (MTE1)
     uint64_t syncAll = 0;
     uint32_t inBufsMin = 0xffffffffu, outBufsMin = 0xffffffffu;  // smallest `num` of a VECIN / VECOUT queue
     uint32_t inQueues = 0, outQueues = 0;  // number of VECIN / VECOUT queues initialised (DMA streams)

@@ -222,6 +222,8 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
                 for (uint32_t c = 0; c < 16; ++c) out[c * 16 + r] = tmp[r * 16 + c];
         }
     }
+    // 2-D load bandwidth on 2201: 256 B / cycle to L0A, 128 to L0B (ref_next §1.4, APPX Cube指令理论性能汇总 table 3)
+    cnt().mte1Cycles += (uint64_t(p.repeatTimes) * 512 + (target == Mem::L0A ? 255 : 127)) / (target == Mem::L0A ? 256 : 128);
 }
 
 // C (L0C, Nz, float) = (cmatrixInitVal ? 0 : C) + A (L0A, Zz) x B (L0B, Zn) (M pipe). m, n, k in [0, 4095]

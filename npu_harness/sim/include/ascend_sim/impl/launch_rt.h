@@ -621,6 +621,7 @@ inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, 
         if (c.cubeMacsUsefulF32) std::fprintf(f, ",\"cube_macs_useful_f32\":%llu", (unsigned long long)c.cubeMacsUsefulF32);
         if (c.gm2l1) std::fprintf(f, ",\"gm2l1\":%llu", (unsigned long long)c.gm2l1);
         if (c.l0c2gm) std::fprintf(f, ",\"l0c2gm\":%llu", (unsigned long long)c.l0c2gm);
+        if (c.mte1Cycles) std::fprintf(f, ",\"mte1_cycles\":%llu", (unsigned long long)c.mte1Cycles);
         if (c.inBufsMin != 0xffffffffu) std::fprintf(f, ",\"in_bufs\":%u", c.inBufsMin);
         if (c.outBufsMin != 0xffffffffu) std::fprintf(f, ",\"out_bufs\":%u", c.outBufsMin);
         if (c.inQueues) std::fprintf(f, ",\"in_queues\":%u", c.inQueues);
