@@ -324,8 +324,10 @@ def test_pointwise_kernels_take_the_flat_path_only_with_one_tap():
     project, _ = lowering.lower(_kernel(KERNEL), "ascend910b1", "conv.adsl")
     assert "if (t_.flat) {" in project.files["conv_kernel.cpp"]
     sizes = {"N": 2, "C": 37, "H": 56, "W": 56, "K": 64, "KH": 1, "KW": 1, "OH": 56, "OW": 56}
-    t = run_tiling(project, "ascend910b1", sizes, {}, 48, ("flat", "tileW", "rowLen", "colTiles"))
-    assert (t["flat"], t["tileW"], t["rowLen"], t["colTiles"]) == (1, 256, 3136, 13), t
+    t = run_tiling(project, "ascend910b1", sizes, {}, 48, ("flat", "tileW", "rowLen", "colTiles", "wResident"))
+    assert (t["flat"], t["tileW"], t["rowLen"], t["colTiles"], t["wResident"]) == (1, 256, 3136, 13, 1), t
+    t = run_tiling(project, "ascend910b1", {**sizes, "C": 4000, "KH": 3, "KW": 3, "OH": 54, "OW": 54}, {}, 48, ("wResident",))
+    assert t["wResident"] == 0, t  # 128 channels x 36000 taps of weights do not fit L1: copied per tile and step
     t = run_tiling(project, "ascend910b1", {**sizes, "KH": 3, "KW": 3, "OH": 54, "OW": 54}, {}, 48, ("flat", "rowLen"))
     assert (t["flat"], t["rowLen"]) == (0, 54), t
     t = run_tiling(project, "ascend910b1", {**sizes, "H": 300, "W": 300, "OH": 300, "OW": 300}, {}, 48, ("flat",))
