@@ -297,11 +297,6 @@ def _resize(b, c: Call) -> ir.Expr:
         raise b.err(E.TYPE, f"{name} needs a loaded plane (load(x[p]) of a [N, C, ...] tensor in a loop over "
                     "split(N * C))", pos[0], "for blk in split(N * C, cores=AIV): for p in tile(blk): "
                     f"store(y[p], {name}(load(x[p])))")
-    rank = b.scope.tile.shape.rank
-    if rank > 2:
-        raise b.err(E.UNSUPPORTED, f"{name} resamples 1 or 2 spatial dims; this plane has {rank} (trilinear / "
-                    "3-D nearest are not lowered yet)", e,
-                    "when the depth keeps its size, split(N * C * D) over [N, C, D, H, W] tensors gives [H, W] planes")
     op = "resize_linear_ac" if name == "resize_linear" and "align_corners" in kw and _flag(
         b, kw["align_corners"], e) else name
     if v.type.dtype not in OPS[op].dtypes:

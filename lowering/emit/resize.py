@@ -38,7 +38,7 @@ class ResizeView(KernelView):
     rank: int
     mode: str  # nearest | nearest_exact | linear
     align_corners: bool
-    in_dims_tiling: tuple[str, ...]  # (H, W) as tiling fields ("1" for a rank-1 plane's H)
+    in_dims_tiling: tuple[str, ...]  # (D, H, W) as tiling fields ("1" for the dims a plane of rank < 3 lacks)
     out_dims_tiling: tuple[str, ...]
     in_dims: tuple[str, ...]  # ... and as host variables
     out_dims: tuple[str, ...]
@@ -59,8 +59,9 @@ class ResizeView(KernelView):
 
 
 def _dims(shape: tuple[str | int, ...], prefix: str) -> tuple[str, ...]:
+    """(D, H, W): a plane's spatial dims, "1" for those a plane of rank 1 or 2 lacks."""
     dims = tuple(str(d) if isinstance(d, int) else f"{prefix}{d}" for d in shape)
-    return dims if len(dims) == 2 else ("1", *dims)
+    return ("1",) * (3 - len(dims)) + dims
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> ResizeView:
