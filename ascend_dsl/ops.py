@@ -291,8 +291,11 @@ _op("avg_pool", 5, Rule.POOL, FLOATS, lambda x, k, s, p, d: pool_ref("avg_pool",
 RESIZES = {"resize_nearest": ("nearest", "nearest", "nearest", None),
            "resize_nearest_exact": ("nearest-exact", "nearest-exact", "nearest-exact", None),
            "resize_linear": ("linear", "bilinear", "trilinear", False),
-           "resize_linear_ac": ("linear", "bilinear", "trilinear", True)}
-RESIZE_CALLS = ("resize_nearest", "resize_nearest_exact", "resize_linear")
+           "resize_linear_ac": ("linear", "bilinear", "trilinear", True),
+           "resize_cubic": (None, "bicubic", None, False), "resize_cubic_ac": (None, "bicubic", None, True)}
+RESIZE_CALLS = ("resize_nearest", "resize_nearest_exact", "resize_linear", "resize_cubic")
+#: the calls that take align_corners=, and their op when it is True
+RESIZE_ALIGNED = {"resize_linear": "resize_linear_ac", "resize_cubic": "resize_cubic_ac"}
 
 
 def resize_ref(op: str, x, size: tuple[int, ...]):
@@ -312,6 +315,10 @@ _op("resize_linear", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: resi
     "linear / bilinear / trilinear resample, align_corners=False (half-pixel centres)")
 _op("resize_linear_ac", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: resize_ref("resize_linear_ac", x, size),
     "linear / bilinear / trilinear resample, align_corners=True", call="resize_linear")
+_op("resize_cubic", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: resize_ref("resize_cubic", x, size),
+    "bicubic resample (A = -0.75, 4 x 4 taps, clamped), align_corners=False", call="resize_cubic")
+_op("resize_cubic_ac", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: resize_ref("resize_cubic_ac", x, size),
+    "bicubic resample, align_corners=True", call="resize_cubic")
 
 #: `name(v, axis=1)` -> reduction op.
 REDUCTIONS = {i.call: i.name for i in OPS.values() if i.rule is Rule.REDUCE}

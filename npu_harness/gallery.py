@@ -203,6 +203,11 @@ EXAMPLE_SHAPES.update({
                                     {"batch_size": 2, "channels": 2, "length": 1000, "out_length": 1601}],
     "resize/downsample_nearest1d": [{"batch_size": 3, "channels": 5, "length": 101, "out_length": 37},
                                     {"batch_size": 2, "channels": 70, "length": 4001, "out_length": 3}],
+    # bicubic: taps clamped at both edges, downsampling, an output width of 1, bands of output rows
+    "resize/upsample_bicubic2d": _RESIZE_2D,
+    "resize/resize_bicubic2d_align_corners": [
+        {"batch_size": 2, "channels": 3, "height": 7, "width": 9, "out_height": 13, "out_width": 1},
+        {"batch_size": 1, "channels": 3, "height": 301, "width": 37, "out_height": 150, "out_width": 413}],
     # volumes: whole volumes per tile, then volumes too large for UB (per output depth slice, bands of rows)
     "resize/upsample_trilinear3d": _RESIZE_3D,
     "resize/upsample_nearest3d": _RESIZE_3D,

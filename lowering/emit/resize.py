@@ -13,7 +13,10 @@ HalfPixel reproduces it in integers); linear corner-aligned (in - 1) / (out - 1)
 data's dtype (PyTorch stores them as scalar_t).
 An output row is then one vector Gather (nearest) or, for linear, per source row two Gathers weighted by
 the column tables and added, the rows combined with their scalar weights: f16 computes in f32. A rank-1
-plane ([N, C, L]) is one row. The host tiling returns 0 blocks (`TILING`) when a single output row with
+plane ([N, C, L]) is one row. A rank-3 plane ([N, C, D, H, W], a volume) adds depth tables (source slice(s) and
+weights per output depth slice): a tile is whole volumes, or one output depth slice's band of output rows with
+the input rows [lo, hi) of its one or two source depth slices (two copies, the second 32-byte aligned after the
+first); trilinear combines two bilinear rows with the depth weights, as PyTorch's t0 * w0 + t1 * w1. The host tiling returns 0 blocks (`TILING`) when a single output row with
 its input rows and the tables does not fit UB.
 """
 
@@ -36,7 +39,7 @@ class ResizeView(KernelView):
     share: tuple[str, ...]  # Init: this core's share of the planes
     ctype: str
     rank: int
-    mode: str  # nearest | nearest_exact | linear
+    mode: str  # nearest | nearest_exact | linear | cubic
     align_corners: bool
     in_dims_tiling: tuple[str, ...]  # (D, H, W) as tiling fields ("1" for the dims a plane of rank < 3 lacks)
     out_dims_tiling: tuple[str, ...]
@@ -81,8 +84,9 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ResizeView:
         **kernel_fields(kernel, ctx), buffers=views, buffer_num=tl.buffers,
         copy_helpers="copy_helpers_pad.cpp.jinja",
         share=tuple(share_lines(ctx, split, "the [0, {}) planes")), ctype=in_view.buffer.dtype.ctype,
-        rank=tl.shape.rank, mode={"resize_nearest": "nearest", "resize_nearest_exact": "nearest_exact"}.get(op, "linear"),
-        align_corners=op == "resize_linear_ac",
+        rank=tl.shape.rank, mode={"resize_nearest": "nearest", "resize_nearest_exact": "nearest_exact",
+                                  "resize_cubic": "cubic", "resize_cubic_ac": "cubic"}.get(op, "linear"),
+        align_corners=op.endswith("_ac"),
         in_dims_tiling=_dims(in_shape, "tiling."), out_dims_tiling=_dims(out_shape, "tiling."),
         in_dims=_dims(in_shape, ""), out_dims=_dims(out_shape, ""),
         in_queue=in_view.member, out_queue=out_view.member, in_buf=copy_in.buffer, out_buf=copy_out.buffer,
