@@ -29,7 +29,8 @@ def _k(body: str) -> ir.Kernel:
 
 @pytest.mark.parametrize("call,mode,align", [
     ("resize_nearest", "nearest", None), ("resize_nearest_exact", "nearest-exact", None),
-    ("resize_linear", "bilinear", False), ("resize_linear(XX, align_corners=True)", "bilinear", True)])
+    ("resize_linear", "bilinear", False), ("resize_linear(XX, align_corners=True)", "bilinear", True),
+    ("resize_cubic", "bicubic", False), ("resize_cubic(XX, align_corners=True)", "bicubic", True)])
 def test_interpreter_resamples_to_the_stored_size_as_pytorch(call, mode, align):
     text = call.replace("XX", "load(x[p])") if "XX" in call else f"{call}(load(x[p]))"
     k = _k(f"store(y[p], {text})")
@@ -46,6 +47,8 @@ def test_interpreter_resamples_to_the_stored_size_as_pytorch(call, mode, align):
     ("store(y[p], resize_nearest(load(x[p]), align_corners=True))", "ARGS", "takes one loaded plane"),
     ("store(y[p], resize_linear(load(x[p]), align_corners=1))", "ARGS", "expected True or False"),
     ("store(yb[p], resize_linear(load(b[p])))", "DTYPE-UNSUPPORTED", "'resize_linear' does not support bf16"),
+    ("store(yb[p], resize_cubic(load(b[p])))", "DTYPE-UNSUPPORTED", "'resize_cubic' does not support bf16"),
+    ("store(y[p], resize_cubic(load(x[p]), a=-0.5))", "ARGS", "optionally align_corners=True"),
     ("t = resize_nearest(load(x[p]))\nstore(y[p], t)", "UNSUPPORTED", "a resized plane is stored directly"),
     ("store(y[p], resize_nearest(load(x[p])) * 2.0)", "UNSUPPORTED", "resized planes are only stored"),
     ("store(y[p], resize_nearest(load(x[p]) * 2.0))", "UNSUPPORTED", "plane tiles only feed"),
@@ -86,6 +89,29 @@ def test_interpreter_resamples_volumes_as_pytorch(call, mode, align):
     interpreter.run(k, {"x": x, "y": y, "b": x.half(), "yb": y.half()}, num_cores=2, tile=1)
     kw = {} if align is None else {"align_corners": align}
     assert torch.equal(y, torch.nn.functional.interpolate(x, size=(3, 11, 4), mode=mode, **kw))
+
+
+@pytest.mark.parametrize("x_shape,y_shape,rank", [("N, C, L", "N, C, OL", 1), ("N, C, D, H, W", "N, C, OD, OH, OW", 3)])
+def test_bicubic_is_2d_only_and_the_error_names_what_works(x_shape, y_shape, rank):
+    head = f'''@kernel
+def k(x: Tensor[f32, "{x_shape}"], y: Tensor[f32, "{y_shape}"]):
+    for blk in split(N * C, cores=AIV):
+        for p in tile(blk, size=auto, buffers=2):
+'''
+    e = tile_error(head, "store(y[p], resize_cubic(load(x[p])))", "rs.adsl")
+    d = e.diagnostics[0]
+    assert d.code == "UNSUPPORTED" and f"2 spatial dims (PyTorch's bicubic); this plane has {rank}" in d.message, \
+        e.render()
+    assert "resize_linear" in d.hint and d.span.line == 5
+
+
+def test_bicubic_gathers_four_columns_of_four_rows():
+    project, _ = lower(_k("store(y[p], resize_cubic(load(x[p]), align_corners=True))"), "ascend910b1", "rs.adsl")
+    code = project.files["k_kernel.cpp"]
+    assert "Cubic(o, W_, sw, idx, w);" in code and "const float src = scale.s * static_cast<float>(o);" in code
+    assert "Gather(a, xLocal, colOff[j], base, n);" in code and "Add(k == 3 ? dst : u, u, t, n);" in code
+    half, _ = lower(_k("store(y[p], resize_cubic(load(x[p])))"), "ascend910b1", "rs.adsl")
+    assert "SignedHalfPixel(o, scale, q, negative)" in half.files["k_kernel.cpp"]
 
 
 @pytest.mark.parametrize("call,linear", [("resize_linear", True), ("resize_nearest", False)])
@@ -146,6 +172,9 @@ _FIELDS = ("blockLength", "tileLength", "bandRows", "inTileElems", "outTileElems
     ("interpolate_linear1d", "64 128 8192 1600", lambda b: b[0] == 48 and b[2] == 1),
     # an empty spatial size: refused as PyTorch does
     ("upsample_nearest2d", "1 1 0 5 3 3", lambda b: b[0] == 0),
+    # bicubic at benchmark scale (512^2 -> 1024^2): bands of output rows; small planes whole
+    ("upsample_bicubic2d", "32 64 512 512 1024 1024", lambda b: b[0] == 48 and b[2] == 1 and 0 < b[3] < 1024),
+    ("upsample_bicubic2d", "16 32 16 16 32 32", lambda b: b[0] == 47 and b[2] > 1 and b[3] == 32),
     # volumes (fields + depthBands): small ones whole, several per tile
     ("upsample_trilinear3d", "2 3 5 7 9 10 14 18", lambda b: b[0] == 6 and b[2] == 1 and b[7] == 0),
     ("upsample_nearest3d", "16 32 4 8 8 8 16 16", lambda b: b[0] == 47 and b[2] > 1 and b[7] == 0),

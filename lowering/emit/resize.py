@@ -16,7 +16,10 @@ the column tables and added, the rows combined with their scalar weights: f16 co
 plane ([N, C, L]) is one row. A rank-3 plane ([N, C, D, H, W], a volume) adds depth tables (source slice(s) and
 weights per output depth slice): a tile is whole volumes, or one output depth slice's band of output rows with
 the input rows [lo, hi) of its one or two source depth slices (two copies, the second 32-byte aligned after the
-first); trilinear combines two bilinear rows with the depth weights, as PyTorch's t0 * w0 + t1 * w1. The host tiling returns 0 blocks (`TILING`) when a single output row with
+first); trilinear combines two bilinear rows with the depth weights, as PyTorch's t0 * w0 + t1 * w1. Bicubic
+(2-D) keeps four column offset and weight tables and four source rows per output row (16 Gathers), summed in
+PyTorch's order ((t0 * w0 + t1 * w1) + t2 * w2) + t3 * w3; its source position is the half-pixel one without the
+clamp at 0 (SignedHalfPixel), its f32 weights Keys' A = -0.75 cubic evaluated step by step. The host tiling returns 0 blocks (`TILING`) when a single output row with
 its input rows and the tables does not fit UB.
 """
 
@@ -95,7 +98,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ResizeView:
         elem_bytes=in_view.buffer.dtype.size, extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span),
         ub_budget=ctx.target.ub_budget, min_tiles_per_core=MIN_TILES_PER_CORE,
         tiling_error="one output row of a plane, the input rows it reads and the per-column index tables (16 bytes "
-                     "per output column for linear, 4 for nearest) do not fit the Unified Buffer (a 1-D plane: its "
+                     "per output column for linear, 32 for cubic, 4 for nearest) do not fit the Unified Buffer (a 1-D plane: its "
                      "whole input row too)")
 
 
