@@ -289,6 +289,10 @@ def _resize(b, c: Call) -> ir.Expr:
     resampled to the spatial size of the tensor it is stored into (F.interpolate(x, size=y.shape[2:], mode=...))."""
     name, pos, kw, e, tile = c.name, c.pos, c.kw, c.node, c.tile
     allowed = {"align_corners"} if name in RESIZE_ALIGNED else set()
+    if "antialias" in kw:
+        raise b.err(E.UNSUPPORTED, "antialiased resampling (PyTorch's antialias=True) is not lowered yet", kw["antialias"],
+                    f"{name}(load(x[p])) without a low-pass filter (aliases when downsampling), or, for an integer "
+                    "factor f, avg_pool(load(x[p]), kernel=f, stride=f): a box filter, not PyTorch's triangle one")
     if len(pos) != 1 or set(kw) - allowed:
         raise b.err(E.ARGS, f"{name} takes one loaded plane" + (", optionally align_corners=True" if allowed else ""),
                     e, f"store(y[p], {name}(load(x[p])))")

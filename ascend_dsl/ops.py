@@ -294,6 +294,12 @@ RESIZES = {"resize_nearest": ("nearest", "nearest", "nearest", None),
            "resize_linear_ac": ("linear", "bilinear", "trilinear", True),
            "resize_cubic": (None, "bicubic", None, False), "resize_cubic_ac": (None, "bicubic", None, True)}
 RESIZE_CALLS = ("resize_nearest", "resize_nearest_exact", "resize_linear", "resize_cubic")
+#: PyTorch functions a user may reach for that are not lowered yet: (why, a working alternative)
+NOT_LOWERED = {"grid_sample": (
+    "grid_sample (sampling at positions read from a grid tensor) is not lowered yet",
+    "a bilinear identity affine grid (F.affine_grid of [[1, 0, 0], [0, 1, 0]]) samples, up to rounding of the "
+    "positions, as store(y[p], resize_linear(load(x[p]), align_corners=True)) when align_corners=True, and as "
+    "resize_linear(load(x[p])) when align_corners=False with padding_mode='border'")}
 #: the calls that take align_corners=, and their op when it is True
 RESIZE_ALIGNED = {"resize_linear": "resize_linear_ac", "resize_cubic": "resize_cubic_ac"}
 

@@ -94,8 +94,8 @@ def linear_weights(n_in: int, n_out: int, align_corners: bool, dtype) -> np.ndar
 
 def cubic_weights(n_in: int, n_out: int, align_corners: bool, dtype) -> np.ndarray:
     """Cubic() for every output position, as the [in, out] matrix of source weights: the source position not
-    clamped at 0 (SignedHalfPixel), floor, t = src - i in [0, 1], Keys' A = -0.75 weights in f32 (each operation
-    rounded), taps i - 1 .. i + 2 clamped, a clamped tap's weight added to its neighbour's in tap order."""
+    clamped at 0 (SignedHalfPixel), floor, t = src - i in [0, 1], Keys' A = -0.75 weights in f32 in factored form
+    (each operation rounded), taps i - 1 .. i + 2 clamped, a clamped tap's weight added to its neighbour's in tap order."""
     o = np.arange(n_out, dtype=U64)
     if align_corners:
         s, _, _ = scale(n_in, n_out, True)
@@ -113,16 +113,10 @@ def cubic_weights(n_in: int, n_out: int, align_corners: bool, dtype) -> np.ndarr
         i = np.where(neg, np.where(mag == 0, 0, -1), (mag >> U64(q)).astype(np.int64))
     i = np.minimum(i, n_in - 1)
     t = np.clip((src - i.astype(f32)).astype(f32), f32(0), f32(1)).astype(f32)
-    a = f32(-0.75)
-
-    def far(x):  # cubic_convolution2, 1 < x < 2
-        return (((a * x - f32(5) * a) * x + f32(8) * a) * x - f32(4) * a).astype(f32)
-
-    def near(x):  # cubic_convolution1, x <= 1
-        return (((a + f32(2)) * x - (a + f32(3))) * x * x + f32(1)).astype(f32)
-
-    x2 = (f32(1) - t).astype(f32)
-    w = [far((t + f32(1)).astype(f32)), near(t), near(x2), far((x2 + f32(1)).astype(f32))]
+    a, one = f32(-0.75), f32(1)
+    r = (one - t).astype(f32)
+    w = [(a * t * r * r).astype(f32), (r * (one + t - (a + f32(2)) * t * t)).astype(f32),
+         (t * (one + r - (a + f32(2)) * r * r)).astype(f32), (a * r * t * t).astype(f32)]
     mat = np.zeros((n_in, n_out), f32)
     cols = np.arange(n_out)
     for j in range(4):
@@ -179,16 +173,17 @@ def test_linear_indices_and_weights_match_pytorch(align_corners, dtype):
 @pytest.mark.parametrize("dtype", ["f32", "f16"])
 def test_cubic_indices_and_weights_match_pytorch(align_corners, dtype):
     """Bicubic along W of one-hot planes [in, 1, in]: every source's weight for every output, up and down (taps
-    clamped at both edges, a source position below 0). The taps are PyTorch's; the f32 weights are its formula
-    rounded step by step, which PyTorch's build evaluates otherwise (about 16% of the weights differ, by at most
-    1.5e-6; a wrong tap would be off by 0.01 to 1): within 2e-6, and in f16 within one f16 step."""
+    clamped at both edges, a source position below 0). The taps are PyTorch's; the f32 weights are Keys' cubic in
+    factored form (within a few ulps of exact), PyTorch's its expanded form (within about 7e-7 of exact), so they
+    differ by rounding only (a wrong tap would be off by 0.01 to 1): within 1e-6; in f16, where a clamped source sums
+    up to three weights each rounded to f16, within two f16 steps of 1 (2^-9)."""
     tdt, ndt = {"f32": (torch.float32, np.float32), "f16": (torch.float16, np.float16)}[dtype]
     bad = []
     for n_in, n_out in _pairs(13, 200, 500, 150):
         eye = torch.eye(n_in, dtype=tdt).view(1, n_in, 1, n_in)
         ref = F.interpolate(eye, size=(1, n_out), mode="bicubic", align_corners=align_corners)[0, :, 0].float().numpy()
         got = cubic_weights(n_in, n_out, align_corners, ndt)
-        far = np.abs(ref - got) > np.float32(2e-6) + (np.abs(ref) * 2.0 ** -10 if dtype == "f16" else 0)
+        far = np.abs(ref - got) > (2.0 ** -9 if dtype == "f16" else 1e-6)
         if far.any():
             c, o = np.argwhere(far)[0]
             bad.append(f"in={n_in} out={n_out}: source {c} output {o}: {got[c, o]!r}, PyTorch {ref[c, o]!r}")

@@ -19,7 +19,8 @@ the input rows [lo, hi) of its one or two source depth slices (two copies, the s
 first); trilinear combines two bilinear rows with the depth weights, as PyTorch's t0 * w0 + t1 * w1. Bicubic
 (2-D) keeps four column offset and weight tables and four source rows per output row (16 Gathers), summed in
 PyTorch's order ((t0 * w0 + t1 * w1) + t2 * w2) + t3 * w3; its source position is the half-pixel one without the
-clamp at 0 (SignedHalfPixel), its f32 weights Keys' A = -0.75 cubic evaluated step by step. The host tiling returns 0 blocks (`TILING`) when a single output row with
+clamp at 0 (SignedHalfPixel), its f32 weights Keys' A = -0.75 cubic in factored form (no cancellation: a few
+ulps from exact, where PyTorch's expanded form is up to 7e-7 off; the two differ by up to 8e-7). The host tiling returns 0 blocks (`TILING`) when a single output row with
 its input rows and the tables does not fit UB.
 """
 
