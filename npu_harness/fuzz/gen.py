@@ -489,8 +489,9 @@ def _resize_body(side: random.Random, k: _Kernel, x: str, y: str, t: str, spatia
     calls = ["resize_nearest({0})", "resize_nearest_exact({0})"]
     if t != "bf16":
         calls += ["resize_linear({0})", "resize_linear({0}, align_corners=True)"]
-    if t != "bf16" and len(spatial_in) == 2:  # bicubic: 2-D only
-        calls += ["resize_cubic({0})", "resize_cubic({0}, align_corners=True)"]
+    # no resize_cubic: its f32 weights and PyTorch's round apart by up to 8e-7 (docs/language.md), which on this
+    # generator's inputs of +-1000 exceeds the oracle's rounding slack (it models input and op rounding, not a
+    # weight table's); tests/test_resize_index.py compares the weights with PyTorch's instead
     for s_in, s_out in zip(spatial_in, spatial_out, strict=True):
         hi = {1: 3000, 2: 200, 3: 30}[len(spatial_in)]
         sizes[s_in] = side.randint(1, hi) if side.random() < 0.8 else side.randint(1, 9)
