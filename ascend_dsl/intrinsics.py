@@ -16,7 +16,7 @@ from lark import Tree
 from . import ir
 from .diagnostics import ErrorCode as E
 from .dtypes import DType
-from .ops import OPS, POOLS, REDUCTIONS, RESIZE_CALLS, SCANS, scan_op
+from .ops import OPS, POOLS, REDUCTIONS, RESIZE_ALIGNED, RESIZE_CALLS, SCANS, scan_op
 from .parser_box import box_reduction
 from .parser_scatter import ROW_SCATTER_CALLS, row_scatter
 
@@ -285,10 +285,14 @@ def _pool(b, c: Call) -> ir.Expr:
 
 @intrinsic(*RESIZE_CALLS)
 def _resize(b, c: Call) -> ir.Expr:
-    """resize_nearest / resize_nearest_exact / resize_linear(plane[, align_corners=True]): the plane resampled to
-    the spatial size of the tensor it is stored into (F.interpolate(x, size=y.shape[2:], mode=...))."""
+    """resize_nearest / resize_nearest_exact / resize_linear / resize_cubic(plane[, align_corners=True]): the plane
+    resampled to the spatial size of the tensor it is stored into (F.interpolate(x, size=y.shape[2:], mode=...))."""
     name, pos, kw, e, tile = c.name, c.pos, c.kw, c.node, c.tile
-    allowed = {"align_corners"} if name == "resize_linear" else set()
+    allowed = {"align_corners"} if name in RESIZE_ALIGNED else set()
+    if "antialias" in kw:
+        raise b.err(E.UNSUPPORTED, "antialiased resampling (PyTorch's antialias=True) is not lowered yet", kw["antialias"],
+                    f"{name}(load(x[p])) without a low-pass filter (aliases when downsampling), or, for an integer "
+                    "factor f, avg_pool(load(x[p]), kernel=f, stride=f): a box filter, not PyTorch's triangle one")
     if len(pos) != 1 or set(kw) - allowed:
         raise b.err(E.ARGS, f"{name} takes one loaded plane" + (", optionally align_corners=True" if allowed else ""),
                     e, f"store(y[p], {name}(load(x[p])))")
@@ -298,12 +302,10 @@ def _resize(b, c: Call) -> ir.Expr:
                     "split(N * C))", pos[0], "for blk in split(N * C, cores=AIV): for p in tile(blk): "
                     f"store(y[p], {name}(load(x[p])))")
     rank = b.scope.tile.shape.rank
-    if rank > 2:
-        raise b.err(E.UNSUPPORTED, f"{name} resamples 1 or 2 spatial dims; this plane has {rank} (trilinear / "
-                    "3-D nearest are not lowered yet)", e,
-                    "when the depth keeps its size, split(N * C * D) over [N, C, D, H, W] tensors gives [H, W] planes")
-    op = "resize_linear_ac" if name == "resize_linear" and "align_corners" in kw and _flag(
-        b, kw["align_corners"], e) else name
+    if name == "resize_cubic" and rank != 2:
+        raise b.err(E.UNSUPPORTED, f"resize_cubic resamples 2 spatial dims (PyTorch's bicubic); this plane has {rank}",
+                    e, "resize_linear(load(x[p])) resamples 1 to 3 spatial dims (linear, trilinear)")
+    op = RESIZE_ALIGNED[name] if "align_corners" in kw and _flag(b, kw["align_corners"], e) else name
     if v.type.dtype not in OPS[op].dtypes:
         raise b.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e,
                     f"supported: {', '.join(sorted(map(str, OPS[op].dtypes)))}")

@@ -285,19 +285,30 @@ _op("avg_pool", 5, Rule.POOL, FLOATS, lambda x, k, s, p, d: pool_ref("avg_pool",
 
 
 # ----------------------------------------------------------------------------- resize (interpolation)
-#: op -> (PyTorch mode of a rank-1 plane, of a rank-2 plane, align_corners). The call is the op's name but
+#: op -> (PyTorch mode of a rank-1, rank-2, rank-3 plane, align_corners). The call is the op's name but
 #: for `resize_linear(v, align_corners=True)`, op resize_linear_ac. The output size is the stored tensor's
 #: (PyTorch's `size=`), so the ref takes it as an argument.
-RESIZES = {"resize_nearest": ("nearest", "nearest", None), "resize_nearest_exact": ("nearest-exact", "nearest-exact", None),
-           "resize_linear": ("linear", "bilinear", False), "resize_linear_ac": ("linear", "bilinear", True)}
-RESIZE_CALLS = ("resize_nearest", "resize_nearest_exact", "resize_linear")
+RESIZES = {"resize_nearest": ("nearest", "nearest", "nearest", None),
+           "resize_nearest_exact": ("nearest-exact", "nearest-exact", "nearest-exact", None),
+           "resize_linear": ("linear", "bilinear", "trilinear", False),
+           "resize_linear_ac": ("linear", "bilinear", "trilinear", True),
+           "resize_cubic": (None, "bicubic", None, False), "resize_cubic_ac": (None, "bicubic", None, True)}
+RESIZE_CALLS = ("resize_nearest", "resize_nearest_exact", "resize_linear", "resize_cubic")
+#: PyTorch functions a user may reach for that are not lowered yet: (why, a working alternative)
+NOT_LOWERED = {"grid_sample": (
+    "grid_sample (sampling at positions read from a grid tensor) is not lowered yet",
+    "a bilinear identity affine grid (F.affine_grid of [[1, 0, 0], [0, 1, 0]]) samples, up to rounding of the "
+    "positions, as store(y[p], resize_linear(load(x[p]), align_corners=True)) when align_corners=True, and as "
+    "resize_linear(load(x[p])) when align_corners=False with padding_mode='border'")}
+#: the calls that take align_corners=, and their op when it is True
+RESIZE_ALIGNED = {"resize_linear": "resize_linear_ac", "resize_cubic": "resize_cubic_ac"}
 
 
 def resize_ref(op: str, x, size: tuple[int, ...]):
     """Resample a plane tile (planes x spatial dims) to `size` as F.interpolate(size=...) does, in x's dtype."""
     torch = _torch()
     rank = x.dim() - 1
-    mode, align = RESIZES[op][rank - 1], RESIZES[op][2]
+    mode, align = RESIZES[op][rank - 1], RESIZES[op][3]
     kw = {} if align is None else {"align_corners": align}
     return torch.nn.functional.interpolate(x.unsqueeze(1), size=tuple(size), mode=mode, **kw).squeeze(1)
 
@@ -307,9 +318,13 @@ _op("resize_nearest", 1, Rule.RESIZE, FLOATS, lambda x, size: resize_ref("resize
 _op("resize_nearest_exact", 1, Rule.RESIZE, FLOATS, lambda x, size: resize_ref("resize_nearest_exact", x, size),
     "nearest-exact resample (source index floor((o + 0.5) * in / out))", call="resize_nearest_exact")
 _op("resize_linear", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: resize_ref("resize_linear", x, size),
-    "linear / bilinear resample, align_corners=False (half-pixel centres)")
+    "linear / bilinear / trilinear resample, align_corners=False (half-pixel centres)")
 _op("resize_linear_ac", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: resize_ref("resize_linear_ac", x, size),
-    "linear / bilinear resample, align_corners=True", call="resize_linear")
+    "linear / bilinear / trilinear resample, align_corners=True", call="resize_linear")
+_op("resize_cubic", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: resize_ref("resize_cubic", x, size),
+    "bicubic resample (A = -0.75, 4 x 4 taps, clamped), align_corners=False", call="resize_cubic")
+_op("resize_cubic_ac", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: resize_ref("resize_cubic_ac", x, size),
+    "bicubic resample, align_corners=True", call="resize_cubic")
 
 #: `name(v, axis=1)` -> reduction op.
 REDUCTIONS = {i.call: i.name for i in OPS.values() if i.rule is Rule.REDUCE}

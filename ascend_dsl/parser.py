@@ -28,6 +28,7 @@ from .ops import (
     BINARY_OPERATORS,
     CALLABLE,
     COMPARE_OPERATORS,
+    NOT_LOWERED,
     OPS,
     POOLS,
     POW_EXPONENTS,
@@ -933,6 +934,8 @@ class _Builder:
             value = INTRINSICS[name](self, Call(name, pos, kw, e, tile))
             if value is not None:
                 return value
+        elif name in NOT_LOWERED:
+            raise self.err(E.UNSUPPORTED, *NOT_LOWERED[name][:1], name_tok, NOT_LOWERED[name][1])
         elif name not in CALLABLE and not (name in OPS and OPS[name].extern):  # extern ops: ascend_dsl/extern_ops.py
             close = difflib.get_close_matches(name, list(CALLABLE) + ["load"], n=1)
             raise self.err(E.UNKNOWN_OP, f"unknown function '{name}'", name_tok,

@@ -48,8 +48,8 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
         case ir.Op(op=op, args=(a, k, st, pad, dil)) if op in POOLS:
             dilation = "" if isinstance(dil, ir.Const) and dil.value == 1 else f", dilation={expr(dil)}"
             return f"{op}({expr(a)}, kernel={expr(k)}, stride={expr(st)}, padding={expr(pad)}{dilation})"
-        case ir.Op(op="resize_linear_ac", args=(a,)):
-            return f"resize_linear({expr(a)}, align_corners=True)"
+        case ir.Op(op="resize_linear_ac" | "resize_cubic_ac" as op, args=(a,)):
+            return f"{OPS[op].call}({expr(a)}, align_corners=True)"
         case ir.Op(op=op, args=(a,)) if OPS[op].rule is Rule.RESIZE:
             return f"{op}({expr(a)})"
         case ir.Op(op=op, args=(a,)) if OPS[op].rule in (Rule.REDUCE, Rule.ARG_REDUCE):

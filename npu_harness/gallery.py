@@ -188,6 +188,8 @@ EXAMPLE_SHAPES.update({
 #: scale 0), and planes too large for UB (upsampled to 300 x 302: tiles are bands of output rows).
 _RESIZE_2D = [{"batch_size": 2, "channels": 3, "height": 7, "width": 9},
               {"batch_size": 1, "channels": 2, "height": 150, "width": 151}]
+_RESIZE_3D = [{"batch_size": 2, "channels": 3, "depth": 5, "height": 7, "width": 9},
+              {"batch_size": 1, "channels": 2, "depth": 3, "height": 61, "width": 67}]
 EXAMPLE_SHAPES.update({
     "resize/upsample_nearest2d": _RESIZE_2D,
     "resize/upsample_bilinear2d": _RESIZE_2D,
@@ -201,6 +203,19 @@ EXAMPLE_SHAPES.update({
                                     {"batch_size": 2, "channels": 2, "length": 1000, "out_length": 1601}],
     "resize/downsample_nearest1d": [{"batch_size": 3, "channels": 5, "length": 101, "out_length": 37},
                                     {"batch_size": 2, "channels": 70, "length": 4001, "out_length": 3}],
+    # bicubic: taps clamped at both edges, downsampling, an output width of 1, bands of output rows
+    "resize/upsample_bicubic2d": _RESIZE_2D,
+    "resize/resize_bicubic2d_align_corners": [
+        {"batch_size": 2, "channels": 3, "height": 7, "width": 9, "out_height": 13, "out_width": 1},
+        {"batch_size": 1, "channels": 3, "height": 301, "width": 37, "out_height": 150, "out_width": 413}],
+    # volumes: whole volumes per tile, then volumes too large for UB (per output depth slice, bands of rows)
+    "resize/upsample_trilinear3d": _RESIZE_3D,
+    "resize/upsample_nearest3d": _RESIZE_3D,
+    "resize/resize_trilinear3d_align_corners": [  # an output width of 1 (scale 0); an unchanged depth
+        {"batch_size": 2, "channels": 3, "depth": 5, "height": 7, "width": 9, "out_depth": 11, "out_height": 13,
+         "out_width": 1},
+        {"batch_size": 1, "channels": 2, "depth": 4, "height": 40, "width": 33, "out_depth": 4, "out_height": 97,
+         "out_width": 150}],
 })
 #: Tasks written the way models are (weights in nn.Linear / norm layers / nn.Parameter / buffers, pooling modules,
 #: number arguments): one small, odd shape each ({"cap": N}: the task writes its sizes as literals, --cap scales

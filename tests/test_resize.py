@@ -1,5 +1,5 @@
-"""Resampling planes (resize_nearest / resize_nearest_exact / resize_linear): PyTorch's F.interpolate at the stored
-size, kind RESIZE (lowering/emit/resize.py); the gallery's examples/resize/ run in the emulator (test_gallery_e2e)."""
+"""Resampling planes and volumes (resize_nearest / resize_nearest_exact / resize_linear): PyTorch's F.interpolate at
+the stored size, kind RESIZE (lowering/emit/resize.py); the gallery's examples/resize/ run in the emulator (test_gallery_e2e)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ def _k(body: str) -> ir.Kernel:
 
 @pytest.mark.parametrize("call,mode,align", [
     ("resize_nearest", "nearest", None), ("resize_nearest_exact", "nearest-exact", None),
-    ("resize_linear", "bilinear", False), ("resize_linear(XX, align_corners=True)", "bilinear", True)])
+    ("resize_linear", "bilinear", False), ("resize_linear(XX, align_corners=True)", "bilinear", True),
+    ("resize_cubic", "bicubic", False), ("resize_cubic(XX, align_corners=True)", "bicubic", True)])
 def test_interpreter_resamples_to_the_stored_size_as_pytorch(call, mode, align):
     text = call.replace("XX", "load(x[p])") if "XX" in call else f"{call}(load(x[p]))"
     k = _k(f"store(y[p], {text})")
@@ -46,6 +47,10 @@ def test_interpreter_resamples_to_the_stored_size_as_pytorch(call, mode, align):
     ("store(y[p], resize_nearest(load(x[p]), align_corners=True))", "ARGS", "takes one loaded plane"),
     ("store(y[p], resize_linear(load(x[p]), align_corners=1))", "ARGS", "expected True or False"),
     ("store(yb[p], resize_linear(load(b[p])))", "DTYPE-UNSUPPORTED", "'resize_linear' does not support bf16"),
+    ("store(yb[p], resize_cubic(load(b[p])))", "DTYPE-UNSUPPORTED", "'resize_cubic' does not support bf16"),
+    ("store(y[p], resize_cubic(load(x[p]), a=-0.5))", "ARGS", "optionally align_corners=True"),
+    ("store(y[p], resize_linear(load(x[p]), antialias=True))", "UNSUPPORTED", "antialiased resampling"),
+    ("store(y[p], grid_sample(load(x[p]), load(x[p])))", "UNSUPPORTED", "grid_sample (sampling at positions"),
     ("t = resize_nearest(load(x[p]))\nstore(y[p], t)", "UNSUPPORTED", "a resized plane is stored directly"),
     ("store(y[p], resize_nearest(load(x[p])) * 2.0)", "UNSUPPORTED", "resized planes are only stored"),
     ("store(y[p], resize_nearest(load(x[p]) * 2.0))", "UNSUPPORTED", "plane tiles only feed"),
@@ -55,6 +60,14 @@ def test_resize_errors_are_located(body, code, msg):
     d = e.diagnostics[0]
     assert d.code == code and msg in d.message, e.render()
     assert d.span.file == "rs.adsl" and d.span.line == 6
+
+
+def test_not_lowered_resamplers_name_a_working_alternative():
+    e = tile_error(HEAD, "store(y[p], resize_linear(load(x[p]), antialias=True))", "rs.adsl")
+    assert "avg_pool(load(x[p]), kernel=f, stride=f)" in e.diagnostics[0].hint, e.render()
+    e = tile_error(HEAD, "store(y[p], grid_sample(load(x[p]), load(x[p])))", "rs.adsl")
+    assert "resize_linear(load(x[p]), align_corners=True)" in e.diagnostics[0].hint, e.render()
+    assert e.diagnostics[0].span.col == 25, e.render()  # at the name
 
 
 def test_resize_needs_a_plane():
@@ -67,16 +80,59 @@ def k(x: Tensor[f32, "N"], y: Tensor[f32, "N"]):
     assert e.diagnostics[0].code == "TYPE" and "needs a loaded plane" in e.diagnostics[0].message, e.render()
 
 
-def test_volumes_are_not_resampled_yet_and_the_error_says_what_works():
-    head = '''@kernel
-def k(x: Tensor[f32, "N, C, D, H, W"], y: Tensor[f32, "N, C, OD, OH, OW"]):
+HEAD_3D = '''@kernel
+def k(x: Tensor[f32, "N, C, D, H, W"], y: Tensor[f32, "N, C, OD, OH, OW"], b: Tensor[f16, "N, C, D, H, W"],
+      yb: Tensor[f16, "N, C, OD, OH, OW"]):
     for blk in split(N * C, cores=AIV):
         for p in tile(blk, size=auto, buffers=2):
 '''
-    e = tile_error(head, "store(y[p], resize_linear(load(x[p])))", "rs.adsl")
+
+
+@pytest.mark.parametrize("call,mode,align", [
+    ("resize_nearest", "nearest", None), ("resize_nearest_exact", "nearest-exact", None),
+    ("resize_linear", "trilinear", False), ("resize_linear(XX, align_corners=True)", "trilinear", True)])
+def test_interpreter_resamples_volumes_as_pytorch(call, mode, align):
+    text = call.replace("XX", "load(x[p])") if "XX" in call else f"{call}(load(x[p]))"
+    k = tile_kernel(HEAD_3D, f"store(y[p], {text})", "rs.adsl")
+    x = torch.randn(2, 3, 5, 7, 9)
+    y = torch.zeros(2, 3, 3, 11, 4)
+    interpreter.run(k, {"x": x, "y": y, "b": x.half(), "yb": y.half()}, num_cores=2, tile=1)
+    kw = {} if align is None else {"align_corners": align}
+    assert torch.equal(y, torch.nn.functional.interpolate(x, size=(3, 11, 4), mode=mode, **kw))
+
+
+@pytest.mark.parametrize("x_shape,y_shape,rank", [("N, C, L", "N, C, OL", 1), ("N, C, D, H, W", "N, C, OD, OH, OW", 3)])
+def test_bicubic_is_2d_only_and_the_error_names_what_works(x_shape, y_shape, rank):
+    head = f'''@kernel
+def k(x: Tensor[f32, "{x_shape}"], y: Tensor[f32, "{y_shape}"]):
+    for blk in split(N * C, cores=AIV):
+        for p in tile(blk, size=auto, buffers=2):
+'''
+    e = tile_error(head, "store(y[p], resize_cubic(load(x[p])))", "rs.adsl")
     d = e.diagnostics[0]
-    assert d.code == "UNSUPPORTED" and "1 or 2 spatial dims; this plane has 3" in d.message, e.render()
-    assert "split(N * C * D)" in d.hint
+    assert d.code == "UNSUPPORTED" and f"2 spatial dims (PyTorch's bicubic); this plane has {rank}" in d.message, \
+        e.render()
+    assert "resize_linear" in d.hint and d.span.line == 5
+
+
+def test_bicubic_gathers_four_columns_of_four_rows():
+    project, _ = lower(_k("store(y[p], resize_cubic(load(x[p]), align_corners=True))"), "ascend910b1", "rs.adsl")
+    code = project.files["k_kernel.cpp"]
+    assert "Cubic(o, W_, sw, idx, w);" in code and "const float src = scale.s * static_cast<float>(o);" in code
+    assert "Gather(a, xLocal, colOff[j], base, n);" in code and "Add(k == 3 ? dst : u, u, t, n);" in code
+    half, _ = lower(_k("store(y[p], resize_cubic(load(x[p])))"), "ascend910b1", "rs.adsl")
+    assert "SignedHalfPixel(o, scale, q, negative)" in half.files["k_kernel.cpp"]
+
+
+@pytest.mark.parametrize("call,linear", [("resize_linear", True), ("resize_nearest", False)])
+def test_volumes_gather_from_depth_tables(call, linear):
+    project, ctx = lower(tile_kernel(HEAD_3D, f"store(yb[p], {call}(load(b[p])))", "rs.adsl"), "ascend910b1", "rs.adsl")
+    assert ctx.lowered.kind is ir.KernelKind.RESIZE and first_tile(ctx.lowered).shape.rank == 3
+    code = project.files["k_kernel.cpp"]
+    assert "const AxisScale sd = Scale(D_, OD_);" in code and "CopyInBand(p0, d0, d1, lo, hi)" in code
+    assert code.count("Gather(ga, bLocal, colOff0, base") == (4 if linear else 0)
+    assert ("Muls(u, u, dw0, n);" in code) == linear and ("Cast(dst, t, RoundMode::CAST_RINT, n);" in code) == linear
+    assert "uint32_t depthBands;" in project.files["k_tiling.h"]
 
 
 @pytest.mark.parametrize("body,msg", [
@@ -126,14 +182,31 @@ _FIELDS = ("blockLength", "tileLength", "bandRows", "inTileElems", "outTileElems
     ("interpolate_linear1d", "64 128 8192 1600", lambda b: b[0] == 48 and b[2] == 1),
     # an empty spatial size: refused as PyTorch does
     ("upsample_nearest2d", "1 1 0 5 3 3", lambda b: b[0] == 0),
+    # bicubic at benchmark scale (512^2 -> 1024^2): bands of output rows; small planes whole
+    ("upsample_bicubic2d", "32 64 512 512 1024 1024", lambda b: b[0] == 48 and b[2] == 1 and 0 < b[3] < 1024),
+    ("upsample_bicubic2d", "16 32 16 16 32 32", lambda b: b[0] == 47 and b[2] > 1 and b[3] == 32),
+    # volumes (fields + depthBands): small ones whole, several per tile
+    ("upsample_trilinear3d", "2 3 5 7 9 10 14 18", lambda b: b[0] == 6 and b[2] == 1 and b[7] == 0),
+    ("upsample_nearest3d", "16 32 4 8 8 8 16 16", lambda b: b[0] == 47 and b[2] > 1 and b[7] == 0),
+    # benchmark scale, 2x up (64^3 -> 128^3): per output depth slice, bands of rows (linear: of two source depth
+    # slices; 96 of the 128 rows fit double-buffered) or the whole slice (nearest)
+    ("upsample_trilinear3d", "16 32 64 64 64 128 128 128", lambda b: b[0] == 47 and b[7] == 1 and b[3] == 96
+     and b[4] == 2 * 51 * 64),
+    ("upsample_nearest3d", "16 32 64 64 64 128 128 128", lambda b: b[0] == 47 and b[7] == 1 and b[3] == 128),
+    # a band smaller than an output depth slice: 2 x 1000 rows of 1000 -> 3 x 2001 x 1999
+    ("upsample_trilinear3d", "1 1 2 1000 1000 3 2001 1999", lambda b: b[7] == 1 and 0 < b[3] < 2001),
+    # an output row of 100,000 does not fit UB; an empty depth is refused as PyTorch does
+    ("upsample_trilinear3d", "1 1 2 2 50000 2 4 100000", lambda b: b[0] == 0),
+    ("upsample_nearest3d", "1 1 0 5 3 3 3 3", lambda b: b[0] == 0),
 ])
 def test_host_tiling(example, dims, expect):
     adsl = REPO / f"examples/resize/{example}.adsl"
     project, _ = lower(load_file(adsl)[0].instantiate(), "ascend910b1", adsl.name)
     symbols = dict(zip(project.manifest["symbols"], (int(v) for v in dims.split()), strict=True))
-    t = run_tiling(project, "ascend910b1", symbols, {}, 48, _FIELDS)
-    fields = [t["blocks"], *(t[f] for f in _FIELDS)]
-    assert expect(fields), fields
+    fields = _FIELDS + (("depthBands",) if "3d" in example else ())
+    t = run_tiling(project, "ascend910b1", symbols, {}, 48, fields)
+    got = [t["blocks"], *(t[f] for f in fields)]
+    assert expect(got), got
 
 
 @pytest.mark.slow

@@ -1,5 +1,5 @@
 """The source indices and weights of the resize kernels (codegen_templates/resize_kernel.cpp.jinja: Scale,
-HalfPixel, Round24, Nearest, Linear), modelled step for step in numpy and compared with what PyTorch's CPU kernel
+HalfPixel, SignedHalfPixel, Round24, Nearest, Linear, Cubic), modelled step for step in numpy and compared with what PyTorch's CPU kernel
 computes (F.interpolate of an index ramp, or of one-hot planes for the weights) over 1000 random (in, out) pairs
 per mode: fast, no emulator. tests/test_resize.py runs the emitted C++ itself at tie cases in the emulator."""
 
@@ -92,6 +92,39 @@ def linear_weights(n_in: int, n_out: int, align_corners: bool, dtype) -> np.ndar
     return mat
 
 
+def cubic_weights(n_in: int, n_out: int, align_corners: bool, dtype) -> np.ndarray:
+    """Cubic() for every output position, as the [in, out] matrix of source weights: the source position not
+    clamped at 0 (SignedHalfPixel), floor, t = src - i in [0, 1], Keys' A = -0.75 weights in f32 in factored form
+    (each operation rounded), taps i - 1 .. i + 2 clamped, a clamped tap's weight added to its neighbour's in tap order."""
+    o = np.arange(n_out, dtype=U64)
+    if align_corners:
+        s, _, _ = scale(n_in, n_out, True)
+        src = (o.astype(f32) * s).astype(f32)
+        i = src.astype(np.int64)
+    else:
+        _, m, e = scale(n_in, n_out)
+        q = 1 - e if e < 0 else 1
+        x = (U64(m) * (U64(2) * o + U64(1))) << U64(max(e, 0))
+        half = U64(1) << U64(q - 1)
+        neg = x < half
+        mag = round24(np.where(neg, half - np.minimum(x, half), x - np.minimum(x, half)))
+        src = (mag.astype(f32) * f32(2.0 ** -q)).astype(f32)
+        src = np.where(neg, -src, src).astype(f32)
+        i = np.where(neg, np.where(mag == 0, 0, -1), (mag >> U64(q)).astype(np.int64))
+    i = np.minimum(i, n_in - 1)
+    t = np.clip((src - i.astype(f32)).astype(f32), f32(0), f32(1)).astype(f32)
+    a, one = f32(-0.75), f32(1)
+    r = (one - t).astype(f32)
+    w = [(a * t * r * r).astype(f32), (r * (one + t - (a + f32(2)) * t * t)).astype(f32),
+         (t * (one + r - (a + f32(2)) * r * r)).astype(f32), (a * r * t * t).astype(f32)]
+    mat = np.zeros((n_in, n_out), f32)
+    cols = np.arange(n_out)
+    for j in range(4):
+        k = np.clip(i + j - 1, 0, n_in - 1)
+        mat[k, cols] = (mat[k, cols] + w[j].astype(dtype).astype(f32)).astype(f32)
+    return mat.astype(dtype).astype(f32)
+
+
 def _pairs(seed: int, hi_in: int, hi_out: int, n: int = 1000) -> list[tuple[int, int]]:
     rng = random.Random(seed)
     return [(rng.randint(1, hi_in), rng.randint(1, hi_out)) for _ in range(n)]
@@ -133,6 +166,27 @@ def test_linear_indices_and_weights_match_pytorch(align_corners, dtype):
         if not np.array_equal(ref.float().numpy(), got):
             c, o = np.argwhere(ref.float().numpy() != got)[0]
             bad.append(f"in={n_in} out={n_out}: source {c} output {o}: {got[c, o]!r}, PyTorch {ref[c, o].item()!r}")
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_cubic_indices_and_weights_match_pytorch(align_corners, dtype):
+    """Bicubic along W of one-hot planes [in, 1, in]: every source's weight for every output, up and down (taps
+    clamped at both edges, a source position below 0). The taps are PyTorch's; the f32 weights are Keys' cubic in
+    factored form (within a few ulps of exact), PyTorch's its expanded form (within about 7e-7 of exact), so they
+    differ by rounding only (a wrong tap would be off by 0.01 to 1): within 1e-6; in f16, where a clamped source sums
+    up to three weights each rounded to f16, within two f16 steps of 1 (2^-9)."""
+    tdt, ndt = {"f32": (torch.float32, np.float32), "f16": (torch.float16, np.float16)}[dtype]
+    bad = []
+    for n_in, n_out in _pairs(13, 200, 500, 150):
+        eye = torch.eye(n_in, dtype=tdt).view(1, n_in, 1, n_in)
+        ref = F.interpolate(eye, size=(1, n_out), mode="bicubic", align_corners=align_corners)[0, :, 0].float().numpy()
+        got = cubic_weights(n_in, n_out, align_corners, ndt)
+        far = np.abs(ref - got) > (2.0 ** -9 if dtype == "f16" else 1e-6)
+        if far.any():
+            c, o = np.argwhere(far)[0]
+            bad.append(f"in={n_in} out={n_out}: source {c} output {o}: {got[c, o]!r}, PyTorch {ref[c, o]!r}")
     assert not bad, bad[:5]
 
 

@@ -13,7 +13,14 @@ HalfPixel reproduces it in integers); linear corner-aligned (in - 1) / (out - 1)
 data's dtype (PyTorch stores them as scalar_t).
 An output row is then one vector Gather (nearest) or, for linear, per source row two Gathers weighted by
 the column tables and added, the rows combined with their scalar weights: f16 computes in f32. A rank-1
-plane ([N, C, L]) is one row. The host tiling returns 0 blocks (`TILING`) when a single output row with
+plane ([N, C, L]) is one row. A rank-3 plane ([N, C, D, H, W], a volume) adds depth tables (source slice(s) and
+weights per output depth slice): a tile is whole volumes, or one output depth slice's band of output rows with
+the input rows [lo, hi) of its one or two source depth slices (two copies, the second 32-byte aligned after the
+first); trilinear combines two bilinear rows with the depth weights, as PyTorch's t0 * w0 + t1 * w1. Bicubic
+(2-D) keeps four column offset and weight tables and four source rows per output row (16 Gathers), summed in
+PyTorch's order ((t0 * w0 + t1 * w1) + t2 * w2) + t3 * w3; its source position is the half-pixel one without the
+clamp at 0 (SignedHalfPixel), its f32 weights Keys' A = -0.75 cubic in factored form (no cancellation: a few
+ulps from exact, where PyTorch's expanded form is up to 7e-7 off; the two differ by up to 8e-7). The host tiling returns 0 blocks (`TILING`) when a single output row with
 its input rows and the tables does not fit UB.
 """
 
@@ -36,9 +43,9 @@ class ResizeView(KernelView):
     share: tuple[str, ...]  # Init: this core's share of the planes
     ctype: str
     rank: int
-    mode: str  # nearest | nearest_exact | linear
+    mode: str  # nearest | nearest_exact | linear | cubic
     align_corners: bool
-    in_dims_tiling: tuple[str, ...]  # (H, W) as tiling fields ("1" for a rank-1 plane's H)
+    in_dims_tiling: tuple[str, ...]  # (D, H, W) as tiling fields ("1" for the dims a plane of rank < 3 lacks)
     out_dims_tiling: tuple[str, ...]
     in_dims: tuple[str, ...]  # ... and as host variables
     out_dims: tuple[str, ...]
@@ -59,8 +66,9 @@ class ResizeView(KernelView):
 
 
 def _dims(shape: tuple[str | int, ...], prefix: str) -> tuple[str, ...]:
+    """(D, H, W): a plane's spatial dims, "1" for those a plane of rank 1 or 2 lacks."""
     dims = tuple(str(d) if isinstance(d, int) else f"{prefix}{d}" for d in shape)
-    return dims if len(dims) == 2 else ("1", *dims)
+    return ("1",) * (3 - len(dims)) + dims
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> ResizeView:
@@ -80,8 +88,9 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ResizeView:
         **kernel_fields(kernel, ctx), buffers=views, buffer_num=tl.buffers,
         copy_helpers="copy_helpers_pad.cpp.jinja",
         share=tuple(share_lines(ctx, split, "the [0, {}) planes")), ctype=in_view.buffer.dtype.ctype,
-        rank=tl.shape.rank, mode={"resize_nearest": "nearest", "resize_nearest_exact": "nearest_exact"}.get(op, "linear"),
-        align_corners=op == "resize_linear_ac",
+        rank=tl.shape.rank, mode={"resize_nearest": "nearest", "resize_nearest_exact": "nearest_exact",
+                                  "resize_cubic": "cubic", "resize_cubic_ac": "cubic"}.get(op, "linear"),
+        align_corners=op.endswith("_ac"),
         in_dims_tiling=_dims(in_shape, "tiling."), out_dims_tiling=_dims(out_shape, "tiling."),
         in_dims=_dims(in_shape, ""), out_dims=_dims(out_shape, ""),
         in_queue=in_view.member, out_queue=out_view.member, in_buf=copy_in.buffer, out_buf=copy_out.buffer,
@@ -90,7 +99,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ResizeView:
         elem_bytes=in_view.buffer.dtype.size, extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span),
         ub_budget=ctx.target.ub_budget, min_tiles_per_core=MIN_TILES_PER_CORE,
         tiling_error="one output row of a plane, the input rows it reads and the per-column index tables (16 bytes "
-                     "per output column for linear, 4 for nearest) do not fit the Unified Buffer (a 1-D plane: its "
+                     "per output column for linear, 32 for cubic, 4 for nearest) do not fit the Unified Buffer (a 1-D plane: its "
                      "whole input row too)")
 
 
