@@ -567,6 +567,25 @@ class ChainStage:
 
 
 @dataclass(frozen=True)
+class Launch:
+    """One launch of a LAUNCHES kernel (lowering/passes/partition_launches.py): a run of the kernel's split loops
+    of one kind (cube loops, one conv loop, or vector loops with their kernel-scope statements) as a kernel of its
+    own, lowered by the whole pipeline; `reads`/`writes`: the workspace tensors it shares with other launches
+    (parameters of its kernel, GM buffers the host allocates)."""
+
+    index: int
+    kernel: Kernel
+    reads: tuple[str, ...]
+    writes: tuple[str, ...]
+    span: Span = _SPAN
+
+    @property
+    def body(self) -> tuple[Stmt, ...]:
+        """The launch's statements (so `walk` sees the stores and loads of every launch)."""
+        return self.kernel.body
+
+
+@dataclass(frozen=True)
 class FlashMask:
     """The scores a FLASH kernel keeps: `select(load(tensor[blk]) <compare> threshold, s * scale, fill)`, or with
     `tensor` None the causal mask `select(col_index() <= row_index(), s * scale, fill)` (key j <= query i; the
@@ -652,6 +671,7 @@ class KernelKind(Enum):
     CHAIN = "chain"  # several cube loops joined by workspace tensors: stages of one MIX kernel (plan_stages.py)
     FLASH = "flash"  # a CHAIN of the two attention stages, fused: K/V blocks and an online softmax (plan_flash.py)
     CONV = "conv"  # a conv loop: implicit-GEMM convolution on the cube unit (AIC only)
+    LAUNCHES = "launches"  # loops of different kinds joined by workspace tensors: kernels launched in order
 
 
 @dataclass(frozen=True)

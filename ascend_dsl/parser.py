@@ -410,17 +410,20 @@ class _Builder:
         for s in self.statements(suite):
             cube = s.data == "for_stmt" and is_cube_split(self, s)
             conv = cube and is_conv_split(self, s)
+            # with workspace tensors, loops of different kinds become launches (lowering/passes/partition_launches.py)
+            launches = bool(self.workspaces)
             after_stages = self.workspaces or any(isinstance(o, ir.CubeLoop) for o in out)
-            if any(isinstance(o, ir.ConvLoop) for o in out) or (conv and after_stages):
+            if not launches and (any(isinstance(o, ir.ConvLoop) for o in out) or (conv and after_stages)):
                 raise self.err(E.UNSUPPORTED, "a convolution split is the only loop of its kernel", s,
-                               "write the work after the convolution as its vector block, or as another kernel")
+                               "write the work after the convolution as its vector block, or store it in a "
+                               "workspace tensor that a later split loop reads (docs/language.md, \"Launches\")")
             if cube:
-                if any(isinstance(o, ir.SplitLoop) for o in out):
+                if not launches and any(isinstance(o, ir.SplitLoop) for o in out):
                     raise self.err(E.UNSUPPORTED, "a cube split follows only cube splits in its kernel", s,
                                    "write the vector work as the matmul's epilogue (with vector:)")
                 out.append(conv_loop(self, s) if conv else cube_loop(self, s))
                 continue
-            if any(isinstance(o, ir.CubeLoop) for o in out) and not self.workspace_assign(s):
+            if not launches and any(isinstance(o, ir.CubeLoop) for o in out) and not self.workspace_assign(s):
                 raise self.err(E.UNSUPPORTED, "after a cube split, only further cube splits (stages joined by "
                                "workspace tensors) are lowered", s,
                                "write the vector work as the matmul's epilogue (with vector:)")

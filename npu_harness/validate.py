@@ -161,6 +161,11 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
     from . import sandbox as sb
     from .sim.compiler import CompileError, compile_program, run_program
 
+    if lowered.kind is ir.KernelKind.LAUNCHES:  # several launches in order on one set of GM buffers
+        from .validate_launches import validate_launches
+
+        return validate_launches(kernel, lowered, project, ctx, run, work_dir=work_dir, core_num=core_num,
+                                 sandbox=sandbox)
     sandbox = sandbox or bool(ctx.slots)  # the kernel holds model-written compute stages (lowering/assist)
     if sandbox and (why := sb.unavailable()) is not None:
         raise DslError.at("SANDBOX", f"model-written code is only run sandboxed, and no sandbox can be made here: {why}",
