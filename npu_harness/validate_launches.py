@@ -53,7 +53,7 @@ def validate_launches(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedPro
     with tempfile.TemporaryDirectory(prefix="ascend-sim-") as tmp:
         root = Path(work_dir or tmp)
         binaries = []
-        for sub_project, sub_ctx in zip(project.launches, ctx.launches, strict=True):
+        for sub_project in project.launches:
             src_dir = root / "src" / sub_project.name
             for fname, text in sub_project.files.items():
                 (src_dir / fname).parent.mkdir(parents=True, exist_ok=True)

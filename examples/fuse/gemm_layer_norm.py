@@ -17,9 +17,9 @@ class Model(nn.Module):
         return self.ln(self.fc(x))
 
 
-M = 128
-K = 256
-N = 1024
+M = 64
+K = 96
+N = 1000
 
 
 def get_inputs():
