@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DslError
+from ascend_dsl.diagnostics import ErrorCode as E
 from lowering import EmittedProject, PassContext
 
 from .binding import Binding, bind
@@ -25,6 +26,15 @@ from .sim.compiler import RunResult
 from .sim.iodir import scratch_dir, write_array
 from .subprocess_limits import describe_limit, is_out_of_memory, memory_limit
 from .task import TaskRun
+
+
+def require_one_launch(project: EmittedProject, ctx: PassContext, what: str) -> None:
+    """`what` (an export, a device build) takes a kernel of one launch: a located UNSUPPORTED for several."""
+    if project.launches:
+        la = ctx.lowered.body[1] if ctx.lowered is not None else None
+        raise DslError.at(E.UNSUPPORTED, f"{what} of a kernel of several launches ({len(project.launches)}: "
+                          + ", ".join(p.name for p in project.launches) + ") is not written yet", la.span if la else None,
+                          "validate it in the emulator (--validate sim), or write each launch as a kernel of its own")
 
 
 def numel(shape: tuple, symbols: dict[str, int]) -> int:

@@ -48,7 +48,21 @@ def check_workspaces(kernel: ir.Kernel, segs: list[Segment], g: nx.DiGraph, sink
         if not any(p.name in tensor_names(s.stmts, params, set(), False) for s in segs):
             sink.error(E.KERNEL_STRUCTURE, f"workspace tensor '{p.name}' is never written or read", p.span,
                        "remove the declaration")
-        if p.name not in shared:  # one launch's own tensor: checked with that launch (plan_stages.py)
+        users = [i for i, s in enumerate(segs) if p.name in tensor_names(s.stmts, params, set(), False)]
+        if len(users) == 1 and segs[users[0]].kind != "cube":  # only chained cube stages share GM inside a launch
+            i = users[0]
+            if p.name not in g.nodes[i]["writes"]:
+                sink.error(E.KERNEL_STRUCTURE, f"workspace tensor '{p.name}' is read before any split loop writes "
+                           "it", first_use(segs[i].stmts, p.name, params),
+                           f"store it in an earlier split loop: store({p.name}[blk], ...)")
+            elif p.name not in g.nodes[i]["reads"]:
+                sink.error(E.KERNEL_STRUCTURE, f"workspace tensor '{p.name}' is written but never read", p.span,
+                           "store the result into an output tensor instead")
+            else:
+                sink.error(E.UNSUPPORTED, f"workspace tensor '{p.name}' is written and read by {segs[i].kind} split "
+                           "loops of one launch", first_use(segs[i].stmts, p.name, params),
+                           "only a launch of another kind may read it (a cube split loop, or vector loops after one)")
+        if p.name not in shared:  # one cube launch's own tensor: checked with that launch (plan_stages.py)
             continue
         writers = [i for i in g if p.name in g.nodes[i]["writes"]]
         readers = [i for i in g if p.name in g.nodes[i]["reads"] and i not in writers]
