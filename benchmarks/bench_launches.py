@@ -94,6 +94,8 @@ def row(label: str, parts: list, ideal_us: float | None) -> str:
     total = sum(p[1].time_us for p in parts)
     ok = "PASS" if all(p[0] for p in parts) else "FAIL"
     launches = " + ".join(f"{p[1].time_us:.1f}" for p in parts)
+    if len(parts) == 1 and "launches in order: " in parts[0][1].note:  # one kernel of several launches: each one
+        launches = parts[0][1].note.split("launches in order: ")[1].removesuffix(" us")
     ideal = f"{100 * ideal_us / total:5.1f}%" if ideal_us else "   - "
     return f"  {label:<44} {total:10.1f} us  ideal% {ideal}  [{ok}; {launches} us]"
 
