@@ -14,6 +14,8 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 | ScalarAssign(name, value: Expr, launch) | ScalarLoad(name, tensor) | ScalarStore(tensor, value: Expr)
                 -- introduced by lowering/passes/plan_stages.py: a CHAIN kernel's stages, each a MIX kernel
                 | ChainStage(index, kernel: Kernel, sync, reads, writes)
+                -- introduced by lowering/passes/partition_launches.py: a LAUNCHES kernel's launches, each lowered alone
+                | Launch(index, kernel: Kernel, reads, writes)
                 -- introduced by lowering/passes/plan_flash.py: the two SDPA stages fused (online softmax)
                 | FlashAttention(q, k, v, o, batch: Sym*, m, n, dk, dv, scale: Const|Ref, mask: FlashMask?, bq, bk,
                                  stages: ChainStage*)

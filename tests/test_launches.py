@@ -213,7 +213,6 @@ def test_the_estimate_of_launches_adds_them():
 @pytest.mark.slow
 def test_emulator_runs_the_launches_in_order_and_catches_a_wrong_order(tmp_path):
     from npu_harness.validate import validate_sim
-    from npu_harness.validate_launches import validate_launches
 
     k, run = _conv_bn_task()
     project, ctx = lowering.lower(k)
@@ -222,7 +221,7 @@ def test_emulator_runs_the_launches_in_order_and_catches_a_wrong_order(tmp_path)
     assert good.report is not None and "2 launches in order" in good.report.note
     assert good.estimate_us == pytest.approx(good.report.time_us)
     # planted bug: the vector launch runs first, reading the workspace before the conv writes it (0xFF: NaN)
-    bad = validate_launches(k, ctx.lowered, project, ctx, run, order=[1, 0])
+    bad = validate_sim(k, ctx.lowered, project, ctx, run, launch_order=[1, 0])
     assert not bad.ok and not bad.comparisons[0].ok
 
 
