@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from . import ir
+from . import ir, launches
 from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
 from .ops import OPS, POOLS, Rule, row_scatter_ref
@@ -53,6 +53,11 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
                   math_nudge=math_nudge, math_floor=math_floor, nan_skip=nan_skip, math_signs={},
                   round_casts=round_casts)
     try:
+        if launches.is_launches(kernel):  # several launches (ascend_dsl/launches.py): in order, on shared tensors
+            shared = {**tensors, **_workspaces(kernel, tensors)}
+            for sub in launches.launch_kernels(kernel):
+                _run(sub, shared, scalars, num_cores, tile)
+            return {p.name: tensors[p.name] for p in kernel.outputs}
         return _run(kernel, tensors, scalars, num_cores, tile)
     finally:
         _FLOAT.update(widen=False, coverage=None, compare_nudge=0.0, cast_nudge=0.0, math_nudge=0.0, math_floor=0.0,
@@ -92,7 +97,7 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
         elif isinstance(stmt, ir.CubeLoop):
             _run_cube(stmt, kernel, views, scalars, symbols)
         elif isinstance(stmt, ir.ConvLoop):
-            _run_conv(stmt, views, symbols)
+            _run_conv(stmt, views, symbols, kernel.param(stmt.out))
         else:
             _run_split(kernel, stmt, tensors, views, scalars, symbols, num_cores, tile)
     return {p.name: tensors[p.name] for p in kernel.outputs}
@@ -248,6 +253,8 @@ def _row_views(kernel: ir.Kernel, views: dict) -> None:
             for d in views[p.name].shape[:k]:
                 rows *= d
             views[p.name] = views[p.name].reshape(rows, -1)
+        elif k > 1 and tuple(p.shape) == extent and views[p.name].dim() == k:  # one value per row: y[N, K], split(N * K)
+            views[p.name] = views[p.name].reshape(-1)
 
 
 def _symbols(kernel: ir.Kernel, views) -> dict[str, int]:
@@ -438,7 +445,7 @@ def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
     return x.to(_dt(dtype))
 
 
-def _run_conv(loop: ir.ConvLoop, views, symbols) -> None:
+def _run_conv(loop: ir.ConvLoop, views, symbols, param: ir.TensorParam) -> None:
     """torch's convolution on the f16/bf16 operands widened to f32 (the cube multiplies them exactly and
     accumulates in f32) plus the f32 bias, then relu and the cast to the output dtype."""
     c = loop.conv
@@ -448,6 +455,8 @@ def _run_conv(loop: ir.ConvLoop, views, symbols) -> None:
     groups = symbols[c.groups] if isinstance(c.groups, str) else c.groups
     op = f"conv_transpose{c.rank}d" if c.transposed else f"conv{c.rank}d"
     out = views[loop.out]
+    if out.dim() != len(param.shape):  # viewed as rows for a later split loop (a workspace tensor): its own shape
+        out = out.view([symbols[d] if isinstance(d, str) else d for d in param.shape])
     if c.transposed:
         if groups < 1 or x.shape[1] % groups or out.shape[1] != w.shape[1] * groups:
             raise DslError.at(E.BINDING, f"groups={groups}: {c.name} = {op}(...) needs {x.shape[1]} input channels "

@@ -14,6 +14,8 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 | ScalarAssign(name, value: Expr, launch) | ScalarLoad(name, tensor) | ScalarStore(tensor, value: Expr)
                 -- introduced by lowering/passes/plan_stages.py: a CHAIN kernel's stages, each a MIX kernel
                 | ChainStage(index, kernel: Kernel, sync, reads, writes)
+                -- introduced by lowering/passes/partition_launches.py: a LAUNCHES kernel's launches, each lowered alone
+                | Launch(index, kernel: Kernel, reads, writes)
                 -- introduced by lowering/passes/plan_flash.py: the two SDPA stages fused (online softmax)
                 | FlashAttention(q, k, v, o, batch: Sym*, m, n, dk, dv, scale: Const|Ref, mask: FlashMask?, bq, bk,
                                  stages: ChainStage*)
@@ -567,6 +569,25 @@ class ChainStage:
 
 
 @dataclass(frozen=True)
+class Launch:
+    """One launch of a LAUNCHES kernel (lowering/passes/partition_launches.py): a run of the kernel's split loops
+    of one kind (cube loops, one conv loop, or vector loops with their kernel-scope statements) as a kernel of its
+    own, lowered by the whole pipeline; `reads`/`writes`: the workspace tensors it shares with other launches
+    (parameters of its kernel, GM buffers the host allocates)."""
+
+    index: int
+    kernel: Kernel
+    reads: tuple[str, ...]
+    writes: tuple[str, ...]
+    span: Span = _SPAN
+
+    @property
+    def body(self) -> tuple[Stmt, ...]:
+        """The launch's statements (so `walk` sees the stores and loads of every launch)."""
+        return self.kernel.body
+
+
+@dataclass(frozen=True)
 class FlashMask:
     """The scores a FLASH kernel keeps: `select(load(tensor[blk]) <compare> threshold, s * scale, fill)`, or with
     `tensor` None the causal mask `select(col_index() <= row_index(), s * scale, fill)` (key j <= query i; the
@@ -652,6 +673,7 @@ class KernelKind(Enum):
     CHAIN = "chain"  # several cube loops joined by workspace tensors: stages of one MIX kernel (plan_stages.py)
     FLASH = "flash"  # a CHAIN of the two attention stages, fused: K/V blocks and an online softmax (plan_flash.py)
     CONV = "conv"  # a conv loop: implicit-GEMM convolution on the cube unit (AIC only)
+    LAUNCHES = "launches"  # loops of different kinds joined by workspace tensors: kernels launched in order
 
 
 @dataclass(frozen=True)

@@ -411,17 +411,20 @@ class _Builder:
         for s in self.statements(suite):
             cube = s.data == "for_stmt" and is_cube_split(self, s)
             conv = cube and is_conv_split(self, s)
+            # with workspace tensors, loops of different kinds become launches (lowering/passes/partition_launches.py)
+            launches = bool(self.workspaces)
             after_stages = self.workspaces or any(isinstance(o, ir.CubeLoop) for o in out)
-            if any(isinstance(o, ir.ConvLoop) for o in out) or (conv and after_stages):
+            if not launches and (any(isinstance(o, ir.ConvLoop) for o in out) or (conv and after_stages)):
                 raise self.err(E.UNSUPPORTED, "a convolution split is the only loop of its kernel", s,
-                               "write the work after the convolution as its vector block, or as another kernel")
+                               "write the work after the convolution as its vector block, or store it in a "
+                               "workspace tensor that a later split loop reads (docs/language.md, \"Launches\")")
             if cube:
-                if any(isinstance(o, ir.SplitLoop) for o in out):
+                if not launches and any(isinstance(o, ir.SplitLoop) for o in out):
                     raise self.err(E.UNSUPPORTED, "a cube split follows only cube splits in its kernel", s,
                                    "write the vector work as the matmul's epilogue (with vector:)")
                 out.append(conv_loop(self, s) if conv else cube_loop(self, s))
                 continue
-            if any(isinstance(o, ir.CubeLoop) for o in out) and not self.workspace_assign(s):
+            if not launches and any(isinstance(o, ir.CubeLoop) for o in out) and not self.workspace_assign(s):
                 raise self.err(E.UNSUPPORTED, "after a cube split, only further cube splits (stages joined by "
                                "workspace tensors) are lowered", s,
                                "write the vector work as the matmul's epilogue (with vector:)")
@@ -622,7 +625,7 @@ class _Builder:
 
     def plane_rank_for(self, extent: tuple[str, ...], node) -> ir.PlaneTiles | None:
         """A tile loop over a split of N * C is a plane loop when tensors [N, C, *spatial] exist."""
-        ranks = {len(p.shape) - len(extent) for p in self.scope.params.values() if isinstance(p, ir.TensorParam)
+        ranks = {len(p.shape) - len(extent) for p in self.loop_params(node) if isinstance(p, ir.TensorParam)
                  and len(p.shape) > len(extent) and len(p.shape) >= 3 and tuple(p.shape[:len(extent)]) == extent}
         if not ranks:
             return None
@@ -631,11 +634,20 @@ class _Builder:
                            "the same for every tensor", node, 'e.g. x: Tensor[T, "N, C, H, W"] with split(N * C)')
         return ir.PlaneTiles(next(iter(ranks)))
 
+    def loop_params(self, node) -> list[ir.Param]:
+        """The parameters whose shapes decide a tile loop's kind: all of them, or in a kernel of several launches
+        (workspace tensors) those the loop names (a vector launch's tensors are not the cube launch's)."""
+        params = list(self.scope.params.values())
+        if not self.workspaces:
+            return params
+        named = {str(t) for t in node.scan_values(lambda v: isinstance(v, Token) and v.type == "NAME")}
+        return [p for p in params if p.name in named]
+
     def row_shape_for(self, extent: tuple[str, ...], node) -> ir.RowTiles | None:
         """A tile loop over a split of B is a row loop when tensors [B, D] exist; with `split(N * C)`,
         tensors [N, C, H, W] are N*C rows of H*W: RowTiles(("N", "C"), ("H", "W"))."""
         k = len(extent)
-        shapes = {p.shape[k:] for p in self.scope.params.values() if isinstance(p, ir.TensorParam)
+        shapes = {p.shape[k:] for p in self.loop_params(node) if isinstance(p, ir.TensorParam)
                   and len(p.shape) > k and p.shape[:k] == extent}
         if not shapes:
             return None
@@ -806,7 +818,8 @@ class _Builder:
                                f"[{', '.join(self.scope.split_extent)}, ...] with {shape.rank} spatial dims; "
                                f"'{name}' has shape {list(p.shape)}", e)
             return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.PLANE
-        if len(idx) == 1 and is_tile[0] and len(p.shape) == 1:
+        over_rows = rows is not None and len(p.shape) > 1 and tuple(map(str, p.shape)) == rows.rows
+        if len(idx) == 1 and is_tile[0] and (len(p.shape) == 1 or over_rows):  # over_rows: y[N, K] under split(N * K)
             if rows is None:
                 return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.FLAT
             k = len(p.shape)

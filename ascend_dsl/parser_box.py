@@ -24,7 +24,7 @@ def box_for(b, extent: tuple[str, ...], node) -> ir.BoxTiles | None:
     """The extra dim (axis, symbol) of the box tensors of a split over `extent`, or None."""
     k = len(extent)
     found: dict[tuple[int, str], list[str]] = {}
-    for p in b.scope.params.values():
+    for p in b.loop_params(node):
         if not isinstance(p, ir.TensorParam) or len(p.shape) != k + 1 or k < 2:  # boxes of rank >= 3 tensors
             continue
         for j in range(k):  # the extra dim is never the last one (that is a row loop)

@@ -92,6 +92,10 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             head = [f"{ind}SyncAll()  # before stage {i}: it reads {', '.join(reads)}"] if sync else []
             note = f"{ind}# stage {i} ({sub.name}): reads {', '.join(reads) or '-'}, writes {', '.join(writes) or '-'}"
             return head + [note] + block(sub.body, ind)
+        case ir.Launch(index=i, kernel=sub, reads=reads, writes=writes):
+            note = (f"{ind}# launch {i} ({sub.name}, {sub.kind.value if sub.kind else 'not lowered'}): "
+                    f"reads {', '.join(reads) or '-'}, writes {', '.join(writes) or '-'}")
+            return [note] + block(sub.body, ind)
         case ir.FlashAttention(stages=stages, bq=bq, bk=bk, mask=mask):
             note = (f"{ind}# flash attention (the two stages below, fused): blocks of <= {bq} query rows x <= {bk} keys, "
                     f"online softmax{_flash_mask(mask)}")

@@ -32,3 +32,5 @@ class PassContext:
     allow_flash: bool = True
     #: Why two attention-like stages were not fused (plan_flash), for the chain's launch error; "" if none.
     flash_miss: str = ""
+    #: LAUNCHES kernels: each launch's context (its `lowered` kernel and `project`), in launch order.
+    launches: list = field(default_factory=list)

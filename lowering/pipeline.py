@@ -21,6 +21,7 @@ from .passes import (
     emit,
     hoist_scalars,
     legalize,
+    partition_launches,
     plan_box,
     plan_chunks,
     plan_conv,
@@ -46,6 +47,7 @@ class Pass:
 
 
 PIPELINE: tuple[Pass, ...] = (
+    Pass("partition_launches", partition_launches.run),  # loops of different kinds -> LAUNCHES (else identity)
     Pass("plan_stages", plan_stages.run),  # several stages: graph, order, SyncAll -> CHAIN kernel (else identity)
     Pass("plan_flash", plan_flash.run),  # the two SDPA stages of a CHAIN -> one FLASH kernel (online softmax)
     Pass("check_constraints", check_constraints.run),  # target dtypes, core counts, tile alignment
@@ -75,13 +77,31 @@ def run_pipeline(kernel: ir.Kernel, ctx: PassContext, dump_after: frozenset[str]
     if unknown:
         raise DslError.at(E.ARGS, f"unknown pass in --dump-after: {', '.join(sorted(unknown))}", None,
                           f"passes: {', '.join(PASS_NAMES)}, or all")
-    kernel = _run_passes(kernel, ctx, dump_after, PIPELINE[:2])
+    kernel = _run_passes(kernel, ctx, dump_after, PIPELINE[:1])
+    if kernel.kind is ir.KernelKind.LAUNCHES:  # several launches: each lowered by this pipeline, emitted together
+        kernel = replace(kernel, body=tuple(_lower_launch(la, ctx, dump_after) for la in kernel.body))
+        return _run_passes(kernel, ctx, dump_after, PIPELINE[-1:])
+    kernel = _run_passes(kernel, ctx, dump_after, PIPELINE[1:3])
     if kernel.kind is ir.KernelKind.FLASH:  # fused attention: planned by plan_flash, checked and rendered by emit
         return _run_passes(kernel, ctx, dump_after, PIPELINE[-1:])
     if kernel.kind is ir.KernelKind.CHAIN:  # several stages: each lowered by this pipeline, emitted as one kernel
         kernel = replace(kernel, body=tuple(_lower_stage(st, ctx, dump_after) for st in kernel.body))
         return _run_passes(kernel, ctx, dump_after, PIPELINE[-1:])
-    return _run_passes(kernel, ctx, dump_after, PIPELINE[2:])
+    return _run_passes(kernel, ctx, dump_after, PIPELINE[3:])
+
+
+def _lower_launch(la: ir.Launch, ctx: PassContext, dump_after: frozenset[str]) -> ir.Launch:
+    """One launch of a LAUNCHES kernel through the whole pipeline (its own project: `ctx.launches`)."""
+    sub_ctx = PassContext(ctx.target, ctx.source_name, ctx.assistant, allow_split_k=ctx.allow_split_k,
+                          allow_flash=ctx.allow_flash)
+    lowered = run_pipeline(la.kernel, sub_ctx, dump_after)
+    sub_ctx.lowered = lowered
+    ctx.launches.append(sub_ctx)
+    for name, t in sub_ctx.timings.items():
+        ctx.timings[name] = ctx.timings.get(name, 0.0) + t
+    for name, text in sub_ctx.dumps.items():
+        ctx.dumps[name] = ctx.dumps.get(name, "") + f"# launch {la.index}\n" + text
+    return replace(la, kernel=lowered)
 
 
 def _lower_stage(st: ir.ChainStage, ctx: PassContext, dump_after: frozenset[str]) -> ir.ChainStage:
@@ -89,7 +109,7 @@ def _lower_stage(st: ir.ChainStage, ctx: PassContext, dump_after: frozenset[str]
     # No split-K inside a chain: its partial sums would need a workspace region of their own beside the
     # stages' workspace tensors (emit/chain.py places those after the Matmul API's system workspace).
     sub_ctx = PassContext(ctx.target, ctx.source_name, ctx.assistant, allow_split_k=False)
-    lowered = _run_passes(st.kernel, sub_ctx, dump_after, PIPELINE[2:-1])
+    lowered = _run_passes(st.kernel, sub_ctx, dump_after, PIPELINE[3:-1])
     for name, t in sub_ctx.timings.items():
         ctx.timings[name] = ctx.timings.get(name, 0.0) + t
     for name, text in sub_ctx.dumps.items():
@@ -108,7 +128,7 @@ def _run_passes(kernel: ir.Kernel, ctx: PassContext, dump_after: frozenset[str],
             raise DslError.at(E.INTERNAL, f"internal error in pass '{p.name}': {type(e).__name__}: {e}",
                               kernel.span, "this is a compiler bug; please report it with the DSL file") from e
         ctx.timings[p.name] = time.perf_counter() - start
-        if kernel.kind not in (ir.KernelKind.CHAIN, ir.KernelKind.FLASH):  # a chain's stages were verified as they were lowered
+        if kernel.kind not in (ir.KernelKind.CHAIN, ir.KernelKind.FLASH, ir.KernelKind.LAUNCHES):  # a chain's stages were verified as they were lowered
             verify(kernel, p.name)
         if "all" in dump_after or p.name in dump_after:
             ctx.dumps[p.name] = printer.kernel(kernel)

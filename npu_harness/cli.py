@@ -187,8 +187,10 @@ def _write(args, kernel, project, ctx, variants=None, facts=None) -> None:
     if variants is not None and not variants.explicit and len(variants.kernels) > 1:
         dtypes += ", from the task's data"
     total_ms = sum(ctx.timings.values()) * 1000
-    unit = project.manifest["tile_unit"]
-    tile = (f"max tile {project.manifest['max_tile']} elements" if unit == "elements" else
+    unit = project.manifest.get("tile_unit", "launches")
+    tile = ("{} launches run in order: {}".format(len(project.launches), ", ".join(
+                f"{la['kernel']} ({la['kind']})" for la in project.manifest["launches"])) if unit == "launches"
+            else f"max tile {project.manifest['max_tile']} elements" if unit == "elements" else
             "MIX 1:2, base blocks <= {} x {} x {}".format(*project.manifest["base_block"]) if unit == "base blocks"
             else f"MIX 1:2, {len(project.manifest['stages'])} cube stages joined by workspace tensors" if unit == "stages"
             else "MIX 1:2, flash attention: blocks of <= {max_query_rows} query rows x <= {max_keys} keys, online "
@@ -197,7 +199,7 @@ def _write(args, kernel, project, ctx, variants=None, facts=None) -> None:
             else "positions per tile and rows of the reduced axis per chunk sized at run time" if unit == "positions"
             else "rows per tile sized at run time from the row length")
     print(f"{kernel.name}: lowered for {ctx.target.name} ({dtypes}) in {total_ms:.1f} ms; "
-          f"{tile}, {len(project.manifest['buffers'])} UB buffers")
+          f"{tile}, {sum(len(p.manifest['buffers']) for p in project.launches or (project,))} UB buffers")
     print(f"wrote {out}/ ({', '.join(sorted(project.files))})")
     if ctx.dumps:
         print(f"IR dumps: {out}/dumps/")

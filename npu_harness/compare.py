@@ -86,6 +86,8 @@ def cube_tolerance(kernel, dtype: str) -> float | None:
     """The tolerance for an output of `kernel` when it differs from the dtype's default (MIX kernels, f32)."""
     from ascend_dsl import ir
 
+    if kernel.kind is ir.KernelKind.LAUNCHES:  # a kernel of several launches: as its cube launches
+        return next((t for la in kernel.body if (t := cube_tolerance(la.kernel, dtype)) is not None), None)
     cube = ir.cube_loop(kernel) is not None or kernel.kind in (ir.KernelKind.CHAIN, ir.KernelKind.FLASH)
     return CUBE_F32_TOLERANCE if dtype == "f32" and cube else None
 

@@ -93,6 +93,15 @@ EXAMPLE_SHAPES.update({f"convolution/{name}": [{}, {"batch_size": 1, "in_channel
                                            ("conv_transpose3d", {"depth": 4, "height": 7, "width": 9}))})
 EXAMPLE_SHAPES["convolution/conv_transpose2d_grouped_dilated"] = [{}, {"batch_size": 1, "in_channels": 20,
                                                                       "out_channels": 148, "height": 13, "width": 17}]
+#: Kernels of several launches (examples/fuse/conv_*, *_norm, *_softmax_long: a cube launch, then a vector one
+#: reading its workspace tensor): the task's sizes, then 150 output channels (a tile of 128 + 22), odd planes.
+EXAMPLE_SHAPES.update({f"fuse/{name}": [{}, {"batch_size": 1, "in_channels": 19, "out_channels": 150, "height": 35,
+                                             "width": 41}]
+                       for name in ("conv_batch_norm_relu", "conv_max_pool", "conv_global_avg_pool",
+                                    "conv_softmax_channels", "conv_mean_channels", "conv_hardswish_residual")})
+EXAMPLE_SHAPES["fuse/conv3d_group_norm"] = [{}, {"batch_size": 1, "in_channels": 7, "out_channels": 36, "num_groups": 6,
+                                                 "depth": 4, "height": 9, "width": 11}]
+EXAMPLE_SHAPES["fuse/gemm_softmax_long"] = [{}, {"M": 33, "K": 70, "N": 4099}]
 EXAMPLE_SHAPES["convolution/conv1d_depthwise"] = [{}, {"batch_size": 1, "channels": 37, "length": 701}]
 EXAMPLE_SHAPES["convolution/conv2d_grouped"] = [{}, {"batch_size": 1, "in_channels": 20, "out_channels": 148,
                                                      "height": 35, "width": 40}]

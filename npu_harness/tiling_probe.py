@@ -90,11 +90,20 @@ def run_tiling(project: EmittedProject, target: str, symbols: dict[str, int], sc
 def launch_failure(project: EmittedProject, target: str, symbols: dict[str, int], scalars: dict[str, float],
                    core_num: int) -> str:
     """Why the host tiling launches no block at these shapes: the kernel's own explanation with the sizes when
-    it has one (tiling_why), else its fixed TILING message."""
+    it has one (tiling_why), else its fixed TILING message. A kernel of several launches: the first launch that
+    cannot run, named."""
+    if project.launches:
+        for sub in project.launches:
+            if launch_blocks(sub, target, symbols, scalars, core_num) == 0:
+                return f"launch {sub.name}: {launch_failure(sub, target, symbols, scalars, core_num)}"
+        return ""
     return run_tiling(project, target, symbols, scalars, core_num).get("why") or project.view.tiling_error
 
 
 def launch_blocks(project: EmittedProject, target: str, symbols: dict[str, int], scalars: dict[str, float],
                   core_num: int) -> int:
-    """Blocks the host tiling launches at these shapes (0: the kernel cannot run there: TILING)."""
+    """Blocks the host tiling launches at these shapes (0: the kernel cannot run there: TILING); a kernel of
+    several launches: the fewest any launch takes (0 when one cannot run)."""
+    if project.launches:
+        return min(launch_blocks(sub, target, symbols, scalars, core_num) for sub in project.launches)
     return run_tiling(project, target, symbols, scalars, core_num)["blocks"]

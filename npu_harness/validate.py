@@ -154,13 +154,18 @@ def combined_driver(project: EmittedProject) -> str:
 
 
 def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject, ctx: PassContext, run: TaskRun,
-                 *, work_dir: Path | None = None, core_num: int | None = None, sandbox: bool = False) -> ValidationResult:
+                 *, work_dir: Path | None = None, core_num: int | None = None, sandbox: bool = False,
+                 launch_order: list[int] | None = None) -> ValidationResult:
     """`sandbox` (implied when the project holds model-written compute stages, `ctx.slots`): the program runs
     in npu_harness.sandbox, the run's I/O directory its only writable path; an error when no sandbox can be
-    made here."""
+    made here. `launch_order`: a kernel of several launches runs these (positions in its launch order; tests plant
+    a wrong order)."""
     from . import sandbox as sb
     from .sim.compiler import CompileError, compile_program, run_program
 
+    if lowered.kind is ir.KernelKind.LAUNCHES:  # several launches in order on one set of GM buffers
+        return _validate_launches(kernel, lowered, project, ctx, run, work_dir=work_dir, core_num=core_num,
+                                  sandbox=sandbox, order=launch_order)
     sandbox = sandbox or bool(ctx.slots)  # the kernel holds model-written compute stages (lowering/assist)
     if sandbox and (why := sb.unavailable()) is not None:
         raise DslError.at("SANDBOX", f"model-written code is only run sandboxed, and no sandbox can be made here: {why}",
@@ -200,6 +205,86 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
                 raise DslError.at("MEMORY-LIMIT", f"the emulator exceeded the memory limit of {describe_limit(limit)}",
                                   None, "validate at smaller sizes: --cap N or --set NAME=VALUE")
             return _sim_result(kernel, lowered, ctx, b, res, io, start)
+
+
+def _validate_launches(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject, ctx: PassContext, run: TaskRun,
+                      *, work_dir: Path | None = None, core_num: int | None = None, sandbox: bool = False,
+                      order: list[int] | None = None):
+    """validate_sim of a LAUNCHES kernel (npu_harness/validate_launches.py says how); `order`: the launches' positions to run (default: every
+    launch in the lowered order; tests plant a wrong order to show the result catches it)."""
+    from . import sandbox as sb
+    from .cost.launches import combine
+    from .sim.compiler import CompileError, RunResult, compile_program, run_program
+    from .validate_launches import numel
+
+    sandbox = sandbox or any(sub.slots for sub in ctx.launches)
+    if sandbox and (why := sb.unavailable()) is not None:
+        raise DslError.at("SANDBOX", f"model-written code is only run sandboxed, and no sandbox can be made here: {why}",
+                          None, "install util-linux and allow unprivileged user namespaces")
+    start = time.perf_counter()
+    b: Binding = bind(kernel, run)
+    launches = [la for la in lowered.body if isinstance(la, ir.Launch)]
+    order = list(range(len(launches))) if order is None else order
+    with tempfile.TemporaryDirectory(prefix="ascend-sim-") as tmp:
+        root = Path(work_dir or tmp)
+        binaries = []
+        for sub_project in project.launches:
+            src_dir = root / "src" / sub_project.name
+            for fname, text in sub_project.files.items():
+                (src_dir / fname).parent.mkdir(parents=True, exist_ok=True)
+                (src_dir / fname).write_text(text)
+            driver = src_dir / f"{sub_project.name}_sim_driver.cpp"
+            driver.write_text(combined_driver(sub_project))
+            defines = sim_defines(ctx.target.name, "mix") if sub_project.view.mix else target_defines(ctx.target)
+            try:
+                binaries.append(compile_program([driver], defines=defines, extra_include_dirs=[src_dir]))
+            except CompileError as e:
+                raise DslError.at("SIM-COMPILE", f"the emitted C++ of launch {sub_project.name} does not compile "
+                                  f"against the emulator:\n{e.stderr.strip()[-4000:]}", None) from None
+        shared = [p for p in kernel.workspaces if any(p.name in (*la.reads, *la.writes) for la in launches)]
+        ws_bytes = {p.name: numel(p.shape, b.symbols) * p.dtype.size for p in shared}
+        nbytes = sum(b.tensors[p.name].data.nbytes for p in kernel.bound_tensors) + sum(ws_bytes.values())
+        with scratch_dir(nbytes) as io_tmp:
+            io = root / "io" if work_dir else Path(io_tmp)
+            io.mkdir(exist_ok=True)
+            for p in kernel.inputs:
+                write_array(io / f"{p.name}.bin", b.tensors[p.name].data)
+            for name, n in ws_bytes.items():  # the host's workspace buffers: unwritten bytes read as NaN
+                with open(io / f"{name}.bin", "wb") as f:
+                    f.write(b"\xff" * n)
+            limit = memory_limit()
+            results: list[tuple[int, RunResult]] = []
+            for i in order:
+                sub = launches[i].kernel
+                args = [str(io), str(core_num or ctx.target.aiv)]
+                args += [str(b.symbols[s]) for s in sub.symbols]
+                args += [repr(float(b.scalars[p.name])) for p in sub.scalars]
+                res = run_program(binaries[i], args, timeout=SIM_RUN_TIMEOUT_S, memory_limit_bytes=limit,
+                                  sandbox=io if sandbox else None)
+                results.append((i, res))
+                if any(e.code == "MEMORY-LIMIT" for e in res.errors) or (
+                        res.returncode not in (0, 1) and is_out_of_memory(res.stderr)):
+                    raise DslError.at("MEMORY-LIMIT", f"the emulator exceeded the memory limit of {describe_limit(limit)}"
+                                      f" in launch {sub.name}", None, "validate at smaller sizes: --cap N or --set NAME=VALUE")
+                if res.timed_out or res.returncode != 0 or res.errors:
+                    break
+            combined = RunResult(
+                returncode=next((r.returncode for _, r in results if r.returncode != 0), 0),
+                stdout="".join(r.stdout for _, r in results),
+                stderr="\n".join(f"launch {launches[i].kernel.name}:\n{r.stderr.strip()}" for i, r in results
+                                 if r.stderr.strip()),
+                errors=[e for _, r in results for e in r.errors], timed_out=any(r.timed_out for _, r in results))
+            result = _sim_result(kernel, lowered, ctx, b, combined, io, start)
+    parts = []
+    for i, r in results:
+        sub = launches[i].kernel
+        least = sum(numel(p.shape, b.symbols) * p.dtype.size for p in sub.tensors)
+        parts.append(_estimate(r.counters, ctx.target.name, least))
+    if parts and all(e is not None for e in parts) and len(results) == len(launches):
+        least = sum(b.tensors[p.name].numel() * p.dtype.size for p in kernel.bound_tensors)
+        result.report = combine(parts, ctx.target.name, least)
+        result.estimate_us = result.report.time_us
+    return result
 
 
 def _sim_result(kernel: ir.Kernel, lowered: ir.Kernel, ctx: PassContext, b: Binding, res, io: Path,

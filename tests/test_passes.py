@@ -27,7 +27,7 @@ from lowering.pipeline import PIPELINE, run_pipeline
 ROOT = Path(__file__).resolve().parents[1]
 GALLERY = sorted((ROOT / "examples").rglob("*.adsl"))
 
-EXPECTED_PASSES = ("plan_stages", "plan_flash", "check_constraints", "legalize", "three_address", "hoist_scalars", "select_kind",
+EXPECTED_PASSES = ("partition_launches", "plan_stages", "plan_flash", "check_constraints", "legalize", "three_address", "hoist_scalars", "select_kind",
                    "plan_chunks", "allocate_buffers", "plan_tiling", "plan_row_groups", "plan_cube", "plan_split_k", "plan_conv",
                    "plan_windows",
                    "select_instructions", "plan_box", "schedule_stages", "emit")
@@ -98,7 +98,10 @@ def _run_any(k: ir.Kernel, seed: int = 0) -> list[torch.Tensor]:
     if pools:  # pooled output dims follow from the window (defaults of the scalar parameters)
         kk, st, pad, dil = (int(a.value) if isinstance(a, ir.Const) else int(k.param(a.name).default)
                             for a in pools[0].args[1:])
-        (src,) = [p for p in k.inputs if len(p.shape) >= 3]
+        # the pooled planes: the tensor over the plane loop's split that is not stored (a workspace one after a conv)
+        extent = next(s.extent for s in k.body if isinstance(s, ir.SplitLoop) and s.body[0].kind is ir.LoopKind.PLANES)
+        (src,) = [p for p in k.tensors if len(p.shape) >= 3 and p not in k.outputs
+                  and tuple(p.shape[:len(extent)]) == extent]
         for out in k.outputs:
             for din, dout in zip(src.shape[2:], out.shape[2:], strict=True):
                 sizes.setdefault(din, 12)  # spatial inputs large enough for dilated windows

@@ -136,15 +136,15 @@ def k(b: Tensor[f16, "N, N"], y: Tensor[f32, "N, N"]):
     assert err.code == "KERNEL-STRUCTURE" and "cycle" in err.message
 
 
-def test_vector_split_after_a_cube_split_is_unsupported_and_located():
+def test_vector_split_after_a_cube_split_is_a_second_launch():
+    """A vector split loop reading a stage's workspace tensor: a kernel of two launches (tests/test_launches.py)."""
     text = HEAD + DECL + STAGE1 + '''    for blk2 in split(M, cores=AIV):
         for r in tile(blk2, size=auto, buffers=2):
             store(y[r, :], cast(load(h[r, :]), f32))
 '''
-    with pytest.raises(DslError) as e:
-        _kernel(text)
-    d = e.value.diagnostics[0]
-    assert d.code == "UNSUPPORTED" and d.span.line == _line(text, "split(M, cores=AIV)")
+    _, ctx = lowering.lower(_kernel(text.replace('"N, L"', '"N, N"').replace('"M, L"', '"M, N"')))
+    assert ctx.lowered.kind is ir.KernelKind.LAUNCHES
+    assert [la.kernel.kind for la in ctx.lowered.body] == [ir.KernelKind.MIX, ir.KernelKind.VECTOR]
 
 
 def test_workspace_dims_must_be_shape_symbols():
@@ -251,9 +251,22 @@ CONV_HEAD = HEAD.replace('y: Tensor[f32, "M, L"]):', 'y: Tensor[f32, "M, L"], x:
                          '      w: Tensor[f16, "K, C, KH, KW"], z: Tensor[f32, "N, K, OH, OW"], y2: Tensor[f16, "M, N"]):')
 
 
-@pytest.mark.parametrize("body", [DECL + STAGE1 + STAGE2 + CONV, DECL + CONV + STAGE1 + STAGE2, DECL + CONV,
-                                  STAGE1.replace("h[blk]", "y2[blk]") + CONV],
-                         ids=["conv-after-stages", "stages-after-conv", "workspace-with-conv", "conv-after-matmul"])
+@pytest.mark.parametrize("body, kinds", [(DECL + STAGE1 + STAGE2 + CONV, ["chain", "conv"]),
+                                         (DECL + CONV + STAGE1 + STAGE2, ["conv", "chain"])],
+                         ids=["conv-after-stages", "stages-after-conv"])
+def test_a_convolution_beside_stages_is_a_launch_of_its_own(body, kinds):
+    _, ctx = lowering.lower(_kernel(CONV_HEAD + body))
+    assert [la.kernel.kind.value for la in ctx.lowered.body] == kinds
+
+
+def test_a_workspace_beside_a_lone_convolution_is_unused_and_located():
+    text = CONV_HEAD + DECL + CONV
+    err = _error(text)
+    assert err.code == "KERNEL-STRUCTURE" and "never written or read" in err.message
+    assert err.span.line == _line(text, "h = workspace")
+
+
+@pytest.mark.parametrize("body", [STAGE1.replace("h[blk]", "y2[blk]") + CONV], ids=["conv-after-matmul"])
 def test_a_convolution_is_not_a_stage_and_is_rejected_at_its_line(body):
     text = CONV_HEAD + body
     with pytest.raises(DslError) as e:

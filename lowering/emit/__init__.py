@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ascend_dsl import ir
 
 from ..context import PassContext
-from . import box, chain, conv, flash, mix, resize, vector, window
+from . import box, chain, conv, flash, launches, mix, resize, vector, window
 from .host import host_files
 from .shared import GENERATOR, KernelView, render, view_fields
 
@@ -57,6 +57,8 @@ class EmittedProject:
     files: dict[str, str] = field(default_factory=dict)
     manifest: dict = field(default_factory=dict)
     view: KernelView | None = None
+    #: LAUNCHES kernels: each launch's project, in launch order (their files are in `files` too, by directory).
+    launches: tuple[EmittedProject, ...] = ()
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> KernelView:
@@ -65,6 +67,9 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> KernelView:
 
 def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
     """The project of a fully lowered kernel (after every pass of lowering/pipeline.py)."""
+    if kernel.kind is ir.KernelKind.LAUNCHES:  # each launch emitted already (lowering/pipeline.py)
+        files, manifest = launches.launch_files(kernel, ctx)
+        return EmittedProject(kernel.name, files, manifest, None, tuple(sub.project for sub in ctx.launches))
     kind = KINDS[kernel.kind]
     view = kind.build_view(kernel, ctx)
     manifest = kind.manifest(kernel, ctx, view)

@@ -64,6 +64,12 @@ def check_windows(kernel: ir.Kernel, sink: DiagnosticSink) -> None:
 
 def check_pool_binding(kernel: ir.Kernel, scalars: dict[str, float], symbols: dict[str, int]) -> None:
     """Run-time values of kernel/stride/padding and the output's spatial sizes, before a launch."""
+    from ascend_dsl.launches import is_launches, launch_kernels
+
+    if is_launches(kernel):  # each launch's planes (ascend_dsl/launches.py)
+        for sub in launch_kernels(kernel):
+            check_pool_binding(sub, scalars, symbols)
+        return
     for op in pool_ops(kernel):
         vals = [int(a.value) if isinstance(a, ir.Const) else int(scalars[a.name]) for a in op.args[1:]]
         probs = _problems(*vals)

@@ -24,6 +24,9 @@ HOST_RUN_TIMEOUT_S = 300.0
 
 
 def validate_host(kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, run: TaskRun) -> ValidationResult:
+    from ..validate_launches import require_one_launch
+
+    require_one_launch(project, ctx, "the host program")
     start = time.perf_counter()
     b = bind(kernel, run)
     check_pool_binding(kernel, b.scalars, b.symbols)

@@ -46,6 +46,9 @@ def _errors(text: str) -> str:
 
 
 def build(project: EmittedProject, ctx: PassContext, cann: Path) -> NpuBuild:
+    from ..validate_launches import require_one_launch
+
+    require_one_launch(project, ctx, "a device build")
     soc = ctx.target.soc_version
     root = cache_dir() / _key(project, soc, cann)
     name = project.name

@@ -83,6 +83,9 @@ def export_facts(kernels: list[ir.Kernel], task: Path | None, overrides: dict, t
 def write_export(kind: str, kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, facts: ExportFacts,
                  out: Path) -> Path:
     """Write the `kind` export ("mkb-direct" or "mkb-opproject") of the lowered kernel into `out`."""
+    from ..validate_launches import require_one_launch
+
+    require_one_launch(project, ctx, f"the {kind} export")
     op = facts.op
     if kind == "mkb-direct":
         from .mkb_direct import submission

@@ -29,7 +29,7 @@ KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window"
          "conv_t": 4, "scalar_stress": 8}
 #: Multi-stage kinds, drawn by `generate_stages` from a stream of their own (npu_harness.fuzz.campaign), so
 #: adding one leaves every program of `generate`'s stream, and so the fixed seeds' slices, unchanged.
-STAGE_KINDS = {"chain": 1, "flash": 1}
+STAGE_KINDS = {"chain": 1, "flash": 1, "launches": 1}
 TARGETS = {"ascend910b1": 80, "ascend910b4": 10, "ascend310p": 10}
 CORES = {"ascend910b1": 48, "ascend910b4": 40, "ascend310p": 8}
 
@@ -596,6 +596,39 @@ def _chain(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     return k, sizes
 
 
+def _launches(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    """A kernel of two launches (lowering/passes/partition_launches.py): a cube split stores h = epilogue(A @ B)
+    in a workspace tensor, then a vector row loop reads its rows (rows up to 1500: longer than a matmul epilogue
+    reduces) and stores y = f(h), with a row reduction half the time."""
+    k = _Kernel(rng, name)
+    k.dtype_vars = {"T": rng.choice(("f16", "bf16"))}
+    sizes = {"M": rng.randint(1, 120), "N": rng.randint(1, 1500), "K": rng.randint(1, 160)}
+    a = k.tensor("a", "T", "M, K")
+    b = k.tensor("b", "T", "K, N")
+    y = k.tensor("y", "f32", "M, N")
+    for _ in range(rng.randint(0, 1)):
+        k.scalar_param()
+    h = k.fresh("h")
+    k.body.append(Stmt(f"{h} = workspace(f32, M, N)", None, h))
+    scope = Scope([leaf("acc", "f32", "rows")], k.scope_scalars([]))
+    e = Exprs(rng, scope).tile("f32", "rows", rng.randint(0, 2))
+    if "acc" not in e.render():
+        e = Node("({0} + {1})", (e, leaf("acc", "f32", "rows")), "f32", "rows")
+    k.body.append(Loop("for blk in split(M, N, cores=AIC):", "with vector:", (Stmt(f"store({h}[blk], {{0}})", e),),
+                       cube_prefix=("with cube:", f"    acc = matmul({a}[blk], {b}[blk])")))
+    scope2 = Scope([leaf("v", "f32", "rows")], k.scope_scalars([]))
+    e2 = Exprs(rng, scope2, rows=True).tile("f32", "rows", rng.randint(0, 3))
+    if rng.random() < 0.5:
+        red = Node(f"{rng.choice(('max', 'sum', 'mean', 'min'))}({{0}}, axis=1)", (leaf("v", "f32", "rows"),), "f32",
+                   "col")
+        e2 = Node("({0} - {1})", (e2, red), "f32", "rows")
+    if "v" not in e2.render():
+        e2 = Node("({0} + {1})", (e2, leaf("v", "f32", "rows")), "f32", "rows")
+    k.body.append(Loop("for blk in split(M, cores=AIV):", _tile_header(rng, "r", 1),
+                       (Stmt(f"v = load({h}[r, :])", None, "v"), Stmt(f"store({y}[r, :], {{0}})", e2))))
+    return k, sizes
+
+
 def _flash(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     """The chained SDPA text that lowering/passes/plan_flash.py fuses into a FLASH kernel: [Bt] or [B, H] batches
     (grouped or shared key/value heads), odd lengths up to a few key blocks, each spelling of the softmax, a scale
@@ -799,6 +832,6 @@ def generate_stages(rng: random.Random, index: int, seed: int) -> Program:
     """A multi-stage program (workspace tensors between split loops), named `s<index>`."""
     kind = _pick(rng, STAGE_KINDS)
     target = "ascend910b4" if rng.random() < 0.2 else "ascend910b1"  # cube stages need a separate cube unit
-    k, sizes = (_flash if kind == "flash" else _chain)(rng, f"s{index}", target)
+    k, sizes = {"flash": _flash, "launches": _launches}.get(kind, _chain)(rng, f"s{index}", target)
     cores = CORES[target] if rng.random() < 0.7 else rng.randint(1, CORES[target])
     return k.program(kind, sizes, seed, target, cores)

@@ -163,28 +163,72 @@ def _execute(binary: Path, slot: int, p: _Prepared, job: Job) -> Outcome:
         args += [str(job.sizes[s]) for s in p.kernel.symbols]
         args += [repr(float(p.scalars[q.name])) for q in p.kernel.scalars]
         res = run_program(binary, args, timeout=RUN_TIMEOUT_S)
-        if res.timed_out:
-            return Outcome(job, "crash", f"the emulator ran over {RUN_TIMEOUT_S:.0f} s (hang?)", "crash:timeout")
-        if res.returncode < 0:
-            return Outcome(job, "crash", f"the emulator was {describe_exit(res.returncode)}\n{res.stderr[-2000:]}",
-                           f"crash:{signal.Signals(-res.returncode).name}")
-        codes = [e.code for e in res.errors]
-        if "TILING" in codes:
-            return Outcome(job, "rejected", "TILING: " + res.errors[0].message)
-        if codes:
-            first = res.errors[0]
-            return Outcome(job, "check", res.stderr[-3000:], f"check:{first.code}")
-        if res.returncode != 0:
-            return Outcome(job, "crash", f"the emulator exited {res.returncode}\n{res.stderr[-2000:]}",
-                           f"crash:exit{res.returncode}")
-        verdicts = []
-        for q in p.kernel.outputs:
-            path = io / f"{q.name}.bin"
-            ref = p.ref.outputs[q.name]
-            raw = path.read_bytes() if path.exists() else b""
-            got = HostArray.from_bytes(raw, TORCH_NAME[q.dtype.value], tuple(ref.shape)).to_torch() \
-                if len(raw) == ref.numel() * q.dtype.size else torch.full_like(ref, float("nan"), dtype=torch.float64)
-            verdicts.append(judge(q.name, got, p.ref, q.dtype.value))
+        return _verdict(res, io, p, job)
+
+
+def _execute_launches(p: _Prepared, job: Job) -> Outcome:
+    """A kernel of several launches (LAUNCHES): each launch's program (compiled on its own) in order on one I/O
+    directory, the workspace tensors between them files of 0xFF bytes (NaN) until a launch writes them."""
+    from ..sim.compiler import compile_program
+    from ..validate import combined_driver
+
+    with tempfile.TemporaryDirectory(prefix="ascend-fuzz-io-") as tmp:
+        io = Path(tmp)
+        binaries = []
+        for sub in p.project.launches:
+            src = io / "src" / sub.name
+            for fname, text in sub.files.items():
+                (src / fname).parent.mkdir(parents=True, exist_ok=True)
+                (src / fname).write_text(text)
+            (src / "driver.cpp").write_text(combined_driver(sub))
+            try:
+                binaries.append(compile_program([src / "driver.cpp"], defines=sim_defines(
+                    job.target, "mix" if sub.view.mix else "vector"), extra_include_dirs=[src]))
+            except CompileError as e:
+                return Outcome(job, "internal", "the emitted C++ does not compile:\n" + e.message[-3000:],
+                               compile_signature(e.message))
+        for q in p.kernel.inputs:
+            (io / f"{q.name}.bin").write_bytes(from_torch(p.inputs[q.name]).tobytes())
+        for w in p.kernel.workspaces:
+            n = 1
+            for d in w.shape:
+                n *= job.sizes[d] if isinstance(d, str) else d
+            (io / f"{w.name}.bin").write_bytes(b"\xff" * (n * w.dtype.size))
+        res = None
+        for la, binary in zip(p.lowered.body, binaries, strict=True):
+            sub = la.kernel
+            args = [str(io), str(job.cores)] + [str(job.sizes[s]) for s in sub.symbols]
+            args += [repr(float(p.scalars[q.name])) for q in sub.scalars]
+            res = run_program(binary, args, timeout=RUN_TIMEOUT_S)
+            if res.timed_out or res.returncode != 0 or res.errors:
+                break
+        return _verdict(res, io, p, job)
+
+
+def _verdict(res, io: Path, p: _Prepared, job: Job) -> Outcome:
+    """The outcome of a finished run: its errors, or the outputs in `io` judged against the reference."""
+    if res.timed_out:
+        return Outcome(job, "crash", f"the emulator ran over {RUN_TIMEOUT_S:.0f} s (hang?)", "crash:timeout")
+    if res.returncode < 0:
+        return Outcome(job, "crash", f"the emulator was {describe_exit(res.returncode)}\n{res.stderr[-2000:]}",
+                       f"crash:{signal.Signals(-res.returncode).name}")
+    codes = [e.code for e in res.errors]
+    if "TILING" in codes:
+        return Outcome(job, "rejected", "TILING: " + res.errors[0].message)
+    if codes:
+        first = res.errors[0]
+        return Outcome(job, "check", res.stderr[-3000:], f"check:{first.code}")
+    if res.returncode != 0:
+        return Outcome(job, "crash", f"the emulator exited {res.returncode}\n{res.stderr[-2000:]}",
+                       f"crash:exit{res.returncode}")
+    verdicts = []
+    for q in p.kernel.outputs:
+        path = io / f"{q.name}.bin"
+        ref = p.ref.outputs[q.name]
+        raw = path.read_bytes() if path.exists() else b""
+        got = HostArray.from_bytes(raw, TORCH_NAME[q.dtype.value], tuple(ref.shape)).to_torch() \
+            if len(raw) == ref.numel() * q.dtype.size else torch.full_like(ref, float("nan"), dtype=torch.float64)
+        verdicts.append(judge(q.name, got, p.ref, q.dtype.value))
     bad = [v for v in verdicts if not v.ok]
     if bad:
         return Outcome(job, "mismatch", "\n".join(v.describe() for v in verdicts), "mismatch")
@@ -199,6 +243,12 @@ def run_jobs(jobs: list[Job]) -> list[Outcome]:
         p = prepare(job, i)
         if isinstance(p, Outcome):
             outcomes[i] = p
+            continue
+        if p.project.launches:  # several launches: each its own program, run in order
+            try:
+                outcomes[i] = _execute_launches(p, job)
+            except Exception as e:  # noqa: BLE001 - a harness bug must not stop the run
+                outcomes[i] = _crash(job, "harness", e)
             continue
         kind = "mix" if p.view.mix else "vector"
         groups.setdefault((job.target, kind), []).append(p)

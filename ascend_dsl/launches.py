@@ -1,0 +1,195 @@
+"""The launches of a kernel whose split loops are of different kinds, joined by workspace tensors.
+
+A run of cube (matmul) loops is one launch, a conv loop is one launch, a run of vector split loops with the
+kernel-scope statements around them (accumulators, scalars, scalar stores) is one launch; the leading scalars go
+to every launch that uses them. A workspace tensor shared by two launches becomes a parameter of both (GM the host
+allocates). Shared by the compiler (lowering/passes/partition_launches.py: the graph's checks, the order) and the
+interpreter (which runs the launches in the same order).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import replace
+
+import networkx as nx
+
+from . import ir
+from .diagnostics import DslError
+from .diagnostics import ErrorCode as E
+
+#: Statements that may be computed by any launch that uses their value (scalars from scalar parameters,
+#: shape symbols, constants, or one element of an input).
+_SHARED = (ir.ScalarAssign, ir.ScalarLoad)
+
+
+def loop_kind(s: ir.Stmt) -> str | None:
+    """"cube" (a matmul split), "conv" (a convolution split), "vector" (an AIV split loop), None (kernel scope)."""
+    if isinstance(s, ir.CubeLoop):
+        return "cube"
+    if isinstance(s, ir.ConvLoop):
+        return "conv"
+    if isinstance(s, ir.SplitLoop):
+        return "vector"
+    return None
+
+
+@dataclasses.dataclass
+class Segment:
+    """The statements of one launch (in source order) and its kind."""
+
+    kind: str
+    stmts: list[ir.Stmt]
+
+    @property
+    def span(self) -> ir.Span:
+        return next(s.span for s in self.stmts if loop_kind(s))
+
+
+def segments(kernel: ir.Kernel) -> tuple[list[ir.Stmt], list[Segment]]:
+    """The leading scalar statements (shared by every launch that uses them) and the launches' statements."""
+    body = list(kernel.body)
+    first = next(i for i, s in enumerate(body) if loop_kind(s))
+    prelude = [s for s in body[:first] if isinstance(s, _SHARED)]
+    pending = [s for s in body[:first] if not isinstance(s, _SHARED)]
+    segs: list[Segment] = []
+    for s in body[first:]:
+        kind = loop_kind(s)
+        cur = segs[-1] if segs else None
+        if kind is None:
+            if cur is not None and cur.kind == "vector":
+                cur.stmts.append(s)
+            else:
+                pending.append(s)
+        elif cur is not None and kind == cur.kind and kind != "conv" and not pending:
+            cur.stmts.append(s)
+        else:
+            if pending and kind != "vector":
+                raise DslError.at(E.UNSUPPORTED, "kernel-scope statements between cube launches belong to no launch",
+                                  pending[0].span, "move them next to the vector split loop that uses them")
+            segs.append(Segment(kind, [*pending, s]))
+            pending = []
+    if pending:
+        raise DslError.at(E.UNSUPPORTED, f"kernel-scope statements after a {segs[-1].kind} split loop belong to no "
+                          "launch", pending[0].span, "compute them in a vector split loop's launch")
+    return prelude, segs
+
+
+def tensor_names(obj, params: set[str], out: set[str], skip_stores: bool) -> set[str]:
+    """Tensor parameters `obj` (a statement, an expression or a tuple of them) names; with `skip_stores`,
+    not the tensors it stores into."""
+    if isinstance(obj, str):
+        if obj in params:
+            out.add(obj)
+    elif isinstance(obj, tuple | list):
+        for x in obj:
+            tensor_names(x, params, out, skip_stores)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        stored = {"tensor"} if isinstance(obj, ir.Store | ir.ScalarStore) else {"out"} if isinstance(
+            obj, ir.ConvLoop) else set()
+        for f in dataclasses.fields(obj):
+            if f.name in ("span", "type", "plan") or (skip_stores and f.name in stored):
+                continue
+            tensor_names(getattr(obj, f.name), params, out, skip_stores)
+    return out
+
+
+def writes_of(stmts: list[ir.Stmt]) -> set[str]:
+    out = {s.tensor for s in ir.walk(tuple(stmts)) if isinstance(s, ir.Store | ir.ScalarStore)}
+    return out | {s.out for s in stmts if isinstance(s, ir.ConvLoop)}
+
+
+def first_use(stmts: list[ir.Stmt], name: str, params: set[str]) -> ir.Span:
+    for s in ir.walk(tuple(stmts)):
+        if name in tensor_names(s, params, set(), False) and not isinstance(s, ir.SplitLoop | ir.TileLoop):
+            return s.span
+    return stmts[0].span
+
+
+def _used(segs: list[Segment], name: str, params: set[str]) -> bool:
+    return any(name in tensor_names(s.stmts, params, set(), False) for s in segs)
+
+
+def shared_workspaces(kernel: ir.Kernel, segs: list[Segment]) -> set[str]:
+    """Workspace tensors used by more than one launch (parameters of each; the host allocates them)."""
+    params = {p.name for p in kernel.tensors}
+    uses = [tensor_names(s.stmts, params, set(), False) for s in segs]
+    return {p.name for p in kernel.workspaces if sum(p.name in u for u in uses) > 1}
+
+
+def launch_kernel(kernel: ir.Kernel, index: int, prelude: list[ir.Stmt], seg: Segment, shared: set[str]) -> ir.Kernel:
+    """Launch `index` as a kernel of its own: the tensors its statements use (a shared workspace tensor as an
+    ordinary one), every scalar parameter, and the prelude scalars it needs (transitively)."""
+    params = {p.name for p in kernel.tensors}
+    needed = _scalar_refs(seg.stmts)
+    scalars = []
+    for s in reversed(prelude):
+        if s.name in needed:
+            scalars.insert(0, s)
+            needed |= _scalar_refs([s])
+    body = (*scalars, *seg.stmts)
+    used = tensor_names(body, params, set(), False)
+    tensors = tuple(replace(p, workspace=False) if p.name in shared else p for p in kernel.tensors if p.name in used)
+    name = f"{kernel.name}_l{index}"
+    return replace(kernel, name=name, params=tensors + tuple(kernel.scalars), body=body, kind=None)
+
+
+def _scalar_refs(stmts) -> set[str]:
+    """Names referenced (Ref) anywhere in `stmts`: a superset of the kernel-scope scalars they read."""
+    out: set[str] = set()
+
+    def visit(obj):
+        if isinstance(obj, ir.Ref):
+            out.add(obj.name)
+        if isinstance(obj, tuple | list):
+            for x in obj:
+                visit(x)
+        elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            for f in dataclasses.fields(obj):
+                if f.name not in ("span", "type", "plan"):
+                    visit(getattr(obj, f.name))
+    visit(tuple(stmts))
+    return out
+
+
+def dependency_graph(kernel: ir.Kernel, segs: list[Segment]) -> nx.DiGraph:
+    """Nodes: launch indices (source order) with the tensors each reads and writes; an edge i -> j (with the
+    tensor) when launch j must run after launch i: it reads a shared workspace tensor i writes, or both touch a
+    bound tensor one of them writes (source order)."""
+    params = {p.name for p in kernel.tensors}
+    g = nx.DiGraph()
+    for i, seg in enumerate(segs):
+        g.add_node(i, reads=tensor_names(seg.stmts, params, set(), True), writes=writes_of(seg.stmts))
+    for name in shared_workspaces(kernel, segs):
+        writers = [i for i in g if name in g.nodes[i]["writes"]]
+        for w in writers[:1]:
+            for r in g:
+                if r not in writers and name in g.nodes[r]["reads"]:
+                    g.add_edge(w, r, tensor=name)
+    ws = {p.name for p in kernel.workspaces}
+    for i in g:
+        for j in g:
+            a, b = g.nodes[i], g.nodes[j]
+            clash = ((a["writes"] & (b["reads"] | b["writes"])) | (b["writes"] & a["reads"])) - ws
+            if i < j and clash:
+                g.add_edge(i, j, tensor=min(clash))
+    return g
+
+
+def is_launches(kernel: ir.Kernel) -> bool:
+    """Workspace tensors and split loops of more than one launch."""
+    return bool(kernel.workspaces) and any(loop_kind(s) for s in kernel.body) and len(segments(kernel)[1]) > 1
+
+
+def launch_order(g: nx.DiGraph) -> list[int]:
+    """The launches in dependency order, source order among independent ones (the graph must be acyclic)."""
+    return list(nx.lexicographical_topological_sort(g, key=lambda n: n))
+
+
+def launch_kernels(kernel: ir.Kernel) -> list[ir.Kernel]:
+    """The kernels of `kernel`'s launches in the order they run (a LAUNCHES kernel: is_launches)."""
+    prelude, segs = segments(kernel)
+    shared = shared_workspaces(kernel, segs)
+    return [launch_kernel(kernel, i, prelude, segs[i], shared) for i in launch_order(dependency_graph(kernel, segs))]
+
+
