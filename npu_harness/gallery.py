@@ -202,6 +202,19 @@ EXAMPLE_SHAPES.update({
     "resize/downsample_nearest1d": [{"batch_size": 3, "channels": 5, "length": 101, "out_length": 37},
                                     {"batch_size": 2, "channels": 70, "length": 4001, "out_length": 3}],
 })
+#: GEMM epilogue chains written as models are (weights in nn.Linear): the task's sizes, then 300 rows (2 base blocks of
+#: 128 + 44), 70 input and 75 output features (not multiples of the 16 x 16 fractal).
+_LINEAR_ODD = {"batch_size": 300, "in_features": 70, "out_features": 75}
+EXAMPLE_SHAPES.update({f"fuse/{name}": [{}, _LINEAR_ODD] for name in (
+    "linear_mish_mish", "linear_hardswish", "linear_swish_scaling", "linear_dropout_tanh", "linear_elu", "linear_selu",
+    "linear_gelu_tanh_f16", "linear_softplus", "linear_scale_hardtanh_gelu", "linear_min_subtract",
+    "linear_scale_residual_add", "linear_bias_leaky_relu_gelu")})
+EXAMPLE_SHAPES.update({
+    "fuse/linear_sigmoid_scale_residual": [{}, {"batch_size": 300, "input_size": 70, "hidden_size": 75}],
+    "fuse/linear_log_softmax": [{}, {"batch_size": 300, "in_features": 70, "num_classes": 75}],
+    "fuse/mlp_up_proj_gelu": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
+    "fuse/batched_matmul_residual_clamp_min": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
+})
 #: Tasks written the way models are (weights in nn.Linear / norm layers / nn.Parameter / buffers, pooling modules,
 #: number arguments): one small, odd shape each ({"cap": N}: the task writes its sizes as literals, --cap scales
 #: them); the groups tasks run every case of their JSON, the largest scaled by --cap.
