@@ -5,9 +5,9 @@ import torch.nn as nn
 class Model(nn.Module):
     """A classifier head: a linear layer and log_softmax over the classes."""
 
-    def __init__(self, in_features: int, num_classes: int):
+    def __init__(self, in_features: int, out_features: int):
         super().__init__()
-        self.fc = nn.Linear(in_features, num_classes)
+        self.fc = nn.Linear(in_features, out_features)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.log_softmax(self.fc(x), dim=1)
@@ -15,7 +15,7 @@ class Model(nn.Module):
 
 batch_size = 128
 in_features = 256
-num_classes = 320
+out_features = 320
 
 
 def get_inputs():
@@ -23,4 +23,4 @@ def get_inputs():
 
 
 def get_init_inputs():
-    return [in_features, num_classes]
+    return [in_features, out_features]

@@ -6,9 +6,9 @@ class Model(nn.Module):
     """GEMM, sigmoid, scaling, residual add of the GEMM output (KernelBench level 2,
     Gemm_Sigmoid_Scaling_ResidualAdd)."""
 
-    def __init__(self, input_size: int, hidden_size: int, scaling_factor: float):
+    def __init__(self, in_features: int, out_features: int, scaling_factor: float):
         super().__init__()
-        self.gemm = nn.Linear(input_size, hidden_size)
+        self.gemm = nn.Linear(in_features, out_features)
         self.scaling_factor = scaling_factor
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -21,14 +21,14 @@ class Model(nn.Module):
 
 
 batch_size = 128
-input_size = 256
-hidden_size = 384
+in_features = 256
+out_features = 384
 scaling_factor = 2.0
 
 
 def get_inputs():
-    return [torch.randn(batch_size, input_size)]
+    return [torch.randn(batch_size, in_features)]
 
 
 def get_init_inputs():
-    return [input_size, hidden_size, scaling_factor]
+    return [in_features, out_features, scaling_factor]
