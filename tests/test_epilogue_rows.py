@@ -126,3 +126,40 @@ def test_fuzzer_draws_row_vectors_per_row_values_and_per_row_stores():
         seen |= {form for form, mark in (("row", "[:])"), ("per_row", "= load(s"), ("per_row_store", "store(o"),
                                          ("batched_per_row", '"Bt, M"]')) if mark in text}
     assert seen == {"row", "per_row", "per_row_store", "batched_per_row"}, seen
+
+
+GEMM_CHAIN = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features{init}):
+        super().__init__()
+        self.{layer} = nn.Linear(in_features, out_features){extra}
+
+    def forward(self, x):
+        x = self.{layer}(x){body}
+        return x
+'''
+
+
+@pytest.mark.parametrize("layer,init,extra,body,expected", [
+    # KernelBench level 2 style: Gemm_Swish_Divide_Clamp_Tanh_Clamp
+    ("gemm", ", divisor", "\n        self.divisor = divisor",
+     "\n        x = x * torch.sigmoid(x)\n        x = x / self.divisor\n        x = torch.clamp(x, min=-1.0, max=1.0)"
+     "\n        x = torch.tanh(x)", "linear_scale_hardtanh_gelu"),
+    # a per-row logsumexp (keepdim), then LeakyReLU
+    ("linear", "", "", "\n        x = torch.logsumexp(x, dim=1, keepdim=True)\n        x = torch.nn.functional.leaky_relu(x)",
+     "linear_logsumexp"),
+    # a second [N] parameter added, then Mish
+    ("matmul", ", shape", "\n        self.add_value = nn.Parameter(torch.randn(shape))",
+     "\n        x = x + self.add_value\n        x = torch.nn.functional.mish(x)", "linear_add_swish_tanh_gelu_hardtanh"),
+])
+def test_prompt_examples_for_gemm_chains_come_from_the_fuse_gallery(layer, init, extra, body, expected):
+    """The prompt pack's examples for a GEMM epilogue chain (MultiKernelBench's fuse category) are fuse kernels."""
+    from kernelgen import prompt
+
+    task = GEMM_CHAIN.format(layer=layer, init=init, extra=extra, body=body)
+    picked = prompt.gallery_examples("fuse", task_source=task)
+    assert [e.category for e in picked] == ["fuse"] * 3, [f"{e.category}/{e.name}" for e in picked]
+    assert expected in [e.name for e in picked], [e.name for e in picked]
