@@ -507,7 +507,8 @@ def _run_cube(loop: ir.CubeLoop, kernel: ir.Kernel, views, scalars, symbols) -> 
             """The operand's matrix for this batch index: its dims before the matrix line up with the batch dims
             from the right (own index, 0 for a dim of 1, index // group for a grouped dim)."""
             t = views[name]
-            lead = t.shape[:-2] if name in params else ()
+            per_row = name in params and tuple(params[name].shape) == (*loop.batch, loop.m)  # one value per row
+            lead = (t.shape[:-1] if per_row else t.shape[:-2]) if name in params else ()
             for j, n in enumerate(lead):
                 i, full = idx[len(idx) - len(lead) + j], sizes[len(sizes) - len(lead) + j]
                 t = t[0 if n == 1 else i // (full // n)]

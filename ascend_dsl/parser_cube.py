@@ -231,6 +231,14 @@ def cube_slice(b, e, scope: CubeScope) -> tuple[str, ir.TileIndex, ir.Layout]:
     name_tok, *idx = e.children
     name = str(name_tok)
     p = b.tensor_param(name_tok)
+    if len(idx) == 1 and isinstance(idx[0], Tree) and idx[0].data == "full_slice":  # v[:]: one [N] row for every row
+        if tuple(p.shape) != (scope.n,):
+            raise b.err(E.INDEX, f"'{name}[:]' in a `with vector:` block is a row over the output's columns: it needs "
+                        f"a [{scope.n}] tensor; '{name}' has shape {list(p.shape)}", e)
+        return name, ir.TileIndex(None, False, b.o.span(idx[0])), ir.Layout.ROW
+    if len(idx) == 1 and tuple(p.shape) == (*scope.batch, scope.m) and isinstance(idx[0], Tree) and \
+            idx[0].data == "name" and str(idx[0].children[0]) == scope.var:  # s[blk]: one value per row of the block
+        return name, ir.TileIndex(scope.var, False, b.o.span(idx[0])), ir.Layout.COL
     full = len(idx) == 2 and isinstance(idx[1], Tree) and idx[1].data == "full_slice"  # c[blk, :] reads the same
     if len(idx) not in (1, 2) or (len(idx) == 2 and not full) or not (
             isinstance(idx[0], Tree) and idx[0].data == "name" and str(idx[0].children[0]) == scope.var):

@@ -226,6 +226,19 @@ EXAMPLE_SHAPES.update({
         {"batch_size": 1, "channels": 2, "depth": 4, "height": 40, "width": 33, "out_depth": 4, "out_height": 97,
          "out_width": 150}],
 })
+#: GEMM epilogue chains written as models are (weights in nn.Linear): the task's sizes, then 300 rows (2 base blocks of
+#: 128 + 44), 70 input and 75 output features (not multiples of the 16 x 16 fractal).
+_LINEAR_ODD = {"batch_size": 300, "in_features": 70, "out_features": 75}
+EXAMPLE_SHAPES.update({f"fuse/{name}": [{}, _LINEAR_ODD] for name in (
+    "linear_mish_mish", "linear_hardswish", "linear_swish_scaling", "linear_dropout_tanh", "linear_elu", "linear_selu",
+    "linear_gelu_tanh_f16", "linear_softplus", "linear_scale_hardtanh_gelu", "linear_min_subtract",
+    "linear_scale_residual_add", "linear_bias_leaky_relu_gelu", "linear_sum_max_logsumexp", "linear_logsumexp",
+    "linear_relu_mean", "linear_add_swish_tanh_gelu_hardtanh", "linear_sigmoid_scale_residual", "linear_log_softmax")})
+EXAMPLE_SHAPES.update({
+    "fuse/mlp_up_proj_gelu": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
+    "fuse/batched_matmul_residual_clamp_min": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
+    "fuse/batched_matmul_row_max": [{}, {"Bt": 3, "M": 50, "N": 75, "K": 70}],
+})
 #: Tasks written the way models are (weights in nn.Linear / norm layers / nn.Parameter / buffers, pooling modules,
 #: number arguments): one small, odd shape each ({"cap": N}: the task writes its sizes as literals, --cap scales
 #: them); the groups tasks run every case of their JSON, the largest scaled by --cap.
@@ -296,6 +309,11 @@ SCALE_LIMITED = {
        for name in ("scatter_add", "scatter_value", "index_add", "index_copy", "index_put_accumulate")},
     "fuse/matmul_softmax": ([{"M": 8192, "K": 4096, "N": 512}],
                             "the softmax epilogue holds whole rows of N in UB (N up to about 580 in f32)"),
+    **{f"fuse/{name}": ([{"batch_size": 8192, "in_features": 4096, "out_features": 512}],
+                        "a row-reduction epilogue holds whole rows of out_features in UB (N up to 512-1024 in f32)")
+       for name in ("linear_logsumexp", "linear_relu_mean", "linear_sum_max_logsumexp")},
+    "fuse/linear_log_softmax": ([{"batch_size": 8192, "in_features": 4096, "out_features": 384}],
+                                "the log_softmax epilogue holds whole rows of out_features in UB (N up to about 450)"),
     **{name: ([{"batch_size": 128, "dim1": 512, "dim2": 4095}],
               "a box stored whole holds the whole reduced axis (dim1) in UB with its temporaries (about 1000 in f32)")
        for name in ("activation/softmax_dim1", "normalization/l2_norm_dim1")},

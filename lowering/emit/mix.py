@@ -58,6 +58,11 @@ class _CubeStageWriter(RowStageWriter):
                        *([fetch] if isinstance(fetch, str) else fetch), f"{q}.EnQue({s.buffer});"]
 
     def copy_call(self, way: str, buf: str, gm: str) -> str:
+        if self.layout(buf) is ir.Layout.ROW:  # a [N] row: the block's D_ columns, from its first column on
+            return copy_call(way, "Block", buf, f"{gm}[offset % {self.stride}]", f"1, D_, Dp_, {self.stride}")
+        if self.layout(buf) is ir.Layout.COL:  # one value per row: `count` values from the block's first row on
+            pitch = f"(count * sizeof({self.ctype(buf)}) + 31) / 32 * 32 / sizeof({self.ctype(buf)})"
+            return copy_call(way, "Block", buf, f"{gm}[offset / {self.stride}]", f"1, count, {pitch}, count")
         return copy_call(way, "Block", buf, f"{gm}[offset{self.adjust.get(gm, '')}]", f"count, D_, Dp_, {self.stride}")
 
 

@@ -100,6 +100,9 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     sink.raise_if_any()
     whole_rows = any(isinstance(e, ir.Op) and OPS[e.op].rule is Rule.REDUCE for s in epi.body
                      if isinstance(s, (ir.Assign, ir.Store)) for e in ir.walk_expr(s.value))
+    # a store of one value per row ([M] / [Bt, M]) is written once per row: by the base block spanning all N columns
+    whole_rows = whole_rows or any(isinstance(s, (ir.Store, ir.CopyOut)) and tuple(kernel.param(s.tensor).shape)
+                                   == (*loop.batch, loop.m) for s in ir.walk(epi.body))
     direct = not whole_rows and is_direct(loop, kernel)
     names = ("base_m", "base_n", "base_k")
     for name, v in zip(names, mm.base, strict=True):

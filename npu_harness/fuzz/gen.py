@@ -525,6 +525,12 @@ def _cube(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     res = k.tensor("r", "f32", lead + "M, N") if rng.random() < 0.3 else None
     out_f16 = rng.random() < 0.3
     c = k.tensor("c", "f16" if out_f16 else "f32", lead + "M, N")
+    # an [N] row vector (load(v[:])), per-row values (load(s[blk]) of [Bt, M] / [M]) and, after a row reduction, a
+    # per-row output: drawn from a side generator, so the programs without them stay those of the fixed-seed slices
+    side = random.Random(hash(rng.getstate()[1]))
+    row_vec = k.tensor("v", "f32", "N") if side.random() < 0.25 else None
+    per_row = k.tensor("s", "f32", lead + "M") if side.random() < 0.2 else None
+    row_out = k.tensor("o", "f32", lead + "M") if whole_rows and side.random() < 0.4 else None
     for _ in range(rng.randint(0, 1)):
         k.scalar_param()
     if rng.random() < 0.4:
@@ -535,6 +541,10 @@ def _cube(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     if res is not None:
         body.append(Stmt(f"rt = load({res}[blk])", None, "rt"))
         scope.tiles.append(leaf("rt", "f32", "rows"))
+    for tensor, var, lay, index in ((row_vec, "rv", "row", ":"), (per_row, "sv", "col", "blk")):
+        if tensor is not None:
+            body.append(Stmt(f"{var} = load({tensor}[{index}])", None, var))
+            scope.tiles.append(leaf(var, "f32", lay))
     ex = Exprs(rng, scope, rows=whole_rows)
     if rng.random() < 0.15 and not whole_rows:
         e = leaf("acc", "f32", "rows")
@@ -546,7 +556,12 @@ def _cube(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
             e = Node("({0} - {1})", (e, red), "f32", "rows")
     if "acc" not in e.render():  # the vector block must read the accumulator (KERNEL-STRUCTURE)
         e = Node("({0} + {1})", (e, leaf("acc", "f32", "rows")), "f32", "rows")
+    for var, lay, tensor in (("rv", "row", row_vec), ("sv", "col", per_row)):
+        if tensor is not None and var not in e.render():  # every loaded row vector / per-row value is read
+            e = Node("({0} * {1})", (e, leaf(var, "f32", lay)), "f32", "rows")
     body.append(Stmt(f"store({c}[blk], {{0}})", _cast(e, "f16", "rows") if out_f16 else e))
+    if row_out is not None:
+        body.append(Stmt(f"store({row_out}[blk], {{0}})", ex.tile("f32", "col", side.randint(0, 2))))
     header = f"for blk in split({lead}M, N, cores=AIC):"
     loop = Loop(header, "with vector:", tuple(body), cube_prefix=("with cube:", f"    acc = matmul({a}[blk], {b}[blk]{opts})"))
     k.body.append(loop)
