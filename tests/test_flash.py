@@ -164,11 +164,11 @@ def test_causal_flash_attention_matches_torch_at_two_odd_lengths(name, overrides
 @pytest.mark.slow
 def test_planted_bug_without_the_rescale_of_o_is_caught(tmp_path):
     """Planted bug: O is not rescaled by e^(m - m') when a later key block raises a row's max. With one key block
-    the kernel would still pass; at N = 300 (3 blocks) the result is wrong."""
+    the kernel would still pass; at N = 300 (two key blocks or more) the result is wrong."""
     k = _example("sdpa")
     proj, _ = lowering.lower(k)
     name = "sdpa_kernel.cpp"
-    old = "Muls(o[r * dvp_], o[r * dvp_], cRow.GetValue(r), dv);"
+    old = "RowBroadcast<1>(o, cRow, rows, dv, dvp_);"
     assert proj.files[name].count(old) == 1
     bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(old, "")})
     res = _validate("sdpa", {"Bt": 2, "M": 37, "N": 300}, project=bad, tmp_path=tmp_path)

@@ -41,7 +41,7 @@ from .plan_cube import COUPLED_FAMILIES
 #: Largest query rows (Bq) and keys (Bk) per block: a Bq x Bk fp32 score block and a Bq x Dv output block
 #: fit L0C twice over (double-buffered) at 128 x 128; the host shrinks both for short shapes and for UB.
 MAX_BQ = 128
-MAX_BK = 128
+MAX_BK = 256
 COMPARES = ("gt", "ge", "lt", "le", "eq", "ne")
 
 
