@@ -19,7 +19,8 @@ from lowering.pipeline import run_pipeline
 from lowering.targets import get_target
 
 REPO = Path(__file__).resolve().parents[1]
-ATTENTION = ("sdpa", "gqa", "mqa", "causal_attention", "causal_sdpa", "cross_attention", "decode_gqa", "sdpa_dropout", "long_context")
+ATTENTION = ("sdpa", "gqa", "mqa", "causal_attention", "causal_sdpa", "cross_attention", "decode_gqa", "sdpa_dropout", "long_context",
+             "sliding_window")
 
 SDPA = '''from ascend_dsl import kernel, Tensor, f32, f16
 
@@ -58,11 +59,13 @@ def test_every_gallery_attention_kernel_lowers_to_flash(name):
     fa = ctx.lowered.body[0]
     assert ctx.lowered.kind is ir.KernelKind.FLASH and isinstance(fa, ir.FlashAttention)
     assert "# flash attention (the two stages below, fused)" in printer.kernel(ctx.lowered)  # --dump-after
-    assert (fa.mask is not None) == name.startswith("causal")
-    if fa.mask:
+    assert (fa.mask is not None) == name.startswith(("causal", "sliding"))
+    if name == "sliding_window":  # i - window < j <= i
+        assert (fa.mask.lo, fa.mask.hi) == ((ir.FlashBound(1, ((-1, "window"),)),), (ir.FlashBound(0),))
+    elif fa.mask:
         tensor = "mask" if name == "causal_attention" else None  # causal_sdpa: from positions (blocks skipped)
-        expected = (tensor, "gt", 0.5, -3e38) if tensor else (None, "le", 0.0, -3e38)
-        assert (fa.mask.tensor, fa.mask.compare, fa.mask.threshold, fa.mask.fill) == expected
+        expected = (tensor, "gt", 0.5, -3e38, (), ()) if tensor else (None, "", 0.0, -3e38, (), (ir.FlashBound(0),))
+        assert (fa.mask.tensor, fa.mask.compare, fa.mask.threshold, fa.mask.fill, fa.mask.lo, fa.mask.hi) == expected
 
 
 def test_the_switch_keeps_the_chained_form():
@@ -187,4 +190,64 @@ def test_planted_bug_without_the_diagonal_mask_is_caught(tmp_path):
     assert proj.files[name].count(old) == 1
     bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(old, "")})
     res = _validate("causal_sdpa", {"B": 1, "H": 2, "S": 150}, project=bad, tmp_path=tmp_path)
+    assert not res.ok and not res.sim_errors, res.detail
+
+
+BAND = SDPA.replace("scale: f32 = 0.125):", "scale: f32 = 0.125, w: i32 = 8):").replace(
+    "e = exp((s - max(s, axis=1)) * scale)", "x = select(COND, s * scale, -3.0e38)\n            e = exp(x - max(x, axis=1))")
+
+
+@pytest.mark.parametrize("cond, lo, hi", [
+    ("col_index() <= row_index()", (), (ir.FlashBound(0),)),
+    ("row_index() >= col_index()", (), (ir.FlashBound(0),)),
+    ("col_index() - row_index() < 3", (), (ir.FlashBound(2),)),
+    ("col_index() > row_index() - w", (ir.FlashBound(1, ((-1, "w"),)),), ()),
+    ("row_index() - col_index() < w", (ir.FlashBound(1, ((-1, "w"),)),), ()),
+    ("abs(col_index() - row_index()) <= w", (ir.FlashBound(0, ((-1, "w"),)),), (ir.FlashBound(0, ((1, "w"),)),)),
+    ("abs(row_index() - col_index() + 2) < 5", (ir.FlashBound(-2),), (ir.FlashBound(6),)),
+    ("w >= abs(col_index() - row_index())", (ir.FlashBound(0, ((-1, "w"),)),), (ir.FlashBound(0, ((1, "w"),)),)),
+    ("col_index() == row_index()", (ir.FlashBound(0),), (ir.FlashBound(0),)),
+])
+def test_position_comparisons_become_a_band_of_key_offsets(cond, lo, hi):
+    """Any comparison linear in the positions (integer literals, i32 scalars) or |col - row + c| <= t is a band
+    lo <= key - query <= hi (inclusive bounds)."""
+    k = parse_text(BAND.replace("COND", cond), "band.adsl")[0].instantiate()
+    _, ctx = _lower(k)
+    fa = ctx.lowered.body[0]
+    assert ctx.lowered.kind is ir.KernelKind.FLASH and fa.mask.tensor is None
+    assert (fa.mask.lo, fa.mask.hi) == (lo, hi)
+
+
+def test_nested_position_selects_intersect_and_other_conditions_stay_chained():
+    nested = BAND.replace("select(COND, s * scale, -3.0e38)",
+                          "select(col_index() <= row_index() + 2, select(col_index() >= row_index() - w, s * scale, -3.0e38), -3.0e38)")
+    fa = _lower(parse_text(nested, "band.adsl")[0].instantiate())[1].lowered.body[0]
+    assert (fa.mask.lo, fa.mask.hi) == ((ir.FlashBound(0, ((-1, "w"),)),), (ir.FlashBound(2),))
+    for cond in ("col_index() * 2 <= row_index()", "col_index() <= 5", "abs(col_index()) <= w"):  # not a band
+        with pytest.raises(DslError) as err:
+            _lower(parse_text(BAND.replace("COND", cond), "band.adsl")[0].instantiate())
+        assert "error[UNSUPPORTED]" in str(err.value) and "band.adsl:11:" in str(err.value), cond
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("overrides", [{}, {"B": 1, "H": 2, "S": 1001}], ids=["S333", "S1001"])
+def test_sliding_window_matches_torch_at_two_odd_lengths(overrides, tmp_path):
+    """Window 64 (a parameter, from the model): the key blocks outside each query block's band are skipped, the
+    blocks on either edge masked; at S=1001 most key blocks are skipped."""
+    res = _validate("sliding_window", overrides, tmp_path=tmp_path)
+    assert res.ok, res.detail
+
+
+@pytest.mark.slow
+def test_planted_bug_without_the_window_edge_mask_is_caught(tmp_path):
+    """Planted bug: the key blocks before the window are skipped but the block on the window's lower edge is not
+    masked (keys older than the window leak in)."""
+    k = _example("sliding_window")
+    proj, _ = lowering.lower(k)
+    name = "sliding_window_kernel.cpp"
+    old = "Compares(cmp, diag, static_cast<float>(lo - shift), CMPMODE::GE, (rows * bk_ + 63) / 64 * 64);"
+    assert proj.files[name].count(old) == 1
+    bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(
+        old, "Compares(cmp, diag, static_cast<float>(-1000000), CMPMODE::GE, (rows * bk_ + 63) / 64 * 64);")})
+    res = _validate("sliding_window", {}, project=bad, tmp_path=tmp_path)
     assert not res.ok and not res.sim_errors, res.detail
