@@ -251,3 +251,14 @@ def test_planted_bug_without_the_window_edge_mask_is_caught(tmp_path):
         old, "Compares(cmp, diag, static_cast<float>(-1000000), CMPMODE::GE, (rows * bk_ + 63) / 64 * 64);")})
     res = _validate("sliding_window", {}, project=bad, tmp_path=tmp_path)
     assert not res.ok and not res.sim_errors, res.detail
+
+
+def test_blocks_outside_the_band_are_skipped_only_under_an_inf_like_fill():
+    """With fill -3e38 the keys outside the band weigh exactly 0, so their blocks are not computed; with -10000.0
+    (or 0.0) they may not, so every key block is computed and masked."""
+    for fill, skipped in (("-3.0e38", True), ("-1.0e30", True), ("-10000.0", False), ("0.0", False)):
+        text = BAND.replace("COND", "col_index() <= row_index()").replace("-3.0e38", fill)
+        project, _ = _lower(parse_text(text, "band.adsl")[0].instantiate())
+        code = next(v for n, v in project.files.items() if n.endswith("_kernel.cpp"))
+        assert ("rowWithoutKeys" in code) == skipped, fill
+        assert "CMPMODE::LE" in code  # the upper edge is masked either way

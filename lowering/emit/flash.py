@@ -31,6 +31,9 @@ from .chain import SYS_WORKSPACE, WORKSPACE_ALIGN
 from .mix import MIX_RATIO, group_checks, operand_offset
 from .shared import KernelView, kernel_fields, loc, manifest, tensor_views
 
+#: A band's fill at or below this makes the keys outside the band weigh exactly 0 (e^(fill - max) underflows for any
+#: kept score above -1e30 + 104), so their blocks are skipped; a larger fill (-10000.0, 0.0) computes every key block.
+SKIP_FILL = -1.0e30
 _COMPARE = {"gt": "GT", "ge": "GE", "lt": "LT", "le": "LE", "eq": "EQ", "ne": "NE"}
 
 
@@ -59,6 +62,7 @@ class FlashView(KernelView):
     band: bool  # a band from positions, lo <= key j - query i <= hi: key blocks outside it skipped
     band_lo: str  # C++ int64 expressions of the band's bounds ("" unbounded)
     band_hi: str
+    skip_band: bool  # the fill is -inf-like (<= SKIP_FILL): the keys outside the band weigh exactly 0, so not computed
     mask_ctype: str
     mask_batch: str
     mask_cmp: str
@@ -124,6 +128,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> FlashView:
         k_batch=operand_offset(params[fa.k].shape, fa.batch), v_batch=operand_offset(params[fa.v].shape, fa.batch),
         o_batch=operand_offset(o.shape, fa.batch), scale=scale, mask=mask.name if mask else None, band=bool(fa.mask and not fa.mask.tensor),
         band_lo=_bound(fa.mask.lo, "Max64") if fa.mask else "", band_hi=_bound(fa.mask.hi, "Min64") if fa.mask else "",
+        skip_band=bool(fa.mask and fa.mask.fill <= SKIP_FILL),
         mask_ctype=mask.dtype.ctype if mask else "float", mask_batch=operand_offset(mask.shape, fa.batch) if mask else "",
         mask_cmp=_COMPARE[fa.mask.compare] if mask else "", mask_threshold=_float(fa.mask.threshold) if fa.mask else "",
         mask_fill=_float(fa.mask.fill) if fa.mask else "", max_bq=fa.bq, max_bk=fa.bk, esize=q.dtype.size,
