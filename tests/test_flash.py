@@ -245,10 +245,10 @@ def test_planted_bug_without_the_window_edge_mask_is_caught(tmp_path):
     k = _example("sliding_window")
     proj, _ = lowering.lower(k)
     name = "sliding_window_kernel.cpp"
-    old = "Compares(cmp, diag, static_cast<float>(lo - shift), CMPMODE::GE, (rows * bk_ + 63) / 64 * 64);"
+    old = "Compares(cmp, diag, static_cast<half>(Clamp4096(lo - shift)), CMPMODE::GE, (rows * bk_ + 127) / 128 * 128);"
     assert proj.files[name].count(old) == 1
     bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(
-        old, "Compares(cmp, diag, static_cast<float>(-1000000), CMPMODE::GE, (rows * bk_ + 63) / 64 * 64);")})
+        old, "Compares(cmp, diag, static_cast<half>(-4096.0f), CMPMODE::GE, (rows * bk_ + 127) / 128 * 128);")})
     res = _validate("sliding_window", {}, project=bad, tmp_path=tmp_path)
     assert not res.ok and not res.sim_errors, res.detail
 
