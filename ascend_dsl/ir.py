@@ -19,7 +19,8 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 -- introduced by lowering/passes/plan_flash.py: the two SDPA stages fused (online softmax)
                 | FlashAttention(q, k, v, o, batch: Sym*, m, n, dk, dv, scale: Const|Ref, mask: FlashMask?, bq, bk,
                                  stages: ChainStage*)
-    FlashMask   = FlashMask(tensor?, compare, threshold, fill)
+    FlashMask   = FlashMask(tensor?, compare, threshold, fill, lo: FlashBound*, hi: FlashBound*)
+    FlashBound  = FlashBound(const, params)
     -- a tile loop; its shape payload is its kind (LoopKind)
     TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?,
                            chunk?)
@@ -588,15 +589,28 @@ class Launch:
 
 
 @dataclass(frozen=True)
+class FlashBound:
+    """An integer offset of a key from its query, `const` + the sum of `sign * parameter` over `params` ((sign,
+    name) pairs of i32 scalar parameters): a bound of a positional band mask."""
+
+    const: int
+    params: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class FlashMask:
     """The scores a FLASH kernel keeps: `select(load(tensor[blk]) <compare> threshold, s * scale, fill)`, or with
-    `tensor` None the causal mask `select(col_index() <= row_index(), s * scale, fill)` (key j <= query i; the
-    kernel skips the key blocks wholly above the diagonal); the others become `fill`."""
+    `tensor` None a band from positions, max(lo) <= key j - query i <= min(hi) (empty `lo` / `hi`: unbounded):
+    the causal mask `select(col_index() <= row_index(), s * scale, fill)` is hi = (0,); a sliding window adds a lo
+    (lowering/passes/plan_flash.py). The kernel skips the key blocks wholly outside the band and masks the blocks
+    that straddle its edges; the others become `fill`."""
 
     tensor: str | None
-    compare: str  # "gt", "ge", "ne", ...: the Op name of the comparison
+    compare: str  # "gt", "ge", "ne", ...: the Op name of the comparison ("" for a band)
     threshold: float
     fill: float
+    lo: tuple[FlashBound, ...] = ()
+    hi: tuple[FlashBound, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -259,7 +259,16 @@ def cube_loop(s: ir.CubeLoop, ind: str) -> list[str]:
 def _flash_mask(mask: ir.FlashMask | None) -> str:
     if mask is None:
         return ""
-    return f", mask {mask.tensor}" if mask.tensor else ", causal from positions (key blocks above the diagonal skipped)"
+    if mask.tensor:
+        return f", mask {mask.tensor}"
+
+    def bound(b: ir.FlashBound) -> str:
+        return str(b.const) + "".join(f" {'+' if s > 0 else '-'} {n}" for s, n in b.params) if b.params else str(b.const)
+
+    lo = f"max({', '.join(map(bound, mask.lo))})" if len(mask.lo) > 1 else "".join(map(bound, mask.lo))
+    hi = f"min({', '.join(map(bound, mask.hi))})" if len(mask.hi) > 1 else "".join(map(bound, mask.hi))
+    band = f"{lo + ' <= ' if lo else ''}key - query{' <= ' + hi if hi else ''}"
+    return f", band {band} from positions (key blocks outside it skipped)"
 
 
 def block(body: tuple[ir.Stmt, ...], ind: str) -> list[str]:

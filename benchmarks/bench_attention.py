@@ -1,7 +1,7 @@
 """Causal attention as the cost model sees it (ESTIMATES, not measurements): flash attention against the cube
 roofline, beside the unfused chained version.
 
-    python benchmarks/bench_attention.py [--target ascend910b1] [--shape B,H,S,D] [--short S]
+    python benchmarks/bench_attention.py [--target ascend910b1] [--shape B,H,S,D] [--short S,S,...] [--time-limit SEC]
 
 Validates in the emulator (results checked against the tasks' torch references) the fused form,
 examples/attention/causal_sdpa (kind FLASH: key blocks above the diagonal skipped), and the unfused one,
@@ -10,12 +10,15 @@ GM, whole key rows and the mask's rows in UB; its mask is a [1, 1, S, S] tensor,
 the cost model's estimate, its bottleneck and ideal% = the ideal for the problem / the estimate. The
 ideal is the cube roofline of the useful work: 2 x B·H·S·S·D multiply-adds for Q K^T and P V, halved for
 the causal mask (the ideal counts only the MACs a causal kernel needs), at the cube's peak, or the least
-GM traffic if that is larger. The unfused version cannot launch past about 450 keys (its softmax rows
-live in UB), so both are also run at `--short` keys.
+GM traffic if that is larger. A last row runs examples/attention/sliding_window (window 64) at the main
+shape against the MACs of its band. The unfused version cannot launch past about 450 keys (its softmax rows
+live in UB), so both are also run at the `--short` key lengths: the compiler always takes the fused form
+(docs/language.md), and these rows are the evidence that it is the faster one wherever both launch.
 
 Issue 15 asks for B=4, H=32, S=4096, D=128 (f16); emulating it steps ~275 G multiply-adds and every
-vector instruction (several minutes on one core, ~0.5 GB of tensors): the default. `--shape 1,4,1024,128`
-is a quick look (per-core work then differs from the full problem's: fewer tasks per core).
+vector instruction (well over the emulator's default 300 s on one core, ~0.5 GB of tensors; `--time-limit`
+raises it): the default. `--shape 1,8,4096,128` is a quicker look (1/16 of the heads: ~115 -> ~7 tasks per
+core, so load balance weighs more).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def run(shape: dict[str, int], flash: bool, target: str):
+def run(shape: dict[str, int], flash: bool, target: str, example: str | None = None):
     from ascend_dsl import load_file
     from lowering.context import PassContext
     from lowering.pipeline import run_pipeline
@@ -37,7 +40,7 @@ def run(shape: dict[str, int], flash: bool, target: str):
 
     # the unfused chain masks with a tensor (causal_attention, GPT-2 style): positions in a matmul epilogue are
     # taken by the fused form only
-    path = ROOT / f"examples/attention/{'causal_sdpa' if flash else 'causal_attention'}.adsl"
+    path = ROOT / f"examples/attention/{example or ('causal_sdpa' if flash else 'causal_attention')}.adsl"
     kernel = load_file(path)[0].instantiate()
     task = load_task_for(kernel, path.with_suffix(".py"), overrides=shape)
     ctx = PassContext(get_target(target), path.name)
@@ -46,13 +49,15 @@ def run(shape: dict[str, int], flash: bool, target: str):
     return lowered.kind.value, validate_sim(kernel, lowered, ctx.project, ctx, task)
 
 
-def ideal_cube_us(shape: dict[str, int], target: str) -> float:
-    """Useful MACs of causal attention (Q K^T and P V on the kept half of the scores) at the cube's peak."""
+def ideal_cube_us(shape: dict[str, int], target: str, window: int | None = None) -> float:
+    """Useful MACs of causal attention (Q K^T and P V on the kept half of the scores; with a sliding window, on
+    the min(i + 1, window) keys of each query i) at the cube's peak."""
     from npu_harness.cost.model import load_params
 
     p = load_params(target)
     b, h, s, d = shape["B"], shape["H"], shape["S"], shape["D"]
-    macs = 2 * b * h * d * s * (s + 1) / 2
+    kept = s * (s + 1) / 2 if window is None else sum(min(i + 1, window) for i in range(s))
+    macs = 2 * b * h * d * kept
     return macs / (p.cube_macs_per_cycle * p.aic * p.clock_ghz * 1e3)
 
 
@@ -60,15 +65,22 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", default="ascend910b1")
     ap.add_argument("--shape", default="4,32,4096,128", help="B,H,S,D (default: issue 15's)")
-    ap.add_argument("--short", type=int, default=448, help="keys at which the unfused version still launches")
+    ap.add_argument("--short", default="64,200,448", help="key lengths at which the unfused version still launches")
+    ap.add_argument("--time-limit", type=int, default=3600, help="seconds an emulator run may take")
     args = ap.parse_args(argv)
+    import os
+
+    import npu_harness.validate as validate
+
+    os.environ["ASCEND_SIM_TIME_LIMIT"] = str(args.time_limit)  # the emulator's watchdog
+    validate.SIM_RUN_TIMEOUT_S = float(args.time_limit + 60)     # and the harness's kill
     b, h, s, d = (int(x) for x in args.shape.split(","))
     print(f"causal attention (examples/attention/causal_sdpa fused, causal_attention unfused; f16) on {args.target}: cost-model ESTIMATES, not "
           "measurements; ideal% = cube roofline of the useful MACs (causal half) / estimate")
     print(f"{'form':<8} {'kind':<6} {'B,H,S,D':<16} {'ok':<4} {'est us':>10} {'ideal us':>9} {'ideal%':>7} "
           f"{'bottleneck':<10} {'GM MB':>8}")
     bad = 0
-    for seq in dict.fromkeys((s, args.short)):
+    for seq in dict.fromkeys((s, *(int(x) for x in args.short.split(",")))):
         shape = {"B": b, "H": h, "S": seq, "D": d}
         for flash in (True, False):
             form = "flash" if flash else "unfused"
@@ -89,6 +101,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{form:<8} {kind:<6} {label:<16} {'yes' if res.ok else 'NO':<4} {est.kernel_us:10.1f} {ideal:9.1f} "
                   f"{100 * ideal / est.kernel_us:6.1f}% {est.bottleneck:<10} {gm:8.1f}", flush=True)
             bad += not res.ok
+    # the sliding window (examples/attention/sliding_window, window 64 from its task): key blocks outside skipped
+    shape = {"B": b, "H": h, "S": s, "D": d}
+    label = f"{b},{h},{s},{d}"
+    kind, res = run(shape, True, args.target, "sliding_window")
+    est = res.report
+    if est is None:
+        print(f"{'window':<8} {kind:<6} {label:<16} no   cannot run: {(res.detail or '').splitlines()[0][:100]}")
+        return 1
+    ideal = ideal_cube_us(shape, args.target, window=64)
+    print(f"{'window64':<8} {kind:<6} {label:<16} {'yes' if res.ok else 'NO':<4} {est.kernel_us:10.1f} {ideal:9.1f} "
+          f"{100 * ideal / est.kernel_us:6.1f}% {est.bottleneck:<10} {(est.gm_read_bytes + est.gm_write_bytes) / 1e6:8.1f}")
+    bad += not res.ok
     return 1 if bad else 0
 
 

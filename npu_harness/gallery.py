@@ -60,6 +60,7 @@ EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
     "attention/cross_attention": [{}, {"B": 1, "H": 3, "Sq": 45, "Skv": 13, "D": 24}],
     "attention/sdpa_dropout": [{}, {"B": 1, "H": 3, "S": 29, "D": 40}],
     "attention/causal_sdpa": [{}, {"B": 1, "H": 3, "S": 37, "D": 24}],
+    "attention/sliding_window": [{}, {"B": 1, "H": 2, "S": 1001, "D": 40}],  # window 64: most key blocks skipped
     "attention/decode_gqa": [{}, {"B": 1, "H": 6, "Hkv": 3, "L": 4099, "D": 40}],
     # 8K keys (the task's size) is validated by the host tiling (tests/test_flash.py) and was emulated once (15 s)
     "attention/long_context": [{"B": 1, "H": 2, "S": 1000}, {"B": 1, "H": 1, "S": 301, "D": 40}],

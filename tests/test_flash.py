@@ -19,7 +19,8 @@ from lowering.pipeline import run_pipeline
 from lowering.targets import get_target
 
 REPO = Path(__file__).resolve().parents[1]
-ATTENTION = ("sdpa", "gqa", "mqa", "causal_attention", "causal_sdpa", "cross_attention", "decode_gqa", "sdpa_dropout", "long_context")
+ATTENTION = ("sdpa", "gqa", "mqa", "causal_attention", "causal_sdpa", "cross_attention", "decode_gqa", "sdpa_dropout", "long_context",
+             "sliding_window")
 
 SDPA = '''from ascend_dsl import kernel, Tensor, f32, f16
 
@@ -58,11 +59,13 @@ def test_every_gallery_attention_kernel_lowers_to_flash(name):
     fa = ctx.lowered.body[0]
     assert ctx.lowered.kind is ir.KernelKind.FLASH and isinstance(fa, ir.FlashAttention)
     assert "# flash attention (the two stages below, fused)" in printer.kernel(ctx.lowered)  # --dump-after
-    assert (fa.mask is not None) == name.startswith("causal")
-    if fa.mask:
+    assert (fa.mask is not None) == name.startswith(("causal", "sliding"))
+    if name == "sliding_window":  # i - window < j <= i
+        assert (fa.mask.lo, fa.mask.hi) == ((ir.FlashBound(1, ((-1, "window"),)),), (ir.FlashBound(0),))
+    elif fa.mask:
         tensor = "mask" if name == "causal_attention" else None  # causal_sdpa: from positions (blocks skipped)
-        expected = (tensor, "gt", 0.5, -3e38) if tensor else (None, "le", 0.0, -3e38)
-        assert (fa.mask.tensor, fa.mask.compare, fa.mask.threshold, fa.mask.fill) == expected
+        expected = (tensor, "gt", 0.5, -3e38, (), ()) if tensor else (None, "", 0.0, -3e38, (), (ir.FlashBound(0),))
+        assert (fa.mask.tensor, fa.mask.compare, fa.mask.threshold, fa.mask.fill, fa.mask.lo, fa.mask.hi) == expected
 
 
 def test_the_switch_keeps_the_chained_form():
@@ -164,11 +167,11 @@ def test_causal_flash_attention_matches_torch_at_two_odd_lengths(name, overrides
 @pytest.mark.slow
 def test_planted_bug_without_the_rescale_of_o_is_caught(tmp_path):
     """Planted bug: O is not rescaled by e^(m - m') when a later key block raises a row's max. With one key block
-    the kernel would still pass; at N = 300 (3 blocks) the result is wrong."""
+    the kernel would still pass; at N = 300 (two key blocks or more) the result is wrong."""
     k = _example("sdpa")
     proj, _ = lowering.lower(k)
     name = "sdpa_kernel.cpp"
-    old = "Muls(o[r * dvp_], o[r * dvp_], cRow.GetValue(r), dv);"
+    old = "RowBroadcast<1>(o, cRow, rows, dv, dvp_);"
     assert proj.files[name].count(old) == 1
     bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(old, "")})
     res = _validate("sdpa", {"Bt": 2, "M": 37, "N": 300}, project=bad, tmp_path=tmp_path)
@@ -188,3 +191,74 @@ def test_planted_bug_without_the_diagonal_mask_is_caught(tmp_path):
     bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(old, "")})
     res = _validate("causal_sdpa", {"B": 1, "H": 2, "S": 150}, project=bad, tmp_path=tmp_path)
     assert not res.ok and not res.sim_errors, res.detail
+
+
+BAND = SDPA.replace("scale: f32 = 0.125):", "scale: f32 = 0.125, w: i32 = 8):").replace(
+    "e = exp((s - max(s, axis=1)) * scale)", "x = select(COND, s * scale, -3.0e38)\n            e = exp(x - max(x, axis=1))")
+
+
+@pytest.mark.parametrize("cond, lo, hi", [
+    ("col_index() <= row_index()", (), (ir.FlashBound(0),)),
+    ("row_index() >= col_index()", (), (ir.FlashBound(0),)),
+    ("col_index() - row_index() < 3", (), (ir.FlashBound(2),)),
+    ("col_index() > row_index() - w", (ir.FlashBound(1, ((-1, "w"),)),), ()),
+    ("row_index() - col_index() < w", (ir.FlashBound(1, ((-1, "w"),)),), ()),
+    ("abs(col_index() - row_index()) <= w", (ir.FlashBound(0, ((-1, "w"),)),), (ir.FlashBound(0, ((1, "w"),)),)),
+    ("abs(row_index() - col_index() + 2) < 5", (ir.FlashBound(-2),), (ir.FlashBound(6),)),
+    ("w >= abs(col_index() - row_index())", (ir.FlashBound(0, ((-1, "w"),)),), (ir.FlashBound(0, ((1, "w"),)),)),
+    ("col_index() == row_index()", (ir.FlashBound(0),), (ir.FlashBound(0),)),
+])
+def test_position_comparisons_become_a_band_of_key_offsets(cond, lo, hi):
+    """Any comparison linear in the positions (integer literals, i32 scalars) or |col - row + c| <= t is a band
+    lo <= key - query <= hi (inclusive bounds)."""
+    k = parse_text(BAND.replace("COND", cond), "band.adsl")[0].instantiate()
+    _, ctx = _lower(k)
+    fa = ctx.lowered.body[0]
+    assert ctx.lowered.kind is ir.KernelKind.FLASH and fa.mask.tensor is None
+    assert (fa.mask.lo, fa.mask.hi) == (lo, hi)
+
+
+def test_nested_position_selects_intersect_and_other_conditions_stay_chained():
+    nested = BAND.replace("select(COND, s * scale, -3.0e38)",
+                          "select(col_index() <= row_index() + 2, select(col_index() >= row_index() - w, s * scale, -3.0e38), -3.0e38)")
+    fa = _lower(parse_text(nested, "band.adsl")[0].instantiate())[1].lowered.body[0]
+    assert (fa.mask.lo, fa.mask.hi) == ((ir.FlashBound(0, ((-1, "w"),)),), (ir.FlashBound(2),))
+    for cond in ("col_index() * 2 <= row_index()", "col_index() <= 5", "abs(col_index()) <= w"):  # not a band
+        with pytest.raises(DslError) as err:
+            _lower(parse_text(BAND.replace("COND", cond), "band.adsl")[0].instantiate())
+        assert "error[UNSUPPORTED]" in str(err.value) and "band.adsl:11:" in str(err.value), cond
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("overrides", [{}, {"B": 1, "H": 2, "S": 1001}], ids=["S333", "S1001"])
+def test_sliding_window_matches_torch_at_two_odd_lengths(overrides, tmp_path):
+    """Window 64 (a parameter, from the model): the key blocks outside each query block's band are skipped, the
+    blocks on either edge masked; at S=1001 most key blocks are skipped."""
+    res = _validate("sliding_window", overrides, tmp_path=tmp_path)
+    assert res.ok, res.detail
+
+
+@pytest.mark.slow
+def test_planted_bug_without_the_window_edge_mask_is_caught(tmp_path):
+    """Planted bug: the key blocks before the window are skipped but the block on the window's lower edge is not
+    masked (keys older than the window leak in)."""
+    k = _example("sliding_window")
+    proj, _ = lowering.lower(k)
+    name = "sliding_window_kernel.cpp"
+    old = "Compares(cmp, diag, static_cast<half>(Clamp4096(lo - shift)), CMPMODE::GE, (rows * bk_ + 127) / 128 * 128);"
+    assert proj.files[name].count(old) == 1
+    bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(
+        old, "Compares(cmp, diag, static_cast<half>(-4096.0f), CMPMODE::GE, (rows * bk_ + 127) / 128 * 128);")})
+    res = _validate("sliding_window", {}, project=bad, tmp_path=tmp_path)
+    assert not res.ok and not res.sim_errors, res.detail
+
+
+def test_blocks_outside_the_band_are_skipped_only_under_an_inf_like_fill():
+    """With fill -3e38 the keys outside the band weigh exactly 0, so their blocks are not computed; with -10000.0
+    (or 0.0) they may not, so every key block is computed and masked."""
+    for fill, skipped in (("-3.0e38", True), ("-1.0e30", True), ("-10000.0", False), ("0.0", False)):
+        text = BAND.replace("COND", "col_index() <= row_index()").replace("-3.0e38", fill)
+        project, _ = _lower(parse_text(text, "band.adsl")[0].instantiate())
+        code = next(v for n, v in project.files.items() if n.endswith("_kernel.cpp"))
+        assert ("rowWithoutKeys" in code) == skipped, fill
+        assert "CMPMODE::LE" in code  # the upper edge is masked either way

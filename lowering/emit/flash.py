@@ -31,6 +31,9 @@ from .chain import SYS_WORKSPACE, WORKSPACE_ALIGN
 from .mix import MIX_RATIO, group_checks, operand_offset
 from .shared import KernelView, kernel_fields, loc, manifest, tensor_views
 
+#: A band's fill at or below this makes the keys outside the band weigh exactly 0 (e^(fill - max) underflows for any
+#: kept score above -1e30 + 104), so their blocks are skipped; a larger fill (-10000.0, 0.0) computes every key block.
+SKIP_FILL = -1.0e30
 _COMPARE = {"gt": "GT", "ge": "GE", "lt": "LT", "le": "LE", "eq": "EQ", "ne": "NE"}
 
 
@@ -56,7 +59,10 @@ class FlashView(KernelView):
     o_batch: str
     scale: str
     mask: str | None
-    causal: bool  # the causal mask from positions (key j <= query i): key blocks above the diagonal skipped
+    band: bool  # a band from positions, lo <= key j - query i <= hi: key blocks outside it skipped
+    band_lo: str  # C++ int64 expressions of the band's bounds ("" unbounded)
+    band_hi: str
+    skip_band: bool  # the fill is -inf-like (<= SKIP_FILL): the keys outside the band weigh exactly 0, so not computed
     mask_ctype: str
     mask_batch: str
     mask_cmp: str
@@ -87,6 +93,16 @@ def _float(x: float) -> str:
     return f"{x!r}f" if "e" in repr(x) or "." in repr(x) else f"{x!r}.0f"
 
 
+def _bound(bounds: tuple[ir.FlashBound, ...], pick: str) -> str:
+    """max / min (`pick`) of the bounds as one int64 C++ expression; "" for none."""
+    terms = [" ".join([f"static_cast<int64_t>({b.const})"]
+                      + [f"{'+' if s > 0 else '-'} static_cast<int64_t>({n}_)" for s, n in b.params]) for b in bounds]
+    out = ""
+    for term in terms:
+        out = f"{pick}({out}, {term})" if out else f"({term})"
+    return out
+
+
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> FlashView:
     fa = kernel.body[0]
     assert isinstance(fa, ir.FlashAttention)
@@ -110,7 +126,9 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> FlashView:
         M=fa.m, N=fa.n, Dk=fa.dk, Dv=fa.dv, batch_expr="".join(f"{d}_ * " for d in fa.batch),
         batch_host=" * ".join(fa.batch) or "1", q_batch=operand_offset(q.shape, fa.batch),
         k_batch=operand_offset(params[fa.k].shape, fa.batch), v_batch=operand_offset(params[fa.v].shape, fa.batch),
-        o_batch=operand_offset(o.shape, fa.batch), scale=scale, mask=mask.name if mask else None, causal=bool(fa.mask and not fa.mask.tensor),
+        o_batch=operand_offset(o.shape, fa.batch), scale=scale, mask=mask.name if mask else None, band=bool(fa.mask and not fa.mask.tensor),
+        band_lo=_bound(fa.mask.lo, "Max64") if fa.mask else "", band_hi=_bound(fa.mask.hi, "Min64") if fa.mask else "",
+        skip_band=bool(fa.mask and fa.mask.fill <= SKIP_FILL),
         mask_ctype=mask.dtype.ctype if mask else "float", mask_batch=operand_offset(mask.shape, fa.batch) if mask else "",
         mask_cmp=_COMPARE[fa.mask.compare] if mask else "", mask_threshold=_float(fa.mask.threshold) if fa.mask else "",
         mask_fill=_float(fa.mask.fill) if fa.mask else "", max_bq=fa.bq, max_bk=fa.bk, esize=q.dtype.size,
@@ -123,5 +141,5 @@ def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: FlashView) -> di
     fa = kernel.body[0]
     return manifest(kernel, ctx, view, "MIX_AIC_1_2", None, "query blocks", (),
                     flash={"max_query_rows": fa.bq, "max_keys": fa.bk,
-                           "mask": (fa.mask.tensor or "causal (positions)") if fa.mask else None,
+                           "mask": (fa.mask.tensor or "band (positions)") if fa.mask else None,
                            "fused_workspace_tensors": sorted(p.name for p in kernel.workspaces)})

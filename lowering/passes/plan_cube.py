@@ -94,8 +94,9 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         for e in ir.walk_expr(getattr(st, "value", None)) if isinstance(st, (ir.Assign, ir.Store)) else ():
             if isinstance(e, ir.Op) and e.op in ("col_index", "row_index", "col_minus_row"):
                 sink.error(E.UNSUPPORTED, "col_index() or row_index() in a matmul epilogue is taken only by the fused attention form "
-                           "(a causal mask: select(col_index() <= row_index(), s * scale, fill) in the first of the "
-                           "two SDPA stages, docs/language.md)", e.span,
+                           "(a band of key - query offsets: select(col_index() <= row_index(), s * scale, fill), a sliding "
+                           "window, abs(col_index() - row_index()) <= w, in the first of the two SDPA stages, "
+                           "docs/language.md)", e.span,
                            "write the attention as the two chained SDPA stages, or use a mask tensor")
     sink.raise_if_any()
     whole_rows = any(isinstance(e, ir.Op) and OPS[e.op].rule is Rule.REDUCE for s in epi.body

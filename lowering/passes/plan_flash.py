@@ -22,10 +22,12 @@ keys). The result is softmax(X) @ V, the chained text's value (softmax is shift-
 `(s - max(s)) * scale` spelling is the same function). Bq and Bk are planned here as the largest
 blocks the cube's L0C holds; the host shrinks them to the shapes and to UB (emit/flash.py).
 Anything else stays a CHAIN kernel, unchanged (never an error: the chained form is always correct).
-X may also be the causal mask from positions, `select(col_index() <= row_index(), s * scale, fill)`: the
-kernel then skips every key block above the diagonal and masks only the blocks that straddle it.
-Non-goals: other position masks (sliding window), decode against a KV cache, other epilogues between
-the stages.
+X may also be a band from positions: the causal mask `select(col_index() <= row_index(), s * scale, fill)`, a
+sliding window `select(col_index() <= row_index(), select(col_index() > row_index() - w, s * scale, fill), fill)`,
+`select(abs(col_index() - row_index()) <= w, ...)`, any comparison linear in the two positions with integer
+literals and i32 scalar parameters, nested selects (one fill) intersecting their bands: the kernel then skips
+every key block outside the band and masks only the blocks that straddle its edges.
+Non-goals: decode against a KV cache, other epilogues between the stages, a mask tensor and positions together.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from .plan_cube import COUPLED_FAMILIES
 #: Largest query rows (Bq) and keys (Bk) per block: a Bq x Bk fp32 score block and a Bq x Dv output block
 #: fit L0C twice over (double-buffered) at 128 x 128; the host shrinks both for short shapes and for UB.
 MAX_BQ = 128
-MAX_BK = 128
+MAX_BK = 256
 COMPARES = ("gt", "ge", "lt", "le", "eq", "ne")
 
 
@@ -172,11 +174,17 @@ def _softmax_scores(loop: ir.CubeLoop, p: ir.TensorParam, kernel: ir.Kernel):
         if (scale := _scaled(x, acc, kernel)) is not None:
             return scale, None
         sel = _op(x, "select", 3)
-        if sel is None or not isinstance(sel[2], ir.Const) or (scale := _scaled(sel[1], acc, kernel)) is None:
+        if sel is None or not isinstance(sel[2], ir.Const):
+            return None
+        band = _band_select(x, kernel)
+        if band is not None:
+            inner, lo, hi = band
+            if (scale := _scaled(inner, acc, kernel)) is None:
+                return None
+            return scale, ir.FlashMask(None, "", 0.0, float(sel[2].value), lo, hi)
+        if (scale := _scaled(sel[1], acc, kernel)) is None:
             return None
         cmp = sel[0]
-        if _causal(cmp):
-            return scale, ir.FlashMask(None, "le", 0.0, float(sel[2].value))
         if not (isinstance(cmp, ir.Op) and cmp.op in COMPARES and len(cmp.args) == 2
                 and isinstance(cmp.args[0], ir.Load) and not cmp.args[0].index.acc and cmp.args[0].tensor != acc
                 and isinstance(cmp.args[1], ir.Const)):
@@ -193,12 +201,98 @@ def _softmax_scores(loop: ir.CubeLoop, p: ir.TensorParam, kernel: ir.Kernel):
     return None
 
 
-def _causal(cmp: ir.Expr) -> bool:
-    """`col_index() <= row_index()` or `row_index() >= col_index()`: key j kept for query i when j <= i."""
-    if not (isinstance(cmp, ir.Op) and len(cmp.args) == 2 and all(isinstance(a, ir.Op) for a in cmp.args)):
-        return False
-    ops = tuple(a.op for a in cmp.args)
-    return (cmp.op, ops) in (("le", ("col_index", "row_index")), ("ge", ("row_index", "col_index")))
+_Linear = tuple[int, int, int, tuple[tuple[int, str], ...]]  # a * col + b * row + const + sum(sign * param)
+
+
+def _linear(e: ir.Expr, kernel: ir.Kernel) -> _Linear | None:
+    """`e` as a * col_index() + b * row_index() + an integer offset (literals and i32 scalar parameters)."""
+    if isinstance(e, ir.Op) and e.op == "col_index":
+        return 1, 0, 0, ()
+    if isinstance(e, ir.Op) and e.op == "row_index":
+        return 0, 1, 0, ()
+    if isinstance(e, ir.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        return 0, 0, e.value, ()
+    if isinstance(e, ir.Ref) and any(s.name == e.name and s.dtype is DType.I32 for s in kernel.scalars):
+        return 0, 0, 0, ((1, e.name),)
+    if (args := _op(e, "neg", 1)) is not None and (x := _linear(args[0], kernel)) is not None:
+        return _scaled_linear(x, -1)
+    for name, sign in (("add", 1), ("sub", -1)):
+        if (args := _op(e, name, 2)) is not None:
+            x, y = _linear(args[0], kernel), _linear(args[1], kernel)
+            if x is None or y is None:
+                return None
+            y = _scaled_linear(y, sign)
+            return x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3]
+    return None
+
+
+def _scaled_linear(x: _Linear, sign: int) -> _Linear:
+    return sign * x[0], sign * x[1], sign * x[2], tuple((sign * s, n) for s, n in x[3])
+
+
+def _offset(x: _Linear) -> ir.FlashBound:
+    return ir.FlashBound(x[2], x[3])
+
+
+def _key_offset(e: ir.Expr, kernel: ir.Kernel) -> _Linear | None:
+    """`e` as (col - row) + offset (the sign of the positions normalised), else None."""
+    x = _linear(e, kernel)
+    if x is None or abs(x[0]) != 1 or x[1] != -x[0]:
+        return None
+    return _scaled_linear(x, x[0])
+
+
+_FLIP = {"le": "ge", "lt": "gt", "ge": "le", "gt": "lt", "eq": "eq"}
+
+
+def _band(cmp: ir.Expr, kernel: ir.Kernel) -> tuple[list[ir.FlashBound], list[ir.FlashBound]] | None:
+    """The band of key offsets d = col - row that a position comparison keeps: `lhs <op> rhs` linear in the
+    positions (e.g. `col_index() <= row_index()`, `col_index() > row_index() - w`, `col_index() - row_index() <= k`)
+    or `abs(col_index() - row_index() [+ c]) <= t` (also `<`). Bounds are inclusive: (lower bounds, upper bounds)."""
+    if not (isinstance(cmp, ir.Op) and cmp.op in _FLIP and len(cmp.args) == 2):
+        return None
+    op, (lhs, rhs) = cmp.op, cmp.args
+    if _op(rhs, "abs", 1) is not None:
+        op, lhs, rhs = _FLIP[op], rhs, lhs
+    if (inner := _op(lhs, "abs", 1)) is not None:  # |d + c| <= t: -t - c <= d <= t - c
+        x, t = _key_offset(inner[0], kernel), _linear(rhs, kernel)
+        if x is None or t is None or t[0] or t[1] or op not in ("le", "lt"):
+            return None
+        shift = -1 if op == "lt" else 0
+        hi = _offset((0, 0, t[2] - x[2] + shift, t[3] + _scaled_linear(x, -1)[3]))
+        lo = _offset((0, 0, -t[2] - x[2] - shift, _scaled_linear(t, -1)[3] + _scaled_linear(x, -1)[3]))
+        return [lo], [hi]
+    x, y = _linear(lhs, kernel), _linear(rhs, kernel)
+    if x is None or y is None:
+        return None
+    diff = (x[0] - y[0], x[1] - y[1], x[2] - y[2], x[3] + _scaled_linear(y, -1)[3])  # diff <op> 0
+    if abs(diff[0]) != 1 or diff[1] != -diff[0]:
+        return None
+    if diff[0] == -1:
+        diff, op = _scaled_linear(diff, -1), _FLIP[op]
+    t = _scaled_linear(diff, -1)  # d <op> t
+    shift = {"le": 0, "lt": -1, "ge": 0, "gt": 1, "eq": 0}[op]
+    bound = _offset((0, 0, t[2] + shift, t[3]))
+    lo = [bound] if op in ("ge", "gt", "eq") else []
+    hi = [bound] if op in ("le", "lt", "eq") else []
+    return lo, hi
+
+
+def _band_select(x: ir.Expr, kernel: ir.Kernel):
+    """(inner, lo, hi) for `select(c1, select(c2, inner, fill), fill)` (any depth, one fill) whose conditions are
+    position comparisons (`_band`); else None."""
+    lo: list[ir.FlashBound] = []
+    hi: list[ir.FlashBound] = []
+    fill = None
+    while (sel := _op(x, "select", 3)) is not None and isinstance(sel[2], ir.Const) and fill in (None, sel[2].value):
+        band = _band(sel[0], kernel)
+        if band is None:
+            break
+        fill = sel[2].value
+        lo += band[0]
+        hi += band[1]
+        x = sel[1]
+    return (x, tuple(dict.fromkeys(lo)), tuple(dict.fromkeys(hi))) if fill is not None else None
 
 
 def _output(loop: ir.CubeLoop) -> str | None:

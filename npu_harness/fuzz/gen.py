@@ -647,7 +647,8 @@ def _launches(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict
 def _flash(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     """The chained SDPA text that lowering/passes/plan_flash.py fuses into a FLASH kernel: [Bt] or [B, H] batches
     (grouped or shared key/value heads), odd lengths up to a few key blocks, each spelling of the softmax, a scale
-    parameter or literal (either sign), an optional mask tensor (any comparison, fill and dtype), f32 or T out."""
+    parameter or literal (either sign), an optional mask tensor (any comparison, fill and dtype) or a band from
+    positions (causal, sliding window, |j - i| <= w; a literal or i32 window), f32 or T out."""
     k = _Kernel(rng, name)
     t = rng.choice(("f16", "bf16"))
     k.dtype_vars = {"T": t}
@@ -681,10 +682,20 @@ def _flash(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     p = k.fresh("p")
     k.body.append(Stmt(f"{p} = workspace(T, {lead}M, N)", None, p))
     scaled = rng.choice([f"s * {scale}", f"{scale} * s"])
-    if causal:
-        fill = rng.choice(["-3.0e38", "-1.0e30", "-10000.0"])
-        cond = rng.choice(["col_index() <= row_index()", "row_index() >= col_index()"])
-        lines = [f"x = select({cond}, {scaled}, {fill})", "e = exp(x - max(x, axis=1))"]
+    if causal:  # a band of key - query offsets: causal, a sliding window, |j - i| <= w, one-sided offsets
+        fill = rng.choice(["-3.0e38", "-1.0e30", "-10000.0", "0.0"])  # -1e30 and below: blocks outside skipped
+        w = str(rng.randint(1, 300))
+        if rng.random() < 0.4:
+            w = k.fresh("w")
+            k.params.append(f"{w}: i32 = {rng.randint(1, 300)}")
+        conds = rng.choice([["col_index() <= row_index()"], ["row_index() >= col_index()"],
+                            ["col_index() <= row_index()", f"col_index() > row_index() - {w}"],
+                            [f"abs(col_index() - row_index()) <= {w}"], [f"row_index() - col_index() < {w}"],
+                            [f"col_index() - row_index() <= {rng.randint(-3, 40)}"]])
+        x = scaled
+        for cond in reversed(conds):
+            x = f"select({cond}, {x}, {fill})"
+        lines = [f"x = {x}", "e = exp(x - max(x, axis=1))"]
     elif mask is not None:
         cmp = rng.choice([">", ">=", "<", "<=", "!="])
         fill = rng.choice(["-3.0e38", "-1.0e30", "-10000.0", "-5.0", "0.0"])
