@@ -3,8 +3,8 @@
 Every task run (npu_harness.task) happens in a child process with a timeout and an address-space limit. Started
 fresh (``python -m npu_harness.task_worker``), each child spends about 2 s of CPU importing torch before it runs
 a task that often takes 0.1 s; the test suite runs hundreds of them. Instead, each process that runs tasks
-starts one server (``python -m npu_harness.task_server``) on first use; the server imports torch and the
-worker once and forks a child per task. The child is what a fresh worker would be: its own session (the
+starts one server (``python -m npu_harness.task_server``) on first use (and again when the worker's sources
+change on disk); the server imports torch and the worker once and forks a child per task. The child is what a fresh worker would be: its own session (the
 timeout kills its whole process group), RLIMIT_AS = the memory limit, stdin from /dev/null, stdout and stderr
 to files, the caller's working directory and environment, ``task_worker.main(args)`` and its exit code (an
 uncaught exception: the traceback on stderr and exit 1, as ``python -m`` does).
@@ -49,12 +49,22 @@ def enabled() -> bool:
     return os.environ.get(ENV, "1") not in ("0", "false", "no")
 
 
+def _sources_stamp() -> tuple[int, ...]:
+    """Modification times of the worker's sources: a server whose imported worker is older than the files
+    is replaced (a fresh worker would run the files as they are now)."""
+    from .task import _WORKER_SOURCES
+
+    here = Path(__file__).resolve().parent
+    return tuple(os.stat(here / name).st_mtime_ns for name in (*_WORKER_SOURCES, "task_server.py"))
+
+
 # ---------------------------------------------------------------- caller side
 
 
 class _Server:
     def __init__(self) -> None:
         self.owner = os.getpid()
+        self.stamp = _sources_stamp()
         self.proc = subprocess.Popen([sys.executable, "-m", "npu_harness.task_server"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
         self.buf = b""
@@ -100,7 +110,8 @@ _server: _Server | None = None
 
 def _current() -> _Server | None:
     global _server
-    if _server is not None and _server.owner == os.getpid() and _server.proc.poll() is None:
+    if (_server is not None and _server.owner == os.getpid() and _server.proc.poll() is None
+            and _server.stamp == _sources_stamp()):
         return _server
     if _server is not None and _server.owner == os.getpid():
         _server.close()

@@ -129,3 +129,16 @@ def test_server_ends_with_its_parent(tmp_path):
         time.sleep(0.1)
     else:
         pytest.fail("the task server outlived its parent")
+
+
+def test_a_changed_worker_source_gets_a_new_server():
+    run_task_cases(REPO / "examples/activation/relu.py")
+    first = task_server._server
+    worker = Path(task_server.__file__).with_name("task_worker.py")
+    stat = worker.stat()
+    os.utime(worker, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    try:
+        run_task_cases(REPO / "examples/activation/relu.py")
+        assert task_server._server is not first and first.proc.poll() is not None
+    finally:
+        os.utime(worker, ns=(stat.st_atime_ns, stat.st_mtime_ns))
