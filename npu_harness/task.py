@@ -13,7 +13,6 @@ import importlib.util
 import json
 import os
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +20,9 @@ from pathlib import Path
 from ascend_dsl.diagnostics import DslError
 
 from .disk_cache import cache_base, note_write, touch
-from .subprocess_limits import describe_exit, describe_limit, memory_limit, run_limited
+from .subprocess_limits import describe_exit, describe_limit, memory_limit
 from .task_result import load_cases
+from .task_server import run_worker
 
 TASK_TIMEOUT_S = 120.0
 #: results larger than this are not kept in the on-disk task cache
@@ -134,8 +134,7 @@ def run_task_cases(path: str | Path, *, seed: int = 0, overrides: dict | None = 
         req = Path(tmp) / "request.json"
         req.write_text(json.dumps(request))
         out = Path(tmp) / "result.npz"
-        res = run_limited([sys.executable, "-m", "npu_harness.task_worker", str(path), str(out), str(req)],
-                          timeout=timeout, memory_bytes=limit)
+        res = run_worker([str(path), str(out), str(req)], timeout=timeout, memory_bytes=limit)
         _raise_for(path, res, out, timeout, limit, meta)
         if out.stat().st_size > limit // 2:
             raise DslError.at("MEMORY-LIMIT", f"the tensors of task file {path} take {out.stat().st_size / 2**30:.1f} GB; "

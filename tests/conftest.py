@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 REPO = Path(__file__).resolve().parent.parent
+
+# Emulator programs built by the tests (and the CLI runs they start) compile at -O1: about a third less
+# compile CPU than -O2 (npu_harness/sim/compiler.py), and the tests run small shapes. Set ASCEND_SIM_OPT to
+# test another level.
+os.environ.setdefault("ASCEND_SIM_OPT", "-O1")
 
 
 def pytest_addoption(parser):

@@ -97,6 +97,19 @@ def cache_root(out_dir: Path | None = None) -> Path:
     return cache_base() / "sim"
 
 
+OPT_ENV = "ASCEND_SIM_OPT"
+_OPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Og", "-Os")
+
+
+def default_optimize() -> str:
+    """The optimization level of emulator programs: ``$ASCEND_SIM_OPT`` (one of -O0 -O1 -O2 -O3 -Og -Os),
+    else -O2."""
+    value = os.environ.get(OPT_ENV, "").strip() or "-O2"
+    if value not in _OPT_LEVELS:
+        raise CompileError(f"{OPT_ENV}={value!r} is not one of {' '.join(_OPT_LEVELS)}", "")
+    return value
+
+
 def _compiler() -> str:
     return os.environ.get("ASCEND_SIM_CXX", "g++")
 
@@ -237,7 +250,7 @@ def compile_program(
     prebuilt: bool | None = None,
     shared: bool = False,
     link: Sequence[Path] = (),
-    optimize: str = "-O2",
+    optimize: str | None = None,
 ) -> Path:
     """Compile ``sources`` into one binary against the emulation header and return its path.
 
@@ -247,7 +260,8 @@ def compile_program(
     -std=c++20 -O2 ... -DASCEND_SIM_PREBUILT_RUNTIME=1 -I<pch dir> -include kernel_operator.h
     -I<INCLUDE_DIR> -I<dir of each source> -I<extra...> -D<k>=<v>... <sources> runtime.o -o <bin>``.
     ``prebuilt=False`` compiles the header-only way. ``optimize`` replaces -O2 (the differential fuzzer
-    compiles its many short-running batches with -O0: a third of the CPU). The binary is cached under
+    compiles its many short-running batches with -O0: a third of the CPU); None: ``$ASCEND_SIM_OPT`` if set
+    (the test suite sets -O1: its kernels run small shapes), else -O2. The binary is cached under
     ``cache_root(out_dir)/<sha256>/prog``; the key covers the sources, every header under
     ``INCLUDE_DIR``, the source directories and ``extra_include_dirs``, the flags and the compiler
     version (headers in the source directories: top level only; in ``extra_include_dirs``: recursive
@@ -275,6 +289,7 @@ def compile_program(
     elif prebuilt and (shared or link):
         raise CompileError("compile_program: a shared library, or a program linking one, compiles header-only "
                            "(prebuilt=False)", "")
+    optimize = default_optimize() if optimize is None else optimize
     extra = [Path(d).resolve() for d in extra_include_dirs]
     src_dirs: list[Path] = []
     for src in srcs:
