@@ -143,6 +143,9 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
     if len({p.api for p in pools}) > 1:
         work = "float"
 
+    window = [f"const int64_t k = {_param_c(k_arg, True)};", f"const int64_t s = {_param_c(s_arg, True)};",
+              f"const int64_t pad = {_param_c(p_arg, True)};", f"const int64_t dil = {_param_c(d_arg, True)};",
+              "const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)"]
     copyin, copyout = [], []
     for s in stmts:
         if isinstance(s, ir.CopyIn):
@@ -150,7 +153,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
             c = b.buffer.dtype.ctype
             copyin += [f"// {loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b.member}.AllocTensor<{c}>();"]
             if rows_path:
-                copyin += snippet("pitched_copy_in", buf=s.buffer, gm=gm, ctype=c, rank=rank, bands1=bands1)
+                copyin += snippet("pitched_copy_in", buf=s.buffer, gm=gm, ctype=c, rank=rank, bands1=bands1,
+                                  window=window)
             else:
                 copyin.append(f"CopyGmToUb({s.buffer}, {gm}[p0 * inPlane_ + lo * inInner_], "
                               "static_cast<uint32_t>((planes - 1) * inPlane_ + (hi - lo) * inInner_));")
@@ -166,9 +170,6 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
                                "static_cast<uint32_t>((planes - 1) * outPlane_ + rows * outInner_));")
             copyout.append(f"{b.member}.FreeTensor({s.buffer});")
     head, tail = compute_frame(views)
-    window = [f"const int64_t k = {_param_c(k_arg, True)};", f"const int64_t s = {_param_c(s_arg, True)};",
-              f"const int64_t pad = {_param_c(p_arg, True)};", f"const int64_t dil = {_param_c(d_arg, True)};",
-              "const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)"]
     compute = head + window
     if rows_path and rank > 1:
         compute += [f"LocalTensor<{work}> poolU = poolUBuf.Get<{work}>();",
