@@ -422,3 +422,53 @@ def test_bf16_pooling_in_the_emulator(tmp_path, rank):
     project, ctx = lower(kernel, "ascend910b1", "bfp.adsl")
     res = validate_sim(kernel, ctx.lowered, project, ctx, load_task_for(kernel, tmp_path / "bfp.py"))
     assert res.ok, [c.describe() for c in res.comparisons]
+
+
+def _sizes(b: int, c: int, *spatial: int, **window: int) -> dict:
+    names = ("height", "width") if len(spatial) == 2 else ("depth", "height", "width")
+    return {"batch_size": b, "channels": c, **dict(zip(names, spatial, strict=True)), **window}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example,dtype,sizes,fields", [
+    # output rows wider than a chunk (4500 > 2048): column chunks of the Gathers, one PoolRows instruction per row
+    ("max_pool2d", "f32", _sizes(1, 2, 5, 4500, kernel_size=3, stride=1, padding=1, dilation=1),
+     lambda t: t["poolRows"] == 1 and t["poolCols"] == 2048),
+    # input rows of one output row's taps more than 255 blocks apart (2 x 1104 floats): one instruction per row
+    ("max_pool2d", "f32", _sizes(1, 2, 40, 1100, kernel_size=3, stride=2, padding=1, dilation=1),
+     lambda t: t["poolRows"] == 3),
+    # 300 output rows in chunks of 85 (the rows whose first taps are padding at both ends), f16 max in half
+    ("max_pool2d", "f16", _sizes(1, 3, 300, 20, kernel_size=3, stride=1, padding=1, dilation=2),
+     lambda t: t["poolRows"] == 64 and t["poolUElems"] % 16 == 0),
+    # avg of f16: the chunk's rows widened to f32 (poolT), odd sizes
+    ("avg_pool2d", "f16", _sizes(1, 3, 61, 45, kernel_size=3, stride=2, padding=1), lambda t: t["poolTElems"] > 0),
+    # 3-D with dilation where one output slice's taps do not fit double-buffered: bands of dim-1 rows holding only
+    # the depth taps' slices (sparse), rows of 301 halves (one DataCopyPad block per row)
+    ("max_pool3d", "f16", _sizes(1, 2, 9, 100, 301, kernel_size=3, stride=2, padding=1, dilation=2),
+     lambda t: t["sparse"] == 1 and t["band1Rows"] < 50),
+    # 3-D whole 64-wide rows with dilation: one output slice per tile, its 3 taps' slices in one strided copy
+    ("max_pool3d", "f32", _sizes(1, 2, 20, 64, 64, kernel_size=3, stride=2, padding=1, dilation=3),
+     lambda t: t["sparse"] == 1 and t["band1Rows"] == 30 and t["bufferNum"] == 2),
+    # small odd 3-D planes, several per tile
+    ("avg_pool3d", "f32", _sizes(2, 3, 7, 13, 11, kernel_size=3, stride=1, padding=1), lambda t: t["tileLength"] >= 1),
+])
+def test_chunked_pool_paths_in_the_emulator(example, dtype, sizes, fields):
+    from npu_harness.validate import load_task_for, validate_sim
+
+    adsl = REPO / f"examples/pooling/{example}.adsl"
+    kernel = load_file(adsl)[0].instantiate({"T": dtype})
+    project, ctx = lower(kernel, "ascend910b1", adsl.name)
+    run = load_task_for(kernel, adsl.with_suffix(".py"), overrides=sizes)
+    res = validate_sim(kernel, ctx.lowered, project, ctx, run)
+    assert res.ok, [c.describe() for c in res.comparisons]
+    x, y = kernel.tensors[0], kernel.tensors[1]
+    k, st, pad, dil = (sizes["kernel_size"], sizes["stride"], sizes["padding"], sizes.get("dilation", 1))
+    ins = tuple(run.inputs[0].shape)
+    outs = ins[:2] + tuple((n + 2 * pad - dil * (k - 1) - 1) // st + 1 for n in ins[2:])
+    symbols = {**dict(zip(x.shape, ins, strict=True)), **dict(zip(y.shape, outs, strict=True))}
+    m = project.manifest
+    scalars = {s["name"]: sizes[s["name"]] for s in m["scalars"]}
+    names = ("poolRows", "poolCols", "poolUElems", "poolTElems", "tileLength", "bufferNum")
+    names += ("sparse", "band1Rows") if example.endswith("3d") else ()
+    t = run_tiling(project, "ascend910b1", {s: symbols[s] for s in m["symbols"]}, scalars, 48, names)
+    assert fields(t), t
