@@ -13,9 +13,12 @@ one contiguous GM range per tensor:
 The host tiling (codegen_templates/window_tiling.h.jinja) picks planes per tile and band rows from
 the runtime shapes and checks the window parameters and output sizes (0 blocks = refused; `tiling_why`
 says which cause, with the sizes). Windows: with DataCopyPad (910B) the input and output rows of the
-last dim sit 32 bytes apart in UB and every tap runs on the vector unit (snippets/pool_rows.cpp.jinja:
-whole-row Max / Add for the outer dims, one Gather per last-dim tap); otherwise (310P) every tap is a
-scalar read (snippets/pool.cpp.jinja), counted by the emulator.
+last dim sit 32 bytes apart in UB and every tap runs on the vector unit: 1-D snippets/pool_rows.cpp.jinja
+(one Gather per tap of a row), 2-3 dims snippets/pool_bands.cpp.jinja (chunks of output rows: one level-0
+Max / Add per outer tap and column group over the chunk's rows, PoolRows in the kernel class, one Gather
+per last-dim tap over the chunk; f16 max in half, the rest in f32); with dilation a 3-D tile may be one
+output slice holding only its depth taps' slices (`sparse`). Otherwise (310P) every tap is a scalar read
+(snippets/pool.cpp.jinja), counted by the emulator.
 """
 
 from __future__ import annotations
