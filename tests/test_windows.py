@@ -442,6 +442,10 @@ def _sizes(b: int, c: int, *spatial: int, **window: int) -> dict:
      lambda t: t["poolRows"] == 64 and t["poolUElems"] % 16 == 0),
     # avg of f16: the chunk's rows widened to f32 (poolT), odd sizes
     ("avg_pool2d", "f16", _sizes(1, 3, 61, 45, kernel_size=3, stride=2, padding=1), lambda t: t["poolTElems"] > 0),
+    # ... on rows wider than a chunk (one output row per chunk): each tap's input row widened alone (fits UB where
+    # widening the window's 4 rows would not; found by the fuzzer)
+    ("avg_pool2d", "f16", _sizes(1, 2, 5, 6938, kernel_size=4, stride=2, padding=2),
+     lambda t: t["poolRows"] == 1 and t["poolTElems"] == 6944),
     # 3-D with dilation where one output slice's taps do not fit double-buffered: bands of dim-1 rows holding only
     # the depth taps' slices (sparse), rows of 301 halves (one DataCopyPad block per row)
     ("max_pool3d", "f16", _sizes(1, 2, 9, 100, 301, kernel_size=3, stride=2, padding=1, dilation=2),
