@@ -203,20 +203,28 @@ def test_pooling_emits_vector_taps_and_host_tiling():
     project, _ = lower(kernel, "ascend910b1", adsl.name)
     cpp, tiling = project.files["avg_pool3d_kernel.cpp"], project.files["avg_pool3d_tiling.h"]
     assert "const float scale = 1.0f / static_cast<float>(k * k * k);" in cpp
-    # outer-dim taps: 16-bit rows widened to f32 and added as whole rows, rows 32-byte aligned in UB
-    assert "Cast(poolCast, xLocal[row], RoundMode::CAST_NONE, len);" in cpp
-    assert "Add(poolRow[poolM], poolRow[poolM], poolCast, len);" in cpp
+    # outer-dim taps: a chunk's 16-bit input rows widened to f32 in one Cast, then per (depth tap, row tap) one
+    # level-0 Add per 256-byte column group whose repeats are the chunk's output rows (PoolRows)
+    assert "Cast(poolT, xLocal[static_cast<uint32_t>((slice + a) * inWp_)], RoundMode::CAST_NONE" in cpp
+    assert "PoolRows(poolU, (rlo - c) * poolPitch_ + poolM_, poolT," in cpp
+    assert "Add(dst[at], dst[at], src[from], mask, rep, BinaryRepeatParams(1, 1, 1, dRep, dRep, sRep));" in cpp
+    assert "Muls(dst[at], src[from], static_cast<float>(1.0f), mask, rep, UnaryRepeatParams(1, 1, dRep, sRep));" in cpp
     assert "DataCopyPad(xLocal[static_cast<uint32_t>(((0) + c) * inWp_)]" in cpp
     # 3-D: a tile may be a band of dim-1 rows of one output slice: the band's rows of each input slice it reads
     assert "DataCopyPad(xLocal[static_cast<uint32_t>(((d * sliceRows) + c) * inWp_)]" in cpp
     assert "for (uint64_t o1 = 0; o1 < outDim1_; o1 += band1Rows_)" in cpp and "band1Rows" in tiling
-    # last-dim taps: one Gather per tap (offsets j * stride), accumulated in f32, scaled, rounded to half
-    assert "Gather(poolTap, poolRow, poolOff, base, cn);" in cpp and "Add(poolAcc, poolAcc, poolTap, cn);" in cpp
-    assert "Muls(poolAcc, poolAcc, scale, cn);" in cpp and "Cast(outRow[c0], poolAcc, RoundMode::CAST_RINT, cn);" in cpp
-    assert "CreateVecIndex(poolOff, static_cast<int32_t>(0)" in cpp and "Muls(poolOff, poolOff, static_cast<int32_t>(s * 4)" in cpp
+    # last-dim taps: one Gather per tap over the chunk's output rows (offsets (r * pitch + j * stride) * 4), accumulated
+    # in f32, scaled, rounded to half
+    assert "Gather(poolTap, poolU, poolOff, base, cnt);" in cpp and "Add(poolAcc, poolAcc, poolTap, static_cast<int32_t>(cnt));" in cpp
+    assert "Muls(poolAcc, poolAcc, scale, static_cast<int32_t>(cnt));" in cpp
+    assert "Cast(yLocal[outAt + c0], poolAcc, RoundMode::CAST_RINT, cnt);" in cpp
+    assert "CreateVecIndex(off, static_cast<int32_t>(0)" in cpp and "Muls(off, off, static_cast<int32_t>(s * 4)" in cpp
+    assert "Adds(off[r * poolCols_], off, static_cast<int32_t>(r * poolPitch_ * 4)" in cpp
+    # 3-D with dilation: a tile may be one output slice holding only its depth taps' slices (one strided copy)
+    assert "if (sparse_) {" in cpp and "(sparse_ ? j : w0 - lo) * nIn" in cpp and "t->sparse = sparse ? 1u : 0u;" in tiling
     assert "GetValue" not in cpp.split("Compute(uint32_t planes")[1]  # no scalar read in the taps
     assert "DataCopyPad(yGm[base + c * rowLen], yLocal[static_cast<uint32_t>(c * outWp_)]" in cpp  # pitched rows out
-    assert "pad > k / 2" in tiling and "bandRows" in tiling and "pitch" in tiling and "rowElems" in tiling
+    assert "pad > k / 2" in tiling and "bandRows" in tiling and "pitch" in tiling and "poolScratch" in tiling
     assert project.manifest["tile_unit"] == "planes"
     assert {b["position"] for b in project.manifest["buffers"]} == {"VECIN", "VECOUT"}
     # 310P (no DataCopyPad): every tap on the scalar unit, plain contiguous copies
@@ -235,10 +243,11 @@ _POOL_FIELDS = ("blockLength", "tileLength", "bandRows", "inTileElems", "outTile
 
 
 @pytest.mark.parametrize("example,dims,params,expect", [
-    # 16 x 32 x 64^3, kernel 3, stride 2, padding 1, dilation 3 (KernelBench 43): a plane (1 MB) does not fit UB,
-    # so tiles are bands of output depth (single-buffered: dim-0 bands re-read less than bands of dim-1 rows)
+    # 16 x 32 x 64^3, kernel 3, stride 2, padding 1, dilation 3 (KernelBench 43): a plane (1 MB) does not fit UB;
+    # a band of output slices fits only single-buffered and reads 9 slices for 2, so a tile is one output slice
+    # with its 3 depth taps' slices alone (sparse), double-buffered
     ("max_pool3d", "16 32 64 64 64 30 30 30", (3, 2, 1, 3),
-     lambda b: b[0] == 47 and b[2] == 1 and 0 < b[3] < 30 and b[6] == 1),
+     lambda b: b[0] == 47 and b[2] == 1 and b[3] == 1 and b[4] == 3 * 64 * 64 and b[6] == 2),
     # the same without dilation (avg_pool3d, KernelBench 46)
     ("avg_pool3d", "16 32 64 64 64 32 32 32", (3, 2, 1),
      lambda b: b[0] == 47 and b[2] == 1 and 0 < b[3] < 32 and b[6] == 2),
@@ -320,7 +329,7 @@ def test_bf16_scans_and_pools_widen_to_f32_but_bf16_vector_math_is_rejected():
     assert e.value.codes == ["DTYPE-UNSUPPORTED"] and "'mul' on bf16" in e.value.diagnostics[0].message
     bf_planes = PLANES.replace("x: Tensor[f32", "x: Tensor[bf16").replace("y: Tensor[f32", "y: Tensor[bf16")
     k = _k("store(y[p], avg_pool(load(x[p]), kernel=ks, stride=st, padding=pad))", bf_planes)
-    assert "Cast(outRow[c0], poolAcc, RoundMode::CAST_RINT, cn);" in lower(k)[0].files["k_kernel.cpp"]
+    assert "Cast(yLocal[outAt + c0], poolAcc, RoundMode::CAST_RINT, cnt);" in lower(k)[0].files["k_kernel.cpp"]
     with pytest.raises(DslError) as e:
         lower(k, "ascend310p")
     assert set(e.value.codes) == {"DTYPE-UNSUPPORTED"}  # no bf16 on 310P at all
@@ -413,3 +422,57 @@ def test_bf16_pooling_in_the_emulator(tmp_path, rank):
     project, ctx = lower(kernel, "ascend910b1", "bfp.adsl")
     res = validate_sim(kernel, ctx.lowered, project, ctx, load_task_for(kernel, tmp_path / "bfp.py"))
     assert res.ok, [c.describe() for c in res.comparisons]
+
+
+def _sizes(b: int, c: int, *spatial: int, **window: int) -> dict:
+    names = ("height", "width") if len(spatial) == 2 else ("depth", "height", "width")
+    return {"batch_size": b, "channels": c, **dict(zip(names, spatial, strict=True)), **window}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example,dtype,sizes,fields", [
+    # output rows wider than a chunk (4500 > 2048): column chunks of the Gathers, one PoolRows instruction per row
+    ("max_pool2d", "f32", _sizes(1, 2, 5, 4500, kernel_size=3, stride=1, padding=1, dilation=1),
+     lambda t: t["poolRows"] == 1 and t["poolCols"] == 2048),
+    # input rows of one output row's taps more than 255 blocks apart (2 x 1104 floats): one instruction per row
+    ("max_pool2d", "f32", _sizes(1, 2, 40, 1100, kernel_size=3, stride=2, padding=1, dilation=1),
+     lambda t: t["poolRows"] == 3),
+    # 300 output rows in chunks of 85 (the rows whose first taps are padding at both ends), f16 max in half
+    ("max_pool2d", "f16", _sizes(1, 3, 300, 20, kernel_size=3, stride=1, padding=1, dilation=2),
+     lambda t: t["poolRows"] == 64 and t["poolUElems"] % 16 == 0),
+    # avg of f16: the chunk's rows widened to f32 (poolT), odd sizes
+    ("avg_pool2d", "f16", _sizes(1, 3, 61, 45, kernel_size=3, stride=2, padding=1), lambda t: t["poolTElems"] > 0),
+    # ... on rows wider than a chunk (one output row per chunk): each tap's input row widened alone (fits UB where
+    # widening the window's 4 rows would not; found by the fuzzer)
+    ("avg_pool2d", "f16", _sizes(1, 2, 5, 6938, kernel_size=4, stride=2, padding=2),
+     lambda t: t["poolRows"] == 1 and t["poolTElems"] == 6944),
+    # 3-D with dilation where one output slice's taps do not fit double-buffered: bands of dim-1 rows holding only
+    # the depth taps' slices (sparse), rows of 301 halves (one DataCopyPad block per row)
+    ("max_pool3d", "f16", _sizes(1, 2, 9, 100, 301, kernel_size=3, stride=2, padding=1, dilation=2),
+     lambda t: t["sparse"] == 1 and t["band1Rows"] < 50),
+    # 3-D whole 64-wide rows with dilation: one output slice per tile, its 3 taps' slices in one strided copy
+    ("max_pool3d", "f32", _sizes(1, 2, 20, 64, 64, kernel_size=3, stride=2, padding=1, dilation=3),
+     lambda t: t["sparse"] == 1 and t["band1Rows"] == 30 and t["bufferNum"] == 2),
+    # small odd 3-D planes, several per tile
+    ("avg_pool3d", "f32", _sizes(2, 3, 7, 13, 11, kernel_size=3, stride=1, padding=1), lambda t: t["tileLength"] >= 1),
+])
+def test_chunked_pool_paths_in_the_emulator(example, dtype, sizes, fields):
+    from npu_harness.validate import load_task_for, validate_sim
+
+    adsl = REPO / f"examples/pooling/{example}.adsl"
+    kernel = load_file(adsl)[0].instantiate({"T": dtype})
+    project, ctx = lower(kernel, "ascend910b1", adsl.name)
+    run = load_task_for(kernel, adsl.with_suffix(".py"), overrides=sizes)
+    res = validate_sim(kernel, ctx.lowered, project, ctx, run)
+    assert res.ok, [c.describe() for c in res.comparisons]
+    x, y = kernel.tensors[0], kernel.tensors[1]
+    k, st, pad, dil = (sizes["kernel_size"], sizes["stride"], sizes["padding"], sizes.get("dilation", 1))
+    ins = tuple(run.inputs[0].shape)
+    outs = ins[:2] + tuple((n + 2 * pad - dil * (k - 1) - 1) // st + 1 for n in ins[2:])
+    symbols = {**dict(zip(x.shape, ins, strict=True)), **dict(zip(y.shape, outs, strict=True))}
+    m = project.manifest
+    scalars = {s["name"]: sizes[s["name"]] for s in m["scalars"]}
+    names = ("poolRows", "poolCols", "poolUElems", "poolTElems", "tileLength", "bufferNum")
+    names += ("sparse", "band1Rows") if example.endswith("3d") else ()
+    t = run_tiling(project, "ascend910b1", {s: symbols[s] for s in m["symbols"]}, scalars, 48, names)
+    assert fields(t), t

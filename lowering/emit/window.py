@@ -13,9 +13,12 @@ one contiguous GM range per tensor:
 The host tiling (codegen_templates/window_tiling.h.jinja) picks planes per tile and band rows from
 the runtime shapes and checks the window parameters and output sizes (0 blocks = refused; `tiling_why`
 says which cause, with the sizes). Windows: with DataCopyPad (910B) the input and output rows of the
-last dim sit 32 bytes apart in UB and every tap runs on the vector unit (snippets/pool_rows.cpp.jinja:
-whole-row Max / Add for the outer dims, one Gather per last-dim tap); otherwise (310P) every tap is a
-scalar read (snippets/pool.cpp.jinja), counted by the emulator.
+last dim sit 32 bytes apart in UB and every tap runs on the vector unit: 1-D snippets/pool_rows.cpp.jinja
+(one Gather per tap of a row), 2-3 dims snippets/pool_bands.cpp.jinja (chunks of output rows: one level-0
+Max / Add per outer tap and column group over the chunk's rows, PoolRows in the kernel class, one Gather
+per last-dim tap over the chunk; f16 max in half, the rest in f32); with dilation a 3-D tile may be one
+output slice holding only its depth taps' slices (`sparse`). Otherwise (310P) every tap is a scalar read
+(snippets/pool.cpp.jinja), counted by the emulator.
 """
 
 from __future__ import annotations
@@ -57,7 +60,12 @@ class WindowView(KernelView):
     out_dims: tuple[str, ...]
     in_bytes: int
     out_align: int  # elements: output rows start this far apart in UB (32 bytes of the narrowest output)
-    acc_row: bool  # an output is not f32: the taps combine in an f32 accumulator row
+    acc_row: bool  # the taps combine in an f32 accumulator row (the output is not the working type)
+    work: str  # C++ type the taps combine in (2-3 dims): half for max pooling of f16, else float
+    work_bytes: int
+    combine: str  # 2-3 dims: Max or Add (PoolRows)
+    pad_value: str  # 2-3 dims: the padding value of the window (C++ float literal: 0 for avg, -inf for max)
+    cast: bool  # 2-3 dims: the input rows are widened to f32 (poolT) before the taps combine them
     pool_chunk: int = POOL_CHUNK
     extent_host: str
     tile_loc: str
@@ -79,7 +87,13 @@ def _param_c(o: ir.Operand, kernel_side: bool) -> str:
     raise DslError.at(E.INTERNAL, f"unexpected window parameter {o!r}", getattr(o, "span", None))
 
 
-def _pool_lines(s: ir.VecOp, in_ctype: str, out_ctype: str, rank: int, rows_path: bool, ctx: PassContext) -> list[str]:
+def _work_type(avg: bool, in_ctype: str, out_ctypes: set[str]) -> str:
+    """The type the taps of a 2-3 dim window combine in: max of f16 stays in half (exact), the rest widens to f32."""
+    return "half" if not avg and in_ctype == "half" and out_ctypes == {"half"} else "float"
+
+
+def _pool_lines(s: ir.VecOp, in_ctype: str, out_ctype: str, rank: int, rows_path: bool, ctx: PassContext,
+                work: str = "float") -> list[str]:
     """The loop nest of one pool over the tile's planes (snippets/pool_rows.cpp.jinja on the vector unit,
     snippets/pool.cpp.jinja on the scalar unit); the flattened offsets of an input element (by its taps w_i),
     an input row, and an output element or row (by r_i) are computed here."""
@@ -87,6 +101,9 @@ def _pool_lines(s: ir.VecOp, in_ctype: str, out_ctype: str, rank: int, rows_path
     common = dict(loc=loc(ctx, s.span), avg=avg, rank=rank, src=s.srcs[0], dst=s.dst, out_ctype=out_ctype,
                   wide=in_ctype == "float", combine="Add" if avg else "Max")
     last = rank - 1
+    if rows_path and rank > 1:  # chunks of output rows: level-0 outer taps over the chunk, one Gather per last-dim tap
+        return snippet("pool_bands", work=work, work_bytes=4 if work == "float" else 2, cast=in_ctype != work,
+                       acc_row=out_ctype != work, **common)
     if rows_path:  # rows of the last dim: inputs inWp_ apart, outputs outWp_ apart
         def rows_of(v: str, dims: str, first: int) -> str:  # taps / outputs of dims first..last-1 as UB rows
             return "".join(f" + {v}{i}" + "".join(f" * {dims}{j}_" for j in range(i + 1, last)) for i in range(first, last))
@@ -125,7 +142,13 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
     in_ctype = in_bufs[0].dtype.ctype
     out_bufs = [b.buffer for b in views if b.buffer.position is ir.Position.VECOUT]
     out_ctypes = {b.dtype.ctype for b in out_bufs}
+    work = _work_type(pools[0].api == "AvgPool", in_ctype, out_ctypes) if pools else "float"
+    if len({p.api for p in pools}) > 1:
+        work = "float"
 
+    window = [f"const int64_t k = {_param_c(k_arg, True)};", f"const int64_t s = {_param_c(s_arg, True)};",
+              f"const int64_t pad = {_param_c(p_arg, True)};", f"const int64_t dil = {_param_c(d_arg, True)};",
+              "const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)"]
     copyin, copyout = [], []
     for s in stmts:
         if isinstance(s, ir.CopyIn):
@@ -133,7 +156,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
             c = b.buffer.dtype.ctype
             copyin += [f"// {loc(ctx, s.span)}", f"LocalTensor<{c}> {s.buffer} = {b.member}.AllocTensor<{c}>();"]
             if rows_path:
-                copyin += snippet("pitched_copy_in", buf=s.buffer, gm=gm, ctype=c, rank=rank, bands1=bands1)
+                copyin += snippet("pitched_copy_in", buf=s.buffer, gm=gm, ctype=c, rank=rank, bands1=bands1,
+                                  window=window)
             else:
                 copyin.append(f"CopyGmToUb({s.buffer}, {gm}[p0 * inPlane_ + lo * inInner_], "
                               "static_cast<uint32_t>((planes - 1) * inPlane_ + (hi - lo) * inInner_));")
@@ -149,11 +173,14 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
                                "static_cast<uint32_t>((planes - 1) * outPlane_ + rows * outInner_));")
             copyout.append(f"{b.member}.FreeTensor({s.buffer});")
     head, tail = compute_frame(views)
-    window = [f"const int64_t k = {_param_c(k_arg, True)};", f"const int64_t s = {_param_c(s_arg, True)};",
-              f"const int64_t pad = {_param_c(p_arg, True)};", f"const int64_t dil = {_param_c(d_arg, True)};",
-              "const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)"]
     compute = head + window
-    if rows_path:
+    if rows_path and rank > 1:
+        compute += [f"LocalTensor<{work}> poolU = poolUBuf.Get<{work}>();",
+                    "LocalTensor<uint32_t> poolOff = poolOffBuf.Get<uint32_t>();",
+                    f"LocalTensor<{work}> poolTap = poolTapBuf.Get<{work}>();",
+                    *(["LocalTensor<float> poolT = poolTBuf.Get<float>();"] if in_ctype != work else []),
+                    *(["LocalTensor<float> poolAcc = poolAccBuf.Get<float>();"] if out_ctypes != {work} else [])]
+    elif rows_path:
         compute += ["const uint32_t poolM = static_cast<uint32_t>((pad + 7) / 8 * 8);  // the row's place in poolRow",
                     "LocalTensor<float> poolRow = poolRowBuf.Get<float>();",
                     "LocalTensor<float> poolTap = poolTapBuf.Get<float>();",
@@ -162,14 +189,16 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
                     *(["LocalTensor<float> poolAcc = poolAccBuf.Get<float>();"] if out_ctypes != {"float"} else [])]
     for s in pools:
         out_ctype = buffers[s.dst].buffer.dtype.ctype
-        compute += _pool_lines(s, in_ctype, out_ctype, rank, rows_path, ctx)
+        compute += _pool_lines(s, in_ctype, out_ctype, rank, rows_path, ctx, work)
     compute += tail
 
     ub_terms = []
     for b in views:
         elems = "inE" if b.buffer.position is ir.Position.VECIN else "outE"
         ub_terms.append(f"nb * (({elems} * {b.buffer.dtype.size} + 31) / 32 * 32)")  # host code: no device types
-    if rows_path:  # the f32 row scratch, the gathered tap, the gather offsets (u32), the f32 accumulator (TBufs)
+    if rows_path and rank > 1:  # poolU, the offsets, the tap, poolAcc, poolT (the host's poolScratch)
+        ub_terms.append("scratch")
+    elif rows_path:  # the f32 row scratch, the gathered tap, the gather offsets (u32), the f32 accumulator (TBufs)
         ub_terms.append(f"{1 if in_ctype == 'float' else 2} * ((rowE * 4 + 31) / 32 * 32)")
         ub_terms.append(f"{2 if out_ctypes == {'float'} else 3} * ((outRowE * 4 + 31) / 32 * 32)")
     return WindowView(
@@ -183,7 +212,10 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> WindowView:
         in_dims=tuple(_dim_c(d, "") for d in idims), out_dims=tuple(_dim_c(d, "") for d in odims),
         ub_budget=ctx.target.ub_budget, ub_formula=" + ".join(ub_terms), rank=rank, rows_path=rows_path, bands1=bands1,
         in_bytes=in_bufs[0].dtype.size, out_align=32 // min(b.dtype.size for b in out_bufs),
-        acc_row=out_ctypes != {"float"}, extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span),
+        acc_row=out_ctypes != {work} if rank > 1 else out_ctypes != {"float"}, work=work,
+        work_bytes=4 if work == "float" else 2,
+        combine="Add" if pools and pools[0].api == "AvgPool" else "Max",
+        pad_value="0.0f" if pools and pools[0].api == "AvgPool" else "(-1.0f / 0.0f)", cast=in_ctype != work, extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span),
         min_tiles_per_core=MIN_TILES_PER_CORE,
         tiling_error="the host tiling refused these shapes: an invalid window, output sizes that do not match "
                      "it, or a smallest tile over the Unified Buffer budget (`ascend-lower --validate tiling` at these "

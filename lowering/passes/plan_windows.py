@@ -3,8 +3,9 @@
 Goals: `PlaneTiles.plan` (ir.WindowPlan): the window operands (one window per loop: select_kind.py),
 the spatial dims of the input and output planes, and the rows path: with DataCopyPad (910B) and one
 input, the input and output rows (of the last spatial dim) land 32-byte aligned in UB, the taps along
-the outer spatial dims are whole-row vector Max / Add and the last dim's taps one Gather each (strided
-by the stride) per output row: every tap on the vector unit; otherwise (310P) every tap is a scalar read.
+the outer spatial dims are vector Max / Add over whole rows (2-3 dims: a chunk of output rows per
+instruction) and the last dim's taps one Gather each (strided by the stride) per output row (1-D) or
+chunk (2-3 dims): every tap on the vector unit; otherwise (310P) every tap is a scalar read.
 Non-goals: planes or bands per tile (the host tiling picks them from the runtime shapes).
 """
 

@@ -461,6 +461,8 @@ def _window(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
         span = dil * (kern - 1) + 1
         far = {1: {"L": (20000, 45000)}, 2: {"H": (span, 6), "W": (2100, 7000)},
                3: {"Z": (span, 8), "H": (20, 30), "W": (900, 2500)}}[rank]
+        if rank == 3 and wide.random() < 0.5:  # deep planes of 64-wide slices: bands of output slices, or (dilation)
+            far = {"Z": (span + 8, 40), "H": (48, 64), "W": (56, 64)}  # one output slice with its depth taps alone
         for s_in, (lo, top) in far.items():
             sizes[s_in] = wide.randint(max(lo, span - 2 * pad, 1), max(top, span))
             sizes[f"O{s_in}"] = (sizes[s_in] + 2 * pad - span) // stride + 1

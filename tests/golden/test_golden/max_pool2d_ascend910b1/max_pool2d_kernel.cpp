@@ -70,21 +70,30 @@ public:
         // max_pool2d.adsl:9: UB buffers, sized by the host for the largest tile
         pipe.InitBuffer(inQueueX, tiling.bufferNum, (tiling.inTileElems * sizeof(float) + 31) / 32 * 32);
         pipe.InitBuffer(outQueueY, tiling.bufferNum, (tiling.outTileElems * sizeof(float) + 31) / 32 * 32);
-        pipe.InitBuffer(poolRowBuf, tiling.rowElems * sizeof(float));  // sized (and 32-byte rounded) by the host
-        poolChunk_ = outW_ < 2048 ? outW_ : 2048;  // output elements per Gather
-        pipe.InitBuffer(poolTapBuf, (poolChunk_ * sizeof(float) + 31) / 32 * 32);
-        pipe.InitBuffer(poolOffBuf, (poolChunk_ * sizeof(uint32_t) + 31) / 32 * 32);
         {
             const int64_t k = static_cast<int64_t>(kernel_size_);
             const int64_t s = static_cast<int64_t>(stride_);
             const int64_t pad = static_cast<int64_t>(padding_);
             const int64_t dil = static_cast<int64_t>(dilation_);
             const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)
-            // the Gather offsets of an output row chunk: output j's first tap is element j * stride of the row (bytes)
-            LocalTensor<int32_t> poolOff = poolOffBuf.Get<int32_t>();
-            CreateVecIndex(poolOff, static_cast<int32_t>(0), static_cast<uint32_t>(poolChunk_));
-            Muls(poolOff, poolOff, static_cast<int32_t>(s * 4), static_cast<int32_t>(poolChunk_));
-            (void)k, (void)pad, (void)dil, (void)span;
+            (void)k, (void)dil, (void)span;
+            poolRows_ = tiling.poolRows;  // output rows per chunk (sized by the host with the UB budget)
+            poolCols_ = tiling.poolCols;  // output elements per chunk row: outWp_, or a column chunk of a wider row
+            poolPitch_ = tiling.poolPitch;  // pitch of poolU's rows
+            poolM_ = static_cast<uint32_t>((pad + 7) / 8 * 8);  // a row's place in its poolU row
+            pipe.InitBuffer(poolUBuf, tiling.poolUElems * sizeof(float));  // 32-byte multiple (host)
+            pipe.InitBuffer(poolOffBuf, (poolRows_ * poolCols_ * sizeof(uint32_t) + 31) / 32 * 32);
+            pipe.InitBuffer(poolTapBuf, (poolRows_ * poolCols_ * sizeof(float) + 31) / 32 * 32);
+            // poolU: padding everywhere once (the rows' margins are never written again)
+            LocalTensor<float> u = poolUBuf.Get<float>();
+            Duplicate(u, static_cast<float>((-1.0f / 0.0f)), static_cast<int32_t>(tiling.poolUElems));
+            // the Gather offsets of a chunk: output (r, j) reads poolU element r * pitch + j * stride (bytes)
+            LocalTensor<int32_t> off = poolOffBuf.Get<int32_t>();
+            CreateVecIndex(off, static_cast<int32_t>(0), static_cast<uint32_t>(poolCols_));
+            Muls(off, off, static_cast<int32_t>(s * 4), static_cast<int32_t>(poolCols_));
+            for (uint32_t r = 1; r < poolRows_; ++r) {
+                Adds(off[r * poolCols_], off, static_cast<int32_t>(r * poolPitch_ * 4), static_cast<int32_t>(poolCols_));
+            }
         }
     }
 
@@ -141,47 +150,63 @@ private:
         const int64_t pad = static_cast<int64_t>(padding_);
         const int64_t dil = static_cast<int64_t>(dilation_);
         const int64_t span = (k - 1) * dil + 1;  // extent of a window (dilation: taps dil apart)
-        const uint32_t poolM = static_cast<uint32_t>((pad + 7) / 8 * 8);  // the row's place in poolRow
-        LocalTensor<float> poolRow = poolRowBuf.Get<float>();
-        LocalTensor<float> poolTap = poolTapBuf.Get<float>();
+        LocalTensor<float> poolU = poolUBuf.Get<float>();
         LocalTensor<uint32_t> poolOff = poolOffBuf.Get<uint32_t>();
-        // max_pool2d.adsl:10: max pooling on the vector unit: outer-dim taps as whole-row Maxs, last-dim taps as Gathers
-        const uint32_t len = static_cast<uint32_t>(inW_);
-        const uint32_t outLen = static_cast<uint32_t>(outDim1_);
-        const int64_t shift = -pad;
-        const uint32_t tail = len / 8 * 8;  // the right margin, from the last whole 32-byte block of the row
-        const uint32_t tailLen = (len - tail + static_cast<uint32_t>(pad) + 7) / 8 * 8;
-        if (poolM > 0) {
-            Duplicate(poolRow, (-1.0f / 0.0f), static_cast<int32_t>(poolM));  // padding left of the row
-        }
+        LocalTensor<float> poolTap = poolTapBuf.Get<float>();
+        // max_pool2d.adsl:10: max pooling on the vector unit: outer-dim taps as level-0 Maxs over a chunk's rows, last-dim taps as one Gather per chunk
+        const float padv = static_cast<float>((-1.0f / 0.0f));
+        const uint32_t inW = static_cast<uint32_t>(inW_);
+        const int64_t nIn = hi - lo;  // input rows (dim 0) of the tile
+        const uint32_t nOut = rows;
+        const int64_t g0 = static_cast<int64_t>(o0) * s - pad - lo;  // output row 0's window start, relative to the tile
+        const uint32_t inStep = static_cast<uint32_t>(s * inWp_);  // input elements between the windows of consecutive output rows
         for (uint32_t q = 0; q < planes; ++q) {
-            for (uint32_t r0 = 0; r0 < rows; ++r0) {
-                const int64_t s0 = static_cast<int64_t>(o0 + r0) * s - pad;  // window start, dim 0
-                if (tailLen > 0) {
-                    Duplicate(poolRow[poolM + tail], (-1.0f / 0.0f), static_cast<int32_t>(tailLen));  // padding right of the row
-                }
-                uint32_t taps = 0;
-                for (int64_t w0 = s0 < 0 ? s0 + (dil - 1 - s0) / dil * dil : s0; w0 < s0 + span && w0 < static_cast<int64_t>(inDim0_); w0 += dil) {
-                    const uint32_t row = static_cast<uint32_t>((q * inRowsPerPlane_ + (w0 - lo) * inInnerRows_) * inWp_);
-                    if (taps++ == 0) {
-                        Muls(poolRow[poolM], xLocal[row], 1.0f, len);
-                    } else {
-                        Max(poolRow[poolM], poolRow[poolM], xLocal[row], len);
+            {
+                const uint32_t outBase = static_cast<uint32_t>(q * outRowsPerPlane_);
+                for (uint32_t c = 0; c < nOut; c += poolRows_) {  // a chunk of output rows
+                    const uint32_t cn = nOut - c < poolRows_ ? nOut - c : poolRows_;
+                    bool first = true;  // no tap written to the chunk's rows yet
+                    {
+                        const int64_t slice = static_cast<int64_t>(q * inRowsPerPlane_);
+                        const int64_t rowBase = slice;  // UB row of input row i: slice + i
+                        for (int64_t t = 0; t < k; ++t) {  // row taps: output row r reads input row g0 + r * s + t * dil
+                            const int64_t at = g0 + t * dil;
+                            uint32_t rlo = c, rhi = c + cn;  // the chunk's rows whose tap t is inside the input
+                            while (rlo < rhi && at + static_cast<int64_t>(rlo) * s < 0) {
+                                ++rlo;
+                            }
+                            while (rhi > rlo && at + static_cast<int64_t>(rhi - 1) * s >= nIn) {
+                                --rhi;
+                            }
+                            const bool copy = first && t == 0;
+                            if (copy) {  // rows whose first tap is padding start as padding
+                                for (uint32_t r = c; r < c + cn; ++r) {
+                                    if (r < rlo || r >= rhi) {
+                                        Duplicate(poolU[(r - c) * poolPitch_ + poolM_], padv, static_cast<int32_t>(inW));
+                                    }
+                                }
+                            }
+                            if (rhi > rlo) {
+                                PoolRows(poolU, (rlo - c) * poolPitch_ + poolM_, xLocal,
+                                         static_cast<uint32_t>((rowBase + at + static_cast<int64_t>(rlo) * s) * static_cast<int64_t>(inWp_)), inStep, rhi - rlo, copy);
+                            }
+                        }
+                        first = false;
                     }
-                }
-                if (taps == 0) {  // every outer tap is padding
-                    Duplicate(poolRow[poolM], (-1.0f / 0.0f), static_cast<int32_t>(len));
-                }
-                LocalTensor<float> outRow = yLocal[static_cast<uint32_t>((q * outRowsPerPlane_ + r0 * outInnerRows_) * outWp_)];
-                for (uint32_t c0 = 0; c0 < outLen; c0 += poolChunk_) {  // chunks of the output row (the offset table's length)
-                    const uint32_t cn = outLen - c0 < poolChunk_ ? outLen - c0 : static_cast<uint32_t>(poolChunk_);
-                    for (int64_t t = 0; t < k; ++t) {  // the last dim's taps: output j reads row element shift + j * s + t * dil
-                        const uint32_t base = static_cast<uint32_t>((static_cast<int64_t>(poolM) + shift + static_cast<int64_t>(c0) * s + t * dil) * 4);
-                        if (t == 0) {
-                            Gather(outRow[c0], poolRow, poolOff, base, cn);
-                        } else {
-                            Gather(poolTap, poolRow, poolOff, base, cn);
-                            Max(outRow[c0], outRow[c0], poolTap, cn);
+                    // last-dim taps: one Gather per tap over the chunk's output rows (a wider row: column chunks of poolCols_)
+                    const uint32_t outAt = (outBase + c) * static_cast<uint32_t>(outWp_);
+                    const uint32_t total = poolCols_ >= outWp_ ? cn * static_cast<uint32_t>(outWp_) : static_cast<uint32_t>(outWp_);
+                    const uint32_t step = poolCols_ >= outWp_ ? total : poolCols_;
+                    for (uint32_t c0 = 0; c0 < total; c0 += step) {
+                        const uint32_t cnt = total - c0 < step ? total - c0 : step;
+                        for (int64_t t = 0; t < k; ++t) {
+                            const uint32_t base = static_cast<uint32_t>((static_cast<int64_t>(poolM_) - pad + static_cast<int64_t>(c0) * s + t * dil) * 4);
+                            if (t == 0) {
+                                Gather(yLocal[outAt + c0], poolU, poolOff, base, cnt);
+                            } else {
+                                Gather(poolTap, poolU, poolOff, base, cnt);
+                                Max(yLocal[outAt + c0], yLocal[outAt + c0], poolTap, static_cast<int32_t>(cnt));
+                            }
                         }
                     }
                 }
@@ -210,6 +235,39 @@ private:
         outQueueY.FreeTensor(yLocal);
     }
 
+    // n rows of poolU from d on (pitch poolPitch_) get src rows from sIdx on, srcStep apart: copied (the first tap) or
+    // combined by Max; one level-0 instruction per 256-byte column group with the rows as repeats, or one per
+    // row when there are fewer rows than column groups or the row gaps exceed 255 blocks
+    __aicore__ inline void PoolRows(const LocalTensor<float>& dst, uint32_t d, const LocalTensor<float>& src, uint32_t sIdx,
+                                    uint32_t srcStep, uint32_t n, bool copy)
+    {
+        constexpr uint32_t lanes = 256 / sizeof(float), epb = 32 / sizeof(float);
+        const uint32_t w = static_cast<uint32_t>(inW_), pitch = poolPitch_;
+        if (n > 1 && (w + lanes - 1) / lanes <= n && pitch / epb <= 255 && srcStep / epb <= 255) {
+            const uint8_t dRep = static_cast<uint8_t>(pitch / epb), sRep = static_cast<uint8_t>(srcStep / epb);
+            for (uint32_t r = 0; r < n; r += 255) {
+                const int32_t rep = static_cast<int32_t>(n - r < 255 ? n - r : 255);
+                for (uint32_t g = 0; g < w; g += lanes) {
+                    const uint64_t mask = w - g < lanes ? w - g : lanes;
+                    const uint32_t at = d + r * pitch + g, from = sIdx + r * srcStep + g;
+                    if (copy) {
+                        Muls(dst[at], src[from], static_cast<float>(1.0f), mask, rep, UnaryRepeatParams(1, 1, dRep, sRep));
+                    } else {
+                        Max(dst[at], dst[at], src[from], mask, rep, BinaryRepeatParams(1, 1, 1, dRep, dRep, sRep));
+                    }
+                }
+            }
+        } else {
+            for (uint32_t r = 0; r < n; ++r) {
+                if (copy) {
+                    Muls(dst[d + r * pitch], src[sIdx + r * srcStep], static_cast<float>(1.0f), static_cast<int32_t>(w));
+                } else {
+                    Max(dst[d + r * pitch], dst[d + r * pitch], src[sIdx + r * srcStep], static_cast<int32_t>(w));
+                }
+            }
+        }
+    }
+
     TPipe pipe;
     TQue<TPosition::VECIN, 1> inQueueX;
     TQue<TPosition::VECOUT, 1> outQueueY;
@@ -223,10 +281,10 @@ private:
     uint64_t inDim1_ = 0, outDim1_ = 0;
     uint64_t inW_ = 0, inWp_ = 0, inInnerRows_ = 0, inRowsPerPlane_ = 0;  // input rows in UB
     uint64_t outW_ = 0, outWp_ = 0, outInnerRows_ = 0, outRowsPerPlane_ = 0;  // output rows in UB
-    uint64_t poolChunk_ = 0;  // output elements per tap Gather (the offset table)
-    TBuf<TPosition::VECCALC> poolRowBuf;  // f32 row: the outer-dim taps combined, between padding margins
-    TBuf<TPosition::VECCALC> poolTapBuf;  // f32 output row: one last-dim tap gathered
-    TBuf<TPosition::VECCALC> poolOffBuf;  // u32: the Gather offsets of an output row
+    uint32_t poolRows_ = 0, poolCols_ = 0, poolPitch_ = 0, poolM_ = 0;  // chunks of output rows (PoolRows, pool_bands)
+    TBuf<TPosition::VECCALC> poolUBuf;  // float rows: the outer-dim taps combined, between padding margins
+    TBuf<TPosition::VECCALC> poolOffBuf;  // u32: the Gather offsets of a chunk
+    TBuf<TPosition::VECCALC> poolTapBuf;  // float: one last-dim tap gathered
     int32_t kernel_size_;
     int32_t stride_;
     int32_t padding_;

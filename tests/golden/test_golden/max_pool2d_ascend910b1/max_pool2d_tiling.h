@@ -15,7 +15,11 @@ struct MaxPool2dTilingData {
     uint32_t bandRows;      // output rows (first spatial dim) per tile
     uint32_t inTileElems;   // UB elements of the largest input tile
     uint32_t outTileElems;  // UB elements of the largest output tile
-    uint32_t rowElems;      // f32 elements of the pooling row scratch (with its padding margins)
+    uint32_t poolRows;      // output rows per chunk (their outer taps combine in one level-0 instruction per column group)
+    uint32_t poolCols;      // output elements per chunk row: the output row pitch, or a column chunk of a wider row
+    uint32_t poolPitch;     // elements between the rows of the tap scratch poolU
+    uint32_t poolUElems;    // elements of poolU (the chunk's rows with their padding margins, and slack for the Gathers)
+    uint32_t poolTElems;    // f32 elements of poolT (a chunk's input rows widened; 0: none)
     uint32_t failReason;    // 0 blocks: 1 invalid window, 2 an output size that does not match it, 3 over the UB budget
     uint64_t failDim, failGot, failWant;  // 2: the spatial dim, the output's size there and the window's
     uint64_t needBytes, budgetBytes, fitWidth;  // 3: the smallest tile's UB bytes, the budget, a last dim that fits
@@ -50,7 +54,7 @@ inline uint32_t MaxPool2dComputeTiling(uint64_t N, uint64_t C, uint64_t H, uint6
     t->bufferNum = 2;
     t->failReason = 0;
     t->failDim = t->failGot = t->failWant = t->needBytes = t->budgetBytes = t->fitWidth = 0;
-    t->rowElems = 0;
+    t->poolRows = t->poolCols = t->poolPitch = t->poolUElems = t->poolTElems = 0;
     const int64_t k = static_cast<int64_t>(kernel_size);
     const int64_t s = static_cast<int64_t>(stride);
     const int64_t pad = static_cast<int64_t>(padding);
@@ -100,20 +104,45 @@ inline uint32_t MaxPool2dComputeTiling(uint64_t N, uint64_t C, uint64_t H, uint6
         const uint64_t innerRows = outInner / out[1];
         return ((planes - 1) * outOuter * innerRows + rows * innerRows) * pitch;
     };
-    // f32 row scratch: the row at element M = pad rounded up to 8, padding margins left and right
-    auto rowElems = [&](uint64_t rows) -> uint64_t {
-        const uint64_t need = static_cast<uint64_t>(static_cast<int64_t>(rows - 1) * s + span);
-        const uint64_t len = in[1];
-        const uint64_t m = (static_cast<uint64_t>(pad) + 7) / 8 * 8;
-        return m + (len + static_cast<uint64_t>(pad) + 7) / 8 * 8 + 8;
+    // the chunks of output rows (pool_bands): poolU holds a chunk's rows, each at element M (pad rounded up to a
+    // 32-byte block) with margins of padding, plus slack for the Gathers' lanes past the row ends (< 16 * stride)
+    uint64_t chunk = 2048;  // output elements per chunk (a quarter when only that lets a whole plane fit)
+    struct PoolGeom {
+        uint64_t rows, cols, pitch, uElems, tElems;
+    };
+    auto poolGeom = [&]() -> PoolGeom {
+        constexpr uint64_t epb = 32 / 4;
+        const uint64_t outWp = (out[1] + 7) / 8 * 8;
+        PoolGeom g{};
+        g.cols = outWp < chunk ? outWp : chunk;
+        g.rows = outWp <= chunk ? chunk / outWp : 1;
+        g.rows = g.rows > out[0] ? out[0] : g.rows;
+        g.rows = g.rows < 1 ? 1 : g.rows;
+        const uint64_t m = (static_cast<uint64_t>(pad) + epb - 1) / epb * epb;
+        g.pitch = (m + in[1] + static_cast<uint64_t>(pad) + epb - 1) / epb * epb;
+        g.uElems = (g.rows * g.pitch + 16 * static_cast<uint64_t>(s) + static_cast<uint64_t>(span + pad) + epb - 1) / epb * epb;
+        g.tElems = 0;
+        return g;
+    };
+    auto poolScratch = [&]() -> uint64_t {  // UB bytes of poolU, the offsets, the tap
+        const PoolGeom g = poolGeom();
+        const uint64_t chunkE = g.rows * g.cols;
+        return (g.uElems * 4 + 31) / 32 * 32 + (chunkE * 4 + 31) / 32 * 32 + (chunkE * 4 + 31) / 32 * 32
+               + 0 + g.tElems * 4;
     };
     uint64_t nb = 2;  // buffers per queue
     auto ubBytes = [&](uint64_t planes, uint64_t rows) -> uint64_t {  // UB bytes of the buffers (max_pool2d.adsl:9)
         const uint64_t inE = inElems(planes, rows), outE = outElems(planes, rows);
-        const uint64_t rowE = rowElems(rows), outRowE = outRowLen(rows) < 2048 ? outRowLen(rows) : 2048;  // Gather chunk
-        return nb * ((inE * 4 + 31) / 32 * 32) + nb * ((outE * 4 + 31) / 32 * 32) + 1 * ((rowE * 4 + 31) / 32 * 32) + 2 * ((outRowE * 4 + 31) / 32 * 32);
+        const uint64_t scratch = poolScratch();
+        return nb * ((inE * 4 + 31) / 32 * 32) + nb * ((outE * 4 + 31) / 32 * 32) + scratch;
     };
     uint64_t planes = 1, rows = outOuter;
+    if (ubBytes(1, outOuter) > kBudget) {
+        chunk = 512;
+        if (ubBytes(1, outOuter) > kBudget) {
+            chunk = 2048;
+        }
+    }
     for (;;) {
         if (ubBytes(1, outOuter) <= kBudget) {  // whole planes: as many per tile as fit
             planes = perCore;
@@ -168,7 +197,12 @@ inline uint32_t MaxPool2dComputeTiling(uint64_t N, uint64_t C, uint64_t H, uint6
     t->bandRows = static_cast<uint32_t>(rows);
     t->inTileElems = static_cast<uint32_t>(inElems(planes, rows));
     t->outTileElems = static_cast<uint32_t>(outElems(planes, rows));
-    t->rowElems = static_cast<uint32_t>(rowElems(rows));
+    const PoolGeom g = poolGeom();
+    t->poolRows = static_cast<uint32_t>(g.rows);
+    t->poolCols = static_cast<uint32_t>(g.cols);
+    t->poolPitch = static_cast<uint32_t>(g.pitch);
+    t->poolUElems = static_cast<uint32_t>(g.uElems);
+    t->poolTElems = static_cast<uint32_t>(g.tElems);
     return total == 0 ? 1u : static_cast<uint32_t>((total + perCore - 1) / perCore);
 }
 
