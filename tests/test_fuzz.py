@@ -306,3 +306,17 @@ def test_generator_draws_positions_and_is_the_same_in_every_process():
     assert len(runs) == 1, runs
     positions, _ = next(iter(runs)).split()
     assert int(positions) > 0
+
+
+def test_window_draws_repeat_across_processes():
+    """A seed's programs are the same in every process (`--only` reproduces a finding): the side generator of wide
+    pooling planes must not depend on PYTHONHASHSEED (it hashed a string once)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import random; from npu_harness.fuzz import gen; "
+            "print([sorted(gen._window(random.Random(s), 'k', 'ascend910b1')[1].items()) for s in range(40)])")
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120,
+                           env={**os.environ, "PYTHONHASHSEED": h}).stdout for h in ("1", "2")}
+    assert len(runs) == 1
