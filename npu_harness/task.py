@@ -22,12 +22,11 @@ from ascend_dsl.diagnostics import DslError
 from .disk_cache import cache_base, note_write, touch
 from .subprocess_limits import describe_exit, describe_limit, memory_limit
 from .task_result import load_cases
-from .task_server import run_worker
+from .task_server import WORKER_SOURCES, run_worker
 
 TASK_TIMEOUT_S = 120.0
 #: results larger than this are not kept in the on-disk task cache
 TASK_CACHE_MAX_BYTES = 256 << 20
-_WORKER_SOURCES = ("task_worker.py", "task_binding.py", "task_scale.py", "task_result.py", "arrays.py")
 
 
 def _task_cache_file(path: Path, request: dict) -> Path | None:
@@ -44,7 +43,7 @@ def _task_cache_file(path: Path, request: dict) -> Path | None:
             h.update(side.read_bytes())
     h.update(json.dumps(request, sort_keys=True).encode())
     here = Path(__file__).resolve().parent
-    for name in _WORKER_SOURCES:
+    for name in WORKER_SOURCES:
         h.update((here / name).read_bytes())
     h.update(_torch_version().encode())
     return cache_base() / "tasks" / f"{h.hexdigest()}.npz"

@@ -39,6 +39,9 @@ from .subprocess_limits import Completed, run_limited
 
 ENV = "ASCEND_DSL_TASK_SERVER"
 WORKER_MODULE = "npu_harness.task_worker"
+#: the worker's source files (npu_harness/): a task result depends on them (task.py's cache key), and a server
+#: whose imported worker is older than them is replaced
+WORKER_SOURCES = ("task_worker.py", "task_binding.py", "task_scale.py", "task_result.py", "arrays.py")
 #: how long the server may take to import torch and say it is ready
 START_TIMEOUT_S = 120.0
 #: extra time the caller allows the server beyond the task's own timeout before giving up on it
@@ -52,10 +55,8 @@ def enabled() -> bool:
 def _sources_stamp() -> tuple[int, ...]:
     """Modification times of the worker's sources: a server whose imported worker is older than the files
     is replaced (a fresh worker would run the files as they are now)."""
-    from .task import _WORKER_SOURCES
-
     here = Path(__file__).resolve().parent
-    return tuple(os.stat(here / name).st_mtime_ns for name in (*_WORKER_SOURCES, "task_server.py"))
+    return tuple(os.stat(here / name).st_mtime_ns for name in (*WORKER_SOURCES, "task_server.py"))
 
 
 # ---------------------------------------------------------------- caller side
