@@ -75,3 +75,47 @@ def test_bench_shapes_use_only_the_tasks_own_size_names(bench, name, expected):
 
     ex = next(e for e in gallery.discover() if e.name == name)
     assert bench.bench_shapes(ex) == expected
+
+
+def test_kernelbench_option_keeps_only_the_default_shapes(bench):
+    from npu_harness import gallery
+
+    relu = next(e for e in gallery.discover() if e.name == "relu")
+    softmax = next(e for e in gallery.discover() if e.name == "softmax")
+    assert bench.wanted_shapes(relu, bench.bench_shapes(relu), quick=False, kernelbench=True) == \
+        [{"batch_size": 16, "dim": 16384}]
+    assert bench.wanted_shapes(softmax, bench.bench_shapes(softmax), quick=False, kernelbench=True) == \
+        [{"batch_size": 128, "dim": 4096}]
+    assert bench.wanted_shapes(relu, bench.bench_shapes(relu), quick=True, kernelbench=True) == []
+
+
+def test_a_task_timeout_is_retried_once_at_a_longer_limit_and_then_names_its_limit(bench):
+    from ascend_dsl.diagnostics import DslError
+
+    ex = type("Ex", (), {"name": "relu"})
+    limits = []
+
+    def slow_then_fine(ex, dts, shape, target, task_timeout):
+        limits.append(task_timeout)
+        if len(limits) == 1:
+            raise DslError.at("TASK-TIMEOUT", f"task file relu.py did not finish within {task_timeout:.0f} s", None)
+        return "result"
+
+    assert bench.validate_with_retry(ex, {}, {}, "ascend910b1", 100.0, validate=slow_then_fine) == "result"
+    assert limits == [100.0, 200.0]
+
+    def always_slow(ex, dts, shape, target, task_timeout):
+        raise DslError.at("TASK-TIMEOUT", f"task file relu.py did not finish within {task_timeout:.0f} s", None)
+
+    with pytest.raises(DslError) as e:
+        bench.validate_with_retry(ex, {}, {}, "ascend910b1", 100.0, validate=always_slow)
+    assert bench.error_label(e.value) == "TASK-TIMEOUT: task file relu.py did not finish within 200 s"
+
+    def wrong(ex, dts, shape, target, task_timeout):  # any other error is not retried
+        limits.append(task_timeout)
+        raise DslError.at("TILING", "no tiling", None)
+
+    limits.clear()
+    with pytest.raises(DslError):
+        bench.validate_with_retry(ex, {}, {}, "ascend910b1", 100.0, validate=wrong)
+    assert limits == [100.0] and bench.error_label(DslError.at("TILING", "x", None)) == "TILING"
