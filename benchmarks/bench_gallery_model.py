@@ -1,10 +1,11 @@
 """Speed of the emitted code as the cost model sees it (an ESTIMATE, not a measurement).
 
     python benchmarks/bench_gallery_model.py [--target ascend910b1] [--json FILE] [--only a,b] [--quick]
-        [--kernelbench] [--category c,d] [--task-timeout S]
+        [--kernelbench] [--category c,d] [--shape 128x4096,...] [--task-timeout S]
 
 --kernelbench runs only the rows at KernelBench's default shapes (the K/L count; kernels without such a shape
-are skipped), --category only these gallery categories or bench classes (e.g. activation, element-wise, scan).
+are skipped), --category only these gallery categories or bench classes (e.g. activation, element-wise, scan),
+--shape only these shapes (as printed).
 A task file gets --task-timeout seconds (default 300: the bench runs on loaded machines); a TASK-TIMEOUT is
 retried once at twice the limit before the row counts as an error, and the row says the limit.
 
@@ -43,7 +44,8 @@ its benchmark-scale shape (the last one listed); the closing line
     ideal: N/M rows meet their target; KernelBench shapes: K/L
 
 counts every row (all shapes and dtypes; a row that errors or fails validation misses) and, separately,
-the rows at KernelBench's default shapes (16 x 16384, 128 x 4096). `--quick` runs the benchmark-scale
+the rows at KernelBench's default shapes (16 x 16384, 128 x 4096) at issue 21's bar for them: >= 60 % of the
+ideal (item 3: >= 80 % of those rows; the line also says how many meet their class target). `--quick` runs the benchmark-scale
 shapes only (24 min wall, 12 min CPU, measured on 2 cores under load 3-6 with a warm compile cache), so it prints
 "KernelBench shapes: 0/0".
 """
@@ -104,6 +106,10 @@ POOL_CAP = 1 << 23
 
 #: KernelBench's default sizes (its tasks' own batch_size x dim): the second count of the closing line.
 KERNELBENCH_SHAPES = (FLAT_SHAPES[0], ROW_SHAPES[0])
+#: Issue 21, item 3: at KernelBench's default sizes, >= 80 % of the rows at >= 60 % of the ideal device time
+#: (a bar for every class: small launches are bound by per-transfer costs that no schedule removes).
+KERNELBENCH_FRACTION = 0.60
+KERNELBENCH_SHARE = 0.80
 
 
 def error_row(ex, klass: str, goal: float, dtype: str, shape: dict, benchmark_scale: bool, error: str) -> dict:
@@ -138,11 +144,20 @@ def row_label(row: dict) -> str:
     return f"{row['kernel'].split('/')[-1]} {row['dtype']} {shape}"
 
 
+def meets_kernelbench_bar(row: dict) -> bool:
+    """A KernelBench-default-shape row meets issue 21's small-shape bar: it validates and reaches
+    KERNELBENCH_FRACTION of the ideal."""
+    return row["ok"] and "error" not in row and row["ideal_fraction"] >= KERNELBENCH_FRACTION
+
+
 def summary_line(rows: list[dict]) -> str:
-    """The closing line: rows meeting their target over every row, and over the KernelBench-default-shape rows."""
+    """The closing line: rows meeting their class target over every row; the KernelBench-default-shape rows at
+    issue 21's bar for them (>= 60 % of the ideal; the goal: >= 80 % of those rows), and at their class targets."""
     kb = [r for r in rows if r["kernelbench_shape"]]
     return (f"ideal: {sum(map(meets_target, rows))}/{len(rows)} rows meet their target; "
-            f"KernelBench shapes: {sum(map(meets_target, kb))}/{len(kb)}")
+            f"KernelBench shapes: {sum(map(meets_kernelbench_bar, kb))}/{len(kb)} at >= "
+            f"{100 * KERNELBENCH_FRACTION:.0f}% of the ideal (issue 21: >= {100 * KERNELBENCH_SHARE:.0f}% of them; "
+            f"{sum(map(meets_target, kb))}/{len(kb)} at their class targets)")
 
 
 def report_lines(rows: list[dict]) -> list[str]:
@@ -352,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="benchmark-scale shapes only")
     ap.add_argument("--kernelbench", action="store_true", help="KernelBench's default shapes only (the K/L count)")
     ap.add_argument("--category", default="", help="comma-separated gallery categories or bench classes")
+    ap.add_argument("--shape", default="", help="comma-separated shapes as printed (e.g. 128x4096,4096x4096)")
     ap.add_argument("--task-timeout", type=float, default=BENCH_TASK_TIMEOUT_S,
                     help=f"seconds per task file run (default {BENCH_TASK_TIMEOUT_S:.0f}; retried once at "
                          f"{TASK_RETRY_FACTOR:g}x on a timeout)")
@@ -376,6 +392,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         all_shapes = bench_shapes(ex)
         shapes = wanted_shapes(ex, all_shapes, quick=args.quick, kernelbench=args.kernelbench)
+        if args.shape:
+            shapes = [s for s in shapes if "x".join(str(v) for v in s.values()) in args.shape.split(",")]
         for dts in ex.validation_dtypes():  # a groups task: once, each case on the variant its data picks
             for shape in shapes:
                 dname = "/".join(str(v) for v in dts.values()) or "-"
