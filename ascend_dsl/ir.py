@@ -281,6 +281,7 @@ class BufferRole(Enum):
     BOX_TMP = "box_tmp"  # the halving tree of a box reduction whose box is read again
     PROD_TMP = "prod_tmp"  # an f32 copy of a chunk whose product is folded (the halving tree of Mul)
     SCAN_TMP = "scan_tmp"  # a vector scan's matrix, f32 row and gather tables (`of`: fwd / rev, + compensated)
+    ROW_VECTOR = "row_vector"  # `w[:]` read by every row of a row loop: copied in once per core (hoist_row_vectors)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,13 @@
 """Speed of the emitted code as the cost model sees it (an ESTIMATE, not a measurement).
 
     python benchmarks/bench_gallery_model.py [--target ascend910b1] [--json FILE] [--only a,b] [--quick]
+        [--kernelbench] [--category c,d] [--shape 128x4096,...] [--task-timeout S]
+
+--kernelbench runs only the rows at KernelBench's default shapes (the K/L count; kernels without such a shape
+are skipped), --category only these gallery categories or bench classes (e.g. activation, element-wise, scan),
+--shape only these shapes (as printed).
+A task file gets --task-timeout seconds (default 300: the bench runs on loaded machines); a TASK-TIMEOUT is
+retried once at twice the limit before the row counts as an error, and the row says the limit.
 
 For every gallery kernel and dtype, validates in the emulator at the shapes below and prints the cost
 model's estimated time, bottleneck, and two percentages: ideal% (the headline) = the ideal for the
@@ -37,7 +44,8 @@ its benchmark-scale shape (the last one listed); the closing line
     ideal: N/M rows meet their target; KernelBench shapes: K/L
 
 counts every row (all shapes and dtypes; a row that errors or fails validation misses) and, separately,
-the rows at KernelBench's default shapes (16 x 16384, 128 x 4096). `--quick` runs the benchmark-scale
+the rows at KernelBench's default shapes (16 x 16384, 128 x 4096) at issue 21's bar for them: >= 60 % of the
+ideal (item 3: >= 80 % of those rows; the line also says how many meet their class target). `--quick` runs the benchmark-scale
 shapes only (24 min wall, 12 min CPU, measured on 2 cores under load 3-6 with a warm compile cache), so it prints
 "KernelBench shapes: 0/0".
 """
@@ -98,6 +106,10 @@ POOL_CAP = 1 << 23
 
 #: KernelBench's default sizes (its tasks' own batch_size x dim): the second count of the closing line.
 KERNELBENCH_SHAPES = (FLAT_SHAPES[0], ROW_SHAPES[0])
+#: Issue 21, item 3: at KernelBench's default sizes, >= 80 % of the rows at >= 60 % of the ideal device time
+#: (a bar for every class: small launches are bound by per-transfer costs that no schedule removes).
+KERNELBENCH_FRACTION = 0.60
+KERNELBENCH_SHARE = 0.80
 
 
 def error_row(ex, klass: str, goal: float, dtype: str, shape: dict, benchmark_scale: bool, error: str) -> dict:
@@ -132,11 +144,20 @@ def row_label(row: dict) -> str:
     return f"{row['kernel'].split('/')[-1]} {row['dtype']} {shape}"
 
 
+def meets_kernelbench_bar(row: dict) -> bool:
+    """A KernelBench-default-shape row meets issue 21's small-shape bar: it validates and reaches
+    KERNELBENCH_FRACTION of the ideal."""
+    return row["ok"] and "error" not in row and row["ideal_fraction"] >= KERNELBENCH_FRACTION
+
+
 def summary_line(rows: list[dict]) -> str:
-    """The closing line: rows meeting their target over every row, and over the KernelBench-default-shape rows."""
+    """The closing line: rows meeting their class target over every row; the KernelBench-default-shape rows at
+    issue 21's bar for them (>= 60 % of the ideal; the goal: >= 80 % of those rows), and at their class targets."""
     kb = [r for r in rows if r["kernelbench_shape"]]
     return (f"ideal: {sum(map(meets_target, rows))}/{len(rows)} rows meet their target; "
-            f"KernelBench shapes: {sum(map(meets_target, kb))}/{len(kb)}")
+            f"KernelBench shapes: {sum(map(meets_kernelbench_bar, kb))}/{len(kb)} at >= "
+            f"{100 * KERNELBENCH_FRACTION:.0f}% of the ideal (issue 21: >= {100 * KERNELBENCH_SHARE:.0f}% of them; "
+            f"{sum(map(meets_target, kb))}/{len(kb)} at their class targets)")
 
 
 def report_lines(rows: list[dict]) -> list[str]:
@@ -298,18 +319,65 @@ def best_retile(counters: dict, target: str):
     return best
 
 
+#: Task-file time limit for the bench (s): above npu_harness.task.TASK_TIMEOUT_S, since the bench runs many
+#: tasks on a loaded machine; a timed-out task is retried once at TASK_RETRY_FACTOR times the limit.
+BENCH_TASK_TIMEOUT_S = 300.0
+TASK_RETRY_FACTOR = 2.0
+
+
+def validate_with_retry(ex, dts, shape, target: str, timeout: float, validate=None):
+    """gallery.validate with the task file given `timeout` seconds, retried once at TASK_RETRY_FACTOR x on a
+    TASK-TIMEOUT (a loaded machine, not a hung task). The last TASK-TIMEOUT propagates (its message names
+    the limit)."""
+    from ascend_dsl.diagnostics import DslError
+
+    if validate is None:
+        from npu_harness.gallery import validate
+    try:
+        return validate(ex, dts, shape, target=target, task_timeout=timeout)
+    except DslError as e:
+        if "TASK-TIMEOUT" not in e.codes:
+            raise
+        print(f"  (task {ex.name} {shape or 'default'}: TASK-TIMEOUT at {timeout:.0f} s; retrying at "
+              f"{TASK_RETRY_FACTOR * timeout:.0f} s)", flush=True)
+    return validate(ex, dts, shape, target=target, task_timeout=TASK_RETRY_FACTOR * timeout)
+
+
+def error_label(e) -> str:
+    """An error row's text: each code with the first line of its message (a TASK-TIMEOUT says its limit)."""
+    return "; ".join(f"{d.code}: {d.message.splitlines()[0]}" if d.code == "TASK-TIMEOUT" else str(d.code)
+                     for d in e.diagnostics)
+
+
+def wanted_shapes(ex, shapes: list[dict], *, quick: bool, kernelbench: bool) -> list[dict]:
+    """The shapes of `bench_shapes` this run measures: --quick the benchmark-scale one (and the long rows),
+    --kernelbench only KernelBench's default shapes (none: the kernel is skipped)."""
+    if quick:
+        shapes = [s for s in shapes if s is shapes[-1] or s in LONG_ROWS.get(ex.name, [])]
+    if kernelbench:
+        shapes = [s for s in shapes if s in KERNELBENCH_SHAPES]
+    return shapes
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--target", default="ascend910b1")
     ap.add_argument("--json", type=Path, help="write all rows as JSON")
     ap.add_argument("--only", default="", help="comma-separated kernel names")
     ap.add_argument("--quick", action="store_true", help="benchmark-scale shapes only")
+    ap.add_argument("--kernelbench", action="store_true", help="KernelBench's default shapes only (the K/L count)")
+    ap.add_argument("--category", default="", help="comma-separated gallery categories or bench classes")
+    ap.add_argument("--shape", default="", help="comma-separated shapes as printed (e.g. 128x4096,4096x4096)")
+    ap.add_argument("--task-timeout", type=float, default=BENCH_TASK_TIMEOUT_S,
+                    help=f"seconds per task file run (default {BENCH_TASK_TIMEOUT_S:.0f}; retried once at "
+                         f"{TASK_RETRY_FACTOR:g}x on a timeout)")
     args = ap.parse_args(argv)
 
     from ascend_dsl.diagnostics import DslError
     from npu_harness import gallery
 
     only = {k for k in args.only.split(",") if k}
+    categories = {k for k in args.category.split(",") if k}
     rows = []
     print(f"cost model ESTIMATES on {args.target} (not measurements; parameters: npu_harness/cost/targets/)")
     hdr = (f"{'kernel':<22} {'dtype':<5} {'shape':<11} {'blk':>3} {'it/core':>7} {'ovl':>3} {'est us':>8} {'dev us':>8} "
@@ -320,24 +388,28 @@ def main(argv: list[str] | None = None) -> int:
         if only and ex.name not in only:
             continue
         klass, goal = target_fraction(ex)
-        shapes = bench_shapes(ex)
-        if args.quick:
-            shapes = [s for s in shapes if s is shapes[-1] or s in LONG_ROWS.get(ex.name, [])]
+        if categories and not categories & {ex.category, klass}:
+            continue
+        all_shapes = bench_shapes(ex)
+        shapes = wanted_shapes(ex, all_shapes, quick=args.quick, kernelbench=args.kernelbench)
+        if args.shape:
+            shapes = [s for s in shapes if "x".join(str(v) for v in s.values()) in args.shape.split(",")]
         for dts in ex.validation_dtypes():  # a groups task: once, each case on the variant its data picks
             for shape in shapes:
                 dname = "/".join(str(v) for v in dts.values()) or "-"
                 sname = "x".join(str(v) for v in shape.values())
+                scale = shape is all_shapes[-1]
                 try:
-                    r = gallery.validate(ex, dts, shape, target=args.target)
+                    r = validate_with_retry(ex, dts, shape, args.target, args.task_timeout)
                 except DslError as e:
-                    print(f"{ex.name:<22} {dname:<5} {sname:<11} ERROR {e.codes}")
-                    rows.append(error_row(ex, klass, goal, dname, shape, shape == shapes[-1], ", ".join(e.codes)))
+                    print(f"{ex.name:<22} {dname:<5} {sname:<11} ERROR {error_label(e)}", flush=True)
+                    rows.append(error_row(ex, klass, goal, dname, shape, scale, error_label(e)))
                     continue
                 r = largest_case(r)
                 est = r.report if r is not None else None
                 if est is None:
                     print(f"{ex.name:<22} {dname:<5} {sname:<11} no counters (ok={r is not None and r.ok})")
-                    rows.append(error_row(ex, klass, goal, dname, shape, shape == shapes[-1], "no counters"))
+                    rows.append(error_row(ex, klass, goal, dname, shape, scale, "no counters"))
                     continue
                 slow = max(est.cores, key=lambda c: c.time_us)
                 p = slow.pipes_us
@@ -345,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
                 gm_x = (est.gm_read_bytes + est.gm_write_bytes) / need if need else 1.0
                 min_frac = est.ideal_fraction  # the headline: against the ideal for the problem
                 row = {"kernel": f"{ex.category}/{ex.name}", "class": klass, "target_fraction": goal, "dtype": dname,
-                       "shape": shape, "benchmark_scale": shape == shapes[-1], "ok": r.ok,
+                       "shape": shape, "benchmark_scale": scale, "ok": r.ok,
                        "kernelbench_shape": shape in KERNELBENCH_SHAPES,
                        "long_rows": shape in LONG_ROWS.get(ex.name, []),
                        "blocks": est.blocks, "iterations_per_core": slow.iterations, "overlapped": slow.overlapped,

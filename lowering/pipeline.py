@@ -19,6 +19,7 @@ from .passes import (
     allocate_buffers,
     check_constraints,
     emit,
+    hoist_row_vectors,
     hoist_scalars,
     legalize,
     partition_launches,
@@ -57,6 +58,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("select_kind", select_kind.run),  # how the kernel is emitted (KernelKind), and the structure it needs
     Pass("plan_chunks", plan_chunks.run),  # row loops: the chunked passes for rows longer than UB (lowered below)
     Pass("allocate_buffers", allocate_buffers.run),  # VECIN/VECOUT queues, VECCALC temporaries (reused)
+    Pass("hoist_row_vectors", hoist_row_vectors.run),  # w[:] read by every row: one TBuf filled once per core
     Pass("plan_tiling", plan_tiling.run),  # largest tile that fits UB; UB capacity check; chunk lengths
     Pass("plan_row_groups", plan_row_groups.run),  # chunked rows: may a group of cores share a row?
     Pass("plan_cube", plan_cube.run),  # MIX kernels: base block sizes, L1/L0/UB capacity, fractal alignment

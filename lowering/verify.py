@@ -57,7 +57,8 @@ def _check_loop(s: ir.TileLoop, scalars, tensors, outputs, pass_name: str) -> No
             case ir.Accumulate(value=v) | ir.SlotAccumulate(value=v):
                 _check_expr(v, defined, scalars, tensors, pass_name, st.span)
             case ir.CopyIn(buffer=b, tensor=t):
-                if b not in buffers or buffers[b].position is not ir.Position.VECIN or t in outputs:
+                once = b in buffers and buffers[b].role is ir.BufferRole.ROW_VECTOR  # a TBuf filled once per core
+                if b not in buffers or (buffers[b].position is not ir.Position.VECIN and not once) or t in outputs:
                     raise _fail(pass_name, f"bad CopyIn {b} <- {t}", st.span)
                 defined.add(b)
             case ir.CopyOut(tensor=t, buffer=b):

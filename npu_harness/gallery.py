@@ -396,12 +396,16 @@ def discover(root: Path = ROOT) -> list[Example]:
 
 
 def validate(example: Example, dtypes: dict[str, DType], overrides: dict[str, int], target: str = "ascend910b1",
-             level: str = "sim"):
+             level: str = "sim", task_timeout: float | None = None):
     """Lower and validate one (example, dtype, shape) combination; returns a ValidationResult (a CasesReport for
-    a groups task: every case, each on the variant its data picks)."""
+    a groups task: every case, each on the variant its data picks). task_timeout: the task file's time limit
+    in seconds (default npu_harness.task.TASK_TIMEOUT_S)."""
     from lowering import lower
 
+    from .task import TASK_TIMEOUT_S
     from .validate import load_cases_for, load_task_for, validate_interp, validate_sim
+
+    timeout = TASK_TIMEOUT_S if task_timeout is None else task_timeout
 
     overrides = dict(overrides)
     cap = overrides.pop("cap", None)
@@ -409,10 +413,10 @@ def validate(example: Example, dtypes: dict[str, DType], overrides: dict[str, in
         from .validate_cases import KernelVariants, validate_cases
 
         variants = KernelVariants(example.source, {}, target, example.adsl.name)
-        cases = load_cases_for(variants.kernels, example.task, overrides=overrides, cap=cap)
+        cases = load_cases_for(variants.kernels, example.task, overrides=overrides, cap=cap, timeout=timeout)
         return validate_cases(variants, cases, level)
     kernel = example.source.instantiate(dtypes)
-    run = load_task_for(kernel, example.task, overrides=overrides, cap=cap)
+    run = load_task_for(kernel, example.task, overrides=overrides, cap=cap, timeout=timeout)
     if level == "interp":
         return validate_interp(kernel, run)
     project, ctx = lower(kernel, target, example.adsl.name)

@@ -421,6 +421,8 @@ class StageWriter:
 
     def copy_in(self, s: ir.CopyIn) -> None:
         q, c = self.buffers[s.buffer].member, self.ctype(s.buffer)
+        if self.buffers[s.buffer].buffer.role is ir.BufferRole.ROW_VECTOR:  # copied in once per core (row_vectors.py)
+            return
         self.mark(s.span)
         if s.index.acc:  # s[r]: a slot accumulator's totals, one per row, from this core's copy in UB
             n, totals = s.tensor, find(self.buffers, ir.BufferRole.SLOT_TOTALS, s.tensor).member

@@ -17,7 +17,17 @@ from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
 from ..tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, block_granule
-from . import acc_workspace, arg_reduce, launch_scalars, positions, row_gather, row_groups, row_scatter, slots
+from . import (
+    acc_workspace,
+    arg_reduce,
+    launch_scalars,
+    positions,
+    row_gather,
+    row_groups,
+    row_scatter,
+    row_vectors,
+    slots,
+)
 from .chunk import ChunkPassView, ChunkView, kernel_chunks
 from .shared import (
     IDENTITY,
@@ -74,6 +84,7 @@ class PhaseView:
     after: tuple[str, ...]
     chunk: ChunkView | None = None  # several split loops: this loop's chunked path
     row_cap: int = 0  # a row loop's `size=N`: at most N rows per tile (0: no cap)
+    preload: tuple[str, ...] = ()  # before the tiles: the row vectors copied in once (emit/row_vectors.py)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -333,7 +344,8 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
                      tuple(copyin), (*head, *stages[ir.StageKind.COMPUTE], *tail), tuple(stages[ir.StageKind.COPYOUT]),
                      " + ".join(f"{b.num} * {host_bytes(b)}" for b in tl.buffers_decl) if rows_of(tl) else "",
                      tuple(_after_phase(kernel, ctx, k, tensors, by_name)),
-                     row_cap=tl.size if rows_of(tl) and tl.size else 0)
+                     row_cap=tl.size if rows_of(tl) and tl.size else 0,
+                     preload=tuple(row_vectors.preload_lines(ctx, tl, buffers, tensors)))
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:

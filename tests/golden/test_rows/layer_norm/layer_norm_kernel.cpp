@@ -95,8 +95,8 @@ public:
         pipe.InitBuffer(tmp0Buf, (tileLength_ + 127) / 128 * 128 * sizeof(float));
         pipe.InitBuffer(tmp1Buf, tileLength_ * Dp_ * sizeof(float));
         pipe.InitBuffer(tmp2Buf, tileLength_ * Dp_ * sizeof(float));
-        pipe.InitBuffer(inQueueWeight, 2, Dp_ * sizeof(float));
-        pipe.InitBuffer(inQueueBias, 2, Dp_ * sizeof(float));
+        pipe.InitBuffer(weightLocalBuf, Dp_ * sizeof(float));
+        pipe.InitBuffer(biasLocalBuf, Dp_ * sizeof(float));
         pipe.InitBuffer(outQueueY, 2, tileLength_ * Dp_ * sizeof(float));
         pipe.InitBuffer(reduceTmp_f32Buf, Dp_ * sizeof(float));
         pipe.InitBuffer(reduceOut_f32Buf, 32);
@@ -106,6 +106,18 @@ public:
     {
         if (chunkLength_ > 0) {  // one row does not fit UB: 2 pass(es) over column chunks of each row
             ProcessChunked();
+        }
+        if (blockLength_ > 0) {
+            // layer_norm.adsl:13: every row reads it: copied in once per core, not per tile
+            LocalTensor<float> weightLocal = weightLocalBuf.Get<float>();
+            CopyGmToUb(weightLocal, weightGm, D_);
+            // layer_norm.adsl:13: every row reads it: copied in once per core, not per tile
+            LocalTensor<float> biasLocal = biasLocalBuf.Get<float>();
+            CopyGmToUb(biasLocal, biasGm, D_);
+            SetFlag<HardEvent::MTE2_V>(EVENT_ID0);  // the tiles' vector ops read them
+            WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+            SetFlag<HardEvent::MTE2_S>(EVENT_ID0);  // scalar reads (index vectors)
+            WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
         }
         const uint64_t tiles = blockLength_ / tileLength_;
         const uint32_t tail = static_cast<uint32_t>(blockLength_ % tileLength_);
@@ -128,13 +140,6 @@ private:
         LocalTensor<float> xLocal = inQueueX.AllocTensor<float>();
         CopyRowsGmToUb(xLocal, xGm[offset * D_], count, D_, Dp_);
         inQueueX.EnQue(xLocal);
-        // layer_norm.adsl:13
-        LocalTensor<float> weightLocal = inQueueWeight.AllocTensor<float>();
-        CopyGmToUb(weightLocal, weightGm, D_);
-        inQueueWeight.EnQue(weightLocal);
-        LocalTensor<float> biasLocal = inQueueBias.AllocTensor<float>();
-        CopyGmToUb(biasLocal, biasGm, D_);
-        inQueueBias.EnQue(biasLocal);
     }
 
     __aicore__ inline void Compute(uint32_t count)
@@ -143,8 +148,8 @@ private:
         LocalTensor<float> tmp0 = tmp0Buf.Get<float>();
         LocalTensor<float> tmp1 = tmp1Buf.Get<float>();
         LocalTensor<float> tmp2 = tmp2Buf.Get<float>();
-        LocalTensor<float> weightLocal = inQueueWeight.DeQue<float>();
-        LocalTensor<float> biasLocal = inQueueBias.DeQue<float>();
+        LocalTensor<float> weightLocal = weightLocalBuf.Get<float>();
+        LocalTensor<float> biasLocal = biasLocalBuf.Get<float>();
         LocalTensor<float> yLocal = outQueueY.AllocTensor<float>();
         LocalTensor<float> reduceTmp_f32 = reduceTmp_f32Buf.Get<float>();
         LocalTensor<float> reduceOut_f32 = reduceOut_f32Buf.Get<float>();
@@ -192,8 +197,6 @@ private:
         }
         outQueueY.EnQue<float>(yLocal);
         inQueueX.FreeTensor(xLocal);
-        inQueueWeight.FreeTensor(weightLocal);
-        inQueueBias.FreeTensor(biasLocal);
     }
 
     __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)
@@ -453,8 +456,8 @@ private:
     TBuf<TPosition::VECCALC> tmp0Buf;
     TBuf<TPosition::VECCALC> tmp1Buf;
     TBuf<TPosition::VECCALC> tmp2Buf;
-    TQue<TPosition::VECIN, 1> inQueueWeight;
-    TQue<TPosition::VECIN, 1> inQueueBias;
+    TBuf<TPosition::VECCALC> weightLocalBuf;
+    TBuf<TPosition::VECCALC> biasLocalBuf;
     TQue<TPosition::VECOUT, 1> outQueueY;
     TBuf<TPosition::VECCALC> reduceTmp_f32Buf;
     TBuf<TPosition::VECCALC> reduceOut_f32Buf;
