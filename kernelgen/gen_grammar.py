@@ -12,6 +12,7 @@ bounds the length of any accepted kernel, so generation always terminates.
 
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass
 
 from ascend_dsl.dtypes import BY_NAME
@@ -24,7 +25,8 @@ SCAN_CALLS = tuple(SCANS)  # name(v, axis=1[, reverse=True][, exclusive=True]): 
 POOL_CALLS = tuple(POOLS)  # name(plane, kernel=K[, stride=S][, padding=P][, dilation=L]) (dilation: max_pool)
 MAX_DIMS = 5  # [N, C, D, H, W] for 3-D pooling
 BINARY_CALLS = ("max", "min", "gather")
-KEYWORDS = ("for", "in", "def", "from", "import", "pass", "if", "else", "return", "while", "and", "or", "not")
+#: names a kernel cannot use: Python's keywords (the DSL's `with cube:` / `for .. in` parse them as such)
+KEYWORDS = tuple(k for k in keyword.kwlist if k.islower())
 NUMBER_MAX = 2 + 6 + 1 + 17 + 4
 SYMBOL_MAX = 4
 
