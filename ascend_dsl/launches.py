@@ -193,3 +193,11 @@ def launch_kernels(kernel: ir.Kernel) -> list[ir.Kernel]:
     return [launch_kernel(kernel, i, prelude, segs[i], shared) for i in launch_order(dependency_graph(kernel, segs))]
 
 
+def dependency_cycle(g: nx.DiGraph, unit: str) -> tuple[int, str] | None:
+    """The first cycle of a graph of stages or launches whose edges name the tensor they pass: its first node and
+    `unit a (t) -> unit b (u) -> ...`; None without a cycle."""
+    try:
+        cycle = nx.find_cycle(g)
+    except nx.NetworkXNoCycle:
+        return None
+    return cycle[0][0], " -> ".join(f"{unit} {a} ({g.edges[a, b]['tensor']})" for a, b in cycle)

@@ -27,6 +27,7 @@ from ascend_dsl.diagnostics import DiagnosticSink, DslError
 from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.launches import (
     Segment,
+    dependency_cycle,
     dependency_graph,
     first_use,
     is_launches,
@@ -86,14 +87,10 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     g = dependency_graph(kernel, segs)
     check_workspaces(kernel, segs, g, sink)
     sink.raise_if_any()
-    try:
-        cycle = nx.find_cycle(g)
-    except nx.NetworkXNoCycle:
-        cycle = None
+    cycle = dependency_cycle(g, "launch")
     if cycle:
-        raise DslError.at(E.KERNEL_STRUCTURE, "the launches depend on each other in a cycle: " + " -> ".join(
-            f"launch {a} ({g.edges[a, b]['tensor']})" for a, b in cycle), segs[cycle[0][0]].span,
-            "a workspace tensor is written by one split loop and read by a later one")
+        raise DslError.at(E.KERNEL_STRUCTURE, "the launches depend on each other in a cycle: " + cycle[1],
+                          segs[cycle[0]].span, "a workspace tensor is written by one split loop and read by a later one")
     shared = shared_workspaces(kernel, segs)
     launches = []
     for i in launch_order(g):

@@ -21,6 +21,7 @@ import networkx as nx
 from ascend_dsl import ir
 from ascend_dsl.diagnostics import DiagnosticSink
 from ascend_dsl.diagnostics import ErrorCode as E
+from ascend_dsl.launches import dependency_cycle
 
 from ..context import PassContext
 
@@ -149,15 +150,10 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     sink.raise_if_any()
     g, loops = stage_graph(kernel, sink)
     sink.raise_if_any()
-    try:
-        cycle = nx.find_cycle(g)
-    except nx.NetworkXNoCycle:
-        cycle = None
+    cycle = dependency_cycle(g, "stage")
     if cycle:
-        first = cycle[0]
-        sink.error(E.KERNEL_STRUCTURE, "the stages depend on each other in a cycle: " + " -> ".join(
-            f"stage {a} ({g.edges[a, b]['tensor']})" for a, b in cycle), loops[first[0]].span,
-            "a workspace tensor is written by one stage and read by a later one")
+        sink.error(E.KERNEL_STRUCTURE, "the stages depend on each other in a cycle: " + cycle[1], loops[cycle[0]].span,
+                   "a workspace tensor is written by one stage and read by a later one")
         sink.raise_if_any()
     ws = {p.name for p in kernel.workspaces}
     stages = []
