@@ -160,51 +160,90 @@ def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject,
     in npu_harness.sandbox, the run's I/O directory its only writable path; an error when no sandbox can be
     made here. `launch_order`: a kernel of several launches runs these (positions in its launch order; tests plant
     a wrong order)."""
-    from . import sandbox as sb
-    from .sim.compiler import CompileError, compile_program, run_program
 
     if lowered.kind is ir.KernelKind.LAUNCHES:  # several launches in order on one set of GM buffers
         return _validate_launches(kernel, lowered, project, ctx, run, work_dir=work_dir, core_num=core_num,
                                   sandbox=sandbox, order=launch_order)
     sandbox = sandbox or bool(ctx.slots)  # the kernel holds model-written compute stages (lowering/assist)
-    if sandbox and (why := sb.unavailable()) is not None:
-        raise DslError.at("SANDBOX", f"model-written code is only run sandboxed, and no sandbox can be made here: {why}",
-                          None, "install util-linux and allow unprivileged user namespaces")
+    _require_sandbox(sandbox)
     start = time.perf_counter()
     b: Binding = bind(kernel, run)
     check_pool_binding(kernel, b.scalars, b.symbols)
     with tempfile.TemporaryDirectory(prefix="ascend-sim-") as tmp:
         tmpdir = Path(work_dir or tmp)
-        src_dir = tmpdir / "src"
-        src_dir.mkdir(parents=True, exist_ok=True)
-        for fname, text in project.files.items():
-            (src_dir / fname).parent.mkdir(parents=True, exist_ok=True)  # emulator/ holds the ACL launch stub
-            (src_dir / fname).write_text(text)
-        driver = src_dir / f"{project.name}_sim_driver.cpp"
-        driver.write_text(combined_driver(project))
-        try:
-            defines = sim_defines(ctx.target.name, "mix") if project.view.mix else target_defines(ctx.target)
-            binary = compile_program([driver], defines=defines, extra_include_dirs=[src_dir])
-        except CompileError as e:
-            raise DslError.at("SIM-COMPILE", f"the emitted C++ does not compile against the emulator:\n"
-                              f"{e.stderr.strip()[-4000:]}", None) from None
-        nbytes = sum(b.tensors[p.name].data.nbytes for p in kernel.bound_tensors)
-        with scratch_dir(nbytes) as io_tmp:
+        binary = _compile_project(project, tmpdir / "src", ctx, "the emitted C++")
+        with scratch_dir(_io_bytes(kernel, b)) as io_tmp:
             io = Path(work_dir) / "io" if work_dir else Path(io_tmp)
             io.mkdir(exist_ok=True)
             for p in kernel.inputs:
                 write_array(io / f"{p.name}.bin", b.tensors[p.name].data)
-            args = [str(io), str(core_num or ctx.target.aiv)]
-            args += [str(b.symbols[s]) for s in kernel.symbols]
-            args += [repr(float(b.scalars[p.name])) for p in kernel.scalars]
-            limit = memory_limit()
-            res = run_program(binary, args, timeout=SIM_RUN_TIMEOUT_S, memory_limit_bytes=limit,
-                              sandbox=io if sandbox else None)
-            if any(e.code == "MEMORY-LIMIT" for e in res.errors) or (
-                    res.returncode not in (0, 1) and is_out_of_memory(res.stderr)):
-                raise DslError.at("MEMORY-LIMIT", f"the emulator exceeded the memory limit of {describe_limit(limit)}",
-                                  None, "validate at smaller sizes: --cap N or --set NAME=VALUE")
+            res = _run_checked(binary, _program_args(io, kernel, b, ctx, core_num), io, sandbox, "")
             return _sim_result(kernel, lowered, ctx, b, res, io, start)
+
+
+def _require_sandbox(sandbox: bool) -> None:
+    """A SANDBOX error when the run must be sandboxed (model-written code) and no sandbox can be made here."""
+    from . import sandbox as sb
+
+    if sandbox and (why := sb.unavailable()) is not None:
+        raise DslError.at("SANDBOX", f"model-written code is only run sandboxed, and no sandbox can be made here: {why}",
+                          None, "install util-linux and allow unprivileged user namespaces")
+
+
+def _compile_project(project: EmittedProject, src_dir: Path, ctx: PassContext, what: str) -> Path:
+    """Write `project`'s files and its emulator driver into `src_dir` and compile them (content-addressed cache);
+    SIM-COMPILE naming `what` when the C++ does not compile."""
+    from .sim.compiler import CompileError, compile_program
+
+    driver = write_sources(project, src_dir)
+    try:
+        defines = sim_defines(ctx.target.name, "mix") if project.view.mix else target_defines(ctx.target)
+        return compile_program([driver], defines=defines, extra_include_dirs=[src_dir])
+    except CompileError as e:
+        raise DslError.at("SIM-COMPILE", f"{what} does not compile against the emulator:\n"
+                          f"{e.stderr.strip()[-4000:]}", None) from None
+
+
+def write_sources(project: EmittedProject, src_dir: Path) -> Path:
+    """`project`'s files in `src_dir` and its emulator driver beside them; the driver's path (what to compile)."""
+    src_dir.mkdir(parents=True, exist_ok=True)
+    for fname, text in project.files.items():
+        (src_dir / fname).parent.mkdir(parents=True, exist_ok=True)  # emulator/ holds the ACL launch stub
+        (src_dir / fname).write_text(text)
+    driver = src_dir / f"{project.name}_sim_driver.cpp"
+    driver.write_text(combined_driver(project))
+    return driver
+
+
+def _program_args(io: Path, kernel: ir.Kernel, b: Binding, ctx: PassContext, core_num: int | None) -> list[str]:
+    """An emulator program's command line: its I/O directory, the core count, `kernel`'s shape symbols and scalars."""
+    args = [str(io), str(core_num or ctx.target.aiv)]
+    args += [str(b.symbols[s]) for s in kernel.symbols]
+    return args + [repr(float(b.scalars[p.name])) for p in kernel.scalars]
+
+
+def _run_checked(binary: Path, args: list[str], io: Path, sandbox: bool, where: str):
+    """Run an emulator program under the memory limit; MEMORY-LIMIT (`where` appended) when it exceeded it."""
+    from .sim.compiler import run_program
+
+    limit = memory_limit()
+    res = run_program(binary, args, timeout=SIM_RUN_TIMEOUT_S, memory_limit_bytes=limit, sandbox=io if sandbox else None)
+    if any(e.code == "MEMORY-LIMIT" for e in res.errors) or (
+            res.returncode not in (0, 1) and is_out_of_memory(res.stderr)):
+        raise DslError.at("MEMORY-LIMIT", f"the emulator exceeded the memory limit of {describe_limit(limit)}{where}",
+                          None, "validate at smaller sizes: --cap N or --set NAME=VALUE")
+    return res
+
+
+def _io_bytes(kernel: ir.Kernel, b: Binding) -> int:
+    """The bytes of the kernel's bound tensors as the harness holds them (the I/O directory's size)."""
+    return sum(b.tensors[p.name].data.nbytes for p in kernel.bound_tensors)
+
+
+def least_traffic(kernel: ir.Kernel, b: Binding) -> int:
+    """The least GM traffic of a run: every bound tensor once at the kernel's dtype (a reference output may be
+    held wider)."""
+    return sum(b.tensors[p.name].numel() * p.dtype.size for p in kernel.bound_tensors)
 
 
 def _validate_launches(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject, ctx: PassContext, run: TaskRun,
@@ -212,39 +251,23 @@ def _validate_launches(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedPr
                       order: list[int] | None = None):
     """validate_sim of a LAUNCHES kernel (npu_harness/validate_launches.py says how); `order`: the launches' positions to run (default: every
     launch in the lowered order; tests plant a wrong order to show the result catches it)."""
-    from . import sandbox as sb
     from .cost.launches import combine
-    from .sim.compiler import CompileError, RunResult, compile_program, run_program
+    from .sim.compiler import RunResult
     from .validate_launches import numel
 
     sandbox = sandbox or any(sub.slots for sub in ctx.launches)
-    if sandbox and (why := sb.unavailable()) is not None:
-        raise DslError.at("SANDBOX", f"model-written code is only run sandboxed, and no sandbox can be made here: {why}",
-                          None, "install util-linux and allow unprivileged user namespaces")
+    _require_sandbox(sandbox)
     start = time.perf_counter()
     b: Binding = bind(kernel, run)
     launches = [la for la in lowered.body if isinstance(la, ir.Launch)]
     order = list(range(len(launches))) if order is None else order
     with tempfile.TemporaryDirectory(prefix="ascend-sim-") as tmp:
         root = Path(work_dir or tmp)
-        binaries = []
-        for sub_project in project.launches:
-            src_dir = root / "src" / sub_project.name
-            for fname, text in sub_project.files.items():
-                (src_dir / fname).parent.mkdir(parents=True, exist_ok=True)
-                (src_dir / fname).write_text(text)
-            driver = src_dir / f"{sub_project.name}_sim_driver.cpp"
-            driver.write_text(combined_driver(sub_project))
-            defines = sim_defines(ctx.target.name, "mix") if sub_project.view.mix else target_defines(ctx.target)
-            try:
-                binaries.append(compile_program([driver], defines=defines, extra_include_dirs=[src_dir]))
-            except CompileError as e:
-                raise DslError.at("SIM-COMPILE", f"the emitted C++ of launch {sub_project.name} does not compile "
-                                  f"against the emulator:\n{e.stderr.strip()[-4000:]}", None) from None
+        binaries = [_compile_project(sub_project, root / "src" / sub_project.name, ctx,
+                                     f"the emitted C++ of launch {sub_project.name}") for sub_project in project.launches]
         shared = [p for p in kernel.workspaces if any(p.name in (*la.reads, *la.writes) for la in launches)]
         ws_bytes = {p.name: numel(p.shape, b.symbols) * p.dtype.size for p in shared}
-        nbytes = sum(b.tensors[p.name].data.nbytes for p in kernel.bound_tensors) + sum(ws_bytes.values())
-        with scratch_dir(nbytes) as io_tmp:
+        with scratch_dir(_io_bytes(kernel, b) + sum(ws_bytes.values())) as io_tmp:
             io = root / "io" if work_dir else Path(io_tmp)
             io.mkdir(exist_ok=True)
             for p in kernel.inputs:
@@ -252,20 +275,12 @@ def _validate_launches(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedPr
             for name, n in ws_bytes.items():  # the host's workspace buffers: unwritten bytes read as NaN
                 with open(io / f"{name}.bin", "wb") as f:
                     f.write(b"\xff" * n)
-            limit = memory_limit()
             results: list[tuple[int, RunResult]] = []
             for i in order:
                 sub = launches[i].kernel
-                args = [str(io), str(core_num or ctx.target.aiv)]
-                args += [str(b.symbols[s]) for s in sub.symbols]
-                args += [repr(float(b.scalars[p.name])) for p in sub.scalars]
-                res = run_program(binaries[i], args, timeout=SIM_RUN_TIMEOUT_S, memory_limit_bytes=limit,
-                                  sandbox=io if sandbox else None)
+                res = _run_checked(binaries[i], _program_args(io, sub, b, ctx, core_num), io, sandbox,
+                                   f" in launch {sub.name}")
                 results.append((i, res))
-                if any(e.code == "MEMORY-LIMIT" for e in res.errors) or (
-                        res.returncode not in (0, 1) and is_out_of_memory(res.stderr)):
-                    raise DslError.at("MEMORY-LIMIT", f"the emulator exceeded the memory limit of {describe_limit(limit)}"
-                                      f" in launch {sub.name}", None, "validate at smaller sizes: --cap N or --set NAME=VALUE")
                 if res.timed_out or res.returncode != 0 or res.errors:
                     break
             combined = RunResult(
@@ -281,8 +296,7 @@ def _validate_launches(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedPr
         least = sum(numel(p.shape, b.symbols) * p.dtype.size for p in sub.tensors)
         parts.append(_estimate(r.counters, ctx.target.name, least))
     if parts and all(e is not None for e in parts) and len(results) == len(launches):
-        least = sum(b.tensors[p.name].numel() * p.dtype.size for p in kernel.bound_tensors)
-        result.report = combine(parts, ctx.target.name, least)
+        result.report = combine(parts, ctx.target.name, least_traffic(kernel, b))
         result.estimate_us = result.report.time_us
     return result
 
@@ -310,9 +324,7 @@ def _sim_result(kernel: ir.Kernel, lowered: ir.Kernel, ctx: PassContext, b: Bind
     detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
     if res.returncode < 0:  # killed by a signal: say which, and the likely cause
         detail = f"the emulator was {describe_exit(res.returncode)}" + (f"\n{detail}" if detail else "")
-    # the least traffic: every tensor once at the kernel's dtype (a reference output may be held wider)
-    least = sum(b.tensors[p.name].numel() * p.dtype.size for p in kernel.bound_tensors)
-    est = _estimate(res.counters, ctx.target.name, least)
+    est = _estimate(res.counters, ctx.target.name, least_traffic(kernel, b))
     return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail,
                             time.perf_counter() - start, counters=res.counters, report=est,
                             estimate_us=est.time_us if est is not None else None, scalars=b.scalar_line(),

@@ -170,19 +170,17 @@ def _execute_launches(p: _Prepared, job: Job) -> Outcome:
     """A kernel of several launches (LAUNCHES): each launch's program (compiled on its own) in order on one I/O
     directory, the workspace tensors between them files of 0xFF bytes (NaN) until a launch writes them."""
     from ..sim.compiler import compile_program
-    from ..validate import combined_driver
+    from ..validate import write_sources
+    from ..validate_launches import numel
 
     with tempfile.TemporaryDirectory(prefix="ascend-fuzz-io-") as tmp:
         io = Path(tmp)
         binaries = []
         for sub in p.project.launches:
             src = io / "src" / sub.name
-            for fname, text in sub.files.items():
-                (src / fname).parent.mkdir(parents=True, exist_ok=True)
-                (src / fname).write_text(text)
-            (src / "driver.cpp").write_text(combined_driver(sub))
+            driver = write_sources(sub, src)
             try:
-                binaries.append(compile_program([src / "driver.cpp"], defines=sim_defines(
+                binaries.append(compile_program([driver], defines=sim_defines(
                     job.target, "mix" if sub.view.mix else "vector"), extra_include_dirs=[src]))
             except CompileError as e:
                 return Outcome(job, "internal", "the emitted C++ does not compile:\n" + e.message[-3000:],
@@ -190,10 +188,7 @@ def _execute_launches(p: _Prepared, job: Job) -> Outcome:
         for q in p.kernel.inputs:
             (io / f"{q.name}.bin").write_bytes(from_torch(p.inputs[q.name]).tobytes())
         for w in p.kernel.workspaces:
-            n = 1
-            for d in w.shape:
-                n *= job.sizes[d] if isinstance(d, str) else d
-            (io / f"{w.name}.bin").write_bytes(b"\xff" * (n * w.dtype.size))
+            (io / f"{w.name}.bin").write_bytes(b"\xff" * (numel(w.shape, job.sizes) * w.dtype.size))
         res = None
         for la, binary in zip(p.lowered.body, binaries, strict=True):
             sub = la.kernel
