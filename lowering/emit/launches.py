@@ -15,7 +15,7 @@ import json
 from ascend_dsl import ir
 
 from ..context import PassContext
-from .shared import GENERATOR
+from .shared import GENERATOR, scalar_entries, tensor_entries
 
 
 def launch_files(kernel: ir.Kernel, ctx: PassContext) -> tuple[dict[str, str], dict]:
@@ -33,10 +33,9 @@ def launch_files(kernel: ir.Kernel, ctx: PassContext) -> tuple[dict[str, str], d
     shared = {n for la in kernel.body for n in (*la.reads, *la.writes)}
     manifest = {"generator": GENERATOR, "kernel": kernel.name, "source": ctx.source_name, "target": ctx.target.name,
                 "kernel_type": "LAUNCHES", "launches": launches,
-                "tensors": [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape),
-                             "role": "output" if p in kernel.outputs else "input"} for p in kernel.bound_tensors],
+                "tensors": tensor_entries(kernel),
                 "workspace_tensors": [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape)}
                                       for p in kernel.workspaces if p.name in shared],
-                "scalars": [{"name": p.name, "dtype": p.dtype.value, "default": p.default} for p in kernel.scalars]}
+                "scalars": scalar_entries(kernel)}
     files["manifest.json"] = json.dumps(manifest, indent=2) + "\n"
     return files, manifest

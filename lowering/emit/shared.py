@@ -378,14 +378,22 @@ def manifest(kernel: ir.Kernel, ctx: PassContext, view: KernelView, kernel_type:
     if workspace is not None:
         out["workspace_bytes_per_core"] = workspace
     out.update({"tiling_type": view.tiling_type, "tiling_fn": view.tiling_fn, "symbols": list(view.symbols),
-                "tensors": [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape),
-                             "role": "output" if p in kernel.outputs else "input"}
-                            for p in kernel.tensors if p not in kernel.workspaces],
-                "scalars": [{"name": p.name, "dtype": p.dtype.value, "default": p.default} for p in kernel.scalars],
+                "tensors": tensor_entries(kernel), "scalars": scalar_entries(kernel),
                 "max_tile": max_tile, "tile_unit": tile_unit, **extra,
                 "buffers": [{"name": b.name, "position": b.position.value, "dtype": b.dtype.value, "num": b.num}
                             for b in buffers]})
     return out
+
+
+def tensor_entries(kernel: ir.Kernel) -> list[dict]:
+    """The manifest's `tensors`: the kernel's bound tensors (its workspace tensors are listed by the caller)."""
+    return [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape),
+             "role": "output" if p in kernel.outputs else "input"} for p in kernel.bound_tensors]
+
+
+def scalar_entries(kernel: ir.Kernel) -> list[dict]:
+    """The manifest's `scalars`."""
+    return [{"name": p.name, "dtype": p.dtype.value, "default": p.default} for p in kernel.scalars]
 
 
 # ----------------------------------------------------------------------------- stage writers
