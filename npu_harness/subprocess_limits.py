@@ -79,18 +79,20 @@ class Completed:
     timed_out: bool
 
 
+def isolate_child(memory_bytes: int) -> None:
+    """In a child before it runs: its own session (a timeout kills its whole group) and RLIMIT_AS =
+    `memory_bytes` (0: no limit). Shared by run_limited and the task server's forked workers."""
+    os.setsid()
+    if memory_bytes:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+
+
 def run_limited(cmd: list[str], *, timeout: float, memory_bytes: int | None = None, cwd=None,
                 env=None) -> Completed:
     """memory_bytes: the child's RLIMIT_AS (default: memory_limit())."""
     memory_bytes = memory_limit() if memory_bytes is None else memory_bytes
-
-    def limits() -> None:
-        os.setsid()
-        if memory_bytes:
-            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env,
-                            preexec_fn=limits, stdin=subprocess.DEVNULL)  # noqa: PLW1509 - no threads here
+                            preexec_fn=lambda: isolate_child(memory_bytes), stdin=subprocess.DEVNULL)  # noqa: PLW1509 - no threads here
     try:
         out, err = proc.communicate(timeout=timeout)
         return Completed(proc.returncode, out, err, False)

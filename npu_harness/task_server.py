@@ -25,7 +25,6 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import resource
 import select
 import signal
 import subprocess
@@ -35,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from .subprocess_limits import Completed, run_limited
+from .subprocess_limits import Completed, isolate_child, run_limited
 
 ENV = "ASCEND_DSL_TASK_SERVER"
 WORKER_MODULE = "npu_harness.task_worker"
@@ -171,11 +170,9 @@ def _child(req: dict, proto: tuple[int, int]) -> None:
     """In the forked child: become a fresh worker, run it, exit. Never returns."""
     code = 1
     try:
-        os.setsid()
+        isolate_child(req["memory_bytes"])  # as run_limited's children: own session, RLIMIT_AS
         for fd in proto:
             os.close(fd)
-        if req["memory_bytes"]:
-            resource.setrlimit(resource.RLIMIT_AS, (req["memory_bytes"], req["memory_bytes"]))
         for target, path, flags in ((0, os.devnull, os.O_RDONLY),
                                     (1, req["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
                                     (2, req["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
