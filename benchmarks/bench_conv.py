@@ -46,19 +46,11 @@ CASES = [
 
 
 def run(example: str, overrides: dict, target: str):
-    from lowering.context import PassContext
-    from lowering.pipeline import run_pipeline
-    from lowering.targets import get_target
-    from npu_harness.gallery import Example
-    from npu_harness.validate import load_task_for, validate_sim
+    from npu_harness.gallery import Example, validate
 
     cat, name = example.split("/")
     ex = Example(cat, name, ROOT / f"examples/{example}.adsl", ROOT / f"examples/{example}.py")
-    kernel = ex.source.instantiate({})
-    task = load_task_for(kernel, ex.task, overrides=overrides)
-    ctx = PassContext(get_target(target), ex.adsl.name)
-    lowered = run_pipeline(kernel, ctx)
-    return validate_sim(kernel, lowered, ctx.project, ctx, task)
+    return validate(ex, {}, overrides, target)
 
 
 def main(argv=None) -> int:
