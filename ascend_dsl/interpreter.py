@@ -17,7 +17,8 @@ from .parser_scatter import tensor_name
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
 #: the select coverage being recorded, if any.
 _FLOAT = {"widen": False, "coverage": None, "compare_nudge": 0.0, "cast_nudge": 0.0, "math_nudge": 0.0,
-          "math_floor": 0.0, "nan_skip": False, "math_signs": {}, "round_casts": False}
+          "math_floor": 0.0, "nan_skip": False, "math_signs": {}, "round_casts": False, "sum_nudge": 0,
+          "sum_alternate": False}
 #: Ops a device computes to within a few units of rounding, not exactly (instructions and lowered sequences).
 APPROXIMATE_OPS = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "div", "pow")
 
@@ -30,7 +31,7 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
         num_cores: int = 4, tile: int = 4096, widen: bool = False,
         coverage: dict | None = None, compare_nudge: float = 0.0, cast_nudge: float = 0.0,
         math_nudge: float = 0.0, math_floor: float = 0.0, nan_skip: bool = False,
-        round_casts: bool = False) -> dict[str, torch.Tensor]:
+        round_casts: bool = False, sum_nudge: int = 0, sum_alternate: bool = False) -> dict[str, torch.Tensor]:
     """Run `kernel`; `tensors` maps every tensor parameter (inputs and outputs) to a torch tensor.
 
     Outputs are written in place and also returned by name. Rank-1 parameters are viewed flat; row
@@ -48,10 +49,13 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     a unit there is off by much of its value); with `nan_skip` max/min reductions and
     accumulators skip NaN instead of propagating it (what a device's reduction may do: not specified); with
     `round_casts` a widened run still rounds `cast(x, f16)` / `cast(x, bf16)` to that dtype (a rounding the
-    program asks for: where it decides a comparison, last-bit differences before it matter)."""
+    program asks for: where it decides a comparison, last-bit differences before it matter); with `sum_nudge`
+    (+1 or -1) every float sum (sum, mean, the parts and totals of accumulators) moves one unit of its dtype up
+    or down (with `sum_alternate` the sign alternates between sums in the order they are first evaluated): a
+    device adds in another order, and where a later rounded operation cancels a large sum, that unit shows."""
     _FLOAT.update(widen=widen, coverage=coverage, compare_nudge=compare_nudge, cast_nudge=cast_nudge,
                   math_nudge=math_nudge, math_floor=math_floor, nan_skip=nan_skip, math_signs={},
-                  round_casts=round_casts)
+                  round_casts=round_casts, sum_nudge=sum_nudge, sum_alternate=sum_alternate)
     try:
         if launches.is_launches(kernel):  # several launches (ascend_dsl/launches.py): in order, on shared tensors
             shared = {**tensors, **_workspaces(kernel, tensors)}
@@ -61,7 +65,8 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
         return _run(kernel, tensors, scalars, num_cores, tile)
     finally:
         _FLOAT.update(widen=False, coverage=None, compare_nudge=0.0, cast_nudge=0.0, math_nudge=0.0, math_floor=0.0,
-                      nan_skip=False, math_signs={}, round_casts=False)
+                      nan_skip=False, math_signs={}, round_casts=False, sum_nudge=0,
+                      sum_alternate=False)
 
 
 def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None, num_cores: int,
@@ -305,7 +310,11 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
         elif isinstance(s, ir.Accumulate):
             value = _skip_nan(s.reduce, _eval(s.value, env, views, scalars, sl).to(_dt(ir.DType.F32)))
             part = {"reduce_sum": torch.sum, "reduce_max": torch.max, "reduce_min": torch.min}[s.reduce](value)
+            if _FLOAT["sum_nudge"] and s.reduce == "reduce_sum":  # this tile's part, then the running total
+                part = _unit_moved(part.to(torch.float32), s)
             scalars[s.name] = _COMBINE[s.combine](scalars[s.name], float(part))
+            if _FLOAT["sum_nudge"] and s.combine is ir.Combine.ADD:
+                scalars[s.name] = float(_unit_moved(torch.tensor(scalars[s.name], dtype=torch.float32), s))
 
 
 def _row_gather(table: torch.Tensor, numbers: torch.Tensor, e: ir.Load) -> torch.Tensor:
@@ -405,6 +414,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
                     return near if op == "eq" else ~near
                 vals = [a + margin, b]  # and the other way: different unless both are 0
             out = OPS[op].ref(*vals)
+            if _FLOAT["sum_nudge"] and op in ("reduce_sum", "reduce_mean") and out.dtype.is_floating_point:
+                out = _unit_moved(out.to(_dt(t.dtype)), e)
             if _FLOAT["math_nudge"] and op in APPROXIMATE_OPS and out.dtype.is_floating_point:
                 out = _nudged(out, e, t.dtype)
             return out if t.dtype.value == "bool" else out.to(_dt(t.dtype))
@@ -421,6 +432,15 @@ def _nudged(out: torch.Tensor, e: ir.Op, dtype) -> torch.Tensor:
     finfo = torch.finfo(dtype.torch)
     step = torch.clamp((n * out).abs(), min=_FLOAT["math_floor"] * finfo.tiny * finfo.eps)
     return out + torch.where(out < 0, -1.0, 1.0).to(out.dtype) * (1.0 if n > 0 else -1.0) * step
+
+
+def _unit_moved(out: torch.Tensor, key: object) -> torch.Tensor:
+    """sum_nudge: `out` one unit (of its own dtype) up or down; `key` names the sum for sum_alternate's sign."""
+    sign = _FLOAT["sum_nudge"]
+    if _FLOAT["sum_alternate"]:
+        signs = _FLOAT["math_signs"]
+        sign *= signs.setdefault(("sum", id(key)), 1 - 2 * (len(signs) % 2))
+    return torch.nextafter(out, torch.full_like(out, float("inf") if sign > 0 else float("-inf")))
 
 
 def _skip_nan(op: str, x: torch.Tensor) -> torch.Tensor:

@@ -10,12 +10,16 @@ PERTURB units relative and at least PERTURB subnormals of the op's dtype: below 
 much of the value), and
 once with max/min reductions skipping NaN (PyTorch propagates it; a device need not), and twice more with the
 approximate ops nudged and explicit casts to f16/bf16 rounded (a cast can turn a last-bit difference into a
-whole unit of the narrow type, and a comparison after it can flip). Where the last eleven disagree with each other
+whole unit of the narrow type, and a comparison after it can flip), and twice in the kernel's own dtypes with every
+float sum moved one unit, up in one run and down in the other, and twice more with the direction alternating
+between sums (`interpreter.run`'s sum_nudge: a device adds in another order, and where a later rounded operation
+cancels a large sum, one unit of that sum shows; the float64 runs cannot see it, since they round nothing).
+Where the last fifteen disagree with each other
 or with the reference, the element is
 ill-conditioned (a comparison near its threshold, cancellation, overflow) and the emulator may differ
 there by as much without being wrong. An element mismatches when
 
-    |got - ref| > tol * (1 + |ref|) + 2 * max(|ref - ref64|, |ref64' - ref64| over the eleven other runs)
+    |got - ref| > tol * (1 + |ref|) + 2 * max(|ref - ref64|, |ref64' - ref64| over the fifteen other runs)
 
 with `tol` the harness's per-dtype tolerance (npu_harness.compare); NaN matches NaN, equal infinities
 match, an element whose float64 references are not finite is not judged, and an infinity where the slack
@@ -131,6 +135,9 @@ def _slack(ref: Reference) -> dict[str, torch.Tensor]:
     for sign in (1, -1):  # the approximate ops nudged again, with explicit casts to f16/bf16 rounded
         runs.append(_run(kernel, inputs, scalars, shapes, widen=True, round_casts=True,
                          math_nudge=sign * (u + TRANSCENDENTAL_ERROR), math_floor=PERTURB))
+    for sign in (1, -1):  # in the kernel's dtypes, every float sum one unit away (all one way, or alternating)
+        for alternate in (False, True):
+            runs.append(_run(kernel, inputs, scalars, shapes, widen=False, sum_nudge=sign, sum_alternate=alternate))
     slack = {}
     for p in kernel.outputs:
         r, w = (x[p.name].to(torch.float64) for x in (ref.outputs, wide))
