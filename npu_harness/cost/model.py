@@ -9,7 +9,9 @@ Per core (one AIV block), pipe busy times from the counters:
   the low-level cube API (LoadData 2-D / 3-D) at the documented load bandwidth (the emulator's mte1_cycles).
 With double buffering (every VECIN/VECOUT queue has >= 2 buffers) the pipes overlap:
   core = max(pipes) + (sum(pipes) - max(pipes)) / iterations   (head + tail of the pipeline)
-else they serialise: core = sum(pipes). MIX kernels with SyncAll (split-K) run in two phases:
+else they serialise: core = sum(pipes). MIX kernels (separated mode: the AIC is a core of its own, serving
+both AIV of its group): core = max(M, the AIV's own chain with M replaced by its own share of the cube's work).
+MIX kernels with SyncAll (split-K) run in two phases:
   core = max over cores of M (the cube phase every core waits for) + the overlap of its other pipes.
 The kernel time is the slowest core, bounded below by the
 aggregate GM bandwidth (all cores share HBM), plus a fixed launch overhead. Parameters: one TOML
@@ -234,9 +236,12 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
                                sum(b.get("cube_macs_f32", 0) for b in blocks[g:g + ratio]), p) * p.cube_macs_per_cycle
                   for g in range(0, len(blocks), ratio)]
     group_l1 = [sum(b.get("gm2l1", 0) for b in blocks[g:g + ratio]) for g in range(0, len(blocks), ratio)]
-    m_us = [max(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us,
-                group_l1[i // ratio] / (min(p.gm_to_l1_core_gbps, p.hbm_gbps / max(1, len(group_macs))) * 1e3))
+    l1_bw = min(p.gm_to_l1_core_gbps, p.hbm_gbps / max(1, len(group_macs))) * 1e3  # bytes per us, one AIC
+    m_us = [max(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us, group_l1[i // ratio] / l1_bw)
             for i in range(len(blocks))]
+    # the share of the AIC's time spent on this AIV's own requests (the part of M the AIV itself waits for)
+    m_own_us = [max(_cube_cycles(b.get("cube_macs", 0), b.get("cube_macs_f32", 0), p) * to_us, b.get("gm2l1", 0) / l1_bw)
+                for b in blocks]
     # MIX kernels that SyncAll (split-K: the cube's partial sums, then the vector cores add them) run in phases
     phased = ratio > 1 and any(b.get("sync_all", 0) for b in blocks)
     cube_phase = max(m_us, default=0.0)
@@ -282,6 +287,17 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
             top = max(rest, key=lambda k: rest[k])
             t = cube_phase + (rest[top] + (sum(rest.values()) - rest[top]) / iters if overlapped else sum(rest.values()))
             top = "M" if cube_phase >= t - cube_phase else top
+        elif ratio > 1:
+            # MIX without SyncAll (separated mode, docs/cost_model.md "MIX cores"): the AIC is a core of its own that
+            # serves the requests of both AIV of its group while each AIV runs its own pipes. An AIV waits for its
+            # own cube work (M_own) besides its other pipes; the AIC is busy for the whole group (M): the core takes
+            # max(M, its own chain), not their sum (which charged it the other AIV's cube work as well)
+            own = dict(pipes, M=m_own_us[i])
+            top = max(own, key=lambda k: own[k])
+            total = sum(own.values())
+            chain = own[top] + (total - own[top]) / iters if overlapped else total
+            t = max(pipes["M"], chain)
+            top = "M" if pipes["M"] >= chain else top
         else:
             top = max(pipes, key=lambda k: pipes[k])
             total = sum(pipes.values())

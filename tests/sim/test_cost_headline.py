@@ -63,3 +63,28 @@ def test_the_least_traffic_counts_every_tensor_at_the_kernels_dtype():
     r = gallery.validate(relu, {"T": DType.F16}, {"batch_size": 4, "dim": 1000})
     assert r.ok and r.shapes["N"] == 4000
     assert r.report.min_gm_bytes == 2 * 4000 * 2  # x and y, 2 bytes each
+
+
+def _mix_group(vec_repeats: int, macs: int) -> dict:
+    """One AIC group: two AIV, each with `macs` cube MACs (no L1 traffic to speak of) and a serial vector part."""
+    b = {"gm2ub": _dma(0, 0), "ub2gm": _dma(0, 0), "ub2ub": _dma(0, 0), "vec": {"Muls.b32": [1, vec_repeats]},
+         "cube_macs": macs, "cube_macs_useful": macs, "gm2l1": 0}
+    return {"blockDim": 2, "aiv_per_aic": 2, "blocks": [dict(b), dict(b)]}
+
+
+def test_a_mix_core_overlaps_its_vector_work_with_the_aics_work_for_the_other_aiv():
+    """Separated mode (ascendc.md §3, ascendc_next.md §2.1): the AIC serves both AIV of its group while each AIV runs
+    its own vector work, so an AIV's time is max(the AIC's time for the group, its own cube share + its own pipes),
+    not their sum (which charged each AIV the other AIV's cube work on top of its own vector work)."""
+    cyc_us = 1 / 1850  # 910B1: 1.85 GHz
+    macs = 4096 * 10000  # 10,000 cube cycles per AIV, 20,000 for the group
+    vector_bound = estimate(_mix_group(30000, macs), "ascend910b1")  # own chain 10,000 + ~30,000 cycles > 20,000
+    core = vector_bound.cores[0]
+    assert abs(core.pipes_us["M"] - 20000 * cyc_us) < 1e-6  # the AIC's busy time for the group is still reported
+    assert abs(core.time_us - (10000 * cyc_us + core.pipes_us["V"])) < 1e-6 and core.bottleneck == "V"
+    cube_bound = estimate(_mix_group(2000, macs), "ascend910b1")  # own chain 12,000 cycles < the group's 20,000
+    assert abs(cube_bound.cores[0].time_us - 20000 * cyc_us) < 1e-6 and cube_bound.bottleneck == "M"
+    # one AIV alone in its group waits for all of the AIC's work: its own
+    alone = _mix_group(30000, macs)
+    alone["blocks"] = alone["blocks"][:1]
+    assert abs(estimate(alone, "ascend910b1").cores[0].time_us - core.time_us) < 1e-6
