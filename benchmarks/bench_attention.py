@@ -1,7 +1,8 @@
 """Causal attention as the cost model sees it (ESTIMATES, not measurements): flash attention against the cube
 roofline, beside the unfused chained version.
 
-    python benchmarks/bench_attention.py [--target ascend910b1] [--shape B,H,S,D] [--short S,S,...] [--time-limit SEC]
+    python benchmarks/bench_attention.py [--target ascend910b1] [--shape B,H,S,D] [--short S,S,...] [--full B,H,S,D]
+                                         [--time-limit SEC]
 
 Validates in the emulator (results checked against the tasks' torch references) the fused form,
 examples/attention/causal_sdpa (kind FLASH: key blocks above the diagonal skipped), and the unfused one,
@@ -11,7 +12,9 @@ the cost model's estimate, its bottleneck and ideal% = the ideal for the problem
 ideal is the cube roofline of the useful work: 2 x B·H·S·S·D multiply-adds for Q K^T and P V, halved for
 the causal mask (the ideal counts only the MACs a causal kernel needs), at the cube's peak, or the least
 GM traffic if that is larger. A last row runs examples/attention/sliding_window (window 64) at the main
-shape against the MACs of its band. The unfused version cannot launch past about 450 keys (its softmax rows
+shape against the MACs of its band, and a last one attention without a mask (examples/attention/sdpa, Bt = B·H, M = N = S)
+at `--full` (default 1,8,4096,128: at issue 15's shape torch's reference holds the 128 x 4096 x 4096 fp32 scores, 8.6
+GB, past the harness's memory limit) against all S·S MACs. The unfused version cannot launch past about 450 keys (its softmax rows
 live in UB), so both are also run at the `--short` key lengths: the compiler always takes the fused form
 (docs/language.md), and these rows are the evidence that it is the faster one wherever both launch.
 
@@ -32,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def run(shape: dict[str, int], flash: bool, target: str, example: str | None = None):
+    """Lower and validate one attention example at `shape` (B, H, S, D; sdpa: Bt = B·H, M = N = S, Dk = Dv = D)."""
     from ascend_dsl import load_file
     from lowering.context import PassContext
     from lowering.pipeline import run_pipeline
@@ -42,6 +46,8 @@ def run(shape: dict[str, int], flash: bool, target: str, example: str | None = N
     # taken by the fused form only
     path = ROOT / f"examples/attention/{example or ('causal_sdpa' if flash else 'causal_attention')}.adsl"
     kernel = load_file(path)[0].instantiate()
+    if example == "sdpa":
+        shape = {"Bt": shape["B"] * shape["H"], "M": shape["S"], "N": shape["S"], "Dk": shape["D"], "Dv": shape["D"]}
     task = load_task_for(kernel, path.with_suffix(".py"), overrides=shape)
     ctx = PassContext(get_target(target), path.name)
     ctx.allow_flash = flash
@@ -49,14 +55,14 @@ def run(shape: dict[str, int], flash: bool, target: str, example: str | None = N
     return lowered.kind.value, validate_sim(kernel, lowered, ctx.project, ctx, task)
 
 
-def ideal_cube_us(shape: dict[str, int], target: str, window: int | None = None) -> float:
+def ideal_cube_us(shape: dict[str, int], target: str, window: int | None = None, causal: bool = True) -> float:
     """Useful MACs of causal attention (Q K^T and P V on the kept half of the scores; with a sliding window, on
-    the min(i + 1, window) keys of each query i) at the cube's peak."""
+    the min(i + 1, window) keys of each query i; without a mask, on all S x S) at the cube's peak."""
     from npu_harness.cost.model import load_params
 
     p = load_params(target)
     b, h, s, d = shape["B"], shape["H"], shape["S"], shape["D"]
-    kept = s * (s + 1) / 2 if window is None else sum(min(i + 1, window) for i in range(s))
+    kept = s * s if not causal else s * (s + 1) / 2 if window is None else sum(min(i + 1, window) for i in range(s))
     macs = 2 * b * h * d * kept
     return macs / (p.cube_macs_per_cycle * p.aic * p.clock_ghz * 1e3)
 
@@ -66,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", default="ascend910b1")
     ap.add_argument("--shape", default="4,32,4096,128", help="B,H,S,D (default: issue 15's)")
     ap.add_argument("--short", default="64,200,448", help="key lengths at which the unfused version still launches")
+    ap.add_argument("--full", default="1,8,4096,128", help="B,H,S,D of the row without a mask (examples/attention/sdpa)")
     ap.add_argument("--time-limit", type=int, default=3600, help="seconds an emulator run may take")
     args = ap.parse_args(argv)
     import os
@@ -76,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     validate.SIM_RUN_TIMEOUT_S = float(args.time_limit + 60)     # and the harness's kill
     b, h, s, d = (int(x) for x in args.shape.split(","))
     print(f"causal attention (examples/attention/causal_sdpa fused, causal_attention unfused; f16) on {args.target}: cost-model ESTIMATES, not "
-          "measurements; ideal% = cube roofline of the useful MACs (causal half) / estimate")
+          "measurements; ideal% = cube roofline of the useful MACs (causal half) / estimate; GM MB = HBM traffic (the workspace's "
+          "P slots are L2 traffic when they fit it, docs/cost_model.md)")
     print(f"{'form':<8} {'kind':<6} {'B,H,S,D':<16} {'ok':<4} {'est us':>10} {'ideal us':>9} {'ideal%':>7} "
           f"{'bottleneck':<10} {'GM MB':>8}")
     bad = 0
@@ -111,6 +119,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     ideal = ideal_cube_us(shape, args.target, window=64)
     print(f"{'window64':<8} {kind:<6} {label:<16} {'yes' if res.ok else 'NO':<4} {est.kernel_us:10.1f} {ideal:9.1f} "
+          f"{100 * ideal / est.kernel_us:6.1f}% {est.bottleneck:<10} {(est.gm_read_bytes + est.gm_write_bytes) / 1e6:8.1f}")
+    bad += not res.ok
+    # no mask (examples/attention/sdpa): every key block of every query block
+    fb, fh, fs, fd = (int(x) for x in args.full.split(","))
+    shape = {"B": fb, "H": fh, "S": fs, "D": fd}
+    kind, res = run(shape, True, args.target, "sdpa")
+    est = res.report
+    label = f"{fb},{fh},{fs},{fd}"
+    if est is None:
+        print(f"{'full':<8} {kind:<6} {label:<16} no   cannot run: {(res.detail or '').splitlines()[0][:100]}")
+        return 1
+    ideal = ideal_cube_us(shape, args.target, causal=False)
+    print(f"{'full':<8} {kind:<6} {label:<16} {'yes' if res.ok else 'NO':<4} {est.kernel_us:10.1f} {ideal:9.1f} "
           f"{100 * ideal / est.kernel_us:6.1f}% {est.bottleneck:<10} {(est.gm_read_bytes + est.gm_write_bytes) / 1e6:8.1f}")
     bad += not res.ok
     return 1 if bad else 0

@@ -164,19 +164,48 @@ def test_causal_flash_attention_matches_torch_at_two_odd_lengths(name, overrides
     assert res.ok, res.detail
 
 
+def _growing_keys_task(tmp_path: Path) -> Path:
+    """examples/attention/sdpa's task with key j scaled by 1 + j / 8: every later key block's scores exceed the
+    earlier blocks' by far more than the kernel's lazy-rescale gap (8), so the running max moves."""
+    text = (REPO / "examples/attention/sdpa.py").read_text()
+    old = "return [torch.randn(Bt, M, Dk), torch.randn(Bt, N, Dk), torch.randn(Bt, N, Dv)]"
+    assert text.count(old) == 1
+    new = ("k = torch.randn(Bt, N, Dk) * (1.0 + torch.arange(N).view(1, N, 1) / 8.0)\n"
+           "    return [torch.randn(Bt, M, Dk), k, torch.randn(Bt, N, Dv)]")
+    path = tmp_path / "sdpa_growing_keys.py"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def _validate_task(name: str, task: Path, overrides: dict, project=None, tmp_path=None):
+    from npu_harness.validate import load_task_for, validate_sim
+
+    k = _example(name)
+    proj, ctx = lowering.lower(k)
+    run = load_task_for(k, task, overrides=overrides)
+    return validate_sim(k, ctx.lowered, project or proj, ctx, run, work_dir=tmp_path)
+
+
 @pytest.mark.slow
-def test_planted_bug_without_the_rescale_of_o_is_caught(tmp_path):
-    """Planted bug: O is not rescaled by e^(m - m') when a later key block raises a row's max. With one key block
-    the kernel would still pass; at N = 300 (two key blocks or more) the result is wrong."""
+@pytest.mark.parametrize("plant", ["no O rescale", "never rescale"])
+def test_planted_bug_in_the_rescale_is_caught(plant, tmp_path):
+    """Planted bugs: O is not rescaled by e^(m - m') when a later key block raises a row's max (l is); the running
+    max never moves after the first block (the lazy-rescale test always says no). With one key block, or scores
+    that never grow past the gap, either kernel still passes; with keys whose scores grow by far more than the gap
+    (N = 300: five key blocks) the result is wrong, and the kernel as generated is right."""
     k = _example("sdpa")
     proj, _ = lowering.lower(k)
     name = "sdpa_kernel.cpp"
-    old = "RowBroadcast<1>(o, cRow, rows, dv, dvp_);"
+    old, new = {"no O rescale": ("RowBroadcast<1>(o, cRow, rows, dv, dvp_);", ""),
+                "never rescale": ("gapBuf_.Get<float>().GetValue(0) <= kRescaleGap",
+                                  "(n0 != nStart || gapBuf_.Get<float>().GetValue(0) <= kRescaleGap)")}[plant]
     assert proj.files[name].count(old) == 1
-    bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(old, "")})
-    res = _validate("sdpa", {"Bt": 2, "M": 37, "N": 300}, project=bad, tmp_path=tmp_path)
+    bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(old, new)})
+    task = _growing_keys_task(tmp_path)
+    shape = {"Bt": 2, "M": 37, "N": 300}
+    res = _validate_task("sdpa", task, shape, project=bad, tmp_path=tmp_path)
     assert not res.ok and not res.sim_errors, res.detail
-    good = _validate("sdpa", {"Bt": 2, "M": 37, "N": 300}, tmp_path=tmp_path)
+    good = _validate_task("sdpa", task, shape, tmp_path=tmp_path)
     assert good.ok, good.detail
 
 
@@ -262,3 +291,21 @@ def test_blocks_outside_the_band_are_skipped_only_under_an_inf_like_fill():
         code = next(v for n, v in project.files.items() if n.endswith("_kernel.cpp"))
         assert ("rowWithoutKeys" in code) == skipped, fill
         assert "CMPMODE::LE" in code  # the upper edge is masked either way
+
+
+@pytest.mark.slow
+def test_the_emulator_counts_the_p_slot_traffic_as_workspace_traffic(tmp_path):
+    """The P slots live in the launch's workspace: the emulator counts their bytes apart (ws_ub2gm: the AIV's writes of
+    P; ws_gm2l1: the cube's reads of P as the left operand of P V), so that the cost model can keep them in L2. Q, K, V
+    and the output stay HBM traffic."""
+    shape = {"Bt": 2, "M": 37, "N": 300}
+    res = _validate("sdpa", shape, tmp_path=tmp_path)
+    assert res.ok, res.detail
+    c = res.counters
+    assert 0 < c["workspace_bytes"] < 16 << 20
+    p_bytes = sum(b.get("ws_ub2gm", 0) for b in c["blocks"])
+    assert p_bytes == sum(b.get("ws_gm2l1", 0) for b in c["blocks"]) > 0  # every P block written once, read once
+    out = 2 * 37 * 64 * 4  # o: Bt x M x Dv fp32
+    assert sum(b["ub2gm"]["bytes"] for b in c["blocks"]) == p_bytes + out
+    qkv = sum(b["gm2l1"] for b in c["blocks"]) - p_bytes
+    assert qkv > 0 and res.report.l2_bytes == 2 * p_bytes

@@ -9,10 +9,13 @@ Per core (one AIV block), pipe busy times from the counters:
   the low-level cube API (LoadData 2-D / 3-D) at the documented load bandwidth (the emulator's mte1_cycles).
 With double buffering (every VECIN/VECOUT queue has >= 2 buffers) the pipes overlap:
   core = max(pipes) + (sum(pipes) - max(pipes)) / iterations   (head + tail of the pipeline)
-else they serialise: core = sum(pipes). MIX kernels with SyncAll (split-K) run in two phases:
+else they serialise: core = sum(pipes). MIX kernels (separated mode: the AIC is a core of its own, serving
+both AIV of its group): core = max(M, the AIV's own chain with M replaced by its own share of the cube's work).
+MIX kernels with SyncAll (split-K) run in two phases:
   core = max over cores of M (the cube phase every core waits for) + the overlap of its other pipes.
 The kernel time is the slowest core, bounded below by the
-aggregate GM bandwidth (all cores share HBM), plus a fixed launch overhead. Parameters: one TOML
+aggregate GM bandwidth (all cores share HBM), plus a fixed launch overhead. A launch's workspace tensors that fit
+the target's L2 are L2 traffic (timed at the L2 figures, crossing HBM once). Parameters: one TOML
 file per target in ``targets/`` (sources cited there).
 
 Two percentages (docs/cost_model.md "Headline"):
@@ -60,6 +63,10 @@ class CostParams:
     vec_cycles: dict
     ub_access_cycles: float
     gm_access_cycles: float
+    l2_bytes: int = 0                  # L2 size; 0: no L2 (the workspace stays HBM traffic)
+    l2_to_l1_core_gbps: float = 0.0
+    l2_to_ub_core_gbps: float = 0.0
+    ub_to_l2_core_gbps: float = 0.0
 
     def efficiency(self, burst_bytes: int) -> float:
         for bound, eff in self.burst_efficiency:
@@ -86,6 +93,7 @@ def load_params(target: str) -> CostParams:
         raise KeyError(f"no cost parameters for target '{target}' (have: {', '.join(available_targets())})")
     d = tomllib.loads(path.read_text())
     chip, bw, dma, sc, vec = d["chip"], d["bandwidth"], d["dma"], d["scalar"], d["vector"]
+    l2 = d.get("l2", {})
     return CostParams(
         target=target,
         clock_ghz=float(chip["clock_ghz"]),
@@ -106,6 +114,10 @@ def load_params(target: str) -> CostParams:
         vec_cycles=dict(vec.get("cycles", {})),
         ub_access_cycles=float(sc["ub_access_cycles"]),
         gm_access_cycles=float(sc["gm_access_cycles"]),
+        l2_bytes=int(l2.get("bytes", 0)),
+        l2_to_l1_core_gbps=float(l2.get("l2_to_l1_core_gbps", 0.0)),
+        l2_to_ub_core_gbps=float(l2.get("l2_to_ub_core_gbps", 0.0)),
+        ub_to_l2_core_gbps=float(l2.get("ub_to_l2_core_gbps", 0.0)),
     )
 
 
@@ -150,6 +162,7 @@ class Estimate:
     ideal_us: float = 0.0          # ideal for the problem: max(least GM traffic / HBM bw, useful MACs / cube peak, vector work / all AIV)
     ideal_fraction: float = 1.0    # ideal_us / kernel_us (<= 1): the headline
     min_gm_bytes: int = 0          # least GM traffic of the problem (every tensor once); 0: unknown (the traffic moved is used)
+    l2_bytes: int = 0              # GM bytes moved to / from the launch's workspace tensors and served by L2 (not in gm_*_bytes)
     cores: list[CoreEstimate] = field(default_factory=list)
     note: str = DISCLAIMER
 
@@ -183,7 +196,9 @@ class Estimate:
         return "\n".join(lines)
 
 
-def _dma_us(d: dict, core_gbps: float, all_gbps: float, active: int, p: CostParams) -> float:
+def _dma_us(d: dict, core_gbps: float, all_gbps: float, active: int, p: CostParams, l2: tuple[int, float] = (0, 0.0)) -> float:
+    """`l2` = (bytes of the transfers that stay in L2, the L2 figure per core in GB/s): that share of the byte time is
+    re-rated at the L2 bandwidth, with the same burst efficiency."""
     if not d or not d.get("bytes"):
         return 0.0
     bw = min(core_gbps, all_gbps / max(active, 1)) * 1e3  # bytes per us
@@ -191,6 +206,9 @@ def _dma_us(d: dict, core_gbps: float, all_gbps: float, active: int, p: CostPara
     for upper, _count, nbytes in d.get("hist", []):
         # bucket `upper` holds bursts of (upper/2, upper] bytes (the last bucket: larger)
         t += nbytes / (bw * p.efficiency(int(upper)))
+    if l2[0] and l2[1] * 1e3 > bw:  # (GM traffic passes L2 anyway: never slower than the HBM share)
+        share = min(1.0, l2[0] / d["bytes"])
+        t *= 1.0 - share + share * bw / (l2[1] * 1e3)
     t += d.get("transfers", 0) * p.dma_latency_cycles / (p.clock_ghz * 1e3)
     return t
 
@@ -223,27 +241,42 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
     active = max(1, len(blocks))
     to_us = 1.0 / (p.clock_ghz * 1e3)  # cycles -> us
     cores: list[CoreEstimate] = []
-    total_in = total_out = 0
+    total_in = total_out = total_l2 = 0
     total_ideal_vec = 0.0
     total_reps = 0
     total_macs = 0
     total_macs_f32 = 0
     useful_cycles = 0.0
     ratio = max(1, int(counters.get("aiv_per_aic", 1)))  # MIX kernels: AIV blocks sharing one AIC
+    # the launch's workspace tensors stay in L2 when they all fit it (the target's [l2] section): their bytes are timed at
+    # the L2 figures and cross HBM once (the write-back of the dirty lines), not at every access
+    ws_bytes = int(counters.get("workspace_bytes", 0))
+    in_l2 = 0 < ws_bytes <= p.l2_bytes
+
+    def l2_of(b: dict, key: str) -> int:
+        return int(b.get(key, 0)) if in_l2 else 0
     group_macs = [_cube_cycles(sum(b.get("cube_macs", 0) for b in blocks[g:g + ratio]),
                                sum(b.get("cube_macs_f32", 0) for b in blocks[g:g + ratio]), p) * p.cube_macs_per_cycle
                   for g in range(0, len(blocks), ratio)]
-    group_l1 = [sum(b.get("gm2l1", 0) for b in blocks[g:g + ratio]) for g in range(0, len(blocks), ratio)]
-    m_us = [max(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us,
-                group_l1[i // ratio] / (min(p.gm_to_l1_core_gbps, p.hbm_gbps / max(1, len(group_macs))) * 1e3))
-            for i in range(len(blocks))]
+    l1_bw = min(p.gm_to_l1_core_gbps, p.hbm_gbps / max(1, len(group_macs))) * 1e3  # bytes per us, one AIC
+
+    def l1_us(b: dict) -> float:  # the AIC's operand loads for block b: from HBM, and from L2 (the workspace)
+        ws = l2_of(b, "ws_gm2l1")
+        return (b.get("gm2l1", 0) - ws) / l1_bw + (ws / (p.l2_to_l1_core_gbps * 1e3) if ws else 0.0)
+
+    group_l1 = [sum(l1_us(b) for b in blocks[g:g + ratio]) for g in range(0, len(blocks), ratio)]
+    m_us = [max(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us, group_l1[i // ratio]) for i in range(len(blocks))]
+    # the share of the AIC's time spent on this AIV's own requests (the part of M the AIV itself waits for)
+    m_own_us = [max(_cube_cycles(b.get("cube_macs", 0), b.get("cube_macs_f32", 0), p) * to_us, l1_us(b)) for b in blocks]
     # MIX kernels that SyncAll (split-K: the cube's partial sums, then the vector cores add them) run in phases
     phased = ratio > 1 and any(b.get("sync_all", 0) for b in blocks)
     cube_phase = max(m_us, default=0.0)
     for i, b in enumerate(blocks):
         gm2ub, ub2gm, ub2ub = b.get("gm2ub", {}), b.get("ub2gm", {}), b.get("ub2ub", {})
-        total_in += gm2ub.get("bytes", 0) + b.get("gm2l1", 0)
-        total_out += ub2gm.get("bytes", 0) + b.get("l0c2gm", 0)
+        l2_in, l2_out = l2_of(b, "ws_gm2ub") + l2_of(b, "ws_gm2l1"), l2_of(b, "ws_ub2gm") + l2_of(b, "ws_l0c2gm")
+        total_in += gm2ub.get("bytes", 0) + b.get("gm2l1", 0) - l2_in
+        total_out += ub2gm.get("bytes", 0) + b.get("l0c2gm", 0) - l2_out
+        total_l2 += l2_in + l2_out
         vcyc, videal, reps = _vec_cycles(b.get("vec", {}), p)
         copy_rep = (ub2ub.get("bytes", 0) + 255) // 256
         vcyc += ub2ub.get("transfers", 0) * p.vec_head_cycles + copy_rep * p.cycles_per_repeat("Copy")
@@ -253,9 +286,9 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
         total_macs_f32 += b.get("cube_macs_f32", 0)
         useful_cycles += _cube_cycles(b.get("cube_macs_useful", b.get("cube_macs", 0)), b.get("cube_macs_useful_f32", 0), p)
         pipes = {
-            "MTE2": _dma_us(gm2ub, p.gm_to_ub_core_gbps, p.gm_to_ub_all_gbps, active, p),
+            "MTE2": _dma_us(gm2ub, p.gm_to_ub_core_gbps, p.gm_to_ub_all_gbps, active, p, (l2_of(b, "ws_gm2ub"), p.l2_to_ub_core_gbps)),
             "V": vcyc * to_us,
-            "MTE3": _dma_us(ub2gm, p.ub_to_gm_core_gbps, p.ub_to_gm_all_gbps, active, p),
+            "MTE3": _dma_us(ub2gm, p.ub_to_gm_core_gbps, p.ub_to_gm_all_gbps, active, p, (l2_of(b, "ws_ub2gm"), p.ub_to_l2_core_gbps)),
             "S": ((b.get("ub_get", 0) + b.get("ub_set", 0)) * p.ub_access_cycles
                   + (b.get("gm_get", 0) + b.get("gm_set", 0)) * p.gm_access_cycles) * to_us,
             "M": m_us[i],
@@ -282,6 +315,17 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
             top = max(rest, key=lambda k: rest[k])
             t = cube_phase + (rest[top] + (sum(rest.values()) - rest[top]) / iters if overlapped else sum(rest.values()))
             top = "M" if cube_phase >= t - cube_phase else top
+        elif ratio > 1:
+            # MIX without SyncAll (separated mode, docs/cost_model.md "MIX cores"): the AIC is a core of its own that
+            # serves the requests of both AIV of its group while each AIV runs its own pipes. An AIV waits for its
+            # own cube work (M_own) besides its other pipes; the AIC is busy for the whole group (M): the core takes
+            # max(M, its own chain), not their sum (which charged it the other AIV's cube work as well)
+            own = dict(pipes, M=m_own_us[i])
+            top = max(own, key=lambda k: own[k])
+            total = sum(own.values())
+            chain = own[top] + (total - own[top]) / iters if overlapped else total
+            t = max(pipes["M"], chain)
+            top = "M" if pipes["M"] >= chain else top
         else:
             top = max(pipes, key=lambda k: pipes[k])
             total = sum(pipes.values())
@@ -289,6 +333,8 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
         cores.append(CoreEstimate(i, pipes, iters, overlapped, t, top))
 
     slowest = max((c.time_us for c in cores), default=0.0)
+    if total_l2:
+        total_out += ws_bytes  # the workspace's dirty lines, written back once
     hbm_us = (total_in + total_out) / (p.hbm_gbps * 1e3)
     kernel_us = max(slowest, hbm_us)
     hbm_bound = hbm_us > slowest
@@ -317,4 +363,5 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
         bottleneck=bottleneck, hbm_bound=hbm_bound, roofline_kind=kind, roofline_us=roof_us, roofline_fraction=fraction,
         load_balance=(mean / slowest) if slowest > 0 else 1.0,
         gm_read_bytes=total_in, gm_write_bytes=total_out, vector_repeats=total_reps, cores=cores,
-        ideal_kind=ideal_kind, ideal_us=ideal_us, ideal_fraction=ideal_fraction, min_gm_bytes=int(min_gm_bytes or 0))
+        ideal_kind=ideal_kind, ideal_us=ideal_us, ideal_fraction=ideal_fraction, min_gm_bytes=int(min_gm_bytes or 0),
+        l2_bytes=int(total_l2))

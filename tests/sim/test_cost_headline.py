@@ -63,3 +63,63 @@ def test_the_least_traffic_counts_every_tensor_at_the_kernels_dtype():
     r = gallery.validate(relu, {"T": DType.F16}, {"batch_size": 4, "dim": 1000})
     assert r.ok and r.shapes["N"] == 4000
     assert r.report.min_gm_bytes == 2 * 4000 * 2  # x and y, 2 bytes each
+
+
+def _mix_group(vec_repeats: int, macs: int) -> dict:
+    """One AIC group: two AIV, each with `macs` cube MACs (no L1 traffic to speak of) and a serial vector part."""
+    b = {"gm2ub": _dma(0, 0), "ub2gm": _dma(0, 0), "ub2ub": _dma(0, 0), "vec": {"Muls.b32": [1, vec_repeats]},
+         "cube_macs": macs, "cube_macs_useful": macs, "gm2l1": 0}
+    return {"blockDim": 2, "aiv_per_aic": 2, "blocks": [dict(b), dict(b)]}
+
+
+def test_a_mix_core_overlaps_its_vector_work_with_the_aics_work_for_the_other_aiv():
+    """Separated mode (ascendc.md §3, ascendc_next.md §2.1): the AIC serves both AIV of its group while each AIV runs
+    its own vector work, so an AIV's time is max(the AIC's time for the group, its own cube share + its own pipes),
+    not their sum (which charged each AIV the other AIV's cube work on top of its own vector work)."""
+    cyc_us = 1 / 1850  # 910B1: 1.85 GHz
+    macs = 4096 * 10000  # 10,000 cube cycles per AIV, 20,000 for the group
+    vector_bound = estimate(_mix_group(30000, macs), "ascend910b1")  # own chain 10,000 + ~30,000 cycles > 20,000
+    core = vector_bound.cores[0]
+    assert abs(core.pipes_us["M"] - 20000 * cyc_us) < 1e-6  # the AIC's busy time for the group is still reported
+    assert abs(core.time_us - (10000 * cyc_us + core.pipes_us["V"])) < 1e-6 and core.bottleneck == "V"
+    cube_bound = estimate(_mix_group(2000, macs), "ascend910b1")  # own chain 12,000 cycles < the group's 20,000
+    assert abs(cube_bound.cores[0].time_us - 20000 * cyc_us) < 1e-6 and cube_bound.bottleneck == "M"
+    # one AIV alone in its group waits for all of the AIC's work: its own
+    alone = _mix_group(30000, macs)
+    alone["blocks"] = alone["blocks"][:1]
+    assert abs(estimate(alone, "ascend910b1").cores[0].time_us - core.time_us) < 1e-6
+
+
+def _workspace_round_trip(workspace_bytes: int) -> dict:
+    """Two AIV of one group: each writes 64 MiB to the launch's workspace (UB -> GM) and has the cube read them back
+    (plus 64 MiB of its own operands from HBM)."""
+    ws = 64 << 20
+    b = {"gm2ub": _dma(0, 0), "ub2gm": _dma(ws, 2048), "ub2ub": _dma(0, 0), "vec": {}, "cube_macs": 4096, "cube_macs_useful": 4096,
+         "gm2l1": 2 * ws, "ws_gm2l1": ws, "ws_ub2gm": ws}
+    return {"blockDim": 2, "aiv_per_aic": 2, "workspace_bytes": workspace_bytes, "blocks": [dict(b), dict(b)]}
+
+
+def test_a_workspace_that_fits_l2_is_l2_traffic():
+    """The AIC and AIV hand data over through GM (L2) (ascendc_next.md §2.1); a launch whose workspace tensors fit the
+    L2 (192 MB on 910B1, ascendc.md §5.2) reads and writes them at the L2 figures (§5.3: L2->L1 221, UB->L2 93 GB/s
+    per core) and crosses HBM with them once (the write-back), not at every access. A workspace larger than L2 stays
+    HBM traffic, as does everything without a workspace."""
+    fits = estimate(_workspace_round_trip(1 << 20), "ascend910b1")
+    too_big = estimate(_workspace_round_trip(300 << 20), "ascend910b1")
+    no_counters = _workspace_round_trip(1 << 20)
+    for b in no_counters["blocks"]:
+        del b["ws_gm2l1"], b["ws_ub2gm"]
+    plain = estimate(no_counters, "ascend910b1")
+    assert too_big.l2_bytes == 0 and plain.l2_bytes == 0 and fits.l2_bytes == 4 * (64 << 20)
+    assert too_big.gm_read_bytes == plain.gm_read_bytes == 4 * (64 << 20)
+    assert fits.gm_read_bytes == 2 * (64 << 20) and fits.gm_write_bytes == 1 << 20  # the operands; the write-back
+    mb = 64 << 20
+    hbm_share = min(135, 1620 / 1) * 1e3  # one AIC active: GM -> L1 at its single-core figure
+    assert abs(fits.cores[0].pipes_us["M"] - (2 * mb / hbm_share + 2 * mb / 221e3)) < 1e-3
+    # UB -> L2 (93 GB/s per core) is slower than two cores' share of UB -> GM (188): never charged more than that
+    assert abs(fits.cores[0].pipes_us["MTE3"] - plain.cores[0].pipes_us["MTE3"]) < 1e-9
+    assert fits.kernel_us < 0.85 * plain.kernel_us and abs(too_big.kernel_us - plain.kernel_us) < 1e-9
+    crowded = _workspace_round_trip(1 << 20)
+    crowded["blocks"] = [dict(crowded["blocks"][0]) for _ in range(48)]  # 48 AIV: UB -> GM share 1646.4 / 48 = 34.3 GB/s
+    e = estimate(crowded, "ascend910b1")
+    assert abs(e.cores[0].pipes_us["MTE3"] - (mb / 93e3 + 2048 * 300 / 1850)) < 1e-3  # 2048 transfers' latency too

@@ -430,6 +430,9 @@ struct Counters {
     uint64_t cubeMacsUseful = 0, cubeMacsUsefulF32 = 0;  // the same without the fractal padding (rows x cols x K)
     uint64_t gm2l1 = 0;                             // Matmul: operand bytes read from GM into L1 (cube MTE2)
     uint64_t l0c2gm = 0;                            // Matmul: result bytes written from L0C to GM (IterateAll, GetTensorC to GM)
+    // ... of the GM traffic above, the bytes inside the launch's workspace tensors (sim::GmTrackUninit regions: the
+    // cost model keeps them in L2 when the regions fit it)
+    uint64_t wsGm2ub = 0, wsUb2gm = 0, wsGm2l1 = 0, wsL0c2gm = 0;
     uint64_t mte1Cycles = 0;                        // LoadData L1 -> L0A / L0B: cycles at the documented load bandwidth (MTE1)
     uint64_t syncAll = 0;
     uint32_t inBufsMin = 0xffffffffu, outBufsMin = 0xffffffffu;  // smallest `num` of a VECIN / VECOUT queue
@@ -573,6 +576,9 @@ ASCEND_SIM_RT bool gm_floor(uintptr_t addr, uintptr_t& begin, uint64_t& size);
 ASCEND_SIM_RT void gm_mark_write(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc);
 ASCEND_SIM_RT void gm_mark_atomic(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc);
 ASCEND_SIM_RT void gm_mark_read(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc);
+// `gmPtr` lies in a workspace-tensor region (sim::GmTrackUninit); the regions' total bytes
+ASCEND_SIM_RT bool gm_in_workspace(const void* gmPtr);
+ASCEND_SIM_RT uint64_t gm_workspace_bytes();
 
 }  // namespace sim::detail
 

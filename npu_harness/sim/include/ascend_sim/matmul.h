@@ -400,6 +400,8 @@ private:
             c.cubeMacsUsefulF32 += uint64_t(rows_) * cols_ * K;
         }
         c.gm2l1 += uint64_t(rows_) * K * sizeof(SrcAT) + uint64_t(K) * cols_ * sizeof(SrcBT) + (useBias_ ? cols_ * sizeof(BiasT) : 0);
+        if (gm_in_workspace(a_.sim_ptr)) c.wsGm2l1 += uint64_t(rows_) * K * sizeof(SrcAT);
+        if (gm_in_workspace(b_.sim_ptr)) c.wsGm2l1 += uint64_t(K) * cols_ * sizeof(SrcBT);
     }
 
     static void store(DstT& dst, float v, uint8_t atomic) {
@@ -416,6 +418,7 @@ private:
             if (!enAtomic) gm_mark_write(api, row, uint64_t(cols_) * sizeof(DstT), loc);
         }
         cnt().l0c2gm += uint64_t(rows_) * cols_ * sizeof(DstT);
+        if (gm_in_workspace(gm.sim_ptr)) cnt().wsL0c2gm += uint64_t(rows_) * cols_ * sizeof(DstT);
     }
 
     AscendC::tiling::TCubeTiling t_{};

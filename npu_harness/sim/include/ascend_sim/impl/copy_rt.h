@@ -59,6 +59,7 @@ ASCEND_SIM_RT void strided_to_gm(const char* api, uint8_t* dst, const uint8_t* s
     for (uint32_t i = 0; i < count; ++i) check_ub_def(api, src + i * srcPitch, blockBytes, loc);
     for (uint32_t i = 0; i < count; ++i) ub_to_gm(api, dst + i * dstPitch, src + i * srcPitch, blockBytes, loc);
     count_dma(cnt().ub2gm, count, blockBytes);
+    if (gm_in_workspace(dst)) cnt().wsUb2gm += uint64_t(count) * blockBytes;
 }
 
 ASCEND_SIM_RT void strided_from_gm(const char* api, uint8_t* dst, const uint8_t* src, uint32_t count, uint64_t blockBytes, uint64_t srcPitch,
@@ -71,6 +72,7 @@ ASCEND_SIM_RT void strided_from_gm(const char* api, uint8_t* dst, const uint8_t*
         gm_mark_read(api, src + i * srcPitch, blockBytes, loc);
     }
     count_dma(cnt().gm2ub, count, blockBytes);
+    if (gm_in_workspace(src)) cnt().wsGm2ub += uint64_t(count) * blockBytes;
 }
 
 ASCEND_SIM_RT void strided_ub_to_ub(const char* api, uint8_t* dst, const uint8_t* src, uint32_t count, uint64_t blockBytes,
@@ -120,6 +122,7 @@ ASCEND_SIM_RT void pad_from_gm(uint8_t* d, const uint8_t* s, const DataCopyExtPa
         }
     }
     count_dma(cnt().gm2ub, p.blockCount, p.blockLen);
+    if (gm_in_workspace(s)) cnt().wsGm2ub += uint64_t(p.blockCount) * p.blockLen;
 }
 
 }  // namespace AscendC::sim::detail

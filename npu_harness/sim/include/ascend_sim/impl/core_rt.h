@@ -156,6 +156,20 @@ ASCEND_SIM_RT void gm_mark_atomic(const char* api, const void* gmPtr, uint64_t b
     if (!g_uninit.empty()) uninit_write(gmPtr, bytes);
 }
 
+ASCEND_SIM_RT bool gm_in_workspace(const void* gmPtr) {
+    const auto b = reinterpret_cast<uintptr_t>(gmPtr);
+    for (const UninitRegion& r : g_uninit) {
+        if (b >= r.begin && b < r.end) return true;
+    }
+    return false;
+}
+
+ASCEND_SIM_RT uint64_t gm_workspace_bytes() {
+    uint64_t n = 0;
+    for (const UninitRegion& r : g_uninit) n += r.end - r.begin;
+    return n;
+}
+
 ASCEND_SIM_RT void gm_mark_read(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc) {
     State& s = st();
     if (!s.inBlock || bytes == 0) return;

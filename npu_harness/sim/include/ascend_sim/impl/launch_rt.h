@@ -593,7 +593,8 @@ inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, 
     FILE* mem = open_memstream(&text, &textLen);
     FILE* f = mem ? mem : stderr;
     std::fprintf(f, "sim-counters: {\"version\":1,\"blockDim\":%u,\"aiv_per_aic\":%u,\"launch_us\":%.0f,\"launch_cpu_us\":%.0f,"
-                    "\"threads\":%u,\"blocks\":[", blockDim, g_launch.mixRatio, launchUs, cpuUs, sc ? sc->threads : 1u);
+                    "\"threads\":%u,\"workspace_bytes\":%llu,\"blocks\":[", blockDim, g_launch.mixRatio, launchUs, cpuUs,
+                 sc ? sc->threads : 1u, (unsigned long long)gm_workspace_bytes());
     const size_t nb = sc ? sc->slots.size() : 0;
     for (size_t b = 0; b < nb; ++b) {
         const Counters& c = sc->slots[b].state.cnt;
@@ -621,6 +622,10 @@ inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, 
         if (c.cubeMacsUsefulF32) std::fprintf(f, ",\"cube_macs_useful_f32\":%llu", (unsigned long long)c.cubeMacsUsefulF32);
         if (c.gm2l1) std::fprintf(f, ",\"gm2l1\":%llu", (unsigned long long)c.gm2l1);
         if (c.l0c2gm) std::fprintf(f, ",\"l0c2gm\":%llu", (unsigned long long)c.l0c2gm);
+        if (c.wsGm2ub) std::fprintf(f, ",\"ws_gm2ub\":%llu", (unsigned long long)c.wsGm2ub);
+        if (c.wsUb2gm) std::fprintf(f, ",\"ws_ub2gm\":%llu", (unsigned long long)c.wsUb2gm);
+        if (c.wsGm2l1) std::fprintf(f, ",\"ws_gm2l1\":%llu", (unsigned long long)c.wsGm2l1);
+        if (c.wsL0c2gm) std::fprintf(f, ",\"ws_l0c2gm\":%llu", (unsigned long long)c.wsL0c2gm);
         if (c.mte1Cycles) std::fprintf(f, ",\"mte1_cycles\":%llu", (unsigned long long)c.mte1Cycles);
         if (c.inBufsMin != 0xffffffffu) std::fprintf(f, ",\"in_bufs\":%u", c.inBufsMin);
         if (c.outBufsMin != 0xffffffffu) std::fprintf(f, ",\"out_bufs\":%u", c.outBufsMin);
