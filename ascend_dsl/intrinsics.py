@@ -18,6 +18,7 @@ from .diagnostics import ErrorCode as E
 from .dtypes import DType
 from .ops import OPS, POOLS, REDUCTIONS, RESIZE_ALIGNED, RESIZE_CALLS, SCANS, scan_op
 from .parser_box import box_reduction
+from .parser_grid import grid_sample
 from .parser_scatter import ROW_SCATTER_CALLS, row_scatter
 
 
@@ -159,6 +160,12 @@ def _scatter(b, c: Call) -> ir.Expr:
     if src.type.kind is ir.Kind.SCALAR:
         src = b.unify([rows, src], e, None)[1]
     return ir.Op(name, (rows, index, src), ir.tile_of(rows.type.dtype, ir.Layout.ROWS), b.o.span(e))
+
+
+@intrinsic("grid_sample")
+def _grid_sample(b, c: Call) -> ir.Expr:
+    """grid_sample(plane, grid, mode=, padding_mode=, align_corners=) (ascend_dsl/parser_grid.py)."""
+    return grid_sample(b, c)
 
 
 @intrinsic(*ROW_SCATTER_CALLS)
