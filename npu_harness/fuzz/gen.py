@@ -504,6 +504,11 @@ def _resize_body(side: random.Random, k: _Kernel, x: str, y: str, t: str, spatia
         for s_in, s_out, (lo, top) in zip(spatial_in, spatial_out, ((2, 6), (40, 90), (40, 150)), strict=True):
             sizes[s_in] = side.randint(lo, top)
             sizes[s_out] = side.choice((2 * sizes[s_in], side.randint(lo, 2 * top), sizes[s_in]))
+    if t == "f32" and len(spatial_in) == 2 and side.random() < 0.3:  # grid_sample at a grid tensor's positions
+        grid = k.tensor("grid", "T", ", ".join(["N", *spatial_out, "2"]))
+        mode, pad = side.choice(("bilinear", "nearest")), side.choice(("zeros", "border"))
+        call = f'grid_sample({{0}}, {grid}, mode="{mode}", padding_mode="{pad}", align_corners={side.random() < 0.5})'
+        return (Stmt(f"store({y}[p], {call.format(f'load({x}[p])')})"),)
     return (Stmt(f"store({y}[p], {side.choice(calls).format(f'load({x}[p])')})"),)
 
 
