@@ -292,7 +292,10 @@ RESIZES = {"resize_nearest": ("nearest", "nearest", "nearest", None),
            "resize_nearest_exact": ("nearest-exact", "nearest-exact", "nearest-exact", None),
            "resize_linear": ("linear", "bilinear", "trilinear", False),
            "resize_linear_ac": ("linear", "bilinear", "trilinear", True),
-           "resize_cubic": (None, "bicubic", None, False), "resize_cubic_ac": (None, "bicubic", None, True)}
+           "resize_cubic": (None, "bicubic", None, False), "resize_cubic_ac": (None, "bicubic", None, True),
+           # antialias=True (2-D planes only, as PyTorch): lowering/emit/antialias.py
+           "resize_linear_aa": (None, "bilinear", None, False), "resize_linear_aa_ac": (None, "bilinear", None, True),
+           "resize_cubic_aa": (None, "bicubic", None, False), "resize_cubic_aa_ac": (None, "bicubic", None, True)}
 RESIZE_CALLS = ("resize_nearest", "resize_nearest_exact", "resize_linear", "resize_cubic")
 #: PyTorch functions a user may reach for that are not lowered yet: (why, a working alternative)
 NOT_LOWERED: dict[str, tuple[str, str]] = {}
@@ -306,6 +309,8 @@ def resize_ref(op: str, x, size: tuple[int, ...]):
     rank = x.dim() - 1
     mode, align = RESIZES[op][rank - 1], RESIZES[op][3]
     kw = {} if align is None else {"align_corners": align}
+    if "_aa" in op:
+        kw["antialias"] = True
     return torch.nn.functional.interpolate(x.unsqueeze(1), size=tuple(size), mode=mode, **kw).squeeze(1)
 
 
@@ -319,6 +324,11 @@ _op("resize_linear_ac", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: r
     "linear / bilinear / trilinear resample, align_corners=True", call="resize_linear")
 _op("resize_cubic", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: resize_ref("resize_cubic", x, size),
     "bicubic resample (A = -0.75, 4 x 4 taps, clamped), align_corners=False", call="resize_cubic")
+for _aa in ("resize_linear_aa", "resize_linear_aa_ac", "resize_cubic_aa", "resize_cubic_aa_ac"):
+    _op(_aa, 1, Rule.RESIZE, {DType.F32}, lambda x, size, _aa=_aa: resize_ref(_aa, x, size),
+        f"antialiased {RESIZES[_aa][1]} resample (F.interpolate(..., antialias=True)), "
+        f"align_corners={RESIZES[_aa][3]}: a triangle / Keys (A = -0.5) filter widened by the scale when downsampling",
+        call=_aa.split("_aa")[0])
 _op("resize_cubic_ac", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: resize_ref("resize_cubic_ac", x, size),
     "bicubic resample, align_corners=True", call="resize_cubic")
 

@@ -48,6 +48,8 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
         case ir.Op(op=op, args=(a, k, st, pad, dil)) if op in POOLS:
             dilation = "" if isinstance(dil, ir.Const) and dil.value == 1 else f", dilation={expr(dil)}"
             return f"{op}({expr(a)}, kernel={expr(k)}, stride={expr(st)}, padding={expr(pad)}{dilation})"
+        case ir.Op(op=op, args=(a,)) if op.startswith("resize_") and "_aa" in op:
+            return f"{OPS[op].call}({expr(a)}{', align_corners=True' if op.endswith('_ac') else ''}, antialias=True)"
         case ir.Op(op="resize_linear_ac" | "resize_cubic_ac" as op, args=(a,)):
             return f"{OPS[op].call}({expr(a)}, align_corners=True)"
         case ir.Op(op=op, args=(a, grid)) if OPS[op].rule is Rule.RESIZE:  # grid_sample: (plane, grid name)

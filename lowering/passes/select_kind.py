@@ -66,6 +66,8 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         if _resizes(first_tile):
             kind = ir.KernelKind.RESIZE
             _check_resize(first_tile, ctx, sink)
+            if any("_aa" in e.op for e in _resizes(first_tile)):
+                kind = ir.KernelKind.ANTIALIAS
             if any(e.op.startswith("grid_sample") for e in _resizes(first_tile)):
                 kind = ir.KernelKind.GRID
                 _check_grid(kernel, first, first_tile, sink)
