@@ -213,6 +213,12 @@ EXAMPLE_SHAPES.update({
                                     {"batch_size": 2, "channels": 2, "length": 1000, "out_length": 1601}],
     "resize/downsample_nearest1d": [{"batch_size": 3, "channels": 5, "length": 101, "out_length": 37},
                                     {"batch_size": 2, "channels": 70, "length": 4001, "out_length": 3}],
+    # antialiased downsampling: odd sizes, one axis up and the other down, bands of output rows (301 rows of 257)
+    "resize/downsample_bilinear2d_antialias": [
+        {"batch_size": 2, "channels": 3, "height": 17, "width": 23, "out_height": 5, "out_width": 7},
+        {"batch_size": 1, "channels": 2, "height": 301, "width": 257, "out_height": 37, "out_width": 200}],
+    "resize/downsample_bicubic2d_antialias": [{"batch_size": 2, "channels": 3, "height": 17, "width": 23},
+                                              {"batch_size": 1, "channels": 2, "height": 301, "width": 257}],
     # grid_sample: odd sizes, more planes than cores, a tile ending at a batch boundary, chunks of grid points
     **{f"resize/{name}": [{"batch_size": 2, "channels": 3, "height": 7, "width": 9, "out_height": 5, "out_width": 13},
                           {"batch_size": 3, "channels": 17, "height": 61, "width": 45, "out_height": 47,

@@ -493,6 +493,8 @@ def _resize_body(side: random.Random, k: _Kernel, x: str, y: str, t: str, spatia
     calls = ["resize_nearest({0})", "resize_nearest_exact({0})"]
     if t != "bf16":
         calls += ["resize_linear({0})", "resize_linear({0}, align_corners=True)"]
+    if t == "f32" and len(spatial_in) == 2:  # antialiased (separable filter tables, lowering/emit/antialias.py)
+        calls += ["resize_linear({0}, antialias=True)", "resize_linear({0}, align_corners=True, antialias=True)"]
     # no resize_cubic: its f32 weights and PyTorch's round apart by up to 8e-7 (docs/language.md), which on this
     # generator's inputs of +-1000 exceeds the oracle's rounding slack (it models input and op rounding, not a
     # weight table's); tests/test_resize_index.py compares the weights with PyTorch's instead
