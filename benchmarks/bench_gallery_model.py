@@ -244,6 +244,8 @@ def _class_shapes(ex) -> list[dict[str, int]]:
         return [ex.shapes()[0], big]
     if ex.category == "resize" and "grid_sample" in ex.adsl.read_text():
         return [ex.shapes()[0], GRID_SHAPE]
+    if ex.category == "resize" and "antialias=True" in ex.adsl.read_text():  # 48 planes of 512 x 512, downsampled
+        return [ex.shapes()[0], POOL_SHAPES[2]]
     if ex.category in WINDOWS:
         return ex.shapes()[:1]
     if ex.category == "optimizer":
