@@ -143,10 +143,11 @@ def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, s
             tviews = views
             if tl.kind is ir.LoopKind.PLANES:  # [N, C, *spatial] tensors as (N * C) planes; a tile is a block of planes
                 lead = len(loop.extent)
+                planar = [p for p in kernel.tensors if len(p.shape) > lead  # not a grid_sample grid [N, OH, OW, 2]
+                          and tuple(p.shape[:lead]) == tuple(loop.extent)]
                 tviews = {**views, **{p.name: tensors[p.name].reshape(total, *tensors[p.name].shape[lead:])
-                                      for p in kernel.tensors if len(p.shape) > lead}}
-                plane = max([tviews[p.name][0].numel() for p in kernel.tensors
-                             if len(p.shape) > lead and len(tviews[p.name])] + [1])
+                                      for p in planar}}
+                plane = max([tviews[p.name][0].numel() for p in planar if len(tviews[p.name])] + [1])
                 step = max(1, tile // max(plane, 1))
             if tl.kind is ir.LoopKind.BOX:  # box loops: each position's values along the extra axis as one row
                 tviews, step = _box_views(kernel, loop, tl, tensors, views, symbols, total, tile)
@@ -279,6 +280,11 @@ def _is_resize(e: ir.Expr) -> bool:
 def _resized(e: ir.Op, target: torch.Tensor, env, views, scalars, sl: slice) -> torch.Tensor:
     """Resize op `e` of the planes at `sl`, to the spatial size of `target` (the tensor that stores it)."""
     planes = _eval(e.args[0], env, views, scalars, sl)
+    if len(e.args) == 2:  # grid_sample: plane q of the N * C samples at grid[q // C]
+        grid = views[e.args[1].value]
+        per_batch = target.shape[0] // grid.shape[0]
+        rows = torch.arange(target.shape[0])[sl] // per_batch
+        return OPS[e.op].ref(planes, grid[rows]).to(_dt(e.type.dtype))
     return OPS[e.op].ref(planes, tuple(target.shape[1:])).to(_dt(e.type.dtype))
 
 

@@ -18,6 +18,7 @@ from .diagnostics import ErrorCode as E
 from .dtypes import DType
 from .ops import OPS, POOLS, REDUCTIONS, RESIZE_ALIGNED, RESIZE_CALLS, SCANS, scan_op
 from .parser_box import box_reduction
+from .parser_grid import grid_sample
 from .parser_scatter import ROW_SCATTER_CALLS, row_scatter
 
 
@@ -161,6 +162,12 @@ def _scatter(b, c: Call) -> ir.Expr:
     return ir.Op(name, (rows, index, src), ir.tile_of(rows.type.dtype, ir.Layout.ROWS), b.o.span(e))
 
 
+@intrinsic("grid_sample")
+def _grid_sample(b, c: Call) -> ir.Expr:
+    """grid_sample(plane, grid, mode=, padding_mode=, align_corners=) (ascend_dsl/parser_grid.py)."""
+    return grid_sample(b, c)
+
+
 @intrinsic(*ROW_SCATTER_CALLS)
 def _row_scatter(b, c: Call) -> ir.Expr:
     """index_add / index_copy / index_put(rows, index, src) along dim 0 (ascend_dsl/parser_scatter.py)."""
@@ -288,13 +295,13 @@ def _resize(b, c: Call) -> ir.Expr:
     """resize_nearest / resize_nearest_exact / resize_linear / resize_cubic(plane[, align_corners=True]): the plane
     resampled to the spatial size of the tensor it is stored into (F.interpolate(x, size=y.shape[2:], mode=...))."""
     name, pos, kw, e, tile = c.name, c.pos, c.kw, c.node, c.tile
-    allowed = {"align_corners"} if name in RESIZE_ALIGNED else set()
-    if "antialias" in kw:
-        raise b.err(E.UNSUPPORTED, "antialiased resampling (PyTorch's antialias=True) is not lowered yet", kw["antialias"],
-                    f"{name}(load(x[p])) without a low-pass filter (aliases when downsampling), or, for an integer "
-                    "factor f, avg_pool(load(x[p]), kernel=f, stride=f): a box filter, not PyTorch's triangle one")
+    allowed = {"align_corners", "antialias"} if name in RESIZE_ALIGNED else set()
+    if "antialias" in kw and name not in RESIZE_ALIGNED:
+        raise b.err(E.ARGS, f"{name} has no antialias= (PyTorch's antialias=True is for bilinear and bicubic)",
+                    kw["antialias"], "resize_linear(load(x[p]), antialias=True)")
     if len(pos) != 1 or set(kw) - allowed:
-        raise b.err(E.ARGS, f"{name} takes one loaded plane" + (", optionally align_corners=True" if allowed else ""),
+        raise b.err(E.ARGS, f"{name} takes one loaded plane" + (", optionally align_corners=True, antialias=True"
+                                                                if allowed else ""),
                     e, f"store(y[p], {name}(load(x[p])))")
     v = b.expr(pos[0], tile)
     if v.type.kind is not ir.Kind.TILE or v.type.layout is not ir.Layout.PLANE:
@@ -306,6 +313,11 @@ def _resize(b, c: Call) -> ir.Expr:
         raise b.err(E.UNSUPPORTED, f"resize_cubic resamples 2 spatial dims (PyTorch's bicubic); this plane has {rank}",
                     e, "resize_linear(load(x[p])) resamples 1 to 3 spatial dims (linear, trilinear)")
     op = RESIZE_ALIGNED[name] if "align_corners" in kw and _flag(b, kw["align_corners"], e) else name
+    if "antialias" in kw and _flag(b, kw["antialias"], e):
+        if rank != 2:
+            raise b.err(E.UNSUPPORTED, f"antialias=True resamples 2 spatial dims (as PyTorch); this plane has {rank}",
+                        kw["antialias"], f"{name}(load(x[p])) without antialias")
+        op = f"{name}_aa" + ("_ac" if op.endswith("_ac") else "")
     if v.type.dtype not in OPS[op].dtypes:
         raise b.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e,
                     f"supported: {', '.join(sorted(map(str, OPS[op].dtypes)))}")

@@ -683,6 +683,8 @@ class KernelKind(Enum):
     VECTOR = "vector"  # flat and row tile loops, any number of split loops (rows longer than UB: chunked)
     WINDOW = "window"  # one plane loop: pooling windows
     RESIZE = "resize"  # one plane loop: planes resampled (nearest / linear) to the stored size
+    GRID = "grid"  # one plane loop: planes sampled at a grid tensor's positions (grid_sample)
+    ANTIALIAS = "antialias"  # one plane loop: antialiased resize (F.interpolate(..., antialias=True))
     BOX = "box"  # one box loop: reductions over a non-last dim
     MIX = "mix"  # a cube loop: matmul on the cube unit, its epilogue on the vector units
     CHAIN = "chain"  # several cube loops joined by workspace tensors: stages of one MIX kernel (plan_stages.py)

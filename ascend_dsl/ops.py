@@ -292,14 +292,13 @@ RESIZES = {"resize_nearest": ("nearest", "nearest", "nearest", None),
            "resize_nearest_exact": ("nearest-exact", "nearest-exact", "nearest-exact", None),
            "resize_linear": ("linear", "bilinear", "trilinear", False),
            "resize_linear_ac": ("linear", "bilinear", "trilinear", True),
-           "resize_cubic": (None, "bicubic", None, False), "resize_cubic_ac": (None, "bicubic", None, True)}
+           "resize_cubic": (None, "bicubic", None, False), "resize_cubic_ac": (None, "bicubic", None, True),
+           # antialias=True (2-D planes only, as PyTorch): lowering/emit/antialias.py
+           "resize_linear_aa": (None, "bilinear", None, False), "resize_linear_aa_ac": (None, "bilinear", None, True),
+           "resize_cubic_aa": (None, "bicubic", None, False), "resize_cubic_aa_ac": (None, "bicubic", None, True)}
 RESIZE_CALLS = ("resize_nearest", "resize_nearest_exact", "resize_linear", "resize_cubic")
 #: PyTorch functions a user may reach for that are not lowered yet: (why, a working alternative)
-NOT_LOWERED = {"grid_sample": (
-    "grid_sample (sampling at positions read from a grid tensor) is not lowered yet",
-    "a bilinear identity affine grid (F.affine_grid of [[1, 0, 0], [0, 1, 0]]) samples, up to rounding of the "
-    "positions, as store(y[p], resize_linear(load(x[p]), align_corners=True)) when align_corners=True, and as "
-    "resize_linear(load(x[p])) when align_corners=False with padding_mode='border'")}
+NOT_LOWERED: dict[str, tuple[str, str]] = {}
 #: the calls that take align_corners=, and their op when it is True
 RESIZE_ALIGNED = {"resize_linear": "resize_linear_ac", "resize_cubic": "resize_cubic_ac"}
 
@@ -310,6 +309,8 @@ def resize_ref(op: str, x, size: tuple[int, ...]):
     rank = x.dim() - 1
     mode, align = RESIZES[op][rank - 1], RESIZES[op][3]
     kw = {} if align is None else {"align_corners": align}
+    if "_aa" in op:
+        kw["antialias"] = True
     return torch.nn.functional.interpolate(x.unsqueeze(1), size=tuple(size), mode=mode, **kw).squeeze(1)
 
 
@@ -323,8 +324,45 @@ _op("resize_linear_ac", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: r
     "linear / bilinear / trilinear resample, align_corners=True", call="resize_linear")
 _op("resize_cubic", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: resize_ref("resize_cubic", x, size),
     "bicubic resample (A = -0.75, 4 x 4 taps, clamped), align_corners=False", call="resize_cubic")
+for _aa in ("resize_linear_aa", "resize_linear_aa_ac", "resize_cubic_aa", "resize_cubic_aa_ac"):
+    _op(_aa, 1, Rule.RESIZE, {DType.F32}, lambda x, size, _aa=_aa: resize_ref(_aa, x, size),
+        f"antialiased {RESIZES[_aa][1]} resample (F.interpolate(..., antialias=True)), "
+        f"align_corners={RESIZES[_aa][3]}: a triangle / Keys (A = -0.5) filter widened by the scale when downsampling",
+        call=_aa.split("_aa")[0])
 _op("resize_cubic_ac", 1, Rule.RESIZE, FLOATS - {DType.BF16}, lambda x, size: resize_ref("resize_cubic_ac", x, size),
     "bicubic resample, align_corners=True", call="resize_cubic")
+
+# ----------------------------------------------------------------------------- grid_sample
+#: grid_sample(plane, grid, mode=, padding_mode=, align_corners=) -> op grid_sample_<mode>_<padding>[_ac]; operands
+#: (plane, the grid tensor's name as a string Const). ascend_dsl/parser_grid.py types the call.
+GRID_MODES = ("bilinear", "nearest")
+GRID_PADDINGS = ("zeros", "border")
+
+
+def grid_op(mode: str, padding: str, align_corners: bool) -> str:
+    return f"grid_sample_{mode}_{padding}{'_ac' if align_corners else ''}"
+
+
+def grid_params(op: str) -> tuple[str, str, bool]:
+    """(mode, padding_mode, align_corners) of a grid_sample op."""
+    parts = op.removeprefix("grid_sample_").split("_")
+    return parts[0], parts[1], parts[-1] == "ac"
+
+
+def grid_sample_ref(op: str, planes, grid):
+    """Planes [P, H, W] sampled at grid [P, OH, OW, 2] (x then y in [-1, 1]) as F.grid_sample does, in planes' dtype."""
+    mode, padding, align = grid_params(op)
+    return _torch().nn.functional.grid_sample(planes.unsqueeze(1), grid.to(planes.dtype), mode=mode,
+                                              padding_mode=padding, align_corners=align).squeeze(1)
+
+
+for _mode in GRID_MODES:
+    for _pad in GRID_PADDINGS:
+        for _ac in (False, True):
+            _g = grid_op(_mode, _pad, _ac)
+            _op(_g, 2, Rule.RESIZE, {DType.F32}, lambda x, g, _g=_g: grid_sample_ref(_g, x, g),
+                f"F.grid_sample(x, grid, mode={_mode!r}, padding_mode={_pad!r}, align_corners={_ac}): each plane "
+                "sampled at its batch's grid positions", call="grid_sample")
 
 #: `name(v, axis=1)` -> reduction op.
 REDUCTIONS = {i.call: i.name for i in OPS.values() if i.rule is Rule.REDUCE}

@@ -603,7 +603,7 @@ class _Builder:
         var = self.bind(var_tok)
         self.scope.loops[var] = LoopVar("tile", block)
         # [N, C, *spatial] tensors under split(N * C): plane tiles when the body pools or resizes, else rows of H*W...
-        pools = any(str(c.children[0]) in (*POOLS, *RESIZE_CALLS) for c in suite.find_data("call"))
+        pools = any(str(c.children[0]) in (*POOLS, *RESIZE_CALLS, "grid_sample") for c in suite.find_data("call"))
         extent = self.scope.split_extent
         shape = ((None if pools else self.row_shape_for(extent, s)) or self.plane_rank_for(extent, s)
                  or box_for(self, extent, s) or ir.FLAT_TILES)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import ir
 from .dtypes import DType
-from .ops import BINARY_OPERATORS, COMPARE_OPERATORS, OPS, POOLS, Rule
+from .ops import BINARY_OPERATORS, COMPARE_OPERATORS, OPS, POOLS, Rule, grid_params
 
 _INFIX = {v: k for k, v in {**BINARY_OPERATORS, **COMPARE_OPERATORS}.items()}
 #: The extra axis of the boxes of the tile loop being printed (box reductions print `axis=` with it).
@@ -48,8 +48,13 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
         case ir.Op(op=op, args=(a, k, st, pad, dil)) if op in POOLS:
             dilation = "" if isinstance(dil, ir.Const) and dil.value == 1 else f", dilation={expr(dil)}"
             return f"{op}({expr(a)}, kernel={expr(k)}, stride={expr(st)}, padding={expr(pad)}{dilation})"
+        case ir.Op(op=op, args=(a,)) if op.startswith("resize_") and "_aa" in op:
+            return f"{OPS[op].call}({expr(a)}{', align_corners=True' if op.endswith('_ac') else ''}, antialias=True)"
         case ir.Op(op="resize_linear_ac" | "resize_cubic_ac" as op, args=(a,)):
             return f"{OPS[op].call}({expr(a)}, align_corners=True)"
+        case ir.Op(op=op, args=(a, grid)) if OPS[op].rule is Rule.RESIZE:  # grid_sample: (plane, grid name)
+            mode, padding, align = grid_params(op)
+            return f"grid_sample({expr(a)}, {grid.value}, mode={mode!r}, padding_mode={padding!r}, align_corners={align})"
         case ir.Op(op=op, args=(a,)) if OPS[op].rule is Rule.RESIZE:
             return f"{op}({expr(a)})"
         case ir.Op(op=op, args=(a,)) if OPS[op].rule in (Rule.REDUCE, Rule.ARG_REDUCE):

@@ -102,6 +102,8 @@ POOL_SHAPES = {1: {"batch_size": 1, "channels": 48, "length": 65536},
                2: {"batch_size": 1, "channels": 48, "height": 512, "width": 512},
                3: {"batch_size": 1, "channels": 48, "depth": 64, "height": 64, "width": 64}}
 POOL_CAP = 1 << 23
+#: grid_sample at benchmark scale: 48 planes (one per core) of SCALE_LIMITED's 128 x 128 (a whole plane is in UB)
+GRID_SHAPE = {"batch_size": 1, "channels": 48, "height": 128, "width": 128, "out_height": 128, "out_width": 128}
 
 
 #: KernelBench's default sizes (its tasks' own batch_size x dim): the second count of the closing line.
@@ -240,6 +242,10 @@ def _class_shapes(ex) -> list[dict[str, int]]:
         names = task_constants(ex)
         big = POOL_SHAPES[rank] if set(POOL_SHAPES[rank]) <= set(names) else {"cap": POOL_CAP}
         return [ex.shapes()[0], big]
+    if ex.category == "resize" and "grid_sample" in ex.adsl.read_text():
+        return [ex.shapes()[0], GRID_SHAPE]
+    if ex.category == "resize" and "antialias=True" in ex.adsl.read_text():  # 48 planes of 512 x 512, downsampled
+        return [ex.shapes()[0], POOL_SHAPES[2]]
     if ex.category in WINDOWS:
         return ex.shapes()[:1]
     if ex.category == "optimizer":

@@ -213,6 +213,17 @@ EXAMPLE_SHAPES.update({
                                     {"batch_size": 2, "channels": 2, "length": 1000, "out_length": 1601}],
     "resize/downsample_nearest1d": [{"batch_size": 3, "channels": 5, "length": 101, "out_length": 37},
                                     {"batch_size": 2, "channels": 70, "length": 4001, "out_length": 3}],
+    # antialiased downsampling: odd sizes, one axis up and the other down, bands of output rows (301 rows of 257)
+    "resize/downsample_bilinear2d_antialias": [
+        {"batch_size": 2, "channels": 3, "height": 17, "width": 23, "out_height": 5, "out_width": 7},
+        {"batch_size": 1, "channels": 2, "height": 301, "width": 257, "out_height": 37, "out_width": 200}],
+    "resize/downsample_bicubic2d_antialias": [{"batch_size": 2, "channels": 3, "height": 17, "width": 23},
+                                              {"batch_size": 1, "channels": 2, "height": 301, "width": 257}],
+    # grid_sample: odd sizes, more planes than cores, a tile ending at a batch boundary, chunks of grid points
+    **{f"resize/{name}": [{"batch_size": 2, "channels": 3, "height": 7, "width": 9, "out_height": 5, "out_width": 13},
+                          {"batch_size": 3, "channels": 17, "height": 61, "width": 45, "out_height": 47,
+                           "out_width": 51}]
+       for name in ("grid_sample_bilinear", "spatial_transformer_sampler")},
     # bicubic: taps clamped at both edges, downsampling, an output width of 1, bands of output rows
     "resize/upsample_bicubic2d": _RESIZE_2D,
     "resize/resize_bicubic2d_align_corners": [
@@ -303,6 +314,10 @@ SCALE_LIMITED = {
     **{f"resize/{name}": ([{"batch_size": 64, "channels": 128, "length": 8192}],
                           "a 1-D plane is one row: it must fit UB with its output row (no column bands yet)")
        for name in ("interpolate_linear1d", "downsample_nearest1d")},
+    **{f"resize/{name}": ([{"batch_size": 32, "channels": 64, "height": 128, "width": 128, "out_height": 128,
+                            "out_width": 128}],
+                          "grid_sample holds a whole input plane in UB (f32: about 46,000 elements, 214 x 214)")
+       for name in ("grid_sample_bilinear", "spatial_transformer_sampler")},
     "index/gather_dim1": ([{"batch_size": 4096, "dim": 4096}],
                           "a per-element gather holds whole rows of x, the i64 indices and y in UB (f32: about 4,500)"),
     **{f"index/{name}": ([{"batch_size": 4096, "dim": 4096}],

@@ -22,6 +22,8 @@ EXAMPLES = {
     ir.KernelKind.VECTOR: "activation/softmax",
     ir.KernelKind.WINDOW: "pooling/max_pool2d",
     ir.KernelKind.RESIZE: "resize/upsample_bilinear2d",
+    ir.KernelKind.GRID: "resize/grid_sample_bilinear",
+    ir.KernelKind.ANTIALIAS: "resize/downsample_bilinear2d_antialias",
     ir.KernelKind.BOX: "reduce/sum_dim0",
     ir.KernelKind.MIX: "fuse/matmul_bias_relu",
     ir.KernelKind.CHAIN: "attention/sdpa",  # lowered with the flash fusion off (no gallery kernel stays a chain)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ascend_dsl import ir
 
 from ..context import PassContext
-from . import box, chain, conv, flash, launches, mix, resize, vector, window
+from . import antialias, box, chain, conv, flash, grid_sample, launches, mix, resize, vector, window
 from .host import host_files
 from .shared import GENERATOR, KernelView, render, view_fields
 
@@ -39,6 +39,10 @@ KINDS: dict[ir.KernelKind, Kind] = {
                                window.project_manifest),
     ir.KernelKind.RESIZE: Kind(resize.build_view, "resize_kernel.cpp.jinja", "resize_tiling.h.jinja",
                                resize.project_manifest),
+    ir.KernelKind.GRID: Kind(grid_sample.build_view, "grid_sample_kernel.cpp.jinja", "grid_sample_tiling.h.jinja",
+                             grid_sample.project_manifest),
+    ir.KernelKind.ANTIALIAS: Kind(antialias.build_view, "antialias_kernel.cpp.jinja", "antialias_tiling.h.jinja",
+                                  antialias.project_manifest),
     ir.KernelKind.BOX: Kind(box.build_view, "box_kernel.cpp.jinja", "box_tiling.h.jinja", box.project_manifest),
     ir.KernelKind.MIX: Kind(mix.build_view, "mix_kernel.cpp.jinja", "mix_tiling.h.jinja", mix.project_manifest),
     ir.KernelKind.CHAIN: Kind(chain.build_view, "chain_kernel.cpp.jinja", "chain_tiling.h.jinja",

@@ -132,6 +132,8 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
         (a,) = e.args
         return [v("Cast", args[0], round=_round_mode(a.type.dtype, e.type.dtype))]
     if info.rule is Rule.RESIZE:  # Gather per output row (lowering/emit/resize.py)
+        if len(e.args) == 2:  # grid_sample: (plane, the grid's name) (lowering/emit/grid_sample.py)
+            return [v("Resize", args[0], mode=op, grid=e.args[1].value)]
         return [v("Resize", args[0], mode=op)]
     if op in SCAN_OPS:  # a blocked prefix on the vector unit, expanded by the emitter (lowering/vector_scan.py)
         return [scan_op(dst, e, args[0])]

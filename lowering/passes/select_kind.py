@@ -66,6 +66,11 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         if _resizes(first_tile):
             kind = ir.KernelKind.RESIZE
             _check_resize(first_tile, ctx, sink)
+            if any("_aa" in e.op for e in _resizes(first_tile)):
+                kind = ir.KernelKind.ANTIALIAS
+            if any(e.op.startswith("grid_sample") for e in _resizes(first_tile)):
+                kind = ir.KernelKind.GRID
+                _check_grid(kernel, first, first_tile, sink)
         else:
             _check_planes(kernel, first, first_tile, sink)
     elif kind is ir.KernelKind.BOX:
@@ -188,3 +193,21 @@ def _check_resize(tl: ir.TileLoop, ctx: PassContext, sink: DiagnosticSink) -> No
     if not ctx.target.has_datacopypad:
         sink.error(E.UNSUPPORTED, f"resize stores 32-byte aligned UB rows with DataCopyPad, which {ctx.target.name} "
                    "does not have", _resizes(tl)[0].span, "lower it for a 910B target (--target ascend910b1)")
+
+
+def _check_grid(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, sink: DiagnosticSink) -> None:
+    """grid_sample (lowering/emit/grid_sample.py): x [N, C, H, W] split over N * C, grid [N, OH, OW, 2] and the
+    stored y [N, C, OH, OW], by shape symbol (the grid's batch is the planes' first split symbol)."""
+    op = _resizes(tl)[0]
+    store = next((s for s in tl.body if isinstance(s, ir.Store)), None)
+    params = {p.name: p for p in kernel.tensors}
+    grid, y = params[op.args[1].value], params[store.tensor] if store else None
+    if y is None or len(split.extent) != 2:
+        sink.error(E.UNSUPPORTED, "grid_sample runs in a loop over split(N * C) of [N, C, H, W] planes", op.span,
+                   "for blk in split(N * C, cores=AIV)")
+        return
+    want = (split.extent[0], *map(str, y.shape[2:]), "2")
+    if tuple(map(str, grid.shape)) != want:
+        sink.error(E.SHAPE, f"grid_sample's grid '{grid.name}' must be [{', '.join(want)}] (the planes' batch, the "
+                   f"stored '{y.name}' output size, x and y); it is {list(grid.shape)}", op.span,
+                   f'declare it as Tensor[f32, "{", ".join(want)}"]')

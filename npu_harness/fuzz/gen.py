@@ -493,6 +493,8 @@ def _resize_body(side: random.Random, k: _Kernel, x: str, y: str, t: str, spatia
     calls = ["resize_nearest({0})", "resize_nearest_exact({0})"]
     if t != "bf16":
         calls += ["resize_linear({0})", "resize_linear({0}, align_corners=True)"]
+    if t == "f32" and len(spatial_in) == 2:  # antialiased (separable filter tables, lowering/emit/antialias.py)
+        calls += ["resize_linear({0}, antialias=True)", "resize_linear({0}, align_corners=True, antialias=True)"]
     # no resize_cubic: its f32 weights and PyTorch's round apart by up to 8e-7 (docs/language.md), which on this
     # generator's inputs of +-1000 exceeds the oracle's rounding slack (it models input and op rounding, not a
     # weight table's); tests/test_resize_index.py compares the weights with PyTorch's instead
@@ -504,6 +506,11 @@ def _resize_body(side: random.Random, k: _Kernel, x: str, y: str, t: str, spatia
         for s_in, s_out, (lo, top) in zip(spatial_in, spatial_out, ((2, 6), (40, 90), (40, 150)), strict=True):
             sizes[s_in] = side.randint(lo, top)
             sizes[s_out] = side.choice((2 * sizes[s_in], side.randint(lo, 2 * top), sizes[s_in]))
+    if t == "f32" and len(spatial_in) == 2 and side.random() < 0.3:  # grid_sample at a grid tensor's positions
+        grid = k.tensor("grid", "T", ", ".join(["N", *spatial_out, "2"]))
+        mode, pad = side.choice(("bilinear", "nearest")), side.choice(("zeros", "border"))
+        call = f'grid_sample({{0}}, {grid}, mode="{mode}", padding_mode="{pad}", align_corners={side.random() < 0.5})'
+        return (Stmt(f"store({y}[p], {call.format(f'load({x}[p])')})"),)
     return (Stmt(f"store({y}[p], {side.choice(calls).format(f'load({x}[p])')})"),)
 
 
