@@ -50,8 +50,8 @@ class Segment:
 
 def segments(kernel: ir.Kernel) -> tuple[list[ir.Stmt], list[Segment]]:
     """The leading scalar statements (shared by every launch that uses them) and the launches' statements. A
-    vector split loop that reads a workspace tensor an earlier vector loop of the run writes starts a launch of
-    its own (with the accumulator declarations just before it)."""
+    vector split loop that reads a workspace tensor an earlier vector loop of the run writes, or splits another
+    extent, starts a launch of its own (with the accumulator declarations just before it)."""
     body = list(kernel.body)
     first = next(i for i, s in enumerate(body) if loop_kind(s))
     prelude = [s for s in body[:first] if isinstance(s, _SHARED)]
@@ -66,7 +66,8 @@ def segments(kernel: ir.Kernel) -> tuple[list[ir.Stmt], list[Segment]]:
                 cur.stmts.append(s)
             else:
                 pending.append(s)
-        elif cur is not None and kind == "vector" == cur.kind and _reads_written(s, cur.stmts, bases):
+        elif cur is not None and kind == "vector" == cur.kind and (_reads_written(s, cur.stmts, bases) or
+                                                                  s.extent != _first_loop(cur).extent):
             last = max(i for i, t in enumerate(cur.stmts) if loop_kind(t))
             decls = [t for t in cur.stmts[last + 1:] if isinstance(t, ir.AccDecl | ir.SlotAccDecl)]
             cur.stmts = [t for t in cur.stmts if not any(t is d for d in decls)]
@@ -93,6 +94,10 @@ def segments(kernel: ir.Kernel) -> tuple[list[ir.Stmt], list[Segment]]:
     if len(segs) > 1:
         _check_local_names(segs)
     return prelude, segs
+
+
+def _first_loop(seg: Segment) -> ir.Stmt:
+    return next(t for t in seg.stmts if loop_kind(t))
 
 
 def _reads_written(loop: ir.Stmt, stmts: list[ir.Stmt], bases: dict[str, str]) -> bool:

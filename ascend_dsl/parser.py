@@ -42,8 +42,8 @@ from .parser_cube import cube_loop, cube_slice, is_cube_split
 from .parser_index import is_index_subscript, row_gather_slice
 from .parser_slots import finish, slot_accumulate, slot_decl, slot_read
 from .parser_workspace import workspace_decl
-from .views import view_decl
 from .scope import LoopVar, Scope
+from .views import view_decl
 
 CORE_KINDS = ("AIV", "AIC")
 

@@ -54,6 +54,7 @@ CATEGORY_SHAPES: dict[str, list[dict[str, int]]] = {
 #: Attention (multi-stage kernels): the task's sizes, then odd query/key lengths and head dims.
 EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
     "attention/sdpa": [{}, {"Bt": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
+    "attention/linear_attention": [{}, {"Bt": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
     "attention/gqa": [{}, {"B": 1, "H": 6, "Hkv": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
     "attention/mqa": [{}, {"B": 1, "H": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
     "attention/causal_attention": [{}, {"B": 1, "H": 3, "S": 37, "D": 24}],
