@@ -190,3 +190,29 @@ def test_linear_attention_matches_its_reference_in_the_interpreter():
     num = phi_q @ (phi_k.transpose(1, 2) @ v.float())
     den = phi_q @ phi_k.sum(1, keepdim=True).transpose(1, 2)
     torch.testing.assert_close(o, num / den, rtol=5e-3, atol=5e-3)
+
+
+def test_accumulators_declared_before_a_cut_loop_go_to_its_launch():
+    text = '''@kernel
+def k(x: Tensor[f32, "M, N"], y: Tensor[f32, "M, N"], s: Tensor[f32, "1"]):
+    z = workspace(f32, M, N)
+    for blk in split(M, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            store(z[r, :], load(x[r, :]) * 2.0)
+    total = 0.0
+    for blk2 in split(M, cores=AIV):
+        for r2 in tile(blk2, size=auto, buffers=2):
+            v = load(z[r2, :])
+            total += sum(v)
+            store(y[r2, :], v + 1.0)
+    store(s[0], total)
+'''
+    k = _kernel(text)
+    _, ctx = lowering.lower(k)
+    first, second = (la.kernel for la in ctx.lowered.body)
+    assert not any(isinstance(st, ir.AccDecl) for st in first.body)
+    assert any(isinstance(st, ir.AccDecl) and st.name == "total" for st in second.body)
+    x, y, s = torch.randn(7, 33), torch.zeros(7, 33), torch.zeros(1)
+    interpreter.run(k, {"x": x, "y": y, "s": s})
+    torch.testing.assert_close(y, x * 2 + 1)
+    torch.testing.assert_close(s, (x * 2).sum().reshape(1), rtol=1e-5, atol=1e-4)
