@@ -216,3 +216,10 @@ def k(x: Tensor[f32, "M, N"], y: Tensor[f32, "M, N"], s: Tensor[f32, "1"]):
     interpreter.run(k, {"x": x, "y": y, "s": s})
     torch.testing.assert_close(y, x * 2 + 1)
     torch.testing.assert_close(s, (x * 2).sum().reshape(1), rtol=1e-5, atol=1e-4)
+
+
+def test_a_view_never_used_is_located():
+    text = GOOD.replace(Z, Z + "    hg3 = view(h, M, G, L)\n")
+    err = _error(text)
+    assert err.code == "KERNEL-STRUCTURE" and "view 'hg3' is never written or read" in err.message
+    assert err.span.line == _line(text, "hg3 = view")
