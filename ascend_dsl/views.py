@@ -126,6 +126,10 @@ def bind_symbols(kernel: ir.Kernel, symbols: dict[str, int], scalars: dict[str, 
     known = {**symbols}
     for v in kernel.views:
         for d in v.view.defs:
+            for f in (*d.num, *d.den):
+                if isinstance(f, str) and f not in known and float(scalars[f]) != int(float(scalars[f])):
+                    raise DslError.at(E.SHAPE, f"view '{v.name}': {d.name} = {_expr(d)} takes {f} = {scalars[f]}, "
+                                      "not a whole number", d.span)
             num, den = _value(d.num, known, scalars), _value(d.den, known, scalars)
             if den <= 0 or num % den or num // den < 1:
                 raise DslError.at(E.SHAPE, f"view '{v.name}': {d.name} = {_expr(d)} = {num} / {den} is not a whole "

@@ -223,3 +223,13 @@ def test_a_view_never_used_is_located():
     err = _error(text)
     assert err.code == "KERNEL-STRUCTURE" and "view 'hg3' is never written or read" in err.message
     assert err.span.line == _line(text, "hg3 = view")
+
+
+def test_a_group_count_that_is_not_a_whole_number_is_located():
+    k = _kernel(GOOD)
+    with pytest.raises(DslError) as e:
+        interpreter.run(k, {"x": torch.randn(2, 16).half(), "w": torch.randn(8, 16).half(), "y": torch.zeros(2, 8)},
+                        {"num_groups": 2.5})
+    d = e.value.diagnostics[0]
+    assert d.code == "SHAPE" and "num_groups = 2.5, not a whole number" in d.message
+    assert d.span.line == _line(GOOD, "hg = view")
