@@ -233,3 +233,21 @@ def test_a_group_count_that_is_not_a_whole_number_is_located():
     d = e.value.diagnostics[0]
     assert d.code == "SHAPE" and "num_groups = 2.5, not a whole number" in d.message
     assert d.span.line == _line(GOOD, "hg = view")
+
+
+@pytest.mark.slow
+def test_the_emulator_run_depends_on_the_view_symbols(monkeypatch):
+    """The launches get the view's symbols from the binding: right ones pass, swapped ones (rows of G instead of L)
+    give another result, which the comparison catches."""
+    from npu_harness import binding
+    from npu_harness.validate import load_task_for, validate_sim
+
+    path = REPO / "examples/fuse/gemm_group_norm.adsl"
+    k = load_file(path)[0].instantiate()
+    run = load_task_for(k, path.with_suffix(".py"), overrides={"M": 5, "K": 16, "N": 24, "num_groups": 4})
+    project, ctx = lowering.lower(k)
+    assert validate_sim(k, ctx.lowered, project, ctx, run).ok
+    real = binding.views.bind_symbols
+    monkeypatch.setattr(binding.views, "bind_symbols",
+                        lambda *a: {"G": real(*a)["L"], "L": real(*a)["G"]})
+    assert not validate_sim(k, ctx.lowered, project, ctx, run).ok
