@@ -53,7 +53,7 @@ def view_decl(b, name: str, st: Tree, call: Tree) -> ir.TensorParam:
         if key in b.scope.symbols or key in b.scope.params or key in b.scope.kscalars:
             raise b.err(E.DUPLICATE_NAME, f"'{key}' is already defined; a view's NAME=EXPR defines a new shape "
                         "symbol", kwargs[key], "pick another name")
-        num, den = _factors(b, expr, False)
+        num, den = _factors(b, expr)
         defs.append(ir.DimDef(key, tuple(num), tuple(den), b.o.span(expr)))
         dims.append(key)
     known = {d.name: d for p in b.scope.params.values() if isinstance(p, ir.TensorParam) and p.view
@@ -69,11 +69,11 @@ def view_decl(b, name: str, st: Tree, call: Tree) -> ir.TensorParam:
     return param
 
 
-def _factors(b, e, inverted: bool) -> tuple[list, list]:
+def _factors(b, e) -> tuple[list, list]:
     """(numerator, denominator) factors of a product/quotient of names and integer literals."""
     if isinstance(e, Tree) and e.data in ("mul", "div"):
-        n1, d1 = _factors(b, e.children[0], inverted)
-        n2, d2 = _factors(b, e.children[1], inverted)
+        n1, d1 = _factors(b, e.children[0])
+        n2, d2 = _factors(b, e.children[1])
         return (n1 + n2, d1 + d2) if e.data == "mul" else (n1 + d2, d1 + n2)
     if isinstance(e, Tree) and e.data == "number" and str(e.children[0]).isdigit() and int(str(e.children[0])) > 0:
         return [int(str(e.children[0]))], []
