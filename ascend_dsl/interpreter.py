@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from . import ir, launches
+from . import ir, launches, views
 from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
 from .ops import OPS, POOLS, Rule, row_scatter_ref
@@ -59,8 +59,14 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     try:
         if launches.is_launches(kernel):  # several launches (ascend_dsl/launches.py): in order, on shared tensors
             shared = {**tensors, **_workspaces(kernel, tensors)}
+            symbols = _sizes(kernel, tensors)
+            if kernel.views:  # a launch reads a workspace tensor through a view: its dims (ascend_dsl/views.py)
+                given = {p.name: p.default for p in kernel.scalars} | dict(scalars or {})
+                symbols |= views.bind_symbols(kernel, symbols, given)
             for sub in launches.launch_kernels(kernel):
-                _run(sub, shared, scalars, num_cores, tile)
+                own = {p.name: shared[p.name].view([symbols[d] if isinstance(d, str) else d for d in p.shape])
+                       for p in sub.tensors if kernel.param(p.name).shape != p.shape}
+                _run(sub, {**shared, **own}, scalars, num_cores, tile)
             return {p.name: tensors[p.name] for p in kernel.outputs}
         return _run(kernel, tensors, scalars, num_cores, tile)
     finally:
@@ -226,18 +232,24 @@ def _box_write_back(kernel: ir.Kernel, loop: ir.SplitLoop, tl: ir.TileLoop, tens
 def _workspaces(kernel: ir.Kernel, tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The kernel's own GM tensors (`p = workspace(...)`), sized from the bound tensors' shapes and filled
     with NaN (integers: their minimum), so a stage reading what no stage wrote shows in the result."""
-    sizes: dict[str, int] = {}
-    for p in kernel.tensors:
-        if not p.workspace and p.name in tensors and tensors[p.name].dim() == len(p.shape):
-            for d, n in zip(p.shape, tensors[p.name].shape, strict=True):
-                if isinstance(d, str):
-                    sizes.setdefault(d, n)
+    sizes = _sizes(kernel, tensors)
     out = {}
     for p in kernel.workspaces:
         dt = _dt(p.dtype)
         fill = float("nan") if dt.is_floating_point else torch.iinfo(dt).min
         out[p.name] = torch.full([sizes[d] for d in p.shape], fill, dtype=dt)
     return out
+
+
+def _sizes(kernel: ir.Kernel, tensors: dict[str, torch.Tensor]) -> dict[str, int]:
+    """Shape symbols of the bound tensors declared at their own rank."""
+    sizes: dict[str, int] = {}
+    for p in kernel.tensors:
+        if not p.workspace and p.name in tensors and tensors[p.name].dim() == len(p.shape):
+            for d, n in zip(p.shape, tensors[p.name].shape, strict=True):
+                if isinstance(d, str):
+                    sizes.setdefault(d, n)
+    return sizes
 
 
 def _product(names: tuple[str, ...], symbols: dict[str, int]) -> int:

@@ -130,6 +130,28 @@ class TensorParam:
     #: workspace, written by one stage and read by a later one; never bound to the task.
     workspace: bool = False
     span: Span = _SPAN
+    #: A view of a workspace tensor (`hg = view(h, M, G=num_groups, L=N / num_groups)`): the same GM read or
+    #: written with other dims by another launch (ascend_dsl/views.py); None for every other tensor.
+    view: ViewOf | None = None
+
+
+@dataclass(frozen=True)
+class DimDef:
+    """A shape symbol a view defines: `L = N / num_groups` is DimDef("L", ("N",), ("num_groups",)); factors are
+    shape symbols, integer scalar parameters or positive integer literals."""
+
+    name: str
+    num: tuple[str | int, ...]
+    den: tuple[str | int, ...] = ()
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class ViewOf:
+    """What a view reads: its workspace tensor `base`, and the shape symbols the view defines (in order)."""
+
+    base: str
+    defs: tuple[DimDef, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -734,7 +756,12 @@ class Kernel:
     @property
     def workspaces(self) -> tuple[TensorParam, ...]:
         """The GM tensors the kernel declares itself (between stages); not bound to the task."""
-        return tuple(p for p in self.tensors if p.workspace)
+        return tuple(p for p in self.tensors if p.workspace and p.view is None)
+
+    @property
+    def views(self) -> tuple[TensorParam, ...]:
+        """Views of workspace tensors (ascend_dsl/views.py): no GM of their own."""
+        return tuple(p for p in self.tensors if p.view is not None)
 
     @property
     def phases(self) -> tuple[SplitLoop, ...]:

@@ -36,10 +36,12 @@ def loop_kind(s: ir.Stmt) -> str | None:
 
 @dataclasses.dataclass
 class Segment:
-    """The statements of one launch (in source order) and its kind."""
+    """The statements of one launch (in source order) and its kind; `shapes`: the workspace tensors it uses
+    through a view (renamed to the tensor in `stmts`), with the view's dims."""
 
     kind: str
     stmts: list[ir.Stmt]
+    shapes: dict[str, tuple] = dataclasses.field(default_factory=dict)
 
     @property
     def span(self) -> ir.Span:
@@ -47,12 +49,15 @@ class Segment:
 
 
 def segments(kernel: ir.Kernel) -> tuple[list[ir.Stmt], list[Segment]]:
-    """The leading scalar statements (shared by every launch that uses them) and the launches' statements."""
+    """The leading scalar statements (shared by every launch that uses them) and the launches' statements. A
+    vector split loop that reads a workspace tensor an earlier vector loop of the run writes, or splits another
+    extent, starts a launch of its own (with the accumulator declarations just before it)."""
     body = list(kernel.body)
     first = next(i for i, s in enumerate(body) if loop_kind(s))
     prelude = [s for s in body[:first] if isinstance(s, _SHARED)]
     pending = [s for s in body[:first] if not isinstance(s, _SHARED)]
     segs: list[Segment] = []
+    bases = {p.name: p.view.base for p in kernel.views} | {p.name: p.name for p in kernel.workspaces}
     for s in body[first:]:
         kind = loop_kind(s)
         cur = segs[-1] if segs else None
@@ -61,6 +66,12 @@ def segments(kernel: ir.Kernel) -> tuple[list[ir.Stmt], list[Segment]]:
                 cur.stmts.append(s)
             else:
                 pending.append(s)
+        elif cur is not None and kind == "vector" == cur.kind and (_reads_written(s, cur.stmts, bases) or
+                                                                  s.extent != _first_loop(cur).extent):
+            last = max(i for i, t in enumerate(cur.stmts) if loop_kind(t))
+            decls = [t for t in cur.stmts[last + 1:] if isinstance(t, ir.AccDecl | ir.SlotAccDecl)]
+            cur.stmts = [t for t in cur.stmts if not any(t is d for d in decls)]
+            segs.append(Segment(kind, [*decls, s]))
         elif cur is not None and kind == cur.kind and kind != "conv" and not pending:
             cur.stmts.append(s)
         else:
@@ -72,7 +83,96 @@ def segments(kernel: ir.Kernel) -> tuple[list[ir.Stmt], list[Segment]]:
     if pending:
         raise DslError.at(E.UNSUPPORTED, f"kernel-scope statements after a {segs[-1].kind} split loop belong to no "
                           "launch", pending[0].span, "compute them in a vector split loop's launch")
+    if kernel.views and len(segs) == 1:
+        raise DslError.at(E.UNSUPPORTED, f"view '{kernel.views[0].name}' of a kernel of one launch", kernel.views[0].span,
+                          "a view reads a workspace tensor in another launch than the one that writes it "
+                          "(docs/language.md, \"Launches\"); within one launch, declare the workspace with the dims "
+                          "you need")
+    if kernel.views:
+        for seg in segs:
+            _through_views(kernel, seg)
+    if len(segs) > 1:
+        _check_local_names(segs)
     return prelude, segs
+
+
+def _first_loop(seg: Segment) -> ir.Stmt:
+    return next(t for t in seg.stmts if loop_kind(t))
+
+
+def _reads_written(loop: ir.Stmt, stmts: list[ir.Stmt], bases: dict[str, str]) -> bool:
+    """`loop` reads a workspace tensor (or a view of one) that `stmts` write."""
+    names = set(bases)
+    written = {bases[n] for n in writes_of(stmts) if n in bases}
+    return any(bases[n] in written for n in tensor_names(loop, names, set(), True))
+
+
+def _through_views(kernel: ir.Kernel, seg: Segment) -> None:
+    """Rename the views `seg` uses to their workspace tensors (seg.shapes: the view's dims). A launch that uses a
+    tensor through two shapes is UNSUPPORTED, located at the second."""
+    views = {p.name: p for p in kernel.views}
+    bases = {p.name for p in kernel.workspaces}
+    used = tensor_names(seg.stmts, set(views) | bases, set(), False)
+    rename: dict[str, str] = {}
+    for base in sorted(bases):
+        shapes = sorted(n for n in used if n == base or (n in views and views[n].view.base == base))
+        if len(shapes) > 1:
+            raise DslError.at(E.UNSUPPORTED, f"one launch uses workspace tensor '{base}' through two shapes ("
+                              + ", ".join(f"'{n}'" for n in shapes) + ")", first_use(seg.stmts, shapes[1], set(shapes)),
+                              "a view is for another launch than the one that writes the tensor: read or write it "
+                              "through one shape per launch")
+        if shapes and shapes[0] in views:
+            rename[shapes[0]] = base
+            seg.shapes[base] = views[shapes[0]].shape
+    if rename:
+        seg.stmts = [_rename(s, rename) for s in seg.stmts]
+
+
+def _rename(obj, names: dict[str, str]):
+    """`obj` with every string field (tensor names) in `names` replaced (names are unique in a kernel)."""
+    if isinstance(obj, str):
+        return names.get(obj, obj)
+    if isinstance(obj, tuple):
+        return tuple(_rename(x, names) for x in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {f.name: _rename(getattr(obj, f.name), names) for f in dataclasses.fields(obj)
+                   if f.name not in ("span", "type", "plan")}
+        return replace(obj, **{k: v for k, v in changes.items() if v is not getattr(obj, k)})
+    return obj
+
+
+def _defined(stmts: list[ir.Stmt]) -> set[str]:
+    return {s.name for s in stmts if isinstance(s, ir.AccDecl | ir.SlotAccDecl | ir.ScalarAssign | ir.ScalarLoad)}
+
+
+def _check_local_names(segs: list[Segment]) -> None:
+    """A value computed in one launch (an accumulator, a slot accumulator, a scalar after a loop) read by
+    another is UNSUPPORTED: launches share only GM tensors."""
+    owner = {n: i for i, seg in enumerate(segs) for n in _defined(seg.stmts)}
+    for j, seg in enumerate(segs):
+        mine = _defined(seg.stmts)
+        for s in ir.walk(tuple(seg.stmts)):
+            if isinstance(s, ir.SplitLoop | ir.TileLoop | ir.CubeLoop):
+                continue
+            for n in sorted(_strings(s) - mine):
+                if n in owner and owner[n] != j:
+                    raise DslError.at(E.UNSUPPORTED, f"'{n}' is computed in launch {owner[n]} and read in launch {j}: "
+                                      "launches share only GM tensors", s.span,
+                                      "store it in a workspace tensor, or compute it in the launch that reads it")
+
+
+def _strings(obj, out: set[str] | None = None) -> set[str]:
+    out = set() if out is None else out
+    if isinstance(obj, str):
+        out.add(obj)
+    elif isinstance(obj, tuple | list):
+        for x in obj:
+            _strings(x, out)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for f in dataclasses.fields(obj):
+            if f.name not in ("span", "type", "plan", "body"):
+                _strings(getattr(obj, f.name), out)
+    return out
 
 
 def tensor_names(obj, params: set[str], out: set[str], skip_stores: bool) -> set[str]:
@@ -129,7 +229,9 @@ def launch_kernel(kernel: ir.Kernel, index: int, prelude: list[ir.Stmt], seg: Se
             needed |= _scalar_refs([s])
     body = (*scalars, *seg.stmts)
     used = tensor_names(body, params, set(), False)
-    tensors = tuple(replace(p, workspace=False) if p.name in shared else p for p in kernel.tensors if p.name in used)
+    tensors = tuple(replace(p, workspace=False, shape=seg.shapes.get(p.name, p.shape)) if p.name in shared else
+                    replace(p, shape=seg.shapes.get(p.name, p.shape)) for p in kernel.tensors
+                    if p.name in used and p.view is None)
     name = f"{kernel.name}_l{index}"
     return replace(kernel, name=name, params=tensors + tuple(kernel.scalars), body=body, kind=None)
 

@@ -43,6 +43,7 @@ from .parser_index import is_index_subscript, row_gather_slice
 from .parser_slots import finish, slot_accumulate, slot_decl, slot_read
 from .parser_workspace import workspace_decl
 from .scope import LoopVar, Scope
+from .views import view_decl
 
 CORE_KINDS = ("AIV", "AIC")
 
@@ -463,6 +464,8 @@ class _Builder:
             return slot_decl(self, name, st, value)
         if self.workspace_assign(st):
             return workspace_decl(self, name, st, value)
+        if isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "view":
+            return view_decl(self, name, st, value)
         if isinstance(value, Tree) and value.data == "call" and self.call_name(value) == "load":
             self.scope.kscalars[name] = ir.scalar_of(DType.F32)
             return ir.ScalarLoad(name, self.element_zero(value, "load(scale[0])"), self.o.span(st))

@@ -294,5 +294,15 @@ def kernel(k: ir.Kernel) -> str:
     kind = [f"    # kernel kind: {k.kind.value}"] if k.kind is not None else []  # lowering/passes/select_kind.py
     params = ", ".join(param(p) for p in k.params if not getattr(p, "workspace", False))
     workspaces = [f"    {p.name} = workspace({p.dtype}, {', '.join(map(str, p.shape))})" for p in k.workspaces]
+    workspaces += [f"    {p.name} = view({p.view.base}, {_view_dims(p)})" for p in k.views]
     lines = ["@kernel", f"def {k.name}({params}):", *kind, *workspaces] + block(k.body, "    ")
     return "\n".join(lines) + "\n"
+
+
+def _view_dims(p) -> str:
+    """`M, G=num_groups, L=N / num_groups`: a view's dims, the symbols it defines as NAME=EXPR."""
+    defs = {d.name: d for d in p.view.defs}
+
+    def expr(d) -> str:
+        return " * ".join(map(str, d.num)) + "".join(f" / {f}" for f in d.den)
+    return ", ".join(f"{d}={expr(defs[d])}" if d in defs else str(d) for d in p.shape)

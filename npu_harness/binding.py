@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ascend_dsl import ir
+from ascend_dsl import ir, views
 from ascend_dsl.diagnostics import DslError
 
 from .arrays import as_host, type_name
@@ -122,6 +122,8 @@ def bind(kernel: ir.Kernel, run) -> Binding:
     lookup = ScalarLookup(number_args, dict(run.attrs or {}), dict(getattr(run, "sub_attrs", None) or {}),
                           dict(getattr(run, "case_attrs", None) or {}))
     scalars, origins, defaults = _bind_scalars(kernel, lookup)
+    if kernel.views:  # shape symbols a view defines (G=num_groups, L=N / num_groups): SHAPE if inexact
+        symbols |= views.bind_symbols(kernel, symbols, scalars)
     return Binding(tensors, symbols, scalars, origins, defaults)
 
 

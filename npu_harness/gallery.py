@@ -54,6 +54,7 @@ CATEGORY_SHAPES: dict[str, list[dict[str, int]]] = {
 #: Attention (multi-stage kernels): the task's sizes, then odd query/key lengths and head dims.
 EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
     "attention/sdpa": [{}, {"Bt": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
+    "attention/linear_attention": [{}, {"Bt": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
     "attention/gqa": [{}, {"B": 1, "H": 6, "Hkv": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
     "attention/mqa": [{}, {"B": 1, "H": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
     "attention/causal_attention": [{}, {"B": 1, "H": 3, "S": 37, "D": 24}],
@@ -102,6 +103,9 @@ EXAMPLE_SHAPES.update({f"fuse/{name}": [{}, {"batch_size": 1, "in_channels": 19,
                                     "conv_softmax_channels", "conv_mean_channels", "conv_hardswish_residual")})
 EXAMPLE_SHAPES["fuse/conv3d_group_norm"] = [{}, {"batch_size": 1, "in_channels": 7, "out_channels": 36, "num_groups": 6,
                                                  "depth": 4, "height": 9, "width": 11}]
+#: GEMM + group norm (a view of the GEMM's workspace as rows of N / num_groups): odd rows, groups of 15 columns.
+EXAMPLE_SHAPES.update({f"fuse/{name}": [{}, {"M": 37, "N": 75, "K": 70, "num_groups": 5}]
+                       for name in ("gemm_group_norm", "gemm_group_norm_swish")})
 EXAMPLE_SHAPES["fuse/gemm_softmax_long"] = [{}, {"M": 33, "K": 70, "N": 4099}]
 EXAMPLE_SHAPES["convolution/conv1d_depthwise"] = [{}, {"batch_size": 1, "channels": 37, "length": 701}]
 EXAMPLE_SHAPES["convolution/conv2d_grouped"] = [{}, {"batch_size": 1, "in_channels": 20, "out_channels": 148,

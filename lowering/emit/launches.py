@@ -36,6 +36,9 @@ def launch_files(kernel: ir.Kernel, ctx: PassContext) -> tuple[dict[str, str], d
                 "tensors": tensor_entries(kernel),
                 "workspace_tensors": [{"name": p.name, "dtype": p.dtype.value, "shape": list(p.shape)}
                                       for p in kernel.workspaces if p.name in shared],
+                # shape symbols views define (ascend_dsl/views.py): the host computes them for the launches
+                "view_symbols": [{"name": d.name, "num": list(d.num), "den": list(d.den)}
+                                 for p in kernel.views for d in p.view.defs],
                 "scalars": scalar_entries(kernel)}
     files["manifest.json"] = json.dumps(manifest, indent=2) + "\n"
     return files, manifest

@@ -45,6 +45,10 @@ def check_workspaces(kernel: ir.Kernel, segs: list[Segment], g: nx.DiGraph, sink
     """A workspace tensor no launch uses, a shared one written by two launches or read but written by none."""
     params = {p.name for p in kernel.tensors}
     shared = shared_workspaces(kernel, segs)
+    named = tensor_names(kernel.body, {v.name for v in kernel.views}, set(), False)
+    for v in kernel.views:
+        if v.name not in named:
+            sink.error(E.KERNEL_STRUCTURE, f"view '{v.name}' is never written or read", v.span, "remove the declaration")
     for p in kernel.workspaces:
         if not any(p.name in tensor_names(s.stmts, params, set(), False) for s in segs):
             sink.error(E.KERNEL_STRUCTURE, f"workspace tensor '{p.name}' is never written or read", p.span,

@@ -29,7 +29,7 @@ KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window"
          "conv_t": 4, "scalar_stress": 8}
 #: Multi-stage kinds, drawn by `generate_stages` from a stream of their own (npu_harness.fuzz.campaign), so
 #: adding one leaves every program of `generate`'s stream, and so the fixed seeds' slices, unchanged.
-STAGE_KINDS = {"chain": 1, "flash": 1, "launches": 1}
+STAGE_KINDS = {"chain": 1, "flash": 1, "launches": 1, "views": 1}
 TARGETS = {"ascend910b1": 80, "ascend910b4": 10, "ascend310p": 10}
 CORES = {"ascend910b1": 48, "ascend910b4": 40, "ascend310p": 8}
 
@@ -655,6 +655,59 @@ def _launches(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict
     return k, sizes
 
 
+def _views(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    """Three launches through views (ascend_dsl/views.py): a cube split stores h = epilogue(A @ B) as [M, N]; a
+    vector row loop reads it through a view as M * G rows of N / G (G an i32 parameter; the view `[M, G, L]` or
+    `[R, L]` with R = M * G) and stores f(rows) through a view of a second workspace z; a third launch reads z as
+    [M, N] rows into y (a group norm's shape: rows per sample and group)."""
+    k = _Kernel(rng, name)
+    k.dtype_vars = {"T": rng.choice(("f16", "bf16"))}
+    groups, length = rng.randint(1, 6), rng.choice([rng.randint(1, 64), rng.randint(1, 400)])
+    sizes = {"M": rng.randint(1, 80), "N": groups * length, "K": rng.randint(1, 160)}
+    a = k.tensor("a", "T", "M, K")
+    b = k.tensor("b", "T", "K, N")
+    y = k.tensor("y", "f32", "M, N")
+    ng = k.fresh("ng")
+    k.params.append(f"{ng}: i32 = {groups}")
+    for _ in range(rng.randint(0, 1)):
+        k.scalar_param()
+    h, z, hv, zv = k.fresh("h"), k.fresh("z"), k.fresh("hv"), k.fresh("zv")
+    k.body.append(Stmt(f"{h} = workspace(f32, M, N)", None, h))
+    k.body.append(Stmt(f"{z} = workspace(f32, M, N)", None, z))
+    g, ln, r = k.fresh("G"), k.fresh("L"), k.fresh("R")
+    if rng.random() < 0.5:
+        k.body.append(Stmt(f"{hv} = view({h}, M, {g}={ng}, {ln}=N / {ng})", None, hv))
+        k.body.append(Stmt(f"{zv} = view({z}, M, {g}, {ln})", None, zv))
+        extent = f"M * {g}"
+    else:
+        k.body.append(Stmt(f"{hv} = view({h}, {r}=M * {ng}, {ln}=N / {ng})", None, hv))
+        k.body.append(Stmt(f"{zv} = view({z}, {r}, {ln})", None, zv))
+        extent = r
+    scope = Scope([leaf("acc", "f32", "rows")], k.scope_scalars([]))
+    e = Exprs(rng, scope).tile("f32", "rows", rng.randint(0, 2))
+    if "acc" not in e.render():
+        e = Node("({0} + {1})", (e, leaf("acc", "f32", "rows")), "f32", "rows")
+    k.body.append(Loop("for blk in split(M, N, cores=AIC):", "with vector:", (Stmt(f"store({h}[blk], {{0}})", e),),
+                       cube_prefix=("with cube:", f"    acc = matmul({a}[blk], {b}[blk])")))
+    scope2 = Scope([leaf("v", "f32", "rows")], k.scope_scalars([]))
+    e2 = Exprs(rng, scope2, rows=True).tile("f32", "rows", rng.randint(0, 3))
+    if rng.random() < 0.6:
+        red = Node(f"{rng.choice(('max', 'sum', 'mean', 'min'))}({{0}}, axis=1)", (leaf("v", "f32", "rows"),), "f32",
+                   "col")
+        e2 = Node("({0} - {1})", (e2, red), "f32", "rows")
+    if "v" not in e2.render():
+        e2 = Node("({0} + {1})", (e2, leaf("v", "f32", "rows")), "f32", "rows")
+    k.body.append(Loop(f"for blk in split({extent}, cores=AIV):", _tile_header(rng, "r", 1),
+                       (Stmt(f"v = load({hv}[r, :])", None, "v"), Stmt(f"store({zv}[r, :], {{0}})", e2))))
+    scope3 = Scope([leaf("u", "f32", "rows")], k.scope_scalars([]))
+    e3 = Exprs(rng, scope3, rows=True).tile("f32", "rows", rng.randint(0, 2))
+    if "u" not in e3.render():
+        e3 = Node("({0} + {1})", (e3, leaf("u", "f32", "rows")), "f32", "rows")
+    k.body.append(Loop("for blk in split(M, cores=AIV):", _tile_header(rng, "r", 1),
+                       (Stmt(f"u = load({z}[r, :])", None, "u"), Stmt(f"store({y}[r, :], {{0}})", e3))))
+    return k, sizes
+
+
 def _flash(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     """The chained SDPA text that lowering/passes/plan_flash.py fuses into a FLASH kernel: [Bt] or [B, H] batches
     (grouped or shared key/value heads), odd lengths up to a few key blocks, each spelling of the softmax, a scale
@@ -869,6 +922,6 @@ def generate_stages(rng: random.Random, index: int, seed: int) -> Program:
     """A multi-stage program (workspace tensors between split loops), named `s<index>`."""
     kind = _pick(rng, STAGE_KINDS)
     target = "ascend910b4" if rng.random() < 0.2 else "ascend910b1"  # cube stages need a separate cube unit
-    k, sizes = {"flash": _flash, "launches": _launches}.get(kind, _chain)(rng, f"s{index}", target)
+    k, sizes = {"flash": _flash, "launches": _launches, "views": _views}.get(kind, _chain)(rng, f"s{index}", target)
     cores = CORES[target] if rng.random() < 0.7 else rng.randint(1, CORES[target])
     return k.program(kind, sizes, seed, target, cores)

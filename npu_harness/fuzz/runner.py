@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from ascend_dsl import ir, parse_text
+from ascend_dsl import ir, parse_text, views
 from ascend_dsl.diagnostics import DslError
 from lowering import lower
 from lowering.emit import KernelView
@@ -190,9 +190,10 @@ def _execute_launches(p: _Prepared, job: Job) -> Outcome:
         for w in p.kernel.workspaces:
             (io / f"{w.name}.bin").write_bytes(b"\xff" * (numel(w.shape, job.sizes) * w.dtype.size))
         res = None
+        sizes = {**job.sizes, **views.bind_symbols(p.kernel, job.sizes, p.scalars)}  # symbols views define
         for la, binary in zip(p.lowered.body, binaries, strict=True):
             sub = la.kernel
-            args = [str(io), str(job.cores)] + [str(job.sizes[s]) for s in sub.symbols]
+            args = [str(io), str(job.cores)] + [str(sizes[s]) for s in sub.symbols]
             args += [repr(float(p.scalars[q.name])) for q in sub.scalars]
             res = run_program(binary, args, timeout=RUN_TIMEOUT_S)
             if res.timed_out or res.returncode != 0 or res.errors:
