@@ -177,6 +177,10 @@ class TileIndex:
     #: `w[idx[r], :]` (a row gather, ascend_dsl/parser_index.py): row i of the tile is row `idx[i]` of `w`;
     #: `by` names the integer tensor over the loop's rows that holds the row numbers.
     by: str | None = None
+    #: a tensor over a run of the split's symbols that is not the last (ascend_dsl/parser_broadcast.py: `a[r, :]` of
+    #: `[A, D]` or `a[r]` of `[A]` under `split(A * R)`): row r reads w[(r / stride) % period]; `stride` is the
+    #: product of the split's symbols after the run (e.g. "R").
+    stride: str | None = None
 
     def __str__(self) -> str:
         if self.by is not None:
@@ -921,6 +925,7 @@ class RowLoad:
     period: str | None
     slot: bool = False
     span: Span = _SPAN
+    stride: str | None = None  # TileIndex.stride: row r reads t[(r / stride) % period]
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 
+from . import broadcast
 from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Program, Stmt
 
@@ -149,6 +150,9 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     of every form with `stress`)."""
     k = _Kernel(rng, name)
     rows = kind in ("rows", "long_rows")
+    # two-sided broadcasts over split(A * B (* C)), from a side stream (the other programs stay as they were)
+    if rows and target != "ascend310p" and random.Random(hash(rng.getstate()[1]) ^ 0xB40).random() < 0.15:
+        return k, broadcast.build(random.Random(hash(rng.getstate()[1]) ^ 0xB41), k, kind, _length)
     bf16 = target != "ascend310p"
     t = rng.choice(("f32", "f16") + (("bf16",) if bf16 else ()))
     integer = not rows and rng.random() < 0.1
