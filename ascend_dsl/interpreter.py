@@ -392,6 +392,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             return OPS[op].ref(rows, idx, src).to(_dt(t.dtype))
         case ir.Op(op="gather", args=(a, i), type=t):
             rows, idx = _eval(a, env, views, scalars, sl), _eval(i, env, views, scalars, sl)
+            if i.type.layout is ir.Layout.ROW:  # the same columns for every row
+                idx = idx.reshape(1, -1).expand(rows.shape[0], -1)
             outside = (idx < 0) | (idx >= rows.shape[-1])
             if bool(outside.any()):
                 raise DslError.at(E.INDEX, f"gather: column index {int(idx[outside][0])} is outside the rows' "

@@ -656,7 +656,10 @@ class _Builder:
             return None  # [N, C, H, W] -> [N, C, OH, OW]: plane tiles (pooling), not rows
         if len(shapes) > 1:
             raise self.err(E.INDEX, f"row tiles over {' * '.join(extent)} need one row shape; tensors have rows "
-                           f"{', '.join(str(list(s)) for s in sorted(shapes, key=str))}", node)
+                           f"{', '.join(str(list(s)) for s in sorted(shapes, key=str))}", node,
+                           "every tensor over the split's rows has the loop's row length: index_select on the last dim "
+                           "takes as many indices as columns (gather(load(x[r, :]), load(idx[:]))); fewer or more are "
+                           "not supported")
         row = next(iter(shapes))
         if not all(isinstance(d, str) for d in row):
             raise self.err(E.UNSUPPORTED, "the row dimensions of a tensor must be shape symbols", node)

@@ -119,6 +119,8 @@ EXAMPLE_SHAPES.update({f"broadcast/{name}": [{"batch_size": 3, "seq_len": 37, "h
                                              {"batch_size": 5, "seq_len": 7, "hidden": 1001},
                                              {"batch_size": 2, "seq_len": 3, "hidden": 100003}]
                        for name in ("outer_mul", "outer_add_bias", "scale_per_batch")})
+EXAMPLE_SHAPES["index/index_select_last"] = [{"batch_size": 3, "dim1": 5, "dim2": 77}, {"batch_size": 2, "dim1": 50,
+                                                                                       "dim2": 1001}]
 EXAMPLE_SHAPES["broadcast/where_row_mask"] = [{"batch_size": 7, "dim": 33}, *ROW_SHAPES[1:], {"batch_size": 3, "dim": 100003}]
 #: max_pool3d (dilation 3: windows span 7 input slices): bands of output depth; 3-D pooling at 40 x 300 / 61 x 300
 #: planes: one output depth slice's windows do not fit UB, so tiles are bands of its output rows (dim 1).

@@ -612,9 +612,10 @@ class RowStageWriter(StageWriter):
         src, offsets = s.srcs
         dt = self.buffers[src].buffer.dtype
         row = find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name
+        by_row = "" if self.layout(offsets) is ir.Layout.ROW else "[i * Dp_]"  # a row vector: every row's columns
         self.lines += ["for (uint32_t i = 0; i < count; ++i) {",
                        f"    DataCopy({row}, {src}[i * Dp_], static_cast<uint32_t>(Dp_));",
-                       f"    Gather({s.dst}[i * Dp_], {row}, {offsets}[i * Dp_].ReinterpretCast<uint32_t>(), 0u, "
+                       f"    Gather({s.dst}[i * Dp_], {row}, {offsets}{by_row}.ReinterpretCast<uint32_t>(), 0u, "
                        "static_cast<uint32_t>(D_));", "}"]
 
     def reduce(self, s: ir.VecOp) -> None:
