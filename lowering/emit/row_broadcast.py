@@ -2,8 +2,10 @@
 
 Global row q of the loop reads row `(q / Stride_) % Period_` of the tensor (`Period_` its rows, `Stride_` the
 product of the split's symbols after its run; no stride: `q % Period_`, the per-channel form). Per-row values
-are read by the scalar unit one per row (as per-channel values); whole rows are copied one GM -> UB copy of
-D_ elements per row into UB row i (rows Dp_ apart), as a row gather does with computed row numbers. Every
+are read by the scalar unit one per row (as per-channel values); whole rows without a stride are copied in runs
+of consecutive source rows (one CopyRows per run, up to the period's end); strided ones (runs of Stride_ rows
+reading one row) one GM -> UB copy of D_ elements per run, then, after an MTE2 -> V flag, a UB copy of that row
+(Dp_ elements, its padding too) to the run's other rows. Every
 computed row number lies in [0, Period_): the copies stay inside the tensor.
 """
 
@@ -52,12 +54,27 @@ def member_lines(kernel: ir.Kernel, gm_name) -> list[str]:
 def copy_in_lines(s: ir.CopyIn, queue: str, ctype: str, gm: str, sync) -> list[str]:
     """Alloc the tile's buffer, fill it from the rows (or values) its global rows read, enqueue."""
     src = source_row("rowStart_ + offset + i", gm, bool(s.index.stride))
-    if s.index.rows:
-        body = [f"    CopyGmToUb({s.buffer}[i * Dp_], {gm}[static_cast<uint64_t>({src}) * D_], D_);"]
-        after: list[str] = []
-    else:
-        body = [f"    {s.buffer}.SetValue(i, {gm}.GetValue({src}));"]
-        after = sync("S_V", "scalar writes before the vector unit reads them")
+    if s.index.rows and not s.index.stride:  # consecutive rows read consecutive rows, up to the period's end
+        return [f"LocalTensor<{ctype}> {s.buffer} = {queue}.AllocTensor<{ctype}>();",
+                f"for (uint32_t i = 0; i < count;) {{  // broadcast: runs of consecutive rows of {s.tensor}",
+                f"    const uint64_t src = {src};",
+                f"    const uint32_t n = count - i < {gm}Period_ - src ? count - i : static_cast<uint32_t>({gm}Period_ - src);",
+                f"    CopyRowsGmToUb({s.buffer}[i * Dp_], {gm}[src * D_], n, D_, Dp_);",
+                "    i += n;", "}", f"{queue}.EnQue({s.buffer});"]
+    if s.index.rows:  # runs of rows reading the same row: one copy from GM, the others copied in UB
+        run = ["    const uint64_t q = rowStart_ + offset + i;",
+               f"    const uint32_t n = count - i < {gm}Stride_ - q % {gm}Stride_ ? count - i "
+               f": static_cast<uint32_t>({gm}Stride_ - q % {gm}Stride_);"]
+        return [f"LocalTensor<{ctype}> {s.buffer} = {queue}.AllocTensor<{ctype}>();",
+                f"for (uint32_t i = 0; i < count;) {{  // broadcast: each run of rows reading one row of {s.tensor}",
+                *run, f"    CopyGmToUb({s.buffer}[i * Dp_], {gm}[((q / {gm}Stride_) % {gm}Period_) * D_], D_);",
+                "    i += n;", "}", *sync("MTE2_V", "the run's first row is copied to the others"),
+                "for (uint32_t i = 0; i < count;) {", *run,
+                "    for (uint32_t k = 1; k < n; ++k) {",
+                f"        DataCopy({s.buffer}[(i + k) * Dp_], {s.buffer}[i * Dp_], static_cast<uint32_t>(Dp_));",
+                "    }", "    i += n;", "}", f"{queue}.EnQue({s.buffer});"]
+    body = [f"    {s.buffer}.SetValue(i, {gm}.GetValue({src}));"]
+    after = sync("S_V", "scalar writes before the vector unit reads them")
     return [f"LocalTensor<{ctype}> {s.buffer} = {queue}.AllocTensor<{ctype}>();",
             f"for (uint32_t i = 0; i < count; ++i) {{  // broadcast: each row reads its row of {s.tensor}",
             *body, "}", *after, f"{queue}.EnQue({s.buffer});"]
