@@ -39,7 +39,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 | Load(tensor, index: TileIndex, type: ValType) | Op(op, args: Expr*, type: ValType)
                 -- introduced by select_instructions
                 | RowValue(type: ValType) | VectorMath(op, args: Expr*, type: ValType)
-    TileIndex   = TileIndex(var?, rows, period?, acc, by?)
+    TileIndex   = TileIndex(var?, rows, period?, acc, by?, stride?)
     ValType     = ValType(kind: Kind, dtype, layout: Layout)
     Operand     = a buffer name | Const | Ref | Op
     -- MIX kernels (cube + vector)
@@ -54,7 +54,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                             slot_accumulators, row_groups)
     NoChunk     = NoChunk(reason)
     ChunkPass   = ChunkPass(loop: TileLoop, reductions: Fold*, max_chunk)
-    RowStep     = RowLoad(name, tensor, period?, slot) | RowScalar(name, value: Expr) | RowStore(tensor, value: Expr)
+    RowStep     = RowLoad(name, tensor, period?, slot, stride?) | RowScalar(name, value: Expr) | RowStore(tensor, value: Expr)
                 | RowAccumulate(name, combine: Combine, value: Expr) | RowSlotAccumulate(name, value: Expr)
                 | RunPass(index)
     Fold        = Fold(name, combine: Combine, online_sum?, moments?)
