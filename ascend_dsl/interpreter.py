@@ -6,6 +6,8 @@ walks that share in tiles of `tile` elements, evaluating expressions in the kern
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from . import ir, launches, views
@@ -346,6 +348,17 @@ def _row_gather(table: torch.Tensor, numbers: torch.Tensor, e: ir.Load) -> torch
     return table[numbers.long()].clone()
 
 
+def _broadcast_rows(view: torch.Tensor, index: ir.TileIndex, layout: ir.Layout, scalars, sl) -> torch.Tensor:
+    """Global row q reads row (q / stride) % period of `view` (parser_broadcast.py)."""
+    def product(names: str | None) -> int:
+        return math.prod(int(scalars[n.strip()]) for n in names.split("*")) if names else 1
+
+    period = product(index.period)
+    rows = (torch.arange(sl.start, sl.stop) // product(index.stride)) % period
+    table = view.reshape(period, -1)
+    return table[rows].clone() if layout is ir.Layout.ROWS else table.reshape(-1)[rows].reshape(-1, 1).clone()
+
+
 def _eval(e: ir.Expr, env, views, scalars, sl):
     match e:
         case ir.Const(value=v, type=t):
@@ -358,6 +371,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             view = views[name]
             if e.index.by:  # w[idx[r], :]: the rows of w at the tile's row numbers
                 return _row_gather(view, views[e.index.by].reshape(-1)[sl], e)
+            if e.index.period and (e.index.stride or t.layout is ir.Layout.ROWS):  # broadcast over split symbols
+                return _broadcast_rows(view, e.index, t.layout, scalars, sl)
             if t.layout in (ir.Layout.ROWS, ir.Layout.BOX):
                 return view[sl, :].clone()
             if t.layout is ir.Layout.ROW:
@@ -404,6 +419,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             return OPS[op].ref(rows, idx, src).to(_dt(t.dtype))
         case ir.Op(op="gather", args=(a, i), type=t):
             rows, idx = _eval(a, env, views, scalars, sl), _eval(i, env, views, scalars, sl)
+            if i.type.layout is ir.Layout.ROW:  # the same columns for every row
+                idx = idx.reshape(1, -1).expand(rows.shape[0], -1)
             outside = (idx < 0) | (idx >= rows.shape[-1])
             if bool(outside.any()):
                 raise DslError.at(E.INDEX, f"gather: column index {int(idx[outside][0])} is outside the rows' "

@@ -121,14 +121,17 @@ def _gather(b, c: Call) -> ir.Expr:
     rows, index = b.expr(pos[0], tile), b.expr(pos[1], tile)
     if rows.type.kind is not ir.Kind.TILE or rows.type.layout is not ir.Layout.ROWS:
         raise b.err(E.TYPE, "gather's first argument is whole rows (a value loaded with x[r, :])", pos[0])
-    if index.type.kind is not ir.Kind.TILE or index.type.layout not in (ir.Layout.COL, ir.Layout.ROWS) \
+    if index.type.kind is not ir.Kind.TILE or index.type.layout not in (ir.Layout.COL, ir.Layout.ROWS, ir.Layout.ROW) \
             or index.type.dtype not in (DType.I32, DType.I64):
-        raise b.err(E.TYPE, "gather's index is i32 or i64: one column per row (loaded with idx[r]) or one per element "
-                    "(whole rows, loaded with idx[r, :])", pos[1])
+        raise b.err(E.TYPE, "gather's index is i32 or i64: one column per row (loaded with idx[r]), one per element "
+                    "(whole rows, loaded with idx[r, :]) or the same columns for every row (idx[:] of a [D] tensor)",
+                    pos[1])
     if rows.type.dtype not in OPS["gather"].dtypes:
         raise b.err(E.DTYPE_UNSUPPORTED, f"gather does not support {rows.type.dtype}", pos[0])
-    # whole rows of indices: torch.gather(x, 1, idx) with idx shaped like x (lowering: Gather per row in UB)
-    return ir.Op("gather", (rows, index), ir.tile_of(rows.type.dtype, index.type.layout), b.o.span(e))
+    # whole rows of indices: torch.gather(x, 1, idx) with idx shaped like x (lowering: Gather per row in UB); a row
+    # vector of indices: the same columns of every row (index_select(x, -1, idx) with idx as long as the rows)
+    layout = ir.Layout.ROWS if index.type.layout is ir.Layout.ROW else index.type.layout
+    return ir.Op("gather", (rows, index), ir.tile_of(rows.type.dtype, layout), b.o.span(e))
 
 
 @intrinsic("scatter", "scatter_add")
@@ -140,6 +143,12 @@ def _scatter(b, c: Call) -> ir.Expr:
     if len(pos) != 3 or kw:
         raise b.err(E.ARGS, f"{name} takes whole rows, their column indices and the source", e,
                     f"{name}(load(x[r, :]), load(idx[r, :]), load(src[r, :]))")
+    if isinstance(pos[1], Tree) and pos[1].data == "name" and str(pos[1].children[0]) in b.scope.params:
+        raise b.err(E.UNSUPPORTED, f"{name} along dim 0 of single elements (torch.{name}(x, 0, idx, src): element (i, j) "
+                    "into row idx[i, j]) is not supported", pos[1],
+                    f"along the last dim: {name}(load(x[r, :]), load(idx[r, :]), load(src[r, :])); whole rows along "
+                    "dim 0 (an index with one row number per source row): index_add / index_copy / index_put(rows, "
+                    "idx, src)")
     rows, index, src = (b.expr(a, tile) for a in pos)
     if rows.type.kind is not ir.Kind.TILE or rows.type.layout is not ir.Layout.ROWS:
         raise b.err(E.TYPE, f"{name}'s first argument is whole rows (a value loaded with x[r, :])", pos[0])

@@ -39,7 +39,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 | Load(tensor, index: TileIndex, type: ValType) | Op(op, args: Expr*, type: ValType)
                 -- introduced by select_instructions
                 | RowValue(type: ValType) | VectorMath(op, args: Expr*, type: ValType)
-    TileIndex   = TileIndex(var?, rows, period?, acc, by?)
+    TileIndex   = TileIndex(var?, rows, period?, acc, by?, stride?)
     ValType     = ValType(kind: Kind, dtype, layout: Layout)
     Operand     = a buffer name | Const | Ref | Op
     -- MIX kernels (cube + vector)
@@ -54,7 +54,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                             slot_accumulators, row_groups)
     NoChunk     = NoChunk(reason)
     ChunkPass   = ChunkPass(loop: TileLoop, reductions: Fold*, max_chunk)
-    RowStep     = RowLoad(name, tensor, period?, slot) | RowScalar(name, value: Expr) | RowStore(tensor, value: Expr)
+    RowStep     = RowLoad(name, tensor, period?, slot, stride?) | RowScalar(name, value: Expr) | RowStore(tensor, value: Expr)
                 | RowAccumulate(name, combine: Combine, value: Expr) | RowSlotAccumulate(name, value: Expr)
                 | RunPass(index)
     Fold        = Fold(name, combine: Combine, online_sum?, moments?)
@@ -199,6 +199,10 @@ class TileIndex:
     #: `w[idx[r], :]` (a row gather, ascend_dsl/parser_index.py): row i of the tile is row `idx[i]` of `w`;
     #: `by` names the integer tensor over the loop's rows that holds the row numbers.
     by: str | None = None
+    #: a tensor over a run of the split's symbols that is not the last (ascend_dsl/parser_broadcast.py: `a[r, :]` of
+    #: `[A, D]` or `a[r]` of `[A]` under `split(A * R)`): row r reads w[(r / stride) % period]; `stride` is the
+    #: product of the split's symbols after the run (e.g. "R").
+    stride: str | None = None
 
     def __str__(self) -> str:
         if self.by is not None:
@@ -950,6 +954,7 @@ class RowLoad:
     period: str | None
     slot: bool = False
     span: Span = _SPAN
+    stride: str | None = None  # TileIndex.stride: row r reads t[(r / stride) % period]
 
 
 @dataclass(frozen=True)

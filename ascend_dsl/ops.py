@@ -152,6 +152,8 @@ _op("select", 3, Rule.SELECT, FLOATS - {DType.BF16}, lambda m, a, b: _torch().wh
     scalar_c="({0} ? {1} : {2})", host_c="({0} ? {1} : {2})")
 _op("copy", 1, Rule.SAME, DType, lambda a: a.clone(), "a copy of a tile, any dtype (allocate_buffers: a stored "
     "value Muls cannot copy, e.g. bf16 and u8)", api="DataCopy")
+_op("broadcast_rows", 1, Rule.SAME, FLOATS | {DType.I32}, lambda a: a.clone(), "per-row values or a row vector as "
+    "whole rows (a comparison or select operand in a row loop: ascend_dsl/parser_broadcast.py)", api="BroadcastRows")
 _op("cast", 2, Rule.CAST, NUMERIC, None, "convert to another dtype (round to nearest even)", scalar_c="{0}",
     host_c="static_cast<{T}>({0})")  # float -> int truncates and saturates (launch_scalars.py)
 _op("reduce_sum", 1, Rule.REDUCE, FLOATS | {DType.I32}, lambda a: a.sum(dim=1, keepdim=True, dtype=a.dtype),
@@ -374,7 +376,8 @@ COMPARE_OPERATORS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "
 #: a ** b) and the lowering's own (copy).
 CALLABLE = tuple(sorted({i.call or i.name for i in OPS.values()
                          if i.name not in {*BINARY_OPERATORS.values(), *COMPARE_OPERATORS.values(), "neg", "pow", "copy",
-                                           "gather_bytes", "col_minus_row"}}))
+                                           "gather_bytes", "col_minus_row",
+                                           "broadcast_rows"}}))
 
 #: Constant exponents `x ** c` accepted, with the op sequence they expand to.
 POW_EXPONENTS = (2, 3, 4, 0.5, -0.5, -1, 1)

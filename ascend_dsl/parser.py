@@ -37,6 +37,7 @@ from .ops import (
     Rule,
 )
 from .parser_box import box_for, box_slice
+from .parser_broadcast import broadcast_operands, broadcast_slice, select_operands
 from .parser_conv import conv_loop, is_conv_split
 from .parser_cube import cube_loop, cube_slice, is_cube_split
 from .parser_index import is_index_subscript, row_gather_slice
@@ -658,7 +659,10 @@ class _Builder:
             return None  # [N, C, H, W] -> [N, C, OH, OW]: plane tiles (pooling), not rows
         if len(shapes) > 1:
             raise self.err(E.INDEX, f"row tiles over {' * '.join(extent)} need one row shape; tensors have rows "
-                           f"{', '.join(str(list(s)) for s in sorted(shapes, key=str))}", node)
+                           f"{', '.join(str(list(s)) for s in sorted(shapes, key=str))}", node,
+                           "every tensor over the split's rows has the loop's row length: index_select on the last dim "
+                           "takes as many indices as columns (gather(load(x[r, :]), load(idx[:]))); fewer or more are "
+                           "not supported")
         row = next(iter(shapes))
         if not all(isinstance(d, str) for d in row):
             raise self.err(E.UNSUPPORTED, "the row dimensions of a tensor must be shape symbols", node)
@@ -710,6 +714,10 @@ class _Builder:
                                "idx, src)) (also index_copy, index_put)")
             if layout is ir.Layout.ROW:
                 raise self.err(E.INDEX, f"'{tensor}[:]' is shared by every row tile and cannot be stored", pos[0])
+            if index.period:
+                raise self.err(E.INDEX, f"'{tensor}' runs over part of the split's symbols ({index.period}): several rows "
+                               "of the loop read each of its elements, so it cannot be stored", pos[0],
+                               "store a tensor over all of the split's symbols; reduce over the others in a second loop")
             if layout is ir.Layout.PLANE:
                 layout = ir.Layout.POOLED  # plane loops store pooled planes (the output's spatial dims)
             value = self.expr(pos[1], tile)
@@ -821,6 +829,8 @@ class _Builder:
                                f"[{', '.join(self.scope.split_extent)}, ...] with {shape.rank} spatial dims; "
                                f"'{name}' has shape {list(p.shape)}", e)
             return name, ir.TileIndex(tile, False, self.o.span(idx[0])), ir.Layout.PLANE
+        if rows is not None and (bc := broadcast_slice(self, e, tile, p, idx, is_tile, is_full)) is not None:
+            return bc
         over_rows = rows is not None and len(p.shape) > 1 and tuple(map(str, p.shape)) == rows.rows
         if len(idx) == 1 and is_tile[0] and (len(p.shape) == 1 or over_rows):  # over_rows: y[N, K] under split(N * K)
             if rows is None:
@@ -1015,6 +1025,7 @@ class _Builder:
             if dtype not in info.dtypes:
                 raise self.err(E.DTYPE_UNSUPPORTED, f"select of {dtype} tiles is not supported: AscendC Select "
                                "moves f16 and f32 only", node, "cast(v, f32) the values, select, and cast back")
+            mask, a, b = select_operands(self, mask, a, b, node)
             layout = self.layout_of([mask, a, b], node, same=True)
             return ir.Op("select", (mask, a, b), ir.tile_of(dtype, layout), span)
         for a in args:
@@ -1037,6 +1048,7 @@ class _Builder:
         if info.rule is Rule.COMPARE:
             if kind is not ir.Kind.TILE:  # scalars: only a scalar select can use the result
                 return ir.Op(name, tuple(args2), ir.scalar_of(DType.BOOL), span)
+            args2 = broadcast_operands(self, args2)
             return ir.Op(name, tuple(args2), ir.tile_of(DType.BOOL, self.layout_of(args2, node, same=True)), span)
         layout = self.layout_of(args2, node) if kind is ir.Kind.TILE else ir.Layout.FLAT
         return ir.Op(name, tuple(args2), ir.ValType(kind, dtype, layout), span)

@@ -37,6 +37,8 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
             return f"{t}[{i}]"
         case ir.Load(tensor=t, index=i):
             return f"load({t}[{i}])"
+        case ir.Op(op="broadcast_rows", args=(a,)):  # implicit in the text (parser_broadcast.py)
+            return expr(a, parent)
         case ir.Op(op="neg", args=(a,)):
             return f"(-{expr(a, 4)})" if parent > 4 else f"-{expr(a, 4)}"
         case ir.Op(op="pow", args=(a, b)):

@@ -117,6 +117,15 @@ EXAMPLE_SHAPES.update({f"index/{name}": [{"batch_size": 7, "dim": 33}, {"batch_s
 EXAMPLE_SHAPES.update({f"index/{name}": [{"num_rows": 101, "num_updates": 53, "dim": 19},
                                          {"num_rows": 300, "num_updates": 101, "dim": 1001}]
                        for name in ("index_add_rows", "index_put_rows", "index_copy_rows")})
+#: Two-sided broadcasts (rows of a [B, D] / [S, D] tensor per row of [B, S, D]): rows shorter than 32 bytes and odd
+#: counts, then rows longer than UB (column chunks of the broadcast rows).
+EXAMPLE_SHAPES.update({f"broadcast/{name}": [{"batch_size": 3, "seq_len": 37, "hidden": 33},
+                                             {"batch_size": 5, "seq_len": 7, "hidden": 1001},
+                                             {"batch_size": 2, "seq_len": 3, "hidden": 100003}]
+                       for name in ("outer_mul", "outer_add_bias", "scale_per_batch")})
+EXAMPLE_SHAPES["index/index_select_last"] = [{"batch_size": 3, "dim1": 5, "dim2": 77}, {"batch_size": 2, "dim1": 50,
+                                                                                       "dim2": 1001}]
+EXAMPLE_SHAPES["broadcast/where_row_mask"] = [{"batch_size": 7, "dim": 33}, *ROW_SHAPES[1:], {"batch_size": 3, "dim": 100003}]
 #: max_pool3d (dilation 3: windows span 7 input slices): bands of output depth; 3-D pooling at 40 x 300 / 61 x 300
 #: planes: one output depth slice's windows do not fit UB, so tiles are bands of its output rows (dim 1).
 EXAMPLE_SHAPES["pooling/max_pool3d"] = [*_POOL_SHAPES[3], {"batch_size": 1, "channels": 1, "depth": 9, "height": 60,

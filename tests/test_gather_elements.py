@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 HEAD = '''@kernel
 def k(x: Tensor[f32, "B, D"], h: Tensor[f16, "B, D"], i: Tensor[i64, "B, D"], j: Tensor[i32, "B, D"],
-      f: Tensor[f32, "B, D"], y: Tensor[f32, "B, D"]):
+      f: Tensor[f32, "B, D"], c: Tensor[i64, "D"], y: Tensor[f32, "B, D"]):
     for blk in split(B, cores=AIV):
         for r in tile(blk, size=auto, buffers=2):
 '''
@@ -37,7 +37,7 @@ def test_whole_rows_of_indices_gather_whole_rows():
 
 def test_interpreter_is_torch_gather_and_reports_indices_outside_the_row():
     x, idx = torch.randn(5, 9), torch.randint(0, 9, (5, 9))
-    tensors = {"x": x, "h": x.half(), "i": idx, "j": idx.int(), "f": x, "y": torch.empty(5, 9)}
+    tensors = {"x": x, "h": x.half(), "i": idx, "j": idx.int(), "f": x, "c": idx[0], "y": torch.empty(5, 9)}
     k = _k("store(y[r, :], gather(load(x[r, :]), load(j[r, :])))")
     interpreter.run(k, tensors, num_cores=2, tile=18)
     assert torch.equal(tensors["y"], torch.gather(x, 1, idx))
@@ -54,6 +54,7 @@ def test_index_must_be_integer_rows_or_per_row_values():
     e = tile_error(HEAD, "store(y[r, :], gather(load(x[r, :]), load(f[r, :])))", "gather.adsl")
     d = e.diagnostics[0]
     assert d.code == "TYPE" and "one per element (whole rows" in d.message and d.span.line == 6
+    assert "the same columns for every row" in d.message
 
 
 def test_lowering_converts_indices_to_byte_offsets_and_copies_each_row_first():
@@ -72,6 +73,38 @@ def test_i64_indices_on_310p_are_a_located_error():
     d = e.value.diagnostics[0]
     assert d.code == "UNSUPPORTED" and "no vector Cast from int64" in d.message and d.span.line == 6
     lower(_k("store(y[r, :], gather(load(x[r, :]), load(j[r, :])))"), "ascend310p", "gather.adsl")  # i32: fine
+
+
+def test_one_index_row_gathers_the_same_columns_of_every_row():
+    """index_select(x, -1, c) with as many indices as columns: gather(rows, load(c[:]))."""
+    x, c = torch.randn(5, 9), torch.tensor([8, 0, 0, 3, 2, 7, 7, 1, 4])
+    k = _k("store(y[r, :], gather(load(x[r, :]), load(c[:])) + 1.0)")
+    (store,) = first_tile(k).body
+    assert store.value.args[0].type == ir.tile_of(ir.DType.F32, ir.Layout.ROWS)
+    tensors = {"x": x, "h": x.half(), "i": c.expand(5, 9), "j": c.expand(5, 9).int(), "f": x, "c": c,
+               "y": torch.empty(5, 9)}
+    interpreter.run(k, tensors, num_cores=2, tile=18)
+    assert torch.equal(tensors["y"], torch.index_select(x, -1, c) + 1.0)
+    tensors["c"] = torch.tensor([0, 1, 2, 3, 4, 5, 6, 7, 9])
+    with pytest.raises(DslError) as e:
+        interpreter.run(k, tensors, num_cores=2, tile=18)
+    assert e.value.diagnostics[0].code == "INDEX" and "column index 9 is outside" in e.value.diagnostics[0].message
+    code = lower(k, "ascend910b1", "gather.adsl")[0].files["k_kernel.cpp"]
+    assert ".ReinterpretCast<uint32_t>(), 0u, static_cast<uint32_t>(D_));" in code  # one offset row for every row
+    assert "[i * Dp_].ReinterpretCast" not in code
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bad,code", [(77, "UB-UNINIT"), (-1, "UB-OOB")])
+def test_emulator_reports_a_column_outside_the_row_of_one_index_row(bad, code, tmp_path):
+    adsl = REPO / "examples/index/index_select_last.adsl"
+    kernel = load_file(adsl)[0].instantiate()
+    project, ctx = lower(kernel, "ascend910b1", adsl.name)
+    x = torch.randn(3, 5, 77)
+    c = torch.randperm(77)
+    c[10] = bad
+    res = validate_sim(kernel, ctx.lowered, project, ctx, TaskRun([x, c], [x]), work_dir=tmp_path)
+    assert not res.ok and [e.code for e in res.sim_errors] == [code], res.summary() + res.detail
 
 
 @pytest.mark.slow

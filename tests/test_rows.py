@@ -64,7 +64,6 @@ def test_interpreter_rows_match_torch():
     ("xt = load(x[r, :])\nstore(y[r, :], xt - sum(xt, axis=0))", "UNSUPPORTED", "last axis"),
     ("xt = load(x[r, :])\nstore(y[r, :], xt - sum(xt))", "ARGS", "needs axis=1"),
     ("xt = load(x[r, :])\nstore(y[r, :], xt + load(s[r]) * load(w[:]))", "UNSUPPORTED", "only combine with whole rows"),
-    ("xt = load(x[r, :])\nstore(y[r, :], select(xt > load(s[r]), xt, 0.0))", "UNSUPPORTED", "of one shape"),
 ])
 def test_row_errors_are_located(body, code, msg):
     e = _err(body)

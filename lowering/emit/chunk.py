@@ -14,7 +14,7 @@ from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from ..vector_scan import SCAN_APIS
-from . import positions, row_gather, row_groups
+from . import positions, row_broadcast, row_gather, row_groups
 from .shared import (
     IDENTITY,
     BufferView,
@@ -117,6 +117,11 @@ class _ChunkStageWriter(StageWriter):
 
     def copy_in(self, s: ir.CopyIn) -> None:
         self.rows = s.index.rows
+        if s.index.period and s.index.rows:  # a chunk of the row this row reads (a broadcast over split symbols)
+            self.mark(s.span)
+            self.lines += row_broadcast.chunk_copy_in_lines(s, self.buffers[s.buffer].member, self.ctype(s.buffer),
+                                                            self.tensors[s.tensor].gm)
+            return
         if s.index.by:  # a chunk of the row the index tensor picks for this row
             by, q = self.tensors[s.index.by], self.buffers[s.buffer].member
             self.mark(s.span)
@@ -253,7 +258,8 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
             case ir.RowLoad():
                 gm = tensor_map[st.tensor].gm
                 steps.append({"kind": "load", "loc": where, "value": ir.row_ref(st.name).name, "gm": gm,
-                              "index": f"(rowStart_ + row) % {gm}Period_" if st.period else "row"})
+                              "index": row_broadcast.source_row("rowStart_ + row", gm, bool(st.stride))
+                              if st.period else "row"})
             case ir.RowScalar() | ir.RowStore():
                 w = ScalarWriter(ctx, tensor_map, kernel, _MATH_BUF)
                 value, t = w.scalar(st.value), tensor_map.get(getattr(st, "tensor", ""))

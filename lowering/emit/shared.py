@@ -23,7 +23,7 @@ from ascend_dsl.ops import OPS, Rule
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
 from ..vector_scan import compensated, scratch_rows, segment
-from . import arg_reduce, launch_scalars, positions, row_gather, row_scatter, scatter
+from . import arg_reduce, launch_scalars, positions, row_broadcast, row_gather, row_scatter, scatter
 from .launch_scalars import LaunchScalarView
 
 GENERATOR = "ascend-dsl"
@@ -440,6 +440,9 @@ class StageWriter:
                            f"    {s.buffer}.SetValue(i, accTot_{n}.GetValue({slot_expr(n, 'rowStart_ + offset + i')}));",
                            "}", *sync("S_V", "scalar writes before the vector unit reads them"), f"{q}.EnQue({s.buffer});"]
             return
+        if s.index.period and (s.index.stride or s.index.rows):  # broadcast over other split symbols
+            self.lines += row_broadcast.copy_in_lines(s, q, c, self.tensors[s.tensor].gm, sync)
+            return
         if s.index.period:  # per-channel values: rows n*C + c read w[c], one scalar read per row
             gm = self.tensors[s.tensor].gm
             self.lines += [f"LocalTensor<{c}> {s.buffer} = {q}.AllocTensor<{c}>();",
@@ -609,9 +612,10 @@ class RowStageWriter(StageWriter):
         src, offsets = s.srcs
         dt = self.buffers[src].buffer.dtype
         row = find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name
+        by_row = "" if self.layout(offsets) is ir.Layout.ROW else "[i * Dp_]"  # a row vector: every row's columns
         self.lines += ["for (uint32_t i = 0; i < count; ++i) {",
                        f"    DataCopy({row}, {src}[i * Dp_], static_cast<uint32_t>(Dp_));",
-                       f"    Gather({s.dst}[i * Dp_], {row}, {offsets}[i * Dp_].ReinterpretCast<uint32_t>(), 0u, "
+                       f"    Gather({s.dst}[i * Dp_], {row}, {offsets}{by_row}.ReinterpretCast<uint32_t>(), 0u, "
                        "static_cast<uint32_t>(D_));", "}"]
 
     def reduce(self, s: ir.VecOp) -> None:

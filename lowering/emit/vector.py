@@ -22,6 +22,7 @@ from . import (
     arg_reduce,
     launch_scalars,
     positions,
+    row_broadcast,
     row_gather,
     row_groups,
     row_scatter,
@@ -141,9 +142,8 @@ def _gm_view(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, t: TensorV
         return row_gather.gm_view_lines(p, t.gm, base), False
     if p.name in row_scatter.whole_tensors(kernel):  # the index and source of a row scatter: whole tensors
         return row_scatter.gm_view_lines(p.name, t.gm, base, kernel), False
-    if p.name in _periodic_tensors(kernel):
-        period = " * ".join(f"tiling.{d}" for d in p.shape)
-        return [f"{t.gm}Period_ = {period};", f"{t.gm}.SetGlobalBuffer({base}, {t.gm}Period_);"], False
+    if p.name in (periodic := row_broadcast.periodic(kernel)):  # per-channel values, broadcast rows: whole
+        return row_broadcast.gm_view_lines(periodic[p.name], t.gm, base), False
     if p.name in _scalar_store_only(kernel):
         return [f"{t.gm}.SetGlobalBuffer({base}, 1);  // element 0 only (kernel-scope load/store)"], False
     if rows_of(tl) and len(p.shape) > len(split.extent) and tuple(p.shape[:len(split.extent)]) == split.extent:
@@ -200,7 +200,7 @@ def _needs_row_start(kernel: ir.Kernel) -> bool:
 
 
 def _periodic_tensors(kernel: ir.Kernel) -> list[str]:
-    return list(dict.fromkeys(s.tensor for s in ir.walk(kernel.body) if isinstance(s, ir.CopyIn) and s.index.period))
+    return list(row_broadcast.periodic(kernel))
 
 
 def _scalar_store_only(kernel: ir.Kernel) -> set[str]:
@@ -359,13 +359,12 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
     kscalars = [s.name for s in kernel.body if isinstance(s, (ir.AccDecl, ir.ScalarAssign, ir.ScalarLoad))]
     kernel_scalars = [f"float {n}_ = 0.0f;" for n in dict.fromkeys(kscalars)]
     kernel_scalars += [f"uint64_t {sym}_ = 0;  // shape symbol read as a value" for sym in value_symbols(kernel, tl)]
-    periodic = _periodic_tensors(kernel)
     kernel_scalars += ["uint64_t rowStart_ = 0;  // this core's first row"] if _needs_row_start(kernel) else []
     if (positions.used(kernel) or row_scatter.used(kernel)) and not kernel.slot_accumulators:  # (slots declare it)
         kernel_scalars.append("uint64_t tileRow_ = 0;  // first row of the tile in flight (set by CopyIn, read by Compute)")
     if positions.used(kernel):
         kernel_scalars.append("uint64_t chunkCol_ = 0;  // chunked rows: the chunk's first column (col_index())")
-    kernel_scalars += [f"uint64_t {n}GmPeriod_ = 0;  // rows n*C + c read {n}[c]" for n in periodic]
+    kernel_scalars += row_broadcast.member_lines(kernel, lambda n: tensors[n].gm)
     kernel_scalars += row_gather.member_lines(kernel, lambda n: tensors[n].gm)
     kernel_scalars += row_scatter.member_lines(kernel, lambda n: tensors[n].gm)
     kernel_scalars += slots.members(kernel, ctx) if kernel.slot_accumulators else []

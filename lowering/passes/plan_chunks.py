@@ -148,7 +148,8 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
         if isinstance(v, ir.Load):
             depth[s.name] = 0
             if lay is ir.Layout.COL:
-                steps_at.setdefault(0, []).append(ir.RowLoad(s.name, v.tensor, v.index.period, v.index.acc, s.span))
+                steps_at.setdefault(0, []).append(ir.RowLoad(s.name, v.tensor, v.index.period, v.index.acc, s.span,
+                                                                 v.index.stride))
                 row_values.append(s.name)
             elif lay not in (ir.Layout.ROWS, ir.Layout.ROW):
                 raise _NoChunk(f"the load of '{v.tensor}' is neither rows, a row vector nor per-row values")
@@ -281,7 +282,9 @@ def _pass_loop(tl, defs, layout, reductions, stores, online, moments) -> ir.Chun
                            if e.type.kind is ir.Kind.TILE else e.type)
         if isinstance(e, ir.Load):
             rows = e.type.layout is ir.Layout.ROWS
-            return replace(e, index=ir.TileIndex(CHUNK_VAR if rows else None, rows, e.index.span, by=e.index.by),
+            return replace(e, index=ir.TileIndex(CHUNK_VAR if rows else None, rows, e.index.span, by=e.index.by,
+                                                 period=e.index.period if rows else None,
+                                                 stride=e.index.stride if rows else None),
                            type=ir.tile_of(e.type.dtype))
         return e
 

@@ -185,6 +185,22 @@ def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) ->
     return ir.PerRow(cols[0], tuple(ops), s.span)
 
 
+def _broadcast_rows(vo: ir.VecOp, buffers: dict[str, ir.Buffer]) -> ir.VecOp | ir.PerRow:
+    """broadcast_rows (ascend_dsl/parser_broadcast.py): per-row values Duplicated over each row, a row vector
+    copied to each row (Muls by 1: exact, keeps -0.0 and NaN); in a chunk pass (flat chunks) the per-row value is
+    a scalar and the row vector a chunk of it."""
+    (src,) = vo.srcs
+    one = ir.Const(1.0, ir.scalar_of(buffers[vo.dst].dtype), vo.span)
+    if not isinstance(src, str):
+        return replace(vo, api="Duplicate")
+    if buffers[src].layout is ir.Layout.COL:
+        return ir.PerRow(src, (replace(vo, api="Duplicate", srcs=(ir.RowValue(ir.scalar_of(buffers[src].dtype),
+                                                                                vo.span),)),), vo.span)
+    if buffers[vo.dst].layout is ir.Layout.ROWS:
+        return ir.PerRow(None, (replace(vo, api="Muls", srcs=(src, one)),), vo.span)
+    return replace(vo, api="Muls", srcs=(src, one))
+
+
 def _row_index_period(vo: ir.VecOp, row: tuple[str, ...]) -> ir.VecOp:
     """row_index()'s period is the loop's last row symbol; when that is also the row length (square matrices,
     `[B, S, S]`), it is the loop's row length (the kernel's D_ member holds it)."""
@@ -235,6 +251,9 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                                                              for o in vo.srcs))
                     if vo.api in ("RowIndex", "ColMinusRow"):
                         vo = _row_index_period(vo, row_shape[0])
+                    if vo.api == "BroadcastRows":
+                        out.append(_broadcast_rows(vo, buffers))
+                        continue
                     out.append(per_row(vo, buffers, sink) if tl.kind is ir.LoopKind.ROWS else vo)
             elif isinstance(s, ir.Store):
                 out.append(ir.CopyOut(s.tensor, s.index, s.value.name, s.span))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 
+from . import broadcast
 from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Program, Stmt
 
@@ -149,6 +150,9 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     of every form with `stress`)."""
     k = _Kernel(rng, name)
     rows = kind in ("rows", "long_rows")
+    # two-sided broadcasts over split(A * B (* C)), from a side stream (the other programs stay as they were)
+    if rows and target != "ascend310p" and random.Random(hash(rng.getstate()[1]) ^ 0xB40).random() < 0.15:
+        return k, broadcast.build(random.Random(hash(rng.getstate()[1]) ^ 0xB41), k, kind, _length)
     bf16 = target != "ascend310p"
     t = rng.choice(("f32", "f16") + (("bf16",) if bf16 else ()))
     integer = not rows and rng.random() < 0.1
@@ -189,8 +193,10 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     positions = rows and side.random() < 0.2  # long (chunked) rows too
     diag = side.randint(-3, 3)
     # gather along the row by whole rows of indices (torch.gather(x, 1, idx)); 310P has no Cast from int64
-    along = k.tensor("q", side.choice(("i32", "i64") if target != "ascend310p" else ("i32",)), shape_in) \
-        if rows and kind == "rows" and side.random() < 0.15 else None
+    # (sometimes one index row for every row: index_select(x, -1, idx); from a stream of its own)
+    along_row = random.Random(hash(rng.getstate()[1]) ^ 0x6A7).random() < 0.3
+    along = k.tensor("q", side.choice(("i32", "i64") if target != "ascend310p" else ("i32",)),
+                     "D" if along_row else shape_in) if rows and kind == "rows" and side.random() < 0.15 else None
     # scatter / scatter_add along the row (torch.scatter(x, 1, idx, src)): whole rows of indices, or one index row
     # for every row (index_copy / index_add along the last dim); the source whole rows or a constant (value=)
     spread = None
@@ -254,7 +260,8 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
             scope.tiles.append(leaf(w, compute, "rows"))
         if along is not None:
             v = k.fresh("v")
-            body.append(Stmt(f"{v} = gather({{0}}, load({along}[{var}, :]))", side.choice(scope.of(compute, "rows")), v))
+            at = ":" if along_row else f"{var}, :"
+            body.append(Stmt(f"{v} = gather({{0}}, load({along}[{at}]))", side.choice(scope.of(compute, "rows")), v))
             scope.tiles.append(leaf(v, compute, "rows"))
         if rows and compute == "f32" and side.random() < (0.5 if kind == "long_rows" else 0.1):
             # a per-row mean and the centred second moment (layer_norm's variance), in its written forms: one
