@@ -5,7 +5,9 @@ every statement and expression has one, ignored by equality); tests/test_ir.py h
 the dataclasses together. `x*` is a tuple, `x?` may be None.
 
     Kernel      = Kernel(name, params: Param*, body: KStmt*, type_args, type_options, kind: KernelKind?)
-    Param       = TensorParam(name, dtype, shape: Dim*, workspace) | ScalarParam(name, dtype, default?)
+    Param       = TensorParam(name, dtype, shape: Dim*, workspace, view: ViewOf?) | ScalarParam(name, dtype, default?)
+    ViewOf      = ViewOf(base, defs: DimDef*)          (a view of a workspace tensor: ascend_dsl/views.py)
+    DimDef      = DimDef(name, num, den)
     -- kernel scope: split loops, cross-core accumulators and the scalar work between the loops
     KStmt       = SplitLoop(var, extent: Sym*, core_kind, cores?, body: TileLoop*)
                 | CubeLoop(var, batch: Sym*, m, n, k, body: Matmul+TileLoop, plan: CubePlan?)
