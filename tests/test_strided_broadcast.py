@@ -39,6 +39,7 @@ def _instructions(result, api: str) -> int:
                for b in result.counters["blocks"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("expr,api,dtype,rows,d,ref", [
     # 28,800 rows of 64 f32: 600 rows per core, tiles of more than 255 rows (two repeat batches per strip)
     ("load(x[r, :]) + load(w[:])", "Add", "f32", 28800, 64, lambda x, w: x + w),
@@ -58,6 +59,7 @@ def test_row_vector_against_short_rows_validates_in_few_instructions(expr, api, 
     assert _instructions(res, api) % -(-d // lanes) == 0
 
 
+@pytest.mark.slow
 def test_long_rows_and_few_rows_keep_one_instruction_per_row(tmp_path):
     """Rows of 1000 f32 with 3 rows per core: 16 strips would cost more than 3 rows, so row by row."""
     res = _run("load(x[r, :]) + load(w[:])", "f32", 130, 1000, lambda x, w: x + w, tmp_path)
@@ -65,6 +67,7 @@ def test_long_rows_and_few_rows_keep_one_instruction_per_row(tmp_path):
     assert _instructions(res, "Add") == 3
 
 
+@pytest.mark.slow
 def test_planted_bug_the_vector_advancing_per_repeat_is_caught(tmp_path):
     """The vector's repeat stride must be 0 (every row reads the same D elements): with the rows' stride it reads
     past the vector into other UB, and the comparison (or the emulator's UB checks) fails."""
