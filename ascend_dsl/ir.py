@@ -55,11 +55,11 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     ChunkPlan   = ChunkPlan(steps: RowStep*, passes: ChunkPass*, row_values, store_dtypes, accumulators: Fold*,
                             slot_accumulators, row_groups)
     NoChunk     = NoChunk(reason)
-    ChunkPass   = ChunkPass(loop: TileLoop, reductions: Fold*, max_chunk)
+    ChunkPass   = ChunkPass(loop: TileLoop, reductions: Fold*, max_chunk, scan_offsets, group_only)
     RowStep     = RowLoad(name, tensor, period?, slot, stride?) | RowScalar(name, value: Expr) | RowStore(tensor, value: Expr)
                 | RowAccumulate(name, combine: Combine, value: Expr) | RowSlotAccumulate(name, value: Expr)
                 | RunPass(index)
-    Fold        = Fold(name, combine: Combine, online_sum?, moments?)
+    Fold        = Fold(name, combine: Combine, online_sum?, moments?, prefix?)
 
     Enums: KernelKind, Kind, Layout, LoopKind, Position, BufferRole, StageKind, Combine
 
@@ -1015,6 +1015,9 @@ class Fold:
     combine: Combine
     online_sum: str | None = None
     moments: tuple[str, str] | None = None
+    #: A scan's carry into this core's columns when a row is split over a core group: the group combine folds only
+    #: the partials of the cores "before" (forward scans) or "after" (reverse scans) this one (plan_chunks.py).
+    prefix: str | None = None
 
 
 @dataclass(frozen=True)
@@ -1026,6 +1029,10 @@ class ChunkPass:
     loop: TileLoop
     reductions: tuple[Fold, ...]
     max_chunk: int = 0
+    #: Per scan of the loop (in order): the per-row value its carry starts from on a core of a row group.
+    scan_offsets: tuple[str, ...] = ()
+    #: Runs only when a row is split over a core group (the scans' carries: prefix folds).
+    group_only: bool = False
 
 
 @dataclass(frozen=True)

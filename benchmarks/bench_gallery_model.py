@@ -71,7 +71,8 @@ ROW_SHAPES = [{"batch_size": 128, "dim": 4096}, {"batch_size": 4096, "dim": 4096
 #: kernels run chunked passes that re-read GM (lowering/passes/plan_chunks.py). Reported beside the benchmark-scale
 #: shape: 16 rows (fewer rows than cores: each row's columns are split over a group of 3 cores,
 #: lowering/emit/row_groups.py) and 96 rows (2 per core; the emulator steps every element, so not KernelBench's 4096).
-#: Scans (vector unit, lowering/vector_scan.py) carry their running value along the row: one core per row.
+#: Scans (vector unit, lowering/vector_scan.py) carry their running value along the row; with fewer rows than cores a
+#: row is split over a core group, each core starting from the offsets of the columns before it (scan_offsets.py).
 SCANS = ("cumsum", "cumprod", "reverse_cumsum", "exclusive_cumsum", "masked_cumsum")
 LONG_ROWS = {name: [{"batch_size": 16, "dim": 393216}, {"batch_size": 96, "dim": 393216}]
              for name in ("softmax", "log_softmax", "layer_norm", "rms_norm", *SCANS)}

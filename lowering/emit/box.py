@@ -35,6 +35,7 @@ from ascend_dsl import ir
 from ..context import PassContext
 from ..passes.plan_box import BOX_COMBINE, chunk_ops, is_box_reduction, is_broadcast
 from ..tiling_rules import MIN_ELEMS_PER_CORE, MIN_TILES_PER_CORE, block_granule
+from . import strided_broadcast
 from .shared import (
     KernelView,
     StageWriter,
@@ -125,35 +126,10 @@ def _host_bytes(b: ir.Buffer, flat: str = "len") -> str:
 
 
 def _broadcast_lines(s: ir.VecOp, bufs: dict[str, ir.Buffer]) -> list[str]:
-    """A box op with a per-position (flat) operand. Level-0 form: one instruction per strip of a repeat's
-    columns and up to 255 rows, box operands a row pitch apart per repeat, the flat tile re-read by every
-    repeat (repeat stride 0); rows more than 255 blocks long (no uint8 stride) go row by row."""
-    ctype = bufs[s.dst].dtype.ctype
-
-    def strip(o: str) -> str:
-        return f"{o}[r * pitch + c]" if bufs[o].layout is ir.Layout.BOX else f"{o}[c]"
-
-    strides = ", ".join("rowBlocks" if bufs[o].layout is ir.Layout.BOX else "0" for o in (s.dst, *s.srcs))
-    per_row = ", ".join(f"{o}[r * pitch]" if bufs[o].layout is ir.Layout.BOX else o for o in s.srcs)
-    return [
-        "{",
-        f"    constexpr uint32_t lanes = 256 / sizeof({ctype});  // elements per repeat",
-        f"    const uint8_t rowBlocks = static_cast<uint8_t>(pitch * sizeof({ctype}) / 32);  // a box row, in 32-byte blocks",
-        f"    if (pitch * sizeof({ctype}) / 32 <= 255) {{",
-        "        for (uint32_t c = 0; c < len; c += lanes) {",
-        "            for (uint32_t r = 0; r < rows; r += 255) {",
-        f"                {s.api}({strip(s.dst)}, {', '.join(strip(o) for o in s.srcs)}, "
-        "static_cast<uint64_t>(len - c < lanes ? len - c : lanes),",
-        f"                    static_cast<uint8_t>(rows - r < 255 ? rows - r : 255), BinaryRepeatParams(1, 1, 1, {strides}));",
-        "            }",
-        "        }",
-        "    } else {",
-        "        for (uint32_t r = 0; r < rows; ++r) {",
-        f"            {s.api}({s.dst}[r * pitch], {per_row}, len);",
-        "        }",
-        "    }",
-        "}",
-    ]
+    """A box op with a per-position (flat) operand: box operands a row pitch apart, the flat tile re-read by
+    every row (emit/strided_broadcast.py)."""
+    strided = {o: bufs[o].layout is ir.Layout.BOX for o in (s.dst, *s.srcs)}
+    return strided_broadcast.lines(s.api, s.dst, s.srcs, strided, bufs[s.dst].dtype.ctype, "pitch", "rows", "len")
 
 
 def _bytes_at(b: ir.Buffer, rows: int, granule: int) -> int:

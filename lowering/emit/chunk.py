@@ -15,6 +15,7 @@ from ascend_dsl.dtypes import DType
 
 from ..vector_scan import SCAN_APIS
 from . import positions, row_broadcast, row_gather, row_groups
+from .compensated import compensation, neumaier
 from .shared import (
     IDENTITY,
     BufferView,
@@ -97,9 +98,10 @@ class _ChunkStageWriter(StageWriter):
 
     rows = False
 
-    def __init__(self, ctx, buffers, tensors, chunk: str = "", pid: str = ""):
+    def __init__(self, ctx, buffers, tensors, chunk: str = "", pid: str = "", compensated: frozenset[str] = frozenset()):
         super().__init__(ctx, buffers, tensors)
         self.chunk, self.pid, self.scans = chunk, pid, 0
+        self.compensated = compensated  # sums folded on the scalar unit with their rounding errors (scan offsets)
 
     def vec_op(self, s: ir.VecOp, count: str = "count") -> None:
         if s.api in positions.APIS:  # col_index() / row_index() over the chunk
@@ -146,6 +148,23 @@ class _ChunkStageWriter(StageWriter):
             self.lines += snippet("chunk_moments", p=row_groups.moment_names(pair, slots), step=step, buf=s.value.name,
                                   tmp=find(self.buffers, ir.BufferRole.ACC_TMP, dtype=DType.F32).name)
             return None
+        if s.name in self.compensated:  # a halving tree of Add over the chunk's own f32 copy (scan_offsets.py), then
+            self.mark(s.span)            # its last block and tail added on the scalar unit with their rounding errors
+            buf, hi, lo = s.value.name, f"{ir.row_ref(s.name).name}_", compensation(s.name)
+            self.lines += ["{",
+                           "    uint32_t nb = count / 8;  // whole f32 blocks, added in halves (pairwise summation)",
+                           "    while (nb > 1) {  // blocks [nb - h, nb) onto blocks [0, h)",
+                           "        const uint32_t h = nb / 2;",
+                           f"        Add({buf}, {buf}, {buf}[(nb - h) * 8], static_cast<int32_t>(h * 8));",
+                           "        nb -= h;",
+                           "    }",
+                           *("    " + x for x in sync("V_S", "the scalar unit adds the last block and the tail")),
+                           "    for (uint32_t j = 0; j < count; j = (j + 1 == nb * 8) ? count / 8 * 8 : j + 1) {",
+                           *("        " + x for x in neumaier(hi, lo, f"{buf}.GetValue(j)")),
+                           "    }",
+                           *("    " + x for x in sync("S_V", "the copy is the vector unit's again")),
+                           "}"]
+            return None
         if not s.online_sum and s.reduce != "reduce_prod":
             return super().accumulate(s)
         self.mark(s.span)
@@ -164,6 +183,11 @@ class _ChunkStageWriter(StageWriter):
 
 _MATH_BUF = "chunkMath_.Get<float>()"  # the one-block buffer of per-row scalar math
 
+
+
+def compensated_sums(p: ir.ChunkPass) -> frozenset[str]:
+    """The folds of a pass summed with compensation: the scans' offsets (scan_offsets.py) of f32 sums."""
+    return frozenset(f.name for f in p.reductions if f.prefix and f.combine is ir.Combine.ADD)
 
 
 def scan_carry(pid: str, n: int) -> str:
@@ -202,8 +226,11 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
         suffix = f"C{pid}"
         buffers = buffer_views(p.loop, suffix, tile=f"{field}_")
         by_name = {b.name: b for b in buffers}
-        stages = write_stages(p.loop, lambda by_name=by_name, field=field, pid=pid:
-                              _ChunkStageWriter(ctx, by_name, tensor_map, f"{field}_", pid))
+        kahan = compensated_sums(p)
+        stages = write_stages(p.loop, lambda by_name=by_name, field=field, pid=pid, kahan=kahan:
+                              _ChunkStageWriter(ctx, by_name, tensor_map, f"{field}_", pid, kahan))
+        scan_members += [f"float {compensation(n)} = 0.0f;  // chunked mode: the rounding error of {n} (compensated)"
+                         for n in sorted(kahan)]
         scans = _scans(p.loop)
         scan_members += [f"float {scan_carry(pid, n).removesuffix('_')}{part}_ = 0.0f;  // chunked mode: {what}"
                          for n in range(len(scans)) for part, what in
@@ -214,17 +241,26 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
                     if f.online_sum else
                     f"Duplicate({find(by_name, ir.BufferRole.ACC_SLOT, f.name).member}.Get<float>(), "
                     f"{c_literal(IDENTITY[f.combine], DType.F32)}, 8);  // {f.name}: folded over the row's chunks"
-                    for f in p.reductions if not f.moments]
+                    for f in p.reductions if not f.moments and f.name not in kahan]
+        acc_init += [f"{ir.row_ref(n).name}_ = 0.0f; {compensation(n)} = 0.0f;  // {n}: a compensated sum of the chunks"
+                     for n in sorted(kahan)]
         for pair in pairs:  # the row's (count, mean, M2) and no chunk pending
             n = row_groups.moment_names(pair, {})
             acc_init.append(f"{n['count']} = 0.0f; {n['mean']} = 0.0f; {n['m2']} = 0.0f; {n['pend']} = 0.0f;"
                             f"  // {pair[0]}, {pair[1]}: mean and M2 in one pass")
         acc_init += scan_table_lines(buffers, f"{field}_")  # the scans' gather tables (the UB was carved anew)
-        for n, op in enumerate(scans):  # each row starts its scans from the identity
-            c = scan_carry(pid, n)
-            acc_init += [f"{c} = {'1.0f' if op.api == 'ScanProd' else '0.0f'};", f"{c.removesuffix('_')}Comp_ = 0.0f;"]
+        for n, op in enumerate(scans):  # each row starts its scans from the identity (a core group: the offsets)
+            c, identity = scan_carry(pid, n), "1.0f" if op.api == "ScanProd" else "0.0f"
+            start, comp = identity, "0.0f"
+            if grouped and p.scan_offsets:  # Kahan's compensation is subtracted: the offset is hi + lo
+                off = p.scan_offsets[n]
+                start = f"rowGroup_ > 1 ? {ir.row_ref(off).name}_ : {identity}"
+                if op.api == "ScanSum":
+                    comp = f"rowGroup_ > 1 ? -{compensation(off)} : 0.0f"
+            acc_init += [f"{c} = {start};", f"{c.removesuffix('_')}Comp_ = {comp};"]
         reads = [f"{ir.row_ref(f.name).name}_ = {find(by_name, ir.BufferRole.ACC_SLOT, f.name).member}"
-                 ".Get<float>().GetValue(0);" for f in p.reductions if not f.online_sum and not f.moments]
+                 ".Get<float>().GetValue(0);" for f in p.reductions if not f.online_sum and not f.moments
+                 and f.name not in kahan]
         for pair in pairs:  # the last chunk's sums
             slots = {n: f"{find(by_name, ir.BufferRole.ACC_SLOT, n).member}.Get<float>()" for n in pair}
             reads += snippet("chunk_moments", p=row_groups.moment_names(pair, slots), step="after")
@@ -252,7 +288,11 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
         where = loc(ctx, getattr(st, "span", None) or p.loop.span)
         match st:
             case ir.RunPass(index=i):
-                steps.append({"kind": "pass", "id": chunk_names(k, i)[0], "group": grouped and plan.passes[i].reductions})
+                if plan.passes[i].group_only and not grouped:
+                    continue  # the scans' offsets: only rows split over a core group need them (scan_offsets.py)
+                reverse = any(f.prefix == "after" for f in plan.passes[i].reductions)
+                steps.append({"kind": "pass", "id": chunk_names(k, i)[0], "group": grouped and plan.passes[i].reductions,
+                              "group_only": plan.passes[i].group_only, "unread": "0" if reverse else "rowGroup_ - 1"})
             case ir.RowLoad(slot=True):
                 steps.append({"kind": "slot_read", "loc": where, "tensor": st.tensor, "value": ir.row_ref(st.name).name})
             case ir.RowLoad():

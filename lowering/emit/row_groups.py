@@ -30,6 +30,7 @@ from ascend_dsl.ir import row_ref
 from ..passes import chunk_moments
 from ..passes.plan_row_groups import SLOT_FLOATS
 from . import acc_workspace, slots
+from .compensated import compensation, neumaier
 from .shared import snippet
 
 #: Workspace bytes per core: two alternating 32-byte partial slots.
@@ -64,11 +65,21 @@ def group_combine(pid: str, reductions: tuple[ir.Fold, ...]) -> list[str]:
     max/sum pair as s = sum of s_c * exp(m_c - m), m the group's max)."""
     slot = {f.name: j for j, f in enumerate(reductions)}
     sums = {f.online_sum for f in reductions if f.online_sum}
-    folds = [{"value": row_ref(f.name).name, "slot": j, "combine": f.combine.value}
-             for j, f in enumerate(reductions) if f.name not in sums and not f.moments]
+    values = [row_ref(f.name).name for f in reductions]
+    folds = []
+    for j, f in enumerate(reductions):
+        if f.name in sums or f.moments:
+            continue
+        fold = {"value": row_ref(f.name).name, "slot": j, "combine": f.combine.value, "prefix": f.prefix,
+                "identity": "1.0f" if f.combine is ir.Combine.MUL else "0.0f", "lo": None}
+        if f.prefix and f.combine is ir.Combine.ADD:  # a compensated sum: its rounding error in a slot of its own
+            lo = compensation(f.name)
+            fold.update(lo=lo, add=[*neumaier(f"{fold['value']}_", lo, f"part.GetValue(c * {SLOT_FLOATS} + {j})"),
+                                    f"{lo} += part.GetValue(c * {SLOT_FLOATS} + {len(values)});"])
+            values.append(lo.removesuffix("_"))
+        folds.append(fold)
     online = [{"sum": row_ref(f.online_sum).name, "max": row_ref(f.name).name, "sum_slot": slot[f.online_sum],
                "max_slot": slot[f.name]} for f in reductions if f.online_sum]
-    values = [row_ref(f.name).name for f in reductions]
     moments = []
     for pair in dict.fromkeys(f.moments for f in reductions if f.moments):  # (count, mean, M2): Chan's merge
         names = moment_names(pair, {})

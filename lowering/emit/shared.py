@@ -23,7 +23,7 @@ from ascend_dsl.ops import OPS, Rule
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
 from ..vector_scan import compensated, scratch_rows, segment
-from . import arg_reduce, launch_scalars, positions, row_broadcast, row_gather, row_scatter, scatter
+from . import arg_reduce, launch_scalars, positions, row_broadcast, row_gather, row_scatter, scatter, strided_broadcast
 from .launch_scalars import LaunchScalarView
 
 GENERATOR = "ascend-dsl"
@@ -587,6 +587,13 @@ class RowStageWriter(StageWriter):
     def per_row(self, s: ir.PerRow) -> None:
         """Row by row: the row's per-row value `v` (if any) read by the scalar unit, then the ops over D_ elements."""
         self.mark(s.span)
+        if s.col is None and len(s.ops) == 1 and s.ops[0].api in strided_broadcast.APIS \
+                and all(isinstance(o, str) for o in s.ops[0].srcs):  # a row vector: strips of all rows at once
+            op = s.ops[0]
+            strided = {o: self.layout(o) is ir.Layout.ROWS for o in (op.dst, *op.srcs)}
+            self.lines += strided_broadcast.lines(op.api, op.dst, op.srcs, strided, self.ctype(op.dst), "Dp_", "count",
+                                                  "D_", "(D_ + lanes - 1) / lanes * ((count + 254) / 255) >= count")
+            return
         body = []
         for op in s.ops:
             like = self.buffers[next((o for o in op.srcs if isinstance(o, str)), op.dst)].buffer.dtype

@@ -30,7 +30,7 @@ from ascend_dsl.dtypes import DType
 from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
-from . import chunk_moments
+from . import chunk_moments, scan_offsets
 
 #: Reductions a pass folds across chunks: reduce op -> (reduction of one chunk, combine across chunks).
 CHUNK_REDUCTIONS = {name: o.chunk for name, o in OPS.items() if o.chunk}
@@ -192,17 +192,27 @@ def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
     moments = {m.mean: m for m, _ in pairs}
     online = _online_softmax_sums(reductions, defs, layout)
     passes = []
+    offsets: set[int] = set()  # the depths whose pass has scans: an offset pass runs before it on core groups
     for k in range(last + 1):  # a pass left with nothing to do (its sum moved online or into moments) is dropped
         if reductions.get(k) or row_stores.get(k):
-            passes.append(_pass_loop(tl, defs, layout, reductions.get(k, []), row_stores.get(k, []), online, moments))
-            _check_scan_order(passes[-1])
+            p = _pass_loop(tl, defs, layout, reductions.get(k, []), row_stores.get(k, []), online, moments)
+            _check_scan_order(p)
+            before = scan_offsets.offset_pass(tl, defs, p, lambda entries: _pass_loop(tl, defs, layout, entries, [],
+                                                                                      {}, {}))
+            if before is not None:  # scan_offsets.py
+                offsets.add(k)
+                passes.append(before)
+                row_values += [f.name for f in before.reductions]
+                p = scan_offsets.with_offsets(p)
+            passes.append(p)
     steps: list[ir.RowStep] = []
     number = 0
     for k in range(last + 2):
         steps += steps_at.get(k, [])
         if k <= last and (reductions.get(k) or row_stores.get(k)):
-            steps.append(ir.RunPass(number))
-            number += 1
+            for _ in range(2 if k in offsets else 1):
+                steps.append(ir.RunPass(number))
+                number += 1
     for st in steps_at:
         if st > last + 1:
             raise DslError.at(E.INTERNAL, "a per-row value deeper than every pass", tl.span)

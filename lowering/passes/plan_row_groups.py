@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ascend_dsl import ir
-from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
 from ..rewrite import map_tile_bodies
@@ -20,16 +19,17 @@ from ..rewrite import map_tile_bodies
 SLOT_FLOATS = 8
 
 
-def _has_scan(tl: ir.TileLoop) -> bool:
-    return any(isinstance(e, ir.Op) and OPS[e.op].rule is Rule.SCAN
-               for s in tl.body if isinstance(s, ir.Assign) for e in ir.walk_expr(s.value))
+def _slot_floats(p: ir.ChunkPass) -> int:
+    """Floats of a pass's partial slot: one per reduction, a count per mean / M2 pair, an error per compensated sum."""
+    return (len(p.reductions) + len({f.moments for f in p.reductions if f.moments})
+            + sum(1 for f in p.reductions if f.prefix and f.combine is ir.Combine.ADD))
 
 
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     plans = [tl.shape.chunked if tl.kind is ir.LoopKind.ROWS else None for s in kernel.phases for tl in s.body]
-    if not plans or not all(isinstance(p, ir.ChunkPlan) and all(len(q.reductions) + len({f.moments for f in q.reductions if f.moments}) <= SLOT_FLOATS for q in p.passes)
-                            for p in plans) or any(_has_scan(q.loop) for p in plans for q in p.passes):
-        return kernel  # scans carry their running value along the row: one core walks it (lowering/vector_scan.py)
+    if not plans or not all(isinstance(p, ir.ChunkPlan) and all(_slot_floats(q) <= SLOT_FLOATS for q in p.passes)
+                            for p in plans):
+        return kernel  # (scans: each core's carry starts from the group's offsets, scan_offsets.py)
 
     def grouped(tl: ir.TileLoop) -> ir.TileLoop:
         if tl.kind is ir.LoopKind.ROWS and isinstance(tl.shape.chunked, ir.ChunkPlan):

@@ -182,6 +182,11 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     # rows read through an index tensor: load(e[j[r], :]) of a [V, D] table; drawn from a side generator so the
     # programs without one stay those the fixed-seed slices ran before it existed (no draw from `rng` here)
     side = random.Random(hash(rng.getstate()[1]))  # the ints: hash(None) varies by process
+    # many short rows against a row vector: tiles of more than 255 rows, one level-0 instruction per strip of
+    # columns (lowering/emit/strided_broadcast.py); its own generator, so the other side draws stay as they were
+    many = random.Random(hash(rng.getstate()[1]) + 1)
+    if rows and kind == "rows" and extras and extras[0][1] == "row" and sizes["D"] <= 256 and many.random() < 0.25:
+        sizes["B"] = many.randint(300, 3000)
     table = None
     if rows and side.random() < 0.15:  # rows and long (chunked) rows
         table = (k.tensor("e", tname, "V, D"), k.tensor("j", side.choice(("i32", "i64")), "B"))

@@ -55,7 +55,7 @@ class KernelExclusiveCumsum {
 public:
     __aicore__ inline KernelExclusiveCumsum() {}
 
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, const ExclusiveCumsumTilingData& tiling)
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, const ExclusiveCumsumTilingData& tiling)
     {
         // exclusive_cumsum.adsl:8: this core's contiguous share of [0, B) rows
         const uint64_t total = tiling.B;
@@ -67,9 +67,24 @@ public:
         xGm.SetGlobalBuffer((__gm__ float*)x + start * D_, blockLength_ * D_);
         yGm.SetGlobalBuffer((__gm__ float*)y + start * D_, blockLength_ * D_);
         chunkLength_ = tiling.chunkLength;
+        chunkLength1_ = tiling.chunkLength1;
+        colEnd_ = D_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)
         if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
             chunkRows_ = blockLength_;
             blockLength_ = 0;  // the whole-row loop gets no rows
+            groupBase_ = 0;  // the group's slot regions: after the accumulators' workspace
+            workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, groupBase_ + GetBlockNum() * 16);
+            rowGroup_ = tiling.rowGroup;
+            if (rowGroup_ > 1) {  // fewer rows than cores: rowGroup_ cores share each row's columns
+                const uint64_t groupRow = GetBlockIdx() / rowGroup_;
+                groupRank_ = static_cast<uint32_t>(GetBlockIdx() % rowGroup_);
+                colStart_ = groupRank_ * tiling.colShare;
+                colStart_ = colStart_ < D_ ? colStart_ : D_;
+                colEnd_ = D_ - colStart_ < tiling.colShare ? D_ : colStart_ + tiling.colShare;
+                chunkRows_ = groupRow < total ? 1 : 0;
+                xGm.SetGlobalBuffer((__gm__ float*)x + groupRow * D_, D_);
+                yGm.SetGlobalBuffer((__gm__ float*)y + groupRow * D_, D_);
+            }
             return;
         }
         // exclusive_cumsum.adsl:9: UB buffers, sized for the largest tile
@@ -109,7 +124,7 @@ public:
                     BinaryRepeatParams(1, 1, 0, 8, 0, 1));
             }
         }
-        if (chunkLength_ > 0) {  // one row does not fit UB: 1 pass(es) over column chunks of each row
+        if (chunkLength_ > 0) {  // one row does not fit UB: 2 pass(es) over column chunks of each row
             ProcessChunked();
         }
         const uint64_t tiles = blockLength_ / tileLength_;
@@ -208,7 +223,13 @@ private:
         for (uint64_t row = 0; row < chunkRows_; ++row) {
             rowOffset_ = row * D_;
             ChunkReset();
-            ChunkPass0();
+            if (rowGroup_ > 1) {  // the scans' carries into this core's columns: the group's operands before (after) them
+                if (groupRank_ != rowGroup_ - 1) {  // no core reads this core's partial: its columns are read once
+                    ChunkPass0();
+                }
+                GroupCombine0();
+            }
+            ChunkPass1();
         }
     }
 
@@ -224,11 +245,114 @@ private:
     {
         ChunkReset();
         pipe.InitBuffer(inQueueXC0, 2, chunkLength_ * sizeof(float));
-        pipe.InitBuffer(outQueueYC0, 2, chunkLength_ * sizeof(float));
-        pipe.InitBuffer(scanTmp_fwdBufC0, (chunkLength_ + 1023) / 1024 * 8 * 2564);
+        pipe.InitBuffer(tmp0BufC0, chunkLength_ * sizeof(float));
+        pipe.InitBuffer(accTmp_f32BufC0, ((chunkLength_ * sizeof(float) + 255) / 256 * 2 * sizeof(float) + 31) / 32 * 32);
+        pipe.InitBuffer(reduceOut_f32BufC0, 32);
+        pipe.InitBuffer(accSlot__t1OffBufC0, 32);
+        _t1OffRow_ = 0.0f; _t1OffLo_ = 0.0f;  // _t1Off: a compensated sum of the chunks
+        const uint64_t chunks = (colEnd_ - colStart_ + chunkLength_ - 1) / chunkLength_;  // this core's columns
+        for (uint64_t c = 0; c < chunks; ++c) {
+            const uint64_t offset = colStart_ + c * chunkLength_;
+            const uint32_t count = static_cast<uint32_t>(colEnd_ - offset < chunkLength_ ? colEnd_ - offset : chunkLength_);
+            ChunkCopyIn0(offset, count);
+            ChunkCompute0(count);
+            ChunkCopyOut0(offset, count);
+        }
+    }
+
+    // Rows split over a group of cores: this core's partials of pass 0 to its workspace slot, SyncAll,
+    // then every core of the group folds the group's partials in core order.
+    __aicore__ inline void GroupCombine0()
+    {
+        ChunkReset();
+        pipe.InitBuffer(chunkGroup_, rowGroup_ * 32);
+        LocalTensor<float> part = chunkGroup_.Get<float>();
+        const uint64_t region = groupBase_ + groupTurn_ * GetBlockNum() * 8;  // alternate regions
+        groupTurn_ ^= 1u;
+        part.SetValue(0, _t1OffRow_);
+        part.SetValue(1, _t1OffLo_);
+        part.SetValue(2, 0.0f);
+        part.SetValue(3, 0.0f);
+        part.SetValue(4, 0.0f);
+        part.SetValue(5, 0.0f);
+        part.SetValue(6, 0.0f);
+        part.SetValue(7, 0.0f);
+        SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
+        DataCopy(workspaceGm_[region + GetBlockIdx() * 8], part, 8);
+        SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
+        SyncAll();  // every partial of the group has landed
+        DataCopy(part, workspaceGm_[region + (GetBlockIdx() - groupRank_) * 8], rowGroup_ * 8);
+        SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
+        _t1OffRow_ = 0.0f;  // a scan's carry: the group's partials before this core's, in core order
+        _t1OffLo_ = 0.0f;  // compensated: each partial's sum and rounding error
+        for (uint32_t c = 0; c < groupRank_; ++c) {
+            {
+                const float t_ = part.GetValue(c * 8 + 0);
+                const float s_ = _t1OffRow_ + t_;
+                _t1OffLo_ += ((_t1OffRow_) >= 0.0f ? (_t1OffRow_) : -(_t1OffRow_)) >= (t_ >= 0.0f ? t_ : -t_) ? (_t1OffRow_ - s_) + t_ : (t_ - s_) + _t1OffRow_;
+                _t1OffRow_ = s_;
+            }
+            _t1OffLo_ += part.GetValue(c * 8 + 1);
+        }
+    }
+
+    __aicore__ inline void ChunkCopyIn0(uint64_t offset, uint32_t count)
+    {
+        // exclusive_cumsum.adsl:10
+        LocalTensor<float> xLocal = inQueueXC0.AllocTensor<float>();
+        CopyGmToUb(xLocal, xGm[rowOffset_ + offset], count);
+        inQueueXC0.EnQue(xLocal);
+    }
+
+    __aicore__ inline void ChunkCompute0(uint32_t count)
+    {
+        LocalTensor<float> xLocal = inQueueXC0.DeQue<float>();
+        LocalTensor<float> tmp0 = tmp0BufC0.Get<float>();
+        LocalTensor<float> accTmp_f32 = accTmp_f32BufC0.Get<float>();
+        LocalTensor<float> reduceOut_f32 = reduceOut_f32BufC0.Get<float>();
+        LocalTensor<float> accSlot__t1Off = accSlot__t1OffBufC0.Get<float>();
+        // exclusive_cumsum.adsl:10
+        DataCopy(tmp0, xLocal, (count + 7) / 8 * 8);
+        {
+            uint32_t nb = count / 8;  // whole f32 blocks, added in halves (pairwise summation)
+            while (nb > 1) {  // blocks [nb - h, nb) onto blocks [0, h)
+                const uint32_t h = nb / 2;
+                Add(tmp0, tmp0, tmp0[(nb - h) * 8], static_cast<int32_t>(h * 8));
+                nb -= h;
+            }
+            SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit adds the last block and the tail
+            WaitFlag<HardEvent::V_S>(EVENT_ID0);
+            for (uint32_t j = 0; j < count; j = (j + 1 == nb * 8) ? count / 8 * 8 : j + 1) {
+                {
+                    const float t_ = tmp0.GetValue(j);
+                    const float s_ = _t1OffRow_ + t_;
+                    _t1OffLo_ += ((_t1OffRow_) >= 0.0f ? (_t1OffRow_) : -(_t1OffRow_)) >= (t_ >= 0.0f ? t_ : -t_) ? (_t1OffRow_ - s_) + t_ : (t_ - s_) + _t1OffRow_;
+                    _t1OffRow_ = s_;
+                }
+            }
+            SetFlag<HardEvent::S_V>(EVENT_ID0);  // the copy is the vector unit's again
+            WaitFlag<HardEvent::S_V>(EVENT_ID0);
+        }
+        inQueueXC0.FreeTensor(xLocal);
+    }
+
+    __aicore__ inline void ChunkCopyOut0(uint64_t offset, uint32_t count)
+    {
+    }
+
+    // Chunked pass 1 (exclusive_cumsum.adsl:9): the row's chunks, double buffered.
+    __aicore__ inline void ChunkPass1()
+    {
+        ChunkReset();
+        pipe.InitBuffer(inQueueXC1, 2, chunkLength1_ * sizeof(float));
+        pipe.InitBuffer(outQueueYC1, 2, chunkLength1_ * sizeof(float));
+        pipe.InitBuffer(scanTmp_fwdBufC1, (chunkLength1_ + 1023) / 1024 * 8 * 2564);
         {  // scanTmp_fwd: gather tables of the forward scans (byte offsets)
-            LocalTensor<float> w = scanTmp_fwdBufC0.Get<float>();
-            const uint32_t P = (static_cast<uint32_t>(chunkLength_) + 1023) / 1024 * 8;
+            LocalTensor<float> w = scanTmp_fwdBufC1.Get<float>();
+            const uint32_t P = (static_cast<uint32_t>(chunkLength1_) + 1023) / 1024 * 8;
             const int32_t S = static_cast<int32_t>(P);
             LocalTensor<int32_t> fwd = w[257 * P].ReinterpretCast<int32_t>();
             LocalTensor<int32_t> back = w[385 * P].ReinterpretCast<int32_t>();
@@ -257,35 +381,35 @@ private:
                     BinaryRepeatParams(1, 1, 0, 16, 0, 1));
             }
         }
-        scanCarry0_0_ = 0.0f;
-        scanCarry0_0Comp_ = 0.0f;
-        const uint64_t chunks = (D_ + chunkLength_ - 1) / chunkLength_;
+        scanCarry1_0_ = rowGroup_ > 1 ? _t1OffRow_ : 0.0f;
+        scanCarry1_0Comp_ = rowGroup_ > 1 ? -_t1OffLo_ : 0.0f;
+        const uint64_t chunks = (colEnd_ - colStart_ + chunkLength1_ - 1) / chunkLength1_;  // this core's columns
         for (uint64_t c = 0; c < chunks; ++c) {
-            const uint64_t offset = c * chunkLength_;
-            const uint32_t count = static_cast<uint32_t>(D_ - offset < chunkLength_ ? D_ - offset : chunkLength_);
-            ChunkCopyIn0(offset, count);
-            ChunkCompute0(count);
-            ChunkCopyOut0(offset, count);
+            const uint64_t offset = colStart_ + c * chunkLength1_;
+            const uint32_t count = static_cast<uint32_t>(colEnd_ - offset < chunkLength1_ ? colEnd_ - offset : chunkLength1_);
+            ChunkCopyIn1(offset, count);
+            ChunkCompute1(count);
+            ChunkCopyOut1(offset, count);
         }
     }
 
-    __aicore__ inline void ChunkCopyIn0(uint64_t offset, uint32_t count)
+    __aicore__ inline void ChunkCopyIn1(uint64_t offset, uint32_t count)
     {
         // exclusive_cumsum.adsl:10
-        LocalTensor<float> xLocal = inQueueXC0.AllocTensor<float>();
+        LocalTensor<float> xLocal = inQueueXC1.AllocTensor<float>();
         CopyGmToUb(xLocal, xGm[rowOffset_ + offset], count);
-        inQueueXC0.EnQue(xLocal);
+        inQueueXC1.EnQue(xLocal);
     }
 
-    __aicore__ inline void ChunkCompute0(uint32_t count)
+    __aicore__ inline void ChunkCompute1(uint32_t count)
     {
-        LocalTensor<float> xLocal = inQueueXC0.DeQue<float>();
-        LocalTensor<float> yLocal = outQueueYC0.AllocTensor<float>();
-        LocalTensor<float> scanTmp_fwd = scanTmp_fwdBufC0.Get<float>();
+        LocalTensor<float> xLocal = inQueueXC1.DeQue<float>();
+        LocalTensor<float> yLocal = outQueueYC1.AllocTensor<float>();
+        LocalTensor<float> scanTmp_fwd = scanTmp_fwdBufC1.Get<float>();
         // exclusive_cumsum.adsl:10
         {
             const uint32_t n = static_cast<uint32_t>(count);
-            const uint32_t P = (static_cast<uint32_t>(chunkLength_) + 1023) / 1024 * 8;  // segments of 128 elements, whole 32-byte blocks per matrix row
+            const uint32_t P = (static_cast<uint32_t>(chunkLength1_) + 1023) / 1024 * 8;  // segments of 128 elements, whole 32-byte blocks per matrix row
             LocalTensor<float> a = scanTmp_fwd[P];  // 128 x P: column c holds elements [128c, 128c + 128) in scan order
             LocalTensor<float> t = scanTmp_fwd[129 * P];  // 128 x P: the f32 row, then the offsets (and the f32 result)
             const LocalTensor<uint32_t> fwd = scanTmp_fwd[257 * P].ReinterpretCast<uint32_t>();
@@ -324,7 +448,7 @@ private:
                 }
                 SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the segment totals (the last row)
                 WaitFlag<HardEvent::V_S>(EVENT_ID0);
-                float acc = scanCarry0_0_, comp = scanCarry0_0Comp_;  // exclusive running sum of the segment totals (Kahan): the offsets
+                float acc = scanCarry1_0_, comp = scanCarry1_0Comp_;  // exclusive running sum of the segment totals (Kahan): the offsets
                 for (uint32_t c = 0; c < P; ++c) {
                     t.SetValue(c, acc);
                     const float y = a.GetValue(127 * P + c) - comp;
@@ -336,8 +460,8 @@ private:
                     comp = (v - acc) - e;
                     acc = v;
                 }
-                scanCarry0_0_ = acc;  // into the row's next chunk
-                scanCarry0_0Comp_ = comp;
+                scanCarry1_0_ = acc;  // into the row's next chunk
+                scanCarry1_0Comp_ = comp;
                 SetFlag<HardEvent::S_V>(EVENT_ID0);
                 WaitFlag<HardEvent::S_V>(EVENT_ID0);
                 for (uint32_t c = 0; c < P; c += 64) {  // every row of a column (and the identity row) with its offset
@@ -347,16 +471,16 @@ private:
                 Gather(yLocal, scanTmp_fwd, back, 0, n);  // back to the row's order (exclusive: one row up)
             }
         }
-        outQueueYC0.EnQue<float>(yLocal);
-        inQueueXC0.FreeTensor(xLocal);
+        outQueueYC1.EnQue<float>(yLocal);
+        inQueueXC1.FreeTensor(xLocal);
     }
 
-    __aicore__ inline void ChunkCopyOut0(uint64_t offset, uint32_t count)
+    __aicore__ inline void ChunkCopyOut1(uint64_t offset, uint32_t count)
     {
         // exclusive_cumsum.adsl:10
-        LocalTensor<float> yLocal = outQueueYC0.DeQue<float>();
+        LocalTensor<float> yLocal = outQueueYC1.DeQue<float>();
         CopyUbToGm(yGm[rowOffset_ + offset], yLocal, count);
-        outQueueYC0.FreeTensor(yLocal);
+        outQueueYC1.FreeTensor(yLocal);
     }
 
     TPipe pipe;
@@ -367,23 +491,39 @@ private:
     GlobalTensor<float> yGm;
     uint64_t blockLength_ = 0;  // rows of this core
     uint32_t tileLength_ = 0;   // rows per tile
+    GlobalTensor<float> workspaceGm_;  // per-core accumulator slots
     uint64_t D_ = 0;  // row length
     uint64_t Dp_ = 0;  // row pitch in UB
     TQue<TPosition::VECIN, 1> inQueueXC0;
-    TQue<TPosition::VECOUT, 1> outQueueYC0;
-    TBuf<TPosition::VECCALC> scanTmp_fwdBufC0;
+    TBuf<TPosition::VECCALC> tmp0BufC0;
+    TBuf<TPosition::VECCALC> accTmp_f32BufC0;
+    TBuf<TPosition::VECCALC> reduceOut_f32BufC0;
+    TBuf<TPosition::VECCALC> accSlot__t1OffBufC0;
+    TQue<TPosition::VECIN, 1> inQueueXC1;
+    TQue<TPosition::VECOUT, 1> outQueueYC1;
+    TBuf<TPosition::VECCALC> scanTmp_fwdBufC1;
     TBuf<TPosition::VECCALC> chunkMath_;  // one-element math of per-row values
+    float _t1OffRow_ = 0.0f;  // per-row value (chunked mode)
     uint32_t chunkLength_ = 0;  // elements per column chunk of pass 0; 0: whole rows fit UB
+    uint32_t chunkLength1_ = 0;  // elements per column chunk of pass 1
     uint64_t chunkRows_ = 0;  // chunked mode: this core's rows
     uint64_t rowOffset_ = 0;  // chunked mode: the current row's first element
-    float scanCarry0_0_ = 0.0f;  // chunked mode: scan 0 of pass 0: the row's running value
-    float scanCarry0_0Comp_ = 0.0f;  // chunked mode: its Kahan compensation
+    TBuf<TPosition::VECCALC> chunkGroup_;  // the group's partial slots while combining
+    uint32_t rowGroup_ = 1;  // cores sharing each row (chunked mode, fewer rows than cores)
+    uint32_t groupRank_ = 0;  // this core's place in its row's group
+    uint32_t groupTurn_ = 0;  // which of the two workspace slot regions the next combine uses
+    uint64_t groupBase_ = 0;  // where the two slot regions start in the workspace
+    uint64_t colStart_ = 0;  // chunked mode: this core's columns of the row
+    uint64_t colEnd_ = 0;
+    float _t1OffLo_ = 0.0f;  // chunked mode: the rounding error of _t1Off (compensated)
+    float scanCarry1_0_ = 0.0f;  // chunked mode: scan 0 of pass 1: the row's running value
+    float scanCarry1_0Comp_ = 0.0f;  // chunked mode: its Kahan compensation
 };
 
-extern "C" __global__ __aicore__ void exclusive_cumsum_custom(GM_ADDR x, GM_ADDR y, ExclusiveCumsumTilingData tiling)
+extern "C" __global__ __aicore__ void exclusive_cumsum_custom(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, ExclusiveCumsumTilingData tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     KernelExclusiveCumsum op;
-    op.Init(x, y, tiling);
+    op.Init(x, y, workspace, tiling);
     op.Process();
 }

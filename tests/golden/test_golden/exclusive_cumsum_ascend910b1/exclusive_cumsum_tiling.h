@@ -9,6 +9,9 @@ struct ExclusiveCumsumTilingData {
     uint64_t blockLength;  // rows per core (the last core may get fewer)
     uint32_t tileLength;   // rows per UB tile (the last tile of a core may be shorter)
     uint32_t chunkLength;  // elements per column chunk of pass 0 when one row does not fit UB (0: whole rows)
+    uint32_t chunkLength1;  // elements per column chunk of pass 1
+    uint32_t rowGroup;  // chunked mode: cores sharing each row (fewer rows than cores; 1: a core per row)
+    uint64_t colShare;  // chunked mode, rowGroup > 1: columns per core of a group (whole 256-element repeats)
 };
 
 #ifndef __CCE_AICORE__
@@ -32,15 +35,26 @@ inline uint32_t ExclusiveCumsumComputeTiling(uint64_t B, uint64_t D, uint32_t co
         rows = rows > 64 ? rows * kBudget / ubBytes(rows) : rows - 1;  // shrink fast, then one by one
     }
     t->chunkLength = 0;
-    if (rows == 0) {  // one row does not fit UB: one row at a time, in 1 pass(es) over column chunks
-        // Per pass: as few chunks as its largest chunk allows, balanced, in whole 256-element repeats.
-        auto chunkFor = [&](uint64_t maxChunk) -> uint32_t {
+    t->chunkLength1 = 0;
+    t->rowGroup = 1;
+    t->colShare = 0;
+    if (rows == 0) {  // one row does not fit UB: one row at a time, in 2 pass(es) over column chunks
+        if (total > 0 && total < coreNum) {  // fewer rows than cores: a group of cores per row, a column share each
+            uint64_t g = coreNum / total;
             const uint64_t d = D;
+            t->colShare = ((d + g - 1) / g + 255) / 256 * 256;
+            g = (d + t->colShare - 1) / t->colShare;  // every core of a group gets columns
+            t->rowGroup = static_cast<uint32_t>(g);
+        }
+        // Per pass: the chunks of a core's columns (one share of the row, or all of it).
+        auto shareChunk = [&](uint64_t maxChunk) -> uint32_t {
+            const uint64_t d = t->rowGroup > 1 ? t->colShare : D;
             const uint64_t chunks = (d + maxChunk - 1) / maxChunk;
             const uint64_t chunk = ((d + chunks - 1) / chunks + 255) / 256 * 256;
             return static_cast<uint32_t>(chunk < maxChunk ? chunk : maxChunk);
         };
-        t->chunkLength = chunkFor(5120);  // pass 0 (exclusive_cumsum.adsl:9)
+        t->chunkLength = shareChunk(15360);  // pass 0 (exclusive_cumsum.adsl:9)
+        t->chunkLength1 = shareChunk(5120);  // pass 1 (exclusive_cumsum.adsl:9)
         rows = 1;
     }
     constexpr uint64_t kMinTilesPerCore = 2;  // overlap copy and compute across tiles
@@ -55,6 +69,6 @@ inline uint32_t ExclusiveCumsumComputeTiling(uint64_t B, uint64_t D, uint32_t co
     if (rows == 0) {
         return 0;  // a single row does not fit the Unified Buffer
     }
-    return total == 0 ? 1u : static_cast<uint32_t>((total + perCore - 1) / perCore);
+    return total == 0 ? 1u : static_cast<uint32_t>((total + perCore - 1) / perCore * t->rowGroup);
 }
 #endif

@@ -189,11 +189,37 @@ private:
             Muls(tmp1[i * Dp_], tmp1[i * Dp_], v, D_);
         }
         // layer_norm.adsl:13
-        for (uint32_t i = 0; i < count; ++i) {
-            Mul(tmp1[i * Dp_], tmp1[i * Dp_], weightLocal, D_);
+        {
+            constexpr uint32_t lanes = 256 / sizeof(float);  // elements per repeat
+            const uint8_t rowBlocks = static_cast<uint8_t>(Dp_ * sizeof(float) / 32);  // a row, in 32-byte blocks
+            if (Dp_ * sizeof(float) / 32 <= 255 && !((D_ + lanes - 1) / lanes * ((count + 254) / 255) >= count)) {
+                for (uint32_t c = 0; c < D_; c += lanes) {
+                    for (uint32_t r = 0; r < count; r += 255) {
+                        Mul(tmp1[r * Dp_ + c], tmp1[r * Dp_ + c], weightLocal[c], static_cast<uint64_t>(D_ - c < lanes ? D_ - c : lanes),
+                            static_cast<uint8_t>(count - r < 255 ? count - r : 255), BinaryRepeatParams(1, 1, 1, rowBlocks, rowBlocks, 0));
+                    }
+                }
+            } else {
+                for (uint32_t r = 0; r < count; ++r) {
+                    Mul(tmp1[r * Dp_], tmp1[r * Dp_], weightLocal, D_);
+                }
+            }
         }
-        for (uint32_t i = 0; i < count; ++i) {
-            Add(yLocal[i * Dp_], tmp1[i * Dp_], biasLocal, D_);
+        {
+            constexpr uint32_t lanes = 256 / sizeof(float);  // elements per repeat
+            const uint8_t rowBlocks = static_cast<uint8_t>(Dp_ * sizeof(float) / 32);  // a row, in 32-byte blocks
+            if (Dp_ * sizeof(float) / 32 <= 255 && !((D_ + lanes - 1) / lanes * ((count + 254) / 255) >= count)) {
+                for (uint32_t c = 0; c < D_; c += lanes) {
+                    for (uint32_t r = 0; r < count; r += 255) {
+                        Add(yLocal[r * Dp_ + c], tmp1[r * Dp_ + c], biasLocal[c], static_cast<uint64_t>(D_ - c < lanes ? D_ - c : lanes),
+                            static_cast<uint8_t>(count - r < 255 ? count - r : 255), BinaryRepeatParams(1, 1, 1, rowBlocks, rowBlocks, 0));
+                    }
+                }
+            } else {
+                for (uint32_t r = 0; r < count; ++r) {
+                    Add(yLocal[r * Dp_], tmp1[r * Dp_], biasLocal, D_);
+                }
+            }
         }
         outQueueY.EnQue<float>(yLocal);
         inQueueX.FreeTensor(xLocal);
