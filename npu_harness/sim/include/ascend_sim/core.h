@@ -560,7 +560,7 @@ inline constexpr uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) 
 // ---------------------------------------------------------------------------------------------
 struct GmChunk {
     uint64_t size;       // bytes
-    uint64_t mapped = 0;  // > 0: a file mapping of this many bytes (GmMapInput; GmMapOutput of an existing file), else heap
+    uint64_t mapped = 0;  // > 0: a file mapping of this many bytes (GmMapInput), else heap
     int outFd = -1;       // >= 0: GmMapOutput's file, written from this memory by GmFree (or at a crash / exit)
 };
 

@@ -265,21 +265,6 @@ inline uint8_t* gm_map(const char* path, size_t bytes, bool output) {
             close(fd);
             return nullptr;
         }
-        if (static_cast<uint64_t>(sb.st_size) == bytes) {
-            // An existing file of the right size (a repeated run): its pages are written in place through a
-            // shared mapping, prefaulted (MAP_POPULATE) and poisoned like heap GM. This skips the kernel's
-            // zeroing of fresh heap pages and the copy into the file at GmFree (a third of the CPU time of an
-            // element-wise kernel's run). A crash leaves in the file what the kernel wrote so far, as flush_outputs would.
-            const uint64_t len = align_up(bytes, 4096);
-            void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-            if (m != MAP_FAILED) {
-                close(fd);
-                std::memset(m, 0xFF, bytes);
-                g_gmAllocs[reinterpret_cast<uintptr_t>(m)] = GmChunk{bytes, len};
-                ++g_gmGeneration;
-                return static_cast<uint8_t*>(m);
-            }
-        }
         // Heap GM (poisoned with 0xFF, huge pages from 4 MiB: GmAlloc) written into the file by GmFree: on
         // a memory file system about half the cost of populating a shared mapping of a new file.
         uint8_t* p = GmAlloc(bytes);
