@@ -72,6 +72,13 @@ def test_repeat_range(checks2, variant, marker):
     assert "wrap" in res.errors[0].message
 
 
+def test_uninit_in_reused_arena(checks2):
+    # every odd block reads a UB element it never wrote, in bytes an earlier block on its thread may have defined
+    res = run(checks2, "uninit_reused_arena")
+    assert_only(res, "UB-UNINIT", line_of("BUG: never written by this block"))
+    assert len(res.errors) == 1 and res.errors[0].suppressed == 7, res.stderr  # one per odd block
+
+
 def test_uninit_copy_to_gm(checks2):
     res = run(checks2, "uninit_copy")
     assert_only(res, "UB-UNINIT", line_of("BUG: 24 of them never written"))

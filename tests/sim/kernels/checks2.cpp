@@ -167,6 +167,29 @@ int uninit(int which) {
     return rc;
 }
 
+// UB arenas are reused by later blocks and only the part a block reserved is reset: an even block
+// reserves 4 KB more and defines it; an odd block (which may get that arena) reserves the same bytes and
+// reads one it never wrote, which must still count as never written.
+int uninit_reused_arena() {
+    return sim::Launch(16, [] {
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> xb, yb;
+        pipe.InitBuffer(xb, 64 * sizeof(float));
+        LocalTensor<float> x = xb.Get<float>();
+        Duplicate(x, 1.0f, 64);
+        if (GetBlockIdx() % 2 == 0) {
+            pipe.InitBuffer(yb, 1024 * sizeof(float));
+            Duplicate(yb.Get<float>(), 7.0f, 1024);
+        } else {
+            pipe.Reset();
+            pipe.InitBuffer(yb, 1024 * sizeof(float));
+            LocalTensor<float> y = yb.Get<float>();
+            float v = y.GetValue(1000);  // BUG: never written by this block
+            (void)v;
+        }
+    });
+}
+
 // A row chunk whose length is not a whole 32-B block: the reduction must cover exactly the copied
 // elements. The queue buffer held the previous (full) chunk, so stale but "written" data sits past the
 // short chunk; a fresh AllocTensor and DataCopyPad's padding count as never written.
@@ -299,6 +322,7 @@ const Variant kVariants[] = {
     {"uninit_compare_ok", [] { return uninit(2); }},
     {"uninit_select", [] { return uninit(3); }},
     {"uninit_overwritten_ok", [] { return uninit(4); }},
+    {"uninit_reused_arena", uninit_reused_arena},
     {"pad_exact_ok", [] { return stale_pad(0); }},
     {"pad_block_reduce", [] { return stale_pad(1); }},
     {"pad_stale_reduce", [] { return stale_pad(2); }},

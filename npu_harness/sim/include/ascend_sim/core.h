@@ -483,6 +483,7 @@ struct State {
     bool blockFaulted = false;
     uint32_t blockIdx = 0;
     uint8_t* ub = nullptr;
+    uint64_t ubHigh = 0;  // end of the highest UB byte any InitBuffer of this block reserved (the arena's used part)
     std::source_location lastLoc{};
     FlagSlot flags[kNumHardEvents][kMaxEventIds]{};
     std::vector<QueBase*> liveQueues;

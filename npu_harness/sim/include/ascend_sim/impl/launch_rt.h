@@ -82,7 +82,9 @@ struct Sched {
     std::vector<uint32_t> order;  // blocks to start or resume in this phase
     uint32_t next = 0;            // phase 0: index into `order` of the next block to start (atomic)
     pthread_mutex_t poolMu = PTHREAD_MUTEX_INITIALIZER;
-    std::vector<uint8_t*> freeArenas;
+    // UB arenas of finished blocks, each with the length of its front part a block may have written (data
+    // and shadow); the rest still holds the poison and the clear shadow.
+    std::vector<std::pair<uint8_t*, uint64_t>> freeArenas;
     std::vector<void*> freeStacks;
     // persistent worker threads (a block always resumes on the thread that started it)
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -320,10 +322,12 @@ inline void run_block(uint32_t b) {
     State& s = sl.state;
     if (sl.st == BlkSt::Idle) {
         pthread_mutex_lock(&sc.poolMu);
+        uint64_t dirty = kUbAlloc;  // a new arena: all of it
         if (sc.freeArenas.empty()) {
             sl.arena = nullptr;
         } else {
-            sl.arena = sc.freeArenas.back();
+            sl.arena = sc.freeArenas.back().first;
+            dirty = sc.freeArenas.back().second;
             sc.freeArenas.pop_back();
         }
         if (sc.freeStacks.empty()) {
@@ -335,8 +339,8 @@ inline void run_block(uint32_t b) {
         pthread_mutex_unlock(&sc.poolMu);
         if (!sl.arena) sl.arena = static_cast<uint8_t*>(::operator new(2 * kUbAlloc, std::align_val_t(4096)));
         if (!sl.stack) sl.stack = ::operator new(ASCEND_SIM_STACK_BYTES);
-        std::memset(sl.arena, 0xFF, kUbAlloc);        // poison: garbage reads show up as NaN
-        std::memset(sl.arena + kUbAlloc, 0, kUbAlloc);  // shadow: nothing written yet
+        std::memset(sl.arena, 0xFF, dirty);        // poison: garbage reads show up as NaN
+        std::memset(sl.arena + kUbAlloc, 0, dirty);  // shadow: nothing written yet
         getcontext(&sl.ctx);
         sl.ctx.uc_stack.ss_sp = sl.stack;
         sl.ctx.uc_stack.ss_size = ASCEND_SIM_STACK_BYTES;
@@ -345,6 +349,7 @@ inline void run_block(uint32_t b) {
         s.inBlock = true;
         s.blockIdx = b;
         s.ub = sl.arena;
+        s.ubHigh = 0;
         s.lastLoc = sc.launchLoc;
         s.race = g_raceCheck ? new RaceState() : nullptr;
         sl.owner = t_worker;
@@ -362,7 +367,9 @@ inline void run_block(uint32_t b) {
         s.curPipe = nullptr;
         pthread_mutex_lock(&sc.poolMu);
         sc.freeStacks.push_back(sl.stack);
-        sc.freeArenas.push_back(sl.arena);
+        // Tensors reach UB only inside InitBuffer reservations, so a block wrote no byte at or past ubHigh;
+        // after a fault the whole arena is reset (conservative).
+        sc.freeArenas.emplace_back(sl.arena, s.blockFaulted || s.ubHigh > kUbAlloc ? kUbAlloc : s.ubHigh);
         pthread_mutex_unlock(&sc.poolMu);
         sl.stack = nullptr;
         sl.arena = nullptr;
@@ -689,7 +696,7 @@ inline void run_all(Sched& sc, bool reverse) {
 
 inline void free_pools(Sched& sc) {
     stop_workers(sc);
-    for (uint8_t* a : sc.freeArenas) ::operator delete(a, std::align_val_t(4096));
+    for (const auto& fa : sc.freeArenas) ::operator delete(fa.first, std::align_val_t(4096));
     for (void* s : sc.freeStacks) ::operator delete(s);
     sc.freeArenas.clear();
     sc.freeStacks.clear();

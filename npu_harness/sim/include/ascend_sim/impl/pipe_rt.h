@@ -188,6 +188,7 @@ ASCEND_SIM_RT uint32_t TPipe::sim_reserve(sim::detail::Mem mem, uint32_t num, ui
     }
     const uint32_t off = used_[m];
     used_[m] += static_cast<uint32_t>(need);
+    if (mem == Mem::UB && used_[m] > st().ubHigh) st().ubHigh = used_[m];  // the part of the arena the next block resets
     nbufs_ += num;
     return off;
 }
