@@ -24,6 +24,10 @@ from ..context import PassContext
 
 FRACTAL = 16  # f16/bf16 fractal: 16 x 16 (ascendc.md §5.1)
 DEFAULT_BASE = (128, 128, 64)  # baseM, baseN, baseK before shrinking for UB / small shapes
+#: baseM when L0A and L0C hold it (f16/bf16: 256 x 64 x 2 B x 2 = 64 KB of L0A, 256 x 128 x 4 B = 128 KB of L0C on
+#: 910B, ascendc.md §5.1): a 256 x 128 block loads (256 + 128) x K operand bytes for 256 x 128 x K MACs, 2/3 of
+#: what two 128 x 128 blocks load, so the cube needs 96 instead of 128 B/cycle of GM -> L1 at full rate.
+WIDE_BASE_M = 256
 STEP_K = 2  # stepKa = stepKb: baseK slices of A / B per L1 load
 DEPTH_L1 = 2 * STEP_K  # depthA1 = depthB1: two L1 loads in flight (double buffering)
 DB_L0AB = 2  # L0A / L0B double-buffered
@@ -116,6 +120,8 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                    "be set", span, "drop base_n (it is N, chosen at run time)")
     sink.raise_if_any()
     bm, bn, bk = (v if v is not None else d for v, d in zip(mm.base, DEFAULT_BASE, strict=True))
+    if mm.base[0] is None and l0a_bytes(WIDE_BASE_M, bk, esize) <= t.l0a_bytes and l0c_bytes(WIDE_BASE_M, bn) <= t.l0c_bytes:
+        bm = WIDE_BASE_M
     budget = t.ub_budget
     bufs = epi.buffers_decl
     if not direct and not whole_rows:

@@ -53,6 +53,8 @@ class CostParams:
     ub_to_gm_all_gbps: float
     hbm_gbps: float
     gm_to_l1_core_gbps: float
+    l2_bytes: int
+    l2_to_l1_core_gbps: float
     dma_latency_cycles: float
     burst_efficiency: tuple[tuple[int, float], ...]
     vec_head_cycles: float
@@ -99,6 +101,8 @@ def load_params(target: str) -> CostParams:
         ub_to_gm_all_gbps=float(bw["ub_to_gm_all_gbps"]),
         hbm_gbps=float(bw["hbm_gbps"]),
         gm_to_l1_core_gbps=float(bw.get("gm_to_l1_core_gbps", bw["gm_to_ub_core_gbps"])),
+        l2_bytes=int(bw.get("l2_bytes", 0)),
+        l2_to_l1_core_gbps=float(bw.get("l2_to_l1_core_gbps", bw.get("gm_to_l1_core_gbps", bw["gm_to_ub_core_gbps"]))),
         dma_latency_cycles=float(dma["latency_cycles"]),
         burst_efficiency=tuple((int(b), float(e)) for b, e in dma["burst_efficiency"]),
         vec_head_cycles=float(vec["head_cycles"]),
@@ -212,6 +216,19 @@ def _cube_cycles(macs: float, macs_f32: float, p: CostParams) -> float:
     return (macs - macs_f32) / p.cube_macs_per_cycle + macs_f32 / (p.cube_macs_per_cycle / 4)
 
 
+def _hbm_share(counters: dict, gm2l1: int, p: CostParams) -> float:
+    """The share of the cube's GM -> L1 operand loads that crosses HBM. The emulator counts every load
+    (`gm2l1`, per block) and the union of the operand extents (`cube_operand_bytes`, per launch). When those
+    operands and everything the launch writes fit the L2 cache together, each operand byte comes from HBM
+    once and every re-read (an A panel loaded again for the next N block) hits L2: share = union / loads.
+    Otherwise (or without an L2 figure) all loads are HBM traffic."""
+    union = int(counters.get("cube_operand_bytes", 0))
+    if not p.l2_bytes or not union or gm2l1 <= 0:
+        return 1.0
+    written = sum(b.get("ub2gm", {}).get("bytes", 0) + b.get("l0c2gm", 0) for b in counters.get("blocks", []))
+    return min(1.0, union / gm2l1) if union + written <= p.l2_bytes else 1.0
+
+
 def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Estimate:
     """Estimate the kernel time of one launch from the emulator's counters (``RunResult.counters``).
 
@@ -234,15 +251,17 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
                                sum(b.get("cube_macs_f32", 0) for b in blocks[g:g + ratio]), p) * p.cube_macs_per_cycle
                   for g in range(0, len(blocks), ratio)]
     group_l1 = [sum(b.get("gm2l1", 0) for b in blocks[g:g + ratio]) for g in range(0, len(blocks), ratio)]
+    first = _hbm_share(counters, sum(group_l1), p)
+    l1_bw = min(p.gm_to_l1_core_gbps, p.hbm_gbps / max(1, len(group_macs))) * 1e3  # bytes per us
     m_us = [max(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us,
-                group_l1[i // ratio] / (min(p.gm_to_l1_core_gbps, p.hbm_gbps / max(1, len(group_macs))) * 1e3))
+                group_l1[i // ratio] * first / l1_bw + group_l1[i // ratio] * (1 - first) / (p.l2_to_l1_core_gbps * 1e3))
             for i in range(len(blocks))]
     # MIX kernels that SyncAll (split-K: the cube's partial sums, then the vector cores add them) run in phases
     phased = ratio > 1 and any(b.get("sync_all", 0) for b in blocks)
     cube_phase = max(m_us, default=0.0)
     for i, b in enumerate(blocks):
         gm2ub, ub2gm, ub2ub = b.get("gm2ub", {}), b.get("ub2gm", {}), b.get("ub2ub", {})
-        total_in += gm2ub.get("bytes", 0) + b.get("gm2l1", 0)
+        total_in += gm2ub.get("bytes", 0) + b.get("gm2l1", 0) * first
         total_out += ub2gm.get("bytes", 0) + b.get("l0c2gm", 0)
         vcyc, videal, reps = _vec_cycles(b.get("vec", {}), p)
         copy_rep = (ub2ub.get("bytes", 0) + 255) // 256
@@ -316,5 +335,5 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
         time_us=kernel_us + p.launch_overhead_us, kernel_us=kernel_us, launch_overhead_us=p.launch_overhead_us,
         bottleneck=bottleneck, hbm_bound=hbm_bound, roofline_kind=kind, roofline_us=roof_us, roofline_fraction=fraction,
         load_balance=(mean / slowest) if slowest > 0 else 1.0,
-        gm_read_bytes=total_in, gm_write_bytes=total_out, vector_repeats=total_reps, cores=cores,
+        gm_read_bytes=round(total_in), gm_write_bytes=total_out, vector_repeats=total_reps, cores=cores,
         ideal_kind=ideal_kind, ideal_us=ideal_us, ideal_fraction=ideal_fraction, min_gm_bytes=int(min_gm_bytes or 0))
