@@ -183,7 +183,35 @@ def test_auto_base_block_fits_every_budget():
             assert p.direct or plan_cube.ub_bytes(loop.epilogue.buffers_decl, p.base_m, p.base_n) <= target.ub_budget, name
     gelu = lowering.run_pipeline(ascend_dsl.load_file(REPO / "examples/fuse/matmul_gelu.adsl")[0].instantiate(),
                                  lowering.PassContext(lowering.get_target("ascend910b1")))
-    assert (ir.cube_loop(gelu).plan.base_m, ir.cube_loop(gelu).plan.base_n) == (64, 64)  # shrunk for 6 f32 buffers
+    # 6 f32 buffers: double-buffered queues would leave a 64 x 64 block; single buffers give the cube 128 x 64
+    assert (ir.cube_loop(gelu).plan.base_m, ir.cube_loop(gelu).plan.base_n) == (128, 64)
+    assert {b.num for b in ir.cube_loop(gelu).epilogue.buffers_decl} == {1}
+
+
+def test_single_buffered_epilogue_only_when_it_gives_the_cube_a_larger_block(tmp_path):
+    """plan_cube trades the epilogue's double buffers for a base block of at least 128 x 128 (fewer GM -> L1 bytes
+    per MAC), never when the double-buffered block is already that large or the sizes are given."""
+    def loop(epilogue: str, base: str = ""):
+        src = tmp_path / "k.adsl"
+        src.write_text(f'''from ascend_dsl import kernel, Tensor, f32, f16
+@kernel
+def k(a: Tensor[f16, "M, K"], b: Tensor[f16, "K, N"], c: Tensor[f16, "M, N"]):
+    for blk in split(M, N, cores=AIC):
+        with cube:
+            acc = matmul(a[blk], b[blk]{base})
+        with vector:
+            {epilogue}
+''')
+        k = ascend_dsl.load_file(src)[0].instantiate()
+        low = ir.cube_loop(lowering.run_pipeline(k, lowering.PassContext(lowering.get_target("ascend910b1"))))
+        return (low.plan.base_m, low.plan.base_n), {b.name: b.num for b in low.epilogue.buffers_decl}
+
+    # f32 acc (64 KB at 128 x 128) + f16 out (32 KB), double-buffered 192 KB > UB budget: single buffers, 128 x 128
+    block, nums = loop("store(c[blk], cast(relu(acc), f16))")
+    assert block == (128, 128) and set(nums.values()) == {1}, nums
+    # sizes given: the buffers stay double
+    block, nums = loop("store(c[blk], cast(relu(acc), f16))", ", base_m=64, base_n=64")
+    assert block == (64, 64) and 2 in nums.values(), nums
 
 
 # ----------------------------------------------------------------------------- emitted code

@@ -24,7 +24,7 @@ struct MatmulBiasReluTilingData {
 inline uint32_t MatmulBiasReluComputeTiling(uint64_t M, uint64_t K, uint64_t N, uint32_t coreNum, MatmulBiasReluTilingData* td)
 {
     constexpr uint64_t kFractal = 16;  // f16/bf16 fractal: base sizes are multiples of 16
-    constexpr uint64_t kBaseM = 128, kBaseN = 64, kBaseK = 64;  // matmul_bias_relu.adsl:9: largest base block (plan_cube)
+    constexpr uint64_t kBaseM = 128, kBaseN = 128, kBaseK = 64;  // matmul_bias_relu.adsl:9: largest base block (plan_cube)
     constexpr uint64_t kEsize = 2;  // bytes per A / B element
     constexpr uint64_t kL0A = 65536, kL0B = 65536, kL0C = 131072, kL1 = 524288;  // ascend910b1
     constexpr uint64_t kStepK = 2, kDepthL1 = 4, kDbL0AB = 2, kDbL0C = 1;
@@ -35,7 +35,7 @@ inline uint32_t MatmulBiasReluComputeTiling(uint64_t M, uint64_t K, uint64_t N, 
     constexpr uint64_t kUbBudget = 188416;  // UB bytes for the epilogue's buffers
     auto ubBytes = [&](uint64_t r, uint64_t padded) -> uint64_t {
         const uint64_t colElems = (r + 127) / 128 * 128;
-        return 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 2 * (r * padded * 32 / 8 + 31) / 32 * 32;
+        return 1 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * (r * padded * 32 / 8 + 31) / 32 * 32;
     };
     const uint64_t baseN = kBaseN < up(N, kFractal) ? kBaseN : up(N, kFractal);
     uint64_t baseK = kBaseK < up(K, kFractal) ? kBaseK : up(K, kFractal);
