@@ -298,6 +298,18 @@ def test_report_gives_cube_time_for_matmul():
     assert sum(b["cube_macs"] for b in res.counters["blocks"]) == 256 ** 3
 
 
+def test_wide_base_block_only_when_every_core_gets_a_block():
+    """plan_cube's 256-row base block halves the blocks of a small output; the host falls back to 128 rows then."""
+    res = _validate("matmul/matvec", {"M": 2048, "K": 256})  # 2048 / 256 = 8 blocks < 48 cores: 128 rows, 16 blocks
+    assert res.ok, res.detail
+    assert sum(1 for b in res.counters["blocks"] if b.get("cube_macs")) == 16
+    res = _validate("matmul/matmul_square", {"M": 4096, "N": 2048, "K": 64})  # 16 x 16 blocks of 256 x 128 >= 48
+    assert res.ok, res.detail
+    assert sum(b["cube_macs"] for b in res.counters["blocks"]) == 4096 * 2048 * 64
+    # 256 blocks over 48 AIVs round-robin: 6 at most (a 128-row block would give 11)
+    assert max(b["cube_macs"] for b in res.counters["blocks"]) == 6 * 256 * 128 * 64
+
+
 def test_more_matrices_in_the_batch_than_cores():
     """60 batches of one base block each on 48 vector cores: cores take several blocks round-robin."""
     res = _validate("matmul/matmul_batched", {"Bt": 60, "M": 20, "N": 24, "K": 40})

@@ -32,6 +32,12 @@ inline uint32_t MatmulSoftmaxComputeTiling(uint64_t M, uint64_t K, uint64_t N, u
     auto cdiv = [](uint64_t v, uint64_t a) -> uint64_t { return (v + a - 1) / a; };
     const uint64_t batch = 1;
     uint64_t baseM = kBaseM < up(M, kFractal) ? kBaseM : up(M, kFractal);
+    // matmul_softmax.adsl:9: 256 rows only when the output then has a block for every core; else 128
+    // (more blocks, more cores: a small GEMM or a matrix-vector product)
+    constexpr uint64_t kNarrowM = 128;
+    if (baseM > kNarrowM && batch * cdiv(M, baseM) * 1 < (coreNum > 0 ? coreNum : 1)) {
+        baseM = kNarrowM;
+    }
     constexpr uint64_t kUbBudget = 188416;  // UB bytes for the epilogue's buffers
     auto ubBytes = [&](uint64_t r, uint64_t padded) -> uint64_t {
         const uint64_t colElems = (r + 127) / 128 * 128;

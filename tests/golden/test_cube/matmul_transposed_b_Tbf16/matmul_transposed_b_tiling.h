@@ -32,6 +32,12 @@ inline uint32_t MatmulTransposedBComputeTiling(uint64_t M, uint64_t K, uint64_t 
     auto cdiv = [](uint64_t v, uint64_t a) -> uint64_t { return (v + a - 1) / a; };
     const uint64_t batch = 1;
     uint64_t baseM = kBaseM < up(M, kFractal) ? kBaseM : up(M, kFractal);
+    // matmul_transposed_b.adsl:9: 256 rows only when the output then has a block for every core; else 128
+    // (more blocks, more cores: a small GEMM or a matrix-vector product)
+    constexpr uint64_t kNarrowM = 128;
+    if (baseM > kNarrowM && batch * cdiv(M, baseM) * cdiv(N, kBaseN < up(N, kFractal) ? kBaseN : up(N, kFractal)) < (coreNum > 0 ? coreNum : 1)) {
+        baseM = kNarrowM;
+    }
     constexpr uint64_t kUbBudget = 188416;  // UB bytes for the epilogue's buffers
     const uint64_t baseN = kBaseN < up(N, kFractal) ? kBaseN : up(N, kFractal);
     uint64_t baseK = kBaseK < up(K, kFractal) ? kBaseK : up(K, kFractal);
