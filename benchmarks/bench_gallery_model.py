@@ -20,7 +20,8 @@ Shapes (batch_size x dim): flat (element-wise) kernels 16 x 16384 (KernelBench's
 latency-bound), 64 x 65536 and 256 x 65536 (benchmark scale); row kernels 128 x 4096 (task default)
 and 4096 x 4096 (benchmark scale); optimizers 4M and 16M parameters; reductions over the last dim of
 [256, 16, 4096], and reductions over dim 1 / dim 0 (box loops) also over [16, 4096, 256] (a long reduced
-axis); matmul, fuse, convolution and attention their task sizes, and so do tasks that name their sizes otherwise
+axis); matmul, fuse, convolution and attention their task sizes, matmul and fuse GEMMs also 4096^3 (GEMM_SCALE),
+and so do tasks that name their sizes otherwise
 (embedding: batch_size x seq_len) or run their own cases (get_input_groups); resize its first gallery shape; pooling
 its first gallery shape and 48 planes of SCALE_SHAPES' (POOL_SHAPES: 48 x 65536, 48 x 512 x 512, 48 x 64^3;
 SCALE_SHAPES' plane counts are out of the emulator's reach, and per core only repeat the tile loop); scans (vector
@@ -95,6 +96,12 @@ REDUCING = {"softmax", "log_softmax", "softmax_dim1"}
 BOX_REDUCTIONS = {"sum_dim1", "mean_dim1", "max_dim1", "min_dim1", "prod_dim1", "sum_dim0"}
 #: Cube kernels (MIX: matmul, fused epilogues, convolutions, attention): their task's own sizes.
 CUBE = ("matmul", "fuse", "convolution", "attention")
+#: GEMM kernels (matmul and fuse) also at issue 21's benchmark scale, matmul 4096^3: the first of these whose names
+#: the task has (a batch of 8 at 2048^3 is the same MACs; a task named otherwise, e.g. conv chains, keeps its
+#: own sizes). The tall-skinny kernel keeps K = 32, N = 48 (its shape is the point) at 16x the rows.
+GEMM_SCALE = ({"Bt": 8, "M": 2048, "K": 2048, "N": 2048}, {"M": 4096, "K": 4096, "N": 4096},
+              {"batch_size": 4096, "in_features": 4096, "out_features": 4096}, {"M": 4096, "K": 4096})
+GEMM_SCALE_BY_NAME = {"matmul_tall_skinny": {"M": 65536}}
 #: Window / gather loops over planes: their first gallery shape; pooling (vector unit) also the planes of
 #: SCALE_SHAPES (npu_harness/gallery.py: 64 x 128 x 65536, 32 x 64 x 512 x 512, 16 x 32 x 64^3) but 48 of them
 #: (one per core: per core, the benchmark only repeats the tile loop), and a capped task at 8M elements.
@@ -230,12 +237,18 @@ def bench_shapes(ex) -> list[dict[str, int]]:
     if ex.is_groups:
         return [{}]
     names = task_constants(ex)
+    if ex.category in ("matmul", "fuse"):  # the task's sizes, then the first benchmark-scale GEMM shape it names
+        scale = [GEMM_SCALE_BY_NAME[ex.name]] if ex.name in GEMM_SCALE_BY_NAME else [
+            s for s in GEMM_SCALE if set(s) <= names][:1]
+        return [{}, *scale]
     fitting = [s for s in shapes if set(s) - {"cap"} <= names]
     return fitting or [{}]
 
 
 def _class_shapes(ex) -> list[dict[str, int]]:
     """The shapes bench_shapes asks for, by the kernel's class (before matching them to the task's names)."""
+    if ex.category in ("matmul", "fuse"):
+        return [{}, *GEMM_SCALE]
     if ex.category in CUBE:
         return [{}]
     if ex.category == "pooling":  # the first gallery shape, then POOL_SHAPES (its task's names; a capped task: cap)

@@ -70,6 +70,13 @@ def test_rows_below_target_carry_their_reason_and_the_summary_counts(bench):
     ("embedding", [{}]),          # batch_size x seq_len x num_embeddings x embedding_dim: no `dim`
     ("layer_norm_module", [{}]),  # B x D
     ("add_groups", [{}]),         # get_input_groups: its own cases
+    # GEMMs: the task's sizes, then issue 21's benchmark scale in the task's own names
+    ("matmul_square", [{}, {"M": 4096, "K": 4096, "N": 4096}]),
+    ("matmul_batched", [{}, {"Bt": 8, "M": 2048, "K": 2048, "N": 2048}]),
+    ("linear_relu_module", [{}, {"batch_size": 4096, "in_features": 4096, "out_features": 4096}]),
+    ("matvec", [{}, {"M": 4096, "K": 4096}]),
+    ("matmul_tall_skinny", [{}, {"M": 65536}]),
+    ("conv_max_pool", [{}]),      # a conv chain: its task's sizes
 ])
 def test_bench_shapes_use_only_the_tasks_own_size_names(bench, name, expected):
     """A shape naming sizes the task does not have was a TASK-ERROR row (31 rows in the last --quick run)."""

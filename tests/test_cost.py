@@ -169,3 +169,32 @@ def test_a_core_without_output_queues_overlaps_when_its_inputs_are_double_buffer
     no_queues = block(1 << 20, 0, 16)
     del no_queues["in_bufs"], no_queues["out_bufs"]
     assert not estimate(launch([no_queues]), "ascend910b1").cores[0].overlapped
+
+
+def _gemm_launch(gm2l1: int, union: int, written: int = 0) -> dict:
+    """24 AIC groups of 2 AIV blocks; each group's cube loads `gm2l1` operand bytes (a MIX GEMM's counters)."""
+    blk = {"cube_macs": 1 << 20, "cube_macs_useful": 1 << 20, "gm2l1": gm2l1 // 2, "l0c2gm": written // 48}
+    return {"aiv_per_aic": 2, "cube_operand_bytes": union, "blocks": [dict(blk) for _ in range(48)]}
+
+
+def test_cube_operand_rereads_hit_l2_only_when_the_working_set_fits():
+    """Operand panels loaded again for the next output block (gm2l1 beyond the union of the operand extents)
+    come from L2 at its L2 -> L1 rate and cross HBM once, while operands and output fit L2 (192 MB on 910B1)."""
+    p = load_params("ascend910b1")
+    loads = 64 << 20  # per AIC group
+    fits = estimate(_gemm_launch(loads, union=64 << 20, written=64 << 20), "ascend910b1")
+    assert fits.gm_read_bytes == 64 << 20  # each operand byte once
+    # 1/24 of a group's loads first touch (HBM share per AIC), the rest from L2
+    share = (64 << 20) / (24 * loads)
+    expect = loads * share / (p.hbm_gbps / 24 * 1e3) + loads * (1 - share) / (p.l2_to_l1_core_gbps * 1e3)
+    assert fits.cores[0].pipes_us["M"] == pytest.approx(expect)
+    # the same loads with operands + output beyond L2: every load is HBM traffic
+    spills = estimate(_gemm_launch(loads, union=150 << 20, written=64 << 20), "ascend910b1")
+    assert spills.gm_read_bytes == 24 * loads
+    assert spills.cores[0].pipes_us["M"] == pytest.approx(loads / (p.hbm_gbps / 24 * 1e3))
+    assert spills.kernel_us > 2 * fits.kernel_us
+    # without the launch-level union (older counters) nothing is credited to L2
+    old = {k: v for k, v in _gemm_launch(loads, union=64 << 20).items() if k != "cube_operand_bytes"}
+    assert estimate(old, "ascend910b1").gm_read_bytes == 24 * loads
+    # a target without an L2 figure (310P) never credits it
+    assert load_params("ascend310p").l2_bytes == 0

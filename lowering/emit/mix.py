@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ascend_dsl import ir
 
 from ..context import PassContext
-from ..passes.plan_cube import DB_L0AB, DB_L0C, DEPTH_L1, FRACTAL, STEP_K
+from ..passes.plan_cube import DB_L0AB, DB_L0C, DEFAULT_BASE, DEPTH_L1, FRACTAL, STEP_K, WIDE_BASE_M
 from .shared import (
     KernelView,
     LaunchCheck,
@@ -32,6 +32,12 @@ from .shared import (
 )
 
 MIX_RATIO = 2  # AIV per AIC (ascendc.md §5.2)
+
+
+def narrow_base_m(mm: ir.Matmul, plan: ir.CubePlan) -> int:
+    """The baseM the host falls back to when the output has fewer blocks than cores: plan_cube's wide 256 rows
+    (chosen for GM -> L1 bytes per MAC) would halve the cores a small GEMM or a matrix-vector product uses."""
+    return DEFAULT_BASE[0] if mm.base[0] is None and plan.base_m == WIDE_BASE_M else plan.base_m
 
 
 class _CubeStageWriter(RowStageWriter):
@@ -96,6 +102,7 @@ class MixView(KernelView):
     whole_rows: bool
     base_m: int
     base_n: int
+    narrow_m: int  # baseM when base_m's blocks would leave cores idle (plan_cube.WIDE_BASE_M chosen: 128)
     base_k: int
     esize: int
     fractal: int
@@ -161,7 +168,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
         trans_b="true" if mm.transpose_b else "false", M=loop.m, N=loop.n, K=loop.k, batch_expr=batch,
         batch_host=" * ".join(loop.batch) or "1", a_batch=batch_offset(params[mm.a]), b_batch=batch_offset(params[mm.b]),
         c_batch=f"bi * {loop.m}_ * {loop.n}_ + " if loop.batch else "", direct=plan.direct, whole_rows=plan.whole_rows,
-        base_m=plan.base_m, base_n=plan.base_n, base_k=plan.base_k, esize=params[mm.a].dtype.size, fractal=FRACTAL,
+        base_m=plan.base_m, base_n=plan.base_n, narrow_m=narrow_base_m(mm, plan), base_k=plan.base_k, esize=params[mm.a].dtype.size, fractal=FRACTAL,
         step_k=STEP_K, depth_l1=DEPTH_L1, db_l0ab=DB_L0AB, db_l0c=DB_L0C, l0a=t.l0a_bytes, l0b=t.l0b_bytes,
         l0c=t.l0c_bytes, l1=t.l1_bytes, ub_budget=t.ub_budget, mix_ratio=MIX_RATIO,
         workspace_bytes="16 * 1024 * 1024", split_k=split_k, split_k_min=plan.split_k_min,

@@ -24,6 +24,10 @@ from ..context import PassContext
 
 FRACTAL = 16  # f16/bf16 fractal: 16 x 16 (ascendc.md §5.1)
 DEFAULT_BASE = (128, 128, 64)  # baseM, baseN, baseK before shrinking for UB / small shapes
+#: baseM when L0A and L0C hold it (f16/bf16: 256 x 64 x 2 B x 2 = 64 KB of L0A, 256 x 128 x 4 B = 128 KB of L0C on
+#: 910B, ascendc.md §5.1): a 256 x 128 block loads (256 + 128) x K operand bytes for 256 x 128 x K MACs, 2/3 of
+#: what two 128 x 128 blocks load, so the cube needs 96 instead of 128 B/cycle of GM -> L1 at full rate.
+WIDE_BASE_M = 256
 STEP_K = 2  # stepKa = stepKb: baseK slices of A / B per L1 load
 DEPTH_L1 = 2 * STEP_K  # depthA1 = depthB1: two L1 loads in flight (double buffering)
 DB_L0AB = 2  # L0A / L0B double-buffered
@@ -116,10 +120,22 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                    "be set", span, "drop base_n (it is N, chosen at run time)")
     sink.raise_if_any()
     bm, bn, bk = (v if v is not None else d for v, d in zip(mm.base, DEFAULT_BASE, strict=True))
+    if mm.base[0] is None and l0a_bytes(WIDE_BASE_M, bk, esize) <= t.l0a_bytes and l0c_bytes(WIDE_BASE_M, bn) <= t.l0c_bytes:
+        bm = WIDE_BASE_M
     budget = t.ub_budget
     bufs = epi.buffers_decl
+    auto_m, auto_n = mm.base[0] is None, mm.base[1] is None
+    if not direct and not whole_rows and (auto_m or auto_n):
+        # UB holds a whole base block per buffer (GetTensorC fetches a block at once). When double-buffered
+        # epilogue queues leave the cube less than a 128 x 128 block, single buffers that give it a larger one win:
+        # the cube's GM -> L1 bytes per MAC fall with the block's size, the epilogue's time stays, and the cost
+        # model serialises the pipes of single-buffered queues (it never assumes the overlap they lose).
+        single = tuple(replace(b, num=1) if b.position is not ir.Position.VECCALC else b for b in bufs)
+        double_m, double_n = _fit(bufs, bm, bn, auto_m, auto_n, budget)
+        single_m, single_n = _fit(single, bm, bn, auto_m, auto_n, budget)
+        if double_m * double_n < DEFAULT_BASE[0] * DEFAULT_BASE[1] and single_m * single_n > double_m * double_n:
+            bufs, epi = single, replace(epi, buffers_decl=single, buffers=1)
     if not direct and not whole_rows:
-        auto_m, auto_n = mm.base[0] is None, mm.base[1] is None
         while ub_bytes(bufs, bm, bn) > budget:
             if auto_n and bn > FRACTAL and (bn >= bm or not auto_m or bm <= FRACTAL):
                 bn //= 2
@@ -148,4 +164,16 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                        f"{hint} (or leave base sizes to the compiler)", notes=[f"{mem} use = {formula}"])
     sink.raise_if_any()
     plan = ir.CubePlan(bm, bn, bk, whole_rows, direct)
-    return replace(kernel, body=tuple(replace(s, plan=plan) if s is loop else s for s in kernel.body))
+    return replace(kernel, body=tuple(replace(s, plan=plan, body=tuple(epi if b is loop.epilogue else b for b in s.body)) if s is loop else s for s in kernel.body))
+
+
+def _fit(bufs: tuple[ir.Buffer, ...], bm: int, bn: int, auto_m: bool, auto_n: bool, budget: int) -> tuple[int, int]:
+    """The base block the UB shrinking below reaches for these buffers (halving N first while N >= M)."""
+    while ub_bytes(bufs, bm, bn) > budget:
+        if auto_n and bn > FRACTAL and (bn >= bm or not auto_m or bm <= FRACTAL):
+            bn //= 2
+        elif auto_m and bm > FRACTAL:
+            bm //= 2
+        else:
+            break
+    return bm, bn

@@ -63,7 +63,7 @@ class CostParams:
     vec_cycles: dict
     ub_access_cycles: float
     gm_access_cycles: float
-    l2_bytes: int = 0                  # L2 size; 0: no L2 (the workspace stays HBM traffic)
+    l2_bytes: int = 0                  # L2 size; 0: no L2 (workspaces and operand re-reads stay HBM traffic)
     l2_to_l1_core_gbps: float = 0.0
     l2_to_ub_core_gbps: float = 0.0
     ub_to_l2_core_gbps: float = 0.0
@@ -230,6 +230,19 @@ def _cube_cycles(macs: float, macs_f32: float, p: CostParams) -> float:
     return (macs - macs_f32) / p.cube_macs_per_cycle + macs_f32 / (p.cube_macs_per_cycle / 4)
 
 
+def _hbm_share(counters: dict, gm2l1: int, p: CostParams) -> float:
+    """The share of the cube's GM -> L1 operand loads that crosses HBM. The emulator counts every load
+    (`gm2l1`, per block) and the union of the operand extents (`cube_operand_bytes`, per launch). When those
+    operands and everything the launch writes fit the L2 cache together, each operand byte comes from HBM
+    once and every re-read (an A panel loaded again for the next N block) hits L2: share = union / loads.
+    Otherwise (or without an L2 figure) all loads are HBM traffic."""
+    union = int(counters.get("cube_operand_bytes", 0))
+    if not p.l2_bytes or not union or gm2l1 <= 0:
+        return 1.0
+    written = sum(b.get("ub2gm", {}).get("bytes", 0) + b.get("l0c2gm", 0) for b in counters.get("blocks", []))
+    return min(1.0, union / gm2l1) if union + written <= p.l2_bytes else 1.0
+
+
 def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Estimate:
     """Estimate the kernel time of one launch from the emulator's counters (``RunResult.counters``).
 
@@ -258,11 +271,16 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
     group_macs = [_cube_cycles(sum(b.get("cube_macs", 0) for b in blocks[g:g + ratio]),
                                sum(b.get("cube_macs_f32", 0) for b in blocks[g:g + ratio]), p) * p.cube_macs_per_cycle
                   for g in range(0, len(blocks), ratio)]
+    # the cube's operand loads from inputs: the share `first` crosses HBM, re-reads hit L2 when everything fits
+    # (_hbm_share); workspace loads come from L2 when the workspace fits (l2_of)
+    first = _hbm_share(counters, sum(b.get("gm2l1", 0) - l2_of(b, "ws_gm2l1") for b in blocks), p)
     l1_bw = min(p.gm_to_l1_core_gbps, p.hbm_gbps / max(1, len(group_macs))) * 1e3  # bytes per us, one AIC
+    l2_bw = p.l2_to_l1_core_gbps * 1e3 if p.l2_to_l1_core_gbps else l1_bw
 
-    def l1_us(b: dict) -> float:  # the AIC's operand loads for block b: from HBM, and from L2 (the workspace)
+    def l1_us(b: dict) -> float:  # the AIC's operand loads for block b: from HBM, and from L2
         ws = l2_of(b, "ws_gm2l1")
-        return (b.get("gm2l1", 0) - ws) / l1_bw + (ws / (p.l2_to_l1_core_gbps * 1e3) if ws else 0.0)
+        operands = b.get("gm2l1", 0) - ws
+        return operands * first / l1_bw + (operands * (1 - first) + ws) / l2_bw
 
     group_l1 = [sum(l1_us(b) for b in blocks[g:g + ratio]) for g in range(0, len(blocks), ratio)]
     m_us = [max(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us, group_l1[i // ratio]) for i in range(len(blocks))]
@@ -273,10 +291,11 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
     cube_phase = max(m_us, default=0.0)
     for i, b in enumerate(blocks):
         gm2ub, ub2gm, ub2ub = b.get("gm2ub", {}), b.get("ub2gm", {}), b.get("ub2ub", {})
-        l2_in, l2_out = l2_of(b, "ws_gm2ub") + l2_of(b, "ws_gm2l1"), l2_of(b, "ws_ub2gm") + l2_of(b, "ws_l0c2gm")
-        total_in += gm2ub.get("bytes", 0) + b.get("gm2l1", 0) - l2_in
+        ws_in, l2_out = l2_of(b, "ws_gm2ub") + l2_of(b, "ws_gm2l1"), l2_of(b, "ws_ub2gm") + l2_of(b, "ws_l0c2gm")
+        operands = b.get("gm2l1", 0) - l2_of(b, "ws_gm2l1")  # the cube's loads from inputs (see l1_us)
+        total_in += gm2ub.get("bytes", 0) - l2_of(b, "ws_gm2ub") + operands * first
         total_out += ub2gm.get("bytes", 0) + b.get("l0c2gm", 0) - l2_out
-        total_l2 += l2_in + l2_out
+        total_l2 += ws_in + l2_out + operands * (1 - first)
         vcyc, videal, reps = _vec_cycles(b.get("vec", {}), p)
         copy_rep = (ub2ub.get("bytes", 0) + 255) // 256
         vcyc += ub2ub.get("transfers", 0) * p.vec_head_cycles + copy_rep * p.cycles_per_repeat("Copy")
@@ -362,6 +381,6 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
         time_us=kernel_us + p.launch_overhead_us, kernel_us=kernel_us, launch_overhead_us=p.launch_overhead_us,
         bottleneck=bottleneck, hbm_bound=hbm_bound, roofline_kind=kind, roofline_us=roof_us, roofline_fraction=fraction,
         load_balance=(mean / slowest) if slowest > 0 else 1.0,
-        gm_read_bytes=total_in, gm_write_bytes=total_out, vector_repeats=total_reps, cores=cores,
+        gm_read_bytes=round(total_in), gm_write_bytes=total_out, vector_repeats=total_reps, cores=cores,
         ideal_kind=ideal_kind, ideal_us=ideal_us, ideal_fraction=ideal_fraction, min_gm_bytes=int(min_gm_bytes or 0),
         l2_bytes=int(total_l2))

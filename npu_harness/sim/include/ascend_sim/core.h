@@ -429,6 +429,9 @@ struct Counters {
     uint64_t cubeMacsF32 = 0;                       // ... of them with fp32 operands (the cube runs fp32 at 1/4 rate)
     uint64_t cubeMacsUseful = 0, cubeMacsUsefulF32 = 0;  // the same without the fractal padding (rows x cols x K)
     uint64_t gm2l1 = 0;                             // Matmul: operand bytes read from GM into L1 (cube MTE2)
+    // Matmul: the GM extents (address, bytes) of the operands of each computation; the counters line prints the
+    // bytes of their union over all blocks (`cube_operand_bytes`: what the launch's cube reads at least once)
+    std::vector<std::pair<uintptr_t, uint64_t>> cubeOperands;
     uint64_t l0c2gm = 0;                            // Matmul: result bytes written from L0C to GM (IterateAll, GetTensorC to GM)
     // ... of the GM traffic above, the bytes inside the launch's workspace tensors (sim::GmTrackUninit regions: the
     // cost model keeps them in L2 when the regions fit it)

@@ -316,6 +316,12 @@ private:
 
     static int pick(int tail, int single) { return tail > 0 ? tail : single; }
 
+    // The GM extent of one operand of a computation (cube_operand_bytes: their union over the launch).
+    static void note_operand(uintptr_t at, uint64_t bytes) {
+        auto& ops = AscendC::sim::detail::cnt().cubeOperands;
+        if (ops.empty() || ops.back() != std::pair<uintptr_t, uint64_t>(at, bytes)) ops.emplace_back(at, bytes);
+    }
+
     // Starts a computation: validates the operands and the GM extents A, B and the bias will be read from.
     void begin(const char* api, const std::source_location& loc) {
         using namespace AscendC::sim::detail;
@@ -338,6 +344,8 @@ private:
         check_gm(api, b_, 0, (lastB + 1) * sizeof(SrcBT), false, loc);
         gm_mark_read(api, a_.sim_ptr, (lastA + 1) * sizeof(SrcAT), loc);
         gm_mark_read(api, b_.sim_ptr, (lastB + 1) * sizeof(SrcBT), loc);
+        note_operand(reinterpret_cast<uintptr_t>(a_.sim_ptr), (lastA + 1) * sizeof(SrcAT));
+        note_operand(reinterpret_cast<uintptr_t>(b_.sim_ptr), (lastB + 1) * sizeof(SrcBT));
         if (useBias_) check_gm(api, bias_, 0, uint64_t(curN_) * sizeof(BiasT), false, loc);
         convert_operands();
         mIter_ = uint32_t((curM_ + t_.baseM - 1) / t_.baseM);

@@ -55,8 +55,8 @@ public:
         // matmul_bias_relu.adsl:10: UB buffers for one base block (baseM rows, pitch baseN)
         tileLength_ = tiling.cubeTiling.baseM;
         Dp_ = tiling.cubeTiling.baseN;
-        pipe.InitBuffer(inQueueAcc, 2, tileLength_ * Dp_ * sizeof(float));
-        pipe.InitBuffer(outQueueC, 2, tileLength_ * Dp_ * sizeof(float));
+        pipe.InitBuffer(inQueueAcc, 1, tileLength_ * Dp_ * sizeof(float));
+        pipe.InitBuffer(outQueueC, 1, tileLength_ * Dp_ * sizeof(float));
         splitK_ = tiling.splitK;
         kSlice_ = tiling.kSlice;
         partRows_ = static_cast<uint32_t>(tiling.partRows);

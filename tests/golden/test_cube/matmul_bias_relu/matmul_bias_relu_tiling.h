@@ -24,7 +24,7 @@ struct MatmulBiasReluTilingData {
 inline uint32_t MatmulBiasReluComputeTiling(uint64_t M, uint64_t K, uint64_t N, uint32_t coreNum, MatmulBiasReluTilingData* td)
 {
     constexpr uint64_t kFractal = 16;  // f16/bf16 fractal: base sizes are multiples of 16
-    constexpr uint64_t kBaseM = 128, kBaseN = 64, kBaseK = 64;  // matmul_bias_relu.adsl:9: largest base block (plan_cube)
+    constexpr uint64_t kBaseM = 128, kBaseN = 128, kBaseK = 64;  // matmul_bias_relu.adsl:9: largest base block (plan_cube)
     constexpr uint64_t kEsize = 2;  // bytes per A / B element
     constexpr uint64_t kL0A = 65536, kL0B = 65536, kL0C = 131072, kL1 = 524288;  // ascend910b1
     constexpr uint64_t kStepK = 2, kDepthL1 = 4, kDbL0AB = 2, kDbL0C = 1;
@@ -35,7 +35,7 @@ inline uint32_t MatmulBiasReluComputeTiling(uint64_t M, uint64_t K, uint64_t N, 
     constexpr uint64_t kUbBudget = 188416;  // UB bytes for the epilogue's buffers
     auto ubBytes = [&](uint64_t r, uint64_t padded) -> uint64_t {
         const uint64_t colElems = (r + 127) / 128 * 128;
-        return 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 2 * (r * padded * 32 / 8 + 31) / 32 * 32;
+        return 1 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * (r * padded * 32 / 8 + 31) / 32 * 32;
     };
     const uint64_t baseN = kBaseN < up(N, kFractal) ? kBaseN : up(N, kFractal);
     uint64_t baseK = kBaseK < up(K, kFractal) ? kBaseK : up(K, kFractal);
@@ -49,16 +49,28 @@ inline uint32_t MatmulBiasReluComputeTiling(uint64_t M, uint64_t K, uint64_t N, 
         l1 > kL1) {
         return 0;
     }
-    // Output blocks per core: whole base blocks, grown until there are no more blocks than cores (or
-    // one block per matrix of the batch); cores then take blocks round-robin.
+    // Output blocks per core: tasks of gm x gn whole base blocks, taken round-robin by the cores. The grouping
+    // that leaves the busiest core the fewest base blocks (cdiv(tasks, cores) x gm x gn), among equals the
+    // fewest tasks (one SetTensorA / SetTensorB per task).
     const uint64_t cores = coreNum > 0 ? coreNum : 1;
     const uint64_t mTiles = cdiv(M, baseM), nTiles = cdiv(N, baseN);
-    uint64_t gm = 1, gn = 1;
-    while (batch * cdiv(mTiles, gm) * cdiv(nTiles, gn) > cores && cdiv(mTiles, gm) * cdiv(nTiles, gn) > 1) {
-        if (cdiv(mTiles, gm) >= cdiv(nTiles, gn)) {
-            ++gm;
-        } else {
-            ++gn;
+    uint64_t gm = 1, gn = 1, busiest = ~uint64_t(0), fewest = ~uint64_t(0);
+    for (uint64_t a = 1; a <= mTiles; ++a) {
+        if (a > 1 && cdiv(mTiles, a) == cdiv(mTiles, a - 1)) {
+            continue;  // the same tasks as gm = a - 1, with more blocks each
+        }
+        for (uint64_t b = 1; b <= nTiles; ++b) {
+            if (b > 1 && cdiv(nTiles, b) == cdiv(nTiles, b - 1)) {
+                continue;
+            }
+            const uint64_t n = batch * cdiv(mTiles, a) * cdiv(nTiles, b);
+            const uint64_t most = cdiv(n, cores) * a * b;
+            if (most < busiest || (most == busiest && n < fewest)) {
+                busiest = most;
+                fewest = n;
+                gm = a;
+                gn = b;
+            }
         }
     }
     const uint64_t singleM = gm * baseM < M ? gm * baseM : M;

@@ -600,9 +600,28 @@ inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, 
     FILE* mem = open_memstream(&text, &textLen);
     FILE* f = mem ? mem : stderr;
     std::fprintf(f, "sim-counters: {\"version\":1,\"blockDim\":%u,\"aiv_per_aic\":%u,\"launch_us\":%.0f,\"launch_cpu_us\":%.0f,"
-                    "\"threads\":%u,\"workspace_bytes\":%llu,\"blocks\":[", blockDim, g_launch.mixRatio, launchUs, cpuUs,
+                    "\"threads\":%u,\"workspace_bytes\":%llu,", blockDim, g_launch.mixRatio, launchUs, cpuUs,
                  sc ? sc->threads : 1u, (unsigned long long)gm_workspace_bytes());
     const size_t nb = sc ? sc->slots.size() : 0;
+    {  // the union of the cube's operand extents over all blocks: the bytes the launch's cube reads at least once
+        std::map<uintptr_t, uint64_t> ops;  // start -> longest extent from it, in address order
+        for (size_t b = 0; b < nb; ++b) {
+            for (const auto& [at, bytes] : sc->slots[b].state.cnt.cubeOperands) {
+                uint64_t& len = ops[at];
+                len = bytes > len ? bytes : len;
+            }
+        }
+        uint64_t unionBytes = 0;
+        uintptr_t end = 0;
+        for (const auto& [at, bytes] : ops) {
+            const uintptr_t last = at + bytes;
+            if (last <= end) continue;
+            unionBytes += last - (at > end ? at : end);
+            end = last;
+        }
+        if (unionBytes) std::fprintf(f, "\"cube_operand_bytes\":%llu,", (unsigned long long)unionBytes);
+    }
+    std::fprintf(f, "\"blocks\":[");
     for (size_t b = 0; b < nb; ++b) {
         const Counters& c = sc->slots[b].state.cnt;
         std::fprintf(f, "%s{", b ? "," : "");
