@@ -147,7 +147,7 @@ class Model(nn.Module):
     # KernelBench level 2 style: Gemm_Swish_Divide_Clamp_Tanh_Clamp
     ("gemm", ", divisor", "\n        self.divisor = divisor",
      "\n        x = x * torch.sigmoid(x)\n        x = x / self.divisor\n        x = torch.clamp(x, min=-1.0, max=1.0)"
-     "\n        x = torch.tanh(x)", "linear_scale_hardtanh_gelu"),
+     "\n        x = torch.tanh(x)", "linear_add_swish_tanh_gelu_hardtanh"),  # swish, tanh and a clamp (hardtanh)
     # a per-row logsumexp (keepdim), then LeakyReLU
     ("linear", "", "", "\n        x = torch.logsumexp(x, dim=1, keepdim=True)\n        x = torch.nn.functional.leaky_relu(x)",
      "linear_logsumexp"),

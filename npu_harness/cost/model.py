@@ -162,7 +162,7 @@ class Estimate:
     ideal_us: float = 0.0          # ideal for the problem: max(least GM traffic / HBM bw, useful MACs / cube peak, vector work / all AIV)
     ideal_fraction: float = 1.0    # ideal_us / kernel_us (<= 1): the headline
     min_gm_bytes: int = 0          # least GM traffic of the problem (every tensor once); 0: unknown (the traffic moved is used)
-    l2_bytes: int = 0              # GM bytes moved to / from the launch's workspace tensors and served by L2 (not in gm_*_bytes)
+    l2_bytes: int = 0              # GM bytes served by L2 (not in gm_*_bytes): workspace traffic, the cube's operand re-reads
     cores: list[CoreEstimate] = field(default_factory=list)
     note: str = DISCLAIMER
 
