@@ -221,7 +221,7 @@ def _conv(b, s: Tree, taken: set[str]) -> list[Tree] | None:
             raise _err(b, "a convolution's vector block the compiler splits off holds assignments and stores", st,
                        f"name values (v = ...) and store them: store(y[{var}], v)")
     spatial = frozenset(range(2, len(dims)))
-    reduced = set()
+    reduced: dict[str, Tree] = {}  # the first reduction of each kind
     for call in _calls(_tree("suite", body, s), _REDUCE):
         kw = {str(a.children[0]): a.children[1] for a in call.children[1:] if isinstance(a, Tree) and a.data == "kwarg"}
         if "axis" not in kw:
@@ -232,14 +232,15 @@ def _conv(b, s: Tree, taken: set[str]) -> list[Tree] | None:
                        f"spatial dim (axis=({', '.join(map(str, sorted(spatial)))}))", kw["axis"],
                        f"other reductions: store the convolution in a workspace tensor and reduce it in split loops "
                        f"of your own ({_LAUNCHES})")
-        reduced.add("channels" if axes == frozenset({1}) else "planes")
+        reduced.setdefault("channels" if axes == frozenset({1}) else "planes", call)
     pools = _calls(_tree("suite", body, s), _POOLS)
     ws = _fresh(taken, f"{acc}_gm", "conv_out")
     if pools:
         return _conv_pool(b, s, blocks, body, acc, dims, ws, taken)
     if len(reduced) == 2:
         raise _err(b, "this vector block reduces both over the channels and over the planes: the compiler cuts it into "
-                   "one vector loop of one form", s.children[2], f"write the loops yourself ({_LAUNCHES})")
+                   "one vector loop of one form", max(reduced.values(), key=lambda c: (c.meta.line, c.meta.column)),
+                   f"write the loops yourself ({_LAUNCHES})")
     if "channels" in reduced:
         tile = _fresh(taken, "t", "pos")
         form = Form(b, var, tile, acc, ws, box=True, dims=dims)
@@ -263,8 +264,9 @@ def _conv_pool(b, s: Tree, blocks, body: list[Tree], acc: str, dims: list[str], 
     relu = isinstance(src, Tree) and src.data == "call" and str(src.children[0]) == "relu" and len(src.children) == 2
     inner = src.children[1] if relu else src
     if not (isinstance(inner, Tree) and inner.data == "name" and str(inner.children[0]) == acc):
+        other = [st for st in body if not _calls(st, _POOLS)]
         raise _err(b, "a pool after a convolution is the vector block's one statement: store(y[blk], max_pool(acc, "
-                   "kernel=2)) (or avg_pool; of acc or relu(acc))", (body[1:] or body)[0] if pool is None else pool,
+                   "kernel=2)) (or avg_pool; of acc or relu(acc))", other[0] if other else src or body[0],
                    f"other work before or after the pool: write the launches yourself ({_LAUNCHES})")
     tile = _fresh(taken, "p", "plane")
     dst = call.children[1]
