@@ -94,7 +94,7 @@ def _int_option(b, node, key: str, rank: int) -> tuple[int, ...]:
     for item in items:
         if not (isinstance(item, Tree) and item.data == "number" and str(item.children[0]).isdigit()
                 and int(str(item.children[0])) >= least):
-            raise b.err(E.ARGS, f"{key}= takes integer literals >= {least}: one for every spatial dim, or a tuple "
+            raise b.err(E.ARGS, f"{key}= takes an integer literal >= {least} (one for every spatial dim) or a tuple "
                         f"of {rank}", item)
         values.append(int(str(item.children[0])))
     return tuple(values) * (rank if len(values) == 1 else 1)
@@ -155,8 +155,8 @@ def _conv(b, block: Tree, var: str, dims: tuple[str, ...], split_call: Tree) -> 
         out_pad = _int_option(b, kw["output_padding"], "output_padding", rank) if "output_padding" in kw else (0,) * rank
         for i, (op_, st, dl) in enumerate(zip(out_pad, opts["stride"], opts["dilation"], strict=True)):
             if op_ >= max(st, dl):
-                raise b.err(E.ARGS, f"output_padding={op_} (spatial dim {i}) must be smaller than the stride or the "
-                            "dilation (PyTorch's rule: it only picks among the output sizes the stride leaves open)",
+                raise b.err(E.ARGS, f"output_padding={op_} must be smaller than the stride or the dilation (of spatial "
+                            f"dim {i}; PyTorch's rule: it only picks among the output sizes the stride leaves open)",
                             kw["output_padding"])
     bias = _bias(b, kw["bias"], x, w, dims[1]) if "bias" in kw else None
     return ir.Conv(acc, x.name, w.name, rank, opts["stride"], opts["padding"], opts["dilation"], bias, groups,

@@ -99,10 +99,12 @@ EXAMPLE_SHAPES["convolution/conv_transpose2d_grouped_dilated"] = [{}, {"batch_si
 EXAMPLE_SHAPES.update({f"fuse/{name}": [{}, {"batch_size": 1, "in_channels": 19, "out_channels": 150, "height": 35,
                                              "width": 41}]
                        for name in ("conv_batch_norm_relu", "conv_max_pool", "conv_global_avg_pool",
-                                    "conv_softmax_channels", "conv_mean_channels", "conv_hardswish_residual")})
+                                    "conv_softmax_channels", "conv_mean_channels", "conv_hardswish_residual",
+                                    "conv_instance_norm")})
 EXAMPLE_SHAPES["fuse/conv3d_group_norm"] = [{}, {"batch_size": 1, "in_channels": 7, "out_channels": 36, "num_groups": 6,
                                                  "depth": 4, "height": 9, "width": 11}]
 EXAMPLE_SHAPES["fuse/gemm_softmax_long"] = [{}, {"M": 33, "K": 70, "N": 4099}]
+EXAMPLE_SHAPES["fuse/gemm_cumsum"] = [{}, {"M": 33, "K": 70, "N": 4099}]  # cut into launches: rows longer than UB
 EXAMPLE_SHAPES["convolution/conv1d_depthwise"] = [{}, {"batch_size": 1, "channels": 37, "length": 701}]
 EXAMPLE_SHAPES["convolution/conv2d_grouped"] = [{}, {"batch_size": 1, "in_channels": 20, "out_channels": 148,
                                                      "height": 35, "width": 40}]

@@ -1,9 +1,9 @@
 """Autosplit (issue 14 item 2; ascend_dsl/autosplit.py): a conv or matmul split whose `with vector:` block its cube
 kernel cannot run is cut by the compiler into the launches a user would write. The single-block forms of the
 gallery's two-launch kernels (tests/autosplit/conv_*.adsl, beside examples/fuse/conv_*) lower to the same launches,
-file for file up to names and source lines, and validate against the gallery's tasks at its two shapes; a scan in
-a matmul epilogue (which a base block of part of a row cannot run) and an instance norm are validated too; every
-refusal is a located error."""
+file for file up to names and source lines, and validate against the gallery's tasks at its two shapes; the gallery
+kernels written as one split (examples/fuse/gemm_cumsum: a scan, which a matmul epilogue's base block of part of a
+row cannot run; conv_instance_norm) run in the interpreter here; every refusal is a located error."""
 
 from __future__ import annotations
 
@@ -21,9 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 HERE = REPO / "tests" / "autosplit"
 GALLERY = {e.name: e for e in discover() if e.category == "fuse"}
 SINGLE = sorted(p.stem for p in HERE.glob("conv_*.adsl") if p.stem in GALLERY)
-#: kernels of this directory with their own task: (name, the second validation shape's overrides)
-OWN = {"gemm_cumsum": {"M": 33, "K": 70, "N": 1500}, "conv_instance_norm": {
-    "batch_size": 1, "in_channels": 19, "out_channels": 150, "height": 35, "width": 41}}
+#: gallery kernels written as one split (examples/fuse: their emulator runs are in tests/test_gallery_e2e.py)
+OWN = ("gemm_cumsum", "conv_instance_norm")
 
 
 def _project(path: Path) -> dict[str, str]:
@@ -56,7 +55,7 @@ def _lowered(text: str) -> ir.Kernel:
 
 
 def test_a_scan_in_a_matmul_epilogue_becomes_a_row_launch_and_a_fixpipe_store_stays_one_kernel():
-    k = _lowered((HERE / "gemm_cumsum.adsl").read_text())
+    k = _lowered(GALLERY["gemm_cumsum"].adsl.read_text())
     assert k.kind is ir.KernelKind.LAUNCHES
     assert [la.kernel.kind for la in k.body] == [ir.KernelKind.MIX, ir.KernelKind.VECTOR]
     assert k.body[0].writes == ("acc_gm",) and k.body[1].reads == ("acc_gm",)
@@ -70,8 +69,6 @@ def _cases():
     for name in SINGLE:
         ex = GALLERY[name]
         yield Example("fuse", name, HERE / f"{name}.adsl", ex.task), ex.shapes()
-    for name, second in OWN.items():
-        yield Example("fuse", name, HERE / f"{name}.adsl", HERE / f"{name}.py"), [{}, second]
 
 
 CASES = [(ex, dts, shape) for ex, shapes in _cases() for dts in ex.dtypes for shape in shapes]
@@ -82,7 +79,7 @@ def _id(case) -> str:
     return "-".join([ex.name, *(str(v) for v in dts.values()), *(f"{k}{v}" for k, v in shape.items())])
 
 
-@pytest.mark.parametrize("ex", [c[0] for c in CASES if not c[2]], ids=lambda e: e.name)
+@pytest.mark.parametrize("ex", [c[0] for c in CASES if not c[2]] + [GALLERY[n] for n in OWN], ids=lambda e: e.name)
 def test_a_single_block_kernel_in_the_interpreter(ex):
     for dts in ex.dtypes:
         result = validate(ex, dts, {}, level="interp")
@@ -162,9 +159,9 @@ def test_a_matmul_epilogue_that_cannot_be_cut_is_a_located_error():
 
 @pytest.mark.parametrize("opts, needle, words", [
     ("stride=(2, 1, 1)", "(2, 1, 1)", "a tuple of 2 (one per spatial dim); this one has 3"),
-    ("padding=(1, -1)", "-1", "integer literals >= 0"),
-    ("dilation=(0, 1)", "0, 1)", "integer literals >= 1"),
-    ("stride=(1, 2.5)", "2.5", "integer literals >= 1"),
+    ("padding=(1, -1)", "-1", "an integer literal >= 0"),
+    ("dilation=(0, 1)", "0, 1)", "an integer literal >= 1"),
+    ("stride=(1, 2.5)", "2.5", "an integer literal >= 1"),
 ])
 def test_per_dim_options_are_checked(opts, needle, words):
     text = CONV.format(body="store(y[blk], acc)", out="f32", y="N, K, OH, OW").replace("padding=1", opts)
@@ -183,7 +180,7 @@ def k(x: Tensor[f16, "N, C, H, W"], w: Tensor[f16, "C, K, KH, KW"], y: Tensor[f3
             store(y[blk], acc)
 '''
     d = _error(text)
-    assert d.code == "ARGS" and "output_padding=1 (spatial dim 1)" in d.message, d.render()
+    assert d.code == "ARGS" and "output_padding=1 must be smaller than the stride or the dilation (of spatial dim 1" in d.message, d.render()
 
 
 def test_per_dim_options_print_as_written():
