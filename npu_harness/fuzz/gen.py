@@ -885,6 +885,8 @@ def _autosplit(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dic
             e = Node(f"({{0}} - mean(acc, axis=({spatial})))", (e,), "f32", "rows")
         if "acc" not in e.render():
             e = Node("({0} + acc)", (e,), "f32", "rows")
+        if e.render() in ("acc", "relu(acc)"):  # a store the conv kernel runs itself: make it one it cannot
+            e = Node("({0} * 0.5 + 0.25)", (e,), "f32", "rows")
         body = (Stmt(f"store({y}[blk], {{0}})", e),)
     elif form == "planes":
         y = k.tensor("y", "f32", "N, K")
