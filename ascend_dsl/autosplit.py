@@ -220,6 +220,17 @@ def _conv(b, s: Tree, taken: set[str]) -> list[Tree] | None:
         if st.data not in ("assign", "expr_stmt") or (st.data == "expr_stmt" and str(st.children[0].children[0]) != "store"):
             raise _err(b, "a convolution's vector block the compiler splits off holds assignments and stores", st,
                        f"name values (v = ...) and store them: store(y[{var}], v)")
+    ws = _fresh(taken, f"{acc}_gm", "conv_out")
+    if _calls(_tree("suite", body, s), _POOLS):
+        return _conv_pool(b, s, blocks, body, acc, dims, ws, taken)
+    return [_workspace(ws, dims, s), _with_store(s, blocks, ws, _name(acc, blocks["vector"])),
+            _epilogue_loop(b, s, body, acc, ws, dims, taken)]
+
+
+def _epilogue_loop(b, s: Tree, body: list[Tree], acc: str, ws: str, dims: list[str], taken: set[str],
+                   extra: dict[str, tuple] | None = None) -> Tree:
+    """One vector split loop running `body`, whose `acc` is read from `ws` (dims `[N, K, *spatial]`): rows of
+    planes, or boxes over the channels when it reduces them. `extra`: workspace tensors it stores, by shape."""
     spatial = frozenset(range(2, len(dims)))
     reduced: dict[str, Tree] = {}  # the first reduction of each kind
     for call in _calls(_tree("suite", body, s), _REDUCE):
@@ -233,59 +244,106 @@ def _conv(b, s: Tree, taken: set[str]) -> list[Tree] | None:
                        f"other reductions: store the convolution in a workspace tensor and reduce it in split loops "
                        f"of your own ({_LAUNCHES})")
         reduced.setdefault("channels" if axes == frozenset({1}) else "planes", call)
-    pools = _calls(_tree("suite", body, s), _POOLS)
-    ws = _fresh(taken, f"{acc}_gm", "conv_out")
-    if pools:
-        return _conv_pool(b, s, blocks, body, acc, dims, ws, taken)
     if len(reduced) == 2:
         raise _err(b, "this vector block reduces both over the channels and over the planes: the compiler cuts it into "
                    "one vector loop of one form", max(reduced.values(), key=lambda c: (c.meta.line, c.meta.column)),
                    f"write the loops yourself ({_LAUNCHES})")
-    if "channels" in reduced:
-        tile = _fresh(taken, "t", "pos")
-        form = Form(b, var, tile, acc, ws, box=True, dims=dims)
-        extent = [dims[0], *dims[2:]]
-    else:
-        tile = _fresh(taken, "r", "row")
-        form = Form(b, var, tile, acc, ws, box=False, dims=dims)
-        extent = dims[:2]
-    stmts = form.body(body)
-    return [_workspace(ws, dims, s), _with_store(s, blocks, ws, _name(acc, blocks["vector"])),
-            _vector_loop(s, extent, tile, stmts)]
+    box = "channels" in reduced
+    tile = _fresh(taken, "t", "pos") if box else _fresh(taken, "r", "row")
+    form = Form(b, str(s.children[0]), tile, acc, ws, box=box, dims=dims, extra=extra)
+    return _vector_loop(s, [dims[0], *dims[2:]] if box else dims[:2], tile, form.body(body))
+
+
+def _replace(t, old: Tree, new: Tree):
+    """`t` with the node `old` (by identity) replaced by `new`."""
+    if t is old:
+        return new
+    if not isinstance(t, Tree):
+        return t
+    return _tree(t.data, [_replace(c, old, new) for c in t.children], t)
 
 
 def _conv_pool(b, s: Tree, blocks, body: list[Tree], acc: str, dims: list[str], ws: str, taken: set[str]) -> list[Tree]:
-    """`store(y[blk], max_pool(acc | relu(acc), ...))`: the conv launch stores (the ReLU of) acc, a plane loop pools."""
+    """A pool in the vector block: up to four launches. The conv stores acc (or relu(acc)); the statements before
+    the pool and its operand run as rows storing a second workspace (unless the operand is acc or relu(acc)); a
+    plane loop pools; the pool's statement (the pooled planes named) and those after it run as rows or boxes over
+    the pooled planes (unless the pooled planes are stored as they are)."""
     var = str(s.children[0])
-    call = body[0].children[0] if len(body) == 1 else None
-    pool = call.children[2] if call is not None and len(call.children) == 3 else None
-    src = pool.children[1] if isinstance(pool, Tree) and pool.data == "call" and str(pool.children[0]) in _POOLS \
-        and len(pool.children) > 1 else None
+    found = [(i, c) for i, st in enumerate(body) for c in _calls(st, _POOLS)]
+    if len(found) > 1:
+        raise _err(b, "one pool per vector block: the compiler cuts it into launches around one pool", found[1][1],
+                   f"write the launches for several pools yourself ({_LAUNCHES})")
+    i, pool = found[0]
+    args = pool.children[1:]
+    src = args[0] if args and not (isinstance(args[0], Tree) and args[0].data == "kwarg") else None
+    if src is None:
+        raise b.err(E.ARGS, f"{pool.children[0]} takes the planes to pool: {pool.children[0]}(acc, kernel=2)", pool)
+    if _calls(src, _POOLS):
+        raise _err(b, "one pool per vector block", src)
+    pre, at, post = body[:i], body[i], body[i + 1:]
+    named = {str(st.children[0]) for st in pre if st.data == "assign"}
+    in_src = {id(t) for t in _tokens(src)}
+    late = next((t for st in [at, *post] for t in _tokens(st) if t.type == "NAME" and str(t) in named
+                 and id(t) not in in_src), None)
+    if late is not None:
+        raise _err(b, f"'{late}' is computed before the pool and used after it: the compiler runs the two sides as "
+                   "separate launches", late, f"compute '{late}' after the pool")
     relu = isinstance(src, Tree) and src.data == "call" and str(src.children[0]) == "relu" and len(src.children) == 2
     inner = src.children[1] if relu else src
-    if not (isinstance(inner, Tree) and inner.data == "name" and str(inner.children[0]) == acc):
-        other = [st for st in body if not _calls(st, _POOLS)]
-        raise _err(b, "a pool after a convolution is the vector block's one statement: store(y[blk], max_pool(acc, "
-                   "kernel=2)) (or avg_pool; of acc or relu(acc))", other[0] if other else src or body[0],
-                   f"other work before or after the pool: write the launches yourself ({_LAUNCHES})")
-    tile = _fresh(taken, "p", "plane")
-    dst = call.children[1]
-    if not (isinstance(dst, Tree) and dst.data == "subscript" and len(dst.children) == 2):
-        raise b.err(E.INDEX, f"store the pooled planes into a tensor indexed by the block: y[{var}]", dst)
-    at = pool
-    load = _call("load", [_sub(ws, [_name(tile, at)], at)], at)
-    pooled = _tree("call", [pool.children[0], load, *pool.children[2:]], pool)
-    store = _tree("expr_stmt", [_call("store", [_sub(str(dst.children[0]), [_name(tile, dst)], dst), pooled], call)], call)
-    value = _call("relu", [_name(acc, src)], src) if relu else _name(acc, src)
-    return [_workspace(ws, dims, s), _with_store(s, blocks, ws, value), _vector_loop(s, dims[:2], tile, [store])]
+    direct = not pre and isinstance(inner, Tree) and inner.data == "name" and str(inner.children[0]) == acc
+    out = [_workspace(ws, dims, s),
+           _with_store(s, blocks, ws, _call("relu", [_name(acc, src)], src) if direct and relu else _name(acc, src))]
+    pool_in = ws
+    if not direct:  # the pool's operand computed in rows, stored for the plane loop
+        pool_in = _fresh(taken, "pool_in")
+        out.append(_workspace(pool_in, dims, s))
+        store = _tree("expr_stmt", [_call("store", [_sub(pool_in, [_name(var, src)], src), src], src)], src)
+        out.append(_epilogue_loop(b, s, [*pre, store], acc, ws, dims, taken, {pool_in: tuple(dims)}))
+    call = at.children[0] if at.data == "expr_stmt" else None
+    dst = call.children[1] if call is not None and len(call.children) == 3 and call.children[2] is pool else None
+    plane = _fresh(taken, "p", "plane")
+    load = _call("load", [_sub(pool_in, [_name(plane, pool)], pool)], pool)
+    pooled = _tree("call", [pool.children[0], load, *args[1:]], pool)
+    if dst is not None and not post:  # store(y[blk], max_pool(...)): the plane loop stores y
+        if not (isinstance(dst, Tree) and dst.data == "subscript" and len(dst.children) == 2):
+            raise b.err(E.INDEX, f"store the pooled planes into a tensor indexed by the block: y[{var}]", dst)
+        store = _tree("expr_stmt", [_call("store", [_sub(str(dst.children[0]), [_name(plane, dst)], dst), pooled],
+                                          call)], call)
+        return [*out, _vector_loop(s, dims[:2], plane, [store])]
+    pdims = _pooled_dims(b, [at, *post], dims, pool)
+    ws_p = _fresh(taken, "pooled_gm")
+    name = _fresh(taken, "pooled")
+    store = _tree("expr_stmt", [_call("store", [_sub(ws_p, [_name(plane, pool)], pool), pooled], pool)], pool)
+    out += [_workspace(ws_p, pdims, s), _vector_loop(s, dims[:2], plane, [store])]
+    rest = [_replace(at, pool, _name(name, pool)), *post]
+    return [*out, _epilogue_loop(b, s, rest, name, ws_p, pdims, taken)]
+
+
+def _pooled_dims(b, stmts: list[Tree], dims: list[str], pool: Tree) -> list[str]:
+    """The pooled planes' dims `[N, K, *P]`, from a tensor the statements after the pool store: `[N, K, *P]`, or
+    `[N, *P]` (a reduction over the channels)."""
+    rank = len(dims) - 2
+    for st in stmts:
+        for c in _calls(st, ("store",)):
+            dst = c.children[1] if len(c.children) > 1 else None
+            p = b.scope.params.get(str(dst.children[0])) if isinstance(dst, Tree) and dst.data == "subscript" else None
+            shape = tuple(p.shape) if p is not None and hasattr(p, "shape") else ()
+            if len(shape) == rank + 2 and tuple(shape[:2]) == tuple(dims[:2]):
+                return list(shape)
+            if len(shape) == rank + 1 and shape[0] == dims[0]:
+                return [dims[0], dims[1], *shape[1:]]
+    raise _err(b, f"after a pool, store into a tensor of the pooled planes' shape [{dims[0]}, {dims[1]}, "
+               f"{', '.join('P' + d for d in dims[2:])}] (or [{dims[0]}, ...] over the channels): its dims name the "
+               "pooled sizes", pool, f"or write the launches yourself ({_LAUNCHES})")
 
 
 class Form:
     """How the epilogue's slices read in the vector loop: rows of output planes, or boxes over the channels."""
 
     def __init__(self, b, var: str, tile: str, acc: str, ws: str, box: bool, dims: list[str],
-                 batch_rows: tuple[str, ...] | None = None):
+                 batch_rows: tuple[str, ...] | None = None, extra: dict[str, tuple] | None = None):
         self.b, self.var, self.tile, self.acc, self.ws, self.box, self.dims = b, var, tile, acc, ws, box, dims
+        self.extra = extra or {}  # workspace tensors the loop stores (not parameters yet), by shape
         self.matmul = batch_rows is not None
         out = tuple(dims)
         if self.matmul:  # [*batch, M, N]: whole rows; one value per row [*batch, M]; a row vector v[:] unchanged
@@ -345,7 +403,7 @@ class Form:
             raise self.b.err(E.INDEX, f"in a vector block the compiler splits off, tensors are indexed by the block: "
                              f"{name}[{self.var}]", e)
         p = self.b.scope.params.get(str(name))
-        shape = tuple(p.shape) if p is not None and hasattr(p, "shape") else None
+        shape = tuple(p.shape) if p is not None and hasattr(p, "shape") else self.extra.get(str(name))
         kind = self.shapes.get(shape)
         if kind is None:
             want = " or ".join(f"[{', '.join(map(str, s))}]" for s in self.shapes)

@@ -1,7 +1,8 @@
 """The launches of a kernel whose split loops are of different kinds, joined by workspace tensors.
 
 A run of cube (matmul) loops is one launch, a conv loop is one launch, a run of vector split loops with the
-kernel-scope statements around them (accumulators, scalars, scalar stores) is one launch; the leading scalars go
+kernel-scope statements around them (accumulators, scalars, scalar stores) is one launch, cut before a loop that
+reads a workspace tensor an earlier loop of the run writes (its cores need every core's share); the leading scalars go
 to every launch that uses them. A workspace tensor shared by two launches becomes a parameter of both (GM the host
 allocates). Shared by the compiler (lowering/passes/partition_launches.py: the graph's checks, the order) and the
 interpreter (which runs the launches in the same order).
@@ -49,6 +50,7 @@ class Segment:
 def segments(kernel: ir.Kernel) -> tuple[list[ir.Stmt], list[Segment]]:
     """The leading scalar statements (shared by every launch that uses them) and the launches' statements."""
     body = list(kernel.body)
+    ws = {p.name for p in kernel.workspaces}
     first = next(i for i, s in enumerate(body) if loop_kind(s))
     prelude = [s for s in body[:first] if isinstance(s, _SHARED)]
     pending = [s for s in body[:first] if not isinstance(s, _SHARED)]
@@ -61,6 +63,12 @@ def segments(kernel: ir.Kernel) -> tuple[list[ir.Stmt], list[Segment]]:
                 cur.stmts.append(s)
             else:
                 pending.append(s)
+        elif cur is not None and kind == "vector" == cur.kind and ws & tensor_names(s, ws, set(), True) & writes_of(
+                cur.stmts):  # reads a workspace tensor the run wrote (every core's share): a launch of its own
+            tail = []
+            while cur.stmts and not loop_kind(cur.stmts[-1]):  # the kernel-scope statements before it go with it
+                tail.insert(0, cur.stmts.pop())
+            segs.append(Segment(kind, [*tail, s]))
         elif cur is not None and kind == cur.kind and kind != "conv" and not pending:
             cur.stmts.append(s)
         else:

@@ -100,7 +100,7 @@ EXAMPLE_SHAPES.update({f"fuse/{name}": [{}, {"batch_size": 1, "in_channels": 19,
                                              "width": 41}]
                        for name in ("conv_batch_norm_relu", "conv_max_pool", "conv_global_avg_pool",
                                     "conv_softmax_channels", "conv_mean_channels", "conv_hardswish_residual",
-                                    "conv_instance_norm")})
+                                    "conv_instance_norm", "conv_hardswish_max_pool_mish", "conv_avg_pool_sigmoid_sum")})
 EXAMPLE_SHAPES["fuse/conv3d_group_norm"] = [{}, {"batch_size": 1, "in_channels": 7, "out_channels": 36, "num_groups": 6,
                                                  "depth": 4, "height": 9, "width": 11}]
 EXAMPLE_SHAPES["fuse/gemm_softmax_long"] = [{}, {"M": 33, "K": 70, "N": 4099}]

@@ -22,7 +22,7 @@ HERE = REPO / "tests" / "autosplit"
 GALLERY = {e.name: e for e in discover() if e.category == "fuse"}
 SINGLE = sorted(p.stem for p in HERE.glob("conv_*.adsl") if p.stem in GALLERY)
 #: gallery kernels written as one split (examples/fuse: their emulator runs are in tests/test_gallery_e2e.py)
-OWN = ("gemm_cumsum", "conv_instance_norm")
+OWN = ("gemm_cumsum", "conv_instance_norm", "conv_hardswish_max_pool_mish", "conv_avg_pool_sigmoid_sum")
 
 
 def _project(path: Path) -> dict[str, str]:
@@ -47,6 +47,19 @@ def test_a_single_block_lowers_to_the_gallerys_launches(name):
     one, two = _project(HERE / f"{name}.adsl"), _project(GALLERY[name].adsl)
     assert sorted(one) == sorted(two)
     assert [f for f in one if one[f] != two[f]] == []
+
+
+@pytest.mark.parametrize("name, kinds", [
+    ("conv_hardswish_max_pool_mish", ["CONV", "VECTOR", "WINDOW", "VECTOR"]),  # the work before the pool, after it
+    ("conv_avg_pool_sigmoid_sum", ["CONV", "WINDOW", "BOX"]),  # a sum over the pooled channels
+    ("conv_instance_norm", ["CONV", "VECTOR"]),
+])
+def test_a_pool_with_work_around_it_is_cut_at_every_workspace(name, kinds):
+    """Vector loops reading a workspace tensor an earlier vector loop wrote run as launches of their own."""
+    k = _lowered(GALLERY[name].adsl.read_text())
+    assert [la.kernel.kind.name for la in k.body] == kinds
+    for a, b in zip(k.body, k.body[1:], strict=False):
+        assert set(a.writes) & set(b.reads), (a.writes, b.reads)
 
 
 def _lowered(text: str) -> ir.Kernel:
@@ -132,8 +145,12 @@ def _col(text: str, needle: str) -> tuple[int, int]:
     ("store(y[blk], sum(acc, axis=2))", "N, K, OW", "UNSUPPORTED", "2)", "reduces the channels (axis=1) or every spatial"),
     ("m = mean(acc, axis=1)\n            store(y[blk], acc - m - mean(acc, axis=(2, 3)))", "N, K, OH, OW",
      "UNSUPPORTED", "mean(acc, axis=(2", "both over the channels and over the planes"),
-    ("v = relu(acc)\n            store(y[blk], max_pool(v, kernel=2))", "N, K, OH, OW", "UNSUPPORTED", "v = relu",
-     "a pool after a convolution is the vector block's one statement"),
+    ("store(y[blk], max_pool(acc, kernel=2) + avg_pool(acc, kernel=2))", "N, K, PH, PW", "UNSUPPORTED", "avg_pool",
+     "one pool per vector block"),
+    ("s = load(g[blk])\n            store(y[blk], max_pool(acc * s, kernel=2) * s)", "N, K, PH, PW", "UNSUPPORTED",
+     "s)", "'s' is computed before the pool and used after it"),
+    ("store(y[blk], mean(max_pool(acc, kernel=2), axis=(2, 3)))", "N, K", "UNSUPPORTED", "max_pool",
+     "after a pool, store into a tensor of the pooled planes' shape"),
     ("store(y[blk], acc + load(z[blk]))", "N, K, OH, OW", "INDEX", "z[blk]", "'z[blk]' here is a tensor of shape"),
     ("store(y[blk], acc / sum(acc, axis=1) * load(g[blk]))", "N, K, OH, OW", "INDEX", "g[blk]", "boxes over the channels"),
     ("acc = relu(acc)\n            store(y[blk], acc + 1.0)", "N, K, OH, OW", "DUPLICATE-NAME", "acc = relu",

@@ -860,8 +860,8 @@ def _autosplit(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dic
     """One cube split whose vector block its cube kernel cannot run, cut by the compiler into launches: a
     convolution (per-dim options half the time) followed by element-wise work with per-channel and output-shaped
     tensors (rows of planes, a mean over every spatial dim subtracted or stored per plane), a reduction or softmax
-    over the channels (boxes), or a max/avg pool of acc or relu(acc) (planes); or a matmul whose epilogue scans
-    along the row (cumsum, whole rows of any length)."""
+    over the channels (boxes), or a max/avg pool (planes) with element-wise work before and after it (rows
+    launches of their own); or a matmul whose epilogue scans along the row (cumsum, whole rows of any length)."""
     if rng.random() < 0.25:
         return _autosplit_matmul(rng, name)
     k, sizes = _conv(rng, name, target, per_dim=rng.random() < 0.5)
@@ -912,8 +912,16 @@ def _autosplit(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dic
             sizes["P" + o] = (sizes[o] - kern) // stride + 1
         y = k.tensor("y", "f32", "N, K, " + ", ".join("P" + o for o in outs))
         k.tensor("z", "f32", "N, K, " + ", ".join(outs))  # only bound: names the conv output's dims
-        src = rng.choice(("acc", "relu(acc)"))
-        body = (Stmt(f"store({y}[blk], {rng.choice(('max_pool', 'avg_pool'))}({src}, kernel={kern}, stride={stride}))"),)
+        src = leaf(rng.choice(("acc", "relu(acc)")), "f32", "rows")
+        if rng.random() < 0.5:  # work before the pool: a rows launch of its own
+            src = Exprs(rng, Scope([acc_rows], k.scope_scalars([]))).tile("f32", "rows", rng.randint(1, 2))
+        pool = f"{rng.choice(('max_pool', 'avg_pool'))}({{0}}, kernel={kern}, stride={stride})"
+        if rng.random() < 0.5:  # work after it: rows of the pooled planes
+            post = Exprs(rng, Scope([leaf("m", "f32", "rows")], k.scope_scalars([]))).tile("f32", "rows", 2)
+            post = post if "m" in post.render() else Node("({0} + m)", (post,), "f32", "rows")
+            body = (Stmt(f"m = {pool}", src, "m"), Stmt(f"store({y}[blk], {{0}})", post))
+        else:
+            body = (Stmt(f"store({y}[blk], {pool})", src),)
     k.body.append(Loop(loop.header, loop.inner, body, loop.cube_prefix))
     return k, sizes
 
