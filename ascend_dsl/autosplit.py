@@ -12,8 +12,9 @@ source positions, so later errors point at what the user wrote):
   like the output (`t[blk]`), per-channel `[K]` and per-plane `[N, K]` values (`t[blk]`), reductions over every
   spatial dim (`mean(acc, axis=(2, 3))`: instance norm, global average pooling, stored into `[N, K]`);
 - boxes (`split(N * OH * OW)`): reductions over the channels (`axis=1`: softmax, mean, max over channels);
-- planes (`split(N * K)`): `store(y[blk], max_pool(acc, ...))` or `avg_pool`, of `acc` or `relu(acc)` (the
-  ReLU then runs in the cube launch);
+- planes (`split(N * K)`): one `max_pool` / `avg_pool`, with the work before it as rows storing a second
+  workspace (none for `acc` or `relu(acc)`: the ReLU then runs in the cube launch) and the work after it as rows
+  or boxes over the pooled planes (a third);
 - matmul rows (`split(Bt * M)`): the epilogue over whole rows of the output (any N; scans and argmax).
 
 Anything else that cannot be cut this way is a located error naming the form to write. The rewritten kernel is
@@ -220,6 +221,17 @@ def _conv(b, s: Tree, taken: set[str]) -> list[Tree] | None:
         if st.data not in ("assign", "expr_stmt") or (st.data == "expr_stmt" and str(st.children[0].children[0]) != "store"):
             raise _err(b, "a convolution's vector block the compiler splits off holds assignments and stores", st,
                        f"name values (v = ...) and store them: store(y[{var}], v)")
+    for d, node in zip(dims, s.children[1].children[1:], strict=False):
+        if d not in b.scope.symbols:
+            raise b.err(E.ARGS, f"'{d}' is no shape symbol of a tensor parameter: the compiler keeps the convolution's "
+                        "output between the launches in a workspace tensor shaped by the split's dims", node,
+                        "name the output's dims in a tensor parameter, or use padding that keeps H, W")
+    for call in _tree("suite", body, s).iter_subtrees_topdown():
+        if call.data == "call" and str(call.children[0]) not in _REDUCE and any(
+                isinstance(a, Tree) and a.data == "kwarg" and str(a.children[0]) == "axis" for a in call.children[1:]):
+            raise _err(b, f"after a convolution, {call.children[0]}(..., axis=) is not cut into launches (only sum, "
+                       "mean, max, min, prod reduce: over the channels or every spatial dim)", call,
+                       f"store the convolution in a workspace tensor and write the loops yourself ({_LAUNCHES})")
     ws = _fresh(taken, f"{acc}_gm", "conv_out")
     if _calls(_tree("suite", body, s), _POOLS):
         return _conv_pool(b, s, blocks, body, acc, dims, ws, taken)

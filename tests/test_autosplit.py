@@ -159,12 +159,22 @@ def _col(text: str, needle: str) -> tuple[int, int]:
     ("y[blk] += acc", "N, K, OH, OW", "UNSUPPORTED", "y[blk] +=", "holds assignments and stores"),
     ("store(y[blk, 0], acc + 1.0)", "N, K, OH, OW", "INDEX", "y[blk, 0]", "indexed by the block"),
     ("store(y[blk], acc + (1.0, 2.0))", "N, K, OH, OW", "TYPE", "(1.0, 2.0)", "a tuple is not a value"),
+    ("store(y[blk], cumsum(acc, axis=3))", "N, K, OH, OW", "UNSUPPORTED", "cumsum", "cumsum(..., axis=) is not cut"),
+    ("store(y[blk], cast(argmax(acc, axis=1), f32))", "N, OH, OW", "UNSUPPORTED", "argmax", "argmax(..., axis=) is not"),
 ])
 def test_what_the_compiler_cannot_cut_is_a_located_error(body, y, code, needle, words):
     text = CONV.format(body=body, out="f32", y=y)
     d = _error(text)
     assert d.code == code and words in d.message, d.render()
     assert (d.span.line, d.span.col) == _col(text, needle), d.render()
+
+
+def test_the_workspace_needs_the_output_dims_as_symbols():
+    text = CONV.format(body="store(y[blk], mean(acc, axis=(2, 3)))", out="f32", y="N, K").replace(
+        'r: Tensor[f32, "N, K, OH, OW"],\n      z: Tensor[f32, "OH, OW"], ', "")
+    d = _error(text)
+    assert d.code == "ARGS" and "'OH' is no shape symbol of a tensor parameter" in d.message, d.render()
+    assert (d.span.line, d.span.col) == _col(text, "OH, OW, cores")
 
 
 def test_a_matmul_epilogue_that_cannot_be_cut_is_a_located_error():
