@@ -1,7 +1,8 @@
 """The launches of a kernel whose split loops are of different kinds, joined by workspace tensors.
 
 A run of cube (matmul) loops is one launch, a conv loop is one launch, a run of vector split loops with the
-kernel-scope statements around them (accumulators, scalars, scalar stores) is one launch; the leading scalars go
+kernel-scope statements around them (accumulators, scalars, scalar stores) is one launch, cut before a loop that
+reads a workspace tensor an earlier loop of the run writes (its cores need every core's share); the leading scalars go
 to every launch that uses them. A workspace tensor shared by two launches becomes a parameter of both (GM the host
 allocates). Shared by the compiler (lowering/passes/partition_launches.py: the graph's checks, the order) and the
 interpreter (which runs the launches in the same order).

@@ -19,7 +19,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.indenter import DedentError, Indenter
 
-from . import ir
+from . import autosplit, ir
 from .diagnostics import DslError, Span, register_source
 from .diagnostics import ErrorCode as E
 from .dtypes import BY_NAME, DType
@@ -410,7 +410,8 @@ class _Builder:
     def kernel_body(self, suite: Tree) -> tuple[ir.Stmt, ...]:
         """Split loops, with accumulators declared before them and scalar results after them."""
         out: list[ir.Stmt] = []
-        for s in self.statements(suite):
+        # a conv or matmul split whose vector block its cube kernel cannot run: cut into launches (autosplit.py)
+        for s in autosplit.rewrite(self, self.statements(suite)):
             cube = s.data == "for_stmt" and is_cube_split(self, s)
             conv = cube and is_conv_split(self, s)
             # with workspace tensors, loops of different kinds become launches (lowering/passes/partition_launches.py)
@@ -900,6 +901,9 @@ class _Builder:
                 return slot_read(self, e, tile)
             if d == "subscript":
                 raise self.err(E.INDEX, "read a tile with load(x[t])", e)
+            if d == "tuple_expr":
+                raise self.err(E.TYPE, "a tuple is not a value", e, "tuples are taken by a convolution's stride=, "
+                               "padding=, dilation= and by axis= in a convolution's vector block")
         raise self.err(E.SYNTAX, "unsupported expression", e)
 
     def name_ref(self, tok: Token) -> ir.Expr:

@@ -2,8 +2,8 @@
 
 Goals: resolve the convolution's operands (x `[N, C, *spatial]`, w `[K, C, *kernel]`, f16/bf16; for
 conv_transposeNd w is `[C, K / groups, *kernel]`, nn.ConvTranspose's layout), its integer options (stride,
-padding, dilation, output_padding: literals, one value for every spatial dim; groups: a literal or a shape
-symbol), its f32 `bias=` tensor, and the
+padding, dilation, output_padding: literals, one value for every spatial dim or a tuple of one per dim;
+groups: a literal or a shape symbol), its f32 `bias=` tensor, and the
 `with vector:` block,
 which stores the f32 accumulator into an output `[N, K, *OUT]`, optionally through `relu` and a `cast`.
 Non-goals: what the lowering supports (lowering/passes/select_kind.py reports that, located) and the
@@ -83,12 +83,21 @@ def _blocks(b, s: Tree) -> dict[str, Tree]:
 
 
 def _int_option(b, node, key: str, rank: int) -> tuple[int, ...]:
-    if isinstance(node, Tree) and node.data == "number" and str(node.children[0]).isdigit():
-        v = int(str(node.children[0]))
-        if v >= (0 if key in ("padding", "output_padding") else 1):
-            return (v,) * rank
-    least = "0" if key in ("padding", "output_padding") else "1"
-    raise b.err(E.ARGS, f"{key}= takes an integer literal >= {least} (one value for every spatial dim)", node)
+    """`key=v` (every spatial dim) or `key=(vd, vh, vw)` (one per spatial dim, PyTorch's order): integer literals."""
+    least = 0 if key in ("padding", "output_padding") else 1
+    is_tuple = isinstance(node, Tree) and node.data == "tuple_expr"
+    items = node.children if is_tuple else [node]
+    if is_tuple and len(items) != rank:
+        raise b.err(E.ARGS, f"{key}= takes one integer or a tuple of {rank} (one per spatial dim); this one has "
+                    f"{len(items)}", node)
+    values = []
+    for item in items:
+        if not (isinstance(item, Tree) and item.data == "number" and str(item.children[0]).isdigit()
+                and int(str(item.children[0])) >= least):
+            raise b.err(E.ARGS, f"{key}= takes an integer literal >= {least} (one for every spatial dim) or a tuple "
+                        f"of {rank}", item)
+        values.append(int(str(item.children[0])))
+    return tuple(values) * (rank if len(values) == 1 else 1)
 
 
 def _operand(b, node, var: str, what: str) -> ir.TensorParam:
@@ -144,10 +153,11 @@ def _conv(b, block: Tree, var: str, dims: tuple[str, ...], split_call: Tree) -> 
     out_pad: tuple[int, ...] = ()
     if transposed:
         out_pad = _int_option(b, kw["output_padding"], "output_padding", rank) if "output_padding" in kw else (0,) * rank
-        if out_pad[0] >= max(opts["stride"][0], opts["dilation"][0]):
-            raise b.err(E.ARGS, f"output_padding={out_pad[0]} must be smaller than the stride or the dilation "
-                        "(PyTorch's rule: it only picks among the output sizes the stride leaves open)",
-                        kw["output_padding"])
+        for i, (op_, st, dl) in enumerate(zip(out_pad, opts["stride"], opts["dilation"], strict=True)):
+            if op_ >= max(st, dl):
+                raise b.err(E.ARGS, f"output_padding={op_} must be smaller than the stride or the dilation (of spatial "
+                            f"dim {i}; PyTorch's rule: it only picks among the output sizes the stride leaves open)",
+                            kw["output_padding"])
     bias = _bias(b, kw["bias"], x, w, dims[1]) if "bias" in kw else None
     return ir.Conv(acc, x.name, w.name, rank, opts["stride"], opts["padding"], opts["dilation"], bias, groups,
                    b.o.span(body[0]), transposed, out_pad)

@@ -173,12 +173,18 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
     raise TypeError(s)
 
 
+def _per_dim(v: tuple[int, ...]) -> str:
+    """A convolution option as written: one value for every spatial dim, or a tuple."""
+    return str(v[0]) if len(set(v)) == 1 else f"({', '.join(map(str, v))})"
+
+
 def conv_loop(s: ir.ConvLoop, ind: str) -> list[str]:
     c = s.conv
     dims = ", ".join(s.dims)
-    opts = ", ".join(f"{k}={v[0]}" for k, v in (("stride", c.stride), ("padding", c.padding), ("dilation", c.dilation)))
+    opts = ", ".join(f"{k}={_per_dim(v)}" for k, v in (("stride", c.stride), ("padding", c.padding),
+                                                         ("dilation", c.dilation)))
     if c.transposed:
-        opts += f", output_padding={c.output_padding[0]}"
+        opts += f", output_padding={_per_dim(c.output_padding)}"
     opts += (f", groups={c.groups}" if c.groups != 1 else "") + (f", bias={c.bias}" if c.bias else "")
     op = f"conv_transpose{c.rank}d" if c.transposed else f"conv{c.rank}d"
     inner = ind + "    "

@@ -100,13 +100,15 @@ EXAMPLE_SHAPES["convolution/conv_transpose2d_grouped_dilated"] = [{}, {"batch_si
 EXAMPLE_SHAPES.update({f"fuse/{name}": [{}, {"batch_size": 1, "in_channels": 19, "out_channels": 150, "height": 35,
                                              "width": 41}]
                        for name in ("conv_batch_norm_relu", "conv_max_pool", "conv_global_avg_pool",
-                                    "conv_softmax_channels", "conv_mean_channels", "conv_hardswish_residual")})
+                                    "conv_softmax_channels", "conv_mean_channels", "conv_hardswish_residual",
+                                    "conv_instance_norm", "conv_hardswish_max_pool_mish", "conv_avg_pool_sigmoid_sum")})
 EXAMPLE_SHAPES["fuse/conv3d_group_norm"] = [{}, {"batch_size": 1, "in_channels": 7, "out_channels": 36, "num_groups": 6,
                                                  "depth": 4, "height": 9, "width": 11}]
 #: GEMM + group norm (a view of the GEMM's workspace as rows of N / num_groups): odd rows, groups of 15 columns.
 EXAMPLE_SHAPES.update({f"fuse/{name}": [{}, {"M": 37, "N": 75, "K": 70, "num_groups": 5}]
                        for name in ("gemm_group_norm", "gemm_group_norm_swish")})
 EXAMPLE_SHAPES["fuse/gemm_softmax_long"] = [{}, {"M": 33, "K": 70, "N": 4099}]
+EXAMPLE_SHAPES["fuse/gemm_cumsum"] = [{}, {"M": 33, "K": 70, "N": 4099}]  # cut into launches: rows longer than UB
 EXAMPLE_SHAPES["convolution/conv1d_depthwise"] = [{}, {"batch_size": 1, "channels": 37, "length": 701}]
 EXAMPLE_SHAPES["convolution/conv2d_grouped"] = [{}, {"batch_size": 1, "in_channels": 20, "out_channels": 148,
                                                      "height": 35, "width": 40}]

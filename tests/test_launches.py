@@ -96,6 +96,24 @@ def test_cube_stages_still_chain_inside_one_launch():
     assert ctx.lowered.body[0].kernel.param("g").workspace  # the chain's own tensor stays in its workspace
 
 
+def test_a_vector_loop_reading_what_an_earlier_vector_loop_wrote_is_a_launch_of_its_own():
+    """Every core's share of the workspace must be written before any core reads it: a vector loop that reads a
+    workspace tensor the run's earlier loops write starts a new launch (with the scalars just before it); one that
+    does not stays in the run (ascend_dsl/launches.py)."""
+    text = HEAD + DECL + "    g = workspace(f32, M, N)\n" + CUBE + VECTOR.replace("store(y[r, :]", "store(g[r, :]") + \
+        "    s = 2.0\n" + VECTOR.replace("blk2", "blk3").replace("load(h[", "load(g[").replace("store(y[", "store(z[") \
+        .replace("v - max", "v * s - max")
+    _, ctx = lowering.lower(_kernel(text))
+    launches = ctx.lowered.body
+    assert [la.kernel.kind for la in launches] == [ir.KernelKind.MIX, ir.KernelKind.VECTOR, ir.KernelKind.VECTOR]
+    assert (launches[1].writes, launches[2].reads) == (("g",), ("g",))
+    assert any(isinstance(st, ir.ScalarAssign) and st.name == "s" for st in launches[2].kernel.body)
+    independent = text.replace("load(g[r, :])", "load(h[r, :])")
+    _, ctx = lowering.lower(_kernel(independent.replace('    g = workspace(f32, M, N)\n', '').replace(
+        "store(g[r, :]", "store(y[r, :]")))
+    assert [la.kernel.kind for la in ctx.lowered.body] == [ir.KernelKind.MIX, ir.KernelKind.VECTOR]
+
+
 def test_launches_that_depend_on_each_other_in_a_cycle_are_located():
     text = '''@kernel
 def k(w: Tensor[f16, "N, N"]):

@@ -99,13 +99,25 @@ def _run_any(k: ir.Kernel, seed: int = 0) -> list[torch.Tensor]:
         kk, st, pad, dil = (int(a.value) if isinstance(a, ir.Const) else int(k.param(a.name).default)
                             for a in pools[0].args[1:])
         # the pooled planes: the tensor over the plane loop's split that is not stored (a workspace one after a conv)
-        extent = next(s.extent for s in k.body if isinstance(s, ir.SplitLoop) and s.body[0].kind is ir.LoopKind.PLANES)
+        plane = next(s for s in k.body if isinstance(s, ir.SplitLoop) and s.body[0].kind is ir.LoopKind.PLANES)
+        extent = plane.extent
+        read = {e.tensor for st in ir.walk(plane.body) if isinstance(st, (ir.Assign, ir.Store))
+                for e in ir.walk_expr(st.value) if isinstance(e, ir.Load)}  # several workspaces: the one it pools
         (src,) = [p for p in k.tensors if len(p.shape) >= 3 and p not in k.outputs
-                  and tuple(p.shape[:len(extent)]) == extent]
-        for out in k.outputs:
+                  and tuple(p.shape[:len(extent)]) == extent and p.name in read]
+        stored = {st.tensor for st in ir.walk(plane.body) if isinstance(st, ir.Store)}
+        for out in (p for p in k.tensors if p.name in stored):  # the pooled planes (an output or a workspace)
             for din, dout in zip(src.shape[2:], out.shape[2:], strict=True):
                 sizes.setdefault(din, 12)  # spatial inputs large enough for dilated windows
                 sizes[dout] = (sizes[din] + 2 * pad - dil * (kk - 1) - 1) // st + 1
+    for view in k.views:  # a view's divisions must be exact: its dividend symbol a multiple of the divisor
+        for d in view.view.defs:
+            den = 1
+            for f in d.den:
+                den *= f if isinstance(f, int) else sizes.get(f) or int(k.param(f).default)
+            symbols = [f for f in d.num if isinstance(f, str) and f not in {p.name for p in k.scalars}]
+            if den > 1 and len(symbols) == 1:
+                sizes[symbols[0]] = den * max(1, sizes.get(symbols[0], 5) // den)
     conv = ir.conv_loop(k)
     if conv is not None:  # conv output dims follow from the input, kernel, stride, padding and dilation
         c, dims = conv.conv, [k.param(n).shape[2:] for n in (conv.conv.x, conv.conv.w, conv.out)]

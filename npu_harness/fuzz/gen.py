@@ -8,7 +8,9 @@ UB (chunked, and with fewer rows than cores: row groups), slot accumulators over
 boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims) and resampling (1-2), cube matmuls with
 vector epilogues, conv1d/2d/3d on the cube (CONV kernels: stride, padding, dilation, groups, bias) and
 conv_transpose1d/2d/3d (the same options and output_padding)
-(`generate`); chains of two cube stages joined by a workspace tensor (`generate_stages`, a stream of its own).
+(`generate`); chains of two cube stages joined by a workspace tensor, kernels of several launches, single cube
+splits the compiler cuts into launches (ascend_dsl/autosplit.py) and convolutions with per-dim options
+(`generate_stages`, a stream of its own).
 Any of the vector kinds may
 carry accumulators, several split loops, kernel-scope scalars
 before, between and after the loops (launch-time math, `load(x[0])` values and the device math on them,
@@ -30,7 +32,7 @@ KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window"
          "conv_t": 4, "scalar_stress": 8}
 #: Multi-stage kinds, drawn by `generate_stages` from a stream of their own (npu_harness.fuzz.campaign), so
 #: adding one leaves every program of `generate`'s stream, and so the fixed seeds' slices, unchanged.
-STAGE_KINDS = {"chain": 1, "flash": 1, "launches": 1, "views": 1}
+STAGE_KINDS = {"chain": 1, "flash": 1, "launches": 1, "views": 1, "autosplit": 1, "conv_dims": 1}
 TARGETS = {"ascend910b1": 80, "ascend910b4": 10, "ascend310p": 10}
 CORES = {"ascend910b1": 48, "ascend910b4": 40, "ascend310p": 8}
 
@@ -792,7 +794,7 @@ def _flash(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
 # ----------------------------------------------------------------------------- convolution
 
 
-def _conv(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+def _conv(rng: random.Random, name: str, target: str, per_dim: bool = False) -> tuple[_Kernel, dict]:
     """conv1d / conv2d / conv3d on the cube (CONV kernels, ascend_dsl/parser_conv.py): any stride, padding and
     dilation (the gather layouts: whole rows, one pixel per fractal column, and flat planes of a pointwise kernel), groups (a literal, or
     groups=C: depthwise, with a channel multiplier), an f32 bias, odd channel counts and row lengths, relu and
@@ -809,7 +811,12 @@ def _conv(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     stride, pad = (1, 0) if pointwise else (stride, pad)
     hi = {1: {"W": 300}, 2: {"H": 80 if pointwise else 40, "W": 70}, 3: {"D": 9, "H": 12, "W": 20}}[rank]
     sizes: dict[str, int] = {"N": rng.randint(1, 2)}
+    per = {}  # per_dim (stride=(2, 1), ...): each spatial dim's own stride, padding and dilation
     for a in axes:
+        if per_dim:
+            dil, stride, pad = rng.choice((1, 1, 2)), rng.choice((1, 1, 2, 3)), rng.choice((0, 0, 1, 2))
+            stride, pad = (1, 0) if pointwise else (stride, pad)
+        per[a] = (stride, pad, dil)
         kk = rng.randint(1, 5 if rank < 3 else 3) if rng.random() < 0.9 else rng.choice((7, 11))  # deep windows
         kk = 1 if pointwise else (min(kk, 7) if rank == 3 else kk)
         least = max(1, dil * (kk - 1) + 1 - 2 * pad)
@@ -835,8 +842,8 @@ def _conv(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     y = k.tensor("y", out, ", ".join(("N", "K", *("O" + a for a in axes))))
     value = "relu(acc)" if rng.random() < 0.4 else "acc"
     value = value if out == "f32" else f"cast({value}, T)"
-    opts = "".join(f", {key}={v}" for key, v, default in (("stride", stride, 1), ("padding", pad, 0),
-                                                          ("dilation", dil, 1)) if v != default)
+    opts = "".join(f", {key}={_per_dim([per[a][i] for a in axes])}" for i, (key, default) in enumerate(
+        (("stride", 1), ("padding", 0), ("dilation", 1))) if any(per[a][i] != default for a in axes))
     opts += groups + (f", bias={bias}" if bias else "")
     loop = Loop(f"for blk in split(N, K, {', '.join('O' + a for a in axes)}, cores=AIC):", "with vector:",
                 (Stmt(f"store({y}[blk], {value})", None),),
@@ -845,7 +852,12 @@ def _conv(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     return k, sizes
 
 
-def _conv_transpose(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+def _per_dim(values: list[int]) -> str:
+    """A convolution option: one value for every spatial dim, or a tuple of one per dim."""
+    return str(values[0]) if len(set(values)) == 1 else f"({', '.join(map(str, values))})"
+
+
+def _conv_transpose(rng: random.Random, name: str, target: str, per_dim: bool = False) -> tuple[_Kernel, dict]:
     """conv_transpose1d / 2d / 3d on the cube (CONV kernels, transposed): stride 1-3, padding, output_padding
     below the stride or dilation, dilation, groups (a literal, or groups=C with 1 or 2 outputs per channel),
     an f32 bias, odd sizes (a padding larger than the kernel's reach cuts outputs off), relu and an f16/bf16
@@ -862,7 +874,14 @@ def _conv_transpose(rng: random.Random, name: str, target: str) -> tuple[_Kernel
     pad = max(pad, dil * (lit_w - 1)) if lit_w else pad
     hi = {1: {"W": 120}, 2: {"H": 16, "W": 30}, 3: {"D": 4, "H": 7, "W": 9}}[rank]
     sizes: dict[str, int] = {"N": rng.randint(1, 2)}
+    per = {}  # per_dim: the dims before W draw their own stride, padding, output_padding and dilation
+    w_opts = (stride, pad, out_pad, dil)
     for a in axes:
+        stride, pad, out_pad, dil = w_opts
+        if per_dim and a != "W":
+            dil, stride, pad = rng.choice((1, 1, 2)), rng.choice((1, 2, 2, 3)), rng.choice((0, 0, 1, 2))
+            out_pad = rng.randrange(max(stride, dil))
+        per[a] = (stride, pad, out_pad, dil)
         kk = lit_w if a == "W" and lit_w else rng.randint(1, 5 if rank < 3 else 3)
         size = rng.randint(1, hi[a])
         while (size - 1) * stride - 2 * pad + dil * (kk - 1) + out_pad + 1 < 1:
@@ -891,14 +910,107 @@ def _conv_transpose(rng: random.Random, name: str, target: str) -> tuple[_Kernel
     y = k.tensor("y", out, ", ".join(("N", "K", *("O" + a for a in axes))))
     value = "relu(acc)" if rng.random() < 0.4 else "acc"
     value = value if out == "f32" else f"cast({value}, T)"
-    opts = "".join(f", {key}={v}" for key, v, default in (("stride", stride, 1), ("padding", pad, 0),
-                                                          ("output_padding", out_pad, 0), ("dilation", dil, 1))
-                   if v != default)
+    opts = "".join(f", {key}={_per_dim([per[a][i] for a in axes])}" for i, (key, default) in enumerate(
+        (("stride", 1), ("padding", 0), ("output_padding", 0), ("dilation", 1))) if any(per[a][i] != default for a in axes))
     opts += groups + (f", bias={bias}" if bias else "")
     loop = Loop(f"for blk in split(N, K, {', '.join('O' + a for a in axes)}, cores=AIC):", "with vector:",
                 (Stmt(f"store({y}[blk], {value})", None),),
                 cube_prefix=("with cube:", f"    acc = conv_transpose{rank}d({x}[blk], {wt}[blk]{opts})"))
     k.body.append(loop)
+    return k, sizes
+
+
+# ----------------------------------------------------------------------------- autosplit (ascend_dsl/autosplit.py)
+
+
+def _conv_dims(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    """A convolution or transposed convolution with options per spatial dim (stride=(2, 1), ...)."""
+    return (_conv if rng.random() < 0.7 else _conv_transpose)(rng, name, target, per_dim=True)
+
+
+def _autosplit(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    """One cube split whose vector block its cube kernel cannot run, cut by the compiler into launches: a
+    convolution (per-dim options half the time) followed by element-wise work with per-channel and output-shaped
+    tensors (rows of planes, a mean over every spatial dim subtracted or stored per plane), a reduction or softmax
+    over the channels (boxes), or a max/avg pool (planes) with element-wise work before and after it (rows
+    launches of their own); or a matmul whose epilogue scans along the row (cumsum, whole rows of any length)."""
+    if rng.random() < 0.25:
+        return _autosplit_matmul(rng, name)
+    k, sizes = _conv(rng, name, target, per_dim=rng.random() < 0.5)
+    loop = k.body.pop()
+    y_old = loop.body[0].fmt[len("store("):].split("[")[0]
+    k.params = [p for p in k.params if not p.startswith(y_old + ":")]
+    outs = loop.header[loop.header.index("K, ") + 3:loop.header.index(", cores")].split(", ")
+    spatial = ", ".join(str(i + 2) for i in range(len(outs)))
+    acc_rows, acc_box = leaf("acc", "f32", "rows"), leaf("acc", "f32", "box")
+    form = rng.choice(("rows", "rows", "planes", "box", "softmax", "pool"))
+    if form == "rows":
+        y = k.tensor("y", "f32", "N, K, " + ", ".join(outs))
+        tiles = [acc_rows]
+        if rng.random() < 0.5:
+            tiles.append(leaf(f"load({k.tensor('r', 'f32', 'N, K, ' + ', '.join(outs))}[blk])", "f32", "rows"))
+        e = Exprs(rng, Scope(tiles, k.scope_scalars([]))).tile("f32", "rows", rng.randint(0, 2))
+        if rng.random() < 0.6:  # a per-channel scale and shift (batch norm in eval mode)
+            g, h = k.tensor("g", "f32", "K"), k.tensor("h", "f32", "K")
+            e = Node(f"({{0}} * load({g}[blk]) + load({h}[blk]))", (e,), "f32", "rows")
+        if rng.random() < 0.4:  # instance norm's centring: a mean over every spatial dim
+            e = Node(f"({{0}} - mean(acc, axis=({spatial})))", (e,), "f32", "rows")
+        if "acc" not in e.render():
+            e = Node("({0} + acc)", (e,), "f32", "rows")
+        if e.render() in ("acc", "relu(acc)"):  # a store the conv kernel runs itself: make it one it cannot
+            e = Node("({0} * 0.5 + 0.25)", (e,), "f32", "rows")
+        body = (Stmt(f"store({y}[blk], {{0}})", e),)
+    elif form == "planes":
+        y = k.tensor("y", "f32", "N, K")
+        e = Exprs(rng, Scope([acc_rows], k.scope_scalars([]))).tile("f32", "rows", rng.randint(0, 2))
+        red = rng.choice(("sum", "mean", "max", "min"))
+        body = (Stmt(f"store({y}[blk], {red}({{0}}, axis=({spatial})))", e if "acc" in e.render() else acc_rows),)
+        z = k.tensor("z", "f32", "N, K, " + ", ".join(outs))  # names the output's dims (the workspace's shape)
+        if rng.random() < 0.5:  # stored beside the per-plane values; else only bound
+            body += (Stmt(f"store({z}[blk], {{0}})", Exprs(rng, Scope([acc_rows], k.scope_scalars([]))).tile(
+                "f32", "rows", rng.randint(0, 1))),)
+    elif form == "box":
+        y = k.tensor("y", "f32", "N, " + ", ".join(outs))
+        e = Exprs(rng, Scope([acc_box], k.scope_scalars([]))).tile("f32", "box", rng.randint(0, 2))
+        red = rng.choice(("sum", "mean", "max", "min"))
+        body = (Stmt(f"store({y}[blk], {red}({{0}}, axis=1))", e if "acc" in e.render() else acc_box),)
+    elif form == "softmax":
+        y = k.tensor("y", "f32", "N, K, " + ", ".join(outs))
+        body = (Stmt("e = exp(acc - max(acc, axis=1))", None, "e"), Stmt(f"store({y}[blk], e / sum(e, axis=1))"))
+    else:
+        kern = rng.randint(1, min(3, *(sizes[o] for o in outs)))
+        stride = rng.randint(1, 3)
+        for o in outs:
+            sizes["P" + o] = (sizes[o] - kern) // stride + 1
+        y = k.tensor("y", "f32", "N, K, " + ", ".join("P" + o for o in outs))
+        k.tensor("z", "f32", "N, K, " + ", ".join(outs))  # only bound: names the conv output's dims
+        src = leaf(rng.choice(("acc", "relu(acc)")), "f32", "rows")
+        if rng.random() < 0.5:  # work before the pool: a rows launch of its own
+            src = Exprs(rng, Scope([acc_rows], k.scope_scalars([]))).tile("f32", "rows", rng.randint(1, 2))
+        pool = f"{rng.choice(('max_pool', 'avg_pool'))}({{0}}, kernel={kern}, stride={stride})"
+        if rng.random() < 0.5:  # work after it: rows of the pooled planes
+            post = Exprs(rng, Scope([leaf("m", "f32", "rows")], k.scope_scalars([]))).tile("f32", "rows", 2)
+            post = post if "m" in post.render() else Node("({0} + m)", (post,), "f32", "rows")
+            body = (Stmt(f"m = {pool}", src, "m"), Stmt(f"store({y}[blk], {{0}})", post))
+        else:
+            body = (Stmt(f"store({y}[blk], {pool})", src),)
+    k.body.append(Loop(loop.header, loop.inner, body, loop.cube_prefix))
+    return k, sizes
+
+
+def _autosplit_matmul(rng: random.Random, name: str) -> tuple[_Kernel, dict]:
+    k = _Kernel(rng, name)
+    k.dtype_vars = {"T": rng.choice(("f16", "bf16"))}
+    sizes = {"M": rng.randint(1, 120), "N": rng.randint(1, 1500), "K": rng.randint(1, 160)}
+    a, b = k.tensor("a", "T", "M, K"), k.tensor("b", "T", "K, N")
+    y = k.tensor("y", "f32", "M, N")
+    e = Exprs(rng, Scope([leaf("acc", "f32", "rows")], k.scope_scalars([]))).tile("f32", "rows", rng.randint(0, 2))
+    if "acc" not in e.render():
+        e = Node("({0} + acc)", (e,), "f32", "rows")
+    opts = rng.choice(("", "", ", reverse=True", ", exclusive=True"))
+    k.body.append(Loop("for blk in split(M, N, cores=AIC):", "with vector:",
+                       (Stmt(f"store({y}[blk], cumsum({{0}} * 0.125, axis=1{opts}))", e),),
+                       cube_prefix=("with cube:", f"    acc = matmul({a}[blk], {b}[blk])")))
     return k, sizes
 
 
@@ -934,6 +1046,7 @@ def generate_stages(rng: random.Random, index: int, seed: int) -> Program:
     """A multi-stage program (workspace tensors between split loops), named `s<index>`."""
     kind = _pick(rng, STAGE_KINDS)
     target = "ascend910b4" if rng.random() < 0.2 else "ascend910b1"  # cube stages need a separate cube unit
-    k, sizes = {"flash": _flash, "launches": _launches, "views": _views}.get(kind, _chain)(rng, f"s{index}", target)
+    k, sizes = {"flash": _flash, "launches": _launches, "views": _views, "autosplit": _autosplit,
+                "conv_dims": _conv_dims}.get(kind, _chain)(rng, f"s{index}", target)
     cores = CORES[target] if rng.random() < 0.7 else rng.randint(1, CORES[target])
     return k.program(kind, sizes, seed, target, cores)
