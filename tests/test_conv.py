@@ -352,3 +352,24 @@ def test_pointwise_flat_path_matches_torch_in_the_emulator(tmp_path, c, h, w, k)
     ref = torch.nn.functional.conv2d(x.float(), wt.float())
     res = validate_sim(kern, ctx.lowered, project, ctx, TaskRun([x, wt], [ref]), work_dir=tmp_path)
     assert res.ok, res.detail
+
+
+@pytest.mark.slow
+def test_the_headline_counts_the_problems_macs_not_the_sparse_columns(tmp_path):
+    """Padding 1 takes the sparse layout (16 GEMM columns per output pixel): the emulator's Mmad counters call all
+    of them useful, the estimate's cube term is the problem's N x K x OH x OW x C x taps (npu_harness/problem_macs.py)."""
+    from npu_harness.cost.model import load_params, target_for
+    from npu_harness.task import TaskRun
+    from npu_harness.validate import validate_sim
+
+    kern = _kernel(KERNEL.replace("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], padding=1)"), T=ir.DType.F16)
+    project, ctx = lowering.lower(kern, "ascend910b1", "conv.adsl")
+    x, wt = torch.randn(2, 5, 7, 9).half(), torch.randn(20, 5, 3, 3).half()
+    ref = torch.nn.functional.conv2d(x.float(), wt.float(), padding=1)
+    res = validate_sim(kern, ctx.lowered, project, ctx, TaskRun([x, wt], [ref]), work_dir=tmp_path)
+    assert res.ok, res.detail
+    p = load_params(target_for("ascend910b1"))
+    macs = 2 * 20 * 7 * 9 * 5 * 9
+    assert res.report.cube_ideal_us == pytest.approx(macs / (p.cube_macs_per_cycle * p.clock_ghz * 1e3 * p.aic))
+    counted = sum(b.get("cube_macs_useful", 0) for b in res.counters["blocks"])
+    assert counted >= 16 * macs  # every pixel's 16-column fractal computed

@@ -150,6 +150,7 @@ class Estimate:
     ideal_us: float = 0.0          # ideal for the problem: max(least GM traffic / HBM bw, useful MACs / cube peak, vector work / all AIV)
     ideal_fraction: float = 1.0    # ideal_us / kernel_us (<= 1): the headline
     min_gm_bytes: int = 0          # least GM traffic of the problem (every tensor once); 0: unknown (the traffic moved is used)
+    cube_ideal_us: float = 0.0     # the cube term of ideal_us: useful MACs (the problem's, when known) / the cube peak
     cores: list[CoreEstimate] = field(default_factory=list)
     note: str = DISCLAIMER
 
@@ -212,12 +213,17 @@ def _cube_cycles(macs: float, macs_f32: float, p: CostParams) -> float:
     return (macs - macs_f32) / p.cube_macs_per_cycle + macs_f32 / (p.cube_macs_per_cycle / 4)
 
 
-def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Estimate:
+def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
+             problem_macs: tuple[int, bool] | None = None) -> Estimate:
     """Estimate the kernel time of one launch from the emulator's counters (``RunResult.counters``).
 
     ``min_gm_bytes``: the least GM traffic of the problem (the bytes of every input and output tensor,
     each crossing once); it sets the memory term of the headline ``ideal_fraction``. Without it the
-    traffic the kernel moves is used and the headline equals ``roofline_fraction`` on memory-bound kernels."""
+    traffic the kernel moves is used and the headline equals ``roofline_fraction`` on memory-bound kernels.
+    ``problem_macs``: (the problem's multiply-adds, whether its operands are fp32), when the caller knows them
+    (forward convolutions: npu_harness/problem_macs.py); it replaces the counters' unpadded Mmad MACs as the
+    cube term, which count every column a kernel computes as useful (a sparse conv layout's 15 dead columns
+    of each 16 included)."""
     p = load_params(target_for(target))
     blocks = counters.get("blocks", [])
     active = max(1, len(blocks))
@@ -305,6 +311,9 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
     roof_us = roofs[kind]
     fraction = min(1.0, roof_us / kernel_us) if kernel_us > 0 else 1.0
     least = min_gm_bytes if min_gm_bytes else total_in + total_out
+    if problem_macs is not None:
+        macs, f32 = problem_macs
+        useful_cycles = _cube_cycles(macs, macs if f32 else 0, p)
     ideals = {"memory": least / (p.hbm_gbps * 1e3), "vector": vec_roof,
               "cube": useful_cycles / (p.clock_ghz * 1e3 * p.aic)}
     ideal_kind = max(ideals, key=lambda k: ideals[k])
@@ -317,4 +326,5 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
         bottleneck=bottleneck, hbm_bound=hbm_bound, roofline_kind=kind, roofline_us=roof_us, roofline_fraction=fraction,
         load_balance=(mean / slowest) if slowest > 0 else 1.0,
         gm_read_bytes=total_in, gm_write_bytes=total_out, vector_repeats=total_reps, cores=cores,
-        ideal_kind=ideal_kind, ideal_us=ideal_us, ideal_fraction=ideal_fraction, min_gm_bytes=int(min_gm_bytes or 0))
+        ideal_kind=ideal_kind, ideal_us=ideal_us, ideal_fraction=ideal_fraction, min_gm_bytes=int(min_gm_bytes or 0),
+        cube_ideal_us=ideals["cube"])

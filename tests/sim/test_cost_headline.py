@@ -63,3 +63,17 @@ def test_the_least_traffic_counts_every_tensor_at_the_kernels_dtype():
     r = gallery.validate(relu, {"T": DType.F16}, {"batch_size": 4, "dim": 1000})
     assert r.ok and r.shapes["N"] == 4000
     assert r.report.min_gm_bytes == 2 * 4000 * 2  # x and y, 2 bytes each
+
+
+def test_the_problems_macs_replace_the_counters_cube_term():
+    """A conv lowering may compute columns no output needs (the sparse gather: 16 columns per pixel); the counters
+    call them useful, the problem's MAC count (npu_harness/problem_macs.py) does not."""
+    n = 1 << 30
+    counters = _cube(n, n, False)
+    own = estimate(counters, "ascend910b1")
+    problem = estimate(counters, "ascend910b1", problem_macs=(2 * n // 16, False))  # 2 blocks of n MACs, 1/16 useful
+    assert own.kernel_us == problem.kernel_us
+    assert abs(problem.cube_ideal_us * 16 - own.cube_ideal_us) < 1e-6 * own.cube_ideal_us
+    assert problem.ideal_fraction < own.ideal_fraction / 4  # the headline drops with it (to the memory term here)
+    fp32 = estimate(counters, "ascend910b1", problem_macs=(2 * n // 16, True))
+    assert abs(fp32.cube_ideal_us - 4 * problem.cube_ideal_us) < 1e-6 * fp32.cube_ideal_us  # fp32 at 1/4 of the rate
