@@ -266,7 +266,7 @@ def _validate_launches(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedPr
         root = Path(work_dir or tmp)
         binaries = [_compile_project(sub_project, root / "src" / sub_project.name, ctx,
                                      f"the emitted C++ of launch {sub_project.name}") for sub_project in project.launches]
-        shared = [p for p in kernel.workspaces if any(p.name in (*la.reads, *la.writes) for la in launches)]
+        shared = [p for p in lowered.workspaces if any(p.name in (*la.reads, *la.writes) for la in launches)]
         ws_bytes = {p.name: numel(p.shape, b.symbols) * p.dtype.size for p in shared}
         with scratch_dir(_io_bytes(kernel, b) + sum(ws_bytes.values())) as io_tmp:
             io = root / "io" if work_dir else Path(io_tmp)
