@@ -117,3 +117,24 @@ def test_the_conv_launch_alone_reads_unwritten_workspaces(tmp_path):
     ref = torch.nn.functional.conv2d(x.float(), w.float(), padding=1)
     res = _validate(tmp_path, KERNEL, x, w, [ref], ir.DType.F16, order=[1])
     assert not res.ok
+
+
+def test_the_route_tiling_fits_l0_and_l1_and_rejects_what_its_copies_cannot_address():
+    """The conv launch's host tiling at the issue's shape: one 256-pixel row per tile, L0B holds kStep k blocks of
+    it, the L1 window is 3 rows x 258 pixels per channel block; the conversion's weight tasks take every channel
+    block of an output channel. 8192 channels x 9 taps overflow the weight copy's 16-bit row stride: TILING."""
+    from npu_harness.tiling_probe import run_tiling
+    from lowering.targets import get_target
+
+    t910 = get_target("ascend910b1")
+    project, _ = lowering.lower(_kernel(KERNEL.replace('"K, C, KH, KW"', '"K, C, 3, 3"')), "ascend910b1", "conv.adsl")
+    convert, conv = project.launches
+    sizes = {"N": 16, "C": 64, "H": 256, "W": 256, "K": 128, "OH": 256, "OW": 256}
+    t = run_tiling(conv, "ascend910b1", sizes, {}, 48, ("tileLength", "tileM", "kStep", "tileC1", "pitch", "hin"))
+    assert (t["tileLength"], t["tileM"], t["pitch"], t["hin"]) == (256, 128, 256 + 2, 3), t
+    assert t["kStep"] * 16 * 256 * 2 <= t910.l0b_bytes < (t["kStep"] + 1) * 16 * 256 * 2, t
+    assert t["tileC1"] == 4 and (128 * 4 * 9 * 16 + 4 * 3 * 258 * 16) * 2 <= t910.l1_bytes, t
+    assert t["blocks"] == t910.aic
+    c = run_tiling(convert, "ascend910b1", sizes, {}, 48, ("wGroup", "wGroups", "xTasks"))
+    assert (c["wGroup"], c["wGroups"], c["xTasks"], c["blocks"]) == (4, 1, 16 * 4 * 32, 48), c
+    assert run_tiling(conv, "ascend910b1", {**sizes, "C": 8192}, {}, 48)["blocks"] == 0
