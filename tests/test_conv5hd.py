@@ -123,8 +123,8 @@ def test_the_route_tiling_fits_l0_and_l1_and_rejects_what_its_copies_cannot_addr
     """The conv launch's host tiling at the issue's shape: one 256-pixel row per tile, L0B holds kStep k blocks of
     it, the L1 window is 3 rows x 258 pixels per channel block; the conversion's weight tasks take every channel
     block of an output channel. 8192 channels x 9 taps overflow the weight copy's 16-bit row stride: TILING."""
-    from npu_harness.tiling_probe import run_tiling
     from lowering.targets import get_target
+    from npu_harness.tiling_probe import run_tiling
 
     t910 = get_target("ascend910b1")
     project, _ = lowering.lower(_kernel(KERNEL.replace('"K, C, KH, KW"', '"K, C, 3, 3"')), "ascend910b1", "conv.adsl")
