@@ -11,10 +11,12 @@ prints the cost model's estimated device time and three percentages, each "ideal
   memory% = least GM traffic (every tensor once) / HBM bandwidth (the memory roofline of the problem);
   ideal%  = the larger of the two bounds (the cost model's headline, docs/cost_model.md).
 The two shapes of issue 14 (3x3 conv2d 64->128 on 16x64x256x256 with padding 1; ResNet-50 1x1 convs 256->64 and
-64->256 at 56x56, batch 16) are large; the 1x1 ones run whole, the 3x3 one (77 G useful MACs, 16x that in the
-emulator on the sparse path) runs on a slice: one image of 12 rows (the same 256-column rows, the same tiles,
-192 tiles = 8 per cube core, so every core is busy and the percentages carry over to the full shape, whose
-tile count is a multiple of 24 too). A depthwise and a strided (ResNet downsampling) case run on slices the
+64->256 at 56x56, batch 16) are large; the 1x1 ones run whole, the 3x3 one (77 G useful MACs) runs on a slice: one
+image of 48 rows (the same 256-column rows, the same tiles: on the NC1HWC0 route, session 30, one row per tile,
+48 tiles = 2 per cube core; the old sparse path took 16x the cube work and 768 tiles; the full shape's tile count
+is a multiple of 24 too). Before session 30's route the slice was 12 rows (0.16 % then; 0.16 % at 48 rows too);
+the route's conversion launch converts the weights once per launch, which the full shape's 16 images amortise
+better than the slice does. A depthwise and a strided (ResNet downsampling) case run on slices the
 same way. Before/after: run this script on main's tree for "before" (it takes no switch).
 """
 
@@ -31,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 #: (name, gallery example, task overrides, what it stands for)
 CASES = [
     ("conv3x3_64_128_pad1", "convolution/conv2d_padded",
-     {"batch_size": 1, "in_channels": 64, "out_channels": 128, "height": 12, "width": 256},
-     "issue 14: 3x3 64->128 pad 1 on 16x64x256x256 (slice: 1 image x 12 rows)"),
+     {"batch_size": 1, "in_channels": 64, "out_channels": 128, "height": 48, "width": 256},
+     "issue 14: 3x3 64->128 pad 1 on 16x64x256x256 (slice: 1 image x 48 rows)"),
     ("conv1x1_256_64", "convolution/conv2d_pointwise",
      {"batch_size": 16, "in_channels": 256, "out_channels": 64, "height": 56, "width": 56},
      "issue 14: ResNet-50 1x1 256->64 at 56x56, batch 16 (whole)"),
