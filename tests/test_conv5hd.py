@@ -138,3 +138,13 @@ def test_the_route_tiling_fits_l0_and_l1_and_rejects_what_its_copies_cannot_addr
     c = run_tiling(convert, "ascend910b1", sizes, {}, 48, ("wGroup", "wGroups", "xTasks"))
     assert (c["wGroup"], c["wGroups"], c["xTasks"], c["blocks"]) == (4, 1, 16 * 4 * 32, 48), c
     assert run_tiling(conv, "ascend910b1", {**sizes, "C": 8192}, {}, 48)["blocks"] == 0
+
+
+def test_an_export_or_a_device_build_lowers_one_launch():
+    """An export / device build takes a kernel of one launch: the CLI lowers those with the route off."""
+    from npu_harness.validate_cases import KernelVariants
+
+    src = ascend_dsl.parse_text(KERNEL.replace("OUT", "f32"), file="conv.adsl")[0]
+    kinds = [KernelVariants(src, {"T": "f16"}, "ascend910b1", "conv.adsl", one_launch=one).lower(0)[0].kind
+             for one in (False, True)]
+    assert kinds == [ir.KernelKind.LAUNCHES, ir.KernelKind.CONV]
