@@ -20,6 +20,10 @@ statically:
   the flattened plane (rows need no padding to 16) and its input is gathered with one copy per 16 input
   channels (`ndNum` channel blocks in one call when the strides fit 16 bits) instead of one per channel
   and row; the store is one Fixpipe per tile.
+- NC1HWC0 (`route5hd`: passes/route_conv5hd.py put a conversion launch before this one): x and w are read as
+  x5hd [N][C1][H][W][16] / w5hd [K][C1][KH][KW][16]; each step copies the tile's input window (halo rows, zero
+  border) and the weights into L1, and each tap's 16 pixels of an output row are one Zn fractal loaded into L0B
+  without a gather (conv5hd_tile.cpp.jinja).
 Taps outside the input (padding) are not copied: `InitConstValue` zero-fills the L1 tile first.
 Groups: a tile's channels lie in one group g (tileM <= K / groups); its reduction runs over the group's
 C / groups input channels, starting at channel g * C / groups of x. Depthwise (groups = C = K) is one output
