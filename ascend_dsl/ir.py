@@ -718,6 +718,7 @@ class KernelKind(Enum):
     CHAIN = "chain"  # several cube loops joined by workspace tensors: stages of one MIX kernel (plan_stages.py)
     FLASH = "flash"  # a CHAIN of the two attention stages, fused: K/V blocks and an online softmax (plan_flash.py)
     CONV = "conv"  # a conv loop: implicit-GEMM convolution on the cube unit (AIC only)
+    CONVERT5HD = "convert5hd"  # compiler-written: x / w of a conv to NC1HWC0 on the vector cores (route_conv5hd.py)
     LAUNCHES = "launches"  # loops of different kinds joined by workspace tensors: kernels launched in order
 
 
@@ -747,6 +748,7 @@ class Kernel:
     def outputs(self) -> tuple[TensorParam, ...]:
         stored = {s.tensor for s in walk(self.body) if isinstance(s, (Store, CopyOut, ScalarStore))}
         stored |= {s.out for s in self.body if isinstance(s, ConvLoop)}
+        stored |= {n for s in self.body if isinstance(s, Convert5hd) for n in (s.x5hd, s.w5hd)}
         return tuple(p for p in self.tensors if p.name in stored and not p.workspace)
 
     @property
@@ -909,6 +911,10 @@ class Conv:
     span: Span = _SPAN
     transposed: bool = False
     output_padding: tuple[int, ...] = ()
+    #: The NC1HWC0 route (lowering/passes/route_conv5hd.py): x and w as converted by the launch before this one,
+    #: x5hd [N][C1][H][W][16] and w5hd [K][C1][KH][KW][16] (workspace tensors); None on the other paths.
+    x5hd: str | None = None
+    w5hd: str | None = None
 
 
 @dataclass(frozen=True)
@@ -935,6 +941,19 @@ class ConvLoop:
     out_dtype: DType
     relu: bool
     plan: ConvPlan | None = None
+    span: Span = _SPAN
+
+
+@dataclass(frozen=True)
+class Convert5hd:
+    """Compiler-written (lowering/passes/route_conv5hd.py), the only statement of a CONVERT5HD kernel: x
+    [N, C, H, W] -> x5hd [N][C1][H][W][16] and w [K, C, KH, KW] -> w5hd [K][C1][KH][KW][16] (C1 = ceil(C / 16),
+    the missing channels zero), for the conv launch after it."""
+
+    x: str
+    w: str
+    x5hd: str
+    w5hd: str
     span: Span = _SPAN
 
 

@@ -170,6 +170,8 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             return cube_loop(s, ind)
         case ir.ConvLoop():
             return conv_loop(s, ind)
+        case ir.Convert5hd(x=x, w=w, x5hd=xo, w5hd=wo):  # compiler-written (lowering/passes/route_conv5hd.py)
+            return [f"{ind}{xo}, {wo} = to_nc1hwc0({x}, {w})  # vector launch: NCHW -> [N][C1][H][W][16]"]
     raise TypeError(s)
 
 
@@ -191,7 +193,8 @@ def conv_loop(s: ir.ConvLoop, ind: str) -> list[str]:
     value = f"relu({c.name})" if s.relu else c.name
     value = value if s.out_dtype is DType.F32 else f"cast({value}, {s.out_dtype})"
     lines = [f"{ind}for {s.var} in split({dims}, cores=AIC):", f"{inner}with cube:",
-             f"{inner}    {c.name} = {op}({c.x}[{s.var}], {c.w}[{s.var}], {opts})"]
+             f"{inner}    {c.name} = {op}({c.x}[{s.var}], {c.w}[{s.var}], {opts})"
+             + (f"  # NC1HWC0 route: reads {c.x5hd}, {c.w5hd}" if c.x5hd else "")]
     if s.plan is not None:
         p = s.plan
         lines.append(f"{inner}    # tiles <= {p.max_m} out channels x {p.max_n} pixels x {p.max_k} depth")

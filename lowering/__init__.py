@@ -15,13 +15,15 @@ from .targets import DEFAULT_TARGET, Target, all_targets, get_target
 
 
 def lower(kernel: ir.Kernel, target: str | Target = DEFAULT_TARGET, source_name: str | None = None,
-          dump_after: frozenset[str] = frozenset(), assistant=None) -> tuple[EmittedProject, PassContext]:
+          dump_after: frozenset[str] = frozenset(), assistant=None, *,
+          allow_conv5hd: bool = True) -> tuple[EmittedProject, PassContext]:
     """Run the pipeline and emit the project. Raises DslError for user errors. With an `assistant`
     (lowering.assist.Assistant) the assisted decisions are taken first (every proposal checked) and recorded
-    in the manifest; without one the output is the rule-based lowering."""
+    in the manifest; without one the output is the rule-based lowering. `allow_conv5hd=False` keeps a forward
+    conv2d off the NC1HWC0 route (passes/route_conv5hd.py; benchmarks' "before", the old paths' tests)."""
     t = get_target(target) if isinstance(target, str) else target
     name = source_name or (Path(kernel.span.file).name if kernel.span.line else f"{kernel.name}.adsl")
-    ctx = PassContext(t, name, assistant)
+    ctx = PassContext(t, name, assistant, allow_conv5hd=allow_conv5hd)
     if assistant is not None:
         start = time.perf_counter()
         kernel = assist.run(kernel, ctx)

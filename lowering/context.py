@@ -32,5 +32,10 @@ class PassContext:
     allow_flash: bool = True
     #: Why two attention-like stages were not fused (plan_flash), for the chain's launch error; "" if none.
     flash_miss: str = ""
+    #: A lone forward conv2d may take the NC1HWC0 route (passes/route_conv5hd.py); benchmarks and the old paths'
+    #: tests turn it off.
+    allow_conv5hd: bool = True
+    #: Lowering one launch of a LAUNCHES kernel (launches do not nest: passes/route_conv5hd.py routes top-level convs only).
+    in_launch: bool = False
     #: LAUNCHES kernels: each launch's context (its `lowered` kernel and `project`), in launch order.
     launches: list = field(default_factory=list)

@@ -33,6 +33,7 @@ from .passes import (
     plan_stages,
     plan_tiling,
     plan_windows,
+    route_conv5hd,
     schedule_stages,
     select_instructions,
     select_kind,
@@ -49,6 +50,7 @@ class Pass:
 
 PIPELINE: tuple[Pass, ...] = (
     Pass("partition_launches", partition_launches.run),  # loops of different kinds -> LAUNCHES (else identity)
+    Pass("route_conv5hd", route_conv5hd.run),  # a lone forward conv2d it fits -> NC1HWC0 conversion + conv launches
     Pass("plan_stages", plan_stages.run),  # several stages: graph, order, SyncAll -> CHAIN kernel (else identity)
     Pass("plan_flash", plan_flash.run),  # the two SDPA stages of a CHAIN -> one FLASH kernel (online softmax)
     Pass("check_constraints", check_constraints.run),  # target dtypes, core counts, tile alignment
@@ -79,23 +81,25 @@ def run_pipeline(kernel: ir.Kernel, ctx: PassContext, dump_after: frozenset[str]
     if unknown:
         raise DslError.at(E.ARGS, f"unknown pass in --dump-after: {', '.join(sorted(unknown))}", None,
                           f"passes: {', '.join(PASS_NAMES)}, or all")
-    kernel = _run_passes(kernel, ctx, dump_after, PIPELINE[:1])
+    kernel = _run_passes(kernel, ctx, dump_after, PIPELINE[:2])
+    if kernel.kind is ir.KernelKind.CONVERT5HD:  # compiler-written (route_conv5hd): emitted from its template only
+        return _run_passes(kernel, ctx, dump_after, PIPELINE[-1:])
     if kernel.kind is ir.KernelKind.LAUNCHES:  # several launches: each lowered by this pipeline, emitted together
         kernel = replace(kernel, body=tuple(_lower_launch(la, ctx, dump_after) for la in kernel.body))
         return _run_passes(kernel, ctx, dump_after, PIPELINE[-1:])
-    kernel = _run_passes(kernel, ctx, dump_after, PIPELINE[1:3])
+    kernel = _run_passes(kernel, ctx, dump_after, PIPELINE[2:4])
     if kernel.kind is ir.KernelKind.FLASH:  # fused attention: planned by plan_flash, checked and rendered by emit
         return _run_passes(kernel, ctx, dump_after, PIPELINE[-1:])
     if kernel.kind is ir.KernelKind.CHAIN:  # several stages: each lowered by this pipeline, emitted as one kernel
         kernel = replace(kernel, body=tuple(_lower_stage(st, ctx, dump_after) for st in kernel.body))
         return _run_passes(kernel, ctx, dump_after, PIPELINE[-1:])
-    return _run_passes(kernel, ctx, dump_after, PIPELINE[3:])
+    return _run_passes(kernel, ctx, dump_after, PIPELINE[4:])
 
 
 def _lower_launch(la: ir.Launch, ctx: PassContext, dump_after: frozenset[str]) -> ir.Launch:
     """One launch of a LAUNCHES kernel through the whole pipeline (its own project: `ctx.launches`)."""
     sub_ctx = PassContext(ctx.target, ctx.source_name, ctx.assistant, allow_split_k=ctx.allow_split_k,
-                          allow_flash=ctx.allow_flash)
+                          allow_flash=ctx.allow_flash, in_launch=True)
     lowered = run_pipeline(la.kernel, sub_ctx, dump_after)
     sub_ctx.lowered = lowered
     ctx.launches.append(sub_ctx)
@@ -111,7 +115,7 @@ def _lower_stage(st: ir.ChainStage, ctx: PassContext, dump_after: frozenset[str]
     # No split-K inside a chain: its partial sums would need a workspace region of their own beside the
     # stages' workspace tensors (emit/chain.py places those after the Matmul API's system workspace).
     sub_ctx = PassContext(ctx.target, ctx.source_name, ctx.assistant, allow_split_k=False)
-    lowered = _run_passes(st.kernel, sub_ctx, dump_after, PIPELINE[3:-1])
+    lowered = _run_passes(st.kernel, sub_ctx, dump_after, PIPELINE[4:-1])
     for name, t in sub_ctx.timings.items():
         ctx.timings[name] = ctx.timings.get(name, 0.0) + t
     for name, text in sub_ctx.dumps.items():

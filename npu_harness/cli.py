@@ -126,7 +126,8 @@ def _run_kernel(args, task: Path, models=None) -> int:
         return 0
     from .validate_cases import KernelVariants
 
-    variants = KernelVariants(source, dict(args.dtype), args.target, args.file.name, dump, assistant)
+    variants = KernelVariants(source, dict(args.dtype), args.target, args.file.name, dump, assistant,
+                              one_launch=bool(args.export) or args.validate in ("acl", "npu"))
     if not args.validate:  # --export alone: the variant the task's data picks
         facts = _export_facts(args, variants, task, overrides)
         _, project, ctx = variants.lower(facts.variant)

@@ -18,6 +18,7 @@ from lowering.passes.check_windows import check_pool_binding
 from .arrays import STORAGE, TORCH_NAME, HostArray
 from .binding import Binding, bind
 from .compare import TOLERANCE, Comparison, compare, cube_tolerance
+from .problem_macs import problem_macs
 from .sim.driver import driver_source, target_defines
 from .sim.iodir import scratch_dir, write_array
 from .sim.runner import sim_defines
@@ -265,7 +266,7 @@ def _validate_launches(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedPr
         root = Path(work_dir or tmp)
         binaries = [_compile_project(sub_project, root / "src" / sub_project.name, ctx,
                                      f"the emitted C++ of launch {sub_project.name}") for sub_project in project.launches]
-        shared = [p for p in kernel.workspaces if any(p.name in (*la.reads, *la.writes) for la in launches)]
+        shared = [p for p in lowered.workspaces if any(p.name in (*la.reads, *la.writes) for la in launches)]
         ws_bytes = {p.name: numel(p.shape, b.symbols) * p.dtype.size for p in shared}
         with scratch_dir(_io_bytes(kernel, b) + sum(ws_bytes.values())) as io_tmp:
             io = root / "io" if work_dir else Path(io_tmp)
@@ -294,7 +295,7 @@ def _validate_launches(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedPr
     for i, r in results:
         sub = launches[i].kernel
         least = sum(numel(p.shape, b.symbols) * p.dtype.size for p in sub.tensors)
-        parts.append(_estimate(r.counters, ctx.target.name, least))
+        parts.append(_estimate(r.counters, ctx.target.name, least, problem_macs(sub, b)))
     if parts and all(e is not None for e in parts) and len(results) == len(launches):
         result.report = combine(parts, ctx.target.name, least_traffic(kernel, b))
         result.estimate_us = result.report.time_us
@@ -324,21 +325,22 @@ def _sim_result(kernel: ir.Kernel, lowered: ir.Kernel, ctx: PassContext, b: Bind
     detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
     if res.returncode < 0:  # killed by a signal: say which, and the likely cause
         detail = f"the emulator was {describe_exit(res.returncode)}" + (f"\n{detail}" if detail else "")
-    est = _estimate(res.counters, ctx.target.name, least_traffic(kernel, b))
+    est = _estimate(res.counters, ctx.target.name, least_traffic(kernel, b), problem_macs(kernel, b))
     return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail,
                             time.perf_counter() - start, counters=res.counters, report=est,
                             estimate_us=est.time_us if est is not None else None, scalars=b.scalar_line(),
                             defaults=b.defaults, weak=select_coverage(kernel, b) if ok else [])
 
 
-def _estimate(counters: dict | None, target: str, min_gm_bytes: int | None = None):
+def _estimate(counters: dict | None, target: str, min_gm_bytes: int | None = None, macs: tuple[int, bool] | None = None):
     """Cost-model estimate for the emulator counters (None when unavailable); `min_gm_bytes`: the bytes of
-    the kernel's tensors, the least GM traffic of the problem (the headline's memory term)."""
+    the kernel's tensors, the least GM traffic of the problem (the headline's memory term); `macs`: the problem's
+    multiply-adds when known (npu_harness/problem_macs.py; the headline's cube term)."""
     if not counters:
         return None
     from .cost import estimate
 
     try:
-        return estimate(counters, target, min_gm_bytes)
+        return estimate(counters, target, min_gm_bytes, macs)
     except KeyError:
         return None

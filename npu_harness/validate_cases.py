@@ -25,8 +25,11 @@ class KernelVariants:
     instantiated (type-checked) up front and lowered on first use."""
 
     def __init__(self, source, explicit: dict[str, str], target: str, file_name: str,
-                 dump: frozenset[str] = frozenset(), assistant=None):
+                 dump: frozenset[str] = frozenset(), assistant=None, one_launch: bool = False):
         self.source, self.target, self.file_name, self.dump = source, target, file_name, dump
+        # one_launch: an export or a device build takes a kernel of one launch, so no NC1HWC0 conv route
+        # (lowering/passes/route_conv5hd.py) there
+        self.one_launch = one_launch
         self.assistant = assistant  # lowering.assist.Assistant: assisted decisions (None: rule-based)
         self.explicit = bool(explicit)
         wanted = {k: BY_NAME.get(v, v) for k, v in explicit.items()}
@@ -45,7 +48,8 @@ class KernelVariants:
         if i not in self._lowered:
             from lowering import lower
 
-            project, ctx = lower(self.kernels[i], self.target, self.file_name, self.dump, self.assistant)
+            project, ctx = lower(self.kernels[i], self.target, self.file_name, self.dump, self.assistant,
+                                 allow_conv5hd=not self.one_launch)
             self._lowered[i] = (ctx.lowered, project, ctx)
         return self._lowered[i]
 

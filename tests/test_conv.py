@@ -52,7 +52,7 @@ def test_conv_kernel_parses_prints_and_is_a_conv_kind():
     assert [p.name for p in k.outputs] == ["y"]
     text = printer.kernel(k)
     assert "acc = conv2d(x[blk], w[blk], stride=1, padding=0, dilation=1)" in text
-    project, ctx = lowering.lower(k, "ascend910b1", "conv.adsl")
+    project, ctx = lowering.lower(k, "ascend910b1", "conv.adsl", allow_conv5hd=False)
     assert ctx.lowered.kind is ir.KernelKind.CONV
     src = project.files["conv_kernel.cpp"]
     for api in ("Nd2NzParams", "LoadData2DParams", "Mmad(", "Fixpipe(", "KERNEL_TYPE_AIC_ONLY"):
@@ -67,7 +67,7 @@ def test_store_forms_map_to_fixpipe_relu_and_quant(value, relu, dtype):
     text = KERNEL.replace("store(y[blk], acc)", f"store(y[blk], {value})").replace('Tensor[f32, "N, K', f'Tensor[{dtype}, "N, K')
     k = _kernel(text)
     assert ir.conv_loop(k).relu is relu and str(ir.conv_loop(k).out_dtype) == dtype
-    src = lowering.lower(k, "ascend910b1", "conv.adsl")[0].files["conv_kernel.cpp"]
+    src = lowering.lower(k, "ascend910b1", "conv.adsl", allow_conv5hd=False)[0].files["conv_kernel.cpp"]
     assert ("fp.quantPre = QuantMode_t::F322F16;" in src) is (dtype == "f16")
     assert ", true);" in src.split("FixpipeParamsV220 fp(")[1].split("\n")[1] if relu else True
 
@@ -119,7 +119,7 @@ def test_stride_and_padding_pick_the_gather_layout(opts, sparse, zero_fill):
     """Row stride 1 without padding along W gathers whole rows (dense); stride or W padding gives every output
     pixel its own fractal column (sparse); any padding zero-fills the L1 tile before the copies."""
     text = KERNEL.replace("conv2d(x[blk], w[blk])", f"conv2d(x[blk], w[blk]{opts})")
-    project, _ = lowering.lower(_kernel(text), "ascend910b1", "conv.adsl")
+    project, _ = lowering.lower(_kernel(text), "ascend910b1", "conv.adsl", allow_conv5hd=False)
     src = project.files["conv_kernel.cpp"]
     assert ("one fractal column per output pixel" in src) is sparse
     assert ("InitConstValue(bL1" in src) is zero_fill
@@ -141,7 +141,7 @@ def test_conv1d_runs_in_the_interpreter_and_lowers_as_one_row(opts):
     ref = torch.nn.functional.conv1d(x.float(), w.float(), **({"stride": 3, "padding": 2, "dilation": 2} if opts else {}))
     out = interpreter.run(k, {"x": x, "w": w, "y": torch.empty(ref.shape)})["y"]
     torch.testing.assert_close(out, ref)
-    src = lowering.lower(k, "ascend910b1", "conv.adsl")[0].files["conv_kernel.cpp"]
+    src = lowering.lower(k, "ascend910b1", "conv.adsl", allow_conv5hd=False)[0].files["conv_kernel.cpp"]
     assert "conv1d as an implicit GEMM" in src and "for (uint32_t ky = 0; ky < 1; ++ky)" in src
     assert ("one fractal column per output pixel" in src) is bool(opts)
 
@@ -154,7 +154,7 @@ def test_conv3d_runs_in_the_interpreter_and_lowers_with_depth_taps(opts):
     ref = torch.nn.functional.conv3d(x.float(), w.float(), **({"stride": 2, "padding": 1, "dilation": 2} if opts else {}))
     out = interpreter.run(k, {"x": x, "w": w, "y": torch.empty(ref.shape)})["y"]
     torch.testing.assert_close(out, ref)
-    project, _ = lowering.lower(k, "ascend910b1", "conv.adsl")
+    project, _ = lowering.lower(k, "ascend910b1", "conv.adsl", allow_conv5hd=False)
     src = project.files["conv_kernel.cpp"]
     assert "for (uint32_t kz = 0; kz < KD_; ++kz)" in src  # depth taps: one more factor of the reduction
     assert ("a depth tap in the padding" in src) is bool(opts)
@@ -209,7 +209,7 @@ def test_bias_is_added_in_f32_before_relu():
     x, w, b = torch.randn(2, 3, 9, 11).half(), torch.randn(4, 3, 3, 3).half(), torch.randn(4) * 10
     ref = torch.relu(torch.nn.functional.conv2d(x.float(), w.float(), b, padding=1))
     torch.testing.assert_close(interpreter.run(k, {"x": x, "w": w, "b": b, "y": torch.empty(ref.shape)})["y"], ref)
-    src = lowering.lower(k, "ascend910b1", "conv.adsl")[0].files["conv_kernel.cpp"]
+    src = lowering.lower(k, "ascend910b1", "conv.adsl", allow_conv5hd=False)[0].files["conv_kernel.cpp"]
     assert "Mmad(cL0, aL0f, bL0f, MmadParams(mRows, static_cast<uint16_t>(nCols), 1, 0, false, true));" in src
     assert "static_cast<uint16_t>(kDepth), 0, false, false));" in src and "ci0 == 0));" not in src
 
@@ -244,7 +244,7 @@ def test_groups_match_torch_and_tiles_stay_in_one_group(groups, c, cg, k):
     g = int(groups) if groups.isdigit() else c
     ref = torch.nn.functional.conv2d(x.float(), w.float(), padding=1, groups=g)
     torch.testing.assert_close(interpreter.run(kern, {"x": x, "w": w, "y": torch.empty(ref.shape)})["y"], ref)
-    project, _ = lowering.lower(kern, "ascend910b1", "conv.adsl")
+    project, _ = lowering.lower(kern, "ascend910b1", "conv.adsl", allow_conv5hd=False)
     assert f"const uint64_t group = mTile / t_.groupTiles, kg = K_ / {'3' if groups == '3' else 'C_'};" \
         in project.files["conv_kernel.cpp"]
     assert f"C == CG * {groups}" in project.files["conv_main.cpp"]  # the launch checks the channel split
@@ -262,7 +262,7 @@ def test_groups_that_do_not_split_the_channels_do_not_launch():
     from npu_harness.tiling_probe import launch_blocks
 
     kern = _kernel(GROUPED.replace("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], groups=3)"))
-    project, _ = lowering.lower(kern, "ascend910b1", "conv.adsl")
+    project, _ = lowering.lower(kern, "ascend910b1", "conv.adsl", allow_conv5hd=False)
     sizes = {"N": 1, "C": 6, "H": 9, "W": 9, "K": 6, "CG": 2, "KH": 3, "KW": 3, "OH": 7, "OW": 7}
     assert launch_blocks(project, "ascend910b1", sizes, {}, 48) > 0
     assert launch_blocks(project, "ascend910b1", {**sizes, "C": 7}, {}, 48) == 0  # 7 != 2 x 3
@@ -321,7 +321,7 @@ def test_pointwise_kernels_take_the_flat_path_only_with_one_tap():
     shape symbols) and the channel stride fits the copy's 16 bits, and tiles the plane as one row of pixels."""
     from npu_harness.tiling_probe import run_tiling
 
-    project, _ = lowering.lower(_kernel(KERNEL), "ascend910b1", "conv.adsl")
+    project, _ = lowering.lower(_kernel(KERNEL), "ascend910b1", "conv.adsl", allow_conv5hd=False)
     assert "if (t_.flat) {" in project.files["conv_kernel.cpp"]
     sizes = {"N": 2, "C": 37, "H": 56, "W": 56, "K": 64, "KH": 1, "KW": 1, "OH": 56, "OW": 56}
     t = run_tiling(project, "ascend910b1", sizes, {}, 48, ("flat", "tileW", "rowLen", "colTiles", "wResident"))
@@ -333,7 +333,7 @@ def test_pointwise_kernels_take_the_flat_path_only_with_one_tap():
     t = run_tiling(project, "ascend910b1", {**sizes, "H": 300, "W": 300, "OH": 300, "OW": 300}, {}, 48, ("flat",))
     assert t["flat"] == 0, t  # 90000 pixels: the channel stride does not fit Nd2NzParams' 16 bits
     padded, _ = lowering.lower(_kernel(KERNEL.replace("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], padding=1)")),
-                               "ascend910b1", "conv.adsl")
+                               "ascend910b1", "conv.adsl", allow_conv5hd=False)
     assert "t_.flat" not in padded.files["conv_kernel.cpp"]
 
 
@@ -347,8 +347,29 @@ def test_pointwise_flat_path_matches_torch_in_the_emulator(tmp_path, c, h, w, k)
     from npu_harness.validate import validate_sim
 
     kern = _kernel(KERNEL, T=ir.DType.F16)
-    project, ctx = lowering.lower(kern, "ascend910b1", "conv.adsl")
+    project, ctx = lowering.lower(kern, "ascend910b1", "conv.adsl", allow_conv5hd=False)
     x, wt = torch.randn(2, c, h, w).half(), torch.randn(k, c, 1, 1).half()
     ref = torch.nn.functional.conv2d(x.float(), wt.float())
     res = validate_sim(kern, ctx.lowered, project, ctx, TaskRun([x, wt], [ref]), work_dir=tmp_path)
     assert res.ok, res.detail
+
+
+@pytest.mark.slow
+def test_the_headline_counts_the_problems_macs_not_the_sparse_columns(tmp_path):
+    """Padding 1 takes the sparse layout (16 GEMM columns per output pixel): the emulator's Mmad counters call all
+    of them useful, the estimate's cube term is the problem's N x K x OH x OW x C x taps (npu_harness/problem_macs.py)."""
+    from npu_harness.cost.model import load_params, target_for
+    from npu_harness.task import TaskRun
+    from npu_harness.validate import validate_sim
+
+    kern = _kernel(KERNEL.replace("conv2d(x[blk], w[blk])", "conv2d(x[blk], w[blk], padding=1)"), T=ir.DType.F16)
+    project, ctx = lowering.lower(kern, "ascend910b1", "conv.adsl", allow_conv5hd=False)
+    x, wt = torch.randn(2, 5, 7, 9).half(), torch.randn(20, 5, 3, 3).half()
+    ref = torch.nn.functional.conv2d(x.float(), wt.float(), padding=1)
+    res = validate_sim(kern, ctx.lowered, project, ctx, TaskRun([x, wt], [ref]), work_dir=tmp_path)
+    assert res.ok, res.detail
+    p = load_params(target_for("ascend910b1"))
+    macs = 2 * 20 * 7 * 9 * 5 * 9
+    assert res.report.cube_ideal_us == pytest.approx(macs / (p.cube_macs_per_cycle * p.clock_ghz * 1e3 * p.aic))
+    counted = sum(b.get("cube_macs_useful", 0) for b in res.counters["blocks"])
+    assert counted >= 16 * macs  # every pixel's 16-column fractal computed

@@ -18,6 +18,7 @@ from lowering.passes import (
     legalize,
     plan_stages,
     plan_tiling,
+    route_conv5hd,
     schedule_stages,
     three_address,
 )
@@ -27,7 +28,7 @@ from lowering.pipeline import PIPELINE, run_pipeline
 ROOT = Path(__file__).resolve().parents[1]
 GALLERY = sorted((ROOT / "examples").rglob("*.adsl"))
 
-EXPECTED_PASSES = ("partition_launches", "plan_stages", "plan_flash", "check_constraints", "legalize", "three_address", "hoist_scalars", "select_kind",
+EXPECTED_PASSES = ("partition_launches", "route_conv5hd", "plan_stages", "plan_flash", "check_constraints", "legalize", "three_address", "hoist_scalars", "select_kind",
                    "plan_chunks", "allocate_buffers", "hoist_row_vectors", "plan_tiling", "plan_row_groups", "plan_cube", "plan_split_k", "plan_conv",
                    "plan_windows",
                    "select_instructions", "plan_box", "schedule_stages", "emit")
@@ -209,7 +210,7 @@ def test_every_statement_keeps_a_source_span_after_every_pass(text):
 @pytest.mark.parametrize("k", GALLERY_KERNELS)
 def test_every_statement_keeps_a_span_gallery(k):
     ctx = _ctx()
-    if plan_stages.is_chain(k):  # a multi-stage kernel: each stage goes through the pipeline (lowering/pipeline.py)
+    if plan_stages.is_chain(k) or route_conv5hd.fits(k):  # several stages or launches: each through the pipeline
         k = run_pipeline(k, ctx)
         assert all(s.span.line > 0 for s in ir.walk(k.body))  # walk descends into every stage
         return

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ascend_dsl import ir
 
 from ..context import PassContext
-from . import antialias, box, chain, conv, flash, grid_sample, launches, mix, resize, vector, window
+from . import antialias, box, chain, conv, convert5hd, flash, grid_sample, launches, mix, resize, vector, window
 from .host import host_files
 from .shared import GENERATOR, KernelView, render, view_fields
 
@@ -50,6 +50,8 @@ KINDS: dict[ir.KernelKind, Kind] = {
     ir.KernelKind.FLASH: Kind(flash.build_view, "flash_kernel.cpp.jinja", "flash_tiling.h.jinja",
                               flash.project_manifest),
     ir.KernelKind.CONV: Kind(conv.build_view, "conv_kernel.cpp.jinja", "conv_tiling.h.jinja", conv.project_manifest),
+    ir.KernelKind.CONVERT5HD: Kind(convert5hd.build_view, "convert5hd_kernel.cpp.jinja", "convert5hd_tiling.h.jinja",
+                                   convert5hd.project_manifest),
 }
 
 

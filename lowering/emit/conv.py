@@ -20,6 +20,10 @@ statically:
   the flattened plane (rows need no padding to 16) and its input is gathered with one copy per 16 input
   channels (`ndNum` channel blocks in one call when the strides fit 16 bits) instead of one per channel
   and row; the store is one Fixpipe per tile.
+- NC1HWC0 (`route5hd`: passes/route_conv5hd.py put a conversion launch before this one): x and w are read as
+  x5hd [N][C1][H][W][16] / w5hd [K][C1][KH][KW][16]; each step copies the tile's input window (halo rows, zero
+  border) and the weights into L1, and each tap's 16 pixels of an output row are one Zn fractal loaded into L0B
+  without a gather (conv5hd_tile.cpp.jinja).
 Taps outside the input (padding) are not copied: `InitConstValue` zero-fills the L1 tile first.
 Groups: a tile's channels lie in one group g (tileM <= K / groups); its reduction runs over the group's
 C / groups input channels, starting at channel g * C / groups of x. Depthwise (groups = C = K) is one output
@@ -83,6 +87,9 @@ class ConvView(KernelView):
     zero_fill: bool
     transposed: bool  # conv_transposeNd: the gather scatters each tap's inputs to every stride-th output
     out_pad: dict[str, int]
+    route5hd: bool  # the NC1HWC0 route (passes/route_conv5hd.py): x / w read as x5hd / w5hd (conv5hd_tile.cpp.jinja)
+    x5hd: str
+    w5hd: str
     quant: str
     relu: bool
     max_m: int
@@ -177,6 +184,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ConvView:
     dil = dict(zip(_AXES, (1,) * lead + conv.dilation, strict=True))
     out_pad = dict(zip(_AXES, (0,) * lead + (conv.output_padding or (0,) * conv.rank), strict=True))
     checks = _size_checks(ctx, loop, sizes, stride, pad, dil, out_pad)
+    route = conv.x5hd is not None
     return ConvView(
         **kernel_fields(kernel, ctx), buffers=(), launch_checks=tuple(checks),
         tiling_error="the host tiling found no convolution tile that fits L0A/L0B/L0C/L1 (kernel window too large, "
@@ -185,15 +193,17 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ConvView:
         in_ctype=x.dtype.ctype, out_ctype=loop.out_dtype.ctype, x=conv.x, w=conv.w, out=loop.out, bias=conv.bias, rank=conv.rank,
         host={key: str(d) for key, d in sizes.items()},
         e={key: _kernel_expr(d) for key, d in sizes.items()},
-        stride=stride, pad=pad, dil=dil, sparse=not _dense(conv, sizes["kw"], stride, pad, dil),
-        flat_ok=not conv.transposed and all(v == 1 for v in stride.values()) and not any(pad.values()),
+        stride=stride, pad=pad, dil=dil, sparse=not route and not _dense(conv, sizes["kw"], stride, pad, dil),
+        flat_ok=not route and not conv.transposed and all(v == 1 for v in stride.values()) and not any(pad.values()),
+        route5hd=route, x5hd=conv.x5hd or "", w5hd=conv.w5hd or "",
         zero_fill=any(conv.padding) or conv.transposed, transposed=conv.transposed, out_pad=out_pad,
         quant=_QUANT[loop.out_dtype], relu=loop.relu, max_m=plan.max_m, max_n=plan.max_n, max_k=plan.max_k,
         esize=x.dtype.size, aic=t.aic, l0a=t.l0a_bytes, l0b=t.l0b_bytes, l0c=t.l0c_bytes, l1=t.l1_bytes)
 
 
 def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: ConvView) -> dict:
+    moves = ("GM -> L1 NC1HWC0 feature map rows (DataCopy) and weights (Nd2NzParams), LoadData 2-D (each tap's 16 "
+             "pixels one Zn fractal), Mmad, Fixpipe NZ -> ND") if view.route5hd else (
+        "GM -> L1 image-to-column gather (DataCopy Nd2NzParams), LoadData 2-D, Mmad, Fixpipe NZ -> ND")
     return manifest(kernel, ctx, view, "AIC_ONLY", None, "output channels x output rows",
-                    (), conv_tile=[view.max_m, view.max_n, view.max_k],
-                    data_movement="GM -> L1 image-to-column gather (DataCopy Nd2NzParams), LoadData 2-D, Mmad, "
-                                  "Fixpipe NZ -> ND")
+                    (), conv_tile=[view.max_m, view.max_n, view.max_k], data_movement=moves)

@@ -32,5 +32,6 @@ def combine(parts: list[Estimate], target: str, min_gm_bytes: int) -> Estimate:
         gm_read_bytes=sum(e.gm_read_bytes for e in parts), gm_write_bytes=sum(e.gm_write_bytes for e in parts),
         vector_repeats=sum(e.vector_repeats for e in parts), ideal_kind=ideal_kind, ideal_us=ideal_us,
         ideal_fraction=min(1.0, ideal_us / kernel_us) if kernel_us > 0 else 1.0, min_gm_bytes=int(min_gm_bytes),
+        cube_ideal_us=sum(e.cube_ideal_us for e in parts),
         note=f"{slowest.note}; {len(parts)} launches in order: "
              + " + ".join(f"{e.time_us:.2f}" for e in parts) + " us")

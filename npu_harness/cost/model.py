@@ -163,6 +163,7 @@ class Estimate:
     ideal_fraction: float = 1.0    # ideal_us / kernel_us (<= 1): the headline
     min_gm_bytes: int = 0          # least GM traffic of the problem (every tensor once); 0: unknown (the traffic moved is used)
     l2_bytes: int = 0              # GM bytes served by L2 (not in gm_*_bytes): workspace traffic, the cube's operand re-reads
+    cube_ideal_us: float = 0.0     # the cube term of ideal_us: useful MACs (the problem's, when known) / the cube peak
     cores: list[CoreEstimate] = field(default_factory=list)
     note: str = DISCLAIMER
 
@@ -243,12 +244,17 @@ def _hbm_share(counters: dict, gm2l1: int, p: CostParams) -> float:
     return min(1.0, union / gm2l1) if union + written <= p.l2_bytes else 1.0
 
 
-def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Estimate:
+def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
+             problem_macs: tuple[int, bool] | None = None) -> Estimate:
     """Estimate the kernel time of one launch from the emulator's counters (``RunResult.counters``).
 
     ``min_gm_bytes``: the least GM traffic of the problem (the bytes of every input and output tensor,
     each crossing once); it sets the memory term of the headline ``ideal_fraction``. Without it the
-    traffic the kernel moves is used and the headline equals ``roofline_fraction`` on memory-bound kernels."""
+    traffic the kernel moves is used and the headline equals ``roofline_fraction`` on memory-bound kernels.
+    ``problem_macs``: (the problem's multiply-adds, whether its operands are fp32), when the caller knows them
+    (forward convolutions: npu_harness/problem_macs.py); it replaces the counters' unpadded Mmad MACs as the
+    cube term, which count every column a kernel computes as useful (a sparse conv layout's 15 dead columns
+    of each 16 included)."""
     p = load_params(target_for(target))
     blocks = counters.get("blocks", [])
     active = max(1, len(blocks))
@@ -370,6 +376,9 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
     roof_us = roofs[kind]
     fraction = min(1.0, roof_us / kernel_us) if kernel_us > 0 else 1.0
     least = min_gm_bytes if min_gm_bytes else total_in + total_out
+    if problem_macs is not None:
+        macs, f32 = problem_macs
+        useful_cycles = _cube_cycles(macs, macs if f32 else 0, p)
     ideals = {"memory": least / (p.hbm_gbps * 1e3), "vector": vec_roof,
               "cube": useful_cycles / (p.clock_ghz * 1e3 * p.aic)}
     ideal_kind = max(ideals, key=lambda k: ideals[k])
@@ -383,4 +392,4 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None) -> Es
         load_balance=(mean / slowest) if slowest > 0 else 1.0,
         gm_read_bytes=round(total_in), gm_write_bytes=total_out, vector_repeats=total_reps, cores=cores,
         ideal_kind=ideal_kind, ideal_us=ideal_us, ideal_fraction=ideal_fraction, min_gm_bytes=int(min_gm_bytes or 0),
-        l2_bytes=int(total_l2))
+        l2_bytes=int(total_l2), cube_ideal_us=ideals["cube"])

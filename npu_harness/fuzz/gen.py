@@ -7,7 +7,7 @@ tensor (`load(e[j[r], :])`, negative row numbers included), argmax / argmin into
 UB (chunked, and with fewer rows than cores: row groups), slot accumulators over [N, C, H, W] planes,
 boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims) and resampling (1-2), cube matmuls with
 vector epilogues, conv1d/2d/3d on the cube (CONV kernels: stride, padding, dilation, groups, bias) and
-conv_transpose1d/2d/3d (the same options and output_padding)
+conv_transpose1d/2d/3d (the same options and output_padding), the conv2d forms of the NC1HWC0 route (conv5hd)
 (`generate`); chains of two cube stages joined by a workspace tensor, kernels of several launches, single cube
 splits the compiler cuts into launches (ascend_dsl/autosplit.py) and convolutions with per-dim options
 (`generate_stages`, a stream of its own).
@@ -29,7 +29,7 @@ from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Program, Stmt
 
 KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window": 7, "cube": 9, "conv": 6,
-         "conv_t": 4, "scalar_stress": 8}
+         "conv_t": 4, "scalar_stress": 8, "conv5hd": 4}
 #: Multi-stage kinds, drawn by `generate_stages` from a stream of their own (npu_harness.fuzz.campaign), so
 #: adding one leaves every program of `generate`'s stream, and so the fixed seeds' slices, unchanged.
 STAGE_KINDS = {"chain": 1, "flash": 1, "launches": 1, "views": 1, "autosplit": 1, "conv_dims": 1}
@@ -857,6 +857,41 @@ def _per_dim(values: list[int]) -> str:
     return str(values[0]) if len(set(values)) == 1 else f"({', '.join(map(str, values))})"
 
 
+def _conv5hd(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    """The forms of conv2d that take the NC1HWC0 route (lowering/passes/route_conv5hd.py: a conversion launch, then
+    the conv launch): stride 1, groups 1, padding or a literal window over 1 x 1; dilation, a bias, odd channel
+    counts (blocks of 16 not full), channel tiles (K > 128), rows over 256 pixels (column tiles), relu and an
+    f16/bf16 result."""
+    k = _Kernel(rng, name)
+    k.dtype_vars = {"T": rng.choice(("f16", "bf16"))}
+    dil, pad = rng.choice((1, 1, 2)), rng.choice((0, 1, 1, 2, 3))
+    literal = pad == 0 or rng.random() < 0.4
+    sizes: dict[str, int] = {"N": rng.randint(1, 2), "C": rng.randint(1, 40), "K": rng.randint(1, 150)}
+    window = []
+    for a, hi in (("H", 12), ("W", 300 if rng.random() < 0.3 else 40)):
+        kk = rng.randint(2 if literal and pad == 0 else 1, 5)
+        least = max(1, dil * (kk - 1) + 1 - 2 * pad)
+        size = rng.randint(least, max(least, hi))
+        sizes.update({a: size, "O" + a: size + 2 * pad - dil * (kk - 1)})
+        if literal:
+            window.append(str(kk))
+        else:
+            sizes["K" + a] = kk
+            window.append("K" + a)
+    x = k.tensor("x", "T", "N, C, H, W")
+    wt = k.tensor("w", "T", ", ".join(("K", "C", *window)))
+    bias = k.tensor("b", "f32", "K") if rng.random() < 0.4 else None
+    out = rng.choice(("f32", "T"))
+    y = k.tensor("y", out, "N, K, OH, OW")
+    value = "relu(acc)" if rng.random() < 0.4 else "acc"
+    value = value if out == "f32" else f"cast({value}, T)"
+    opts = (f", padding={pad}" if pad else "") + (f", dilation={dil}" if dil != 1 else "") + (f", bias={bias}" if bias else "")
+    loop = Loop("for blk in split(N, K, OH, OW, cores=AIC):", "with vector:", (Stmt(f"store({y}[blk], {value})", None),),
+                cube_prefix=("with cube:", f"    acc = conv2d({x}[blk], {wt}[blk]{opts})"))
+    k.body.append(loop)
+    return k, sizes
+
+
 def _conv_transpose(rng: random.Random, name: str, target: str, per_dim: bool = False) -> tuple[_Kernel, dict]:
     """conv_transpose1d / 2d / 3d on the cube (CONV kernels, transposed): stride 1-3, padding, output_padding
     below the stride or dilation, dilation, groups (a literal, or groups=C with 1 or 2 outputs per channel),
@@ -1020,7 +1055,7 @@ def _autosplit_matmul(rng: random.Random, name: str) -> tuple[_Kernel, dict]:
 def generate(rng: random.Random, index: int, seed: int) -> Program:
     kind = _pick(rng, KINDS)
     target = _pick(rng, TARGETS)
-    if kind in ("long_rows", "slots", "box", "cube", "conv", "conv_t") and target == "ascend310p":
+    if kind in ("long_rows", "slots", "box", "cube", "conv", "conv_t", "conv5hd") and target == "ascend310p":
         target = "ascend910b1"  # these need DataCopyPad / a separate cube unit
     name = f"k{index}"
     if kind == "slots":
@@ -1035,6 +1070,8 @@ def generate(rng: random.Random, index: int, seed: int) -> Program:
         k, sizes = _conv(rng, name, target)
     elif kind == "conv_t":
         k, sizes = _conv_transpose(rng, name, target)
+    elif kind == "conv5hd":
+        k, sizes = _conv5hd(rng, name, target)
     else:
         k, sizes = _vector_kernel(rng, name, "flat" if kind == "scalar_stress" else kind, target,
                                   stress=kind == "scalar_stress")

@@ -187,7 +187,7 @@ def _execute_launches(p: _Prepared, job: Job) -> Outcome:
                                compile_signature(e.message))
         for q in p.kernel.inputs:
             (io / f"{q.name}.bin").write_bytes(from_torch(p.inputs[q.name]).tobytes())
-        for w in p.kernel.workspaces:
+        for w in p.lowered.workspaces:
             (io / f"{w.name}.bin").write_bytes(b"\xff" * (numel(w.shape, job.sizes) * w.dtype.size))
         res = None
         sizes = {**job.sizes, **views.bind_symbols(p.kernel, job.sizes, p.scalars)}  # symbols views define

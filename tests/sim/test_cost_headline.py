@@ -123,3 +123,17 @@ def test_a_workspace_that_fits_l2_is_l2_traffic():
     crowded["blocks"] = [dict(crowded["blocks"][0]) for _ in range(48)]  # 48 AIV: UB -> GM share 1646.4 / 48 = 34.3 GB/s
     e = estimate(crowded, "ascend910b1")
     assert abs(e.cores[0].pipes_us["MTE3"] - (mb / 93e3 + 2048 * 300 / 1850)) < 1e-3  # 2048 transfers' latency too
+
+
+def test_the_problems_macs_replace_the_counters_cube_term():
+    """A conv lowering may compute columns no output needs (the sparse gather: 16 columns per pixel); the counters
+    call them useful, the problem's MAC count (npu_harness/problem_macs.py) does not."""
+    n = 1 << 30
+    counters = _cube(n, n, False)
+    own = estimate(counters, "ascend910b1")
+    problem = estimate(counters, "ascend910b1", problem_macs=(2 * n // 16, False))  # 2 blocks of n MACs, 1/16 useful
+    assert own.kernel_us == problem.kernel_us
+    assert abs(problem.cube_ideal_us * 16 - own.cube_ideal_us) < 1e-6 * own.cube_ideal_us
+    assert problem.ideal_fraction < own.ideal_fraction / 4  # the headline drops with it (to the memory term here)
+    fp32 = estimate(counters, "ascend910b1", problem_macs=(2 * n // 16, True))
+    assert abs(fp32.cube_ideal_us - 4 * problem.cube_ideal_us) < 1e-6 * fp32.cube_ideal_us  # fp32 at 1/4 of the rate

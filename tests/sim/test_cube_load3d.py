@@ -20,9 +20,10 @@ def binary() -> Path:
 
 
 #: MTE1 cycles charged: the destination bytes (whole fractals) / the Load3D bandwidth to L0A for strideW 1 and a
-#: 3-row kernel, floor(512 / (3 + 2)) = 102 B / cycle; to L0B the assumed 32 B / cycle (load3d.h).
+#: 3-row kernel, floor(512 / (3 + 2)) = 102 B / cycle; to L0B the documented 128 B / cycle for stride 1 and one
+#: kernel row, else the assumed 32 B / cycle (load3d.h).
 @pytest.mark.parametrize("variant, mte1", [("l0a_all", -(-2 * 12 * 512 // 102)), ("l0a_block", -(-1 * 5 * 512 // 102)),
-                                           ("l0b_block", 2 * 4 * 512 // 32)])
+                                           ("l0b_block", 2 * 4 * 512 // 32), ("l0b_one_row", 2 * 3 * 512 // 128)])
 def test_img2col_block_matches_the_definition(binary, variant, mte1):
     res = run_program(binary, [variant], timeout=60)
     assert res.returncode == 0 and not res.errors and "EXPECT failed" not in res.stdout, res.stdout + res.stderr

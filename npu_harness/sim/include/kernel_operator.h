@@ -20,6 +20,7 @@
 #include "ascend_sim/vec.h"
 #include "ascend_sim/reduce.h"
 #include "ascend_sim/gather.h"
+#include "ascend_sim/transdata.h"
 #include "ascend_sim/sync.h"
 #include "ascend_sim/launch.h"
 #include "ascend_sim/matmul.h"

@@ -73,6 +73,40 @@ int load(bool toB, uint16_t mStart, uint16_t mExt, uint16_t kStart, uint16_t kEx
     return rc;
 }
 
+// One kernel row (1 x 3, stride 1, pads left / right 1) of a 1 x 20 map into L0B: 20 img2col rows (32 loaded,
+// rows 20.. hold the pad value), 48 columns; the L0B rate for stride 1 and one kernel row is 128 B / cycle.
+int one_row_l0b() {
+    constexpr uint32_t OW1 = 20;
+    half* x = reinterpret_cast<half*>(sim::GmAlloc(OW1 * 16 * sizeof(half)));
+    for (uint32_t w = 0; w < OW1; ++w)
+        for (uint32_t c0 = 0; c0 < 16; ++c0) x[w * 16 + c0] = half(fmap(0, 0, w, c0));
+    const int rc = sim::Launch(1, [&] {
+        TPipe pipe;
+        TBuf<TPosition::A1> a1;
+        TBuf<TPosition::B2> b2;
+        pipe.InitBuffer(a1, OW1 * 16 * sizeof(half));
+        pipe.InitBuffer(b2, 32 * 48 * sizeof(half));
+        GlobalTensor<half> xg;
+        xg.SetGlobalBuffer(x, OW1 * 16);
+        LocalTensor<half> l1 = a1.Get<half>(), l0 = b2.Get<half>();
+        DataCopy(l1, xg, OW1 * 16);
+        SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+        const uint8_t pads[4] = {1, 1, 0, 0};
+        LoadData(l0, l1, LoadData3DParamsV2<half>(pads, 1, OW1, 16, 48, 32, 0, 0, 1, 1, 3, 1, 1, 1, false, false, half(0.0f)));
+        PipeBarrier<PIPE_ALL>();
+        for (uint32_t i = 0; i < 32; ++i) {
+            for (uint32_t q = 0; q < 48; ++q) {
+                const int iw = int(i) + int(q / 16) - 1;
+                const float want = i >= OW1 || iw < 0 || iw >= int(OW1) ? 0.0f : fmap(0, 0, uint32_t(iw), q % 16);
+                EXPECT(float(l0.GetValue(((i / 16) * 3 + q / 16) * 256 + (q % 16) * 16 + i % 16)) == want);
+            }
+        }
+    });
+    sim::GmFree(x);
+    return rc;
+}
+
 // One planted bug per check.
 int bad(int which) {
     return sim::Launch(1, [&] {
@@ -113,6 +147,7 @@ const Variant kVariants[] = {
     {"l0a_all", [] { return load(false, 0, 32, 0, 192); }},
     {"l0a_block", [] { return load(false, 16, 2, 48, 80); }},
     {"l0b_block", [] { return load(true, 0, 18, 32, 64); }},
+    {"l0b_one_row", [] { return one_row_l0b(); }},
     {"channel_size", [] { return bad(0); }},
     {"k_start", [] { return bad(1); }},
     {"m_extension", [] { return bad(2); }},

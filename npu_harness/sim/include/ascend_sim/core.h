@@ -398,14 +398,14 @@ enum class VecOp : uint8_t {
     Add, Sub, Mul, Div, Max, Min, Adds, Muls, Maxs, Mins, LeakyRelu, Exp, Ln, Abs, Sqrt, Rsqrt, Reciprocal, Relu,
     Duplicate, Cast, Compare, Compares, Select, Copy, ReduceSum, ReduceMax, ReduceMin, WholeReduceSum, BlockReduceSum,
     WholeReduceMax, WholeReduceMin, BlockReduceMax, BlockReduceMin, PairReduceSum, Gather, GatherMask, Sort32, MrgSort,
-    CreateVecIndex, Brcb, Transpose, kCount
+    CreateVecIndex, Brcb, Transpose, TransDataTo5HD, kCount
 };
 inline const char* const kVecOpNames[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "LeakyRelu",
                                           "Exp", "Ln", "Abs", "Sqrt", "Rsqrt", "Reciprocal", "Relu", "Duplicate", "Cast", "Compare",
                                           "Compares", "Select", "Copy", "ReduceSum", "ReduceMax", "ReduceMin", "WholeReduceSum",
                                           "BlockReduceSum", "WholeReduceMax", "WholeReduceMin", "BlockReduceMax", "BlockReduceMin",
                                           "PairReduceSum", "Gather", "GatherMask", "Sort32", "MrgSort", "CreateVecIndex", "Brcb",
-                                          "Transpose"};
+                                          "Transpose", "TransDataTo5HD"};
 inline constexpr uint32_t kVecOps = static_cast<uint32_t>(VecOp::kCount);
 static_assert(sizeof(kVecOpNames) / sizeof(kVecOpNames[0]) == kVecOps);
 inline constexpr uint32_t kSizeClasses = 4;   // element size 1, 2, 4, 8 B

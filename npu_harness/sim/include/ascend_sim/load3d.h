@@ -154,10 +154,12 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     std::memcpy(dst.sim_ptr, out.data(), out.size() * sizeof(T));
     // Load3D bandwidth on 2201 (ref_next §1.3, APPX Cube指令理论性能汇总 table 4), to L0A: 256 B / cycle for stride 1
     // and one kernel row; floor(512 / (n + 2)) for strideW 1 and n = filterH > 1; floor(512 / (2 strideW + n)) for
-    // strideW 2, 4, 8 (n = 0 when filterH = 1); 32 for any other strideW. To L0B the table's figures are lower and
-    // not restated: ASSUMPTION 32 B / cycle, the table's floor.
+    // strideW 2, 4, 8 (n = 0 when filterH = 1); 32 for any other strideW. To L0B: 128 B / cycle for stride 1 and one
+    // kernel row (same source); the table's other L0B figures are lower and not restated: ASSUMPTION 32 B / cycle,
+    // the table's floor.
     uint64_t rate = 32;
     if (toA && p.strideW == 1) rate = fh == 1 ? 256 : 512 / (fh + 2);
+    if (!toA && p.strideW == 1 && p.strideH == 1 && fh == 1) rate = 128;
     if (toA && (p.strideW == 2 || p.strideW == 4 || p.strideW == 8)) rate = 512 / (2 * p.strideW + (fh == 1 ? 0 : fh));
     rate = rate < 32 ? 32 : rate;
     cnt().mte1Cycles += (dstBytes + rate - 1) / rate;

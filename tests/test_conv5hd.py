@@ -1,0 +1,150 @@
+"""The NC1HWC0 route of forward conv2d (lowering/passes/route_conv5hd.py): which forms take it (a conversion launch
+on the vector cores, then the conv launch loading each tap's 16 pixels as one Zn fractal), which keep the old
+paths, and the two launches against torch in the emulator at odd sizes (channel blocks not full, channel and
+column tiles, dilation, bias, a narrow output); the conv launch alone, on workspaces no launch wrote, fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+import ascend_dsl
+import lowering
+from ascend_dsl import ir
+
+FUSED = Path(__file__).resolve().parents[1] / "examples" / "fuse" / "conv_max_pool.adsl"
+
+KERNEL = '''@kernel(T=[f16, bf16])
+def conv(x: Tensor[T, "N, C, H, W"], w: Tensor[T, "K, C, KH, KW"], y: Tensor[OUT, "N, K, OH, OW"]):
+    for blk in split(N, K, OH, OW, cores=AIC):
+        with cube:
+            acc = conv2d(x[blk], w[blk], padding=1)
+        with vector:
+            store(y[blk], acc)
+'''
+
+
+def _kernel(text: str, dtype=ir.DType.F16, out: str = "f32") -> ir.Kernel:
+    return ascend_dsl.parse_text(text.replace("OUT", out), file="conv.adsl")[0].instantiate({"T": dtype})
+
+
+def _kinds(text: str, **kw) -> list[str]:
+    project, ctx = lowering.lower(_kernel(text), "ascend910b1", "conv.adsl", **kw)
+    if ctx.lowered.kind is ir.KernelKind.LAUNCHES:
+        return [la.kernel.kind.value for la in ctx.lowered.body]
+    return [ctx.lowered.kind.value]
+
+
+def test_a_padded_conv2d_takes_the_route():
+    project, ctx = lowering.lower(_kernel(KERNEL), "ascend910b1", "conv.adsl")
+    assert [la.kernel.kind for la in ctx.lowered.body] == [ir.KernelKind.CONVERT5HD, ir.KernelKind.CONV]
+    assert [w.name for w in ctx.lowered.workspaces] == ["x_5hd", "w_5hd"]
+    assert [la["kernel_type"] for la in project.manifest["launches"]] == ["AIV_ONLY", "AIC_ONLY"]
+    convert = project.files["conv_l0/conv_l0_kernel.cpp"]
+    assert "TransDataTo5HD(" in convert and "conv.adsl:5" in convert
+    src = project.files["conv_l1/conv_l1_kernel.cpp"]
+    assert "x_5hdGm[" in src and "LoadData2DParams(0, static_cast<uint8_t>(nRow), 1, 0, 0, false, 0)" in src
+    assert "xGm[" not in src.split("void Tile(")[1]  # no image-to-column gather from x
+
+
+@pytest.mark.parametrize("old, new", [
+    ("padding=1", "padding=1, stride=2"),  # a W stride breaks the run of 16 pixels
+    ("padding=1", "padding=0"),  # a window of symbols may be 1 x 1: the flat path
+    ("padding=1", "padding=1, groups=2"),
+    ("conv2d(x[blk], w[blk], padding=1)", "conv1d(x[blk], w[blk], padding=1)"),
+])
+def test_other_forms_keep_the_old_paths(old, new):
+    text = KERNEL.replace(old, new)
+    if "conv1d" in new:
+        text = text.replace('"N, C, H, W"', '"N, C, W"').replace('"K, C, KH, KW"', '"K, C, KW"').replace(
+            "OH, OW", "OW").replace("split(N, K, OW, OW", "split(N, K, OW")
+    if "groups" in new:
+        text = text.replace('"K, C, KH, KW"', '"K, CG, KH, KW"')
+    assert _kinds(text) == ["conv"]
+    assert _kinds(KERNEL, allow_conv5hd=False) == ["conv"]
+
+
+def test_a_literal_window_takes_the_route_without_padding():
+    text = KERNEL.replace("padding=1", "padding=0").replace('"K, C, KH, KW"', '"K, C, 3, 3"')
+    assert _kinds(text) == ["convert5hd", "conv"]
+    assert _kinds(text.replace('"K, C, 3, 3"', '"K, C, 1, 1"')) == ["conv"]
+
+
+def test_a_fused_conv_keeps_the_old_paths():
+    """A conv that is one launch of several (conv, then vector loops) is not routed: launches do not nest."""
+    fused = ascend_dsl.parse_text(FUSED.read_text(), file="f.adsl")[0]
+    ctx = lowering.lower(fused.instantiate(fused.dtype_variants[0]), "ascend910b1", "f.adsl")[1]
+    assert ir.KernelKind.CONVERT5HD not in [la.kernel.kind for la in ctx.lowered.body]
+
+
+def _validate(tmp_path, text, x, w, ref, dtype, out="f32", order=None):
+    from npu_harness.task import TaskRun
+    from npu_harness.validate import validate_sim
+
+    k = _kernel(text, dtype, out)
+    project, ctx = lowering.lower(k, "ascend910b1", "conv.adsl")
+    assert ctx.lowered.kind is ir.KernelKind.LAUNCHES
+    tensors = [x, w] if len(k.inputs) == 2 else [x, w, ref[1]]
+    return validate_sim(k, ctx.lowered, project, ctx, TaskRun(tensors, [ref[0]]), work_dir=tmp_path, launch_order=order)
+
+
+def test_the_route_matches_torch_at_odd_sizes(tmp_path):
+    """f16, 5 channels (one block, 11 of it zero), 20 output channels, 13 x 19 pixels (tiles of 8 rows of 32 columns)."""
+    x, w = torch.randn(2, 5, 13, 19).half(), torch.randn(20, 5, 3, 3).half()
+    ref = torch.nn.functional.conv2d(x.float(), w.float(), padding=1)
+    res = _validate(tmp_path, KERNEL, x, w, [ref], ir.DType.F16)
+    assert res.ok, res.detail + str(res.comparisons)
+    assert res.report is not None and "2 launches" in res.report.note
+
+
+@pytest.mark.slow
+def test_the_route_matches_torch_with_channel_and_column_tiles_dilation_and_bias(tmp_path):
+    """bf16, 37 channels (3 blocks, the last of 5), 150 output channels (tiles of 128 and 22), rows of 300 pixels
+    (column tiles of 256 and 44), a 2 x 3 window with dilation 2 and padding 2, an f32 bias and relu, f16 out."""
+    text = KERNEL.replace("padding=1", "padding=2, dilation=2, bias=b").replace(
+        'y: Tensor[OUT', 'b: Tensor[f32, "K"], y: Tensor[OUT').replace("store(y[blk], acc)", "store(y[blk], cast(relu(acc), f16))")
+    x, w, b = torch.randn(1, 37, 5, 300).bfloat16(), torch.randn(150, 37, 2, 3).bfloat16(), torch.randn(150)
+    ref = torch.relu(torch.nn.functional.conv2d(x.float(), w.float(), b, padding=2, dilation=2)).half()
+    res = _validate(tmp_path, text, x, w, [ref, b], ir.DType.BF16, out="f16")
+    assert res.ok, res.detail + str(res.comparisons)
+
+
+def test_the_conv_launch_alone_reads_unwritten_workspaces(tmp_path):
+    """Planted: skip the conversion launch; the conv launch then reads the 0xFF-filled (NaN) workspaces."""
+    x, w = torch.randn(1, 5, 4, 9).half(), torch.randn(3, 5, 3, 3).half()
+    ref = torch.nn.functional.conv2d(x.float(), w.float(), padding=1)
+    res = _validate(tmp_path, KERNEL, x, w, [ref], ir.DType.F16, order=[1])
+    assert not res.ok
+
+
+def test_the_route_tiling_fits_l0_and_l1_and_rejects_what_its_copies_cannot_address():
+    """The conv launch's host tiling at the issue's shape: one 256-pixel row per tile, L0B holds kStep k blocks of
+    it, the L1 window is 3 rows x 258 pixels per channel block; the conversion's weight tasks take every channel
+    block of an output channel. 8192 channels x 9 taps overflow the weight copy's 16-bit row stride: TILING."""
+    from lowering.targets import get_target
+    from npu_harness.tiling_probe import run_tiling
+
+    t910 = get_target("ascend910b1")
+    project, _ = lowering.lower(_kernel(KERNEL.replace('"K, C, KH, KW"', '"K, C, 3, 3"')), "ascend910b1", "conv.adsl")
+    convert, conv = project.launches
+    sizes = {"N": 16, "C": 64, "H": 256, "W": 256, "K": 128, "OH": 256, "OW": 256}
+    t = run_tiling(conv, "ascend910b1", sizes, {}, 48, ("tileLength", "tileM", "kStep", "tileC1", "pitch", "hin"))
+    assert (t["tileLength"], t["tileM"], t["pitch"], t["hin"]) == (256, 128, 256 + 2, 3), t
+    assert t["kStep"] * 16 * 256 * 2 <= t910.l0b_bytes < (t["kStep"] + 1) * 16 * 256 * 2, t
+    assert t["tileC1"] == 4 and (128 * 4 * 9 * 16 + 4 * 3 * 258 * 16) * 2 <= t910.l1_bytes, t
+    assert t["blocks"] == t910.aic
+    c = run_tiling(convert, "ascend910b1", sizes, {}, 48, ("wGroup", "wGroups", "xTasks"))
+    assert (c["wGroup"], c["wGroups"], c["xTasks"], c["blocks"]) == (4, 1, 16 * 4 * 32, 48), c
+    assert run_tiling(conv, "ascend910b1", {**sizes, "C": 8192}, {}, 48)["blocks"] == 0
+
+
+def test_an_export_or_a_device_build_lowers_one_launch():
+    """An export / device build takes a kernel of one launch: the CLI lowers those with the route off."""
+    from npu_harness.validate_cases import KernelVariants
+
+    src = ascend_dsl.parse_text(KERNEL.replace("OUT", "f32"), file="conv.adsl")[0]
+    kinds = [KernelVariants(src, {"T": "f16"}, "ascend910b1", "conv.adsl", one_launch=one).lower(0)[0].kind
+             for one in (False, True)]
+    assert kinds == [ir.KernelKind.LAUNCHES, ir.KernelKind.CONV]
