@@ -52,7 +52,7 @@ class Segment:
 def segments(kernel: ir.Kernel) -> tuple[list[ir.Stmt], list[Segment]]:
     """The leading scalar statements (shared by every launch that uses them) and the launches' statements. A
     vector split loop that reads a workspace tensor an earlier vector loop of the run writes, or splits another
-    extent, starts a launch of its own (with the accumulator declarations just before it)."""
+    extent, starts a launch of its own (with the kernel-scope statements just before it)."""
     body = list(kernel.body)
     first = next(i for i, s in enumerate(body) if loop_kind(s))
     prelude = [s for s in body[:first] if isinstance(s, _SHARED)]
@@ -69,10 +69,10 @@ def segments(kernel: ir.Kernel) -> tuple[list[ir.Stmt], list[Segment]]:
                 pending.append(s)
         elif cur is not None and kind == "vector" == cur.kind and (_reads_written(s, cur.stmts, bases) or
                                                                   s.extent != _first_loop(cur).extent):
-            last = max(i for i, t in enumerate(cur.stmts) if loop_kind(t))
-            decls = [t for t in cur.stmts[last + 1:] if isinstance(t, ir.AccDecl | ir.SlotAccDecl)]
-            cur.stmts = [t for t in cur.stmts if not any(t is d for d in decls)]
-            segs.append(Segment(kind, [*decls, s]))
+            tail = []  # the kernel-scope statements just before it (declarations, scalars) go with it; one that
+            while cur.stmts and not loop_kind(cur.stmts[-1]):  # reads a value of the run is then a located error
+                tail.insert(0, cur.stmts.pop())
+            segs.append(Segment(kind, [*tail, s]))
         elif cur is not None and kind == cur.kind and kind != "conv" and not pending:
             cur.stmts.append(s)
         else:
