@@ -55,7 +55,7 @@ def test_argmax_errors_are_located(body, code, msg):
 def test_emitted_reduction_reads_the_index_slot():
     project, ctx = lower(_k("store(y[r], argmax(load(h[r, :]), axis=1))"), "ascend910b1", "arg.adsl")
     code = project.files["k_kernel.cpp"]
-    assert "ReduceMax(reduceOut_f16, hLocal[i * Dp_], reduceTmp_f16, static_cast<int32_t>(D_), true);" in code
+    assert "ReduceMax(reduceOut_f16, hLocal[i * rowPitch_], reduceTmp_f16, static_cast<int32_t>(rowLen_), true);" in code
     assert "reduceOut_f16.ReinterpretCast<uint16_t>().GetValue(1)" in code
     # half rows: the index slot holds 16 bits, so the host refuses rows longer than 65535
     tiling = project.files["k_main.cpp"]

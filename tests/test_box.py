@@ -121,7 +121,7 @@ def test_emitted_box_kernel_structure():
     assert "Add(boxTmp_f32, xLocal, xLocal[n * pitch], n * pitch);" in cpp  # mean: xb lives on
     assert "Max(xLocal, xLocal, xLocal[(n - h) * pitch], h * pitch);" in cpp  # max: its last use, in place
     assert "Duplicate(tmp3, (-1.0f / 0.0f), static_cast<int32_t>(len));" in cpp  # max starts at -inf
-    assert "1.0f / static_cast<float>(D_)" in cpp  # mean
+    assert "1.0f / static_cast<float>(rowLen_)" in cpp  # mean
     assert project.manifest["tile_unit"] == "positions"
     assert "chunkRows" in project.files["k_tiling.h"]
 

@@ -67,7 +67,7 @@ def test_whole_row_path_is_unchanged_beside_the_chunked_one():
     code = project.files["softmax_kernel.cpp"]
     # the chunked path is selected by the tiling field; the whole-row loop is the same as before
     assert "if (chunkLength_ > 0) {" in code and "ProcessChunked();" in code
-    assert "CopyRowsGmToUb(xLocal, xGm[offset * D_], count, D_, Dp_);" in code
+    assert "CopyRowsGmToUb(xLocal, xGm[offset * rowLen_], count, rowLen_, rowPitch_);" in code
     tiling = project.files["softmax_tiling.h"]
     assert "uint32_t chunkLength;" in tiling and "t->chunkLength = 0;" in tiling
 
@@ -78,7 +78,7 @@ def test_per_row_values_are_scalars_between_passes():
     process = code[code.index("void ProcessChunked()"):code.index("void ChunkReset()")]
     # the mean and M2 from one pass, var = M2 / D, then rsqrt(var + eps) on one vector element, before the last pass
     assert process.index("ChunkPass0();") < process.index("_t0Row_ = _t0MeanRow_;") < \
-        process.index("1.0f / static_cast<float>(D_)") < process.index("Rsqrt(math, math, 1);") < \
+        process.index("1.0f / static_cast<float>(rowLen_)") < process.index("Rsqrt(math, math, 1);") < \
         process.index("ChunkPass1();")
     assert "ChunkPass2();" not in process
     # the row vectors are read chunk by chunk at the chunk's offset

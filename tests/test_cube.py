@@ -242,7 +242,7 @@ def test_direct_store_uses_iterate_all_and_epilogues_use_get_tensor_c():
     assert "mm.IterateAll(cGm[cBase]);" in direct and "GetTensorC<true>(accLocal" not in direct
     # UB only on the split-K path (plan_split_k): its partial and sum buffers
     assert {line.strip() for line in direct.splitlines() if "InitBuffer" in line} == {
-        "pipe.InitBuffer(sumBuf_, partRows_ * Dp_ * sizeof(float));",
+        "pipe.InitBuffer(sumBuf_, partRows_ * rowPitch_ * sizeof(float));",
         "pipe.InitBuffer(partBuf_, partRows_ * tiling.cubeTiling.baseN * sizeof(float));"}
     assert "mm.template Iterate<true>()" in fused and "mm.template GetTensorC<true>(accLocal, false, true);" in fused
     for text in (direct, fused):

@@ -60,11 +60,11 @@ def test_index_must_be_integer_rows_or_per_row_values():
 def test_lowering_converts_indices_to_byte_offsets_and_copies_each_row_first():
     project, _ = lower(_k("store(y[r, :], gather(load(x[r, :]), load(i[r, :])))"), "ascend910b1", "gather.adsl")
     code = project.files["k_kernel.cpp"]
-    assert "Cast(tmp0, iLocal, RoundMode::CAST_NONE, count * Dp_);" in code  # int64 -> int32 (A2)
-    assert "Muls(tmp0, tmp0, 4, count * Dp_);" in code  # bytes of f32
-    assert "DataCopy(reduceTmp_f32, xLocal[i * Dp_], static_cast<uint32_t>(Dp_));" in code
-    assert "Gather(yLocal[i * Dp_], reduceTmp_f32, tmp0[i * Dp_].ReinterpretCast<uint32_t>(), 0u, " \
-           "static_cast<uint32_t>(D_));" in code
+    assert "Cast(tmp0, iLocal, RoundMode::CAST_NONE, count * rowPitch_);" in code  # int64 -> int32 (A2)
+    assert "Muls(tmp0, tmp0, 4, count * rowPitch_);" in code  # bytes of f32
+    assert "DataCopy(reduceTmp_f32, xLocal[i * rowPitch_], static_cast<uint32_t>(rowPitch_));" in code
+    assert "Gather(yLocal[i * rowPitch_], reduceTmp_f32, tmp0[i * rowPitch_].ReinterpretCast<uint32_t>(), 0u, " \
+           "static_cast<uint32_t>(rowLen_));" in code
 
 
 def test_i64_indices_on_310p_are_a_located_error():
@@ -90,8 +90,8 @@ def test_one_index_row_gathers_the_same_columns_of_every_row():
         interpreter.run(k, tensors, num_cores=2, tile=18)
     assert e.value.diagnostics[0].code == "INDEX" and "column index 9 is outside" in e.value.diagnostics[0].message
     code = lower(k, "ascend910b1", "gather.adsl")[0].files["k_kernel.cpp"]
-    assert ".ReinterpretCast<uint32_t>(), 0u, static_cast<uint32_t>(D_));" in code  # one offset row for every row
-    assert "[i * Dp_].ReinterpretCast" not in code
+    assert ".ReinterpretCast<uint32_t>(), 0u, static_cast<uint32_t>(rowLen_));" in code  # one offset row for every row
+    assert "[i * rowPitch_].ReinterpretCast" not in code
 
 
 @pytest.mark.slow

@@ -73,14 +73,14 @@ def k(x: Tensor[f32, "N"], y: Tensor[f32, "N"]):
 def test_emitted_positions_whole_rows_and_chunks():
     project, ctx = lower(_k("store(c[r, :], col_index())\nstore(q[r, :], row_index())"), "ascend910b1", "pos.adsl")
     code = project.files["k_kernel.cpp"]
-    assert "CreateVecIndex(cLocal[i * Dp_], static_cast<int32_t>(0), static_cast<uint32_t>(D_));" in code
-    assert "Duplicate(qLocal[i * Dp_], static_cast<int32_t>((rowStart_ + tileRow_ + i) % static_cast<int64_t>(N_)), " \
-           "static_cast<int32_t>(D_));" in code
+    assert "CreateVecIndex(cLocal[i * rowPitch_], static_cast<int32_t>(0), static_cast<uint32_t>(rowLen_));" in code
+    assert "Duplicate(qLocal[i * rowPitch_], static_cast<int32_t>((rowStart_ + tileRow_ + i) % static_cast<int64_t>(N_)), " \
+           "static_cast<int32_t>(rowLen_));" in code
     assert "tileRow_ = offset;" in code and "rowStart_ = start;" in code
     tl = next(s for s in ir.walk(ctx.lowered.body) if isinstance(s, ir.TileLoop))
     assert isinstance(tl.shape.chunked, ir.ChunkPlan)  # rows longer than UB: per column chunk of the row
     assert "chunkCol_ = offset;" in code and "CreateVecIndex(cLocal, static_cast<int32_t>(chunkCol_), count);" in code
-    assert "Duplicate(qLocal, static_cast<int32_t>((rowStart_ + rowOffset_ / D_) % static_cast<int64_t>(N_)), " \
+    assert "Duplicate(qLocal, static_cast<int32_t>((rowStart_ + rowOffset_ / rowLen_) % static_cast<int64_t>(N_)), " \
            "static_cast<int32_t>(count));" in code
 
 
@@ -88,7 +88,7 @@ def test_square_matrices_take_the_row_length_as_period():
     head = HEAD.replace('"B, N, M"', '"B, S, S"').replace("B * N", "B * S")
     project, _ = lower(tile_kernel(head, "store(q[r, :], row_index())", "pos.adsl"), "ascend910b1", "pos.adsl")
     code = project.files["k_kernel.cpp"]
-    assert code.count("% static_cast<int64_t>(D_)") == 2 and "S_" not in code  # S is the row length: D_ holds it
+    assert code.count("% static_cast<int64_t>(rowLen_)") == 2 and "S_" not in code  # S is the row length: rowLen_ holds it
     # (whole rows and the chunked pass)
 
 
@@ -115,7 +115,7 @@ def test_col_minus_row_is_one_index_vector_per_row(mask, cmp):
     """tril / triu / causal masks: j - i starts each row at -i (one CreateVecIndex; no Duplicate, no Sub)."""
     project, ctx = lower(_k(f"store(y[r, :], select({mask}, load(x[r, :]), 0.0))"), "ascend910b1", "pos.adsl")
     code = project.files["k_kernel.cpp"]
-    assert "CreateVecIndex(tmp0[i * Dp_], static_cast<int32_t>(-static_cast<int32_t>((rowStart_ + tileRow_ + i) % " \
-           "static_cast<int64_t>(N_))), static_cast<uint32_t>(D_));" in code
+    assert "CreateVecIndex(tmp0[i * rowPitch_], static_cast<int32_t>(-static_cast<int32_t>((rowStart_ + tileRow_ + i) % " \
+           "static_cast<int64_t>(N_))), static_cast<uint32_t>(rowLen_));" in code
     assert "Duplicate(" not in code.split("Compute(uint32_t count)")[1].split("CopyOut(")[0]
     assert f"CMPMODE::{cmp}" in code

@@ -102,8 +102,8 @@ def test_rows_longer_than_ub_run_in_chunks_of_the_picked_row():
     tl = next(s for s in ir.walk(ctx.lowered.body) if isinstance(s, ir.TileLoop))
     assert isinstance(tl.shape.chunked, ir.ChunkPlan) and len(tl.shape.chunked.passes) == 2
     code = project.files["k_kernel.cpp"]
-    assert code.count("int64_t row = static_cast<int64_t>(idxGm.GetValue(rowOffset_ / D_));") == 2  # per pass
-    assert "CopyGmToUb(wLocal, wGm[static_cast<uint64_t>(row) * D_ + offset], count);" in code
+    assert code.count("int64_t row = static_cast<int64_t>(idxGm.GetValue(rowOffset_ / rowLen_));") == 2  # per pass
+    assert "CopyGmToUb(wLocal, wGm[static_cast<uint64_t>(row) * rowLen_ + offset], count);" in code
 
 
 def test_emitted_copy_reads_the_row_number_and_wraps_negative_ones():
@@ -113,7 +113,7 @@ def test_emitted_copy_reads_the_row_number_and_wraps_negative_ones():
     assert "int64_t row = static_cast<int64_t>(indicesGm.GetValue(offset + i));" in code
     assert "if (row < 0) { row += static_cast<int64_t>(embedding_weightGmRows_); }" in code
     assert "embedding_weightGm.SetGlobalBuffer((__gm__ float*)embedding_weight, " \
-           "static_cast<uint64_t>(embedding_weightGmRows_) * D_);" in code
+           "static_cast<uint64_t>(embedding_weightGmRows_) * rowLen_);" in code
 
 
 @pytest.mark.slow

@@ -37,6 +37,6 @@ def test_row_product_runs_on_the_vector_unit(prod_dim):
     code = project.files["prod_dim_kernel.cpp"]
     assert "Mul(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[(nb - h) * 8]" in code
     assert "Cast(reduceTmp_f32, " in code
-    assert "j < D_; ++j" in code and "j = prodBlocks * 8" in code  # only the tail past the last whole block
+    assert "j < rowLen_; ++j" in code and "j = prodBlocks * 8" in code  # only the tail past the last whole block
     assert "Mul(prodTmp_f32, prodTmp_f32, prodTmp_f32[(nb - h) * 8]" in code  # the chunks of rows longer than UB
     assert "j = count / 8 * 8; j < count" in code

@@ -80,9 +80,9 @@ def test_the_emitted_kernel_copies_the_vector_in_once_before_the_tiles():
     process = code[code.index("void Process()"):code.index("private:")]
     copy_in = code[code.index("void CopyIn("):code.index("void Compute(")]
     for name in ("weight", "bias"):
-        assert f"CopyGmToUb({name}Local, {name}Gm, D_);" in process
+        assert f"CopyGmToUb({name}Local, {name}Gm, rowLen_);" in process
         assert f"{name}Gm" not in copy_in
-        assert f"pipe.InitBuffer({name}LocalBuf, Dp_ * sizeof(float));" in code
+        assert f"pipe.InitBuffer({name}LocalBuf, rowPitch_ * sizeof(float));" in code
     assert process.index("WaitFlag<HardEvent::MTE2_V>") < process.index("for (uint64_t i = 0; i < tiles; ++i)")
 
 
@@ -122,7 +122,7 @@ def test_planted_bug_a_row_vector_never_copied_in_is_an_uninitialised_read():
     kernel = load_file(ex.adsl)[0].instantiate({"T": DType.F32})
     project, ctx = lower(kernel, "ascend910b1", ex.adsl.name)
     fname = "add_row_kernel.cpp"
-    copy = "            CopyGmToUb(bLocal, bGm, D_);\n"
+    copy = "            CopyGmToUb(bLocal, bGm, rowLen_);\n"
     assert project.files[fname].count(copy) == 1
     patched = replace(project, files={**project.files, fname: project.files[fname].replace(copy, "")})
     run = load_task_for(kernel, ex.task, overrides={"batch_size": 96, "dim": 1024})

@@ -88,10 +88,10 @@ def test_emitted_row_kernel_structure():
     k = _k("xt = load(x[r, :])\nc = xt - mean(xt, axis=1)\nstore(y[r, :], c * load(w[:]) - 1.0 / load(s[r]))")
     project, _ = lower(k)
     cpp = project.files["k_kernel.cpp"]
-    assert "CopyRowsGmToUb(xLocal, xGm[offset * D_], count, D_, Dp_);" in cpp  # one DataCopyPad for all rows
-    assert "ReduceSum(reduceOut_f32, xLocal[i * Dp_], reduceTmp_f32, static_cast<int32_t>(D_));" in cpp
+    assert "CopyRowsGmToUb(xLocal, xGm[offset * rowLen_], count, rowLen_, rowPitch_);" in cpp  # one DataCopyPad for all rows
+    assert "ReduceSum(reduceOut_f32, xLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));" in cpp
     assert "SetFlag<HardEvent::V_S>(EVENT_ID0);" in cpp and "WaitFlag<HardEvent::S_V>(EVENT_ID0);" in cpp
-    assert "Mul(" in cpp and ", wLocal, D_);" in cpp  # row vector broadcast per row
+    assert "Mul(" in cpp and ", wLocal, rowLen_);" in cpp  # row vector broadcast per row
     assert project.manifest["tile_unit"] == "rows"
     assert "ubBytes" in project.files["k_tiling.h"]
 
@@ -125,7 +125,7 @@ def test_planted_bug_reduce_scratch_too_small():
     kernel = load_file(adsl)[0].instantiate()
     project, ctx = lower(kernel, "ascend910b1", adsl.name)
     fname = "max_dim_kernel.cpp"
-    old = "pipe.InitBuffer(reduceTmp_f32Buf, Dp_ * sizeof(float));"
+    old = "pipe.InitBuffer(reduceTmp_f32Buf, rowPitch_ * sizeof(float));"
     assert old in project.files[fname]
     patched = replace(project, files={**project.files, fname: project.files[fname].replace(
         old, "pipe.InitBuffer(reduceTmp_f32Buf, 32);")})

@@ -101,9 +101,9 @@ def test_lowering_copies_the_rows_then_walks_each_row_in_column_order():
     project, _ = lower(_k("store(y[r, :], scatter_add(load(x[r, :]), load(i[r, :]), load(f[r, :])))"),
                        "ascend910b1", "scatter.adsl")
     code = project.files["k_kernel.cpp"]
-    assert "DataCopy(yLocal, xLocal, static_cast<uint32_t>(count * Dp_));" in code
-    assert "row.SetSize(static_cast<uint32_t>(D_));" in code
-    assert "const uint32_t col = static_cast<uint32_t>(iLocal.GetValue(i * Dp_ + j));" in code
+    assert "DataCopy(yLocal, xLocal, static_cast<uint32_t>(count * rowPitch_));" in code
+    assert "row.SetSize(static_cast<uint32_t>(rowLen_));" in code
+    assert "const uint32_t col = static_cast<uint32_t>(iLocal.GetValue(i * rowPitch_ + j));" in code
     assert "row.SetValue(col, static_cast<float>(static_cast<float>(row.GetValue(col)) + " in code
     project, _ = lower(_k("store(y[r, :], cast(scatter_add(load(n[r, :]), load(c[:]), 3), f32))"),
                        "ascend910b1", "scatter.adsl")
@@ -217,14 +217,14 @@ def test_row_scatter_lowering_scans_the_index_in_order_and_traps_outside_the_row
                        "rows.adsl")
     code = project.files["k_kernel.cpp"]
     assert "jGm.SetGlobalBuffer((__gm__ int32_t*)j, static_cast<uint64_t>(jGmRows_));" in code
-    assert "srcGm.SetGlobalBuffer((__gm__ float*)src, static_cast<uint64_t>(srcGmRows_) * D_);" in code
+    assert "srcGm.SetGlobalBuffer((__gm__ float*)src, static_cast<uint64_t>(srcGmRows_) * rowLen_);" in code
     assert "for (int64_t k = 0; k < jGmRows_; ++k) {" in code
     assert "if (row < 0) { row += rowsV; }" in code and "if (row < 0 || row >= rowsV) { Trap(); }" in code
-    assert "Add(yLocal[at], yLocal[at], reduceTmp_f32, static_cast<int32_t>(D_));" in code
+    assert "Add(yLocal[at], yLocal[at], reduceTmp_f32, static_cast<int32_t>(rowLen_));" in code
     assert "Muls(" not in code  # alpha 1: no scaling
     project, _ = lower(_rows_k("store(y[r, :], index_copy(load(x[r, :]), idx, src))"), "ascend910b1", "rows.adsl")
     code = project.files["k_kernel.cpp"]
-    assert "DataCopy(yLocal[at], reduceTmp_f32, static_cast<uint32_t>(Dp_));" in code
+    assert "DataCopy(yLocal[at], reduceTmp_f32, static_cast<uint32_t>(rowPitch_));" in code
     assert "row += rowsV" not in code  # index_copy: negative numbers are out of range
 
 

@@ -318,3 +318,14 @@ def test_cap_keeps_channels_a_multiple_of_the_groups():
     run = run_task(EXAMPLES / "group_norm.py", cap=200000)
     assert run.constants["features"] % 8 == 0 and run.constants["features"] < 64, run.constants
     assert run.inputs[0].numel() <= 200000
+
+
+def test_shape_symbols_named_like_the_row_members_validate(tmp_path):
+    """Shape symbols D and Dp read as values: their members (D_, Dp_) once clashed with the row length and
+    pitch members of a vector kernel (the C++ did not compile). Now the row members are rowLen_ / rowPitch_."""
+    text = CENTER.replace('"N, C, H, W"', '"N, C, D, Dp"').replace("(N * H * W)", "(N * D * Dp)")
+    k = _kernel(text)
+    project, ctx = lower(k, "ascend910b1", "slots.adsl")
+    x = torch.randn(2, 3, 5, 7)
+    result = validate_sim(k, ctx.lowered, project, ctx, _center_run(x, torch.randn(3)), work_dir=tmp_path)
+    assert result.ok, result.detail

@@ -101,10 +101,10 @@ def test_scans_lower_to_vector_instructions_and_prod_to_a_scalar_loop():
     assert "Adds(lane, lane, 4 * (128 * S - 1), 128);" in cpp  # the chunked variant: segments of 128
     assert "Brcb(colBlocks, col," in cpp
     assert "Gather(a, t, fwd, 0, 64 * P);" in cpp and "for (uint32_t step = 0; step < 11; ++step) {" in cpp
-    assert "Gather(tmp1[i * Dp_], scanTmp_rev, back, 0, n);" in cpp  # exclusive: the row above (base 0)
+    assert "Gather(tmp1[i * rowPitch_], scanTmp_rev, back, 0, n);" in cpp  # exclusive: the row above (base 0)
     assert "comp = (u - acc) - y;" in cpp  # the segment offsets (Kahan)
     assert "BinaryRepeatParams(1, 1, 1, static_cast<uint8_t>(P / 8), static_cast<uint8_t>(P / 8), 0)" in cpp
-    assert "acc *= static_cast<float>(xLocal.GetValue(i * Dp_ + j));" in cpp  # prod per row: the tail past the blocks
+    assert "acc *= static_cast<float>(xLocal.GetValue(i * rowPitch_ + j));" in cpp  # prod per row: the tail past the blocks
     names = {b.name: b for b in ctx.lowered.body[0].body[0].buffers_decl}
     # the product's f32 row (its halving tree of Mul), no ReduceSum scratch
     assert [n for n in names if n.startswith("reduce")] == ["reduceTmp_f32"], names

@@ -20,12 +20,12 @@ def _sync(event: str) -> list[str]:  # as shared.sync (this module is imported b
 
 
 def row_lines(s: ir.VecOp, out: str, tmp: str, dtype: DType) -> list[str]:
-    """dst[i] = the column of row i's first max (ArgMax) / min (ArgMin) of `src` (rows Dp_ apart in UB)."""
+    """dst[i] = the column of row i's first max (ArgMax) / min (ArgMin) of `src` (rows rowPitch_ apart in UB)."""
     (src,) = s.srcs
     api = {"ArgMax": "ReduceMax", "ArgMin": "ReduceMin"}[s.api]
     bits = "uint16_t" if dtype.size == 2 else "uint32_t"
     return ["for (uint32_t i = 0; i < count; ++i) {",
-            f"    {api}({out}, {src}[i * Dp_], {tmp}, static_cast<int32_t>(D_), true);  // [value, index]",
+            f"    {api}({out}, {src}[i * rowPitch_], {tmp}, static_cast<int32_t>(rowLen_), true);  // [value, index]",
             *_sync("V_S"),
             f"    {s.dst}.SetValue(i, static_cast<int64_t>({out}.ReinterpretCast<{bits}>().GetValue(1)));",
             *_sync("S_V"), "}"]

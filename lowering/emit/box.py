@@ -1,18 +1,18 @@
 """Kind BOX: reductions over a non-last dim (`sum(load(x[t]), axis=1)`, x: [A, R, C]; box_*.jinja).
 
 The split runs over the output positions, flat (A * C of them; `M_` = C positions per row of the
-reduced axis, `D_` = R its extent). Core shares are multiples of 32 bytes of the output (as for flat
+reduced axis, `rowLen_` = R its extent). Core shares are multiples of 32 bytes of the output (as for flat
 splits), so no two cores write the same block; a tile is `len` consecutive positions that never
-cross a row of M_ positions, so its elements along the reduced axis are `D_` rows of `len`
+cross a row of M_ positions, so its elements along the reduced axis are `rowLen_` rows of `len`
 elements, `M_` elements apart in GM. Per tile:
 
     acc = identity (per reduction: 0, 1, -inf, +inf)
-    for q0 in 0, Qc, 2 Qc, .. < D_:                       (chunks of Qc = chunkRows_ rows)
+    for q0 in 0, Qc, 2 Qc, .. < rowLen_:                       (chunks of Qc = chunkRows_ rows)
         x box <- one strided DataCopyPad: Qc blocks of len elements, srcStride (M_ - len) elements,
                  each landing in a UB row `pitch` elements long (32-byte aligned for every box dtype)
         element-wise box ops over Qc * pitch elements   (padding columns only meet padding columns)
         per reduction: halving tree of Add/Max/Min/Mul over the chunk's rows, then acc op= row 0
-    flat ops over len elements (mean: acc * 1 / D_, casts, per-position inputs), store len elements
+    flat ops over len elements (mean: acc * 1 / rowLen_, casts, per-position inputs), store len elements
 
 A loop that keeps the box's shape (plan.whole_axis: a box meets a per-position value, or is stored)
 reads the whole reduced axis in one chunk (the host sizes len so it fits) and runs its ops in program

@@ -322,7 +322,7 @@ def chunk_view(kernel: ir.Kernel, ctx, plan: ir.ChunkPlan, tensor_map: dict[str,
     if k == 0:
         init = ["chunkLength_ = tiling.chunkLength;", *(f"{ph.member} = tiling.{ph.field};" for ph in passes[1:])]
         if grouped:
-            init.append("colEnd_ = D_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)")
+            init.append("colEnd_ = rowLen_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)")
         if several:
             init.append("chunkRows_ = blockLength_;  // this core's rows, in every split loop")
         enter = snippet("chunk_enter", several=several, slots=slots, vecs=[{"name": n, "member": m} for n, m in vecs],

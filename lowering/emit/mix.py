@@ -4,7 +4,7 @@ Each vector core (AIV) owns output blocks of singleCoreM x singleCoreN (the host
 them from the runtime shapes and fills a TCubeTiling); for each block it points the Matmul object at
 the operands (SetTail / SetTensorA / SetTensorB / SetBias), then either lets the cube write the block
 to GM (IterateAll, when there is no epilogue) or fetches it base block by base block into a VECIN
-queue (Iterate + GetTensorC) and runs the epilogue, a row tile of `rows` x `D_` elements at UB pitch
+queue (Iterate + GetTensorC) and runs the epilogue, a row tile of `rows` x `rowLen_` elements at UB pitch
 baseN, through the same stage writer as the vector kernels. Templates: mix_kernel.cpp.jinja,
 mix_tiling.h.jinja.
 """
@@ -41,7 +41,7 @@ def narrow_base_m(mm: ir.Matmul, plan: ir.CubePlan) -> int:
 
 
 class _CubeStageWriter(RowStageWriter):
-    """Row-tile writer whose rows are those of one base block: GM rows are N_ apart, UB rows Dp_ apart."""
+    """Row-tile writer whose rows are those of one base block: GM rows are N_ apart, UB rows rowPitch_ apart."""
 
     def __init__(self, ctx, buffers, tensors, acc: str, stride: str, adjust: dict[str, str], split_k: bool):
         super().__init__(ctx, buffers, tensors)
@@ -64,12 +64,12 @@ class _CubeStageWriter(RowStageWriter):
                        *([fetch] if isinstance(fetch, str) else fetch), f"{q}.EnQue({s.buffer});"]
 
     def copy_call(self, way: str, buf: str, gm: str) -> str:
-        if self.layout(buf) is ir.Layout.ROW:  # a [N] row: the block's D_ columns, from its first column on
-            return copy_call(way, "Block", buf, f"{gm}[offset % {self.stride}]", f"1, D_, Dp_, {self.stride}")
+        if self.layout(buf) is ir.Layout.ROW:  # a [N] row: the block's rowLen_ columns, from its first column on
+            return copy_call(way, "Block", buf, f"{gm}[offset % {self.stride}]", f"1, rowLen_, rowPitch_, {self.stride}")
         if self.layout(buf) is ir.Layout.COL:  # one value per row: `count` values from the block's first row on
             pitch = f"(count * sizeof({self.ctype(buf)}) + 31) / 32 * 32 / sizeof({self.ctype(buf)})"
             return copy_call(way, "Block", buf, f"{gm}[offset / {self.stride}]", f"1, count, {pitch}, count")
-        return copy_call(way, "Block", buf, f"{gm}[offset{self.adjust.get(gm, '')}]", f"count, D_, Dp_, {self.stride}")
+        return copy_call(way, "Block", buf, f"{gm}[offset{self.adjust.get(gm, '')}]", f"count, rowLen_, rowPitch_, {self.stride}")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,8 +4,8 @@ Global row q of the loop reads row `(q / Stride_) % Period_` of the tensor (`Per
 product of the split's symbols after its run; no stride: `q % Period_`, the per-channel form). Per-row values
 are read by the scalar unit one per row (as per-channel values); whole rows without a stride are copied in runs
 of consecutive source rows (one CopyRows per run, up to the period's end); strided ones (runs of Stride_ rows
-reading one row) one GM -> UB copy of D_ elements per run, then, after an MTE2 -> V flag, a UB copy of that row
-(Dp_ elements, its padding too) to the run's other rows. Every
+reading one row) one GM -> UB copy of rowLen_ elements per run, then, after an MTE2 -> V flag, a UB copy of that row
+(rowPitch_ elements, its padding too) to the run's other rows. Every
 computed row number lies in [0, Period_): the copies stay inside the tensor.
 """
 
@@ -31,11 +31,11 @@ def source_row(q: str, gm: str, strided: bool) -> str:
 
 
 def gm_view_lines(index: ir.TileIndex, gm: str, base: str) -> list[str]:
-    """The whole-tensor GM view: Period_ rows (of D_ elements for whole rows), and the stride."""
+    """The whole-tensor GM view: Period_ rows (of rowLen_ elements for whole rows), and the stride."""
     lines = [f"{gm}Period_ = {' * '.join(f'tiling.{d.strip()}' for d in index.period.split('*'))};"]
     if index.stride:
         lines.append(f"{gm}Stride_ = {' * '.join(f'tiling.{d.strip()}' for d in index.stride.split('*'))};")
-    size = f"{gm}Period_ * D_" if index.rows else f"{gm}Period_"
+    size = f"{gm}Period_ * rowLen_" if index.rows else f"{gm}Period_"
     return [*lines, f"{gm}.SetGlobalBuffer({base}, {size});"]
 
 
@@ -59,7 +59,7 @@ def copy_in_lines(s: ir.CopyIn, queue: str, ctype: str, gm: str, sync) -> list[s
                 f"for (uint32_t i = 0; i < count;) {{  // broadcast: runs of consecutive rows of {s.tensor}",
                 f"    const uint64_t src = {src};",
                 f"    const uint32_t n = count - i < {gm}Period_ - src ? count - i : static_cast<uint32_t>({gm}Period_ - src);",
-                f"    CopyRowsGmToUb({s.buffer}[i * Dp_], {gm}[src * D_], n, D_, Dp_);",
+                f"    CopyRowsGmToUb({s.buffer}[i * rowPitch_], {gm}[src * rowLen_], n, rowLen_, rowPitch_);",
                 "    i += n;", "}", f"{queue}.EnQue({s.buffer});"]
     if s.index.rows:  # runs of rows reading the same row: one copy from GM, the others copied in UB
         run = ["    const uint64_t q = rowStart_ + offset + i;",
@@ -67,11 +67,11 @@ def copy_in_lines(s: ir.CopyIn, queue: str, ctype: str, gm: str, sync) -> list[s
                f": static_cast<uint32_t>({gm}Stride_ - q % {gm}Stride_);"]
         return [f"LocalTensor<{ctype}> {s.buffer} = {queue}.AllocTensor<{ctype}>();",
                 f"for (uint32_t i = 0; i < count;) {{  // broadcast: each run of rows reading one row of {s.tensor}",
-                *run, f"    CopyGmToUb({s.buffer}[i * Dp_], {gm}[((q / {gm}Stride_) % {gm}Period_) * D_], D_);",
+                *run, f"    CopyGmToUb({s.buffer}[i * rowPitch_], {gm}[((q / {gm}Stride_) % {gm}Period_) * rowLen_], rowLen_);",
                 "    i += n;", "}", *sync("MTE2_V", "the run's first row is copied to the others"),
                 "for (uint32_t i = 0; i < count;) {", *run,
                 "    for (uint32_t k = 1; k < n; ++k) {",
-                f"        DataCopy({s.buffer}[(i + k) * Dp_], {s.buffer}[i * Dp_], static_cast<uint32_t>(Dp_));",
+                f"        DataCopy({s.buffer}[(i + k) * rowPitch_], {s.buffer}[i * rowPitch_], static_cast<uint32_t>(rowPitch_));",
                 "    }", "    i += n;", "}", f"{queue}.EnQue({s.buffer});"]
     body = [f"    {s.buffer}.SetValue(i, {gm}.GetValue({src}));"]
     after = sync("S_V", "scalar writes before the vector unit reads them")
@@ -82,8 +82,8 @@ def copy_in_lines(s: ir.CopyIn, queue: str, ctype: str, gm: str, sync) -> list[s
 
 def chunk_copy_in_lines(s: ir.CopyIn, queue: str, ctype: str, gm: str) -> list[str]:
     """Chunked rows (emit/chunk.py): `count` elements at column `offset` of the row the current row reads."""
-    src = source_row("rowStart_ + rowOffset_ / D_", gm, bool(s.index.stride))
+    src = source_row("rowStart_ + rowOffset_ / rowLen_", gm, bool(s.index.stride))
     return [f"LocalTensor<{ctype}> {s.buffer} = {queue}.AllocTensor<{ctype}>();",
-            f"CopyGmToUb({s.buffer}, {gm}[static_cast<uint64_t>({src}) * D_ + offset], count);  "
+            f"CopyGmToUb({s.buffer}, {gm}[static_cast<uint64_t>({src}) * rowLen_ + offset], count);  "
             f"// the chunk of the row of {s.tensor} this row reads",
             f"{queue}.EnQue({s.buffer});"]

@@ -2,8 +2,8 @@
 
 The API subset has no DMA gather, so the tile is assembled row by row: the scalar unit reads row i's
 number from the index tensor in GM (`GlobalTensor::GetValue`, as per-channel values are read), a negative
-number counts from the end (PyTorch's `w[idx]`), and one GM -> UB copy of D_ elements moves row `idx[i]`
-of `w` to UB row i (rows Dp_ apart, as every whole-row tile). A number outside [-V, V) makes that copy
+number counts from the end (PyTorch's `w[idx]`), and one GM -> UB copy of rowLen_ elements moves row `idx[i]`
+of `w` to UB row i (rows rowPitch_ apart, as every whole-row tile). A number outside [-V, V) makes that copy
 read outside `w`'s GM buffer: the emulator reports it (GM-OOB); on hardware it reads whatever lies there.
 One copy per row costs a DMA issue per row (about the cost of a contiguous copy when rows are 1 KB or
 longer; short rows are issue-bound). Rows longer than UB run in chunked passes (emit/chunk.py), each
@@ -26,7 +26,7 @@ def gathered_tensors(kernel: ir.Kernel) -> dict[str, ir.TensorParam]:
 def gm_view_lines(p: ir.TensorParam, gm: str, base: str) -> list[str]:
     """The whole-tensor GM view of gathered tensor `p` ([V, *row]) and its row count member."""
     return [f"{gm}Rows_ = tiling.{p.shape[0]};  // rows of '{p.name}' that an index may pick",
-            f"{gm}.SetGlobalBuffer({base}, static_cast<uint64_t>({gm}Rows_) * D_);"]
+            f"{gm}.SetGlobalBuffer({base}, static_cast<uint64_t>({gm}Rows_) * rowLen_);"]
 
 
 def copy_in_lines(s: ir.CopyIn, queue: str, ctype: str, gm: str, index_gm: str, index_ctype: str) -> list[str]:
@@ -36,18 +36,18 @@ def copy_in_lines(s: ir.CopyIn, queue: str, ctype: str, gm: str, index_gm: str, 
             f"    int64_t row = static_cast<int64_t>({index_gm}.GetValue(offset + i));"
             + ("" if index_ctype == "int64_t" else f"  // {index_ctype} row numbers"),
             f"    if (row < 0) {{ row += static_cast<int64_t>({gm}Rows_); }}  // from the end, as w[idx] in PyTorch",
-            f"    CopyGmToUb({s.buffer}[i * Dp_], {gm}[static_cast<uint64_t>(row) * D_], D_);",
+            f"    CopyGmToUb({s.buffer}[i * rowPitch_], {gm}[static_cast<uint64_t>(row) * rowLen_], rowLen_);",
             "}", f"{queue}.EnQue({s.buffer});"]
 
 
 def chunk_copy_in_lines(s: ir.CopyIn, queue: str, ctype: str, gm: str, index_gm: str) -> list[str]:
     """Chunked rows (emit/chunk.py): `count` elements at column `offset` of the row the index picks for the
-    current row (rowOffset_ / D_ of the core's share)."""
+    current row (rowOffset_ / rowLen_ of the core's share)."""
     return [f"LocalTensor<{ctype}> {s.buffer} = {queue}.AllocTensor<{ctype}>();",
             f"{{  // the chunk of row {s.index.by}[r] of {s.tensor}",
-            f"    int64_t row = static_cast<int64_t>({index_gm}.GetValue(rowOffset_ / D_));",
+            f"    int64_t row = static_cast<int64_t>({index_gm}.GetValue(rowOffset_ / rowLen_));",
             f"    if (row < 0) {{ row += static_cast<int64_t>({gm}Rows_); }}  // from the end, as w[idx] in PyTorch",
-            f"    CopyGmToUb({s.buffer}, {gm}[static_cast<uint64_t>(row) * D_ + offset], count);",
+            f"    CopyGmToUb({s.buffer}, {gm}[static_cast<uint64_t>(row) * rowLen_ + offset], count);",
             "}", f"{queue}.EnQue({s.buffer});"]
 
 

@@ -47,7 +47,7 @@ def gm_view_lines(name: str, gm: str, base: str, kernel: ir.Kernel) -> list[str]
     n, is_index = whole_tensors(kernel)[name]
     count = f"tiling.{n}" if not n.isdigit() else n
     return [f"{gm}Rows_ = {count};  // the whole '{name}', read by the row scatter",
-            f"{gm}.SetGlobalBuffer({base}, static_cast<uint64_t>({gm}Rows_){'' if is_index else ' * D_'});"]
+            f"{gm}.SetGlobalBuffer({base}, static_cast<uint64_t>({gm}Rows_){'' if is_index else ' * rowLen_'});"]
 
 
 def member_lines(kernel: ir.Kernel, gm_name) -> list[str]:
@@ -60,10 +60,10 @@ def compute_lines(s: ir.VecOp, gm_name, scratch: str, v_rows: str, alpha: str | 
     idx_gm, src_gm = gm_name(index), gm_name(src)
     wrap = dict(s.attrs).get("wrap") == "1"
     add = s.api == "RowScatterAdd"
-    apply = ([f"            Muls({scratch}, {scratch}, {alpha}, static_cast<int32_t>(D_));"] if alpha else []) + \
-        ([f"            Add({s.dst}[at], {s.dst}[at], {scratch}, static_cast<int32_t>(D_));"] if add else
-         [f"            DataCopy({s.dst}[at], {scratch}, static_cast<uint32_t>(Dp_));"])
-    return [f"DataCopy({s.dst}, {rows}, static_cast<uint32_t>(count * Dp_));  // the tile's rows, then the scattered ones",
+    apply = ([f"            Muls({scratch}, {scratch}, {alpha}, static_cast<int32_t>(rowLen_));"] if alpha else []) + \
+        ([f"            Add({s.dst}[at], {s.dst}[at], {scratch}, static_cast<int32_t>(rowLen_));"] if add else
+         [f"            DataCopy({s.dst}[at], {scratch}, static_cast<uint32_t>(rowPitch_));"])
+    return [f"DataCopy({s.dst}, {rows}, static_cast<uint32_t>(count * rowPitch_));  // the tile's rows, then the scattered ones",
             *sync("V_MTE2", "the row scratch is free"),
             "{",
             "    const int64_t first = static_cast<int64_t>(rowStart_ + tileRow_);  // the tile's first global row",
@@ -73,8 +73,8 @@ def compute_lines(s: ir.VecOp, gm_name, scratch: str, v_rows: str, alpha: str | 
             *(["        if (row < 0) { row += rowsV; }  // index_put: from the end"] if wrap else []),
             "        if (row < 0 || row >= rowsV) { Trap(); }  // a row number outside the destination: stop",
             "        if (row >= first && row < first + static_cast<int64_t>(count)) {",
-            "            const uint32_t at = static_cast<uint32_t>(row - first) * static_cast<uint32_t>(Dp_);",
-            f"            CopyGmToUb({scratch}, {src_gm}[static_cast<uint64_t>(k) * D_], static_cast<uint32_t>(D_));",
+            "            const uint32_t at = static_cast<uint32_t>(row - first) * static_cast<uint32_t>(rowPitch_);",
+            f"            CopyGmToUb({scratch}, {src_gm}[static_cast<uint64_t>(k) * rowLen_], static_cast<uint32_t>(rowLen_));",
             *sync("MTE2_V", indent="            "),
             *apply,
             *sync("V_MTE2", "the scratch is read before the next source row lands", indent="            "),

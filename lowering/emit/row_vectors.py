@@ -9,7 +9,7 @@ from .shared import BufferView, TensorView, copy_call, loc, sync
 
 
 def preload_lines(ctx, tl: ir.TileLoop, buffers: tuple[BufferView, ...], tensors: dict[str, TensorView]) -> list[str]:
-    """Lines before a row loop's tiles: each ROW_VECTOR buffer filled from its tensor (D_ elements), then the
+    """Lines before a row loop's tiles: each ROW_VECTOR buffer filled from its tensor (rowLen_ elements), then the
     MTE2 -> V and MTE2 -> S waits before the first Compute reads them (vector ops; the scalar unit reads an
     index vector such as index_add's). The template runs them only on a core with whole rows
     to process (no rows, or rows on the chunked path: the whole-row buffers were never set up)."""
@@ -22,7 +22,7 @@ def preload_lines(ctx, tl: ir.TileLoop, buffers: tuple[BufferView, ...], tensors
         c = b.buffer.dtype.ctype
         lines += [f"// {loc(ctx, s.span)}: every row reads it: copied in once per core, not per tile",
                   f"LocalTensor<{c}> {name} = {b.member}.Get<{c}>();",
-                  copy_call("GmToUb", "", name, tensors[s.tensor].gm, "D_")]
+                  copy_call("GmToUb", "", name, tensors[s.tensor].gm, "rowLen_")]
     if not lines:
         return []
     return lines + sync("MTE2_V", "the tiles' vector ops read them") + sync("MTE2_S", "scalar reads (index vectors)")

@@ -97,7 +97,7 @@ def c_literal(value: float | int, dtype: DType) -> str:
     return str(int(value))
 
 
-_NAMED = {ir.RowLength: "D_", ir.RowValue: "v"}  # the row length member; the per-row value of a PerRow
+_NAMED = {ir.RowLength: "rowLen_", ir.RowValue: "v"}  # the row length member; the per-row value of a PerRow
 
 
 def _integer(e: ir.Expr) -> bool:
@@ -263,7 +263,7 @@ def buffer_views(tl: ir.TileLoop, suffix: str = "", tile: str | None = None) -> 
             member, decl = f"{b.name}Buf{suffix}", "TBuf<TPosition::VECCALC>"
             if b.layout is ir.Layout.SCAN:  # sized from the row length (the chunk length in a chunk pass)
                 chunked = tl.kind is ir.LoopKind.CHUNKS
-                init = scan_bytes_expr(tile if chunked else "Dp_", scratch_rows(b, chunked), segment(chunked))
+                init = scan_bytes_expr(tile if chunked else "rowPitch_", scratch_rows(b, chunked), segment(chunked))
             else:
                 init = bytes_expr(b, suffix, tile)
         else:
@@ -276,13 +276,13 @@ def buffer_views(tl: ir.TileLoop, suffix: str = "", tile: str | None = None) -> 
 
 
 def bytes_expr(b: ir.Buffer, suffix: str = "", tile: str | None = None) -> str:
-    """InitBuffer length of one buffer, in terms of the tile length (elements, or rows of Dp_)."""
+    """InitBuffer length of one buffer, in terms of the tile length (elements, or rows of rowPitch_)."""
     tile = tile or f"tileLength{suffix}_"
     per_bits = {
         ir.Layout.FLAT: tile,
-        ir.Layout.ROWS: f"{tile} * Dp_",
+        ir.Layout.ROWS: f"{tile} * rowPitch_",
         ir.Layout.COL: f"({tile} + 127) / 128 * 128",
-        ir.Layout.ROW: "Dp_",
+        ir.Layout.ROW: "rowPitch_",
         ir.Layout.PLANE: "tiling.inTileElems",  # plane loops size their buffers on the host (window.py)
         ir.Layout.POOLED: "tiling.outTileElems",
         ir.Layout.BOX: "boxElems",  # box loops size their buffers on the host (box.py)
@@ -302,15 +302,15 @@ def bytes_expr(b: ir.Buffer, suffix: str = "", tile: str | None = None) -> str:
 
 def scan_lines(s: ir.VecOp, src_dtype: DType, dst_dtype: DType, chunk: str | None = None,
                carry: str | None = None, scratch: ir.Buffer | None = None) -> list[str]:
-    """A ScanSum / ScanProd pseudo-instruction (lowering/vector_scan.py) over `count` rows of D_ elements, or
+    """A ScanSum / ScanProd pseudo-instruction (lowering/vector_scan.py) over `count` rows of rowLen_ elements, or
     over one chunk of `count` elements (`chunk`: the chunk length member the tables were built for; `carry`:
     the member holding the row's running value between chunks, `<carry>Comp` its Kahan compensation)."""
     attrs = dict(s.attrs)
     prod = s.api == "ScanProd"
     return snippet("scan", prod=prod, reverse=attrs["reverse"] == "true", exclusive=attrs["exclusive"] == "true",
                    src=s.srcs[0], dst=s.dst, w=attrs["scratch"], op="Mul" if prod else "Add",
-                   n="count" if chunk else "D_", geom=chunk or "D_", rows="1" if chunk else "count",
-                   at="" if chunk else "[i * Dp_]", carry=carry, comp=carry and carry.removesuffix("_") + "Comp_",
+                   n="count" if chunk else "rowLen_", geom=chunk or "rowLen_", rows="1" if chunk else "count",
+                   at="" if chunk else "[i * rowPitch_]", carry=carry, comp=carry and carry.removesuffix("_") + "Comp_",
                    identity="1.0f" if prod else "0.0f", cast_in=src_dtype is not DType.F32,
                    cast_out=dst_dtype is not DType.F32,
                    round="CAST_RINT" if dst_dtype is DType.BF16 else "CAST_NONE", L=segment(chunk is not None),
@@ -318,14 +318,14 @@ def scan_lines(s: ir.VecOp, src_dtype: DType, dst_dtype: DType, chunk: str | Non
                    steps_up=segment(chunk is not None).bit_length() - 1)
 
 
-def scan_table_lines(views, n: str = "D_") -> list[str]:
+def scan_table_lines(views, n: str = "rowLen_") -> list[str]:
     """Build the gather tables of the loop's vector scans, once per launch before its tile loop (whole rows:
     when this core has rows, i.e. its buffers were set up), or per row at the start of a chunked pass."""
     lines = []
     for b in views:
         if b.buffer.role is ir.BufferRole.SCAN_TMP:
-            lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of.startswith("rev"), L=segment(n != "D_"),
-                             guard="blockLength_ > 0" if n == "D_" else "")
+            lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of.startswith("rev"), L=segment(n != "rowLen_"),
+                             guard="blockLength_ > 0" if n == "rowLen_" else "")
     return lines
 
 
@@ -352,7 +352,7 @@ def rows_of(tl: ir.TileLoop) -> ir.RowTiles | None:
 
 
 def value_symbols(kernel: ir.Kernel, tl: ir.TileLoop) -> list[str]:
-    """Shape symbols read as values (e.g. `total / N`) that need a member; D_ exists in row loops."""
+    """Shape symbols read as values (e.g. `total / N`) that need a member; rowLen_ exists in row loops."""
     symbols = set(kernel.symbols)
     used: dict[str, None] = {}
     for s in ir.walk(kernel.body):
@@ -366,7 +366,7 @@ def value_symbols(kernel: ir.Kernel, tl: ir.TileLoop) -> list[str]:
                 if not isinstance(o, str):
                     used.update({e.name: None for e in ir.walk_expr(o) if isinstance(e, ir.Ref) and e.name in symbols})
     row_len = tl.shape.row if rows_of(tl) else None
-    return [s for s in used if (s,) != row_len]  # a row loop's D_ already holds a one-symbol row length
+    return [s for s in used if (s,) != row_len]  # a row loop's rowLen_ already holds a one-symbol row length
 
 
 def manifest(kernel: ir.Kernel, ctx: PassContext, view: KernelView, kernel_type: str, max_tile: int | None,
@@ -523,19 +523,19 @@ class StageWriter:
 
 
 class RowStageWriter(StageWriter):
-    """Row loops: whole-row tiles live in UB as `count` rows of Dp_ elements (D_ of them data)."""
+    """Row loops: whole-row tiles live in UB as `count` rows of rowPitch_ elements (rowLen_ of them data)."""
 
     def layout(self, buf: str) -> ir.Layout:
         return self.buffers[buf].buffer.layout
 
     def copy_call(self, way: str, buf: str, gm: str) -> str:
         match self.layout(buf):
-            case ir.Layout.ROWS:  # GM rows are D_ apart, UB rows Dp_ apart
-                return copy_call(way, "Rows", buf, f"{gm}[offset * D_]", "count, D_, Dp_")
+            case ir.Layout.ROWS:  # GM rows are rowLen_ apart, UB rows rowPitch_ apart
+                return copy_call(way, "Rows", buf, f"{gm}[offset * rowLen_]", "count, rowLen_, rowPitch_")
             case ir.Layout.COL:
                 return copy_call(way, "", buf, f"{gm}[offset]", "count")
             case _:
-                return copy_call(way, "", buf, gm, "D_")
+                return copy_call(way, "", buf, gm, "rowLen_")
 
     def vec_op(self, s: ir.VecOp, count: str = "count") -> None:
         self.mark(s.span)
@@ -571,34 +571,34 @@ class RowStageWriter(StageWriter):
             self.lines += arg_reduce.row_lines(s, find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name,
                                                find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name, dt)
         else:  # one layout (mixed layouts are PerRow: select_instructions)
-            count = {ir.Layout.ROWS: "count * Dp_", ir.Layout.COL: "count", ir.Layout.ROW: "D_"}[self.layout(s.dst)]
+            count = {ir.Layout.ROWS: "count * rowPitch_", ir.Layout.COL: "count", ir.Layout.ROW: "rowLen_"}[self.layout(s.dst)]
             super().vec_op(s, count)
 
     def reduce_lines(self, api: str, out: str, buf: str, tmp: str, body: list[str]) -> list[str]:
         if self.layout(buf) is not ir.Layout.ROWS:  # per-row values: `count` of them, contiguous
             return super().reduce_lines(api, out, buf, tmp, body)
         return (["for (uint32_t i = 0; i < count; ++i) {",
-                 f"    {api}({out}, {buf}[i * Dp_], {tmp}, static_cast<int32_t>(D_));"]
+                 f"    {api}({out}, {buf}[i * rowPitch_], {tmp}, static_cast<int32_t>(rowLen_));"]
                 + ["    " + line for line in body] + ["}"])
 
     def row_ref(self, buf: str) -> str:
-        return f"{buf}[i * Dp_]" if self.layout(buf) is ir.Layout.ROWS else buf
+        return f"{buf}[i * rowPitch_]" if self.layout(buf) is ir.Layout.ROWS else buf
 
     def per_row(self, s: ir.PerRow) -> None:
-        """Row by row: the row's per-row value `v` (if any) read by the scalar unit, then the ops over D_ elements."""
+        """Row by row: the row's per-row value `v` (if any) read by the scalar unit, then the ops over rowLen_ elements."""
         self.mark(s.span)
         if s.col is None and len(s.ops) == 1 and s.ops[0].api in strided_broadcast.APIS \
                 and all(isinstance(o, str) for o in s.ops[0].srcs):  # a row vector: strips of all rows at once
             op = s.ops[0]
             strided = {o: self.layout(o) is ir.Layout.ROWS for o in (op.dst, *op.srcs)}
-            self.lines += strided_broadcast.lines(op.api, op.dst, op.srcs, strided, self.ctype(op.dst), "Dp_", "count",
-                                                  "D_", "(D_ + lanes - 1) / lanes * ((count + 254) / 255) >= count")
+            self.lines += strided_broadcast.lines(op.api, op.dst, op.srcs, strided, self.ctype(op.dst), "rowPitch_", "count",
+                                                  "rowLen_", "(rowLen_ + lanes - 1) / lanes * ((count + 254) / 255) >= count")
             return
         body = []
         for op in s.ops:
             like = self.buffers[next((o for o in op.srcs if isinstance(o, str)), op.dst)].buffer.dtype
             srcs = [self.row_ref(o) if isinstance(o, str) else c_scalar(o, like) for o in op.srcs]
-            body.append(f"    {op.api}({self.row_ref(op.dst)}, {', '.join(srcs)}, D_);")
+            body.append(f"    {op.api}({self.row_ref(op.dst)}, {', '.join(srcs)}, rowLen_);")
         if s.col is not None:
             self.lines += sync("V_S", "per-row values are read by the scalar unit")
             body.insert(0, f"    const {self.ctype(s.col)} v = {s.col}.GetValue(i);")
@@ -610,20 +610,20 @@ class RowStageWriter(StageWriter):
         self.lines += [*sync("V_S", "the scalar unit reads UB written by the vector unit"),
                        "for (uint32_t i = 0; i < count; ++i) {",
                        f"    const uint32_t col = static_cast<uint32_t>({idx}.GetValue(i));",
-                       f"    {s.dst}.SetValue(i, {rows}.GetValue(i * Dp_ + col));", "}", *sync("S_V")]
+                       f"    {s.dst}.SetValue(i, {rows}.GetValue(i * rowPitch_ + col));", "}", *sync("S_V")]
 
     def gather_elements(self, s: ir.VecOp) -> None:
         """dst[i, j] = src[i, idx[i, j]] (offsets: idx * sizeof(T), legalize.py): each row is copied to a row scratch
-        of Dp_ elements first, so an index past the row reads its padding (never written: the emulator reports it
+        of rowPitch_ elements first, so an index past the row reads its padding (never written: the emulator reports it
         reaching GM) or leaves the scratch (Gather's bounds check), never the next row."""
         src, offsets = s.srcs
         dt = self.buffers[src].buffer.dtype
         row = find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name
-        by_row = "" if self.layout(offsets) is ir.Layout.ROW else "[i * Dp_]"  # a row vector: every row's columns
+        by_row = "" if self.layout(offsets) is ir.Layout.ROW else "[i * rowPitch_]"  # a row vector: every row's columns
         self.lines += ["for (uint32_t i = 0; i < count; ++i) {",
-                       f"    DataCopy({row}, {src}[i * Dp_], static_cast<uint32_t>(Dp_));",
-                       f"    Gather({s.dst}[i * Dp_], {row}, {offsets}{by_row}.ReinterpretCast<uint32_t>(), 0u, "
-                       "static_cast<uint32_t>(D_));", "}"]
+                       f"    DataCopy({row}, {src}[i * rowPitch_], static_cast<uint32_t>(rowPitch_));",
+                       f"    Gather({s.dst}[i * rowPitch_], {row}, {offsets}{by_row}.ReinterpretCast<uint32_t>(), 0u, "
+                       "static_cast<uint32_t>(rowLen_));", "}"]
 
     def reduce(self, s: ir.VecOp) -> None:
         (src,) = s.srcs
@@ -631,7 +631,7 @@ class RowStageWriter(StageWriter):
         out = find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name
         tmp = find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name
         self.lines += ["for (uint32_t i = 0; i < count; ++i) {",
-                       f"    {s.api}({out}, {src}[i * Dp_], {tmp}, static_cast<int32_t>(D_));",
+                       f"    {s.api}({out}, {src}[i * rowPitch_], {tmp}, static_cast<int32_t>(rowLen_));",
                        *sync("V_S", indent="    "), f"    {s.dst}.SetValue(i, {out}.GetValue(0));",
                        *sync("S_V", indent="    "), "}"]
 

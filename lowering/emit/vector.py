@@ -147,10 +147,10 @@ def _gm_view(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, t: TensorV
     if p.name in _scalar_store_only(kernel):
         return [f"{t.gm}.SetGlobalBuffer({base}, 1);  // element 0 only (kernel-scope load/store)"], False
     if rows_of(tl) and len(p.shape) > len(split.extent) and tuple(p.shape[:len(split.extent)]) == split.extent:
-        elems = "D_" if count == "1" else f"{count} * D_"
-        return [f"{t.gm}.SetGlobalBuffer({base} + {start} * D_, {elems});"], True
+        elems = "rowLen_" if count == "1" else f"{count} * rowLen_"
+        return [f"{t.gm}.SetGlobalBuffer({base} + {start} * rowLen_, {elems});"], True
     if rows_of(tl) and tuple(map(str, p.shape)) == tl.shape.row:
-        return [f"{t.gm}.SetGlobalBuffer({base}, D_);"], False
+        return [f"{t.gm}.SetGlobalBuffer({base}, rowLen_);"], False
     return [f"{t.gm}.SetGlobalBuffer({base} + {start}, {count});"], True
 
 
@@ -173,7 +173,7 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, fields: dict) -> list[str]:
     lines += [f"tileLength{k}_ = tiling.tileLength{k};" for k in range(1, len(phases))]
     if rows_of(tl):
         row_len = " * ".join(f"tiling.{d}" for d in tl.shape.row)
-        lines += [f"D_ = {row_len};", "Dp_ = (D_ + 127) / 128 * 128;  // UB row pitch: whole repeats"]
+        lines += [f"rowLen_ = {row_len};", "rowPitch_ = (rowLen_ + 127) / 128 * 128;  // UB row pitch: whole repeats"]
     lines += [f"{s.member} = tiling.{s.name};" for s in fields["scalars"]]
     lines += [f"{sym}_ = tiling.{sym};" for sym in value_symbols(kernel, tl)]
     if _needs_row_start(kernel):
@@ -387,7 +387,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
         init=tuple(_init_lines(kernel, ctx, fields)),
         init_buffers=(f"// {loc(ctx, tl.span)}: UB buffers, sized for the largest tile", *first.init_buffers),
         kernel_scalars=tuple(kernel_scalars), epilogue_bufs=tuple(epilogue_bufs),
-        extra_members=("uint64_t D_ = 0;  // row length", "uint64_t Dp_ = 0;  // row pitch in UB") if rows else (),
+        extra_members=("uint64_t rowLen_ = 0;  // row length", "uint64_t rowPitch_ = 0;  // row pitch in UB") if rows else (),
         tiling_fields=tuple(slots.tiling_fields(kernel)),
         slot_host=tuple(slots.host_lines(kernel, ctx, ctx.target.ub_budget)) if kernel.slot_accumulators else (),
         row_mode=rows is not None, unit="rows" if rows else "elements", extent_host=" * ".join(split.extent),

@@ -203,7 +203,7 @@ def _broadcast_rows(vo: ir.VecOp, buffers: dict[str, ir.Buffer]) -> ir.VecOp | i
 
 def _row_index_period(vo: ir.VecOp, row: tuple[str, ...]) -> ir.VecOp:
     """row_index()'s period is the loop's last row symbol; when that is also the row length (square matrices,
-    `[B, S, S]`), it is the loop's row length (the kernel's D_ member holds it)."""
+    `[B, S, S]`), it is the loop's row length (the kernel's rowLen_ member holds it)."""
     period, *rest = vo.srcs
     if isinstance(period, ir.Ref) and (period.name,) == row:
         period = ir.RowLength(period.type, period.span)

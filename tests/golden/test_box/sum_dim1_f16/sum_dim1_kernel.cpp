@@ -45,9 +45,9 @@ public:
         start_ = start;
         tileLength_ = tiling.tileLength;
         chunkRows_ = tiling.chunkRows;
-        D_ = tiling.R;  // the reduced axis
+        rowLen_ = tiling.R;  // the reduced axis
         M_ = tiling.C;  // positions per row of the reduced axis
-        xGm.SetGlobalBuffer((__gm__ half*)x, total * D_);  // a box tensor: read by strided copies
+        xGm.SetGlobalBuffer((__gm__ half*)x, total * rowLen_);  // a box tensor: read by strided copies
         yGm.SetGlobalBuffer((__gm__ half*)y + start, blockLength_);
         // sum_dim1.adsl:11: UB buffers, sized by the host for the largest box and tile
         const uint32_t boxElems = tiling.chunkRows * ((tiling.tileLength + 15) / 16 * 16);  // rows x pitch
@@ -64,7 +64,7 @@ public:
             const uint64_t m = g % M_;
             uint64_t len = blockLength_ - p < tileLength_ ? blockLength_ - p : tileLength_;
             len = len < M_ - m ? len : M_ - m;  // a tile never crosses a row of the reduced axis
-            Tile(p, g / M_ * D_ * M_ + m, static_cast<uint32_t>(len));
+            Tile(p, g / M_ * rowLen_ * M_ + m, static_cast<uint32_t>(len));
             p += len;
         }
     }
@@ -78,8 +78,8 @@ private:
         LocalTensor<half> yLocal = outQueueY.AllocTensor<half>();
         Duplicate(tmp1, 0.0f, static_cast<int32_t>(len));  // sum_dim1.adsl:12: the accumulator starts at the identity
         // sum_dim1.adsl:11: the reduced axis in chunks of chunkRows_ rows
-        for (uint64_t q0 = 0; q0 < D_; q0 += chunkRows_) {
-            const uint32_t rows = static_cast<uint32_t>(D_ - q0 < chunkRows_ ? D_ - q0 : chunkRows_);
+        for (uint64_t q0 = 0; q0 < rowLen_; q0 += chunkRows_) {
+            const uint32_t rows = static_cast<uint32_t>(rowLen_ - q0 < chunkRows_ ? rowLen_ - q0 : chunkRows_);
             const uint32_t count = rows * pitch;
             {  // sum_dim1.adsl:12: rows q0.. of x, M_ elements apart in GM, into UB rows pitch elements apart
                 LocalTensor<half> xLocal = inQueueX.AllocTensor<half>();
@@ -129,7 +129,7 @@ private:
     uint64_t tileLength_ = 0;   // output positions per tile (at most)
     uint64_t start_ = 0;      // this core's first output position
     uint64_t chunkRows_ = 0;  // rows of the reduced axis per chunk
-    uint64_t D_ = 0;          // extent of the reduced axis
+    uint64_t rowLen_ = 0;          // extent of the reduced axis
     uint64_t M_ = 0;          // output positions per row of the reduced axis
 };
 

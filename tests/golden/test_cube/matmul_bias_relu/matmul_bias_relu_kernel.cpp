@@ -54,9 +54,9 @@ public:
         cGm.SetGlobalBuffer((__gm__ float*)c, M_ * N_);
         // matmul_bias_relu.adsl:10: UB buffers for one base block (baseM rows, pitch baseN)
         tileLength_ = tiling.cubeTiling.baseM;
-        Dp_ = tiling.cubeTiling.baseN;
-        pipe.InitBuffer(inQueueAcc, 1, tileLength_ * Dp_ * sizeof(float));
-        pipe.InitBuffer(outQueueC, 1, tileLength_ * Dp_ * sizeof(float));
+        rowPitch_ = tiling.cubeTiling.baseN;
+        pipe.InitBuffer(inQueueAcc, 1, tileLength_ * rowPitch_ * sizeof(float));
+        pipe.InitBuffer(outQueueC, 1, tileLength_ * rowPitch_ * sizeof(float));
         splitK_ = tiling.splitK;
         kSlice_ = tiling.kSlice;
         partRows_ = static_cast<uint32_t>(tiling.partRows);
@@ -99,7 +99,7 @@ public:
                 const uint32_t bn = i / mIter;
                 ++i;
                 const uint32_t rows = curM - bm * t.baseM < static_cast<uint32_t>(t.baseM) ? curM - bm * t.baseM : t.baseM;
-                D_ = curN - bn * t.baseN < static_cast<uint32_t>(t.baseN) ? curN - bn * t.baseN : t.baseN;
+                rowLen_ = curN - bn * t.baseN < static_cast<uint32_t>(t.baseN) ? curN - bn * t.baseN : t.baseN;
                 const uint64_t offset = cBase + static_cast<uint64_t>(bm) * t.baseM * N_ + static_cast<uint64_t>(bn) * t.baseN;
                 CopyIn(offset, rows);
                 Compute(rows);
@@ -159,7 +159,7 @@ private:
                 continue;  // a band below the last row of a tail block
             }
             const uint32_t rows = static_cast<uint32_t>(rowsEnd - m0 < bandRows ? rowsEnd - m0 : bandRows);
-            D_ = N_ - n0 < static_cast<uint64_t>(t.baseN) ? N_ - n0 : t.baseN;
+            rowLen_ = N_ - n0 < static_cast<uint64_t>(t.baseN) ? N_ - n0 : t.baseN;
             const uint64_t offset = m0 * N_ + n0;
             CopyIn(offset, rows);
             Compute(rows);
@@ -167,12 +167,12 @@ private:
         }
     }
 
-    // The full fp32 sum of `rows` rows of one output block (UB pitch Dp_): slice 0, then slices 1..S-1 added
+    // The full fp32 sum of `rows` rows of one output block (UB pitch rowPitch_): slice 0, then slices 1..S-1 added
     // in that order, partRows_ rows at a time (a fixed order: the result does not depend on which core
     // computed which slice or finished first), then the bias once.
     __aicore__ inline void ReduceSlices(const LocalTensor<float>& sum, uint64_t offset, uint32_t rows)
     {
-        const uint32_t cols = static_cast<uint32_t>(D_), pitch = static_cast<uint32_t>(Dp_);
+        const uint32_t cols = static_cast<uint32_t>(rowLen_), pitch = static_cast<uint32_t>(rowPitch_);
         CopyBlockGmToUb(sum, wsGm_[offset], rows, cols, pitch, N_);
         LocalTensor<float> part = partBuf_.Get<float>();
         for (uint32_t r0 = 0; r0 < rows; r0 += partRows_) {
@@ -213,7 +213,7 @@ private:
         LocalTensor<float> accLocal = inQueueAcc.DeQue<float>();
         LocalTensor<float> cLocal = outQueueC.AllocTensor<float>();
         // matmul_bias_relu.adsl:11
-        Relu(cLocal, accLocal, count * Dp_);
+        Relu(cLocal, accLocal, count * rowPitch_);
         outQueueC.EnQue<float>(cLocal);
         inQueueAcc.FreeTensor(accLocal);
     }
@@ -222,7 +222,7 @@ private:
     {
         // matmul_bias_relu.adsl:11
         LocalTensor<float> cLocal = outQueueC.DeQue<float>();
-        CopyBlockUbToGm(cGm[offset], cLocal, count, D_, Dp_, N_);
+        CopyBlockUbToGm(cGm[offset], cLocal, count, rowLen_, rowPitch_, N_);
         outQueueC.FreeTensor(cLocal);
     }
 
@@ -243,8 +243,8 @@ private:
     GlobalTensor<float> wsGm_;  // the slices' partial sums
     TBuf<TPosition::VECCALC> partBuf_;  // one slice's partial rows
     uint32_t tileLength_ = 0;  // rows per base block (baseM)
-    uint64_t D_ = 0;           // columns of the current base block
-    uint64_t Dp_ = 0;          // UB row pitch (baseN)
+    uint64_t rowLen_ = 0;           // columns of the current base block
+    uint64_t rowPitch_ = 0;          // UB row pitch (baseN)
 
 public:
     __aicore__ inline TPipe* Pipe() { return &pipe; }

@@ -53,12 +53,12 @@ public:
         cGm.SetGlobalBuffer((__gm__ float*)c, M_ * N_);
         // matmul_softmax.adsl:10: UB buffers for one base block (baseM rows, pitch baseN)
         tileLength_ = tiling.cubeTiling.baseM;
-        Dp_ = tiling.cubeTiling.baseN;
-        pipe.InitBuffer(inQueueAcc, 2, tileLength_ * Dp_ * sizeof(float));
+        rowPitch_ = tiling.cubeTiling.baseN;
+        pipe.InitBuffer(inQueueAcc, 2, tileLength_ * rowPitch_ * sizeof(float));
         pipe.InitBuffer(tmp0Buf, (tileLength_ + 127) / 128 * 128 * sizeof(float));
-        pipe.InitBuffer(tmp1Buf, tileLength_ * Dp_ * sizeof(float));
-        pipe.InitBuffer(outQueueC, 2, tileLength_ * Dp_ * sizeof(float));
-        pipe.InitBuffer(reduceTmp_f32Buf, Dp_ * sizeof(float));
+        pipe.InitBuffer(tmp1Buf, tileLength_ * rowPitch_ * sizeof(float));
+        pipe.InitBuffer(outQueueC, 2, tileLength_ * rowPitch_ * sizeof(float));
+        pipe.InitBuffer(reduceTmp_f32Buf, rowPitch_ * sizeof(float));
         pipe.InitBuffer(reduceOut_f32Buf, 32);
         splitK_ = tiling.splitK;
         kSlice_ = tiling.kSlice;
@@ -101,7 +101,7 @@ public:
                 const uint32_t bn = i / mIter;
                 ++i;
                 const uint32_t rows = curM - bm * t.baseM < static_cast<uint32_t>(t.baseM) ? curM - bm * t.baseM : t.baseM;
-                D_ = curN - bn * t.baseN < static_cast<uint32_t>(t.baseN) ? curN - bn * t.baseN : t.baseN;
+                rowLen_ = curN - bn * t.baseN < static_cast<uint32_t>(t.baseN) ? curN - bn * t.baseN : t.baseN;
                 const uint64_t offset = cBase + static_cast<uint64_t>(bm) * t.baseM * N_ + static_cast<uint64_t>(bn) * t.baseN;
                 CopyIn(offset, rows);
                 Compute(rows);
@@ -161,7 +161,7 @@ private:
                 continue;  // a band below the last row of a tail block
             }
             const uint32_t rows = static_cast<uint32_t>(rowsEnd - m0 < bandRows ? rowsEnd - m0 : bandRows);
-            D_ = N_ - n0 < static_cast<uint64_t>(t.baseN) ? N_ - n0 : t.baseN;
+            rowLen_ = N_ - n0 < static_cast<uint64_t>(t.baseN) ? N_ - n0 : t.baseN;
             const uint64_t offset = m0 * N_ + n0;
             CopyIn(offset, rows);
             Compute(rows);
@@ -169,12 +169,12 @@ private:
         }
     }
 
-    // The full fp32 sum of `rows` rows of one output block (UB pitch Dp_): slice 0, then slices 1..S-1 added
+    // The full fp32 sum of `rows` rows of one output block (UB pitch rowPitch_): slice 0, then slices 1..S-1 added
     // in that order, partRows_ rows at a time (a fixed order: the result does not depend on which core
     // computed which slice or finished first).
     __aicore__ inline void ReduceSlices(const LocalTensor<float>& sum, uint64_t offset, uint32_t rows)
     {
-        const uint32_t cols = static_cast<uint32_t>(D_), pitch = static_cast<uint32_t>(Dp_);
+        const uint32_t cols = static_cast<uint32_t>(rowLen_), pitch = static_cast<uint32_t>(rowPitch_);
         CopyBlockGmToUb(sum, wsGm_[offset], rows, cols, pitch, N_);
         LocalTensor<float> part = partBuf_.Get<float>();
         for (uint32_t r0 = 0; r0 < rows; r0 += partRows_) {
@@ -212,7 +212,7 @@ private:
         LocalTensor<float> reduceOut_f32 = reduceOut_f32Buf.Get<float>();
         // matmul_softmax.adsl:11
         for (uint32_t i = 0; i < count; ++i) {
-            ReduceMax(reduceOut_f32, accLocal[i * Dp_], reduceTmp_f32, static_cast<int32_t>(D_));
+            ReduceMax(reduceOut_f32, accLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
             SetFlag<HardEvent::V_S>(EVENT_ID0);
             WaitFlag<HardEvent::V_S>(EVENT_ID0);
             tmp0.SetValue(i, reduceOut_f32.GetValue(0));
@@ -223,12 +223,12 @@ private:
         WaitFlag<HardEvent::V_S>(EVENT_ID0);
         for (uint32_t i = 0; i < count; ++i) {
             const float v = tmp0.GetValue(i);
-            Adds(tmp1[i * Dp_], accLocal[i * Dp_], static_cast<float>(-static_cast<float>(v)), D_);
+            Adds(tmp1[i * rowPitch_], accLocal[i * rowPitch_], static_cast<float>(-static_cast<float>(v)), rowLen_);
         }
-        Exp(tmp1, tmp1, count * Dp_);
+        Exp(tmp1, tmp1, count * rowPitch_);
         // matmul_softmax.adsl:12
         for (uint32_t i = 0; i < count; ++i) {
-            ReduceSum(reduceOut_f32, tmp1[i * Dp_], reduceTmp_f32, static_cast<int32_t>(D_));
+            ReduceSum(reduceOut_f32, tmp1[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
             SetFlag<HardEvent::V_S>(EVENT_ID0);
             WaitFlag<HardEvent::V_S>(EVENT_ID0);
             tmp0.SetValue(i, reduceOut_f32.GetValue(0));
@@ -239,7 +239,7 @@ private:
         WaitFlag<HardEvent::V_S>(EVENT_ID0);
         for (uint32_t i = 0; i < count; ++i) {
             const float v = tmp0.GetValue(i);
-            Muls(cLocal[i * Dp_], tmp1[i * Dp_], static_cast<float>(1.0f / static_cast<float>(v)), D_);
+            Muls(cLocal[i * rowPitch_], tmp1[i * rowPitch_], static_cast<float>(1.0f / static_cast<float>(v)), rowLen_);
         }
         outQueueC.EnQue<float>(cLocal);
         inQueueAcc.FreeTensor(accLocal);
@@ -249,7 +249,7 @@ private:
     {
         // matmul_softmax.adsl:12
         LocalTensor<float> cLocal = outQueueC.DeQue<float>();
-        CopyBlockUbToGm(cGm[offset], cLocal, count, D_, Dp_, N_);
+        CopyBlockUbToGm(cGm[offset], cLocal, count, rowLen_, rowPitch_, N_);
         outQueueC.FreeTensor(cLocal);
     }
 
@@ -273,8 +273,8 @@ private:
     GlobalTensor<float> wsGm_;  // the slices' partial sums
     TBuf<TPosition::VECCALC> partBuf_;  // one slice's partial rows
     uint32_t tileLength_ = 0;  // rows per base block (baseM)
-    uint64_t D_ = 0;           // columns of the current base block
-    uint64_t Dp_ = 0;          // UB row pitch (baseN)
+    uint64_t rowLen_ = 0;           // columns of the current base block
+    uint64_t rowPitch_ = 0;          // UB row pitch (baseN)
 
 public:
     __aicore__ inline TPipe* Pipe() { return &pipe; }

@@ -57,8 +57,8 @@ public:
             sliceElems_ = tiling.splitWsBytes / sizeof(float) / splitK_;
             wsGm_.SetGlobalBuffer((__gm__ float*)(workspace + tiling.splitWsOffset), tiling.splitWsBytes / sizeof(float));
             tileLength_ = tiling.cubeTiling.baseM;
-            Dp_ = tiling.cubeTiling.baseN;
-            pipe.InitBuffer(sumBuf_, partRows_ * Dp_ * sizeof(float));
+            rowPitch_ = tiling.cubeTiling.baseN;
+            pipe.InitBuffer(sumBuf_, partRows_ * rowPitch_ * sizeof(float));
             pipe.InitBuffer(partBuf_, partRows_ * tiling.cubeTiling.baseN * sizeof(float));
         }
     }
@@ -142,7 +142,7 @@ private:
                 continue;  // a band below the last row of a tail block
             }
             const uint32_t rows = static_cast<uint32_t>(rowsEnd - m0 < bandRows ? rowsEnd - m0 : bandRows);
-            D_ = N_ - n0 < static_cast<uint64_t>(t.baseN) ? N_ - n0 : t.baseN;
+            rowLen_ = N_ - n0 < static_cast<uint64_t>(t.baseN) ? N_ - n0 : t.baseN;
             const uint64_t offset = m0 * N_ + n0;
             for (uint32_t r0 = 0; r0 < rows; r0 += partRows_) {
                 const uint32_t rr = rows - r0 < partRows_ ? rows - r0 : partRows_;
@@ -150,19 +150,19 @@ private:
                 ReduceSlices(sum, offset + static_cast<uint64_t>(r0) * N_, rr);
                 SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
                 WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
-                CopyBlockUbToGm(cGm[offset + static_cast<uint64_t>(r0) * N_], sum, rr, static_cast<uint32_t>(D_), static_cast<uint32_t>(Dp_), N_);
+                CopyBlockUbToGm(cGm[offset + static_cast<uint64_t>(r0) * N_], sum, rr, static_cast<uint32_t>(rowLen_), static_cast<uint32_t>(rowPitch_), N_);
                 SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);  // the next rows overwrite `sum`
                 WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
             }
         }
     }
 
-    // The full fp32 sum of `rows` rows of one output block (UB pitch Dp_): slice 0, then slices 1..S-1 added
+    // The full fp32 sum of `rows` rows of one output block (UB pitch rowPitch_): slice 0, then slices 1..S-1 added
     // in that order, partRows_ rows at a time (a fixed order: the result does not depend on which core
     // computed which slice or finished first).
     __aicore__ inline void ReduceSlices(const LocalTensor<float>& sum, uint64_t offset, uint32_t rows)
     {
-        const uint32_t cols = static_cast<uint32_t>(D_), pitch = static_cast<uint32_t>(Dp_);
+        const uint32_t cols = static_cast<uint32_t>(rowLen_), pitch = static_cast<uint32_t>(rowPitch_);
         CopyBlockGmToUb(sum, wsGm_[offset], rows, cols, pitch, N_);
         LocalTensor<float> part = partBuf_.Get<float>();
         for (uint32_t r0 = 0; r0 < rows; r0 += partRows_) {
@@ -193,8 +193,8 @@ private:
     TBuf<TPosition::VECCALC> partBuf_;  // one slice's partial rows
     TBuf<TPosition::VECCALC> sumBuf_;   // their running sum
     uint32_t tileLength_ = 0;  // rows per base block (baseM)
-    uint64_t D_ = 0;           // columns of the current base block
-    uint64_t Dp_ = 0;          // UB row pitch (baseN)
+    uint64_t rowLen_ = 0;           // columns of the current base block
+    uint64_t rowPitch_ = 0;          // UB row pitch (baseN)
 
 public:
     __aicore__ inline TPipe* Pipe() { return &pipe; }

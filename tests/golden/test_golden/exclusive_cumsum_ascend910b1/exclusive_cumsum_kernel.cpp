@@ -62,13 +62,13 @@ public:
         const uint64_t start = tiling.blockLength * GetBlockIdx();
         blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : tiling.blockLength) : 0;
         tileLength_ = tiling.tileLength;
-        D_ = tiling.D;
-        Dp_ = (D_ + 127) / 128 * 128;  // UB row pitch: whole repeats
-        xGm.SetGlobalBuffer((__gm__ float*)x + start * D_, blockLength_ * D_);
-        yGm.SetGlobalBuffer((__gm__ float*)y + start * D_, blockLength_ * D_);
+        rowLen_ = tiling.D;
+        rowPitch_ = (rowLen_ + 127) / 128 * 128;  // UB row pitch: whole repeats
+        xGm.SetGlobalBuffer((__gm__ float*)x + start * rowLen_, blockLength_ * rowLen_);
+        yGm.SetGlobalBuffer((__gm__ float*)y + start * rowLen_, blockLength_ * rowLen_);
         chunkLength_ = tiling.chunkLength;
         chunkLength1_ = tiling.chunkLength1;
-        colEnd_ = D_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)
+        colEnd_ = rowLen_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)
         if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
             chunkRows_ = blockLength_;
             blockLength_ = 0;  // the whole-row loop gets no rows
@@ -79,25 +79,25 @@ public:
                 const uint64_t groupRow = GetBlockIdx() / rowGroup_;
                 groupRank_ = static_cast<uint32_t>(GetBlockIdx() % rowGroup_);
                 colStart_ = groupRank_ * tiling.colShare;
-                colStart_ = colStart_ < D_ ? colStart_ : D_;
-                colEnd_ = D_ - colStart_ < tiling.colShare ? D_ : colStart_ + tiling.colShare;
+                colStart_ = colStart_ < rowLen_ ? colStart_ : rowLen_;
+                colEnd_ = rowLen_ - colStart_ < tiling.colShare ? rowLen_ : colStart_ + tiling.colShare;
                 chunkRows_ = groupRow < total ? 1 : 0;
-                xGm.SetGlobalBuffer((__gm__ float*)x + groupRow * D_, D_);
-                yGm.SetGlobalBuffer((__gm__ float*)y + groupRow * D_, D_);
+                xGm.SetGlobalBuffer((__gm__ float*)x + groupRow * rowLen_, rowLen_);
+                yGm.SetGlobalBuffer((__gm__ float*)y + groupRow * rowLen_, rowLen_);
             }
             return;
         }
         // exclusive_cumsum.adsl:9: UB buffers, sized for the largest tile
-        pipe.InitBuffer(inQueueX, 2, tileLength_ * Dp_ * sizeof(float));
-        pipe.InitBuffer(outQueueY, 2, tileLength_ * Dp_ * sizeof(float));
-        pipe.InitBuffer(scanTmp_fwdBuf, (Dp_ + 511) / 512 * 8 * 1028);
+        pipe.InitBuffer(inQueueX, 2, tileLength_ * rowPitch_ * sizeof(float));
+        pipe.InitBuffer(outQueueY, 2, tileLength_ * rowPitch_ * sizeof(float));
+        pipe.InitBuffer(scanTmp_fwdBuf, (rowPitch_ + 511) / 512 * 8 * 1028);
     }
 
     __aicore__ inline void Process()
     {
         if (blockLength_ > 0) {  // scanTmp_fwd: gather tables of the forward scans (byte offsets), built once
             LocalTensor<float> w = scanTmp_fwdBuf.Get<float>();
-            const uint32_t P = (static_cast<uint32_t>(D_) + 511) / 512 * 8;
+            const uint32_t P = (static_cast<uint32_t>(rowLen_) + 511) / 512 * 8;
             const int32_t S = static_cast<int32_t>(P);
             LocalTensor<int32_t> fwd = w[129 * P].ReinterpretCast<int32_t>();
             LocalTensor<int32_t> back = w[193 * P].ReinterpretCast<int32_t>();
@@ -146,7 +146,7 @@ private:
     {
         // exclusive_cumsum.adsl:10
         LocalTensor<float> xLocal = inQueueX.AllocTensor<float>();
-        CopyRowsGmToUb(xLocal, xGm[offset * D_], count, D_, Dp_);
+        CopyRowsGmToUb(xLocal, xGm[offset * rowLen_], count, rowLen_, rowPitch_);
         inQueueX.EnQue(xLocal);
     }
 
@@ -157,15 +157,15 @@ private:
         LocalTensor<float> scanTmp_fwd = scanTmp_fwdBuf.Get<float>();
         // exclusive_cumsum.adsl:10
         {
-            const uint32_t n = static_cast<uint32_t>(D_);
-            const uint32_t P = (static_cast<uint32_t>(D_) + 511) / 512 * 8;  // segments of 64 elements, whole 32-byte blocks per matrix row
+            const uint32_t n = static_cast<uint32_t>(rowLen_);
+            const uint32_t P = (static_cast<uint32_t>(rowLen_) + 511) / 512 * 8;  // segments of 64 elements, whole 32-byte blocks per matrix row
             LocalTensor<float> a = scanTmp_fwd[P];  // 64 x P: column c holds elements [64c, 64c + 64) in scan order
             LocalTensor<float> t = scanTmp_fwd[65 * P];  // 64 x P: the f32 row, then the offsets (and the f32 result)
             const LocalTensor<uint32_t> fwd = scanTmp_fwd[129 * P].ReinterpretCast<uint32_t>();
             const LocalTensor<uint32_t> back = scanTmp_fwd[193 * P].ReinterpretCast<uint32_t>();
             for (uint32_t i = 0; i < count; ++i) {
                 Duplicate(t[n / 8 * 8], 0.0f, 64 * P - n / 8 * 8);  // past the row: the identity
-                Muls(t, xLocal[i * Dp_], 1.0f, n);
+                Muls(t, xLocal[i * rowPitch_], 1.0f, n);
                 Gather(a, t, fwd, 0, 64 * P);  // transpose
                 Duplicate(scanTmp_fwd, 0.0f, P);  // the identity row above the matrix
                 // Brent-Kung scan down the 64 rows, in place: 6 up-sweep steps (row 2h j + 2h - 1 gets row
@@ -201,7 +201,7 @@ private:
                     Add(scanTmp_fwd[c], scanTmp_fwd[c], t[c], P - c < 64 ? P - c : 64, 65,
                         BinaryRepeatParams(1, 1, 1, static_cast<uint8_t>(P / 8), static_cast<uint8_t>(P / 8), 0));
                 }
-                Gather(yLocal[i * Dp_], scanTmp_fwd, back, 0, n);  // back to the row's order (exclusive: one row up)
+                Gather(yLocal[i * rowPitch_], scanTmp_fwd, back, 0, n);  // back to the row's order (exclusive: one row up)
             }
         }
         outQueueY.EnQue<float>(yLocal);
@@ -212,7 +212,7 @@ private:
     {
         // exclusive_cumsum.adsl:10
         LocalTensor<float> yLocal = outQueueY.DeQue<float>();
-        CopyRowsUbToGm(yGm[offset * D_], yLocal, count, D_, Dp_);
+        CopyRowsUbToGm(yGm[offset * rowLen_], yLocal, count, rowLen_, rowPitch_);
         outQueueY.FreeTensor(yLocal);
     }
 
@@ -221,7 +221,7 @@ private:
     __aicore__ inline void ProcessChunked()
     {
         for (uint64_t row = 0; row < chunkRows_; ++row) {
-            rowOffset_ = row * D_;
+            rowOffset_ = row * rowLen_;
             ChunkReset();
             if (rowGroup_ > 1) {  // the scans' carries into this core's columns: the group's operands before (after) them
                 if (groupRank_ != rowGroup_ - 1) {  // no core reads this core's partial: its columns are read once
@@ -492,8 +492,8 @@ private:
     uint64_t blockLength_ = 0;  // rows of this core
     uint32_t tileLength_ = 0;   // rows per tile
     GlobalTensor<float> workspaceGm_;  // per-core accumulator slots
-    uint64_t D_ = 0;  // row length
-    uint64_t Dp_ = 0;  // row pitch in UB
+    uint64_t rowLen_ = 0;  // row length
+    uint64_t rowPitch_ = 0;  // row pitch in UB
     TQue<TPosition::VECIN, 1> inQueueXC0;
     TBuf<TPosition::VECCALC> tmp0BufC0;
     TBuf<TPosition::VECCALC> accTmp_f32BufC0;

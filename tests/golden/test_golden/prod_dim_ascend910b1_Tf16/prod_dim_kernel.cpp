@@ -62,12 +62,12 @@ public:
         const uint64_t start = tiling.blockLength * GetBlockIdx();
         blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : tiling.blockLength) : 0;
         tileLength_ = tiling.tileLength;
-        D_ = tiling.D;
-        Dp_ = (D_ + 127) / 128 * 128;  // UB row pitch: whole repeats
-        xGm.SetGlobalBuffer((__gm__ half*)x + start * D_, blockLength_ * D_);
+        rowLen_ = tiling.D;
+        rowPitch_ = (rowLen_ + 127) / 128 * 128;  // UB row pitch: whole repeats
+        xGm.SetGlobalBuffer((__gm__ half*)x + start * rowLen_, blockLength_ * rowLen_);
         outGm.SetGlobalBuffer((__gm__ half*)out + start, blockLength_);
         chunkLength_ = tiling.chunkLength;
-        colEnd_ = D_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)
+        colEnd_ = rowLen_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)
         if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
             chunkRows_ = blockLength_;
             blockLength_ = 0;  // the whole-row loop gets no rows
@@ -78,18 +78,18 @@ public:
                 const uint64_t groupRow = GetBlockIdx() / rowGroup_;
                 groupRank_ = static_cast<uint32_t>(GetBlockIdx() % rowGroup_);
                 colStart_ = groupRank_ * tiling.colShare;
-                colStart_ = colStart_ < D_ ? colStart_ : D_;
-                colEnd_ = D_ - colStart_ < tiling.colShare ? D_ : colStart_ + tiling.colShare;
+                colStart_ = colStart_ < rowLen_ ? colStart_ : rowLen_;
+                colEnd_ = rowLen_ - colStart_ < tiling.colShare ? rowLen_ : colStart_ + tiling.colShare;
                 chunkRows_ = groupRow < total ? 1 : 0;
-                xGm.SetGlobalBuffer((__gm__ half*)x + groupRow * D_, D_);
+                xGm.SetGlobalBuffer((__gm__ half*)x + groupRow * rowLen_, rowLen_);
                 outGm.SetGlobalBuffer((__gm__ half*)out + groupRow, 1);
             }
             return;
         }
         // prod_dim.adsl:9: UB buffers, sized for the largest tile
-        pipe.InitBuffer(inQueueX, 2, tileLength_ * Dp_ * sizeof(half));
+        pipe.InitBuffer(inQueueX, 2, tileLength_ * rowPitch_ * sizeof(half));
         pipe.InitBuffer(outQueueOut, 2, (tileLength_ + 127) / 128 * 128 * sizeof(half));
-        pipe.InitBuffer(reduceTmp_f32Buf, Dp_ * sizeof(float));
+        pipe.InitBuffer(reduceTmp_f32Buf, rowPitch_ * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -116,7 +116,7 @@ private:
     {
         // prod_dim.adsl:10
         LocalTensor<half> xLocal = inQueueX.AllocTensor<half>();
-        CopyRowsGmToUb(xLocal, xGm[offset * D_], count, D_, Dp_);
+        CopyRowsGmToUb(xLocal, xGm[offset * rowLen_], count, rowLen_, rowPitch_);
         inQueueX.EnQue(xLocal);
     }
 
@@ -127,11 +127,11 @@ private:
         LocalTensor<float> reduceTmp_f32 = reduceTmp_f32Buf.Get<float>();
         // prod_dim.adsl:10
         {
-            const uint32_t prodBlocks = D_ / 8;  // whole f32 blocks of the row
+            const uint32_t prodBlocks = rowLen_ / 8;  // whole f32 blocks of the row
             for (uint32_t i = 0; i < count; ++i) {
                 uint32_t nb = prodBlocks;
                 if (nb > 0) {
-                    Cast(reduceTmp_f32, xLocal[i * Dp_], RoundMode::CAST_NONE, nb * 8);
+                    Cast(reduceTmp_f32, xLocal[i * rowPitch_], RoundMode::CAST_NONE, nb * 8);
                 }
                 while (nb > 1) {  // blocks [nb - h, nb) times blocks [0, h)
                     const uint32_t h = nb / 2;
@@ -144,8 +144,8 @@ private:
                 for (uint32_t j = 0; j < nb * 8; ++j) {
                     acc *= reduceTmp_f32.GetValue(j);
                 }
-                for (uint32_t j = prodBlocks * 8; j < D_; ++j) {
-                    acc *= static_cast<float>(xLocal.GetValue(i * Dp_ + j));
+                for (uint32_t j = prodBlocks * 8; j < rowLen_; ++j) {
+                    acc *= static_cast<float>(xLocal.GetValue(i * rowPitch_ + j));
                 }
                 outLocal.SetValue(i, static_cast<half>(acc));
                 SetFlag<HardEvent::S_V>(EVENT_ID0);  // the scratch row is free again
@@ -169,7 +169,7 @@ private:
     __aicore__ inline void ProcessChunked()
     {
         for (uint64_t row = 0; row < chunkRows_; ++row) {
-            rowOffset_ = row * D_;
+            rowOffset_ = row * rowLen_;
             ChunkReset();
             ChunkPass0();
             if (rowGroup_ > 1) {  // the group's partials of the row, combined by every core of the group
@@ -308,8 +308,8 @@ private:
     uint64_t blockLength_ = 0;  // rows of this core
     uint32_t tileLength_ = 0;   // rows per tile
     GlobalTensor<float> workspaceGm_;  // per-core accumulator slots
-    uint64_t D_ = 0;  // row length
-    uint64_t Dp_ = 0;  // row pitch in UB
+    uint64_t rowLen_ = 0;  // row length
+    uint64_t rowPitch_ = 0;  // row pitch in UB
     TQue<TPosition::VECIN, 1> inQueueXC0;
     TBuf<TPosition::VECCALC> accTmp_f16BufC0;
     TBuf<TPosition::VECCALC> reduceOut_f16BufC0;

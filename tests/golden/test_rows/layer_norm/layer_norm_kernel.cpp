@@ -62,16 +62,16 @@ public:
         const uint64_t start = tiling.blockLength * GetBlockIdx();
         blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : tiling.blockLength) : 0;
         tileLength_ = tiling.tileLength;
-        D_ = tiling.D;
-        Dp_ = (D_ + 127) / 128 * 128;  // UB row pitch: whole repeats
+        rowLen_ = tiling.D;
+        rowPitch_ = (rowLen_ + 127) / 128 * 128;  // UB row pitch: whole repeats
         eps_ = tiling.eps;
-        xGm.SetGlobalBuffer((__gm__ float*)x + start * D_, blockLength_ * D_);
-        weightGm.SetGlobalBuffer((__gm__ float*)weight, D_);
-        biasGm.SetGlobalBuffer((__gm__ float*)bias, D_);
-        yGm.SetGlobalBuffer((__gm__ float*)y + start * D_, blockLength_ * D_);
+        xGm.SetGlobalBuffer((__gm__ float*)x + start * rowLen_, blockLength_ * rowLen_);
+        weightGm.SetGlobalBuffer((__gm__ float*)weight, rowLen_);
+        biasGm.SetGlobalBuffer((__gm__ float*)bias, rowLen_);
+        yGm.SetGlobalBuffer((__gm__ float*)y + start * rowLen_, blockLength_ * rowLen_);
         chunkLength_ = tiling.chunkLength;
         chunkLength1_ = tiling.chunkLength1;
-        colEnd_ = D_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)
+        colEnd_ = rowLen_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)
         if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
             chunkRows_ = blockLength_;
             blockLength_ = 0;  // the whole-row loop gets no rows
@@ -82,23 +82,23 @@ public:
                 const uint64_t groupRow = GetBlockIdx() / rowGroup_;
                 groupRank_ = static_cast<uint32_t>(GetBlockIdx() % rowGroup_);
                 colStart_ = groupRank_ * tiling.colShare;
-                colStart_ = colStart_ < D_ ? colStart_ : D_;
-                colEnd_ = D_ - colStart_ < tiling.colShare ? D_ : colStart_ + tiling.colShare;
+                colStart_ = colStart_ < rowLen_ ? colStart_ : rowLen_;
+                colEnd_ = rowLen_ - colStart_ < tiling.colShare ? rowLen_ : colStart_ + tiling.colShare;
                 chunkRows_ = groupRow < total ? 1 : 0;
-                xGm.SetGlobalBuffer((__gm__ float*)x + groupRow * D_, D_);
-                yGm.SetGlobalBuffer((__gm__ float*)y + groupRow * D_, D_);
+                xGm.SetGlobalBuffer((__gm__ float*)x + groupRow * rowLen_, rowLen_);
+                yGm.SetGlobalBuffer((__gm__ float*)y + groupRow * rowLen_, rowLen_);
             }
             return;
         }
         // layer_norm.adsl:9: UB buffers, sized for the largest tile
-        pipe.InitBuffer(inQueueX, 2, tileLength_ * Dp_ * sizeof(float));
+        pipe.InitBuffer(inQueueX, 2, tileLength_ * rowPitch_ * sizeof(float));
         pipe.InitBuffer(tmp0Buf, (tileLength_ + 127) / 128 * 128 * sizeof(float));
-        pipe.InitBuffer(tmp1Buf, tileLength_ * Dp_ * sizeof(float));
-        pipe.InitBuffer(tmp2Buf, tileLength_ * Dp_ * sizeof(float));
-        pipe.InitBuffer(weightLocalBuf, Dp_ * sizeof(float));
-        pipe.InitBuffer(biasLocalBuf, Dp_ * sizeof(float));
-        pipe.InitBuffer(outQueueY, 2, tileLength_ * Dp_ * sizeof(float));
-        pipe.InitBuffer(reduceTmp_f32Buf, Dp_ * sizeof(float));
+        pipe.InitBuffer(tmp1Buf, tileLength_ * rowPitch_ * sizeof(float));
+        pipe.InitBuffer(tmp2Buf, tileLength_ * rowPitch_ * sizeof(float));
+        pipe.InitBuffer(weightLocalBuf, rowPitch_ * sizeof(float));
+        pipe.InitBuffer(biasLocalBuf, rowPitch_ * sizeof(float));
+        pipe.InitBuffer(outQueueY, 2, tileLength_ * rowPitch_ * sizeof(float));
+        pipe.InitBuffer(reduceTmp_f32Buf, rowPitch_ * sizeof(float));
         pipe.InitBuffer(reduceOut_f32Buf, 32);
     }
 
@@ -110,10 +110,10 @@ public:
         if (blockLength_ > 0) {
             // layer_norm.adsl:13: every row reads it: copied in once per core, not per tile
             LocalTensor<float> weightLocal = weightLocalBuf.Get<float>();
-            CopyGmToUb(weightLocal, weightGm, D_);
+            CopyGmToUb(weightLocal, weightGm, rowLen_);
             // layer_norm.adsl:13: every row reads it: copied in once per core, not per tile
             LocalTensor<float> biasLocal = biasLocalBuf.Get<float>();
-            CopyGmToUb(biasLocal, biasGm, D_);
+            CopyGmToUb(biasLocal, biasGm, rowLen_);
             SetFlag<HardEvent::MTE2_V>(EVENT_ID0);  // the tiles' vector ops read them
             WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
             SetFlag<HardEvent::MTE2_S>(EVENT_ID0);  // scalar reads (index vectors)
@@ -138,7 +138,7 @@ private:
     {
         // layer_norm.adsl:10
         LocalTensor<float> xLocal = inQueueX.AllocTensor<float>();
-        CopyRowsGmToUb(xLocal, xGm[offset * D_], count, D_, Dp_);
+        CopyRowsGmToUb(xLocal, xGm[offset * rowLen_], count, rowLen_, rowPitch_);
         inQueueX.EnQue(xLocal);
     }
 
@@ -155,69 +155,69 @@ private:
         LocalTensor<float> reduceOut_f32 = reduceOut_f32Buf.Get<float>();
         // layer_norm.adsl:11
         for (uint32_t i = 0; i < count; ++i) {
-            ReduceSum(reduceOut_f32, xLocal[i * Dp_], reduceTmp_f32, static_cast<int32_t>(D_));
+            ReduceSum(reduceOut_f32, xLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
             SetFlag<HardEvent::V_S>(EVENT_ID0);
             WaitFlag<HardEvent::V_S>(EVENT_ID0);
             tmp0.SetValue(i, reduceOut_f32.GetValue(0));
             SetFlag<HardEvent::S_V>(EVENT_ID0);
             WaitFlag<HardEvent::S_V>(EVENT_ID0);
         }
-        Muls(tmp0, tmp0, static_cast<float>(1.0f / static_cast<float>(D_)), count);
+        Muls(tmp0, tmp0, static_cast<float>(1.0f / static_cast<float>(rowLen_)), count);
         SetFlag<HardEvent::V_S>(EVENT_ID0);  // per-row values are read by the scalar unit
         WaitFlag<HardEvent::V_S>(EVENT_ID0);
         for (uint32_t i = 0; i < count; ++i) {
             const float v = tmp0.GetValue(i);
-            Adds(tmp1[i * Dp_], xLocal[i * Dp_], static_cast<float>(-static_cast<float>(v)), D_);
+            Adds(tmp1[i * rowPitch_], xLocal[i * rowPitch_], static_cast<float>(-static_cast<float>(v)), rowLen_);
         }
         // layer_norm.adsl:12
-        Mul(tmp2, tmp1, tmp1, count * Dp_);
+        Mul(tmp2, tmp1, tmp1, count * rowPitch_);
         for (uint32_t i = 0; i < count; ++i) {
-            ReduceSum(reduceOut_f32, tmp2[i * Dp_], reduceTmp_f32, static_cast<int32_t>(D_));
+            ReduceSum(reduceOut_f32, tmp2[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
             SetFlag<HardEvent::V_S>(EVENT_ID0);
             WaitFlag<HardEvent::V_S>(EVENT_ID0);
             tmp0.SetValue(i, reduceOut_f32.GetValue(0));
             SetFlag<HardEvent::S_V>(EVENT_ID0);
             WaitFlag<HardEvent::S_V>(EVENT_ID0);
         }
-        Muls(tmp0, tmp0, static_cast<float>(1.0f / static_cast<float>(D_)), count);
+        Muls(tmp0, tmp0, static_cast<float>(1.0f / static_cast<float>(rowLen_)), count);
         Adds(tmp0, tmp0, eps_, count);
         Rsqrt(tmp0, tmp0, count);
         SetFlag<HardEvent::V_S>(EVENT_ID0);  // per-row values are read by the scalar unit
         WaitFlag<HardEvent::V_S>(EVENT_ID0);
         for (uint32_t i = 0; i < count; ++i) {
             const float v = tmp0.GetValue(i);
-            Muls(tmp1[i * Dp_], tmp1[i * Dp_], v, D_);
+            Muls(tmp1[i * rowPitch_], tmp1[i * rowPitch_], v, rowLen_);
         }
         // layer_norm.adsl:13
         {
             constexpr uint32_t lanes = 256 / sizeof(float);  // elements per repeat
-            const uint8_t rowBlocks = static_cast<uint8_t>(Dp_ * sizeof(float) / 32);  // a row, in 32-byte blocks
-            if (Dp_ * sizeof(float) / 32 <= 255 && !((D_ + lanes - 1) / lanes * ((count + 254) / 255) >= count)) {
-                for (uint32_t c = 0; c < D_; c += lanes) {
+            const uint8_t rowBlocks = static_cast<uint8_t>(rowPitch_ * sizeof(float) / 32);  // a row, in 32-byte blocks
+            if (rowPitch_ * sizeof(float) / 32 <= 255 && !((rowLen_ + lanes - 1) / lanes * ((count + 254) / 255) >= count)) {
+                for (uint32_t c = 0; c < rowLen_; c += lanes) {
                     for (uint32_t r = 0; r < count; r += 255) {
-                        Mul(tmp1[r * Dp_ + c], tmp1[r * Dp_ + c], weightLocal[c], static_cast<uint64_t>(D_ - c < lanes ? D_ - c : lanes),
+                        Mul(tmp1[r * rowPitch_ + c], tmp1[r * rowPitch_ + c], weightLocal[c], static_cast<uint64_t>(rowLen_ - c < lanes ? rowLen_ - c : lanes),
                             static_cast<uint8_t>(count - r < 255 ? count - r : 255), BinaryRepeatParams(1, 1, 1, rowBlocks, rowBlocks, 0));
                     }
                 }
             } else {
                 for (uint32_t r = 0; r < count; ++r) {
-                    Mul(tmp1[r * Dp_], tmp1[r * Dp_], weightLocal, D_);
+                    Mul(tmp1[r * rowPitch_], tmp1[r * rowPitch_], weightLocal, rowLen_);
                 }
             }
         }
         {
             constexpr uint32_t lanes = 256 / sizeof(float);  // elements per repeat
-            const uint8_t rowBlocks = static_cast<uint8_t>(Dp_ * sizeof(float) / 32);  // a row, in 32-byte blocks
-            if (Dp_ * sizeof(float) / 32 <= 255 && !((D_ + lanes - 1) / lanes * ((count + 254) / 255) >= count)) {
-                for (uint32_t c = 0; c < D_; c += lanes) {
+            const uint8_t rowBlocks = static_cast<uint8_t>(rowPitch_ * sizeof(float) / 32);  // a row, in 32-byte blocks
+            if (rowPitch_ * sizeof(float) / 32 <= 255 && !((rowLen_ + lanes - 1) / lanes * ((count + 254) / 255) >= count)) {
+                for (uint32_t c = 0; c < rowLen_; c += lanes) {
                     for (uint32_t r = 0; r < count; r += 255) {
-                        Add(yLocal[r * Dp_ + c], tmp1[r * Dp_ + c], biasLocal[c], static_cast<uint64_t>(D_ - c < lanes ? D_ - c : lanes),
+                        Add(yLocal[r * rowPitch_ + c], tmp1[r * rowPitch_ + c], biasLocal[c], static_cast<uint64_t>(rowLen_ - c < lanes ? rowLen_ - c : lanes),
                             static_cast<uint8_t>(count - r < 255 ? count - r : 255), BinaryRepeatParams(1, 1, 1, rowBlocks, rowBlocks, 0));
                     }
                 }
             } else {
                 for (uint32_t r = 0; r < count; ++r) {
-                    Add(yLocal[r * Dp_], tmp1[r * Dp_], biasLocal, D_);
+                    Add(yLocal[r * rowPitch_], tmp1[r * rowPitch_], biasLocal, rowLen_);
                 }
             }
         }
@@ -229,7 +229,7 @@ private:
     {
         // layer_norm.adsl:13
         LocalTensor<float> yLocal = outQueueY.DeQue<float>();
-        CopyRowsUbToGm(yGm[offset * D_], yLocal, count, D_, Dp_);
+        CopyRowsUbToGm(yGm[offset * rowLen_], yLocal, count, rowLen_, rowPitch_);
         outQueueY.FreeTensor(yLocal);
     }
 
@@ -238,7 +238,7 @@ private:
     __aicore__ inline void ProcessChunked()
     {
         for (uint64_t row = 0; row < chunkRows_; ++row) {
-            rowOffset_ = row * D_;
+            rowOffset_ = row * rowLen_;
             ChunkReset();
             ChunkPass0();
             if (rowGroup_ > 1) {  // the group's partials of the row, combined by every core of the group
@@ -247,7 +247,7 @@ private:
             // layer_norm.adsl:12
             _t0Row_ = _t0MeanRow_;
             // layer_norm.adsl:12
-            _t2Row_ = static_cast<float>(static_cast<float>(_t2Row_) * static_cast<float>(static_cast<float>(1.0f / static_cast<float>(D_))));
+            _t2Row_ = static_cast<float>(static_cast<float>(_t2Row_) * static_cast<float>(static_cast<float>(1.0f / static_cast<float>(rowLen_))));
             // layer_norm.adsl:12
             _t3Row_ = static_cast<float>(static_cast<float>(_t2Row_) + static_cast<float>(eps_));
             // layer_norm.adsl:12
@@ -494,8 +494,8 @@ private:
     uint64_t blockLength_ = 0;  // rows of this core
     uint32_t tileLength_ = 0;   // rows per tile
     GlobalTensor<float> workspaceGm_;  // per-core accumulator slots
-    uint64_t D_ = 0;  // row length
-    uint64_t Dp_ = 0;  // row pitch in UB
+    uint64_t rowLen_ = 0;  // row length
+    uint64_t rowPitch_ = 0;  // row pitch in UB
     float eps_;
     TQue<TPosition::VECIN, 1> inQueueXC0;
     TBuf<TPosition::VECCALC> tmp0BufC0;

@@ -62,13 +62,13 @@ public:
         const uint64_t start = tiling.blockLength * GetBlockIdx();
         blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : tiling.blockLength) : 0;
         tileLength_ = tiling.tileLength;
-        D_ = tiling.D;
-        Dp_ = (D_ + 127) / 128 * 128;  // UB row pitch: whole repeats
-        xGm.SetGlobalBuffer((__gm__ float*)x + start * D_, blockLength_ * D_);
-        yGm.SetGlobalBuffer((__gm__ float*)y + start * D_, blockLength_ * D_);
+        rowLen_ = tiling.D;
+        rowPitch_ = (rowLen_ + 127) / 128 * 128;  // UB row pitch: whole repeats
+        xGm.SetGlobalBuffer((__gm__ float*)x + start * rowLen_, blockLength_ * rowLen_);
+        yGm.SetGlobalBuffer((__gm__ float*)y + start * rowLen_, blockLength_ * rowLen_);
         chunkLength_ = tiling.chunkLength;
         chunkLength1_ = tiling.chunkLength1;
-        colEnd_ = D_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)
+        colEnd_ = rowLen_;  // the chunks' columns: the whole row (a share of it when rowGroup_ > 1)
         if (chunkLength_ > 0) {  // rows longer than UB: every pass of ProcessChunked() sets up its own buffers
             chunkRows_ = blockLength_;
             blockLength_ = 0;  // the whole-row loop gets no rows
@@ -79,20 +79,20 @@ public:
                 const uint64_t groupRow = GetBlockIdx() / rowGroup_;
                 groupRank_ = static_cast<uint32_t>(GetBlockIdx() % rowGroup_);
                 colStart_ = groupRank_ * tiling.colShare;
-                colStart_ = colStart_ < D_ ? colStart_ : D_;
-                colEnd_ = D_ - colStart_ < tiling.colShare ? D_ : colStart_ + tiling.colShare;
+                colStart_ = colStart_ < rowLen_ ? colStart_ : rowLen_;
+                colEnd_ = rowLen_ - colStart_ < tiling.colShare ? rowLen_ : colStart_ + tiling.colShare;
                 chunkRows_ = groupRow < total ? 1 : 0;
-                xGm.SetGlobalBuffer((__gm__ float*)x + groupRow * D_, D_);
-                yGm.SetGlobalBuffer((__gm__ float*)y + groupRow * D_, D_);
+                xGm.SetGlobalBuffer((__gm__ float*)x + groupRow * rowLen_, rowLen_);
+                yGm.SetGlobalBuffer((__gm__ float*)y + groupRow * rowLen_, rowLen_);
             }
             return;
         }
         // softmax.adsl:8: UB buffers, sized for the largest tile
-        pipe.InitBuffer(inQueueX, 2, tileLength_ * Dp_ * sizeof(float));
+        pipe.InitBuffer(inQueueX, 2, tileLength_ * rowPitch_ * sizeof(float));
         pipe.InitBuffer(tmp0Buf, (tileLength_ + 127) / 128 * 128 * sizeof(float));
-        pipe.InitBuffer(tmp1Buf, tileLength_ * Dp_ * sizeof(float));
-        pipe.InitBuffer(outQueueY, 2, tileLength_ * Dp_ * sizeof(float));
-        pipe.InitBuffer(reduceTmp_f32Buf, Dp_ * sizeof(float));
+        pipe.InitBuffer(tmp1Buf, tileLength_ * rowPitch_ * sizeof(float));
+        pipe.InitBuffer(outQueueY, 2, tileLength_ * rowPitch_ * sizeof(float));
+        pipe.InitBuffer(reduceTmp_f32Buf, rowPitch_ * sizeof(float));
         pipe.InitBuffer(reduceOut_f32Buf, 32);
     }
 
@@ -120,7 +120,7 @@ private:
     {
         // softmax.adsl:9
         LocalTensor<float> xLocal = inQueueX.AllocTensor<float>();
-        CopyRowsGmToUb(xLocal, xGm[offset * D_], count, D_, Dp_);
+        CopyRowsGmToUb(xLocal, xGm[offset * rowLen_], count, rowLen_, rowPitch_);
         inQueueX.EnQue(xLocal);
     }
 
@@ -134,7 +134,7 @@ private:
         LocalTensor<float> reduceOut_f32 = reduceOut_f32Buf.Get<float>();
         // softmax.adsl:10
         for (uint32_t i = 0; i < count; ++i) {
-            ReduceMax(reduceOut_f32, xLocal[i * Dp_], reduceTmp_f32, static_cast<int32_t>(D_));
+            ReduceMax(reduceOut_f32, xLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
             SetFlag<HardEvent::V_S>(EVENT_ID0);
             WaitFlag<HardEvent::V_S>(EVENT_ID0);
             tmp0.SetValue(i, reduceOut_f32.GetValue(0));
@@ -145,12 +145,12 @@ private:
         WaitFlag<HardEvent::V_S>(EVENT_ID0);
         for (uint32_t i = 0; i < count; ++i) {
             const float v = tmp0.GetValue(i);
-            Adds(tmp1[i * Dp_], xLocal[i * Dp_], static_cast<float>(-static_cast<float>(v)), D_);
+            Adds(tmp1[i * rowPitch_], xLocal[i * rowPitch_], static_cast<float>(-static_cast<float>(v)), rowLen_);
         }
-        Exp(tmp1, tmp1, count * Dp_);
+        Exp(tmp1, tmp1, count * rowPitch_);
         // softmax.adsl:11
         for (uint32_t i = 0; i < count; ++i) {
-            ReduceSum(reduceOut_f32, tmp1[i * Dp_], reduceTmp_f32, static_cast<int32_t>(D_));
+            ReduceSum(reduceOut_f32, tmp1[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
             SetFlag<HardEvent::V_S>(EVENT_ID0);
             WaitFlag<HardEvent::V_S>(EVENT_ID0);
             tmp0.SetValue(i, reduceOut_f32.GetValue(0));
@@ -161,7 +161,7 @@ private:
         WaitFlag<HardEvent::V_S>(EVENT_ID0);
         for (uint32_t i = 0; i < count; ++i) {
             const float v = tmp0.GetValue(i);
-            Muls(yLocal[i * Dp_], tmp1[i * Dp_], static_cast<float>(1.0f / static_cast<float>(v)), D_);
+            Muls(yLocal[i * rowPitch_], tmp1[i * rowPitch_], static_cast<float>(1.0f / static_cast<float>(v)), rowLen_);
         }
         outQueueY.EnQue<float>(yLocal);
         inQueueX.FreeTensor(xLocal);
@@ -171,7 +171,7 @@ private:
     {
         // softmax.adsl:11
         LocalTensor<float> yLocal = outQueueY.DeQue<float>();
-        CopyRowsUbToGm(yGm[offset * D_], yLocal, count, D_, Dp_);
+        CopyRowsUbToGm(yGm[offset * rowLen_], yLocal, count, rowLen_, rowPitch_);
         outQueueY.FreeTensor(yLocal);
     }
 
@@ -180,7 +180,7 @@ private:
     __aicore__ inline void ProcessChunked()
     {
         for (uint64_t row = 0; row < chunkRows_; ++row) {
-            rowOffset_ = row * D_;
+            rowOffset_ = row * rowLen_;
             ChunkReset();
             ChunkPass0();
             if (rowGroup_ > 1) {  // the group's partials of the row, combined by every core of the group
@@ -374,8 +374,8 @@ private:
     uint64_t blockLength_ = 0;  // rows of this core
     uint32_t tileLength_ = 0;   // rows per tile
     GlobalTensor<float> workspaceGm_;  // per-core accumulator slots
-    uint64_t D_ = 0;  // row length
-    uint64_t Dp_ = 0;  // row pitch in UB
+    uint64_t rowLen_ = 0;  // row length
+    uint64_t rowPitch_ = 0;  // row pitch in UB
     TQue<TPosition::VECIN, 1> inQueueXC0;
     TBuf<TPosition::VECCALC> tmp0BufC0;
     TBuf<TPosition::VECCALC> accTmp_f32BufC0;
