@@ -352,7 +352,8 @@ def rows_of(tl: ir.TileLoop) -> ir.RowTiles | None:
 
 
 def value_symbols(kernel: ir.Kernel, tl: ir.TileLoop) -> list[str]:
-    """Shape symbols read as values (e.g. `total / N`) that need a member; rowLen_ exists in row loops."""
+    """Shape symbols read as values (e.g. `total / N`) that need a member (`N_`), the row length's symbol included:
+    rowLen_ holds the row length, not a member named after its symbol."""
     symbols = set(kernel.symbols)
     used: dict[str, None] = {}
     for s in ir.walk(kernel.body):
@@ -365,8 +366,7 @@ def value_symbols(kernel: ir.Kernel, tl: ir.TileLoop) -> list[str]:
             for o in op.srcs:
                 if not isinstance(o, str):
                     used.update({e.name: None for e in ir.walk_expr(o) if isinstance(e, ir.Ref) and e.name in symbols})
-    row_len = tl.shape.row if rows_of(tl) else None
-    return [s for s in used if (s,) != row_len]  # a row loop's rowLen_ already holds a one-symbol row length
+    return list(used)
 
 
 def manifest(kernel: ir.Kernel, ctx: PassContext, view: KernelView, kernel_type: str, max_tile: int | None,
