@@ -49,7 +49,8 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     CubePlan    = CubePlan(base_m, base_n, base_k, whole_rows, direct, split_k_min)
     -- CONV kernels (implicit-GEMM convolution on the cube; ascend_dsl/parser_conv.py)
     Conv        = Conv(name, x, w, rank, stride: int*, padding: int*, dilation: int*, bias?, groups: int | Sym,
-                       transposed: bool, output_padding: int*)
+                       transposed: bool, output_padding: int*, x5hd?, w5hd?)
+    Convert5hd  = Convert5hd(x, w, x5hd, w5hd)                 -- the CONVERT5HD launch before an NC1HWC0 conv
     ConvPlan    = ConvPlan(max_m, max_n, max_k)
     -- chunked row loops: what runs per row when one row does not fit UB
     ChunkPlan   = ChunkPlan(steps: RowStep*, passes: ChunkPass*, row_values, store_dtypes, accumulators: Fold*,

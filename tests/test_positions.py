@@ -88,8 +88,8 @@ def test_square_matrices_take_the_row_length_as_period():
     head = HEAD.replace('"B, N, M"', '"B, S, S"').replace("B * N", "B * S")
     project, _ = lower(tile_kernel(head, "store(q[r, :], row_index())", "pos.adsl"), "ascend910b1", "pos.adsl")
     code = project.files["k_kernel.cpp"]
-    assert code.count("% static_cast<int64_t>(rowLen_)") == 2 and "S_" not in code  # S is the row length: rowLen_ holds it
-    # (whole rows and the chunked pass)
+    assert code.count("% static_cast<int64_t>(rowLen_)") == 2  # S is the row length: rowLen_ holds it (whole rows
+    assert "static_cast<int64_t>(S_)" not in code  # and the chunked pass); S_ (every value symbol's member) is unread
 
 
 @pytest.mark.slow
