@@ -13,7 +13,7 @@ import torch
 from . import ir, launches, views
 from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
-from .ops import OPS, POOLS, Rule, row_scatter_ref
+from .ops import OPS, POOLS, Rule, row_scatter_ref, scan_in_order
 from .parser_scatter import tensor_name
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
@@ -54,7 +54,8 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     program asks for: where it decides a comparison, last-bit differences before it matter); with `sum_nudge`
     (+1 or -1) every float sum (sum, mean, the parts and totals of accumulators) moves one unit of its dtype up
     or down (with `sum_alternate` the sign alternates between sums in the order they are first evaluated): a
-    device adds in another order, and where a later rounded operation cancels a large sum, that unit shows."""
+    device adds in another order, and where a later rounded operation cancels a large sum, that unit shows; and
+    float scans run as an f32 loop, element after element (ops.scan_in_order)."""
     _FLOAT.update(widen=widen, coverage=coverage, compare_nudge=compare_nudge, cast_nudge=cast_nudge,
                   math_nudge=math_nudge, math_floor=math_floor, nan_skip=nan_skip, math_signs={},
                   round_casts=round_casts, sum_nudge=sum_nudge, sum_alternate=sum_alternate)
@@ -449,6 +450,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
                     return near if op == "eq" else ~near
                 vals = [a + margin, b]  # and the other way: different unless both are 0
             out = OPS[op].ref(*vals)
+            if _FLOAT["sum_nudge"] and OPS[op].rule is Rule.SCAN and out.dtype.is_floating_point:
+                out = scan_in_order(OPS[op], vals[0])
             if _FLOAT["sum_nudge"] and op in ("reduce_sum", "reduce_mean") and out.dtype.is_floating_point:
                 out = _unit_moved(out.to(_dt(t.dtype)), e)
             if _FLOAT["math_nudge"] and op in APPROXIMATE_OPS and out.dtype.is_floating_point:

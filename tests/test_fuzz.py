@@ -351,3 +351,28 @@ def test_oracle_allows_a_unit_of_a_sum_that_a_later_rounding_cancels():
     wrong = ref.outputs["y"].clone()
     wrong[0, 3] += 4.0  # eight units of s (the slack is twice the largest move)
     assert not judge("y", wrong, ref, "f32").ok
+
+
+
+def test_oracle_allows_an_f32_loops_error_in_a_long_scan():
+    """Seed 3032's finding (tests/fuzz_cases/mismatch-long-reverse-scan-f32-order.adsl): a reverse cumsum of a
+    centred row of 21,719 elements up to 1,000, running sums in the thousands. An f32 loop that adds one element
+    after another ends 0.35 from the exact sums (the emulated kernel, in chunks: 0.033), while the interpreter's
+    f32 cumsum is torch's, accumulated in double: without a run that scans in f32 order the slack was 0.029 and
+    the kernel failed. An element off by 10 (far beyond any order's rounding) still fails."""
+    import numpy as np
+
+    from npu_harness.fuzz.inputs import make_inputs
+
+    text, setup = from_case((CASES / "mismatch-long-reverse-scan-f32-order.adsl").read_text())
+    kernel = parse_text(text, "k.adsl")[0].instantiate()
+    inputs = make_inputs(kernel, setup["sizes"], setup["seed"])
+    ref = reference(kernel, inputs, {}, setup["sizes"], setup["seed"])
+    row = inputs["e2"][inputs["j3"].long()]
+    centred = (row.sum(dim=1, keepdim=True) / row.shape[1] - row).numpy()
+    loop = torch.from_numpy(np.cumsum(centred[:, ::-1], axis=1, dtype=np.float32)[:, ::-1].copy())
+    assert (loop.double() - ref.outputs["y5"].double()).abs().max() > 0.2  # the f32 loop is visibly off
+    assert judge("y5", loop, ref, "f32").ok
+    wrong = ref.outputs["y5"].clone()
+    wrong[0, 100] += 10.0
+    assert not judge("y5", wrong, ref, "f32").ok
