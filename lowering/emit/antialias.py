@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from ascend_dsl import ir
 
 from ..context import PassContext
-from .shared import KernelView, buffer_views, kernel_fields, loc, manifest, share_lines
+from .resize import plane_parts
+from .shared import KernelView, manifest
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,27 +59,11 @@ def _dims(shape, prefix: str) -> tuple[str, ...]:
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> AntialiasView:
-    split = kernel.phases[0]
-    tl = split.body[0]
-    lead, params = len(split.extent), {p.name: p for p in kernel.tensors}
-    views = buffer_views(tl)
-    stmts = [s for st in tl.body for s in st.body]
-    copy_in = next(s for s in stmts if isinstance(s, ir.CopyIn))
-    copy_out = next(s for s in stmts if isinstance(s, ir.CopyOut))
-    resize = next(s for s in stmts if isinstance(s, ir.VecOp) and s.api == "Resize")
-    op = dict(resize.attrs)["mode"]
-    in_view = next(b for b in views if b.name == copy_in.buffer)
-    out_view = next(b for b in views if b.name == copy_out.buffer)
-    in_shape, out_shape = params[copy_in.tensor].shape[lead:], params[copy_out.tensor].shape[lead:]
+    plane = plane_parts(kernel, ctx, _dims)
+    op = plane.mode
     return AntialiasView(
-        **kernel_fields(kernel, ctx), buffers=views, buffer_num=tl.buffers, copy_helpers="copy_helpers_pad.cpp.jinja",
-        share=tuple(share_lines(ctx, split, "the [0, {}) planes")), cubic=op.startswith("resize_cubic"),
-        half_taps=2 if op.startswith("resize_cubic") else 1, align_corners=op.endswith("_ac"),
-        in_dims_tiling=_dims(in_shape, "tiling."), out_dims_tiling=_dims(out_shape, "tiling."),
-        in_dims=_dims(in_shape, ""), out_dims=_dims(out_shape, ""), in_queue=in_view.member,
-        out_queue=out_view.member, in_buf=copy_in.buffer, in_gm=f"{copy_in.tensor}Gm", out_gm=f"{copy_out.tensor}Gm",
-        resize_loc=loc(ctx, resize.span), copy_in_loc=loc(ctx, copy_in.span), copy_out_loc=loc(ctx, copy_out.span),
-        extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span), ub_budget=ctx.target.ub_budget,
+        **plane.fields, cubic=op.startswith("resize_cubic"), half_taps=2 if op.startswith("resize_cubic") else 1,
+        align_corners=op.endswith("_ac"),
         tiling_error="one output row with the input rows it reads and the filter tables does not fit the Unified "
                      "Buffer, or a position has more than 64 filter taps (downsampling by more than 31; bicubic 15)")
 

@@ -71,7 +71,19 @@ def _dims(shape: tuple[str | int, ...], prefix: str) -> tuple[str, ...]:
     return ("1",) * (3 - len(dims)) + dims
 
 
-def build_view(kernel: ir.Kernel, ctx: PassContext) -> ResizeView:
+@dataclass(frozen=True)
+class PlaneParts:
+    """What resize and antialias plane kernels read off their IR alike; `fields`: the view fields they share."""
+    mode: str  # the Resize op's mode attribute
+    dtype: ir.DType  # the input buffer's
+    out_buf: str
+    rank: int  # of a plane
+    fields: dict
+
+
+def plane_parts(kernel: ir.Kernel, ctx: PassContext, dims) -> PlaneParts:
+    """The buffers, this core's share, the in/out plane dims through `dims(shape, prefix)`, queues, GM names and
+    spans of a plane kernel (one split, one plane tile loop with a CopyIn, a Resize op and a CopyOut)."""
     split = kernel.phases[0]
     tl = split.body[0]
     lead, params = len(split.extent), {p.name: p for p in kernel.tensors}
@@ -80,24 +92,27 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ResizeView:
     copy_in = next(s for s in stmts if isinstance(s, ir.CopyIn))
     copy_out = next(s for s in stmts if isinstance(s, ir.CopyOut))
     resize = next(s for s in stmts if isinstance(s, ir.VecOp) and s.api == "Resize")
-    op = dict(resize.attrs)["mode"]
     in_view = next(b for b in views if b.name == copy_in.buffer)
     out_view = next(b for b in views if b.name == copy_out.buffer)
     in_shape, out_shape = params[copy_in.tensor].shape[lead:], params[copy_out.tensor].shape[lead:]
+    return PlaneParts(dict(resize.attrs)["mode"], in_view.buffer.dtype, copy_out.buffer, tl.shape.rank, dict(
+        **kernel_fields(kernel, ctx), buffers=views, buffer_num=tl.buffers, copy_helpers="copy_helpers_pad.cpp.jinja",
+        share=tuple(share_lines(ctx, split, "the [0, {}) planes")),
+        in_dims_tiling=dims(in_shape, "tiling."), out_dims_tiling=dims(out_shape, "tiling."),
+        in_dims=dims(in_shape, ""), out_dims=dims(out_shape, ""), in_queue=in_view.member, out_queue=out_view.member,
+        in_buf=copy_in.buffer, in_gm=f"{copy_in.tensor}Gm", out_gm=f"{copy_out.tensor}Gm",
+        resize_loc=loc(ctx, resize.span), copy_in_loc=loc(ctx, copy_in.span), copy_out_loc=loc(ctx, copy_out.span),
+        extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span), ub_budget=ctx.target.ub_budget))
+
+
+def build_view(kernel: ir.Kernel, ctx: PassContext) -> ResizeView:
+    plane = plane_parts(kernel, ctx, _dims)
+    op = plane.mode
     return ResizeView(
-        **kernel_fields(kernel, ctx), buffers=views, buffer_num=tl.buffers,
-        copy_helpers="copy_helpers_pad.cpp.jinja",
-        share=tuple(share_lines(ctx, split, "the [0, {}) planes")), ctype=in_view.buffer.dtype.ctype,
-        rank=tl.shape.rank, mode={"resize_nearest": "nearest", "resize_nearest_exact": "nearest_exact",
-                                  "resize_cubic": "cubic", "resize_cubic_ac": "cubic"}.get(op, "linear"),
-        align_corners=op.endswith("_ac"),
-        in_dims_tiling=_dims(in_shape, "tiling."), out_dims_tiling=_dims(out_shape, "tiling."),
-        in_dims=_dims(in_shape, ""), out_dims=_dims(out_shape, ""),
-        in_queue=in_view.member, out_queue=out_view.member, in_buf=copy_in.buffer, out_buf=copy_out.buffer,
-        in_gm=f"{copy_in.tensor}Gm", out_gm=f"{copy_out.tensor}Gm", resize_loc=loc(ctx, resize.span),
-        copy_in_loc=loc(ctx, copy_in.span), copy_out_loc=loc(ctx, copy_out.span),
-        elem_bytes=in_view.buffer.dtype.size, extent_host=" * ".join(split.extent), tile_loc=loc(ctx, tl.span),
-        ub_budget=ctx.target.ub_budget, min_tiles_per_core=MIN_TILES_PER_CORE,
+        **plane.fields, ctype=plane.dtype.ctype, out_buf=plane.out_buf, rank=plane.rank,
+        mode={"resize_nearest": "nearest", "resize_nearest_exact": "nearest_exact",
+              "resize_cubic": "cubic", "resize_cubic_ac": "cubic"}.get(op, "linear"),
+        align_corners=op.endswith("_ac"), elem_bytes=plane.dtype.size, min_tiles_per_core=MIN_TILES_PER_CORE,
         tiling_error="one output row of a plane, the input rows it reads and the per-column index tables (16 bytes "
                      "per output column for linear, 32 for cubic, 4 for nearest) do not fit the Unified Buffer (a 1-D plane: its "
                      "whole input row too)")

@@ -636,6 +636,29 @@ def _chain(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     return k, sizes
 
 
+def _store_matmul_epilogue(rng: random.Random, k: _Kernel, a: str, b: str, h: str) -> None:
+    """A cube split that stores h = epilogue(acc) with acc = a @ b (the first launch of _launches and _views)."""
+    scope = Scope([leaf("acc", "f32", "rows")], k.scope_scalars([]))
+    e = Exprs(rng, scope).tile("f32", "rows", rng.randint(0, 2))
+    if "acc" not in e.render():
+        e = Node("({0} + {1})", (e, leaf("acc", "f32", "rows")), "f32", "rows")
+    k.body.append(Loop("for blk in split(M, N, cores=AIC):", "with vector:", (Stmt(f"store({h}[blk], {{0}})", e),),
+                       cube_prefix=("with cube:", f"    acc = matmul({a}[blk], {b}[blk])")))
+
+
+def _row_expr(rng: random.Random, k: _Kernel, reduce_chance: float) -> Node:
+    """f(v) over whole rows v, minus a row reduction of v with probability `reduce_chance`; it reads v."""
+    scope = Scope([leaf("v", "f32", "rows")], k.scope_scalars([]))
+    e = Exprs(rng, scope, rows=True).tile("f32", "rows", rng.randint(0, 3))
+    if rng.random() < reduce_chance:
+        red = Node(f"{rng.choice(('max', 'sum', 'mean', 'min'))}({{0}}, axis=1)", (leaf("v", "f32", "rows"),), "f32",
+                   "col")
+        e = Node("({0} - {1})", (e, red), "f32", "rows")
+    if "v" not in e.render():
+        e = Node("({0} + {1})", (e, leaf("v", "f32", "rows")), "f32", "rows")
+    return e
+
+
 def _launches(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     """A kernel of two launches (lowering/passes/partition_launches.py): a cube split stores h = epilogue(A @ B)
     in a workspace tensor, then a vector row loop reads its rows (rows up to 1500: longer than a matmul epilogue
@@ -650,20 +673,8 @@ def _launches(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict
         k.scalar_param()
     h = k.fresh("h")
     k.body.append(Stmt(f"{h} = workspace(f32, M, N)", None, h))
-    scope = Scope([leaf("acc", "f32", "rows")], k.scope_scalars([]))
-    e = Exprs(rng, scope).tile("f32", "rows", rng.randint(0, 2))
-    if "acc" not in e.render():
-        e = Node("({0} + {1})", (e, leaf("acc", "f32", "rows")), "f32", "rows")
-    k.body.append(Loop("for blk in split(M, N, cores=AIC):", "with vector:", (Stmt(f"store({h}[blk], {{0}})", e),),
-                       cube_prefix=("with cube:", f"    acc = matmul({a}[blk], {b}[blk])")))
-    scope2 = Scope([leaf("v", "f32", "rows")], k.scope_scalars([]))
-    e2 = Exprs(rng, scope2, rows=True).tile("f32", "rows", rng.randint(0, 3))
-    if rng.random() < 0.5:
-        red = Node(f"{rng.choice(('max', 'sum', 'mean', 'min'))}({{0}}, axis=1)", (leaf("v", "f32", "rows"),), "f32",
-                   "col")
-        e2 = Node("({0} - {1})", (e2, red), "f32", "rows")
-    if "v" not in e2.render():
-        e2 = Node("({0} + {1})", (e2, leaf("v", "f32", "rows")), "f32", "rows")
+    _store_matmul_epilogue(rng, k, a, b, h)
+    e2 = _row_expr(rng, k, reduce_chance=0.5)
     k.body.append(Loop("for blk in split(M, cores=AIV):", _tile_header(rng, "r", 1),
                        (Stmt(f"v = load({h}[r, :])", None, "v"), Stmt(f"store({y}[r, :], {{0}})", e2))))
     return k, sizes
@@ -697,20 +708,8 @@ def _views(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
         k.body.append(Stmt(f"{hv} = view({h}, {r}=M * {ng}, {ln}=N / {ng})", None, hv))
         k.body.append(Stmt(f"{zv} = view({z}, {r}, {ln})", None, zv))
         extent = r
-    scope = Scope([leaf("acc", "f32", "rows")], k.scope_scalars([]))
-    e = Exprs(rng, scope).tile("f32", "rows", rng.randint(0, 2))
-    if "acc" not in e.render():
-        e = Node("({0} + {1})", (e, leaf("acc", "f32", "rows")), "f32", "rows")
-    k.body.append(Loop("for blk in split(M, N, cores=AIC):", "with vector:", (Stmt(f"store({h}[blk], {{0}})", e),),
-                       cube_prefix=("with cube:", f"    acc = matmul({a}[blk], {b}[blk])")))
-    scope2 = Scope([leaf("v", "f32", "rows")], k.scope_scalars([]))
-    e2 = Exprs(rng, scope2, rows=True).tile("f32", "rows", rng.randint(0, 3))
-    if rng.random() < 0.6:
-        red = Node(f"{rng.choice(('max', 'sum', 'mean', 'min'))}({{0}}, axis=1)", (leaf("v", "f32", "rows"),), "f32",
-                   "col")
-        e2 = Node("({0} - {1})", (e2, red), "f32", "rows")
-    if "v" not in e2.render():
-        e2 = Node("({0} + {1})", (e2, leaf("v", "f32", "rows")), "f32", "rows")
+    _store_matmul_epilogue(rng, k, a, b, h)
+    e2 = _row_expr(rng, k, reduce_chance=0.6)
     k.body.append(Loop(f"for blk in split({extent}, cores=AIV):", _tile_header(rng, "r", 1),
                        (Stmt(f"v = load({hv}[r, :])", None, "v"), Stmt(f"store({zv}[r, :], {{0}})", e2))))
     scope3 = Scope([leaf("u", "f32", "rows")], k.scope_scalars([]))
