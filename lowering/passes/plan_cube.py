@@ -136,18 +136,13 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         if double_m * double_n < DEFAULT_BASE[0] * DEFAULT_BASE[1] and single_m * single_n > double_m * double_n:
             bufs, epi = single, replace(epi, buffers_decl=single, buffers=1)
     if not direct and not whole_rows:
-        while ub_bytes(bufs, bm, bn) > budget:
-            if auto_n and bn > FRACTAL and (bn >= bm or not auto_m or bm <= FRACTAL):
-                bn //= 2
-            elif auto_m and bm > FRACTAL:
-                bm //= 2
-            else:
-                sink.error(E.UB_CAPACITY, f"the epilogue needs {ub_bytes(bufs, bm, bn)} B of Unified Buffer for a "
-                           f"{bm} x {bn} base block; {t.name} allows {budget} B", span,
-                           "use smaller base_m / base_n (or leave them to the compiler) or fewer temporaries",
-                           notes=[", ".join(f"{b.name} {b.num} x {ub_bytes((replace(b, num=1),), bm, bn)} B"
-                                            for b in bufs)])
-                break
+        bm, bn = _fit(bufs, bm, bn, auto_m, auto_n, budget)
+        if ub_bytes(bufs, bm, bn) > budget:
+            sink.error(E.UB_CAPACITY, f"the epilogue needs {ub_bytes(bufs, bm, bn)} B of Unified Buffer for a "
+                       f"{bm} x {bn} base block; {t.name} allows {budget} B", span,
+                       "use smaller base_m / base_n (or leave them to the compiler) or fewer temporaries",
+                       notes=[", ".join(f"{b.name} {b.num} x {ub_bytes((replace(b, num=1),), bm, bn)} B"
+                                        for b in bufs)])
     checks = [
         (E.L0A_CAPACITY, l0a_bytes(bm, bk, esize), t.l0a_bytes, "L0A",
          f"base_m x base_k x {esize} B x {DB_L0AB} (double-buffered)", f"base_m x base_k <= {t.l0a_bytes // (esize * DB_L0AB)}"),
@@ -168,7 +163,8 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
 
 
 def _fit(bufs: tuple[ir.Buffer, ...], bm: int, bn: int, auto_m: bool, auto_n: bool, budget: int) -> tuple[int, int]:
-    """The base block the UB shrinking below reaches for these buffers (halving N first while N >= M)."""
+    """The base block UB shrinking reaches for these buffers (halving N first while N >= M); it may still not fit
+    when neither side can shrink further."""
     while ub_bytes(bufs, bm, bn) > budget:
         if auto_n and bn > FRACTAL and (bn >= bm or not auto_m or bm <= FRACTAL):
             bn //= 2
