@@ -111,6 +111,43 @@ def test_the_route_matches_torch_with_channel_and_column_tiles_dilation_and_bias
     assert res.ok, res.detail + str(res.comparisons)
 
 
+def _validate_planted(tmp_path, drop: str):
+    """The route at a shape where each core meets several tiles (so both L1 buffers and both L0 halves are reused),
+    with one line of the conv launch's ping-pong protocol removed."""
+    from npu_harness.task import TaskRun
+    from npu_harness.validate import validate_sim
+
+    k = _kernel(KERNEL, ir.DType.F16)
+    project, ctx = lowering.lower(k, "ascend910b1", "conv.adsl")
+    conv = project.launches[1]
+    name = next(f for f in conv.files if f.endswith("_kernel.cpp"))
+    src = conv.files[name]
+    if drop:
+        assert src.count(drop) == 1, drop
+        conv.files[name] = src.replace(drop, "")
+    x, w = torch.randn(1, 20, 50, 250).half(), torch.randn(24, 20, 3, 3).half()
+    ref = torch.nn.functional.conv2d(x.float(), w.float(), padding=1)
+    return validate_sim(k, ctx.lowered, project, ctx, TaskRun([x, w], [ref]), work_dir=tmp_path)
+
+
+@pytest.mark.parametrize("drop", [
+    "WaitFlag<HardEvent::MTE1_MTE2>(static_cast<int32_t>(i));",  # MTE2 refills an L1 buffer MTE1 may still read
+    "WaitFlag<HardEvent::M_MTE1>(static_cast<int32_t>(j));",  # MTE1 refills an L0 half the Mmad may still read
+    "WaitFlag<HardEvent::FIX_M>(EVENT_ID0);  // the previous tile's Fixpipe left L0C",  # Mmad overwrites L0C being stored
+])
+def test_a_missing_ping_pong_event_is_a_pipe_race(tmp_path, drop):
+    """Planted: each of the hand-offs the ping-pong buffers need, removed, is reported by the emulator's race check
+    (the results themselves are still right: the emulator runs instructions in program order)."""
+    res = _validate_planted(tmp_path, drop)
+    assert not res.ok and "PIPE-RACE" in {e.code for e in res.sim_errors}, res.detail
+
+
+def test_the_ping_pong_route_is_race_free_over_several_tiles_per_core(tmp_path):
+    """The twin of the planted runs: the protocol as emitted, 50 one-row tiles on 24 cube cores, every buffer reused."""
+    res = _validate_planted(tmp_path, "")
+    assert res.ok, res.detail + str(res.comparisons)
+
+
 def test_the_conv_launch_alone_reads_unwritten_workspaces(tmp_path):
     """Planted: skip the conversion launch; the conv launch then reads the 0xFF-filled (NaN) workspaces."""
     x, w = torch.randn(1, 5, 4, 9).half(), torch.randn(3, 5, 3, 3).half()
@@ -120,8 +157,8 @@ def test_the_conv_launch_alone_reads_unwritten_workspaces(tmp_path):
 
 
 def test_the_route_tiling_fits_l0_and_l1_and_rejects_what_its_copies_cannot_address():
-    """The conv launch's host tiling at the issue's shape: one 256-pixel row per tile, L0B holds kStep k blocks of
-    it, the L1 window is 3 rows x 258 pixels per channel block; the conversion's weight tasks take every channel
+    """The conv launch's host tiling at the issue's shape: one 256-pixel row per tile, half of L0B holds kStep k blocks
+    of it, the L1 window is 3 rows x 258 pixels per channel block; the conversion's weight tasks take every channel
     block of an output channel. 8192 channels x 9 taps overflow the weight copy's 16-bit row stride: TILING."""
     from lowering.targets import get_target
     from npu_harness.tiling_probe import run_tiling
@@ -132,8 +169,9 @@ def test_the_route_tiling_fits_l0_and_l1_and_rejects_what_its_copies_cannot_addr
     sizes = {"N": 16, "C": 64, "H": 256, "W": 256, "K": 128, "OH": 256, "OW": 256}
     t = run_tiling(conv, "ascend910b1", sizes, {}, 48, ("tileLength", "tileM", "kStep", "tileC1", "pitch", "hin"))
     assert (t["tileLength"], t["tileM"], t["pitch"], t["hin"]) == (256, 128, 256 + 2, 3), t
-    assert t["kStep"] * 16 * 256 * 2 <= t910.l0b_bytes < (t["kStep"] + 1) * 16 * 256 * 2, t
-    assert t["tileC1"] == 4 and (128 * 4 * 9 * 16 + 4 * 3 * 258 * 16) * 2 <= t910.l1_bytes, t
+    assert 2 * t["kStep"] * 16 * 256 * 2 <= t910.l0b_bytes < 2 * (t["kStep"] + 1) * 16 * 256 * 2, t  # two halves (ping-pong)
+    # resident weights (one buffer) and two window buffers
+    assert t["tileC1"] == 4 and (128 * 4 * 9 * 16 + 2 * 4 * 3 * 258 * 16) * 2 <= t910.l1_bytes, t
     assert t["blocks"] == t910.aic
     c = run_tiling(convert, "ascend910b1", sizes, {}, 48, ("wGroup", "wGroups", "xTasks"))
     assert (c["wGroup"], c["wGroups"], c["xTasks"], c["blocks"]) == (4, 1, 16 * 4 * 32, 48), c
