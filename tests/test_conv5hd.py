@@ -148,6 +148,30 @@ def test_the_ping_pong_route_is_race_free_over_several_tiles_per_core(tmp_path):
     assert res.ok, res.detail + str(res.comparisons)
 
 
+@pytest.mark.parametrize("opts, shape, cores, plant", [
+    ("padding=1", (2, 5, 23, 40), 3, ""),  # tiles of 5 rows (the last of 3), runs crossing an image, bottom padding
+    ("padding=2, dilation=2", (1, 19, 30, 17), 2, ""),  # tiles of 8 rows, hin 12 of a 20-row ring, 2 blocks
+    ("padding=1", (2, 5, 23, 40), 3, "const uint64_t lo = cont ? ringEnd_ + 1 : h0"),  # planted: a new row skipped
+])
+def test_the_l1_ring_keeps_the_halo_rows_between_consecutive_row_tiles(tmp_path, opts, shape, cores, plant):
+    """Few cube cores (`core_num`), so each walks several consecutive row tiles: a continuing tile loads only its new
+    rows into the ring (slot = padded row % ringRows); exact against torch, and a continuing tile that skips one new
+    row (reading a stale slot) is caught."""
+    from npu_harness.task import TaskRun
+    from npu_harness.validate import validate_sim
+
+    k = _kernel(KERNEL.replace("padding=1", opts), ir.DType.F16)
+    project, ctx = lowering.lower(k, "ascend910b1", "conv.adsl")
+    conv = project.launches[1]
+    name = next(f for f in conv.files if f.endswith("_kernel.cpp"))
+    if plant:
+        conv.files[name] = conv.files[name].replace("const uint64_t lo = cont ? ringEnd_ : h0", plant)
+    x, w = torch.randn(*shape).half(), torch.randn(20, shape[1], 3, 3).half()
+    ref = torch.nn.functional.conv2d(x.float(), w.float(), padding=int(opts[8]), dilation=2 if "dilation" in opts else 1)
+    res = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x, w], [ref]), work_dir=tmp_path, core_num=cores)
+    assert res.ok != bool(plant), res.detail + str(res.comparisons)
+
+
 def test_the_conv_launch_alone_reads_unwritten_workspaces(tmp_path):
     """Planted: skip the conversion launch; the conv launch then reads the 0xFF-filled (NaN) workspaces."""
     x, w = torch.randn(1, 5, 4, 9).half(), torch.randn(3, 5, 3, 3).half()
@@ -172,6 +196,8 @@ def test_the_route_tiling_fits_l0_and_l1_and_rejects_what_its_copies_cannot_addr
     assert 2 * t["kStep"] * 16 * 256 * 2 <= t910.l0b_bytes < 2 * (t["kStep"] + 1) * 16 * 256 * 2, t  # two halves (ping-pong)
     # resident weights (one buffer) and two window buffers
     assert t["tileC1"] == 4 and (128 * 4 * 9 * 16 + 2 * 4 * 3 * 258 * 16) * 2 <= t910.l1_bytes, t
+    # whole rows and one step: the L1 ring of hin + 1 rows per block keeps the halo rows for the next row tile
+    assert run_tiling(conv, "ascend910b1", sizes, {}, 48, ("ringRows",))["ringRows"] == 4
     assert t["blocks"] == t910.aic
     c = run_tiling(convert, "ascend910b1", sizes, {}, 48, ("wGroup", "wGroups", "xTasks"))
     assert (c["wGroup"], c["wGroups"], c["xTasks"], c["blocks"]) == (4, 1, 16 * 4 * 32, 48), c
