@@ -49,6 +49,24 @@ def test_a_padded_conv2d_takes_the_route():
     assert "xGm[" not in src.split("void Tile(")[1]  # no image-to-column gather from x
 
 
+def test_the_workspaces_hold_ceil_c_over_16_channel_blocks_exactly():
+    """x_5hd [N, C1, H, W, 16] and w_5hd [K, C1, KH, KW, 16] with C1 = ceil(C / 16), a symbol the x workspace defines
+    (not [N, C, H, W, 16]: 16x too large when 16 divides C); a literal C gives a literal C1; a kernel that already has
+    a symbol C1 gets a fresh name."""
+    from ascend_dsl import views
+
+    lowered = lowering.lower(_kernel(KERNEL), "ascend910b1", "conv.adsl")[1].lowered
+    x5, w5 = lowered.workspaces
+    assert (x5.shape, w5.shape) == (("N", "C1", "H", "W", 16), ("K", "C1", "KH", "KW", 16))
+    for c, c1 in ((5, 1), (16, 1), (64, 4), (65, 5)):
+        assert views.workspace_dims(lowered, {"C": c}, {}) == {"C1": c1}
+    literal = lowering.lower(_kernel(KERNEL.replace('"N, C, H, W"', '"N, 40, H, W"').replace('"K, C, KH, KW"', '"K, 40, KH, KW"')),
+                             "ascend910b1", "conv.adsl")[1].lowered
+    assert [p.shape[1] for p in literal.workspaces] == [3, 3] and views.workspace_dims(literal, {}, {}) == {}
+    clash = KERNEL.replace("def conv(", "def conv(z: Tensor[f32, \"C1\"], ")
+    assert lowering.lower(_kernel(clash), "ascend910b1", "conv.adsl")[1].lowered.workspaces[0].shape[1] == "C11"
+
+
 @pytest.mark.parametrize("old, new", [
     ("padding=1", "padding=1, stride=2"),  # a W stride breaks the run of 16 pixels
     ("padding=1", "padding=0"),  # a window of symbols may be 1 x 1: the flat path
@@ -190,7 +208,7 @@ def test_the_route_tiling_fits_l0_and_l1_and_rejects_what_its_copies_cannot_addr
     t910 = get_target("ascend910b1")
     project, _ = lowering.lower(_kernel(KERNEL.replace('"K, C, KH, KW"', '"K, C, 3, 3"')), "ascend910b1", "conv.adsl")
     convert, conv = project.launches
-    sizes = {"N": 16, "C": 64, "H": 256, "W": 256, "K": 128, "OH": 256, "OW": 256}
+    sizes = {"N": 16, "C": 64, "H": 256, "W": 256, "K": 128, "OH": 256, "OW": 256, "C1": 4}
     t = run_tiling(conv, "ascend910b1", sizes, {}, 48, ("tileLength", "tileM", "kStep", "tileC1", "pitch", "hin"))
     assert (t["tileLength"], t["tileM"], t["pitch"], t["hin"]) == (256, 128, 256 + 2, 3), t
     assert 2 * t["kStep"] * 16 * 256 * 2 <= t910.l0b_bytes < 2 * (t["kStep"] + 1) * 16 * 256 * 2, t  # two halves (ping-pong)
