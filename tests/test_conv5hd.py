@@ -220,6 +220,9 @@ def test_the_route_tiling_fits_l0_and_l1_and_rejects_what_its_copies_cannot_addr
     c = run_tiling(convert, "ascend910b1", sizes, {}, 48, ("wGroup", "wGroups", "xTasks"))
     assert (c["wGroup"], c["wGroups"], c["xTasks"], c["blocks"]) == (4, 1, 16 * 4 * 64, 48), c
     assert run_tiling(conv, "ascend910b1", {**sizes, "C": 8192}, {}, 48)["blocks"] == 0
+    # the whole kernel's probe (the CLI's --validate tiling) derives C1 from C itself (manifest workspace_symbols)
+    from npu_harness.tiling_probe import launch_blocks
+    assert launch_blocks(project, "ascend910b1", {k: v for k, v in sizes.items() if k != "C1"}, {}, 48) == t910.aic
 
 
 def test_an_export_or_a_device_build_lowers_one_launch():
