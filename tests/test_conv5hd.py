@@ -190,6 +190,26 @@ def test_the_l1_ring_keeps_the_halo_rows_between_consecutive_row_tiles(tmp_path,
     assert res.ok != bool(plant), res.detail + str(res.comparisons)
 
 
+def test_several_reduction_steps_ping_pong_the_weights_too(tmp_path):
+    """256 input channels: 16 blocks of weights (37 KB each for 128 output channels) and windows do not fit L1 in one
+    step, so each step's weights and window alternate two L1 buffers (no resident weights, no ring); with a bias
+    (its column per L1 buffer) on 2 cores, 3 tiles each (two channel tiles); exact against torch."""
+    from npu_harness.task import TaskRun
+    from npu_harness.validate import validate_sim
+
+    text = KERNEL.replace("padding=1", "padding=1, bias=b").replace('y: Tensor[OUT', 'b: Tensor[f32, "K"], y: Tensor[OUT')
+    k = _kernel(text, ir.DType.F16)
+    project, ctx = lowering.lower(k, "ascend910b1", "conv.adsl")
+    from npu_harness.tiling_probe import run_tiling
+    sizes = {"N": 1, "C": 256, "H": 20, "W": 20, "K": 130, "OH": 20, "OW": 20, "KH": 3, "KW": 3, "C1": 16}
+    t = run_tiling(project.launches[1], "ascend910b1", sizes, {}, 6, ("tileC1", "ringRows"))
+    assert 0 < t["tileC1"] < 16 and t["ringRows"] == 0, t
+    x, w, b = torch.randn(1, 256, 20, 20).half(), torch.randn(130, 256, 3, 3).half(), torch.randn(130)
+    ref = torch.nn.functional.conv2d(x.float(), w.float(), b, padding=1)
+    res = validate_sim(k, ctx.lowered, project, ctx, TaskRun([x, w, b], [ref]), work_dir=tmp_path, core_num=2)
+    assert res.ok, res.detail + str(res.comparisons)
+
+
 def test_the_conv_launch_alone_reads_unwritten_workspaces(tmp_path):
     """Planted: skip the conversion launch; the conv launch then reads the 0xFF-filled (NaN) workspaces."""
     x, w = torch.randn(1, 5, 4, 9).half(), torch.randn(3, 5, 3, 3).half()
