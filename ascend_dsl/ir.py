@@ -5,9 +5,9 @@ every statement and expression has one, ignored by equality); tests/test_ir.py h
 the dataclasses together. `x*` is a tuple, `x?` may be None.
 
     Kernel      = Kernel(name, params: Param*, body: KStmt*, type_args, type_options, kind: KernelKind?)
-    Param       = TensorParam(name, dtype, shape: Dim*, workspace, view: ViewOf?) | ScalarParam(name, dtype, default?)
+    Param       = TensorParam(name, dtype, shape: Dim*, workspace, view: ViewOf?, dims: DimDef*) | ScalarParam(name, dtype, default?)
     ViewOf      = ViewOf(base, defs: DimDef*)          (a view of a workspace tensor: ascend_dsl/views.py)
-    DimDef      = DimDef(name, num, den)
+    DimDef      = DimDef(name, num, den, ceil)
     -- kernel scope: split loops, cross-core accumulators and the scalar work between the loops
     KStmt       = SplitLoop(var, extent: Sym*, core_kind, cores?, body: TileLoop*)
                 | CubeLoop(var, batch: Sym*, m, n, k, body: Matmul+TileLoop, plan: CubePlan?)
@@ -136,17 +136,22 @@ class TensorParam:
     #: A view of a workspace tensor (`hg = view(h, M, G=num_groups, L=N / num_groups)`): the same GM read or
     #: written with other dims by another launch (ascend_dsl/views.py); None for every other tensor.
     view: ViewOf | None = None
+    #: Shape symbols a compiler-declared workspace defines for its own shape (the NC1HWC0 route's C1 = ceil(C / 16),
+    #: lowering/passes/route_conv5hd.py): bound with the views' symbols (views.bind_symbols); empty for the rest.
+    dims: tuple[DimDef, ...] = ()
 
 
 @dataclass(frozen=True)
 class DimDef:
     """A shape symbol a view defines: `L = N / num_groups` is DimDef("L", ("N",), ("num_groups",)); factors are
-    shape symbols, integer scalar parameters or positive integer literals."""
+    shape symbols, integer scalar parameters or positive integer literals. `ceil`: the quotient rounded up (a
+    compiler-declared workspace's padded dim, TensorParam.dims), not an exact division."""
 
     name: str
     num: tuple[str | int, ...]
     den: tuple[str | int, ...] = ()
     span: Span = _SPAN
+    ceil: bool = False
 
 
 @dataclass(frozen=True)

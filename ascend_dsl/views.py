@@ -122,8 +122,8 @@ def _show(m: tuple[Fraction, Counter]) -> str:
 def bind_symbols(kernel: ir.Kernel, symbols: dict[str, int], scalars: dict[str, float]) -> dict[str, int]:
     """The shape symbols the kernel's views define, from the bound symbols and integer scalars; SHAPE (at the
     definition) when a division is not exact or a dim is not positive."""
-    out: dict[str, int] = {}
-    known = {**symbols}
+    out: dict[str, int] = workspace_dims(kernel, symbols, scalars)
+    known = {**symbols, **out}
     for v in kernel.views:
         for d in v.view.defs:
             for f in (*d.num, *d.den):
@@ -139,6 +139,17 @@ def bind_symbols(kernel: ir.Kernel, symbols: dict[str, int], scalars: dict[str, 
                 raise DslError.at(E.SHAPE, f"view '{v.name}': {d.name} is {num // den} here and {known[d.name]} in an "
                                   "earlier view", d.span)
             out[d.name] = num // den
+    return out
+
+
+def workspace_dims(kernel: ir.Kernel, symbols: dict[str, int], scalars: dict[str, float]) -> dict[str, int]:
+    """The shape symbols compiler-declared workspaces define for their own shapes (TensorParam.dims: the NC1HWC0
+    route's C1 = ceil(C / 16)), from the bound symbols; they are in the lowered kernel, not the source."""
+    out: dict[str, int] = {}
+    for p in kernel.tensors:
+        for d in p.dims:
+            num, den = _value(d.num, symbols, scalars), _value(d.den, symbols, scalars)
+            out[d.name] = -(-num // den) if d.ceil else num // den
     return out
 
 

@@ -16,7 +16,9 @@ image of 48 rows (the same 256-column rows, the same tiles: on the NC1HWC0 route
 48 tiles = 2 per cube core; the old sparse path took 16x the cube work and 768 tiles; the full shape's tile count
 is a multiple of 24 too). Before session 30's route the slice was 12 rows (0.16 % then; 0.16 % at 48 rows too);
 the route's conversion launch converts the weights once per launch, which the full shape's 16 images amortise
-better than the slice does. A depthwise and a strided (ResNet downsampling) case run on slices the
+better than the slice does. Session 31 added a whole-image case (256 row tiles, ~11 per cube core: the resident
+weights and the halo rows kept in L1 amortised as at the full shape, which gives each core ~171) and the full shape
+itself, run only when named (`--only conv3x3_64_128_full`). A depthwise and a strided (ResNet downsampling) case run on slices the
 same way. Before/after: run this script on main's tree for "before" (it takes no switch).
 """
 
@@ -35,6 +37,9 @@ CASES = [
     ("conv3x3_64_128_pad1", "convolution/conv2d_padded",
      {"batch_size": 1, "in_channels": 64, "out_channels": 128, "height": 48, "width": 256},
      "issue 14: 3x3 64->128 pad 1 on 16x64x256x256 (slice: 1 image x 48 rows)"),
+    ("conv3x3_64_128_img", "convolution/conv2d_padded",
+     {"batch_size": 1, "in_channels": 64, "out_channels": 128, "height": 256, "width": 256},
+     "issue 14: the same, 1 whole image (256 row tiles, ~11 per cube core: the weights and halo rows amortised)"),
     ("conv1x1_256_64", "convolution/conv2d_pointwise",
      {"batch_size": 16, "in_channels": 256, "out_channels": 64, "height": 56, "width": 56},
      "issue 14: ResNet-50 1x1 256->64 at 56x56, batch 16 (whole)"),
@@ -47,6 +52,14 @@ CASES = [
     ("strided3x3_64_128", "convolution/conv2d_strided_relu",
      {"batch_size": 1, "in_channels": 64, "out_channels": 128, "height": 56, "width": 56},
      "ResNet downsampling 3x3 stride 2 pad 1, 64->128 at 56x56 (1 image)"),
+]
+
+
+#: run only when named in --only (minutes in the emulator): the issue's whole 3x3 shape
+FULL_CASES = [
+    ("conv3x3_64_128_full", "convolution/conv2d_padded",
+     {"batch_size": 16, "in_channels": 64, "out_channels": 128, "height": 256, "width": 256},
+     "issue 14: 3x3 64->128 pad 1 on 16x64x256x256 (whole; ~2 min)"),
 ]
 
 
@@ -71,7 +84,7 @@ def main(argv=None) -> int:
           "the estimated device time")
     print(f"{'case':>20} {'est. us':>9} {'cube%':>6} {'memory%':>8} {'ideal%':>7} {'bottleneck':>10} {'balance':>7}  shape")
     bad = 0
-    for name, example, overrides, what in CASES:
+    for name, example, overrides, what in CASES + [c for c in FULL_CASES if c[0] in only]:
         if only and name not in only:
             continue
         start = time.perf_counter()

@@ -10,6 +10,7 @@ emulator validates smaller ones. One binary per kernel (cached by content) serve
 from __future__ import annotations
 
 import json
+import math
 import tempfile
 from pathlib import Path
 
@@ -87,12 +88,24 @@ def run_tiling(project: EmittedProject, target: str, symbols: dict[str, int], sc
     return json.loads(res.stdout)
 
 
+def _with_workspace_symbols(project: EmittedProject, symbols: dict[str, int], scalars: dict[str, float]) -> dict[str, int]:
+    """`symbols` and those the kernel's compiler-declared workspaces define (manifest `workspace_symbols`: the
+    NC1HWC0 route's C1 = ceil(C / 16)), which the launches' host tilings take like any shape symbol."""
+    out = dict(symbols)
+    for d in project.manifest.get("workspace_symbols", []):
+        num = math.prod(out[f] if isinstance(f, str) and f in out else scalars[f] if isinstance(f, str) else f for f in d["num"])
+        den = math.prod(out[f] if isinstance(f, str) and f in out else scalars[f] if isinstance(f, str) else f for f in d["den"])
+        out[d["name"]] = int(-(-num // den) if d["ceil"] else num // den)
+    return out
+
+
 def launch_failure(project: EmittedProject, target: str, symbols: dict[str, int], scalars: dict[str, float],
                    core_num: int) -> str:
     """Why the host tiling launches no block at these shapes: the kernel's own explanation with the sizes when
     it has one (tiling_why), else its fixed TILING message. A kernel of several launches: the first launch that
     cannot run, named."""
     if project.launches:
+        symbols = _with_workspace_symbols(project, symbols, scalars)
         for sub in project.launches:
             if launch_blocks(sub, target, symbols, scalars, core_num) == 0:
                 return f"launch {sub.name}: {launch_failure(sub, target, symbols, scalars, core_num)}"
@@ -105,5 +118,6 @@ def launch_blocks(project: EmittedProject, target: str, symbols: dict[str, int],
     """Blocks the host tiling launches at these shapes (0: the kernel cannot run there: TILING); a kernel of
     several launches: the fewest any launch takes (0 when one cannot run)."""
     if project.launches:
+        symbols = _with_workspace_symbols(project, symbols, scalars)
         return min(launch_blocks(sub, target, symbols, scalars, core_num) for sub in project.launches)
     return run_tiling(project, target, symbols, scalars, core_num)["blocks"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ascend_dsl import ir
+from ascend_dsl import ir, views
 from ascend_dsl.diagnostics import DslError
 from lowering import EmittedProject, PassContext
 from lowering.passes.check_windows import check_pool_binding
@@ -260,6 +260,7 @@ def _validate_launches(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedPr
     _require_sandbox(sandbox)
     start = time.perf_counter()
     b: Binding = bind(kernel, run)
+    b.symbols.update(views.workspace_dims(lowered, b.symbols, b.scalars))  # C1 = ceil(C / 16) of the route's workspaces
     launches = [la for la in lowered.body if isinstance(la, ir.Launch)]
     order = list(range(len(launches))) if order is None else order
     with tempfile.TemporaryDirectory(prefix="ascend-sim-") as tmp:

@@ -104,6 +104,22 @@ def test_cube_l1_to_l0_loads_are_an_mte1_pipe():
     assert loaded.kernel_us == pytest.approx(base.kernel_us + 1.0)
 
 
+def test_a_cube_kernel_ping_ponging_l1_and_l0_overlaps_its_pipes():
+    """Hand-off events on two ids for both MTE2 -> MTE1 and MTE1 -> M (two L1 buffers, two L0 halves): the pipes
+    overlap over the L1 stages (max + the rest / stages); one id on either side, or a single L1 stage, serialises."""
+    block = {"cube_macs": 4096 * 1850, "cube_macs_useful": 4096 * 1850, "mte1_cycles": 1850}
+    serial = estimate({"blocks": [block]}, "ascend910b1")
+    assert serial.kernel_us == pytest.approx(2.0)
+
+    def flags(l1, l0, stages=4):
+        return estimate({"blocks": [{**block, "flags": {"MTE2_MTE1": [stages, l1], "MTE1_M": [4 * stages, l0]}}]}, "ascend910b1")
+    pp = flags(2, 2)
+    assert pp.cores[0].overlapped and pp.cores[0].iterations == 4
+    assert pp.kernel_us == pytest.approx(1.0 + 1.0 / 4)
+    assert flags(1, 2).kernel_us == flags(2, 1).kernel_us == pytest.approx(2.0)
+    assert flags(2, 2, stages=1).kernel_us == pytest.approx(2.0)  # one stage: nothing to overlap with
+
+
 def test_small_bursts_are_slower():
     big = estimate(elementwise(8 << 20, tiles=8), "ascend910b1")
     small = estimate(elementwise(8 << 20, tiles=8, burst=64), "ascend910b1")

@@ -18,9 +18,10 @@ from ascend_dsl import ir
 from ..context import PassContext
 from .shared import KernelView, kernel_fields, loc, manifest
 
-#: Elements (pixels or taps) per task: 16 rows of CHUNK halves in, CHUNK x 16 halves out = 128 KB of UB; the
-#: transpose repeats CHUNK / 16 <= 255 times.
-CHUNK = 2048
+#: Elements (pixels or taps) per task: 16 rows of CHUNK halves in, CHUNK x 16 halves out, each queue double-buffered
+#: (session 31: copy-in and transpose overlap the previous task's copy-out) = 128 KB of UB; the transpose repeats
+#: CHUNK / 16 <= 255 times.
+CHUNK = 1024
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -39,6 +39,9 @@ def launch_files(kernel: ir.Kernel, ctx: PassContext) -> tuple[dict[str, str], d
                 # shape symbols views define (ascend_dsl/views.py): the host computes them for the launches
                 "view_symbols": [{"name": d.name, "num": list(d.num), "den": list(d.den)}
                                  for p in kernel.views for d in p.view.defs],
+                # shape symbols compiler-declared workspaces define (the NC1HWC0 route's C1 = ceil(C / 16))
+                "workspace_symbols": [{"name": d.name, "num": list(d.num), "den": list(d.den), "ceil": d.ceil}
+                                      for p in kernel.tensors for d in p.dims],
                 "scalars": scalar_entries(kernel)}
     files["manifest.json"] = json.dumps(manifest, indent=2) + "\n"
     return files, manifest

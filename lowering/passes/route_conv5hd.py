@@ -8,9 +8,10 @@ the conv loop reading them (`Conv.x5hd` / `Conv.w5hd`; conv_kernel.cpp.jinja's N
 consecutive pixels are one Zn fractal of the image-to-column operand, moved by LoadData 2-D without a gather).
 The choice is static; every other form keeps the CONV kernel's own paths. A conv that is already one launch of a
 kernel of several (a fused conv chain) is not routed (launches do not nest).
-The workspace shapes are [N, C, H, W, 16] and [K, C, KH, KW, 16]: at least the C1 x 16 channels the layout needs
-(shapes are products of the kernel's symbols, which have no ceil(C / 16): the host allocates 16 C / (16 C1) times
-what is used, 16x when C is a multiple of 16; the cost model counts only the bytes moved). docs/design.md "Convolution speed: the NC1HWC0 route".
+The workspace shapes are [N, C1, H, W, 16] and [K, C1, KH, KW, 16] exactly: C1 is a shape symbol the x workspace
+defines as ceil(C / 16) (`TensorParam.dims`, a `DimDef` with `ceil`; bound by views.workspace_dims), a fresh name
+(before session 31 the shapes used C, 16 C / (16 C1) times too large). docs/design.md "Convolution speed: the NC1HWC0
+route".
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def fits(kernel: ir.Kernel) -> bool:
 
 
 def _fresh(kernel: ir.Kernel, stem: str) -> str:
-    names = {p.name for p in kernel.params}
+    names = {p.name for p in kernel.params} | set(kernel.symbols)
     name, i = stem, 0
     while name in names:
         i += 1
@@ -57,8 +58,12 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     conv = loop.conv
     x, w = kernel.param(conv.x), kernel.param(conv.w)
     xn, wn = _fresh(kernel, f"{conv.x}_5hd"), _fresh(kernel, f"{conv.w}_5hd")
-    x5hd = ir.TensorParam(xn, x.dtype, (*x.shape, 16), workspace=True, span=conv.span)
-    w5hd = ir.TensorParam(wn, w.dtype, (*w.shape, 16), workspace=True, span=conv.span)
+    c = x.shape[1]
+    c1 = _fresh(kernel, "C1") if isinstance(c, str) else None
+    blocks = c1 if c1 else -(-c // 16)  # C1 = ceil(C / 16): a symbol the x workspace defines, or a literal
+    dims = (ir.DimDef(c1, (c,), (16,), conv.span, ceil=True),) if c1 else ()
+    x5hd = ir.TensorParam(xn, x.dtype, (x.shape[0], blocks, *x.shape[2:], 16), workspace=True, span=conv.span, dims=dims)
+    w5hd = ir.TensorParam(wn, w.dtype, (w.shape[0], blocks, *w.shape[2:], 16), workspace=True, span=conv.span)
     shared = (replace(x5hd, workspace=False), replace(w5hd, workspace=False))
     convert = ir.Kernel(f"{kernel.name}_l0", (x, w, *shared), (ir.Convert5hd(x.name, w.name, xn, wn, conv.span),),
                         kernel.type_args, kernel.type_options, ir.KernelKind.CONVERT5HD, kernel.span)

@@ -7,7 +7,8 @@ Per core (one AIV block), pipe busy times from the counters:
   AIV) the MACs of both AIV of its group at the AIC's rate, overlapped with the cube's own GM->L1
   operand loads (M = max(MACs / rate, GM->L1 bytes / GM->L1 bandwidth)), MTE1 = the L1 -> L0A / L0B loads of
   the low-level cube API (LoadData 2-D / 3-D) at the documented load bandwidth (the emulator's mte1_cycles).
-With double buffering (every VECIN/VECOUT queue has >= 2 buffers) the pipes overlap:
+With double buffering (every VECIN/VECOUT queue has >= 2 buffers, or a cube kernel whose L1 and L0 hand-off events
+alternate two ids: _cube_pingpong) the pipes overlap:
   core = max(pipes) + (sum(pipes) - max(pipes)) / iterations   (head + tail of the pipeline)
 else they serialise: core = sum(pipes). MIX kernels (separated mode: the AIC is a core of its own, serving
 both AIV of its group): core = max(M, the AIV's own chain with M replaced by its own share of the cube's work).
@@ -231,6 +232,17 @@ def _cube_cycles(macs: float, macs_f32: float, p: CostParams) -> float:
     return (macs - macs_f32) / p.cube_macs_per_cycle + macs_f32 / (p.cube_macs_per_cycle / 4)
 
 
+def _cube_pingpong(b: dict) -> int:
+    """The L1 stages of a cube kernel whose hand-offs alternate two buffers, else 0. Counter `flags` (the emulator:
+    per HardEvent, SetFlag calls and distinct event ids): MTE2 -> MTE1 ("L1 buffer filled") and MTE1 -> M ("L0
+    filled") each on two or more ids means two L1 buffers and two L0A / L0B halves in flight, so MTE2 fills one L1
+    buffer while MTE1 / M work on the other and MTE1 fills one L0 half while M reads the other; the pipeline's
+    iterations are the L1 stages (SetFlag<MTE2_MTE1> calls)."""
+    flags = b.get("flags", {})
+    l1, l0 = flags.get("MTE2_MTE1", (0, 0)), flags.get("MTE1_M", (0, 0))
+    return int(l1[0]) if l1[1] >= 2 and l0[1] >= 2 else 0
+
+
 def _hbm_share(counters: dict, gm2l1: int, p: CostParams) -> float:
     """The share of the cube's GM -> L1 operand loads that crosses HBM. The emulator counts every load
     (`gm2l1`, per block) and the union of the operand extents (`cube_operand_bytes`, per launch). When those
@@ -333,6 +345,10 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
         # queues (a reduction to an accumulator) has no output side to serialise on.
         queued = [b[k] for k in ("in_bufs", "out_bufs") if k in b]
         overlapped = bool(queued) and min(queued) >= 2
+        stages = _cube_pingpong(b) if ratio == 1 and not queued else 0
+        if stages:
+            # a cube kernel alternating two L1 buffers and two L0 halves (docs/cost_model.md "Ping-pong cube kernels")
+            overlapped, iters = True, stages
         if phased:
             # split-K (MIX with SyncAll): every core waits at SyncAll for the slowest cube phase, then its
             # vector phase (adding the slices, the epilogue) runs on its own

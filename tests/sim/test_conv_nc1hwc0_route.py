@@ -26,6 +26,8 @@ def test_nc1hwc0_fractals_feed_l0b_without_a_transpose(binary, variant):
     blk = res.counters["blocks"][0]
     # L0B: 18 k blocks x 5 fractals at 128 B / cycle; L0A: 2 x 18 fractals at 256 B / cycle (cube.h, ref_next §1.4)
     assert blk["mte1_cycles"] == 18 * 5 * 512 // 128 + 2 * 18 * 512 // 256, blk
+    # SetFlag calls and distinct ids per HardEvent (the cost model's ping-pong rule): one stage on EVENT_ID0 each
+    assert blk["flags"] == {"MTE2_MTE1": [1, 1], "MTE1_M": [1, 1], "M_FIX": [1, 1]}, blk
 
 
 def test_a_tile_at_the_issues_scale_is_exact(binary):

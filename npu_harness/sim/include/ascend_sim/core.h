@@ -440,6 +440,10 @@ struct Counters {
     uint64_t syncAll = 0;
     uint32_t inBufsMin = 0xffffffffu, outBufsMin = 0xffffffffu;  // smallest `num` of a VECIN / VECOUT queue
     uint32_t inQueues = 0, outQueues = 0;  // number of VECIN / VECOUT queues initialised (DMA streams)
+    // SetFlag calls per HardEvent and the event ids they used (a bit per id): a cube kernel that alternates two ids on
+    // its L1 and L0 hand-offs ping-pongs two buffers (the cost model's overlap rule for cube kernels)
+    uint64_t flagSets[kNumHardEvents]{};
+    uint8_t flagIds[kNumHardEvents]{};
 };
 
 inline uint32_t size_class(uint32_t esize) { return esize <= 1 ? 0 : esize == 2 ? 1 : esize <= 4 ? 2 : 3; }

@@ -34,6 +34,9 @@ inline void SetFlag(int32_t eventID, std::source_location loc = std::source_loca
     sim::detail::FlagSlot& f = sim::detail::flag_slot(event, eventID, "SetFlag", loc);
     if (f.count == 0) f.loc = loc;
     ++f.count;
+    sim::detail::Counters& c = sim::detail::cnt();
+    ++c.flagSets[static_cast<uint32_t>(event)];
+    c.flagIds[static_cast<uint32_t>(event)] |= static_cast<uint8_t>(1u << eventID);
     sim::detail::race_set_flag(event, eventID);
 }
 

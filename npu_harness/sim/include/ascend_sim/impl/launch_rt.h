@@ -657,6 +657,14 @@ inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, 
         if (c.outBufsMin != 0xffffffffu) std::fprintf(f, ",\"out_bufs\":%u", c.outBufsMin);
         if (c.inQueues) std::fprintf(f, ",\"in_queues\":%u", c.inQueues);
         if (c.outQueues) std::fprintf(f, ",\"out_queues\":%u", c.outQueues);
+        bool anyFlag = false;  // "flags": {"EVENT": [SetFlag calls, distinct event ids], ...}
+        for (uint32_t e = 0; e < kNumHardEvents; ++e) {
+            if (!c.flagSets[e]) continue;
+            std::fprintf(f, "%s\"%s\":[%llu,%d]", anyFlag ? "," : ",\"flags\":{", kHardEventNames[e], (unsigned long long)c.flagSets[e],
+                         __builtin_popcount(c.flagIds[e]));
+            anyFlag = true;
+        }
+        if (anyFlag) std::fputc('}', f);
         std::fputc('}', f);
     }
     std::fprintf(f, "]}\n");
