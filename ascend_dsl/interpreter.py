@@ -13,7 +13,7 @@ import torch
 from . import ir, launches, views
 from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
-from .ops import OPS, POOLS, Rule, row_scatter_ref, scan_in_order
+from .ops import OPS, POOLS, Rule, element_scatter_ref, row_scatter_ref, scan_in_order
 from .parser_scatter import tensor_name
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
@@ -400,6 +400,15 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             if op == "col_minus_row":  # the lowering's col_index() - row_index()
                 return torch.arange(n, dtype=torch.int32).reshape(1, -1) - rows
             return rows.expand(-1, n).clone()
+        case ir.Op(op="scatter_dim0" | "scatter_add_dim0" as op, args=(a, i, v, n, _), type=t):
+            rows, count = _eval(a, env, views, scalars, sl), int(_eval(n, env, views, scalars, sl))
+            index, src = views[tensor_name(i)], views[tensor_name(v)]
+            index, src = index.reshape(index.shape[0], -1), src.reshape(src.shape[0], -1)
+            outside = (index < 0) | (index >= count)
+            if bool(outside.any()):
+                raise DslError.at(E.INDEX, f"{OPS[op].call}: row number {int(index[outside][0])} in "
+                                  f"'{tensor_name(i)}' is outside [0, {count})", e.span)
+            return element_scatter_ref(op, rows, sl.start, index, src.to(rows.dtype)).to(_dt(t.dtype))
         case ir.Op(op="index_add" | "index_copy" | "index_put" | "index_put_acc" as op, args=(a, i, v, n, al), type=t):
             rows, first = _eval(a, env, views, scalars, sl), sl.start
             index, src = views[tensor_name(i)].reshape(-1), views[tensor_name(v)]

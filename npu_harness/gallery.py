@@ -118,7 +118,8 @@ EXAMPLE_SHAPES.update({f"index/{name}": [{"batch_size": 7, "dim": 33}, {"batch_s
                        for name in ("scatter_add", "scatter_value", "index_add", "index_copy", "index_put_accumulate")})
 EXAMPLE_SHAPES.update({f"index/{name}": [{"num_rows": 101, "num_updates": 53, "dim": 19},
                                          {"num_rows": 300, "num_updates": 101, "dim": 1001}]
-                       for name in ("index_add_rows", "index_put_rows", "index_copy_rows")})
+                       for name in ("index_add_rows", "index_put_rows", "index_copy_rows", "scatter_add_dim0",
+                                    "scatter_dim0")})
 #: Two-sided broadcasts (rows of a [B, D] / [S, D] tensor per row of [B, S, D]): rows shorter than 32 bytes and odd
 #: counts, then rows longer than UB (column chunks of the broadcast rows).
 EXAMPLE_SHAPES.update({f"broadcast/{name}": [{"batch_size": 3, "seq_len": 37, "hidden": 33},

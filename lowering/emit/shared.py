@@ -551,6 +551,10 @@ class RowStageWriter(StageWriter):
             self.gather(s)
         elif s.api == "GatherElems":
             self.gather_elements(s)
+        elif s.api in row_scatter.APIS and dict(s.attrs).get("elems") == "1":  # single elements along dim 0
+            dt = self.buffers[s.dst].buffer.dtype
+            self.lines += row_scatter.element_lines(s, lambda n: self.tensors[n].gm, c_scalar(s.srcs[3], DType.I64),
+                                                    dt, self.ctype(s.dst), sync)
         elif s.api in row_scatter.APIS:  # the tile's rows, then the source rows the index names for them
             dt = self.buffers[s.dst].buffer.dtype
             alpha = s.srcs[4]

@@ -122,8 +122,9 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
     if op == "gather":  # a scalar loop over the rows (emitted by the row stage writer)
         return [v("GatherRows", args[0], args[1])]
     if info.rule is Rule.ROW_SCATTER:  # the tile's rows, then the matching source rows (lowering/emit/row_scatter.py)
-        api = "RowScatterAdd" if op in ("index_add", "index_put_acc") else "RowScatterCopy"
-        return [v(api, *args, wrap="1" if op.startswith("index_put") else "0")]
+        api = "RowScatterAdd" if op in ("index_add", "index_put_acc", "scatter_add_dim0") else "RowScatterCopy"
+        elems = {"elems": "1"} if op.endswith("_dim0") else {}  # single elements (emit/row_scatter.py)
+        return [v(api, *args, wrap="1" if op.startswith("index_put") else "0", **elems)]
     if info.rule is Rule.SCATTER:  # per row: a copy of the rows, then a scalar loop (lowering/emit/scatter.py)
         return [v("ScatterAdd" if op == "scatter_add" else "Scatter", *args)]
     if op in ("argmax", "argmin"):  # ReduceMax / ReduceMin with calIndex per row (lowering/emit/arg_reduce.py)

@@ -214,8 +214,11 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     # rows scattered along dim 0 (index_add / index_copy / index_put of [K, D] source rows into the loop's rows)
     pour = None
     if rows and kind == "rows" and t != "bf16" and side.random() < 0.12:
-        call = side.choice(("index_add", "index_add_alpha", "index_copy", "index_put", "index_put_acc"))
-        pour = (call, k.tensor("g", side.choice(("i32", "i64")), "K"), k.tensor("s", tname, "K, D"))
+        # (sometimes single elements along dim 0: scatter / scatter_add with [K, D] index and source; own stream)
+        elems = random.Random(hash(rng.getstate()[1]) ^ 0x5CA7).random() < 0.35
+        call = side.choice(("scatter_dim0", "scatter_add_dim0") if elems else
+                           ("index_add", "index_add_alpha", "index_copy", "index_put", "index_put_acc"))
+        pour = (call, k.tensor("g", side.choice(("i32", "i64")), "K, D" if elems else "K"), k.tensor("s", tname, "K, D"))
         sizes["K"] = side.randint(1, 60)
     for _ in range(rng.randint(0, 2)):
         k.scalar_param(integer=rng.random() < 0.3)
@@ -297,7 +300,7 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
             call, where, source = pour
             v, base = k.fresh("v"), side.choice(scope.of(compute, "rows"))
             extra = {"index_add_alpha": ", alpha=0.5", "index_put_acc": ", accumulate=True"}.get(call, "")
-            text = f"{call.removesuffix('_alpha').removesuffix('_acc')}({{0}}, {where}, {source}{extra})"
+            text = f"{call.removesuffix('_alpha').removesuffix('_acc').removesuffix('_dim0')}({{0}}, {where}, {source}{extra})"
             node = Node(text, (_cast(base, t, "rows"),), t, "rows")
             body.append(Stmt(f"{v} = {{0}}", _cast(node, compute, "rows"), v))
             scope.tiles.append(leaf(v, compute, "rows"))
