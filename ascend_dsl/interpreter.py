@@ -349,6 +349,22 @@ def _row_gather(table: torch.Tensor, numbers: torch.Tensor, e: ir.Load) -> torch
     return table[numbers.long()].clone()
 
 
+def _group_gather(table: torch.Tensor, index: torch.Tensor, e: ir.Load, scalars, sl) -> torch.Tensor:
+    """Loop rows g = (a, k) of a gather along a middle dim: row (g / K) * R + n of `table` ([A.., R, *row]), n =
+    index[g] (index[g % K] for a [K] index); negative numbers count from the end of R (take_along_dim)."""
+    group = e.index.group
+    k, r = int(scalars[group.k]), int(scalars[group.r])
+    row_len = math.prod(int(scalars[n.strip()]) for n in group.row.split("*"))
+    g = torch.arange(sl.start, sl.stop)
+    numbers = index[g % k] if group.periodic else index[g]
+    outside = (numbers < -r) | (numbers >= r)
+    if bool(outside.any()):
+        raise DslError.at(E.INDEX, f"{e.tensor}[{e.index.by}[...], :]: row number {int(numbers[outside][0])} is "
+                          f"outside [-{r}, {r}) (dim {group.r} of '{e.tensor}')", e.span)
+    rows = (g // k) * r + numbers.long() + r * (numbers < 0).long()
+    return table.reshape(-1, row_len)[rows].clone()
+
+
 def _broadcast_rows(view: torch.Tensor, index: ir.TileIndex, layout: ir.Layout, scalars, sl) -> torch.Tensor:
     """Global row q reads row (q / stride) % period of `view` (parser_broadcast.py)."""
     def product(names: str | None) -> int:
@@ -370,6 +386,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             return torch.tensor(scalars[n], dtype=_dt(t.dtype))
         case ir.Load(tensor=name, type=t) as e:
             view = views[name]
+            if e.index.by and e.index.group:  # w[idx[r], :] of w [A.., R, *row]: along its middle dim
+                return _group_gather(view, views[e.index.by].reshape(-1), e, scalars, sl)
             if e.index.by:  # w[idx[r], :]: the rows of w at the tile's row numbers
                 return _row_gather(view, views[e.index.by].reshape(-1)[sl], e)
             if e.index.period and (e.index.stride or t.layout is ir.Layout.ROWS):  # broadcast over split symbols

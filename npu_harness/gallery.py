@@ -207,6 +207,10 @@ EXAMPLE_SHAPES.update({
     **{f"index/{name}": [{"batch_size": 3, "dim1": 5, "dim2": 77}, {"batch_size": 2, "dim1": 50, "dim2": 1001},
                          {"batch_size": 1, "dim1": 3, "dim2": 100003}] for name in ("tril", "triu")},
     "index/causal_softmax": [{"batch_size": 3, "seq_len": 37}, {"batch_size": 2, "seq_len": 1001}],
+    # gathers along the middle dim: more and fewer indices than rows of that dim, rows shorter and longer than 1 KB
+    **{f"index/{name}": [{"batch_size": 3, "dim1": 7, "dim2": 33, "num_indices": 11},
+                         {"batch_size": 2, "dim1": 50, "dim2": 1001, "num_indices": 37}]
+       for name in ("index_select_dim1", "take_along_dim1")},
     "index/embedding_scaled": [{"batch_size": 2, "seq_len": 5, "vocab_size": 9, "d_model": 20},
                                {"batch_size": 3, "seq_len": 67, "vocab_size": 1000, "d_model": 1001}],
 })

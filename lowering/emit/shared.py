@@ -450,6 +450,10 @@ class StageWriter:
                            f"    {s.buffer}.SetValue(i, {gm}.GetValue((rowStart_ + offset + i) % {gm}Period_));", "}",
                            *sync("S_V", "scalar writes before the vector unit reads them"), f"{q}.EnQue({s.buffer});"]
             return
+        if s.index.by and s.index.group:  # rows chosen by an index tensor along a middle dim
+            by = self.tensors[s.index.by]
+            self.lines += row_gather.group_copy_in_lines(s, q, c, self.tensors[s.tensor].gm, by.gm)
+            return
         if s.index.by:  # rows chosen by an index tensor
             by = self.tensors[s.index.by]
             self.lines += row_gather.copy_in_lines(s, q, c, self.tensors[s.tensor].gm, by.gm, by.ctype)

@@ -139,7 +139,10 @@ def _gm_view(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, t: TensorV
     p = kernel.param(t.name)
     base = f"(__gm__ {t.ctype}*){t.name}"
     if p.name in row_gather.gathered_tensors(kernel):  # read through an index tensor: the whole tensor
-        return row_gather.gm_view_lines(p, t.gm, base), False
+        return row_gather.gm_view_lines(p, t.gm, base, row_gather.groups(kernel).get(p.name)), False
+    if p.name in (numbers := row_gather.periodic_indices(kernel)):  # a [K] index along a middle dim: whole
+        k = numbers[p.name]
+        return [f"{t.gm}.SetGlobalBuffer({base}, {k if k.isdigit() else 'tiling.' + k});  // one number per {k}"], False
     if p.name in row_scatter.whole_tensors(kernel):  # the index and source of a row scatter: whole tensors
         return row_scatter.gm_view_lines(p.name, t.gm, base, kernel), False
     if p.name in (periodic := row_broadcast.periodic(kernel)):  # per-channel values, broadcast rows: whole
@@ -196,7 +199,7 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, fields: dict) -> list[str]:
 def _needs_row_start(kernel: ir.Kernel) -> bool:
     """Whether Compute or CopyIn reads the global row: per-channel tensors, slot accumulators, positions."""
     return bool(_periodic_tensors(kernel) or kernel.slot_accumulators or positions.used(kernel)
-                or row_scatter.used(kernel))
+                or row_scatter.used(kernel) or row_gather.groups(kernel))
 
 
 def _periodic_tensors(kernel: ir.Kernel) -> list[str]:

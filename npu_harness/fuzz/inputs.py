@@ -69,7 +69,8 @@ def gather_columns(kernel: ir.Kernel) -> dict[str, str]:
 def row_numbers(kernel: ir.Kernel) -> dict[str, str]:
     """Index tensors of row gathers `load(w[idx[r], :])` -> the symbol of w's row count (e.g. "V")."""
     params = {p.name: p for p in kernel.tensors}
-    return {e.index.by: params[e.tensor].shape[0] for s in ir.walk(kernel.body) if isinstance(s, ir.VALUE_STMTS)
+    return {e.index.by: e.index.group.r if e.index.group else params[e.tensor].shape[0]
+            for s in ir.walk(kernel.body) if isinstance(s, ir.VALUE_STMTS)
             for e in ir.walk_expr(s.value) if isinstance(e, ir.Load) and e.index.by}
 
 
