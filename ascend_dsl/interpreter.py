@@ -418,6 +418,13 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             if op == "col_minus_row":  # the lowering's col_index() - row_index()
                 return torch.arange(n, dtype=torch.int32).reshape(1, -1) - rows
             return rows.expand(-1, n).clone()
+        case ir.Op(op="index_select_cols", args=(i, x, d), type=t):  # x read whole: rows sl of [rows, D]
+            cols, idx = int(_eval(d, env, views, scalars, sl)), _eval(i, env, views, scalars, sl).reshape(-1)
+            outside = (idx < 0) | (idx >= cols)
+            if bool(outside.any()):
+                raise DslError.at(E.INDEX, f"index_select: column index {int(idx[outside][0])} is outside "
+                                  f"[0, {cols}) (the columns of '{tensor_name(x)}')", e.span)
+            return views[tensor_name(x)].reshape(-1, cols)[sl][:, idx.long()].to(_dt(t.dtype))
         case ir.Op(op="scatter_dim0" | "scatter_add_dim0" as op, args=(a, i, v, n, _), type=t):
             rows, count = _eval(a, env, views, scalars, sl), int(_eval(n, env, views, scalars, sl))
             index, src = views[tensor_name(i)], views[tensor_name(v)]

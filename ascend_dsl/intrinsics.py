@@ -20,6 +20,7 @@ from .ops import OPS, POOLS, REDUCTIONS, RESIZE_ALIGNED, RESIZE_CALLS, SCANS, sc
 from .parser_box import box_reduction
 from .parser_grid import grid_sample
 from .parser_scatter import ROW_SCATTER_CALLS, element_scatter, row_scatter
+from .parser_select import index_select
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,12 @@ def _grid_sample(b, c: Call) -> ir.Expr:
 def _row_scatter(b, c: Call) -> ir.Expr:
     """index_add / index_copy / index_put(rows, index, src) along dim 0 (ascend_dsl/parser_scatter.py)."""
     return row_scatter(b, c, OPS)
+
+
+@intrinsic("index_select")
+def _index_select(b, c: Call) -> ir.Expr:
+    """index_select(x, load(idx[:])) along the last dim, K indices (ascend_dsl/parser_select.py)."""
+    return index_select(b, c, OPS)
 
 
 @intrinsic("argmax", "argmin")

@@ -171,6 +171,11 @@ _op("gather", 2, Rule.GATHER, FLOATS | {DType.I32},
 _op("gather_bytes", 2, Rule.GATHER, FLOATS | {DType.I32},
     lambda a, off: _torch().gather(a, 1, off.long() // a.element_size()), "gather at byte offsets (lowering only)")
 
+# index_select along the last dim with K indices (ascend_dsl/parser_select.py): (index row, x's name, D); x is
+# read whole from GM, so the interpreter evaluates it by hand (lowering/emit/col_select.py).
+_op("index_select_cols", 3, Rule.GATHER, FLOATS - {DType.BF16} | {DType.I32}, None,
+    "torch.index_select(x, -1, idx) with any number of indices: row b holds x[b, idx[k]]", call="index_select")
+
 
 def scatter_ref(op: str, rows, idx, src):
     """torch.scatter / scatter_add(rows, 1, idx, src) with idx broadcast to the rows' shape (a [1, D] index row

@@ -211,6 +211,9 @@ EXAMPLE_SHAPES.update({
     **{f"index/{name}": [{"batch_size": 3, "dim1": 7, "dim2": 33, "num_indices": 11},
                          {"batch_size": 2, "dim1": 50, "dim2": 1001, "num_indices": 37}]
        for name in ("index_select_dim1", "take_along_dim1")},
+    # index_select on the last dim with K != D indices: fewer and more indices than columns
+    "index/index_select_cols": [{"batch_size": 3, "dim1": 5, "dim2": 77, "num_indices": 13},
+                                {"batch_size": 2, "dim1": 50, "dim2": 1001, "num_indices": 1500}],
     "index/embedding_scaled": [{"batch_size": 2, "seq_len": 5, "vocab_size": 9, "d_model": 20},
                                {"batch_size": 3, "seq_len": 67, "vocab_size": 1000, "d_model": 1001}],
 })

@@ -24,15 +24,3 @@ def k(x: Tensor[f32, "A, R, C"], idx: Tensor[i64, "A, K, C"], y: Tensor[f32, "A,
     assert d.code == "INDEX" and "must share the reduced axis" in d.message and d.span.line == 4
     assert "single elements along a non-last dim" in d.hint and "gather(rows, load(idx[r, :]))" in d.hint
     assert "load(x[idx[r], :]) under split(A * K)" in d.hint
-
-
-def test_index_select_with_fewer_indices_than_columns_names_the_equal_length_form():
-    e = _error('''@kernel
-def k(x: Tensor[f32, "B, D"], idx: Tensor[i64, "K"], y: Tensor[f32, "B, K"]):
-    for blk in split(B, cores=AIV):
-        for r in tile(blk, size=auto, buffers=2):
-            store(y[r, :], gather(load(x[r, :]), load(idx[:])))
-''')
-    d = e.diagnostics[0]
-    assert d.code == "INDEX" and "need one row shape" in d.message and d.span.line == 4
-    assert "gather(load(x[r, :]), load(idx[:]))" in d.hint

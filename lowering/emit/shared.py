@@ -23,7 +23,17 @@ from ascend_dsl.ops import OPS, Rule
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
 from ..vector_scan import compensated, scratch_rows, segment
-from . import arg_reduce, launch_scalars, positions, row_broadcast, row_gather, row_scatter, scatter, strided_broadcast
+from . import (
+    arg_reduce,
+    col_select,
+    launch_scalars,
+    positions,
+    row_broadcast,
+    row_gather,
+    row_scatter,
+    scatter,
+    strided_broadcast,
+)
 from .launch_scalars import LaunchScalarView
 
 GENERATOR = "ascend-dsl"
@@ -555,6 +565,8 @@ class RowStageWriter(StageWriter):
             self.gather(s)
         elif s.api == "GatherElems":
             self.gather_elements(s)
+        elif s.api == col_select.API:  # index_select with K indices: x read whole, per element
+            self.lines += col_select.compute_lines(s, lambda n: self.tensors[n].gm, sync)
         elif s.api in row_scatter.APIS and dict(s.attrs).get("elems") == "1":  # single elements along dim 0
             dt = self.buffers[s.dst].buffer.dtype
             self.lines += row_scatter.element_lines(s, lambda n: self.tensors[n].gm, c_scalar(s.srcs[3], DType.I64),

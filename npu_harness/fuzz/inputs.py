@@ -63,6 +63,8 @@ def gather_columns(kernel: ir.Kernel) -> dict[str, str]:
                 if isinstance(e, ir.Op) and e.op in ("gather", "scatter", "scatter_add") \
                         and isinstance(e.args[1], ir.Load):
                     out[e.args[1].tensor] = " * ".join(tl.shape.row)
+                if isinstance(e, ir.Op) and e.op == "index_select_cols" and isinstance(e.args[0], ir.Load):
+                    out[e.args[0].tensor] = str(kernel.param(e.args[1].value).shape[-1])  # x's columns
     return out
 
 
