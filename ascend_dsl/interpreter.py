@@ -418,6 +418,16 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             if op == "col_minus_row":  # the lowering's col_index() - row_index()
                 return torch.arange(n, dtype=torch.int32).reshape(1, -1) - rows
             return rows.expand(-1, n).clone()
+        case ir.Op(op="gather_middle", args=(i, x, rr, kk), type=t):  # x [A.., R, *row] read whole
+            r, k = int(_eval(rr, env, views, scalars, sl)), int(_eval(kk, env, views, scalars, sl))
+            idx = _eval(i, env, views, scalars, sl).long()
+            outside = (idx < 0) | (idx >= r)
+            if bool(outside.any()):
+                raise DslError.at(E.INDEX, f"gather: index {int(idx[outside][0])} is outside [0, {r}) (the middle dim "
+                                  f"of '{tensor_name(x)}')", e.span)
+            table = views[tensor_name(x)].reshape(-1, idx.shape[1])
+            rows = (torch.arange(sl.start, sl.stop) // k * r).reshape(-1, 1) + idx
+            return table[rows, torch.arange(idx.shape[1]).expand_as(rows)].to(_dt(t.dtype))
         case ir.Op(op="index_select_cols", args=(i, x, d), type=t):  # x read whole: rows sl of [rows, D]
             cols, idx = int(_eval(d, env, views, scalars, sl)), _eval(i, env, views, scalars, sl).reshape(-1)
             outside = (idx < 0) | (idx >= cols)

@@ -20,7 +20,7 @@ from .ops import OPS, POOLS, REDUCTIONS, RESIZE_ALIGNED, RESIZE_CALLS, SCANS, sc
 from .parser_box import box_reduction
 from .parser_grid import grid_sample
 from .parser_scatter import ROW_SCATTER_CALLS, element_scatter, row_scatter
-from .parser_select import index_select
+from .parser_select import gather_named, index_select
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,9 @@ def _axis_reduction(b, c: Call) -> ir.Expr:
 @intrinsic("gather")
 def _gather(b, c: Call) -> ir.Expr:
     pos, kw, e, tile = c.pos, c.kw, c.node, c.tile
+    if len(pos) == 2 and not kw and isinstance(pos[0], Tree) and pos[0].data == "name" \
+            and isinstance(b.scope.params.get(str(pos[0].children[0])), ir.TensorParam):
+        return gather_named(b, c, OPS)  # a named table: along its middle dim (ascend_dsl/parser_select.py)
     if len(pos) != 2 or kw:
         raise b.err(E.ARGS, "gather takes whole rows and a per-row column index", e, "gather(xt, load(idx[r]))")
     rows, index = b.expr(pos[0], tile), b.expr(pos[1], tile)

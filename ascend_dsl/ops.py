@@ -175,6 +175,8 @@ _op("gather_bytes", 2, Rule.GATHER, FLOATS | {DType.I32},
 # read whole from GM, so the interpreter evaluates it by hand (lowering/emit/col_select.py).
 _op("index_select_cols", 3, Rule.GATHER, FLOATS - {DType.BF16} | {DType.I32}, None,
     "torch.index_select(x, -1, idx) with any number of indices: row b holds x[b, idx[k]]", call="index_select")
+_op("gather_middle", 4, Rule.GATHER, FLOATS - {DType.BF16} | {DType.I32}, None,
+    "torch.gather(x, 1, idx) of x [A, R, C], idx [A, K, C]: y[a, k, c] = x[a, idx[a, k, c], c]", call="gather")
 
 
 def scatter_ref(op: str, rows, idx, src):

@@ -11,6 +11,10 @@ the tensors `selected_tables` names out). The index is a row vector of the loop'
 i64). Numbers in [0, D) (PyTorch's index_select rejects negative ones); others are an INDEX error in the
 interpreter and stop the kernel on the device (Trap). IR: op `index_select_cols` (index row, x's name as a string
 Const, D); lowering: lowering/emit/col_select.py.
+
+`gather(x, load(idx[r, :]))` with x named ([A.., R, C]) under a split over (A.., K) of y and idx [A.., K, C] is
+torch.gather(x, dim, idx) along the middle dim: y[a, k, c] = x[a, idx[a, k, c], c] (`gather_named`; op
+`gather_middle` (index rows, x's name, R, K)); numbers in [0, R) (PyTorch's gather rejects negative ones).
 """
 
 from __future__ import annotations
@@ -25,10 +29,10 @@ CALL = "index_select"
 
 
 def selected_tables(node) -> set[str]:
-    """The tensors a loop names as index_select's first argument (read whole: not row tensors of the loop)."""
+    """The tensors a loop names as index_select's / gather's first argument (read whole: not row tensors of the loop)."""
     out = set()
     for t in node.iter_subtrees() if isinstance(node, Tree) else ():
-        if t.data == "call" and str(t.children[0]) == CALL and len(t.children) > 1:
+        if t.data == "call" and str(t.children[0]) in (CALL, "gather") and len(t.children) > 1:
             first = t.children[1]
             if isinstance(first, Tree) and first.data == "name":
                 out.add(str(first.children[0]))
@@ -63,4 +67,36 @@ def index_select(b, c, ops) -> ir.Expr:
     d = str(x.shape[n])
     cols = ir.Const(int(d), ir.scalar_of(DType.I32), span) if d.isdigit() else ir.Ref(d, ir.scalar_of(DType.I32), span)
     return ir.Op("index_select_cols", (index, ir.Const(x.name, ir.scalar_of(x.dtype), b.o.span(pos[0])), cols),
+                 ir.tile_of(x.dtype, ir.Layout.ROWS), span)
+
+
+def gather_named(b, c, ops) -> ir.Expr:
+    """Type `gather(x, load(idx[r, :]))` with x a named [A.., R, *row] tensor: per element along its middle dim."""
+    pos, e, tile = c.pos, c.node, c.tile
+    shape = b.scope.tile.shape
+    form = "gather(x, load(idx[r, :]))"
+    x = b.tensor_param(pos[0].children[0])
+    if shape.kind is not ir.LoopKind.ROWS or len(shape.rows) < 2:
+        raise b.err(E.UNSUPPORTED, "gather from a named tensor (along a middle dim) runs in a row loop over the "
+                    "output's rows (a split over two or more symbols: split(A * K))", e,
+                    "y[A, K, C] = torch.gather(x[A, R, C], 1, idx[A, K, C]): for blk in split(A * K, cores=AIV)")
+    lead = shape.rows[:-1]
+    if len(x.shape) != len(shape.rows) + len(shape.row) or tuple(map(str, x.shape[:len(lead)])) != lead \
+            or tuple(map(str, x.shape[len(shape.rows):])) != shape.row or not isinstance(x.shape[len(lead)], str):
+        raise b.err(E.INDEX, f"gather along a middle dim reads a tensor [{', '.join(lead)}, R, {', '.join(shape.row)}]; "
+                    f"'{x.name}' has shape {list(x.shape)}", pos[0])
+    index = b.expr(pos[1], tile)
+    if index.type.kind is not ir.Kind.TILE or index.type.layout is not ir.Layout.ROWS \
+            or index.type.dtype not in (DType.I32, DType.I64):
+        raise b.err(E.TYPE, "gather's index along a middle dim is i32 / i64 whole rows of the loop (load(idx[r, :]) "
+                    f"of a [{', '.join(shape.rows)}, {', '.join(shape.row)}] tensor)", pos[1], form)
+    if x.dtype not in ops["gather_middle"].dtypes:
+        raise b.err(E.DTYPE_UNSUPPORTED, f"gather does not support {x.dtype}", pos[0])
+    span = b.o.span(e)
+
+    def size(d: str) -> ir.Expr:
+        return ir.Const(int(d), ir.scalar_of(DType.I32), span) if d.isdigit() else ir.Ref(d, ir.scalar_of(DType.I32), span)
+
+    return ir.Op("gather_middle", (index, ir.Const(x.name, ir.scalar_of(x.dtype), b.o.span(pos[0])),
+                                   size(str(x.shape[len(lead)])), size(shape.rows[-1])),
                  ir.tile_of(x.dtype, ir.Layout.ROWS), span)

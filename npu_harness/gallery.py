@@ -210,7 +210,7 @@ EXAMPLE_SHAPES.update({
     # gathers along the middle dim: more and fewer indices than rows of that dim, rows shorter and longer than 1 KB
     **{f"index/{name}": [{"batch_size": 3, "dim1": 7, "dim2": 33, "num_indices": 11},
                          {"batch_size": 2, "dim1": 50, "dim2": 1001, "num_indices": 37}]
-       for name in ("index_select_dim1", "take_along_dim1")},
+       for name in ("index_select_dim1", "take_along_dim1", "gather_middle")},
     # index_select on the last dim with K != D indices: fewer and more indices than columns
     "index/index_select_cols": [{"batch_size": 3, "dim1": 5, "dim2": 77, "num_indices": 13},
                                 {"batch_size": 2, "dim1": 50, "dim2": 1001, "num_indices": 1500}],

@@ -567,6 +567,9 @@ class RowStageWriter(StageWriter):
             self.gather_elements(s)
         elif s.api == col_select.API:  # index_select with K indices: x read whole, per element
             self.lines += col_select.compute_lines(s, lambda n: self.tensors[n].gm, sync)
+        elif s.api == col_select.MIDDLE:  # gather along a middle dim: x read whole, per element
+            self.lines += col_select.middle_lines(s, lambda n: self.tensors[n].gm, c_scalar(s.srcs[2], DType.I64),
+                                                  c_scalar(s.srcs[3], DType.I64), sync)
         elif s.api in row_scatter.APIS and dict(s.attrs).get("elems") == "1":  # single elements along dim 0
             dt = self.buffers[s.dst].buffer.dtype
             self.lines += row_scatter.element_lines(s, lambda n: self.tensors[n].gm, c_scalar(s.srcs[3], DType.I64),

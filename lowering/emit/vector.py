@@ -144,8 +144,8 @@ def _gm_view(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, t: TensorV
     if p.name in (numbers := row_gather.periodic_indices(kernel)):  # a [K] index along a middle dim: whole
         k = numbers[p.name]
         return [f"{t.gm}.SetGlobalBuffer({base}, {k if k.isdigit() else 'tiling.' + k});  // one number per {k}"], False
-    if p.name in col_select.tables(kernel):  # index_select's table (rows of another length): whole
-        return col_select.gm_view_lines(p, t.gm, base), False
+    if p.name in (selects := col_select.tables(kernel)):  # index_select's / gather_middle's table: whole
+        return col_select.gm_view_lines(p, t.gm, base, selects[p.name]), False
     if p.name in row_scatter.whole_tensors(kernel):  # the index and source of a row scatter: whole tensors
         return row_scatter.gm_view_lines(p.name, t.gm, base, kernel), False
     if p.name in (periodic := row_broadcast.periodic(kernel)):  # per-channel values, broadcast rows: whole

@@ -133,10 +133,11 @@ def _check_scatters(kernel: ir.Kernel, kind: ir.KernelKind, sink: DiagnosticSink
                    "store the other result, then scatter in a second kernel")
         return
     named = {a.value: e for e in scatters if OPS[e.op].rule is Rule.ROW_SCATTER for a in e.args[1:3]}
-    selects = [e for e in exprs if isinstance(e, ir.Op) and e.op == "index_select_cols"]  # x read whole too
+    selects = [e for e in exprs if isinstance(e, ir.Op) and e.op in ("index_select_cols", "gather_middle")]
     if selects and kind is not ir.KernelKind.VECTOR:
-        sink.error(E.UNSUPPORTED, "'index_select' runs in vector row loops only (not in matmul epilogues, stages or "
-                   "window loops)", selects[0].span, "store the other result, then select in a second kernel")
+        sink.error(E.UNSUPPORTED, f"'{OPS[selects[0].op].call}' of a named tensor runs in vector row loops only (not "
+                   "in matmul epilogues, stages or window loops)", selects[0].span,
+                   "store the other result, then select in a second kernel")
         return
     named |= {e.args[1].value: e for e in selects}
     tiled = [(e.tensor, e.span) for e in exprs if isinstance(e, ir.Load)]

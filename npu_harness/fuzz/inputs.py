@@ -65,6 +65,8 @@ def gather_columns(kernel: ir.Kernel) -> dict[str, str]:
                     out[e.args[1].tensor] = " * ".join(tl.shape.row)
                 if isinstance(e, ir.Op) and e.op == "index_select_cols" and isinstance(e.args[0], ir.Load):
                     out[e.args[0].tensor] = str(kernel.param(e.args[1].value).shape[-1])  # x's columns
+                if isinstance(e, ir.Op) and e.op == "gather_middle" and isinstance(e.args[0], ir.Load):
+                    out[e.args[0].tensor] = str(kernel.param(e.args[1].value).shape[-len(tl.shape.row) - 1])  # R
     return out
 
 
