@@ -13,7 +13,7 @@ import torch
 from . import ir, launches, views
 from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
-from .ops import OPS, POOLS, Rule, row_scatter_ref, scan_in_order
+from .ops import OPS, POOLS, Rule, element_scatter_ref, row_scatter_ref, scan_in_order
 from .parser_scatter import tensor_name
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
@@ -349,6 +349,22 @@ def _row_gather(table: torch.Tensor, numbers: torch.Tensor, e: ir.Load) -> torch
     return table[numbers.long()].clone()
 
 
+def _group_gather(table: torch.Tensor, index: torch.Tensor, e: ir.Load, scalars, sl) -> torch.Tensor:
+    """Loop rows g = (a, k) of a gather along a middle dim: row (g / K) * R + n of `table` ([A.., R, *row]), n =
+    index[g] (index[g % K] for a [K] index); negative numbers count from the end of R (take_along_dim)."""
+    group = e.index.group
+    k, r = int(scalars[group.k]), int(scalars[group.r])
+    row_len = math.prod(int(scalars[n.strip()]) for n in group.row.split("*"))
+    g = torch.arange(sl.start, sl.stop)
+    numbers = index[g % k] if group.periodic else index[g]
+    outside = (numbers < -r) | (numbers >= r)
+    if bool(outside.any()):
+        raise DslError.at(E.INDEX, f"{e.tensor}[{e.index.by}[...], :]: row number {int(numbers[outside][0])} is "
+                          f"outside [-{r}, {r}) (dim {group.r} of '{e.tensor}')", e.span)
+    rows = (g // k) * r + numbers.long() + r * (numbers < 0).long()
+    return table.reshape(-1, row_len)[rows].clone()
+
+
 def _broadcast_rows(view: torch.Tensor, index: ir.TileIndex, layout: ir.Layout, scalars, sl) -> torch.Tensor:
     """Global row q reads row (q / stride) % period of `view` (parser_broadcast.py)."""
     def product(names: str | None) -> int:
@@ -370,6 +386,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             return torch.tensor(scalars[n], dtype=_dt(t.dtype))
         case ir.Load(tensor=name, type=t) as e:
             view = views[name]
+            if e.index.by and e.index.group:  # w[idx[r], :] of w [A.., R, *row]: along its middle dim
+                return _group_gather(view, views[e.index.by].reshape(-1), e, scalars, sl)
             if e.index.by:  # w[idx[r], :]: the rows of w at the tile's row numbers
                 return _row_gather(view, views[e.index.by].reshape(-1)[sl], e)
             if e.index.period and (e.index.stride or t.layout is ir.Layout.ROWS):  # broadcast over split symbols
@@ -400,6 +418,32 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             if op == "col_minus_row":  # the lowering's col_index() - row_index()
                 return torch.arange(n, dtype=torch.int32).reshape(1, -1) - rows
             return rows.expand(-1, n).clone()
+        case ir.Op(op="gather_middle", args=(i, x, rr, kk), type=t):  # x [A.., R, *row] read whole
+            r, k = int(_eval(rr, env, views, scalars, sl)), int(_eval(kk, env, views, scalars, sl))
+            idx = _eval(i, env, views, scalars, sl).long()
+            outside = (idx < 0) | (idx >= r)
+            if bool(outside.any()):
+                raise DslError.at(E.INDEX, f"gather: index {int(idx[outside][0])} is outside [0, {r}) (the middle dim "
+                                  f"of '{tensor_name(x)}')", e.span)
+            table = views[tensor_name(x)].reshape(-1, idx.shape[1])
+            rows = (torch.arange(sl.start, sl.stop) // k * r).reshape(-1, 1) + idx
+            return table[rows, torch.arange(idx.shape[1]).expand_as(rows)].to(_dt(t.dtype))
+        case ir.Op(op="index_select_cols", args=(i, x, d), type=t):  # x read whole: rows sl of [rows, D]
+            cols, idx = int(_eval(d, env, views, scalars, sl)), _eval(i, env, views, scalars, sl).reshape(-1)
+            outside = (idx < 0) | (idx >= cols)
+            if bool(outside.any()):
+                raise DslError.at(E.INDEX, f"index_select: column index {int(idx[outside][0])} is outside "
+                                  f"[0, {cols}) (the columns of '{tensor_name(x)}')", e.span)
+            return views[tensor_name(x)].reshape(-1, cols)[sl][:, idx.long()].to(_dt(t.dtype))
+        case ir.Op(op="scatter_dim0" | "scatter_add_dim0" as op, args=(a, i, v, n, _), type=t):
+            rows, count = _eval(a, env, views, scalars, sl), int(_eval(n, env, views, scalars, sl))
+            index, src = views[tensor_name(i)], views[tensor_name(v)]
+            index, src = index.reshape(index.shape[0], -1), src.reshape(src.shape[0], -1)
+            outside = (index < 0) | (index >= count)
+            if bool(outside.any()):
+                raise DslError.at(E.INDEX, f"{OPS[op].call}: row number {int(index[outside][0])} in "
+                                  f"'{tensor_name(i)}' is outside [0, {count})", e.span)
+            return element_scatter_ref(op, rows, sl.start, index, src.to(rows.dtype)).to(_dt(t.dtype))
         case ir.Op(op="index_add" | "index_copy" | "index_put" | "index_put_acc" as op, args=(a, i, v, n, al), type=t):
             rows, first = _eval(a, env, views, scalars, sl), sl.start
             index, src = views[tensor_name(i)].reshape(-1), views[tensor_name(v)]

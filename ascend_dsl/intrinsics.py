@@ -19,7 +19,8 @@ from .dtypes import DType
 from .ops import OPS, POOLS, REDUCTIONS, RESIZE_ALIGNED, RESIZE_CALLS, SCANS, scan_op
 from .parser_box import box_reduction
 from .parser_grid import grid_sample
-from .parser_scatter import ROW_SCATTER_CALLS, row_scatter
+from .parser_scatter import ROW_SCATTER_CALLS, element_scatter, row_scatter
+from .parser_select import gather_named, index_select
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,9 @@ def _axis_reduction(b, c: Call) -> ir.Expr:
 @intrinsic("gather")
 def _gather(b, c: Call) -> ir.Expr:
     pos, kw, e, tile = c.pos, c.kw, c.node, c.tile
+    if len(pos) == 2 and not kw and isinstance(pos[0], Tree) and pos[0].data == "name" \
+            and isinstance(b.scope.params.get(str(pos[0].children[0])), ir.TensorParam):
+        return gather_named(b, c, OPS)  # a named table: along its middle dim (ascend_dsl/parser_select.py)
     if len(pos) != 2 or kw:
         raise b.err(E.ARGS, "gather takes whole rows and a per-row column index", e, "gather(xt, load(idx[r]))")
     rows, index = b.expr(pos[0], tile), b.expr(pos[1], tile)
@@ -140,15 +144,12 @@ def _scatter(b, c: Call) -> ir.Expr:
     whole i32/i64 rows (load(idx[r, :])) or one row for every row (load(idx[:]): index_copy / index_add along
     the last dim); src whole rows or a scalar (scatter's value=)."""
     pos, kw, e, tile, name = c.pos, c.kw, c.node, c.tile, c.name
+    if len(pos) == 3 and isinstance(pos[1], Tree) and pos[1].data == "name" \
+            and isinstance(b.scope.params.get(str(pos[1].children[0])), ir.TensorParam):
+        return element_scatter(b, c, OPS)  # along dim 0: index and src named (ascend_dsl/parser_scatter.py)
     if len(pos) != 3 or kw:
         raise b.err(E.ARGS, f"{name} takes whole rows, their column indices and the source", e,
                     f"{name}(load(x[r, :]), load(idx[r, :]), load(src[r, :]))")
-    if isinstance(pos[1], Tree) and pos[1].data == "name" and str(pos[1].children[0]) in b.scope.params:
-        raise b.err(E.UNSUPPORTED, f"{name} along dim 0 of single elements (torch.{name}(x, 0, idx, src): element (i, j) "
-                    "into row idx[i, j]) is not supported", pos[1],
-                    f"along the last dim: {name}(load(x[r, :]), load(idx[r, :]), load(src[r, :])); whole rows along "
-                    "dim 0 (an index with one row number per source row): index_add / index_copy / index_put(rows, "
-                    "idx, src)")
     rows, index, src = (b.expr(a, tile) for a in pos)
     if rows.type.kind is not ir.Kind.TILE or rows.type.layout is not ir.Layout.ROWS:
         raise b.err(E.TYPE, f"{name}'s first argument is whole rows (a value loaded with x[r, :])", pos[0])
@@ -181,6 +182,12 @@ def _grid_sample(b, c: Call) -> ir.Expr:
 def _row_scatter(b, c: Call) -> ir.Expr:
     """index_add / index_copy / index_put(rows, index, src) along dim 0 (ascend_dsl/parser_scatter.py)."""
     return row_scatter(b, c, OPS)
+
+
+@intrinsic("index_select")
+def _index_select(b, c: Call) -> ir.Expr:
+    """index_select(x, load(idx[:])) along the last dim, K indices (ascend_dsl/parser_select.py)."""
+    return index_select(b, c, OPS)
 
 
 @intrinsic("argmax", "argmin")

@@ -192,6 +192,17 @@ class Ref:
 
 
 @dataclass(frozen=True)
+class GroupGather:
+    """A row gather from a table with the loop's leading row dims: `w` is [*rows[:-1], R, *row] and loop row
+    g = (a, k) reads w row (g / K) * R + n, n = idx[g], or idx[g % K] when `periodic` (idx is [K]: index_select)."""
+
+    k: str  # the loop's last row symbol
+    r: str  # the picked dim
+    row: str  # the row's symbols ("C", "H * W")
+    periodic: bool
+
+
+@dataclass(frozen=True)
 class TileIndex:
     """`x[t]`: tile `t` of a 1-D tensor (flat elements, or one value per row in a row loop);
     `x[r, :]` (`rows`): whole rows of a 2-D tensor; `w[:]` (`var` None): all of a 1-D tensor over D."""
@@ -211,6 +222,8 @@ class TileIndex:
     #: `[A, D]` or `a[r]` of `[A]` under `split(A * R)`): row r reads w[(r / stride) % period]; `stride` is the
     #: product of the split's symbols after the run (e.g. "R").
     stride: str | None = None
+    #: a row gather along a middle dim (ascend_dsl/parser_index.py; GroupGather).
+    group: GroupGather | None = None
 
     def __str__(self) -> str:
         if self.by is not None:

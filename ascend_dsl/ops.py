@@ -171,6 +171,13 @@ _op("gather", 2, Rule.GATHER, FLOATS | {DType.I32},
 _op("gather_bytes", 2, Rule.GATHER, FLOATS | {DType.I32},
     lambda a, off: _torch().gather(a, 1, off.long() // a.element_size()), "gather at byte offsets (lowering only)")
 
+# index_select along the last dim with K indices (ascend_dsl/parser_select.py): (index row, x's name, D); x is
+# read whole from GM, so the interpreter evaluates it by hand (lowering/emit/col_select.py).
+_op("index_select_cols", 3, Rule.GATHER, FLOATS - {DType.BF16} | {DType.I32}, None,
+    "torch.index_select(x, -1, idx) with any number of indices: row b holds x[b, idx[k]]", call="index_select")
+_op("gather_middle", 4, Rule.GATHER, FLOATS - {DType.BF16} | {DType.I32}, None,
+    "torch.gather(x, 1, idx) of x [A, R, C], idx [A, K, C]: y[a, k, c] = x[a, idx[a, k, c], c]", call="gather")
+
 
 def scatter_ref(op: str, rows, idx, src):
     """torch.scatter / scatter_add(rows, 1, idx, src) with idx broadcast to the rows' shape (a [1, D] index row
@@ -209,12 +216,32 @@ def row_scatter_ref(op: str, rows, first: int, index, src, v: int, alpha):
     return out
 
 
+def element_scatter_ref(op: str, rows, first: int, index, src):
+    """The tile's rows (global rows first..) after torch.scatter / scatter_add(x, 0, index, src) with index and src
+    [N, D] (element (i, j) of src into row index[i, j], column j), applied in source-row order i (repeats: adds
+    in that order, the last copy wins). Numbers must be in [0, V) (checked by the caller)."""
+    out = rows.clone()
+    cols = _torch().arange(out.shape[1])
+    for i in range(index.shape[0]):
+        k = index[i].long() - first
+        hit = (k >= 0) & (k < out.shape[0])
+        at, val = (k[hit], cols[hit]), src[i][hit].to(out.dtype)
+        out[at] = out[at] + val if op == "scatter_add_dim0" else val
+    return out
+
+
 for _name, _doc in (("index_add", "torch.index_add(x, 0, index, src, alpha): source rows added into the rows index names"),
                     ("index_copy", "torch.index_copy(x, 0, index, src): source rows copied into the rows index names"),
                     ("index_put", "x.index_put((index,), src): rows copied in; negative index numbers count from the end"),
                     ("index_put_acc", "x.index_put((index,), src, accumulate=True): rows added in")):
     _op(_name, 5, Rule.ROW_SCATTER, FLOATS - {DType.BF16} | {DType.I32}, None, _doc,
         call="index_put" if _name.startswith("index_put") else None)
+#: Elements scattered along dim 0 (index and src [N, D], ascend_dsl/parser_scatter.py `element_scatter`): the same
+#: operands as the row scatters (alpha always 1); the DSL calls are scatter / scatter_add with named tensors.
+_op("scatter_dim0", 5, Rule.ROW_SCATTER, FLOATS - {DType.BF16} | {DType.I32}, None,
+    "torch.scatter(x, 0, index, src): src[i, j] written to row index[i, j], column j", call="scatter")
+_op("scatter_add_dim0", 5, Rule.ROW_SCATTER, FLOATS - {DType.BF16} | {DType.I32}, None,
+    "torch.scatter_add(x, 0, index, src): src[i, j] added to row index[i, j], column j", call="scatter_add")
 _op("argmax", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmax(dim=1, keepdim=True),
     "per row (axis=1): the column of the first maximum, i64", api="ReduceMax")
 _op("argmin", 1, Rule.ARG_REDUCE, FLOATS - {DType.BF16}, lambda a: a.argmin(dim=1, keepdim=True),

@@ -41,6 +41,7 @@ from .parser_broadcast import broadcast_operands, broadcast_slice, select_operan
 from .parser_conv import conv_loop, is_conv_split
 from .parser_cube import cube_loop, cube_slice, is_cube_split
 from .parser_index import is_index_subscript, row_gather_slice
+from .parser_select import selected_tables
 from .parser_slots import finish, slot_accumulate, slot_decl, slot_read
 from .parser_workspace import workspace_decl
 from .scope import LoopVar, Scope
@@ -652,8 +653,9 @@ class _Builder:
         """A tile loop over a split of B is a row loop when tensors [B, D] exist; with `split(N * C)`,
         tensors [N, C, H, W] are N*C rows of H*W: RowTiles(("N", "C"), ("H", "W"))."""
         k = len(extent)
+        whole = selected_tables(node)  # index_select's tables: rows of another length, read whole
         shapes = {p.shape[k:] for p in self.loop_params(node) if isinstance(p, ir.TensorParam)
-                  and len(p.shape) > k and p.shape[:k] == extent}
+                  and len(p.shape) > k and p.shape[:k] == extent and p.name not in whole}
         if not shapes:
             return None
         if len(shapes) > 1 and all(len(sh) >= 2 for sh in shapes):
@@ -661,9 +663,8 @@ class _Builder:
         if len(shapes) > 1:
             raise self.err(E.INDEX, f"row tiles over {' * '.join(extent)} need one row shape; tensors have rows "
                            f"{', '.join(str(list(s)) for s in sorted(shapes, key=str))}", node,
-                           "every tensor over the split's rows has the loop's row length: index_select on the last dim "
-                           "takes as many indices as columns (gather(load(x[r, :]), load(idx[:]))); fewer or more are "
-                           "not supported")
+                           "every tensor over the split's rows has the loop's row length; index_select on the last dim "
+                           "with K indices: split the output's rows and read x whole: index_select(x, load(idx[:]))")
         row = next(iter(shapes))
         if not all(isinstance(d, str) for d in row):
             raise self.err(E.UNSUPPORTED, "the row dimensions of a tensor must be shape symbols", node)

@@ -35,8 +35,10 @@ def box_for(b, extent: tuple[str, ...], node) -> ir.BoxTiles | None:
     if len(found) > 1:
         what = "; ".join(f"{', '.join(ns)} at axis {j} ({d})" for (j, d), ns in found.items())
         raise b.err(E.INDEX, f"the tensors of a reduction loop over {' * '.join(extent)} must share the reduced axis: "
-                    f"{what}", node, "reduce one axis per kernel; a gather along a non-last dim (torch.gather(x, 1, idx) of [A, R, C], "
-                    "take_along_dim) is not supported: gather along the last dim with gather(rows, load(idx[r, :]))")
+                    f"{what}", node, "reduce one axis per kernel; a gather along a non-last dim splits the output's rows, split(A * K): "
+                    "torch.gather(x, 1, idx) of [A, R, C] is gather(x, load(idx[r, :])) with x named, whole rows "
+                    "(index_select, take_along_dim with an [A, K, 1] index) load(x[idx[r], :]); along the last dim, "
+                    "gather(rows, load(idx[r, :]))")
     ((axis, dim),) = found
     return ir.BoxTiles(axis, dim)
 

@@ -14,6 +14,12 @@ repeated rows are deterministic (index order: adds in that order; copies keep th
 [0, V) (index_put: [-V, V), negative ones count from the end) are an INDEX error in the interpreter and stop
 the kernel (`AscendC::Trap()`) on the device. IR: the op's operands are (rows, the index tensor's name, the
 source's name, V, alpha), the names as string constants (Const, i64 / the rows' dtype) that only this op reads.
+
+Single elements along dim 0 (`element_scatter`): `scatter / scatter_add(load(x[r, :]), index, src)` with index and
+src named [N, *row] tensors are torch.scatter / scatter_add(x, 0, index, src): src[i, j] into row index[i, j] at
+column j (ops scatter_dim0 / scatter_add_dim0, the same operands with alpha 1). Numbers outside [0, V) (PyTorch
+accepts no negative ones here) are an INDEX error in the interpreter and a Trap on the device; repeats apply in
+source-row order i (adds in that order; the last copy wins).
 """
 
 from __future__ import annotations
@@ -86,3 +92,44 @@ def row_scatter(b, c, ops) -> ir.Expr:
     names = (ir.Const(index.name, ir.scalar_of(index.dtype), b.o.span(pos[1])),
              ir.Const(src.name, ir.scalar_of(src.dtype), b.o.span(pos[2])))
     return ir.Op(op, (rows, *names, v_value, alpha), ir.tile_of(rows.type.dtype, ir.Layout.ROWS), span)
+
+
+def element_scatter(b, c, ops) -> ir.Expr:
+    """Type `scatter / scatter_add(rows, index, src)` with index and src named [N, *row] tensors (dim 0)."""
+    name, pos, kw, e, tile = c.name, c.pos, c.kw, c.node, c.tile
+    form = f"{name}(load(x[r, :]), index, src)"
+    if len(pos) != 3 or kw:
+        raise b.err(E.ARGS, f"{name} along dim 0 takes whole rows, an index tensor and a source tensor (by name)", e,
+                    form)
+    shape = b.scope.tile.shape
+    if shape.kind is not ir.LoopKind.ROWS or len(shape.rows) != 1:
+        raise b.err(E.UNSUPPORTED, f"{name} along dim 0 runs in a row loop over one symbol (split(V)) of the "
+                    "destination rows", e, "for blk in split(V, cores=AIV): with x and y [V, D]")
+    rows = b.expr(pos[0], tile)
+    if rows.type.kind is not ir.Kind.TILE or rows.type.layout is not ir.Layout.ROWS:
+        raise b.err(E.TYPE, f"{name}'s first argument is whole rows (a value loaded with x[r, :])", pos[0])
+    if not (isinstance(pos[2], Tree) and pos[2].data == "name"):
+        raise b.err(E.TYPE, f"with an index tensor named as is (dim 0), {name}'s source is a tensor named as is too",
+                    pos[2], form)
+    index, src = b.tensor_param(pos[1].children[0]), b.tensor_param(pos[2].children[0])
+    want = [index.shape[0] if index.shape else "N", *shape.row]
+    if index.dtype not in (DType.I32, DType.I64) or tuple(map(str, index.shape[1:])) != shape.row \
+            or not isinstance(index.shape[0], str):
+        raise b.err(E.TYPE, f"'{index.name}' must be an i32 / i64 tensor [{', '.join(map(str, want))}] of row numbers "
+                    f"(rows as long as the loop's); it is {index.dtype} {list(index.shape)}", pos[1])
+    if list(map(str, src.shape)) != list(map(str, index.shape)):
+        raise b.err(E.INDEX, f"'{src.name}' must have the index's shape {list(index.shape)} (one value per index "
+                    f"entry); it has {list(src.shape)}", pos[2])
+    if src.dtype is not rows.type.dtype:
+        raise b.err(E.DTYPE_MISMATCH, f"{name}: '{src.name}' holds {src.dtype}, the rows {rows.type.dtype}", pos[2])
+    op = f"{name}_dim0"
+    if rows.type.dtype not in ops[op].dtypes:
+        raise b.err(E.DTYPE_UNSUPPORTED, f"{name} does not support {rows.type.dtype}", pos[0],
+                    f"supported: {', '.join(sorted(map(str, ops[op].dtypes)))}")
+    span = b.o.span(e)
+    v = shape.rows[0]
+    v_value = ir.Const(int(v), ir.scalar_of(DType.I32), span) if v.isdigit() else ir.Ref(v, ir.scalar_of(DType.I32), span)
+    names = (ir.Const(index.name, ir.scalar_of(index.dtype), b.o.span(pos[1])),
+             ir.Const(src.name, ir.scalar_of(src.dtype), b.o.span(pos[2])))
+    return ir.Op(op, (rows, *names, v_value, ir.Const(1, ir.scalar_of(rows.type.dtype), span)),
+                 ir.tile_of(rows.type.dtype, ir.Layout.ROWS), span)

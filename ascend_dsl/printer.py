@@ -62,6 +62,10 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
         case ir.Op(op=op, args=(a,)) if OPS[op].rule in (Rule.REDUCE, Rule.ARG_REDUCE):
             axis = _box_axis[-1] if a.type.layout is ir.Layout.BOX else 1
             return f"{OPS[op].call or op}({expr(a)}, axis={axis})"
+        case ir.Op(op="gather_middle", args=(index, x, _, _)):
+            return f"gather({x.value}, {expr(index)})"
+        case ir.Op(op="index_select_cols", args=(index, x, _)):
+            return f"index_select({x.value}, {expr(index)})"
         case ir.Op(op=op, args=(a, index, src, _, alpha)) if OPS[op].rule is Rule.ROW_SCATTER:  # (rows, names, V, alpha)
             extra = {"index_add": "" if isinstance(alpha, ir.Const) and alpha.value == 1 else f", alpha={expr(alpha)}",
                      "index_put_acc": ", accumulate=True"}.get(op, "")

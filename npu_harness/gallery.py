@@ -118,7 +118,8 @@ EXAMPLE_SHAPES.update({f"index/{name}": [{"batch_size": 7, "dim": 33}, {"batch_s
                        for name in ("scatter_add", "scatter_value", "index_add", "index_copy", "index_put_accumulate")})
 EXAMPLE_SHAPES.update({f"index/{name}": [{"num_rows": 101, "num_updates": 53, "dim": 19},
                                          {"num_rows": 300, "num_updates": 101, "dim": 1001}]
-                       for name in ("index_add_rows", "index_put_rows", "index_copy_rows")})
+                       for name in ("index_add_rows", "index_put_rows", "index_copy_rows", "scatter_add_dim0",
+                                    "scatter_dim0")})
 #: Two-sided broadcasts (rows of a [B, D] / [S, D] tensor per row of [B, S, D]): rows shorter than 32 bytes and odd
 #: counts, then rows longer than UB (column chunks of the broadcast rows).
 EXAMPLE_SHAPES.update({f"broadcast/{name}": [{"batch_size": 3, "seq_len": 37, "hidden": 33},
@@ -206,6 +207,13 @@ EXAMPLE_SHAPES.update({
     **{f"index/{name}": [{"batch_size": 3, "dim1": 5, "dim2": 77}, {"batch_size": 2, "dim1": 50, "dim2": 1001},
                          {"batch_size": 1, "dim1": 3, "dim2": 100003}] for name in ("tril", "triu")},
     "index/causal_softmax": [{"batch_size": 3, "seq_len": 37}, {"batch_size": 2, "seq_len": 1001}],
+    # gathers along the middle dim: more and fewer indices than rows of that dim, rows shorter and longer than 1 KB
+    **{f"index/{name}": [{"batch_size": 3, "dim1": 7, "dim2": 33, "num_indices": 11},
+                         {"batch_size": 2, "dim1": 50, "dim2": 1001, "num_indices": 37}]
+       for name in ("index_select_dim1", "take_along_dim1", "gather_middle")},
+    # index_select on the last dim with K != D indices: fewer and more indices than columns
+    "index/index_select_cols": [{"batch_size": 3, "dim1": 5, "dim2": 77, "num_indices": 13},
+                                {"batch_size": 2, "dim1": 50, "dim2": 1001, "num_indices": 1500}],
     "index/embedding_scaled": [{"batch_size": 2, "seq_len": 5, "vocab_size": 9, "d_model": 20},
                                {"batch_size": 3, "seq_len": 67, "vocab_size": 1000, "d_model": 1001}],
 })

@@ -10,6 +10,14 @@ is added to (alpha times: `Muls` first) or copied over dst's row. Repeats are th
 on every target: adds in that order, the last copy wins. Cost: every tile reads the whole index (N scalar GM
 reads) and each matching source row once, so it suits indices no longer than a few thousand per tile;
 the GM views of index and source are whole tensors (`whole_tensors`).
+
+Single elements along dim 0 (scatter / scatter_add(x, 0, index, src), index and src [N, D]; attr elems=1,
+`element_lines`): the same owner-computes walk over every element of the index, source row k by source row k,
+column j by column j; element (k, j) whose row number falls in the tile lands in that row's column j by the
+scalar unit (`LocalTensor::SetValue`; scatter_add: f16 adds in float, rounded per add, as PyTorch's sequential
+f16 adds). So repeats apply in source-row order on every target (deterministic adds, the last copy wins), and
+a number outside [0, V) stops the kernel (`Trap()`). Cost: N x D scalar GM reads of the index per tile, plus
+a source read per hit: a correctness path (an index sorted or bucketed per core once would remove that).
 """
 
 from __future__ import annotations
@@ -39,7 +47,8 @@ def whole_tensors(kernel: ir.Kernel) -> dict[str, tuple[str, bool]]:
     for s in ops(kernel):
         index, src = tensor_name(s.srcs[1]), tensor_name(s.srcs[2])
         n = str(kernel.param(index).shape[0])
-        out[index], out[src] = (n, True), (n, False)
+        whole_rows = dict(s.attrs).get("elems") == "1"  # an [N, D] index (single elements): N rows of rowLen_
+        out[index], out[src] = (n, not whole_rows), (n, False)
     return out
 
 
@@ -79,3 +88,29 @@ def compute_lines(s: ir.VecOp, gm_name, scratch: str, v_rows: str, alpha: str | 
             *apply,
             *sync("V_MTE2", "the scratch is read before the next source row lands", indent="            "),
             "        }", "    }", "}"]
+
+
+def element_lines(s: ir.VecOp, gm_name, v_rows: str, dtype, ctype: str, sync) -> list[str]:
+    """The C++ of one element scatter along dim 0 over the tile's `count` rows (`s.srcs`: rows, index, src, V, 1)."""
+    rows, index, src = s.srcs[0], tensor_name(s.srcs[1]), tensor_name(s.srcs[2])
+    idx_gm, src_gm = gm_name(index), gm_name(src)
+    value = f"{src_gm}.GetValue(at)"
+    if s.api == "RowScatterAdd":
+        value = (f"static_cast<{ctype}>(static_cast<float>({s.dst}.GetValue(to)) + static_cast<float>({value}))"
+                 if dtype.is_float else f"{s.dst}.GetValue(to) + {value}")
+    return [f"DataCopy({s.dst}, {rows}, static_cast<uint32_t>(count * rowPitch_));  // the tile's rows, then the scattered elements",
+            *sync("V_S", "the scalar unit writes the copy"),
+            "{",
+            "    const int64_t first = static_cast<int64_t>(rowStart_ + tileRow_);  // the tile's first global row",
+            f"    const int64_t rowsV = static_cast<int64_t>({v_rows});",
+            f"    for (int64_t k = 0; k < {idx_gm}Rows_; ++k) {{  // source rows in order: repeats are deterministic",
+            "        for (int64_t j = 0; j < static_cast<int64_t>(rowLen_); ++j) {",
+            "            const uint64_t at = static_cast<uint64_t>(k * static_cast<int64_t>(rowLen_) + j);",
+            f"            const int64_t row = static_cast<int64_t>({idx_gm}.GetValue(at));",
+            "            if (row < 0 || row >= rowsV) { Trap(); }  // a row number outside the destination: stop",
+            "            if (row >= first && row < first + static_cast<int64_t>(count)) {",
+            "                const uint32_t to = static_cast<uint32_t>(row - first) * static_cast<uint32_t>(rowPitch_) + "
+            "static_cast<uint32_t>(j);",
+            f"                {s.dst}.SetValue(to, {value});",
+            "            }", "        }", "    }", "}",
+            *sync("S_V", "the vector unit reads the scattered rows")]

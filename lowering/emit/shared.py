@@ -23,7 +23,17 @@ from ascend_dsl.ops import OPS, Rule
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
 from ..vector_scan import compensated, scratch_rows, segment
-from . import arg_reduce, launch_scalars, positions, row_broadcast, row_gather, row_scatter, scatter, strided_broadcast
+from . import (
+    arg_reduce,
+    col_select,
+    launch_scalars,
+    positions,
+    row_broadcast,
+    row_gather,
+    row_scatter,
+    scatter,
+    strided_broadcast,
+)
 from .launch_scalars import LaunchScalarView
 
 GENERATOR = "ascend-dsl"
@@ -450,6 +460,10 @@ class StageWriter:
                            f"    {s.buffer}.SetValue(i, {gm}.GetValue((rowStart_ + offset + i) % {gm}Period_));", "}",
                            *sync("S_V", "scalar writes before the vector unit reads them"), f"{q}.EnQue({s.buffer});"]
             return
+        if s.index.by and s.index.group:  # rows chosen by an index tensor along a middle dim
+            by = self.tensors[s.index.by]
+            self.lines += row_gather.group_copy_in_lines(s, q, c, self.tensors[s.tensor].gm, by.gm)
+            return
         if s.index.by:  # rows chosen by an index tensor
             by = self.tensors[s.index.by]
             self.lines += row_gather.copy_in_lines(s, q, c, self.tensors[s.tensor].gm, by.gm, by.ctype)
@@ -551,6 +565,15 @@ class RowStageWriter(StageWriter):
             self.gather(s)
         elif s.api == "GatherElems":
             self.gather_elements(s)
+        elif s.api == col_select.API:  # index_select with K indices: x read whole, per element
+            self.lines += col_select.compute_lines(s, lambda n: self.tensors[n].gm, sync)
+        elif s.api == col_select.MIDDLE:  # gather along a middle dim: x read whole, per element
+            self.lines += col_select.middle_lines(s, lambda n: self.tensors[n].gm, c_scalar(s.srcs[2], DType.I64),
+                                                  c_scalar(s.srcs[3], DType.I64), sync)
+        elif s.api in row_scatter.APIS and dict(s.attrs).get("elems") == "1":  # single elements along dim 0
+            dt = self.buffers[s.dst].buffer.dtype
+            self.lines += row_scatter.element_lines(s, lambda n: self.tensors[n].gm, c_scalar(s.srcs[3], DType.I64),
+                                                    dt, self.ctype(s.dst), sync)
         elif s.api in row_scatter.APIS:  # the tile's rows, then the source rows the index names for them
             dt = self.buffers[s.dst].buffer.dtype
             alpha = s.srcs[4]

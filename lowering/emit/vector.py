@@ -20,6 +20,7 @@ from ..tiling_rules import AUTO_TILE_GRANULE, MIN_ELEMS_PER_CORE, MIN_TILES_PER_
 from . import (
     acc_workspace,
     arg_reduce,
+    col_select,
     launch_scalars,
     positions,
     row_broadcast,
@@ -139,7 +140,12 @@ def _gm_view(kernel: ir.Kernel, split: ir.SplitLoop, tl: ir.TileLoop, t: TensorV
     p = kernel.param(t.name)
     base = f"(__gm__ {t.ctype}*){t.name}"
     if p.name in row_gather.gathered_tensors(kernel):  # read through an index tensor: the whole tensor
-        return row_gather.gm_view_lines(p, t.gm, base), False
+        return row_gather.gm_view_lines(p, t.gm, base, row_gather.groups(kernel).get(p.name)), False
+    if p.name in (numbers := row_gather.periodic_indices(kernel)):  # a [K] index along a middle dim: whole
+        k = numbers[p.name]
+        return [f"{t.gm}.SetGlobalBuffer({base}, {k if k.isdigit() else 'tiling.' + k});  // one number per {k}"], False
+    if p.name in (selects := col_select.tables(kernel)):  # index_select's / gather_middle's table: whole
+        return col_select.gm_view_lines(p, t.gm, base, selects[p.name]), False
     if p.name in row_scatter.whole_tensors(kernel):  # the index and source of a row scatter: whole tensors
         return row_scatter.gm_view_lines(p.name, t.gm, base, kernel), False
     if p.name in (periodic := row_broadcast.periodic(kernel)):  # per-channel values, broadcast rows: whole
@@ -196,7 +202,7 @@ def _init_lines(kernel: ir.Kernel, ctx: PassContext, fields: dict) -> list[str]:
 def _needs_row_start(kernel: ir.Kernel) -> bool:
     """Whether Compute or CopyIn reads the global row: per-channel tensors, slot accumulators, positions."""
     return bool(_periodic_tensors(kernel) or kernel.slot_accumulators or positions.used(kernel)
-                or row_scatter.used(kernel))
+                or row_scatter.used(kernel) or col_select.used(kernel) or row_gather.groups(kernel))
 
 
 def _periodic_tensors(kernel: ir.Kernel) -> list[str]:
@@ -336,7 +342,7 @@ def _phase_view(kernel: ir.Kernel, ctx: PassContext, k: int, tl: ir.TileLoop, te
                                     if b.buffer.role is ir.BufferRole.SLOT_TOTALS])
     acc_init += scan_table_lines(buffers)
     copyin = stages[ir.StageKind.COPYIN]
-    if _slot_updates(tl) or positions.uses_row(tl) or row_scatter.uses_row(tl):  # Compute maps rows to slots / row indices: the tile's first row
+    if _slot_updates(tl) or positions.uses_row(tl) or row_scatter.uses_row(tl) or col_select.uses_row(tl):  # Compute maps rows to slots / row indices: the tile's first row
         copyin.insert(0, "tileRow_ = offset;  // the tile's global rows are found in Compute")
     return PhaseView(suffix, loc(ctx, tl.span), f"tileLength{suffix}_", "blockLength_", tl.max_tile,
                      AUTO_TILE_GRANULE if tl.size is None else tl.size, buffers,
@@ -360,13 +366,14 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
     kernel_scalars = [f"float {n}_ = 0.0f;" for n in dict.fromkeys(kscalars)]
     kernel_scalars += [f"uint64_t {sym}_ = 0;  // shape symbol read as a value" for sym in value_symbols(kernel, tl)]
     kernel_scalars += ["uint64_t rowStart_ = 0;  // this core's first row"] if _needs_row_start(kernel) else []
-    if (positions.used(kernel) or row_scatter.used(kernel)) and not kernel.slot_accumulators:  # (slots declare it)
+    if (positions.used(kernel) or row_scatter.used(kernel) or col_select.used(kernel)) and not kernel.slot_accumulators:  # (slots declare it)
         kernel_scalars.append("uint64_t tileRow_ = 0;  // first row of the tile in flight (set by CopyIn, read by Compute)")
     if positions.used(kernel):
         kernel_scalars.append("uint64_t chunkCol_ = 0;  // chunked rows: the chunk's first column (col_index())")
     kernel_scalars += row_broadcast.member_lines(kernel, lambda n: tensors[n].gm)
     kernel_scalars += row_gather.member_lines(kernel, lambda n: tensors[n].gm)
     kernel_scalars += row_scatter.member_lines(kernel, lambda n: tensors[n].gm)
+    kernel_scalars += col_select.member_lines(kernel, lambda n: tensors[n].gm)
     kernel_scalars += slots.members(kernel, ctx) if kernel.slot_accumulators else []
     epilogue_bufs = (["TBuf<TPosition::VECCALC> scalarBuf_;  // combine slots + one-element math"]
                      if any(ph.after for ph in phase_views) or _before_first_split(kernel) else [])

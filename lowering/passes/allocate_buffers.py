@@ -158,7 +158,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                       and s.value.op == "gather_bytes"}:  # Gather reads one row at a time from a row of its own
             scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW, ir.BufferRole.REDUCE_TMP)
         for dtype in {s.value.type.dtype for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op)
-                      and OPS[s.value.op].rule is Rule.ROW_SCATTER}:  # a source row copied in from GM (row_scatter.py)
+                      and OPS[s.value.op].rule is Rule.ROW_SCATTER and not s.value.op.endswith("_dim0")}:  # a source row copied in from GM (row_scatter.py)
             scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW, ir.BufferRole.REDUCE_TMP)
         accs = [s for s in stmts if isinstance(s, ir.Accumulate)]
         for dtype, layout in sorted({(s.value.type.dtype, s.value.type.layout) for s in accs}, key=str):

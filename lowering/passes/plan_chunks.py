@@ -85,6 +85,11 @@ def _without_identity_casts(tl: ir.TileLoop) -> ir.TileLoop:
 def _plan(kernel: ir.Kernel, tl: ir.TileLoop, ctx: PassContext) -> ir.ChunkPlan:
     if not ctx.target.has_datacopypad:
         raise _NoChunk(f"{ctx.target.name} has no DataCopyPad for row chunks at unaligned GM offsets")
+    for s in tl.body:  # a gather along a middle dim (TileIndex.group): its copy-in has no chunked form
+        value = getattr(s, "value", None)
+        for e in ir.walk_expr(value) if isinstance(value, ir.Expr) else ():
+            if isinstance(e, ir.Load) and e.index.group:
+                raise _NoChunk(f"the gather '{e.tensor}[{e.index.by}[r], :]' along a middle dim")
     depth: dict[str, int] = {}
     layout: dict[str, ir.Layout] = {}
     defs: dict[str, ir.Assign] = {}

@@ -55,6 +55,8 @@ def writes_dst_early(op: ir.Op) -> bool:
         return True
     if OPS[op.op].rule in (Rule.SCATTER, Rule.ROW_SCATTER):  # the copy of the rows lands in dst before idx and src are read
         return True
+    if op.op in ("index_select_cols", "gather_middle"):  # dst is written while the index is still read
+        return True
     return op.op == "select" and not _tile(op.args[1])
 
 
@@ -121,9 +123,12 @@ def lower_op(dst: str, e: ir.Op) -> list[ir.VecOp]:
         return [v("GatherElems", args[0], args[1])]
     if op == "gather":  # a scalar loop over the rows (emitted by the row stage writer)
         return [v("GatherRows", args[0], args[1])]
+    if op in ("index_select_cols", "gather_middle"):  # per element on the scalar unit, x read whole (emit/col_select.py)
+        return [v("SelectCols" if op == "index_select_cols" else "GatherMiddle", *args)]
     if info.rule is Rule.ROW_SCATTER:  # the tile's rows, then the matching source rows (lowering/emit/row_scatter.py)
-        api = "RowScatterAdd" if op in ("index_add", "index_put_acc") else "RowScatterCopy"
-        return [v(api, *args, wrap="1" if op.startswith("index_put") else "0")]
+        api = "RowScatterAdd" if op in ("index_add", "index_put_acc", "scatter_add_dim0") else "RowScatterCopy"
+        elems = {"elems": "1"} if op.endswith("_dim0") else {}  # single elements (emit/row_scatter.py)
+        return [v(api, *args, wrap="1" if op.startswith("index_put") else "0", **elems)]
     if info.rule is Rule.SCATTER:  # per row: a copy of the rows, then a scalar loop (lowering/emit/scatter.py)
         return [v("ScatterAdd" if op == "scatter_add" else "Scatter", *args)]
     if op in ("argmax", "argmin"):  # ReduceMax / ReduceMin with calIndex per row (lowering/emit/arg_reduce.py)
@@ -150,7 +155,7 @@ def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) ->
     """A row loop's instruction whose tile operands mix whole rows with per-row values or row vectors."""
     if s.api in SCALAR_LOOP_APIS or s.api in SCAN_APIS.values() or s.api.startswith("Reduce") \
             or s.api in ("GatherRows", "GatherElems", "ArgMax", "ArgMin", "ColIndex", "RowIndex", "ColMinusRow",
-                         "Scatter", "ScatterAdd", "RowScatterAdd", "RowScatterCopy"):
+                         "Scatter", "ScatterAdd", "RowScatterAdd", "RowScatterCopy", "SelectCols", "GatherMiddle"):
         return s  # row by row by construction (scalar loops, reductions per row)
     dst_layout = buffers[s.dst].layout
     tiles = [o for o in s.srcs if isinstance(o, str)]

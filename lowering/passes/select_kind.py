@@ -122,8 +122,9 @@ def _check_row_gathers(kernel: ir.Kernel, sink: DiagnosticSink) -> None:
 
 
 def _check_scatters(kernel: ir.Kernel, kind: ir.KernelKind, sink: DiagnosticSink) -> None:
-    """Scatters run in vector row loops only; the index and source of a row scatter (index_add on rows) are read
-    whole by the op (their GM view is the whole tensor), so no tile load or store may address them."""
+    """Scatters (and index_select with K indices) run in vector row loops only; the index and source of a row
+    scatter (index_add on rows) and index_select's table are read whole by the op (their GM view is the whole
+    tensor), so no tile load or store may address them."""
     exprs = [e for s in ir.walk(kernel.body) if isinstance(s, ir.VALUE_STMTS) for e in ir.walk_expr(s.value)]
     scatters = [e for e in exprs if isinstance(e, ir.Op) and OPS[e.op].rule in (Rule.SCATTER, Rule.ROW_SCATTER)]
     if scatters and kind is not ir.KernelKind.VECTOR:
@@ -132,6 +133,13 @@ def _check_scatters(kernel: ir.Kernel, kind: ir.KernelKind, sink: DiagnosticSink
                    "store the other result, then scatter in a second kernel")
         return
     named = {a.value: e for e in scatters if OPS[e.op].rule is Rule.ROW_SCATTER for a in e.args[1:3]}
+    selects = [e for e in exprs if isinstance(e, ir.Op) and e.op in ("index_select_cols", "gather_middle")]
+    if selects and kind is not ir.KernelKind.VECTOR:
+        sink.error(E.UNSUPPORTED, f"'{OPS[selects[0].op].call}' of a named tensor runs in vector row loops only (not "
+                   "in matmul epilogues, stages or window loops)", selects[0].span,
+                   "store the other result, then select in a second kernel")
+        return
+    named |= {e.args[1].value: e for e in selects}
     tiled = [(e.tensor, e.span) for e in exprs if isinstance(e, ir.Load)]
     tiled += [(s.tensor, s.span) for s in ir.walk(kernel.body) if isinstance(s, ir.Store)]
     for name, span in tiled:

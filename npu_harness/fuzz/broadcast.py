@@ -4,7 +4,8 @@ A row loop over `split(A * B)` or `split(A * B * C)` of `[A, B(, C), D]` tensors
 rows of tensors over a contiguous proper run of the split's symbols (`[A, D]`, `[B, D]`, `[B, C, D]`: row q reads
 row (q / stride) % period), per-row values over such runs (`[A]`, `[B]`, `[A, B]` of three), and a row vector;
 the element-wise expressions mix them, and comparisons / selects take per-row values and row vectors next to
-whole rows (a per-row mask between whole rows: torch.where with a [.., 1] condition). Rows of up to 1500
+whole rows (a per-row mask between whole rows: torch.where with a [.., 1] condition), and rows gathered along the middle dim of a [.., R, D] table
+(index_select / take_along_dim; torch.gather of single elements). Rows of up to 1500
 elements, or (long) longer than UB in chunked passes. Drawn by gen.py's row kinds from a side stream, so the
 other programs of a seed stay the same.
 """
@@ -58,6 +59,16 @@ def build(rng: random.Random, k, kind: str, length) -> dict:
     for name, layout in loads:
         load(f"load({name}[r, :])" if layout == "rows" else f"load({name}[:])" if layout == "row"
              else f"load({name}[r])", layout)
+    middle = random.Random(hash(rng.getstate()[1]) ^ 0x3D1)  # its own stream: the other draws stay as they were
+    if not long and middle.random() < 0.25:  # rows gathered along the middle dim R of a [.., R, D] table
+        per_row = middle.random() < 0.5  # idx over the loop's rows (take_along_dim) or over the last symbol
+        table = k.tensor("g", tname, f"{', '.join(syms[:-1])}, R, D")
+        index = k.tensor("n", middle.choice(("i32", "i64")), full if per_row else syms[-1])
+        sizes["R"] = middle.randint(1, 9)
+        load(f"load({table}[{index}[r], :])", "rows")
+        if middle.random() < 0.5:  # single elements along R too (torch.gather(g, dim, e), e like the output)
+            each = k.tensor("e", middle.choice(("i32", "i64")), f"{full}, D")
+            load(f"gather({table}, load({each}[r, :]))", "rows")
     ex = Exprs(rng, scope, rows=True)
     for _ in range(rng.randint(0, 2)):
         v = k.fresh("v")

@@ -204,6 +204,11 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     along_row = random.Random(hash(rng.getstate()[1]) ^ 0x6A7).random() < 0.3
     along = k.tensor("q", side.choice(("i32", "i64") if target != "ascend310p" else ("i32",)),
                      "D" if along_row else shape_in) if rows and kind == "rows" and side.random() < 0.15 else None
+    # index_select along the last dim with the loop's D indices into rows of another length E (x read whole)
+    pick = None
+    if rows and kind == "rows" and t != "bf16" and random.Random(hash(rng.getstate()[1]) ^ 0x1D5).random() < 0.1:
+        pick = (k.tensor("t", tname, "B, E"), k.tensor("p", side.choice(("i32", "i64")), "D"))
+        sizes["E"] = random.Random(hash(rng.getstate()[1]) ^ 0x1D6).randint(1, 300)
     # scatter / scatter_add along the row (torch.scatter(x, 1, idx, src)): whole rows of indices, or one index row
     # for every row (index_copy / index_add along the last dim); the source whole rows or a constant (value=)
     spread = None
@@ -214,8 +219,11 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     # rows scattered along dim 0 (index_add / index_copy / index_put of [K, D] source rows into the loop's rows)
     pour = None
     if rows and kind == "rows" and t != "bf16" and side.random() < 0.12:
-        call = side.choice(("index_add", "index_add_alpha", "index_copy", "index_put", "index_put_acc"))
-        pour = (call, k.tensor("g", side.choice(("i32", "i64")), "K"), k.tensor("s", tname, "K, D"))
+        # (sometimes single elements along dim 0: scatter / scatter_add with [K, D] index and source; own stream)
+        elems = random.Random(hash(rng.getstate()[1]) ^ 0x5CA7).random() < 0.35
+        call = side.choice(("scatter_dim0", "scatter_add_dim0") if elems else
+                           ("index_add", "index_add_alpha", "index_copy", "index_put", "index_put_acc"))
+        pour = (call, k.tensor("g", side.choice(("i32", "i64")), "K, D" if elems else "K"), k.tensor("s", tname, "K, D"))
         sizes["K"] = side.randint(1, 60)
     for _ in range(rng.randint(0, 2)):
         k.scalar_param(integer=rng.random() < 0.3)
@@ -265,6 +273,11 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
             body.append(Stmt(f"{w} = select(col_index() {cmp} row_index() + {diag}, {{0}}, {side.choice((0.0, -2.5))})",
                              a, w))
             scope.tiles.append(leaf(w, compute, "rows"))
+        if pick is not None:
+            v = k.fresh("v")
+            body.append(Stmt(f"{v} = {{0}}", _cast(leaf(f"index_select({pick[0]}, load({pick[1]}[:]))", t, "rows"),
+                                                   compute, "rows"), v))
+            scope.tiles.append(leaf(v, compute, "rows"))
         if along is not None:
             v = k.fresh("v")
             at = ":" if along_row else f"{var}, :"
@@ -297,7 +310,7 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
             call, where, source = pour
             v, base = k.fresh("v"), side.choice(scope.of(compute, "rows"))
             extra = {"index_add_alpha": ", alpha=0.5", "index_put_acc": ", accumulate=True"}.get(call, "")
-            text = f"{call.removesuffix('_alpha').removesuffix('_acc')}({{0}}, {where}, {source}{extra})"
+            text = f"{call.removesuffix('_alpha').removesuffix('_acc').removesuffix('_dim0')}({{0}}, {where}, {source}{extra})"
             node = Node(text, (_cast(base, t, "rows"),), t, "rows")
             body.append(Stmt(f"{v} = {{0}}", _cast(node, compute, "rows"), v))
             scope.tiles.append(leaf(v, compute, "rows"))

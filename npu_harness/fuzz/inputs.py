@@ -63,13 +63,18 @@ def gather_columns(kernel: ir.Kernel) -> dict[str, str]:
                 if isinstance(e, ir.Op) and e.op in ("gather", "scatter", "scatter_add") \
                         and isinstance(e.args[1], ir.Load):
                     out[e.args[1].tensor] = " * ".join(tl.shape.row)
+                if isinstance(e, ir.Op) and e.op == "index_select_cols" and isinstance(e.args[0], ir.Load):
+                    out[e.args[0].tensor] = str(kernel.param(e.args[1].value).shape[-1])  # x's columns
+                if isinstance(e, ir.Op) and e.op == "gather_middle" and isinstance(e.args[0], ir.Load):
+                    out[e.args[0].tensor] = str(kernel.param(e.args[1].value).shape[-len(tl.shape.row) - 1])  # R
     return out
 
 
 def row_numbers(kernel: ir.Kernel) -> dict[str, str]:
     """Index tensors of row gathers `load(w[idx[r], :])` -> the symbol of w's row count (e.g. "V")."""
     params = {p.name: p for p in kernel.tensors}
-    return {e.index.by: params[e.tensor].shape[0] for s in ir.walk(kernel.body) if isinstance(s, ir.VALUE_STMTS)
+    return {e.index.by: e.index.group.r if e.index.group else params[e.tensor].shape[0]
+            for s in ir.walk(kernel.body) if isinstance(s, ir.VALUE_STMTS)
             for e in ir.walk_expr(s.value) if isinstance(e, ir.Load) and e.index.by}
 
 
