@@ -15,12 +15,15 @@ class Model(nn.Module):
     def forward(self, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
         q = torch.nn.functional.elu(Q) + 1.0
         k = torch.nn.functional.elu(K) + 1.0
-        s = torch.cumsum(k.unsqueeze(-1) * V.unsqueeze(-2), dim=1)  # S_i: [Bt, S, D, D]
-        z = torch.cumsum(k, dim=1)                                  # z_i: [Bt, S, D]
-        num = torch.einsum("bsd,bsde->bse", q, s)
-        den = (q * z).sum(dim=-1, keepdim=True)
-        return num / den
-
+        s = torch.zeros(Q.shape[0], K.shape[2], V.shape[2])  # S_i, carried along the sequence (the RNN form)
+        z = torch.zeros(Q.shape[0], K.shape[2])              # z_i
+        out = []
+        for i in range(Q.shape[1]):
+            s = s + k[:, i, :, None] * V[:, i, None, :]
+            z = z + k[:, i]
+            num = torch.einsum("bd,bde->be", q[:, i], s)
+            out.append(num / (q[:, i] * z).sum(dim=-1, keepdim=True))
+        return torch.stack(out, dim=1)
 
 Bt = 8
 S = 256

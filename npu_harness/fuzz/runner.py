@@ -187,10 +187,10 @@ def _execute_launches(p: _Prepared, job: Job) -> Outcome:
                                compile_signature(e.message))
         for q in p.kernel.inputs:
             (io / f"{q.name}.bin").write_bytes(from_torch(p.inputs[q.name]).tobytes())
-        for w in p.lowered.workspaces:
-            (io / f"{w.name}.bin").write_bytes(b"\xff" * (numel(w.shape, job.sizes) * w.dtype.size))
-        res = None
         sizes = {**job.sizes, **views.bind_symbols(p.kernel, job.sizes, p.scalars)}  # symbols views define
+        for w in p.lowered.workspaces:  # (workspace tensors may be shaped by them)
+            (io / f"{w.name}.bin").write_bytes(b"\xff" * (numel(w.shape, sizes) * w.dtype.size))
+        res = None
         for la, binary in zip(p.lowered.body, binaries, strict=True):
             sub = la.kernel
             args = [str(io), str(job.cores)] + [str(sizes[s]) for s in sub.symbols]
