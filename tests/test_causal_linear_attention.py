@@ -70,14 +70,14 @@ def test_a_length_that_is_not_a_multiple_of_the_chunk_is_located():
     assert d.span.line == next(i for i, line in enumerate(_text().splitlines(), 1) if "qc = view(" in line)
 
 
-def test_the_kernel_lowers_to_eight_launches_with_one_shape_of_each_tensor():
+def test_the_kernel_lowers_to_nine_launches_with_one_shape_of_each_tensor():
     _, ctx = lowering.lower(_kernel())
     subs = [la.kernel for la in ctx.lowered.body]
     K = ir.KernelKind
-    assert [s.kind for s in subs] == [K.VECTOR, K.VECTOR, K.VECTOR, K.BOX, K.CHAIN, K.CHAIN, K.CHAIN, K.VECTOR]
+    assert [s.kind for s in subs] == [K.VECTOR, K.VECTOR, K.VECTOR, K.BOX, K.CHAIN, K.MIX, K.VECTOR, K.CHAIN, K.VECTOR]
     # kv is written as [E, E] blocks by the first cube launch and read flat by the next: two launches
     assert subs[4].param("kv").shape == ("Bt", "NC", "E", "E") and subs[5].param("kv").shape == ("Bt", "NC", "F")
-    assert subs[5].param("sp").shape == ("Bt", "NC", "F") and subs[6].param("sp").shape == ("Bt", "NC", "E", "E")
+    assert subs[5].param("sp").shape == ("Bt", "NC", "F") and subs[7].param("sp").shape == ("Bt", "NC", "E", "E")
     # workspace tensors declared with the symbols a view defines
     assert subs[1].param("tril").shape == ("C", "C") and subs[2].param("strict").shape == ("NC", "NC")
 
@@ -145,7 +145,7 @@ def test_floats_chosen_by_a_position_comparison_are_f32():
 
 def test_a_per_row_tensor_under_two_batch_dims_is_no_grouped_operand():
     project, _ = lowering.lower(_kernel())
-    last_cube = project.launches[6]
+    last_cube = project.launches[7]
     main = next(v for n, v in last_cube.files.items() if n.endswith("_main.cpp"))
     assert "grouped batch dim" not in main  # den, din: [Bt, NC, C], one value per row of the [Bt, NC] batch
     gqa, _ = lowering.lower(load_file(REPO / "examples/attention/gqa.adsl")[0].instantiate(), allow_conv5hd=False)
