@@ -1,6 +1,7 @@
 """The launches of a kernel whose split loops are of different kinds, joined by workspace tensors.
 
-A run of cube (matmul) loops is one launch, a conv loop is one launch, a run of vector split loops with the
+A run of cube (matmul) loops is one launch (cut before a loop that uses a workspace tensor through another shape
+than the run: a view), a conv loop is one launch, a run of vector split loops with the
 kernel-scope statements around them (accumulators, scalars, scalar stores) is one launch, cut before a loop that
 reads a workspace tensor an earlier loop of the run writes (its cores need every core's share); the leading scalars go
 to every launch that uses them. A workspace tensor shared by two launches becomes a parameter of both (GM the host
