@@ -61,11 +61,11 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
                   round_casts=round_casts, sum_nudge=sum_nudge, sum_alternate=sum_alternate)
     try:
         if launches.is_launches(kernel):  # several launches (ascend_dsl/launches.py): in order, on shared tensors
-            shared = {**tensors, **_workspaces(kernel, tensors)}
             symbols = _sizes(kernel, tensors)
             if kernel.views:  # a launch reads a workspace tensor through a view: its dims (ascend_dsl/views.py)
                 given = {p.name: p.default for p in kernel.scalars} | dict(scalars or {})
                 symbols |= views.bind_symbols(kernel, symbols, given)
+            shared = {**tensors, **_workspaces(kernel, tensors, symbols)}
             for sub in launches.launch_kernels(kernel):
                 own = {p.name: shared[p.name].view([symbols[d] if isinstance(d, str) else d for d in p.shape])
                        for p in sub.tensors if kernel.param(p.name).shape != p.shape}
@@ -87,7 +87,7 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
                 raise DslError.at(E.BINDING, f"no value for scalar parameter '{p.name}'", p.span)
             scalars[p.name] = p.default
     views = {}
-    tensors = {**tensors, **_workspaces(kernel, tensors)}
+    tensors = {**_workspaces(kernel, tensors), **tensors}  # a launch's workspace tensors come allocated
     for p in kernel.tensors:
         t = tensors[p.name]
         if t.dtype != _dt(p.dtype):
@@ -232,12 +232,16 @@ def _box_write_back(kernel: ir.Kernel, loop: ir.SplitLoop, tl: ir.TileLoop, tens
             moved.copy_(tviews[p.name].reshape(moved.shape).clone())  # a view of the tensor itself when A == 1
 
 
-def _workspaces(kernel: ir.Kernel, tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """The kernel's own GM tensors (`p = workspace(...)`), sized from the bound tensors' shapes and filled
-    with NaN (integers: their minimum), so a stage reading what no stage wrote shows in the result."""
-    sizes = _sizes(kernel, tensors)
+def _workspaces(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], symbols: dict[str, int] | None = None
+                ) -> dict[str, torch.Tensor]:
+    """The kernel's own GM tensors (`p = workspace(...)`) not in `tensors`, sized from the bound tensors' shapes
+    and `symbols` (those a view defines) and filled with NaN (integers: their minimum), so a stage reading what no
+    stage wrote shows in the result."""
+    sizes = {**_sizes(kernel, tensors), **(symbols or {})}
     out = {}
     for p in kernel.workspaces:
+        if p.name in tensors:
+            continue
         dt = _dt(p.dtype)
         fill = float("nan") if dt.is_floating_point else torch.iinfo(dt).min
         out[p.name] = torch.full([sizes[d] for d in p.shape], fill, dtype=dt)
@@ -599,6 +603,9 @@ def _run_cube(loop: ir.CubeLoop, kernel: ir.Kernel, views, scalars, symbols) -> 
     batches = 1
     for s in sizes:
         batches *= s
+    # the tensors the epilogue reads or stores (a stage of a chain launch sees its sibling stages' tensors too,
+    # whose lead dims need not line up with this stage's batch)
+    used = sorted(launches.tensor_names(loop.epilogue.body, set(params), set(), False))
     for bi in range(batches):
         idx, rest = [], bi  # bi row-major over the batch dims
         for s in reversed(sizes):
@@ -621,6 +628,6 @@ def _run_cube(loop: ir.CubeLoop, kernel: ir.Kernel, views, scalars, symbols) -> 
         acc = (a.T if mm.transpose_a else a) @ (b.T if mm.transpose_b else b)
         if mm.bias:
             acc = acc + views[mm.bias].to(_dt(ir.DType.F32))
-        local = {p.name: pick(p.name) for p in kernel.tensors}
+        local = {n: pick(n) for n in used}
         local[mm.name] = acc
         _run_tile(loop.epilogue.body, local, scalars, slice(0, acc.shape[0]))

@@ -1,6 +1,7 @@
 """The launches of a kernel whose split loops are of different kinds, joined by workspace tensors.
 
-A run of cube (matmul) loops is one launch, a conv loop is one launch, a run of vector split loops with the
+A run of cube (matmul) loops is one launch (cut before a loop that uses a workspace tensor through another shape
+than the run: a view), a conv loop is one launch, a run of vector split loops with the
 kernel-scope statements around them (accumulators, scalars, scalar stores) is one launch, cut before a loop that
 reads a workspace tensor an earlier loop of the run writes (its cores need every core's share); the leading scalars go
 to every launch that uses them. A workspace tensor shared by two launches becomes a parameter of both (GM the host
@@ -52,13 +53,15 @@ class Segment:
 def segments(kernel: ir.Kernel) -> tuple[list[ir.Stmt], list[Segment]]:
     """The leading scalar statements (shared by every launch that uses them) and the launches' statements. A
     vector split loop that reads a workspace tensor an earlier vector loop of the run writes, or splits another
-    extent, starts a launch of its own (with the kernel-scope statements just before it)."""
+    extent, starts a launch of its own (with the kernel-scope statements just before it); so does a cube split loop
+    that uses a workspace tensor through another shape (a view) than the earlier loops of its run."""
     body = list(kernel.body)
     first = next(i for i, s in enumerate(body) if loop_kind(s))
     prelude = [s for s in body[:first] if isinstance(s, _SHARED)]
     pending = [s for s in body[:first] if not isinstance(s, _SHARED)]
     segs: list[Segment] = []
     bases = {p.name: p.view.base for p in kernel.views} | {p.name: p.name for p in kernel.workspaces}
+    shapes = {n: (b, n) for n, b in bases.items()}
     for s in body[first:]:
         kind = loop_kind(s)
         cur = segs[-1] if segs else None
@@ -73,7 +76,8 @@ def segments(kernel: ir.Kernel) -> tuple[list[ir.Stmt], list[Segment]]:
             while cur.stmts and not loop_kind(cur.stmts[-1]):  # reads a value of the run is then a located error
                 tail.insert(0, cur.stmts.pop())
             segs.append(Segment(kind, [*tail, s]))
-        elif cur is not None and kind == cur.kind and kind != "conv" and not pending:
+        elif cur is not None and kind == cur.kind and kind != "conv" and not pending and not (
+                kind == "cube" and _other_shape(s, cur.stmts, shapes)):
             cur.stmts.append(s)
         else:
             if pending and kind != "vector":
@@ -99,6 +103,14 @@ def segments(kernel: ir.Kernel) -> tuple[list[ir.Stmt], list[Segment]]:
 
 def _first_loop(seg: Segment) -> ir.Stmt:
     return next(t for t in seg.stmts if loop_kind(t))
+
+
+def _other_shape(loop: ir.Stmt, stmts: list[ir.Stmt], shapes: dict[str, tuple[str, str]]) -> bool:
+    """`loop` uses a workspace tensor through another shape (the tensor, or another view of it) than `stmts` do:
+    a cube stage doing so starts a launch of its own (a launch sees one shape of each tensor)."""
+    mine = {shapes[n] for n in tensor_names(loop, set(shapes), set(), False)}
+    theirs = {shapes[n] for n in tensor_names(stmts, set(shapes), set(), False)}
+    return any(b == b2 and n != n2 for b, n in mine for b2, n2 in theirs)
 
 
 def _reads_written(loop: ir.Stmt, stmts: list[ir.Stmt], bases: dict[str, str]) -> bool:

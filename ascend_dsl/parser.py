@@ -1084,6 +1084,8 @@ class _Builder:
                 dtype = floats[0].type.dtype
             elif values:
                 dtype = DType.F32 if float_literal or promote else values[0].type.dtype
+            elif float_literal and fallback is not None and not fallback.is_float:
+                dtype = DType.F32  # select(col_index() <= row_index(), 1.0, 0.0): floats chosen by an int comparison
             else:
                 dtype = fallback or DType.F32
             kind = ir.Kind.SCALAR

@@ -308,8 +308,10 @@ def param(p: ir.Param) -> str:
 def kernel(k: ir.Kernel) -> str:
     kind = [f"    # kernel kind: {k.kind.value}"] if k.kind is not None else []  # lowering/passes/select_kind.py
     params = ", ".join(param(p) for p in k.params if not getattr(p, "workspace", False))
-    workspaces = [f"    {p.name} = workspace({p.dtype}, {', '.join(map(str, p.shape))})" for p in k.workspaces]
-    workspaces += [f"    {p.name} = view({p.view.base}, {_view_dims(p)})" for p in k.views]
+    # in declaration order: a workspace tensor may take the symbols an earlier view defines
+    workspaces = [f"    {p.name} = view({p.view.base}, {_view_dims(p)})" if p.view is not None else
+                  f"    {p.name} = workspace({p.dtype}, {', '.join(map(str, p.shape))})"
+                  for p in k.params if getattr(p, "workspace", False)]
     lines = ["@kernel", f"def {k.name}({params}):", *kind, *workspaces] + block(k.body, "    ")
     return "\n".join(lines) + "\n"
 

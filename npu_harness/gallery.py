@@ -55,6 +55,8 @@ CATEGORY_SHAPES: dict[str, list[dict[str, int]]] = {
 EXAMPLE_SHAPES: dict[str, list[dict[str, int]]] = {
     "attention/sdpa": [{}, {"Bt": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
     "attention/linear_attention": [{}, {"Bt": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
+    # an odd length in chunks of an odd length (the task's chunk: S must be a multiple of it)
+    "attention/causal_linear_attention": [{}, {"Bt": 3, "S": 333, "D": 40, "chunk": 37}],
     "attention/gqa": [{}, {"B": 1, "H": 6, "Hkv": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
     "attention/mqa": [{}, {"B": 1, "H": 3, "M": 37, "N": 53, "Dk": 24, "Dv": 40}],
     "attention/causal_attention": [{}, {"B": 1, "H": 3, "S": 37, "D": 24}],
@@ -328,6 +330,7 @@ SCALE_SHAPES = [
     {"B": 4, "H": 32, "M": 4096, "N": 4096, "Dk": 128, "Dv": 128},
     {"B": 4, "H": 32, "Hkv": 8, "M": 4096, "N": 4096, "Dk": 128, "Dv": 128},
     {"B": 4, "H": 32, "S": 4096, "D": 128},
+    {"Bt": 128, "S": 4096, "D": 128},  # causal linear attention: issue 15's B * H = 128 (chunks of 64)
     {"B": 4, "H": 32, "Sq": 4096, "Skv": 77, "D": 128},
     {"B": 4, "H": 32, "Hkv": 8, "Q": 1, "L": 32768, "D": 128},  # one decoding step against a 32K-token KV cache
 ]

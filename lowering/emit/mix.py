@@ -137,6 +137,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
         return operand_offset(p.shape, loop.batch)
 
     buffers = () if plan.direct else buffer_views(tl)
+    per_row = (*loop.batch, loop.m)  # a tensor of one value per row ([Bt, M], [B, H, M]), whatever the batch dims
     adjust: dict[str, str] = {}
     by_name = {b.name: b for b in buffers}
     stages: dict[ir.StageKind, list[str]] = {k: [] for k in ir.StageKind}
@@ -144,7 +145,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
     if not plan.direct:
         out_shape = (*loop.batch, loop.m, loop.n)
         for p in kernel.tensors:  # epilogue tensors with shared or grouped batch dims (a causal mask [1, 1, M, N])
-            if loop.batch and p.name not in (mm.a, mm.b, mm.bias) and len(p.shape) >= 2 and tuple(p.shape) != out_shape:
+            if loop.batch and p.name not in (mm.a, mm.b, mm.bias) and len(p.shape) >= 2 and tuple(p.shape) not in (
+                    out_shape, per_row):
                 rel = operand_offset(p.shape, loop.batch, "bi_").removesuffix(" + ")
                 adjust[f"{p.name}Gm"] = (f" - bi_ * {loop.m}_ * {loop.n}_"
                                          + (f" + {rel}" if rel else ""))
@@ -155,6 +157,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
     rows = f" and the Unified Buffer (a base block holds whole rows of {loop.n}: {loop.n} is too long)"
     fields["batch_member"] = bool(adjust)
     fields["launch_checks"] = tuple(c for p in kernel.tensors if len(p.shape) >= 2 and p.name != mm.bias
+                                    and tuple(p.shape) != per_row  # one value per row: offset / N (COL layout)
                                     and (c := group_checks(p, loop.batch)) is not None)
     return MixView(
         **fields, buffers=buffers, mix=True,

@@ -9,8 +9,8 @@ boxes (reductions over dim 0 or 1), pooling windows (1-3 spatial dims) and resam
 vector epilogues, conv1d/2d/3d on the cube (CONV kernels: stride, padding, dilation, groups, bias) and
 conv_transpose1d/2d/3d (the same options and output_padding), the conv2d forms of the NC1HWC0 route (conv5hd)
 (`generate`); chains of two cube stages joined by a workspace tensor, kernels of several launches, single cube
-splits the compiler cuts into launches (ascend_dsl/autosplit.py) and convolutions with per-dim options
-(`generate_stages`, a stream of its own).
+splits the compiler cuts into launches (ascend_dsl/autosplit.py), convolutions with per-dim options and chunk-wise
+cube stages through views (chunked.py) (`generate_stages`, a stream of its own).
 Any of the vector kinds may
 carry accumulators, several split loops, kernel-scope scalars
 before, between and after the loops (launch-time math, `load(x[0])` values and the device math on them,
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 
-from . import broadcast
+from . import broadcast, chunked
 from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Program, Stmt
 
@@ -32,7 +32,7 @@ KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window"
          "conv_t": 4, "scalar_stress": 8, "conv5hd": 4}
 #: Multi-stage kinds, drawn by `generate_stages` from a stream of their own (npu_harness.fuzz.campaign), so
 #: adding one leaves every program of `generate`'s stream, and so the fixed seeds' slices, unchanged.
-STAGE_KINDS = {"chain": 1, "flash": 1, "launches": 1, "views": 1, "autosplit": 1, "conv_dims": 1}
+STAGE_KINDS = {"chain": 1, "flash": 1, "launches": 1, "views": 1, "autosplit": 1, "conv_dims": 1, "chunked": 1}
 TARGETS = {"ascend910b1": 80, "ascend910b4": 10, "ascend310p": 10}
 CORES = {"ascend910b1": 48, "ascend910b4": 40, "ascend310p": 8}
 
@@ -734,6 +734,12 @@ def _views(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     return k, sizes
 
 
+def _chunked(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    """Chunk-wise cube stages through views that define shape symbols (npu_harness/fuzz/chunked.py)."""
+    k = _Kernel(rng, name)
+    return k, chunked.build(rng, k)
+
+
 def _flash(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     """The chained SDPA text that lowering/passes/plan_flash.py fuses into a FLASH kernel: [Bt] or [B, H] batches
     (grouped or shared key/value heads), odd lengths up to a few key blocks, each spelling of the softmax, a scale
@@ -1096,6 +1102,6 @@ def generate_stages(rng: random.Random, index: int, seed: int) -> Program:
     kind = _pick(rng, STAGE_KINDS)
     target = "ascend910b4" if rng.random() < 0.2 else "ascend910b1"  # cube stages need a separate cube unit
     k, sizes = {"flash": _flash, "launches": _launches, "views": _views, "autosplit": _autosplit,
-                "conv_dims": _conv_dims}.get(kind, _chain)(rng, f"s{index}", target)
+                "conv_dims": _conv_dims, "chunked": _chunked}.get(kind, _chain)(rng, f"s{index}", target)
     cores = CORES[target] if rng.random() < 0.7 else rng.randint(1, CORES[target])
     return k.program(kind, sizes, seed, target, cores)

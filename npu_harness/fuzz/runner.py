@@ -189,7 +189,7 @@ def _execute_launches(p: _Prepared, job: Job) -> Outcome:
             (io / f"{q.name}.bin").write_bytes(from_torch(p.inputs[q.name]).tobytes())
         sizes = {**job.sizes, **views.bind_symbols(p.kernel, job.sizes, p.scalars)}  # symbols views define
         sizes |= views.workspace_dims(p.lowered, sizes, p.scalars)  # and compiler-declared workspaces (C1 = ceil(C / 16))
-        for w in p.lowered.workspaces:
+        for w in p.lowered.workspaces:  # (workspace tensors may be shaped by them)
             (io / f"{w.name}.bin").write_bytes(b"\xff" * (numel(w.shape, sizes) * w.dtype.size))
         res = None
         for la, binary in zip(p.lowered.body, binaries, strict=True):
