@@ -90,6 +90,17 @@ def test_a_literal_window_takes_the_route_without_padding():
     assert _kinds(text.replace('"K, C, 3, 3"', '"K, C, 1, 1"')) == ["conv"]
 
 
+@pytest.mark.parametrize("call", ["conv1d(x[blk], w[blk], padding=0)", "conv_transpose1d(x[blk], w[blk], padding=4, dilation=2)"])
+def test_a_literal_1d_window_keeps_the_old_paths(call):
+    """A 1-D window has one dim: the route's window test read a second one (fuzz seed 3131: INTERNAL IndexError
+    in route_conv5hd for a bf16 conv_transpose1d with a literal window of 3)."""
+    transposed = "transpose" in call
+    text = KERNEL.replace("conv2d(x[blk], w[blk], padding=1)", call).replace('"N, C, H, W"', '"N, C, W"').replace(
+        '"K, C, KH, KW"', '"C, K, 3"' if transposed else '"K, C, 3"').replace("OH, OW", "OW").replace(
+        "split(N, K, OW, OW", "split(N, K, OW")
+    assert _kinds(text) == ["conv"]
+
+
 def test_a_fused_conv_keeps_the_old_paths():
     """A conv that is one launch of several (conv, then vector loops) is not routed: launches do not nest."""
     fused = ascend_dsl.parse_text(FUSED.read_text(), file="f.adsl")[0]

@@ -33,12 +33,13 @@ def fits(kernel: ir.Kernel) -> bool:
     if loop is None or kernel.workspaces or any(isinstance(s, ir.SplitLoop | ir.CubeLoop) for s in kernel.body):
         return False
     conv = loop.conv
+    if conv.transposed or conv.rank != 2:  # first: the window below has two dims only then
+        return False
     x, w = kernel.param(conv.x), kernel.param(conv.w)
     window = w.shape[2:]
     taps = all(isinstance(d, int) for d in window) and window[0] * window[1] > 1
-    return (not conv.transposed and conv.rank == 2 and conv.stride == (1, 1) and conv.groups == 1
-            and x.dtype in (DType.F16, DType.BF16) and w.dtype == x.dtype and conv.x5hd is None
-            and (any(conv.padding) or taps))
+    return (conv.stride == (1, 1) and conv.groups == 1 and x.dtype in (DType.F16, DType.BF16) and w.dtype == x.dtype
+            and conv.x5hd is None and (any(conv.padding) or taps))
 
 
 def _fresh(kernel: ir.Kernel, stem: str) -> str:
