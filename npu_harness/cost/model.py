@@ -162,7 +162,8 @@ class Estimate:
     ideal_us: float = 0.0          # ideal for the problem: max(least GM traffic / HBM bw, useful MACs / cube peak, vector work / all AIV)
     ideal_fraction: float = 1.0    # ideal_us / kernel_us (<= 1): the headline
     min_gm_bytes: int = 0          # least GM traffic of the problem (every tensor once); 0: unknown (the traffic moved is used)
-    l2_bytes: int = 0              # GM bytes served by L2 (not in gm_*_bytes): workspace traffic, the cube's operand re-reads
+    l2_bytes: int = 0              # GM bytes served by L2 (not in gm_*_bytes): workspace traffic, the cube's operand re-reads,
+                                   # the vector units' re-reads within the L2's reach
     cube_ideal_us: float = 0.0     # the cube term of ideal_us: useful MACs (the problem's, when known) / the cube peak
     cores: list[CoreEstimate] = field(default_factory=list)
     note: str = DISCLAIMER
@@ -244,6 +245,18 @@ def _hbm_share(counters: dict, gm2l1: int, p: CostParams) -> float:
     return min(1.0, union / gm2l1) if union + written <= p.l2_bytes else 1.0
 
 
+def _l2_rereads(b: dict, active: int, capacity: int, p: CostParams) -> int:
+    """The bytes of block b's GM -> UB re-reads that hit L2. The emulator counts, per block, the input bytes it reads
+    again by reuse distance (`reread`: [bucket's upper bound, bytes], the block's own GM bytes moved since it last
+    read them, emulator.md). With every active core moving bytes at the same pace, the L2 sees `active` times that
+    distance between the two reads: a re-read whose bucket bound times the active cores fits the L2 left beside the
+    launch's workspace (`capacity`) is an L2 hit, anything farther crosses HBM again (ASSUMPTION: reads allocate in
+    L2 and LRU-like eviction keeps what was touched more recently, as the cube operand rule assumes)."""
+    if not capacity or not p.l2_to_ub_core_gbps:
+        return 0
+    return sum(int(n) for upper, n in b.get("reread", []) if int(upper) * active <= capacity)
+
+
 def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
              problem_macs: tuple[int, bool] | None = None) -> Estimate:
     """Estimate the kernel time of one launch from the emulator's counters (``RunResult.counters``).
@@ -260,7 +273,7 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
     active = max(1, len(blocks))
     to_us = 1.0 / (p.clock_ghz * 1e3)  # cycles -> us
     cores: list[CoreEstimate] = []
-    total_in = total_out = total_l2 = 0
+    total_in = total_out = total_l2 = total_rr = 0
     total_ideal_vec = 0.0
     total_reps = 0
     total_macs = 0
@@ -274,6 +287,8 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
 
     def l2_of(b: dict, key: str) -> int:
         return int(b.get(key, 0)) if in_l2 else 0
+    # the vector units' re-reads of inputs within the L2's reach (_l2_rereads): L2 traffic as well
+    reread_cap = p.l2_bytes - (ws_bytes if in_l2 else 0)
     group_macs = [_cube_cycles(sum(b.get("cube_macs", 0) for b in blocks[g:g + ratio]),
                                sum(b.get("cube_macs_f32", 0) for b in blocks[g:g + ratio]), p) * p.cube_macs_per_cycle
                   for g in range(0, len(blocks), ratio)]
@@ -299,9 +314,11 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
         gm2ub, ub2gm, ub2ub = b.get("gm2ub", {}), b.get("ub2gm", {}), b.get("ub2ub", {})
         ws_in, l2_out = l2_of(b, "ws_gm2ub") + l2_of(b, "ws_gm2l1"), l2_of(b, "ws_ub2gm") + l2_of(b, "ws_l0c2gm")
         operands = b.get("gm2l1", 0) - l2_of(b, "ws_gm2l1")  # the cube's loads from inputs (see l1_us)
-        total_in += gm2ub.get("bytes", 0) - l2_of(b, "ws_gm2ub") + operands * first
+        rereads = _l2_rereads(b, active, reread_cap, p)
+        total_in += gm2ub.get("bytes", 0) - l2_of(b, "ws_gm2ub") - rereads + operands * first
         total_out += ub2gm.get("bytes", 0) + b.get("l0c2gm", 0) - l2_out
-        total_l2 += ws_in + l2_out + operands * (1 - first)
+        total_l2 += ws_in + l2_out + operands * (1 - first) + rereads
+        total_rr += rereads
         vcyc, videal, reps = _vec_cycles(b.get("vec", {}), p)
         copy_rep = (ub2ub.get("bytes", 0) + 255) // 256
         vcyc += ub2ub.get("transfers", 0) * p.vec_head_cycles + copy_rep * p.cycles_per_repeat("Copy")
@@ -311,7 +328,8 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
         total_macs_f32 += b.get("cube_macs_f32", 0)
         useful_cycles += _cube_cycles(b.get("cube_macs_useful", b.get("cube_macs", 0)), b.get("cube_macs_useful_f32", 0), p)
         pipes = {
-            "MTE2": _dma_us(gm2ub, p.gm_to_ub_core_gbps, p.gm_to_ub_all_gbps, active, p, (l2_of(b, "ws_gm2ub"), p.l2_to_ub_core_gbps)),
+            "MTE2": _dma_us(gm2ub, p.gm_to_ub_core_gbps, p.gm_to_ub_all_gbps, active, p,
+                            (l2_of(b, "ws_gm2ub") + rereads, p.l2_to_ub_core_gbps)),
             "V": vcyc * to_us,
             "MTE3": _dma_us(ub2gm, p.ub_to_gm_core_gbps, p.ub_to_gm_all_gbps, active, p, (l2_of(b, "ws_ub2gm"), p.ub_to_l2_core_gbps)),
             "S": ((b.get("ub_get", 0) + b.get("ub_set", 0)) * p.ub_access_cycles
@@ -358,7 +376,7 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
         cores.append(CoreEstimate(i, pipes, iters, overlapped, t, top))
 
     slowest = max((c.time_us for c in cores), default=0.0)
-    if total_l2:
+    if total_l2 - total_rr:
         total_out += ws_bytes  # the workspace's dirty lines, written back once
     hbm_us = (total_in + total_out) / (p.hbm_gbps * 1e3)
     kernel_us = max(slowest, hbm_us)
