@@ -1,6 +1,7 @@
 """The L2 rule for the vector units' re-reads (npu_harness/cost/model.py _l2_rereads): a block's GM -> UB re-read of
-bytes it read before is an L2 hit when its reuse distance (the emulator's `reread` counter: the block's own GM bytes
-moved since it last read them) times the active cores fits the L2; anything farther crosses HBM again."""
+bytes read before is an L2 hit when its reuse distance (the emulator's `reread` counter: the GM bytes a block moves
+between the closest earlier read of them, by it or another block, and this one) times the active cores fits the L2;
+anything farther crosses HBM again."""
 
 from __future__ import annotations
 
@@ -70,8 +71,39 @@ def test_the_emulator_counts_rereads_by_reuse_distance():
     res = run_program(binary, [])
     assert res.returncode == 0, res.stderr
     assert res.counters["blocks"][0]["reread"] == [[4096, 4096], [8192, 2048], [32768, 2048]]
-    # two blocks reading the same bytes: the later reader's first read is a re-read of the launch, at the distance
-    # between the two blocks' clocks (0 for the bytes both read first thing; 8192 - 4096 for the second span)
+    # two blocks reading the same bytes: the later reader's read is a re-read, at the distance between the two
+    # blocks' clocks (0 for the bytes both read first thing; 8192 - 4096 for the second span)
     shared = run_program(binary, ["shared"])
     assert shared.returncode == 0, shared.stderr
     assert [b.get("reread") for b in shared.counters["blocks"]] == [None, [[1, 4096], [4096, 4096]]]
+
+
+def test_hbm_bandwidth_is_shared_by_the_cores_still_moving_bytes():
+    """Equal HBM demands keep the rule before: min(per core, aggregate / cores); a core with more HBM bytes (the
+    first reader of bytes the others then find in L2) gets the bandwidth the others no longer use, capped per core."""
+    from npu_harness.cost.model import _shared_gbps
+
+    p = load_params("ascend910b1")
+    core, agg = p.gm_to_ub_core_gbps, p.gm_to_ub_all_gbps
+    assert _shared_gbps([1.0] * 48, core, agg) == pytest.approx([min(core, agg / 48)] * 48)
+    rates = _shared_gbps([3.0] * 3 + [1.0] * 45, core, agg)
+    assert rates[3:] == pytest.approx([agg / 48] * 45)  # done when the heavy ones are a third through
+    assert rates[0] == pytest.approx(3 * agg / (45 + 9))  # then the heavy three share what is left
+    assert _shared_gbps([1.0, 0.0], core, agg)[0] == pytest.approx(min(core, agg))  # an idle core takes no share
+
+
+@pytest.mark.slow
+def test_a_chunked_layer_norm_reads_x_weight_and_bias_from_hbm_once():
+    """Rows of 65,536 floats (longer than UB) on 48 cores: a group of 24 cores per row, each reading its share of x
+    for the statistics and right after for the normalising pass, and its share of weight and bias in step with the
+    other row's group. Every re-read is within the L2's reach: HBM sees x, weight and bias once."""
+    from ascend_dsl.dtypes import DType
+    from npu_harness import gallery
+
+    ex = next(e for e in gallery.discover() if (e.category, e.name) == ("normalization", "layer_norm"))
+    r = gallery.validate(ex, {"T": DType.F32}, {"batch_size": 2, "dim": 65536})
+    assert r.ok
+    x, wb = 2 * 65536 * 4, 2 * 65536 * 4
+    assert any(b.get("reread") for b in r.counters["blocks"])
+    assert x + wb <= r.report.gm_read_bytes < 1.01 * (x + wb)
+    assert r.report.l2_bytes >= x + wb // 2  # x's second read, and weight and bias for the second row's group

@@ -420,20 +420,19 @@ struct DmaCounters {
 };
 
 // MTE2 re-reads (impl/reuse_rt.h, the cost model's L2 rule for vector re-reads): the GM spans this block read (not
-// workspace), each with the block's GM traffic clock at the read (bytes it had moved GM <-> UB / L1 / L0C before), and
-// the bytes it read again by reuse distance (its GM bytes moved since the span's last read): bucket k holds distances
-// in (2^(k-1), 2^k] B. Past kReuseMaxSpans spans the map is forgotten (later re-reads of them count as first reads).
-// At the end of the launch a block's first read of bytes another block read first counts too (reuse_shared), at the
-// difference of the two blocks' clocks (ASSUMPTION: the cores move GM bytes at the same pace).
+// workspace), each with the block's GM traffic clock at the read (the bytes it had moved GM <-> UB / L1 / L0C before);
+// at the end of the launch every read of bytes read before, by this block or another, is counted for its block by
+// reuse distance: the clock difference to the closest earlier read of them (ASSUMPTION: the cores move GM bytes at
+// one pace, so clocks of different blocks compare). Bucket k holds distances in (2^(k-1), 2^k] B. A block logs at
+// most kReuseMaxSpans spans (later reads are not logged: only less credit).
 inline constexpr uint32_t kReuseBuckets = 48;
-inline constexpr size_t kReuseMaxSpans = size_t(1) << 16;
+inline constexpr size_t kReuseMaxSpans = size_t(1) << 14;
 struct ReuseSpan {
     uintptr_t begin, end;
     uint64_t clock;
 };
 struct ReuseCounters {
-    std::map<uintptr_t, std::pair<uintptr_t, uint64_t>> spans;  // begin -> (end, clock at its last read)
-    std::vector<ReuseSpan> first;  // the bytes this block read for the first time, with the clock (for reuse_shared)
+    std::vector<ReuseSpan> reads;  // what this block read, in order, with its clock
     uint64_t bytes[kReuseBuckets]{};
 };
 

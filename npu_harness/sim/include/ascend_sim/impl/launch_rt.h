@@ -863,10 +863,10 @@ ASCEND_SIM_RT int Launch(uint32_t blockDim, const KernelBody& body, std::source_
     clock_gettime(CLOCK_MONOTONIC, &w1);
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     auto us = [](const timespec& a, const timespec& b) { return double(b.tv_sec - a.tv_sec) * 1e6 + double(b.tv_nsec - a.tv_nsec) / 1e3; };
-    {  // first reads of bytes other blocks read first too: re-reads of the launch (impl/reuse_rt.h)
+    {  // re-reads by reuse distance, over all blocks (impl/reuse_rt.h)
         std::vector<ReuseCounters*> reuse;
         for (Slot& sl : sc.slots) reuse.push_back(&sl.state.cnt.reuse);
-        reuse_shared(reuse);
+        reuse_count_launch(reuse);
     }
     print_counters(g_launch.blockDim, &sc, us(w0, w1), us(c0, c1));
     std::vector<SiteSum> sites;
