@@ -66,6 +66,8 @@ inline void reuse_sort(std::vector<ReuseEdge>& v) {
     }
 }
 
+inline constexpr uint64_t kReuseMaxWork = uint64_t(1) << 26;
+
 // End of a launch: sweep the blocks' reads in address order; on each stretch of bytes, the reads covering it in clock
 // order (ties by block): every read but the earliest is a re-read, at the distance from the one before it, counted
 // for its own block.
@@ -80,6 +82,7 @@ ASCEND_SIM_RT void reuse_count_launch(const std::vector<ReuseCounters*>& blocks)
     }
     reuse_sort(edges);
     std::map<std::pair<uint64_t, uint32_t>, uint64_t> open;  // (clock, block) -> reads covering the sweep point
+    uint64_t work = 0;  // reads visited over all stretches (many deeply overlapping windows could be quadratic)
     for (size_t i = 0; i < edges.size();) {
         const uintptr_t at = edges[i].at;
         for (; i < edges.size() && edges[i].at == at; ++i) {
@@ -88,6 +91,7 @@ ASCEND_SIM_RT void reuse_count_launch(const std::vector<ReuseCounters*>& blocks)
         }
         for (auto o = open.begin(); o != open.end();) o = o->second ? std::next(o) : open.erase(o);
         if (open.empty() || i == edges.size()) continue;
+        if ((work += open.size()) > kReuseMaxWork) break;  // bounded time: the bytes after it get no credit
         const uint64_t len = edges[i].at - at;  // [here, the next edge): covered by every read in `open`
         for (auto prev = open.end(), cur = open.begin(); cur != open.end(); prev = cur++) {
             uint64_t* hist = blocks[cur->first.second]->bytes;
