@@ -14,8 +14,10 @@ both AIV of its group): core = max(M, the AIV's own chain with M replaced by its
 MIX kernels with SyncAll (split-K) run in two phases:
   core = max over cores of M (the cube phase every core waits for) + the overlap of its other pipes.
 The kernel time is the slowest core, bounded below by the
-aggregate GM bandwidth (all cores share HBM), plus a fixed launch overhead. A launch's workspace tensors that fit
-the target's L2 are L2 traffic (timed at the L2 figures, crossing HBM once). Parameters: one TOML
+aggregate GM bandwidth (all cores share HBM, work-conservingly: _shared_gbps), plus a fixed launch overhead. A
+launch's workspace tensors that fit the target's L2 are L2 traffic (timed at the L2 figures, crossing HBM once), and so
+are the cube's operand re-reads (_hbm_share) and the vector units' re-reads within the L2's reach (_l2_rereads: reuse
+distance x active cores <= L2). Parameters: one TOML
 file per target in ``targets/`` (sources cited there).
 
 Two percentages (docs/cost_model.md "Headline"):
