@@ -15,8 +15,10 @@ both AIV of its group): core = max(M, the AIV's own chain with M replaced by its
 MIX kernels with SyncAll (split-K) run in two phases:
   core = max over cores of M (the cube phase every core waits for) + the overlap of its other pipes.
 The kernel time is the slowest core, bounded below by the
-aggregate GM bandwidth (all cores share HBM), plus a fixed launch overhead. A launch's workspace tensors that fit
-the target's L2 are L2 traffic (timed at the L2 figures, crossing HBM once). Parameters: one TOML
+aggregate GM bandwidth (all cores share HBM, work-conservingly: _shared_gbps), plus a fixed launch overhead. A
+launch's workspace tensors that fit the target's L2 are L2 traffic (timed at the L2 figures, crossing HBM once), and so
+are the cube's operand re-reads (_hbm_share) and the vector units' re-reads within the L2's reach (_l2_rereads: reuse
+distance x active cores <= L2). Parameters: one TOML
 file per target in ``targets/`` (sources cited there).
 
 Two percentages (docs/cost_model.md "Headline"):
@@ -163,7 +165,8 @@ class Estimate:
     ideal_us: float = 0.0          # ideal for the problem: max(least GM traffic / HBM bw, useful MACs / cube peak, vector work / all AIV)
     ideal_fraction: float = 1.0    # ideal_us / kernel_us (<= 1): the headline
     min_gm_bytes: int = 0          # least GM traffic of the problem (every tensor once); 0: unknown (the traffic moved is used)
-    l2_bytes: int = 0              # GM bytes served by L2 (not in gm_*_bytes): workspace traffic, the cube's operand re-reads
+    l2_bytes: int = 0              # GM bytes served by L2 (not in gm_*_bytes): workspace traffic, the cube's operand re-reads,
+                                   # the vector units' re-reads within the L2's reach
     cube_ideal_us: float = 0.0     # the cube term of ideal_us: useful MACs (the problem's, when known) / the cube peak
     cores: list[CoreEstimate] = field(default_factory=list)
     note: str = DISCLAIMER
@@ -198,12 +201,28 @@ class Estimate:
         return "\n".join(lines)
 
 
-def _dma_us(d: dict, core_gbps: float, all_gbps: float, active: int, p: CostParams, l2: tuple[int, float] = (0, 0.0)) -> float:
+def _shared_gbps(demands: list[float], core_gbps: float, all_gbps: float) -> list[float]:
+    """Each core's HBM rate (GB/s) when the cores' HBM bytes (`demands`, L2 hits left out) stream at once and share the
+    aggregate bandwidth equally while they all still have bytes to move (work-conserving): core i is done after
+    max(d_i / per-core rate, sum_j min(d_j, d_i) / aggregate). Equal demands give min(per core, aggregate / cores),
+    the rule before session 31; a core with more HBM bytes than the others (the first reader of bytes they then find
+    in L2) gets the bandwidth they no longer use."""
+    fair = min(core_gbps, all_gbps / max(1, len(demands)))
+    out = []
+    for d in demands:
+        t = max(d / core_gbps, sum(min(e, d) for e in demands) / all_gbps) if d > 0 else 0.0
+        out.append(d / t if t > 0 else fair)
+    return out
+
+
+def _dma_us(d: dict, core_gbps: float, all_gbps: float, active: int, p: CostParams, l2: tuple[int, float] = (0, 0.0),
+            hbm_gbps: float | None = None) -> float:
     """`l2` = (bytes of the transfers that stay in L2, the L2 figure per core in GB/s): that share of the byte time is
-    re-rated at the L2 bandwidth, with the same burst efficiency."""
+    re-rated at the L2 bandwidth, with the same burst efficiency. `hbm_gbps`: the core's HBM rate (_shared_gbps);
+    default min(per core, aggregate / active)."""
     if not d or not d.get("bytes"):
         return 0.0
-    bw = min(core_gbps, all_gbps / max(active, 1)) * 1e3  # bytes per us
+    bw = (hbm_gbps if hbm_gbps else min(core_gbps, all_gbps / max(active, 1))) * 1e3  # bytes per us
     t = 0.0
     for upper, _count, nbytes in d.get("hist", []):
         # bucket `upper` holds bursts of (upper/2, upper] bytes (the last bucket: larger)
@@ -256,6 +275,19 @@ def _hbm_share(counters: dict, gm2l1: int, p: CostParams) -> float:
     return min(1.0, union / gm2l1) if union + written <= p.l2_bytes else 1.0
 
 
+def _l2_rereads(b: dict, active: int, capacity: int, p: CostParams) -> int:
+    """The bytes of block b's GM -> UB re-reads that hit L2. The emulator counts, per block, the input bytes it reads
+    that were read before by reuse distance (`reread`: [bucket's upper bound, bytes]; the GM bytes a block moves
+    between the closest earlier read of them, by it or another block, and this one; emulator.md). With every active
+    core moving bytes at that pace, the L2 sees `active` times that distance in between: a re-read whose bucket bound
+    times the active cores fits the L2 left beside the launch's workspace (`capacity`) is an L2 hit, anything farther
+    crosses HBM again (ASSUMPTION: reads allocate in L2 and LRU-like eviction keeps what was touched more recently, as
+    the cube operand rule assumes)."""
+    if not capacity or not p.l2_to_ub_core_gbps:
+        return 0
+    return sum(int(n) for upper, n in b.get("reread", []) if int(upper) * active <= capacity)
+
+
 def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
              problem_macs: tuple[int, bool] | None = None) -> Estimate:
     """Estimate the kernel time of one launch from the emulator's counters (``RunResult.counters``).
@@ -272,7 +304,7 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
     active = max(1, len(blocks))
     to_us = 1.0 / (p.clock_ghz * 1e3)  # cycles -> us
     cores: list[CoreEstimate] = []
-    total_in = total_out = total_l2 = 0
+    total_in = total_out = total_l2 = total_rr = 0
     total_ideal_vec = 0.0
     total_reps = 0
     total_macs = 0
@@ -286,6 +318,8 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
 
     def l2_of(b: dict, key: str) -> int:
         return int(b.get(key, 0)) if in_l2 else 0
+    # the vector units' re-reads of inputs within the L2's reach (_l2_rereads): L2 traffic as well
+    reread_cap = p.l2_bytes - (ws_bytes if in_l2 else 0)
     group_macs = [_cube_cycles(sum(b.get("cube_macs", 0) for b in blocks[g:g + ratio]),
                                sum(b.get("cube_macs_f32", 0) for b in blocks[g:g + ratio]), p) * p.cube_macs_per_cycle
                   for g in range(0, len(blocks), ratio)]
@@ -307,13 +341,21 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
     # MIX kernels that SyncAll (split-K: the cube's partial sums, then the vector cores add them) run in phases
     phased = ratio > 1 and any(b.get("sync_all", 0) for b in blocks)
     cube_phase = max(m_us, default=0.0)
+    # the HBM bytes of each block's copies (the L2 hits left out) share the aggregate bandwidth (_shared_gbps)
+    rereads_of = [_l2_rereads(b, active, reread_cap, p) for b in blocks]
+    mte2_gbps = _shared_gbps([b.get("gm2ub", {}).get("bytes", 0) - l2_of(b, "ws_gm2ub") - r for b, r in zip(blocks, rereads_of, strict=True)],
+                             p.gm_to_ub_core_gbps, p.gm_to_ub_all_gbps)
+    mte3_gbps = _shared_gbps([b.get("ub2gm", {}).get("bytes", 0) - l2_of(b, "ws_ub2gm") for b in blocks],
+                             p.ub_to_gm_core_gbps, p.ub_to_gm_all_gbps)
     for i, b in enumerate(blocks):
         gm2ub, ub2gm, ub2ub = b.get("gm2ub", {}), b.get("ub2gm", {}), b.get("ub2ub", {})
         ws_in, l2_out = l2_of(b, "ws_gm2ub") + l2_of(b, "ws_gm2l1"), l2_of(b, "ws_ub2gm") + l2_of(b, "ws_l0c2gm")
         operands = b.get("gm2l1", 0) - l2_of(b, "ws_gm2l1")  # the cube's loads from inputs (see l1_us)
-        total_in += gm2ub.get("bytes", 0) - l2_of(b, "ws_gm2ub") + operands * first
+        rereads = rereads_of[i]
+        total_in += gm2ub.get("bytes", 0) - l2_of(b, "ws_gm2ub") - rereads + operands * first
         total_out += ub2gm.get("bytes", 0) + b.get("l0c2gm", 0) - l2_out
-        total_l2 += ws_in + l2_out + operands * (1 - first)
+        total_l2 += ws_in + l2_out + operands * (1 - first) + rereads
+        total_rr += rereads
         vcyc, videal, reps = _vec_cycles(b.get("vec", {}), p)
         copy_rep = (ub2ub.get("bytes", 0) + 255) // 256
         vcyc += ub2ub.get("transfers", 0) * p.vec_head_cycles + copy_rep * p.cycles_per_repeat("Copy")
@@ -323,9 +365,11 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
         total_macs_f32 += b.get("cube_macs_f32", 0)
         useful_cycles += _cube_cycles(b.get("cube_macs_useful", b.get("cube_macs", 0)), b.get("cube_macs_useful_f32", 0), p)
         pipes = {
-            "MTE2": _dma_us(gm2ub, p.gm_to_ub_core_gbps, p.gm_to_ub_all_gbps, active, p, (l2_of(b, "ws_gm2ub"), p.l2_to_ub_core_gbps)),
+            "MTE2": _dma_us(gm2ub, p.gm_to_ub_core_gbps, p.gm_to_ub_all_gbps, active, p,
+                            (l2_of(b, "ws_gm2ub") + rereads, p.l2_to_ub_core_gbps), mte2_gbps[i]),
             "V": vcyc * to_us,
-            "MTE3": _dma_us(ub2gm, p.ub_to_gm_core_gbps, p.ub_to_gm_all_gbps, active, p, (l2_of(b, "ws_ub2gm"), p.ub_to_l2_core_gbps)),
+            "MTE3": _dma_us(ub2gm, p.ub_to_gm_core_gbps, p.ub_to_gm_all_gbps, active, p, (l2_of(b, "ws_ub2gm"), p.ub_to_l2_core_gbps),
+                            mte3_gbps[i]),
             "S": ((b.get("ub_get", 0) + b.get("ub_set", 0)) * p.ub_access_cycles
                   + (b.get("gm_get", 0) + b.get("gm_set", 0)) * p.gm_access_cycles) * to_us,
             "M": m_us[i],
@@ -374,7 +418,7 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
         cores.append(CoreEstimate(i, pipes, iters, overlapped, t, top))
 
     slowest = max((c.time_us for c in cores), default=0.0)
-    if total_l2:
+    if total_l2 - total_rr:
         total_out += ws_bytes  # the workspace's dirty lines, written back once
     hbm_us = (total_in + total_out) / (p.hbm_gbps * 1e3)
     kernel_us = max(slowest, hbm_us)

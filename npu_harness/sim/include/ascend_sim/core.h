@@ -419,6 +419,23 @@ struct DmaCounters {
     uint64_t burstBytes[kBurstBuckets]{};
 };
 
+// MTE2 re-reads (impl/reuse_rt.h, the cost model's L2 rule for vector re-reads): the GM spans this block read (not
+// workspace), each with the block's GM traffic clock at the read (the bytes it had moved GM <-> UB / L1 / L0C before);
+// at the end of the launch every read of bytes read before, by this block or another, is counted for its block by
+// reuse distance: the clock difference to the closest earlier read of them (ASSUMPTION: the cores move GM bytes at
+// one pace, so clocks of different blocks compare). Bucket k holds distances in (2^(k-1), 2^k] B. A block logs at
+// most kReuseMaxSpans spans (later reads are not logged: only less credit).
+inline constexpr uint32_t kReuseBuckets = 48;
+inline constexpr size_t kReuseMaxSpans = size_t(1) << 14;
+struct ReuseSpan {
+    uintptr_t begin, end;
+    uint64_t clock;
+};
+struct ReuseCounters {
+    std::vector<ReuseSpan> reads;  // what this block read, in order, with its clock
+    uint64_t bytes[kReuseBuckets]{};
+};
+
 struct Counters {
     DmaCounters gm2ub, ub2gm, ub2ub;
     uint64_t atomicBytes = 0;                       // UB->GM bytes written with SetAtomicAdd on
@@ -436,6 +453,7 @@ struct Counters {
     // ... of the GM traffic above, the bytes inside the launch's workspace tensors (sim::GmTrackUninit regions: the
     // cost model keeps them in L2 when the regions fit it)
     uint64_t wsGm2ub = 0, wsUb2gm = 0, wsGm2l1 = 0, wsL0c2gm = 0;
+    ReuseCounters reuse;                            // MTE2 re-reads by reuse distance (above)
     uint64_t mte1Cycles = 0;                        // LoadData L1 -> L0A / L0B: cycles at the documented load bandwidth (MTE1)
     uint64_t syncAll = 0;
     uint32_t inBufsMin = 0xffffffffu, outBufsMin = 0xffffffffu;  // smallest `num` of a VECIN / VECOUT queue
@@ -586,6 +604,7 @@ ASCEND_SIM_RT void gm_mark_atomic(const char* api, const void* gmPtr, uint64_t b
 ASCEND_SIM_RT void gm_mark_read(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc);
 // `gmPtr` lies in a workspace-tensor region (sim::GmTrackUninit); the regions' total bytes
 ASCEND_SIM_RT bool gm_in_workspace(const void* gmPtr);
+ASCEND_SIM_RT void count_reuse(const uint8_t* gm, uint32_t count, uint64_t blockBytes, uint64_t pitch);
 ASCEND_SIM_RT uint64_t gm_workspace_bytes();
 
 }  // namespace sim::detail

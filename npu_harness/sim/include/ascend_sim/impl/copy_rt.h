@@ -71,6 +71,7 @@ ASCEND_SIM_RT void strided_from_gm(const char* api, uint8_t* dst, const uint8_t*
         set_def(dst + i * dstPitch, blockBytes);
         gm_mark_read(api, src + i * srcPitch, blockBytes, loc);
     }
+    count_reuse(src, count, blockBytes, srcPitch);
     count_dma(cnt().gm2ub, count, blockBytes);
     if (gm_in_workspace(src)) cnt().wsGm2ub += uint64_t(count) * blockBytes;
 }
@@ -121,6 +122,7 @@ ASCEND_SIM_RT void pad_from_gm(uint8_t* d, const uint8_t* s, const DataCopyExtPa
             set_def(blk, ubBlk);
         }
     }
+    count_reuse(s, p.blockCount, p.blockLen, sp);
     count_dma(cnt().gm2ub, p.blockCount, p.blockLen);
     if (gm_in_workspace(s)) cnt().wsGm2ub += uint64_t(p.blockCount) * p.blockLen;
 }

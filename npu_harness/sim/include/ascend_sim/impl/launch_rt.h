@@ -652,6 +652,16 @@ inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, 
         if (c.wsUb2gm) std::fprintf(f, ",\"ws_ub2gm\":%llu", (unsigned long long)c.wsUb2gm);
         if (c.wsGm2l1) std::fprintf(f, ",\"ws_gm2l1\":%llu", (unsigned long long)c.wsGm2l1);
         if (c.wsL0c2gm) std::fprintf(f, ",\"ws_l0c2gm\":%llu", (unsigned long long)c.wsL0c2gm);
+        {  // MTE2 re-reads by reuse distance: [upper bound of the bucket in B, bytes], non-empty buckets only
+            bool any = false;
+            for (uint32_t k = 0; k < kReuseBuckets; ++k) {
+                if (!c.reuse.bytes[k]) continue;
+                std::fprintf(f, "%s[%llu,%llu]", any ? "," : ",\"reread\":[", (unsigned long long)(uint64_t(1) << k),
+                             (unsigned long long)c.reuse.bytes[k]);
+                any = true;
+            }
+            if (any) std::fputc(']', f);
+        }
         if (c.mte1Cycles) std::fprintf(f, ",\"mte1_cycles\":%llu", (unsigned long long)c.mte1Cycles);
         if (c.inBufsMin != 0xffffffffu) std::fprintf(f, ",\"in_bufs\":%u", c.inBufsMin);
         if (c.outBufsMin != 0xffffffffu) std::fprintf(f, ",\"out_bufs\":%u", c.outBufsMin);
@@ -861,6 +871,11 @@ ASCEND_SIM_RT int Launch(uint32_t blockDim, const KernelBody& body, std::source_
     clock_gettime(CLOCK_MONOTONIC, &w1);
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     auto us = [](const timespec& a, const timespec& b) { return double(b.tv_sec - a.tv_sec) * 1e6 + double(b.tv_nsec - a.tv_nsec) / 1e3; };
+    {  // re-reads by reuse distance, over all blocks (impl/reuse_rt.h)
+        std::vector<ReuseCounters*> reuse;
+        for (Slot& sl : sc.slots) reuse.push_back(&sl.state.cnt.reuse);
+        reuse_count_launch(reuse);
+    }
     print_counters(g_launch.blockDim, &sc, us(w0, w1), us(c0, c1));
     std::vector<SiteSum> sites;
     collect_sites(sites, g_host, false);

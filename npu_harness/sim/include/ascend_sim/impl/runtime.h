@@ -9,6 +9,7 @@
 #include "tensor_rt.h"
 #include "race_rt.h"
 #include "pipe_rt.h"
+#include "reuse_rt.h"
 #include "copy_rt.h"
 #include "vec_rt.h"
 #include "gemm_rt.h"
