@@ -70,6 +70,7 @@ def _flat(body) -> list:
 def row_tile_cost(tl: ir.TileLoop) -> RowTileCost | None:
     """The estimate for a row loop after select_instructions, or None when the loop copies no whole rows."""
     rows = {b.name: b for b in tl.buffers_decl if b.layout is ir.Layout.ROWS}
+    once = {b.name for b in tl.buffers_decl if b.role is ir.BufferRole.ROW_VECTOR}  # copied in once per core
     vec = 0.0
     instructions = in_bytes = out_bytes = in_streams = out_streams = 0
     for s in _flat(tl.body):
@@ -82,7 +83,7 @@ def row_tile_cost(tl: ir.TileLoop) -> RowTileCost | None:
         if isinstance(s, ir.Accumulate) and isinstance(s.value, ir.Ref) and s.value.name in rows:
             vec += rows[s.value.name].dtype.size / REPEAT_BYTES * _cycles("ReduceSum", 4)  # whole rows folded
             instructions += 1
-        elif isinstance(s, ir.CopyIn):
+        elif isinstance(s, ir.CopyIn) and s.buffer not in once:
             in_streams += 1
             in_bytes += rows[s.buffer].dtype.size if s.buffer in rows else 0
         elif isinstance(s, ir.CopyOut):

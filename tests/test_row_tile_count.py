@@ -71,3 +71,10 @@ def test_large_shares_keep_the_ub_bound_rule():
     project, ctx = _example("activation/softmax", T=DType.F32)
     small = _tiling(project, ctx, {"B": 48 * (UP_TO_ROWS + 1), "D": 1024})  # 9 rows per core: the old rule
     assert small["blockLength"] == UP_TO_ROWS + 1 and small["tileLength"] == (UP_TO_ROWS + 2) // 2
+
+
+def test_row_vectors_copied_once_per_core_are_no_stream():
+    """layer_norm's weight and bias are copied in once per core (hoist_row_vectors): x is its one stream per tile."""
+    _, ctx = _example("normalization/layer_norm", T=DType.F32)
+    cost = row_tile_cost(_row_loop(ctx))
+    assert (cost.in_streams, cost.out_streams) == (1, 1)
