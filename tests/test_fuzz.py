@@ -376,3 +376,14 @@ def test_oracle_allows_an_f32_loops_error_in_a_long_scan():
     wrong = ref.outputs["y5"].clone()
     wrong[0, 100] += 10.0
     assert not judge("y5", wrong, ref, "f32").ok
+
+
+def test_generator_draws_a_few_rows_per_core():
+    """Row programs with 3-8 rows per core on 48 cores (97-384 rows): the host tiling's estimated tile count
+    (lowering/row_tile_count.py) runs its choice only there."""
+    from npu_harness.fuzz.gen import generate
+
+    rng = random.Random(7)
+    programs = [generate(rng, i, i) for i in range(300)]
+    few = [p for p in programs if p.kind == "rows" and 97 <= p.sizes.get("B", 0) <= 384]
+    assert len(few) >= 3

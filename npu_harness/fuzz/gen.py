@@ -189,6 +189,11 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     many = random.Random(hash(rng.getstate()[1]) + 1)
     if rows and kind == "rows" and extras and extras[0][1] == "row" and sizes["D"] <= 256 and many.random() < 0.25:
         sizes["B"] = many.randint(300, 3000)
+    # 3-8 rows per core on 48 cores: the host tiling picks the tile count by its estimate (lowering/row_tile_count.py:
+    # one row per tile for vector-heavy loops); its own generator, so the other draws stay as they were
+    few = random.Random(hash(rng.getstate()[1]) + 2)
+    if rows and kind == "rows" and sizes["D"] <= 1024 and sizes["B"] <= 70 and few.random() < 0.2:
+        sizes["B"] = few.randint(3 * 48 - 47, 8 * 48)
     table = None
     if rows and side.random() < 0.15:  # rows and long (chunked) rows
         table = (k.tensor("e", tname, "V, D"), k.tensor("j", side.choice(("i32", "i64")), "B"))

@@ -58,9 +58,33 @@ inline uint32_t ExclusiveCumsumComputeTiling(uint64_t B, uint64_t D, uint32_t co
         rows = 1;
     }
     constexpr uint64_t kMinTilesPerCore = 2;  // overlap copy and compute across tiles
+    const uint64_t fit = rows;  // the most rows a tile holds
     if (rows > 0 && perCore >= kMinTilesPerCore) {
         const uint64_t balanced = (perCore + kMinTilesPerCore - 1) / kMinTilesPerCore;
         rows = rows < balanced ? rows : balanced;
+    }
+    if (rows > 0 && perCore > kMinTilesPerCore && perCore <= 8) {
+        // Few rows per core: the tile count with the least estimated time, max(pipes) + (sum - max) / tiles, from
+        // the loop's work per element and per tile (lowering/row_tile_count.py; cycles, estimates).
+        const double rate = 54.5 < 874.4 / static_cast<double>((total + perCore - 1) / perCore)
+            ? 54.5 : 874.4 / static_cast<double>((total + perCore - 1) / perCore);
+        const double elems = static_cast<double>(perCore) * static_cast<double>(padded);
+        double best = 0.0;
+        for (uint64_t r = 1; r <= fit && r <= perCore; ++r) {
+            const uint64_t n = (perCore + r - 1) / r;  // tiles of r rows
+            if (n < kMinTilesPerCore || (r > 1 && (perCore + r - 2) / (r - 1) == n)) {
+                continue;  // fewer tiles than the floor, or the same count as r - 1 rows (balanced: the smaller r)
+            }
+            const double in = elems * 4.0 / rate + n * 1 * 300.0;
+            const double out = elems * 4.0 / rate + n * 1 * 300.0;
+            const double vec = elems * 31 / 1000.0 + n * 1 * 20.0;
+            const double top = in > out ? (in > vec ? in : vec) : (out > vec ? out : vec);
+            const double cycles = top + (in + out + vec - top) / static_cast<double>(n);
+            if (best == 0.0 || cycles < best) {
+                best = cycles;
+                rows = r;
+            }
+        }
     }
     t->B = B;
     t->D = D;
