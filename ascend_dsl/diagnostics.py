@@ -73,6 +73,7 @@ class ErrorCode(StrEnum):
     NPU_TIMEOUT = "NPU-TIMEOUT"
     SIM_COMPILE = "SIM-COMPILE"
     SANDBOX = "SANDBOX"  # model-written code is run sandboxed only, and no sandbox can be made
+    IO_DIR = "IO-DIR"  # $ASCEND_SIM_IO_DIR (the emulator's scratch files) is not a directory
     FORBIDDEN = "FORBIDDEN"  # LLM output that imports or calls what a kernel cannot
     WRONG_LANGUAGE = "WRONG-LANGUAGE"
     GEN_NO_CODE = "GEN-NO-CODE"

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-import networkx as nx
+if TYPE_CHECKING:  # imported where used: `import networkx` costs ~0.17 s of CPU at every CLI start
+    import networkx as nx
 
 from . import ir
 from .diagnostics import DslError
@@ -272,6 +274,8 @@ def dependency_graph(kernel: ir.Kernel, segs: list[Segment]) -> nx.DiGraph:
     tensor) when launch j must run after launch i: it reads a shared workspace tensor i writes, or both touch a
     bound tensor one of them writes (source order)."""
     params = {p.name for p in kernel.tensors}
+    import networkx as nx
+
     g = nx.DiGraph()
     for i, seg in enumerate(segs):
         g.add_node(i, reads=tensor_names(seg.stmts, params, set(), True), writes=writes_of(seg.stmts))
@@ -298,6 +302,8 @@ def is_launches(kernel: ir.Kernel) -> bool:
 
 def launch_order(g: nx.DiGraph) -> list[int]:
     """The launches in dependency order, source order among independent ones (the graph must be acyclic)."""
+    import networkx as nx
+
     return list(nx.lexicographical_topological_sort(g, key=lambda n: n))
 
 
@@ -311,6 +317,8 @@ def launch_kernels(kernel: ir.Kernel) -> list[ir.Kernel]:
 def dependency_cycle(g: nx.DiGraph, unit: str) -> tuple[int, str] | None:
     """The first cycle of a graph of stages or launches whose edges name the tensor they pass: its first node and
     `unit a (t) -> unit b (u) -> ...`; None without a cycle."""
+    import networkx as nx
+
     try:
         cycle = nx.find_cycle(g)
     except nx.NetworkXNoCycle:

@@ -13,10 +13,10 @@ Prints
      printed separately; the task cache stays warm, it is not the emulator's);
   3. emulator throughput (elements/s) of the element-wise gallery kernels at 64 x 65536 on the 910B1
      target (48 blocks): the emulator binary alone (process start to exit, run repeatedly on one I/O
-     directory) by wall time and by CPU time (user + sys), the same by wall time with output files that
-     do not exist yet (as in a validation), the launch alone (the `launch_us` of the counters line: blocks
+     directory) by wall time and by CPU time (user + sys), the same by wall and CPU time with output files
+     that do not exist yet (as in a validation; the I/O directory is where a validation puts it, sim/iodir.py), the launch alone (the `launch_us` of the counters line: blocks
      only, no process start-up or output set-up; the inputs are mapped lazily, so their page faults fall
-     in it), and end to end through validate_sim (write inputs, run, read + compare);
+     in it), and end to end through validate_sim (write inputs, run, read + compare) by wall and CPU time;
   4. the cube: matmul_square (f16) validated at n x n x n, the launch's GFLOP/s (2 n^3 / launch wall
      time) and the whole validation's wall time.
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -133,9 +134,10 @@ def cold_validation(names: list[str]) -> tuple[float, list[tuple[str, float, flo
     return rt, rows
 
 
-def throughput(name: str, batch: int, dim: int, reps: int) -> tuple[float, float, float, float, float, int]:
+def throughput(name: str, batch: int, dim: int, reps: int) -> tuple[float, float, float, float, float, float, float, int]:
     """(binary elements/s by wall time, by CPU time, launch-only elements/s, end-to-end validate_sim elements/s,
-    binary elements/s by wall time when its output files do not exist yet, elements). The binary runs
+    binary elements/s by wall time and by CPU time when its output files do not exist yet, end-to-end elements/s by CPU
+    time (this process and its children), elements). The binary runs
     repeatedly on one I/O directory, so from the second run on its output files exist (as when `ascend-sim
     run` is repeated); a validation writes them new."""
     import json
@@ -172,7 +174,7 @@ def throughput(name: str, batch: int, dim: int, reps: int) -> tuple[float, float
             write_array(io / f"{p.name}.bin", b.tensors[p.name].data)
         args = [str(io), str(ctx.target.aiv)] + [str(b.symbols[s]) for s in kernel.symbols]
         args += [repr(float(b.scalars[p.name])) for p in kernel.scalars]
-        walls, cpus, launches, fresh = [], [], [], []
+        walls, cpus, launches, fresh, fresh_cpu = [], [], [], [], []
         for _ in range(reps):
             wall, cpu, res = _timed([str(binary), *args], capture_output=True, text=True)
             assert res.returncode == 0, res.stderr[-2000:]
@@ -183,17 +185,20 @@ def throughput(name: str, batch: int, dim: int, reps: int) -> tuple[float, float
         for _ in range(reps):  # as in a validation: the output files do not exist yet
             for p in kernel.outputs:
                 (io / f"{p.name}.bin").unlink(missing_ok=True)
-            wall, _, res = _timed([str(binary), *args], capture_output=True, text=True)
+            wall, cpu, res = _timed([str(binary), *args], capture_output=True, text=True)
             assert res.returncode == 0, res.stderr[-2000:]
             fresh.append(wall)
-    e2e = []
+            fresh_cpu.append(cpu)
+    e2e, e2e_cpu = [], []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu()
         r = validate_sim(kernel, lowered, project, ctx, run)
         e2e.append(time.perf_counter() - t0)
+        e2e_cpu.append(_cpu() - c0)
         assert r.ok
     med = statistics.median
-    return n / med(walls), n / med(cpus), n / med(launches), n / med(e2e), n / med(fresh), n
+    return (n / med(walls), n / med(cpus), n / med(launches), n / med(e2e), n / med(fresh), n / med(fresh_cpu), n / med(e2e_cpu),
+            n)
 
 
 def matmul_speed(n: int) -> tuple[float, float, float, bool]:
@@ -211,7 +216,11 @@ def matmul_speed(n: int) -> tuple[float, float, float, bool]:
 def elementwise_kernels() -> list[str]:
     from npu_harness import gallery
 
-    return [e.name for e in gallery.discover() if e.category == "activation" and not e.is_rows]
+    def sized(task) -> bool:  # the task's shape is the module constants batch_size and dim (overridden here)
+        text = task.read_text()
+        return all(re.search(rf"^{c}\s*=", text, re.M) for c in ("batch_size", "dim"))
+
+    return [e.name for e in gallery.discover() if e.category == "activation" and not e.is_rows and sized(e.task)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,17 +259,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"3. emulator throughput, element-wise kernels at {batch} x {dim} (f32), 910B1 (48 blocks), median of "
               f"{max(3, args.reps)} runs")
         print(f"   {'kernel':<12} {'elements':>9} {'binary Melem/s (wall)':>22} {'(CPU)':>7} {'(new outputs)':>14} "
-              f"{'launch Melem/s':>15} {'end-to-end Melem/s':>19}")
+              f"{'(new, CPU)':>11} {'launch Melem/s':>15} {'end-to-end Melem/s':>19} {'(CPU)':>7}")
         rates = {}
         for name in tk:
-            wall_r, cpu_r, launch_r, e2e_r, fresh_r, n = throughput(name, batch, dim, max(3, args.reps))
-            rates[name] = (wall_r, cpu_r, launch_r, fresh_r)
-            print(f"   {name:<12} {n:>9} {wall_r / 1e6:22.1f} {cpu_r / 1e6:7.1f} {fresh_r / 1e6:14.1f} {launch_r / 1e6:15.1f} "
-                  f"{e2e_r / 1e6:19.1f}")
+            wall_r, cpu_r, launch_r, e2e_r, fresh_r, fresh_cpu_r, e2e_cpu_r, n = throughput(name, batch, dim, max(3, args.reps))
+            rates[name] = (wall_r, cpu_r, launch_r, fresh_r, fresh_cpu_r)
+            print(f"   {name:<12} {n:>9} {wall_r / 1e6:22.1f} {cpu_r / 1e6:7.1f} {fresh_r / 1e6:14.1f} {fresh_cpu_r / 1e6:11.1f} "
+                  f"{launch_r / 1e6:15.1f} {e2e_r / 1e6:19.1f} {e2e_cpu_r / 1e6:7.1f}")
         if "relu" in rates:
-            w, c, lch, fr = rates["relu"]
+            w, c, lch, fr, fc = rates["relu"]
             print(f"   relu: {w / 1e6:.0f} M elements/s (binary, wall), {c / 1e6:.0f} (binary, CPU), {fr / 1e6:.0f} (binary, wall, "
-                  f"new output files), {lch / 1e6:.0f} (launch, wall) (target >= 300 M elements/s)")
+                  f"new output files), {fc / 1e6:.0f} (binary, CPU, new output files: a validation's case), {lch / 1e6:.0f} "
+                  "(launch, wall) (target >= 300 M elements/s)")
     if "matmul" not in skip:
         print("4. cube: matmul_square (f16 inputs, f32 out) validated at n x n x n (uncapped)")
         print(f"   {'n':>6} {'validation s':>13} {'launch s':>9} {'launch CPU s':>13} {'GFLOP/s (launch wall)':>22} "

@@ -131,10 +131,16 @@ def select_coverage(kernel: ir.Kernel, b: Binding) -> list[str]:
     tensors = {p.name: b.tensors[p.name].to_torch() for p in kernel.inputs}
     tensors.update({p.name: torch.zeros(b.tensors[p.name].shape, dtype=p.dtype.torch) for p in kernel.outputs})
     coverage: dict = {}
+    # One intra-op thread: the interpreter's ops run on tiles of a few thousand elements, where torch's pool
+    # only spins (validate_sim of elu at 64 x 65536, 2 loaded CPUs: 1.7-4.3 s of CPU with 2 threads, 0.23-0.32 s with one).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     try:
         interpreter.run(kernel, tensors, b.scalars, coverage=coverage)
     except DslError:
         return []
+    finally:
+        torch.set_num_threads(threads)
     return _one_sided(coverage)
 
 

@@ -87,3 +87,38 @@ def test_sim_pass_is_weak_for_the_same_reasons(tmp_path):
     x = torch.rand(1000, generator=torch.Generator().manual_seed(0))
     r = validate_sim(k, ctx.lowered, project, ctx, _run(x), work_dir=tmp_path)
     assert r.ok and "weak: the select at k.adsl:6 always takes its second operand" in r.summary(), r.summary()
+
+
+def test_select_coverage_runs_the_interpreter_on_one_thread_and_restores_the_count(monkeypatch):
+    """The coverage run is many small-tile ops, where torch's thread pool only spins on a loaded machine: it runs
+    with one intra-op thread, and the caller's setting is back afterwards (also when the run raises)."""
+    from ascend_dsl import interpreter
+    from ascend_dsl.diagnostics import DslError
+    from npu_harness.binding import bind
+    from npu_harness.validate import select_coverage
+
+    k = _kernel()
+    b = bind(k, _run(torch.rand(1000, generator=torch.Generator().manual_seed(0))))
+    seen = []
+    real = interpreter.run
+
+    def spy(*a, **kw):
+        seen.append(torch.get_num_threads())
+        return real(*a, **kw)
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        monkeypatch.setattr(interpreter, "run", spy)
+        assert select_coverage(k, b)  # the select is driven one way only: the run happened and was recorded
+        assert seen == [1] and torch.get_num_threads() == 2
+
+        def fails(*a, **kw):
+            seen.append(torch.get_num_threads())
+            raise DslError.at("UNSUPPORTED", "planted", None)
+
+        monkeypatch.setattr(interpreter, "run", fails)
+        assert select_coverage(k, b) == []
+        assert seen == [1, 1] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
