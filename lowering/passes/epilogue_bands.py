@@ -19,14 +19,18 @@ from ascend_dsl import ir
 
 #: Bands are whole multiples of this many rows (the f16/bf16 fractal: the host's narrowed baseM stays a multiple).
 BAND_STEP = 16
+#: fp32 rows of a block left free beside a band: split-K (plan_split_k) adds its slices' partial rows there, and the
+#: host only splits K when the epilogue leaves at least one row free.
+SPLIT_K_RESERVE_ROWS = 16
 
 
 def band_rows(buffers: tuple[ir.Buffer, ...], bm: int, bn: int, budget: int, ub_bytes) -> int:
     """Rows per band for a bm x bn block: 0 when the buffers hold the whole block (no bands needed) or not even
     BAND_STEP rows (the caller shrinks the block as before); else the most rows (a multiple of BAND_STEP, < bm)
-    whose buffers fit `budget` at row pitch bn. `ub_bytes(buffers, rows, pitch)`: plan_cube's UB formula."""
+    whose buffers fit `budget` at row pitch bn, less SPLIT_K_RESERVE_ROWS fp32 rows. `ub_bytes(buffers, rows, pitch)`: plan_cube's UB formula."""
     if ub_bytes(buffers, bm, bn) <= budget:
         return 0
+    budget -= SPLIT_K_RESERVE_ROWS * bn * 4  # leave split-K room for partial rows (its host check wants one)
     rows = (bm - 1) // BAND_STEP * BAND_STEP
     while rows >= BAND_STEP and ub_bytes(buffers, rows, bn) > budget:
         rows -= BAND_STEP
