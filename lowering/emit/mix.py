@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ascend_dsl import ir
 
 from ..context import PassContext
+from ..passes.epilogue_bands import SPLIT_K_RESERVE_ROWS
 from ..passes.plan_cube import DB_L0AB, DB_L0C, DEFAULT_BASE, DEPTH_L1, FRACTAL, STEP_K, WIDE_BASE_M
 from .shared import (
     KernelView,
@@ -125,7 +126,8 @@ class MixView(KernelView):
     batch_member: bool = False  # the epilogue reads the batch index (bi_): a tensor with shared batch dims
     stage: bool = False  # rendered as a stage class of a multi-stage kernel (emit/chain.py): no includes, no entry
     split_k_min: int  # shortest K slice (plan_split_k); 0 with split_k False
-    band_rows: int = 0  # epilogue bands (passes/epilogue_bands.py): rows per band; 0 = the whole block in UB
+    band_rows: int = 0  # epilogue bands (passes/epilogue_bands.py): rows per band at the widest block; 0 = none
+    band_reserve: int = SPLIT_K_RESERVE_ROWS  # fp32 rows of UB a band leaves for split-K's partial rows
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:

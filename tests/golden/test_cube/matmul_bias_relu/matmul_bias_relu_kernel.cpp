@@ -52,9 +52,9 @@ public:
         bGm.SetGlobalBuffer((__gm__ half*)b, K_ * N_);
         biasGm.SetGlobalBuffer((__gm__ float*)bias, N_);
         cGm.SetGlobalBuffer((__gm__ float*)c, M_ * N_);
-        // matmul_bias_relu.adsl:10: UB buffers for one band of a base block (at most 80 rows, pitch baseN); the block
-        // itself waits in this AIV's GM slot (epilogue bands: the UB does not cap the cube's base block)
-        tileLength_ = tiling.cubeTiling.baseM < 80 ? tiling.cubeTiling.baseM : 80;
+        // matmul_bias_relu.adsl:10: UB buffers for one band of a base block (bandRows rows, pitch baseN); the block itself
+        // waits in this AIV's GM slot (epilogue bands: the UB does not cap the cube's base block)
+        tileLength_ = static_cast<uint32_t>(tiling.bandRows);
         rowPitch_ = tiling.cubeTiling.baseN;
         pipe.InitBuffer(inQueueAcc, 2, tileLength_ * rowPitch_ * sizeof(float));
         pipe.InitBuffer(outQueueC, 2, tileLength_ * rowPitch_ * sizeof(float));
