@@ -5,7 +5,9 @@ them from the runtime shapes and fills a TCubeTiling); for each block it points 
 the operands (SetTail / SetTensorA / SetTensorB / SetBias), then either lets the cube write the block
 to GM (IterateAll, when there is no epilogue) or fetches it base block by base block into a VECIN
 queue (Iterate + GetTensorC) and runs the epilogue, a row tile of `rows` x `rowLen_` elements at UB pitch
-baseN, through the same stage writer as the vector kernels. Templates: mix_kernel.cpp.jinja,
+baseN, through the same stage writer as the vector kernels. With epilogue bands (passes/epilogue_bands.py) the
+block goes to the AIV's GM slot instead (GetTensorC to GM, sequential) and the epilogue runs on bands of its rows,
+each copied in from the slot like an input. Templates: mix_kernel.cpp.jinja,
 mix_tiling.h.jinja.
 """
 
