@@ -46,7 +46,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     Operand     = a buffer name | Const | Ref | Op
     -- MIX kernels (cube + vector)
     Matmul      = Matmul(name, a, b, bias?, transpose_a, transpose_b, base)
-    CubePlan    = CubePlan(base_m, base_n, base_k, whole_rows, direct, split_k_min)
+    CubePlan    = CubePlan(base_m, base_n, base_k, whole_rows, direct, split_k_min, band_rows)
     -- CONV kernels (implicit-GEMM convolution on the cube; ascend_dsl/parser_conv.py)
     Conv        = Conv(name, x, w, rank, stride: int*, padding: int*, dilation: int*, bias?, groups: int | Sym,
                        transposed: bool, output_padding: int*, x5hd?, w5hd?)
@@ -862,7 +862,9 @@ class CubePlan:
     the epilogue reduces along rows, so a base block spans all N columns; `direct`: no epilogue, the
     cube writes the accumulator to GM itself (IterateAll); `split_k_min` (lowering/passes/plan_split_k.py):
     0 = K is never split, else split-K is allowed and each K slice is at least this long (the host picks
-    the number of slices from the runtime shapes)."""
+    the number of slices from the runtime shapes); `band_rows` (plan_cube.py): 0 = a base block goes into UB whole
+    (GetTensorC into a VECIN queue), else the cube writes each block to the AIV's own GM workspace slot and the
+    epilogue runs on bands of at most this many rows of it (double-buffered), so the UB no longer caps the block."""
 
     base_m: int
     base_n: int
@@ -870,6 +872,7 @@ class CubePlan:
     whole_rows: bool = False
     direct: bool = False
     split_k_min: int = 0
+    band_rows: int = 0
 
 
 @dataclass(frozen=True)

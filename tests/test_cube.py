@@ -180,18 +180,28 @@ def test_auto_base_block_fits_every_budget():
             assert p.base_m % 16 == 0 and p.base_n % 16 == 0 and p.base_k % 16 == 0
             assert plan_cube.l0a_bytes(p.base_m, p.base_k, 2) <= target.l0a_bytes
             assert plan_cube.l0c_bytes(p.base_m, p.base_n) <= target.l0c_bytes
-            assert p.direct or plan_cube.ub_bytes(loop.epilogue.buffers_decl, p.base_m, p.base_n) <= target.ub_budget, name
-    gelu = lowering.run_pipeline(ascend_dsl.load_file(REPO / "examples/fuse/matmul_gelu.adsl")[0].instantiate(),
-                                 lowering.PassContext(lowering.get_target("ascend910b1")))
-    # 6 f32 buffers: double-buffered queues would leave a 64 x 64 block; single buffers give the cube 128 x 64
-    assert (ir.cube_loop(gelu).plan.base_m, ir.cube_loop(gelu).plan.base_n) == (128, 64)
+            # epilogue bands (passes/epilogue_bands.py): the UB holds one band of band_rows rows of the block
+            rows = p.band_rows or p.base_m
+            assert p.band_rows < p.base_m and p.band_rows % 16 == 0
+            assert p.direct or plan_cube.ub_bytes(loop.epilogue.buffers_decl, rows, p.base_n) <= target.ub_budget, name
+    gelu_k = ascend_dsl.load_file(REPO / "examples/fuse/matmul_gelu.adsl")[0].instantiate()
+    gelu = lowering.run_pipeline(gelu_k, lowering.PassContext(lowering.get_target("ascend910b1")))
+    # f32 buffers of 0.5 KB per row: the cube keeps 256 x 128; the epilogue runs on double-buffered bands of 48 rows
+    # from a GM slot (UB budget less 16 rows kept free for split-K's partial rows)
+    plan = ir.cube_loop(gelu).plan
+    assert (plan.base_m, plan.base_n, plan.band_rows) == (256, 128, 48)
+    assert {b.num for b in ir.cube_loop(gelu).epilogue.buffers_decl if b.position is not ir.Position.VECCALC} == {2}
+    # without the workspace region (chain stages: no split-K, no bands) the UB caps the block: double-buffered queues
+    # would leave a 64 x 64 block; single buffers give the cube 128 x 64
+    gelu = lowering.run_pipeline(gelu_k, lowering.PassContext(lowering.get_target("ascend910b1"), allow_split_k=False))
+    assert (ir.cube_loop(gelu).plan.base_m, ir.cube_loop(gelu).plan.base_n, ir.cube_loop(gelu).plan.band_rows) == (128, 64, 0)
     assert {b.num for b in ir.cube_loop(gelu).epilogue.buffers_decl} == {1}
 
 
 def test_single_buffered_epilogue_only_when_it_gives_the_cube_a_larger_block(tmp_path):
     """plan_cube trades the epilogue's double buffers for a base block of at least 128 x 128 (fewer GM -> L1 bytes
     per MAC), never when the double-buffered block is already that large or the sizes are given."""
-    def loop(epilogue: str, base: str = ""):
+    def loop(epilogue: str, base: str = "", bands: bool = False):
         src = tmp_path / "k.adsl"
         src.write_text(f'''from ascend_dsl import kernel, Tensor, f32, f16
 @kernel
@@ -203,7 +213,9 @@ def k(a: Tensor[f16, "M, K"], b: Tensor[f16, "K, N"], c: Tensor[f16, "M, N"]):
             {epilogue}
 ''')
         k = ascend_dsl.load_file(src)[0].instantiate()
-        low = ir.cube_loop(lowering.run_pipeline(k, lowering.PassContext(lowering.get_target("ascend910b1"))))
+        # bands off (allow_split_k=False, as in chain stages): the UB-capped path this test is about
+        low = ir.cube_loop(lowering.run_pipeline(k, lowering.PassContext(lowering.get_target("ascend910b1"),
+                                                                         allow_split_k=bands)))
         return (low.plan.base_m, low.plan.base_n), {b.name: b.num for b in low.epilogue.buffers_decl}
 
     # f32 acc (64 KB at 128 x 128) + f16 out (32 KB), double-buffered 192 KB > UB budget: single buffers, 128 x 128
@@ -212,6 +224,9 @@ def k(a: Tensor[f16, "M, K"], b: Tensor[f16, "K, N"], c: Tensor[f16, "M, N"]):
     # sizes given: the buffers stay double
     block, nums = loop("store(c[blk], cast(relu(acc), f16))", ", base_m=64, base_n=64")
     assert block == (64, 64) and 2 in nums.values(), nums
+    # with epilogue bands the cube keeps 256 x 128 and the queues stay double-buffered
+    block, nums = loop("store(c[blk], cast(relu(acc), f16))", bands=True)
+    assert block == (256, 128) and nums["accLocal"] == nums["cLocal"] == 2, nums
 
 
 # ----------------------------------------------------------------------------- emitted code
@@ -244,7 +259,9 @@ def test_direct_store_uses_iterate_all_and_epilogues_use_get_tensor_c():
     assert {line.strip() for line in direct.splitlines() if "InitBuffer" in line} == {
         "pipe.InitBuffer(sumBuf_, partRows_ * rowPitch_ * sizeof(float));",
         "pipe.InitBuffer(partBuf_, partRows_ * tiling.cubeTiling.baseN * sizeof(float));"}
-    assert "mm.template Iterate<true>()" in fused and "mm.template GetTensorC<true>(accLocal, false, true);" in fused
+    # epilogue bands: the block goes to this AIV's GM slot, each band is copied in like an input
+    assert "mm.template Iterate<true>()" in fused and "mm.template GetTensorC<true>(slotGm_, false, true);" in fused
+    assert "CopyBlockGmToUb(accLocal, slotGm_[bandOff_], count, rowLen_, rowPitch_, rowPitch_);" in fused
     for text in (direct, fused):
         assert "KERNEL_TYPE_MIX_AIC_1_2" in text and "REGIST_MATMUL_OBJ(" in text and "mm.SetBias(biasGm[n0]);" in text
         assert '#include "lib/matmul_intf.h"' in text

@@ -5,7 +5,9 @@ them from the runtime shapes and fills a TCubeTiling); for each block it points 
 the operands (SetTail / SetTensorA / SetTensorB / SetBias), then either lets the cube write the block
 to GM (IterateAll, when there is no epilogue) or fetches it base block by base block into a VECIN
 queue (Iterate + GetTensorC) and runs the epilogue, a row tile of `rows` x `rowLen_` elements at UB pitch
-baseN, through the same stage writer as the vector kernels. Templates: mix_kernel.cpp.jinja,
+baseN, through the same stage writer as the vector kernels. With epilogue bands (passes/epilogue_bands.py) the
+block goes to the AIV's GM slot instead (GetTensorC to GM, sequential) and the epilogue runs on bands of its rows,
+each copied in from the slot like an input. Templates: mix_kernel.cpp.jinja,
 mix_tiling.h.jinja.
 """
 
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from ascend_dsl import ir
 
 from ..context import PassContext
+from ..passes.epilogue_bands import SPLIT_K_RESERVE_ROWS
 from ..passes.plan_cube import DB_L0AB, DB_L0C, DEFAULT_BASE, DEPTH_L1, FRACTAL, STEP_K, WIDE_BASE_M
 from .shared import (
     KernelView,
@@ -43,12 +46,14 @@ def narrow_base_m(mm: ir.Matmul, plan: ir.CubePlan) -> int:
 class _CubeStageWriter(RowStageWriter):
     """Row-tile writer whose rows are those of one base block: GM rows are N_ apart, UB rows rowPitch_ apart."""
 
-    def __init__(self, ctx, buffers, tensors, acc: str, stride: str, adjust: dict[str, str], split_k: bool):
+    def __init__(self, ctx, buffers, tensors, acc: str, stride: str, adjust: dict[str, str], split_k: bool,
+                 bands: bool = False):
         super().__init__(ctx, buffers, tensors)
         self.acc = acc
         self.stride = stride
         self.adjust = adjust  # GlobalTensor member -> change of `offset` for tensors whose batch dims are shared
         self.split_k = split_k
+        self.bands = bands  # the block waits in this AIV's GM slot; the accumulator is a band of its rows
 
     def copy_in(self, s: ir.CopyIn) -> None:
         if s.tensor != self.acc:
@@ -56,6 +61,8 @@ class _CubeStageWriter(RowStageWriter):
         q, c = self.buffers[s.buffer].member, self.ctype(s.buffer)
         self.mark(s.span)
         fetch = f"mm.template GetTensorC<true>({s.buffer}, false, true);  // L0C -> UB, row i at i * baseN"
+        if self.bands:  # passes/epilogue_bands.py: rows bandOff_ / baseN on of the block in the slot (pitch baseN)
+            fetch = f"CopyBlockGmToUb({s.buffer}, slotGm_[bandOff_], count, rowLen_, rowPitch_, rowPitch_);  // a band of the block"
         if self.split_k:  # after SyncAll the accumulator is the sum of the K slices' partials (plan_split_k)
             fetch = ["if (splitK_ > 1) {",
                      f"    ReduceSlices({s.buffer}, offset, count);  // split-K: slices 0..S-1 added in order",
@@ -121,6 +128,8 @@ class MixView(KernelView):
     batch_member: bool = False  # the epilogue reads the batch index (bi_): a tensor with shared batch dims
     stage: bool = False  # rendered as a stage class of a multi-stage kernel (emit/chain.py): no includes, no entry
     split_k_min: int  # shortest K slice (plan_split_k); 0 with split_k False
+    band_rows: int = 0  # epilogue bands (passes/epilogue_bands.py): rows per band at the widest block; 0 = none
+    band_reserve: int = SPLIT_K_RESERVE_ROWS  # fp32 rows of UB a band leaves for split-K's partial rows
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
@@ -142,6 +151,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
     by_name = {b.name: b for b in buffers}
     stages: dict[ir.StageKind, list[str]] = {k: [] for k in ir.StageKind}
     split_k = plan.split_k_min > 0
+    # the band slots live in the split-K workspace region (plan_cube only bands when split-K is allowed)
+    assert split_k or not plan.band_rows, "epilogue bands need the split-K workspace region"
     if not plan.direct:
         out_shape = (*loop.batch, loop.m, loop.n)
         for p in kernel.tensors:  # epilogue tensors with shared or grouped batch dims (a causal mask [1, 1, M, N])
@@ -150,7 +161,8 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
                 rel = operand_offset(p.shape, loop.batch, "bi_").removesuffix(" + ")
                 adjust[f"{p.name}Gm"] = (f" - bi_ * {loop.m}_ * {loop.n}_"
                                          + (f" + {rel}" if rel else ""))
-        stages = write_stages(tl, lambda: _CubeStageWriter(ctx, by_name, tensors, mm.name, f"{loop.n}_", adjust, split_k))
+        stages = write_stages(tl, lambda: _CubeStageWriter(ctx, by_name, tensors, mm.name, f"{loop.n}_", adjust, split_k,
+                                                           bool(plan.band_rows)))
     head, tail = compute_frame(buffers)
     out_tensor = next(s.tensor for s in ir.walk(tl.body) if isinstance(s, (ir.Store, ir.CopyOut)))
     t = ctx.target
@@ -166,7 +178,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
         copyin=tuple(stages[ir.StageKind.COPYIN]), compute=(*head, *stages[ir.StageKind.COMPUTE], *tail),
         copyout=tuple(stages[ir.StageKind.COPYOUT]),
         split_loc=loc(ctx, loop.span), matmul_loc=loc(ctx, mm.span), vector_loc=loc(ctx, tl.span),
-        in_ctype=params[mm.a].dtype.ctype, c_pos="GM" if plan.direct else "VECIN", c_ctype="float", a=mm.a, b=mm.b,
+        in_ctype=params[mm.a].dtype.ctype, c_pos="GM" if plan.direct or plan.band_rows else "VECIN", c_ctype="float", a=mm.a, b=mm.b,
         bias=mm.bias, has_bias=mm.bias is not None, out=out_tensor, trans_a="true" if mm.transpose_a else "false",
         trans_b="true" if mm.transpose_b else "false", M=loop.m, N=loop.n, K=loop.k, batch_expr=batch,
         batch_host=" * ".join(loop.batch) or "1", a_batch=batch_offset(params[mm.a]), b_batch=batch_offset(params[mm.b]),
@@ -174,7 +186,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> MixView:
         base_m=plan.base_m, base_n=plan.base_n, narrow_m=narrow_base_m(mm, plan), base_k=plan.base_k, esize=params[mm.a].dtype.size, fractal=FRACTAL,
         step_k=STEP_K, depth_l1=DEPTH_L1, db_l0ab=DB_L0AB, db_l0c=DB_L0C, l0a=t.l0a_bytes, l0b=t.l0b_bytes,
         l0c=t.l0c_bytes, l1=t.l1_bytes, ub_budget=t.ub_budget, mix_ratio=MIX_RATIO,
-        workspace_bytes="16 * 1024 * 1024", split_k=split_k, split_k_min=plan.split_k_min,
+        workspace_bytes="16 * 1024 * 1024", split_k=split_k, split_k_min=plan.split_k_min, band_rows=plan.band_rows,
         ub_formula=" + ".join(f"{b.num} * {host_bytes(b)}" for b in tl.buffers_decl) or "0")
 
 
@@ -220,6 +232,8 @@ def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: MixView) -> dict
     plan = ir.cube_loop(kernel).plan
     return manifest(kernel, ctx, view, "MIX_AIC_1_2", None, "base blocks", tuple(b.buffer for b in view.buffers),
                     base_block=[plan.base_m, "N" if plan.whole_rows else plan.base_n, plan.base_k],
-                    epilogue="none (IterateAll)" if plan.direct else "vector (Iterate + GetTensorC)",
+                    epilogue="none (IterateAll)" if plan.direct else (
+                        f"vector on bands of {plan.band_rows} rows (Iterate + GetTensorC to a GM slot)" if plan.band_rows
+                        else "vector (Iterate + GetTensorC)"),
                     split_k=f"allowed (K slices >= {plan.split_k_min}; the host picks the count)" if plan.split_k_min
                     else "no")

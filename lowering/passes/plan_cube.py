@@ -21,6 +21,7 @@ from ascend_dsl.dtypes import DType
 from ascend_dsl.ops import OPS, Rule
 
 from ..context import PassContext
+from .epilogue_bands import band_rows
 
 FRACTAL = 16  # f16/bf16 fractal: 16 x 16 (ascendc.md §5.1)
 DEFAULT_BASE = (128, 128, 64)  # baseM, baseN, baseK before shrinking for UB / small shapes
@@ -125,7 +126,11 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     budget = t.ub_budget
     bufs = epi.buffers_decl
     auto_m, auto_n = mm.base[0] is None, mm.base[1] is None
-    if not direct and not whole_rows and (auto_m or auto_n):
+    bands = 0
+    if not direct and not whole_rows and auto_m and auto_n and ctx.allow_split_k:
+        # the cube keeps its block; the epilogue runs on bands of it from a GM slot (epilogue_bands.py)
+        bands = band_rows(bufs, bm, bn, budget, ub_bytes)
+    if not bands and not direct and not whole_rows and (auto_m or auto_n):
         # UB holds a whole base block per buffer (GetTensorC fetches a block at once). When double-buffered
         # epilogue queues leave the cube less than a 128 x 128 block, single buffers that give it a larger one win:
         # the cube's GM -> L1 bytes per MAC fall with the block's size, the epilogue's time stays, and the cost
@@ -135,7 +140,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         single_m, single_n = _fit(single, bm, bn, auto_m, auto_n, budget)
         if double_m * double_n < DEFAULT_BASE[0] * DEFAULT_BASE[1] and single_m * single_n > double_m * double_n:
             bufs, epi = single, replace(epi, buffers_decl=single, buffers=1)
-    if not direct and not whole_rows:
+    if not bands and not direct and not whole_rows:
         bm, bn = _fit(bufs, bm, bn, auto_m, auto_n, budget)
         if ub_bytes(bufs, bm, bn) > budget:
             sink.error(E.UB_CAPACITY, f"the epilogue needs {ub_bytes(bufs, bm, bn)} B of Unified Buffer for a "
@@ -158,7 +163,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             sink.error(code, f"a {bm} x {bn} x {bk} base block needs {need} B of {mem}; {t.name} has {have} B", span,
                        f"{hint} (or leave base sizes to the compiler)", notes=[f"{mem} use = {formula}"])
     sink.raise_if_any()
-    plan = ir.CubePlan(bm, bn, bk, whole_rows, direct)
+    plan = ir.CubePlan(bm, bn, bk, whole_rows, direct, band_rows=bands)
     return replace(kernel, body=tuple(replace(s, plan=plan, body=tuple(epi if b is loop.epilogue else b for b in s.body)) if s is loop else s for s in kernel.body))
 
 

@@ -272,6 +272,11 @@ def _hbm_share(counters: dict, gm2l1: int, p: CostParams) -> float:
     if not p.l2_bytes or not union or gm2l1 <= 0:
         return 1.0
     written = sum(b.get("ub2gm", {}).get("bytes", 0) + b.get("l0c2gm", 0) for b in counters.get("blocks", []))
+    ws_bytes = int(counters.get("workspace_bytes", 0))
+    if 0 < ws_bytes <= p.l2_bytes:
+        # a workspace that fits L2 occupies its own size there however often it is rewritten (the epilogue bands'
+        # per-core slots: one block each, rewritten for every block), not the bytes written into it
+        written += ws_bytes - sum(b.get("ws_ub2gm", 0) + b.get("ws_l0c2gm", 0) for b in counters.get("blocks", []))
     return min(1.0, union / gm2l1) if union + written <= p.l2_bytes else 1.0
 
 

@@ -125,6 +125,28 @@ def test_a_workspace_that_fits_l2_is_l2_traffic():
     assert abs(e.cores[0].pipes_us["MTE3"] - (mb / 93e3 + 2048 * 300 / 1850)) < 1e-3  # 2048 transfers' latency too
 
 
+def test_a_rewritten_workspace_slot_occupies_l2_once():
+    """The L2 rule for cube operand re-reads asks whether the operands and what the launch writes fit L2 together. A
+    workspace that fits L2 takes its own size there, however often it is rewritten: the epilogue bands
+    (lowering/passes/epilogue_bands.py) hand every block over through a per-core slot, 128 MiB written into 6 MiB.
+    Counted as 128 MiB more output, the same launch would lose its L2 hits (a planted model without the rule)."""
+    mib = 1 << 20
+    b = {"gm2ub": _dma(64 * mib, 512), "ub2gm": _dma(32 * mib, 512), "ub2ub": _dma(0, 0), "vec": {}, "cube_macs": 1 << 30,
+         "cube_macs_useful": 1 << 30, "gm2l1": 512 * mib, "l0c2gm": 64 * mib, "ws_l0c2gm": 64 * mib, "ws_gm2ub": 64 * mib}
+    counters = {"blockDim": 2, "aiv_per_aic": 2, "workspace_bytes": 6 * mib, "cube_operand_bytes": 64 * mib,
+                "blocks": [dict(b), dict(b)]}
+    slot = estimate(counters, "ascend910b1")
+    as_output = copy.deepcopy(counters)
+    for blk in as_output["blocks"]:
+        del blk["ws_l0c2gm"], blk["ws_gm2ub"]
+    as_output["workspace_bytes"] = 0
+    bulk = estimate(as_output, "ascend910b1")
+    # operands 64 MiB + the output 64 MiB + the slot's writes 128 MiB > 192 MiB; with the slot's 6 MiB instead it fits:
+    # the operand loads past the first (1024 - 64 MiB) come from L2
+    assert slot.l2_bytes >= (1024 - 64) * mib and bulk.l2_bytes == 0
+    assert slot.cores[0].pipes_us["M"] < 0.7 * bulk.cores[0].pipes_us["M"]
+
+
 def test_the_problems_macs_replace_the_counters_cube_term():
     """A conv lowering may compute columns no output needs (the sparse gather: 16 columns per pixel); the counters
     call them useful, the problem's MAC count (npu_harness/problem_macs.py) does not."""

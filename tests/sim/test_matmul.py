@@ -33,6 +33,22 @@ def test_matmul_matches_reference(binary, variant):
     assert sum(b["cube_macs"] for b in blocks) > 0 and sum(b.get("gm2l1", 0) for b in blocks) > 0
 
 
+def test_get_tensor_c_to_gm_sequential_writes_the_block_at_the_slot_start(binary):
+    """enSequentialWrite to GM: each block at the start of the slot, rows baseN apart (the epilogue bands' slot); the
+    kernel reads it back at that pitch, tails included, and matches the reference. Written at the block's place in C
+    (pitch N, the old behaviour) the tail blocks would read stale rows."""
+    res = run_program(binary, ["sequential_gm_ok"], timeout=60)
+    assert res.returncode == 0 and not res.errors, res.stdout + res.stderr
+    assert sum(b.get("l0c2gm", 0) for b in res.counters["blocks"]) == 75 * 50 * 4
+
+
+def test_sequential_get_tensor_c_into_a_short_slot_is_out_of_bounds(binary):
+    res = run_program(binary, ["sequential_gm_small_slot"], timeout=60)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert {e.code for e in res.errors} == {"GM-OOB"}, res.stderr
+    assert any(e.file == "matmul.cpp" and e.line == line_of("CHECK: slot") for e in res.errors), res.stderr
+
+
 @pytest.mark.parametrize("variant", ["cleared_bias_ok", "disabled_bias_ok"])
 def test_cleared_bias_is_not_added_although_the_tiling_enables_it(binary, variant):
     """ClearBias / DisableBias clear the bias flag that isBias = 1 set (CANN atlasascendc_api_07_0667 / 0636):

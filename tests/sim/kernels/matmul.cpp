@@ -178,6 +178,66 @@ int iterate_all_ok(Data& d, const std::string& clear = "") {
     return errors;
 }
 
+// GetTensorC to GM with enSequentialWrite (the epilogue bands' slot, lowering/passes/epilogue_bands.py): each block
+// lands at the start of a baseM x baseN slot, row i at i x baseN (CANN: "[baseM, baseN]" rather than its place in
+// [singleCoreM, singleCoreN]); the AIV copies the slot's rows x cols to C. `slotElems`: the slot's bound (a planted
+// bug passes one row less than a block needs).
+int sequential_gm(Data& d, int baseM, int baseN, int baseK, uint64_t slotElems) {
+    SetKernelMode(KernelMode::MIX_MODE);
+    TCubeTiling t = make_tiling(d.M, d.N, d.K, baseM, baseN, baseK, d.bias);
+    uint8_t* slotMem = sim::GmAlloc(size_t(baseM) * baseN * 4);
+    const int errors = sim::Launch(1, [&] {
+        if (GetBlockIdx() != 0) return;
+        TPipe pipe;
+        matmul::Matmul<AType, BType, CGmType, BiasType> mm;
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+        GlobalTensor<half> aGm, bGm;
+        GlobalTensor<float> biasGm, cGm, slot;
+        aGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(d.a), uint64_t(d.M) * d.K);
+        bGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(d.b), uint64_t(d.K) * d.N);
+        biasGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(d.bv), d.N);
+        cGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(d.c), uint64_t(d.M) * d.N);
+        slot.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(slotMem), slotElems);
+        TQue<TPosition::VECIN, 1> cQue;
+        pipe.InitBuffer(cQue, 1, t.baseM * t.baseN * sizeof(float));
+        mm.SetTensorA(aGm, d.ta);
+        mm.SetTensorB(bGm, d.tb);
+        if (d.bias) mm.SetBias(biasGm);
+        const uint32_t mIter = (d.M + t.baseM - 1) / t.baseM;
+        uint32_t i = 0;
+        while (mm.template Iterate<true>()) {
+            const uint32_t mb = i % mIter, nb = i / mIter;
+            ++i;
+            const uint32_t rows = uint32_t(d.M) - mb * t.baseM < uint32_t(t.baseM) ? uint32_t(d.M) - mb * t.baseM : t.baseM;
+            const uint32_t cols = uint32_t(d.N) - nb * t.baseN < uint32_t(t.baseN) ? uint32_t(d.N) - nb * t.baseN : t.baseN;
+            mm.template GetTensorC<true>(slot, false, true);  // CHECK: slot
+            LocalTensor<float> c = cQue.AllocTensor<float>();
+            const uint32_t gap = (t.baseN * 4 - (cols * 4 + 31) / 32 * 32) / 32;
+            DataCopyPad(c, slot, DataCopyExtParams{uint16_t(rows), cols * 4, uint32_t((t.baseN - cols) * 4), gap, 0},
+                        DataCopyPadExtParams<float>{false, 0, 0, 0});
+            SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);  // straight out again: no vector work in between
+            WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+            DataCopyPad(cGm[uint64_t(mb * t.baseM) * d.N + nb * t.baseN], c,
+                        DataCopyExtParams{uint16_t(rows), cols * 4, gap, uint32_t((d.N - cols) * 4), 0});
+            cQue.FreeTensor(c);
+            SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);  // the next block's copy-in reuses the queue's buffer
+            WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
+        }
+        mm.End();
+    });
+    sim::GmFree(slotMem);
+    const float* c = reinterpret_cast<const float*>(d.c);
+    for (size_t k = 0; k < d.ref.size(); ++k) {
+        const float e = d.ref[k] - c[k];
+        if (e > 1e-3f || e < -1e-3f) {
+            std::printf("mismatch at %zu: %g vs %g\n", k, double(c[k]), double(d.ref[k]));
+            ++g_fail;
+            break;
+        }
+    }
+    return errors;
+}
+
 // One AIV, 64 x 64 x 64 halves; `bug` selects the planted mistake.
 int planted(const std::string& bug) {
     SetKernelMode(KernelMode::MIX_MODE);
@@ -227,6 +287,12 @@ int main(int argc, char** argv) {
         errors = mix_ok(d, 32, 32, 16);
         Data d2 = make(33, 47, 70, true, true, false);  // both operands transposed
         errors += mix_ok(d2, 16, 32, 32);
+    } else if (v == "sequential_gm_ok") {
+        Data d = make(75, 50, 40, false, false, true);  // tail blocks: 11 rows, 18 columns
+        errors = sequential_gm(d, 32, 32, 16, 32 * 32);
+    } else if (v == "sequential_gm_small_slot") {
+        Data d = make(75, 50, 40, false, false, true);
+        errors = sequential_gm(d, 32, 32, 16, 31 * 32);  // BUG: the slot holds one row less than a block
     } else if (v == "iterate_all_ok") {
         Data d = make(50, 70, 33, false, true, true);
         errors = iterate_all_ok(d);

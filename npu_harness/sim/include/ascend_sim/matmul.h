@@ -204,14 +204,15 @@ public:
         pending_ = false;
     }
 
-    // Copies the block of the last Iterate() to its place in C in GM (row pitch N of SetOrgShape).
+    // Copies the block of the last Iterate() to GM: at its place in C (row pitch N of SetOrgShape), or with
+    // enSequentialWrite at the start of `gm`, row i at i x baseN ("continuous write: [baseM, baseN]" rather than the
+    // skip-write into [singleCoreM, singleCoreN], CANN GetTensorC, atlasascendc_api_07_0213).
     template <bool sync = true>
     void GetTensorC(const AscendC::GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
                     std::source_location loc = std::source_location::current()) {
-        (void)enSequentialWrite;
         alive("GetTensorC", loc);
         fetch_check(loc);
-        write_block_gm("GetTensorC", gm, enAtomic, loc);
+        write_block_gm("GetTensorC", gm, enAtomic, loc, enSequentialWrite);
         pending_ = false;
     }
 
@@ -416,12 +417,14 @@ private:
         dst = atomic ? static_cast<DstT>(static_cast<float>(dst) + v) : static_cast<DstT>(v);
     }
 
-    void write_block_gm(const char* api, const AscendC::GlobalTensor<DstT>& gm, uint8_t enAtomic, const std::source_location& loc) {
+    void write_block_gm(const char* api, const AscendC::GlobalTensor<DstT>& gm, uint8_t enAtomic, const std::source_location& loc,
+                        bool sequential = false) {
         using namespace AscendC::sim::detail;
-        const uint64_t first = uint64_t(r0_) * orgN_ + c0_;
-        check_gm(api, gm, first * sizeof(DstT), (uint64_t(rows_ - 1) * orgN_ + cols_) * sizeof(DstT), true, loc);
+        const uint64_t pitch = sequential ? uint64_t(t_.baseN) : uint64_t(orgN_);
+        const uint64_t first = sequential ? 0 : uint64_t(r0_) * orgN_ + c0_;
+        check_gm(api, gm, first * sizeof(DstT), (uint64_t(rows_ - 1) * pitch + cols_) * sizeof(DstT), true, loc);
         for (uint32_t i = 0; i < rows_; ++i) {
-            DstT* row = gm.sim_ptr + first + uint64_t(i) * orgN_;
+            DstT* row = gm.sim_ptr + first + uint64_t(i) * pitch;
             for (uint32_t j = 0; j < cols_; ++j) store(row[j], l0c_[size_t(i) * t_.baseN + j], enAtomic);
             if (!enAtomic) gm_mark_write(api, row, uint64_t(cols_) * sizeof(DstT), loc);
         }

@@ -38,7 +38,7 @@ class KernelMatmulBiasRelu {
 public:
     using AType = MatmulType<TPosition::GM, CubeFormat::ND, half>;
     using BType = MatmulType<TPosition::GM, CubeFormat::ND, half>;
-    using CType = MatmulType<TPosition::VECIN, CubeFormat::ND, float>;  // fp32 accumulator
+    using CType = MatmulType<TPosition::GM, CubeFormat::ND, float>;  // fp32 accumulator
     using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
 
     __aicore__ inline KernelMatmulBiasRelu() {}
@@ -52,11 +52,12 @@ public:
         bGm.SetGlobalBuffer((__gm__ half*)b, K_ * N_);
         biasGm.SetGlobalBuffer((__gm__ float*)bias, N_);
         cGm.SetGlobalBuffer((__gm__ float*)c, M_ * N_);
-        // matmul_bias_relu.adsl:10: UB buffers for one base block (baseM rows, pitch baseN)
-        tileLength_ = tiling.cubeTiling.baseM;
+        // matmul_bias_relu.adsl:10: UB buffers for one band of a base block (bandRows rows, pitch baseN); the block itself
+        // waits in this AIV's GM slot (epilogue bands: the UB does not cap the cube's base block)
+        tileLength_ = static_cast<uint32_t>(tiling.bandRows);
         rowPitch_ = tiling.cubeTiling.baseN;
-        pipe.InitBuffer(inQueueAcc, 1, tileLength_ * rowPitch_ * sizeof(float));
-        pipe.InitBuffer(outQueueC, 1, tileLength_ * rowPitch_ * sizeof(float));
+        pipe.InitBuffer(inQueueAcc, 2, tileLength_ * rowPitch_ * sizeof(float));
+        pipe.InitBuffer(outQueueC, 2, tileLength_ * rowPitch_ * sizeof(float));
         splitK_ = tiling.splitK;
         kSlice_ = tiling.kSlice;
         partRows_ = static_cast<uint32_t>(tiling.partRows);
@@ -64,6 +65,10 @@ public:
             sliceElems_ = tiling.splitWsBytes / sizeof(float) / splitK_;
             wsGm_.SetGlobalBuffer((__gm__ float*)(workspace + tiling.splitWsOffset), tiling.splitWsBytes / sizeof(float));
             pipe.InitBuffer(partBuf_, partRows_ * tiling.cubeTiling.baseN * sizeof(float));
+        }
+        else {  // epilogue bands: this AIV's slot of baseM x baseN fp32 after the Matmul API's workspace
+            const uint64_t slot = static_cast<uint64_t>(tiling.cubeTiling.baseM) * tiling.cubeTiling.baseN;
+            slotGm_.SetGlobalBuffer((__gm__ float*)(workspace + tiling.splitWsOffset) + GetBlockIdx() * slot, slot);
         }
     }
 
@@ -101,9 +106,14 @@ public:
                 const uint32_t rows = curM - bm * t.baseM < static_cast<uint32_t>(t.baseM) ? curM - bm * t.baseM : t.baseM;
                 rowLen_ = curN - bn * t.baseN < static_cast<uint32_t>(t.baseN) ? curN - bn * t.baseN : t.baseN;
                 const uint64_t offset = cBase + static_cast<uint64_t>(bm) * t.baseM * N_ + static_cast<uint64_t>(bn) * t.baseN;
-                CopyIn(offset, rows);
-                Compute(rows);
-                CopyOut(offset, rows);
+                mm.template GetTensorC<true>(slotGm_, false, true);  // L0C -> this AIV's GM slot, row i at i * baseN
+                for (uint32_t r0 = 0; r0 < rows; r0 += tileLength_) {  // the epilogue, band by band
+                    const uint32_t count = rows - r0 < tileLength_ ? rows - r0 : tileLength_;
+                    bandOff_ = static_cast<uint64_t>(r0) * rowPitch_;
+                    CopyIn(offset + static_cast<uint64_t>(r0) * N_, count);
+                    Compute(count);
+                    CopyOut(offset + static_cast<uint64_t>(r0) * N_, count);
+                }
             }
         }
         mm.End();
@@ -147,7 +157,8 @@ private:
         const uint64_t tiles = mTiles * nTiles;
         const uint64_t aiv = static_cast<uint64_t>(t.usedCoreNum);
         const uint64_t want = tiles < aiv ? (aiv + tiles - 1) / tiles : 1;
-        const uint64_t bandRows = (static_cast<uint64_t>(t.baseM) + want - 1) / want;
+        const uint64_t share = (static_cast<uint64_t>(t.baseM) + want - 1) / want;
+        const uint64_t bandRows = share < tileLength_ ? share : tileLength_;  // what the epilogue's UB buffers hold
         const uint64_t bands = (static_cast<uint64_t>(t.baseM) + bandRows - 1) / bandRows;
         for (uint64_t unit = GetBlockIdx(); unit < tiles * bands; unit += aiv) {
             const uint64_t tile = unit / bands;
@@ -203,7 +214,7 @@ private:
         if (splitK_ > 1) {
             ReduceSlices(accLocal, offset, count);  // split-K: slices 0..S-1 added in order
         } else {
-            mm.template GetTensorC<true>(accLocal, false, true);  // L0C -> UB, row i at i * baseN
+            CopyBlockGmToUb(accLocal, slotGm_[bandOff_], count, rowLen_, rowPitch_, rowPitch_);  // a band of the block
         }
         inQueueAcc.EnQue(accLocal);
     }
@@ -241,8 +252,10 @@ private:
     uint64_t sliceElems_ = 0;  // fp32 elements of one slice's partial sums (batch x M x N)
     uint32_t partRows_ = 0;    // rows of a partial block added at a time
     GlobalTensor<float> wsGm_;  // the slices' partial sums
+    GlobalTensor<float> slotGm_;  // epilogue bands: this AIV's base block (baseM x baseN fp32, row pitch baseN)
+    uint64_t bandOff_ = 0;        // the current band's first element in the slot
     TBuf<TPosition::VECCALC> partBuf_;  // one slice's partial rows
-    uint32_t tileLength_ = 0;  // rows per base block (baseM)
+    uint32_t tileLength_ = 0;  // rows per base block (baseM), or per band
     uint64_t rowLen_ = 0;           // columns of the current base block
     uint64_t rowPitch_ = 0;          // UB row pitch (baseN)
 

@@ -14,7 +14,8 @@ struct MatmulBiasReluTilingData {
     uint64_t kSlice;         // K elements per slice (a multiple of baseK; the last slice may be shorter)
     uint64_t partRows;       // rows of one slice's partial block the vector cores add at a time (UB left)
     uint64_t splitWsOffset;  // bytes before the partial sums in the workspace (the Matmul API's own part)
-    uint64_t splitWsBytes;   // bytes of partial sums: splitK x batch x M x N fp32
+    uint64_t splitWsBytes;   // bytes of partial sums: splitK x batch x M x N fp32 (no split: the epilogue bands' slots)
+    uint64_t bandRows;       // rows of a base block per epilogue band (the block waits in the AIV's GM slot)
     AscendC::tiling::TCubeTiling cubeTiling;
 };
 
@@ -24,7 +25,7 @@ struct MatmulBiasReluTilingData {
 inline uint32_t MatmulBiasReluComputeTiling(uint64_t M, uint64_t K, uint64_t N, uint32_t coreNum, MatmulBiasReluTilingData* td)
 {
     constexpr uint64_t kFractal = 16;  // f16/bf16 fractal: base sizes are multiples of 16
-    constexpr uint64_t kBaseM = 128, kBaseN = 128, kBaseK = 64;  // matmul_bias_relu.adsl:9: largest base block (plan_cube)
+    constexpr uint64_t kBaseM = 256, kBaseN = 128, kBaseK = 64;  // matmul_bias_relu.adsl:9: largest base block (plan_cube)
     constexpr uint64_t kEsize = 2;  // bytes per A / B element
     constexpr uint64_t kL0A = 65536, kL0B = 65536, kL0C = 131072, kL1 = 524288;  // ascend910b1
     constexpr uint64_t kStepK = 2, kDepthL1 = 4, kDbL0AB = 2, kDbL0C = 1;
@@ -32,12 +33,30 @@ inline uint32_t MatmulBiasReluComputeTiling(uint64_t M, uint64_t K, uint64_t N, 
     auto cdiv = [](uint64_t v, uint64_t a) -> uint64_t { return (v + a - 1) / a; };
     const uint64_t batch = 1;
     uint64_t baseM = kBaseM < up(M, kFractal) ? kBaseM : up(M, kFractal);
+    // matmul_bias_relu.adsl:9: 256 rows only when the output then has a block for every core; else 128
+    // (more blocks, more cores: a small GEMM or a matrix-vector product)
+    constexpr uint64_t kNarrowM = 128;
+    if (baseM > kNarrowM && batch * cdiv(M, baseM) * cdiv(N, kBaseN < up(N, kFractal) ? kBaseN : up(N, kFractal)) < (coreNum > 0 ? coreNum : 1)) {
+        baseM = kNarrowM;
+    }
     constexpr uint64_t kUbBudget = 188416;  // UB bytes for the epilogue's buffers
     auto ubBytes = [&](uint64_t r, uint64_t padded) -> uint64_t {
         const uint64_t colElems = (r + 127) / 128 * 128;
-        return 1 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * (r * padded * 32 / 8 + 31) / 32 * 32;
+        return 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 2 * (r * padded * 32 / 8 + 31) / 32 * 32;
     };
-    const uint64_t baseN = kBaseN < up(N, kFractal) ? kBaseN : up(N, kFractal);
+    uint64_t baseN = kBaseN < up(N, kFractal) ? kBaseN : up(N, kFractal);
+    // matmul_bias_relu.adsl:10: epilogue bands keep the cube's block whatever the UB; on an output with fewer blocks than cores
+    // narrower columns give more of them work (down to 64, the block such an epilogue's UB left it before)
+    constexpr uint64_t kNarrowN = 64;
+    while (baseN > kNarrowN && batch * cdiv(M, baseM) * cdiv(N, baseN) < (coreNum > 0 ? coreNum : 1)) {
+        baseN = up(baseN / 2, kFractal);
+    }
+    // rows per band: the most (a multiple of 16, at most baseM) whose buffers fit UB beside 16 fp32 rows kept
+    // for split-K's partial rows (lowering/passes/epilogue_bands.py; 80 at the widest block)
+    uint64_t bandRows = baseM;
+    while (bandRows > kFractal && ubBytes(bandRows, baseN) + 16 * baseN * 4 > kUbBudget) {
+        bandRows -= kFractal;
+    }
     uint64_t baseK = kBaseK < up(K, kFractal) ? kBaseK : up(K, kFractal);
     while (baseK > kFractal && (baseK * baseN * kEsize * kDbL0AB > kL0B || baseM * baseK * kEsize * kDbL0AB > kL0A)) {
         baseK -= kFractal;
@@ -88,7 +107,7 @@ inline uint32_t MatmulBiasReluComputeTiling(uint64_t M, uint64_t K, uint64_t N, 
         const uint64_t slice = up(cdiv(K, s), baseK);
         s = cdiv(K, slice);
         const uint64_t rowBytes = baseN * 4;
-        const uint64_t used = ubBytes(baseM, baseN);
+        const uint64_t used = ubBytes(bandRows, baseN);  // one band's buffers
         const uint64_t rowsFree = used < kUbBudget ? (kUbBudget - used) / rowBytes : 0;  // a partial buffer
         if (s >= 2 && rowsFree >= 1) {
             splitK = s;
@@ -100,7 +119,10 @@ inline uint32_t MatmulBiasReluComputeTiling(uint64_t M, uint64_t K, uint64_t N, 
     td->kSlice = kSlice;
     td->partRows = partRows;
     td->splitWsOffset = 16 * 1024 * 1024;  // callers with a smaller Matmul workspace overwrite it
-    td->splitWsBytes = splitK > 1 ? splitK * batch * M * N * 4 : 0;
+    // matmul_bias_relu.adsl:10: epilogue bands (no split): one baseM x baseN fp32 slot per AIV for the block the cube hands over
+    const uint64_t slots = (tasks < cores ? tasks : cores) * baseM * baseN * 4;
+    td->splitWsBytes = splitK > 1 ? splitK * batch * M * N * 4 : slots;
+    td->bandRows = bandRows;
     td->M = M;
     td->K = K;
     td->N = N;
