@@ -41,7 +41,8 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 | Load(tensor, index: TileIndex, type: ValType) | Op(op, args: Expr*, type: ValType)
                 -- introduced by select_instructions
                 | RowValue(type: ValType) | VectorMath(op, args: Expr*, type: ValType)
-    TileIndex   = TileIndex(var?, rows, period?, acc, by?, stride?)
+    TileIndex   = TileIndex(var?, rows, period?, acc, by?, stride?, group: GroupGather?)
+    GroupGather = GroupGather(k, r, row, periodic)           -- a row gather along a middle dim
     ValType     = ValType(kind: Kind, dtype, layout: Layout)
     Operand     = a buffer name | Const | Ref | Op
     -- MIX kernels (cube + vector)

@@ -139,7 +139,7 @@ def _run_any(k: ir.Kernel, seed: int = 0) -> list[torch.Tensor]:
                            + c.output_padding[i] + 1) if c.transposed else \
                 (size_in + 2 * c.padding[i] - c.dilation[i] * (size_k - 1) - 1) // c.stride[i] + 1
     tensors = {}
-    for p in k.tensors:
+    for p in (p for p in k.tensors if not p.workspace and p.view is None):  # the kernel's own GM: the interpreter's
         shape = [sizes.get(d, 5) if isinstance(d, str) else d for d in p.shape]
         if p.dtype.is_float:
             tensors[p.name] = (torch.randn(shape, generator=g) * 4).to(p.dtype.torch)
