@@ -497,9 +497,10 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
                     near = (a - b).abs() <= margin
                     return near if op == "eq" else ~near
                 vals = [a + margin, b]  # and the other way: different unless both are 0
-            out = OPS[op].ref(*vals)
-            if _FLOAT["sum_nudge"] and OPS[op].rule is Rule.SCAN and out.dtype.is_floating_point:
-                out = scan_in_order(OPS[op], vals[0])
+            if _FLOAT["sum_nudge"] and OPS[op].rule is Rule.SCAN and vals[0].dtype.is_floating_point:
+                out = scan_in_order(OPS[op], vals[0])  # instead of the ref's scan accumulated in double
+            else:
+                out = OPS[op].ref(*vals)
             if _FLOAT["sum_nudge"] and op in ("reduce_sum", "reduce_mean") and out.dtype.is_floating_point:
                 out = _unit_moved(out.to(_dt(t.dtype)), e)
             if _FLOAT["math_nudge"] and op in APPROXIMATE_OPS and out.dtype.is_floating_point:

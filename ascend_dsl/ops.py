@@ -267,19 +267,35 @@ def scan_op(call: str, reverse: bool = False, exclusive: bool = False) -> str:
     return f"scan_{SCANS[call]}" + ("_rev" if reverse else "") + ("_excl" if exclusive else "")
 
 
-def _scan_ref(kind: str, reverse: bool, exclusive: bool):
-    def ref(a):
-        torch = _torch()
-        x = a.float()  # f16 rows accumulate in f32, as the lowering does
-        if reverse:
-            x = x.flip(1)
-        y = x.cumsum(1) if kind == "sum" else x.cumprod(1)
-        if exclusive:
-            first = torch.zeros_like(y[:, :1]) if kind == "sum" else torch.ones_like(y[:, :1])
-            y = torch.cat([first, y[:, :-1]], dim=1)
-        return y.flip(1) if reverse else y
+def _scan(a, kind: str, reverse: bool, exclusive: bool, running):
+    """`running(x, kind)` (the inclusive running sum / product along dim 1) framed as the scan asks: from the end
+    of the row when `reverse`, shifted by one element when `exclusive`. f16 rows accumulate in f32, as the lowering
+    does."""
+    torch = _torch()
+    x = a.float()
+    if reverse:
+        x = x.flip(1)
+    y = running(x, kind)
+    if exclusive:
+        first = torch.zeros_like(y[:, :1]) if kind == "sum" else torch.ones_like(y[:, :1])
+        y = torch.cat([first, y[:, :-1]], dim=1)
+    return y.flip(1) if reverse else y
 
-    return ref
+
+def _running_torch(x, kind: str):
+    return x.cumsum(1) if kind == "sum" else x.cumprod(1)
+
+
+def _running_f32_loop(x, kind: str):
+    """One element after another in f32, each step rounded (numpy's cumsum / cumprod of f32 is that loop)."""
+    import numpy as np
+
+    run = np.cumsum if kind == "sum" else np.cumprod
+    return _torch().from_numpy(run(x.cpu().numpy(), axis=1, dtype=np.float32))
+
+
+def _scan_ref(kind: str, reverse: bool, exclusive: bool):
+    return lambda a: _scan(a, kind, reverse, exclusive, _running_torch)
 
 
 def scan_in_order(info: OpInfo, a):
@@ -287,16 +303,7 @@ def scan_in_order(info: OpInfo, a):
     plain loop takes. torch's CPU cumsum / cumprod of f32 accumulate in double, nearly exact; over a long row a
     device's f32 scan is off by many units of the running value (seed 3032's reverse cumsum of 21,719 elements:
     0.033 at a running sum of 7,000), and this run shows the fuzz oracle how far an f32 loop goes."""
-    import numpy as np
-
-    torch = _torch()
-    x = a.float().cpu().numpy()
-    if info.reverse:
-        x = x[:, ::-1]
-    y = np.cumsum(x, axis=1, dtype=np.float32) if SCANS[info.call] == "sum" else np.cumprod(x, axis=1, dtype=np.float32)
-    if info.exclusive:
-        y = np.concatenate([np.full_like(y[:, :1], 0.0 if SCANS[info.call] == "sum" else 1.0), y[:, :-1]], axis=1)
-    return torch.from_numpy(np.ascontiguousarray(y[:, ::-1] if info.reverse else y))
+    return _scan(a, SCANS[info.call], info.reverse, info.exclusive, _running_f32_loop)
 
 
 for _call, _kind in SCANS.items():
