@@ -81,3 +81,41 @@ def test_mix_launch_is_limited_to_the_cube_core_count(tmp_path):
                    '    return AscendC::sim::Launch(25, [] {}) == 0 ? 0 : 1;\n}\n')
     res = run_program(compile_program([src], defines=sim_defines("ascend910b1", "mix")), [], timeout=30)
     assert [e.code for e in res.errors] == ["BLOCK-DIM"] and "[1, 24]" in res.errors[0].message
+
+
+def _run_threads(binary, variant: str, threads: int):
+    return run_program(binary, [variant], timeout=60, env={"ASCEND_SIM_THREADS": str(threads)})
+
+
+def _same_counters(a: dict, b: dict) -> bool:
+    drop = {"threads", "launch_us", "launch_cpu_us"}
+    return {k: v for k, v in a.items() if k not in drop} == {k: v for k, v in b.items() if k not in drop}
+
+
+@pytest.mark.parametrize("variant", ["mix_ok", "iterate_all_ok", "sequential_gm_small_slot", "bias_not_set", "atomic_unzeroed"])
+def test_matmul_launch_runs_blocks_in_parallel_with_the_one_thread_result(binary, variant):
+    """A kernel with a Matmul object runs its blocks on the worker threads (the counters' `threads`; it used to be
+    one thread in block order), and its outputs (hashes printed by the kernel), reports and counters are those of
+    the one-thread run."""
+    one, three = _run_threads(binary, variant, 1), _run_threads(binary, variant, 3)
+    assert one.counters["threads"] == 1 and three.counters["threads"] == 3
+    assert one.returncode == three.returncode and one.stdout == three.stdout and one.stderr == three.stderr
+    assert [(e.code, e.line, e.block, e.message) for e in one.errors] == [(e.code, e.line, e.block, e.message) for e in three.errors]
+    assert _same_counters(one.counters, three.counters)
+
+
+def test_matmul_atomic_adds_of_parallel_blocks_happen_in_block_order(binary):
+    """IterateAll(enAtomic = 1) of three blocks into one float output: block 0 arrives late, yet with three threads its
+    add still comes first (atomic_turn), so (1 + 1e8) - 1e8 = 0 as in block order; without the turn the other
+    blocks add first and the kernel's check sees 1."""
+    for threads in (1, 3):
+        res = _run_threads(binary, "atomic_order_ok", threads)
+        assert res.returncode == 0 and not res.errors, res.stdout + res.stderr
+        assert res.counters["threads"] == threads
+
+
+def test_matmul_atomic_add_into_an_unzeroed_output_is_reported(binary):
+    res = _run_threads(binary, "atomic_unzeroed", 3)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert {e.code for e in res.errors} == {"ATOMIC-UNINIT"}, res.stderr
+    assert any(e.line == line_of("BUG: accumulates into an output") and "IterateAll" in e.message for e in res.errors)

@@ -32,6 +32,10 @@ def test_api_computes(binary, variant):
 @pytest.mark.parametrize("variant,code,marker,words", [
     ("reduce_tmp_small", "REDUCE-TMP", "ReduceSum(dst, src, small", "minimum for firstMaxRepeat = 20 is 24"),
     ("reduce_max_index_tmp_small", "REDUCE-TMP", "BUG: REDUCE-TMP with index", "is 56 elements"),
+    ("reduce_min_tmp_small", "REDUCE-TMP", "BUG: REDUCE-TMP of ReduceMin", "is 40"),
+    ("reduce_level0_tmp_small", "REDUCE-TMP", "BUG: REDUCE-TMP of the level-0", "is 24"),
+    ("reduce_dst_misaligned", "UB-ALIGN", "BUG: dst not element-aligned", "dst"),
+    ("reduce_src_misaligned", "UB-ALIGN", "BUG: src not 32-B aligned", "src"),
     ("mask_high_b32", "PARAM-RANGE", "BUG: maskHigh", "maskHigh = 0x1 must be 0"),
     ("gather_oob", "UB-OOB", "BUG: offset past", "reads byte 1048576 of src"),
     ("gather_unaligned", "PARAM-RANGE", "Gather(f[2048], f, off, 0, 8);", "not a multiple of sizeof(T)"),

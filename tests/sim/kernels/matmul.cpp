@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace AscendC;
@@ -23,6 +24,13 @@ int g_fail = 0;
             ++g_fail;                                                         \
         }                                                                     \
     } while (0)
+
+// FNV-1a of an output's bytes, printed so that runs with different thread counts can be compared byte for byte.
+void print_hash(const char* name, const uint8_t* p, size_t bytes) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    std::printf("%s %016llx\n", name, static_cast<unsigned long long>(h));
+}
 
 using AType = MatmulType<TPosition::GM, CubeFormat::ND, half>;
 using BType = MatmulType<TPosition::GM, CubeFormat::ND, half>;
@@ -140,6 +148,7 @@ int mix_ok(Data& d, int baseM, int baseN, int baseK) {
             break;
         }
     }
+    print_hash("c", d.c, d.ref.size() * 4);
     return errors;
 }
 
@@ -175,6 +184,7 @@ int iterate_all_ok(Data& d, const std::string& clear = "") {
             break;
         }
     }
+    print_hash("c2", d.c2, d.ref.size() * 4);
     return errors;
 }
 
@@ -235,6 +245,50 @@ int sequential_gm(Data& d, int baseM, int baseN, int baseK, uint64_t slotElems) 
             break;
         }
     }
+    return errors;
+}
+
+// Three blocks add float products into one 16 x 16 output with IterateAll(enAtomic = 1): block b's A has
+// v_b in column 0 and B row 0 is ones, so block b adds v_b = 1, 1e8, -1e8 to every element. In block order
+// (one thread) the sum is (1 + 1e8) - 1e8 = 0 in float (1 is lost); in another order it is 1. Block 0 sleeps
+// before its add, so with parallel threads the others would add first unless atomic adds wait for their turn
+// in block order (atomic_turn). `zero`: the host zeroes the output first (without it: ATOMIC-UNINIT).
+int atomic_order(bool zero) {
+    const int n = 16, blocks = 3;
+    const float v[blocks] = {1.0f, 1e8f, -1e8f};
+    uint8_t* a = sim::GmAlloc(size_t(blocks) * n * n * 4);
+    uint8_t* b = sim::GmAlloc(size_t(n) * n * 4);
+    uint8_t* c = sim::GmAlloc(size_t(n) * n * 4);
+    float* af = reinterpret_cast<float*>(a);
+    float* bf = reinterpret_cast<float*>(b);
+    for (int k = 0; k < blocks * n * n; ++k) af[k] = (k % n == 0) ? v[k / (n * n)] : 0.0f;
+    for (int k = 0; k < n * n; ++k) bf[k] = k < n ? 1.0f : 0.0f;
+    if (zero) std::memset(c, 0, size_t(n) * n * 4);
+    using FType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+    TCubeTiling t = make_tiling(n, n, n, 16, 16, 16, false);
+    const int errors = sim::Launch(blocks, [&] {
+        const int idx = int(GetBlockIdx());
+        TPipe pipe;
+        matmul::Matmul<FType, FType, FType, FType> mm;
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+        GlobalTensor<float> aGm, bGm, cGm;
+        aGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(a) + idx * n * n, uint64_t(n) * n);
+        bGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(b), uint64_t(n) * n);
+        cGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), uint64_t(n) * n);
+        mm.SetTensorA(aGm);
+        mm.SetTensorB(bGm);
+        if (idx == 0) usleep(200000);  // block 0 comes late to its add
+        mm.IterateAll(cGm, 1);  // BUG: accumulates into an output the kernel never zeroed (atomic_unzeroed)
+        mm.End();
+    });
+    const float* cf = reinterpret_cast<const float*>(c);
+    if (zero) {
+        for (int k = 0; k < n * n; ++k) EXPECT(cf[k] == 0.0f);
+    }
+    print_hash("c", c, size_t(n) * n * 4);
+    sim::GmFree(a);
+    sim::GmFree(b);
+    sim::GmFree(c);
     return errors;
 }
 
@@ -299,6 +353,8 @@ int main(int argc, char** argv) {
     } else if (v == "cleared_bias_ok" || v == "disabled_bias_ok") {
         Data d = make(50, 70, 33, false, true, false);  // the reference without bias
         errors = iterate_all_ok(d, v == "cleared_bias_ok" ? "clear" : "disable");
+    } else if (v == "atomic_order_ok" || v == "atomic_unzeroed") {
+        errors = atomic_order(v == "atomic_order_ok");
     } else {
         errors = planted(v);
     }

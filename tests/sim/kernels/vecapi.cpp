@@ -105,6 +105,47 @@ int reduce_max_index_tmp_small() {
     });
 }
 
+// ReduceMin without index: RoundUp(2 x firstMaxRepeat, elementsPerBlock) = RoundUp(40, 8) = 40 elements
+int reduce_min_tmp_small() {
+    return one_block([](LocalTensor<float> f) {
+        LocalTensor<float> src = f, tmp = f[8192], dst = f[12288];
+        Duplicate(src, 1.0f, 64 * 20);
+        LocalTensor<float> small = tmp;
+        small.SetSize(32);
+        ReduceMin(dst, src, small, 64 * 20);  // BUG: REDUCE-TMP of ReduceMin
+    });
+}
+
+// level-0 ReduceSum: firstMaxRepeat = repeatTime, RoundUp(20, 8) = 24 elements
+int reduce_level0_tmp_small() {
+    return one_block([](LocalTensor<float> f) {
+        LocalTensor<float> src = f, tmp = f[8192], dst = f[12288];
+        Duplicate(src, 1.0f, 64 * 20);
+        LocalTensor<float> tiny = tmp;
+        tiny.SetSize(16);
+        ReduceSum(dst, src, tiny, uint64_t(64), 20, 8);  // BUG: REDUCE-TMP of the level-0 form
+    });
+}
+
+// a reduction's dst needs element alignment (4 B for float): 2 B off is UB-ALIGN (1 element off is allowed,
+// reduce_tree_half); its src needs 32 B
+int reduce_dst_misaligned() {
+    return one_block([](LocalTensor<float> f) {
+        LocalTensor<float> src = f, tmp = f[8192];
+        Duplicate(src, 1.0f, 64);
+        LocalTensor<float> dst = f[12288].ReinterpretCast<uint8_t>()[2].ReinterpretCast<float>();
+        ReduceSum(dst, src, tmp, 64);  // BUG: dst not element-aligned
+    });
+}
+
+int reduce_src_misaligned() {
+    return one_block([](LocalTensor<float> f) {
+        LocalTensor<float> tmp = f[8192], dst = f[12288];
+        Duplicate(f, 1.0f, 128);
+        ReduceSum(dst, f[1], tmp, 64);  // BUG: src not 32-B aligned
+    });
+}
+
 int level0_counter_and_masks() {
     return one_block([](LocalTensor<float> f) {
         Duplicate(f, 0.0f, 512);
@@ -219,6 +260,10 @@ const Variant kVariants[] = {
     {"reduce_forms", reduce_forms},
     {"reduce_tmp_small", reduce_tmp_small},
     {"reduce_max_index_tmp_small", reduce_max_index_tmp_small},
+    {"reduce_min_tmp_small", reduce_min_tmp_small},
+    {"reduce_level0_tmp_small", reduce_level0_tmp_small},
+    {"reduce_dst_misaligned", reduce_dst_misaligned},
+    {"reduce_src_misaligned", reduce_src_misaligned},
     {"level0_counter_and_masks", level0_counter_and_masks},
     {"mask_high_b32", mask_high_b32},
     {"gather_ok", gather_ok},

@@ -516,6 +516,7 @@ struct State {
     // atomic mode of UB->GM copies (SetAtomicAdd<T> / SetAtomicNone)
     void (*atomicAdd)(void* gm, const void* ub, uint64_t bytes, const std::source_location& loc) = nullptr;
     const char* atomicType = nullptr;
+    uint64_t atomicTurn = 0;  // the launch phase (+1) in which this block last took its turn for atomic adds (atomic_turn)
     Counters cnt;
     TPipe* curPipe = nullptr;      // GetTPipePtr()
     uint8_t* cubeArena = nullptr;  // this block's L1 / L0A / L0B / L0C (allocated on first use)
@@ -548,8 +549,9 @@ inline State& st() {
 }
 
 // A kernel in this program uses an API whose result depends on the order in which blocks run
-// (SetAtomicAdd: float sums; the Matmul API's atomic writes): its blocks then run one at a time in
-// block order, so results stay reproducible. Set at program start by instantiating the API's template.
+// (SetAtomicAdd: float sums): its blocks then run one at a time in block order, so results stay
+// reproducible. Set at program start by instantiating the API's template. (The Matmul API's atomic
+// writes do not need it: they wait for their turn in block order instead, atomic_turn.)
 inline bool g_serialBlocks = false;
 template <class Tag>
 struct SerialBlocks {
@@ -602,6 +604,11 @@ ASCEND_SIM_RT bool gm_floor(uintptr_t addr, uintptr_t& begin, uint64_t& size);
 ASCEND_SIM_RT void gm_mark_write(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc);
 ASCEND_SIM_RT void gm_mark_atomic(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc);
 ASCEND_SIM_RT void gm_mark_read(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc);
+// Before an atomic add into GM from a launch whose blocks run in parallel threads: waits until every block
+// with a lower index has ended or reached this phase's SyncAll, so the adds of one phase happen in block
+// order (as with one thread) and their float sums do not depend on the threads' timing. Returns at once
+// with one thread, outside a launch, or when the block already took its turn in this phase.
+ASCEND_SIM_RT void atomic_turn();
 // `gmPtr` lies in a workspace-tensor region (sim::GmTrackUninit); the regions' total bytes
 ASCEND_SIM_RT bool gm_in_workspace(const void* gmPtr);
 ASCEND_SIM_RT void count_reuse(const uint8_t* gm, uint32_t count, uint64_t blockBytes, uint64_t pitch);

@@ -12,6 +12,7 @@
 #include "copy.h"
 #include "cube_tiling.h"
 #include "gemm.h"
+#include "launch.h"
 #include "pipe.h"
 
 namespace AscendC {
@@ -23,9 +24,23 @@ enum class LayoutMode : uint8_t { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };
 // hands its workspace argument over with SetSysWorkspace; the emulator only keeps the pointer.
 namespace sim::detail {
 inline __gm__ uint8_t* g_sysWorkspace = nullptr;
+
+// An enAtomic write of the Matmul API adds into an output element that still holds the launch's poison.
+inline void report_matmul_atomic_uninit(const char* api, const void* gm, const std::source_location& loc) {
+    uintptr_t begin = 0;
+    uint64_t size = 0;
+    const uintptr_t a = reinterpret_cast<uintptr_t>(gm);
+    const bool known = gm_floor(a, begin, size) && a - begin < size;
+    report("ATOMIC-UNINIT", loc,
+           "%s with enAtomic adds into GM byte %llu of a %llu-byte allocation, which still holds the 0xFF poison the launch leaves "
+           "in outputs: the kernel never zeroed (or wrote) the output before accumulating into it (on hardware the sum starts from "
+           "whatever GM held)",
+           api, known ? (unsigned long long)(a - begin) : 0ull, known ? (unsigned long long)size : 0ull);
 }
-inline void SetSysWorkspace(GM_ADDR workspace) { sim::detail::g_sysWorkspace = workspace; }
-inline __gm__ uint8_t* GetSysWorkSpacePtr() { return sim::detail::g_sysWorkspace; }
+}
+// (every block sets the same pointer, possibly on parallel threads: relaxed atomic accesses)
+inline void SetSysWorkspace(GM_ADDR workspace) { __atomic_store_n(&sim::detail::g_sysWorkspace, workspace, __ATOMIC_RELAXED); }
+inline __gm__ uint8_t* GetSysWorkSpacePtr() { return __atomic_load_n(&sim::detail::g_sysWorkspace, __ATOMIC_RELAXED); }
 
 }  // namespace AscendC
 
@@ -81,7 +96,6 @@ public:
         using namespace AscendC::sim::detail;
         touch(loc);
         if (tiling == nullptr) fatal("MATMUL-STATE", loc, "Matmul::Init / REGIST_MATMUL_OBJ with a null TCubeTiling");
-        (void)SerialBlocks<Matmul>::on;  // enAtomic writes add into GM: blocks run in block order
         t_ = *tiling;
         check_tiling(loc);
         orgM_ = t_.M;
@@ -423,10 +437,27 @@ private:
         const uint64_t pitch = sequential ? uint64_t(t_.baseN) : uint64_t(orgN_);
         const uint64_t first = sequential ? 0 : uint64_t(r0_) * orgN_ + c0_;
         check_gm(api, gm, first * sizeof(DstT), (uint64_t(rows_ - 1) * pitch + cols_) * sizeof(DstT), true, loc);
+        // Atomic adds of blocks running in parallel threads happen in block order (as with one thread), so float
+        // sums do not depend on the threads' timing; an add into the launch's poison is ATOMIC-UNINIT, as with
+        // SetAtomicAdd; the added bytes are recorded as atomic (GM-RACE against plain writes, the order check).
+        if (enAtomic) atomic_turn();
+        bool poisonSeen = false;
         for (uint32_t i = 0; i < rows_; ++i) {
             DstT* row = gm.sim_ptr + first + uint64_t(i) * pitch;
+            if (enAtomic && !poisonSeen) {
+                for (uint32_t j = 0; j < cols_ && !poisonSeen; ++j) {
+                    if (is_poison(row[j])) {
+                        poisonSeen = true;
+                        report_matmul_atomic_uninit(api, row + j, loc);
+                    }
+                }
+            }
             for (uint32_t j = 0; j < cols_; ++j) store(row[j], l0c_[size_t(i) * t_.baseN + j], enAtomic);
-            if (!enAtomic) gm_mark_write(api, row, uint64_t(cols_) * sizeof(DstT), loc);
+            if (enAtomic) {
+                gm_mark_atomic(api, row, uint64_t(cols_) * sizeof(DstT), loc);
+            } else {
+                gm_mark_write(api, row, uint64_t(cols_) * sizeof(DstT), loc);
+            }
         }
         cnt().l0c2gm += uint64_t(rows_) * cols_ * sizeof(DstT);
         if (gm_in_workspace(gm.sim_ptr)) cnt().wsL0c2gm += uint64_t(rows_) * cols_ * sizeof(DstT);

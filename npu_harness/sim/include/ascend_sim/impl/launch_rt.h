@@ -68,6 +68,7 @@ struct Slot {
     uint8_t* arena = nullptr;
     BlkSt st = BlkSt::Idle;
     int owner = -1;  // the worker thread that runs this block (it also resumes it after a SyncAll)
+    uint64_t stopped = 0;  // the phase in which the block last stopped (reached SyncAll); kEnded once it ended (turnMu)
     std::source_location barrierLoc{};
     State state;
 };
@@ -94,7 +95,13 @@ struct Sched {
     bool quit = false;
     uint32_t finished = 0;    // workers done with the current phase
     std::vector<pthread_t> workers;
+    // atomic adds in block order while blocks run in parallel (atomic_turn): the current phase (run_all) and
+    // the lock + condition under which blocks publish that they stopped
+    uint64_t phaseNo = 0;
+    pthread_mutex_t turnMu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t turnCv = PTHREAD_COND_INITIALIZER;
 };
+inline constexpr uint64_t kEnded = ~0ull;
 
 inline Sched* g_sched = nullptr;
 inline thread_local ucontext_t* t_main = nullptr;  // the worker's own context (blocks return to it)
@@ -358,6 +365,12 @@ inline void run_block(uint32_t b) {
     t_cur = &s;
     swapcontext(t_main, &sl.ctx);
     t_cur = nullptr;
+    if (sc.threads > 1) {  // publish (with the block's GM writes) that it stopped in this phase: atomic_turn waits for it
+        pthread_mutex_lock(&sc.turnMu);
+        sl.stopped = sl.st == BlkSt::AtBarrier ? sc.phaseNo : kEnded;
+        pthread_cond_broadcast(&sc.turnCv);
+        pthread_mutex_unlock(&sc.turnMu);
+    }
     if (sl.st != BlkSt::AtBarrier) {  // finished: give the stack and UB back, drop the block's scratch state
         delete s.race;
         s.race = nullptr;
@@ -698,6 +711,7 @@ inline void run_all(Sched& sc, bool reverse) {
         }
     };
     order_of([](uint32_t) { return true; });
+    sc.phaseNo = 1;
     run_phase(sc, false);
     for (;;) {
         uint32_t waiting = 0;
@@ -706,6 +720,7 @@ inline void run_all(Sched& sc, bool reverse) {
         if (waiting == n) {  // barrier complete: next phase
             gm_check_phase(sc);
             order_of([&](uint32_t b) { return sc.slots[b].st == BlkSt::AtBarrier; });
+            ++sc.phaseNo;
             run_phase(sc, true);
             continue;
         }
@@ -725,6 +740,7 @@ inline void run_all(Sched& sc, bool reverse) {
                    waiting, n, ended);
         sc.abort = true;
         order_of([&](uint32_t b) { return sc.slots[b].st == BlkSt::AtBarrier; });
+        ++sc.phaseNo;
         run_phase(sc, true);
         break;
     }
@@ -835,6 +851,10 @@ ASCEND_SIM_RT int Launch(uint32_t blockDim, const KernelBody& body, std::source_
         g_launch.blockDim = blockDim;
         const bool serial = g_serialBlocks || cfg.orderCheck;
         const uint32_t threads = serial ? 1u : cfg.threads;
+        // The Matmul GEMM splits its rows over threads too: with the blocks already on parallel threads it gets the
+        // threads the blocks leave idle (all of them when blocks run one at a time).
+        const uint32_t busy = threads < blockDim ? threads : blockDim;
+        g_gemmThreads = threads > 1 ? (cfg.threads / busy > 1 ? cfg.threads / busy : 1u) : cfg.threads;
         std::vector<GmCopy> before;
         if (cfg.orderCheck && blockDim > 1) before = gm_snapshot();
         Sched* prev = g_sched;
@@ -904,6 +924,21 @@ ASCEND_SIM_RT void sync_all(const std::source_location& loc) {
     swapcontext(&sl.ctx, t_main);
     touch(loc);
     if (sc->abort) throw Fault{};
+}
+
+ASCEND_SIM_RT void atomic_turn() {
+    Sched* sc = g_sched;
+    State& s = st();
+    if (sc == nullptr || !s.inBlock || sc->threads <= 1 || s.atomicTurn == sc->phaseNo) return;
+    pthread_mutex_lock(&sc->turnMu);
+    for (;;) {
+        uint32_t a = 0;
+        while (a < s.blockIdx && (sc->slots[a].stopped == kEnded || sc->slots[a].stopped == sc->phaseNo)) ++a;
+        if (a == s.blockIdx) break;
+        pthread_cond_wait(&sc->turnCv, &sc->turnMu);
+    }
+    pthread_mutex_unlock(&sc->turnMu);
+    s.atomicTurn = sc->phaseNo;
 }
 
 ASCEND_SIM_RT void set_atomic(void (*fn)(void*, const void*, uint64_t, const std::source_location&), const char* type) {
