@@ -185,3 +185,29 @@ def test_mix_kernel_with_matmul(tmp_path, capsys):
     rep = json.loads(rj.read_text())
     assert len(rep["counters"]["blocks"]) == 4 and rep["estimate"]["bottleneck"] == "M"
     assert sum(blk["cube_macs"] for blk in rep["counters"]["blocks"]) == (3 * 32 + 16) * 48 * 48  # rows 18, 18, 18, 16 in base blocks of 16: whole fractals
+
+
+EXCHANGE = """#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void exchange(GM_ADDR z) {
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)z, 16);
+    const int b = int(GetBlockIdx());
+    g.SetValue(b * 8, float(b + 1));
+    g.SetValue(b * 8 + 1, g.GetValue((1 - b) * 8));  // BUG: reads the other block's slot without SyncAll
+}
+"""
+
+
+@pytest.mark.parametrize("flags,order_dependent", [([], True), (["--no-order-check"], False)])
+def test_order_check_is_on_by_default(tmp_path, capsys, flags, order_dependent):
+    """ascend-sim run runs the blocks a second time in reverse order unless told not to: a cross-block read without
+    SyncAll changes the output between the orders (ORDER-DEPENDENT; the GM-RACE is reported either way)."""
+    src = tmp_path / "exchange.cpp"
+    src.write_text(EXCHANGE)
+    spec = {"entry": "exchange", "blocks": 2, "kernel_type": "vector",
+            "args": [{"name": "z", "kind": "output", "dtype": "float32", "shape": [16], "init": "zeros"}]}
+    rc = runner.main(["run", str(src), "--launch", str(write_launch(tmp_path, spec)), "-o", str(tmp_path / "out"), *flags])
+    err = capsys.readouterr().err
+    assert rc == 1 and "error[GM-RACE]" in err
+    assert ("error[ORDER-DEPENDENT]" in err) == order_dependent, err

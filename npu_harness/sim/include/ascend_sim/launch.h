@@ -1,8 +1,8 @@
 // ascend_sim/launch.h - sim::Launch: runs the kernel body once per block, each block as a coroutine
 // (ucontext) with its own stack, a fresh poisoned UB and fresh per-block state. Independent blocks
 // run in parallel worker threads; a block that calls SyncAll() is suspended until every block has
-// arrived. Kernels whose results depend on the block order (SetAtomicAdd, the Matmul API) run their
-// blocks one at a time in block order. Reports are printed at the end in block order, so the output
+// arrived. Kernels whose results depend on the block order (SetAtomicAdd) run their blocks one at a
+// time in block order; the Matmul API's atomic writes wait for their turn in block order (atomic_turn). Reports are printed at the end in block order, so the output
 // does not depend on the schedule (ref §6 for the CPU debug model this follows: per-core run, then
 // CheckSyncState-like end-of-block checks).
 #pragma once
