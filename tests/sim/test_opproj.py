@@ -65,6 +65,41 @@ def test_add_custom_unhandled_tiling_key(tmp_path, capsys):
     assert rc == 1 and "error[TILING-KEY]" in err and "tiling key 7" in err, err
 
 
+def _npu_tiling_variant(tmp: Path) -> Path:
+    """add_custom.cpp in the dialect whose kernels include the build-generated tiling-data header."""
+    text = (OPPROJ / "add_custom.cpp").read_text()
+    text = text.replace('#include "kernel_operator.h"\n',
+                        '#include "kernel_operator.h"\n#define __NPU_TILING__\n#include "add_custom_tiling_data.h"\n', 1)
+    kernel = tmp / "src" / "add_custom.cpp"
+    kernel.parent.mkdir()
+    kernel.write_text(text)
+    return kernel
+
+
+def test_generated_tiling_data_header_is_provided(tmp_path, capsys):
+    x = np.arange(4 * 512, dtype=np.float16)
+    args = [npy(tmp_path, "x", x), npy(tmp_path, "y", x), {"name": "z", "kind": "output", "dtype": "float16", "shape": [4 * 512]},
+            {"name": "workspace", "kind": "workspace", "bytes": 0},
+            tiling("AddCustomTilingData", "add_custom_tiling.h", [u32("totalLength", 4 * 512), u32("tileNum", 2)])]
+    kernel = _npu_tiling_variant(tmp_path)
+    rc = runner.main(["run", str(kernel), "--launch", str(launch(tmp_path, "add_custom", 4, args, tiling_key=1)),
+                      "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert np.array_equal(np.load(tmp_path / "out" / "z.npy"), x + x)
+
+
+def test_tiling_data_header_without_a_tiling_header_stays_a_compile_error(tmp_path, capsys):
+    x = np.arange(4 * 512, dtype=np.float16)
+    args = [npy(tmp_path, "x", x), npy(tmp_path, "y", x), {"name": "z", "kind": "output", "dtype": "float16", "shape": [4 * 512]},
+            {"name": "workspace", "kind": "workspace", "bytes": 0}]
+    kernel = _npu_tiling_variant(tmp_path)
+    rc = runner.main(["run", str(kernel), "--launch", str(launch(tmp_path, "add_custom", 4, args, tiling_key=1)),
+                      "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert rc != 0 and "error[COMPILE]" in err and "add_custom_tiling_data.h" in err, err
+
+
 def test_add_custom_assert(tmp_path, capsys):
     x = np.ones(4 * 512, np.float16)
     args = [npy(tmp_path, "x", x), npy(tmp_path, "y", x), {"name": "z", "kind": "output", "dtype": "float16", "shape": [4 * 512]},
