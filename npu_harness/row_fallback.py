@@ -43,3 +43,12 @@ def pick(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject, ctx: Pa
 
     blocks = launch_blocks(project, ctx.target.name, symbols, scalars, ctx.target.aiv)
     return fused if blocks > 0 else fb
+
+
+def form_blocks(kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, symbols: dict[str, int],
+                scalars: dict[str, float]) -> tuple[str, int]:
+    """The form the host runs at `symbols` and the blocks its tiling launches (0: neither form can run)."""
+    from .tiling_probe import launch_blocks
+
+    f = pick(kernel, ctx.lowered, project, ctx, symbols, scalars)
+    return f.name, launch_blocks(f.project, ctx.target.name, symbols, scalars, ctx.target.aiv)
