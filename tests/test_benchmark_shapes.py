@@ -16,8 +16,8 @@ import pytest
 from lowering import lower
 from lowering.targets import get_target
 from npu_harness.gallery import discover, launch_at, scale_shapes
-from npu_harness.task_worker import task_shapes
 from npu_harness.row_fallback import form_blocks
+from npu_harness.task_worker import task_shapes
 from npu_harness.tiling_probe import launch_blocks
 
 REPO = Path(__file__).resolve().parent.parent
