@@ -23,7 +23,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_launches import validate  # noqa: E402
+from benchmarks.bench_launches import row, validate  # noqa: E402
 
 MATMUL = '''@kernel(T=[f16])
 def mm(a: Tensor[T, "M, K"], b: Tensor[T, "K, N"], c: Tensor[f32, "M, N"]):
@@ -54,15 +54,6 @@ def form_at(m: int, k: int, n: int, target: str) -> str:
     return form_blocks(kernel, project, ctx, {"M": m, "K": k, "N": n}, {})[0]
 
 
-def line(label: str, parts: list, ideal_us: float) -> str:
-    if any(p[1] is None for p in parts):
-        return f"  {label:<40} {'-':>12}  cannot run: {'; '.join(p[2] for p in parts if p[2])}"
-    total = sum(p[1].time_us for p in parts)
-    ok = "PASS" if all(p[0] for p in parts) else "FAIL"
-    each = " + ".join(f"{p[1].time_us:.1f}" for p in parts)
-    return f"  {label:<40} {total:10.1f} us  ideal% {100 * ideal_us / total:5.1f}%  [{ok}; {each} us]"
-
-
 def gemm_softmax(m: int, k: int, n: int, target: str) -> None:
     from npu_harness.cost import load_params, target_for
 
@@ -78,9 +69,9 @@ def gemm_softmax(m: int, k: int, n: int, target: str) -> None:
     print(f"matmul {m}x{k}x{n} (f16) + softmax over {n}, {target}: the host picks the {form} form "
           f"(ideal {ideal:.1f} us)")
     one = validate(ROOT / "examples/fuse/matmul_softmax.adsl", [], [], target, {"M": m, "K": k, "N": n})
-    print(line(f"one .adsl ({form})", [one], ideal))
+    print(row(f"one .adsl ({form})", [one], ideal))
     sep = [validate(MATMUL, [a, b], [h], target), validate(SOFTMAX, [h], [ref], target)]
-    print(line("separate kernels (matmul; softmax)", sep, ideal))
+    print(row("separate kernels (matmul; softmax)", sep, ideal))
 
 
 def main(argv: list[str] | None = None) -> int:

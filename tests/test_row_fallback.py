@@ -92,3 +92,29 @@ def test_a_long_row_runs_the_launches_and_passes():
 def test_the_fused_kernel_forced_at_a_long_row_is_a_tiling_error_not_a_result():
     result = _run("matmul_softmax", SOFTMAX_LONG, "fused")
     assert not result.ok and "error[TILING]" in result.detail
+
+
+def _drawn(n: int):
+    import random
+
+    from npu_harness.fuzz.gen import _row_fallback
+
+    return [_row_fallback(random.Random(i), f"s{i}", "ascend910b1") for i in range(n)]
+
+
+def test_the_fuzzer_draws_row_reductions_above_and_below_the_fused_limit():
+    drawn = _drawn(12)
+    for k, sizes in drawn:
+        p = k.program("row_fallback", sizes, 0, "ascend910b1", 48)
+        assert parse_text(p.text(), "s.adsl")[0].instantiate().fallback is not None, p.text()
+    assert {sizes["N"] > 1024 for _, sizes in drawn} == {True, False}
+
+
+@pytest.mark.slow
+def test_fuzzer_row_reductions_pass_in_the_emulator_in_both_forms():
+    from npu_harness.fuzz.runner import Job, run_jobs
+
+    progs = [k.program("row_fallback", sizes, i, "ascend910b1", 48) for i, (k, sizes) in enumerate(_drawn(6))]
+    jobs = [Job(p.text(), p.sizes, p.seed) for p in progs]
+    outcomes = run_jobs(jobs)
+    assert [o.status for o in outcomes] == ["pass"] * len(jobs), [o.detail[:300] for o in outcomes]
