@@ -9,7 +9,7 @@ import pytest
 
 import lowering
 from ascend_dsl import ir, parse_text
-from npu_harness.gallery import discover
+from npu_harness.gallery import discover, launch_at
 from npu_harness.row_fallback import form_blocks, pick
 from npu_harness.validate import load_task_for, validate_sim
 
@@ -58,6 +58,14 @@ def test_a_row_that_fits_keeps_the_fused_kernel_and_a_long_one_runs_the_launches
     assert form_blocks(kernel, project, ctx, {"M": 64, "K": 64, "N": 256}, {}) == ("fused", pytest.approx(1, abs=47))
     form, blocks = form_blocks(kernel, project, ctx, {"M": 4096, "K": 4096, "N": 8192}, {})
     assert form == "fallback" and blocks > 0
+
+
+@pytest.mark.parametrize("name", ["batched_matmul_row_max", "attention_scores"])
+def test_a_batched_row_reduction_launches_at_4096_cubed(name):
+    """(The 2-D kernels launch at 4096^3 through the gallery's SCALE_SHAPES: tests/test_benchmark_shapes.py.)"""
+    ex = GALLERY[name]
+    blocks, symbols = launch_at(ex, ex.dtypes[0], {"Bt": 8, "M": 4096, "K": 4096, "N": 4096})
+    assert blocks > 0 and symbols["N"] == 4096
 
 
 def _run(name: str, shape: dict, form: str | None):
