@@ -19,9 +19,10 @@ source positions, so later errors point at what the user wrote):
 
 Anything else that cannot be cut this way is a located error naming the form to write. The rewritten kernel is
 then an ordinary kernel of several launches (lowering/passes/partition_launches.py), lowered and interpreted
-like the hand-written one. Non-goals: fusing the launches back (the workspace makes one GM round trip), slot
-accumulators (group norm: write its loops), and cutting epilogues the MIX kernel accepts (a row reduction
-stays in one kernel: it is faster where N fits, and `TILING` at launch names the two-loop form otherwise).
+like the hand-written one. With `rows=True` a matmul epilogue that reduces whole rows (which the MIX kernel runs
+while N fits) is cut too: the fallback form of ascend_dsl/row_fallback.py, which the host runs when the fused
+kernel's tiling finds no base block. Non-goals: fusing the launches back (the workspace makes one GM round trip),
+slot accumulators (group norm: write its loops).
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ _POOLS = ("max_pool", "avg_pool")
 _LAUNCHES = 'docs/language.md, "Launches"'
 
 
-def rewrite(b, stmts: list[Tree]) -> list[Tree]:
+def rewrite(b, stmts: list[Tree], rows: bool = False) -> list[Tree]:
     """The kernel body's statements with every conv or matmul split the cube kernel cannot run cut into a
-    workspace declaration, the cube split storing it, and a vector split loop reading it."""
+    workspace declaration, the cube split storing it, and a vector split loop reading it. `rows`: cut a matmul
+    epilogue that reduces whole rows too (the launches form of ascend_dsl/row_fallback.py)."""
     if not any(isinstance(s, Tree) and s.data == "for_stmt" and is_cube_split(b, s) for s in stmts):
         return stmts
     taken = {str(t) for s in stmts for t in _tokens(s)} | set(b.scope.params) | set(b.scope.symbols)
@@ -50,7 +52,7 @@ def rewrite(b, stmts: list[Tree]) -> list[Tree]:
     for s in stmts:
         cut = None
         if s.data == "for_stmt" and is_cube_split(b, s):
-            cut = _conv(b, s, taken) if is_conv_split(b, s) else _matmul(b, s, taken)
+            cut = _conv(b, s, taken) if is_conv_split(b, s) else _matmul(b, s, taken, rows)
         out += cut if cut else [s]
     return out
 
@@ -428,13 +430,29 @@ class Form:
 # ----------------------------------------------------------------------------- matmul
 
 
-def _matmul(b, s: Tree, taken: set[str]) -> list[Tree] | None:
+def mix_refused(t: Tree) -> bool:
+    """Whether `t` calls an op a MIX epilogue cannot run (the split is cut into launches whatever N is)."""
+    return bool(_calls(t, MIX_REFUSED))
+
+
+def row_reductions(b, s: Tree) -> list[Tree]:
+    """The calls of a matmul split's epilogue that reduce along its rows (`sum/mean/max/min/prod(v, axis=)`): a
+    fused base block then spans all N columns ([] for a conv split, a malformed split, or none)."""
+    blocks = _blocks(s) if s.data == "for_stmt" and is_cube_split(b, s) and not is_conv_split(b, s) else None
+    if blocks is None or _cube_acc(blocks) is None:
+        return []
+    return [c for c in _calls(_tree("suite", _body(blocks["vector"]), s), _REDUCE)
+            if any(isinstance(a, Tree) and a.data == "kwarg" and str(a.children[0]) == "axis" for a in c.children[1:])]
+
+
+def _matmul(b, s: Tree, taken: set[str], rows: bool = False) -> list[Tree] | None:
     blocks = _blocks(s)
     acc = _cube_acc(blocks) if blocks else None
     if acc is None:
         return None
     body = _body(blocks["vector"])
     refused = _calls(_tree("suite", body, s), MIX_REFUSED) if body else []
+    refused = refused or (row_reductions(b, s) if rows else [])
     if not refused:
         return None
     var = str(s.children[0])

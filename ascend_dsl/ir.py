@@ -752,6 +752,10 @@ class Kernel:
     #: How the kernel is emitted (lowering/passes/select_kind.py); None before that pass.
     kind: KernelKind | None = None
     span: Span = _SPAN
+    #: A matmul split whose epilogue reduces whole rows: the same text cut into launches, which the host runs when
+    #: the fused kernel's tiling finds no base block (ascend_dsl/row_fallback.py); `fallback_miss`: why none.
+    fallback: Kernel | None = field(default=None, repr=False, compare=False)
+    fallback_miss: str = field(default="", repr=False, compare=False)
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

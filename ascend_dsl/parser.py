@@ -19,7 +19,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.indenter import DedentError, Indenter
 
-from . import autosplit, ir
+from . import autosplit, ir, row_fallback
 from .diagnostics import DslError, Span, register_source
 from .diagnostics import ErrorCode as E
 from .dtypes import BY_NAME, DType
@@ -319,8 +319,10 @@ def _fold_ieee(info, values: list) -> float | None:
         return None
 
 class _Builder:
-    def __init__(self, origin: Origin):
+    def __init__(self, origin: Origin, rows: bool = False):
         self.o = origin
+        self.rows = rows  # cut a matmul epilogue that reduces whole rows into launches (row_fallback.py)
+        self.row_fallback = False  # the body is one such split: build its launches form as the fallback
         self.scope = Scope()
         self.workspaces: list[ir.TensorParam] = []  # `p = workspace(...)` declarations (parser_workspace.py)
 
@@ -347,8 +349,14 @@ class _Builder:
         body = self.kernel_body(suite)
         _check_load_or_store(body, {w.name for w in self.workspaces})
         params += tuple(self.workspaces)
+        fallback, miss = None, ""
+        if self.row_fallback:  # the same text cut into launches, which the host runs when a row does not fit
+            try:
+                fallback = _Builder(self.o, rows=True).kernel(k, options, chosen)
+            except DslError as e:
+                miss = "; ".join(f"{d.code}: {d.message}" for d in e.diagnostics)
         return ir.Kernel(str(k.children[1]), params, body, tuple(self.scope.type_args.items()), tuple(options),
-                         span=self.o.span(k))
+                         span=self.o.span(k), fallback=fallback, fallback_miss=miss)
 
     def dtype(self, tok) -> DType:
         name = str(tok)
@@ -412,7 +420,9 @@ class _Builder:
         """Split loops, with accumulators declared before them and scalar results after them."""
         out: list[ir.Stmt] = []
         # a conv or matmul split whose vector block its cube kernel cannot run: cut into launches (autosplit.py)
-        for s in autosplit.rewrite(self, self.statements(suite)):
+        stmts = self.statements(suite)
+        self.row_fallback = not self.rows and row_fallback.wanted(self, stmts)
+        for s in autosplit.rewrite(self, stmts, self.rows):
             cube = s.data == "for_stmt" and is_cube_split(self, s)
             conv = cube and is_conv_split(self, s)
             # with workspace tensors, loops of different kinds become launches (lowering/passes/partition_launches.py)

@@ -9,7 +9,7 @@ from ascend_dsl import ir
 
 from . import assist
 from .context import PassContext
-from .emit import EmittedProject
+from .emit import EmittedProject, fallback
 from .pipeline import PASS_NAMES, PIPELINE, run_pipeline
 from .targets import DEFAULT_TARGET, Target, all_targets, get_target
 
@@ -31,6 +31,11 @@ def lower(kernel: ir.Kernel, target: str | Target = DEFAULT_TARGET, source_name:
     assist.require(kernel, ctx)  # an extern op needs a checked compute stage
     ctx.lowered = run_pipeline(kernel, ctx, dump_after)
     ctx.project = assist.finish(ctx.project, ctx)
+    if kernel.fallback is not None or kernel.fallback_miss:  # rows that may not fit: the launches form beside it
+        fb = None
+        if kernel.fallback is not None:
+            fb, ctx.fallback = lower(kernel.fallback, t, name, dump_after, assistant, allow_conv5hd=allow_conv5hd)
+        ctx.project = fallback.attach(ctx.project, fb, kernel.fallback_miss)
     return ctx.project, ctx
 
 

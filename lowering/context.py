@@ -39,3 +39,5 @@ class PassContext:
     in_launch: bool = False
     #: LAUNCHES kernels: each launch's context (its `lowered` kernel and `project`), in launch order.
     launches: list = field(default_factory=list)
+    #: A kernel with a row fallback (ascend_dsl/row_fallback.py): the fallback's context (lowered, project).
+    fallback: Any = None

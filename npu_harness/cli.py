@@ -14,6 +14,7 @@ from ascend_dsl.diagnostics import DslError
 from ascend_dsl.dtypes import BY_NAME
 from ascend_dsl.extern_ops import declared_in, registered
 from lowering import DEFAULT_TARGET, PASS_NAMES, all_targets, lower
+from lowering.emit.fallback import written_files
 
 from . import assist_cli
 from .project_io import write_project
@@ -180,7 +181,8 @@ def _export(args, variants, out: Path, facts) -> None:
 def _write(args, kernel, project, ctx, variants=None, facts=None) -> None:
     """Write the project (and, with --export, the MultiKernelBench submission beside it)."""
     out = args.out or Path("build/ascendc") / kernel.name
-    files = dict(project.files)
+    written = written_files(project)  # with a row fallback (lowering/emit/fallback.py), its launches under fallback/
+    files = dict(written)
     for pname, text in ctx.dumps.items():
         files[f"dumps/{PASS_NAMES.index(pname) + 1:02d}_{pname}.adsl"] = text
     write_project(out, files)
@@ -201,7 +203,10 @@ def _write(args, kernel, project, ctx, variants=None, facts=None) -> None:
             else "rows per tile sized at run time from the row length")
     print(f"{kernel.name}: lowered for {ctx.target.name} ({dtypes}) in {total_ms:.1f} ms; "
           f"{tile}, {sum(len(p.manifest['buffers']) for p in project.launches or (project,))} UB buffers")
-    print(f"wrote {out}/ ({', '.join(sorted(project.files))})")
+    print(f"wrote {out}/ ({', '.join(sorted(written))})")
+    if project.fallback is not None:
+        print(f"fallback/: {len(project.fallback.launches)} launches, run when the fused kernel's tiling finds no "
+              "base block at the launch's shapes (a row of N too long)")
     if ctx.dumps:
         print(f"IR dumps: {out}/dumps/")
     if args.export and variants is not None:
@@ -319,8 +324,14 @@ def _check_tiling(args, variants, task: Path, overrides: dict) -> int:
         if run is cases.cases[0]:
             _write(args, variants.kernels[v], project, ctx, variants)
         b = bind(variants.kernels[v], run)
+        form = ""
+        if project.fallback is not None:  # the form the host picks at these shapes (npu_harness/row_fallback.py)
+            from .row_fallback import pick
+
+            f = pick(variants.kernels[v], ctx.lowered, project, ctx, b.symbols, b.scalars)
+            project, ctx, form = f.project, f.ctx, f"; the {f.name} form"
         blocks = launch_blocks(project, ctx.target.name, b.symbols, b.scalars, ctx.target.aiv)
-        sizes = ", ".join(f"{k}={val}" for k, val in b.symbols.items())
+        sizes = ", ".join(f"{k}={val}" for k, val in b.symbols.items()) + form
         label = f"{run.label}: " if cases.format == "groups" else ""
         if blocks == 0:
             why = launch_failure(project, ctx.target.name, b.symbols, b.scalars, ctx.target.aiv)

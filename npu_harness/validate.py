@@ -162,11 +162,20 @@ def combined_driver(project: EmittedProject) -> str:
 
 def validate_sim(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedProject, ctx: PassContext, run: TaskRun,
                  *, work_dir: Path | None = None, core_num: int | None = None, sandbox: bool = False,
-                 launch_order: list[int] | None = None) -> ValidationResult:
+                 launch_order: list[int] | None = None, form: str | None = None) -> ValidationResult:
     """`sandbox` (implied when the project holds model-written compute stages, `ctx.slots`): the program runs
     in npu_harness.sandbox, the run's I/O directory its only writable path; an error when no sandbox can be
     made here. `launch_order`: a kernel of several launches runs these (positions in its launch order; tests plant
-    a wrong order)."""
+    a wrong order). A kernel with a row fallback runs the form its host would pick at the case's shapes
+    (npu_harness/row_fallback.py), or `form` ("fused", "fallback")."""
+    if project.fallback is not None or form is not None:
+        from .row_fallback import pick
+
+        b = bind(kernel, run)
+        f = pick(kernel, lowered, project, ctx, b.symbols, b.scalars, form)
+        if f.project is not project:
+            return validate_sim(f.kernel, f.lowered, f.project, f.ctx, run, work_dir=work_dir, core_num=core_num,
+                                sandbox=sandbox, launch_order=launch_order)
 
     if lowered.kind is ir.KernelKind.LAUNCHES:  # several launches in order on one set of GM buffers
         return _validate_launches(kernel, lowered, project, ctx, run, work_dir=work_dir, core_num=core_num,

@@ -16,6 +16,7 @@ import pytest
 from lowering import lower
 from lowering.targets import get_target
 from npu_harness.gallery import discover, launch_at, scale_shapes
+from npu_harness.row_fallback import form_blocks
 from npu_harness.task_worker import task_shapes
 from npu_harness.tiling_probe import launch_blocks
 
@@ -54,10 +55,17 @@ def test_scans_with_rows_longer_than_ub_launch_in_chunks(name):
         assert launch_at(ex, dts, {"batch_size": 4, "dim": 1_000_000})[0] == 48  # each row over a group of 12 cores
 
 
-def test_softmax_epilogue_with_rows_longer_than_ub_does_not_launch():
+def test_softmax_epilogue_with_rows_longer_than_the_fused_block_launches_its_fallback():
     ex = next(e for e in discover() if e.name == "matmul_softmax")
-    assert launch_at(ex, ex.dtypes[0], {"M": 4096, "K": 4096, "N": 512})[0] > 0
-    assert launch_at(ex, ex.dtypes[0], {"M": 4096, "K": 4096, "N": 4096})[0] == 0
+    kernel = ex.source.instantiate(ex.dtypes[0])
+    project, ctx = lower(kernel, TARGET, ex.adsl.name)
+    fits, long = {"M": 4096, "K": 4096, "N": 512}, {"M": 4096, "K": 4096, "N": 4096}
+    assert launch_blocks(project, TARGET, fits, {}, 48) > 0  # the fused kernel alone
+    assert launch_blocks(project, TARGET, long, {}, 48) == 0
+    assert form_blocks(kernel, project, ctx, fits, {})[0] == "fused"  # a row that fits keeps the fused kernel
+    form, blocks = form_blocks(kernel, project, ctx, long, {})
+    assert form == "fallback" and blocks > 0
+    assert launch_at(ex, ex.dtypes[0], long)[0] > 0
 
 
 def test_group_count_that_does_not_divide_the_channels_does_not_launch():

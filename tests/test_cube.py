@@ -297,8 +297,18 @@ def _validate(example: str, overrides: dict):
     return validate(ex, {}, overrides)
 
 
-def test_whole_rows_too_long_is_a_tiling_error():
-    res = _validate("fuse/matmul_softmax", {"M": 16, "K": 16, "N": 4000})
+def test_whole_rows_too_long_run_the_launches_form_and_the_fused_kernel_alone_is_a_tiling_error():
+    res = _validate("fuse/matmul_softmax", {"M": 16, "K": 16, "N": 4000})  # the host's pick: the row fallback
+    assert res.ok and "2 launches in order" in res.report.note, res.detail
+    from lowering import lower
+    from npu_harness.gallery import discover
+    from npu_harness.validate import load_task_for, validate_sim
+
+    ex = next(e for e in discover() if e.name == "matmul_softmax")
+    kernel = ex.source.instantiate(ex.dtypes[0])
+    project, ctx = lower(kernel)
+    run = load_task_for(kernel, ex.task, overrides={"M": 16, "K": 16, "N": 4000})
+    res = validate_sim(kernel, ctx.lowered, project, ctx, run, form="fused")
     assert not res.ok and [e.code for e in res.sim_errors] == ["TILING"], res.detail
     assert "whole rows of N" in res.sim_errors[0].message
 

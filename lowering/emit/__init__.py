@@ -65,6 +65,8 @@ class EmittedProject:
     view: KernelView | None = None
     #: LAUNCHES kernels: each launch's project, in launch order (their files are in `files` too, by directory).
     launches: tuple[EmittedProject, ...] = ()
+    #: A fused kernel whose rows may not fit: the launches form the host runs then (lowering/emit/fallback.py).
+    fallback: EmittedProject | None = None
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> KernelView:

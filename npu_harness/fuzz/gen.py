@@ -32,7 +32,8 @@ KINDS = {"flat": 30, "rows": 24, "long_rows": 6, "slots": 6, "box": 10, "window"
          "conv_t": 4, "scalar_stress": 8, "conv5hd": 4}
 #: Multi-stage kinds, drawn by `generate_stages` from a stream of their own (npu_harness.fuzz.campaign), so
 #: adding one leaves every program of `generate`'s stream, and so the fixed seeds' slices, unchanged.
-STAGE_KINDS = {"chain": 1, "flash": 1, "launches": 1, "views": 1, "autosplit": 1, "conv_dims": 1, "chunked": 1}
+STAGE_KINDS = {"chain": 1, "flash": 1, "launches": 1, "views": 1, "autosplit": 1, "conv_dims": 1, "chunked": 1,
+                "row_fallback": 1}
 TARGETS = {"ascend910b1": 80, "ascend910b4": 10, "ascend310p": 10}
 CORES = {"ascend910b1": 48, "ascend910b4": 40, "ascend310p": 8}
 
@@ -1072,6 +1073,52 @@ def _autosplit_matmul(rng: random.Random, name: str) -> tuple[_Kernel, dict]:
     return k, sizes
 
 
+# ----------------------------------------------------------------------------- row fallback (ascend_dsl/row_fallback.py)
+
+
+def _row_fallback(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
+    """A matmul (batched a third of the time, nn.Linear-style a third) whose epilogue reduces whole rows:
+    softmax, log_softmax, logsumexp, or sum/mean/max/min of an element-wise expression, stored per row or as rows.
+    N is above the fused block's limit (~580-1024) two times in three, so the launches form runs; else fused."""
+    k = _Kernel(rng, name)
+    k.dtype_vars = {"T": rng.choice(("f16", "bf16"))}
+    n = rng.randint(1100, 2600) if rng.random() < 2 / 3 else rng.randint(1, 500)
+    sizes = {"M": rng.randint(1, 40), "N": n, "K": rng.randint(1, 96)}
+    batch = rng.random() < 1 / 3
+    lead = "Bt, " if batch else ""
+    if batch:
+        sizes["Bt"] = rng.randint(1, 3)
+    a = k.tensor("a", "T", lead + "M, K")
+    if not batch and rng.random() < 0.5:
+        b, bias = k.tensor("w", "T", "N, K"), k.tensor("bias", "f32", "N")
+        cube = f"    acc = matmul({a}[blk], {b}[blk], bias={bias}, transpose_b=True)"
+    else:
+        b = k.tensor("b", "T", lead + "K, N")
+        cube = f"    acc = matmul({a}[blk], {b}[blk])"
+    form = rng.choice(("softmax", "log_softmax", "logsumexp", "reduce", "reduce"))
+    if form == "softmax":
+        y = k.tensor("y", "f32", lead + "M, N")
+        body = (Stmt("e = exp(acc - max(acc, axis=1))", None, "e"), Stmt(f"store({y}[blk], e / sum(e, axis=1))"))
+    elif form == "log_softmax":
+        y = k.tensor("y", "f32", lead + "M, N")
+        body = (Stmt("s = acc - max(acc, axis=1)", None, "s"),
+                Stmt(f"store({y}[blk], s - log(sum(exp(s), axis=1)))"))
+    elif form == "logsumexp":
+        y = k.tensor("y", "f32", lead + "M")
+        body = (Stmt("m = max(acc, axis=1)", None, "m"), Stmt(f"store({y}[blk], m + log(sum(exp(acc - m), axis=1)))"))
+    else:
+        y = k.tensor("y", "f32", lead + "M")
+        e = Exprs(rng, Scope([leaf("acc", "f32", "rows")], k.scope_scalars([]))).tile("f32", "rows", rng.randint(0, 2))
+        if "acc" not in e.render():
+            e = Node("({0} + acc)", (e,), "f32", "rows")
+        red = rng.choice(("sum", "mean", "max", "min"))
+        scale = " * 0.125" if red == "sum" else ""
+        body = (Stmt(f"store({y}[blk], {red}({{0}}{scale}, axis=1))", e),)
+    split = "split(Bt, M, N, cores=AIC)" if batch else "split(M, N, cores=AIC)"
+    k.body.append(Loop(f"for blk in {split}:", "with vector:", body, cube_prefix=("with cube:", cube)))
+    return k, sizes
+
+
 # ----------------------------------------------------------------------------- entry
 
 
@@ -1107,6 +1154,6 @@ def generate_stages(rng: random.Random, index: int, seed: int) -> Program:
     kind = _pick(rng, STAGE_KINDS)
     target = "ascend910b4" if rng.random() < 0.2 else "ascend910b1"  # cube stages need a separate cube unit
     k, sizes = {"flash": _flash, "launches": _launches, "views": _views, "autosplit": _autosplit,
-                "conv_dims": _conv_dims, "chunked": _chunked}.get(kind, _chain)(rng, f"s{index}", target)
+                "conv_dims": _conv_dims, "chunked": _chunked, "row_fallback": _row_fallback}.get(kind, _chain)(rng, f"s{index}", target)
     cores = CORES[target] if rng.random() < 0.7 else rng.randint(1, CORES[target])
     return k.program(kind, sizes, seed, target, cores)

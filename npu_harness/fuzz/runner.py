@@ -32,6 +32,7 @@ from lowering import lower
 from lowering.emit import KernelView
 
 from ..arrays import TORCH_NAME, HostArray, from_torch
+from ..row_fallback import pick
 from ..sim.compiler import CompileError, run_program
 from ..sim.runner import sim_defines
 from ..subprocess_limits import describe_exit
@@ -99,7 +100,8 @@ def prepare(job: Job, index: int) -> _Prepared | Outcome:
         return Outcome(job, "invalid", _first_line(e))
     except Exception as e:  # noqa: BLE001 - a traceback in the front end is a finding
         return _crash(job, "front end", e)
-    kernel = replace(kernel, name=f"fz{index}")
+    fallback = replace(kernel.fallback, name=f"fz{index}") if kernel.fallback is not None else None
+    kernel = replace(kernel, name=f"fz{index}", fallback=fallback)
     scalars = {p.name: p.default for p in kernel.scalars}
     try:
         inputs = make_inputs(kernel, job.sizes, job.seed)
@@ -117,6 +119,12 @@ def prepare(job: Job, index: int) -> _Prepared | Outcome:
         return Outcome(job, "rejected", _first_line(e))
     except Exception as e:  # noqa: BLE001 - a crash outside the passes (the pass manager reports those)
         return _crash(job, "lowering", e)
+    if project.fallback is not None:  # a row fallback: the form the host runs at these sizes (row_fallback.py)
+        try:
+            f = pick(kernel, ctx.lowered, project, ctx, {s: job.sizes[s] for s in kernel.symbols}, scalars)
+        except Exception as e:  # noqa: BLE001 - a probe that fails is a finding
+            return _crash(job, "row fallback", e)
+        return _Prepared(index, f.kernel, f.lowered, f.project, f.project.view, inputs, scalars, ref)
     return _Prepared(index, kernel, ctx.lowered, project, view, inputs, scalars, ref)
 
 

@@ -51,7 +51,7 @@ public:
         aGm.SetGlobalBuffer((__gm__ half*)a, M_ * K_);
         bGm.SetGlobalBuffer((__gm__ half*)b, K_ * N_);
         cGm.SetGlobalBuffer((__gm__ float*)c, M_ * N_);
-        // matmul_softmax.adsl:10: UB buffers for one base block (baseM rows, pitch baseN)
+        // matmul_softmax.adsl:11: UB buffers for one base block (baseM rows, pitch baseN)
         tileLength_ = tiling.cubeTiling.baseM;
         rowPitch_ = tiling.cubeTiling.baseN;
         pipe.InitBuffer(inQueueAcc, 2, tileLength_ * rowPitch_ * sizeof(float));
@@ -63,7 +63,7 @@ public:
         splitK_ = tiling.splitK;
         kSlice_ = tiling.kSlice;
         partRows_ = static_cast<uint32_t>(tiling.partRows);
-        if (splitK_ > 1) {  // matmul_softmax.adsl:7: split-K partial sums after the Matmul API's workspace
+        if (splitK_ > 1) {  // matmul_softmax.adsl:8: split-K partial sums after the Matmul API's workspace
             sliceElems_ = tiling.splitWsBytes / sizeof(float) / splitK_;
             wsGm_.SetGlobalBuffer((__gm__ float*)(workspace + tiling.splitWsOffset), tiling.splitWsBytes / sizeof(float));
             pipe.InitBuffer(partBuf_, partRows_ * tiling.cubeTiling.baseN * sizeof(float));
@@ -77,7 +77,7 @@ public:
             mm.End();
             return;
         }
-        // matmul_softmax.adsl:7: output blocks of singleCoreM x singleCoreN, round-robin over the AIV
+        // matmul_softmax.adsl:8: output blocks of singleCoreM x singleCoreN, round-robin over the AIV
         const uint64_t mBlocks = (M_ + t.singleCoreM - 1) / t.singleCoreM;
         const uint64_t nBlocks = (N_ + t.singleCoreN - 1) / t.singleCoreN;
         const uint64_t tasks = mBlocks * nBlocks;
@@ -89,7 +89,7 @@ public:
             const uint64_t n0 = task % nBlocks * t.singleCoreN;
             const uint32_t curM = static_cast<uint32_t>(M_ - m0 < static_cast<uint64_t>(t.singleCoreM) ? M_ - m0 : t.singleCoreM);
             const uint32_t curN = static_cast<uint32_t>(N_ - n0 < static_cast<uint64_t>(t.singleCoreN) ? N_ - n0 : t.singleCoreN);
-            // matmul_softmax.adsl:9
+            // matmul_softmax.adsl:10
             mm.SetTail(curM, curN, static_cast<int>(K_));
             mm.SetTensorA(aGm[m0 * K_], false);
             mm.SetTensorB(bGm[n0], false);
@@ -116,7 +116,7 @@ public:
 private:
     __aicore__ inline void ProcessSplitK(const AscendC::tiling::TCubeTiling& t)
     {
-        // matmul_softmax.adsl:7: phase 1, task p = (output block p / S, K slice p % S), one per cube core: the first
+        // matmul_softmax.adsl:8: phase 1, task p = (output block p / S, K slice p % S), one per cube core: the first
         // AIV of each group drives it; the slice's fp32 partial sum goes to slice p % S of the workspace.
         const uint64_t mBlocks = (M_ + t.singleCoreM - 1) / t.singleCoreM;
         const uint64_t nBlocks = (N_ + t.singleCoreN - 1) / t.singleCoreN;
@@ -132,7 +132,7 @@ private:
             const uint32_t curM = static_cast<uint32_t>(M_ - m0 < static_cast<uint64_t>(t.singleCoreM) ? M_ - m0 : t.singleCoreM);
             const uint32_t curN = static_cast<uint32_t>(N_ - n0 < static_cast<uint64_t>(t.singleCoreN) ? N_ - n0 : t.singleCoreN);
             const uint32_t curK = static_cast<uint32_t>(K_ - k0 < kSlice_ ? K_ - k0 : kSlice_);
-            // matmul_softmax.adsl:9
+            // matmul_softmax.adsl:10
             mm.SetTail(curM, curN, static_cast<int>(curK));
             mm.SetTensorA(aGm[m0 * K_ + k0], false);
             mm.SetTensorB(bGm[k0 * N_ + n0], false);
@@ -192,7 +192,7 @@ private:
 
     __aicore__ inline void CopyIn(uint64_t offset, uint32_t count)
     {
-        // matmul_softmax.adsl:9
+        // matmul_softmax.adsl:10
         LocalTensor<float> accLocal = inQueueAcc.AllocTensor<float>();
         if (splitK_ > 1) {
             ReduceSlices(accLocal, offset, count);  // split-K: slices 0..S-1 added in order
@@ -210,7 +210,7 @@ private:
         LocalTensor<float> cLocal = outQueueC.AllocTensor<float>();
         LocalTensor<float> reduceTmp_f32 = reduceTmp_f32Buf.Get<float>();
         LocalTensor<float> reduceOut_f32 = reduceOut_f32Buf.Get<float>();
-        // matmul_softmax.adsl:11
+        // matmul_softmax.adsl:12
         for (uint32_t i = 0; i < count; ++i) {
             ReduceMax(reduceOut_f32, accLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
             SetFlag<HardEvent::V_S>(EVENT_ID0);
@@ -226,7 +226,7 @@ private:
             Adds(tmp1[i * rowPitch_], accLocal[i * rowPitch_], static_cast<float>(-static_cast<float>(v)), rowLen_);
         }
         Exp(tmp1, tmp1, count * rowPitch_);
-        // matmul_softmax.adsl:12
+        // matmul_softmax.adsl:13
         for (uint32_t i = 0; i < count; ++i) {
             ReduceSum(reduceOut_f32, tmp1[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
             SetFlag<HardEvent::V_S>(EVENT_ID0);
@@ -247,7 +247,7 @@ private:
 
     __aicore__ inline void CopyOut(uint64_t offset, uint32_t count)
     {
-        // matmul_softmax.adsl:12
+        // matmul_softmax.adsl:13
         LocalTensor<float> cLocal = outQueueC.DeQue<float>();
         CopyBlockUbToGm(cGm[offset], cLocal, count, rowLen_, rowPitch_, N_);
         outQueueC.FreeTensor(cLocal);

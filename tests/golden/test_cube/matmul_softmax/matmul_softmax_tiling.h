@@ -24,7 +24,7 @@ struct MatmulSoftmaxTilingData {
 inline uint32_t MatmulSoftmaxComputeTiling(uint64_t M, uint64_t K, uint64_t N, uint32_t coreNum, MatmulSoftmaxTilingData* td)
 {
     constexpr uint64_t kFractal = 16;  // f16/bf16 fractal: base sizes are multiples of 16
-    constexpr uint64_t kBaseM = 256, kBaseN = 128, kBaseK = 64;  // matmul_softmax.adsl:9: largest base block (plan_cube)
+    constexpr uint64_t kBaseM = 256, kBaseN = 128, kBaseK = 64;  // matmul_softmax.adsl:10: largest base block (plan_cube)
     constexpr uint64_t kEsize = 2;  // bytes per A / B element
     constexpr uint64_t kL0A = 65536, kL0B = 65536, kL0C = 131072, kL1 = 524288;  // ascend910b1
     constexpr uint64_t kStepK = 2, kDepthL1 = 4, kDbL0AB = 2, kDbL0C = 1;
@@ -32,7 +32,7 @@ inline uint32_t MatmulSoftmaxComputeTiling(uint64_t M, uint64_t K, uint64_t N, u
     auto cdiv = [](uint64_t v, uint64_t a) -> uint64_t { return (v + a - 1) / a; };
     const uint64_t batch = 1;
     uint64_t baseM = kBaseM < up(M, kFractal) ? kBaseM : up(M, kFractal);
-    // matmul_softmax.adsl:9: 256 rows only when the output then has a block for every core; else 128
+    // matmul_softmax.adsl:10: 256 rows only when the output then has a block for every core; else 128
     // (more blocks, more cores: a small GEMM or a matrix-vector product)
     constexpr uint64_t kNarrowM = 128;
     if (baseM > kNarrowM && batch * cdiv(M, baseM) * 1 < (coreNum > 0 ? coreNum : 1)) {
@@ -43,7 +43,7 @@ inline uint32_t MatmulSoftmaxComputeTiling(uint64_t M, uint64_t K, uint64_t N, u
         const uint64_t colElems = (r + 127) / 128 * 128;
         return 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * (colElems * 32 / 8 + 31) / 32 * 32 + 1 * (r * padded * 32 / 8 + 31) / 32 * 32 + 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * (padded * 32 / 8 + 31) / 32 * 32 + 1 * 32;
     };
-    // matmul_softmax.adsl:10: the epilogue reduces along rows, so a base block spans all N columns.
+    // matmul_softmax.adsl:11: the epilogue reduces along rows, so a base block spans all N columns.
     const uint64_t baseN = up(N, kFractal);
     while (baseM > kFractal && (baseM * baseN * 4 * kDbL0C > kL0C || ubBytes(baseM, baseN) > kUbBudget)) {
         baseM -= kFractal;
@@ -86,7 +86,7 @@ inline uint32_t MatmulSoftmaxComputeTiling(uint64_t M, uint64_t K, uint64_t N, u
     const uint64_t singleM = gm * baseM < M ? gm * baseM : M;
     const uint64_t singleN = gn * baseN < N ? gn * baseN : N;
     const uint64_t tasks = batch * cdiv(M, singleM) * cdiv(N, singleN);
-    // matmul_softmax.adsl:9: split-K (plan_split_k). Fewer output blocks than cube cores and a long K: S slices of K,
+    // matmul_softmax.adsl:10: split-K (plan_split_k). Fewer output blocks than cube cores and a long K: S slices of K,
     // one cube core each, S = min(cube cores / blocks, K / kMinSliceK). The partial sums go to the GM
     // workspace; after SyncAll the vector cores add them in slice order, partRows rows at a time in the UB
     // the epilogue leaves free (no split without room for one row).
