@@ -23,7 +23,7 @@ a source read per hit: a correctness path (an index sorted or bucketed per core 
 from __future__ import annotations
 
 from ascend_dsl import ir
-from ascend_dsl.parser_scatter import tensor_name
+from ascend_dsl.parser_scatter import named, tensor_name
 
 APIS = ("RowScatterAdd", "RowScatterCopy")
 
@@ -45,10 +45,12 @@ def whole_tensors(kernel: ir.Kernel) -> dict[str, tuple[str, bool]]:
     """Index and source tensors of row scatters -> (their row-count symbol, whether the tensor is the index)."""
     out = {}
     for s in ops(kernel):
-        index, src = tensor_name(s.srcs[1]), tensor_name(s.srcs[2])
+        index = tensor_name(s.srcs[1])
         n = str(kernel.param(index).shape[0])
         whole_rows = dict(s.attrs).get("elems") == "1"  # an [N, D] index (single elements): N rows of rowLen_
-        out[index], out[src] = (n, not whole_rows), (n, False)
+        out[index] = (n, not whole_rows)
+        if named(s.srcs[2]):  # (else scatter's scalar value=)
+            out[tensor_name(s.srcs[2])] = (n, False)
     return out
 
 
@@ -90,11 +92,11 @@ def compute_lines(s: ir.VecOp, gm_name, scratch: str, v_rows: str, alpha: str | 
             "        }", "    }", "}"]
 
 
-def element_lines(s: ir.VecOp, gm_name, v_rows: str, dtype, ctype: str, sync) -> list[str]:
-    """The C++ of one element scatter along dim 0 over the tile's `count` rows (`s.srcs`: rows, index, src, V, 1)."""
-    rows, index, src = s.srcs[0], tensor_name(s.srcs[1]), tensor_name(s.srcs[2])
-    idx_gm, src_gm = gm_name(index), gm_name(src)
-    value = f"{src_gm}.GetValue(at)"
+def element_lines(s: ir.VecOp, gm_name, v_rows: str, dtype, ctype: str, sync, value: str | None = None) -> list[str]:
+    """The C++ of one element scatter along dim 0 over the tile's `count` rows (`s.srcs`: rows, index, src, V, 1);
+    `value`: scatter's scalar value= (its C++ expression) in place of a source tensor."""
+    rows, idx_gm = s.srcs[0], gm_name(tensor_name(s.srcs[1]))
+    value = f"{gm_name(tensor_name(s.srcs[2]))}.GetValue(at)" if value is None else f"static_cast<{ctype}>({value})"
     if s.api == "RowScatterAdd":
         value = (f"static_cast<{ctype}>(static_cast<float>({s.dst}.GetValue(to)) + static_cast<float>({value}))"
                  if dtype.is_float else f"{s.dst}.GetValue(to) + {value}")
