@@ -117,8 +117,8 @@ def element_scatter(b, c, ops) -> ir.Expr:
     value = None
     if not (isinstance(pos[2], Tree) and pos[2].data == "name"
             and isinstance(b.scope.params.get(str(pos[2].children[0])), ir.TensorParam)):
-        value = b.expr(pos[2], tile)
-        if name != "scatter" or value.type.kind is not ir.Kind.SCALAR:
+        value = b.expr(pos[2], tile) if name == "scatter" else None
+        if value is None or value.type.kind is not ir.Kind.SCALAR:
             raise b.err(E.TYPE, f"with an index tensor named as is (dim 0), {name}'s source is a tensor named as is "
                         "too" + (" or a scalar (scatter's value=)" if name == "scatter" else ""), pos[2], form)
     index = b.tensor_param(pos[1].children[0])
