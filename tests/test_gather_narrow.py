@@ -69,6 +69,12 @@ def test_a_float_index_is_a_located_error():
     assert d.code == "TYPE" and d.span.line == 6, d.message
 
 
+def test_gathering_from_loaded_rows_of_another_width_names_the_form():
+    d = tile_error(HEAD, "store(y[r, :], gather(load(x[r, :]), load(idx[r, :])))", "gather.adsl").diagnostics[0]
+    assert d.code == "INDEX" and "need one row shape" in d.message and d.span.line == 5
+    assert "gather(x, load(idx[r, :])) for torch.gather(x, -1, idx)" in d.hint
+
+
 def test_lowering_reads_each_rows_own_index_row_and_traps():
     project, _ = lower(_k("store(y[r, :], gather(x, load(j[r, :])))"), "ascend910b1", "gather.adsl")
     code = project.files["k_kernel.cpp"]
@@ -91,3 +97,23 @@ def test_emulator_matches_torch_and_traps_columns_outside_x(tmp_path):
         idx2[4, 2] = bad
         res = validate_sim(kernel, ctx.lowered, project, ctx, TaskRun([x, idx2], want), work_dir=tmp_path / str(bad))
         assert not res.ok and "TRAP" in [e.code for e in res.sim_errors], res.summary() + res.detail
+
+
+HEAD3 = '''@kernel
+def k(x: Tensor[f32, "A, K, D"], idx: Tensor[i64, "A, K, J"], y: Tensor[f32, "A, K, J"]):
+    for blk in split(A * K, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+'''
+
+
+def test_over_two_split_symbols_the_last_dim_form_is_told_from_the_middle_dim_one_by_shape():
+    """x [A, K, D] with idx [A, K, J]: x's last dim is not the loop's row, so the last dim (torch.gather(x, -1, idx));
+    with idx [A, K, D] like x, the middle dim stays (torch.gather(x, 1, idx), the earlier form)."""
+    last = tile_kernel(HEAD3, "store(y[r, :], gather(x, load(idx[r, :])))", "g3.adsl")
+    assert first_tile(last).body[0].value.op == "index_select_cols"
+    t = {"x": torch.randn(2, 3, 7), "idx": torch.randint(0, 7, (2, 3, 4)), "y": torch.empty(2, 3, 4)}
+    interpreter.run(last, t, num_cores=2, tile=2)
+    assert torch.equal(t["y"], torch.gather(t["x"], -1, t["idx"]))
+    like_x = HEAD3.replace('"A, K, J"', '"A, K, D"')
+    middle = tile_kernel(like_x, "store(y[r, :], gather(x, load(idx[r, :])))", "g3.adsl")
+    assert first_tile(middle).body[0].value.op == "gather_middle"
