@@ -92,9 +92,11 @@ def compute_lines(s: ir.VecOp, gm_name, scratch: str, v_rows: str, alpha: str | 
             "        }", "    }", "}"]
 
 
-def element_lines(s: ir.VecOp, gm_name, v_rows: str, dtype, ctype: str, sync, value: str | None = None) -> list[str]:
+def element_lines(s: ir.VecOp, gm_name, v_rows: str, dtype, ctype: str, sync, index_row: str,
+                  value: str | None = None) -> list[str]:
     """The C++ of one element scatter along dim 0 over the tile's `count` rows (`s.srcs`: rows, index, src, V, 1);
-    `value`: scatter's scalar value= (its C++ expression) in place of a source tensor."""
+    `index_row`: a UB row of the index's dtype each index row is copied into (MTE2), so the scalar unit reads UB,
+    not GM; `value`: scatter's scalar value= (its C++ expression) in place of a source tensor."""
     rows, idx_gm = s.srcs[0], gm_name(tensor_name(s.srcs[1]))
     value = f"{gm_name(tensor_name(s.srcs[2]))}.GetValue(at)" if value is None else f"static_cast<{ctype}>({value})"
     if s.api == "RowScatterAdd":
@@ -105,14 +107,19 @@ def element_lines(s: ir.VecOp, gm_name, v_rows: str, dtype, ctype: str, sync, va
             "{",
             "    const int64_t first = static_cast<int64_t>(rowStart_ + tileRow_);  // the tile's first global row",
             f"    const int64_t rowsV = static_cast<int64_t>({v_rows});",
+            *sync("V_MTE2", "the index row's UB is free (a vector op may have used it)", indent="    "),
             f"    for (int64_t k = 0; k < {idx_gm}Rows_; ++k) {{  // source rows in order: repeats are deterministic",
+            f"        CopyGmToUb({index_row}, {idx_gm}[static_cast<uint64_t>(k) * rowLen_], static_cast<uint32_t>(rowLen_));",
+            *sync("MTE2_S", "the scalar unit reads the index row", indent="        "),
             "        for (int64_t j = 0; j < static_cast<int64_t>(rowLen_); ++j) {",
             "            const uint64_t at = static_cast<uint64_t>(k * static_cast<int64_t>(rowLen_) + j);",
-            f"            const int64_t row = static_cast<int64_t>({idx_gm}.GetValue(at));",
+            f"            const int64_t row = static_cast<int64_t>({index_row}.GetValue(static_cast<uint32_t>(j)));",
             "            if (row < 0 || row >= rowsV) { Trap(); }  // a row number outside the destination: stop",
             "            if (row >= first && row < first + static_cast<int64_t>(count)) {",
             "                const uint32_t to = static_cast<uint32_t>(row - first) * static_cast<uint32_t>(rowPitch_) + "
             "static_cast<uint32_t>(j);",
             f"                {s.dst}.SetValue(to, {value});",
-            "            }", "        }", "    }", "}",
+            "            }", "        }",
+            *sync("S_MTE2", "the index row is read before the next one lands", indent="        "),
+            "    }", "}",
             *sync("S_V", "the vector unit reads the scattered rows")]

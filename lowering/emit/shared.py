@@ -575,8 +575,9 @@ class RowStageWriter(StageWriter):
         elif s.api in row_scatter.APIS and dict(s.attrs).get("elems") == "1":  # single elements along dim 0
             dt = self.buffers[s.dst].buffer.dtype
             value = None if named(s.srcs[2]) else c_scalar(s.srcs[2], dt)  # scatter's value=
+            rows = find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=s.srcs[1].type.dtype).name  # an index row
             self.lines += row_scatter.element_lines(s, lambda n: self.tensors[n].gm, c_scalar(s.srcs[3], DType.I64),
-                                                    dt, self.ctype(s.dst), sync, value)
+                                                    dt, self.ctype(s.dst), sync, rows, value)
         elif s.api in row_scatter.APIS:  # the tile's rows, then the source rows the index names for them
             dt = self.buffers[s.dst].buffer.dtype
             alpha = s.srcs[4]
