@@ -16,8 +16,11 @@ Single elements along dim 0 (scatter / scatter_add(x, 0, index, src), index and 
 column j by column j; element (k, j) whose row number falls in the tile lands in that row's column j by the
 scalar unit (`LocalTensor::SetValue`; scatter_add: f16 adds in float, rounded per add, as PyTorch's sequential
 f16 adds). So repeats apply in source-row order on every target (deterministic adds, the last copy wins), and
-a number outside [0, V) stops the kernel (`Trap()`). Cost: N x D scalar GM reads of the index per tile, plus
-a source read per hit: a correctness path (an index sorted or bucketed per core once would remove that).
+a number outside [0, V) stops the kernel (`Trap()`). Each index row is first copied into a UB row of the
+index's dtype (`CopyGmToUb`; V_MTE2 once, then MTE2_S before and S_MTE2 after each row's walk: ascendc_next.md
+§5.5 rows 3 and 5), so the scalar unit reads UB (10 cycles in the cost model) instead of GM (200). Cost: N x D
+scalar UB reads of the index per tile, N index-row copies, plus a source GM read per hit (scatter's value=: none):
+still a correctness path (an index sorted or bucketed per core once would remove the per-tile walk).
 """
 
 from __future__ import annotations
