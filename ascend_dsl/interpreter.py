@@ -14,7 +14,7 @@ from . import ir, launches, views
 from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
 from .ops import OPS, POOLS, Rule, element_scatter_ref, row_scatter_ref, scan_in_order
-from .parser_scatter import tensor_name
+from .parser_scatter import named, tensor_name
 
 #: Float dtypes of the current run: their own (torch.float16, ...), or all float64 in a widened run; and
 #: the select coverage being recorded, if any.
@@ -433,16 +433,22 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             rows = (torch.arange(sl.start, sl.stop) // k * r).reshape(-1, 1) + idx
             return table[rows, torch.arange(idx.shape[1]).expand_as(rows)].to(_dt(t.dtype))
         case ir.Op(op="index_select_cols", args=(i, x, d), type=t):  # x read whole: rows sl of [rows, D]
-            cols, idx = int(_eval(d, env, views, scalars, sl)), _eval(i, env, views, scalars, sl).reshape(-1)
+            cols, idx = int(_eval(d, env, views, scalars, sl)), _eval(i, env, views, scalars, sl)
             outside = (idx < 0) | (idx >= cols)
             if bool(outside.any()):
-                raise DslError.at(E.INDEX, f"index_select: column index {int(idx[outside][0])} is outside "
+                call = "gather" if i.type.layout is ir.Layout.ROWS else "index_select"
+                raise DslError.at(E.INDEX, f"{call}: column index {int(idx[outside][0])} is outside "
                                   f"[0, {cols}) (the columns of '{tensor_name(x)}')", e.span)
-            return views[tensor_name(x)].reshape(-1, cols)[sl][:, idx.long()].to(_dt(t.dtype))
+            table = views[tensor_name(x)].reshape(-1, cols)[sl]
+            if i.type.layout is ir.Layout.ROWS:  # gather(x, load(idx[r, :])): one index row per output row
+                return torch.gather(table, 1, idx.long()).to(_dt(t.dtype))
+            return table[:, idx.reshape(-1).long()].to(_dt(t.dtype))
         case ir.Op(op="scatter_dim0" | "scatter_add_dim0" as op, args=(a, i, v, n, _), type=t):
             rows, count = _eval(a, env, views, scalars, sl), int(_eval(n, env, views, scalars, sl))
-            index, src = views[tensor_name(i)], views[tensor_name(v)]
-            index, src = index.reshape(index.shape[0], -1), src.reshape(src.shape[0], -1)
+            index = views[tensor_name(i)]
+            index = index.reshape(index.shape[0], -1)
+            src = views[tensor_name(v)].reshape(index.shape) if named(v) else \
+                torch.full(index.shape, float(_eval(v, env, views, scalars, sl)), dtype=rows.dtype)  # value=
             outside = (index < 0) | (index >= count)
             if bool(outside.any()):
                 raise DslError.at(E.INDEX, f"{OPS[op].call}: row number {int(index[outside][0])} in "

@@ -674,7 +674,8 @@ class _Builder:
             raise self.err(E.INDEX, f"row tiles over {' * '.join(extent)} need one row shape; tensors have rows "
                            f"{', '.join(str(list(s)) for s in sorted(shapes, key=str))}", node,
                            "every tensor over the split's rows has the loop's row length; index_select on the last dim "
-                           "with K indices: split the output's rows and read x whole: index_select(x, load(idx[:]))")
+                           "with K indices: split the output's rows and read x whole: index_select(x, load(idx[:])), "
+                           "or gather(x, load(idx[r, :])) for torch.gather(x, -1, idx) with idx [.., K]")
         row = next(iter(shapes))
         if not all(isinstance(d, str) for d in row):
             raise self.err(E.UNSUPPORTED, "the row dimensions of a tensor must be shape symbols", node)

@@ -19,7 +19,8 @@ Single elements along dim 0 (`element_scatter`): `scatter / scatter_add(load(x[r
 src named [N, *row] tensors are torch.scatter / scatter_add(x, 0, index, src): src[i, j] into row index[i, j] at
 column j (ops scatter_dim0 / scatter_add_dim0, the same operands with alpha 1). Numbers outside [0, V) (PyTorch
 accepts no negative ones here) are an INDEX error in the interpreter and a Trap on the device; repeats apply in
-source-row order i (adds in that order; the last copy wins).
+source-row order i (adds in that order; the last copy wins). `scatter(load(x[r, :]), index, value)` with a scalar
+value is x.scatter(0, index, value) (the op's source operand is then the scalar, not a name: `named`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ from .diagnostics import ErrorCode as E
 from .dtypes import DType
 
 ROW_SCATTER_CALLS = ("index_add", "index_copy", "index_put")
+
+
+def named(arg: ir.Expr) -> bool:
+    """Whether a row scatter's operand is a tensor's name (else scatter's scalar value=, dim 0)."""
+    return isinstance(arg, ir.Const) and isinstance(arg.value, str)
 
 
 def tensor_name(arg: ir.Expr) -> str:
@@ -108,10 +114,15 @@ def element_scatter(b, c, ops) -> ir.Expr:
     rows = b.expr(pos[0], tile)
     if rows.type.kind is not ir.Kind.TILE or rows.type.layout is not ir.Layout.ROWS:
         raise b.err(E.TYPE, f"{name}'s first argument is whole rows (a value loaded with x[r, :])", pos[0])
-    if not (isinstance(pos[2], Tree) and pos[2].data == "name"):
-        raise b.err(E.TYPE, f"with an index tensor named as is (dim 0), {name}'s source is a tensor named as is too",
-                    pos[2], form)
-    index, src = b.tensor_param(pos[1].children[0]), b.tensor_param(pos[2].children[0])
+    value = None
+    if not (isinstance(pos[2], Tree) and pos[2].data == "name"
+            and isinstance(b.scope.params.get(str(pos[2].children[0])), ir.TensorParam)):
+        value = b.expr(pos[2], tile) if name == "scatter" else None
+        if value is None or value.type.kind is not ir.Kind.SCALAR:
+            raise b.err(E.TYPE, f"with an index tensor named as is (dim 0), {name}'s source is a tensor named as is "
+                        "too" + (" or a scalar (scatter's value=)" if name == "scatter" else ""), pos[2], form)
+    index = b.tensor_param(pos[1].children[0])
+    src = index if value is not None else b.tensor_param(pos[2].children[0])
     want = [index.shape[0] if index.shape else "N", *shape.row]
     if index.dtype not in (DType.I32, DType.I64) or tuple(map(str, index.shape[1:])) != shape.row \
             or not isinstance(index.shape[0], str):
@@ -120,7 +131,7 @@ def element_scatter(b, c, ops) -> ir.Expr:
     if list(map(str, src.shape)) != list(map(str, index.shape)):
         raise b.err(E.INDEX, f"'{src.name}' must have the index's shape {list(index.shape)} (one value per index "
                     f"entry); it has {list(src.shape)}", pos[2])
-    if src.dtype is not rows.type.dtype:
+    if value is None and src.dtype is not rows.type.dtype:
         raise b.err(E.DTYPE_MISMATCH, f"{name}: '{src.name}' holds {src.dtype}, the rows {rows.type.dtype}", pos[2])
     op = f"{name}_dim0"
     if rows.type.dtype not in ops[op].dtypes:
@@ -130,6 +141,7 @@ def element_scatter(b, c, ops) -> ir.Expr:
     v = shape.rows[0]
     v_value = ir.Const(int(v), ir.scalar_of(DType.I32), span) if v.isdigit() else ir.Ref(v, ir.scalar_of(DType.I32), span)
     names = (ir.Const(index.name, ir.scalar_of(index.dtype), b.o.span(pos[1])),
-             ir.Const(src.name, ir.scalar_of(src.dtype), b.o.span(pos[2])))
+             ir.Const(src.name, ir.scalar_of(src.dtype), b.o.span(pos[2])) if value is None
+             else b.unify([rows, value], e, None)[1])
     return ir.Op(op, (rows, *names, v_value, ir.Const(1, ir.scalar_of(rows.type.dtype), span)),
                  ir.tile_of(rows.type.dtype, ir.Layout.ROWS), span)

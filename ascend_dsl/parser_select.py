@@ -12,6 +12,11 @@ i64). Numbers in [0, D) (PyTorch's index_select rejects negative ones); others a
 interpreter and stop the kernel on the device (Trap). IR: op `index_select_cols` (index row, x's name as a string
 Const, D); lowering: lowering/emit/col_select.py.
 
+`gather(x, load(idx[r, :]))` with x named [rows.., D] and idx [rows.., K] (the loop's rows, K any: narrower or wider
+than D) is torch.gather(x, -1, idx): y[g, k] = x[g, idx[g, k]] (`_gather_last`; the same op index_select_cols, with
+whole rows of indices instead of one row vector); numbers in [0, D) (PyTorch's gather rejects negative ones).
+Chosen over the middle-dim form below when the loop splits one symbol, or when x's last dim is not the loop's.
+
 `gather(x, load(idx[r, :]))` with x named ([A.., R, C]) under a split over (A.., K) of y and idx [A.., K, C] is
 torch.gather(x, dim, idx) along the middle dim: y[a, k, c] = x[a, idx[a, k, c], c] (`gather_named`; op
 `gather_middle` (index rows, x's name, R, K)); numbers in [0, R) (PyTorch's gather rejects negative ones).
@@ -76,6 +81,10 @@ def gather_named(b, c, ops) -> ir.Expr:
     shape = b.scope.tile.shape
     form = "gather(x, load(idx[r, :]))"
     x = b.tensor_param(pos[0].children[0])
+    n = len(shape.rows)
+    if shape.kind is ir.LoopKind.ROWS and len(shape.row) == 1 and len(x.shape) == n + 1 \
+            and tuple(map(str, x.shape[:n])) == shape.rows and (n == 1 or str(x.shape[n]) != shape.row[0]):
+        return _gather_last(b, c, ops, x)
     if shape.kind is not ir.LoopKind.ROWS or len(shape.rows) < 2:
         raise b.err(E.UNSUPPORTED, "gather from a named tensor (along a middle dim) runs in a row loop over the "
                     "output's rows (a split over two or more symbols: split(A * K))", e,
@@ -99,4 +108,24 @@ def gather_named(b, c, ops) -> ir.Expr:
 
     return ir.Op("gather_middle", (index, ir.Const(x.name, ir.scalar_of(x.dtype), b.o.span(pos[0])),
                                    size(str(x.shape[len(lead)])), size(shape.rows[-1])),
+                 ir.tile_of(x.dtype, ir.Layout.ROWS), span)
+
+
+def _gather_last(b, c, ops, x) -> ir.Expr:
+    """Type `gather(x, load(idx[r, :]))` with x [rows.., D] named and idx [rows.., K] (K any): torch.gather(x, -1,
+    idx), y[g, k] = x[g, idx[g, k]]. Op index_select_cols with whole rows of indices (one index row per output row)."""
+    pos, e, tile = c.pos, c.node, c.tile
+    shape, n = b.scope.tile.shape, len(b.scope.tile.shape.rows)
+    index = b.expr(pos[1], tile)
+    if index.type.kind is not ir.Kind.TILE or index.type.layout is not ir.Layout.ROWS \
+            or index.type.dtype not in (DType.I32, DType.I64):
+        raise b.err(E.TYPE, "gather's index along the last dim of a named tensor is i32 / i64 whole rows of the loop "
+                    f"(load(idx[r, :]) of a [{', '.join(shape.rows)}, {shape.row[0]}] tensor)", pos[1],
+                    "gather(x, load(idx[r, :]))")
+    if x.dtype not in ops["index_select_cols"].dtypes:
+        raise b.err(E.DTYPE_UNSUPPORTED, f"gather does not support {x.dtype}", pos[0])
+    span = b.o.span(e)
+    d = str(x.shape[n])
+    cols = ir.Const(int(d), ir.scalar_of(DType.I32), span) if d.isdigit() else ir.Ref(d, ir.scalar_of(DType.I32), span)
+    return ir.Op("index_select_cols", (index, ir.Const(x.name, ir.scalar_of(x.dtype), b.o.span(pos[0])), cols),
                  ir.tile_of(x.dtype, ir.Layout.ROWS), span)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import ir
 from .dtypes import DType
 from .ops import BINARY_OPERATORS, COMPARE_OPERATORS, OPS, POOLS, Rule, grid_params
+from .parser_scatter import named
 
 _INFIX = {v: k for k, v in {**BINARY_OPERATORS, **COMPARE_OPERATORS}.items()}
 #: The extra axis of the boxes of the tile loop being printed (box reductions print `axis=` with it).
@@ -65,11 +66,11 @@ def expr(e: ir.Expr, parent: int = 0) -> str:
         case ir.Op(op="gather_middle", args=(index, x, _, _)):
             return f"gather({x.value}, {expr(index)})"
         case ir.Op(op="index_select_cols", args=(index, x, _)):
-            return f"index_select({x.value}, {expr(index)})"
+            return f"{'gather' if index.type.layout is ir.Layout.ROWS else 'index_select'}({x.value}, {expr(index)})"
         case ir.Op(op=op, args=(a, index, src, _, alpha)) if OPS[op].rule is Rule.ROW_SCATTER:  # (rows, names, V, alpha)
             extra = {"index_add": "" if isinstance(alpha, ir.Const) and alpha.value == 1 else f", alpha={expr(alpha)}",
                      "index_put_acc": ", accumulate=True"}.get(op, "")
-            return f"{OPS[op].call or op}({expr(a)}, {index.value}, {src.value}{extra})"
+            return f"{OPS[op].call or op}({expr(a)}, {index.value}, {src.value if named(src) else expr(src)}{extra})"
         case ir.Op(op="col_minus_row"):
             return "col_index() - row_index()" if parent <= _PREC["sub"] else "(col_index() - row_index())"
         case ir.Op(op=op) if OPS[op].rule is Rule.POSITION:  # its operands are the loop's shapes

@@ -121,7 +121,7 @@ EXAMPLE_SHAPES.update({f"index/{name}": [{"batch_size": 7, "dim": 33}, {"batch_s
 EXAMPLE_SHAPES.update({f"index/{name}": [{"num_rows": 101, "num_updates": 53, "dim": 19},
                                          {"num_rows": 300, "num_updates": 101, "dim": 1001}]
                        for name in ("index_add_rows", "index_put_rows", "index_copy_rows", "scatter_add_dim0",
-                                    "scatter_dim0")})
+                                    "scatter_dim0", "scatter_value_dim0")})
 #: Two-sided broadcasts (rows of a [B, D] / [S, D] tensor per row of [B, S, D]): rows shorter than 32 bytes and odd
 #: counts, then rows longer than UB (column chunks of the broadcast rows).
 EXAMPLE_SHAPES.update({f"broadcast/{name}": [{"batch_size": 3, "seq_len": 37, "hidden": 33},
@@ -216,6 +216,9 @@ EXAMPLE_SHAPES.update({
     # index_select on the last dim with K != D indices: fewer and more indices than columns
     "index/index_select_cols": [{"batch_size": 3, "dim1": 5, "dim2": 77, "num_indices": 13},
                                 {"batch_size": 2, "dim1": 50, "dim2": 1001, "num_indices": 1500}],
+    # gather along the last dim by K index columns per row: fewer and more than the D columns
+    "index/gather_narrow": [{"batch_size": 5, "dim": 77, "num_picks": 13},
+                            {"batch_size": 3, "dim": 1001, "num_picks": 1500}],
     "index/embedding_scaled": [{"batch_size": 2, "seq_len": 5, "vocab_size": 9, "d_model": 20},
                                {"batch_size": 3, "seq_len": 67, "vocab_size": 1000, "d_model": 1001}],
 })

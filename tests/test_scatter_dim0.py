@@ -99,7 +99,12 @@ def test_lowering_walks_every_element_in_source_row_order_and_traps_outside_the_
     assert "for (int64_t k = 0; k < jGmRows_; ++k) {" in code and "if (row < 0 || row >= rowsV) { Trap(); }" in code
     assert "row += rowsV" not in code  # negative numbers are out of range, as in PyTorch
     assert "yLocal.GetValue(to)) + static_cast<float>(srcGm.GetValue(at))" in code
-    assert "reduceTmp" not in code  # no row scratch: single elements move by the scalar unit
+    # each index row lands in UB by DMA (a GM scalar read costs 20x a UB one), then the scalar unit walks it
+    assert "CopyGmToUb(reduceTmp_i32, jGm[static_cast<uint64_t>(k) * rowLen_], static_cast<uint32_t>(rowLen_));" in code
+    assert "reduceTmp_i32.GetValue(static_cast<uint32_t>(j))" in code and "jGm.GetValue(" not in code
+    walk = code[code.index("CopyGmToUb(reduceTmp_i32"):]
+    assert walk.index("WaitFlag<HardEvent::MTE2_S>") < walk.index("reduceTmp_i32.GetValue")
+    assert "WaitFlag<HardEvent::S_MTE2>" in walk  # read before the next index row lands
 
 
 @pytest.mark.slow

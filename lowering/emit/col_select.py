@@ -8,6 +8,9 @@ writes `xGm.GetValue(g * D + idx[k])` into the tile (`LocalTensor::SetValue`; V_
 scalar reads per element (no DMA or vector form: the API subset has no GM gather, and an x row in UB would
 need a buffer of another row length): a correctness path, fine for K and row counts of a few thousand.
 
+`gather(x, load(idx[r, :]))` of a named x [rows.., D] with idx [rows.., K] (torch.gather(x, -1, idx), K any) is
+the same op and walk with whole rows of indices: element k of tile row i reads idx[i, k] (`per_row`).
+
 `gather(x, load(idx[r, :]))` of a named x [A.., R, C] (op gather_middle, API GatherMiddle; torch.gather along
 the middle dim) is the same walk over the tile's elements: element c of loop row g = (a, k) reads
 x[(g / K) * R + idx[i, c], c] (`Trap()` outside [0, R)).
@@ -54,14 +57,16 @@ def member_lines(kernel: ir.Kernel, gm_name) -> list[str]:
     return [f"int64_t {gm_name(n)}Cols_ = 0;" for n, api in tables(kernel).items() if api == API]
 
 
-def compute_lines(s: ir.VecOp, gm_name, sync) -> list[str]:
-    """The C++ of one index_select over the tile's `count` rows (`s.srcs`: index row, x's name, D)."""
+def compute_lines(s: ir.VecOp, gm_name, sync, per_row: bool = False) -> list[str]:
+    """The C++ of one index_select over the tile's `count` rows (`s.srcs`: index row, x's name, D); `per_row`: the
+    index is whole rows (gather(x, load(idx[r, :])) along the last dim: row i reads its own index row)."""
     index, x = s.srcs[0], gm_name(tensor_name(s.srcs[1]))
+    at = "i * rowPitch_ + k" if per_row else "k"
     return [*sync("V_S", "the scalar unit reads the index row and writes the tile"),
             "for (uint32_t i = 0; i < count; ++i) {",
             "    const uint64_t g = static_cast<uint64_t>(rowStart_ + tileRow_ + i);  // the row's global number",
             "    for (uint32_t k = 0; k < static_cast<uint32_t>(rowLen_); ++k) {",
-            f"        const int64_t col = static_cast<int64_t>({index}.GetValue(k));",
+            f"        const int64_t col = static_cast<int64_t>({index}.GetValue({at}));",
             f"        if (col < 0 || col >= {x}Cols_) {{ Trap(); }}  // a column outside x's rows: stop",
             f"        {s.dst}.SetValue(i * rowPitch_ + k, {x}.GetValue(g * static_cast<uint64_t>({x}Cols_) + "
             "static_cast<uint64_t>(col)));",

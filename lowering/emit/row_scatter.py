@@ -16,14 +16,17 @@ Single elements along dim 0 (scatter / scatter_add(x, 0, index, src), index and 
 column j by column j; element (k, j) whose row number falls in the tile lands in that row's column j by the
 scalar unit (`LocalTensor::SetValue`; scatter_add: f16 adds in float, rounded per add, as PyTorch's sequential
 f16 adds). So repeats apply in source-row order on every target (deterministic adds, the last copy wins), and
-a number outside [0, V) stops the kernel (`Trap()`). Cost: N x D scalar GM reads of the index per tile, plus
-a source read per hit: a correctness path (an index sorted or bucketed per core once would remove that).
+a number outside [0, V) stops the kernel (`Trap()`). Each index row is first copied into a UB row of the
+index's dtype (`CopyGmToUb`; V_MTE2 once, then MTE2_S before and S_MTE2 after each row's walk: ascendc_next.md
+§5.5 rows 3 and 5), so the scalar unit reads UB (10 cycles in the cost model) instead of GM (200). Cost: N x D
+scalar UB reads of the index per tile, N index-row copies, plus a source GM read per hit (scatter's value=: none):
+still a correctness path (an index sorted or bucketed per core once would remove the per-tile walk).
 """
 
 from __future__ import annotations
 
 from ascend_dsl import ir
-from ascend_dsl.parser_scatter import tensor_name
+from ascend_dsl.parser_scatter import named, tensor_name
 
 APIS = ("RowScatterAdd", "RowScatterCopy")
 
@@ -45,10 +48,12 @@ def whole_tensors(kernel: ir.Kernel) -> dict[str, tuple[str, bool]]:
     """Index and source tensors of row scatters -> (their row-count symbol, whether the tensor is the index)."""
     out = {}
     for s in ops(kernel):
-        index, src = tensor_name(s.srcs[1]), tensor_name(s.srcs[2])
+        index = tensor_name(s.srcs[1])
         n = str(kernel.param(index).shape[0])
         whole_rows = dict(s.attrs).get("elems") == "1"  # an [N, D] index (single elements): N rows of rowLen_
-        out[index], out[src] = (n, not whole_rows), (n, False)
+        out[index] = (n, not whole_rows)
+        if named(s.srcs[2]):  # (else scatter's scalar value=)
+            out[tensor_name(s.srcs[2])] = (n, False)
     return out
 
 
@@ -90,11 +95,13 @@ def compute_lines(s: ir.VecOp, gm_name, scratch: str, v_rows: str, alpha: str | 
             "        }", "    }", "}"]
 
 
-def element_lines(s: ir.VecOp, gm_name, v_rows: str, dtype, ctype: str, sync) -> list[str]:
-    """The C++ of one element scatter along dim 0 over the tile's `count` rows (`s.srcs`: rows, index, src, V, 1)."""
-    rows, index, src = s.srcs[0], tensor_name(s.srcs[1]), tensor_name(s.srcs[2])
-    idx_gm, src_gm = gm_name(index), gm_name(src)
-    value = f"{src_gm}.GetValue(at)"
+def element_lines(s: ir.VecOp, gm_name, v_rows: str, dtype, ctype: str, sync, index_row: str,
+                  value: str | None = None) -> list[str]:
+    """The C++ of one element scatter along dim 0 over the tile's `count` rows (`s.srcs`: rows, index, src, V, 1);
+    `index_row`: a UB row of the index's dtype each index row is copied into (MTE2), so the scalar unit reads UB,
+    not GM; `value`: scatter's scalar value= (its C++ expression) in place of a source tensor."""
+    rows, idx_gm = s.srcs[0], gm_name(tensor_name(s.srcs[1]))
+    value = f"{gm_name(tensor_name(s.srcs[2]))}.GetValue(at)" if value is None else f"static_cast<{ctype}>({value})"
     if s.api == "RowScatterAdd":
         value = (f"static_cast<{ctype}>(static_cast<float>({s.dst}.GetValue(to)) + static_cast<float>({value}))"
                  if dtype.is_float else f"{s.dst}.GetValue(to) + {value}")
@@ -103,14 +110,19 @@ def element_lines(s: ir.VecOp, gm_name, v_rows: str, dtype, ctype: str, sync) ->
             "{",
             "    const int64_t first = static_cast<int64_t>(rowStart_ + tileRow_);  // the tile's first global row",
             f"    const int64_t rowsV = static_cast<int64_t>({v_rows});",
+            *sync("V_MTE2", "the index row's UB is free (a vector op may have used it)", indent="    "),
             f"    for (int64_t k = 0; k < {idx_gm}Rows_; ++k) {{  // source rows in order: repeats are deterministic",
+            f"        CopyGmToUb({index_row}, {idx_gm}[static_cast<uint64_t>(k) * rowLen_], static_cast<uint32_t>(rowLen_));",
+            *sync("MTE2_S", "the scalar unit reads the index row", indent="        "),
             "        for (int64_t j = 0; j < static_cast<int64_t>(rowLen_); ++j) {",
             "            const uint64_t at = static_cast<uint64_t>(k * static_cast<int64_t>(rowLen_) + j);",
-            f"            const int64_t row = static_cast<int64_t>({idx_gm}.GetValue(at));",
+            f"            const int64_t row = static_cast<int64_t>({index_row}.GetValue(static_cast<uint32_t>(j)));",
             "            if (row < 0 || row >= rowsV) { Trap(); }  // a row number outside the destination: stop",
             "            if (row >= first && row < first + static_cast<int64_t>(count)) {",
             "                const uint32_t to = static_cast<uint32_t>(row - first) * static_cast<uint32_t>(rowPitch_) + "
             "static_cast<uint32_t>(j);",
             f"                {s.dst}.SetValue(to, {value});",
-            "            }", "        }", "    }", "}",
+            "            }", "        }",
+            *sync("S_MTE2", "the index row is read before the next one lands", indent="        "),
+            "    }", "}",
             *sync("S_V", "the vector unit reads the scattered rows")]

@@ -19,6 +19,7 @@ from ascend_dsl.diagnostics import DslError
 from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
 from ascend_dsl.ops import OPS, Rule
+from ascend_dsl.parser_scatter import named
 
 from ..context import PassContext
 from ..tiling_rules import REPEAT_BYTES
@@ -566,14 +567,17 @@ class RowStageWriter(StageWriter):
         elif s.api == "GatherElems":
             self.gather_elements(s)
         elif s.api == col_select.API:  # index_select with K indices: x read whole, per element
-            self.lines += col_select.compute_lines(s, lambda n: self.tensors[n].gm, sync)
+            self.lines += col_select.compute_lines(s, lambda n: self.tensors[n].gm, sync,
+                                                   self.layout(s.srcs[0]) is ir.Layout.ROWS)
         elif s.api == col_select.MIDDLE:  # gather along a middle dim: x read whole, per element
             self.lines += col_select.middle_lines(s, lambda n: self.tensors[n].gm, c_scalar(s.srcs[2], DType.I64),
                                                   c_scalar(s.srcs[3], DType.I64), sync)
         elif s.api in row_scatter.APIS and dict(s.attrs).get("elems") == "1":  # single elements along dim 0
             dt = self.buffers[s.dst].buffer.dtype
+            value = None if named(s.srcs[2]) else c_scalar(s.srcs[2], dt)  # scatter's value=
+            rows = find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=s.srcs[1].type.dtype).name  # an index row
             self.lines += row_scatter.element_lines(s, lambda n: self.tensors[n].gm, c_scalar(s.srcs[3], DType.I64),
-                                                    dt, self.ctype(s.dst), sync)
+                                                    dt, self.ctype(s.dst), sync, rows, value)
         elif s.api in row_scatter.APIS:  # the tile's rows, then the source rows the index names for them
             dt = self.buffers[s.dst].buffer.dtype
             alpha = s.srcs[4]

@@ -160,6 +160,10 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         for dtype in {s.value.type.dtype for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op)
                       and OPS[s.value.op].rule is Rule.ROW_SCATTER and not s.value.op.endswith("_dim0")}:  # a source row copied in from GM (row_scatter.py)
             scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW, ir.BufferRole.REDUCE_TMP)
+        for dtype in {s.value.args[1].type.dtype for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op)
+                      and OPS[s.value.op].rule is Rule.ROW_SCATTER and s.value.op.endswith("_dim0")}:
+            # element scatters along dim 0: each [N, D] index row is copied into a row of its dtype (row_scatter.py)
+            scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW, ir.BufferRole.REDUCE_TMP)
         accs = [s for s in stmts if isinstance(s, ir.Accumulate)]
         for dtype, layout in sorted({(s.value.type.dtype, s.value.type.layout) for s in accs}, key=str):
             # An accumulated tile is reduced to one value (ReduceSum/Max/Min over the whole tile, or

@@ -19,6 +19,7 @@ from ascend_dsl.diagnostics import DiagnosticSink
 from ascend_dsl.diagnostics import ErrorCode as E
 from ascend_dsl.dtypes import DType
 from ascend_dsl.ops import OPS, POOLS, Rule
+from ascend_dsl.parser_scatter import named as is_name
 
 from ..context import PassContext
 
@@ -132,7 +133,7 @@ def _check_scatters(kernel: ir.Kernel, kind: ir.KernelKind, sink: DiagnosticSink
                    "(not in matmul epilogues, stages or window loops)", scatters[0].span,
                    "store the other result, then scatter in a second kernel")
         return
-    named = {a.value: e for e in scatters if OPS[e.op].rule is Rule.ROW_SCATTER for a in e.args[1:3]}
+    named = {a.value: e for e in scatters if OPS[e.op].rule is Rule.ROW_SCATTER for a in e.args[1:3] if is_name(a)}
     selects = [e for e in exprs if isinstance(e, ir.Op) and e.op in ("index_select_cols", "gather_middle")]
     if selects and kind is not ir.KernelKind.VECTOR:
         sink.error(E.UNSUPPORTED, f"'{OPS[selects[0].op].call}' of a named tensor runs in vector row loops only (not "

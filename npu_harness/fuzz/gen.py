@@ -213,7 +213,10 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     # index_select along the last dim with the loop's D indices into rows of another length E (x read whole)
     pick = None
     if rows and kind == "rows" and t != "bf16" and random.Random(hash(rng.getstate()[1]) ^ 0x1D5).random() < 0.1:
-        pick = (k.tensor("t", tname, "B, E"), k.tensor("p", side.choice(("i32", "i64")), "D"))
+        # (sometimes one index row per row: gather(t, load(p[r, :])), torch.gather(t, -1, p) with D of E columns)
+        narrow = random.Random(hash(rng.getstate()[1]) ^ 0x1D7).random() < 0.4
+        pick = (k.tensor("t", tname, "B, E"), k.tensor("p", side.choice(("i32", "i64")), shape_in if narrow else "D"),
+                narrow)
         sizes["E"] = random.Random(hash(rng.getstate()[1]) ^ 0x1D6).randint(1, 300)
     # scatter / scatter_add along the row (torch.scatter(x, 1, idx, src)): whole rows of indices, or one index row
     # for every row (index_copy / index_add along the last dim); the source whole rows or a constant (value=)
@@ -229,7 +232,11 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
         elems = random.Random(hash(rng.getstate()[1]) ^ 0x5CA7).random() < 0.35
         call = side.choice(("scatter_dim0", "scatter_add_dim0") if elems else
                            ("index_add", "index_add_alpha", "index_copy", "index_put", "index_put_acc"))
-        pour = (call, k.tensor("g", side.choice(("i32", "i64")), "K, D" if elems else "K"), k.tensor("s", tname, "K, D"))
+        # (scatter along dim 0 sometimes with a scalar value=: x.scatter(0, g, value); its own stream)
+        value = call == "scatter_dim0" and random.Random(hash(rng.getstate()[1]) ^ 0x5CA8).random() < 0.4
+        pour = (call, k.tensor("g", side.choice(("i32", "i64")), "K, D" if elems else "K"),
+                str(random.Random(hash(rng.getstate()[1]) ^ 0x5CA9).choice((-2.5, 0.0, 3.0))) if value
+                else k.tensor("s", tname, "K, D"))
         sizes["K"] = side.randint(1, 60)
     for _ in range(rng.randint(0, 2)):
         k.scalar_param(integer=rng.random() < 0.3)
@@ -281,7 +288,9 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
             scope.tiles.append(leaf(w, compute, "rows"))
         if pick is not None:
             v = k.fresh("v")
-            body.append(Stmt(f"{v} = {{0}}", _cast(leaf(f"index_select({pick[0]}, load({pick[1]}[:]))", t, "rows"),
+            call = f"gather({pick[0]}, load({pick[1]}[{var}, :]))" if pick[2] else \
+                f"index_select({pick[0]}, load({pick[1]}[:]))"
+            body.append(Stmt(f"{v} = {{0}}", _cast(leaf(call, t, "rows"),
                                                    compute, "rows"), v))
             scope.tiles.append(leaf(v, compute, "rows"))
         if along is not None:

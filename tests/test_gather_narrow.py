@@ -1,0 +1,119 @@
+"""gather along the last dim with K index columns per row (K != D): `gather(x, load(idx[r, :]))` with x named
+[B, D] and idx [B, K] in a row loop over the output's rows (ascend_dsl/parser_select.py `_gather_last`, op
+index_select_cols with whole rows of indices; lowering/emit/col_select.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from dsl_snippets import first_tile, tile_error, tile_kernel
+
+from ascend_dsl import DslError, interpreter, ir, load_file, printer
+from lowering import lower
+from npu_harness.task import TaskRun
+from npu_harness.validate import validate_sim
+
+REPO = Path(__file__).resolve().parent.parent
+
+HEAD = '''@kernel
+def k(x: Tensor[f32, "B, D"], idx: Tensor[i64, "B, K"], j: Tensor[i32, "B, K"], f: Tensor[f32, "B, K"],
+      w: Tensor[f32, "K"], y: Tensor[f32, "B, K"]):
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+'''
+
+
+def _k(body: str) -> ir.Kernel:
+    return tile_kernel(HEAD, body, "gather.adsl")
+
+
+def _tensors(b: int = 5, d: int = 9, k: int = 4) -> dict[str, torch.Tensor]:
+    idx = torch.randint(0, d, (b, k))
+    return {"x": torch.randn(b, d), "idx": idx, "j": idx.int(), "f": torch.randn(b, k), "w": torch.randn(k),
+            "y": torch.empty(b, k)}
+
+
+def test_gather_by_narrower_rows_types_as_index_select_cols_and_prints_back():
+    k = _k("store(y[r, :], gather(x, load(idx[r, :])) + load(f[r, :]))")
+    (store,) = first_tile(k).body
+    op = store.value.args[0]
+    assert op.op == "index_select_cols" and op.args[0].type.layout is ir.Layout.ROWS
+    assert "gather(x, load(idx[r, :])) + load(f[r, :])" in printer.kernel(k)
+
+
+@pytest.mark.parametrize("k_len", [4, 13])  # fewer and more index columns than x's columns
+def test_interpreter_is_torch_gather_on_the_last_dim(k_len):
+    t = _tensors(k=k_len) | {"f": torch.randn(5, k_len), "w": torch.randn(k_len), "y": torch.empty(5, k_len)}
+    for index in ("idx", "j"):
+        interpreter.run(_k(f"store(y[r, :], gather(x, load({index}[r, :])) + load(f[r, :]))"), t, num_cores=2, tile=2)
+        assert torch.equal(t["y"], torch.gather(t["x"], -1, t["idx"]) + t["f"]), index
+
+
+@pytest.mark.parametrize("bad", [-1, 9])  # PyTorch's gather rejects negative numbers too
+def test_interpreter_reports_columns_outside_x(bad):
+    t = _tensors()
+    t["idx"][3, 1] = bad
+    with pytest.raises(DslError) as e:
+        interpreter.run(_k("store(y[r, :], gather(x, load(idx[r, :])))"), t, num_cores=2, tile=2)
+    d = e.value.diagnostics[0]
+    assert d.code == "INDEX" and f"gather: column index {bad} is outside [0, 9) (the columns of 'x')" in d.message
+    assert d.span.line == 6
+
+
+def test_a_float_index_is_a_located_error():
+    d = tile_error(HEAD, "store(y[r, :], gather(x, load(f[r, :])))", "gather.adsl").diagnostics[0]
+    assert d.code == "TYPE" and "index along the last dim of a named tensor" in d.message and d.span.line == 6
+    d = tile_error(HEAD, "store(y[r, :], gather(x, load(w[:])))", "gather.adsl").diagnostics[0]
+    assert d.code == "TYPE" and d.span.line == 6, d.message
+
+
+def test_gathering_from_loaded_rows_of_another_width_names_the_form():
+    d = tile_error(HEAD, "store(y[r, :], gather(load(x[r, :]), load(idx[r, :])))", "gather.adsl").diagnostics[0]
+    assert d.code == "INDEX" and "need one row shape" in d.message and d.span.line == 5
+    assert "gather(x, load(idx[r, :])) for torch.gather(x, -1, idx)" in d.hint
+
+
+def test_lowering_reads_each_rows_own_index_row_and_traps():
+    project, _ = lower(_k("store(y[r, :], gather(x, load(j[r, :])))"), "ascend910b1", "gather.adsl")
+    code = project.files["k_kernel.cpp"]
+    assert ".GetValue(i * rowPitch_ + k));" in code  # row i's own index row, not one shared row
+    assert "if (col < 0 || col >= xGmCols_) { Trap(); }" in code
+
+
+@pytest.mark.slow
+def test_emulator_matches_torch_and_traps_columns_outside_x(tmp_path):
+    """One compile of the gallery's gather_narrow: fewer index columns than x's, repeats; -1 and D are TRAP."""
+    adsl = REPO / "examples/index/gather_narrow.adsl"
+    kernel = load_file(adsl)[0].instantiate()
+    project, ctx = lower(kernel, "ascend910b1", adsl.name)
+    x, idx = torch.randn(7, 37), torch.randint(0, 37, (7, 5))
+    want = [torch.gather(x, -1, idx)]
+    res = validate_sim(kernel, ctx.lowered, project, ctx, TaskRun([x, idx], want), work_dir=tmp_path / "ok")
+    assert res.ok, res.summary() + res.detail
+    for bad in (37, -1):
+        idx2 = idx.clone()
+        idx2[4, 2] = bad
+        res = validate_sim(kernel, ctx.lowered, project, ctx, TaskRun([x, idx2], want), work_dir=tmp_path / str(bad))
+        assert not res.ok and "TRAP" in [e.code for e in res.sim_errors], res.summary() + res.detail
+
+
+HEAD3 = '''@kernel
+def k(x: Tensor[f32, "A, K, D"], idx: Tensor[i64, "A, K, J"], y: Tensor[f32, "A, K, J"]):
+    for blk in split(A * K, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+'''
+
+
+def test_over_two_split_symbols_the_last_dim_form_is_told_from_the_middle_dim_one_by_shape():
+    """x [A, K, D] with idx [A, K, J]: x's last dim is not the loop's row, so the last dim (torch.gather(x, -1, idx));
+    with idx [A, K, D] like x, the middle dim stays (torch.gather(x, 1, idx), the earlier form)."""
+    last = tile_kernel(HEAD3, "store(y[r, :], gather(x, load(idx[r, :])))", "g3.adsl")
+    assert first_tile(last).body[0].value.op == "index_select_cols"
+    t = {"x": torch.randn(2, 3, 7), "idx": torch.randint(0, 7, (2, 3, 4)), "y": torch.empty(2, 3, 4)}
+    interpreter.run(last, t, num_cores=2, tile=2)
+    assert torch.equal(t["y"], torch.gather(t["x"], -1, t["idx"]))
+    like_x = HEAD3.replace('"A, K, J"', '"A, K, D"')
+    middle = tile_kernel(like_x, "store(y[r, :], gather(x, load(idx[r, :])))", "g3.adsl")
+    assert first_tile(middle).body[0].value.op == "gather_middle"
