@@ -176,9 +176,23 @@ def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, s
     for s in ir.walk(loop.body):
         if isinstance(s, ir.Accumulate) and s.name in partials:
             value = scalars[s.name]
-            for p in partials.pop(s.name):
+            parts = partials.pop(s.name)
+            for p in parts if s.combine is not ir.Combine.ADD else _tree_sum(parts):
                 value = _COMBINE[s.combine](value, p)
             scalars[s.name] = value
+
+
+def _tree_sum(parts: list[float]) -> list[float]:
+    """The per-core sums added as the kernel's combine adds its slots (snippets/acc_combine): while n > 1 the
+    last n // 2 onto the first n // 2 (the middle one of an odd n kept); [] for no cores."""
+    parts = list(parts)
+    n = len(parts)
+    while n > 1:
+        h = n // 2
+        for i in range(h):
+            parts[i] = parts[i] + parts[n - h + i]
+        n -= h
+    return parts[:1]
 
 
 def _slot_rows(decl: ir.SlotAccDecl, kernel: ir.Kernel, views, scalars, symbols) -> None:

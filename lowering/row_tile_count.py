@@ -67,9 +67,10 @@ def _flat(body) -> list:
     return out
 
 
-def row_tile_cost(tl: ir.TileLoop) -> RowTileCost | None:
-    """The estimate for a row loop after select_instructions, or None when the loop copies no whole rows."""
-    rows = {b.name: b for b in tl.buffers_decl if b.layout is ir.Layout.ROWS}
+def row_tile_cost(tl: ir.TileLoop, layout: ir.Layout = ir.Layout.ROWS) -> RowTileCost | None:
+    """The estimate for a row loop after select_instructions, or None when the loop copies no whole rows.
+    `layout=FLAT`: the same per element of a flat loop (lowering/flat_tile_count.py)."""
+    rows = {b.name: b for b in tl.buffers_decl if b.layout is layout}
     once = {b.name for b in tl.buffers_decl if b.role is ir.BufferRole.ROW_VECTOR}  # copied in once per core
     vec = 0.0
     instructions = in_bytes = out_bytes = in_streams = out_streams = 0

@@ -161,6 +161,42 @@ def test_emulator_reports_a_combine_without_syncall(tmp_path):
         any(e.code == "GM-RACE" for e in result.sim_errors), result.summary() + "\n" + result.detail
 
 
+def test_interpreter_adds_per_core_sums_in_the_kernels_halving_tree():
+    """The order is the kernel's (snippets/acc_combine): 4 cores add [0] + [2] and [1] + [3], so 1e20 + 1 is never
+    formed (core order gives 1); 3 cores: [0] + [2], then + [1]."""
+    assert interpreter._tree_sum([1e20, 1.0, -1e20, 1.0]) == [2.0]
+    assert interpreter._tree_sum([1e20, 1.0, -1e20]) == [1.0]
+    assert interpreter._tree_sum([5.0]) == [5.0] and interpreter._tree_sum([]) == []
+
+
+def test_emitted_sum_combine_adds_the_slots_as_vectors():
+    code = lower(_kernel(SUM), "ascend910b1", "acc.adsl")[0].files["k_kernel.cpp"]
+    assert "Add(slots, slots, slots[(n - h) * 8], h * 8);" in code and "total_ += slots.GetValue(0);" in code
+    maxed = SUM.replace("total = 0.0", "total = -1e30").replace("total += sum(load(x[t]))",
+                                                                "total = max(total, max(load(x[t])))")
+    code = lower(_kernel(maxed), "ascend910b1", "acc.adsl")[0].files["k_kernel.cpp"]
+    assert "slots.GetValue(c * 8 + 0)" in code and "Add(slots" not in code  # max: the scalar fold in core order
+
+
+@pytest.mark.slow
+def test_emulator_reports_a_sum_tree_that_drops_the_middle_slot(tmp_path):
+    """Planted bug: the halving tree keeps n / 2 slots instead of n - n / 2, so an odd count of cores (7 here:
+    4096 elements per core) loses the middle core's sum; the right tree passes at 7 and at 1 core."""
+    k = _kernel(SUM)
+    project, ctx = lower(k, "ascend910b1", "acc.adsl")
+    x = torch.rand(4096 * 7 - 3) + 0.5  # positive: no cancellation hides a lost part
+    run = TaskRun([x], [(x.sum() / x.numel()).reshape(1)])
+    assert validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path / "good").ok
+    one = torch.rand(1000)
+    assert validate_sim(k, ctx.lowered, project, ctx, TaskRun([one], [(one.sum() / one.numel()).reshape(1)]),
+                        work_dir=tmp_path / "one").ok
+    code = project.files["k_kernel.cpp"]
+    assert "n -= h;" in code
+    bad = dataclasses.replace(project, files={**project.files, "k_kernel.cpp": code.replace("n -= h;", "n = h;")})
+    result = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path / "bad")
+    assert [c.name for c in result.comparisons if not c.ok] == ["out"], result.summary()
+
+
 GATHER = '''from ascend_dsl import kernel, Tensor, f32, i64
 
 @kernel

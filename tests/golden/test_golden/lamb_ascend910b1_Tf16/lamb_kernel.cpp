@@ -113,14 +113,20 @@ public:
             WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
             SyncAll();
             DataCopy(slots, workspaceGm_, static_cast<uint32_t>(GetBlockNum()) * 8);
-            SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
-            WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
-            w_sq_ = 0.0f;
-            u_sq_ = 0.0f;
-            for (int64_t c = 0; c < GetBlockNum(); ++c) {
-                w_sq_ += slots.GetValue(c * 8 + 0);
-                u_sq_ += slots.GetValue(c * 8 + 1);
+            SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+            WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+            for (uint32_t n = static_cast<uint32_t>(GetBlockNum()); n > 1;) {
+                const uint32_t h = n / 2;
+                Add(slots, slots, slots[(n - h) * 8], h * 8);
+                PipeBarrier<PIPE_V>();
+                n -= h;
             }
+            SetFlag<HardEvent::V_S>(EVENT_ID0);
+            WaitFlag<HardEvent::V_S>(EVENT_ID0);
+            w_sq_ = 0.0f;
+            w_sq_ += slots.GetValue(0);
+            u_sq_ = 0.0f;
+            u_sq_ += slots.GetValue(1);
             // lamb.adsl:22
             LocalTensor<float> math = scalarBuf_.Get<float>()[GetBlockNum() * 8];
             math.SetValue(0, w_sq_);  // sqrt on the vector unit (one element)

@@ -95,12 +95,18 @@ public:
             WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
             SyncAll();
             DataCopy(slots, workspaceGm_, static_cast<uint32_t>(GetBlockNum()) * 8);
-            SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
-            WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
-            total_ = 0.0f;
-            for (int64_t c = 0; c < GetBlockNum(); ++c) {
-                total_ += slots.GetValue(c * 8 + 0);
+            SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+            WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+            for (uint32_t n = static_cast<uint32_t>(GetBlockNum()); n > 1;) {
+                const uint32_t h = n / 2;
+                Add(slots, slots, slots[(n - h) * 8], h * 8);
+                PipeBarrier<PIPE_V>();
+                n -= h;
             }
+            SetFlag<HardEvent::V_S>(EVENT_ID0);
+            WaitFlag<HardEvent::V_S>(EVENT_ID0);
+            total_ = 0.0f;
+            total_ += slots.GetValue(0);
             // mse_loss.adsl:12: one element, written by core 0
             if (GetBlockIdx() == 0) {
                 LocalTensor<float> one = scalarOutF32_.Get<float>();
