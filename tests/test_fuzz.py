@@ -387,3 +387,15 @@ def test_generator_draws_a_few_rows_per_core():
     programs = [generate(rng, i, i) for i in range(300)]
     few = [p for p in programs if p.kind == "rows" and 97 <= p.sizes.get("B", 0) <= 384]
     assert len(few) >= 3
+
+
+def test_generator_draws_slot_planes_longer_than_ub():
+    """Slot-accumulator programs with planes of 8,100-32,000 elements: their loops run in chunks, folding the rows
+    into the slot partials in the workspace (lowering/emit/slots.py, session 32)."""
+    from npu_harness.fuzz.gen import generate
+
+    rng = random.Random(7)
+    programs = [generate(rng, i, i) for i in range(300)]
+    slots = [p for p in programs if p.kind == "slots"]
+    assert any(p.sizes["H"] * p.sizes["W"] >= 8100 for p in slots)
+    assert any(p.sizes["H"] * p.sizes["W"] <= 24 * 40 for p in slots)

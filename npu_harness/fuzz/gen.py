@@ -380,6 +380,8 @@ def _slots(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     c = rng.randint(1, 6)
     g = rng.choice([d for d in range(1, c + 1) if c % d == 0])
     sizes = {"N": rng.randint(1, 3), "C": c, "H": rng.randint(1, 24), "W": rng.randint(1, 40)}
+    if rng.random() < 0.2:  # planes longer than UB: chunked loops whose slot partials stay in the workspace
+        sizes.update(N=rng.randint(1, 2), H=rng.randint(90, 160), W=rng.randint(90, 200))
     x = k.tensor("x", "T", "N, C, H, W")
     y = k.tensor("y", "T", "N, C, H, W")
     w = k.tensor("w", "T", "C") if rng.random() < 0.4 else None
