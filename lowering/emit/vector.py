@@ -129,7 +129,7 @@ class VectorView(KernelView):
     row_group: bool = False
     row_group_fields: tuple[str, ...] = ()
     row_elem_bytes: int = 4  # the row's bytes per column (a long row's share: emit/row_groups.py)
-    long_row_share: int = row_groups.LONG_ROW_SHARE_BYTES
+    long_row_share: int = 0  # > 0: groups may walk rows longer than this many bytes when rows >= cores
 
 
 def _phases(kernel: ir.Kernel) -> list[tuple[ir.SplitLoop, ir.TileLoop]]:
@@ -433,7 +433,8 @@ def _with_chunks(kernel: ir.Kernel, ctx: PassContext, view: VectorView, loops: l
         chunk_processes=tuple(ChunkProcess(part.fn, part.process) for _, part in parts),
         chunk_members=tuple(dict.fromkeys(m for _, part in parts for m in part.members)),
         chunk_out_bufs=tuple(dict.fromkeys(x for _, part in parts for x in part.out_bufs)),
-        row_group=c.row_group, row_group_fields=c.row_group_fields, row_elem_bytes=row_groups.row_elem_bytes(kernel))
+        row_group=c.row_group, row_group_fields=c.row_group_fields, row_elem_bytes=row_groups.row_elem_bytes(kernel),
+        long_row_share=row_groups.LONG_ROW_SHARE_BYTES if row_groups.walks_long_rows(loops) else 0)
 
 
 def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: VectorView) -> dict:
