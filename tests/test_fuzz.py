@@ -388,3 +388,26 @@ def test_generator_draws_a_few_rows_per_core():
     programs = [generate(rng, i, i) for i in range(300)]
     few = [p for p in programs if p.kind == "rows" and 97 <= p.sizes.get("B", 0) <= 384]
     assert len(few) >= 3
+
+
+def test_generator_draws_slot_planes_longer_than_ub():
+    """Slot-accumulator programs with planes of 8,100-32,000 elements: their loops run in chunks, folding the rows
+    into the slot partials in the workspace (lowering/emit/slots.py, session 32)."""
+    from npu_harness.fuzz.gen import generate
+
+    rng = random.Random(7)
+    programs = [generate(rng, i, i) for i in range(300)]
+    slots = [p for p in programs if p.kind == "slots"]
+    assert any(p.sizes["H"] * p.sizes["W"] >= 8100 for p in slots)
+    assert any(p.sizes["H"] * p.sizes["W"] <= 24 * 40 for p in slots)
+
+
+def test_generator_draws_long_rows_at_least_as_many_as_cores():
+    """Long-row programs with rows over 1 MB in f32 on at most B cores: core groups walking several rows
+    (lowering/emit/row_groups.py, session 32)."""
+    from npu_harness.fuzz.gen import generate
+
+    rng = random.Random(3232)
+    programs = [generate(rng, i, i) for i in range(1000)]
+    long = [p for p in programs if p.kind == "long_rows" and p.sizes["D"] > 262_144]
+    assert long and all(p.cores <= p.sizes["B"] for p in long)

@@ -51,10 +51,33 @@ def test_host_tiling_splits_rows_over_core_groups(name, values, rows, row_len, c
 
 def test_host_tiling_keeps_a_core_per_row_with_enough_rows():
     _, project, _ = _example("activation/softmax")
-    t = _tiling(project, {"B": 48, "D": 393216}, 48)
+    t = _tiling(project, {"B": 48, "D": 200000}, 48)  # 800 KB rows: within a core's L2 reach
     assert t["rowGroup"] == 1 and t["blocks"] == 48 and t["chunkLength"] > 0
     t = _tiling(project, {"B": 16, "D": 4096}, 48)  # whole rows fit UB: no chunks, no groups
     assert t["rowGroup"] == 1 and t["chunkLength"] == 0
+
+
+@pytest.mark.parametrize("name,dt,values,cores,group,rows", [
+    ("normalization/layer_norm", "f32", {"B": 96, "D": 393216}, 48, 2, 4),  # 1.5 MB rows: shares of 768 KB
+    ("activation/softmax", "f32", {"B": 48, "D": 393216}, 48, 2, 2),
+    ("normalization/layer_norm", "f32", {"B": 5, "D": 300001}, 4, 3, 5),  # 2 groups of 2 would get 3 and 2 rows
+    ("normalization/layer_norm", "f16", {"B": 96, "D": 393216}, 48, 1, 2),  # 768 KB rows: a core per row
+    ("normalization/layer_norm", "f32", {"B": 47, "D": 393216}, 48, 1, 1),  # no group takes 47 rows evenly
+    ("math/cumsum", "f32", {"B": 96, "D": 393216}, 48, 1, 2),  # scans: a core walks its rows alone
+])
+def test_host_tiling_groups_long_rows_at_least_as_many_as_cores(name, dt, values, cores, group, rows):
+    """Rows of more than 1 MB, at least as many as cores: the smallest group whose shares are at most 1 MB and
+    whose cores / g groups take equal numbers of rows (each core passes the same SyncAlls)."""
+    from ascend_dsl.dtypes import DType
+
+    _, project, _ = _example(name, T=DType(dt))
+    t = _tiling(project, values, cores)
+    b, d = values["B"], values["D"]
+    assert t["rowGroup"] == group and t["blockLength"] == rows and t["chunkLength"] > 0
+    if group > 1:
+        assert t["blocks"] == b // rows * group <= cores and b % rows == 0
+        assert t["colShare"] % 256 == 0 and (group - 1) * t["colShare"] < d <= group * t["colShare"]
+        assert t["colShare"] * DType(dt).size <= 1 << 20 < d * DType(dt).size
 
 
 @pytest.mark.parametrize("name", ["batch_norm_train", "group_norm"])
@@ -143,6 +166,34 @@ def test_rows_split_over_core_groups_match_pytorch(tmp_path, name, dt, cores, va
     assert res.counters["blockDim"] == blocks  # every row's columns over a group of cores
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name,dt,rows", [
+    ("normalization/layer_norm", "f32", 8),  # 2 groups of 2 cores, 4 rows each
+    ("normalization/layer_norm", "f32", 5),  # 1 group of 3 cores walks 5 rows
+    ("activation/softmax", "f32", 6),
+    ("normalization/rms_norm", "f32", 8),
+])
+def test_long_rows_walked_by_core_groups_match_pytorch(tmp_path, name, dt, rows):
+    """At least as many rows as cores (4), each longer than 1 MB (300,001 f32): groups of cores walk several rows,
+    a column share each, combining per row."""
+    from ascend_dsl.dtypes import DType
+
+    res = _run(name, DType(dt), {"batch_size": rows, "dim": 300001}, 4, tmp_path)
+    assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
+    assert res.counters["blockDim"] == (4 if rows % 2 == 0 else 3)
+
+
+@pytest.mark.slow
+def test_emulator_catches_groups_walking_the_same_rows(tmp_path):
+    """Planted bug: every group starts at row blockIdx / g, not at its share of the rows: the groups overlap."""
+    from ascend_dsl.dtypes import DType
+
+    _, project, _ = _example("normalization/layer_norm", T=DType.F32)
+    bad = _planted(project, "GetBlockIdx() / rowGroup_ * tiling.blockLength;", "GetBlockIdx() / rowGroup_;")
+    res = _run("normalization/layer_norm", DType.F32, {"batch_size": 8, "dim": 300001}, 4, tmp_path, bad)
+    assert not res.ok, res.summary()
+
+
 ONLINE_LATE = '''@kernel
 def k(x: Tensor[f32, "B, D"], y: Tensor[f32, "B, D"]):
     for blk in split(B, cores=AIV):
@@ -220,6 +271,31 @@ def test_several_split_loops_with_whole_planes_keep_a_core_per_plane(tmp_path):
                48, tmp_path)
     assert res.ok and res.counters["blockDim"] == 8, \
         "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
+
+
+def test_chunked_slot_partials_stay_in_the_workspace():
+    """A chunked loop folds its rows into the partial vectors in the workspace: the combine reads them there, no
+    read-back into UB and copy-out (session 32); loops over whole rows still copy their UB vectors out."""
+    from ascend_dsl.dtypes import DType
+
+    _, project, _ = _example("normalization/batch_norm_train", T=DType.F32)
+    code = project.files["batch_norm_train_kernel.cpp"]
+    chunked = code[code.index("void ProcessChunked()"):code.index("void ProcessChunked1()")]
+    assert "slotPartsInGm_ = true;" in chunked and "DataCopy(accVec_sBuf.Get<float>(), workspaceGm_" not in chunked
+    assert code.count("if (!slotPartsInGm_) {") == 2  # the copy-outs after loops 0 and 1 (s and ss)
+
+
+@pytest.mark.slow
+def test_emulator_catches_whole_row_slot_partials_not_copied_out(tmp_path):
+    """Planted bug: the copy-out skipped as if every loop had run in chunks: loops 0 and 1 hold whole planes
+    (100 x 110), so their partial vectors are only in UB and the combine reads workspace never written."""
+    from ascend_dsl.dtypes import DType
+
+    _, project, _ = _example("normalization/batch_norm_train", T=DType.F32)
+    bad = _planted(project, "if (!slotPartsInGm_) {", "if (false) {", 2)
+    res = _run("normalization/batch_norm_train", DType.F32, {"batch_size": 1, "features": 8, "dim1": 100, "dim2": 110},
+               48, tmp_path, bad)
+    assert not res.ok, res.summary()
 
 
 @pytest.mark.slow

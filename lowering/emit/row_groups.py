@@ -20,6 +20,13 @@ the group's first core; the other cores keep the identity (a zero partial vector
 combines after the split loop (their own workspace, before the two regions) add them. Several split
 loops split rows only when every loop runs in chunks (the host tiling checks each loop's first chunk
 length); otherwise g = 1. A pass folding more than 8 reductions (one 32-byte slot) keeps g = 1.
+
+Long rows, at least as many as cores (session 32; one split loop only): a core walking a row alone re-reads
+its chunks after the rest of the row has gone through, beyond the L2's reach when the row is long (96 x 393216
+f32: 1.5 MB per row, about 6 MB of traffic between a chunk's two reads, docs/cost_model.md "L2 (vector
+re-reads)"); not scans (`walks_long_rows`). The host tiling then takes the smallest g >= 2 whose column share is at most
+`LONG_ROW_SHARE_BYTES` and whose cores / g groups take the rows in equal numbers (every core passes the same
+SyncAlls), and a group walks its `blockLength` rows one after the other: the same passes and combines per row.
 """
 
 from __future__ import annotations
@@ -35,6 +42,26 @@ from .shared import snippet
 
 #: Workspace bytes per core: two alternating 32-byte partial slots.
 WORKSPACE_PER_CORE = 64
+
+#: A core's share of a long row, at most (bytes), when rows are at least as many as cores: a two-pass norm's
+#: second read of a chunk then comes within about 4 shares of traffic (x, the row vectors and y), 4 MB, the L2's
+#: reach per core on 910B (192 MB over 48 cores; docs/cost_model.md "L2 (vector re-reads)").
+LONG_ROW_SHARE_BYTES = 1 << 20
+
+
+def walks_long_rows(loops: list[ir.TileLoop]) -> bool:
+    """Whether groups may also walk long rows when rows >= cores: not for scans, whose cores of a group re-read
+    their columns for the carries before them (passes/scan_offsets.py), which a core walking the row alone does
+    not (cumsum 96 x 393216 f32: 96 % of the ideal alone, 82 % on groups)."""
+    return not any(p.group_only or p.scan_offsets for t in loops if isinstance(t.shape.chunked, ir.ChunkPlan)
+                   for p in t.shape.chunked.passes)
+
+
+def row_elem_bytes(kernel: ir.Kernel) -> int:
+    """The largest element size of the tensors split with the first loop's rows (the row's bytes per column)."""
+    extent = tuple(kernel.phases[0].extent)
+    sizes = [t.dtype.size for t in kernel.tensors if len(t.shape) > len(extent) and tuple(t.shape[:len(extent)]) == extent]
+    return max(sizes, default=4)
 
 
 def workspace_base(kernel: ir.Kernel) -> str:

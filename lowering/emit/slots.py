@@ -63,10 +63,13 @@ def acc_init_lines(vectors: list[tuple[str, str]]) -> list[str]:
 
 
 def before_reset_lines(vectors: list[tuple[str, str]]) -> list[str]:
-    """Every core's partial vectors (members) to its workspace regions (UB is reset right after)."""
+    """Every core's partial vectors (members) to its workspace regions (UB is reset right after), unless a
+    chunked loop folded its rows into them there already (`slotPartsInGm_`, snippet chunk_process)."""
     lines = sync("S_MTE3", "the scalar unit's last adds before the copy out")
-    lines += [f"DataCopy(workspaceGm_[{n}Part_ + GetBlockIdx() * {n}Pad_], {m}.Get<float>(), "
+    lines += ["if (!slotPartsInGm_) {  // whole rows: the partial vectors are in UB"]
+    lines += [f"    DataCopy(workspaceGm_[{n}Part_ + GetBlockIdx() * {n}Pad_], {m}.Get<float>(), "
               f"static_cast<uint32_t>({n}Pad_));" for n, m in vectors]
+    lines += ["}", "slotPartsInGm_ = false;"]
     return lines + sync("MTE3_MTE2")
 
 

@@ -130,6 +130,8 @@ class VectorView(KernelView):
     chunk_out_bufs: tuple[str, ...] = ()
     row_group: bool = False
     row_group_fields: tuple[str, ...] = ()
+    row_elem_bytes: int = 4  # the row's bytes per column (a long row's share: emit/row_groups.py)
+    long_row_share: int = 0  # > 0: groups may walk rows longer than this many bytes when rows >= cores
 
 
 def _phases(kernel: ir.Kernel) -> list[tuple[ir.SplitLoop, ir.TileLoop]]:
@@ -414,7 +416,7 @@ def _with_chunks(kernel: ir.Kernel, ctx: PassContext, view: VectorView, loops: l
                  tensors: dict[str, TensorView]) -> VectorView:
     """Rows longer than UB: the chunked paths (emit/chunk.py), or the reason there is none."""
     grouped = any(isinstance(t.shape.chunked, ir.ChunkPlan) and t.shape.chunked.row_groups for t in loops)
-    group_views = share_views(kernel, view.tensors, "groupRow", "1") if grouped else None
+    group_views = share_views(kernel, view.tensors, "groupRow", "chunkRows_") if grouped else None
     c = kernel_chunks(kernel, ctx, loops, [ph.buffers for ph in view.phases], tensors, group_views)
     if c.tiling_error:
         view = replace(view, tiling_error=c.tiling_error)
@@ -434,7 +436,8 @@ def _with_chunks(kernel: ir.Kernel, ctx: PassContext, view: VectorView, loops: l
         chunk_processes=tuple(ChunkProcess(part.fn, part.process) for _, part in parts),
         chunk_members=tuple(dict.fromkeys(m for _, part in parts for m in part.members)),
         chunk_out_bufs=tuple(dict.fromkeys(x for _, part in parts for x in part.out_bufs)),
-        row_group=c.row_group, row_group_fields=c.row_group_fields)
+        row_group=c.row_group, row_group_fields=c.row_group_fields, row_elem_bytes=row_groups.row_elem_bytes(kernel),
+        long_row_share=row_groups.LONG_ROW_SHARE_BYTES if row_groups.walks_long_rows(loops) else 0)
 
 
 def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: VectorView) -> dict:

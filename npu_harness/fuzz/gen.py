@@ -169,6 +169,8 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
         long = kind == "long_rows"
         sizes = {"B": rng.randint(1, 5) if long else _length(rng, 1, 70),
                  "D": rng.randint(12000, 40000) if long else _length(rng, 1, 1500)}
+        if long and rng.random() < 0.15:  # rows over 1 MB (f32): with at most B cores, groups walk several rows
+            sizes["D"] = rng.randint(262_200, 300_000)
         symbols = ["B", "D"]
         extent, shape_in = "B", "B, D"
     else:
@@ -390,6 +392,8 @@ def _slots(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     c = rng.randint(1, 6)
     g = rng.choice([d for d in range(1, c + 1) if c % d == 0])
     sizes = {"N": rng.randint(1, 3), "C": c, "H": rng.randint(1, 24), "W": rng.randint(1, 40)}
+    if rng.random() < 0.2:  # planes longer than UB: chunked loops whose slot partials stay in the workspace
+        sizes.update(N=rng.randint(1, 2), H=rng.randint(90, 160), W=rng.randint(90, 200))
     x = k.tensor("x", "T", "N, C, H, W")
     y = k.tensor("y", "T", "N, C, H, W")
     w = k.tensor("w", "T", "C") if rng.random() < 0.4 else None
@@ -1155,6 +1159,8 @@ def generate(rng: random.Random, index: int, seed: int) -> Program:
         k, sizes = _vector_kernel(rng, name, "flat" if kind == "scalar_stress" else kind, target,
                                   stress=kind == "scalar_stress")
     cores = CORES[target] if rng.random() < 0.7 else rng.randint(1, CORES[target])
+    if kind == "long_rows" and sizes.get("D", 0) > 262_144:  # rows >= cores (emit/row_groups.py: long rows)
+        cores = rng.randint(1, sizes["B"])
     return k.program(kind, sizes, seed, target, cores)
 
 

@@ -74,15 +74,15 @@ public:
             groupBase_ = 0;  // the group's slot regions: after the accumulators' workspace
             workspaceGm_.SetGlobalBuffer((__gm__ float*)workspace, groupBase_ + GetBlockNum() * 16);
             rowGroup_ = tiling.rowGroup;
-            if (rowGroup_ > 1) {  // fewer rows than cores: rowGroup_ cores share each row's columns
-                const uint64_t groupRow = GetBlockIdx() / rowGroup_;
+            if (rowGroup_ > 1) {  // rowGroup_ cores share each row's columns (fewer rows than cores, or long rows)
+                const uint64_t groupRow = GetBlockIdx() / rowGroup_ * tiling.blockLength;  // the group's first row
                 groupRank_ = static_cast<uint32_t>(GetBlockIdx() % rowGroup_);
                 colStart_ = groupRank_ * tiling.colShare;
                 colStart_ = colStart_ < rowLen_ ? colStart_ : rowLen_;
                 colEnd_ = rowLen_ - colStart_ < tiling.colShare ? rowLen_ : colStart_ + tiling.colShare;
-                chunkRows_ = groupRow < total ? 1 : 0;
-                xGm.SetGlobalBuffer((__gm__ half*)x + groupRow * rowLen_, rowLen_);
-                outGm.SetGlobalBuffer((__gm__ half*)out + groupRow, 1);
+                chunkRows_ = groupRow < total ? (total - groupRow < tiling.blockLength ? total - groupRow : tiling.blockLength) : 0;
+                xGm.SetGlobalBuffer((__gm__ half*)x + groupRow * rowLen_, chunkRows_ * rowLen_);
+                outGm.SetGlobalBuffer((__gm__ half*)out + groupRow, chunkRows_);
             }
             return;
         }

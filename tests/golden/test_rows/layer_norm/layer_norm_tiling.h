@@ -46,6 +46,23 @@ inline uint32_t LayerNormComputeTiling(uint64_t B, uint64_t D, float eps, uint32
             t->colShare = ((d + g - 1) / g + 255) / 256 * 256;
             g = (d + t->colShare - 1) / t->colShare;  // every core of a group gets columns
             t->rowGroup = static_cast<uint32_t>(g);
+        } else if (total >= coreNum && D * 4ull > 1048576ull) {
+            // long rows, at least as many as cores: a core walking a row alone would re-read its chunks beyond the
+            // L2's reach; the smallest group whose shares are at most 1048576 bytes and whose
+            // coreNum / g groups take equal numbers of rows (every core passes the same SyncAlls, emit/row_groups.py)
+            const uint64_t d = D;
+            for (uint64_t g = 2; g <= coreNum; ++g) {
+                const uint64_t share = ((d + g - 1) / g + 255) / 256 * 256;
+                const uint64_t groups = coreNum / g;
+                if ((d + share - 1) / share != g || share * 4 > 1048576ull || total % groups != 0
+                    || groups * g < (total + perCore - 1) / perCore) {
+                    continue;  // not g cores with columns each, shares too long, unequal rows per group, or fewer cores
+                }
+                t->colShare = share;
+                t->rowGroup = static_cast<uint32_t>(g);
+                perCore = total / groups;  // a group's rows, walked one after the other
+                break;
+            }
         }
         // Per pass: the chunks of a core's columns (one share of the row, or all of it).
         auto shareChunk = [&](uint64_t maxChunk) -> uint32_t {
