@@ -196,7 +196,7 @@ def test_planted_bug_in_the_rescale_is_caught(plant, tmp_path):
     k = _example("sdpa")
     proj, _ = lowering.lower(k)
     name = "sdpa_kernel.cpp"
-    old, new = {"no O rescale": ("RowBroadcast<1>(o, c, rows, dv, dvp_);", ""),
+    old, new = {"no O rescale": ("RowBroadcast<1>(o, cRow, rows, dv, dvp_);", ""),
                 "never rescale": ("gapBuf_.Get<float>().GetValue(0) <= kRescaleGap",
                                   "(n0 != nStart || gapBuf_.Get<float>().GetValue(0) <= kRescaleGap)")}[plant]
     assert proj.files[name].count(old) == 1
@@ -295,10 +295,9 @@ def test_blocks_outside_the_band_are_skipped_only_under_an_inf_like_fill():
 
 @pytest.mark.slow
 def test_the_emulator_counts_the_p_slot_traffic_as_workspace_traffic(tmp_path):
-    """The P, S and P V slots live in the launch's workspace: the emulator counts their bytes apart (ws_ub2gm: the AIV's
-    writes of P; ws_gm2l1: the cube's reads of P as the left operand of P V; ws_l0c2gm: the cube's S and P V blocks;
-    ws_gm2ub: the AIV's reads of them), so that the cost model can keep them in L2. Q, K, V and the output stay HBM
-    traffic."""
+    """The P slots live in the launch's workspace: the emulator counts their bytes apart (ws_ub2gm: the AIV's writes of
+    P; ws_gm2l1: the cube's reads of P as the left operand of P V), so that the cost model can keep them in L2. Q, K, V
+    and the output stay HBM traffic."""
     shape = {"Bt": 2, "M": 37, "N": 300}
     res = _validate("sdpa", shape, tmp_path=tmp_path)
     assert res.ok, res.detail
@@ -311,9 +310,5 @@ def test_the_emulator_counts_the_p_slot_traffic_as_workspace_traffic(tmp_path):
     qkv = sum(b["gm2l1"] for b in c["blocks"]) - p_bytes
     # L2 serves the P slots both ways, and the cube's re-reads of Q, K, V beyond their first load (the operand rule)
     union = c["cube_operand_bytes"] - p_bytes  # the P slots are cube operands too
-    # the fp32 S and P V blocks: each written by the cube and read by the AIV once, rows x cols / rows x Dv
-    cube_out = sum(b.get("ws_l0c2gm", 0) for b in c["blocks"])
-    pv_out = cube_out - 2 * 37 * 300 * 4  # S: every score once; P V: one rows x Dv block per key block
-    assert cube_out == sum(b.get("ws_gm2ub", 0) for b in c["blocks"]) and pv_out > 0 and pv_out % (2 * 37 * 64 * 4) == 0
-    assert qkv > 0 and res.report.l2_bytes == 2 * p_bytes + 2 * cube_out + round(qkv * (1 - min(1.0, c["cube_operand_bytes"] / qkv)))
+    assert qkv > 0 and res.report.l2_bytes == 2 * p_bytes + round(qkv * (1 - min(1.0, c["cube_operand_bytes"] / qkv)))
     assert union > 0
