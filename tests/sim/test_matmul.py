@@ -97,6 +97,7 @@ def test_async_iterate_all_result_after_the_wait_matches_and_is_counted_apart(bi
     ("async_read_early", "MATMUL-ASYNC", "BUG: read before WaitIterateAll"),
     ("async_no_wait", "MATMUL-STATE", "BUG: End without WaitIterateAll"),
     ("async_wait_twice", "MATMUL-STATE", "BUG: a second wait"),
+    ("async_cube_only", "MATMUL-STATE", "BUG: asynchronous outside a MIX kernel"),
 ])
 def test_planted_async_matmul_bug_is_reported(binary, variant, code, marker):
     res = run_program(binary, [variant], timeout=60)

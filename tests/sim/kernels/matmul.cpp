@@ -180,9 +180,9 @@ int iterate_all_ok(Data& d, const std::string& clear = "") {
 
 // IterateAll<false>(C in GM, waitIterateAll = true) + WaitIterateAll (CANN "异步场景", atlas_ascendc_10_10015): the AIV
 // copies C's first rows back into UB and out again after the wait. `mode`: "ok"; "read_early" copies before the wait;
-// "no_wait" never waits; "wait_twice" waits once more than it issued.
+// "no_wait" never waits; "wait_twice" waits once more than it issued; "cube_only" launches without the AIV (AIC_MODE).
 int async_iterate_all(Data& d, const std::string& mode) {
-    SetKernelMode(KernelMode::MIX_MODE);
+    SetKernelMode(mode == "cube_only" ? KernelMode::AIC_MODE : KernelMode::MIX_MODE);
     TCubeTiling t = make_tiling(d.M, d.N, d.K, 32, 32, 32, d.bias);
     uint8_t* back = sim::GmAlloc(size_t(d.N) * 4);
     const int errors = sim::Launch(1, [&] {
@@ -203,7 +203,7 @@ int async_iterate_all(Data& d, const std::string& mode) {
         mm.SetTensorA(aGm, d.ta);
         mm.SetTensorB(bGm, d.tb);
         if (d.bias) mm.SetBias(biasGm);
-        mm.template IterateAll<false>(cGm, 0, false, true);
+        mm.template IterateAll<false>(cGm, 0, false, true);  // BUG: asynchronous outside a MIX kernel
         const DataCopyExtParams one{1, uint32_t(d.N * 4), 0, 0, 0};
         if (mode == "read_early") {
             DataCopyPad(row, cGm[d.N], one, DataCopyPadExtParams<float>{false, 0, 0, 0});  // BUG: read before WaitIterateAll
