@@ -343,6 +343,11 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
     m_us = [max(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us, group_l1[i // ratio]) for i in range(len(blocks))]
     # the share of the AIC's time spent on this AIV's own requests (the part of M the AIV itself waits for)
     m_own_us = [max(_cube_cycles(b.get("cube_macs", 0), b.get("cube_macs_f32", 0), p) * to_us, l1_us(b)) for b in blocks]
+    # ... of it, the part issued synchronously (IterateAll<false> work, cube_macs_async / gm2l1_async, is not waited for
+    # in line: the AIV's other pipes overlap it, docs/cost_model.md "MIX cores")
+    m_sync_us = [max(_cube_cycles(b.get("cube_macs", 0) - b.get("cube_macs_async", 0),
+                                  min(b.get("cube_macs_f32", 0), b.get("cube_macs", 0) - b.get("cube_macs_async", 0)), p) * to_us,
+                     l1_us(b) * (1 - b.get("gm2l1_async", 0) / b["gm2l1"]) if b.get("gm2l1") else 0.0) for b in blocks]
     # MIX kernels that SyncAll (split-K: the cube's partial sums, then the vector cores add them) run in phases
     phased = ratio > 1 and any(b.get("sync_all", 0) for b in blocks)
     cube_phase = max(m_us, default=0.0)
@@ -409,11 +414,14 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
             # MIX without SyncAll (separated mode, docs/cost_model.md "MIX cores"): the AIC is a core of its own that
             # serves the requests of both AIV of its group while each AIV runs its own pipes. An AIV waits for its
             # own cube work (M_own) besides its other pipes; the AIC is busy for the whole group (M): the core takes
-            # max(M, its own chain), not their sum (which charged it the other AIV's cube work as well)
-            own = dict(pipes, M=m_own_us[i])
+            # max(M, its own chain), not their sum (which charged it the other AIV's cube work as well). Asynchronous
+            # cube work (IterateAll<false>) leaves the chain; the AIV still cannot finish before its own cube work
+            own = dict(pipes, M=m_sync_us[i])
             top = max(own, key=lambda k: own[k])
             total = sum(own.values())
             chain = own[top] + (total - own[top]) / iters if overlapped else total
+            if m_own_us[i] > chain:
+                chain, top = m_own_us[i], "M"
             t = max(pipes["M"], chain)
             top = "M" if pipes["M"] >= chain else top
         else:

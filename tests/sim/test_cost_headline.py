@@ -90,6 +90,31 @@ def test_a_mix_core_overlaps_its_vector_work_with_the_aics_work_for_the_other_ai
     assert abs(estimate(alone, "ascend910b1").cores[0].time_us - core.time_us) < 1e-6
 
 
+
+def test_asynchronous_cube_work_overlaps_the_aivs_own_pipes():
+    """IterateAll<false> (counters cube_macs_async / gm2l1_async) returns at once: the AIV's own pipes overlap that cube
+    work, so its chain is max(its own cube work, its pipes with only the synchronous share of M), never less than
+    either; counters without the async share are timed as before."""
+    cyc_us = 1 / 1850
+    macs = 4096 * 10000  # 10,000 cube cycles per AIV
+    sync = estimate(_mix_group(30000, macs), "ascend910b1").cores[0]
+    async_all = _mix_group(30000, macs)
+    for b in async_all["blocks"]:
+        b["cube_macs_async"] = macs
+    overlapped = estimate(async_all, "ascend910b1").cores[0]
+    assert abs(overlapped.time_us - (sync.time_us - 10000 * cyc_us)) < 1e-6 and overlapped.bottleneck == "V"
+    half = _mix_group(30000, macs)
+    for b in half["blocks"]:
+        b["cube_macs_async"] = macs // 2
+    assert abs(estimate(half, "ascend910b1").cores[0].time_us - (sync.time_us - 5000 * cyc_us)) < 1e-6
+    # little vector work: the AIV still waits for its own cube work, and the AIC for the group's
+    short = _mix_group(2000, macs)
+    for b in short["blocks"]:
+        b["cube_macs_async"] = macs
+    short["blocks"] = short["blocks"][:1]
+    core = estimate(short, "ascend910b1").cores[0]
+    assert abs(core.time_us - 10000 * cyc_us) < 1e-6 and core.bottleneck == "M"
+
 def _workspace_round_trip(workspace_bytes: int) -> dict:
     """Two AIV of one group: each writes 64 MiB to the launch's workspace (UB -> GM) and has the cube read them back
     (plus 64 MiB of its own operands from HBM)."""

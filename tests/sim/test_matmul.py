@@ -119,3 +119,26 @@ def test_matmul_atomic_add_into_an_unzeroed_output_is_reported(binary):
     assert res.returncode == 1, res.stdout + res.stderr
     assert {e.code for e in res.errors} == {"ATOMIC-UNINIT"}, res.stderr
     assert any(e.line == line_of("BUG: accumulates into an output") and "IterateAll" in e.message for e in res.errors)
+
+
+def test_async_iterate_all_result_after_the_wait_matches_and_is_counted_apart(binary):
+    """IterateAll<false>(..., waitIterateAll = true) + WaitIterateAll: C (and a row copied back after the wait) match the
+    reference; its cube work is counted as asynchronous (cube_macs_async, gm2l1_async) for the cost model."""
+    res = run_program(binary, ["async_ok"], timeout=60)
+    assert res.returncode == 0 and not res.errors, res.stdout + res.stderr
+    blocks = res.counters["blocks"]
+    assert sum(b.get("cube_macs_async", 0) for b in blocks) == sum(b["cube_macs"] for b in blocks) > 0
+    assert sum(b.get("gm2l1_async", 0) for b in blocks) == sum(b.get("gm2l1", 0) for b in blocks) > 0
+
+
+@pytest.mark.parametrize("variant,code,marker", [
+    ("async_read_early", "MATMUL-ASYNC", "BUG: read before WaitIterateAll"),
+    ("async_no_wait", "MATMUL-STATE", "BUG: End without WaitIterateAll"),
+    ("async_wait_twice", "MATMUL-STATE", "BUG: a second wait"),
+    ("async_cube_only", "MATMUL-STATE", "BUG: asynchronous outside a MIX kernel"),
+])
+def test_planted_async_matmul_bug_is_reported(binary, variant, code, marker):
+    res = run_program(binary, [variant], timeout=60)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert code in {e.code for e in res.errors}, res.stderr
+    assert any(e.code == code and e.file == "matmul.cpp" and e.line == line_of(marker) for e in res.errors), res.stderr

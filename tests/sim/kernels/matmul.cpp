@@ -188,6 +188,57 @@ int iterate_all_ok(Data& d, const std::string& clear = "") {
     return errors;
 }
 
+// IterateAll<false>(C in GM, waitIterateAll = true) + WaitIterateAll (CANN "异步场景", atlas_ascendc_10_10015): the AIV
+// copies C's first rows back into UB and out again after the wait. `mode`: "ok"; "read_early" copies before the wait;
+// "no_wait" never waits; "wait_twice" waits once more than it issued; "cube_only" launches without the AIV (AIC_MODE).
+int async_iterate_all(Data& d, const std::string& mode) {
+    SetKernelMode(mode == "cube_only" ? KernelMode::AIC_MODE : KernelMode::MIX_MODE);
+    TCubeTiling t = make_tiling(d.M, d.N, d.K, 32, 32, 32, d.bias);
+    uint8_t* back = sim::GmAlloc(size_t(d.N) * 4);
+    const int errors = sim::Launch(1, [&] {
+        if (GetBlockIdx() != 0) return;
+        TPipe pipe;
+        matmul::Matmul<AType, BType, CGmType, BiasType> mm;
+        REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+        GlobalTensor<half> aGm, bGm;
+        GlobalTensor<float> biasGm, cGm, backGm;
+        aGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(d.a), uint64_t(d.M) * d.K);
+        bGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(d.b), uint64_t(d.K) * d.N);
+        biasGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(d.bv), d.N);
+        cGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(d.c2), uint64_t(d.M) * d.N);
+        backGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(back), d.N);
+        TBuf<TPosition::VECCALC> rowBuf;
+        pipe.InitBuffer(rowBuf, (d.N * 4 + 31) / 32 * 32);
+        LocalTensor<float> row = rowBuf.Get<float>();
+        mm.SetTensorA(aGm, d.ta);
+        mm.SetTensorB(bGm, d.tb);
+        if (d.bias) mm.SetBias(biasGm);
+        mm.template IterateAll<false>(cGm, 0, false, true);  // BUG: asynchronous outside a MIX kernel
+        const DataCopyExtParams one{1, uint32_t(d.N * 4), 0, 0, 0};
+        if (mode == "read_early") {
+            DataCopyPad(row, cGm[d.N], one, DataCopyPadExtParams<float>{false, 0, 0, 0});  // BUG: read before WaitIterateAll
+        }
+        if (mode != "no_wait") mm.WaitIterateAll();
+        if (mode == "wait_twice") mm.WaitIterateAll();  // BUG: a second wait
+        DataCopyPad(row, cGm[d.N], one, DataCopyPadExtParams<float>{false, 0, 0, 0});
+        SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        DataCopyPad(backGm, row, one);
+        mm.End();  // BUG: End without WaitIterateAll
+    });
+    const float* c = reinterpret_cast<const float*>(d.c2);
+    const float* b = reinterpret_cast<const float*>(back);
+    for (size_t k = 0; k < d.ref.size(); ++k) {
+        const float e = d.ref[k] - c[k], e2 = k >= size_t(d.N) && k < size_t(2 * d.N) ? d.ref[k] - b[k - d.N] : 0.0f;
+        if (e > 1e-3f || e < -1e-3f || e2 > 1e-3f || e2 < -1e-3f) {
+            ++g_fail;
+            break;
+        }
+    }
+    sim::GmFree(back);
+    return errors;
+}
+
 // GetTensorC to GM with enSequentialWrite (the epilogue bands' slot, lowering/passes/epilogue_bands.py): each block
 // lands at the start of a baseM x baseN slot, row i at i x baseN (CANN: "[baseM, baseN]" rather than its place in
 // [singleCoreM, singleCoreN]); the AIV copies the slot's rows x cols to C. `slotElems`: the slot's bound (a planted
@@ -350,6 +401,9 @@ int main(int argc, char** argv) {
     } else if (v == "iterate_all_ok") {
         Data d = make(50, 70, 33, false, true, true);
         errors = iterate_all_ok(d);
+    } else if (v.rfind("async_", 0) == 0) {
+        Data d = make(50, 70, 33, false, true, true);
+        errors = async_iterate_all(d, v.substr(6));
     } else if (v == "cleared_bias_ok" || v == "disabled_bias_ok") {
         Data d = make(50, 70, 33, false, true, false);  // the reference without bias
         errors = iterate_all_ok(d, v == "cleared_bias_ok" ? "clear" : "disable");

@@ -446,6 +446,7 @@ struct Counters {
     uint64_t cubeMacsF32 = 0;                       // ... of them with fp32 operands (the cube runs fp32 at 1/4 rate)
     uint64_t cubeMacsUseful = 0, cubeMacsUsefulF32 = 0;  // the same without the fractal padding (rows x cols x K)
     uint64_t gm2l1 = 0;                             // Matmul: operand bytes read from GM into L1 (cube MTE2)
+    uint64_t cubeMacsAsync = 0, gm2l1Async = 0;     // ... of them issued by IterateAll<false> (the AIV does not wait for them)
     // Matmul: the GM extents (address, bytes) of the operands of each computation; the counters line prints the
     // bytes of their union over all blocks (`cube_operand_bytes`: what the launch's cube reads at least once)
     std::vector<std::pair<uintptr_t, uint64_t>> cubeOperands;
@@ -522,6 +523,7 @@ struct State {
     uint8_t* cubeArena = nullptr;  // this block's L1 / L0A / L0B / L0C (allocated on first use)
     std::vector<GmSpan> gmWrites, gmAtomics, gmReads;  // this launch phase's GM accesses
     std::vector<GmSpan> gmAtomicsAll;                  // every atomic add of the launch (order check)
+    std::vector<GmSpan> asyncResults;  // GM results of IterateAll<false>(..., waitIterateAll = true) not yet waited for
     std::vector<PendingReport> reports;
     std::vector<char> reportText;
     VecMask mask;

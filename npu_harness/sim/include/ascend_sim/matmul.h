@@ -1,6 +1,6 @@
 // ascend_sim/matmul.h - the Matmul high-level API (ref §3): matmul::Matmul<MatmulType<...>, ...>,
 // REGIST_MATMUL_OBJ, SetTensorA/B, SetBias, SetOrgShape/SetSingleShape/SetTail, Iterate + GetTensorC,
-// IterateAll, End. The emulated cube multiplies f16/bf16 operands exactly in fp32 and accumulates in
+// IterateAll (and IterateAll<false> + WaitIterateAll), End. The emulated cube multiplies f16/bf16 operands exactly in fp32 and accumulates in
 // fp32 (a 16x16x16 fractal step per MAC group, counted as cube MACs), base block by base block.
 // Checks: the TCubeTiling must fit L1 / L0A / L0B / L0C (ref §5.1) and use 16-multiples for the base
 // sizes (fractal, ref §5.1); misuse of the API (missing operands, GetTensorC without Iterate, use after
@@ -231,26 +231,73 @@ public:
     }
 
     // Computes the whole singleCoreM x singleCoreN block (or the tail set by SetTail) into C in GM.
+    // IterateAll<false> is the asynchronous form (MIX kernels only; C in GM only: CANN "异步场景",
+    // atlas_ascendc_10_10015): the call returns at once and, with waitIterateAll = true, C is defined after
+    // WaitIterateAll(). The emulator computes C at once and keeps C's extent pending until the wait: an access to it
+    // before then is MATMUL-ASYNC (core_rt.h). The cube work is counted apart (cube_macs_async, gm2l1_async): the
+    // cost model lets the AIV's own pipes overlap it (docs/cost_model.md "MIX cores").
     template <bool sync = true>
     void IterateAll(const AscendC::GlobalTensor<DstT>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
                     bool waitIterateAll = false, bool fakeMsg = false, std::source_location loc = std::source_location::current()) {
-        (void)enSequentialWrite;
-        (void)waitIterateAll;
+        using namespace AscendC::sim::detail;
         (void)fakeMsg;
         alive("IterateAll", loc);
+        if constexpr (!sync) {
+            if (!AscendC::sim::detail::g_launch.inLaunch || AscendC::sim::detail::g_launch.mixRatio < 2) {
+                fatal("MATMUL-STATE", loc, "IterateAll<false>: the asynchronous form exists in MIX kernels only (the AIV issues it to the AIC)");
+            }
+        }
         begin("IterateAll", loc);
+        const uint64_t macs0 = cnt().cubeMacs, bytes0 = cnt().gm2l1;
+        uintptr_t lo = UINTPTR_MAX, hi = 0;
         while (idx_ < mIter_ * nIter_) {
             compute_block(idx_++);
-            write_block_gm("IterateAll", gm, enAtomic, loc);
+            const uint64_t pitch = enSequentialWrite ? uint64_t(t_.baseN) : uint64_t(orgN_);
+            const uint64_t first = enSequentialWrite ? 0 : uint64_t(r0_) * orgN_ + c0_;
+            const auto b = reinterpret_cast<uintptr_t>(gm.sim_ptr + first);
+            lo = b < lo ? b : lo;
+            const uintptr_t e = b + (uint64_t(rows_ - 1) * pitch + cols_) * sizeof(DstT);
+            hi = e > hi ? e : hi;
+            write_block_gm("IterateAll", gm, enAtomic, loc, enSequentialWrite);
         }
         running_ = false;
         pending_ = false;
+        if constexpr (!sync) {
+            cnt().cubeMacsAsync += cnt().cubeMacs - macs0;
+            cnt().gm2l1Async += cnt().gm2l1 - bytes0;
+            if (waitIterateAll && hi > lo) {
+                st().asyncResults.push_back(GmSpan{lo, hi, "IterateAll<false>", loc});
+                asyncWaits_.push_back(hi);
+            }
+        }
+    }
+
+    // Waits for the oldest IterateAll<false>(..., waitIterateAll = true) of this object; its C is defined afterwards.
+    void WaitIterateAll(std::source_location loc = std::source_location::current()) {
+        using namespace AscendC::sim::detail;
+        alive("WaitIterateAll", loc);
+        if (asyncWaits_.empty()) {
+            fatal("MATMUL-STATE", loc, "WaitIterateAll without an IterateAll<false>(..., waitIterateAll = true) to wait for");
+        }
+        const uintptr_t end = asyncWaits_.front();
+        asyncWaits_.erase(asyncWaits_.begin());
+        auto& r = st().asyncResults;
+        for (auto it = r.begin(); it != r.end(); ++it) {
+            if (it->end == end) {
+                r.erase(it);
+                break;
+            }
+        }
     }
 
     void End(std::source_location loc = std::source_location::current()) {
         alive("End", loc);
         if (pending_) {
             AscendC::sim::detail::report("MATMUL-STATE", loc, "End: the last base block was never fetched with GetTensorC");
+        }
+        if (!asyncWaits_.empty()) {
+            AscendC::sim::detail::report("MATMUL-STATE", loc, "End: %zu IterateAll<false> never waited for (WaitIterateAll)",
+                                         asyncWaits_.size());
         }
         ended_ = true;
         endLoc_ = loc;
@@ -481,6 +528,7 @@ private:
     uint32_t r0_ = 0, c0_ = 0, rows_ = 0, cols_ = 0;
     std::vector<float> l0c_;
     std::vector<float> a_f32_, b_f32_;  // the computation's operands converted to fp32
+    std::vector<uintptr_t> asyncWaits_;  // end of C of each IterateAll<false> not yet waited for, oldest first
 };
 
 }  // namespace matmul

@@ -141,10 +141,28 @@ inline void uninit_read(const char* api, const void* gmPtr, uint64_t bytes, cons
     }
 }
 
+// An access to GM that an asynchronous IterateAll<false>(..., waitIterateAll = true) of this block is still writing:
+// its result is defined only after WaitIterateAll() (CANN "异步场景", atlas_ascendc_10_10015: "需要IterateAll的结果时,
+// 调用WaitIterateAll等待IterateAll异步接口返回"). The emulator computes it at once, so the check stands in for the race.
+inline void async_result_check(const State& s, const char* api, const void* gmPtr, uint64_t bytes, bool write,
+                               const std::source_location& loc) {
+    const auto lo = reinterpret_cast<uintptr_t>(gmPtr), hi = lo + bytes;
+    for (const GmSpan& r : s.asyncResults) {
+        if (lo < r.end && r.begin < hi) {
+            report("MATMUL-ASYNC", loc,
+                   "%s %s GM bytes that IterateAll<false> (at %s:%u) is still writing: its result is defined only after "
+                   "WaitIterateAll()",
+                   api, write ? "writes" : "reads", base_name(r.loc.file_name()), r.loc.line());
+            return;
+        }
+    }
+}
+
 ASCEND_SIM_RT void gm_mark_write(const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc) {
     State& s = st();
     if (!s.inBlock || bytes == 0) return;
     log_span(s.gmWrites, api, gmPtr, bytes, loc);
+    if (!s.asyncResults.empty()) async_result_check(s, api, gmPtr, bytes, true, loc);
     if (!g_uninit.empty()) uninit_write(gmPtr, bytes);
 }
 
@@ -153,6 +171,7 @@ ASCEND_SIM_RT void gm_mark_atomic(const char* api, const void* gmPtr, uint64_t b
     if (!s.inBlock || bytes == 0) return;
     log_span(s.gmAtomics, api, gmPtr, bytes, loc);
     log_span(s.gmAtomicsAll, api, gmPtr, bytes, loc);
+    if (!s.asyncResults.empty()) async_result_check(s, api, gmPtr, bytes, true, loc);
     if (!g_uninit.empty()) uninit_write(gmPtr, bytes);
 }
 
@@ -174,6 +193,7 @@ ASCEND_SIM_RT void gm_mark_read(const char* api, const void* gmPtr, uint64_t byt
     State& s = st();
     if (!s.inBlock || bytes == 0) return;
     log_span(s.gmReads, api, gmPtr, bytes, loc);
+    if (!s.asyncResults.empty()) async_result_check(s, api, gmPtr, bytes, false, loc);
     if (!g_uninit.empty()) uninit_read(api, gmPtr, bytes, loc);
 }
 
