@@ -442,7 +442,7 @@ struct ReuseCounters {
 // At the end of the launch each re-load of a panel is counted for its block by LRU stack distance: the distinct panel
 // bytes loaded by any block since its last load, plus the other GM traffic (not operand loads, not workspace) the
 // active blocks moved in that clock interval. Bucket k holds distances in (2^(k-1), 2^k] B. A block logs at most
-// kReuseMaxSpans panels (later loads are not logged: only less credit).
+// kReuseMaxSpans panels; past that the launch counts no re-load (unlogged loads would shorten the distances).
 struct PanelLoad {
     uintptr_t at;
     uint64_t rows, rowBytes, pitch;
@@ -450,6 +450,7 @@ struct PanelLoad {
 };
 struct PanelReuse {
     std::vector<PanelLoad> loads;
+    bool truncated = false;  // the log reached kReuseMaxSpans
     uint64_t bytes[kReuseBuckets]{};
 };
 

@@ -15,7 +15,10 @@ namespace AscendC::sim::detail {
 ASCEND_SIM_RT void count_panel(const void* gm, uint64_t rows, uint64_t rowBytes, uint64_t pitch) {
     if (rows == 0 || rowBytes == 0 || gm_in_workspace(gm)) return;
     Counters& c = cnt();
-    if (c.panels.loads.size() >= kReuseMaxSpans) return;
+    if (c.panels.loads.size() >= kReuseMaxSpans) {  // (unlogged loads would shorten others' distances: no count at all)
+        c.panels.truncated = true;
+        return;
+    }
     const uint64_t now = c.gm2ub.bytes + c.ub2gm.bytes + c.gm2l1 + c.l0c2gm;  // the block's GM traffic so far
     c.panels.loads.push_back({reinterpret_cast<uintptr_t>(gm), rows, rowBytes, rows > 1 ? pitch : 0, now});
 }
@@ -40,6 +43,11 @@ ASCEND_SIM_RT void panel_count_launch(const std::vector<Counters*>& blocks) {
         uint32_t block;
         const PanelLoad* p;
     };
+    for (const Counters* c : blocks) {
+        if (!c->panels.truncated) continue;
+        for (Counters* d : blocks) d->panels.loads = {};  // a log was cut: no re-load counted
+        return;
+    }
     std::vector<Load> order;
     uint64_t traffic = 0, other = 0, active = 0;
     {  // k-way merge of the blocks' logs (each in clock order) by (clock, block)
