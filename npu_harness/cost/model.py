@@ -280,6 +280,24 @@ def _hbm_share(counters: dict, gm2l1: int, p: CostParams) -> float:
     return min(1.0, union / gm2l1) if union + written <= p.l2_bytes else 1.0
 
 
+def _panel_share(blocks: list[dict], operands: int, capacity: int, p: CostParams) -> float:
+    """The share of the cube's GM -> L1 operand loads (`operands`, workspace left out) that crosses HBM by the panels'
+    stack distance (session 32). The emulator counts, per block, the bytes of each operand panel (A rows, B columns
+    over K, the bias) it loads again after some block loaded it before, by LRU stack distance (`panel_reload`:
+    [bucket's upper bound, bytes]; the distinct panel bytes loaded by every block in between plus the other GM traffic
+    of the active blocks over that interval; emulator.md): a re-load whose bucket bound fits the L2 left beside the
+    launch's workspace (`capacity`) is an L2 hit (under LRU a fully associative cache of C bytes hits exactly the
+    accesses whose stack distance is below C: Mattson et al. 1970). ASSUMPTION: the L2 behaves as a fully
+    associative LRU cache of its whole size for these reads (no source gives its associativity or replacement
+    policy), as the vector re-read rule assumes. Unlike the per-launch union rule (_hbm_share) it credits a launch
+    whose tensors exceed L2 but whose blocks re-load each panel soon (a batched GEMM walking one batch entry at a
+    time), and charges a schedule that re-loads panels after streaming more than L2 holds."""
+    if not capacity or not p.l2_to_l1_core_gbps or operands <= 0:
+        return 1.0
+    hits = sum(int(n) for b in blocks for upper, n in b.get("panel_reload", []) if int(upper) <= capacity)
+    return max(0.0, 1.0 - hits / operands)
+
+
 def _l2_rereads(b: dict, active: int, capacity: int, p: CostParams) -> int:
     """The bytes of block b's GM -> UB re-reads that hit L2. The emulator counts, per block, the input bytes it reads
     that were read before by reuse distance (`reread`: [bucket's upper bound, bytes]; the GM bytes a block moves
@@ -329,8 +347,10 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
                                sum(b.get("cube_macs_f32", 0) for b in blocks[g:g + ratio]), p) * p.cube_macs_per_cycle
                   for g in range(0, len(blocks), ratio)]
     # the cube's operand loads from inputs: the share `first` crosses HBM, re-reads hit L2 when everything fits
-    # (_hbm_share); workspace loads come from L2 when the workspace fits (l2_of)
-    first = _hbm_share(counters, sum(b.get("gm2l1", 0) - l2_of(b, "ws_gm2l1") for b in blocks), p)
+    # (_hbm_share) or when the panel is loaded again within the L2's reach (_panel_share); workspace loads come from
+    # L2 when the workspace fits (l2_of)
+    operand_loads = sum(b.get("gm2l1", 0) - l2_of(b, "ws_gm2l1") for b in blocks)
+    first = min(_hbm_share(counters, operand_loads, p), _panel_share(blocks, operand_loads, reread_cap, p))
     l1_bw = min(p.gm_to_l1_core_gbps, p.hbm_gbps / max(1, len(group_macs))) * 1e3  # bytes per us, one AIC
     l2_bw = p.l2_to_l1_core_gbps * 1e3 if p.l2_to_l1_core_gbps else l1_bw
 

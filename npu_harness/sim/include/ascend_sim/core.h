@@ -436,6 +436,24 @@ struct ReuseCounters {
     uint64_t bytes[kReuseBuckets]{};
 };
 
+// The cube's operand loads (impl/panel_reuse_rt.h, the cost model's L2 rule for operand re-reads beyond one launch's
+// union): every panel a Matmul block loads into L1 (A rows, B columns or the bias, over its K; not workspace), keyed by
+// its GM layout (first byte, rows, bytes per row, row pitch), with the block's GM traffic clock (as ReuseCounters).
+// At the end of the launch each re-load of a panel is counted for its block by LRU stack distance: the distinct panel
+// bytes loaded by any block since its last load, plus the other GM traffic (not operand loads, not workspace) the
+// active blocks moved in that clock interval. Bucket k holds distances in (2^(k-1), 2^k] B. A block logs at most
+// kReuseMaxSpans panels; past that the launch counts no re-load (unlogged loads would shorten the distances).
+struct PanelLoad {
+    uintptr_t at;
+    uint64_t rows, rowBytes, pitch;
+    uint64_t clock;
+};
+struct PanelReuse {
+    std::vector<PanelLoad> loads;
+    bool truncated = false;  // the log reached kReuseMaxSpans
+    uint64_t bytes[kReuseBuckets]{};
+};
+
 struct Counters {
     DmaCounters gm2ub, ub2gm, ub2ub;
     uint64_t atomicBytes = 0;                       // UB->GM bytes written with SetAtomicAdd on
@@ -455,6 +473,7 @@ struct Counters {
     // cost model keeps them in L2 when the regions fit it)
     uint64_t wsGm2ub = 0, wsUb2gm = 0, wsGm2l1 = 0, wsL0c2gm = 0;
     ReuseCounters reuse;                            // MTE2 re-reads by reuse distance (above)
+    PanelReuse panels;                              // Matmul: GM -> L1 panel re-loads by stack distance (above)
     uint64_t mte1Cycles = 0;                        // LoadData L1 -> L0A / L0B: cycles at the documented load bandwidth (MTE1)
     uint64_t syncAll = 0;
     uint32_t inBufsMin = 0xffffffffu, outBufsMin = 0xffffffffu;  // smallest `num` of a VECIN / VECOUT queue
@@ -614,6 +633,7 @@ ASCEND_SIM_RT void atomic_turn();
 // `gmPtr` lies in a workspace-tensor region (sim::GmTrackUninit); the regions' total bytes
 ASCEND_SIM_RT bool gm_in_workspace(const void* gmPtr);
 ASCEND_SIM_RT void count_reuse(const uint8_t* gm, uint32_t count, uint64_t blockBytes, uint64_t pitch);
+ASCEND_SIM_RT void count_panel(const void* gm, uint64_t rows, uint64_t rowBytes, uint64_t pitch);
 ASCEND_SIM_RT uint64_t gm_workspace_bytes();
 
 }  // namespace sim::detail

@@ -469,6 +469,18 @@ private:
             c.cubeMacsF32 += macs;
             c.cubeMacsUsefulF32 += uint64_t(rows_) * cols_ * K;
         }
+        // the panels this block loads, by GM layout (impl/panel_reuse_rt.h): A's rows r0.. and B's columns c0.. over K
+        if (transA_) {  // A stored [K, M]
+            count_panel(a_.sim_ptr + r0_, K, uint64_t(rows_) * sizeof(SrcAT), uint64_t(orgM_) * sizeof(SrcAT));
+        } else {
+            count_panel(a_.sim_ptr + size_t(r0_) * orgKa_, rows_, uint64_t(K) * sizeof(SrcAT), uint64_t(orgKa_) * sizeof(SrcAT));
+        }
+        if (transB_) {  // B stored [N, K]
+            count_panel(b_.sim_ptr + size_t(c0_) * orgKb_, cols_, uint64_t(K) * sizeof(SrcBT), uint64_t(orgKb_) * sizeof(SrcBT));
+        } else {
+            count_panel(b_.sim_ptr + c0_, K, uint64_t(cols_) * sizeof(SrcBT), uint64_t(orgN_) * sizeof(SrcBT));
+        }
+        if (useBias_) count_panel(bias_.sim_ptr + c0_, 1, uint64_t(cols_) * sizeof(BiasT), 0);
         c.gm2l1 += uint64_t(rows_) * K * sizeof(SrcAT) + uint64_t(K) * cols_ * sizeof(SrcBT) + (useBias_ ? cols_ * sizeof(BiasT) : 0);
         if (gm_in_workspace(a_.sim_ptr)) c.wsGm2l1 += uint64_t(rows_) * K * sizeof(SrcAT);
         if (gm_in_workspace(b_.sim_ptr)) c.wsGm2l1 += uint64_t(K) * cols_ * sizeof(SrcBT);

@@ -677,6 +677,16 @@ inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, 
             }
             if (any) std::fputc(']', f);
         }
+        {  // the cube's panel re-loads by stack distance: [upper bound of the bucket in B, bytes], non-empty buckets only
+            bool any = false;
+            for (uint32_t k = 0; k < kReuseBuckets; ++k) {
+                if (!c.panels.bytes[k]) continue;
+                std::fprintf(f, "%s[%llu,%llu]", any ? "," : ",\"panel_reload\":[", (unsigned long long)(uint64_t(1) << k),
+                             (unsigned long long)c.panels.bytes[k]);
+                any = true;
+            }
+            if (any) std::fputc(']', f);
+        }
         if (c.mte1Cycles) std::fprintf(f, ",\"mte1_cycles\":%llu", (unsigned long long)c.mte1Cycles);
         if (c.inBufsMin != 0xffffffffu) std::fprintf(f, ",\"in_bufs\":%u", c.inBufsMin);
         if (c.outBufsMin != 0xffffffffu) std::fprintf(f, ",\"out_bufs\":%u", c.outBufsMin);
@@ -897,6 +907,9 @@ ASCEND_SIM_RT int Launch(uint32_t blockDim, const KernelBody& body, std::source_
         std::vector<ReuseCounters*> reuse;
         for (Slot& sl : sc.slots) reuse.push_back(&sl.state.cnt.reuse);
         reuse_count_launch(reuse);
+        std::vector<Counters*> panels;  // the cube's panel re-loads by stack distance (impl/panel_reuse_rt.h)
+        for (Slot& sl : sc.slots) panels.push_back(&sl.state.cnt);
+        panel_count_launch(panels);
     }
     print_counters(g_launch.blockDim, &sc, us(w0, w1), us(c0, c1));
     std::vector<SiteSum> sites;

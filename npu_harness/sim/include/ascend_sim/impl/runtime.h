@@ -10,6 +10,7 @@
 #include "race_rt.h"
 #include "pipe_rt.h"
 #include "reuse_rt.h"
+#include "panel_reuse_rt.h"
 #include "copy_rt.h"
 #include "vec_rt.h"
 #include "gemm_rt.h"
