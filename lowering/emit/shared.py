@@ -32,8 +32,8 @@ from . import (
     row_broadcast,
     row_gather,
     row_scatter,
-    scatter,
     row_value_broadcast,
+    scatter,
     strided_broadcast,
 )
 from .launch_scalars import LaunchScalarView
