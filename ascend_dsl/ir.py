@@ -99,6 +99,7 @@ class Layout(Enum):
     SLOTS = "slots"  # buffers only: a slot accumulator's f32 values (sized from the shapes at launch)
     BOX = "box"  # box loops: the tile's output positions x the whole extra (reduced) axis of a tensor
     SCAN = "scan"  # buffers only: a vector scan's scratch, sized from the row (chunk) length (lowering/vector_scan.py)
+    BLOCKS = "blocks"  # buffers only: one 32-byte block per row of a row tile, rows rounded up to 8 (Brcb)
 
 
 @dataclass(frozen=True)
@@ -330,6 +331,7 @@ class BufferRole(Enum):
     PROD_TMP = "prod_tmp"  # an f32 copy of a chunk whose product is folded (the halving tree of Mul)
     SCAN_TMP = "scan_tmp"  # a vector scan's matrix, f32 row and gather tables (`of`: fwd / rev, + compensated)
     ROW_VECTOR = "row_vector"  # `w[:]` read by every row of a row loop: copied in once per core (hoist_row_vectors)
+    ROW_VALUE_BLOCKS = "row_value_blocks"  # per-row values spread to a 32-byte block each (plan_row_value_blocks)
 
 
 @dataclass(frozen=True)
@@ -352,6 +354,8 @@ class Buffer:
     def bytes_for(self, tile_elems: int) -> int:
         if self.layout in (Layout.BLOCK, Layout.SLOTS):  # SLOTS: at least one block; the host checks the rest
             return 32
+        if self.layout is Layout.BLOCKS:  # tile_elems: rows
+            return -(-tile_elems // 8) * 8 * 32
         if self.layout is Layout.SCAN:  # tile_elems: the chunk length (lowering/vector_scan.py: segments of 128)
             return (641 if (self.of or "").endswith("+") else 513) * 8 * -(-tile_elems // 1024) * 4
         if self.layout is Layout.REPEATS:  # 2 x ceil(tile bytes / 256) elements (ReduceMax/Min keep value + index)

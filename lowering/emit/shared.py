@@ -22,6 +22,7 @@ from ascend_dsl.ops import OPS, Rule
 from ascend_dsl.parser_scatter import named
 
 from ..context import PassContext
+from ..row_value_ops import binary
 from ..tiling_rules import REPEAT_BYTES
 from ..vector_scan import compensated, scratch_rows, segment
 from . import (
@@ -32,6 +33,7 @@ from . import (
     row_broadcast,
     row_gather,
     row_scatter,
+    row_value_broadcast,
     scatter,
     strided_broadcast,
 )
@@ -300,6 +302,8 @@ def bytes_expr(b: ir.Buffer, suffix: str = "", tile: str | None = None) -> str:
     }
     if b.layout is ir.Layout.BLOCK:
         return "32"
+    if b.layout is ir.Layout.BLOCKS:  # a 32-byte block per row, rows rounded up to a Brcb repeat (8 rows)
+        return f"({tile} + 7) / 8 * 8 * 32"
     if b.layout is ir.Layout.SLOTS:  # a slot accumulator's vector: whole 32-byte blocks
         return f"{b.of}Pad_ * sizeof(float)"
     if b.layout is ir.Layout.REPEATS:  # two elements per 256-byte repeat (ReduceMax/Min: value and index;
@@ -351,6 +355,8 @@ def host_bytes(b: ir.Buffer) -> str:
     elems = {ir.Layout.ROWS: "r * padded", ir.Layout.COL: "colElems", ir.Layout.ROW: "padded"}
     if b.layout is ir.Layout.BLOCK:
         return "32"
+    if b.layout is ir.Layout.BLOCKS:
+        return "((r + 7) / 8 * 8 * 32)"
     if b.layout is ir.Layout.SCAN:
         return f"({scan_bytes_expr('padded', scratch_rows(b, False), segment(False))})"
     if b.layout is ir.Layout.SLOTS:  # a slot accumulator's vector (emit/slots.py)
@@ -626,10 +632,24 @@ class RowStageWriter(StageWriter):
             like = self.buffers[next((o for o in op.srcs if isinstance(o, str)), op.dst)].buffer.dtype
             srcs = [self.row_ref(o) if isinstance(o, str) else c_scalar(o, like) for o in op.srcs]
             body.append(f"    {op.api}({self.row_ref(op.dst)}, {', '.join(srcs)}, rowLen_);")
+        rows = []
         if s.col is not None:
-            self.lines += sync("V_S", "per-row values are read by the scalar unit")
+            rows += sync("V_S", "per-row values are read by the scalar unit")
             body.insert(0, f"    const {self.ctype(s.col)} v = {s.col}.GetValue(i);")
-        self.lines += ["for (uint32_t i = 0; i < count; ++i) {", *body, "}"]
+        rows += ["for (uint32_t i = 0; i < count; ++i) {", *body, "}"]
+        blocks = self.row_value_blocks(s)
+        self.lines += row_value_broadcast.lines(binary(s), s.col, blocks, self.ctype(s.col), rows) if blocks else rows
+
+    def row_value_blocks(self, s: ir.PerRow) -> str | None:
+        """The Brcb scratch for this per-row op's values (lowering/passes/plan_row_value_blocks.py), if it has one."""
+        op = binary(s)
+        if op is None:
+            return None
+        dt = self.buffers[s.col].buffer.dtype
+        if any(self.buffers[n].buffer.dtype is not dt for n in (op.dst, op.x)):
+            return None
+        return next((b.name for b in self.buffers.values() if b.buffer.role is ir.BufferRole.ROW_VALUE_BLOCKS
+                     and b.buffer.dtype is dt), None)
 
     def gather(self, s: ir.VecOp) -> None:
         """dst[i] = rows[i, idx[i]]: the scalar unit reads one element per row (no gather in the API subset)."""

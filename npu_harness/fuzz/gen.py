@@ -187,10 +187,11 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     # rows read through an index tensor: load(e[j[r], :]) of a [V, D] table; drawn from a side generator so the
     # programs without one stay those the fixed-seed slices ran before it existed (no draw from `rng` here)
     side = random.Random(hash(rng.getstate()[1]))  # the ints: hash(None) varies by process
-    # many short rows against a row vector: tiles of more than 255 rows, one level-0 instruction per strip of
-    # columns (lowering/emit/strided_broadcast.py); its own generator, so the other side draws stay as they were
+    # many short rows against a row vector or per-row values: tiles of more than 255 rows, one level-0 instruction
+    # per strip of columns (lowering/emit/strided_broadcast.py; per-row values Brcb'd to blocks,
+    # lowering/emit/row_value_broadcast.py); its own generator, so the other side draws stay as they were
     many = random.Random(hash(rng.getstate()[1]) + 1)
-    if rows and kind == "rows" and extras and extras[0][1] == "row" and sizes["D"] <= 256 and many.random() < 0.25:
+    if rows and kind == "rows" and extras and sizes["D"] <= 256 and many.random() < 0.25:
         sizes["B"] = many.randint(300, 3000)
     # 3-8 rows per core on 48 cores: the host tiling picks the tile count by its estimate (lowering/row_tile_count.py:
     # one row per tile for vector-heavy loops); its own generator, so the other draws stay as they were
