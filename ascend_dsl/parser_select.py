@@ -68,11 +68,7 @@ def index_select(b, c, ops) -> ir.Expr:
                     f"a [{', '.join(shape.row)}] tensor)", pos[1], form)
     if x.dtype not in ops["index_select_cols"].dtypes:
         raise b.err(E.DTYPE_UNSUPPORTED, f"index_select does not support {x.dtype}", pos[0])
-    span = b.o.span(e)
-    d = str(x.shape[n])
-    cols = ir.Const(int(d), ir.scalar_of(DType.I32), span) if d.isdigit() else ir.Ref(d, ir.scalar_of(DType.I32), span)
-    return ir.Op("index_select_cols", (index, ir.Const(x.name, ir.scalar_of(x.dtype), b.o.span(pos[0])), cols),
-                 ir.tile_of(x.dtype, ir.Layout.ROWS), span)
+    return _select_cols(b, e, x, n, index, pos)
 
 
 def gather_named(b, c, ops) -> ir.Expr:
@@ -124,6 +120,11 @@ def _gather_last(b, c, ops, x) -> ir.Expr:
                     "gather(x, load(idx[r, :]))")
     if x.dtype not in ops["index_select_cols"].dtypes:
         raise b.err(E.DTYPE_UNSUPPORTED, f"gather does not support {x.dtype}", pos[0])
+    return _select_cols(b, e, x, n, index, pos)
+
+
+def _select_cols(b, e, x, n: int, index: ir.Expr, pos) -> ir.Op:
+    """`index_select_cols` of x's dim n (its length a constant or a shape symbol) by `index`."""
     span = b.o.span(e)
     d = str(x.shape[n])
     cols = ir.Const(int(d), ir.scalar_of(DType.I32), span) if d.isdigit() else ir.Ref(d, ir.scalar_of(DType.I32), span)
