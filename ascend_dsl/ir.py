@@ -4,7 +4,7 @@ Every node is a frozen dataclass below with exactly these fields, in this order 
 every statement and expression has one, ignored by equality); tests/test_ir.py holds this block and
 the dataclasses together. `x*` is a tuple, `x?` may be None.
 
-    Kernel      = Kernel(name, params: Param*, body: KStmt*, type_args, type_options, kind: KernelKind?)
+    Kernel      = Kernel(name, params: Param*, body: KStmt*, type_args, type_options, kind: KernelKind?, fallback: Kernel?, fallback_miss)
     Param       = TensorParam(name, dtype, shape: Dim*, workspace, view: ViewOf?, dims: DimDef*) | ScalarParam(name, dtype, default?)
     ViewOf      = ViewOf(base, defs: DimDef*)          (a view of a workspace tensor: ascend_dsl/views.py)
     DimDef      = DimDef(name, num, den, ceil)

@@ -94,6 +94,7 @@ public:
         pipe.InitBuffer(outQueueY, 2, tileLength_ * rowPitch_ * sizeof(float));
         pipe.InitBuffer(reduceTmp_f32Buf, rowPitch_ * sizeof(float));
         pipe.InitBuffer(reduceOut_f32Buf, 32);
+        pipe.InitBuffer(rowValBlocks_f32Buf, (tileLength_ + 7) / 8 * 8 * 32);
     }
 
     __aicore__ inline void Process()
@@ -132,6 +133,7 @@ private:
         LocalTensor<float> yLocal = outQueueY.AllocTensor<float>();
         LocalTensor<float> reduceTmp_f32 = reduceTmp_f32Buf.Get<float>();
         LocalTensor<float> reduceOut_f32 = reduceOut_f32Buf.Get<float>();
+        LocalTensor<float> rowValBlocks_f32 = rowValBlocks_f32Buf.Get<float>();
         // softmax.adsl:10
         for (uint32_t i = 0; i < count; ++i) {
             ReduceMax(reduceOut_f32, xLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
@@ -141,11 +143,29 @@ private:
             SetFlag<HardEvent::S_V>(EVENT_ID0);
             WaitFlag<HardEvent::S_V>(EVENT_ID0);
         }
-        SetFlag<HardEvent::V_S>(EVENT_ID0);  // per-row values are read by the scalar unit
-        WaitFlag<HardEvent::V_S>(EVENT_ID0);
-        for (uint32_t i = 0; i < count; ++i) {
-            const float v = tmp0.GetValue(i);
-            Adds(tmp1[i * rowPitch_], xLocal[i * rowPitch_], static_cast<float>(-static_cast<float>(v)), rowLen_);
+        {
+            constexpr uint32_t lanes = 256 / sizeof(float);  // elements per repeat
+            constexpr uint32_t perBlock = 32 / sizeof(float);  // elements per 32-byte block
+            const uint8_t rowBlocks = static_cast<uint8_t>(rowPitch_ * sizeof(float) / 32);  // a row, in blocks
+            if (rowPitch_ * sizeof(float) / 32 <= 255 && (rowLen_ + lanes - 1) / lanes * ((count + 254) / 255) + (count + 2031) / 2032 < count) {
+                for (uint32_t r = 0; r < count; r += 2032) {  // each row's value to a 32-byte block
+                    const uint32_t n = count - r < 2032 ? count - r : 2032;
+                    Brcb(rowValBlocks_f32[r * perBlock], tmp0[r], static_cast<uint8_t>((n + 7) / 8), BrcbRepeatParams(1, 8));
+                }
+                for (uint32_t c = 0; c < rowLen_; c += lanes) {
+                    for (uint32_t r = 0; r < count; r += 255) {
+                        Sub(tmp1[r * rowPitch_ + c], xLocal[r * rowPitch_ + c], rowValBlocks_f32[r * perBlock], static_cast<uint64_t>(rowLen_ - c < lanes ? rowLen_ - c : lanes),
+                            static_cast<uint8_t>(count - r < 255 ? count - r : 255), BinaryRepeatParams(1, 1, 0, rowBlocks, rowBlocks, 1));
+                    }
+                }
+            } else {
+                SetFlag<HardEvent::V_S>(EVENT_ID0);  // per-row values are read by the scalar unit
+                WaitFlag<HardEvent::V_S>(EVENT_ID0);
+                for (uint32_t i = 0; i < count; ++i) {
+                    const float v = tmp0.GetValue(i);
+                    Adds(tmp1[i * rowPitch_], xLocal[i * rowPitch_], static_cast<float>(-static_cast<float>(v)), rowLen_);
+                }
+            }
         }
         Exp(tmp1, tmp1, count * rowPitch_);
         // softmax.adsl:11
@@ -157,11 +177,29 @@ private:
             SetFlag<HardEvent::S_V>(EVENT_ID0);
             WaitFlag<HardEvent::S_V>(EVENT_ID0);
         }
-        SetFlag<HardEvent::V_S>(EVENT_ID0);  // per-row values are read by the scalar unit
-        WaitFlag<HardEvent::V_S>(EVENT_ID0);
-        for (uint32_t i = 0; i < count; ++i) {
-            const float v = tmp0.GetValue(i);
-            Muls(yLocal[i * rowPitch_], tmp1[i * rowPitch_], static_cast<float>(1.0f / static_cast<float>(v)), rowLen_);
+        {
+            constexpr uint32_t lanes = 256 / sizeof(float);  // elements per repeat
+            constexpr uint32_t perBlock = 32 / sizeof(float);  // elements per 32-byte block
+            const uint8_t rowBlocks = static_cast<uint8_t>(rowPitch_ * sizeof(float) / 32);  // a row, in blocks
+            if (rowPitch_ * sizeof(float) / 32 <= 255 && (rowLen_ + lanes - 1) / lanes * ((count + 254) / 255) + (count + 2031) / 2032 < count) {
+                for (uint32_t r = 0; r < count; r += 2032) {  // each row's value to a 32-byte block
+                    const uint32_t n = count - r < 2032 ? count - r : 2032;
+                    Brcb(rowValBlocks_f32[r * perBlock], tmp0[r], static_cast<uint8_t>((n + 7) / 8), BrcbRepeatParams(1, 8));
+                }
+                for (uint32_t c = 0; c < rowLen_; c += lanes) {
+                    for (uint32_t r = 0; r < count; r += 255) {
+                        Div(yLocal[r * rowPitch_ + c], tmp1[r * rowPitch_ + c], rowValBlocks_f32[r * perBlock], static_cast<uint64_t>(rowLen_ - c < lanes ? rowLen_ - c : lanes),
+                            static_cast<uint8_t>(count - r < 255 ? count - r : 255), BinaryRepeatParams(1, 1, 0, rowBlocks, rowBlocks, 1));
+                    }
+                }
+            } else {
+                SetFlag<HardEvent::V_S>(EVENT_ID0);  // per-row values are read by the scalar unit
+                WaitFlag<HardEvent::V_S>(EVENT_ID0);
+                for (uint32_t i = 0; i < count; ++i) {
+                    const float v = tmp0.GetValue(i);
+                    Muls(yLocal[i * rowPitch_], tmp1[i * rowPitch_], static_cast<float>(1.0f / static_cast<float>(v)), rowLen_);
+                }
+            }
         }
         outQueueY.EnQue<float>(yLocal);
         inQueueX.FreeTensor(xLocal);
@@ -369,6 +407,7 @@ private:
     TQue<TPosition::VECOUT, 1> outQueueY;
     TBuf<TPosition::VECCALC> reduceTmp_f32Buf;
     TBuf<TPosition::VECCALC> reduceOut_f32Buf;
+    TBuf<TPosition::VECCALC> rowValBlocks_f32Buf;
     GlobalTensor<float> xGm;
     GlobalTensor<float> yGm;
     uint64_t blockLength_ = 0;  // rows of this core
