@@ -6,8 +6,9 @@ a row mean or max) makes every fused (MIX) base block span all N columns, so the
 the kernel as written (fused) and, when its only loop is such a split, the same text cut by
 `ascend_dsl/autosplit.py` into launches (the cube split storing an f32 workspace, then a vector row loop whose
 long rows run in chunked passes), attached as `Kernel.fallback`. Both are lowered and emitted; the host runs the
-fused kernel when its tiling launches blocks at the shapes and the launches otherwise
-(npu_harness/row_fallback.py), so a row that fits keeps the fused kernel and a longer one never meets `TILING`.
+fused kernel when its tiling launches blocks at the shapes and a static traffic estimate says it is not slower
+(few rows per base block re-read B), the launches otherwise (npu_harness/row_fallback.py), so a long row never
+meets `TILING` and a large M does not re-read B per few rows.
 The two compute the same rows (the launches' reductions are over the same values, in f32).
 Non-goals: a fallback for kernels of several loops (chains, launches the user wrote), fusing the launches back.
 If the cut is refused (an epilogue the launches form cannot hold), the kernel has no fallback and keeps the

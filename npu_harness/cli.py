@@ -206,7 +206,8 @@ def _write(args, kernel, project, ctx, variants=None, facts=None) -> None:
     print(f"wrote {out}/ ({', '.join(sorted(written))})")
     if project.fallback is not None:
         print(f"fallback/: {len(project.fallback.launches)} launches, run when the fused kernel's tiling finds no "
-              "base block at the launch's shapes (a row of N too long)")
+              "base block at the launch's shapes (a row of N too long) or its estimate is above theirs (B re-read "
+              "per few rows: npu_harness/row_fallback.py)")
     if ctx.dumps:
         print(f"IR dumps: {out}/dumps/")
     if args.export and variants is not None:

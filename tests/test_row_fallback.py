@@ -1,7 +1,7 @@
 """Row fallback (issue 14 item 2, issue 15 item 4; ascend_dsl/row_fallback.py): a matmul split whose epilogue
 reduces whole rows is emitted fused (MIX) and cut into launches (autosplit), and the host runs the fused kernel
-where its tiling finds a base block, the launches otherwise. Both forms are validated against the gallery's tasks
-at its odd shape; a long row picks the launches and passes; the fused kernel forced at a long row is TILING."""
+where its tiling finds a base block and a static estimate says it is not slower, the launches otherwise. Both forms
+are validated against the gallery's tasks at its odd shape; a long row picks the launches and passes; the fused kernel forced at a long row is TILING."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import lowering
 from ascend_dsl import ir, parse_text
 from npu_harness.gallery import discover, launch_at
-from npu_harness.row_fallback import form_blocks, pick
+from npu_harness.row_fallback import estimates, form_blocks, pick
 from npu_harness.validate import load_task_for, validate_sim
 
 GALLERY = {e.name: e for e in discover() if e.category == "fuse"}
@@ -58,6 +58,39 @@ def test_a_row_that_fits_keeps_the_fused_kernel_and_a_long_one_runs_the_launches
     assert form_blocks(kernel, project, ctx, {"M": 64, "K": 64, "N": 256}, {}) == ("fused", pytest.approx(1, abs=47))
     form, blocks = form_blocks(kernel, project, ctx, {"M": 4096, "K": 4096, "N": 8192}, {})
     assert form == "fallback" and blocks > 0
+
+
+def _softmax_project():
+    ex = GALLERY["matmul_softmax"]
+    kernel = ex.source.instantiate(ex.dtypes[0])
+    project, ctx = lowering.lower(kernel, source_name=ex.adsl.name)
+    return kernel, project, ctx
+
+
+def test_a_fused_kernel_that_would_re_read_b_per_few_rows_runs_the_launches():
+    """4096 x 4096 x 512: the fused tiling finds a block (16 rows of 512), but B is re-read 256 times; the
+    launches' 256 x 128 blocks are faster (docs/cost_model.md, session 32). The old rule (fused whenever its tiling
+    launches) kept the fused kernel here."""
+    kernel, project, ctx = _softmax_project()
+    shape = {"M": 4096, "K": 4096, "N": 512}
+    fused_us, launches_us = estimates(ctx.lowered, project, ctx, shape, {})
+    assert launches_us < fused_us / 2
+    assert form_blocks(kernel, project, ctx, shape, {})[0] == "fallback"
+    assert pick(kernel, ctx.lowered, project, ctx, shape, {}).name == "fallback"
+
+
+def test_a_small_gemm_whose_rows_fit_stays_fused():
+    """512 x 256 x 512: B re-read 32 times from L2 costs less than the second launch and the workspace."""
+    kernel, project, ctx = _softmax_project()
+    shape = {"M": 512, "K": 256, "N": 512}
+    fused_us, launches_us = estimates(ctx.lowered, project, ctx, shape, {})
+    assert fused_us < launches_us
+    assert form_blocks(kernel, project, ctx, shape, {})[0] == "fused"
+
+
+def test_the_estimate_is_none_where_the_fused_tiling_finds_no_block():
+    kernel, project, ctx = _softmax_project()
+    assert estimates(ctx.lowered, project, ctx, {"M": 512, "K": 256, "N": 2048}, {}) is None
 
 
 @pytest.mark.parametrize("name", ["batched_matmul_row_max", "attention_scores"])
