@@ -1,7 +1,8 @@
 """Row fallback (issue 14 item 2, issue 15 item 4; ascend_dsl/row_fallback.py): a matmul split whose epilogue
 reduces whole rows is emitted fused (MIX) and cut into launches (autosplit), and the host runs the fused kernel
 where its tiling finds a base block and a static estimate says it is not slower, the launches otherwise. Both forms
-are validated against the gallery's tasks at its odd shape; a long row picks the launches and passes; the fused kernel forced at a long row is TILING."""
+are validated against the gallery's tasks at its odd shape; a long row picks the launches and passes; the fused
+kernel forced at a long row is TILING."""
 
 from __future__ import annotations
 
