@@ -60,14 +60,14 @@ def estimates(lowered: ir.Kernel, project: EmittedProject, ctx: PassContext, sym
     """(fused, launches) estimated µs at `symbols` (the module docstring's rule); None when the fused kernel's
     tiling finds no block there; launches inf when the fallback cannot run."""
     from .cost import load_params, target_for
-    from .tiling_probe import _with_workspace_symbols, launch_blocks, run_tiling
+    from .tiling_probe import launch_blocks, run_tiling, with_workspace_symbols
 
     target, aiv = ctx.target.name, ctx.target.aiv
     f = run_tiling(project, target, symbols, scalars, aiv, ("cubeTiling.baseM",))
     if f["blocks"] <= 0:
         return None
     fb = project.fallback
-    fsyms = _with_workspace_symbols(fb, symbols, scalars)
+    fsyms = with_workspace_symbols(fb, symbols, scalars)
     if launch_blocks(fb, target, symbols, scalars, aiv) <= 0:
         return 0.0, float("inf")
     cube = next(s for s in lowered.body if isinstance(s, ir.CubeLoop))

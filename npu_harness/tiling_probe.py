@@ -88,7 +88,7 @@ def run_tiling(project: EmittedProject, target: str, symbols: dict[str, int], sc
     return json.loads(res.stdout)
 
 
-def _with_workspace_symbols(project: EmittedProject, symbols: dict[str, int], scalars: dict[str, float]) -> dict[str, int]:
+def with_workspace_symbols(project: EmittedProject, symbols: dict[str, int], scalars: dict[str, float]) -> dict[str, int]:
     """`symbols` and those the kernel's compiler-declared workspaces define (manifest `workspace_symbols`: the
     NC1HWC0 route's C1 = ceil(C / 16)), which the launches' host tilings take like any shape symbol."""
     out = dict(symbols)
@@ -105,7 +105,7 @@ def launch_failure(project: EmittedProject, target: str, symbols: dict[str, int]
     it has one (tiling_why), else its fixed TILING message. A kernel of several launches: the first launch that
     cannot run, named."""
     if project.launches:
-        symbols = _with_workspace_symbols(project, symbols, scalars)
+        symbols = with_workspace_symbols(project, symbols, scalars)
         for sub in project.launches:
             if launch_blocks(sub, target, symbols, scalars, core_num) == 0:
                 return f"launch {sub.name}: {launch_failure(sub, target, symbols, scalars, core_num)}"
@@ -118,6 +118,6 @@ def launch_blocks(project: EmittedProject, target: str, symbols: dict[str, int],
     """Blocks the host tiling launches at these shapes (0: the kernel cannot run there: TILING); a kernel of
     several launches: the fewest any launch takes (0 when one cannot run)."""
     if project.launches:
-        symbols = _with_workspace_symbols(project, symbols, scalars)
+        symbols = with_workspace_symbols(project, symbols, scalars)
         return min(launch_blocks(sub, target, symbols, scalars, core_num) for sub in project.launches)
     return run_tiling(project, target, symbols, scalars, core_num)["blocks"]
