@@ -249,3 +249,21 @@ def test_planted_bug_parts_of_the_reduced_axis_left_uncombined(tmp_path):
         return text.replace(old, "for (uint32_t c = 1; c < 1; ++c) {")
 
     assert not _sim(_split_axis_task(tmp_path), patch, {}).ok
+
+
+def test_host_splits_the_reduced_axis_only_when_rows_of_positions_leave_cores_idle():
+    """sum_dim1 f16: 16 rows of 256 positions on 48 cores take 3 parts of R each (whole rows, 1366 rows per part);
+    256 rows of 4096 positions are enough rows (no split); no rows at all (A = 0) launch without a division by 0."""
+    from npu_harness.tiling_probe import run_tiling
+
+    adsl = REPO / "examples/reduce/sum_dim1.adsl"
+    project, _ = lower(load_file(adsl)[0].instantiate({"T": "f16"}), "ascend910b1", adsl.name)
+    fields = ("blockLength", "tileLength", "rParts", "partRows")
+
+    def tiling(a: int, r: int, c: int) -> list[int]:
+        t = run_tiling(project, "ascend910b1", {"A": a, "R": r, "C": c}, {}, 48, fields)
+        return [t["blocks"], *(t[f] for f in fields)]
+
+    assert tiling(16, 4096, 256) == [48, 256, 256, 3, 1366]
+    assert tiling(256, 16, 4096)[3] == 1
+    assert tiling(0, 4096, 256)[3] == 1

@@ -57,7 +57,7 @@ inline uint32_t SumDim1ComputeTiling(uint64_t A, uint64_t R, uint64_t C, uint32_
     uint64_t budget = kBudget;
     uint64_t parts = 1;
     if (kSplitAxis && perCore <= inner && inner % kBlockGranule == 0 && inner % kPitchGranule == 0 &&
-        rowsOfPositions * 2 <= coreNum) {
+        rowsOfPositions > 0 && rowsOfPositions * 2 <= coreNum) {
         // Fewer than half as many rows of positions as cores: whole-row shares (one contiguous burst per chunk),
         // each row's reduced axis split over `parts` cores whose partials (one UB buffer of a row's f32 values)
         // the first core of the row combines after a SyncAll. Only if a tile is then the whole row (one tile
@@ -115,7 +115,7 @@ inline uint32_t SumDim1ComputeTiling(uint64_t A, uint64_t R, uint64_t C, uint32_
     const uint64_t share = perCore < total ? perCore : total;  // the first core's positions
     const uint64_t tiles = (share + len - 1) / len;
     const uint64_t chunks = (coreDepth + rows - 1) / rows;
-    if (!kWholeAxis && tiles * chunks < kMinIterations && coreDepth > 1) {  // split the reduced axis so copies overlap compute
+    if (!kWholeAxis && tiles > 0 && tiles * chunks < kMinIterations && coreDepth > 1) {  // split the reduced axis so copies overlap compute
         const uint64_t want = (kMinIterations + tiles - 1) / tiles;
         rows = (coreDepth + want - 1) / want;
     }
