@@ -209,3 +209,61 @@ def test_strided_copies_are_counted_burst_by_burst():
     assert _gm2ub(37) == {"bytes": 5 * 37 * 4, "transfers": 2, "bursts": 5, "hist": [[256, 5, 740]]}
     # 40 positions: whole rows of the reduced axis with no padding, so each chunk is one contiguous burst
     assert _gm2ub(40) == {"bytes": 5 * 40 * 4, "transfers": 2, "bursts": 2, "hist": [[512, 2, 800]]}
+
+
+def _split_axis_task(tmp_path: Path) -> Path:
+    """Two rows of 64 positions (A = 2) and a long reduced axis (R = 301): most cores would idle without the split
+    of the reduced axis over cores; 301 rows leave a shorter last part."""
+    (tmp_path / "four.adsl").write_text(HEAD.replace("def k", "def four").replace(", b: Tensor[f32, \"A, C\"]", "") +
+                                        "".join(f"            {line}\n" for line in [
+                                            "xb = load(x[t])",
+                                            "store(y[t], sum(xb, axis=1) + max(xb, axis=1) - min(xb * 0.5, axis=1)"
+                                            " + mean(xb, axis=1))"]))
+    (tmp_path / "four.py").write_text(
+        "import torch\n\n\nclass Model(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return x.sum(1) + x.amax(1) - (x * 0.5).amin(1) + x.mean(1)\n\n\n"
+        "A = 2\nR = 301\nC = 64\n\n\ndef get_inputs():\n    return [torch.randn(A, R, C)]\n\n\n"
+        "def get_init_inputs():\n    return []\n")
+    return tmp_path / "four.adsl"
+
+
+def test_reduced_axis_split_over_cores_combines_every_part(tmp_path):
+    """2 rows of positions on 48 cores: each row's reduced axis is split over 4 cores (16 rows per part at least,
+    4096 elements per core at least), whose partials the row's first core folds after a SyncAll."""
+    adsl = _split_axis_task(tmp_path)
+    res = _sim(adsl, lambda text: text, {})
+    assert res.ok, res.detail
+    assert len(res.counters["blocks"]) == 8  # 2 rows x 4 parts (301 rows: 76, 76, 76, 73)
+    project, _ = lower(load_file(adsl)[0].instantiate({}))
+    cpp = project.files["four_kernel.cpp"]
+    assert cpp.count("SyncAll();") == 1 and "Max(tmp1, tmp1, part, len);" in cpp
+    assert project.manifest["workspace_bytes_per_core"] == "(static_cast<size_t>(tiling.tileLength) * 16)"
+
+
+def test_planted_bug_parts_of_the_reduced_axis_left_uncombined(tmp_path):
+    """If the first core of a row stored its own part without the others', the sums would miss rows."""
+    old = "for (uint32_t c = 1; c < parts_; ++c) {"
+
+    def patch(text: str) -> str:
+        assert old in text
+        return text.replace(old, "for (uint32_t c = 1; c < 1; ++c) {")
+
+    assert not _sim(_split_axis_task(tmp_path), patch, {}).ok
+
+
+def test_host_splits_the_reduced_axis_only_when_rows_of_positions_leave_cores_idle():
+    """sum_dim1 f16: 16 rows of 256 positions on 48 cores take 3 parts of R each (whole rows, 1366 rows per part);
+    256 rows of 4096 positions are enough rows (no split); no rows at all (A = 0) launch without a division by 0."""
+    from npu_harness.tiling_probe import run_tiling
+
+    adsl = REPO / "examples/reduce/sum_dim1.adsl"
+    project, _ = lower(load_file(adsl)[0].instantiate({"T": "f16"}), "ascend910b1", adsl.name)
+    fields = ("blockLength", "tileLength", "rParts", "partRows")
+
+    def tiling(a: int, r: int, c: int) -> list[int]:
+        t = run_tiling(project, "ascend910b1", {"A": a, "R": r, "C": c}, {}, 48, fields)
+        return [t["blocks"], *(t[f] for f in fields)]
+
+    assert tiling(16, 4096, 256) == [48, 256, 256, 3, 1366]
+    assert tiling(256, 16, 4096)[3] == 1
+    assert tiling(0, 4096, 256)[3] == 1

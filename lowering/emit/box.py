@@ -63,6 +63,18 @@ class Copy:
 
 
 @dataclass(frozen=True)
+class Combine:
+    acc: str
+    ctype: str
+    op: str
+    loc: str
+
+
+#: Rows of the reduced axis per core, at least, when the host splits the axis over cores.
+MIN_PART_ROWS = 16
+
+
+@dataclass(frozen=True)
 class Bind:
     ctype: str
     name: str
@@ -114,6 +126,9 @@ class BoxView(KernelView):
     block_granule: int
     min_per_core: int
     min_tiles_per_core: int
+    split_axis: bool = False  # the host may split the reduced axis over cores (partials combined after a SyncAll)
+    min_part_rows: int = MIN_PART_ROWS
+    combines: tuple[Combine, ...] = ()  # split_axis: each reduction's accumulator and combining op
 
 
 def _host_bytes(b: ir.Buffer, flat: str = "len") -> str:
@@ -229,8 +244,14 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> BoxView:
             f"is stored), so a tile holds all of {dim} in UB with its temporaries; at most {dim} = {fits} fits "
             f"({len(tl.buffers_decl)} buffers, {ctx.target.ub_budget} bytes of UB). For a longer axis, store only "
             "reductions (one value per position) or move the axis last and use rows (split over the other dims)")
+    # Fewer rows of positions than cores: the host may split the reduced axis over cores (box_tiling.h.jinja),
+    # when the loop only reduces its boxes (a tile that keeps the box's shape holds the whole axis).
+    split_axis = not whole and bool(reductions)
+    combines = tuple(Combine(s.dst, ctype(s.dst), BOX_COMBINE[s.api], loc(ctx, s.span)) for s in reductions)
+    if split_axis:
+        fields = {**fields, "workspace": True, "workspace_per_core": workspace_per_core(len(reductions))}
     return BoxView(
-        **fields, **tile, buffers=views, buffer_num=tl.buffers, copy_helpers="copy_helpers_pad.cpp.jinja",
+        **fields, **tile, split_axis=split_axis, combines=combines, buffers=views, buffer_num=tl.buffers, copy_helpers="copy_helpers_pad.cpp.jinja",
         share=tuple(share_lines(ctx, split, "the [0, {}) output positions (a multiple of 32 bytes of the output)")),
         value_symbols=tuple(value_symbols(kernel, tl)), inner_tiling=" * ".join(f"tiling.{s}" for s in inner),
         box_tensors=tuple(p.name for p in kernel.tensors if tuple(p.shape) != extent),
@@ -243,5 +264,11 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> BoxView:
         min_tiles_per_core=MIN_TILES_PER_CORE)
 
 
+def workspace_per_core(reductions: int) -> str:
+    """GM workspace bytes per core: a tile's partials (f32 at most) per reduction, for a split reduced axis."""
+    return f"(static_cast<size_t>(tiling.tileLength) * {4 * reductions})"
+
+
 def project_manifest(kernel: ir.Kernel, ctx: PassContext, view: BoxView) -> dict:
-    return manifest(kernel, ctx, view, "AIV_ONLY", None, "positions", tuple(b.buffer for b in view.buffers), 0)
+    return manifest(kernel, ctx, view, "AIV_ONLY", None, "positions", tuple(b.buffer for b in view.buffers),
+                    view.workspace_per_core if view.split_axis else 0)

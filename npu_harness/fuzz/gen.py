@@ -460,6 +460,11 @@ def _box(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     side = random.Random(hash(rng.getstate()[1]))
     if side.random() < 0.6:
         body += _box_keep_shape(side, k, scope, flat, compute, t)
+    elif side.random() < 0.4:
+        # a long reduced axis on few rows of positions: the host splits it over cores (partials combined after a
+        # SyncAll, box_tiling.h.jinja); C a multiple of 32 bytes, sometimes not, R not a multiple of the parts
+        few, long = side.randint(1, 3), side.randint(40, 700)
+        sizes.update(A=long if dim0 else few, R=few if dim0 else long, C=side.choice((16, 32, 64, 128, 256, 96, 100)))
     k.body.append(Loop(f"for blk in split({split}, cores=AIV):", "for t in tile(blk, size=auto, buffers=2):",
                        tuple(body)))
     return k, sizes

@@ -36,25 +36,40 @@ class KernelSumDim1 {
 public:
     __aicore__ inline KernelSumDim1() {}
 
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, const SumDim1TilingData& tiling)
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, const SumDim1TilingData& tiling)
     {
         // sum_dim1.adsl:10: this core's contiguous share of the [0, A * C) output positions (a multiple of 32 bytes of the output)
         const uint64_t total = tiling.A * tiling.C;
         const uint64_t start = tiling.blockLength * GetBlockIdx();
         blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : tiling.blockLength) : 0;
-        start_ = start;
+        rowLen_ = tiling.R;  // the reduced axis
+        rEnd_ = rowLen_;
+        uint64_t first = start;  // this core's first output position
+        parts_ = tiling.rParts;
+        if (parts_ > 1) {  // the reduced axis split over parts_ cores: whole-row shares, rows [rBegin_, rEnd_) here
+            rank_ = GetBlockIdx() % parts_;
+            first = tiling.blockLength * (GetBlockIdx() / parts_);
+            blockLength_ = first < total ? (total - first < tiling.blockLength ? total - first : tiling.blockLength) : 0;
+            rBegin_ = rank_ * tiling.partRows;
+            rBegin_ = rBegin_ < rowLen_ ? rBegin_ : rowLen_;
+            rEnd_ = rowLen_ - rBegin_ < tiling.partRows ? rowLen_ : rBegin_ + tiling.partRows;
+        }
+        workspace_ = workspace;  // one slot of a tile's partials per core and reduction
+        start_ = first;
         tileLength_ = tiling.tileLength;
         chunkRows_ = tiling.chunkRows;
-        rowLen_ = tiling.R;  // the reduced axis
         M_ = tiling.C;  // positions per row of the reduced axis
         xGm.SetGlobalBuffer((__gm__ half*)x, total * rowLen_);  // a box tensor: read by strided copies
-        yGm.SetGlobalBuffer((__gm__ half*)y + start, blockLength_);
+        yGm.SetGlobalBuffer((__gm__ half*)y + first, blockLength_);
         // sum_dim1.adsl:11: UB buffers, sized by the host for the largest box and tile
         const uint32_t boxElems = tiling.chunkRows * ((tiling.tileLength + 15) / 16 * 16);  // rows x pitch
         pipe.InitBuffer(inQueueX, 2, ((boxElems * 2 + 255) / 256 * 256));
         pipe.InitBuffer(tmp0Buf, ((boxElems * 4 + 255) / 256 * 256));
         pipe.InitBuffer(tmp1Buf, ((tiling.tileLength * 4 + 255) / 256 * 256));
         pipe.InitBuffer(outQueueY, 2, ((tiling.tileLength * 2 + 255) / 256 * 256));
+        if (parts_ > 1) {  // the other cores' partials, one at a time (the host kept these bytes out of the budget)
+            pipe.InitBuffer(partBuf_, (tiling.tileLength * 4 + 255) / 256 * 256);
+        }
     }
 
     __aicore__ inline void Process()
@@ -78,8 +93,8 @@ private:
         LocalTensor<half> yLocal = outQueueY.AllocTensor<half>();
         Duplicate(tmp1, 0.0f, static_cast<int32_t>(len));  // sum_dim1.adsl:12: the accumulator starts at the identity
         // sum_dim1.adsl:11: the reduced axis in chunks of chunkRows_ rows
-        for (uint64_t q0 = 0; q0 < rowLen_; q0 += chunkRows_) {
-            const uint32_t rows = static_cast<uint32_t>(rowLen_ - q0 < chunkRows_ ? rowLen_ - q0 : chunkRows_);
+        for (uint64_t q0 = rBegin_; q0 < rEnd_; q0 += chunkRows_) {
+            const uint32_t rows = static_cast<uint32_t>(rEnd_ - q0 < chunkRows_ ? rEnd_ - q0 : chunkRows_);
             const uint32_t count = rows * pitch;
             {  // sum_dim1.adsl:12: rows q0.. of x, M_ elements apart in GM, into UB rows pitch elements apart
                 LocalTensor<half> xLocal = inQueueX.AllocTensor<half>();
@@ -108,12 +123,45 @@ private:
                 inQueueX.FreeTensor(xLocal);
             }
         }
+        if (parts_ > 1) {  // every core's partials to its workspace slot, SyncAll, the row's first core folds them in core order
+            const uint64_t slot = static_cast<uint64_t>(tileLength_) * 4;  // bytes per core and reduction
+            {  // sum_dim1.adsl:12
+                GlobalTensor<float> ws;
+                ws.SetGlobalBuffer((__gm__ float*)(workspace_ + 0 * GetBlockNum() * slot), GetBlockNum() * slot / sizeof(float));
+                SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+                WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+                DataCopy(ws[GetBlockIdx() * slot / sizeof(float)], tmp1, len);
+                SetFlag<HardEvent::MTE3_V>(EVENT_ID0);
+                WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);
+            }
+            SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
+            WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
+            SyncAll();  // every core of the row has written its partials
+            if (rank_ == 0) {
+                LocalTensor<float> part32 = partBuf_.Get<float>();
+                {  // sum_dim1.adsl:12
+                    GlobalTensor<float> ws;
+                    ws.SetGlobalBuffer((__gm__ float*)(workspace_ + 0 * GetBlockNum() * slot), GetBlockNum() * slot / sizeof(float));
+                    LocalTensor<float> part = part32.ReinterpretCast<float>();
+                    for (uint32_t c = 1; c < parts_; ++c) {
+                        DataCopy(part, ws[(GetBlockIdx() + c) * slot / sizeof(float)], len);
+                        SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+                        WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+                        Add(tmp1, tmp1, part, len);
+                        SetFlag<HardEvent::V_MTE2>(EVENT_ID0);
+                        WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);
+                    }
+                }
+            }
+        }
         // sum_dim1.adsl:12
         Cast(yLocal, tmp1, RoundMode::CAST_NONE, len);
         outQueueY.EnQue<half>(yLocal);
         {  // sum_dim1.adsl:12
             LocalTensor<half> out = outQueueY.DeQue<half>();
-            CopyUbToGm(yGm[p], out, len);
+            if (rank_ == 0) {  // the other cores of the row hold partials only
+                CopyUbToGm(yGm[p], out, len);
+            }
             outQueueY.FreeTensor(out);
         }
     }
@@ -131,12 +179,18 @@ private:
     uint64_t chunkRows_ = 0;  // rows of the reduced axis per chunk
     uint64_t rowLen_ = 0;          // extent of the reduced axis
     uint64_t M_ = 0;          // output positions per row of the reduced axis
+    uint64_t rBegin_ = 0;     // this core's rows of the reduced axis: [rBegin_, rEnd_)
+    uint64_t rEnd_ = 0;
+    uint32_t parts_ = 1;      // cores sharing a row's reduced axis
+    uint32_t rank_ = 0;       // this core's part
+    GM_ADDR workspace_ = nullptr;
+    TBuf<TPosition::VECCALC> partBuf_;  // another core's partials (the combine)
 };
 
-extern "C" __global__ __aicore__ void sum_dim1_custom(GM_ADDR x, GM_ADDR y, SumDim1TilingData tiling)
+extern "C" __global__ __aicore__ void sum_dim1_custom(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, SumDim1TilingData tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     KernelSumDim1 op;
-    op.Init(x, y, tiling);
+    op.Init(x, y, workspace, tiling);
     op.Process();
 }

@@ -10,6 +10,8 @@ struct SumDim1TilingData {
     uint64_t blockLength;  // output positions per core (the last core may get fewer)
     uint32_t tileLength;   // output positions per tile (at most; a tile never crosses a row of the reduced axis)
     uint32_t chunkRows;    // rows of the reduced axis (R) per chunk
+    uint32_t rParts;       // cores sharing each share's reduced axis (1: a core folds the whole axis)
+    uint64_t partRows;     // rows of the reduced axis per core when rParts > 1
 };
 
 #ifndef __CCE_AICORE__
@@ -29,12 +31,17 @@ inline uint32_t SumDim1ComputeTiling(uint64_t A, uint64_t R, uint64_t C, uint32_
     constexpr bool kWholeRowShares = false;
     // the loop keeps the box's shape: a tile holds the whole reduced axis (one chunk)
     constexpr bool kWholeAxis = false;
+    // the reduced axis may be split over cores (partials combined through the workspace after a SyncAll)
+    constexpr bool kSplitAxis = true;
+    constexpr uint64_t kMinPartRows = 16;  // rows of the reduced axis per core, at least
     t->A = A;
     t->R = R;
     t->C = C;
     t->blockLength = 0;
     t->tileLength = 0;
     t->chunkRows = 0;
+    t->rParts = 1;
+    t->partRows = 0;
     const uint64_t total = A * C;  // output positions
     const uint64_t inner = C;  // positions per row of the reduced axis
     const uint64_t depth = R;  // extent of the reduced axis
@@ -47,7 +54,33 @@ inline uint32_t SumDim1ComputeTiling(uint64_t A, uint64_t R, uint64_t C, uint32_
     perCore = perCore < minPositions ? minPositions : perCore;
     perCore = (perCore + kBlockGranule - 1) / kBlockGranule * kBlockGranule;
     const uint64_t rowsOfPositions = inner > 0 ? total / inner : 0;
-    if (kWholeRowShares && perCore < inner && inner % kBlockGranule == 0 && inner % kPitchGranule == 0 &&
+    uint64_t budget = kBudget;
+    uint64_t parts = 1;
+    if (kSplitAxis && perCore <= inner && inner % kBlockGranule == 0 && inner % kPitchGranule == 0 &&
+        rowsOfPositions > 0 && rowsOfPositions * 2 <= coreNum) {
+        // Fewer than half as many rows of positions as cores: whole-row shares (one contiguous burst per chunk),
+        // each row's reduced axis split over `parts` cores whose partials (one UB buffer of a row's f32 values)
+        // the first core of the row combines after a SyncAll. Only if a tile is then the whole row (one tile
+        // per core: every core passes one SyncAll, and a slot is never rewritten before it is read).
+        const uint64_t partBytes = (inner * 4 + 255) / 256 * 256;
+        const uint64_t byRows = depth / kMinPartRows;
+        const uint64_t byElems = inner * depth / kMinPerCore;
+        parts = coreNum / rowsOfPositions;
+        parts = parts < byRows ? parts : byRows;
+        parts = parts < byElems ? parts : byElems;
+        if (parts >= 2 && partBytes < kBudget && ubBytes(inner, 8) <= kBudget - partBytes) {
+            perCore = inner;
+            budget = kBudget - partBytes;
+            t->partRows = (depth + parts - 1) / parts;
+            parts = (depth + t->partRows - 1) / t->partRows;  // no empty part
+            t->rParts = static_cast<uint32_t>(parts);
+        } else {
+            parts = 1;
+        }
+    }
+    if (parts > 1) {
+        // the reduced axis is split over cores (above)
+    } else if (kWholeRowShares && perCore < inner && inner % kBlockGranule == 0 && inner % kPitchGranule == 0 &&
         rowsOfPositions * 3 >= coreNum) {
         // Shares of whole rows of the reduced axis keep a third of the cores busy (enough for GM bandwidth):
         // each chunk is then one contiguous copy (one long burst) instead of a burst per row of the reduced axis.
@@ -67,27 +100,28 @@ inline uint32_t SumDim1ComputeTiling(uint64_t A, uint64_t R, uint64_t C, uint32_
         len = 1;
     }
     const uint64_t wantRows = kWholeAxis ? (depth > 0 ? depth : 1) : depth < 8 ? (depth > 0 ? depth : 1) : 8;
-    while (len > kPitchGranule && ubBytes(len, wantRows) > kBudget) {  // long tiles, but a few rows per chunk
+    while (len > kPitchGranule && ubBytes(len, wantRows) > budget) {  // long tiles, but a few rows per chunk
         len = (len / 2 + kPitchGranule - 1) / kPitchGranule * kPitchGranule;
     }
-    uint64_t rows = depth < kMaxRows ? (depth > 0 ? depth : 1) : kMaxRows;
-    while (rows > 1 && ubBytes(len, rows) > kBudget) {
-        const uint64_t shrunk = rows * kBudget / ubBytes(len, rows);
+    const uint64_t coreDepth = parts > 1 ? t->partRows : depth;  // rows of the reduced axis one core folds
+    uint64_t rows = coreDepth < kMaxRows ? (coreDepth > 0 ? coreDepth : 1) : kMaxRows;
+    while (rows > 1 && ubBytes(len, rows) > budget) {
+        const uint64_t shrunk = rows * budget / ubBytes(len, rows);
         rows = rows > 64 && shrunk > 0 ? shrunk : rows - 1;  // shrink fast, then one by one
     }
-    if (ubBytes(len, rows) > kBudget || (kWholeAxis && rows < depth)) {
+    if (ubBytes(len, rows) > budget || (kWholeAxis && rows < depth) || (parts > 1 && len != inner)) {
         return 0;  // one 32-byte row of every box (a whole-axis loop: the whole axis) does not fit the Unified Buffer
     }
     const uint64_t share = perCore < total ? perCore : total;  // the first core's positions
     const uint64_t tiles = (share + len - 1) / len;
-    const uint64_t chunks = (depth + rows - 1) / rows;
-    if (!kWholeAxis && tiles * chunks < kMinIterations && depth > 1) {  // split the reduced axis so copies overlap compute
+    const uint64_t chunks = (coreDepth + rows - 1) / rows;
+    if (!kWholeAxis && tiles > 0 && tiles * chunks < kMinIterations && coreDepth > 1) {  // split the reduced axis so copies overlap compute
         const uint64_t want = (kMinIterations + tiles - 1) / tiles;
-        rows = (depth + want - 1) / want;
+        rows = (coreDepth + want - 1) / want;
     }
     t->blockLength = perCore;
     t->tileLength = static_cast<uint32_t>(len);
     t->chunkRows = static_cast<uint32_t>(rows);
-    return total == 0 ? 1u : static_cast<uint32_t>((total + perCore - 1) / perCore);
+    return total == 0 ? 1u : static_cast<uint32_t>((total + perCore - 1) / perCore * parts);
 }
 #endif
