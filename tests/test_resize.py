@@ -224,3 +224,19 @@ def test_nearest_exact_takes_pytorchs_source_at_ties_in_the_emulator(sizes):
     ex = Example("resize", "resize_nearest_exact2d", stem.with_suffix(".adsl"), stem.with_suffix(".py"))
     res = validate(ex, {}, {"batch_size": 1, "channels": 2, **sizes})
     assert res.ok, "\n".join([res.summary(), *(c.describe() for c in res.comparisons), res.detail])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("align", [True, False])
+def test_f16_linear_weights_are_fp32_as_pytorchs(align):
+    """Fuzz seed 3217's finding (tests/fuzz_cases/mismatch-f16-linear-resize-weights-in-f32.adsl): f16 weights
+    (w1 = half(l), w0 = half(1 - w1)) put a tap next to -937.5 off by 1e-4 and the output by 0.034; torch 2.13's f16
+    bilinear keeps the weights in fp32 (bit for bit), as the kernel now does, for both alignments."""
+    from npu_harness.fuzz.program import from_case
+    from npu_harness.fuzz.runner import Job, run_jobs
+
+    text, setup = from_case((REPO / "tests/fuzz_cases/mismatch-f16-linear-resize-weights-in-f32.adsl").read_text())
+    if not align:
+        text = text.replace("align_corners=True", "align_corners=False")
+    (o,) = run_jobs([Job(text, setup["sizes"], setup["seed"], setup["target"], setup["cores"], "resize-f16")])
+    assert o.status == "pass", f"{o.status} {o.signature}\n{o.detail[:800]}"

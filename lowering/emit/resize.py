@@ -9,8 +9,10 @@ weights; per output row its source row(s) and weights. The index arithmetic is t
 (aten/src/ATen/native/cpu/UpSampleKernel.cpp, UpSample.h), bit for bit, with the float scale in / out: nearest
 floor(scale * o); nearest-exact floor(real + 0.5) and linear half-pixel (align_corners=False) from
 real = max(scale * (o + 0.5) - 0.5, 0), which the x86 build rounds once (a fused multiply-add; the template's
-HalfPixel reproduces it in integers); linear corner-aligned (in - 1) / (out - 1) * o; weights rounded to the
-data's dtype (PyTorch stores them as scalar_t).
+HalfPixel reproduces it in integers); linear corner-aligned (in - 1) / (out - 1) * o; linear weights in fp32 for
+every dtype (PyTorch's opmath_t: a fuzz finding, tests/fuzz_cases/mismatch-f16-linear-resize-weights-in-f32.adsl,
+showed torch 2.13's f16 bilinear equal to fp32 weights bit for bit, and off by up to 0.5 with f16-rounded ones), bicubic
+weights rounded to the data's dtype (as PyTorch's bicubic stores them: bit for bit).
 An output row is then one vector Gather (nearest) or, for linear, per source row two Gathers weighted by
 the column tables and added, the rows combined with their scalar weights: f16 computes in f32. A rank-1
 plane ([N, C, L]) is one row. A rank-3 plane ([N, C, D, H, W], a volume) adds depth tables (source slice(s) and
