@@ -204,6 +204,11 @@ def _run(kfn: KernelFunction, args: tuple, scalars: dict):
         raise _call_error("CALL-DEVICE", f"{kernel.name}: tensors on {device} cannot run a kernel (CPU tensors run in "
                           "the emulator, NPU tensors on the NPU)", kernel.span)
     kop = _op_for(kernel, variant, target, ops)
+    project, _ = kop.project()
+    if "entry" not in project.manifest:  # several launches (kind LAUNCHES): the op drives one launch
+        raise _call_error("UNSUPPORTED", f"{kernel.name} lowers to {len(project.manifest.get('launches', []))} "
+                          "launches, and a kernel of several launches cannot be called on tensors yet", kernel.span,
+                          "validate it against its task with `ascend-lower --validate sim`")
     result = kop.op(*inputs, *[float(values[p.name]) for p in kernel.scalars])
     if given is None:
         return result
