@@ -667,26 +667,20 @@ inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, 
         if (c.wsUb2gm) std::fprintf(f, ",\"ws_ub2gm\":%llu", (unsigned long long)c.wsUb2gm);
         if (c.wsGm2l1) std::fprintf(f, ",\"ws_gm2l1\":%llu", (unsigned long long)c.wsGm2l1);
         if (c.wsL0c2gm) std::fprintf(f, ",\"ws_l0c2gm\":%llu", (unsigned long long)c.wsL0c2gm);
-        {  // MTE2 re-reads by reuse distance: [upper bound of the bucket in B, bytes], non-empty buckets only
+        // [upper bound of the bucket in B, bytes], non-empty buckets only
+        const auto buckets = [f](const char* key, const uint64_t (&bytes)[kReuseBuckets]) {
             bool any = false;
             for (uint32_t k = 0; k < kReuseBuckets; ++k) {
-                if (!c.reuse.bytes[k]) continue;
-                std::fprintf(f, "%s[%llu,%llu]", any ? "," : ",\"reread\":[", (unsigned long long)(uint64_t(1) << k),
-                             (unsigned long long)c.reuse.bytes[k]);
+                if (!bytes[k]) continue;
+                if (any) std::fputc(',', f);
+                else std::fprintf(f, ",\"%s\":[", key);
+                std::fprintf(f, "[%llu,%llu]", (unsigned long long)(uint64_t(1) << k), (unsigned long long)bytes[k]);
                 any = true;
             }
             if (any) std::fputc(']', f);
-        }
-        {  // the cube's panel re-loads by stack distance: [upper bound of the bucket in B, bytes], non-empty buckets only
-            bool any = false;
-            for (uint32_t k = 0; k < kReuseBuckets; ++k) {
-                if (!c.panels.bytes[k]) continue;
-                std::fprintf(f, "%s[%llu,%llu]", any ? "," : ",\"panel_reload\":[", (unsigned long long)(uint64_t(1) << k),
-                             (unsigned long long)c.panels.bytes[k]);
-                any = true;
-            }
-            if (any) std::fputc(']', f);
-        }
+        };
+        buckets("reread", c.reuse.bytes);        // MTE2 re-reads by reuse distance
+        buckets("panel_reload", c.panels.bytes);  // the cube's panel re-loads by stack distance
         if (c.mte1Cycles) std::fprintf(f, ",\"mte1_cycles\":%llu", (unsigned long long)c.mte1Cycles);
         if (c.inBufsMin != 0xffffffffu) std::fprintf(f, ",\"in_bufs\":%u", c.inBufsMin);
         if (c.outBufsMin != 0xffffffffu) std::fprintf(f, ",\"out_bufs\":%u", c.outBufsMin);
