@@ -28,12 +28,15 @@ class Comparison:
 
     #: why a passing comparison proves little (a degenerate reference), or None
     weak: str | None = None
+    #: set when the comparison is against another reference than PyTorch's result (wide_reference.py): why
+    against: str | None = None
 
     def describe(self) -> str:
         status = "ok" if self.ok else "MISMATCH"
         weak = f"; weak: {self.weak}" if self.weak else ""
+        against = f"; {self.against}" if self.against else ""
         return (f"{self.name}: {status} (max |err| {self.max_abs_err:.3g}, {self.mismatches}/{self.numel} outside "
-                f"atol=rtol={self.tol:g}{weak})")
+                f"atol=rtol={self.tol:g}{weak}{against})")
 
 
 def weakness(ref, tol: float = 0.0) -> str | None:

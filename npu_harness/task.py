@@ -86,6 +86,20 @@ class TaskRun:
     label: str = "task"  # "task", or "case K" of a get_input_groups() task
     error: dict | None = None  # {"code", "message"}: this case cannot run on the kernel (e.g. a dtype)
     args: dict = field(default_factory=dict)  # forward()'s number arguments by name
+    source: TaskSource | None = None  # how run_task_cases made it: lets wide_reference run it again in float64
+
+
+@dataclass(frozen=True)
+class TaskSource:
+    """The run_task_cases call that made a case, and its position: enough to run the same case again."""
+
+    path: Path
+    seed: int
+    overrides: tuple  # (name, value) pairs
+    cap: int | None
+    kernel: str | None  # the kernel spec as JSON
+    index: int
+    timeout: float
 
 
 @dataclass
@@ -113,13 +127,25 @@ def _missing(path: Path) -> DslError:
 
 
 def run_task_cases(path: str | Path, *, seed: int = 0, overrides: dict | None = None, cap: int | None = None,
-                   kernel: dict | None = None, meta: bool = False, timeout: float = TASK_TIMEOUT_S) -> TaskCases:
+                   kernel: dict | None = None, meta: bool = False, timeout: float = TASK_TIMEOUT_S,
+                   wide: bool = False) -> TaskCases:
     """Every case of the task, run in a worker subprocess (npu_harness.task_worker's REQUEST: seed, --set
-    overrides, --cap, the kernel's inputs and dtype variants, meta = shapes only)."""
-    path = Path(path)
+    overrides, --cap, the kernel's inputs and dtype variants, meta = shapes only, wide = the references in
+    float64: npu_harness/wide_reference.py)."""
+    cases = _run_task_cases(Path(path), seed, overrides, cap, kernel, meta, timeout, wide)
+    for i, c in enumerate(cases.cases):
+        c.source = TaskSource(Path(path), seed, tuple(sorted((overrides or {}).items())), cap,
+                              json.dumps(kernel) if kernel is not None else None, i, timeout)
+    return cases
+
+
+def _run_task_cases(path: Path, seed: int, overrides: dict | None, cap: int | None, kernel: dict | None, meta: bool,
+                    timeout: float, wide: bool) -> TaskCases:
     if not path.is_file():
         raise _missing(path)
     request = {"seed": seed, "set": overrides or {}, "cap": cap, "kernel": kernel, "meta": meta}
+    if wide:
+        request["wide"] = True
     cached = _task_cache_file(path, request)
     if cached is not None and cached.is_file():
         try:

@@ -215,8 +215,10 @@ def _fits(t, dtype: str) -> bool:
     return t.numel() == 0 or (int(t.min()) >= lo and int(t.max()) <= hi)
 
 
-def run_case(label: str, model, inputs: list, kernel: dict | None, case_attrs: dict) -> dict:
-    """Bind (by the task_binding rules), round to the kernel's dtypes, run the reference; one case's record."""
+def run_case(label: str, model, inputs: list, kernel: dict | None, case_attrs: dict, wide: bool = False) -> dict:
+    """Bind (by the task_binding rules), round to the kernel's dtypes, run the reference; one case's record.
+    `wide`: the reference runs in float64 instead (npu_harness/wide_reference.py); no outputs when a floating
+    input, parameter or buffer is not float32."""
     import torch
 
     record, kernel_inputs, kernel_params, params = prepare_case(label, model, inputs, kernel, case_attrs)
@@ -225,6 +227,11 @@ def run_case(label: str, model, inputs: list, kernel: dict | None, case_attrs: d
     if record["error"]:
         record["outputs"] = []
         return record
+    if wide:
+        model, inputs = _widened(model, inputs)
+        if model is None:
+            record["outputs"] = []
+            return record
     with torch.no_grad():
         outputs = model(*inputs)
     outputs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
@@ -234,6 +241,18 @@ def run_case(label: str, model, inputs: list, kernel: dict | None, case_attrs: d
                 raise WorkerError("TASK-ERROR", f"{what} gives a {t.dtype} tensor; supported: {', '.join(STORAGE)}")
     record["outputs"] = [_host(t) if _is_tensor(t) else t for t in outputs]
     return record
+
+
+def _widened(model, inputs: list) -> tuple:
+    """A float64 copy of the model and its arguments, or (None, None) unless every floating tensor is float32
+    (a model computing in f16 / bf16 has no float64 twin that means the same)."""
+    import torch
+
+    tensors = [x for x in inputs if _is_tensor(x)] + list(model.parameters()) + list(model.buffers())
+    if any(t.is_floating_point() and t.dtype != torch.float32 for t in tensors):
+        return None, None
+    return (copy.deepcopy(model).double(),
+            [x.double() if _is_tensor(x) and x.is_floating_point() else x for x in inputs])
 
 
 def prepare_case(label: str, model, inputs: list, kernel: dict | None, case_attrs: dict
@@ -288,7 +307,7 @@ def prepare_case(label: str, model, inputs: list, kernel: dict | None, case_attr
 
 # ---- a whole run ---------------------------------------------------------------------------------------------
 
-def run_cases(task: Task, seed: int, kernel: dict | None, meta: bool) -> list[dict]:
+def run_cases(task: Task, seed: int, kernel: dict | None, meta: bool, wide: bool = False) -> list[dict]:
     import torch
 
     device = torch.device("meta") if meta else contextlib.nullcontext()
@@ -301,7 +320,7 @@ def run_cases(task: Task, seed: int, kernel: dict | None, meta: bool) -> list[di
         for i, inputs in enumerate(cases):
             model = copy.deepcopy(model0) if len(cases) > 1 else model0
             label = f"case {i}" if task.groups else "task"
-            out.append(run_case(label, model, inputs, kernel, attrs[i]))
+            out.append(run_case(label, model, inputs, kernel, attrs[i], wide))
     return out
 
 
@@ -388,7 +407,7 @@ def run_request(path: Path, req: dict, tmp: Path) -> dict:
     sizes = scaling["sizes"] if scaling else None
     task = Task(path, overrides, {int(k): v for k, v in sizes.items()} if sizes else None, scaled_dir)
     torch.manual_seed(seed)
-    records = run_cases(task, seed, req.get("kernel"), bool(req.get("meta")))
+    records = run_cases(task, seed, req.get("kernel"), bool(req.get("meta")), bool(req.get("wide")))
     if scaling:
         scaling["sizes"] = {str(k): v for k, v in scaling["sizes"].items()}
     return {"format": "groups" if task.groups else "standard", "constants": task.constants(), "scaling": scaling,
