@@ -78,6 +78,19 @@ def test_a_vector_launches_kernel_runs_its_launches_in_order(two_pass, no_interp
 
 
 @pytest.mark.slow
+def test_a_launch_reading_a_workspace_no_launch_wrote_reads_nan(two_pass, monkeypatch):
+    """Planted wrong order: the row pass queued before the pass that writes h reads unwritten device memory (the
+    emulated aclrtMalloc's 0xFF bytes, NaN), not zeros or stale data, so a lost or misordered workspace shows."""
+    x = torch.randn(5, 64)
+    two_pass(x)
+    pl, backend = _kop("two_pass").launches["launches", "cpu"]
+    swapped = launches.Plan(pl.lowered, pl.steps[::-1], pl.workspaces)
+    y = torch.zeros(5, 64)
+    launches.run(swapped, backend, {"x": x, "y": y}, {"M": 5, "N": 64}, {"alpha": 0.5}, "two_pass")
+    assert torch.isnan(y).all()
+
+
+@pytest.mark.slow
 def test_gemm_softmax_long_runs_its_cube_and_vector_launches(gsl, no_interpreter):
     """A row of 3000: the GEMM into the workspace, then chunked row passes (longer than the vector launch's UB
     tile), against torch."""
