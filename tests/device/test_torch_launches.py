@@ -235,3 +235,13 @@ def test_the_npu_harness_validates_a_launches_kernel_with_the_emulator_standing_
                      overrides={"M": 6, "K": 32, "N": 700}, device="cpu", correct_trials=1, warmup=1, trials=2)
     assert r.ok, r.error
     assert r.shapes == {"M": 6, "K": 32, "N": 700} and r.comparisons[0].numel == 6 * 700
+
+
+@pytest.mark.slow
+def test_a_launches_kernel_inside_torch_compile(two_pass):
+    x = torch.randn(6, 128)
+    two_pass(x)  # the runner is loaded and the op registered before tracing
+    f = torch.compile(lambda t: two_pass(t, alpha=2.0) + 1.0, backend="aot_eager", fullgraph=True, dynamic=True)
+    for shape in [(6, 128), (3, 200)]:
+        t = torch.randn(*shape)
+        torch.testing.assert_close(f(t), _two_pass_ref(t, 2.0) + 1.0, rtol=1e-6, atol=1e-6)
