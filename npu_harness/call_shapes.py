@@ -6,7 +6,7 @@ comes back shaped like x); any other output has the shape of its declared dimens
 
 from __future__ import annotations
 
-from ascend_dsl import KernelCallError, ir
+from ascend_dsl import KernelCallError, ir, views
 from ascend_dsl.diagnostics import DslError
 
 from .binding import bind_symbols, view_dims
@@ -63,4 +63,9 @@ def bind_call(kernel: ir.Kernel, input_shapes: list, output_shapes: list, scalar
         else:
             raise KernelCallError.at("CALL", f"{kernel.name}: no value for scalar '{p.name}' (it has no default)",
                                      p.span, f"pass it by name: {kernel.name}(..., {p.name}=...)")
+    if kernel.views:  # shape symbols a view defines (One=1, G=num_groups), as binding.bind adds them
+        try:
+            symbols |= views.bind_symbols(kernel, symbols, values)
+        except DslError as e:
+            raise KernelCallError(*e.diagnostics) from None
     return symbols, values

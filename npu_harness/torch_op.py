@@ -49,6 +49,10 @@ class KernelOp:
     lowered: tuple[EmittedProject, PassContext] | None = None
     emulated: object = None  # device.emulated.EmulatedDevice
     npu: object = None  # device.npu.NpuKernel
+    #: several launches (device/launches.py): {(form, device type): (Plan, its backend's builds)}
+    launches: dict = field(default_factory=dict)
+    #: a row-fallback kernel: the form its host rule picks (row_fallback.pick), by (symbols, scalars)
+    forms: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def project(self) -> tuple[EmittedProject, PassContext]:
@@ -143,7 +147,13 @@ def _register(kop: KernelOp):
         symbols, _ = bind_call(k, in_shapes, outs, {p.name: v for p, v in zip(k.scalars, scalars, strict=True)})
         sym = [int(symbols[s]) for s in k.symbols]
         res = [torch.empty(s, dtype=p.dtype.torch, device=ins[0].device) for s, p in zip(outs, k.outputs, strict=True)]
-        if ins[0].device.type in NPU_DEVICE_TYPES:
+        on_npu = ins[0].device.type in NPU_DEVICE_TYPES
+        form = _launches_form(kop, sym, scalars)
+        if form is not None:  # several launches in order (device/launches.py)
+            tensors = dict(zip([p.name for p in k.inputs + k.outputs], ins + res, strict=True))
+            _run_launches(kop, form, on_npu, tensors, dict(zip(k.symbols, sym, strict=True)),
+                          {p.name: v for p, v in zip(k.scalars, scalars, strict=True)})
+        elif on_npu:
             from .device import npu
 
             npu.run(kop, ins, res, sym, scalars)
@@ -166,6 +176,54 @@ def _run_emulated(kop: KernelOp, ins: list, outs: list, symbols: list[int], scal
             kop.emulated = EmulatedDevice(build_library(project, ctx), project.manifest["entry"])
     shapes = ", ".join(f"{s}={v}" for s, v in zip(kop.kernel.symbols, symbols, strict=True))
     kop.emulated.run(ins, outs, symbols, scalars, f"{kop.kernel.name} ({shapes})")
+
+
+def _launches_form(kop: KernelOp, symbols: list[int], scalars: list[float]) -> str | None:
+    """None when the op runs its one kernel; "launches" for a LAUNCHES kernel; "fallback" when the row-fallback
+    kernel's host rule (row_fallback.pick, cached by shapes) picks its launches at these shapes."""
+    project, ctx = kop.project()
+    if project.launches:
+        return "launches"
+    if project.fallback is None:
+        return None
+    key = (tuple(symbols), tuple(scalars))
+    name = kop.forms.get(key)
+    if name is None:
+        from .row_fallback import pick
+
+        k = kop.kernel
+        name = pick(k, ctx.lowered, project, ctx, dict(zip(k.symbols, symbols, strict=True)),
+                    {p.name: v for p, v in zip(k.scalars, scalars, strict=True)}).name
+        kop.forms[key] = name
+    return None if name == "fused" else name
+
+
+def _run_launches(kop: KernelOp, form: str, on_npu: bool, tensors: dict, symbols: dict, scalars: dict) -> None:
+    from .device import launches
+
+    project, ctx = kop.project()
+    key = (form, "npu" if on_npu else "cpu")
+    with kop.lock:
+        if key not in kop.launches:
+            lowered, sub = (ctx.lowered, project) if form == "launches" else (ctx.fallback.lowered, project.fallback)
+            pl = launches.plan(lowered, sub)
+            if on_npu:
+                from .device import env
+
+                cann, _ = env.require_npu()
+                kop.launches[key] = (pl, launches.npu_kernels(pl, ctx, cann))
+            else:
+                kop.launches[key] = (pl, launches.EmulatedLaunches(pl, ctx))
+    pl, built = kop.launches[key]
+    if on_npu:
+        from .device import env, npu
+
+        device = next(iter(tensors.values())).device
+        backend = launches.NpuLaunches(built, device, npu.current_stream(env.require_torch_npu(), device))
+    else:
+        backend = built
+    shapes = ", ".join(f"{s}={v}" for s, v in symbols.items())
+    launches.run(pl, backend, tensors, symbols, scalars, f"{kop.kernel.name} ({shapes})")
 
 
 # ----------------------------------------------------------------------------- the runner
@@ -204,11 +262,6 @@ def _run(kfn: KernelFunction, args: tuple, scalars: dict):
         raise _call_error("CALL-DEVICE", f"{kernel.name}: tensors on {device} cannot run a kernel (CPU tensors run in "
                           "the emulator, NPU tensors on the NPU)", kernel.span)
     kop = _op_for(kernel, variant, target, ops)
-    project, _ = kop.project()
-    if "entry" not in project.manifest:  # several launches (kind LAUNCHES): the op drives one launch
-        raise _call_error("UNSUPPORTED", f"{kernel.name} lowers to {len(project.manifest.get('launches', []))} "
-                          "launches, and a kernel of several launches cannot be called on tensors yet", kernel.span,
-                          "validate it against its task with `ascend-lower --validate sim`")
     result = kop.op(*inputs, *[float(values[p.name]) for p in kernel.scalars])
     if given is None:
         return result

@@ -20,13 +20,16 @@ from ascend_dsl.diagnostics import ErrorCode as E
 from lowering import EmittedProject, PassContext
 
 
-def require_one_launch(project: EmittedProject, ctx: PassContext, what: str) -> None:
-    """`what` (an export, a device build) takes a kernel of one launch: a located UNSUPPORTED for several."""
+def require_one_launch(project: EmittedProject, ctx: PassContext, what: str, why: str = "is not written yet",
+                       hint: str | None = None) -> None:
+    """`what` (an export, a device build) takes a kernel of one launch: a located UNSUPPORTED for several, `why`
+    saying why (a format that cannot express it, or a path not written)."""
     if project.launches:
         la = ctx.lowered.body[1] if ctx.lowered is not None else None
         raise DslError.at(E.UNSUPPORTED, f"{what} of a kernel of several launches ({len(project.launches)}: "
-                          + ", ".join(p.name for p in project.launches) + ") is not written yet", la.span if la else None,
-                          "validate it in the emulator (--validate sim), or write each launch as a kernel of its own")
+                          + ", ".join(p.name for p in project.launches) + f") {why}", la.span if la else None,
+                          hint or "validate it in the emulator (--validate sim) or on an NPU through the torch op "
+                          "(--validate npu), or write each launch as a kernel of its own")
 
 
 def numel(shape: tuple, symbols: dict[str, int]) -> int:

@@ -55,17 +55,24 @@ class EmulatedDevice:
         """Run the kernel: `inputs` and `outputs` are contiguous CPU torch tensors (outputs are written).
         Returns the emulator's report (stderr); raises KernelRunError if it reported faults."""
         launch = self.kl.tiling(symbols, scalars, self.cores)
+        n_in, n_out = len(inputs), len(outputs)
+        return self.run_gm(launch, inputs + outputs, [True] * n_in + [False] * n_out,
+                           [False] * n_in + [True] * n_out, label)
+
+    def run_gm(self, launch, tensors: list, copy_in: list[bool], copy_out: list[bool], label: str) -> str:
+        """Launch with `tensors` (contiguous CPU torch tensors, in the binding's GM order) in device memory: those
+        `copy_in` marks are copied in (the others start as aclrtMalloc's unwritten bytes), those `copy_out` marks
+        copied back after the run. Returns the emulator's report; KernelRunError if it reported faults."""
         acl = self.kl.acl
         with _LOCK:
             device: list[int] = []
             try:
-                for t in inputs:
+                for t, fill in zip(tensors, copy_in, strict=True):
                     nbytes = t.numel() * t.element_size()
                     device.append(self._malloc(nbytes))
-                    if nbytes:
+                    if nbytes and fill:
                         self._check(acl.aclrtMemcpy(device[-1], nbytes, t.data_ptr(), nbytes, ACL_MEMCPY_HOST_TO_DEVICE),
                                     "aclrtMemcpy")
-                device += [self._malloc(t.numel() * t.element_size()) for t in outputs]
                 pointers = list(device)
                 if launch.workspace_bytes:
                     device.append(self._malloc(launch.workspace_bytes))
@@ -79,9 +86,9 @@ class EmulatedDevice:
                     lines = [ln for ln in text.splitlines() if ln.startswith(("error[", " --> ", "note:"))]
                     raise KernelRunError(f"{label}: the emulator reported faults (launch {launched}, synchronise "
                                          f"{synced}):\n" + "\n".join(lines or [text.strip()]))
-                for t, p in zip(outputs, device[len(inputs):len(inputs) + len(outputs)], strict=True):
+                for t, p, back in zip(tensors, device, copy_out, strict=False):
                     nbytes = t.numel() * t.element_size()
-                    if nbytes:
+                    if nbytes and back:
                         self._check(acl.aclrtMemcpy(t.data_ptr(), nbytes, p, nbytes, ACL_MEMCPY_DEVICE_TO_HOST),
                                     "aclrtMemcpy")
                 return text

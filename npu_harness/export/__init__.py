@@ -31,6 +31,18 @@ class ExportFacts:
     #: ((symbol, value), ...): the task's sizes, baked in when an output has dims no input determines (a pool's,
     #: a resize's or a convolution's OH, OW); the export then checks every input symbol against its value.
     sizes: tuple = ()
+    #: ((symbol, value), ...): every shape symbol at the task's sizes (empty without a task)
+    symbols: tuple = ()
+
+
+#: Why an export format cannot hold a kernel of several launches (docs/npu.md "MultiKernelBench exports").
+SEVERAL_LAUNCHES = {
+    "mkb-opproject": ("cannot be expressed in the op-project format: an op project is one operator whose "
+                      "kernel_src holds one kernel, launched by its own host operator"),
+    "mkb-direct": ("is not written yet: the direct format's one kernel file would hold every launch's kernel (each "
+                   "in a namespace of its own, as their helpers share names) and pybind11.cpp would chain their "
+                   "tilings, workspaces and launches"),
+}
 
 
 def output_only_symbols(kernel: ir.Kernel) -> list[str]:
@@ -77,7 +89,8 @@ def export_facts(kernels: list[ir.Kernel], task: Path | None, overrides: dict, t
     outs = output_shapes(kernel, ins, dict(sizes))
     refs = [tuple(b.tensors[p.name].shape) for p in kernel.outputs]
     reshapes = tuple((i, ref) for i, (got, ref) in enumerate(zip(outs, refs, strict=True)) if tuple(got) != ref)
-    return ExportFacts(task.stem, v, b.scalars, reshapes, params, model_source(task) if params else None, sizes)
+    return ExportFacts(task.stem, v, b.scalars, reshapes, params, model_source(task) if params else None, sizes,
+                       tuple(sorted(b.symbols.items())))
 
 
 def write_export(kind: str, kernel: ir.Kernel, project: EmittedProject, ctx: PassContext, facts: ExportFacts,
@@ -85,7 +98,8 @@ def write_export(kind: str, kernel: ir.Kernel, project: EmittedProject, ctx: Pas
     """Write the `kind` export ("mkb-direct" or "mkb-opproject") of the lowered kernel into `out`."""
     from ..validate_launches import require_one_launch
 
-    require_one_launch(project, ctx, f"the {kind} export")
+    require_one_launch(project, ctx, f"the {kind} export", SEVERAL_LAUNCHES[kind])
+    _require_fused_runs(kind, kernel, project, ctx, facts)
     op = facts.op
     if kind == "mkb-direct":
         from .mkb_direct import submission
@@ -100,3 +114,22 @@ def write_export(kind: str, kernel: ir.Kernel, project: EmittedProject, ctx: Pas
               "MultiKernelBench's six op-project strings.")
     path.write_text(module_text(strings(kernel, project, ctx, facts), header))
     return path
+
+
+def _require_fused_runs(kind: str, kernel: ir.Kernel, project: EmittedProject, ctx: PassContext,
+                        facts: ExportFacts) -> None:
+    """A row-fallback kernel (npu_harness/row_fallback.py) is exported in its fused form: a located UNSUPPORTED
+    when that form's tiling launches no block at the task's sizes (its launches form would run there, and an
+    export of several launches is not possible: SEVERAL_LAUNCHES)."""
+    if project.fallback is None or not facts.symbols:
+        return
+    from ..tiling_probe import launch_blocks
+
+    symbols = dict(facts.symbols)
+    if launch_blocks(project, ctx.target.name, symbols, facts.scalars or {}, ctx.target.aiv) > 0:
+        return
+    shapes = ", ".join(f"{k}={v}" for k, v in facts.symbols)
+    raise DslError.at("UNSUPPORTED", f"the {kind} export of {kernel.name}: its fused form has no block at the task's "
+                      f"sizes ({shapes}), where its host runs the launches form, and the {kind} export of a kernel of "
+                      f"several launches {SEVERAL_LAUNCHES[kind]}", kernel.span,
+                      "export it at sizes whose rows fit (--set), or validate it with --validate sim / npu")

@@ -277,3 +277,31 @@ def test_direct_export_of_a_matmul_sizes_the_workspace_for_split_k_partials():
     facts = ExportFacts("matmul_square", scalars={p.name: p.default for p in kernel.scalars})
     pybind = _sources(mkb_direct.submission(kernel, project, ctx, facts))["kernel/pybind11.cpp"]
     assert "16 * 1024 * 1024 + tiling.splitWsBytes" in pybind  # the tiling puts the partials after the 16 MB
+
+
+@pytest.mark.parametrize("kind,text", [("mkb-opproject", "cannot be expressed in the op-project format"),
+                                       ("mkb-direct", "is not written yet")])
+def test_an_export_of_several_launches_is_a_located_unsupported_naming_the_format(kind, text, tmp_path):
+    path = REPO / "examples/fuse/gemm_softmax_long.adsl"
+    kernel = load_file(path)[0].instantiate()
+    project, ctx = lower(kernel, "ascend910b1")
+    with pytest.raises(DslError) as ei:
+        write_export(kind, kernel, project, ctx, ExportFacts("gemm_softmax_long", scalars={}), tmp_path)
+    d = ei.value.diagnostics[0]
+    assert d.code == "UNSUPPORTED" and f"the {kind} export" in d.message and text in d.message, d.message
+    assert d.span.line == 13 and not list(tmp_path.iterdir())  # the second launch's loop; nothing written
+
+
+def test_a_row_fallback_kernel_exports_its_fused_form_only_where_it_runs_at_the_tasks_sizes(tmp_path):
+    """matmul_softmax: fused at 64 x 32 x 128; at a row of 1301 no fused block exists (its host runs the launches
+    there), so the export is a located UNSUPPORTED rather than a kernel that fails TILING in the harness."""
+    kernel = load_file(REPO / "examples/fuse/matmul_softmax.adsl")[0].instantiate()
+    project, ctx = lower(kernel, "ascend910b1")
+    assert project.fallback is not None
+    small = ExportFacts("matmul_softmax", scalars={}, symbols=(("K", 32), ("M", 64), ("N", 128)))
+    assert write_export("mkb-direct", kernel, project, ctx, small, tmp_path).is_file()
+    long = ExportFacts("matmul_softmax", scalars={}, symbols=(("K", 45), ("M", 37), ("N", 1301)))
+    with pytest.raises(DslError) as ei:
+        write_export("mkb-opproject", kernel, project, ctx, long, tmp_path)
+    d = ei.value.diagnostics[0]
+    assert d.code == "UNSUPPORTED" and "no block at the task's sizes (K=45, M=37, N=1301)" in d.message, d.message

@@ -150,14 +150,3 @@ def test_the_language_layer_imports_nothing_above_it():
             "print([m for m in ('torch', 'lowering', 'npu_harness', 'kernelgen') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
-
-
-def test_a_kernel_of_several_launches_is_a_located_error_not_a_crash():
-    """gemm_softmax_long lowers to two launches (a GEMM into a workspace, then chunked rows); the op drives one
-    launch, so the call is refused with a located UNSUPPORTED (it was a KeyError from the library build)."""
-    f = _kernel("fuse/gemm_softmax_long.adsl")
-    x, w, b = torch.randn(9, 32).half(), torch.randn(40, 32).half(), torch.randn(40)
-    with pytest.raises(KernelCallError) as ei:
-        f(x, w, b)
-    assert ei.value.codes == ["UNSUPPORTED"] and "2 launches" in str(ei.value), str(ei.value)
-    assert ei.value.diagnostics[0].span.line > 0
