@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from npu_harness.cost import estimate, load_params
-
 from tests.test_cost import block
 
 
