@@ -1,7 +1,7 @@
 """Cross-core flags (ascend_sim/crossflag.h, impl/crossflag_rt.h): a MIX launch of a program that uses
 CrossCoreSetFlag / CrossCoreWaitFlag runs each AI Core as one AIC and two AIV blocks. An FAI-style AIC/AIV ping-pong
 (tests/sim/kernels/crossflag.cpp) matches numpy and is the same on 1 and 3 emulator threads; each check fires on its
-planted bug (deadlock, flag id, pipe, mode, kernel type, reserved ids, mode-0 counts left over, GM-RACE through
+planted bug (deadlock, flag id, pipe, a set on a pipe that did not write the data, mode, kernel type, reserved ids, mode-0 counts left over, GM-RACE through
 happens-before: FAI's 3-slot ring is clean, a 2-slot ring is not) and is quiet on the correct twin."""
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ PLANTED = {
     "syncall_reserved": ("CROSS-FLAG-RESERVED", "RESERVED BY SYNCALL", "SyncAll uses (11-14", False),
     "mode0_left": ("CROSS-FLAG-UNPAIRED", "MODE 0 NOT WAITED", "never waited for", False),
     "exchange_race": ("GM-RACE", "EXCHANGE READ", "AIV 1 writes", False),
+    "set_pipe": ("CROSS-FLAG-PIPE", "SET ON THE WRONG PIPE", "DataCopy on PIPE_MTE3", False),
 }
 
 
@@ -107,7 +108,8 @@ def test_planted_bug_is_reported(binary, variant):
     assert text in first.message, first.message
 
 
-@pytest.mark.parametrize("variant", ["both_aiv_set", "matmul_reserved_ok", "syncall_reserved_ok", "exchange_ok"])
+@pytest.mark.parametrize("variant", ["both_aiv_set", "matmul_reserved_ok", "syncall_reserved_ok", "exchange_ok",
+                                     "set_pipe_ok"])
 def test_correct_twin_is_clean(binary, variant):
     res = run(binary, variant)
     assert res.returncode == 0 and res.errors == [], res.stdout + res.stderr

@@ -308,6 +308,28 @@ int exchange(bool sync) {
     });
 }
 
+// The AIV write GM on MTE3 and set the flag on PIPE_V: the set may fire before the copy lands. The twin orders MTE3
+// before V with a barrier first.
+int set_pipe(bool barrier) {
+    return mix(1, [barrier] {
+        if ASCEND_IS_AIC {
+            CrossCoreWaitFlag(2);
+            return;
+        }
+        TPipe pipe;
+        TBuf<TPosition::VECCALC> buf;
+        pipe.InitBuffer(buf, 64);
+        LocalTensor<float> t = buf.Get<float>();
+        GlobalTensor<float> g;
+        g.SetGlobalBuffer(g_gm, 4096);
+        Duplicate(t, 1.0f, 8);
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(g[GetBlockIdx() * 8], t, 8);
+        if (barrier) PipeBarrier<PIPE_ALL>();
+        CrossCoreSetFlag<2, PIPE_V>(2);  // SET ON THE WRONG PIPE
+    });
+}
+
 struct Variant {
     const char* name;
     int (*fn)();
@@ -332,6 +354,8 @@ const Variant kVariants[] = {
     {"mode2_left", mode2_left},
     {"exchange_ok", [] { return exchange(true); }},
     {"exchange_race", [] { return exchange(false); }},
+    {"set_pipe", [] { return set_pipe(false); }},
+    {"set_pipe_ok", [] { return set_pipe(true); }},
 };
 
 }  // namespace

@@ -131,6 +131,32 @@ inline void cross_arrive(uint32_t self, uint32_t mode, uint32_t id, const VClock
     for (uint32_t t : targets) cross_add(t, id, mode, joined, loc);
 }
 
+// "Set is issued after the preceding work of `pipe` on this core completes" (ref_next §2.4): a GM write of MTE3 / FIX
+// that nothing orders before `pipe` (the same pipe, a SetFlag / WaitFlag, PipeBarrier or what the scalar unit waited
+// for) may still be in flight when the other core is released: CROSS-FLAG-PIPE (pipe-race model on only).
+inline void cross_set_pipe_check(State& s, uint32_t mode, pipe_t pipe, uint32_t flagId, const std::source_location& loc) {
+    RaceState* r = s.race;
+    if (!r) return;
+    const Pipe p = pipe_of(pipe);
+    const uint32_t pp = static_cast<uint32_t>(p);
+    for (Pipe q : {Pipe::MTE3, Pipe::FIX}) {
+        const uint32_t qq = static_cast<uint32_t>(q);
+        if (r->gmWrite[qq] <= r->gmCovered[qq]) continue;
+        const uint32_t seen = r->vc[pp].t[qq] > r->vc[0].t[qq] ? r->vc[pp].t[qq] : r->vc[0].t[qq];
+        if (q == p || seen >= r->gmWrite[qq]) {
+            r->gmCovered[qq] = r->gmWrite[qq];
+            continue;
+        }
+        report("CROSS-FLAG-PIPE", loc,
+               "CrossCoreSetFlag<%u, %s>(%u) fires once the earlier work of %s is done, but the GM write of %s on %s at %s:%u is not "
+               "ordered before it: the other core may read the data before it lands (set it on %s, or order %s before %s with "
+               "SetFlag / WaitFlag or PipeBarrier; ref_next §2.2: the set pipe is the pipe that produced the data)",
+               mode, kPipeNames[pp], flagId, kPipeNames[pp], r->gmWriteApi[qq], kPipeNames[qq], base_name(r->gmWriteLoc[qq].file_name()),
+               r->gmWriteLoc[qq].line(), kPipeNames[qq], kPipeShort[qq], kPipeShort[pp]);
+        r->gmCovered[qq] = r->gmWrite[qq];
+    }
+}
+
 ASCEND_SIM_RT void cross_set(uint32_t mode, pipe_t pipe, uint32_t flagId, const std::source_location& loc) {
     if (mode > 2) {
         touch(loc);
@@ -147,6 +173,7 @@ ASCEND_SIM_RT void cross_set(uint32_t mode, pipe_t pipe, uint32_t flagId, const 
         fatal("CROSS-FLAG", loc, "CrossCoreSetFlag<1, ...>(%u) on the AIC: mode 1 synchronises the two AIV of an AI Core (ref_next §2.4)", flagId);
     }
     s.cnt.crossSets += 1;
+    cross_set_pipe_check(s, mode, pipe, flagId, loc);
     CrossState& c = *s.cross;
     const VClock snap = c.clock;
     cross_new_epoch(s);

@@ -42,6 +42,11 @@ struct RaceState {
     PipeClock vc[kPipes];         // vc[P].t[Q]: Q's instructions up to this stamp have completed before P's next one starts
     std::map<uintptr_t, RaceSeg> segs;  // begin -> segment; segments do not overlap
     std::vector<PipeClock> flags[kNumHardEvents][kMaxEventIds];  // SetFlag snapshots not yet waited for (FIFO)
+    // the latest GM write of MTE3 (UB -> GM) and FIX (Fixpipe) and the stamp up to which a CrossCoreSetFlag covered
+    // them (impl/crossflag_rt.h: a set must follow the pipe that wrote the data the other core reads)
+    uint32_t gmWrite[kPipes]{}, gmCovered[kPipes]{};
+    const char* gmWriteApi[kPipes]{};
+    std::source_location gmWriteLoc[kPipes]{};
 };
 
 // (source pipe, destination pipe) of each HardEvent (names read SRC_DST).
@@ -260,6 +265,14 @@ ASCEND_SIM_RT void race_instr_n(Pipe pipe, const char* api, const std::source_lo
     const uint32_t stamp = ++r->issue[pp];
     if (pipe == Pipe::S) r->vc[0].t[0] = stamp;  // scalar instructions complete in program order
     const RaceRec rec{stamp, pipe, api, loc};
+    if (pipe == Pipe::MTE3 || pipe == Pipe::FIX) {  // their writes go to GM
+        for (uint32_t i = 0; i < n; ++i) {
+            if (!acc[i].write) continue;
+            r->gmWrite[pp] = stamp;
+            r->gmWriteApi[pp] = api;
+            r->gmWriteLoc[pp] = loc;
+        }
+    }
     bool reported = false;
     for (uint32_t i = 0; i < n; ++i) {
         if (acc[i].end > acc[i].begin) race_apply(*r, pipe, acc[i], rec, reported);
