@@ -683,7 +683,8 @@ ASCEND_SIM_RT void GmUntrackAll();
 
 // Kernel type of the next sim::Launch, as CANN's CPU debug mode sets it (ref §6). MIX_MODE runs every
 // launched block as one AIC + 2 AIV (ref §3 "MIX 1:2"): the kernel body runs on the 2 AIV of each
-// group; the cube work is done inside the Matmul API the AIV drive (ascend_sim/matmul.h).
+// group; the cube work is done inside the Matmul API the AIV drive (ascend_sim/matmul.h). In a program that uses the
+// cross-core flags (crossflag.h) the body runs on the AIC of each group as well.
 enum class KernelMode { AIC_MODE, AIV_MODE, MIX_MODE };
 inline KernelMode g_simKernelMode = KernelMode::AIV_MODE;
 inline void SetKernelMode(KernelMode mode) { g_simKernelMode = mode; }
