@@ -406,7 +406,7 @@ def parse_report(stderr: str) -> tuple[list[SimError], int | None, int | None]:
         i += 1
     if suppressed:
         errors = [
-            SimError(e.code, e.message, e.file, e.line, e.block, suppressed.get((e.code, e.file, e.line), 0))
+            SimError(e.code, e.message, e.file, e.line, e.block, suppressed.get((e.code, e.file, e.line), 0), e.aic)
             for e in errors
         ]
     return errors, blocks, count

@@ -1,7 +1,7 @@
 """Cross-core flags (ascend_sim/crossflag.h, impl/crossflag_rt.h): a MIX launch of a program that uses
 CrossCoreSetFlag / CrossCoreWaitFlag runs each AI Core as one AIC and two AIV blocks. An FAI-style AIC/AIV ping-pong
 (tests/sim/kernels/crossflag.cpp) matches numpy and is the same on 1 and 3 emulator threads; each check fires on its
-planted bug (deadlock, flag id, pipe, a set on a pipe that did not write the data, mode, kernel type, reserved ids, mode-0 counts left over, GM-RACE through
+planted bug (deadlock, flag id, pipe, buffers of the other core type, a set on a pipe that did not write the data, mode, kernel type, reserved ids, mode-0 counts left over, GM-RACE through
 happens-before: FAI's 3-slot ring is clean, a 2-slot ring is not) and is quiet on the correct twin."""
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def test_planted_bug_is_reported(binary, variant):
 
 
 @pytest.mark.parametrize("variant", ["both_aiv_set", "matmul_reserved_ok", "syncall_reserved_ok", "exchange_ok",
-                                     "set_pipe_ok"])
+                                     "set_pipe_ok", "core_type_ok"])
 def test_correct_twin_is_clean(binary, variant):
     res = run(binary, variant)
     assert res.returncode == 0 and res.errors == [], res.stdout + res.stderr
@@ -128,3 +128,11 @@ def test_deadlock_names_the_other_cores(binary):
     assert res.returncode == 1 and [e.code for e in res.errors] == ["CROSS-DEADLOCK"], res.stderr
     assert "AIV 0 ended; AIV 1 ended" in res.errors[0].message
     assert "TIME-LIMIT" not in res.stderr
+
+
+def test_core_type_each_side(binary):
+    """The AIC has no UB, an AIV no L1 / L0: vector work left unguarded on the AIC and an L1 copy on an AIV."""
+    res = run(binary, "core_type")
+    assert res.returncode == 1 and {e.code for e in res.errors} == {"CORE-TYPE"}, res.stderr
+    where = {(e.line, e.aic) for e in res.errors}
+    assert where == {(line_of("VECTOR ON THE AIC"), True), (line_of("L1 ON AN AIV"), False)}, res.stderr

@@ -330,6 +330,27 @@ int set_pipe(bool barrier) {
     });
 }
 
+// The vector work of the AIV also runs on the AIC (no `if ASCEND_IS_AIV`): CORE-TYPE on the AIC; and an AIV that
+// copies into L1: CORE-TYPE on the AIV.
+int core_type(bool aivGuard) {
+    return mix(1, [aivGuard] {
+        TPipe pipe;
+        if (!aivGuard || ASCEND_IS_AIV) {
+            TBuf<TPosition::VECCALC> buf;
+            pipe.InitBuffer(buf, 64);
+            LocalTensor<float> t = buf.Get<float>();
+            Duplicate(t, 1.0f, 8);  // VECTOR ON THE AIC
+        }
+        if (!aivGuard && ASCEND_IS_AIV) {
+            TBuf<TPosition::A1> l1;
+            pipe.InitBuffer(l1, 512);
+            GlobalTensor<half> g;
+            g.SetGlobalBuffer(reinterpret_cast<half*>(g_gm), 256);
+            DataCopy(l1.Get<half>(), g, Nd2NzParams(1, 16, 16, 0, 16, 16, 1, 0));  // L1 ON AN AIV
+        }
+    });
+}
+
 struct Variant {
     const char* name;
     int (*fn)();
@@ -356,6 +377,8 @@ const Variant kVariants[] = {
     {"exchange_race", [] { return exchange(false); }},
     {"set_pipe", [] { return set_pipe(false); }},
     {"set_pipe_ok", [] { return set_pipe(true); }},
+    {"core_type", [] { return core_type(false); }},
+    {"core_type_ok", [] { return core_type(true); }},
 };
 
 }  // namespace

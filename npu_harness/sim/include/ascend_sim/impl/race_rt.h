@@ -245,10 +245,31 @@ inline void race_scalar_waits(RaceState& r, const RaceAccess& a) {
     }
 }
 
+// A MIX launch that runs the AIC (crossflag.h): the AIC has no UB (nor vector unit), an AIV no L1 / L0 (nor cube unit).
+// An access of the wrong core's buffers is CORE-TYPE (a branch that misses `if ASCEND_IS_AIV` / `ASCEND_IS_AIC`).
+inline void core_type_check(const State& s, Pipe pipe, const char* api, const std::source_location& loc, const RaceAccess* acc, uint32_t n) {
+    const uintptr_t ub = reinterpret_cast<uintptr_t>(s.ub), ca = reinterpret_cast<uintptr_t>(s.cubeArena);
+    for (uint32_t i = 0; i < n; ++i) {
+        const uintptr_t b = acc[i].begin;
+        const bool inUb = s.ub && b >= ub && b < ub + ASCEND_SIM_UB_BYTES;
+        const bool inCube = s.cubeArena && b >= ca && b < ca + kCubeArenaBytes;
+        if (!(s.isAic ? inUb : inCube)) continue;
+        char what[96];
+        describe_bytes(what, sizeof what, b, acc[i].end);
+        report("CORE-TYPE", loc,
+               "%s on %s %s %s: %s (a branch missing `if %s`?)", api, kPipeNames[static_cast<uint32_t>(pipe)],
+               acc[i].write ? "writes" : "reads", what,
+               s.isAic ? "the AIC of a MIX launch has no UB and no vector unit" : "an AIV has no L1 / L0 buffers and no cube unit",
+               s.isAic ? "ASCEND_IS_AIV" : "ASCEND_IS_AIC");
+        return;
+    }
+}
+
 ASCEND_SIM_RT void race_instr_n(Pipe pipe, const char* api, const std::source_location& loc, const RaceAccess* acc, uint32_t n) {
     State& s = st();
     RaceState* r = s.race;
     if (!r) return;
+    if (g_launch.aicRuns) core_type_check(s, pipe, api, loc, acc, n);
     // With --cce-auto-sync every scalar access that depends on a V / MTE2 / MTE3 access (the only other
     // pipes touching UB and GM on a vector core) gets a compiler-inserted wait: nothing to report and
     // nothing to record, but the waits order what the scalar unit issues afterwards.
