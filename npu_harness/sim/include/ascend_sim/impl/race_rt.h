@@ -254,7 +254,7 @@ inline void core_type_check(const State& s, Pipe pipe, const char* api, const st
         const bool inUb = s.ub && b >= ub && b < ub + ASCEND_SIM_UB_BYTES;
         const bool inCube = s.cubeArena && b >= ca && b < ca + kCubeArenaBytes;
         if (!(s.isAic ? inUb : inCube)) continue;
-        char what[96];
+        char what[160];
         describe_bytes(what, sizeof what, b, acc[i].end);
         report("CORE-TYPE", loc,
                "%s on %s %s %s: %s (a branch missing `if %s`?)", api, kPipeNames[static_cast<uint32_t>(pipe)],
