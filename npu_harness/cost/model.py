@@ -334,6 +334,11 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
     total_macs_f32 = 0
     useful_cycles = 0.0
     ratio = max(1, int(counters.get("aiv_per_aic", 1)))  # MIX kernels: AIV blocks sharing one AIC
+    if any(b.get("core") == "aic" for b in blocks):
+        # a MIX launch whose AIC ran as blocks of their own (cross-core flags, docs/cost_model.md "AIC-driven MIX
+        # kernels"): every block, AIC or AIV, is its own chain of pipes; the flags between them are not timed (each AI
+        # Core takes its slowest chain, as if the hand-offs overlapped perfectly)
+        ratio = 1
     # the launch's workspace tensors stay in L2 when they all fit it (the target's [l2] section): their bytes are timed at
     # the L2 figures and cross HBM once (the write-back of the dirty lines), not at every access
     ws_bytes = int(counters.get("workspace_bytes", 0))

@@ -72,6 +72,8 @@ class SimError:
     block: int | None
     #: further occurrences at the same (code, file, line) that the emulator suppressed
     suppressed: int = 0
+    #: the block is the AIC of a MIX launch that runs it (`(AIC k)`: `block` is then k, the AI Core)
+    aic: bool = False
 
 
 @dataclass
@@ -342,7 +344,7 @@ def compile_program(
 
 
 _ERROR_RE = re.compile(r"^error\[(?P<code>[A-Z0-9][A-Z0-9-]*)\]: (?P<msg>.*)$")
-_LOC_RE = re.compile(r"^ --> (?P<file>.*?):(?P<line>\d+)(?: \(block (?P<block>\d+)\))?\s*$")
+_LOC_RE = re.compile(r"^ --> (?P<file>.*?):(?P<line>\d+)(?: \((?P<kind>block|AIC) (?P<block>\d+)\))?\s*$")
 _NOTE_RE = re.compile(
     r"^note: (?P<n>\d+) more errors like error\[(?P<code>[A-Z0-9-]+)\] at (?P<file>.*?):(?P<line>\d+) were suppressed$"
 )
@@ -388,6 +390,7 @@ def parse_report(stderr: str) -> tuple[list[SimError], int | None, int | None]:
                         file=loc.group("file"),
                         line=int(loc.group("line")),
                         block=int(block) if block is not None else None,
+                        aic=loc.group("kind") == "AIC",
                     )
                 )
                 i += 2
@@ -403,7 +406,7 @@ def parse_report(stderr: str) -> tuple[list[SimError], int | None, int | None]:
         i += 1
     if suppressed:
         errors = [
-            SimError(e.code, e.message, e.file, e.line, e.block, suppressed.get((e.code, e.file, e.line), 0))
+            SimError(e.code, e.message, e.file, e.line, e.block, suppressed.get((e.code, e.file, e.line), 0), e.aic)
             for e in errors
         ]
     return errors, blocks, count

@@ -187,6 +187,29 @@ def test_mix_kernel_with_matmul(tmp_path, capsys):
     assert sum(blk["cube_macs"] for blk in rep["counters"]["blocks"]) == (3 * 32 + 16) * 48 * 48  # rows 18, 18, 18, 16 in base blocks of 16: whole fractals
 
 
+def test_aic_driven_mix_kernel(tmp_path, capsys):
+    """kernel_type "mix" with cross-core flags: the AIC of each of the 2 AI Cores computes A_i @ B on the low-level cube API
+    into a workspace slot and sets a mode-2 flag; both AIV wait, scale and write C. The order check (on by default)
+    reruns the 6 blocks in reverse order: the flags make the result order-independent."""
+    rng = np.random.default_rng(2)
+    a = rng.integers(-3, 4, (64, 32)).astype(np.float16)
+    b = rng.integers(-3, 4, (32, 32)).astype(np.float16)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    spec = {"entry": "cross_cube_scale", "blocks": 2, "kernel_type": "mix",
+            "args": [{"name": "a", "kind": "input", "npy": "a.npy"}, {"name": "b", "kind": "input", "npy": "b.npy"},
+                     {"name": "c", "kind": "output", "dtype": "float32", "shape": [64, 32]},
+                     {"name": "ws", "kind": "workspace", "bytes": 2 * 32 * 32 * 4}]}
+    rj = tmp_path / "report.json"
+    rc = runner.main(["run", str(KDIR / "cross_cube_scale.cpp"), "--launch", str(write_launch(tmp_path, spec)),
+                      "-o", str(tmp_path / "out"), "--report-json", str(rj)])
+    assert rc == 0, capsys.readouterr().err
+    c = np.load(tmp_path / "out" / "c.npy")
+    np.testing.assert_array_equal(c, 2 * (a.astype(np.float32).reshape(2, 32, 32) @ b.astype(np.float32)).reshape(64, 32))
+    blocks = json.loads(rj.read_text())["counters"]["blocks"]
+    assert [blk.get("core") for blk in blocks] == [None] * 4 + ["aic"] * 2
+
+
 EXCHANGE = """#include "kernel_operator.h"
 using namespace AscendC;
 extern "C" __global__ __aicore__ void exchange(GM_ADDR z) {

@@ -23,6 +23,7 @@
 #include "ascend_sim/transdata.h"
 #include "ascend_sim/sync.h"
 #include "ascend_sim/launch.h"
+#include "ascend_sim/crossflag.h"
 #include "ascend_sim/matmul.h"
 #include "ascend_sim/cube.h"
 #include "ascend_sim/load3d.h"

@@ -107,8 +107,11 @@
 #define KERNEL_TASK_TYPE_DEFAULT(x) static_assert(true, "")
 #define KERNEL_TASK_TYPE(key, x) static_assert(true, "")
 
-#define ASCEND_IS_AIV (true)
-#define ASCEND_IS_AIC (false)
+// Core type of the running block (CANN: `g_coreType == AIV / AIC`, devkit impl/utils/sys_macros.h). A run-time
+// test here: an AIC_MODE launch runs AIC blocks; a MIX launch of a program that uses the cross-core flags runs each
+// AI Core as one AIC + 2 AIV blocks (ascend_sim/crossflag.h); every other block is an AIV.
+#define ASCEND_IS_AIV (!::AscendC::sim::detail::is_aic())
+#define ASCEND_IS_AIC (::AscendC::sim::detail::is_aic())
 
 enum KernelMetaType {
     KERNEL_TYPE_AIV_ONLY,
@@ -383,6 +386,7 @@ inline const char* const kHardEventNames[kNumHardEvents] = {
 };
 
 struct Fault {};  // thrown by fatal(); caught by sim::Launch (the block stops)
+struct AicServerDone {};  // the AIC of a MIX launch reached REGIST_MATMUL_OBJ: it serves the AIV and ends (not a fault)
 
 struct FlagSlot {
     uint32_t count;
@@ -476,6 +480,7 @@ struct Counters {
     PanelReuse panels;                              // Matmul: GM -> L1 panel re-loads by stack distance (above)
     uint64_t mte1Cycles = 0;                        // LoadData L1 -> L0A / L0B: cycles at the documented load bandwidth (MTE1)
     uint64_t syncAll = 0;
+    uint64_t crossSets = 0, crossWaits = 0;  // CrossCoreSetFlag / CrossCoreWaitFlag calls (crossflag.h)
     uint32_t inBufsMin = 0xffffffffu, outBufsMin = 0xffffffffu;  // smallest `num` of a VECIN / VECOUT queue
     uint32_t inQueues = 0, outQueues = 0;  // number of VECIN / VECOUT queues initialised (DMA streams)
     // SetFlag calls per HardEvent and the event ids they used (a bit per id): a cube kernel that alternates two ids on
@@ -502,6 +507,7 @@ struct GmSpan {
     uintptr_t begin, end;
     const char* api;
     std::source_location loc;
+    uint32_t epoch = 0;  // the block's own cross-core clock at the access (crossflag.h; 0 in launches without the AIC)
 };
 
 // A fault report of one block, kept until the end of the launch: reports are printed in block order,
@@ -523,10 +529,16 @@ struct VecMask {
 
 // Everything one block (one AI core) owns. The running block's state is reached through the
 // thread-local t_cur (blocks may run in parallel threads); code outside blocks uses g_host.
+struct CrossState;  // impl/crossflag_rt.h: a block's cross-core flag clock and history
+
 struct State {
     bool inBlock = false;
     bool blockFaulted = false;
     uint32_t blockIdx = 0;
+    bool isAic = false;     // this block is a cube core (AIC_MODE launch, or the AIC of a MIX launch that runs it)
+    uint32_t coreIdx = 0;   // the AI Core (launched block) this block belongs to
+    uint32_t matmulObjs = 0;  // Matmul objects registered by this block (the flag ids they reserve, ref_next §2.4)
+    CrossState* cross = nullptr;  // cross-core flag bookkeeping (MIX launches that run the AIC)
     uint8_t* ub = nullptr;
     uint64_t ubHigh = 0;  // end of the highest UB byte any InitBuffer of this block reserved (the arena's used part)
     std::source_location lastLoc{};
@@ -556,6 +568,9 @@ struct LaunchInfo {
     bool inLaunch = false;
     uint32_t blockDim = 1;       // blocks of the running launch (AIV count in MIX mode)
     uint32_t mixRatio = 1;       // AIV blocks per launched block: 2 in MIX mode (1 AIC : 2 AIV), else 1
+    uint32_t launched = 1;       // blocks the kernel was launched with (AI Cores in MIX mode)
+    bool aicRuns = false;        // MIX launch whose AIC run as blocks too (slots [mixRatio * launched, +launched))
+    bool aicMode = false;        // AIC_MODE launch: every block is an AIC
     bool quiet = false;          // a repeated run (order check): reports are not collected
     std::vector<State*> blocks;  // the launch's block states
 };
@@ -568,6 +583,7 @@ inline State& st() {
     State* p = t_cur;
     return p ? *p : g_host;
 }
+inline bool is_aic() { return st().isAic; }
 
 // A kernel in this program uses an API whose result depends on the order in which blocks run
 // (SetAtomicAdd: float sums): its blocks then run one at a time in block order, so results stay
@@ -635,6 +651,9 @@ ASCEND_SIM_RT bool gm_in_workspace(const void* gmPtr);
 ASCEND_SIM_RT void count_reuse(const uint8_t* gm, uint32_t count, uint64_t blockBytes, uint64_t pitch);
 ASCEND_SIM_RT void count_panel(const void* gm, uint64_t rows, uint64_t rowBytes, uint64_t pitch);
 ASCEND_SIM_RT uint64_t gm_workspace_bytes();
+// The running block's own cross-core clock (impl/crossflag_rt.h): GM accesses are tagged with it so that the
+// end-of-launch GM-RACE check of a MIX launch that runs the AIC can order them by set -> wait edges. 0 elsewhere.
+ASCEND_SIM_RT uint32_t cross_epoch();
 
 }  // namespace sim::detail
 
@@ -664,18 +683,29 @@ ASCEND_SIM_RT void GmUntrackAll();
 
 // Kernel type of the next sim::Launch, as CANN's CPU debug mode sets it (ref §6). MIX_MODE runs every
 // launched block as one AIC + 2 AIV (ref §3 "MIX 1:2"): the kernel body runs on the 2 AIV of each
-// group; the cube work is done inside the Matmul API the AIV drive (ascend_sim/matmul.h).
+// group; the cube work is done inside the Matmul API the AIV drive (ascend_sim/matmul.h). In a program that uses the
+// cross-core flags (crossflag.h) the body runs on the AIC of each group as well.
 enum class KernelMode { AIC_MODE, AIV_MODE, MIX_MODE };
 inline KernelMode g_simKernelMode = KernelMode::AIV_MODE;
 inline void SetKernelMode(KernelMode mode) { g_simKernelMode = mode; }
 
 // Block index / count (ref §1.2, §1.5). In MIX mode GetBlockIdx() numbers the AIV of the launch
 // (launched block x 2 + sub-block), GetBlockNum() the launched blocks.
-inline int64_t GetBlockIdx() { return static_cast<int64_t>(sim::detail::st().blockIdx); }
-inline int64_t GetBlockNum() { return static_cast<int64_t>(sim::detail::g_launch.blockDim / sim::detail::g_launch.mixRatio); }
-inline int64_t GetSubBlockIdx() { return static_cast<int64_t>(sim::detail::st().blockIdx % sim::detail::g_launch.mixRatio); }
-inline int64_t GetSubBlockNum() { return static_cast<int64_t>(sim::detail::g_launch.mixRatio); }
-inline int64_t GetTaskRation() { return static_cast<int64_t>(sim::detail::g_launch.mixRatio); }
+// On the AIC of a MIX launch (crossflag.h) GetBlockIdx() is the AI Core's index in [0, GetBlockNum()) and
+// GetSubBlockIdx() = 0, GetSubBlockNum() = GetTaskRation() = 1 (CANN GetTaskRation table, atlasascendc_api_07_0188:
+// MIX_AIC_1_2 returns 2 on the AIV, 1 on the AIC; an AIC has no sub-blocks).
+inline int64_t GetBlockIdx() {
+    const sim::detail::State& s = sim::detail::st();
+    return static_cast<int64_t>(s.isAic && sim::detail::g_launch.aicRuns ? s.coreIdx : s.blockIdx);
+}
+inline int64_t GetBlockNum() { return static_cast<int64_t>(sim::detail::g_launch.launched); }
+inline int64_t GetSubBlockIdx() {
+    const sim::detail::State& s = sim::detail::st();
+    return s.isAic ? 0 : static_cast<int64_t>(s.blockIdx % sim::detail::g_launch.mixRatio);
+}
+inline int64_t GetSubBlockNum() { return sim::detail::st().isAic ? 1 : static_cast<int64_t>(sim::detail::g_launch.mixRatio); }
+inline int64_t GetTaskRation() { return sim::detail::st().isAic ? 1 : static_cast<int64_t>(sim::detail::g_launch.mixRatio); }
+inline int64_t GetTaskRatio() { return GetTaskRation(); }
 
 }  // namespace AscendC
 

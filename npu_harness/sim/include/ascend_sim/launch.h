@@ -49,7 +49,7 @@ private:
 ASCEND_SIM_RT int Launch(uint32_t blockDim, const KernelBody& body, std::source_location loc = std::source_location::current());
 
 namespace detail {
-ASCEND_SIM_RT void sync_all(const std::source_location& loc);
+ASCEND_SIM_RT void sync_all(const std::source_location& loc, bool aivOnly = true);  // aivOnly: SyncAll<true>
 ASCEND_SIM_RT void set_atomic(void (*fn)(void*, const void*, uint64_t, const std::source_location&), const char* type);
 ASCEND_SIM_RT void report_atomic_uninit(const void* gm, uint64_t index, const char* type, const std::source_location& loc);
 
@@ -90,7 +90,7 @@ namespace AscendC {
 // the calling block is suspended; once all blocks wait, they resume.
 template <bool isAIVOnly = true>
 inline void SyncAll(std::source_location loc = std::source_location::current()) {
-    sim::detail::sync_all(loc);
+    sim::detail::sync_all(loc, isAIVOnly);
 }
 
 // Software-synchronisation overload (GM + UB workspaces); same semantics here.
@@ -98,7 +98,7 @@ template <bool isAIVOnly = true>
 inline void SyncAll(const GlobalTensor<int32_t>&, const LocalTensor<int32_t>&, const int32_t usedCores = 0,
                     std::source_location loc = std::source_location::current()) {
     (void)usedCores;
-    sim::detail::sync_all(loc);
+    sim::detail::sync_all(loc, isAIVOnly);
 }
 
 // SetAtomicAdd<T>(): following UB->GM DataCopy / DataCopyPad add into GM instead of overwriting

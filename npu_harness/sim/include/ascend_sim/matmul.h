@@ -95,6 +95,10 @@ public:
         (void)tpipe;
         using namespace AscendC::sim::detail;
         touch(loc);
+        // The AIC of a MIX launch that runs it (crossflag.h) enters the Matmul server here and leaves the kernel when
+        // the AIV end theirs (the AIV's calls compute the product in this emulator): the AIC block ends.
+        if (st().isAic && g_launch.aicRuns) throw AicServerDone{};
+        st().matmulObjs += 1;
         if (tiling == nullptr) fatal("MATMUL-STATE", loc, "Matmul::Init / REGIST_MATMUL_OBJ with a null TCubeTiling");
         t_ = *tiling;
         check_tiling(loc);

@@ -93,14 +93,15 @@ namespace {
 inline void log_span(std::vector<GmSpan>& w, const char* api, const void* gmPtr, uint64_t bytes, const std::source_location& loc) {
     const uintptr_t b = reinterpret_cast<uintptr_t>(gmPtr);
     // consecutive accesses of one call site are merged (looking back a few entries: loops interleave sites)
+    const uint32_t epoch = cross_epoch();
     for (size_t k = w.size(), stop = w.size() > 4 ? w.size() - 4 : 0; k > stop; --k) {
         GmSpan& last = w[k - 1];
-        if (last.end == b && last.loc.line() == loc.line() && last.loc.file_name() == loc.file_name()) {
+        if (last.end == b && last.epoch == epoch && last.loc.line() == loc.line() && last.loc.file_name() == loc.file_name()) {
             last.end += bytes;
             return;
         }
     }
-    w.push_back(GmSpan{b, b + bytes, api, loc});
+    w.push_back(GmSpan{b, b + bytes, api, loc, epoch});
 }
 }  // namespace
 

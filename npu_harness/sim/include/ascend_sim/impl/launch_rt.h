@@ -60,7 +60,7 @@ inline RunConfig read_config() {
 
 // ---- block slots and the scheduler -------------------------------------------------------------------
 
-enum class BlkSt : uint8_t { Idle, Running, AtBarrier, Done, Faulted };
+enum class BlkSt : uint8_t { Idle, Running, AtBarrier, AtFlag, Done, Faulted };  // AtFlag: in CrossCoreWaitFlag (crossflag.h)
 
 struct Slot {
     ucontext_t ctx{};
@@ -70,6 +70,7 @@ struct Slot {
     int owner = -1;  // the worker thread that runs this block (it also resumes it after a SyncAll)
     uint64_t stopped = 0;  // the phase in which the block last stopped (reached SyncAll); kEnded once it ended (turnMu)
     std::source_location barrierLoc{};
+    bool barrierAivOnly = true;  // the SyncAll it waits in is SyncAll<true> (the AIV only)
     State state;
 };
 
@@ -104,6 +105,13 @@ struct Sched {
 inline constexpr uint64_t kEnded = ~0ull;
 
 inline Sched* g_sched = nullptr;
+
+// MIX launches that run the AIC (impl/crossflag_rt.h)
+inline void run_all_cross(Sched& sc, bool reverse);
+inline void cross_begin_launch(Sched& sc);
+inline void cross_end_launch(Sched& sc);
+inline void cross_free(Sched& sc);
+inline void cross_print_notes();
 inline thread_local ucontext_t* t_main = nullptr;  // the worker's own context (blocks return to it)
 inline thread_local int t_worker = 0;
 
@@ -137,7 +145,10 @@ inline unsigned long long print_sites(const std::vector<SiteSum>& sites) {
     unsigned long long total = 0;
     for (const SiteSum& x : sites) {
         const char* msg = x.state->reportText.data() + x.first->msgOff;
-        if (x.inBlock) {
+        if (x.inBlock && g_launch.aicRuns && x.block >= g_launch.mixRatio * g_launch.launched) {  // the AIC of a MIX launch
+            std::fprintf(stderr, "error[%s]: %s\n --> %s:%u (AIC %u)\n", x.first->code, msg, x.first->file, x.first->line,
+                         x.block - g_launch.mixRatio * g_launch.launched);
+        } else if (x.inBlock) {
             std::fprintf(stderr, "error[%s]: %s\n --> %s:%u (block %u)\n", x.first->code, msg, x.first->file, x.first->line, x.block);
         } else {
             std::fprintf(stderr, "error[%s]: %s\n --> %s:%u\n", x.first->code, msg, x.first->file, x.first->line);
@@ -306,6 +317,8 @@ inline void block_main() {
         sc.call(sc.obj);
     } catch (const Fault&) {
         s.blockFaulted = true;
+    } catch (const AicServerDone&) {
+        // the AIC reached REGIST_MATMUL_OBJ: it serves the AIV's Matmul calls and ends with them
     } catch (const std::bad_alloc&) {
         s.blockFaulted = true;
         report("MEMORY-LIMIT", s.lastLoc, "host memory ran out while emulating this block (the emulator's memory limit, RLIMIT_AS, "
@@ -367,11 +380,11 @@ inline void run_block(uint32_t b) {
     t_cur = nullptr;
     if (sc.threads > 1) {  // publish (with the block's GM writes) that it stopped in this phase: atomic_turn waits for it
         pthread_mutex_lock(&sc.turnMu);
-        sl.stopped = sl.st == BlkSt::AtBarrier ? sc.phaseNo : kEnded;
+        sl.stopped = sl.st == BlkSt::AtBarrier || sl.st == BlkSt::AtFlag ? sc.phaseNo : kEnded;
         pthread_cond_broadcast(&sc.turnCv);
         pthread_mutex_unlock(&sc.turnMu);
     }
-    if (sl.st != BlkSt::AtBarrier) {  // finished: give the stack and UB back, drop the block's scratch state
+    if (sl.st != BlkSt::AtBarrier && sl.st != BlkSt::AtFlag) {  // finished: give the stack and UB back, drop the block's scratch state
         delete s.race;
         s.race = nullptr;
         if (s.cubeArena) ::operator delete(s.cubeArena, std::align_val_t(4096));
@@ -653,7 +666,12 @@ inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, 
                 first = false;
             }
         }
-        std::fprintf(f, "},\"ub_get\":%llu,\"ub_set\":%llu,\"gm_get\":%llu,\"gm_set\":%llu,\"cube_macs\":%llu,\"sync_all\":%llu",
+        std::fputc('}', f);  // end of "vec"
+        if (sc->slots[b].state.isAic && g_launch.aicRuns) std::fprintf(f, ",\"core\":\"aic\"");
+        if (c.crossSets || c.crossWaits) {
+            std::fprintf(f, ",\"cross_sets\":%llu,\"cross_waits\":%llu", (unsigned long long)c.crossSets, (unsigned long long)c.crossWaits);
+        }
+        std::fprintf(f, ",\"ub_get\":%llu,\"ub_set\":%llu,\"gm_get\":%llu,\"gm_set\":%llu,\"cube_macs\":%llu,\"sync_all\":%llu",
                      (unsigned long long)c.ubGet, (unsigned long long)c.ubSet, (unsigned long long)c.gmGet, (unsigned long long)c.gmSet,
                      (unsigned long long)c.cubeMacs, (unsigned long long)c.syncAll);
         if (c.cubeMacsF32) std::fprintf(f, ",\"cube_macs_f32\":%llu", (unsigned long long)c.cubeMacsF32);
@@ -790,7 +808,14 @@ inline void init_sched(Sched& sc, uint32_t blockDim, const KernelBody& body, con
     sc.launchLoc = loc;
     sc.threads = threads;
     g_launch.blocks.clear();
-    for (Slot& sl : sc.slots) g_launch.blocks.push_back(&sl.state);
+    const uint32_t aivs = g_launch.mixRatio * g_launch.launched;
+    for (uint32_t b = 0; b < blockDim; ++b) {
+        State& s = sc.slots[b].state;
+        s.isAic = g_launch.aicMode || (g_launch.aicRuns && b >= aivs);
+        s.coreIdx = g_launch.aicRuns && b >= aivs ? b - aivs : b / g_launch.mixRatio;
+        g_launch.blocks.push_back(&s);
+    }
+    if (g_launch.aicRuns) cross_begin_launch(sc);
 }
 
 // Reports GM bytes that differ between the first run (snapshot `first`) and the current GM contents
@@ -842,6 +867,10 @@ ASCEND_SIM_RT int Launch(uint32_t blockDim, const KernelBody& body, std::source_
     g_host.reportText.clear();
     g_launch.mixRatio = g_simKernelMode == KernelMode::MIX_MODE ? 2u : 1u;
     g_launch.blockDim = blockDim;
+    g_launch.launched = blockDim;
+    g_launch.aicMode = g_simKernelMode == KernelMode::AIC_MODE;
+    // a program that uses the cross-core flags runs the AIC of its MIX launches as blocks too (crossflag.h)
+    g_launch.aicRuns = g_simKernelMode == KernelMode::MIX_MODE && g_crossCore;
     g_launch.inLaunch = true;
     g_launch.quiet = false;
     g_launch.blocks.clear();
@@ -854,8 +883,10 @@ ASCEND_SIM_RT int Launch(uint32_t blockDim, const KernelBody& body, std::source_
                unsigned(ASCEND_SIM_MAX_BLOCKS));
     } else {
         blockDim *= g_launch.mixRatio;  // MIX: the body runs on the 2 AIV of every launched block
+        if (g_launch.aicRuns) blockDim += g_launch.launched;  // ... and on its AIC (slots after the AIV)
         g_launch.blockDim = blockDim;
-        const bool serial = g_serialBlocks || cfg.orderCheck;
+        // blocks that wait for each other's flags run one at a time, switching at a wait (impl/crossflag_rt.h)
+        const bool serial = g_serialBlocks || cfg.orderCheck || g_launch.aicRuns;
         const uint32_t threads = serial ? 1u : cfg.threads;
         // The Matmul GEMM splits its rows over threads too: with the blocks already on parallel threads it gets the
         // threads the blocks leave idle (all of them when blocks run one at a time).
@@ -868,7 +899,8 @@ ASCEND_SIM_RT int Launch(uint32_t blockDim, const KernelBody& body, std::source_
         g_sched = &sc;
         {
             SignalGuard guard(cfg.timeLimit);
-            run_all(sc, false);
+            if (g_launch.aicRuns) run_all_cross(sc, false);
+            else run_all(sc, false);
             if (cfg.orderCheck && blockDim > 1) {
                 // Same inputs, blocks in reverse order; outputs that differ depend on the block order (a
                 // cross-core exchange without SyncAll, a spin-wait, ...). Atomic sums may differ in rounding.
@@ -880,8 +912,10 @@ ASCEND_SIM_RT int Launch(uint32_t blockDim, const KernelBody& body, std::source_
                 init_sched(again, blockDim, body, loc, 1);
                 g_sched = &again;
                 g_launch.quiet = true;
-                run_all(again, true);
+                if (g_launch.aicRuns) run_all_cross(again, true);
+                else run_all(again, true);
                 g_launch.quiet = false;
+                if (g_launch.aicRuns) cross_free(again);
                 for (Slot& sl : again.slots) atomics.insert(atomics.end(), sl.state.gmAtomicsAll.begin(), sl.state.gmAtomicsAll.end());
                 free_pools(again);
                 g_sched = &sc;
@@ -891,6 +925,7 @@ ASCEND_SIM_RT int Launch(uint32_t blockDim, const KernelBody& body, std::source_
                 gm_restore(after);
             }
         }
+        if (g_launch.aicRuns) cross_end_launch(sc);
         free_pools(sc);
         g_sched = prev;
     }
@@ -910,6 +945,10 @@ ASCEND_SIM_RT int Launch(uint32_t blockDim, const KernelBody& body, std::source_
     collect_sites(sites, g_host, false);
     for (const Slot& sl : sc.slots) collect_sites(sites, sl.state, true);
     const unsigned long long errors = print_sites(sites);
+    if (g_launch.aicRuns) {
+        cross_print_notes();
+        cross_free(sc);
+    }
     std::fprintf(stderr, "sim: %u blocks, %llu errors\n", g_launch.blockDim, errors);
     std::fflush(stderr);
     g_launch.inLaunch = false;
@@ -921,7 +960,7 @@ ASCEND_SIM_RT int Launch(uint32_t blockDim, const KernelBody& body, std::source_
 
 namespace AscendC::sim::detail {
 
-ASCEND_SIM_RT void sync_all(const std::source_location& loc) {
+ASCEND_SIM_RT void sync_all(const std::source_location& loc, bool aivOnly) {
     touch(loc);
     Sched* sc = g_sched;
     State& s = st();
@@ -930,6 +969,7 @@ ASCEND_SIM_RT void sync_all(const std::source_location& loc) {
     Slot& sl = sc->slots[s.blockIdx];
     sl.st = BlkSt::AtBarrier;
     sl.barrierLoc = loc;
+    sl.barrierAivOnly = aivOnly;
     swapcontext(&sl.ctx, t_main);
     touch(loc);
     if (sc->abort) throw Fault{};

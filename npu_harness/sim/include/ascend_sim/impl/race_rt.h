@@ -42,6 +42,11 @@ struct RaceState {
     PipeClock vc[kPipes];         // vc[P].t[Q]: Q's instructions up to this stamp have completed before P's next one starts
     std::map<uintptr_t, RaceSeg> segs;  // begin -> segment; segments do not overlap
     std::vector<PipeClock> flags[kNumHardEvents][kMaxEventIds];  // SetFlag snapshots not yet waited for (FIFO)
+    // the latest GM write of MTE3 (UB -> GM) and FIX (Fixpipe) and the stamp up to which a CrossCoreSetFlag covered
+    // them (impl/crossflag_rt.h: a set must follow the pipe that wrote the data the other core reads)
+    uint32_t gmWrite[kPipes]{}, gmCovered[kPipes]{};
+    const char* gmWriteApi[kPipes]{};
+    std::source_location gmWriteLoc[kPipes]{};
 };
 
 // (source pipe, destination pipe) of each HardEvent (names read SRC_DST).
@@ -240,10 +245,31 @@ inline void race_scalar_waits(RaceState& r, const RaceAccess& a) {
     }
 }
 
+// A MIX launch that runs the AIC (crossflag.h): the AIC has no UB (nor vector unit), an AIV no L1 / L0 (nor cube unit).
+// An access of the wrong core's buffers is CORE-TYPE (a branch that misses `if ASCEND_IS_AIV` / `ASCEND_IS_AIC`).
+inline void core_type_check(const State& s, Pipe pipe, const char* api, const std::source_location& loc, const RaceAccess* acc, uint32_t n) {
+    const uintptr_t ub = reinterpret_cast<uintptr_t>(s.ub), ca = reinterpret_cast<uintptr_t>(s.cubeArena);
+    for (uint32_t i = 0; i < n; ++i) {
+        const uintptr_t b = acc[i].begin;
+        const bool inUb = s.ub && b >= ub && b < ub + ASCEND_SIM_UB_BYTES;
+        const bool inCube = s.cubeArena && b >= ca && b < ca + kCubeArenaBytes;
+        if (!(s.isAic ? inUb : inCube)) continue;
+        char what[160];
+        describe_bytes(what, sizeof what, b, acc[i].end);
+        report("CORE-TYPE", loc,
+               "%s on %s %s %s: %s (a branch missing `if %s`?)", api, kPipeNames[static_cast<uint32_t>(pipe)],
+               acc[i].write ? "writes" : "reads", what,
+               s.isAic ? "the AIC of a MIX launch has no UB and no vector unit" : "an AIV has no L1 / L0 buffers and no cube unit",
+               s.isAic ? "ASCEND_IS_AIV" : "ASCEND_IS_AIC");
+        return;
+    }
+}
+
 ASCEND_SIM_RT void race_instr_n(Pipe pipe, const char* api, const std::source_location& loc, const RaceAccess* acc, uint32_t n) {
     State& s = st();
     RaceState* r = s.race;
     if (!r) return;
+    if (g_launch.aicRuns) core_type_check(s, pipe, api, loc, acc, n);
     // With --cce-auto-sync every scalar access that depends on a V / MTE2 / MTE3 access (the only other
     // pipes touching UB and GM on a vector core) gets a compiler-inserted wait: nothing to report and
     // nothing to record, but the waits order what the scalar unit issues afterwards.
@@ -260,6 +286,14 @@ ASCEND_SIM_RT void race_instr_n(Pipe pipe, const char* api, const std::source_lo
     const uint32_t stamp = ++r->issue[pp];
     if (pipe == Pipe::S) r->vc[0].t[0] = stamp;  // scalar instructions complete in program order
     const RaceRec rec{stamp, pipe, api, loc};
+    if (pipe == Pipe::MTE3 || pipe == Pipe::FIX) {  // their writes go to GM
+        for (uint32_t i = 0; i < n; ++i) {
+            if (!acc[i].write) continue;
+            r->gmWrite[pp] = stamp;
+            r->gmWriteApi[pp] = api;
+            r->gmWriteLoc[pp] = loc;
+        }
+    }
     bool reported = false;
     for (uint32_t i = 0; i < n; ++i) {
         if (acc[i].end > acc[i].begin) race_apply(*r, pipe, acc[i], rec, reported);
