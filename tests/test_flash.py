@@ -295,24 +295,51 @@ def test_blocks_outside_the_band_are_skipped_only_under_an_inf_like_fill():
 
 @pytest.mark.slow
 def test_the_emulator_counts_the_p_slot_traffic_as_workspace_traffic(tmp_path):
-    """The P slots live in the launch's workspace: the emulator counts their bytes apart (ws_ub2gm: the AIV's writes of
-    P; ws_gm2l1: the cube's reads of P as the left operand of P V), so that the cost model can keep them in L2. Q, K, V
-    and the output stay HBM traffic."""
+    """The P and O slots live in the launch's workspace: the emulator counts their bytes apart (ws_ub2gm: the AIV's
+    writes of P (and of O when a later block rescales it); ws_gm2l1: the cube's reads of P as the left operand of P V;
+    ws_l0c2gm: the cube's P V blocks added into O; ws_gm2ub: the AIV's reads of O), so that the cost model can keep
+    them in L2. Q, K, V and the output stay HBM traffic."""
     shape = {"Bt": 2, "M": 37, "N": 300}
     res = _validate("sdpa", shape, tmp_path=tmp_path)
     assert res.ok, res.detail
     c = res.counters
     assert 0 < c["workspace_bytes"] < 16 << 20
-    p_bytes = sum(b.get("ws_ub2gm", 0) for b in c["blocks"])
-    assert p_bytes == sum(b.get("ws_gm2l1", 0) for b in c["blocks"]) > 0  # every P block written once, read once
+    p_bytes = sum(b.get("ws_gm2l1", 0) for b in c["blocks"])  # every P block read once by the cube ...
+    ws_out = sum(b.get("ws_ub2gm", 0) for b in c["blocks"])
+    assert ws_out >= p_bytes > 0  # ... after the AIV wrote it (+ O rescaled in its slot, if a later block moved m)
+    o_bytes = sum(b.get("ws_l0c2gm", 0) for b in c["blocks"])
     out = 2 * 37 * 64 * 4  # o: Bt x M x Dv fp32
-    assert sum(b["ub2gm"]["bytes"] for b in c["blocks"]) == p_bytes + out
+    assert o_bytes % out == 0 and o_bytes >= 2 * out  # O += P V_j into the slot: every key block (N = 300 > bk: two or more)
+    o_reads = sum(b.get("ws_gm2ub", 0) for b in c["blocks"])
+    assert o_reads >= out  # O read once per task (and once per rescale after its first block)
+    assert sum(b["ub2gm"]["bytes"] for b in c["blocks"]) == ws_out + out
     qkv = sum(b["gm2l1"] for b in c["blocks"]) - p_bytes
-    # L2 serves the P slots both ways, and the cube's re-reads of Q, K, V beyond their first load (the operand rules:
+    # L2 serves the slots both ways, and the cube's re-reads of Q, K, V beyond their first load (the operand rules:
     # the launch's union, or each panel's re-loads within the L2's reach by stack distance, whichever credits more)
     union = c["cube_operand_bytes"] - p_bytes  # the P slots are cube operands too
     reloads = sum(n for b in c["blocks"] for u, n in b.get("panel_reload", []) if u <= (192 << 20) - c["workspace_bytes"])
     assert 0 < reloads < qkv
     first = min(1.0, c["cube_operand_bytes"] / qkv, 1 - reloads / qkv)
-    assert qkv > 0 and res.report.l2_bytes == 2 * p_bytes + round(qkv * (1 - first))
+    assert qkv > 0 and res.report.l2_bytes == ws_out + p_bytes + o_bytes + o_reads + round(qkv * (1 - first))
     assert union > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plant", ["overwrite", "add into the unwritten slot"])
+def test_planted_bug_in_the_o_accumulation_is_caught(plant, tmp_path):
+    """Planted bugs in O += P V_j (the cube's atomic add into the AIV's O slot): every key block overwrites O (only the
+    last block's P V survives: a wrong result), or the first block adds into the slot as well (into the launch's
+    poison on an AIV's first task: ATOMIC-UNINIT; into the previous task's O after that)."""
+    k = _example("sdpa")
+    proj, _ = lowering.lower(k)
+    name = "sdpa_kernel.cpp"
+    old = "GetTensorC<true>(oSlotGm_, first ? 0 : 1, true)"
+    new = {"overwrite": "GetTensorC<true>(oSlotGm_, 0, true)", "add into the unwritten slot": "GetTensorC<true>(oSlotGm_, 1, true)"}[plant]
+    assert proj.files[name].count(old) == 1
+    bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(old, new)})
+    res = _validate("sdpa", {"Bt": 2, "M": 37, "N": 300}, project=bad, tmp_path=tmp_path)
+    assert not res.ok, res.detail
+    if plant == "overwrite":
+        assert not res.sim_errors, res.detail
+    else:
+        assert any("ATOMIC-UNINIT" in str(e) for e in res.sim_errors), res.detail
