@@ -295,32 +295,34 @@ def test_blocks_outside_the_band_are_skipped_only_under_an_inf_like_fill():
 
 @pytest.mark.slow
 def test_the_emulator_counts_the_p_slot_traffic_as_workspace_traffic(tmp_path):
-    """The P and O slots live in the launch's workspace: the emulator counts their bytes apart (ws_ub2gm: the AIV's
-    writes of P (and of O when a later block rescales it); ws_gm2l1: the cube's reads of P as the left operand of P V;
-    ws_l0c2gm: the cube's P V blocks added into O; ws_gm2ub: the AIV's reads of O), so that the cost model can keep
-    them in L2. Q, K, V and the output stay HBM traffic."""
+    """The P, O and Q slots live in the launch's workspace: the emulator counts their bytes apart (ws_ub2gm: the AIV's
+    writes of P, of the scaled Q block and of O when a later block rescales it; ws_gm2l1: the cube's reads of P and Q
+    as the left operands; ws_l0c2gm: the cube's P V blocks added into O; ws_gm2ub: the AIV's reads of O), so that the
+    cost model can keep them in L2. K, V, the first read of Q and the output stay HBM traffic."""
     shape = {"Bt": 2, "M": 37, "N": 300}
     res = _validate("sdpa", shape, tmp_path=tmp_path)
     assert res.ok, res.detail
     c = res.counters
     assert 0 < c["workspace_bytes"] < 16 << 20
-    p_bytes = sum(b.get("ws_gm2l1", 0) for b in c["blocks"])  # every P block read once by the cube ...
+    pq_bytes = sum(b.get("ws_gm2l1", 0) for b in c["blocks"])  # the P and Q blocks, read by the cube for every key block
     ws_out = sum(b.get("ws_ub2gm", 0) for b in c["blocks"])
-    assert ws_out >= p_bytes > 0  # ... after the AIV wrote it (+ O rescaled in its slot, if a later block moved m)
+    q_bytes = 2 * 37 * 64 * 2  # the scaled Q blocks (f16), written once per task
+    assert pq_bytes > ws_out - q_bytes > 0  # ... the P blocks the AIV wrote (+ O rescaled in its slot) read once, Q twice or more
     o_bytes = sum(b.get("ws_l0c2gm", 0) for b in c["blocks"])
     out = 2 * 37 * 64 * 4  # o: Bt x M x Dv fp32
     assert o_bytes % out == 0 and o_bytes >= 2 * out  # O += P V_j into the slot: every key block (N = 300 > bk: two or more)
     o_reads = sum(b.get("ws_gm2ub", 0) for b in c["blocks"])
     assert o_reads >= out  # O read once per task (and once per rescale after its first block)
     assert sum(b["ub2gm"]["bytes"] for b in c["blocks"]) == ws_out + out
-    qkv = sum(b["gm2l1"] for b in c["blocks"]) - p_bytes
-    # L2 serves the slots both ways, and the cube's re-reads of Q, K, V beyond their first load (the operand rules:
+    assert sum(b["gm2ub"]["bytes"] for b in c["blocks"]) == o_reads + q_bytes  # Q read once from the input
+    qkv = sum(b["gm2l1"] for b in c["blocks"]) - pq_bytes  # K and V
+    # L2 serves the slots both ways, and the cube's re-reads of K, V beyond their first load (the operand rules:
     # the launch's union, or each panel's re-loads within the L2's reach by stack distance, whichever credits more)
-    union = c["cube_operand_bytes"] - p_bytes  # the P slots are cube operands too
+    union = c["cube_operand_bytes"] - pq_bytes  # the slots are cube operands too
     reloads = sum(n for b in c["blocks"] for u, n in b.get("panel_reload", []) if u <= (192 << 20) - c["workspace_bytes"])
     assert 0 < reloads < qkv
     first = min(1.0, c["cube_operand_bytes"] / qkv, 1 - reloads / qkv)
-    assert qkv > 0 and res.report.l2_bytes == ws_out + p_bytes + o_bytes + o_reads + round(qkv * (1 - first))
+    assert qkv > 0 and res.report.l2_bytes == ws_out + pq_bytes + o_bytes + o_reads + round(qkv * (1 - first))
     assert union > 0
 
 

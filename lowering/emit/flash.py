@@ -68,6 +68,7 @@ class FlashView(KernelView):
     mask_cmp: str
     mask_threshold: str
     mask_fill: str
+    q_scale: bool  # the scale goes into the task's Q block on its way to the Q slot (when |scale| <= 1), not into every score
     max_bq: int
     max_bk: int
     esize: int
@@ -131,7 +132,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> FlashView:
         skip_band=bool(fa.mask and fa.mask.fill <= SKIP_FILL),
         mask_ctype=mask.dtype.ctype if mask else "float", mask_batch=operand_offset(mask.shape, fa.batch) if mask else "",
         mask_cmp=_COMPARE[fa.mask.compare] if mask else "", mask_threshold=_float(fa.mask.threshold) if fa.mask else "",
-        mask_fill=_float(fa.mask.fill) if fa.mask else "", max_bq=fa.bq, max_bk=fa.bk, esize=q.dtype.size,
+        mask_fill=_float(fa.mask.fill) if fa.mask else "", q_scale=q.dtype in (DType.F16, DType.BF16, DType.F32), max_bq=fa.bq, max_bk=fa.bk, esize=q.dtype.size,
         mask_esize=mask.dtype.size if mask else 0, cmp_align=256 // (mask.dtype.size if mask else 4), fractal=FRACTAL, step_k=STEP_K, depth_l1=DEPTH_L1,
         db_l0ab=DB_L0AB, db_l0c=DB_L0C, l0a=t.l0a_bytes, l0b=t.l0b_bytes, l0c=t.l0c_bytes, l1=t.l1_bytes,
         ub_budget=t.ub_budget, mix_ratio=MIX_RATIO, sys_workspace=SYS_WORKSPACE, align=WORKSPACE_ALIGN)
