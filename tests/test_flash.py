@@ -196,9 +196,8 @@ def test_planted_bug_in_the_rescale_is_caught(plant, tmp_path):
     k = _example("sdpa")
     proj, _ = lowering.lower(k)
     name = "sdpa_kernel.cpp"
-    old, new = {"no O rescale": ("RowBroadcast<1>(o, cRow, rows, dv, dvp_);", ""),
-                "never rescale": ("gapBuf_.Get<float>().GetValue(0) <= kRescaleGap",
-                                  "(n0 != nStart || gapBuf_.Get<float>().GetValue(0) <= kRescaleGap)")}[plant]
+    old, new = {"no O rescale": ("RowBroadcast<1>(o, o, cRow, rows, dv, dvp_);", ""),
+                "never rescale": ("gapBuf_.Get<float>().GetValue(0) <= kRescaleSum", "true")}[plant]
     assert proj.files[name].count(old) == 1
     bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(old, new)})
     task = _growing_keys_task(tmp_path)
