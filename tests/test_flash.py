@@ -344,3 +344,19 @@ def test_planted_bug_in_the_o_accumulation_is_caught(plant, tmp_path):
         assert not res.sim_errors, res.detail
     else:
         assert any("ATOMIC-UNINIT" in str(e) for e in res.sim_errors), res.detail
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scale", [2.0, -0.3, 1.0])
+def test_the_scale_goes_into_q_or_stays_on_s_and_both_match_torch(scale, tmp_path):
+    """|scale| <= 1: Q times the scale goes to the Q slot (fp32, one rounding) and S needs no Muls; |scale| > 1 (Q *
+    scale might overflow the operands' type): Q as it is, and the Muls on S. A negative scale flips which key is the
+    row max. Each against scaled_dot_product_attention."""
+    text = (REPO / "examples/attention/sdpa.py").read_text()
+    old = "def get_init_inputs():\n    return [0.125]"
+    assert text.count(old) == 1
+    task = tmp_path / f"sdpa_scale_{scale}.py"
+    task.write_text(text.replace(old, f"def get_init_inputs():\n    return [{scale!r}]"))
+    res = _validate_task("sdpa", task, {"Bt": 2, "M": 37, "N": 300}, tmp_path=tmp_path)
+    assert res.ok and not res.sim_errors, res.detail
+    assert f"scale={scale:g} " in (res.scalars or ""), res.scalars  # the task's scale reached the kernel
