@@ -196,9 +196,8 @@ def test_planted_bug_in_the_rescale_is_caught(plant, tmp_path):
     k = _example("sdpa")
     proj, _ = lowering.lower(k)
     name = "sdpa_kernel.cpp"
-    old, new = {"no O rescale": ("RowBroadcast<1>(o, cRow, rows, dv, dvp_);", ""),
-                "never rescale": ("gapBuf_.Get<float>().GetValue(0) <= kRescaleGap",
-                                  "(n0 != nStart || gapBuf_.Get<float>().GetValue(0) <= kRescaleGap)")}[plant]
+    old, new = {"no O rescale": ("RowBroadcast<1>(o, o, cRow, rows, dv, dvp_);", ""),
+                "never rescale": ("gapBuf_.Get<float>().GetValue(0) <= kRescaleSum", "true")}[plant]
     assert proj.files[name].count(old) == 1
     bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(old, new)})
     task = _growing_keys_task(tmp_path)
@@ -295,24 +294,69 @@ def test_blocks_outside_the_band_are_skipped_only_under_an_inf_like_fill():
 
 @pytest.mark.slow
 def test_the_emulator_counts_the_p_slot_traffic_as_workspace_traffic(tmp_path):
-    """The P slots live in the launch's workspace: the emulator counts their bytes apart (ws_ub2gm: the AIV's writes of
-    P; ws_gm2l1: the cube's reads of P as the left operand of P V), so that the cost model can keep them in L2. Q, K, V
-    and the output stay HBM traffic."""
+    """The P, O and Q slots live in the launch's workspace: the emulator counts their bytes apart (ws_ub2gm: the AIV's
+    writes of P, of the scaled Q block and of O when a later block rescales it; ws_gm2l1: the cube's reads of P and Q
+    as the left operands; ws_l0c2gm: the cube's P V blocks added into O; ws_gm2ub: the AIV's reads of O), so that the
+    cost model can keep them in L2. K, V, the first read of Q and the output stay HBM traffic."""
     shape = {"Bt": 2, "M": 37, "N": 300}
     res = _validate("sdpa", shape, tmp_path=tmp_path)
     assert res.ok, res.detail
     c = res.counters
     assert 0 < c["workspace_bytes"] < 16 << 20
-    p_bytes = sum(b.get("ws_ub2gm", 0) for b in c["blocks"])
-    assert p_bytes == sum(b.get("ws_gm2l1", 0) for b in c["blocks"]) > 0  # every P block written once, read once
+    pq_bytes = sum(b.get("ws_gm2l1", 0) for b in c["blocks"])  # the P and Q blocks, read by the cube for every key block
+    ws_out = sum(b.get("ws_ub2gm", 0) for b in c["blocks"])
+    q_bytes = 2 * 37 * 64 * 2  # the scaled Q blocks (f16), written once per task
+    assert pq_bytes > ws_out - q_bytes > 0  # ... the P blocks the AIV wrote (+ O rescaled in its slot) read once, Q twice or more
+    o_bytes = sum(b.get("ws_l0c2gm", 0) for b in c["blocks"])
     out = 2 * 37 * 64 * 4  # o: Bt x M x Dv fp32
-    assert sum(b["ub2gm"]["bytes"] for b in c["blocks"]) == p_bytes + out
-    qkv = sum(b["gm2l1"] for b in c["blocks"]) - p_bytes
-    # L2 serves the P slots both ways, and the cube's re-reads of Q, K, V beyond their first load (the operand rules:
+    assert o_bytes % out == 0 and o_bytes >= 2 * out  # O += P V_j into the slot: every key block (N = 300 > bk: two or more)
+    o_reads = sum(b.get("ws_gm2ub", 0) for b in c["blocks"])
+    assert o_reads >= out  # O read once per task (and once per rescale after its first block)
+    assert sum(b["ub2gm"]["bytes"] for b in c["blocks"]) == ws_out + out
+    assert sum(b["gm2ub"]["bytes"] for b in c["blocks"]) == o_reads + q_bytes  # Q read once from the input
+    qkv = sum(b["gm2l1"] for b in c["blocks"]) - pq_bytes  # K and V
+    # L2 serves the slots both ways, and the cube's re-reads of K, V beyond their first load (the operand rules:
     # the launch's union, or each panel's re-loads within the L2's reach by stack distance, whichever credits more)
-    union = c["cube_operand_bytes"] - p_bytes  # the P slots are cube operands too
+    union = c["cube_operand_bytes"] - pq_bytes  # the slots are cube operands too
     reloads = sum(n for b in c["blocks"] for u, n in b.get("panel_reload", []) if u <= (192 << 20) - c["workspace_bytes"])
     assert 0 < reloads < qkv
     first = min(1.0, c["cube_operand_bytes"] / qkv, 1 - reloads / qkv)
-    assert qkv > 0 and res.report.l2_bytes == 2 * p_bytes + round(qkv * (1 - first))
+    assert qkv > 0 and res.report.l2_bytes == ws_out + pq_bytes + o_bytes + o_reads + round(qkv * (1 - first))
     assert union > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plant", ["overwrite", "add into the unwritten slot"])
+def test_planted_bug_in_the_o_accumulation_is_caught(plant, tmp_path):
+    """Planted bugs in O += P V_j (the cube's atomic add into the AIV's O slot): every key block overwrites O (only the
+    last block's P V survives: a wrong result), or the first block adds into the slot as well (into the launch's
+    poison on an AIV's first task: ATOMIC-UNINIT; into the previous task's O after that)."""
+    k = _example("sdpa")
+    proj, _ = lowering.lower(k)
+    name = "sdpa_kernel.cpp"
+    old = "GetTensorC<true>(oSlotGm_, first ? 0 : 1, true)"
+    new = {"overwrite": "GetTensorC<true>(oSlotGm_, 0, true)", "add into the unwritten slot": "GetTensorC<true>(oSlotGm_, 1, true)"}[plant]
+    assert proj.files[name].count(old) == 1
+    bad = dataclasses.replace(proj, files={**proj.files, name: proj.files[name].replace(old, new)})
+    res = _validate("sdpa", {"Bt": 2, "M": 37, "N": 300}, project=bad, tmp_path=tmp_path)
+    assert not res.ok, res.detail
+    if plant == "overwrite":
+        assert not res.sim_errors, res.detail
+    else:
+        assert any("ATOMIC-UNINIT" in str(e) for e in res.sim_errors), res.detail
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scale", [2.0, -0.3, 1.0])
+def test_the_scale_goes_into_q_or_stays_on_s_and_both_match_torch(scale, tmp_path):
+    """|scale| <= 1: Q times the scale goes to the Q slot (fp32, one rounding) and S needs no Muls; |scale| > 1 (Q *
+    scale might overflow the operands' type): Q as it is, and the Muls on S. A negative scale flips which key is the
+    row max. Each against scaled_dot_product_attention."""
+    text = (REPO / "examples/attention/sdpa.py").read_text()
+    old = "def get_init_inputs():\n    return [0.125]"
+    assert text.count(old) == 1
+    task = tmp_path / f"sdpa_scale_{scale}.py"
+    task.write_text(text.replace(old, f"def get_init_inputs():\n    return [{scale!r}]"))
+    res = _validate_task("sdpa", task, {"Bt": 2, "M": 37, "N": 300}, tmp_path=tmp_path)
+    assert res.ok and not res.sim_errors, res.detail
+    assert f"scale={scale:g} " in (res.scalars or ""), res.scalars  # the task's scale reached the kernel

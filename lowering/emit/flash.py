@@ -1,21 +1,23 @@
 """Kind FLASH: fused attention (flash attention) as one MIX kernel (flash_*.jinja).
 
 A task is (batch entry, block of Bq query rows), taken round-robin by the vector cores (AIV). Each AIV
-keeps the block's running row max m, row sum l and output O (Bq x Dv, fp32) in UB and walks the keys in
-blocks of Bk (ascendc_next.md §2.1):
+keeps the block's running row max m and row sum l in UB and its output O (Bq x Dv, fp32) in its own GM
+slot, and walks the keys in blocks of Bk (ascendc_next.md §2.1):
 
+    Q_blk (times the scale when |scale| <= 1) -> the AIV's Q slot, once per task
     S = Q_blk K_j^T                      cube (Matmul object 0, Iterate + GetTensorC into UB)
-    X = S * scale  [masked: select]      vector
-    m' = max(m, rowmax(X)); P = exp(X - m'); c = exp(m - m'); l = l * c + rowsum(P)
+    X = S [* scale]  [masked: select]    vector
+    P = exp(X - m) while every row sum stays <= ~e^8; otherwise m' = max(m, rowmax(X)), P = exp(X - m'),
+      c = exp(m - m'), l = l * c, O = O * c (in the slot); l += rowsum(P)
     P (cast to the operands' type) -> the AIV's own GM slot
-    O = O * c + P V_j                    cube (Matmul object 1, into UB), vector
+    O += P V_j                           cube (Matmul object 1, GetTensorC into the O slot with enAtomic)
     finally O / l -> o
 
-Both Matmul objects are driven from the AIV (the P slot is private to the core, so no cross-core flags;
+Both Matmul objects are driven from the AIV (the slots are private to the core, so no cross-core flags;
 the AIC-centric ring of CATLASS is the faster follow-up). The host tiling (flash_tiling.h) picks Bq and
 Bk (at most plan_flash's maxima) so that the two base blocks fit L0A/L0B/L0C/L1 and the block's
-buffers fit UB, fills one TCubeTiling per Matmul object and places the P slots after the Matmul API's
-system workspace.
+buffers fit UB, fills one TCubeTiling per Matmul object and places the P, O and Q slots after the Matmul
+API's system workspace.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class FlashView(KernelView):
     mask_cmp: str
     mask_threshold: str
     mask_fill: str
+    q_scale: bool  # the scale goes into the task's Q block on its way to the Q slot (when |scale| <= 1), not into every score
     max_bq: int
     max_bk: int
     esize: int
@@ -131,7 +134,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> FlashView:
         skip_band=bool(fa.mask and fa.mask.fill <= SKIP_FILL),
         mask_ctype=mask.dtype.ctype if mask else "float", mask_batch=operand_offset(mask.shape, fa.batch) if mask else "",
         mask_cmp=_COMPARE[fa.mask.compare] if mask else "", mask_threshold=_float(fa.mask.threshold) if fa.mask else "",
-        mask_fill=_float(fa.mask.fill) if fa.mask else "", max_bq=fa.bq, max_bk=fa.bk, esize=q.dtype.size,
+        mask_fill=_float(fa.mask.fill) if fa.mask else "", q_scale=q.dtype in (DType.F16, DType.BF16, DType.F32), max_bq=fa.bq, max_bk=fa.bk, esize=q.dtype.size,
         mask_esize=mask.dtype.size if mask else 0, cmp_align=256 // (mask.dtype.size if mask else 4), fractal=FRACTAL, step_k=STEP_K, depth_l1=DEPTH_L1,
         db_l0ab=DB_L0AB, db_l0c=DB_L0C, l0a=t.l0a_bytes, l0b=t.l0b_bytes, l0c=t.l0c_bytes, l1=t.l1_bytes,
         ub_budget=t.ub_budget, mix_ratio=MIX_RATIO, sys_workspace=SYS_WORKSPACE, align=WORKSPACE_ALIGN)

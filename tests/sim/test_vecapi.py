@@ -46,3 +46,18 @@ def test_api_check_fires(binary, variant, code, marker, words):
     assert [e.code for e in res.errors] == [code], res.stderr
     e = res.errors[0]
     assert e.file == "vecapi.cpp" and words in e.message and e.line == line_of(marker), res.stderr
+
+
+def test_cast_float_to_half_is_counted_apart_and_charged_one_cycle_per_repeat(binary):
+    """ascendc.md §5.5 (CONV): f16 -> f32 2 cycles per repeat, f32 -> f16 1. The emulator counts float -> half as its own
+    class (CastF32ToF16, repeats by the wider type, level 2 and level 0), so the cost model charges the two directions
+    apart; half -> float stays Cast.b32."""
+    from npu_harness.cost.model import load_params
+
+    res = run_program(binary, ["cast_counter_classes"], timeout=60)
+    assert res.returncode == 0 and res.errors == [], res.stdout + res.stderr
+    vec = res.counters["blocks"][0]["vec"]
+    assert vec["CastF32ToF16.b32"] == [2, 8 + 2]
+    assert vec["Cast.b32"] == [1, 4]
+    p = load_params("ascend910b1")
+    assert p.cycles_per_repeat("CastF32ToF16.b32") == 1 and p.cycles_per_repeat("Cast.b32") == 2

@@ -163,6 +163,19 @@ int level0_counter_and_masks() {
     });
 }
 
+// Cast counter classes: float -> half is counted as CastF32ToF16, half -> float (and every other pair) as Cast, each by
+// the wider type's repeats (level 2 and level 0 alike)
+int cast_counter_classes() {
+    return one_block([](LocalTensor<float> f) {
+        LocalTensor<half> h = f[4096].ReinterpretCast<half>();
+        Duplicate(f, 1.5f, 512);
+        Cast(h, f, RoundMode::CAST_RINT, 512);                                        // 8 repeats of 64 floats
+        Cast(h, f, RoundMode::CAST_RINT, 64, 2, UnaryRepeatParams(1, 1, 4, 8));       // level 0: 2 repeats
+        Cast(f[1024], h, RoundMode::CAST_NONE, 256);                                  // 4 repeats
+        EXPECT(float(h.GetValue(100)) == 1.5f && f.GetValue(1024 + 100) == 1.5f);
+    });
+}
+
 int mask_high_b32() {
     return one_block([](LocalTensor<float> f) {
         SetVectorMask<float>(1, 0xFFull);  // BUG: maskHigh must be 0 for 32-bit elements
@@ -265,6 +278,7 @@ const Variant kVariants[] = {
     {"reduce_dst_misaligned", reduce_dst_misaligned},
     {"reduce_src_misaligned", reduce_src_misaligned},
     {"level0_counter_and_masks", level0_counter_and_masks},
+    {"cast_counter_classes", cast_counter_classes},
     {"mask_high_b32", mask_high_b32},
     {"gather_ok", gather_ok},
     {"gather_oob", gather_oob},

@@ -402,14 +402,16 @@ enum class VecOp : uint8_t {
     Add, Sub, Mul, Div, Max, Min, Adds, Muls, Maxs, Mins, LeakyRelu, Exp, Ln, Abs, Sqrt, Rsqrt, Reciprocal, Relu,
     Duplicate, Cast, Compare, Compares, Select, Copy, ReduceSum, ReduceMax, ReduceMin, WholeReduceSum, BlockReduceSum,
     WholeReduceMax, WholeReduceMin, BlockReduceMax, BlockReduceMin, PairReduceSum, Gather, GatherMask, Sort32, MrgSort,
-    CreateVecIndex, Brcb, Transpose, TransDataTo5HD, kCount
+    CreateVecIndex, Brcb, Transpose, TransDataTo5HD,
+    CastF32ToF16,  // Cast float -> half: its own class (§5.5 CONV f32->f16 1 cycle per repeat, f16->f32 2)
+    kCount
 };
 inline const char* const kVecOpNames[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls", "Maxs", "Mins", "LeakyRelu",
                                           "Exp", "Ln", "Abs", "Sqrt", "Rsqrt", "Reciprocal", "Relu", "Duplicate", "Cast", "Compare",
                                           "Compares", "Select", "Copy", "ReduceSum", "ReduceMax", "ReduceMin", "WholeReduceSum",
                                           "BlockReduceSum", "WholeReduceMax", "WholeReduceMin", "BlockReduceMax", "BlockReduceMin",
                                           "PairReduceSum", "Gather", "GatherMask", "Sort32", "MrgSort", "CreateVecIndex", "Brcb",
-                                          "Transpose", "TransDataTo5HD"};
+                                          "Transpose", "TransDataTo5HD", "CastF32ToF16"};
 inline constexpr uint32_t kVecOps = static_cast<uint32_t>(VecOp::kCount);
 static_assert(sizeof(kVecOpNames) / sizeof(kVecOpNames[0]) == kVecOps);
 inline constexpr uint32_t kSizeClasses = 4;   // element size 1, 2, 4, 8 B
