@@ -22,7 +22,8 @@ from ascend_dsl import ir
 from ascend_dsl.parser_scatter import tensor_name
 
 API, MIDDLE = "SelectCols", "GatherMiddle"
-APIS = (API, MIDDLE)
+VECTOR = "GatherRowsVec"  # SelectCols on the vector unit (lowering/passes/plan_gather_rows.py): x's view stays whole
+APIS = (API, MIDDLE, VECTOR)
 
 
 def ops(kernel: ir.Kernel) -> list[ir.VecOp]:
