@@ -127,3 +127,18 @@ def test_over_two_split_symbols_the_last_dim_form_is_told_from_the_middle_dim_on
     like_x = HEAD3.replace('"A, K, J"', '"A, K, D"')
     middle = tile_kernel(like_x, "store(y[r, :], gather(x, load(idx[r, :])))", "g3.adsl")
     assert first_tile(middle).body[0].value.op == "gather_middle"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target, index", [("ascend310p", "j"), ("ascend310p", "idx"), ("ascend910b1", "j")])
+def test_emulator_matches_torch_on_both_targets_and_index_dtypes(tmp_path, target, index):
+    """i32 indices on 310P and 910B gather on the vector unit; an i64 index on 310P (no Cast from int64) keeps the
+    scalar path (Trap)."""
+    kernel = _k(f"store(y[r, :], gather(x, load({index}[r, :])) + load(f[r, :]))")
+    project, ctx = lower(kernel, target, "gather.adsl")
+    assert ("xRows[i * " in project.files["k_kernel.cpp"]) is not (target == "ascend310p" and index == "idx")
+    t = _tensors(b=11, d=21, k=6)
+    want = [torch.gather(t["x"], -1, t["idx"]) + t["f"]]
+    args = [t[n] for n in ("x", "idx", "j", "f", "w")]
+    res = validate_sim(kernel, ctx.lowered, project, ctx, TaskRun(args, want), work_dir=tmp_path)
+    assert res.ok, res.summary() + res.detail

@@ -472,7 +472,7 @@ class StageWriter:
                            f"    {s.buffer}.SetValue(i, {gm}.GetValue((rowStart_ + offset + i) % {gm}Period_));", "}",
                            *sync("S_V", "scalar writes before the vector unit reads them"), f"{q}.EnQue({s.buffer});"]
             return
-        if self.layout(s.buffer) is ir.Layout.NAMED_ROWS:  # a named tensor's rows for a vector gather (gather_rows.py)
+        if self.buffers[s.buffer].buffer.layout is ir.Layout.NAMED_ROWS:  # a named tensor's rows for a vector gather (gather_rows.py)
             self.lines += gather_rows.copy_in_lines(s, self.buffers[s.buffer].buffer, q, c, self.tensors[s.tensor].gm)
             return
         if s.index.by and s.index.group:  # rows chosen by an index tensor along a middle dim

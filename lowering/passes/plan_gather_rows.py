@@ -12,6 +12,7 @@ ideal at 128 x 4096). Here, in the whole-row loops of VECTOR kernels, it becomes
 
 The host sizes the tiles with the x rows counted (emit/shared.py host_bytes): one x row that does not fit UB beside
 the loop's rows makes the launch a TILING error. x dtypes: all of index_select_cols' (f16, f32, i32: Gather's).
+On 310P an i64 index stays on the scalar path (no Cast from int64 there).
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                 continue
             index, x_name, cols = s.srcs
             x = tensors[tensor_name(x_name)]
+            if decls[index].dtype is DType.I64 and ctx.target.name.startswith("ascend310"):
+                body.append(s)  # 310P has no Cast from int64 (CANN "Cast" tables): the scalar path
+                continue
             rows = _x_rows(x.name)
             if rows not in decls:
                 decls[rows] = ir.Buffer(rows, ir.Position.VECIN, x.dtype, tl.buffers, 8 * x.dtype.size,
