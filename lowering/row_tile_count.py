@@ -130,4 +130,7 @@ def host_view(tl: ir.TileLoop) -> dict | None:
     return {"up_to": UP_TO_ROWS, "solo": f"{SOLO_BYTES_PER_CYCLE}", "shared": f"{SHARED_BYTES_PER_CYCLE}",
             "latency": DMA_LATENCY_CYCLES, "head": VECTOR_HEAD_CYCLES, "in_bytes": _in_bytes(cost),
             "out_bytes": f"{cost.out_bytes}.0", "in_streams": cost.in_streams, "out_streams": cost.out_streams,
-            "vec_millicycles": cost.vec_millicycles, "instructions": cost.instructions}
+            "vec_millicycles": cost.vec_millicycles, "instructions": cost.instructions,
+            # a named tensor's rows (a vector gather's x): its copy dwarfs the loop's rows, one DMA latency per tile
+            # and stream counts more than overlap; the estimate may keep a core's rows in one tile
+            **({"min_tiles": "1"} if cost.in_row_bytes else {})}
