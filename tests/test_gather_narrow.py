@@ -142,3 +142,16 @@ def test_emulator_matches_torch_on_both_targets_and_index_dtypes(tmp_path, targe
     args = [t[n] for n in ("x", "idx", "j", "f", "w")]
     res = validate_sim(kernel, ctx.lowered, project, ctx, TaskRun(args, want), work_dir=tmp_path)
     assert res.ok, res.summary() + res.detail
+
+
+@pytest.mark.slow
+def test_x_rows_longer_than_ub_are_a_tiling_error_at_launch(tmp_path):
+    """The tile's x rows sit in UB beside the loop's rows: an x row of 60,000 f32 (240 KB) does not fit UB, and the
+    host tiling launches nothing (TILING, not a wrong result)."""
+    kernel = _k("store(y[r, :], gather(x, load(j[r, :])))")
+    project, ctx = lower(kernel, "ascend910b1", "gather.adsl")
+    t = _tensors(b=2, d=60000, k=3)
+    res = validate_sim(kernel, ctx.lowered, project, ctx, TaskRun([t[n] for n in ("x", "idx", "j", "f", "w")],
+                                                                  [torch.gather(t["x"], -1, t["idx"])]),
+                       work_dir=tmp_path)
+    assert not res.ok and [e.code for e in res.sim_errors] == ["TILING"], res.summary() + res.detail
