@@ -155,3 +155,29 @@ def test_x_rows_longer_than_ub_are_a_tiling_error_at_launch(tmp_path):
                                                                   [torch.gather(t["x"], -1, t["idx"])]),
                        work_dir=tmp_path)
     assert not res.ok and [e.code for e in res.sim_errors] == ["TILING"], res.summary() + res.detail
+
+
+TWO_LOOPS = '''@kernel
+def k(x: Tensor[f16, "B, D"], idx: Tensor[i32, "B, K"], f: Tensor[f16, "B, K"], y: Tensor[f16, "B, K"],
+      z: Tensor[f16, "B, K"]):
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            store(y[r, :], load(f[r, :]) * 2.0 + gather(x, load(idx[r, :])))
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            store(z[r, :], gather(x, load(idx[r, :])))
+'''
+
+
+@pytest.mark.slow
+def test_a_later_loop_sizes_its_x_rows_from_the_member_and_matches_torch(tmp_path):
+    """A second split loop carves UB in Process, where the tiling struct is out of scope (fuzz seed 3330)."""
+    from ascend_dsl.parser import parse_text
+    kernel = parse_text(TWO_LOOPS, "two.adsl")[0].instantiate()
+    project, ctx = lower(kernel, "ascend910b1", "two.adsl")
+    assert "tileLength1_ * ((D_ + 16) / 16 * 16) * sizeof(half)" in project.files["k_kernel.cpp"]
+    x, idx, f = torch.randn(9, 45).half(), torch.randint(0, 45, (9, 7), dtype=torch.int32), torch.randn(9, 7).half()
+    picked = torch.gather(x, -1, idx.long())
+    want = [f * 2 + picked, picked]
+    res = validate_sim(kernel, ctx.lowered, project, ctx, TaskRun([x, idx, f], want), work_dir=tmp_path)
+    assert res.ok, res.summary() + res.detail
