@@ -100,6 +100,9 @@ class Layout(Enum):
     BOX = "box"  # box loops: the tile's output positions x the whole extra (reduced) axis of a tensor
     SCAN = "scan"  # buffers only: a vector scan's scratch, sized from the row (chunk) length (lowering/vector_scan.py)
     BLOCKS = "blocks"  # buffers only: one 32-byte block per row of a row tile, rows rounded up to 8 (Brcb)
+    #: buffers only: the tile's rows of a named tensor of another row length (`of`: that length, a symbol or an
+    #: integer), each padded to a pitch of at least one element more (lowering/emit/gather_rows.py)
+    NAMED_ROWS = "named_rows"
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from .passes import (
     plan_conv,
     plan_cube,
     plan_flash,
+    plan_gather_rows,
     plan_row_groups,
     plan_row_value_blocks,
     plan_split_k,
@@ -69,6 +70,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("plan_conv", plan_conv.run),  # CONV kernels: cube tile limits of the implicit GEMM, L1/L0 capacity
     Pass("plan_windows", plan_windows.run),  # plane loops: the window, plane dims, vector taps along rows or not
     Pass("select_instructions", select_instructions.run),  # Add vs Adds, Compare/Select modes, Cast rounding
+    Pass("plan_gather_rows", plan_gather_rows.run),  # gathers of a named x along its last dim: x rows in UB, Gather
     Pass("plan_row_value_blocks", plan_row_value_blocks.run),  # per-row values x rows: a Brcb scratch per row tile
     Pass("plan_box", plan_box.run),  # box loops: UB row pitch, scratch trees, whole-row core shares
     Pass("schedule_stages", schedule_stages.run),  # CopyIn / Compute / CopyOut

@@ -52,6 +52,9 @@ class RowTileCost:
     in_streams: int
     out_streams: int
     instructions: int
+    #: bytes per row copied in as rows of another length (Layout.NAMED_ROWS: a named tensor's rows for a vector
+    #: gather), host C++ expressions; divided by the loop's padded row on the host
+    in_row_bytes: tuple[str, ...] = ()
 
 
 def _cycles(api: str, size: int) -> float:
@@ -72,6 +75,8 @@ def row_tile_cost(tl: ir.TileLoop, layout: ir.Layout = ir.Layout.ROWS) -> RowTil
     `layout=FLAT`: the same per element of a flat loop (lowering/flat_tile_count.py)."""
     rows = {b.name: b for b in tl.buffers_decl if b.layout is layout}
     once = {b.name for b in tl.buffers_decl if b.role is ir.BufferRole.ROW_VECTOR}  # copied in once per core
+    named = {b.name: b for b in tl.buffers_decl if b.layout is ir.Layout.NAMED_ROWS}
+    in_row_bytes: list[str] = []
     vec = 0.0
     instructions = in_bytes = out_bytes = in_streams = out_streams = 0
     for s in _flat(tl.body):
@@ -87,12 +92,16 @@ def row_tile_cost(tl: ir.TileLoop, layout: ir.Layout = ir.Layout.ROWS) -> RowTil
         elif isinstance(s, ir.CopyIn) and s.buffer not in once:
             in_streams += 1
             in_bytes += rows[s.buffer].dtype.size if s.buffer in rows else 0
+            if s.buffer in named:
+                b = named[s.buffer]
+                in_row_bytes.append(f"{b.dtype.size}.0 * static_cast<double>({b.of})")
         elif isinstance(s, ir.CopyOut):
             out_streams += 1
             out_bytes += rows[s.buffer].dtype.size if s.buffer in rows else 0
     if not in_bytes + out_bytes:
         return None
-    return RowTileCost(round(vec * 1000), in_bytes, out_bytes, in_streams, out_streams, instructions)
+    return RowTileCost(round(vec * 1000), in_bytes, out_bytes, in_streams, out_streams, instructions,
+                       tuple(in_row_bytes))
 
 
 def estimated_cycles(cost: RowTileCost, per_core: int, row_elems: int, tiles: int, active: int) -> float:
@@ -106,12 +115,22 @@ def estimated_cycles(cost: RowTileCost, per_core: int, row_elems: int, tiles: in
     return top + (mte2 + mte3 + vec - top) / tiles
 
 
+def _in_bytes(cost: RowTileCost) -> str:
+    """GM -> UB bytes per element of the loop's padded row, as the host computes them."""
+    if not cost.in_row_bytes:
+        return f"{cost.in_bytes}.0"
+    return f"({cost.in_bytes}.0{''.join(f' + {b} / static_cast<double>(padded)' for b in cost.in_row_bytes)})"
+
+
 def host_view(tl: ir.TileLoop) -> dict | None:
     """What codegen_templates/tiling.h.jinja needs to pick the tile count (None: the default rule)."""
     cost = row_tile_cost(tl)
     if cost is None:
         return None
     return {"up_to": UP_TO_ROWS, "solo": f"{SOLO_BYTES_PER_CYCLE}", "shared": f"{SHARED_BYTES_PER_CYCLE}",
-            "latency": DMA_LATENCY_CYCLES, "head": VECTOR_HEAD_CYCLES, "in_bytes": f"{cost.in_bytes}.0",
+            "latency": DMA_LATENCY_CYCLES, "head": VECTOR_HEAD_CYCLES, "in_bytes": _in_bytes(cost),
             "out_bytes": f"{cost.out_bytes}.0", "in_streams": cost.in_streams, "out_streams": cost.out_streams,
-            "vec_millicycles": cost.vec_millicycles, "instructions": cost.instructions}
+            "vec_millicycles": cost.vec_millicycles, "instructions": cost.instructions,
+            # a named tensor's rows (a vector gather's x): its copy dwarfs the loop's rows, one DMA latency per tile
+            # and stream counts more than overlap; the estimate may keep a core's rows in one tile
+            **({"min_tiles": "1"} if cost.in_row_bytes else {})}

@@ -8,6 +8,10 @@ writes `xGm.GetValue(g * D + idx[k])` into the tile (`LocalTensor::SetValue`; V_
 scalar reads per element (no DMA or vector form: the API subset has no GM gather, and an x row in UB would
 need a buffer of another row length): a correctness path, fine for K and row counts of a few thousand.
 
+Since session 33 the whole-row loops of VECTOR kernels gather on the vector unit instead (lowering/passes/
+plan_gather_rows.py, emit/gather_rows.py: the tile's x rows in UB, one Gather per row); this walk is left for other
+kernel kinds and for an i64 index on 310P.
+
 `gather(x, load(idx[r, :]))` of a named x [rows.., D] with idx [rows.., K] (torch.gather(x, -1, idx), K any) is
 the same op and walk with whole rows of indices: element k of tile row i reads idx[i, k] (`per_row`).
 
@@ -22,7 +26,8 @@ from ascend_dsl import ir
 from ascend_dsl.parser_scatter import tensor_name
 
 API, MIDDLE = "SelectCols", "GatherMiddle"
-APIS = (API, MIDDLE)
+VECTOR = "GatherRowsVec"  # SelectCols on the vector unit (lowering/passes/plan_gather_rows.py): x's view stays whole
+APIS = (API, MIDDLE, VECTOR)
 
 
 def ops(kernel: ir.Kernel) -> list[ir.VecOp]:

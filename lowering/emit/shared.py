@@ -28,6 +28,7 @@ from ..vector_scan import compensated, scratch_rows, segment
 from . import (
     arg_reduce,
     col_select,
+    gather_rows,
     launch_scalars,
     positions,
     row_broadcast,
@@ -306,6 +307,8 @@ def bytes_expr(b: ir.Buffer, suffix: str = "", tile: str | None = None) -> str:
         return f"({tile} + 7) / 8 * 8 * 32"
     if b.layout is ir.Layout.SLOTS:  # a slot accumulator's vector: whole 32-byte blocks
         return f"{b.of}Pad_ * sizeof(float)"
+    if b.layout is ir.Layout.NAMED_ROWS:  # rows of another length (emit/gather_rows.py)
+        return gather_rows.init_bytes(b, tile)
     if b.layout is ir.Layout.REPEATS:  # two elements per 256-byte repeat (ReduceMax/Min: value and index;
         # ReduceMax.md), whole 32-byte blocks
         return f"(({tile} * sizeof({b.dtype.ctype}) + 255) / 256 * 2 * sizeof({b.dtype.ctype}) + 31) / 32 * 32"
@@ -361,6 +364,8 @@ def host_bytes(b: ir.Buffer) -> str:
         return f"({scan_bytes_expr('padded', scratch_rows(b, False), segment(False))})"
     if b.layout is ir.Layout.SLOTS:  # a slot accumulator's vector (emit/slots.py)
         return f"({b.of}Slots + 7) / 8 * 32"
+    if b.layout is ir.Layout.NAMED_ROWS:  # rows of another length (emit/gather_rows.py)
+        return gather_rows.host_bytes(b)
     return f"({elems[b.layout]} * {b.bits} / 8 + 31) / 32 * 32"
 
 
@@ -466,6 +471,9 @@ class StageWriter:
                            "for (uint32_t i = 0; i < count; ++i) {",
                            f"    {s.buffer}.SetValue(i, {gm}.GetValue((rowStart_ + offset + i) % {gm}Period_));", "}",
                            *sync("S_V", "scalar writes before the vector unit reads them"), f"{q}.EnQue({s.buffer});"]
+            return
+        if self.buffers[s.buffer].buffer.layout is ir.Layout.NAMED_ROWS:  # a named tensor's rows for a vector gather (gather_rows.py)
+            self.lines += gather_rows.copy_in_lines(s, self.buffers[s.buffer].buffer, q, c, self.tensors[s.tensor].gm)
             return
         if s.index.by and s.index.group:  # rows chosen by an index tensor along a middle dim
             by = self.tensors[s.index.by]
@@ -575,6 +583,11 @@ class RowStageWriter(StageWriter):
         elif s.api == col_select.API:  # index_select with K indices: x read whole, per element
             self.lines += col_select.compute_lines(s, lambda n: self.tensors[n].gm, sync,
                                                    self.layout(s.srcs[0]) is ir.Layout.ROWS)
+        elif s.api == gather_rows.OFFSETS:  # an index as the byte offsets of a vector gather (gather_rows.py)
+            self.lines += gather_rows.offset_lines(s, self.buffers[s.srcs[0]].buffer, gather_rows.symbol(s.srcs[1]))
+        elif s.api == gather_rows.API:  # a named tensor's rows in UB, one Gather per row (gather_rows.py)
+            self.lines += gather_rows.compute_lines(s, self.buffers[s.srcs[3]].buffer,
+                                                    self.layout(s.srcs[0]) is ir.Layout.ROWS)
         elif s.api == col_select.MIDDLE:  # gather along a middle dim: x read whole, per element
             self.lines += col_select.middle_lines(s, lambda n: self.tensors[n].gm, c_scalar(s.srcs[2], DType.I64),
                                                   c_scalar(s.srcs[3], DType.I64), sync)
