@@ -28,9 +28,10 @@ def _run(example: str, dtype: str | None, overrides: dict, patch=None):
     return project.files[fname], validate_sim(kernel, ctx.lowered, project, ctx, run)
 
 
-# 256: 4 repeats of f32, not folded; 257 / 3000 / 4095: a first fold with 1 or more odd elements past both halves;
-# 640 (10 repeats): a whole odd repeat past the halves; 4096: halves only
-@pytest.mark.parametrize("dim2", [256, 257, 640, 3000, 4095, 4096])
+# f32 rows (64 per repeat): 257 / 1000 not folded (fewer than 8 repeats; fewer than 16 and not whole halves);
+# 640 (10 repeats) folded once into halves of 5; 1088 (17 repeats) and 3000 / 4095: halves and the rest past them;
+# 4096: halves down to 4 repeats
+@pytest.mark.parametrize("dim2", [257, 640, 1000, 1088, 3000, 4095, 4096])
 @pytest.mark.parametrize("example", ["reduce/sum_dim", "reduce/max_dim", "reduce/min_dim"])
 def test_folded_row_reductions_match_pytorch(example, dim2):
     code, res = _run(example, None if example.endswith("sum_dim") else "f32",
@@ -39,7 +40,17 @@ def test_folded_row_reductions_match_pytorch(example, dim2):
     assert res.ok, res
 
 
-@pytest.mark.parametrize("dim", [300, 1000, 4096])
+def test_fold_pays_from_8_repeats_or_16_with_a_rest():
+    import re
+
+    from lowering.emit import row_fold
+
+    worth = re.sub(r"&&", "and", re.sub(r"\|\|", "or", row_fold.WORTH))  # the C++ condition, as Python
+    folds = [r for r in range(1, 40) if eval(worth, {"n": r * 64, "lanes": 64})]
+    assert folds == [8, 10, 12, 14, *range(16, 40)]
+
+
+@pytest.mark.parametrize("dim", [300, 1024, 2100, 4096])  # f16: 128 per repeat
 def test_folded_f16_softmax_rows_match_pytorch(dim):
     _, res = _run("activation/softmax", "f16", {"batch_size": 5, "dim": dim})
     assert res.ok, res

@@ -212,17 +212,17 @@ private:
         LocalTensor<float> reduceOut_f32 = reduceOut_f32Buf.Get<float>();
         // matmul_softmax.adsl:12
         for (uint32_t i = 0; i < count; ++i) {
-            {  // ReduceMax of a row: halves folded with Max while more than 4 repeats are left (emit/row_fold.py)
+            {  // ReduceMax of a row: halves folded with Max while that is cheaper (emit/row_fold.py)
                 constexpr uint32_t lanes = 256 / sizeof(float);
                 uint32_t n = static_cast<uint32_t>(rowLen_);
-                if (n > 4 * lanes) {
+                if (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
                     uint32_t h = n / (2 * lanes) * lanes;  // whole repeats in each half
                     Max(reduceTmp_f32, accLocal[i * rowPitch_], accLocal[i * rowPitch_ + h], static_cast<int32_t>(h));
-                    if (n > 2 * h) {  // the repeats past both halves (fewer than 2, and h >= 2 repeats)
+                    if (n > 2 * h) {  // the elements past both halves (fewer than 2 repeats; h >= 4 repeats)
                         Max(reduceTmp_f32, reduceTmp_f32, accLocal[i * rowPitch_ + 2 * h], static_cast<int32_t>(n - 2 * h));
                     }
                     n = h;
-                    while (n > 4 * lanes) {
+                    while (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
                         h = n / (2 * lanes) * lanes;
                         Max(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[h], static_cast<int32_t>(h));
                         if (n > 2 * h) {
@@ -250,17 +250,17 @@ private:
         Exp(tmp1, tmp1, count * rowPitch_);
         // matmul_softmax.adsl:13
         for (uint32_t i = 0; i < count; ++i) {
-            {  // ReduceSum of a row: halves folded with Add while more than 4 repeats are left (emit/row_fold.py)
+            {  // ReduceSum of a row: halves folded with Add while that is cheaper (emit/row_fold.py)
                 constexpr uint32_t lanes = 256 / sizeof(float);
                 uint32_t n = static_cast<uint32_t>(rowLen_);
-                if (n > 4 * lanes) {
+                if (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
                     uint32_t h = n / (2 * lanes) * lanes;  // whole repeats in each half
                     Add(reduceTmp_f32, tmp1[i * rowPitch_], tmp1[i * rowPitch_ + h], static_cast<int32_t>(h));
-                    if (n > 2 * h) {  // the repeats past both halves (fewer than 2, and h >= 2 repeats)
+                    if (n > 2 * h) {  // the elements past both halves (fewer than 2 repeats; h >= 4 repeats)
                         Add(reduceTmp_f32, reduceTmp_f32, tmp1[i * rowPitch_ + 2 * h], static_cast<int32_t>(n - 2 * h));
                     }
                     n = h;
-                    while (n > 4 * lanes) {
+                    while (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
                         h = n / (2 * lanes) * lanes;
                         Add(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[h], static_cast<int32_t>(h));
                         if (n > 2 * h) {
