@@ -32,6 +32,7 @@ from . import (
     launch_scalars,
     positions,
     row_broadcast,
+    row_fold,
     row_gather,
     row_scatter,
     row_value_broadcast,
@@ -624,7 +625,7 @@ class RowStageWriter(StageWriter):
         if self.layout(buf) is not ir.Layout.ROWS:  # per-row values: `count` of them, contiguous
             return super().reduce_lines(api, out, buf, tmp, body)
         return (["for (uint32_t i = 0; i < count; ++i) {",
-                 f"    {api}({out}, {buf}[i * rowPitch_], {tmp}, static_cast<int32_t>(rowLen_));"]
+                 *("    " + line for line in row_fold.lines(api, out, f"{buf}[i * rowPitch_]", tmp, self.ctype(buf)))]
                 + ["    " + line for line in body] + ["}"])
 
     def row_ref(self, buf: str) -> str:
@@ -691,7 +692,7 @@ class RowStageWriter(StageWriter):
         out = find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name
         tmp = find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name
         self.lines += ["for (uint32_t i = 0; i < count; ++i) {",
-                       f"    {s.api}({out}, {src}[i * rowPitch_], {tmp}, static_cast<int32_t>(rowLen_));",
+                       *("    " + line for line in row_fold.lines(s.api, out, f"{src}[i * rowPitch_]", tmp, dt.ctype)),
                        *sync("V_S", indent="    "), f"    {s.dst}.SetValue(i, {out}.GetValue(0));",
                        *sync("S_V", indent="    "), "}"]
 

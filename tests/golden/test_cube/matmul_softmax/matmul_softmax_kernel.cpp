@@ -212,7 +212,29 @@ private:
         LocalTensor<float> reduceOut_f32 = reduceOut_f32Buf.Get<float>();
         // matmul_softmax.adsl:12
         for (uint32_t i = 0; i < count; ++i) {
-            ReduceMax(reduceOut_f32, accLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
+            {  // ReduceMax of a row: halves folded with Max while that is cheaper (emit/row_fold.py)
+                constexpr uint32_t lanes = 256 / sizeof(float);
+                uint32_t n = static_cast<uint32_t>(rowLen_);
+                if (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
+                    uint32_t h = n / (2 * lanes) * lanes;  // whole repeats in each half
+                    Max(reduceTmp_f32, accLocal[i * rowPitch_], accLocal[i * rowPitch_ + h], static_cast<int32_t>(h));
+                    if (n > 2 * h) {  // the elements past both halves (fewer than 2 repeats; h >= 4 repeats)
+                        Max(reduceTmp_f32, reduceTmp_f32, accLocal[i * rowPitch_ + 2 * h], static_cast<int32_t>(n - 2 * h));
+                    }
+                    n = h;
+                    while (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
+                        h = n / (2 * lanes) * lanes;
+                        Max(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[h], static_cast<int32_t>(h));
+                        if (n > 2 * h) {
+                            Max(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[2 * h], static_cast<int32_t>(n - 2 * h));
+                        }
+                        n = h;
+                    }
+                    ReduceMax(reduceOut_f32, reduceTmp_f32, reduceTmp_f32[n], static_cast<int32_t>(n));  // its scratch: past the folded values
+                } else {
+                    ReduceMax(reduceOut_f32, accLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
+                }
+            }
             SetFlag<HardEvent::V_S>(EVENT_ID0);
             WaitFlag<HardEvent::V_S>(EVENT_ID0);
             tmp0.SetValue(i, reduceOut_f32.GetValue(0));
@@ -228,7 +250,29 @@ private:
         Exp(tmp1, tmp1, count * rowPitch_);
         // matmul_softmax.adsl:13
         for (uint32_t i = 0; i < count; ++i) {
-            ReduceSum(reduceOut_f32, tmp1[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
+            {  // ReduceSum of a row: halves folded with Add while that is cheaper (emit/row_fold.py)
+                constexpr uint32_t lanes = 256 / sizeof(float);
+                uint32_t n = static_cast<uint32_t>(rowLen_);
+                if (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
+                    uint32_t h = n / (2 * lanes) * lanes;  // whole repeats in each half
+                    Add(reduceTmp_f32, tmp1[i * rowPitch_], tmp1[i * rowPitch_ + h], static_cast<int32_t>(h));
+                    if (n > 2 * h) {  // the elements past both halves (fewer than 2 repeats; h >= 4 repeats)
+                        Add(reduceTmp_f32, reduceTmp_f32, tmp1[i * rowPitch_ + 2 * h], static_cast<int32_t>(n - 2 * h));
+                    }
+                    n = h;
+                    while (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
+                        h = n / (2 * lanes) * lanes;
+                        Add(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[h], static_cast<int32_t>(h));
+                        if (n > 2 * h) {
+                            Add(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[2 * h], static_cast<int32_t>(n - 2 * h));
+                        }
+                        n = h;
+                    }
+                    ReduceSum(reduceOut_f32, reduceTmp_f32, reduceTmp_f32[n], static_cast<int32_t>(n));  // its scratch: past the folded values
+                } else {
+                    ReduceSum(reduceOut_f32, tmp1[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
+                }
+            }
             SetFlag<HardEvent::V_S>(EVENT_ID0);
             WaitFlag<HardEvent::V_S>(EVENT_ID0);
             tmp0.SetValue(i, reduceOut_f32.GetValue(0));
