@@ -51,9 +51,10 @@ def segment(chunked: bool) -> int:
 def scratch_rows(scratch: ir.Buffer, chunked: bool) -> int:
     """f32 elements of the scratch per matrix column (P = ceil(n / 8L) * 8 of them: whole 32-byte blocks per
     matrix row): the identity row and the matrix (L + 1), the row in f32 (L; then the offsets and, for 16-bit
-    rows, the f32 result), the two gather tables (2 L), and the copy of the matrix of a compensated sum (L)."""
+    rows, the f32 result), the two gather tables (2 L), and the copy of the matrix of a compensated sum (L);
+    whole rows: the byte offsets 4 j of the segment offsets' log-steps (1)."""
     L = segment(chunked)
-    return 4 * L + 1 + (L if compensated(scratch) else 0)
+    return 4 * L + 1 + (L if compensated(scratch) else 0) + (0 if chunked else 1)
 
 
 def scratch_name(reverse: bool) -> str:

@@ -340,6 +340,7 @@ def scan_table_lines(views, n: str = "rowLen_") -> list[str]:
     for b in views:
         if b.buffer.role is ir.BufferRole.SCAN_TMP:
             lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of.startswith("rev"), L=segment(n != "rowLen_"),
+                             whole=n == "rowLen_",
                              guard="blockLength_ > 0" if n == "rowLen_" else "")
     return lines
 

@@ -90,7 +90,7 @@ public:
         // exclusive_cumsum.adsl:9: UB buffers, sized for the largest tile
         pipe.InitBuffer(inQueueX, 2, tileLength_ * rowPitch_ * sizeof(float));
         pipe.InitBuffer(outQueueY, 2, tileLength_ * rowPitch_ * sizeof(float));
-        pipe.InitBuffer(scanTmp_fwdBuf, (rowPitch_ + 511) / 512 * 8 * 1028);
+        pipe.InitBuffer(scanTmp_fwdBuf, (rowPitch_ + 511) / 512 * 8 * 1032);
     }
 
     __aicore__ inline void Process()
@@ -117,6 +117,8 @@ public:
             CreateVecIndex(lane, 0, 64);
             Muls(lane, lane, 4 * S, 64);
             CreateVecIndex(col, 0, P);
+            LocalTensor<int32_t> ids = w[257 * P].ReinterpretCast<int32_t>();  // ids[j] = 4 j: the offsets' log-steps (scan.cpp.jinja)
+            Muls(ids, col, 4, S);
             Muls(col, col, 4, S);
             Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
             for (uint32_t c = 0; c < P; c += 255) {  // back[64c + l] = lane[l] + col[c]: 1 repeat(s) of 64 per 64 elements
@@ -185,18 +187,21 @@ private:
                         }
                     }
                 }
-                SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the segment totals (the last row)
-                WaitFlag<HardEvent::V_S>(EVENT_ID0);
-                float acc = 0.0f, comp = 0.0f;  // exclusive running sum of the segment totals (Kahan): the offsets
-                for (uint32_t c = 0; c < P; ++c) {
-                    t.SetValue(c, acc);
-                    const float y = a.GetValue(63 * P + c) - comp;
-                    const float u = acc + y;
-                    comp = (u - acc) - y;
-                    acc = u;
+                {  // the segment offsets on the vector unit: an exclusive scan of the P segment totals (the last row) by
+                   // log-steps, each a Gather shifting the running totals d by k (the identities z before them fill the
+                   // first k) and one Add; t: [offsets | z | d | the shifted copy]
+                    LocalTensor<float> z = t[P];
+                    LocalTensor<float> d = t[2 * P];
+                    LocalTensor<float> sh = t[3 * P];
+                    const LocalTensor<uint32_t> id = scanTmp_fwd[257 * P].ReinterpretCast<uint32_t>();  // id[j] = 4 j
+                    Duplicate(z, 0.0f, P);
+                    Adds(d, a[63 * P], 0.0f, P);
+                    for (uint32_t k = 1; k < P; k *= 2) {
+                        Gather(sh, z, id, (P - k) * 4, P);  // sh[c] = d[c - k] (the identity for c < k)
+                        Add(d, d, sh, P);
+                    }
+                    Gather(t, z, id, (P - 1) * 4, P);  // t[c] = d[c - 1]: exclusive
                 }
-                SetFlag<HardEvent::S_V>(EVENT_ID0);
-                WaitFlag<HardEvent::S_V>(EVENT_ID0);
                 for (uint32_t c = 0; c < P; c += 64) {  // every row of a column (and the identity row) with its offset
                     Add(scanTmp_fwd[c], scanTmp_fwd[c], t[c], P - c < 64 ? P - c : 64, 65,
                         BinaryRepeatParams(1, 1, 1, static_cast<uint8_t>(P / 8), static_cast<uint8_t>(P / 8), 0));
