@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ascend_dsl import ir
 
 from .tiling_rules import REPEAT_BYTES
+from .vector_scan import SCAN_APIS, SCAN_ROW_INSTRUCTIONS, scan_cycles_per_64
 
 #: Shares of at most this many rows per core choose their tile count by the estimate.
 UP_TO_ROWS = 8
@@ -44,7 +45,8 @@ _DEFAULT_CYCLES = 2
 @dataclass(frozen=True)
 class RowTileCost:
     """Per row element of a row loop: vector cycles (milli-cycles, an integer for the host), GM bytes copied in
-    and out; per tile: DMA instructions in and out, vector instructions."""
+    and out; per tile: DMA instructions in and out, vector instructions; per row: the vector instructions a scan
+    issues for each row (lowering/vector_scan.py), whatever the tile count."""
 
     vec_millicycles: int
     in_bytes: int
@@ -52,6 +54,7 @@ class RowTileCost:
     in_streams: int
     out_streams: int
     instructions: int
+    row_instructions: int = 0
 
 
 def _cycles(api: str, size: int) -> float:
@@ -73,9 +76,14 @@ def row_tile_cost(tl: ir.TileLoop, layout: ir.Layout = ir.Layout.ROWS) -> RowTil
     rows = {b.name: b for b in tl.buffers_decl if b.layout is layout}
     once = {b.name for b in tl.buffers_decl if b.role is ir.BufferRole.ROW_VECTOR}  # copied in once per core
     vec = 0.0
-    instructions = in_bytes = out_bytes = in_streams = out_streams = 0
+    instructions = in_bytes = out_bytes = in_streams = out_streams = row_instructions = 0
     for s in _flat(tl.body):
         ops = s.ops if isinstance(s, ir.PerRow) else (s,) if isinstance(s, ir.VecOp) else ()
+        if isinstance(s, ir.VecOp) and s.api in SCAN_APIS.values():  # a blocked scan: its own instructions, per row
+            sizes = [rows[n].dtype.size for n in (s.dst, *s.srcs) if n in rows]
+            vec += scan_cycles_per_64(rows[s.srcs[0]].dtype.size < 4, rows[s.dst].dtype.size < 4) / 64 if sizes else 0.0
+            row_instructions += SCAN_ROW_INSTRUCTIONS
+            continue
         instructions += isinstance(s, ir.VecOp)  # per-row ops issue once per row whatever the tile count
         for op in ops:
             sizes = [rows[n].dtype.size for n in (op.dst, *op.srcs) if isinstance(n, str) and n in rows]
@@ -92,7 +100,7 @@ def row_tile_cost(tl: ir.TileLoop, layout: ir.Layout = ir.Layout.ROWS) -> RowTil
             out_bytes += rows[s.buffer].dtype.size if s.buffer in rows else 0
     if not in_bytes + out_bytes:
         return None
-    return RowTileCost(round(vec * 1000), in_bytes, out_bytes, in_streams, out_streams, instructions)
+    return RowTileCost(round(vec * 1000), in_bytes, out_bytes, in_streams, out_streams, instructions, row_instructions)
 
 
 def estimated_cycles(cost: RowTileCost, per_core: int, row_elems: int, tiles: int, active: int) -> float:
@@ -101,7 +109,7 @@ def estimated_cycles(cost: RowTileCost, per_core: int, row_elems: int, tiles: in
     elems = per_core * row_elems
     mte2 = elems * cost.in_bytes / rate + tiles * cost.in_streams * DMA_LATENCY_CYCLES
     mte3 = elems * cost.out_bytes / rate + tiles * cost.out_streams * DMA_LATENCY_CYCLES
-    vec = elems * cost.vec_millicycles / 1000 + tiles * cost.instructions * VECTOR_HEAD_CYCLES
+    vec = elems * cost.vec_millicycles / 1000 + (tiles * cost.instructions + per_core * cost.row_instructions) * VECTOR_HEAD_CYCLES
     top = max(mte2, mte3, vec)
     return top + (mte2 + mte3 + vec - top) / tiles
 
@@ -114,4 +122,5 @@ def host_view(tl: ir.TileLoop) -> dict | None:
     return {"up_to": UP_TO_ROWS, "solo": f"{SOLO_BYTES_PER_CYCLE}", "shared": f"{SHARED_BYTES_PER_CYCLE}",
             "latency": DMA_LATENCY_CYCLES, "head": VECTOR_HEAD_CYCLES, "in_bytes": f"{cost.in_bytes}.0",
             "out_bytes": f"{cost.out_bytes}.0", "in_streams": cost.in_streams, "out_streams": cost.out_streams,
-            "vec_millicycles": cost.vec_millicycles, "instructions": cost.instructions}
+            "vec_millicycles": cost.vec_millicycles, "instructions": cost.instructions,
+            "row_instructions": cost.row_instructions}

@@ -44,6 +44,17 @@ SCAN_OPS = frozenset(n for n, o in OPS.items() if o.rule is Rule.SCAN)
 SEGMENT_ROWS, SEGMENT_CHUNKS = 64, 128
 
 
+#: A whole-row scan's vector work, for the host's tile-count estimate (lowering/row_tile_count.py): cycles per 64
+#: row elements (f32 repeats at ascendc.md 5.5's rates: the copy or Cast in 1 / 2, the two Gathers 2 each, the
+#: Brent-Kung steps' 120 and the offsets' 65 row repeats of 64 at 2, a Cast out 2) and instructions per row
+#: (about 33: the steps and the offsets' log-steps issue once per row whatever the tile count).
+SCAN_ROW_INSTRUCTIONS = 33
+
+
+def scan_cycles_per_64(cast_in: bool, cast_out: bool) -> float:
+    return (2 if cast_in else 1) + 2 + 2 * 120 / 64 + 2 * 65 / 64 + 2 + (2 if cast_out else 0)
+
+
 def segment(chunked: bool) -> int:
     return SEGMENT_CHUNKS if chunked else SEGMENT_ROWS
 
