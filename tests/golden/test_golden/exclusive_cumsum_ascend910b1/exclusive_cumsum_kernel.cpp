@@ -166,7 +166,9 @@ private:
             const LocalTensor<uint32_t> fwd = scanTmp_fwd[129 * P].ReinterpretCast<uint32_t>();
             const LocalTensor<uint32_t> back = scanTmp_fwd[193 * P].ReinterpretCast<uint32_t>();
             for (uint32_t i = 0; i < count; ++i) {
-                Duplicate(t[n / 8 * 8], 0.0f, 64 * P - n / 8 * 8);  // past the row: the identity
+                if (n / 8 * 8 < 64 * P) {  // past the row: the identity
+                    Duplicate(t[n / 8 * 8], 0.0f, 64 * P - n / 8 * 8);
+                }
                 Muls(t, xLocal[i * rowPitch_], 1.0f, n);
                 Gather(a, t, fwd, 0, 64 * P);  // transpose
                 Duplicate(scanTmp_fwd, 0.0f, P);  // the identity row above the matrix
@@ -420,7 +422,9 @@ private:
             const LocalTensor<uint32_t> fwd = scanTmp_fwd[257 * P].ReinterpretCast<uint32_t>();
             const LocalTensor<uint32_t> back = scanTmp_fwd[385 * P].ReinterpretCast<uint32_t>();
             for (uint32_t i = 0; i < 1; ++i) {
-                Duplicate(t[n / 8 * 8], 0.0f, 128 * P - n / 8 * 8);  // past the row: the identity
+                if (n / 8 * 8 < 128 * P) {  // past the row: the identity
+                    Duplicate(t[n / 8 * 8], 0.0f, 128 * P - n / 8 * 8);
+                }
                 Muls(t, xLocal, 1.0f, n);
                 Gather(a, t, fwd, 0, 128 * P);  // transpose
                 Duplicate(scanTmp_fwd, 0.0f, P);  // the identity row above the matrix
