@@ -11,9 +11,12 @@ Then, all in f32 (16-bit rows are cast first):
    one level-0 `Add`/`Mul` per 64 columns whose repeats are the step's rows (row strides in whole 32-byte
    blocks); 2L - 2 - log2(L) row additions, where a log-step (Hillis-Steele) scan needs L log2(L) - L + 1
    and a ping-pong copy per step;
-2. the segment offsets: the scalar unit walks the P segment totals (the last row) once, an exclusive
-   running sum (Kahan-compensated, as the scalar scan was) or product starting from the carry; in chunks
-   of an f32 sum each total is first corrected by its rounding (`scratch_buffers`);
+2. the segment offsets, an exclusive scan of the P segment totals (the last row): whole rows on the vector
+   unit (session 33), log-steps k = 1, 2, 4, ... < P, each a `Gather` of the running totals shifted by k
+   (identities in front of them fill the first k: one byte-offset table 4 j, srcBaseAddr moves it) and one
+   `Add`/`Mul`, 2 log2(P) + 3 instructions and no scalar work or V <-> S handshake; chunks of a long row
+   keep the scalar walk, which starts from the carry (Kahan-compensated, as the scalar scan was) and, for
+   an f32 sum, corrects each total by its rounding first (`scratch_buffers`);
 3. one level-0 `Add`/`Mul` per 64 columns adds each segment's offset to its L + 1 rows (the identity row
    above the matrix included: exclusive scans read the matrix shifted up by one row), src1RepStride 0;
 4. `Gather` back to the row's order (`srcBaseAddr` selects inclusive or exclusive).
