@@ -66,9 +66,10 @@ def scratch_rows(scratch: ir.Buffer, chunked: bool) -> int:
     """f32 elements of the scratch per matrix column (P = ceil(n / 8L) * 8 of them: whole 32-byte blocks per
     matrix row): the identity row and the matrix (L + 1), the row in f32 (L; then the offsets and, for 16-bit
     rows, the f32 result), the two gather tables (2 L), and the copy of the matrix of a compensated sum (L);
-    whole rows: the byte offsets 4 j of the segment offsets' log-steps (1)."""
+    whole rows: the byte offsets 4 j of the segment offsets' log-steps (1) and, with a running sum, the
+    two-level offsets' matrices and tables (6: 352 elements at P = 64, the only P that uses them)."""
     L = segment(chunked)
-    return 4 * L + 1 + (L if compensated(scratch) else 0) + (0 if chunked else 1)
+    return 4 * L + 1 + (L if compensated(scratch) else 0) + (0 if chunked else 1) + (6 if two_level(scratch) else 0)
 
 
 def scratch_name(reverse: bool) -> str:
@@ -80,6 +81,12 @@ def scan_op(dst: str, e: ir.Op, src: str) -> ir.VecOp:
     info = OPS[e.op]
     return ir.VecOp(SCAN_APIS[info.call], dst, (src,), (("reverse", str(info.reverse).lower()),
                     ("exclusive", str(info.exclusive).lower()), ("scratch", scratch_name(info.reverse))), e.span)
+
+
+def two_level(scratch: ir.Buffer) -> bool:
+    """Whole rows with a running sum: the scratch holds the tables and 8 x 8 matrices of the two-level offsets of
+    64 segments (`of` has ':sum'; scan.cpp.jinja)."""
+    return ":sum" in (scratch.of or "")
 
 
 def compensated(scratch: ir.Buffer) -> bool:
@@ -99,6 +106,7 @@ def scratch_buffers(stmts, span, chunked: bool) -> list[ir.Buffer]:
     out = []
     for r in sorted({o.reverse for o in ops}):
         kahan = chunked and any(o.reverse == r and o.call == "cumsum" and types[o.name] is DType.F32 for o in ops)
-        out.append(ir.Buffer(scratch_name(r), ir.Position.VECCALC, DType.F32, 1, 128, ir.Layout.SCAN,
-                             ir.BufferRole.SCAN_TMP, ("rev" if r else "fwd") + ("+" if kahan else ""), span))
+        sums = not chunked and any(o.reverse == r and o.call == "cumsum" for o in ops)
+        out.append(ir.Buffer(scratch_name(r), ir.Position.VECCALC, DType.F32, 1, 128, ir.Layout.SCAN, ir.BufferRole.SCAN_TMP,
+                             ("rev" if r else "fwd") + (":sum" if sums else "") + ("+" if kahan else ""), span))
     return out
