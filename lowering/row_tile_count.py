@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ascend_dsl import ir
 
 from .tiling_rules import REPEAT_BYTES
+from .vector_scan import SCAN_APIS, SCAN_ROW_INSTRUCTIONS, scan_cycles_per_64
 
 #: Shares of at most this many rows per core choose their tile count by the estimate.
 UP_TO_ROWS = 8
@@ -44,7 +45,8 @@ _DEFAULT_CYCLES = 2
 @dataclass(frozen=True)
 class RowTileCost:
     """Per row element of a row loop: vector cycles (milli-cycles, an integer for the host), GM bytes copied in
-    and out; per tile: DMA instructions in and out, vector instructions."""
+    and out; per tile: DMA instructions in and out, vector instructions; per row: the vector instructions a scan
+    issues for each row (lowering/vector_scan.py), whatever the tile count."""
 
     vec_millicycles: int
     in_bytes: int
@@ -55,6 +57,7 @@ class RowTileCost:
     #: bytes per row copied in as rows of another length (Layout.NAMED_ROWS: a named tensor's rows for a vector
     #: gather), host C++ expressions; divided by the loop's padded row on the host
     in_row_bytes: tuple[str, ...] = ()
+    row_instructions: int = 0
 
 
 def _cycles(api: str, size: int) -> float:
@@ -78,9 +81,14 @@ def row_tile_cost(tl: ir.TileLoop, layout: ir.Layout = ir.Layout.ROWS) -> RowTil
     named = {b.name: b for b in tl.buffers_decl if b.layout is ir.Layout.NAMED_ROWS}
     in_row_bytes: list[str] = []
     vec = 0.0
-    instructions = in_bytes = out_bytes = in_streams = out_streams = 0
+    instructions = in_bytes = out_bytes = in_streams = out_streams = row_instructions = 0
     for s in _flat(tl.body):
         ops = s.ops if isinstance(s, ir.PerRow) else (s,) if isinstance(s, ir.VecOp) else ()
+        if isinstance(s, ir.VecOp) and s.api in SCAN_APIS.values():  # a blocked scan: its own instructions, per row
+            sizes = [rows[n].dtype.size for n in (s.dst, *s.srcs) if n in rows]
+            vec += scan_cycles_per_64(rows[s.srcs[0]].dtype.size < 4, rows[s.dst].dtype.size < 4) / 64 if sizes else 0.0
+            row_instructions += SCAN_ROW_INSTRUCTIONS
+            continue
         instructions += isinstance(s, ir.VecOp)  # per-row ops issue once per row whatever the tile count
         for op in ops:
             sizes = [rows[n].dtype.size for n in (op.dst, *op.srcs) if isinstance(n, str) and n in rows]
@@ -101,7 +109,7 @@ def row_tile_cost(tl: ir.TileLoop, layout: ir.Layout = ir.Layout.ROWS) -> RowTil
     if not in_bytes + out_bytes:
         return None
     return RowTileCost(round(vec * 1000), in_bytes, out_bytes, in_streams, out_streams, instructions,
-                       tuple(in_row_bytes))
+                       tuple(in_row_bytes), row_instructions)
 
 
 def estimated_cycles(cost: RowTileCost, per_core: int, row_elems: int, tiles: int, active: int) -> float:
@@ -110,7 +118,7 @@ def estimated_cycles(cost: RowTileCost, per_core: int, row_elems: int, tiles: in
     elems = per_core * row_elems
     mte2 = elems * cost.in_bytes / rate + tiles * cost.in_streams * DMA_LATENCY_CYCLES
     mte3 = elems * cost.out_bytes / rate + tiles * cost.out_streams * DMA_LATENCY_CYCLES
-    vec = elems * cost.vec_millicycles / 1000 + tiles * cost.instructions * VECTOR_HEAD_CYCLES
+    vec = elems * cost.vec_millicycles / 1000 + (tiles * cost.instructions + per_core * cost.row_instructions) * VECTOR_HEAD_CYCLES
     top = max(mte2, mte3, vec)
     return top + (mte2 + mte3 + vec - top) / tiles
 
@@ -131,6 +139,7 @@ def host_view(tl: ir.TileLoop) -> dict | None:
             "latency": DMA_LATENCY_CYCLES, "head": VECTOR_HEAD_CYCLES, "in_bytes": _in_bytes(cost),
             "out_bytes": f"{cost.out_bytes}.0", "in_streams": cost.in_streams, "out_streams": cost.out_streams,
             "vec_millicycles": cost.vec_millicycles, "instructions": cost.instructions,
+            "row_instructions": cost.row_instructions,
             # a named tensor's rows (a vector gather's x): its copy dwarfs the loop's rows, one DMA latency per tile
             # and stream counts more than overlap; the estimate may keep a core's rows in one tile
             **({"min_tiles": "1"} if cost.in_row_bytes else {})}

@@ -11,9 +11,17 @@ Then, all in f32 (16-bit rows are cast first):
    one level-0 `Add`/`Mul` per 64 columns whose repeats are the step's rows (row strides in whole 32-byte
    blocks); 2L - 2 - log2(L) row additions, where a log-step (Hillis-Steele) scan needs L log2(L) - L + 1
    and a ping-pong copy per step;
-2. the segment offsets: the scalar unit walks the P segment totals (the last row) once, an exclusive
-   running sum (Kahan-compensated, as the scalar scan was) or product starting from the carry; in chunks
-   of an f32 sum each total is first corrected by its rounding (`scratch_buffers`);
+2. the segment offsets, an exclusive scan of the P segment totals (the last row): whole rows on the vector
+   unit (session 33), log-steps k = 1, 2, 4, ... < P, each a `Gather` of the running totals shifted by k
+   (identities in front of them fill the first k: one byte-offset table 4 j, srcBaseAddr moves it) and one
+   `Add`/`Mul`, 2 log2(P) + 3 instructions and no scalar work or V <-> S handshake; sums over P = 64
+   segments (rows of 3,585-4,096) in two levels instead, 10 instructions: the totals `Gather`ed into an
+   8 x 8 matrix (column b: segments 8b..8b+7), a Brent-Kung down its 8 rows (5 level-0 `Add`s), each
+   column's offset by `BlockReduceSum` over a gathered triangle (row j: the totals of columns < j, the
+   identity elsewhere), one `Add` of row k - 1 and the column offset, a `Gather` back (tables once per
+   launch, `two_level`); chunks of a long row
+   keep the scalar walk, which starts from the carry (Kahan-compensated, as the scalar scan was) and, for
+   an f32 sum, corrects each total by its rounding first (`scratch_buffers`);
 3. one level-0 `Add`/`Mul` per 64 columns adds each segment's offset to its L + 1 rows (the identity row
    above the matrix included: exclusive scans read the matrix shifted up by one row), src1RepStride 0;
 4. `Gather` back to the row's order (`srcBaseAddr` selects inclusive or exclusive).
@@ -44,6 +52,17 @@ SCAN_OPS = frozenset(n for n, o in OPS.items() if o.rule is Rule.SCAN)
 SEGMENT_ROWS, SEGMENT_CHUNKS = 64, 128
 
 
+#: A whole-row scan's vector work, for the host's tile-count estimate (lowering/row_tile_count.py): cycles per 64
+#: row elements (f32 repeats at ascendc.md 5.5's rates: the copy or Cast in 1 / 2, the two Gathers 2 each, the
+#: Brent-Kung steps' 120 and the offsets' 65 row repeats of 64 at 2, a Cast out 2) and instructions per row
+#: (about 33: the steps and the offsets' log-steps issue once per row whatever the tile count).
+SCAN_ROW_INSTRUCTIONS = 33
+
+
+def scan_cycles_per_64(cast_in: bool, cast_out: bool) -> float:
+    return (2 if cast_in else 1) + 2 + 2 * 120 / 64 + 2 * 65 / 64 + 2 + (2 if cast_out else 0)
+
+
 def segment(chunked: bool) -> int:
     return SEGMENT_CHUNKS if chunked else SEGMENT_ROWS
 
@@ -51,9 +70,11 @@ def segment(chunked: bool) -> int:
 def scratch_rows(scratch: ir.Buffer, chunked: bool) -> int:
     """f32 elements of the scratch per matrix column (P = ceil(n / 8L) * 8 of them: whole 32-byte blocks per
     matrix row): the identity row and the matrix (L + 1), the row in f32 (L; then the offsets and, for 16-bit
-    rows, the f32 result), the two gather tables (2 L), and the copy of the matrix of a compensated sum (L)."""
+    rows, the f32 result), the two gather tables (2 L), and the copy of the matrix of a compensated sum (L);
+    whole rows: the byte offsets 4 j of the segment offsets' log-steps (1) and, with a running sum, the
+    two-level offsets' matrices and tables (6: 352 elements at P = 64, the only P that uses them)."""
     L = segment(chunked)
-    return 4 * L + 1 + (L if compensated(scratch) else 0)
+    return 4 * L + 1 + (L if compensated(scratch) else 0) + (0 if chunked else 1) + (6 if two_level(scratch) else 0)
 
 
 def scratch_name(reverse: bool) -> str:
@@ -65,6 +86,12 @@ def scan_op(dst: str, e: ir.Op, src: str) -> ir.VecOp:
     info = OPS[e.op]
     return ir.VecOp(SCAN_APIS[info.call], dst, (src,), (("reverse", str(info.reverse).lower()),
                     ("exclusive", str(info.exclusive).lower()), ("scratch", scratch_name(info.reverse))), e.span)
+
+
+def two_level(scratch: ir.Buffer) -> bool:
+    """Whole rows with a running sum: the scratch holds the tables and 8 x 8 matrices of the two-level offsets of
+    64 segments (`of` has ':sum'; scan.cpp.jinja)."""
+    return ":sum" in (scratch.of or "")
 
 
 def compensated(scratch: ir.Buffer) -> bool:
@@ -84,6 +111,7 @@ def scratch_buffers(stmts, span, chunked: bool) -> list[ir.Buffer]:
     out = []
     for r in sorted({o.reverse for o in ops}):
         kahan = chunked and any(o.reverse == r and o.call == "cumsum" and types[o.name] is DType.F32 for o in ops)
-        out.append(ir.Buffer(scratch_name(r), ir.Position.VECCALC, DType.F32, 1, 128, ir.Layout.SCAN,
-                             ir.BufferRole.SCAN_TMP, ("rev" if r else "fwd") + ("+" if kahan else ""), span))
+        sums = not chunked and any(o.reverse == r and o.call == "cumsum" for o in ops)
+        out.append(ir.Buffer(scratch_name(r), ir.Position.VECCALC, DType.F32, 1, 128, ir.Layout.SCAN, ir.BufferRole.SCAN_TMP,
+                             ("rev" if r else "fwd") + (":sum" if sums else "") + ("+" if kahan else ""), span))
     return out

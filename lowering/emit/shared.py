@@ -24,7 +24,7 @@ from ascend_dsl.parser_scatter import named
 from ..context import PassContext
 from ..row_value_ops import binary
 from ..tiling_rules import REPEAT_BYTES
-from ..vector_scan import compensated, scratch_rows, segment
+from ..vector_scan import compensated, scratch_rows, segment, two_level
 from . import (
     arg_reduce,
     col_select,
@@ -344,6 +344,7 @@ def scan_table_lines(views, n: str = "rowLen_") -> list[str]:
     for b in views:
         if b.buffer.role is ir.BufferRole.SCAN_TMP:
             lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of.startswith("rev"), L=segment(n != "rowLen_"),
+                             whole=n == "rowLen_", two_level=two_level(b.buffer),
                              guard="blockLength_ > 0" if n == "rowLen_" else "")
     return lines
 

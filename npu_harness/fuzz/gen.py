@@ -171,6 +171,9 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
                  "D": rng.randint(12000, 40000) if long else _length(rng, 1, 1500)}
         if long and rng.random() < 0.15:  # rows over 1 MB (f32): with at most B cores, groups walk several rows
             sizes["D"] = rng.randint(262_200, 300_000)
+        wide = random.Random(hash(rng.getstate()[1]) ^ 0x5CA64)  # (a side draw: the main sequence is unchanged)
+        if not long and wide.random() < 0.15:  # rows of 57-72 scan segments of 64: whole-row scans' offsets in
+            sizes["D"] = wide.randint(3585, 4608)  # two levels (P = 64, sums) or log-steps (P = 72; vector_scan.py)
         symbols = ["B", "D"]
         extent, shape_in = "B", "B, D"
     else:

@@ -90,7 +90,7 @@ public:
         // exclusive_cumsum.adsl:9: UB buffers, sized for the largest tile
         pipe.InitBuffer(inQueueX, 2, tileLength_ * rowPitch_ * sizeof(float));
         pipe.InitBuffer(outQueueY, 2, tileLength_ * rowPitch_ * sizeof(float));
-        pipe.InitBuffer(scanTmp_fwdBuf, (rowPitch_ + 511) / 512 * 8 * 1028);
+        pipe.InitBuffer(scanTmp_fwdBuf, (rowPitch_ + 511) / 512 * 8 * 1056);
     }
 
     __aicore__ inline void Process()
@@ -117,11 +117,28 @@ public:
             CreateVecIndex(lane, 0, 64);
             Muls(lane, lane, 4 * S, 64);
             CreateVecIndex(col, 0, P);
+            LocalTensor<int32_t> ids = w[257 * P].ReinterpretCast<int32_t>();  // ids[j] = 4 j: the offsets' log-steps (scan.cpp.jinja)
+            Muls(ids, col, 4, S);
             Muls(col, col, 4, S);
             Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
             for (uint32_t c = 0; c < P; c += 255) {  // back[64c + l] = lane[l] + col[c]: 1 repeat(s) of 64 per 64 elements
                 Add(back[64 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
                     BinaryRepeatParams(1, 1, 0, 8, 0, 1));
+            }
+            if (P == 64) {  // the two-level offsets of 64 segments (scan.cpp.jinja): q = [identity row, 8 x 8 matrix | triangle | sums | offsets | tables]
+                LocalTensor<int32_t> q = w[258 * P].ReinterpretCast<int32_t>();
+                LocalTensor<int32_t> s = w[65 * P].ReinterpretCast<int32_t>();  // temporaries, in the f32 row's place
+                Duplicate(w[258 * P], 0.0f, 8);  // the identity row above the 8 x 8 matrix
+                CreateVecIndex(s[256], 0, 8);
+                Muls(s[256], s[256], 4, 8);  // 4 j, j < 8
+                Brcb(s, s[256], 1, BrcbRepeatParams(1, 8));  // s[8 j + l] = 4 j
+                Adds(s[64], s[256], 0, 8, 8, UnaryRepeatParams(1, 1, 1, 0));  // s[64 + 8 j + l] = 4 l
+                Add(s[192], s, s[64], 64);  // 4 (j + l)
+                Muls(s[128], s[64], 8, 64);
+                Add(q[208], s, s[128], 64);  // tr[8 j + l] = 4 (8 l + j): the 8 x 8 transpose
+                Duplicate(q[336], 0, 8);  // A = 8 x the identity (w[0]), then the byte offsets of the 8 column totals (matrix row 7)
+                Adds(q[344], s[256], 4 * (258 * P + 64), 8);
+                Gather(q[272], q[336], s[192].ReinterpretCast<uint32_t>(), 0, 64);  // tri[8 j + l] = A[j + l]: the totals of columns < j
             }
         }
         if (chunkLength_ > 0) {  // one row does not fit UB: 2 pass(es) over column chunks of each row
@@ -164,7 +181,9 @@ private:
             const LocalTensor<uint32_t> fwd = scanTmp_fwd[129 * P].ReinterpretCast<uint32_t>();
             const LocalTensor<uint32_t> back = scanTmp_fwd[193 * P].ReinterpretCast<uint32_t>();
             for (uint32_t i = 0; i < count; ++i) {
-                Duplicate(t[n / 8 * 8], 0.0f, 64 * P - n / 8 * 8);  // past the row: the identity
+                if (n / 8 * 8 < 64 * P) {  // past the row: the identity
+                    Duplicate(t[n / 8 * 8], 0.0f, 64 * P - n / 8 * 8);
+                }
                 Muls(t, xLocal[i * rowPitch_], 1.0f, n);
                 Gather(a, t, fwd, 0, 64 * P);  // transpose
                 Duplicate(scanTmp_fwd, 0.0f, P);  // the identity row above the matrix
@@ -185,18 +204,38 @@ private:
                         }
                     }
                 }
-                SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads the segment totals (the last row)
-                WaitFlag<HardEvent::V_S>(EVENT_ID0);
-                float acc = 0.0f, comp = 0.0f;  // exclusive running sum of the segment totals (Kahan): the offsets
-                for (uint32_t c = 0; c < P; ++c) {
-                    t.SetValue(c, acc);
-                    const float y = a.GetValue(63 * P + c) - comp;
-                    const float u = acc + y;
-                    comp = (u - acc) - y;
-                    acc = u;
+                if (P == 64) {  // the segment offsets, two-level: the 64 totals as an 8 x 8 matrix (column b: segments 8b..8b+7),
+                                // Brent-Kung down its rows, then each column's offset from a triangle of the column totals
+                                // (gathered, identities elsewhere) by BlockReduceSum (scan_tables.cpp.jinja builds the tables)
+                    LocalTensor<float> q = scanTmp_fwd[258 * P];
+                    const LocalTensor<uint32_t> tr = q[208].ReinterpretCast<uint32_t>();
+                    const LocalTensor<uint32_t> tri = q[272].ReinterpretCast<uint32_t>();
+                    Gather(q[8], scanTmp_fwd, tr, 64 * P * 4, 64);  // q[8 + 8k + b] = total[8b + k]
+                    Add(q[16], q[16], q[8], 8, 4, BinaryRepeatParams(1, 1, 1, 2, 2, 2));  // rows 1, 3, 5, 7 += rows 0, 2, 4, 6
+                    Add(q[32], q[32], q[16], 8, 2, BinaryRepeatParams(1, 1, 1, 4, 4, 4));  // rows 3, 7 += rows 1, 5
+                    Add(q[64], q[64], q[32], 8, 1, BinaryRepeatParams(1, 1, 1, 8, 8, 8));  // row 7 += row 3
+                    Add(q[48], q[48], q[32], 8, 1, BinaryRepeatParams(1, 1, 1, 8, 8, 8));  // row 5 += row 3
+                    Add(q[24], q[24], q[16], 8, 3, BinaryRepeatParams(1, 1, 1, 2, 2, 2));  // rows 2, 4, 6 += rows 1, 3, 5
+                    Gather(q[72], scanTmp_fwd, tri, 0, 64);  // q[72 + 8j + l]: the totals of columns < j, the identity elsewhere
+                    BlockReduceSum(q[136], q[72], 1, 64, 1, 1, 8);  // column j's offset
+                    Add(q[144], q, q[136], 8, 8, BinaryRepeatParams(1, 1, 1, 1, 1, 0));  // row k - 1 (the identity row for k = 0) + the column's offset
+                    Gather(t, q, tr, 144 * 4, 64);  // back to segment order: t[8b + k]
+                } else
+                {  // the segment offsets on the vector unit: an exclusive scan of the P segment totals (the last row) by
+                   // log-steps, each a Gather shifting the running totals d by k (the identities z before them fill the
+                   // first k) and one Add; t: [offsets | z | d | the shifted copy]
+                    LocalTensor<float> z = t[P];
+                    LocalTensor<float> d = t[2 * P];
+                    LocalTensor<float> sh = t[3 * P];
+                    const LocalTensor<uint32_t> id = scanTmp_fwd[257 * P].ReinterpretCast<uint32_t>();  // id[j] = 4 j
+                    Duplicate(z, 0.0f, P);
+                    Adds(d, a[63 * P], 0.0f, P);
+                    for (uint32_t k = 1; k < P; k *= 2) {
+                        Gather(sh, z, id, (P - k) * 4, P);  // sh[c] = d[c - k] (the identity for c < k)
+                        Add(d, d, sh, P);
+                    }
+                    Gather(t, z, id, (P - 1) * 4, P);  // t[c] = d[c - 1]: exclusive
                 }
-                SetFlag<HardEvent::S_V>(EVENT_ID0);
-                WaitFlag<HardEvent::S_V>(EVENT_ID0);
                 for (uint32_t c = 0; c < P; c += 64) {  // every row of a column (and the identity row) with its offset
                     Add(scanTmp_fwd[c], scanTmp_fwd[c], t[c], P - c < 64 ? P - c : 64, 65,
                         BinaryRepeatParams(1, 1, 1, static_cast<uint8_t>(P / 8), static_cast<uint8_t>(P / 8), 0));
@@ -415,7 +454,9 @@ private:
             const LocalTensor<uint32_t> fwd = scanTmp_fwd[257 * P].ReinterpretCast<uint32_t>();
             const LocalTensor<uint32_t> back = scanTmp_fwd[385 * P].ReinterpretCast<uint32_t>();
             for (uint32_t i = 0; i < 1; ++i) {
-                Duplicate(t[n / 8 * 8], 0.0f, 128 * P - n / 8 * 8);  // past the row: the identity
+                if (n / 8 * 8 < 128 * P) {  // past the row: the identity
+                    Duplicate(t[n / 8 * 8], 0.0f, 128 * P - n / 8 * 8);
+                }
                 Muls(t, xLocal, 1.0f, n);
                 Gather(a, t, fwd, 0, 128 * P);  // transpose
                 Duplicate(scanTmp_fwd, 0.0f, P);  // the identity row above the matrix
