@@ -1,7 +1,7 @@
 """Focused programs for the lowering forms of sessions 30-32, which the main stream draws rarely or never.
 
 Each builder aims at one form's code path with the sizes that decide it (the host tiling's choice) and its edges:
-odd lengths and tails, one row, rows = cores +- 1, f16 / bf16 / f32 data.
+odd lengths and tails, one row, rows = cores +- 1, f16 / bf16 / f32 / i32 data where the form takes it.
 
 - `slot_rows`: slot accumulators over many short planes (`x * s[r]` on short rows: the Brcb form of per-row values);
 - `middim`: a box reduction with fewer rows of positions than half the cores (the reduced axis split over cores),
@@ -30,6 +30,7 @@ RECENT_KINDS = {"slot_rows": 3, "middim": 3, "norm1pass": 2, "row_values": 3, "g
 
 ROW_OPS = ("({0} + {1})", "({0} - {1})", "({1} - {0})", "({0} * {1})", "({0} / {1})", "({1} / (1.5 + abs({0})))",
            "max({0}, {1})", "min({1}, {0})")
+INT_OPS = ("({0} + {1})", "({0} - {1})", "({1} - {0})", "({0} * {1})", "max({0}, {1})", "min({1}, {0})")
 
 
 def _cast(e: Node, to: str) -> Node:
@@ -128,9 +129,10 @@ def _norm1pass(r: random.Random, k, cores: int) -> dict:
 
 def _row_values(r: random.Random, k, cores: int) -> dict:
     """Many short rows against per-row values: x op load(c[r]) either way round, a row reduction against its row."""
-    t = r.choice(("f32", "f16", "bf16"))
+    t = r.choice(("f32", "f16", "bf16", "i32"))
     k.dtype_vars = {"T": t}
-    compute = "f32" if t == "bf16" or r.random() < 0.5 else t
+    compute = "f32" if t == "bf16" or (t != "i32" and r.random() < 0.5) else t
+    ops = ROW_OPS if t != "i32" else INT_OPS
     d = r.choice((1, 2, 7, 8, 16, 17, 31, 63, 64, 65, 100, 127, 128, 129, 200, 255, 256))
     per_core = r.choice((3, 4, 9, r.randint(3, 300), r.randint(256, 600)) + ((r.randint(2033, 2600),) if d <= 16 else ()))
     sizes = {"B": per_core * cores + r.choice((0, 1, -1, r.randint(0, cores))), "D": d}
@@ -138,14 +140,19 @@ def _row_values(r: random.Random, k, cores: int) -> dict:
     body = [Stmt("v = {0}", _cast(leaf(f"load({x}[r, :])", t, "rows"), compute), "v"),
             Stmt("cv = {0}", _cast(leaf(f"load({c}[r])", t, "col"), compute), "cv")]
     v, cv = leaf("v", compute, "rows"), leaf("cv", compute, "col")
-    e = Node(r.choice(ROW_OPS), (v, cv), compute, "rows")
+    e = Node(r.choice(ops), (v, cv), compute, "rows")
+    if t != "i32" and r.random() < 0.4:  # more element-wise work on either side (per-row values included)
+        more = Exprs(r, Scope([v, cv], k.scope_scalars(["B", "D"])), rows=True).tile(compute, r.choice(("rows", "col")),
+                                                                                   r.randint(1, 2))
+        e = Node(r.choice(ops), (e, more) if more.layout == "rows" or r.random() < 0.5 else (more, e), compute, "rows")
     if r.random() < 0.4:  # a row's reduction against its row (softmax-like)
-        red = Node(f"{r.choice(('max', 'sum', 'min', 'mean'))}({{0}}, axis=1)", (v,), compute, "col")
-        e = Node(r.choice(ROW_OPS), (e, red), compute, "rows")
+        red = Node(f"{r.choice(('max', 'sum', 'min') + (('mean',) if t != 'i32' else ()))}({{0}}, axis=1)", (v,),
+                   compute, "col")
+        e = Node(r.choice(ops), (e, red), compute, "rows")
     if r.random() < 0.3:  # and a row vector
         w = k.tensor("w", "T", "D")
         body.append(Stmt("wv = {0}", _cast(leaf(f"load({w}[:])", t, "row"), compute), "wv"))
-        e = Node(r.choice(ROW_OPS[:4]), (e, leaf("wv", compute, "row")), compute, "rows")
+        e = Node(r.choice(ops[:4]), (e, leaf("wv", compute, "row")), compute, "rows")
     body.append(Stmt(f"store({y}[r, :], {{0}})", _cast(e, "T")))
     k.body.append(Loop(f"for blk in split(B, cores={r.choice(('AIV', 'AIV', str(cores)))}):",
                        f"for r in tile(blk, size=auto, buffers={r.choice((1, 2))}):", tuple(body)))
@@ -154,7 +161,7 @@ def _row_values(r: random.Random, k, cores: int) -> dict:
 
 def _gather_narrow(r: random.Random, k, cores: int) -> dict:
     """torch.gather(t, -1, p) with p [B, D] and t [B, E] (D != E either way), or index_select(t, -1, p[D])."""
-    t = r.choice(("f32", "f16"))
+    t = r.choice(("f32", "f16", "i32"))
     k.dtype_vars = {"T": t}
     sizes = {"B": _near(r, cores), "D": r.choice((1, 5, 8, 13, 64, 100, 257, r.randint(1, 700))),
              "E": r.choice((1, 3, 16, 77, 300, r.randint(1, 900)))}
@@ -168,7 +175,7 @@ def _gather_narrow(r: random.Random, k, cores: int) -> dict:
     if r.random() < 0.5:
         x = k.tensor("x", "T", "B, D")
         body.append(Stmt(f"xv = load({x}[r, :])", None, "xv"))
-        e = Node(r.choice(ROW_OPS[:4]), (e, leaf("xv", t, "rows")), t, "rows")
+        e = Node(r.choice(INT_OPS if t == "i32" else ROW_OPS[:4]), (e, leaf("xv", t, "rows")), t, "rows")
     body.append(Stmt(f"store({y}[r, :], {{0}})", e))
     k.body.append(Loop("for blk in split(B, cores=AIV):", f"for r in tile(blk, size=auto, buffers={r.choice((1, 2))}):",
                        tuple(body)))
@@ -177,14 +184,14 @@ def _gather_narrow(r: random.Random, k, cores: int) -> dict:
 
 def _scatter_dim0(r: random.Random, k, cores: int) -> dict:
     """x.scatter(0, g, value) / scatter(x, 0, g, src) / scatter_add with [K, D] indices into [B, D] rows."""
-    t = r.choice(("f32", "f16"))
+    t = r.choice(("f32", "f16", "i32"))
     k.dtype_vars = {"T": t}
     sizes = {"B": _near(r, cores), "D": r.choice((1, 7, 16, 33, 100, r.randint(1, 300))), "K": r.randint(1, 50)}
     x, y = k.tensor("x", "T", "B, D"), k.tensor("y", "T", "B, D")
     g = k.tensor("g", r.choice(("i32", "i64")), "K, D")
     form = r.choice(("value", "value", "scatter", "scatter_add"))
     if form == "value":
-        call = f"scatter(v, {g}, {r.choice(('-2.5', '0.0', '3.0', '1e-3'))})"
+        call = f"scatter(v, {g}, {r.choice(('-3', '0', '7') if t == 'i32' else ('-2.5', '0.0', '3.0', '1e-3'))})"
     else:
         call = f"{form}(v, {g}, {k.tensor('s', 'T', 'K, D')})"
     body = (Stmt(f"v = load({x}[r, :])", None, "v"), Stmt(f"store({y}[r, :], {call})"))
