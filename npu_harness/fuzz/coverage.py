@@ -75,7 +75,8 @@ def forms(p: Program) -> set[str]:
         add("norm_long_rows_over_1mb")
     elem = 2 if "f16" in p.decorator or "bf16" in p.decorator else 4
     per_row_value = re.search(r"load\(c\d+\[r\]\)", text) or re.search(r"\bs\[r\]", text)
-    if p.kind in ("rows", "row_values") and per_row_value and _brcb(s.get("B", 1), p.cores, s.get("D", 1), elem):
+    rows = s.get("B", 1) * (s.get("A", 1) if p.kind == "row_values" else 1)
+    if p.kind in ("rows", "row_values") and per_row_value and _brcb(rows, p.cores, s.get("D", 1), elem):
         add("row_value_brcb")
     if p.kind in ("slots", "slot_rows") and _brcb(s["N"] * s["C"], p.cores, s["H"] * s["W"], elem):
         add("slot_value_brcb")

@@ -60,10 +60,18 @@ def _slot_rows(r: random.Random, k, cores: int) -> dict:
              Stmt("s[r] += sum({0}, axis=1)", ex1.tile("f32", "rows", r.randint(0, 1))))
     k.body.append(Loop("for blk in split(N * C, cores=AIV):", "for r in tile(blk, size=auto, buffers=2):", body1))
     scope = Scope([leaf("xt", "f32", "rows")], k.scope_scalars([]))
+    body2 = [Stmt(f"xt = cast(load({x}[r, :]), f32)", None, "xt")]
+    if r.random() < 0.5:  # a per-channel weight: a per-row value of period C (group_norm's affine)
+        w = k.tensor("w", "T", "C")
+        body2.append(Stmt(f"wt = cast(load({w}[r]), f32)", None, "wt"))
+        scope.tiles.append(leaf("wt", "f32", "col"))
     e = Exprs(r, scope, rows=True).tile("f32", "rows", r.randint(0, 2))
     e = Node(r.choice(ROW_OPS), (e, leaf("s[r]", "f32", "col")), "f32", "rows")
-    body2 = (Stmt(f"xt = cast(load({x}[r, :]), f32)", None, "xt"), Stmt(f"store({y}[r, :], cast({{0}}, T))", e))
-    k.body.append(Loop("for blk in split(N * C, cores=AIV):", "for r in tile(blk, size=auto, buffers=2):", body2))
+    if len(scope.tiles) > 1 and "wt" not in e.render():
+        e = Node(r.choice(ROW_OPS), (e, leaf("wt", "f32", "col")), "f32", "rows")
+    body2.append(Stmt(f"store({y}[r, :], cast({{0}}, T))", e))
+    k.body.append(Loop("for blk in split(N * C, cores=AIV):", "for r in tile(blk, size=auto, buffers=2):",
+                       tuple(body2)))
     return sizes
 
 
@@ -136,7 +144,13 @@ def _row_values(r: random.Random, k, cores: int) -> dict:
     d = r.choice((1, 2, 7, 8, 16, 17, 31, 63, 64, 65, 100, 127, 128, 129, 200, 255, 256))
     per_core = r.choice((3, 4, 9, r.randint(3, 300), r.randint(256, 600)) + ((r.randint(2033, 2600),) if d <= 16 else ()))
     sizes = {"B": per_core * cores + r.choice((0, 1, -1, r.randint(0, cores))), "D": d}
-    x, c, y = k.tensor("x", "T", "B, D"), k.tensor("c", "T", "B"), k.tensor("y", "T", "B, D")
+    split, shape = "B", "B"
+    if r.random() < 0.35:  # over split(A * B): per-row values of [A] (row q reads q / B), [B] (q % B) or [A, B]
+        a = r.choice((2, 3, 7, r.randint(2, 40)))
+        sizes.update(A=a, B=max(1, sizes["B"] // a))
+        split, shape = "A * B", r.choice(("A", "B", "A, B"))
+    rows = "A, B" if split != "B" else "B"
+    x, c, y = k.tensor("x", "T", f"{rows}, D"), k.tensor("c", "T", shape), k.tensor("y", "T", f"{rows}, D")
     body = [Stmt("v = {0}", _cast(leaf(f"load({x}[r, :])", t, "rows"), compute), "v"),
             Stmt("cv = {0}", _cast(leaf(f"load({c}[r])", t, "col"), compute), "cv")]
     v, cv = leaf("v", compute, "rows"), leaf("cv", compute, "col")
@@ -154,7 +168,7 @@ def _row_values(r: random.Random, k, cores: int) -> dict:
         body.append(Stmt("wv = {0}", _cast(leaf(f"load({w}[:])", t, "row"), compute), "wv"))
         e = Node(r.choice(ops[:4]), (e, leaf("wv", compute, "row")), compute, "rows")
     body.append(Stmt(f"store({y}[r, :], {{0}})", _cast(e, "T")))
-    k.body.append(Loop(f"for blk in split(B, cores={r.choice(('AIV', 'AIV', str(cores)))}):",
+    k.body.append(Loop(f"for blk in split({split}, cores={r.choice(('AIV', 'AIV', str(cores)))}):",
                        f"for r in tile(blk, size=auto, buffers={r.choice((1, 2))}):", tuple(body)))
     return sizes
 
