@@ -76,8 +76,9 @@ def _slot_rows(r: random.Random, k, cores: int) -> dict:
 
 
 def _middim(r: random.Random, k, cores: int) -> dict:
-    """A box reduction over dim 1 (or 0) with 1 .. cores / 2 - 1 rows of positions and a long reduced axis."""
-    t = r.choice(("f32", "f16", "bf16"))
+    """A box reduction over dim 1 (or 0) with 1 .. cores / 2 - 1 rows of positions and a long reduced axis (i32 boxes:
+    sum / max / min of the loaded values)."""
+    t = r.choice(("f32", "f16", "bf16", "i32"))
     k.dtype_vars = {"T": t}
     dim0 = r.random() < 0.3
     rows = 1 if dim0 else r.choice((1, 2, 3, max(1, cores // 2 - 1), max(1, cores // 2 - 2), r.randint(1, cores // 2)))
@@ -86,19 +87,21 @@ def _middim(r: random.Random, k, cores: int) -> dict:
     sizes = {"A": red if dim0 else rows, "R": r.randint(1, 3) if dim0 else red, "C": c}
     split, axis, out_shape = ("R * C", 0, "R, C") if dim0 else ("A * C", 1, "A, C")
     x, y = k.tensor("x", "T", "A, R, C"), k.tensor("y", "T", out_shape)
-    compute = "f32" if t == "bf16" or r.random() < 0.5 else t
-    op = r.choice(("sum", "mean", "max", "min", "prod", "sum"))
-    inner = Exprs(r, Scope([leaf("xb", compute, "box")], k.scope_scalars([]))).tile(compute, "box", r.randint(0, 1))
+    compute = "f32" if t == "bf16" or (t != "i32" and r.random() < 0.5) else t
+    op = r.choice(("sum", "max", "min") if t == "i32" else ("sum", "mean", "max", "min", "prod", "sum"))
+    inner = leaf("xb", compute, "box") if t == "i32" else \
+        Exprs(r, Scope([leaf("xb", compute, "box")], k.scope_scalars([]))).tile(compute, "box", r.randint(0, 1))
     if op == "prod":
         inner = Node("(0.5 + 0.5 * sigmoid({0}))", (inner,), compute, "box")
     body = [Stmt("xb = {0}", _cast(leaf(f"load({x}[t])", t, "box"), compute), "xb"),
             Stmt(f"m = {op}({{0}}, axis={axis})", inner, "m")]
-    if r.random() < 0.3:  # a second reduction combined in the same partials
+    if t != "i32" and r.random() < 0.3:  # a second reduction combined in the same partials
         op2 = r.choice(("sum", "max", "min"))
         body.append(Stmt(f"m2 = {op2}(xb, axis={axis})", None, "m2"))
         out = Node("({0} - m2)", (leaf("m", compute, "flat"),), compute, "flat")
     else:
-        out = Exprs(r, Scope([leaf("m", compute, "flat")], k.scope_scalars([]))).tile(compute, "flat", r.randint(0, 1))
+        out = leaf("m", compute, "flat") if t == "i32" else \
+            Exprs(r, Scope([leaf("m", compute, "flat")], k.scope_scalars([]))).tile(compute, "flat", r.randint(0, 1))
         if "m" not in out.render():
             out = leaf("m", compute, "flat")
     body.append(Stmt(f"store({y}[t], {{0}})", _cast(out, "T")))
@@ -159,10 +162,9 @@ def _row_values(r: random.Random, k, cores: int) -> dict:
         more = Exprs(r, Scope([v, cv], k.scope_scalars(["B", "D"])), rows=True).tile(compute, r.choice(("rows", "col")),
                                                                                    r.randint(1, 2))
         e = Node(r.choice(ops), (e, more) if more.layout == "rows" or r.random() < 0.5 else (more, e), compute, "rows")
-    if r.random() < 0.4:  # a row's reduction against its row (softmax-like)
-        red = Node(f"{r.choice(('max', 'sum', 'min') + (('mean',) if t != 'i32' else ()))}({{0}}, axis=1)", (v,),
-                   compute, "col")
-        e = Node(r.choice(ops), (e, red), compute, "rows")
+    if t != "i32" and r.random() < 0.4:  # a row's reduction against its row (softmax-like; i32 rows: none, A2's
+        red = Node(f"{r.choice(('max', 'sum', 'min', 'mean'))}({{0}}, axis=1)", (v,), compute, "col")  # ReduceSum
+        e = Node(r.choice(ops), (e, red), compute, "rows")  # & co. take half and float)
     if r.random() < 0.3:  # and a row vector
         w = k.tensor("w", "T", "D")
         body.append(Stmt("wv = {0}", _cast(leaf(f"load({w}[:])", t, "row"), compute), "wv"))
