@@ -12,8 +12,7 @@ from collections import Counter
 
 from npu_harness.fuzz.campaign import RECENT_EVERY, RECENT_SEED_OFFSET, STAGE_EVERY, STAGE_SEED_OFFSET
 from npu_harness.fuzz.coverage import forms
-from npu_harness.fuzz.gen import generate, generate_stages
-from npu_harness.fuzz.recent import generate_recent
+from npu_harness.fuzz.gen import generate, generate_recent, generate_stages
 
 
 def main() -> None:

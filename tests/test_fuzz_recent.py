@@ -10,14 +10,14 @@ from ascend_dsl import parse_text
 from npu_harness.fuzz import campaign
 from npu_harness.fuzz.coverage import forms
 from npu_harness.fuzz.exprs import leaf
-from npu_harness.fuzz.gen import generate, generate_stages
+from npu_harness.fuzz.gen import generate, generate_recent, generate_stages
 from npu_harness.fuzz.program import Loop, Program, Stmt
-from npu_harness.fuzz.recent import RECENT_KINDS, generate_recent
+from npu_harness.fuzz.recent import RECENT_KINDS
 
 TARGETED = {"slot_value_brcb", "middim_split", "middim_rows_near_half_cores", "long_rows_on_groups",
             "long_rows_on_groups_ragged", "norm_long_rows_over_1mb", "row_value_brcb", "gather_narrow",
             "index_select_cols", "scatter_value_dim0", "scatter_dim0", "flat_reduction_only", "sum_tree_combine",
-            "batched_gemm", "batched_gemm_several_m_blocks"}
+            "batched_gemm", "batched_gemm_several_m_blocks", "i32_box_reduction", "i32_rows"}
 
 
 def test_recent_programs_parse_and_draw_every_kind():

@@ -21,10 +21,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .gen import generate, generate_stages
+from .gen import generate, generate_recent, generate_stages
 from .minimize import job_of, minimize
 from .program import Program, to_case
-from .recent import generate_recent
 from .runner import CATEGORIES, Outcome, run_jobs
 
 CASES = Path(__file__).resolve().parents[2] / "tests" / "fuzz_cases"

@@ -94,6 +94,11 @@ def forms(p: Program) -> set[str]:
             add("flat_reduction_only")
         if sums and not others and p.cores > 2:
             add("sum_tree_combine")
+    i32_data = "T=[i32]" in p.decorator or re.search(r'x\d*: Tensor\[i32, "A, R, C"\]', text)
+    if i32_data and p.kind in ("box", "middim"):
+        add("i32_box_reduction")
+    if i32_data and p.kind in ("rows", "row_values", "gather_narrow", "scatter_dim0"):
+        add("i32_rows")
     if "view(" in text:
         add("workspace_views")
     if "workspace(" in text:

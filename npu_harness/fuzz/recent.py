@@ -14,7 +14,7 @@ odd lengths and tails, one row, rows = cores +- 1, f16 / bf16 / f32 / i32 data w
 - `flat_sums`: flat loops that only accumulate sums (one tile per core, the tree combine over odd core counts);
 - `batched_gemm`: batched matmuls with several M blocks per batch entry and a shared or batched B.
 
-Drawn by `generate_recent` from a stream of its own (npu_harness.fuzz.campaign), so the main and multi-stage
+Drawn by `gen.generate_recent` from a stream of its own (npu_harness.fuzz.campaign), so the main and multi-stage
 streams, and with them every fixed-seed slice, are unchanged.
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 
 from .exprs import Exprs, Scope, leaf
-from .program import Loop, Node, Program, Stmt
+from .program import Loop, Node, Stmt
 
 RECENT_KINDS = {"slot_rows": 3, "middim": 3, "norm1pass": 2, "row_values": 3, "gather_narrow": 2,
                 "scatter_dim0": 2, "flat_sums": 2, "batched_gemm": 2}
@@ -259,18 +259,3 @@ BUILDERS = {"slot_rows": _slot_rows, "middim": _middim, "norm1pass": _norm1pass,
             "gather_narrow": _gather_narrow, "scatter_dim0": _scatter_dim0, "flat_sums": _flat_sums,
             "batched_gemm": _batched_gemm}
 
-
-def generate_recent(rng: random.Random, index: int, seed: int) -> Program:
-    """A focused program (`RECENT_KINDS`), named `r<index>`."""
-    from .gen import CORES, _Kernel, _pick  # gen does not import this module
-
-    kind = _pick(rng, RECENT_KINDS)
-    target = "ascend910b4" if rng.random() < 0.2 else "ascend910b1"
-    cores = CORES[target]
-    if kind == "norm1pass":  # rows >= cores over 1 MB each: few cores keep the emulator's run short
-        cores = rng.randint(1, 4)
-    elif kind in ("row_values", "gather_narrow", "scatter_dim0", "flat_sums") and rng.random() < 0.3:
-        cores = rng.randint(1, cores)
-    k = _Kernel(rng, f"r{index}")
-    sizes = BUILDERS[kind](rng, k, cores)
-    return k.program(kind, sizes, seed, target, cores)
