@@ -2,7 +2,8 @@
 
     python benchmarks/fuzz_differential.py --seconds 600 --seed 1
 
-Programs come from npu_harness.fuzz.gen (seeded: the same seed gives the same programs), run in batches
+Programs come from npu_harness.fuzz.gen (seeded: the same seed gives the same programs; three streams: the main
+one, multi-stage programs and the focused programs of npu_harness/fuzz/recent.py, `--focus` for these alone), run in batches
 that share one emulator binary per (target, kernel type) (npu_harness.fuzz.runner). The first finding of
 each signature is minimised (npu_harness.fuzz.minimize) and written as a regression case
 (`tests/fuzz_cases/<signature>-<hash>.adsl`, replayed by tests/test_fuzz.py). The last line is
