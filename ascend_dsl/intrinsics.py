@@ -111,6 +111,10 @@ def _axis_reduction(b, c: Call) -> ir.Expr:
     op = REDUCTIONS[name]
     if v.type.dtype not in OPS[op].dtypes:
         raise b.err(E.DTYPE_UNSUPPORTED, f"'{name}' does not support {v.type.dtype}", e)
+    if v.type.dtype is DType.I32:  # boxes fold with Add / Max / Min, which take int32; rows need ReduceSum & co.
+        raise b.err(E.DTYPE_UNSUPPORTED, f"'{name}(v, axis=1)' over i32 rows is not supported: AscendC's ReduceSum / "
+                    "ReduceMax / ReduceMin take half and float only (A2)", e,
+                    f"{name}(cast(v, f32), axis=1) is exact while the values and sums stay below 2^24")
     return ir.Op(op, (v,), ir.tile_of(v.type.dtype, ir.Layout.COL), b.o.span(e))
 
 

@@ -40,12 +40,14 @@ def test_every_saved_finding_is_fixed():
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [101, 102])
 def test_fixed_seed_slice_finds_nothing(seed):
-    """56 random programs per seed (112 in all) of the main stream, every kind of kernel, and 5 multi-stage
-    ones (one per 12 of a batch) from their own stream, interpreter against emulator."""
+    """56 random programs per seed (112 in all) of the main stream, every kind of kernel, 5 multi-stage ones (one
+    per 12 of a batch) and 14 focused ones (one per 4: npu_harness/fuzz/recent.py) from their own streams,
+    interpreter against emulator."""
     counts = run_campaign(float("inf"), seed, programs=56, minimize_seconds=0, save_dir=None)
-    assert counts["programs"] == 56 + 5 and counts["stage_programs"] == 5, dict(counts)
+    assert counts["programs"] == 56 + 5 + 14 and counts["stage_programs"] == 5, dict(counts)
+    assert counts["recent_programs"] == 14, dict(counts)
     assert not any(counts[c] for c in CATEGORIES), dict(counts)
-    assert counts["pass"] >= 50, f"too few programs ran on both sides: {dict(counts)}"
+    assert counts["pass"] >= 62, f"too few programs ran on both sides: {dict(counts)}"
 
 
 def test_front_end_mutants_give_located_errors_only():

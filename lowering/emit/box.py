@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ascend_dsl import ir
+from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
 from ..passes.plan_box import BOX_COMBINE, chunk_ops, is_box_reduction, is_broadcast
@@ -51,6 +52,14 @@ from .shared import (
 )
 
 _IDENTITY = {"ReduceSum": 0.0, "ReduceMax": float("-inf"), "ReduceMin": float("inf"), "ReduceProd": 1.0}
+#: i32 boxes (sum / max / min: Add, Max and Min take int32) start max / min at the type's ends, not at +-inf
+_INT_IDENTITY = {"ReduceSum": 0, "ReduceMax": -2**31, "ReduceMin": 2**31 - 1}
+
+
+def _identity(api: str, dtype: DType) -> str:
+    if dtype.is_float:
+        return c_literal(_IDENTITY[api], dtype)
+    return f"static_cast<{dtype.ctype}>({_INT_IDENTITY[api]}LL)"
 
 
 @dataclass(frozen=True)
@@ -232,7 +241,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> BoxView:
             "flat_lines": tuple(writer.lines), "flat_in": tuple(copy(s) for s in flat_in),
             "box_in": tuple(copy(s) for s in box_in), "outs": tuple(copy(s) for s in outs),
             "box_outs": tuple(copy(s) for s in box_outs), "whole_axis": whole,
-            "tile_inits": tuple(Init(s.dst, c_literal(_IDENTITY[s.api], bufs[s.dst].dtype), loc(ctx, s.span))
+            "tile_inits": tuple(Init(s.dst, _identity(s.api, bufs[s.dst].dtype), loc(ctx, s.span))
                                 for s in reductions)}
 
     whole_rows, vec_bytes, in_bytes = plan.whole_row_shares, plan.vec_bytes, plan.in_bytes  # plan_box.py

@@ -2,7 +2,8 @@
 
     python benchmarks/fuzz_differential.py --seconds 600 --seed 1
 
-Programs come from npu_harness.fuzz.gen (seeded: the same seed gives the same programs), run in batches
+Programs come from npu_harness.fuzz.gen (seeded: the same seed gives the same programs; three streams: the main
+one, multi-stage programs and the focused programs of npu_harness/fuzz/recent.py, `--focus` for these alone), run in batches
 that share one emulator binary per (target, kernel type) (npu_harness.fuzz.runner). The first finding of
 each signature is minimised (npu_harness.fuzz.minimize) and written as a regression case
 (`tests/fuzz_cases/<signature>-<hash>.adsl`, replayed by tests/test_fuzz.py). The last line is
@@ -21,7 +22,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .gen import generate, generate_stages
+from .gen import generate, generate_recent, generate_stages
 from .minimize import job_of, minimize
 from .program import Program, to_case
 from .runner import CATEGORIES, Outcome, run_jobs
@@ -52,39 +53,54 @@ STAGE_EVERY = 12
 STAGE_SEED_OFFSET = 500_000_000
 
 
+#: Focused programs of the recent forms (npu_harness/fuzz/recent.py, a stream of its own) added to each batch: one
+#: per this many programs of the main stream.
+RECENT_EVERY = 4
+#: Offset of the focused programs' own seeds.
+RECENT_SEED_OFFSET = 700_000_000
+
+
 #: Findings of one signature that are minimised and saved (a signature such as "mismatch" covers many bugs).
 MINIMIZE_PER_SIGNATURE = 4
 
 
 def run_campaign(seconds: float, seed: int, *, programs: int | None = None, batch: int = 24,
                  minimize_seconds: float = 600, save_dir: Path | None = CASES, verbose: bool = False,
-                 only: set[str] | None = None, out=sys.stdout) -> Counter:
+                 only: set[str] | None = None, out=sys.stdout, focus: bool = False) -> Counter:
     """`programs` counts the main stream's programs (each batch adds multi-stage ones, counted in
     "stage_programs" and in "programs"). `only`: regenerate the campaign's programs but run just these
-    (indices of the main stream, `s<index>` of the multi-stage one) to reproduce a finding."""
+    (indices of the main stream, `s<index>` of the multi-stage one, `r<index>` of the focused one) to reproduce a
+    finding. `focus`: only the focused stream (its programs counted as the main stream's for `programs`)."""
     rng = random.Random(seed)
     stage_rng = random.Random(f"stages-{seed}")
+    recent_rng = random.Random(f"recent-{seed}")
     counts: Counter = Counter()
     seen: Counter = Counter()
     start = time.monotonic()
-    index = stage_index = 0
+    index = stage_index = recent_index = 0
     while time.monotonic() - start < seconds and (programs is None or index < programs):
         if only is not None and index > max((int(x) for x in only if x.isdigit()), default=-1) and \
-                stage_index > max((int(x[1:]) for x in only if x.startswith("s")), default=-1):
+                stage_index > max((int(x[1:]) for x in only if x.startswith("s")), default=-1) and \
+                recent_index > max((int(x[1:]) for x in only if x.startswith("r")), default=-1):
             break
         size = batch if programs is None else min(batch, programs - index)
         n_stage = max(1, size // STAGE_EVERY)
-        progs = [generate(rng, index + i, seed * 1_000_003 + index + i) for i in range(size)]
-        progs += [generate_stages(stage_rng, stage_index + i, seed * 1_000_003 + STAGE_SEED_OFFSET + stage_index + i)
-                  for i in range(n_stage)]
+        n_recent = size if focus else max(1, size // RECENT_EVERY)
+        progs = [] if focus else [generate(rng, index + i, seed * 1_000_003 + index + i) for i in range(size)]
+        progs += [] if focus else [generate_stages(stage_rng, stage_index + i, seed * 1_000_003 + STAGE_SEED_OFFSET
+                                                   + stage_index + i) for i in range(n_stage)]
+        progs += [generate_recent(recent_rng, recent_index + i, seed * 1_000_003 + RECENT_SEED_OFFSET + recent_index + i)
+                  for i in range(n_recent)]
         if only is not None:
             progs = [p for p in progs if (p.name[1:] if p.name.startswith("k") else p.name) in only]
         index += size
-        stage_index += n_stage
+        stage_index += 0 if focus else n_stage
+        recent_index += n_recent
         outcomes = run_jobs([job_of(p) for p in progs])
         for p, o in zip(progs, outcomes, strict=True):
             counts["programs"] += 1
             counts["stage_programs"] += p.name.startswith("s")
+            counts["recent_programs"] += p.name.startswith("r")
             counts[o.status] += 1
             counts[f"kind:{p.kind}:{o.status}"] += 1
             if verbose and o.status in ("invalid", "rejected"):
@@ -120,11 +136,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true", help="also print rejected and invalid programs")
     ap.add_argument("--only", help="comma-separated program names of this seed to run, without the k (main "
-                    "stream: 3) or with the s (multi-stage: s1), to reproduce a finding")
+                    "stream: 3) or with the s (multi-stage: s1) or r (focused: r1), to reproduce a finding")
+    ap.add_argument("--focus", action="store_true", help="run only the focused programs of the recent lowering forms "
+                    "(npu_harness/fuzz/recent.py)")
     args = ap.parse_args(argv)
     counts = run_campaign(args.seconds, args.seed, programs=args.programs, batch=args.batch,
                           minimize_seconds=args.minimize_seconds, save_dir=None if args.no_save else args.save_dir,
-                          verbose=args.verbose,
+                          verbose=args.verbose, focus=args.focus,
                           only={x.strip() for x in args.only.split(",")} if args.only else None)
     kinds = sorted({k.split(":")[1] for k in counts if k.startswith("kind:")})
     for kind in kinds:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 
-from . import broadcast, chunked
+from . import broadcast, chunked, recent
 from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Program, Stmt
 
@@ -1181,4 +1181,18 @@ def generate_stages(rng: random.Random, index: int, seed: int) -> Program:
     k, sizes = {"flash": _flash, "launches": _launches, "views": _views, "autosplit": _autosplit,
                 "conv_dims": _conv_dims, "chunked": _chunked, "row_fallback": _row_fallback}.get(kind, _chain)(rng, f"s{index}", target)
     cores = CORES[target] if rng.random() < 0.7 else rng.randint(1, CORES[target])
+    return k.program(kind, sizes, seed, target, cores)
+
+
+def generate_recent(rng: random.Random, index: int, seed: int) -> Program:
+    """A focused program of the lowering forms of sessions 30-32 (npu_harness/fuzz/recent.py), named `r<index>`."""
+    kind = _pick(rng, recent.RECENT_KINDS)
+    target = "ascend910b4" if rng.random() < 0.2 else "ascend910b1"
+    cores = CORES[target]
+    if kind == "norm1pass":  # rows >= cores over 1 MB each: few cores keep the emulator's run short
+        cores = rng.randint(1, 4)
+    elif kind in ("row_values", "gather_narrow", "scatter_dim0", "flat_sums") and rng.random() < 0.3:
+        cores = rng.randint(1, cores)
+    k = _Kernel(rng, f"r{index}")
+    sizes = recent.BUILDERS[kind](rng, k, cores)
     return k.program(kind, sizes, seed, target, cores)
