@@ -347,6 +347,9 @@ SCALE_LIMITED = {
                             "out_width": 128}],
                           "grid_sample holds a whole input plane in UB (f32: about 46,000 elements, 214 x 214)")
        for name in ("grid_sample_bilinear", "spatial_transformer_sampler")},
+    "index/gather_narrow": ([{"batch_size": 4096, "dim": 16384, "num_picks": 64}],
+                            "a vector gather copies the tile's x rows into UB beside its indices and output (f32: about "
+                            "30,000 per row; session 33, before which x was read per element from GM at 1-6 % of the ideal)"),
     "index/gather_dim1": ([{"batch_size": 4096, "dim": 4096}],
                           "a per-element gather holds whole rows of x, the i64 indices and y in UB (f32: about 4,500)"),
     **{f"index/{name}": ([{"batch_size": 4096, "dim": 4096}],
