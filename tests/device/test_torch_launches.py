@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ascend_dsl import interpreter, load_file, parse_text
+from ascend_dsl import load_file, parse_text
 from ascend_dsl.api import KernelFunction
 from npu_harness import torch_op
 from npu_harness.device import launches
@@ -45,14 +45,6 @@ def two_pass():
 @pytest.fixture(scope="module")
 def gsl():
     return _kernel("fuse/gemm_softmax_long.adsl")
-
-
-@pytest.fixture
-def no_interpreter(monkeypatch):
-    def refuse(*a, **k):
-        raise AssertionError("the interpreter must not run for a kernel call")
-
-    monkeypatch.setattr(interpreter, "run", refuse)
 
 
 def _kop(name: str) -> torch_op.KernelOp:

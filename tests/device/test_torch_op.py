@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ascend_dsl import KernelCallError, api, interpreter, load_file
+from ascend_dsl import KernelCallError, api, load_file
 from ascend_dsl.api import KernelFunction
 from npu_harness import torch_op
 from npu_harness.device.runtime import KernelRunError
@@ -38,14 +38,6 @@ def mse():
 @pytest.fixture(scope="module")
 def mm():
     return _kernel("fuse/matmul_bias_relu.adsl")
-
-
-@pytest.fixture
-def no_interpreter(monkeypatch):
-    def refuse(*a, **k):
-        raise AssertionError("the interpreter must not run for a kernel call")
-
-    monkeypatch.setattr(interpreter, "run", refuse)
 
 
 def _kop(name: str) -> torch_op.KernelOp:
