@@ -52,9 +52,10 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     accumulators skip NaN instead of propagating it (what a device's reduction may do: not specified); with
     `round_casts` a widened run still rounds `cast(x, f16)` / `cast(x, bf16)` to that dtype (a rounding the
     program asks for: where it decides a comparison, last-bit differences before it matter); with `sum_nudge`
-    (+1 or -1) every float sum (sum, mean, the parts and totals of accumulators) moves one unit of its dtype up
-    or down (with `sum_alternate` the sign alternates between sums in the order they are first evaluated): a
-    device adds in another order, and where a later rounded operation cancels a large sum, that unit shows; and
+    (+1 or -1) every float sum (sum, mean, the parts and totals of accumulators) moves up or down by one unit of
+    its dtype at the magnitude of its absolute sum, which bounds every partial sum (with `sum_alternate` the sign
+    alternates between sums in the order they are first evaluated): a device adds in another order, and where the
+    values or a later rounded operation cancel, a unit of a partial sum shows; and
     float scans run as an f32 loop, element after element (ops.scan_in_order)."""
     _FLOAT.update(widen=widen, coverage=coverage, compare_nudge=compare_nudge, cast_nudge=cast_nudge,
                   math_nudge=math_nudge, math_floor=math_floor, nan_skip=nan_skip, math_signs={},
@@ -350,7 +351,7 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
             value = _skip_nan(s.reduce, _eval(s.value, env, views, scalars, sl).to(_dt(ir.DType.F32)))
             part = {"reduce_sum": torch.sum, "reduce_max": torch.max, "reduce_min": torch.min}[s.reduce](value)
             if _FLOAT["sum_nudge"] and s.reduce == "reduce_sum":  # this tile's part, then the running total
-                part = _unit_moved(part.to(torch.float32), s)
+                part = _unit_moved(part.to(torch.float32), s, torch.sum(value.abs()).to(torch.float32))
             scalars[s.name] = _COMBINE[s.combine](scalars[s.name], float(part))
             if _FLOAT["sum_nudge"] and s.combine is ir.Combine.ADD:
                 scalars[s.name] = float(_unit_moved(torch.tensor(scalars[s.name], dtype=torch.float32), s))
@@ -522,7 +523,7 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
             else:
                 out = OPS[op].ref(*vals)
             if _FLOAT["sum_nudge"] and op in ("reduce_sum", "reduce_mean") and out.dtype.is_floating_point:
-                out = _unit_moved(out.to(_dt(t.dtype)), e)
+                out = _unit_moved(out.to(_dt(t.dtype)), e, OPS[op].ref(*([vals[0].abs()] + list(vals[1:]))).to(_dt(t.dtype)))
             if _FLOAT["math_nudge"] and op in APPROXIMATE_OPS and out.dtype.is_floating_point:
                 out = _nudged(out, e, t.dtype)
             return out if t.dtype.value == "bool" else out.to(_dt(t.dtype))
@@ -541,13 +542,23 @@ def _nudged(out: torch.Tensor, e: ir.Op, dtype) -> torch.Tensor:
     return out + torch.where(out < 0, -1.0, 1.0).to(out.dtype) * (1.0 if n > 0 else -1.0) * step
 
 
-def _unit_moved(out: torch.Tensor, key: object) -> torch.Tensor:
-    """sum_nudge: `out` one unit (of its own dtype) up or down; `key` names the sum for sum_alternate's sign."""
+def _unit_moved(out: torch.Tensor, key: object, magnitude: torch.Tensor | None = None) -> torch.Tensor:
+    """sum_nudge: `out` one unit (of its own dtype) up or down; `key` names the sum for sum_alternate's sign.
+
+    With `magnitude` (the same sum over the absolute values: no partial sum, in any order, is larger), the unit
+    is that of `magnitude`: a device adding in another order rounds its partial sums, and where the values cancel,
+    one unit of a partial is many units of the result (fuzz seed 3307, r2431: 256 values of +-1000 summing to
+    ~1,500, four units of the sum apart, one unit of their absolute sum)."""
     sign = _FLOAT["sum_nudge"]
     if _FLOAT["sum_alternate"]:
         signs = _FLOAT["math_signs"]
         sign *= signs.setdefault(("sum", id(key)), 1 - 2 * (len(signs) % 2))
-    return torch.nextafter(out, torch.full_like(out, float("inf") if sign > 0 else float("-inf")))
+    toward = torch.full_like(out, float("inf") if sign > 0 else float("-inf"))
+    if magnitude is None:
+        return torch.nextafter(out, toward)
+    big = torch.maximum(magnitude.to(out.dtype).abs(), out.abs())
+    unit = torch.nextafter(big, torch.full_like(big, float("inf"))) - big
+    return torch.where(torch.isfinite(unit), out + (1.0 if sign > 0 else -1.0) * unit, torch.nextafter(out, toward))
 
 
 def _skip_nan(op: str, x: torch.Tensor) -> torch.Tensor:

@@ -413,3 +413,37 @@ def test_generator_draws_long_rows_at_least_as_many_as_cores():
     programs = [generate(rng, i, i) for i in range(1000)]
     long = [p for p in programs if p.kind == "long_rows" and p.sizes["D"] > 262_144]
     assert long and all(p.cores <= p.sizes["B"] for p in long)
+
+
+ROW_SUM = '''@kernel
+def k(x: Tensor[f32, "B, D"], y: Tensor[f32, "B"]):
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=1):
+            store(y[r], sum(load(x[r, :]), axis=1))
+'''
+
+
+def test_oracle_allows_a_unit_of_a_partial_sum_where_the_values_cancel():
+    """Seed 3307's focused finding (r2431): `v - sum(v, axis=1)` over rows of 256 values of +-1000 whose sums are
+    small beside their partial sums. A device that folds the row's halves and then adds the 64 lanes one after
+    another (the emitted kernel's order) ends many units of the sum away from torch's order: the old slack, one
+    unit of the sum itself, rejected it. One unit of the row's absolute sum (which bounds every partial sum in any
+    order) covers it; a sum off by ten such units still fails."""
+    kernel = parse_text(ROW_SUM, "k.adsl")[0].instantiate()
+    g = torch.Generator().manual_seed(3307)
+    half = torch.rand(512, 128, generator=g) * 2000 - 1000
+    x = torch.cat([half, -half + torch.rand(512, 128, generator=g) * 1e-3], dim=1)  # sums of ~0.06
+    x = x[:, torch.randperm(256, generator=g)].float().contiguous()
+    ref = reference(kernel, {"x": x}, {}, {"B": 512, "D": 256}, seed=0)
+    folded = x[:, :128] + x[:, 128:]
+    folded = folded[:, :64] + folded[:, 64:]
+    got = torch.zeros(512)
+    for lane in range(64):
+        got = got + folded[:, lane]
+    s = ref.outputs["y"].reshape(-1)
+    one_unit = torch.nextafter(s.abs(), torch.tensor(float("inf"))) - s.abs()
+    assert ((got - s).abs() > 2 * one_unit + 1e-4 * (1 + s.abs())).any()  # beyond the old slack and tolerance
+    assert judge("y", got.reshape(s.shape), ref, "f32").ok
+    a = x.abs().sum(dim=1)
+    wrong = s + 10 * (torch.nextafter(a, torch.tensor(float("inf"))) - a)
+    assert not judge("y", wrong.reshape(s.shape), ref, "f32").ok

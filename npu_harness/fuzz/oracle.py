@@ -11,9 +11,10 @@ much of the value), and
 once with max/min reductions skipping NaN (PyTorch propagates it; a device need not), and twice more with the
 approximate ops nudged and explicit casts to f16/bf16 rounded (a cast can turn a last-bit difference into a
 whole unit of the narrow type, and a comparison after it can flip), and twice in the kernel's own dtypes with every
-float sum moved one unit, up in one run and down in the other, and twice more with the direction alternating
-between sums (`interpreter.run`'s sum_nudge: a device adds in another order, and where a later rounded operation
-cancels a large sum, one unit of that sum shows; the float64 runs cannot see it, since they round nothing).
+float sum moved one unit of its absolute sum (the sum of |x|, which bounds every partial sum in any order), up in one
+run and down in the other, and twice more with the direction alternating between sums (`interpreter.run`'s
+sum_nudge: a device adds in another order, and where the values cancel, or a later rounded operation cancels the
+sum, one unit of a partial sum shows; the float64 runs cannot see it, since they round nothing).
 Where the last fifteen disagree with each other
 or with the reference, the element is
 ill-conditioned (a comparison near its threshold, cancellation, overflow) and the emulator may differ
