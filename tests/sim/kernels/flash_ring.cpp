@@ -104,85 +104,142 @@ public:
         w_[0] = slots_of(ws, sh, 2 * c);
         w_[1] = slots_of(ws, sh, 2 * c + 1);
         pipe.InitBuffer(qL1_, 2 * kBq * sh.D * sizeof(half));
-        pipe.InitBuffer(kvL1_, kBk * sh.D * sizeof(half));
-        pipe.InitBuffer(pL1_, 2 * kBq * kBk * sizeof(half));
-        pipe.InitBuffer(aL0_, kBq * (kBk > sh.D ? kBk : sh.D) * sizeof(half));
-        pipe.InitBuffer(bL0_, kBk * sh.D * sizeof(half));
-        pipe.InitBuffer(cL0_, kBq * kBk * sizeof(float));
+        pipe.InitBuffer(kvL1_, 2 * kBk * sh.D * sizeof(half));  // two buffers: K_j / V_j alternate
+        pipe.InitBuffer(pL1_, 2 * 2 * kBq * kBk * sizeof(half));  // two buffers of both AIV's P
+        pipe.InitBuffer(aL0_, 2 * kA0);
+        pipe.InitBuffer(bL0_, 2 * kB0);
+        pipe.InitBuffer(cL0_, 2 * kBq * kBk * sizeof(float));
         // rows past a tail's valid rows are read by the full-size fractal loads: defined (0, then stale data that the
         // mask or a zero P weighs away), never uninitialised
         InitConstValue(qL1_.Get<half>(), InitConstValueParams<half>(1, uint16_t(2 * kBq * sh.D * 2 / 32), 0, half(0)));
-        InitConstValue(kvL1_.Get<half>(), InitConstValueParams<half>(1, uint16_t(kBk * sh.D * 2 / 32), 0, half(0)));
-        InitConstValue(pL1_.Get<half>(), InitConstValueParams<half>(1, uint16_t(2 * kBq * kBk * 2 / 32), 0, half(0)));
+        InitConstValue(kvL1_.Get<half>(), InitConstValueParams<half>(1, uint16_t(2 * kBk * sh.D * 2 / 32), 0, half(0)));
+        InitConstValue(pL1_.Get<half>(), InitConstValueParams<half>(1, uint16_t(4 * kBq * kBk * 2 / 32), 0, half(0)));
         PipeBarrier<PIPE_ALL>();
     }
 
     __aicore__ inline void Run() {
+        // every buffer starts free (CATLASS's pre-armed flags, ascendc_next.md §1.8): L1 K/V 0-1, P 2-3, Q 4; L0A 0-1,
+        // L0B 2-3; L0C 0-1
+        for (int32_t id = 0; id < 5; ++id) SetFlag<HardEvent::MTE1_MTE2>(id);
+        for (int32_t id = 0; id < 4; ++id) SetFlag<HardEvent::M_MTE1>(id);
+        for (int32_t id = 0; id < 2; ++id) SetFlag<HardEvent::FIX_M>(id);
         for_each_task(sh_, static_cast<uint32_t>(GetBlockIdx()), [&](const Task& t) { Do(t); });
+        for (int32_t id = 0; id < 5; ++id) WaitFlag<HardEvent::MTE1_MTE2>(id);
+        for (int32_t id = 0; id < 4; ++id) WaitFlag<HardEvent::M_MTE1>(id);
+        for (int32_t id = 0; id < 2; ++id) WaitFlag<HardEvent::FIX_M>(id);
     }
 
 private:
+    static constexpr uint32_t kA0 = 32 * 1024, kB0 = 32 * 1024;  // bytes of an L0A / L0B half (128 x 128 f16)
+
+    // GM (ND, `rows` x D, rows D apart) -> the next K/V L1 buffer (NZ, 128 rows); returns its event id
+    __aicore__ inline int32_t LoadKV(const GlobalTensor<half>& src, uint32_t rows) {
+        const int32_t b = static_cast<int32_t>(kv_++ % 2);
+        WaitFlag<HardEvent::MTE1_MTE2>(b);
+        DataCopy(kvL1_.Get<half>()[b * kBk * sh_.D], src, Nd2NzParams(1, rows, sh_.D, 0, sh_.D, kBk, 1, 0));
+        SetFlag<HardEvent::MTE2_MTE1>(b);
+        return b;
+    }
+
+    // L0A half a <- the rows of an L1 NZ matrix (128 rows, k16 fractal columns)
+    __aicore__ inline int32_t LoadA(const LocalTensor<half>& l1, uint32_t k16) {
+        const int32_t a = static_cast<int32_t>(a0_++ % 2);
+        LocalTensor<half> aL0 = aL0_.Get<half>()[a * kA0 / 2];
+        WaitFlag<HardEvent::M_MTE1>(a);
+        for (uint32_t m1 = 0; m1 < kBq / 16; ++m1)
+            LoadData(aL0[m1 * k16 * 256], l1, LoadData2DParams(m1, uint8_t(k16), kBq / 16, 0, 0, false, 0));
+        SetFlag<HardEvent::MTE1_M>(a);
+        return a;
+    }
+
+    // C = A (L0A half a) x B (L0B half b), then Fixpipe to dst (`rows` x n, row pitch n); waitB: the first Mmad on b
+    __aicore__ inline void MmadOut(int32_t a, int32_t b, bool waitB, uint32_t n, uint32_t k, const GlobalTensor<float>& dst,
+                                   uint32_t rows, bool atomic) {
+        const int32_t c = static_cast<int32_t>(c0_++ % 2);
+        LocalTensor<float> cL0 = cL0_.Get<float>()[c * kBq * kBk];
+        WaitFlag<HardEvent::FIX_M>(c);
+        WaitFlag<HardEvent::MTE1_M>(a);
+        if (waitB) WaitFlag<HardEvent::MTE1_M>(2 + b);
+        Mmad(cL0, aL0_.Get<half>()[a * kA0 / 2], bL0_.Get<half>()[b * kB0 / 2], MmadParams(kBq, n, k, 0, false, true));
+        SetFlag<HardEvent::M_MTE1>(a);
+        SetFlag<HardEvent::M_FIX>(c);
+        WaitFlag<HardEvent::M_FIX>(c);
+        if (atomic) {  // after this AIV's last write of O (Fixpipes finish out of order), then add into it
+            PipeBarrier<PIPE_FIX>();
+            SetAtomicAdd<float>();
+        }
+        Fixpipe(dst, cL0, FixpipeParamsV220(n, rows, kBq, n, false));
+        if (atomic) SetAtomicNone();
+        SetFlag<HardEvent::FIX_M>(c);
+    }
+
     __aicore__ inline void Do(const Task& t) {
         const uint32_t D = sh_.D, d16 = D / 16;
         const uint64_t head = t.bh * sh_.S * D;
+        LocalTensor<half> qL1 = qL1_.Get<half>();
         CrossCoreWaitFlag(kFlagQ);  // both AIV wrote their scaled Q block
-        PipeBarrier<PIPE_ALL>();
+        WaitFlag<HardEvent::MTE1_MTE2>(4);
         for (uint32_t h = 0; h < 2; ++h) {
-            if (t.rows[h]) DataCopy(qL1_.Get<half>()[h * kBq * D], w_[h].q, Nd2NzParams(1, t.rows[h], D, 0, D, kBq, 1, 0));
+            if (t.rows[h]) DataCopy(qL1[h * kBq * D], w_[h].q, Nd2NzParams(1, t.rows[h], D, 0, D, kBq, 1, 0));
         }
-        LocalTensor<half> aL0 = aL0_.Get<half>(), bL0 = bL0_.Get<half>(), kv = kvL1_.Get<half>();
-        LocalTensor<float> cL0 = cL0_.Get<float>();
+        SetFlag<HardEvent::MTE2_MTE1>(4);
+        WaitFlag<HardEvent::MTE2_MTE1>(4);
         for (uint32_t j = 0; j < t.n + 2; ++j) {
             if (j < t.n) {  // S_h = Q_h K_j^T for both halves, K_j loaded once
                 const uint32_t n0 = j * kBk, cols = sh_.S - n0 < kBk ? sh_.S - n0 : kBk;
-                PipeBarrier<PIPE_ALL>();
-                DataCopy(kv, kGm[head + uint64_t(n0) * D], Nd2NzParams(1, cols, D, 0, D, kBk, 1, 0));
-                PipeBarrier<PIPE_ALL>();
+                const int32_t kb = LoadKV(kGm[head + uint64_t(n0) * D], cols);
+                const int32_t b = static_cast<int32_t>(b0_++ % 2);
+                WaitFlag<HardEvent::M_MTE1>(2 + b);
+                WaitFlag<HardEvent::MTE2_MTE1>(kb);
                 // K [keys x D] in NZ is K^T in Zn already: fractal (d1, n1) at d1 * 8 + n1 in both
-                LoadData(bL0, kv, LoadData2DParams(0, uint8_t(d16 * (kBk / 16)), 1, 0, 0, false, 0));
+                LoadData(bL0_.Get<half>()[b * kB0 / 2], kvL1_.Get<half>()[kb * kBk * D],
+                         LoadData2DParams(0, uint8_t(d16 * (kBk / 16)), 1, 0, 0, false, 0));
+                SetFlag<HardEvent::MTE1_MTE2>(kb);
+                SetFlag<HardEvent::MTE1_M>(2 + b);
+                bool waitB = true;
                 for (uint32_t h = 0; h < 2; ++h) {
                     if (j >= t.steps[h]) continue;
-                    PipeBarrier<PIPE_ALL>();
-                    for (uint32_t m1 = 0; m1 < kBq / 16; ++m1)
-                        LoadData(aL0[m1 * d16 * 256], qL1_.Get<half>()[h * kBq * D], LoadData2DParams(m1, uint8_t(d16), kBq / 16, 0, 0, false, 0));
-                    PipeBarrier<PIPE_ALL>();
-                    Mmad(cL0, aL0, bL0, MmadParams(kBq, kBk, D, 0, false, true));
-                    PipeBarrier<PIPE_ALL>();
-                    Fixpipe(w_[h].s[(j % sh_.slots) * kBq * kBk], cL0, FixpipeParamsV220(kBk, t.rows[h], kBq, kBk, false));
+                    const int32_t a = LoadA(qL1[h * kBq * D], d16);
+                    MmadOut(a, b, waitB, kBk, D, w_[h].s[(j % sh_.slots) * kBq * kBk], t.rows[h], false);
+                    waitB = false;
                 }
-                PipeBarrier<PIPE_ALL>();
+                SetFlag<HardEvent::M_MTE1>(2 + b);
                 CrossCoreSetFlag<2, PIPE_FIX>(kFlagS);
             }
             if (j >= 2) {  // O_h += P_h V_{j-2}
                 const uint32_t jj = j - 2, n0 = jj * kBk, cols = sh_.S - n0 < kBk ? sh_.S - n0 : kBk;
                 CrossCoreWaitFlag(kFlagP);
-                PipeBarrier<PIPE_ALL>();
-                DataCopy(kv, vGm[head + uint64_t(n0) * D], Nd2NzParams(1, cols, D, 0, D, kBk, 1, 0));
+                const int32_t vb = LoadKV(vGm[head + uint64_t(n0) * D], cols);
+                const int32_t pb = static_cast<int32_t>(p_++ % 2);
+                LocalTensor<half> pL1 = pL1_.Get<half>()[pb * 2 * kBq * kBk];
+                WaitFlag<HardEvent::MTE1_MTE2>(2 + pb);
                 for (uint32_t h = 0; h < 2; ++h) {
                     if (jj < t.steps[h])
-                        DataCopy(pL1_.Get<half>()[h * kBq * kBk], w_[h].p[(jj % sh_.slots) * kBq * kBk],
-                                 Nd2NzParams(1, t.rows[h], kBk, 0, kBk, kBq, 1, 0));
+                        DataCopy(pL1[h * kBq * kBk], w_[h].p[(jj % sh_.slots) * kBq * kBk], Nd2NzParams(1, t.rows[h], kBk, 0, kBk, kBq, 1, 0));
                 }
-                PipeBarrier<PIPE_ALL>();
+                SetFlag<HardEvent::MTE2_MTE1>(2 + pb);
+                const int32_t b = static_cast<int32_t>(b0_++ % 2);
+                LocalTensor<half> bL0 = bL0_.Get<half>()[b * kB0 / 2];
+                WaitFlag<HardEvent::M_MTE1>(2 + b);
+                WaitFlag<HardEvent::MTE2_MTE1>(vb);
                 for (uint32_t k1 = 0; k1 < kBk / 16; ++k1)  // V [keys x D]: NZ -> Zn, fractals transposed
-                    LoadData(bL0[k1 * d16 * 256], kv, LoadData2DParams(k1, uint8_t(d16), kBk / 16, 0, 0, true, 0));
+                    LoadData(bL0[k1 * d16 * 256], kvL1_.Get<half>()[vb * kBk * D], LoadData2DParams(k1, uint8_t(d16), kBk / 16, 0, 0, true, 0));
+                SetFlag<HardEvent::MTE1_MTE2>(vb);
+                SetFlag<HardEvent::MTE1_M>(2 + b);
+                WaitFlag<HardEvent::MTE2_MTE1>(2 + pb);
+                bool waitB = true;
                 for (uint32_t h = 0; h < 2; ++h) {
                     if (jj >= t.steps[h]) continue;
-                    PipeBarrier<PIPE_ALL>();
-                    for (uint32_t m1 = 0; m1 < kBq / 16; ++m1)
-                        LoadData(aL0[m1 * (kBk / 16) * 256], pL1_.Get<half>()[h * kBq * kBk],
-                                 LoadData2DParams(m1, kBk / 16, kBq / 16, 0, 0, false, 0));
-                    PipeBarrier<PIPE_ALL>();
-                    Mmad(cL0, aL0, bL0, MmadParams(kBq, D, kBk, 0, false, true));
-                    PipeBarrier<PIPE_ALL>();
-                    if (jj > 0) SetAtomicAdd<float>();
-                    Fixpipe(w_[h].o, cL0, FixpipeParamsV220(D, t.rows[h], kBq, D, false));
-                    if (jj > 0) SetAtomicNone();
+                    const int32_t a = LoadA(pL1[h * kBq * kBk], kBk / 16);
+                    MmadOut(a, b, waitB, D, kBk, w_[h].o, t.rows[h], jj > 0);
+                    waitB = false;
                 }
-                PipeBarrier<PIPE_ALL>();
+                SetFlag<HardEvent::MTE1_MTE2>(2 + pb);
+                SetFlag<HardEvent::M_MTE1>(2 + b);
                 CrossCoreSetFlag<2, PIPE_FIX>(kFlagO);
             }
         }
+        SetFlag<HardEvent::MTE1_MTE2>(4);  // Q's L1 buffer may be refilled
     }
 
     Shape sh_;
@@ -194,6 +251,7 @@ private:
     TBuf<TPosition::CO1> cL0_;
     GlobalTensor<half> kGm, vGm;
     Slots w_[2];
+    uint32_t kv_ = 0, a0_ = 0, b0_ = 0, c0_ = 0, p_ = 0;  // buffers used so far (each alternates two)
 };
 
 // ---- AIV ------------------------------------------------------------------------------------------------------------

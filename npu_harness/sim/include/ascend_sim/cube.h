@@ -139,6 +139,11 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
             }
         }
     }
+    // re-reads logged for the L2 credit as every GM -> UB copy's (reuse_rt.h: the cost model times this copy as MTE2)
+    for (uint32_t i = 0; i < p.ndNum; ++i) {
+        count_reuse(reinterpret_cast<const uint8_t*>(src.sim_ptr + uint64_t(i) * p.srcNdMatrixStride), p.nValue,
+                    uint64_t(p.dValue) * sizeof(T), uint64_t(p.srcDValue) * sizeof(T));
+    }
     count_dma(cnt().gm2ub, uint64_t(p.ndNum) * p.nValue, uint64_t(p.dValue) * sizeof(T));
     // of them, those from the launch's workspace (emulator.md "Counters": counted by the transfer's first byte)
     if (gm_in_workspace(src.sim_ptr)) cnt().wsGm2ub += uint64_t(p.ndNum) * p.nValue * p.dValue * sizeof(T);
