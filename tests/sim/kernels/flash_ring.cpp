@@ -69,28 +69,31 @@ __aicore__ inline void for_each_task(const Shape& sh, uint32_t c, F&& f) {
     }
 }
 
-struct Slots {  // one AIV's workspace
+struct Slots {  // one AIV's workspace; an AI Core's two AIV keep their P (and Q) slots side by side: one copy for both
     GlobalTensor<float> s;  // slots x kBq x kBk
-    GlobalTensor<half> p;   // slots x kBq x kBk
+    GlobalTensor<half> p;   // slot i at i x 2 kBq kBk (the other AIV's after each)
     GlobalTensor<float> o;  // kBq x D
-    GlobalTensor<half> q;   // kBq x D
+    GlobalTensor<half> q;   // kBq x D (the other AIV's after AIV 0's)
 };
+
+__aicore__ inline uint64_t core_ws_bytes(const Shape& sh) {
+    return 2 * (uint64_t(sh.slots) * kBq * kBk * 6 + uint64_t(kBq) * sh.D * 6);
+}
 
 __aicore__ inline Slots slots_of(uint8_t* ws, const Shape& sh, uint32_t aiv) {
     const uint64_t sB = uint64_t(sh.slots) * kBq * kBk * 4, pB = uint64_t(sh.slots) * kBq * kBk * 2;
     const uint64_t oB = uint64_t(kBq) * sh.D * 4, qB = uint64_t(kBq) * sh.D * 2;
-    uint8_t* base = ws + aiv * (sB + pB + oB + qB);
+    const uint32_t h = aiv % 2;
+    uint8_t* base = ws + (aiv / 2) * core_ws_bytes(sh);
     Slots w;
-    w.s.SetGlobalBuffer((__gm__ float*)base, sh.slots * kBq * kBk);
-    w.p.SetGlobalBuffer((__gm__ half*)(base + sB), sh.slots * kBq * kBk);
-    w.o.SetGlobalBuffer((__gm__ float*)(base + sB + pB), kBq * sh.D);
-    w.q.SetGlobalBuffer((__gm__ half*)(base + sB + pB + oB), kBq * sh.D);
+    w.s.SetGlobalBuffer((__gm__ float*)(base + h * sB), sh.slots * kBq * kBk);
+    w.p.SetGlobalBuffer((__gm__ half*)(base + 2 * sB + h * kBq * kBk * 2), (2 * sh.slots - h) * kBq * kBk);
+    w.o.SetGlobalBuffer((__gm__ float*)(base + 2 * sB + 2 * pB + h * oB), kBq * sh.D);
+    w.q.SetGlobalBuffer((__gm__ half*)(base + 2 * sB + 2 * pB + 2 * oB + h * qB), (2 - h) * kBq * sh.D);
     return w;
 }
 
-__aicore__ inline uint64_t ws_bytes(const Shape& sh) {
-    return uint64_t(2) * sh.cores * (uint64_t(sh.slots) * kBq * kBk * 6 + uint64_t(kBq) * sh.D * 6);
-}
+__aicore__ inline uint64_t ws_bytes(const Shape& sh) { return sh.cores * core_ws_bytes(sh); }
 
 // ---- AIC ------------------------------------------------------------------------------------------------------------
 
@@ -179,8 +182,12 @@ private:
         LocalTensor<half> qL1 = qL1_.Get<half>();
         CrossCoreWaitFlag(kFlagQ);  // both AIV wrote their scaled Q block
         WaitFlag<HardEvent::MTE1_MTE2>(4);
-        for (uint32_t h = 0; h < 2; ++h) {
-            if (t.rows[h]) DataCopy(qL1[h * kBq * D], w_[h].q, Nd2NzParams(1, t.rows[h], D, 0, D, kBq, 1, 0));
+        if (t.rows[0] == kBq && t.rows[1] == kBq) {  // both Q blocks in one copy
+            DataCopy(qL1, w_[0].q, Nd2NzParams(2, kBq, D, uint16_t(kBq * D), D, kBq, 1, uint16_t(kBq * D)));
+        } else {
+            for (uint32_t h = 0; h < 2; ++h) {
+                if (t.rows[h]) DataCopy(qL1[h * kBq * D], w_[h].q, Nd2NzParams(1, t.rows[h], D, 0, D, kBq, 1, 0));
+            }
         }
         SetFlag<HardEvent::MTE2_MTE1>(4);
         WaitFlag<HardEvent::MTE2_MTE1>(4);
@@ -213,9 +220,13 @@ private:
                 const int32_t pb = static_cast<int32_t>(p_++ % 2);
                 LocalTensor<half> pL1 = pL1_.Get<half>()[pb * 2 * kBq * kBk];
                 WaitFlag<HardEvent::MTE1_MTE2>(2 + pb);
-                for (uint32_t h = 0; h < 2; ++h) {
-                    if (jj < t.steps[h])
-                        DataCopy(pL1[h * kBq * kBk], w_[h].p[(jj % sh_.slots) * kBq * kBk], Nd2NzParams(1, t.rows[h], kBk, 0, kBk, kBq, 1, 0));
+                const uint64_t ps = (jj % sh_.slots) * 2 * kBq * kBk;
+                if (jj < t.steps[0] && jj < t.steps[1]) {  // both P blocks (NZ already) in one burst
+                    DataCopy(pL1, w_[0].p[ps], 2 * kBq * kBk);
+                } else {
+                    for (uint32_t h = 0; h < 2; ++h) {
+                        if (jj < t.steps[h]) DataCopy(pL1[h * kBq * kBk], w_[h].p[ps], kBq * kBk);
+                    }
                 }
                 SetFlag<HardEvent::MTE2_MTE1>(2 + pb);
                 const int32_t b = static_cast<int32_t>(b0_++ % 2);
@@ -277,6 +288,7 @@ public:
         pipe.InitBuffer(cmpBuf_, kBq * kBk / 8);
         CreateVecIndex(colBuf_.Get<half>(), half(0), kBk);
         CreateVecIndex(rowBuf_.Get<half>(), half(0), kBq);
+        Duplicate(pBuf_.Get<half>(), half(0), kBq * kBk);  // P's rows past a tail block's are copied out: defined
         Duplicate(redBuf_.Get<float>(), 0.0f, kBq);
         Duplicate(cBuf_.Get<float>(), 0.0f, kBq);
         PipeBarrier<PIPE_ALL>();
@@ -426,12 +438,14 @@ private:
                 }
             }
             Add(lRow, lRow, red, rows);
-            Cast(p, s, RoundMode::CAST_RINT, rows * kBk);
+            for (uint32_t h = 0; h < 2; ++h)  // P in NZ (16-column chunks of 128 rows): the AIC loads it as it is
+                Cast(p[h * 4 * kBq * 16], s[h * 64], RoundMode::CAST_RINT, 64, static_cast<int32_t>(rows),
+                     UnaryRepeatParams(kBq * 16 * 2 / 32, 1, 1, kBk * 4 / 32));
             sQue_.FreeTensor(s);
             WaitO(j >= 2 ? j - 2 : 0);  // P slot j % 3 was read by the AIC at step j - 3
             SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
             WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
-            DataCopy(w_.p[slot * kBq * kBk], p, rows * kBk);
+            DataCopy(w_.p[slot * 2 * kBq * kBk], p, kBq * kBk);  // rows past `rows`: stale, only ever in C rows nobody writes
             CrossCoreSetFlag<2, PIPE_MTE3>(kFlagP);
         }
         WaitO(sh_.oWait ? t.n : t.n - 1);  // no_o_wait (planted bug): O read before the AIC's last add
