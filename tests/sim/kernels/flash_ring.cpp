@@ -44,12 +44,12 @@ struct Task {
     uint32_t n;        // steps of the task (max of both)
 };
 
-__aicore__ inline Task task_of(const Shape& sh, uint64_t t) {
-    const uint64_t bhN = uint64_t(sh.B) * sh.H;
-    const uint32_t pairs = (sh.S + 2 * kBq - 1) / (2 * kBq);
+__aicore__ inline uint32_t pairs_of(const Shape& sh) { return (sh.S + 2 * kBq - 1) / (2 * kBq); }
+
+__aicore__ inline Task task_of(const Shape& sh, uint64_t bh, uint32_t pair) {
     Task k{};
-    k.bh = t % bhN;
-    k.q0 = (pairs - 1 - uint32_t(t / bhN)) * 2 * kBq;  // the longest pairs first
+    k.bh = bh;
+    k.q0 = pair * 2 * kBq;
     for (uint32_t h = 0; h < 2; ++h) {
         const uint32_t r0 = k.q0 + h * kBq;
         k.rows[h] = r0 >= sh.S ? 0 : (sh.S - r0 < kBq ? sh.S - r0 : kBq);
@@ -59,13 +59,18 @@ __aicore__ inline Task task_of(const Shape& sh, uint64_t t) {
     return k;
 }
 
-// Tasks of AI Core c: rounds of one per core, every other round in reverse core order (the causal pairs shrink).
+// Tasks of AI Core c. A unit is pair P-1-i of a head and then pair i of the same head: the causal key walks of the two
+// add up to the same length for every i (balance without any reordering), and consecutive units are the same head's,
+// so the cores that run them at once read the same K and V (L2). Units go to the cores in turn.
 template <class F>
 __aicore__ inline void for_each_task(const Shape& sh, uint32_t c, F&& f) {
-    const uint64_t tasks = uint64_t(sh.B) * sh.H * ((sh.S + 2 * kBq - 1) / (2 * kBq));
-    for (uint64_t round = 0; round * sh.cores < tasks; ++round) {
-        const uint64_t t = round * sh.cores + (round % 2 == 0 ? c : sh.cores - 1 - c);
-        if (t < tasks) f(task_of(sh, t));
+    const uint32_t pairs = pairs_of(sh), perHead = (pairs + 1) / 2;
+    const uint64_t units = uint64_t(sh.B) * sh.H * perHead;
+    for (uint64_t u = c; u < units; u += sh.cores) {
+        const uint64_t bh = u / perHead;
+        const uint32_t i = static_cast<uint32_t>(u % perHead);
+        f(task_of(sh, bh, pairs - 1 - i));
+        if (i != pairs - 1 - i) f(task_of(sh, bh, i));
     }
 }
 
