@@ -112,7 +112,8 @@ public:
         w_[0] = slots_of(ws, sh, 2 * c);
         w_[1] = slots_of(ws, sh, 2 * c + 1);
         pipe.InitBuffer(qL1_, 2 * kBq * sh.D * sizeof(half));
-        pipe.InitBuffer(kvL1_, 2 * kBk * sh.D * sizeof(half));  // two buffers: K_j / V_j alternate
+        pipe.InitBuffer(kL1_, 2 * 2 * kBk * sh.D * sizeof(half));  // two buffers of two key blocks (one copy per two steps)
+        pipe.InitBuffer(vL1_, 2 * 2 * kBk * sh.D * sizeof(half));
         pipe.InitBuffer(pL1_, 2 * 2 * kBq * kBk * sizeof(half));  // two buffers of both AIV's P
         pipe.InitBuffer(aL0_, 2 * kA0);
         pipe.InitBuffer(bL0_, 2 * kB0);
@@ -120,19 +121,20 @@ public:
         // rows past a tail's valid rows are read by the full-size fractal loads: defined (0, then stale data that the
         // mask or a zero P weighs away), never uninitialised
         InitConstValue(qL1_.Get<half>(), InitConstValueParams<half>(1, uint16_t(2 * kBq * sh.D * 2 / 32), 0, half(0)));
-        InitConstValue(kvL1_.Get<half>(), InitConstValueParams<half>(1, uint16_t(2 * kBk * sh.D * 2 / 32), 0, half(0)));
+        InitConstValue(kL1_.Get<half>(), InitConstValueParams<half>(1, uint16_t(4 * kBk * sh.D * 2 / 32), 0, half(0)));
+        InitConstValue(vL1_.Get<half>(), InitConstValueParams<half>(1, uint16_t(4 * kBk * sh.D * 2 / 32), 0, half(0)));
         InitConstValue(pL1_.Get<half>(), InitConstValueParams<half>(1, uint16_t(4 * kBq * kBk * 2 / 32), 0, half(0)));
         PipeBarrier<PIPE_ALL>();
     }
 
     __aicore__ inline void Run() {
-        // every buffer starts free (CATLASS's pre-armed flags, ascendc_next.md §1.8): L1 K/V 0-1, P 2-3, Q 4; L0A 0-1,
-        // L0B 2-3; L0C 0-1
-        for (int32_t id = 0; id < 5; ++id) SetFlag<HardEvent::MTE1_MTE2>(id);
+        // every buffer starts free (CATLASS's pre-armed flags, ascendc_next.md §1.8): L1 K 0-1, P 2-3, Q 4, V 5-6; L0A
+        // 0-1, L0B 2-3; L0C 0-1
+        for (int32_t id = 0; id < 7; ++id) SetFlag<HardEvent::MTE1_MTE2>(id);
         for (int32_t id = 0; id < 4; ++id) SetFlag<HardEvent::M_MTE1>(id);
         for (int32_t id = 0; id < 2; ++id) SetFlag<HardEvent::FIX_M>(id);
         for_each_task(sh_, static_cast<uint32_t>(GetBlockIdx()), [&](const Task& t) { Do(t); });
-        for (int32_t id = 0; id < 5; ++id) WaitFlag<HardEvent::MTE1_MTE2>(id);
+        for (int32_t id = 0; id < 7; ++id) WaitFlag<HardEvent::MTE1_MTE2>(id);
         for (int32_t id = 0; id < 4; ++id) WaitFlag<HardEvent::M_MTE1>(id);
         for (int32_t id = 0; id < 2; ++id) WaitFlag<HardEvent::FIX_M>(id);
     }
@@ -140,12 +142,14 @@ public:
 private:
     static constexpr uint32_t kA0 = 32 * 1024, kB0 = 32 * 1024;  // bytes of an L0A / L0B half (128 x 128 f16)
 
-    // GM (ND, `rows` x D, rows D apart) -> the next K/V L1 buffer (NZ, 128 rows); returns its event id
-    __aicore__ inline int32_t LoadKV(const GlobalTensor<half>& src, uint32_t rows) {
-        const int32_t b = static_cast<int32_t>(kv_++ % 2);
-        WaitFlag<HardEvent::MTE1_MTE2>(b);
-        DataCopy(kvL1_.Get<half>()[b * kBk * sh_.D], src, Nd2NzParams(1, rows, sh_.D, 0, sh_.D, kBk, 1, 0));
-        SetFlag<HardEvent::MTE2_MTE1>(b);
+    // Key blocks j and j + 1 of K or V (GM, ND, `rows` <= 256 x D) -> the next of two L1 buffers (NZ, 256 rows): one
+    // copy per two steps. Returns the buffer; its event id is base + buffer
+    __aicore__ inline int32_t LoadPair(const LocalTensor<half>& l1, uint32_t& used, int32_t base, const GlobalTensor<half>& src,
+                                       uint32_t rows) {
+        const int32_t b = static_cast<int32_t>(used++ % 2);
+        WaitFlag<HardEvent::MTE1_MTE2>(base + b);
+        DataCopy(l1[b * 2 * kBk * sh_.D], src, Nd2NzParams(1, rows, sh_.D, 0, sh_.D, 2 * kBk, 1, 0));
+        SetFlag<HardEvent::MTE2_MTE1>(base + b);
         return b;
     }
 
@@ -198,15 +202,17 @@ private:
         WaitFlag<HardEvent::MTE2_MTE1>(4);
         for (uint32_t j = 0; j < t.n + 2; ++j) {
             if (j < t.n) {  // S_h = Q_h K_j^T for both halves, K_j loaded once
-                const uint32_t n0 = j * kBk, cols = sh_.S - n0 < kBk ? sh_.S - n0 : kBk;
-                const int32_t kb = LoadKV(kGm[head + uint64_t(n0) * D], cols);
+                const uint32_t n0 = j * kBk, hb = j % 2;
+                if (hb == 0) kb_ = LoadPair(kL1_.Get<half>(), kUsed_, 0, kGm[head + uint64_t(n0) * D], sh_.S - n0 < 2 * kBk ? sh_.S - n0 : 2 * kBk);
                 const int32_t b = static_cast<int32_t>(b0_++ % 2);
+                LocalTensor<half> bL0 = bL0_.Get<half>()[b * kB0 / 2], kL1 = kL1_.Get<half>()[kb_ * 2 * kBk * D];
                 WaitFlag<HardEvent::M_MTE1>(2 + b);
-                WaitFlag<HardEvent::MTE2_MTE1>(kb);
-                // K [keys x D] in NZ is K^T in Zn already: fractal (d1, n1) at d1 * 8 + n1 in both
-                LoadData(bL0_.Get<half>()[b * kB0 / 2], kvL1_.Get<half>()[kb * kBk * D],
-                         LoadData2DParams(0, uint8_t(d16 * (kBk / 16)), 1, 0, 0, false, 0));
-                SetFlag<HardEvent::MTE1_MTE2>(kb);
+                if (hb == 0) WaitFlag<HardEvent::MTE2_MTE1>(kb_);
+                // K [keys x D] in NZ is K^T in Zn already: fractal (d1, n1) at d1 * 16 + n1 in L1 (256 rows), at d1 * 8 + n1
+                // in L0B; this step's block is n1 in [8 hb, 8 hb + 8)
+                for (uint32_t d1 = 0; d1 < d16; ++d1)
+                    LoadData(bL0[d1 * (kBk / 16) * 256], kL1, LoadData2DParams(uint16_t(d1 * 2 * kBk / 16 + hb * kBk / 16), kBk / 16, 1, 0, 0, false, 0));
+                if (hb == 1 || j + 1 == t.n) SetFlag<HardEvent::MTE1_MTE2>(kb_);
                 SetFlag<HardEvent::MTE1_M>(2 + b);
                 bool waitB = true;
                 for (uint32_t h = 0; h < 2; ++h) {
@@ -219,9 +225,9 @@ private:
                 CrossCoreSetFlag<2, PIPE_FIX>(kFlagS);
             }
             if (j >= 2) {  // O_h += P_h V_{j-2}
-                const uint32_t jj = j - 2, n0 = jj * kBk, cols = sh_.S - n0 < kBk ? sh_.S - n0 : kBk;
+                const uint32_t jj = j - 2, n0 = jj * kBk, hb = jj % 2;
                 CrossCoreWaitFlag(kFlagP);
-                const int32_t vb = LoadKV(vGm[head + uint64_t(n0) * D], cols);
+                if (hb == 0) vb_ = LoadPair(vL1_.Get<half>(), vUsed_, 5, vGm[head + uint64_t(n0) * D], sh_.S - n0 < 2 * kBk ? sh_.S - n0 : 2 * kBk);
                 const int32_t pb = static_cast<int32_t>(p_++ % 2);
                 LocalTensor<half> pL1 = pL1_.Get<half>()[pb * 2 * kBq * kBk];
                 WaitFlag<HardEvent::MTE1_MTE2>(2 + pb);
@@ -237,10 +243,11 @@ private:
                 const int32_t b = static_cast<int32_t>(b0_++ % 2);
                 LocalTensor<half> bL0 = bL0_.Get<half>()[b * kB0 / 2];
                 WaitFlag<HardEvent::M_MTE1>(2 + b);
-                WaitFlag<HardEvent::MTE2_MTE1>(vb);
-                for (uint32_t k1 = 0; k1 < kBk / 16; ++k1)  // V [keys x D]: NZ -> Zn, fractals transposed
-                    LoadData(bL0[k1 * d16 * 256], kvL1_.Get<half>()[vb * kBk * D], LoadData2DParams(k1, uint8_t(d16), kBk / 16, 0, 0, true, 0));
-                SetFlag<HardEvent::MTE1_MTE2>(vb);
+                if (hb == 0) WaitFlag<HardEvent::MTE2_MTE1>(5 + vb_);
+                LocalTensor<half> vL1 = vL1_.Get<half>()[vb_ * 2 * kBk * D];
+                for (uint32_t k1 = 0; k1 < kBk / 16; ++k1)  // V [keys x D]: NZ (256 rows) -> Zn, fractals transposed
+                    LoadData(bL0[k1 * d16 * 256], vL1, LoadData2DParams(uint16_t(hb * kBk / 16 + k1), uint8_t(d16), 2 * kBk / 16, 0, 0, true, 0));
+                if (hb == 1 || jj + 1 == t.n) SetFlag<HardEvent::MTE1_MTE2>(5 + vb_);
                 SetFlag<HardEvent::MTE1_M>(2 + b);
                 WaitFlag<HardEvent::MTE2_MTE1>(2 + pb);
                 bool waitB = true;
@@ -261,13 +268,14 @@ private:
     Shape sh_;
     TPipe pipe;
     TBuf<TPosition::A1> qL1_, pL1_;
-    TBuf<TPosition::B1> kvL1_;
+    TBuf<TPosition::B1> kL1_, vL1_;
     TBuf<TPosition::A2> aL0_;
     TBuf<TPosition::B2> bL0_;
     TBuf<TPosition::CO1> cL0_;
     GlobalTensor<half> kGm, vGm;
     Slots w_[2];
-    uint32_t kv_ = 0, a0_ = 0, b0_ = 0, c0_ = 0, p_ = 0;  // buffers used so far (each alternates two)
+    uint32_t kUsed_ = 0, vUsed_ = 0, a0_ = 0, b0_ = 0, c0_ = 0, p_ = 0;  // buffers used so far (each alternates two)
+    int32_t kb_ = 0, vb_ = 0;                                              // the K / V buffer of the current two steps
 };
 
 // ---- AIV ------------------------------------------------------------------------------------------------------------
