@@ -61,12 +61,16 @@ __aicore__ inline Task task_of(const Shape& sh, uint64_t bh, uint32_t pair) {
 
 // Tasks of AI Core c. A unit is pair P-1-i of a head and then pair i of the same head: the causal key walks of the two
 // add up to the same length for every i (balance without any reordering), and consecutive units are the same head's,
-// so the cores that run them at once read the same K and V (L2). Units go to the cores in turn.
+// so the cores that run them at once read the same K and V (L2). Units go to the cores in rounds of one per core,
+// rotated by one core per round: the unit with the longest walk (the first to read most K and V blocks, from HBM)
+// falls to every core in turn.
 template <class F>
 __aicore__ inline void for_each_task(const Shape& sh, uint32_t c, F&& f) {
     const uint32_t pairs = pairs_of(sh), perHead = (pairs + 1) / 2;
     const uint64_t units = uint64_t(sh.B) * sh.H * perHead;
-    for (uint64_t u = c; u < units; u += sh.cores) {
+    for (uint64_t round = 0; round * sh.cores < units; ++round) {
+        const uint64_t u = round * sh.cores + (c + round) % sh.cores;
+        if (u >= units) continue;
         const uint64_t bh = u / perHead;
         const uint32_t i = static_cast<uint32_t>(u % perHead);
         f(task_of(sh, bh, pairs - 1 - i));
