@@ -77,6 +77,8 @@ def test_matches_float64_attention_and_is_clean(binary, tmp_path, shape, cores, 
         walk += sum(min(128, s_ - n0) for n0 in range(0, last, 128))
     assert sum(b["gm2ub"]["bytes"] - b.get("ws_gm2ub", 0) for b in aic) == b_ * h_ * 2 * walk * d_ * 2
     assert all(b.get("ws_gm2ub", 0) > 0 and b.get("ws_l0c2gm", 0) == b["l0c2gm"] for b in aic)
+    # a head's K / V blocks are read again by its other pairs' tasks: the Nd2Nz copies log them for the L2 credit
+    assert sum(n for b in aic for _, n in b.get("reread", [])) > 0
 
 
 def test_ring_of_two_slots_is_a_gm_race(binary, tmp_path):
