@@ -94,6 +94,7 @@ PLANTED = {
     "mode0_left": ("CROSS-FLAG-UNPAIRED", "MODE 0 NOT WAITED", "never waited for", False),
     "exchange_race": ("GM-RACE", "EXCHANGE READ", "AIV 1 writes", False),
     "set_pipe": ("CROSS-FLAG-PIPE", "SET ON THE WRONG PIPE", "DataCopy on PIPE_MTE3", False),
+    "fixpipe_atomic_type": ("PARAM-RANGE", "ATOMIC FIXPIPE", "atomic type set differs", True),
 }
 
 
@@ -109,7 +110,7 @@ def test_planted_bug_is_reported(binary, variant):
 
 
 @pytest.mark.parametrize("variant", ["both_aiv_set", "matmul_reserved_ok", "syncall_reserved_ok", "exchange_ok",
-                                     "set_pipe_ok", "core_type_ok"])
+                                     "set_pipe_ok", "core_type_ok", "fixpipe_atomic"])
 def test_correct_twin_is_clean(binary, variant):
     res = run(binary, variant)
     assert res.returncode == 0 and res.errors == [], res.stdout + res.stderr

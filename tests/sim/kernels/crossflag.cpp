@@ -351,6 +351,51 @@ int core_type(bool aivGuard) {
     });
 }
 
+// Fixpipe under SetAtomicAdd (ascendc.md "SetAtomicAdd": A2 adds on the L0C -> GM path too): C = ones(16x16) x
+// ones(16x16) = 16 everywhere, written once, then added once: 32. With SetAtomicAdd<half> before a float Fixpipe the
+// atomic type differs from the destination's: PARAM-RANGE.
+int fixpipe_atomic(bool wrongType) {
+    SetKernelMode(KernelMode::MIX_MODE);
+    float* c = reinterpret_cast<float*>(sim::GmAlloc(256 * sizeof(float)));
+    int rc = sim::Launch(1, [&] {
+        if ASCEND_IS_AIV return;  // the AIC runs the body: the program uses the flags elsewhere
+        TPipe pipe;
+        TBuf<TPosition::A1> a1;
+        TBuf<TPosition::A2> a2;
+        TBuf<TPosition::B2> b2;
+        TBuf<TPosition::CO1> co1;
+        pipe.InitBuffer(a1, 512);
+        pipe.InitBuffer(a2, 512);
+        pipe.InitBuffer(b2, 512);
+        pipe.InitBuffer(co1, 1024);
+        GlobalTensor<float> cg;
+        cg.SetGlobalBuffer(c, 256);
+        InitConstValue(a1.Get<half>(), InitConstValueParams<half>(1, 16, 0, half(1.0f)));
+        PipeBarrier<PIPE_ALL>();
+        LoadData(a2.Get<half>(), a1.Get<half>(), LoadData2DParams(0, 1, 1, 0, 0, false, 0));
+        LoadData(b2.Get<half>(), a1.Get<half>(), LoadData2DParams(0, 1, 1, 0, 0, true, 0));
+        PipeBarrier<PIPE_ALL>();
+        Mmad(co1.Get<float>(), a2.Get<half>(), b2.Get<half>(), MmadParams(16, 16, 16, 0, false, true));
+        PipeBarrier<PIPE_ALL>();
+        Fixpipe(cg, co1.Get<float>(), FixpipeParamsV220(16, 16, 16, 16, false));
+        PipeBarrier<PIPE_ALL>();
+        if (wrongType) {
+            SetAtomicAdd<half>();
+        } else {
+            SetAtomicAdd<float>();
+        }
+        Fixpipe(cg, co1.Get<float>(), FixpipeParamsV220(16, 16, 16, 16, false));  // ATOMIC FIXPIPE
+        SetAtomicNone();
+    });
+    for (int i = 0; i < 256 && rc == 0; ++i)
+        if (c[i] != 32.0f) {
+            std::fprintf(stderr, "fixpipe_atomic: C[%d] = %g, expected 32\n", i, c[i]);
+            rc = 1;
+        }
+    sim::GmFree(c);
+    return rc;
+}
+
 struct Variant {
     const char* name;
     int (*fn)();
@@ -379,6 +424,8 @@ const Variant kVariants[] = {
     {"set_pipe_ok", [] { return set_pipe(true); }},
     {"core_type", [] { return core_type(false); }},
     {"core_type_ok", [] { return core_type(true); }},
+    {"fixpipe_atomic", [] { return fixpipe_atomic(false); }},
+    {"fixpipe_atomic_type", [] { return fixpipe_atomic(true); }},
 };
 
 }  // namespace

@@ -9,7 +9,10 @@
 #define ASCEND_SIM_ASCEND_SIM_CUBE_H
 
 #include "gemm.h"
+#include "launch.h"
 #include "pipe.h"
+
+#include <vector>
 
 namespace AscendC {
 
@@ -136,7 +139,14 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
             }
         }
     }
+    // re-reads logged for the L2 credit as every GM -> UB copy's (reuse_rt.h: the cost model times this copy as MTE2)
+    for (uint32_t i = 0; i < p.ndNum; ++i) {
+        count_reuse(reinterpret_cast<const uint8_t*>(src.sim_ptr + uint64_t(i) * p.srcNdMatrixStride), p.nValue,
+                    uint64_t(p.dValue) * sizeof(T), uint64_t(p.srcDValue) * sizeof(T));
+    }
     count_dma(cnt().gm2ub, uint64_t(p.ndNum) * p.nValue, uint64_t(p.dValue) * sizeof(T));
+    // of them, those from the launch's workspace (emulator.md "Counters": counted by the transfer's first byte)
+    if (gm_in_workspace(src.sim_ptr)) cnt().wsGm2ub += uint64_t(p.ndNum) * p.nValue * p.dValue * sizeof(T);
 }
 
 // InitConstValue's parameters (kernel_struct_mm.h; A2 takes all four): repeatTimes iterations of blockNum
@@ -309,16 +319,33 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
     }
     // one ND row of nSize elements per M row, dstStride apart: Fixpipes writing interleaved rows touch no common byte
     race_strided(Pipe::FIX, "Fixpipe", loc, dst.sim_ptr, p.mSize, uint64_t(p.nSize) * sizeof(T), uint64_t(p.dstStride) * sizeof(T), true);
+    // SetAtomicAdd<T> (ascendc.md "SetAtomicAdd": on A2 the L0C -> GM path adds too): each row is converted, then added
+    // into GM (ATOMIC-UNINIT on the poison, as the UB -> GM path)
+    auto* const add = st().atomicAdd;
+    if (add != nullptr && add != &sim::detail::atomic_add_fn<T>) {
+        fatal("PARAM-RANGE", loc, "Fixpipe under SetAtomicAdd: the atomic type set differs from the destination's (%zu-byte elements)",
+              sizeof(T));
+    }
+    std::vector<T> tmp(add != nullptr ? p.nSize : 0);
     for (uint32_t m = 0; m < p.mSize; ++m) {
         T* row = dst.sim_ptr + uint64_t(m) * p.dstStride;
+        T* out = add != nullptr ? tmp.data() : row;
         for (uint32_t n = 0; n < p.nSize; ++n) {
             float v = src.sim_ptr[(uint64_t(n / 16) * p.srcStride + m) * 16 + n % 16];
             if (p.reluEn && v < 0.0f) v = 0.0f;
-            row[n] = static_cast<T>(v);
+            out[n] = static_cast<T>(v);
         }
-        if (st().atomicAdd == nullptr) gm_mark_write("Fixpipe", row, uint64_t(p.nSize) * sizeof(T), loc);
+        const uint64_t bytes = uint64_t(p.nSize) * sizeof(T);
+        if (add == nullptr) {
+            gm_mark_write("Fixpipe", row, bytes, loc);
+        } else {
+            add(row, tmp.data(), bytes, loc);
+            st().cnt.atomicBytes += bytes;
+            gm_mark_atomic("Fixpipe", row, bytes, loc);
+        }
     }
     cnt().l0c2gm += uint64_t(p.mSize) * p.nSize * sizeof(T);
+    if (gm_in_workspace(dst.sim_ptr)) cnt().wsL0c2gm += uint64_t(p.mSize) * p.nSize * sizeof(T);
 }
 
 }  // namespace AscendC
