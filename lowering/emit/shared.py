@@ -616,8 +616,9 @@ class RowStageWriter(StageWriter):
             self.lines += positions.row_lines(s, c_scalar(s.srcs[0], DType.I64))
         elif s.api in ("ArgMax", "ArgMin"):
             dt = self.buffers[s.srcs[0]].buffer.dtype
+            idx = next((b.buffer.name for b in self.buffers.values() if b.buffer.role is ir.BufferRole.ARG_INDEX), None)
             self.lines += arg_reduce.row_lines(s, find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name,
-                                               find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name, dt)
+                                               find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name, dt, idx)
         else:  # one layout (mixed layouts are PerRow: select_instructions)
             count = {ir.Layout.ROWS: "count * rowPitch_", ir.Layout.COL: "count", ir.Layout.ROW: "rowLen_"}[self.layout(s.dst)]
             super().vec_op(s, count)

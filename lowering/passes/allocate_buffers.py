@@ -150,6 +150,12 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             # ReduceSum/Max/Min need a scratch tensor (a row) and write their result to a 32-byte block.
             scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW, ir.BufferRole.REDUCE_TMP)
             scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK, ir.BufferRole.REDUCE_OUT)
+        if ctx.target.soc_family != "ascend310p" and any(
+                isinstance(s, ir.Assign) and isinstance(s.value, ir.Op) and s.value.op in ("argmax", "argmin")
+                and s.value.args[0].type.layout is ir.Layout.ROWS for s in stmts):
+            # argmax / argmin: the tile's indices packed as i32 by the vector unit, then Cast to i64 (A2 has
+            # int32 -> int64, 310P has not: there the scalar unit moves each index; emit/arg_reduce.py)
+            scratch("argIdx_i32", DType.I32, ir.Layout.COL, ir.BufferRole.ARG_INDEX)
         if any(isinstance(s, ir.Assign) and isinstance(s.value, ir.Op) and s.value.op == "reduce_prod"
                and s.value.args[0].type.layout is ir.Layout.ROWS for s in stmts):
             # A row product multiplies halves of an f32 copy of the row (emit: row_prod snippet).
