@@ -693,6 +693,12 @@ class RowStageWriter(StageWriter):
         dt = self.buffers[src].buffer.dtype
         out = find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name
         tmp = find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name
+        if self.ctype(s.dst) == dt.ctype:  # the count form's dst needs element alignment only (ReduceSum.md): row i's
+            # value goes straight to element i of the per-row values, no scalar step per row (session 34)
+            self.lines += ["for (uint32_t i = 0; i < count; ++i) {",
+                           *("    " + line for line in row_fold.lines(s.api, f"{s.dst}[i]", f"{src}[i * rowPitch_]", tmp,
+                                                                        dt.ctype)), "}"]
+            return
         self.lines += ["for (uint32_t i = 0; i < count; ++i) {",
                        *("    " + line for line in row_fold.lines(s.api, out, f"{src}[i * rowPitch_]", tmp, dt.ctype)),
                        *sync("V_S", indent="    "), f"    {s.dst}.SetValue(i, {out}.GetValue(0));",

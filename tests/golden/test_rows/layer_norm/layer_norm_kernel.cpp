@@ -185,16 +185,11 @@ private:
                         }
                         n = h;
                     }
-                    ReduceSum(reduceOut_f32, reduceTmp_f32, reduceTmp_f32[n], static_cast<int32_t>(n));  // its scratch: past the folded values
+                    ReduceSum(tmp0[i], reduceTmp_f32, reduceTmp_f32[n], static_cast<int32_t>(n));  // its scratch: past the folded values
                 } else {
-                    ReduceSum(reduceOut_f32, xLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
+                    ReduceSum(tmp0[i], xLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
                 }
             }
-            SetFlag<HardEvent::V_S>(EVENT_ID0);
-            WaitFlag<HardEvent::V_S>(EVENT_ID0);
-            tmp0.SetValue(i, reduceOut_f32.GetValue(0));
-            SetFlag<HardEvent::S_V>(EVENT_ID0);
-            WaitFlag<HardEvent::S_V>(EVENT_ID0);
         }
         Muls(tmp0, tmp0, static_cast<float>(1.0f / static_cast<float>(rowLen_)), count);
         {
@@ -242,16 +237,11 @@ private:
                         }
                         n = h;
                     }
-                    ReduceSum(reduceOut_f32, reduceTmp_f32, reduceTmp_f32[n], static_cast<int32_t>(n));  // its scratch: past the folded values
+                    ReduceSum(tmp0[i], reduceTmp_f32, reduceTmp_f32[n], static_cast<int32_t>(n));  // its scratch: past the folded values
                 } else {
-                    ReduceSum(reduceOut_f32, tmp2[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
+                    ReduceSum(tmp0[i], tmp2[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
                 }
             }
-            SetFlag<HardEvent::V_S>(EVENT_ID0);
-            WaitFlag<HardEvent::V_S>(EVENT_ID0);
-            tmp0.SetValue(i, reduceOut_f32.GetValue(0));
-            SetFlag<HardEvent::S_V>(EVENT_ID0);
-            WaitFlag<HardEvent::S_V>(EVENT_ID0);
         }
         Muls(tmp0, tmp0, static_cast<float>(1.0f / static_cast<float>(rowLen_)), count);
         Adds(tmp0, tmp0, eps_, count);

@@ -164,16 +164,11 @@ private:
                         }
                         n = h;
                     }
-                    ReduceMax(reduceOut_f32, reduceTmp_f32, reduceTmp_f32[n], static_cast<int32_t>(n));  // its scratch: past the folded values
+                    ReduceMax(tmp0[i], reduceTmp_f32, reduceTmp_f32[n], static_cast<int32_t>(n));  // its scratch: past the folded values
                 } else {
-                    ReduceMax(reduceOut_f32, xLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
+                    ReduceMax(tmp0[i], xLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
                 }
             }
-            SetFlag<HardEvent::V_S>(EVENT_ID0);
-            WaitFlag<HardEvent::V_S>(EVENT_ID0);
-            tmp0.SetValue(i, reduceOut_f32.GetValue(0));
-            SetFlag<HardEvent::S_V>(EVENT_ID0);
-            WaitFlag<HardEvent::S_V>(EVENT_ID0);
         }
         {
             constexpr uint32_t lanes = 256 / sizeof(float);  // elements per repeat
@@ -220,16 +215,11 @@ private:
                         }
                         n = h;
                     }
-                    ReduceSum(reduceOut_f32, reduceTmp_f32, reduceTmp_f32[n], static_cast<int32_t>(n));  // its scratch: past the folded values
+                    ReduceSum(tmp0[i], reduceTmp_f32, reduceTmp_f32[n], static_cast<int32_t>(n));  // its scratch: past the folded values
                 } else {
-                    ReduceSum(reduceOut_f32, tmp1[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
+                    ReduceSum(tmp0[i], tmp1[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
                 }
             }
-            SetFlag<HardEvent::V_S>(EVENT_ID0);
-            WaitFlag<HardEvent::V_S>(EVENT_ID0);
-            tmp0.SetValue(i, reduceOut_f32.GetValue(0));
-            SetFlag<HardEvent::S_V>(EVENT_ID0);
-            WaitFlag<HardEvent::S_V>(EVENT_ID0);
         }
         {
             constexpr uint32_t lanes = 256 / sizeof(float);  // elements per repeat
