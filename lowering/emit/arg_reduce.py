@@ -9,8 +9,9 @@ Session 34 (ascend910b): the vector unit moves the indices. ReduceMax's dst need
 (ReduceMax.md: 2 x sizeof(T) with calIndex; the emulator checks it), so row i writes its pair at element 2i of
 the i64 output tile read as T (count pairs of 2 T fit its count i64); GatherMask's built-in pattern 2 (odd lanes)
 packs the index slots; float: the uint32 patterns are the i32 indices; half: the uint16 patterns, read as int16,
-go to f32 (int16 -> float, CAST_NONE) and patterns above 32767 (negative as int16) get 65536 back
-(ind = min(max(v, -1), 0) is -1 exactly for them: v - 65536 * ind), then f32 -> int32 (CAST_RINT; exact, integral).
+go to f32 (int16 -> float, CAST_NONE) and, for rows longer than 32768 (single-buffered tiles), patterns above 32767
+(negative as int16) get 65536 back (ind = min(max(v, -1), 0) is -1 exactly for them: v - 65536 * ind), then
+f32 -> int32 (CAST_RINT; exact, integral).
 Last, Cast int32 -> int64 (CAST_NONE; A2 only, docs/design.md "Cast pairs") into the output tile. One
 instruction per row and a few per tile, no scalar access and no V <-> S hand-off per row. 310P has no
 int32 -> int64 Cast: there the scalar unit reads each index and writes the row's i64 (`ARG_INDEX` scratch absent).
@@ -63,10 +64,12 @@ def _vector_lines(api: str, dst: str, src: str, tmp: str, dtype: DType, idx: str
                   f"    GatherMask({idx}.ReinterpretCast<int16_t>(), {dst}.ReinterpretCast<int16_t>(), static_cast<uint8_t>(2),",
                   "               false, 0, GatherMaskParams{1, repeats, 8, 0}, kept);",
                   f"    Cast(v, {idx}.ReinterpretCast<int16_t>(), RoundMode::CAST_NONE, count);  // int16: patterns > 32767 negative",
-                  "    Maxs(ind, v, -1.0f, count);",
-                  "    Mins(ind, ind, 0.0f, count);  // -1 exactly where negative",
-                  "    Muls(ind, ind, 65536.0f, count);",
-                  "    Sub(v, v, ind, count);  // the uint16 pattern's value",
+                  "    if (rowLen_ > 32768) {  // indices above 32767 are possible (single-buffered rows)",
+                  "        Maxs(ind, v, -1.0f, count);",
+                  "        Mins(ind, ind, 0.0f, count);  // -1 exactly where negative",
+                  "        Muls(ind, ind, 65536.0f, count);",
+                  "        Sub(v, v, ind, count);  // the uint16 pattern's value",
+                  "    }",
                   f"    Cast({idx}, v, RoundMode::CAST_RINT, count);"]
     lines += [f"    Cast({dst}, {idx}, RoundMode::CAST_NONE, count);  // int32 -> int64",
               "}"]
