@@ -335,6 +335,8 @@ class BufferRole(Enum):
     SCAN_TMP = "scan_tmp"  # a vector scan's matrix, f32 row and gather tables (`of`: fwd / rev, + compensated)
     ROW_VECTOR = "row_vector"  # `w[:]` read by every row of a row loop: copied in once per core (hoist_row_vectors)
     ROW_VALUE_BLOCKS = "row_value_blocks"  # per-row values spread to a 32-byte block each (plan_row_value_blocks)
+    FOLD_TMP = "fold_tmp"  # row reductions of a whole tile: its rows' repeat columns folded (emit/tile_fold.py)
+    ARG_INDEX = "arg_index"  # argmax / argmin: the tile's row indices as i32 before the i64 Cast (emit/arg_reduce.py)
 
 
 @dataclass(frozen=True)

@@ -73,9 +73,14 @@ def k(x: Tensor[f32, "N"], y: Tensor[f32, "N"]):
 def test_emitted_positions_whole_rows_and_chunks():
     project, ctx = lower(_k("store(c[r, :], col_index())\nstore(q[r, :], row_index())"), "ascend910b1", "pos.adsl")
     code = project.files["k_kernel.cpp"]
-    assert "CreateVecIndex(cLocal[i * rowPitch_], static_cast<int32_t>(0), static_cast<uint32_t>(rowLen_));" in code
-    assert "Duplicate(qLocal[i * rowPitch_], static_cast<int32_t>((rowStart_ + tileRow_ + i) % static_cast<int64_t>(N_)), " \
-           "static_cast<int32_t>(rowLen_));" in code
+    # whole rows: a seed row per run of one period (the whole pitch), then doubling by Adds
+    assert "CreateVecIndex(cLocal[a * rowPitch_], static_cast<int32_t>(0), static_cast<uint32_t>(rowPitch_));" in code
+    assert "const uint64_t r = static_cast<uint64_t>(rowStart_ + tileRow_ + a) % " \
+           "static_cast<uint64_t>(static_cast<int64_t>(N_));" in code
+    assert "Duplicate(qLocal[a * rowPitch_], static_cast<int32_t>(r), static_cast<int32_t>(rowPitch_));" in code
+    assert "Adds(qLocal[(a + h) * rowPitch_], qLocal[a * rowPitch_], static_cast<int32_t>(h), " \
+           "static_cast<int32_t>(n * rowPitch_));" in code
+    assert "Adds(cLocal[(a + h) * rowPitch_], cLocal[a * rowPitch_], 0, static_cast<int32_t>(n * rowPitch_));" in code
     assert "tileRow_ = offset;" in code and "rowStart_ = start;" in code
     tl = next(s for s in ir.walk(ctx.lowered.body) if isinstance(s, ir.TileLoop))
     assert isinstance(tl.shape.chunked, ir.ChunkPlan)  # rows longer than UB: per column chunk of the row
@@ -88,7 +93,8 @@ def test_square_matrices_take_the_row_length_as_period():
     head = HEAD.replace('"B, N, M"', '"B, S, S"').replace("B * N", "B * S")
     project, _ = lower(tile_kernel(head, "store(q[r, :], row_index())", "pos.adsl"), "ascend910b1", "pos.adsl")
     code = project.files["k_kernel.cpp"]
-    assert code.count("% static_cast<int64_t>(rowLen_)") == 2  # S is the row length: rowLen_ holds it (whole rows
+    assert "% static_cast<uint64_t>(static_cast<int64_t>(rowLen_));" in code  # S is the row length: rowLen_ holds
+    assert "% static_cast<int64_t>(rowLen_))" in code  # it (whole rows
     assert "static_cast<int64_t>(S_)" not in code  # and the chunked pass); S_ (every value symbol's member) is unread
 
 
@@ -109,13 +115,30 @@ def test_emulator_positions_match_the_interpreter(tmp_path):
     assert res.ok, res.summary() + res.detail
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("b, n, m", [(600, 1, 64), (300, 2, 33), (3, 300, 20), (2, 700, 128)])
+def test_doubled_runs_match_the_interpreter_at_any_period(b, n, m, tmp_path):
+    """Runs of one row (period 1), runs of two, runs longer than a tile, runs split across tiles and cores."""
+    k = _k("store(c[r, :], col_index())\nstore(q[r, :], row_index())\n"
+           "store(y[r, :], select(col_index() - row_index() <= 1, load(x[r, :]), 0.0))")
+    project, ctx = lower(k, "ascend910b1", "pos.adsl")
+    x = torch.randn(b, n, m)
+    cols = torch.arange(m, dtype=torch.int32).expand(b, n, m)
+    rows = torch.arange(n, dtype=torch.int32).reshape(1, n, 1).expand(b, n, m)
+    run = TaskRun([x], [cols.clone(), rows.clone(), torch.tril(x, diagonal=1)])
+    res = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path)
+    assert res.ok, res.summary() + res.detail
+
+
 @pytest.mark.parametrize("mask,cmp", [("col_index() - row_index() <= 2", "LE"), ("col_index() <= row_index()", "LE"),
                                       ("row_index() < col_index()", "GT")])
-def test_col_minus_row_is_one_index_vector_per_row(mask, cmp):
-    """tril / triu / causal masks: j - i starts each row at -i (one CreateVecIndex; no Duplicate, no Sub)."""
+def test_col_minus_row_is_one_index_vector_per_run(mask, cmp):
+    """tril / triu / causal masks: j - i starts each run's first row at -i (one CreateVecIndex), the run's other
+    rows by doubling (Adds of -h; no Duplicate, no Sub)."""
     project, ctx = lower(_k(f"store(y[r, :], select({mask}, load(x[r, :]), 0.0))"), "ascend910b1", "pos.adsl")
     code = project.files["k_kernel.cpp"]
-    assert "CreateVecIndex(tmp0[i * rowPitch_], static_cast<int32_t>(-static_cast<int32_t>((rowStart_ + tileRow_ + i) % " \
-           "static_cast<int64_t>(N_))), static_cast<uint32_t>(rowLen_));" in code
+    assert "CreateVecIndex(tmp0[a * rowPitch_], -static_cast<int32_t>(r), static_cast<uint32_t>(rowPitch_));" in code
+    assert "Adds(tmp0[(a + h) * rowPitch_], tmp0[a * rowPitch_], -static_cast<int32_t>(h), " \
+           "static_cast<int32_t>(n * rowPitch_));" in code
     assert "Duplicate(" not in code.split("Compute(uint32_t count)")[1].split("CopyOut(")[0]
     assert f"CMPMODE::{cmp}" in code

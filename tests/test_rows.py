@@ -89,8 +89,9 @@ def test_emitted_row_kernel_structure():
     project, _ = lower(k)
     cpp = project.files["k_kernel.cpp"]
     assert "CopyRowsGmToUb(xLocal, xGm[offset * rowLen_], count, rowLen_, rowPitch_);" in cpp  # one DataCopyPad for all rows
-    assert "ReduceSum(reduceOut_f32, xLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));" in cpp
-    assert "SetFlag<HardEvent::V_S>(EVENT_ID0);" in cpp and "WaitFlag<HardEvent::S_V>(EVENT_ID0);" in cpp
+    # row i's mean straight into element i of the per-row values (the count form's dst: element alignment)
+    assert "ReduceSum(tmp0[i], xLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));" in cpp
+    assert "SetValue" not in cpp.split("void Compute")[1].split("void CopyOut")[0]  # no scalar step per row
     assert "Mul(" in cpp and ", wLocal, rowLen_);" in cpp  # row vector broadcast per row
     assert project.manifest["tile_unit"] == "rows"
     assert "ubBytes" in project.files["k_tiling.h"]

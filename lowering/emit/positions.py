@@ -7,8 +7,17 @@ CopyIn as slot accumulators do) and P the loop's last row symbol. Rows start row
 256-byte repeats, so every row's start is 32-byte aligned. Rows longer than UB (emit/chunk.py): per column
 chunk of the current row, `CreateVecIndex(chunk, c0, count)` with c0 the chunk's first column (`chunkCol_`,
 set by the pass's CopyIn) and `Duplicate(chunk, g % P, count)` with g = `rowStart_ + rowOffset_ / rowLen_`.
-`col_index() - row_index()` (and comparisons of the two, as (col - row) OP 0: legalize.py) is one
-`CreateVecIndex` per row starting at -(g % P): the tril / triu / causal masks cost one instruction per row.
+`col_index() - row_index()` (and comparisons of the two, as (col - row) OP 0: legalize.py) starts each row at
+-(g % P) (CreateVecIndex).
+
+Session 34: whole-row tiles are filled by doubling, not one instruction per row. The tile's rows split into runs
+of one period (g % P counts up by one from row to row; `col_index()` is one run: every row is the same); the first
+row of a run is seeded over the whole pitch (CreateVecIndex / Duplicate of rowPitch_ elements: the pad columns get
+values too, so every later read is of written UB), then rows [h, h + n) of the run are rows [0, n) plus the
+shift (0 for `col_index()`, +h for `row_index()`, -h for `col - row`), one int32 `Adds` over n * rowPitch_
+elements, for h = 1, 2, 4, ... (n = min(h, run - h)): 1 + ceil(log2(run)) instructions per run instead of one
+per row (tril f16 at 16 x 256 x 256: 43 rows per tile, 7 instructions). A period shorter than the tile (P = 1:
+one row per run) degrades to one seed per row, as before.
 """
 
 from __future__ import annotations
@@ -35,15 +44,31 @@ def uses_row(tl: ir.TileLoop) -> bool:
 
 def row_lines(s: ir.VecOp, period: str) -> list[str]:
     """The C++ of one position instruction over the tile's `count` rows; `period`: P as a C++ expression."""
-    row = f"static_cast<int32_t>((rowStart_ + tileRow_ + i) % {period})"
-    if s.api == "ColIndex":
-        body = f"    CreateVecIndex({s.dst}[i * rowPitch_], static_cast<int32_t>(0), static_cast<uint32_t>(rowLen_));"
-    elif s.api == "ColMinusRow":  # col_index() - row_index(): j - i from -i
-        body = f"    CreateVecIndex({s.dst}[i * rowPitch_], static_cast<int32_t>(-{row}), static_cast<uint32_t>(rowLen_));"
+    if s.api == "ColIndex":  # every row alike: one run over the whole tile
+        seed = f"CreateVecIndex({s.dst}[a * rowPitch_], static_cast<int32_t>(0), static_cast<uint32_t>(rowPitch_));"
+        run, shift = "count - a", "0"
     else:
-        body = (f"    Duplicate({s.dst}[i * rowPitch_], static_cast<int32_t>((rowStart_ + tileRow_ + i) % {period}), "
-                "static_cast<int32_t>(rowLen_));")
-    return ["for (uint32_t i = 0; i < count; ++i) {", body, "}"]
+        run = f"count - a < {period} - r ? count - a : static_cast<uint32_t>({period} - r)"
+        if s.api == "ColMinusRow":  # col_index() - row_index(): j - i from -i
+            seed = (f"CreateVecIndex({s.dst}[a * rowPitch_], -static_cast<int32_t>(r), "
+                    "static_cast<uint32_t>(rowPitch_));")
+            shift = "-static_cast<int32_t>(h)"
+        else:
+            seed = f"Duplicate({s.dst}[a * rowPitch_], static_cast<int32_t>(r), static_cast<int32_t>(rowPitch_));"
+            shift = "static_cast<int32_t>(h)"
+    first = [] if s.api == "ColIndex" else [
+        f"    const uint64_t r = static_cast<uint64_t>(rowStart_ + tileRow_ + a) % static_cast<uint64_t>({period});"]
+    return ["for (uint32_t a = 0; a < count;) {  // runs of rows of one period, each filled by doubling",
+            *first,
+            f"    const uint32_t run = {run};",
+            f"    {seed}",
+            "    for (uint32_t h = 1; h < run; h *= 2) {  // rows [h, h + n) = rows [0, n) + the shift",
+            "        const uint32_t n = run - h < h ? run - h : h;",
+            f"        Adds({s.dst}[(a + h) * rowPitch_], {s.dst}[a * rowPitch_], {shift}, "
+            "static_cast<int32_t>(n * rowPitch_));",
+            "    }",
+            "    a += run;",
+            "}"]
 
 
 def chunk_lines(s: ir.VecOp, period: str) -> list[str]:

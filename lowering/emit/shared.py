@@ -38,6 +38,7 @@ from . import (
     row_value_broadcast,
     scatter,
     strided_broadcast,
+    tile_fold,
 )
 from .launch_scalars import LaunchScalarView
 
@@ -302,6 +303,8 @@ def bytes_expr(b: ir.Buffer, suffix: str = "", tile: str | None = None) -> str:
         ir.Layout.POOLED: "tiling.outTileElems",
         ir.Layout.BOX: "boxElems",  # box loops size their buffers on the host (box.py)
     }
+    if b.role is ir.BufferRole.FOLD_TMP:  # half a row per row, or a block when the fold cannot run (tile_fold.py)
+        return tile_fold.init_bytes(b.dtype.ctype, tile)
     if b.layout is ir.Layout.BLOCK:
         return "32"
     if b.layout is ir.Layout.BLOCKS:  # a 32-byte block per row, rows rounded up to a Brcb repeat (8 rows)
@@ -358,6 +361,8 @@ def scan_bytes_expr(n: str, rows: int, seg: int) -> str:
 def host_bytes(b: ir.Buffer) -> str:
     """The same length on the host, for tiles of `r` rows (see tiling.h.jinja)."""
     elems = {ir.Layout.ROWS: "r * padded", ir.Layout.COL: "colElems", ir.Layout.ROW: "padded"}
+    if b.role is ir.BufferRole.FOLD_TMP:
+        return tile_fold.host_bytes(b.dtype.ctype)
     if b.layout is ir.Layout.BLOCK:
         return "32"
     if b.layout is ir.Layout.BLOCKS:
@@ -616,8 +621,9 @@ class RowStageWriter(StageWriter):
             self.lines += positions.row_lines(s, c_scalar(s.srcs[0], DType.I64))
         elif s.api in ("ArgMax", "ArgMin"):
             dt = self.buffers[s.srcs[0]].buffer.dtype
+            idx = next((b.buffer.name for b in self.buffers.values() if b.buffer.role is ir.BufferRole.ARG_INDEX), None)
             self.lines += arg_reduce.row_lines(s, find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name,
-                                               find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name, dt)
+                                               find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name, dt, idx)
         else:  # one layout (mixed layouts are PerRow: select_instructions)
             count = {ir.Layout.ROWS: "count * rowPitch_", ir.Layout.COL: "count", ir.Layout.ROW: "rowLen_"}[self.layout(s.dst)]
             super().vec_op(s, count)
@@ -692,6 +698,17 @@ class RowStageWriter(StageWriter):
         dt = self.buffers[src].buffer.dtype
         out = find(self.buffers, ir.BufferRole.REDUCE_OUT, dtype=dt).name
         tmp = find(self.buffers, ir.BufferRole.REDUCE_TMP, dtype=dt).name
+        if self.ctype(s.dst) == dt.ctype:  # the count form's dst needs element alignment only (ReduceSum.md): row i's
+            # value goes straight to element i of the per-row values, no scalar step per row (session 34)
+            per_row = ["for (uint32_t i = 0; i < count; ++i) {",
+                       *("    " + line for line in row_fold.lines(s.api, f"{s.dst}[i]", f"{src}[i * rowPitch_]", tmp,
+                                                                    dt.ctype)), "}"]
+            fold = next((b.buffer.name for b in self.buffers.values() if b.buffer.role is ir.BufferRole.FOLD_TMP
+                         and b.buffer.dtype is dt), None)
+            if fold is not None and tile_fold.applies(s.api) and self.layout(src) is ir.Layout.ROWS:
+                per_row = tile_fold.lines(s.api, s.dst, src, fold, tmp, dt.ctype, per_row)
+            self.lines += per_row
+            return
         self.lines += ["for (uint32_t i = 0; i < count; ++i) {",
                        *("    " + line for line in row_fold.lines(s.api, out, f"{src}[i * rowPitch_]", tmp, dt.ctype)),
                        *sync("V_S", indent="    "), f"    {s.dst}.SetValue(i, {out}.GetValue(0));",

@@ -23,6 +23,10 @@ from .select_instructions import writes_dst_early
 VECTOR_REDUCTIONS = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "argmax", "argmin")
 
 
+#: Row reductions whose whole-row tiles may be folded a tile at a time (a FOLD_TMP scratch; emit/tile_fold.py).
+FOLDED_REDUCTIONS = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min")
+
+
 def _refs(e: ir.Expr) -> list[str]:
     return [x.name for x in ir.walk_expr(e) if isinstance(x, ir.Ref) and x.type.kind is ir.Kind.TILE]
 
@@ -150,6 +154,18 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
             # ReduceSum/Max/Min need a scratch tensor (a row) and write their result to a 32-byte block.
             scratch(f"reduceTmp_{dtype}", dtype, ir.Layout.ROW, ir.BufferRole.REDUCE_TMP)
             scratch(f"reduceOut_{dtype}", dtype, ir.Layout.BLOCK, ir.BufferRole.REDUCE_OUT)
+        if tl.kind is ir.LoopKind.ROWS:
+            for dtype in sorted({s.value.args[0].type.dtype for s in stmts if isinstance(s, ir.Assign)
+                                 and isinstance(s.value, ir.Op) and s.value.op in FOLDED_REDUCTIONS
+                                 and s.value.args[0].type.layout is ir.Layout.ROWS}, key=str):
+                # whole rows reduced a tile at a time: repeat columns folded across the rows (emit/tile_fold.py)
+                scratch(f"foldTmp_{dtype}", dtype, ir.Layout.ROWS, ir.BufferRole.FOLD_TMP)
+        if ctx.target.soc_family != "ascend310p" and any(
+                isinstance(s, ir.Assign) and isinstance(s.value, ir.Op) and s.value.op in ("argmax", "argmin")
+                and s.value.args[0].type.layout is ir.Layout.ROWS for s in stmts):
+            # argmax / argmin: the tile's indices packed as i32 by the vector unit, then Cast to i64 (A2 has
+            # int32 -> int64, 310P has not: there the scalar unit moves each index; emit/arg_reduce.py)
+            scratch("argIdx_i32", DType.I32, ir.Layout.COL, ir.BufferRole.ARG_INDEX)
         if any(isinstance(s, ir.Assign) and isinstance(s.value, ir.Op) and s.value.op == "reduce_prod"
                and s.value.args[0].type.layout is ir.Layout.ROWS for s in stmts):
             # A row product multiplies halves of an f32 copy of the row (emit: row_prod snippet).

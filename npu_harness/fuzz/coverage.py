@@ -29,6 +29,14 @@ def _brcb(rows: int, cores: int, length: int, elem: int) -> bool:
     return count > 2 and pitch_blocks <= 255 and strips * math.ceil(count / 255) + math.ceil(count / 2032) < count
 
 
+def _tile_fold(rows: int, cores: int, length: int, elem: int) -> bool:
+    """Row reductions folded a tile at a time (lowering/emit/tile_fold.py's run-time rule, roughly): rows of whole
+    256-byte repeats, at least 2 of them, a pitch of at most 255 blocks, and tiles of at least 4 rows (a core's
+    rows in two tiles: at least 8 per core)."""
+    return (length * elem) % 256 == 0 and length * elem >= 512 and length * elem <= 255 * 32 \
+        and math.ceil(rows / max(1, cores)) >= 8
+
+
 def _middim_parts(p: Program) -> int:
     """box_tiling's parts of the reduced axis: min(cores / rows, R / 16, R * M / 4096) when rows < cores / 2."""
     s = p.sizes
@@ -78,6 +86,9 @@ def forms(p: Program) -> set[str]:
     rows = s.get("B", 1) * (s.get("A", 1) if p.kind == "row_values" else 1)
     if p.kind in ("rows", "row_values") and per_row_value and _brcb(rows, p.cores, s.get("D", 1), elem):
         add("row_value_brcb")
+    if p.kind == "rows" and re.search(r"\b(sum|max|min|mean)\([^()]*(\([^()]*\))*[^()]*, axis=1\)", text) \
+            and _tile_fold(rows, p.cores, s.get("D", 1), elem):
+        add("tile_fold")
     if p.kind in ("slots", "slot_rows") and _brcb(s["N"] * s["C"], p.cores, s["H"] * s["W"], elem):
         add("slot_value_brcb")
     if p.kind == "row_fallback":

@@ -201,6 +201,13 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
     few = random.Random(hash(rng.getstate()[1]) + 2)
     if rows and kind == "rows" and sizes["D"] <= 1024 and sizes["B"] <= 70 and few.random() < 0.2:
         sizes["B"] = few.randint(3 * 48 - 47, 8 * 48)
+    # rows of whole 256-byte repeats, many per core (session 34): row reductions folded a tile at a time
+    # (lowering/emit/tile_fold.py: tiles of >= 4 rows), positions filled by doubling over runs of rows
+    # (lowering/emit/positions.py); its own generator, so the other draws stay as they were
+    folds = random.Random(hash(rng.getstate()[1]) + 3)
+    if rows and kind == "rows" and folds.random() < 0.15:
+        sizes["D"] = 128 * folds.randint(1, 12)
+        sizes["B"] = folds.randint(4 * 48, 24 * 48)
     table = None
     if rows and side.random() < 0.15:  # rows and long (chunked) rows
         table = (k.tensor("e", tname, "V, D"), k.tensor("j", side.choice(("i32", "i64")), "B"))

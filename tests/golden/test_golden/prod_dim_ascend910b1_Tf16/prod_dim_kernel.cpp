@@ -31,12 +31,18 @@ __aicore__ inline void CopyUbToGm(const GlobalTensor<T>& dst, const LocalTensor<
 }
 
 // `rows` rows of `len` elements, contiguous in GM, into UB rows `pitch` elements apart: a single
-// DataCopyPad whose blocks are the rows (dstStride counts the 32-byte blocks between UB rows).
+// DataCopyPad whose blocks are the rows (dstStride counts the 32-byte blocks between UB rows). Rows
+// without padding (pitch == len, whole 32-byte blocks) are contiguous on both sides: one DataCopy of
+// rows * len elements, a single burst instead of one short burst per row.
 template <typename T>
 __aicore__ inline void CopyRowsGmToUb(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows,
                                       uint32_t len, uint32_t pitch)
 {
     const uint32_t rowBytes = len * sizeof(T);
+    if (pitch == len && rowBytes % 32 == 0) {
+        DataCopy(dst, src, rows * len);
+        return;
+    }
     const uint32_t gap = (pitch * sizeof(T) - (rowBytes + 31) / 32 * 32) / 32;
     DataCopyPad(dst, src, DataCopyExtParams{static_cast<uint16_t>(rows), rowBytes, 0, gap, 0},
                 DataCopyPadExtParams<T>{false, 0, 0, 0});
@@ -47,6 +53,10 @@ __aicore__ inline void CopyRowsUbToGm(const GlobalTensor<T>& dst, const LocalTen
                                       uint32_t len, uint32_t pitch)
 {
     const uint32_t rowBytes = len * sizeof(T);
+    if (pitch == len && rowBytes % 32 == 0) {  // contiguous on both sides: one burst
+        DataCopy(dst, src, rows * len);
+        return;
+    }
     const uint32_t gap = (pitch * sizeof(T) - (rowBytes + 31) / 32 * 32) / 32;
     DataCopyPad(dst, src, DataCopyExtParams{static_cast<uint16_t>(rows), rowBytes, gap, 0, 0});
 }

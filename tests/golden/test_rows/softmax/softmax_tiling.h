@@ -24,7 +24,7 @@ inline uint32_t SoftmaxComputeTiling(uint64_t B, uint64_t D, uint32_t coreNum, S
     const uint64_t padded = (D + 127) / 128 * 128;
     auto ubBytes = [&](uint64_t r) -> uint64_t {  // UB bytes for tiles of r rows (softmax.adsl:8)
         const uint64_t colElems = (r + 127) / 128 * 128;
-        return 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * (colElems * 32 / 8 + 31) / 32 * 32 + 1 * (r * padded * 32 / 8 + 31) / 32 * 32 + 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * (padded * 32 / 8 + 31) / 32 * 32 + 1 * 32 + 1 * ((r + 7) / 8 * 8 * 32);
+        return 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * (colElems * 32 / 8 + 31) / 32 * 32 + 1 * (r * padded * 32 / 8 + 31) / 32 * 32 + 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * (padded * 32 / 8 + 31) / 32 * 32 + 1 * 32 + 1 * (r >= 4 && padded * sizeof(float) / 32 <= 255 && padded / (256 / sizeof(float)) >= 2 ? (r * (padded / (256 / sizeof(float)) / 2 * (256 / sizeof(float))) * sizeof(float) + 31) / 32 * 32 : 32) + 1 * ((r + 7) / 8 * 8 * 32);
     };
     uint64_t perCore = coreNum > 0 ? (total + coreNum - 1) / coreNum : total;
     if (perCore == 0) {
