@@ -79,6 +79,34 @@ def test_folded_flat_reductions_match_pytorch(kind, n, tmp_path):
     assert res.ok, res.summary() + "\n" + res.detail
 
 
+TWICE = '''from ascend_dsl import kernel, Tensor, f32
+
+@kernel
+def k(x: Tensor[f32, "N"], s: Tensor[f32, "1"], m: Tensor[f32, "1"]):
+    total = 0.0
+    top = -1e30
+    for blk in split(N, cores=AIV):
+        for t in tile(blk, size=auto, buffers=2):
+            sq = load(x[t]) * 3.0
+            total += sum(sq)
+            top = max(top, max(sq))
+    store(s[0], total)
+    store(m[0], top)
+'''
+
+
+def test_value_reduced_twice_folds_only_at_its_last_reduction(tmp_path):
+    """The sum must leave the tile whole for the max after it; the max may fold it."""
+    k, project, ctx = _lower(TWICE)
+    loop = _loop(ctx)
+    accs = [s for st in loop.body for s in st.body if isinstance(s, ir.Accumulate)]
+    assert [id(a) in flat_fold.dead_after(loop) for a in accs] == [False, True]
+    x = torch.randn(30000)
+    run = TaskRun([x], [(x * 3).sum().reshape(1), (x * 3).max().reshape(1)])
+    res = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path)
+    assert res.ok, res.summary() + "\n" + res.detail
+
+
 def test_value_read_again_keeps_its_squares(tmp_path):
     k, project, ctx = _lower(KEEP)
     x = torch.randn(20000)
