@@ -225,9 +225,15 @@ def _tile_loop(k: ir.Kernel) -> ir.TileLoop:
 
 
 def _ub_bytes(buffers, tile: int) -> int:
+    """The InitBuffer sizes the kernel asks for: a 32-byte block for a reduction's result or an accumulator's slot,
+    two elements per 256-byte repeat for an accumulated tile's ReduceSum/Max/Min scratch, else the tile."""
     total = 0
     for b in buffers:
-        raw = -(-tile * b.bits // 8)
+        if b.layout in (ir.Layout.BLOCK, ir.Layout.SLOTS):
+            total += b.num * 32
+            continue
+        elems = 2 * -(-tile * b.bits // (8 * 256)) if b.layout is ir.Layout.REPEATS else tile
+        raw = -(-elems * b.bits // 8)
         total += b.num * (-(-raw // 32) * 32)
     return total
 

@@ -445,7 +445,9 @@ def test_allocate_scalar_first_ops_do_not_alias_their_source():
     k = _alloc(_src("a = exp(xt)", "b = 2.0 / a", "c = 3.0 - b", "store(y[t], c * xt)"))
     where = {a.value.op: a for a in _assigns(k) if isinstance(a.value, ir.Op)}
     assert where["div"].name != where["div"].value.args[1].name
-    assert where["sub"].name != where["sub"].value.args[1].name
+    # `3.0 - b` lowers to Muls(dst, b, -1); Adds(dst, dst, 3.0): b is read by the first, element-wise, instruction,
+    # so its dying buffer is reused (session 34: one tile buffer fewer for hinge_loss's `1.0 - p * t`)
+    assert where["sub"].name == where["sub"].value.args[1].name
     # an in-place unary op may reuse its dying source
     k2 = _alloc(_src("a = exp(xt)", "b = abs(a)", "store(y[t], b * xt)"))
     ops = {a.value.op: a for a in _assigns(k2) if isinstance(a.value, ir.Op)}

@@ -24,18 +24,22 @@ FOLD = {"ReduceSum": "Add", "ReduceMax": "Max", "ReduceMin": "Min"}
 WORTH = "n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)"
 
 
-def lines(api: str, out: str, row: str, tmp: str, ctype: str, count: str = "static_cast<int32_t>(rowLen_)") -> list[str]:
+def lines(api: str, out: str, row: str, tmp: str, ctype: str, count: str = "static_cast<int32_t>(rowLen_)",
+          n: str = "rowLen_", fold: str | None = None, what: str = "a row") -> list[str]:
     """C++ lines reducing the row that starts at `row` (a LocalTensor expression, e.g. `x[i * rowPitch_]`) into
-    `out` with `api`; `tmp` is the row scratch (rowPitch_ elements of the row's dtype)."""
+    `out` with `api`; `tmp` is the row scratch (rowPitch_ elements of the row's dtype). `n` / `count`: the
+    elements (unsigned / int32 C++ expressions); `fold`: where the halves are folded, if not `tmp` (a flat tile's
+    own dead buffer, emit/flat_fold.py: then `tmp` is only the unfolded count form's scratch)."""
     if api not in FOLD:
         return [f"{api}({out}, {row}, {tmp}, {count});"]
+    red, tmp = tmp, fold or tmp
     base, _, off = row.partition("[")
     at = (lambda k: f"{base}[{off[:-1]} + {k}]") if off else (lambda k: f"{row}[{k}]")
     fold = FOLD[api]
     return [
-        f"{{  // {api} of a row: halves folded with {fold} while that is cheaper (emit/row_fold.py)",
+        f"{{  // {api} of {what}: halves folded with {fold} while that is cheaper (emit/row_fold.py)",
         f"    constexpr uint32_t lanes = 256 / sizeof({ctype});",
-        "    uint32_t n = static_cast<uint32_t>(rowLen_);",
+        f"    uint32_t n = static_cast<uint32_t>({n});",
         f"    if ({WORTH}) {{",
         "        uint32_t h = n / (2 * lanes) * lanes;  // whole repeats in each half",
         f"        {fold}({tmp}, {row}, {at('h')}, static_cast<int32_t>(h));",
@@ -53,7 +57,7 @@ def lines(api: str, out: str, row: str, tmp: str, ctype: str, count: str = "stat
         "        }",
         f"        {api}({out}, {tmp}, {tmp}[n], static_cast<int32_t>(n));  // its scratch: past the folded values",
         "    } else {",
-        f"        {api}({out}, {row}, {tmp}, {count});",
+        f"        {api}({out}, {row}, {red}, {count});",
         "    }",
         "}",
     ]

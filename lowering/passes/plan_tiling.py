@@ -62,6 +62,10 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
                            notes=[_breakdown(bufs, tl.size)])
             return replace(tl, max_tile=tl.size)
         size = (budget * 8 // per_elem_bits) // AUTO_TILE_GRANULE * AUTO_TILE_GRANULE
+        # per_elem_bits counts the fixed small blocks (a reduction's result block, an accumulator's slot, its
+        # per-repeat scratch) as if they grew with the tile: grow to what UB holds (session 34), then shrink
+        while size > 0 and ub_bytes(bufs, size + AUTO_TILE_GRANULE) <= budget:
+            size += AUTO_TILE_GRANULE
         while size > 0 and ub_bytes(bufs, size) > budget:
             size -= AUTO_TILE_GRANULE
         if size <= 0:

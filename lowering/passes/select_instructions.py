@@ -51,7 +51,9 @@ def _scalar(op: str, a: ir.Expr) -> ir.Expr:
 def writes_dst_early(op: ir.Op) -> bool:
     """True when the lowering writes dst before it has read every tile source (dst must not alias them)."""
     a = op.args[0] if op.args else None
-    if (op.op in ("sub", "div") and not _tile(a)) or OPS[op.op].extern:  # an extern op's slot may read sources late
+    # c / x: Duplicate(dst, c) before Div reads x. (c - x is Muls(dst, x, -1) then Adds(dst, dst, c): x is read by the
+    # first, element-wise, instruction, so dst may be x's buffer.) An extern op's slot may read sources late.
+    if (op.op == "div" and not _tile(a)) or OPS[op.op].extern:
         return True
     if OPS[op.op].rule in (Rule.SCATTER, Rule.ROW_SCATTER):  # the copy of the rows lands in dst before idx and src are read
         return True

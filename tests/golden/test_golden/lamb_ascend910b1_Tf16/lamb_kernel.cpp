@@ -212,11 +212,55 @@ private:
         Add(tmp2, tmp2, tmp1, count);
         // lamb.adsl:20
         Mul(tmp0, tmp0, tmp0, count);
-        ReduceSum(reduceOut_f32, tmp0, accTmp_f32, static_cast<int32_t>(count));
+        {  // ReduceSum of the tile (in place: emit/flat_fold.py): halves folded with Add while that is cheaper (emit/row_fold.py)
+            constexpr uint32_t lanes = 256 / sizeof(float);
+            uint32_t n = static_cast<uint32_t>(count);
+            if (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
+                uint32_t h = n / (2 * lanes) * lanes;  // whole repeats in each half
+                Add(tmp0, tmp0, tmp0[h], static_cast<int32_t>(h));
+                if (n > 2 * h) {  // the elements past both halves (fewer than 2 repeats; h >= 4 repeats)
+                    Add(tmp0, tmp0, tmp0[2 * h], static_cast<int32_t>(n - 2 * h));
+                }
+                n = h;
+                while (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
+                    h = n / (2 * lanes) * lanes;
+                    Add(tmp0, tmp0, tmp0[h], static_cast<int32_t>(h));
+                    if (n > 2 * h) {
+                        Add(tmp0, tmp0, tmp0[2 * h], static_cast<int32_t>(n - 2 * h));
+                    }
+                    n = h;
+                }
+                ReduceSum(reduceOut_f32, tmp0, tmp0[n], static_cast<int32_t>(n));  // its scratch: past the folded values
+            } else {
+                ReduceSum(reduceOut_f32, tmp0, accTmp_f32, static_cast<int32_t>(count));
+            }
+        }
         Add(accSlot_w_sq, accSlot_w_sq, reduceOut_f32, 1);
         // lamb.adsl:21
         Mul(tmp2, tmp2, tmp2, count);
-        ReduceSum(reduceOut_f32, tmp2, accTmp_f32, static_cast<int32_t>(count));
+        {  // ReduceSum of the tile (in place: emit/flat_fold.py): halves folded with Add while that is cheaper (emit/row_fold.py)
+            constexpr uint32_t lanes = 256 / sizeof(float);
+            uint32_t n = static_cast<uint32_t>(count);
+            if (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
+                uint32_t h = n / (2 * lanes) * lanes;  // whole repeats in each half
+                Add(tmp2, tmp2, tmp2[h], static_cast<int32_t>(h));
+                if (n > 2 * h) {  // the elements past both halves (fewer than 2 repeats; h >= 4 repeats)
+                    Add(tmp2, tmp2, tmp2[2 * h], static_cast<int32_t>(n - 2 * h));
+                }
+                n = h;
+                while (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
+                    h = n / (2 * lanes) * lanes;
+                    Add(tmp2, tmp2, tmp2[h], static_cast<int32_t>(h));
+                    if (n > 2 * h) {
+                        Add(tmp2, tmp2, tmp2[2 * h], static_cast<int32_t>(n - 2 * h));
+                    }
+                    n = h;
+                }
+                ReduceSum(reduceOut_f32, tmp2, tmp2[n], static_cast<int32_t>(n));  // its scratch: past the folded values
+            } else {
+                ReduceSum(reduceOut_f32, tmp2, accTmp_f32, static_cast<int32_t>(count));
+            }
+        }
         Add(accSlot_u_sq, accSlot_u_sq, reduceOut_f32, 1);
         inQueueParam.FreeTensor(paramLocal);
         inQueueGrad.FreeTensor(gradLocal);

@@ -21,7 +21,7 @@ struct LambTilingData {
 // Host side. Returns the number of blocks (cores) to launch.
 inline uint32_t LambComputeTiling(uint64_t N, float lr, float beta1, float beta2, float eps, float weight_decay, float bias_correction1, float bias_correction2, uint32_t coreNum, LambTilingData* t)
 {
-    constexpr uint64_t kMaxTile = 3840;        // largest tile that fits UB (lamb.adsl:14)
+    constexpr uint64_t kMaxTile = 5632;        // largest tile that fits UB (lamb.adsl:14)
     constexpr uint64_t kTileGranule = 256;    // tiles are whole 256-byte repeats
     constexpr uint64_t kBlockGranule = 16;    // core shares start 32-byte aligned
     constexpr uint64_t kMinPerCore = 4096;  // below this, fewer cores are cheaper

@@ -13,7 +13,7 @@ struct MseLossTilingData {
 // Host side. Returns the number of blocks (cores) to launch.
 inline uint32_t MseLossComputeTiling(uint64_t N, uint32_t coreNum, MseLossTilingData* t)
 {
-    constexpr uint64_t kMaxTile = 5888;        // largest tile that fits UB (mse_loss.adsl:9)
+    constexpr uint64_t kMaxTile = 9216;        // largest tile that fits UB (mse_loss.adsl:9)
     constexpr uint64_t kTileGranule = 256;    // tiles are whole 256-byte repeats
     constexpr uint64_t kBlockGranule = 8;    // core shares start 32-byte aligned
     constexpr uint64_t kMinPerCore = 4096;  // below this, fewer cores are cheaper

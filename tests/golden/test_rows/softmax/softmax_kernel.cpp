@@ -456,7 +456,29 @@ private:
         Adds(tmp0, xLocal, static_cast<float>(-static_cast<float>(_t0Row_)), count);
         Exp(tmp0, tmp0, count);
         // softmax.adsl:11
-        ReduceSum(reduceOut_f32, tmp0, accTmp_f32, static_cast<int32_t>(count));
+        {  // ReduceSum of the tile (in place: emit/flat_fold.py): halves folded with Add while that is cheaper (emit/row_fold.py)
+            constexpr uint32_t lanes = 256 / sizeof(float);
+            uint32_t n = static_cast<uint32_t>(count);
+            if (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
+                uint32_t h = n / (2 * lanes) * lanes;  // whole repeats in each half
+                Add(tmp0, tmp0, tmp0[h], static_cast<int32_t>(h));
+                if (n > 2 * h) {  // the elements past both halves (fewer than 2 repeats; h >= 4 repeats)
+                    Add(tmp0, tmp0, tmp0[2 * h], static_cast<int32_t>(n - 2 * h));
+                }
+                n = h;
+                while (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
+                    h = n / (2 * lanes) * lanes;
+                    Add(tmp0, tmp0, tmp0[h], static_cast<int32_t>(h));
+                    if (n > 2 * h) {
+                        Add(tmp0, tmp0, tmp0[2 * h], static_cast<int32_t>(n - 2 * h));
+                    }
+                    n = h;
+                }
+                ReduceSum(reduceOut_f32, tmp0, tmp0[n], static_cast<int32_t>(n));  // its scratch: past the folded values
+            } else {
+                ReduceSum(reduceOut_f32, tmp0, accTmp_f32, static_cast<int32_t>(count));
+            }
+        }
         Add(accSlot__t2, accSlot__t2, reduceOut_f32, 1);
         inQueueXC0.FreeTensor(xLocal);
     }
