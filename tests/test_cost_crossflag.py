@@ -123,3 +123,19 @@ def test_launch_without_flag_events_is_unchanged():
     est = estimate(counters([1 << 30, 1 << 28], 1 << 16), "ascend910b1")
     assert all(c.stall_us == 0 for c in est.cores)
     assert est.kernel_us == pytest.approx(max(c.time_us for c in est.cores))
+
+
+def test_syncall_waits_for_the_latest_arrival():
+    """SyncAll in such a launch (logged as "sync" events of one group): every member leaves at the latest arrival."""
+    p = load_params("ascend910b1")
+
+    def vec_us(reps: int) -> float:
+        return (p.vec_head_cycles + (reps - 1) * p.cycles_per_repeat("Muls.b32")) * TO_US
+
+    before, after = (1000, 4000), 500
+    aivs = [{"vec": {"Muls.b32": [2, r + after]}, "cross_events": [{"ev": "sync", "group": 2, "work": {"vec": {"Muls.b32": [1, r]}}}],
+             "cross_tail": {"vec": {"Muls.b32": [1, after]}}} for r in before]
+    aic = {"core": "aic", "vec": {}, "cube_macs": 0}
+    est = estimate({"version": 1, "blockDim": 3, "aiv_per_aic": 2, "blocks": [*aivs, aic]}, "ascend910b1")
+    assert [c.time_us for c in est.cores[:2]] == pytest.approx([vec_us(max(before)) + vec_us(after)] * 2)
+    assert est.cores[0].stall_us == pytest.approx(vec_us(max(before)) - vec_us(min(before)))

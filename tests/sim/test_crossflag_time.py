@@ -76,6 +76,18 @@ def test_log_names_the_releasing_sets(ring3):
         assert sum(w.get("ub2gm", (0, 0))[0] for w in works) == b["ub2gm"]["bytes"]
 
 
+def test_log_of_syncall_and_mode_1(binary):  # noqa: F811
+    """A SyncAll<true> among the AIV is one "sync" group in both AIV's logs; a mode-1 wait names both AIV's sets."""
+    res = run(binary, "syncall_reserved_ok")
+    assert res.returncode == 0, res.stderr
+    aivs = [b for b in res.counters["blocks"] if b.get("core") != "aic"]
+    syncs = [[e["group"] for e in b["cross_events"] if e["ev"] == "sync"] for b in aivs]
+    assert len(syncs[0]) == 1 and all(s == syncs[0] for s in syncs)
+    waits = [e for b in aivs for e in b["cross_events"] if e["ev"] == "wait"]
+    assert waits and all(sorted(src for src, _ in e["after"]) == [0, 1] for e in waits)
+    estimate(res.counters, TARGET)
+
+
 def test_ring_with_a_lead_costs_about_the_slower_chain(ring3):
     aic, aiv = chains(ring3)
     est = estimate(ring3, TARGET)
