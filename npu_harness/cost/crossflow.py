@@ -64,15 +64,15 @@ def flag_times(blocks: list[dict], interval_us: Callable[[int, dict], float], fl
         for i in range(n):
             while len(at[i]) < len(events[i]):
                 e = events[i][len(at[i])]
+                src = [(int(b), int(k)) for b, k in e.get("after", [])]
+                if any(k >= len(at[b]) for b, k in src):
+                    break  # a wait whose set is not timed yet
                 upto = add_work(work[i], e.get("work", {}))
                 reach = start[i] + interval_us(i, upto)
                 if e["ev"] == "set":
                     t = reach
                     work[i] = upto
                 elif e["ev"] == "wait":
-                    src = [(int(b), int(k)) for b, k in e.get("after", [])]
-                    if any(k >= len(at[b]) for b, k in src):
-                        break  # its set is not timed yet
                     t = max([reach] + [at[b][k] + latency_us for b, k in src])
                     start[i], work[i] = t, {}
                 else:  # sync: released once every member arrived
