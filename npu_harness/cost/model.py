@@ -12,6 +12,8 @@ alternate two ids: _cube_pingpong) the pipes overlap:
   core = max(pipes) + (sum(pipes) - max(pipes)) / iterations   (head + tail of the pipeline)
 else they serialise: core = sum(pipes). MIX kernels (separated mode: the AIC is a core of its own, serving
 both AIV of its group): core = max(M, the AIV's own chain with M replaced by its own share of the cube's work).
+MIX kernels whose AIC ran as blocks of their own (cross-core flags): every block its own chain, each CrossCoreWaitFlag
+ending no earlier than the sets that release it (the emulator's flag log; _flag_timed, crossflow.py).
 MIX kernels with SyncAll (split-K) run in two phases:
   core = max over cores of M (the cube phase every core waits for) + the overlap of its other pipes.
 The kernel time is the slowest core, bounded below by the
@@ -146,7 +148,8 @@ class CoreEstimate:
     overlapped: bool
     time_us: float
     bottleneck: str
-    stall_us: float = 0.0          # AIC-driven MIX launches: time spent waiting on cross-core flags (crossflow.py)
+    stall_us: float = 0.0          # AIC-driven MIX launches: time above the chain, spent waiting on cross-core flags (and the
+                                   # pipeline restarts after each wait; crossflow.py)
 
 
 @dataclass
