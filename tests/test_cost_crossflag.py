@@ -46,3 +46,96 @@ def test_kernel_takes_the_slowest_chain(aiv_bytes):
     assert est.bottleneck == slowest.bottleneck or est.hbm_bound
     # a cube-bound AIC chain at 1 GMAC vs a light AIV chain: the AIC decides; a heavy AIV chain decides otherwise
     assert (slowest.block >= 4) == (aiv_bytes == 1 << 12)
+
+
+# ---- the flags timed (session 34, npu_harness/cost/crossflow.py) ------------------------------------------------------
+# One AI Core: AIV 0, AIV 1, the AIC (slot 2). Each of STEPS steps the AIC computes (X MACs) and sets flag 1 (mode 2: one
+# count on each AIV); each AIV waits on flag 1, does R repeats of vector work and sets flag 2 (the AIC counts once both
+# have). "lockstep": the AIC waits on flag 2 after each set (a ring of one slot), so each side idles while the other works.
+STEPS, X, R = 8, 1 << 24, 3600
+TO_US = 1.0 / (load_params("ascend910b1").clock_ghz * 1e3)
+
+
+def flagged(lockstep: bool, events: bool = True) -> dict:
+    aic = {"core": "aic", "vec": {}, "cube_macs": STEPS * X, "cube_macs_useful": STEPS * X, "cross_sets": STEPS,
+           "cross_waits": STEPS if lockstep else 0}
+    aivs = [{"vec": {"Muls.b32": [STEPS, STEPS * R]}, "cross_sets": STEPS, "cross_waits": STEPS} for _ in range(2)]
+    if events:
+        aic["cross_events"], aic["cross_tail"] = [], {}
+        for k in range(STEPS):
+            aic["cross_events"].append({"ev": "set", "flag": 1, "work": {"cube_macs": X}})
+            if lockstep:
+                aic["cross_events"].append({"ev": "wait", "flag": 2, "after": [[0, 2 * k + 1], [1, 2 * k + 1]], "work": {}})
+        set_at = 2 if lockstep else 1  # the index of the AIC's k-th set: k * set_at
+        for v in aivs:
+            v["cross_events"] = []
+            for k in range(STEPS):
+                v["cross_events"].append({"ev": "wait", "flag": 1, "after": [[2, set_at * k]], "work": {}})
+                v["cross_events"].append({"ev": "set", "flag": 2, "work": {"vec": {"Muls.b32": [1, R]}}})
+            v["cross_tail"] = {}
+    return {"version": 1, "blockDim": 3, "aiv_per_aic": 2, "blocks": [*aivs, aic]}
+
+
+def step_times() -> tuple[float, float, float]:
+    """(one cube step, one vector step, the flag latency) in us, by the model's own rules."""
+    p = load_params("ascend910b1")
+    cube = X / p.cube_macs_per_cycle * TO_US
+    vec = (p.vec_head_cycles + (R - 1) * p.cycles_per_repeat("Muls.b32")) * TO_US
+    return cube, vec, p.cross_flag_latency_cycles * TO_US
+
+
+def test_pipelined_hand_off_costs_the_chain_plus_the_fill():
+    """The AIC never waits: it ends after STEPS cube steps; each AIV's step k starts when set k lands, so it ends one
+    vector step (and one flag latency) after the AIC's last set: max of the chains plus the pipeline's fill and drain."""
+    cube, vec, lat = step_times()
+    assert cube > vec
+    est = estimate(flagged(lockstep=False), "ascend910b1")
+    assert est.kernel_us == pytest.approx(STEPS * cube + lat + vec)
+    assert est.cores[2].time_us == pytest.approx(STEPS * cube) and est.cores[2].stall_us == pytest.approx(0)
+    old = estimate(flagged(lockstep=False, events=False), "ascend910b1")
+    assert old.kernel_us == pytest.approx(STEPS * cube)  # the chains alone (the rule before session 34)
+
+
+def test_lockstep_ring_costs_the_sum_of_the_chains():
+    """A ring of one slot: each side waits for the other every step, so the launch takes STEPS x (cube + vector + two
+    flag latencies), the SUM of the chains; the model before timed it as the slower chain alone."""
+    cube, vec, lat = step_times()
+    est = estimate(flagged(lockstep=True), "ascend910b1")
+    assert est.kernel_us == pytest.approx(STEPS * (cube + vec + 2 * lat))
+    assert est.cores[0].stall_us == pytest.approx(est.cores[0].time_us - STEPS * vec)
+    old = estimate(flagged(lockstep=True, events=False), "ascend910b1")
+    assert old.kernel_us == pytest.approx(STEPS * max(cube, vec))  # the planted stall the chains alone miss
+    assert est.kernel_us > STEPS * (cube + vec) > 1.5 * old.kernel_us
+    assert "waiting on cross-core flags" in est.text()
+
+
+def test_a_wait_no_set_releases_is_refused():
+    """A log whose wait names a set that never happened (the emulator reports such a launch as CROSS-DEADLOCK and logs
+    no unwound wait): an error, not a time."""
+    counters = flagged(lockstep=True)
+    counters["blocks"][2]["cross_events"][1]["after"] = [[0, 99]]
+    with pytest.raises(ValueError, match="CROSS-DEADLOCK"):
+        estimate(counters, "ascend910b1")
+
+
+def test_launch_without_flag_events_is_unchanged():
+    """Counters without cross_events (every launch without the AIC as blocks): the model before, stall 0."""
+    est = estimate(counters([1 << 30, 1 << 28], 1 << 16), "ascend910b1")
+    assert all(c.stall_us == 0 for c in est.cores)
+    assert est.kernel_us == pytest.approx(max(c.time_us for c in est.cores))
+
+
+def test_syncall_waits_for_the_latest_arrival():
+    """SyncAll in such a launch (logged as "sync" events of one group): every member leaves at the latest arrival."""
+    p = load_params("ascend910b1")
+
+    def vec_us(reps: int) -> float:
+        return (p.vec_head_cycles + (reps - 1) * p.cycles_per_repeat("Muls.b32")) * TO_US
+
+    before, after = (1000, 4000), 500
+    aivs = [{"vec": {"Muls.b32": [2, r + after]}, "cross_events": [{"ev": "sync", "group": 2, "work": {"vec": {"Muls.b32": [1, r]}}}],
+             "cross_tail": {"vec": {"Muls.b32": [1, after]}}} for r in before]
+    aic = {"core": "aic", "vec": {}, "cube_macs": 0}
+    est = estimate({"version": 1, "blockDim": 3, "aiv_per_aic": 2, "blocks": [*aivs, aic]}, "ascend910b1")
+    assert [c.time_us for c in est.cores[:2]] == pytest.approx([vec_us(max(before)) + vec_us(after)] * 2)
+    assert est.cores[0].stall_us == pytest.approx(vec_us(max(before)) - vec_us(min(before)))

@@ -12,6 +12,8 @@ alternate two ids: _cube_pingpong) the pipes overlap:
   core = max(pipes) + (sum(pipes) - max(pipes)) / iterations   (head + tail of the pipeline)
 else they serialise: core = sum(pipes). MIX kernels (separated mode: the AIC is a core of its own, serving
 both AIV of its group): core = max(M, the AIV's own chain with M replaced by its own share of the cube's work).
+MIX kernels whose AIC ran as blocks of their own (cross-core flags): every block its own chain, each CrossCoreWaitFlag
+ending no earlier than the sets that release it (the emulator's flag log; _flag_timed, crossflow.py).
 MIX kernels with SyncAll (split-K) run in two phases:
   core = max over cores of M (the cube phase every core waits for) + the overlap of its other pipes.
 The kernel time is the slowest core, bounded below by the
@@ -37,6 +39,8 @@ import tomllib
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
+
+from .crossflow import add_work, flag_times
 
 TARGETS_DIR = Path(__file__).resolve().parent / "targets"
 
@@ -70,6 +74,7 @@ class CostParams:
     l2_to_l1_core_gbps: float = 0.0
     l2_to_ub_core_gbps: float = 0.0
     ub_to_l2_core_gbps: float = 0.0
+    cross_flag_latency_cycles: float = 0.0  # CrossCoreSetFlag -> the CrossCoreWaitFlag it releases ([cross]; crossflow.py)
 
     def efficiency(self, burst_bytes: int) -> float:
         for bound, eff in self.burst_efficiency:
@@ -121,6 +126,7 @@ def load_params(target: str) -> CostParams:
         l2_to_l1_core_gbps=float(l2.get("l2_to_l1_core_gbps", 0.0)),
         l2_to_ub_core_gbps=float(l2.get("l2_to_ub_core_gbps", 0.0)),
         ub_to_l2_core_gbps=float(l2.get("ub_to_l2_core_gbps", 0.0)),
+        cross_flag_latency_cycles=float(d.get("cross", {}).get("flag_latency_cycles", 0.0)),
     )
 
 
@@ -142,6 +148,8 @@ class CoreEstimate:
     overlapped: bool
     time_us: float
     bottleneck: str
+    stall_us: float = 0.0          # AIC-driven MIX launches: time above the chain, spent waiting on cross-core flags (and the
+                                   # pipeline restarts after each wait; crossflow.py)
 
 
 @dataclass
@@ -197,7 +205,8 @@ class Estimate:
             slow = max(self.cores, key=lambda c: c.time_us)
             pipes = ", ".join(f"{k} {v:.2f}" for k, v in slow.pipes_us.items() if v > 0)
             lines.append(f"  slowest core: block {slow.block}, {slow.time_us:.2f} us ({pipes} us; {slow.iterations} iterations, "
-                         f"{'double-buffered overlap' if slow.overlapped else 'no overlap (single-buffered queues)'})")
+                         f"{'double-buffered overlap' if slow.overlapped else 'no overlap (single-buffered queues)'}"
+                         + (f"; {slow.stall_us:.2f} us waiting on cross-core flags" if slow.stall_us > 0 else "") + ")")
         return "\n".join(lines)
 
 
@@ -311,6 +320,51 @@ def _l2_rereads(b: dict, active: int, capacity: int, p: CostParams) -> int:
     return sum(int(n) for upper, n in b.get("reread", []) if int(upper) * active <= capacity)
 
 
+def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], p: CostParams) -> None:
+    """AIC-driven MIX launches: each block's time with its waits on the cross-core flags (crossflow.py), from the
+    work the emulator logged between flag events (`cross_events`) timed by the rules of this module at the block's own
+    rates: DMA instructions at the latency and bytes at the block's byte time per byte, vector and scalar work by the
+    cycle table, MTE1 cycles, the cube's MACs against its share of the block's GM -> L1 time; the pipes of the work
+    between two waits combine by the block's overlap rule, its pipeline iterations shared out by DMA instructions and L1
+    stages. Sets `time_us` (stalls included, never less than the chain before) and `stall_us` of every core."""
+    to_us = 1.0 / (p.clock_ghz * 1e3)
+    lat_us = p.dma_latency_cycles * to_us
+
+    def steps(w: dict) -> int:  # the pipeline iterations' measure: DMA instructions and L1 stages
+        return sum(w.get(k, (0, 0))[1] for k in ("gm2ub", "ub2gm")) + w.get("l1_stages", 0)
+
+    totals = [add_work({}, {"gm2ub": [b.get("gm2ub", {}).get("bytes", 0), b.get("gm2ub", {}).get("transfers", 0)],
+                             "ub2gm": [b.get("ub2gm", {}).get("bytes", 0), b.get("ub2gm", {}).get("transfers", 0)],
+                             "l1_stages": b.get("flags", {}).get("MTE2_MTE1", (0, 0))[0]}) for b in blocks]
+
+    def interval_us(i: int, w: dict) -> float:
+        b, c = blocks[i], cores[i]
+        pipes = {}
+        for pipe, key in (("MTE2", "gm2ub"), ("MTE3", "ub2gm")):
+            nbytes, n = w.get(key, (0, 0))
+            d = b.get(key, {})
+            per_byte = max(0.0, c.pipes_us[pipe] - d.get("transfers", 0) * lat_us) / d["bytes"] if d.get("bytes") else 0.0
+            pipes[pipe] = (n * lat_us + nbytes * per_byte) if nbytes else 0.0
+        vcyc = _vec_cycles(w.get("vec", {}), p)[0]
+        copy_bytes, copies = w.get("ub2ub", (0, 0))
+        vcyc += copies * p.vec_head_cycles + (copy_bytes + 255) // 256 * p.cycles_per_repeat("Copy")
+        pipes["V"] = vcyc * to_us
+        pipes["S"] = (w.get("ub_acc", 0) * p.ub_access_cycles + w.get("gm_acc", 0) * p.gm_access_cycles) * to_us
+        loads = l1[i] * w.get("gm2l1", 0) / b["gm2l1"] if b.get("gm2l1") else 0.0
+        pipes["M"] = max(_cube_cycles(w.get("cube_macs", 0), w.get("cube_macs_f32", 0), p) * to_us, loads)
+        pipes["MTE1"] = w.get("mte1_cycles", 0) * to_us
+        total = sum(pipes.values())
+        if not c.overlapped:
+            return total
+        iters = max(1, round(c.iterations * steps(w) / steps(totals[i]))) if steps(totals[i]) else 1
+        top = max(pipes.values())
+        return top + (total - top) / iters
+
+    times = flag_times(blocks, interval_us, [c.time_us for c in cores], p.cross_flag_latency_cycles * to_us)
+    for c, t in zip(cores, times or [], strict=False):
+        c.stall_us, c.time_us = t - c.time_us, t
+
+
 def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
              problem_macs: tuple[int, bool] | None = None) -> Estimate:
     """Estimate the kernel time of one launch from the emulator's counters (``RunResult.counters``).
@@ -334,10 +388,11 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
     total_macs_f32 = 0
     useful_cycles = 0.0
     ratio = max(1, int(counters.get("aiv_per_aic", 1)))  # MIX kernels: AIV blocks sharing one AIC
-    if any(b.get("core") == "aic" for b in blocks):
+    aic_driven = any(b.get("core") == "aic" for b in blocks)
+    if aic_driven:
         # a MIX launch whose AIC ran as blocks of their own (cross-core flags, docs/cost_model.md "AIC-driven MIX
-        # kernels"): every block, AIC or AIV, is its own chain of pipes; the flags between them are not timed (each AI
-        # Core takes its slowest chain, as if the hand-offs overlapped perfectly)
+        # kernels"): every block, AIC or AIV, is its own chain of pipes; the flags between them are timed below
+        # (_flag_timed: each wait ends no earlier than the sets that release it)
         ratio = 1
     # the launch's workspace tensors stay in L2 when they all fit it (the target's [l2] section): their bytes are timed at
     # the L2 figures and cross HBM once (the write-back of the dirty lines), not at every access
@@ -455,6 +510,8 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
             t = pipes[top] + (total - pipes[top]) / iters if overlapped else total
         cores.append(CoreEstimate(i, pipes, iters, overlapped, t, top))
 
+    if aic_driven:
+        _flag_timed(blocks, cores, [l1_us(b) for b in blocks], p)
     slowest = max((c.time_us for c in cores), default=0.0)
     if total_l2 - total_rr:
         total_out += ws_bytes  # the workspace's dirty lines, written back once

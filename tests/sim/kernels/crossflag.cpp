@@ -4,7 +4,9 @@
 // fai_ring3 / fai_ring2: per AI Core, T steps; AIC: S[j] = A[j] x B1 (Mmad) -> Fixpipe to S slot j % R -> set(1);
 // two steps behind, wait(2) -> O[j] = P[j] x B2 -> Fixpipe to O slot -> set(3). Each AIV (16 of the 32 rows): wait(1)
 // -> P = half(S / 8) -> P slot -> set(2); two steps behind, wait(3) -> acc += O. R = 3 is FAI's ring (race-free);
-// R = 2 reuses an S slot before the AIV has read it (GM-RACE). With out_dir the inputs and the output are written there
+// R = 2 reuses an S slot before the AIV has read it (GM-RACE). fai_lockstep: no lead (PV(j) right after QK(j)) and one
+// slot per ring, race-free but serial: each side waits for the other on every step (the cost model's planted stall,
+// tests/test_cost_crossflag.py). With out_dir the inputs and the output are written there
 // (a.bin, b1.bin, b2.bin, out.bin) for the numpy reference in tests/sim/test_crossflag.py.
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
@@ -44,7 +46,7 @@ void cube_tile(const LocalTensor<half>& aL1, const LocalTensor<half>& bL1, const
     PipeBarrier<PIPE_ALL>();
 }
 
-int fai(uint32_t R, const char* dir) {
+int fai(uint32_t R, const char* dir, uint32_t lead = 2) {
     SetKernelMode(KernelMode::MIX_MODE);
     half* a = reinterpret_cast<half*>(sim::GmAlloc(kCores * kSteps * kM * kK * sizeof(half)));
     half* b1 = reinterpret_cast<half*>(sim::GmAlloc(kK * kN * sizeof(half)));
@@ -86,18 +88,18 @@ int fai(uint32_t R, const char* dir) {
             LocalTensor<float> cL0 = co1.Get<float>();
             DataCopy(b1L1, b1g, Nd2NzParams(1, kK, kN, 0, kN, kK, 1, 0));
             DataCopy(b2L1, b2g, Nd2NzParams(1, kN, kN2, 0, kN2, kN, 1, 0));
-            for (uint32_t j = 0; j < kSteps + 2; ++j) {
+            for (uint32_t j = 0; j < kSteps + lead; ++j) {
                 if (j < kSteps) {  // QK(j)
                     PipeBarrier<PIPE_ALL>();
                     DataCopy(aL1, ag[j * kM * kK], Nd2NzParams(1, kM, kK, 0, kK, kM, 1, 0));
                     cube_tile(aL1, b1L1, aL0, bL0, cL0, sg[(j % R) * kM * kN], kK, kN);
                     CrossCoreSetFlag<2, PIPE_FIX>(1);  // S ready
                 }
-                if (j >= 2) {  // PV(j - 2)
+                if (j >= lead) {  // PV(j - lead)
                     CrossCoreWaitFlag(2);  // P ready (both AIV)
                     PipeBarrier<PIPE_ALL>();
-                    DataCopy(pL1, pg[((j - 2) % R) * kM * kN], Nd2NzParams(1, kM, kN, 0, kN, kM, 1, 0));
-                    cube_tile(pL1, b2L1, aL0, bL0, cL0, og[((j - 2) % R) * kM * kN2], kN, kN2);
+                    DataCopy(pL1, pg[((j - lead) % R) * kM * kN], Nd2NzParams(1, kM, kN, 0, kN, kM, 1, 0));
+                    cube_tile(pL1, b2L1, aL0, bL0, cL0, og[((j - lead) % R) * kM * kN2], kN, kN2);
                     CrossCoreSetFlag<2, PIPE_FIX>(3);  // O_tmp ready
                 }
             }
@@ -118,7 +120,7 @@ int fai(uint32_t R, const char* dir) {
             og.SetGlobalBuffer(oWs + c * R * kM * kN2, R * kM * kN2);
             outg.SetGlobalBuffer(out + c * kM * kN2, kM * kN2);
             Duplicate(acc, 0.0f, kRows * kN2);
-            for (uint32_t j = 0; j < kSteps + 2; ++j) {
+            for (uint32_t j = 0; j < kSteps + lead; ++j) {
                 if (j < kSteps) {  // softmax stand-in: P = half(S / 8)
                     CrossCoreWaitFlag(1);
                     PipeBarrier<PIPE_ALL>();
@@ -130,10 +132,10 @@ int fai(uint32_t R, const char* dir) {
                     DataCopy(pg[(j % R) * kM * kN + r0 * kN], p, kRows * kN);
                     CrossCoreSetFlag<2, PIPE_MTE3>(2);  // P ready
                 }
-                if (j >= 2) {  // rescale stand-in: acc += O_tmp
+                if (j >= lead) {  // rescale stand-in: acc += O_tmp
                     CrossCoreWaitFlag(3);
                     PipeBarrier<PIPE_ALL>();
-                    DataCopy(o, og[((j - 2) % R) * kM * kN2 + r0 * kN2], kRows * kN2);
+                    DataCopy(o, og[((j - lead) % R) * kM * kN2 + r0 * kN2], kRows * kN2);
                     PipeBarrier<PIPE_ALL>();
                     Add(acc, acc, o, kRows * kN2);
                 }
@@ -435,6 +437,7 @@ int main(int argc, char** argv) {
         const char* dir = argc > 2 ? argv[2] : nullptr;
         if (std::strcmp(argv[1], "fai_ring3") == 0) return fai(3, dir) != 0;
         if (std::strcmp(argv[1], "fai_ring2") == 0) return fai(2, dir) != 0;
+        if (std::strcmp(argv[1], "fai_lockstep") == 0) return fai(1, dir, 0) != 0;
         for (const Variant& v : kVariants)
             if (std::strcmp(v.name, argv[1]) == 0) return v.fn() != 0;
     }

@@ -30,6 +30,11 @@ struct CrossState {
     std::source_location idLoc[kCrossFlags]{};
     int waitId = -1;              // blocked in CrossCoreWaitFlag(waitId)
     std::source_location waitLoc{};
+    // the work log for the cost model (impl/crosstime_rt.h): each count carries the (block, event index) pairs of the sets
+    // that made it (pendSrc, beside pending); arrivals not yet counted, the index of their set event (arrEv)
+    CrossLog log;
+    std::vector<std::vector<uint32_t>> pendSrc[kCrossFlags];
+    std::vector<uint32_t> arrEv[kCrossModes][kCrossFlags];
 };
 
 inline std::vector<char> g_crossNotes;  // (no <string>: it declares ::abs, ::div through <cstdlib>)  // notes of the last launch (counts left over), printed after its errors
@@ -96,7 +101,8 @@ inline State& cross_check(const char* api, uint32_t flagId, const std::source_lo
     return s;
 }
 
-inline void cross_add(uint32_t target, uint32_t id, uint32_t mode, const VClock& clk, const std::source_location& loc) {
+inline void cross_add(uint32_t target, uint32_t id, uint32_t mode, const VClock& clk, const std::vector<uint32_t>& src,
+                      const std::source_location& loc) {
     CrossState& c = cross_of(target);
     char nm[32];
     if (c.counter[id] >= kCrossMaxCount) {
@@ -107,28 +113,34 @@ inline void cross_add(uint32_t target, uint32_t id, uint32_t mode, const VClock&
     }
     c.counter[id] += 1;
     c.pending[id].push_back(clk);
+    c.pendSrc[id].push_back(src);
     c.counterMode[id] = static_cast<uint8_t>(mode);
     c.counterLoc[id] = loc;
 }
 
 // A set of mode 0, 1 or 2 (from an AIV) by block `self` to the participants `group`: it counts once every participant has
 // set; then each target's counter gets one count carrying the join of the participants' clocks.
-inline void cross_arrive(uint32_t self, uint32_t mode, uint32_t id, const VClock& snap, const std::vector<uint32_t>& group,
+inline void cross_arrive(uint32_t self, uint32_t mode, uint32_t id, const VClock& snap, uint32_t ev, const std::vector<uint32_t>& group,
                          const std::vector<uint32_t>& targets, const std::source_location& loc) {
     CrossState& me = cross_of(self);
     me.arrivals[mode][id] += 1;
     me.arrClock[mode][id].push_back(snap);
+    me.arrEv[mode][id].push_back(ev);
     me.arrLoc[mode][id] = loc;
     for (uint32_t g : group)
         if (cross_of(g).arrivals[mode][id] == 0) return;
     VClock joined(snap.size(), 0);
+    std::vector<uint32_t> src;
     for (uint32_t g : group) {
         CrossState& c = cross_of(g);
         vc_join(joined, c.arrClock[mode][id].front());
         c.arrClock[mode][id].erase(c.arrClock[mode][id].begin());
+        src.push_back(g);
+        src.push_back(c.arrEv[mode][id].front());
+        c.arrEv[mode][id].erase(c.arrEv[mode][id].begin());
         c.arrivals[mode][id] -= 1;
     }
-    for (uint32_t t : targets) cross_add(t, id, mode, joined, loc);
+    for (uint32_t t : targets) cross_add(t, id, mode, joined, src, loc);
 }
 
 // "Set is issued after the preceding work of `pipe` on this core completes" (ref_next §2.4): a GM write of MTE3 / FIX
@@ -177,23 +189,24 @@ ASCEND_SIM_RT void cross_set(uint32_t mode, pipe_t pipe, uint32_t flagId, const 
     CrossState& c = *s.cross;
     const VClock snap = c.clock;
     cross_new_epoch(s);
+    const uint32_t ev = cross_log_event(c.log, s.cnt, "set", flagId, nullptr);
     const uint32_t self = s.blockIdx, ratio = g_launch.mixRatio, core = s.coreIdx;
     std::vector<uint32_t> aivs;
     for (uint32_t k = 0; k < ratio; ++k) aivs.push_back(core * ratio + k);
     if (mode == 2) {
         if (s.isAic) {
-            for (uint32_t v : aivs) cross_add(v, flagId, 2, snap, loc);
+            for (uint32_t v : aivs) cross_add(v, flagId, 2, snap, {self, ev}, loc);
         } else {
-            cross_arrive(self, 2, flagId, snap, aivs, {cross_aic_slot(core)}, loc);
+            cross_arrive(self, 2, flagId, snap, ev, aivs, {cross_aic_slot(core)}, loc);
         }
     } else if (mode == 1) {
-        cross_arrive(self, 1, flagId, snap, aivs, aivs, loc);
+        cross_arrive(self, 1, flagId, snap, ev, aivs, aivs, loc);
     } else {  // mode 0: every core of the caller's type in the launch
         std::vector<uint32_t> all;
         const uint32_t n = static_cast<uint32_t>(g_launch.blocks.size());
         for (uint32_t b = 0; b < n; ++b)
             if (cross_slot_is_aic(b) == s.isAic) all.push_back(b);
-        cross_arrive(self, 0, flagId, snap, all, all, loc);
+        cross_arrive(self, 0, flagId, snap, ev, all, all, loc);
     }
 }
 
@@ -219,6 +232,8 @@ ASCEND_SIM_RT void cross_wait(uint32_t flagId, const std::source_location& loc) 
     vc_join(c.clock, c.pending[flagId].front());
     c.pending[flagId].erase(c.pending[flagId].begin());
     cross_new_epoch(s);
+    cross_log_event(c.log, s.cnt, "wait", flagId, &c.pendSrc[flagId].front());
+    c.pendSrc[flagId].erase(c.pendSrc[flagId].begin());
 }
 
 // ---- scheduling --------------------------------------------------------------------------------------------------------
@@ -313,6 +328,7 @@ inline void run_all_cross(Sched& sc, bool reverse) {
             }
             sc.order = parts;
             ++sc.phaseNo;
+            for (uint32_t b : parts) cross_log_event(sc.slots[b].state.cross->log, sc.slots[b].state.cnt, "sync", sc.phaseNo, nullptr);
             run_phase(sc, true);
             continue;
         }
@@ -485,6 +501,11 @@ inline void cross_end_launch(Sched& sc) {
             }
         }
     }
+}
+
+// The block's work log on the counters line (impl/crosstime_rt.h; nothing for blocks without flag events).
+inline void cross_print_events(FILE* f, const State& s) {
+    if (s.cross) cross_log_print(f, s.cross->log, s.cnt);
 }
 
 inline void cross_print_notes() {

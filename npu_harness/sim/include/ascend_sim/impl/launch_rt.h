@@ -109,6 +109,7 @@ inline Sched* g_sched = nullptr;
 // MIX launches that run the AIC (impl/crossflag_rt.h)
 inline void run_all_cross(Sched& sc, bool reverse);
 inline void cross_begin_launch(Sched& sc);
+inline void cross_print_events(FILE* f, const State& s);
 inline void cross_end_launch(Sched& sc);
 inline void cross_free(Sched& sc);
 inline void cross_print_notes();
@@ -712,6 +713,7 @@ inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, 
             anyFlag = true;
         }
         if (anyFlag) std::fputc('}', f);
+        if (g_launch.aicRuns) cross_print_events(f, sc->slots[b].state);  // the work between cross-core flag events
         std::fputc('}', f);
     }
     std::fprintf(f, "]}\n");

@@ -15,6 +15,7 @@
 #include "vec_rt.h"
 #include "gemm_rt.h"
 #include "launch_rt.h"
+#include "crosstime_rt.h"
 #include "crossflag_rt.h"
 
 #endif  // ASCEND_SIM_ASCEND_SIM_IMPL_RUNTIME_H
