@@ -103,6 +103,11 @@ class Layout(Enum):
     #: buffers only: the tile's rows of a named tensor of another row length (`of`: that length, a symbol or an
     #: integer), each padded to a pitch of at least one element more (lowering/emit/gather_rows.py)
     NAMED_ROWS = "named_rows"
+    #: buffers only: a fixed PERIOD_CACHE_BYTES holding a whole per-channel `[C]` tensor (plan_period_cache)
+    PERIOD = "period"
+
+#: UB bytes of a PERIOD buffer: a per-channel tensor of up to 512 f32 (1024 f16) values is cached per core
+PERIOD_CACHE_BYTES = 2048
 
 
 @dataclass(frozen=True)
@@ -335,6 +340,7 @@ class BufferRole(Enum):
     SCAN_TMP = "scan_tmp"  # a vector scan's matrix, f32 row and gather tables (`of`: fwd / rev, + compensated)
     ROW_VECTOR = "row_vector"  # `w[:]` read by every row of a row loop: copied in once per core (hoist_row_vectors)
     ROW_VALUE_BLOCKS = "row_value_blocks"  # per-row values spread to a 32-byte block each (plan_row_value_blocks)
+    PERIOD_CACHE = "period_cache"  # a per-channel tensor `of` read by `w[r]`: copied in once per core (plan_period_cache)
 
 
 @dataclass(frozen=True)
@@ -357,6 +363,8 @@ class Buffer:
     def bytes_for(self, tile_elems: int) -> int:
         if self.layout in (Layout.BLOCK, Layout.SLOTS):  # SLOTS: at least one block; the host checks the rest
             return 32
+        if self.layout is Layout.PERIOD:
+            return PERIOD_CACHE_BYTES
         if self.layout is Layout.BLOCKS:  # tile_elems: rows
             return -(-tile_elems // 8) * 8 * 32
         if self.layout is Layout.SCAN:  # tile_elems: the chunk length (lowering/vector_scan.py: segments of 128)
