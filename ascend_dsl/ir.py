@@ -103,6 +103,11 @@ class Layout(Enum):
     #: buffers only: the tile's rows of a named tensor of another row length (`of`: that length, a symbol or an
     #: integer), each padded to a pitch of at least one element more (lowering/emit/gather_rows.py)
     NAMED_ROWS = "named_rows"
+    #: buffers only: a fixed PERIOD_CACHE_BYTES holding a whole per-channel `[C]` tensor (plan_period_cache)
+    PERIOD = "period"
+
+#: UB bytes of a PERIOD buffer: a per-channel tensor of up to 512 f32 (1024 f16) values is cached per core
+PERIOD_CACHE_BYTES = 2048
 
 
 @dataclass(frozen=True)
@@ -337,6 +342,7 @@ class BufferRole(Enum):
     ROW_VALUE_BLOCKS = "row_value_blocks"  # per-row values spread to a 32-byte block each (plan_row_value_blocks)
     FOLD_TMP = "fold_tmp"  # row reductions of a whole tile: its rows' repeat columns folded (emit/tile_fold.py)
     ARG_INDEX = "arg_index"  # argmax / argmin: the tile's row indices as i32 before the i64 Cast (emit/arg_reduce.py)
+    PERIOD_CACHE = "period_cache"  # a per-channel tensor `of` read by `w[r]`: copied in once per core (plan_period_cache)
 
 
 @dataclass(frozen=True)
@@ -359,6 +365,8 @@ class Buffer:
     def bytes_for(self, tile_elems: int) -> int:
         if self.layout in (Layout.BLOCK, Layout.SLOTS):  # SLOTS: at least one block; the host checks the rest
             return 32
+        if self.layout is Layout.PERIOD:
+            return PERIOD_CACHE_BYTES
         if self.layout is Layout.BLOCKS:  # tile_elems: rows
             return -(-tile_elems // 8) * 8 * 32
         if self.layout is Layout.SCAN:  # tile_elems: the chunk length (lowering/vector_scan.py: segments of 128)

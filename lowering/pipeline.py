@@ -29,6 +29,7 @@ from .passes import (
     plan_cube,
     plan_flash,
     plan_gather_rows,
+    plan_period_cache,
     plan_row_groups,
     plan_row_value_blocks,
     plan_split_k,
@@ -72,6 +73,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("select_instructions", select_instructions.run),  # Add vs Adds, Compare/Select modes, Cast rounding
     Pass("plan_gather_rows", plan_gather_rows.run),  # gathers of a named x along its last dim: x rows in UB, Gather
     Pass("plan_row_value_blocks", plan_row_value_blocks.run),  # per-row values x rows: a Brcb scratch per row tile
+    Pass("plan_period_cache", plan_period_cache.run),  # per-channel w[r]: the [C] tensor in UB once per core
     Pass("plan_box", plan_box.run),  # box loops: UB row pitch, scratch trees, whole-row core shares
     Pass("schedule_stages", schedule_stages.run),  # CopyIn / Compute / CopyOut
     Pass("emit", emit.run),  # the AscendC project (lowering/emit/: the kernel kind's view and templates)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ascend_dsl import ir
 
+from . import period_cache
 from .shared import BufferView, TensorView, copy_call, loc, sync
 
 
@@ -23,6 +24,7 @@ def preload_lines(ctx, tl: ir.TileLoop, buffers: tuple[BufferView, ...], tensors
         lines += [f"// {loc(ctx, s.span)}: every row reads it: copied in once per core, not per tile",
                   f"LocalTensor<{c}> {name} = {b.member}.Get<{c}>();",
                   copy_call("GmToUb", "", name, tensors[s.tensor].gm, "rowLen_")]
+    lines += period_cache.preload_lines(ctx, buffers, tensors, loc)
     if not lines:
         return []
     return lines + sync("MTE2_V", "the tiles' vector ops read them") + sync("MTE2_S", "scalar reads (index vectors)")

@@ -31,6 +31,7 @@ from . import (
     flat_fold,
     gather_rows,
     launch_scalars,
+    period_cache,
     positions,
     row_broadcast,
     row_fold,
@@ -312,6 +313,8 @@ def bytes_expr(b: ir.Buffer, suffix: str = "", tile: str | None = None) -> str:
         return f"({tile} + 7) / 8 * 8 * 32"
     if b.layout is ir.Layout.SLOTS:  # a slot accumulator's vector: whole 32-byte blocks
         return f"{b.of}Pad_ * sizeof(float)"
+    if b.layout is ir.Layout.PERIOD:  # a per-channel tensor cached per core (plan_period_cache.py)
+        return str(ir.PERIOD_CACHE_BYTES)
     if b.layout is ir.Layout.NAMED_ROWS:  # rows of another length (emit/gather_rows.py)
         return gather_rows.init_bytes(b, tile)
     if b.layout is ir.Layout.REPEATS:  # two elements per 256-byte repeat (ReduceMax/Min: value and index;
@@ -372,6 +375,8 @@ def host_bytes(b: ir.Buffer) -> str:
         return f"({scan_bytes_expr('padded', scratch_rows(b, False), segment(False))})"
     if b.layout is ir.Layout.SLOTS:  # a slot accumulator's vector (emit/slots.py)
         return f"({b.of}Slots + 7) / 8 * 32"
+    if b.layout is ir.Layout.PERIOD:
+        return str(ir.PERIOD_CACHE_BYTES)
     if b.layout is ir.Layout.NAMED_ROWS:  # rows of another length (emit/gather_rows.py)
         return gather_rows.host_bytes(b)
     return f"({elems[b.layout]} * {b.bits} / 8 + 31) / 32 * 32"
@@ -477,9 +482,9 @@ class StageWriter:
             return
         if s.index.period:  # per-channel values: rows n*C + c read w[c], one scalar read per row
             gm = self.tensors[s.tensor].gm
+            cache = period_cache.cache_view(self.buffers, s.tensor)
             self.lines += [f"LocalTensor<{c}> {s.buffer} = {q}.AllocTensor<{c}>();",
-                           "for (uint32_t i = 0; i < count; ++i) {",
-                           f"    {s.buffer}.SetValue(i, {gm}.GetValue((rowStart_ + offset + i) % {gm}Period_));", "}",
+                           *period_cache.copy_in_lines(s.buffer, c, gm, cache, self.buffers),
                            *sync("S_V", "scalar writes before the vector unit reads them"), f"{q}.EnQue({s.buffer});"]
             return
         if self.buffers[s.buffer].buffer.layout is ir.Layout.NAMED_ROWS:  # a named tensor's rows for a vector gather (gather_rows.py)
