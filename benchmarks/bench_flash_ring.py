@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     b, h, s, d = (int(x) for x in args.shape.split(","))
     dims = {"B": b, "H": h, "S": s, "D": d}
     ideal = ideal_cube_us(dims, args.target)
-    print(f"causal flash attention, f16, {args.target}: cost-model ESTIMATES (the ring's: a lower bound, flags untimed); "
+    print(f"causal flash attention, f16, {args.target}: cost-model ESTIMATES (the ring's: cross-core flags "
+          "timed, each wait draining the core's pipes: conservative, docs/cost_model.md); "
           "ideal% = cube roofline of the useful MACs / kernel estimate")
     print(f"{'form':<9} {'B,H,S,D':<14} {'ok':<4} {'est us':>9} {'ideal us':>9} {'ideal%':>7} {'bottleneck':<10}  busiest chains (us)")
     est, ok, aiv, aic = run_ring((b, h, s, d), args.cores, args.target, args.time_limit)
