@@ -89,6 +89,13 @@ def _size(dims, symbols: dict[str, int]) -> int:
     return math.prod(_dim(d, symbols) for d in dims)
 
 
+def _numel(kernel: ir.Kernel, name: str, symbols: dict[str, int]) -> int:
+    p = kernel.param(name)
+    if not isinstance(p, ir.TensorParam):
+        raise _Unknown(name)
+    return _size(p.shape, symbols)
+
+
 @dataclass(frozen=True)
 class _Loop:
     """Elements of a tile value by its layout over the whole split (all cores, all tiles)."""
@@ -117,9 +124,9 @@ def _loop_counts(kernel: ir.Kernel, split_extent: tuple, loop: ir.TileLoop, symb
             if isinstance(s, ir.VALUE_STMTS):
                 for e in ir.walk_expr(s.value):
                     if isinstance(e, ir.Load) and e.type.layout is ir.Layout.PLANE:
-                        counts[ir.Layout.PLANE] = max(counts.get(ir.Layout.PLANE, 0), _size(kernel.param(e.tensor).shape, symbols))
+                        counts[ir.Layout.PLANE] = max(counts.get(ir.Layout.PLANE, 0), _numel(kernel, e.tensor, symbols))
             if isinstance(s, ir.Store) and s.value.type.layout is ir.Layout.POOLED:
-                counts[ir.Layout.POOLED] = max(counts.get(ir.Layout.POOLED, 0), _size(kernel.param(s.tensor).shape, symbols))
+                counts[ir.Layout.POOLED] = max(counts.get(ir.Layout.POOLED, 0), _numel(kernel, s.tensor, symbols))
         return counts
     return {ir.Layout.FLAT: _size(split_extent, symbols)}
 
