@@ -101,12 +101,21 @@ class _Loop:
     """Elements of a tile value by its layout over the whole split (all cores, all tiles)."""
 
     counts: dict[ir.Layout, int]
-    cube: bool = False  # a cube loop's epilogue: the Fixpipe may cast / relu the accumulator on its way out
+    #: a cube loop's epilogue: the accumulator's name (the Fixpipe may cast / relu it on its way out, a scalar
+    #: factor of it moves to an operand)
+    acc: str | None = None
+    #: the epilogue stores only workspace tensors (a later matmul's operand): a per-row factor moves past that
+    #: matmul to its output rows (flash attention's O / l)
+    feeds_cube: bool = False
+    #: the share of the elements a kernel must compute (a positional band mask of flash attention: the key blocks
+    #: outside the band are skipped) and whether the band's own tests (positions, compares, selects) are free
+    share: float = 1.0
+    band: bool = False
 
-    def elements(self, t: ir.ValType) -> int:
+    def elements(self, t: ir.ValType) -> float:
         if t.kind is ir.Kind.SCALAR:
             return 0
-        return self.counts.get(t.layout, 0)
+        return self.counts.get(t.layout, 0) * self.share
 
 
 def _loop_counts(kernel: ir.Kernel, split_extent: tuple, loop: ir.TileLoop, symbols: dict[str, int],
@@ -131,7 +140,8 @@ def _loop_counts(kernel: ir.Kernel, split_extent: tuple, loop: ir.TileLoop, symb
     return {ir.Layout.FLAT: _size(split_extent, symbols)}
 
 
-def _loops(kernel: ir.Kernel, symbols: dict[str, int]) -> Iterator[tuple[ir.TileLoop, _Loop]]:
+def _loops(kernel: ir.Kernel, symbols: dict[str, int], band: tuple[float, bool] = (1.0, False)
+           ) -> Iterator[tuple[ir.TileLoop, _Loop]]:
     for s in kernel.body:
         if isinstance(s, ir.SplitLoop):
             for t in s.body:
@@ -141,12 +151,14 @@ def _loops(kernel: ir.Kernel, symbols: dict[str, int]) -> Iterator[tuple[ir.Tile
                     except _Unknown:
                         continue
         elif isinstance(s, ir.CubeLoop):
+            stores = [t.tensor for t in ir.walk(s.epilogue.body) if isinstance(t, ir.Store)]
+            feeds = bool(stores) and all(getattr(kernel.param(t), "workspace", False) for t in stores)
+            share, masked = band if feeds else (1.0, False)
             try:
-                yield s.epilogue, _Loop(_loop_counts(kernel, (), s.epilogue, symbols, s.batch), cube=True)
+                yield s.epilogue, _Loop(_loop_counts(kernel, (), s.epilogue, symbols, s.batch), s.matmul.name, feeds,
+                                        share, masked)
             except _Unknown:
                 continue
-        elif isinstance(s, ir.ChainStage | ir.Launch):  # a lowered kernel's parts: their source kernels
-            yield from _loops(s.kernel, symbols)
         # ConvLoop: its relu and cast ride the Fixpipe (L0C -> GM); scalar statements: the scalar unit
 
 
@@ -155,8 +167,19 @@ def _scalar(e: ir.Expr) -> bool:
     return e.type.kind is ir.Kind.SCALAR or e.type.layout is ir.Layout.COL
 
 
-def _accumulator(e: ir.Expr) -> bool:
-    return isinstance(e, ir.Load | ir.Ref) and e.type.kind is ir.Kind.TILE and e.type.dtype is DType.F32
+def _accumulator(e: ir.Expr, loop: _Loop) -> bool:
+    return loop.acc is not None and (isinstance(e, ir.Ref) and e.name == loop.acc
+                                     or isinstance(e, ir.Load) and e.tensor == loop.acc)
+
+
+#: the ops of a positional band mask (select(col_index() <= row_index(), s, fill)): free where the band is skipped
+BAND_OPS = {"select", "lt", "le", "gt", "ge", "eq", "ne", "add", "sub", "abs"}
+
+
+def _position(e: ir.Expr) -> bool:
+    """An expression of positions only (col_index / row_index, scalars): a band's bound, not the scores."""
+    return all(not isinstance(x, ir.Load | ir.Ref) or x.type.kind is ir.Kind.SCALAR for x in ir.walk_expr(e)) and any(
+        isinstance(x, ir.Op) and OPS.get(x.op) is not None and OPS[x.op].rule is Rule.POSITION for x in ir.walk_expr(e))
 
 
 def op_charges(e: ir.Op, loop: _Loop) -> list[Charge]:
@@ -165,6 +188,8 @@ def op_charges(e: ir.Op, loop: _Loop) -> list[Charge]:
     info = OPS.get(e.op)
     if info is None or e.op in FREE or info.rule in FREE_RULES:
         return []
+    if loop.band and e.op in BAND_OPS and (e.op == "select" or _position(e)):
+        return []  # a positional band: tested on the blocks at its edges only
     if info.rule is Rule.REDUCE or info.rule is Rule.ARG_REDUCE:
         src = e.args[0]
         return [Charge(e.op, REDUCE[e.op], src.type.dtype, max(0, loop.elements(src.type) - _rows(loop, src)))]
@@ -176,12 +201,12 @@ def op_charges(e: ir.Op, loop: _Loop) -> list[Charge]:
         return []  # per-row values: the scalar unit's (and 1 / row length of the row's work)
     if info.rule is Rule.CAST:
         src = e.args[0].type.dtype
-        if src is e.type.dtype or (loop.cube and _accumulator(e.args[0])):
+        if src is e.type.dtype or _accumulator(e.args[0], loop):
             return []
         wide = src if src.size >= e.type.dtype.size else e.type.dtype
         instr = "CastF32ToF16" if (src, e.type.dtype) == (DType.F32, DType.F16) else "Cast"
         return [Charge(e.op, instr, wide, n)]
-    if e.op == "relu" and loop.cube and _accumulator(e.args[0]):
+    if e.op == "relu" and _accumulator(e.args[0], loop):
         return []
     if e.op in UNARY:
         return [Charge(e.op, UNARY[e.op], e.type.dtype, n)]
@@ -200,6 +225,12 @@ def op_charges(e: ir.Op, loop: _Loop) -> list[Charge]:
         tile, scalar = BINARY[e.op]
         if e.op == "div" and _scalar(a) and not _scalar(b):
             return [Charge(e.op, "Div", e.type.dtype, n)]  # c / x: a Div (or a Reciprocal) per element
+        if e.op in ("mul", "div") and (_accumulator(a, loop) and b.type.kind is ir.Kind.SCALAR
+                                       or e.op == "mul" and _accumulator(b, loop) and a.type.kind is ir.Kind.SCALAR):
+            return []  # a scalar factor of the accumulator: on an operand (q * scale) or in the Fixpipe
+        if loop.feeds_cube and e.op in ("mul", "div") and (
+                b.type.layout is ir.Layout.COL or e.op == "mul" and a.type.layout is ir.Layout.COL):
+            return []  # a per-row factor of the next matmul's operand: on its output rows instead (O / l)
         if _scalar(a) or _scalar(b):
             return [Charge(e.op, scalar, e.type.dtype, n)]
         if e.op == "div" and b.type.layout is ir.Layout.ROW and a.type.layout is not ir.Layout.ROW:
@@ -219,12 +250,54 @@ def _rows(loop: _Loop, src: ir.Expr) -> int:
     return 1
 
 
-def charges(kernel: ir.Kernel, symbols: dict[str, int]) -> list[Charge]:
+def _softmax_shifts(stmts) -> set:
+    """The row maxima subtracted before an exp (`exp(x - max(x, axis=1))`): a device against overflow, not the
+    problem's work (an online softmax keeps a running bound and skips the row max while the sums stay bounded:
+    lowering/emit/flash.py)."""
+    out, env = set(), {}
+    for s in stmts:
+        if isinstance(s, ir.Assign):
+            env[s.name] = s.value
+    for s in stmts:
+        if not isinstance(s, ir.VALUE_STMTS):
+            continue
+        for e in ir.walk_expr(s.value):
+            if isinstance(e, ir.Op) and e.op == "exp":
+                arg = e.args[0]
+                arg = env.get(arg.name, arg) if isinstance(arg, ir.Ref) else arg
+                if not (isinstance(arg, ir.Op) and arg.op == "sub"):
+                    continue
+                m = arg.args[1]
+                m = env.get(m.name, m) if isinstance(m, ir.Ref) else m
+                if isinstance(m, ir.Op) and m.op == "reduce_max" and m.args[0] == arg.args[0]:
+                    out.add(m)
+    return out
+
+
+def band_share(flash: ir.FlashAttention, symbols: dict[str, int], scalars: dict[str, float]) -> float:
+    """The share of the M x N scores inside a flash kernel's positional band (max(lo) <= key - query <= min(hi));
+    1 without one."""
+    mask = flash.mask
+    if mask is None or not (mask.lo or mask.hi):
+        return 1.0
+    m, n = int(symbols[flash.m]), int(symbols[flash.n])
+
+    def value(bd: ir.FlashBound) -> int:
+        return bd.const + sum(sign * int(scalars[name]) for sign, name in bd.params)
+
+    lo = max(map(value, mask.lo)) if mask.lo else -n
+    hi = min(map(value, mask.hi)) if mask.hi else n
+    kept = sum(max(0, min(n - 1, i + hi) - max(0, i + lo) + 1) for i in range(m))
+    return kept / (m * n) if m * n else 1.0
+
+
+def charges(kernel: ir.Kernel, symbols: dict[str, int], band: tuple[float, bool] = (1.0, False)) -> list[Charge]:
     """Every source op's charge, each distinct expression of a tile loop once (a kernel computes a repeated
-    expression once)."""
+    expression once). `band`: (the share of a flash kernel's scores inside its positional band, whether the band
+    is positional only) for the epilogue that stores the scores' softmax."""
     out: list[Charge] = []
-    for loop, counts in _loops(kernel, symbols):
-        seen: set = set()
+    for loop, counts in _loops(kernel, symbols, band):
+        seen: set = _softmax_shifts(loop.body)
         for s in ir.walk(loop.body):
             if not isinstance(s, ir.VALUE_STMTS):
                 continue
@@ -239,8 +312,15 @@ def charges(kernel: ir.Kernel, symbols: dict[str, int]) -> list[Charge]:
     return out
 
 
-def problem_vector_cycles(kernel: ir.Kernel, b: Binding, target: str) -> float:
+def problem_vector_cycles(kernel: ir.Kernel, b: Binding, target: str, lowered: ir.Kernel | None = None) -> float:
     """The vector cycles the problem needs at the binding's shapes, summed over all AIV (divide by clock x AIV for
-    the headline's vector term)."""
+    the headline's vector term). `lowered`: the kernel as lowered; a FLASH kernel with a positional band mask
+    computes only the scores inside the band."""
     p = load_params(target_for(target))
-    return sum(c.cycles(p) for c in charges(kernel, b.symbols))
+    band = (1.0, False)
+    if lowered is not None and lowered.kind is ir.KernelKind.FLASH and isinstance(fa := lowered.body[0], ir.FlashAttention):
+        try:
+            band = (band_share(fa, b.symbols, b.scalars), fa.mask is not None and fa.mask.tensor is None)
+        except (KeyError, ValueError):
+            band = (1.0, False)
+    return sum(c.cycles(p) for c in charges(kernel, b.symbols, band))

@@ -318,7 +318,7 @@ def _validate_launches(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedPr
         parts.append(_estimate(r.counters, ctx.target.name, least, problem_macs(sub, b), 0.0))
     if parts and all(e is not None for e in parts) and len(results) == len(launches):
         result.report = combine(parts, ctx.target.name, least_traffic(kernel, b),
-                                problem_vector_cycles(kernel, b, ctx.target.name))
+                                problem_vector_cycles(kernel, b, ctx.target.name, lowered))
         result.estimate_us = result.report.time_us
     return result
 
@@ -349,7 +349,7 @@ def _sim_result(kernel: ir.Kernel, lowered: ir.Kernel, ctx: PassContext, b: Bind
     if res.returncode < 0:  # killed by a signal: say which, and the likely cause
         detail = f"the emulator was {describe_exit(res.returncode)}" + (f"\n{detail}" if detail else "")
     est = _estimate(res.counters, ctx.target.name, least_traffic(kernel, b), problem_macs(kernel, b),
-                    problem_vector_cycles(kernel, b, ctx.target.name))
+                    problem_vector_cycles(kernel, b, ctx.target.name, lowered))
     return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail,
                             time.perf_counter() - start, counters=res.counters, report=est,
                             estimate_us=est.time_us if est is not None else None, scalars=b.scalar_line(),

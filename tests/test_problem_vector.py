@@ -4,6 +4,8 @@ invariant (the term never exceeds the kernel's own vector work) is tests/test_pr
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from ascend_dsl import parse_text
@@ -177,3 +179,64 @@ def test_problem_vector_cycles_sums_the_charges():
     k = parse_text(FLAT.format(expr="exp(xt) + zt"), "pv.adsl")[0].instantiate({"T": F32})
     want = N * 4 / 256 * (P.cycles_per_repeat("Exp.b32") + P.cycles_per_repeat("Add.b32"))
     assert problem_vector_cycles(k, Binding({}, {"N": N}, {}), "ascend910b1") == pytest.approx(want)
+
+
+def test_the_softmax_shift_is_not_the_problems_work():
+    """exp(x - max(x)): the row max only guards against overflow (an online softmax skips it while the sums stay
+    bounded); the same max elsewhere is charged."""
+    assert instrs(rows("exp(xt - max(xt, axis=1))")) == [("Exp", F32, B * D), ("Adds", F32, B * D)]
+    assert instrs(rows("xt - max(xt, axis=1)")) == [("Adds", F32, B * D), ("Max", F32, B * (D - 1))]
+
+
+ATTENTION = """from ascend_dsl import kernel, Tensor, f32, f16
+@kernel(T=[f16])
+def k(q: Tensor[T, "B, M, Dk"], k: Tensor[T, "B, N, Dk"], v: Tensor[T, "B, N, Dv"], o: Tensor[f32, "B, M, Dv"],
+      scale: f32 = 0.125, window: i32 = 64):
+    p = workspace(T, B, M, N)
+    for blk in split(B, M, N, cores=AIC):
+        with cube:
+            s = matmul(q[blk], k[blk], transpose_b=True)
+        with vector:
+            x = {scores}
+            e = exp(x - max(x, axis=1))
+            store(p[blk], cast(e / sum(e, axis=1), T))
+    for blk in split(B, M, Dv, cores=AIC):
+        with cube:
+            acc = matmul(p[blk], v[blk])
+        with vector:
+            store(o[blk], acc)
+"""
+ATT = {"B": 2, "M": 256, "N": 512, "Dk": 64, "Dv": 64}
+
+
+def attention(scores: str, band=(1.0, False)) -> list[Charge]:
+    text = ATTENTION.format(scores=scores).replace("f32, f16", "f32, f16, i32")
+    return charges(parse_text(text, "att.adsl")[0].instantiate(), ATT, band)
+
+
+def test_attention_scores_move_their_scalar_and_per_row_factors_to_the_matmuls():
+    """s * scale: on q (or the Fixpipe); e / sum(e): on the output rows (flash attention's O / l)."""
+    n = 2 * 256 * 512
+    assert sorted(instrs(attention("s * scale"))) == sorted([("CastF32ToF16", F32, n), ("Add", F32, n - 2 * 256),
+                                                            ("Exp", F32, n), ("Adds", F32, n)])
+
+
+def test_a_positional_band_charges_its_share_and_not_its_tests():
+    from ascend_dsl import ir
+
+    causal = "select(col_index() <= row_index(), s * scale, -3.0e38)"
+    full = attention(causal)
+    assert ("Select", F32, 2 * 256 * 512) in instrs(full)
+    half = attention(causal, (0.5, True))
+    assert {c.instr for c in half} == {"CastF32ToF16", "Add", "Exp", "Adds"}
+    assert sum(c.elements for c in half if c.instr == "Exp") == 2 * 256 * 512 * 0.5
+    fa = ir.FlashAttention("q", "k", "v", "o", ("B",), "M", "N", "Dk", "Dv", ir.Const(1.0, ir.scalar_of(F32)),
+                           ir.FlashMask(None, "", 0.0, -3e38, (), (ir.FlashBound(0),)), 64, 64, ())
+    from npu_harness.problem_vector import band_share
+
+    m, nk = 256, 512  # causal: query i keeps keys 0..i
+    assert band_share(fa, {"M": m, "N": nk}, {}) == pytest.approx(sum(i + 1 for i in range(m)) / (m * nk))
+    window = ir.FlashMask(None, "", 0.0, -3e38, (ir.FlashBound(1, ((-1, "window"),)),), (ir.FlashBound(0),))
+    fw = dataclasses.replace(fa, mask=window)  # window 64: query i keeps keys i - 63..i
+    assert band_share(fw, {"M": m, "N": nk}, {"window": 64}) == pytest.approx(
+        sum(min(i + 1, 64) for i in range(m)) / (m * nk))

@@ -5,7 +5,8 @@ something a kernel need not do: fix the table, never clamp.
 
 The whole gallery at benchmarks/bench_gallery_model.py's KernelBench shapes is slow (an emulator run per row:
 `@pytest.mark.slow`); a subset of op classes (flat with a composite op, rows with reductions and a row vector in f16,
-a scan, a box reduction, an accumulator, a matmul epilogue) at small shapes runs unmarked."""
+a scan, a box reduction, an accumulator, a matmul epilogue, flash attention with a band) at small shapes runs
+unmarked."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ SUBSET = [  # (kernel, dtype variable values, size overrides)
     ("sum_dim1", {"T": DType.F32}, {"batch_size": 4, "dim1": 64, "dim2": 64}),
     ("mse_loss", {"T": DType.F16}, {"batch_size": 4, "dim": 4096}),
     ("linear_bias_sigmoid_f16", {"T": DType.F16}, {}),
+    ("sliding_window", {"T": DType.F16}, {"B": 1, "H": 2, "S": 333}),  # flash attention, a positional band
 ]
 
 
