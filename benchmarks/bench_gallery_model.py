@@ -12,8 +12,9 @@ retried once at twice the limit before the row counts as an error, and the row s
 For every gallery kernel and dtype, validates in the emulator at the shapes below and prints the cost
 model's estimated time, bottleneck, and two percentages: ideal% (the headline) = the ideal for the
 problem / device time, ideal = max(least GM traffic (every tensor once) / HBM bandwidth, useful cube
-MACs / cube peak, the kernel's vector work / all AIV); traffic% = the same with the GM traffic the kernel
-moves and the MACs it issues (the efficiency of the traffic it does). Also what limits it (iterations
+MACs / cube peak, the problem's vector work (npu_harness/problem_vector.py, from the DSL program) / all
+AIV); traffic% = the same with the GM traffic the kernel moves, the MACs it issues and its own vector work
+(the efficiency of the traffic it does). Also what limits it (iterations
 per core, overlap, cores).
 
 Shapes (batch_size x dim): flat (element-wise) kernels 16 x 16384 (KernelBench's default, 1 MiB f32:
@@ -468,8 +469,9 @@ def main(argv: list[str] | None = None) -> int:
         launch = next((r["estimate_us"] - r["kernel_us"] for r in rows if "error" not in r), 0.0)
         print(f"\n'*' = bounded by aggregate GM bandwidth; dev us = device time without the "
               f"{launch:.0f} us launch overhead; ideal% (headline) = ideal for the "
-              "problem / dev us (kind: mem = least GM traffic at HBM bandwidth, vec = the kernel's own vector work at full "
-              "rate on every core, cub = useful MACs at the cube's peak); traffic% = the same bound with the traffic moved "
+              "problem / dev us (kind: mem = least GM traffic at HBM bandwidth, vec = the problem's vector work (its source ops at "
+              "the cheapest instruction's rate) on every core, cub = useful MACs at the cube's peak); traffic% = the same "
+              "bound with the traffic moved, the MACs issued and the kernel's own vector work "
               "and the MACs issued (efficiency of the traffic it does).\n"
               "GM x = GM bytes moved / bytes of the kernel's tensors (1.00: every tensor crosses once).")
         print("\n".join(report_lines(rows)))

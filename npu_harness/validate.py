@@ -19,6 +19,7 @@ from .arrays import STORAGE, TORCH_NAME, HostArray
 from .binding import Binding, bind
 from .compare import TOLERANCE, Comparison, compare, cube_tolerance
 from .problem_macs import problem_macs
+from .problem_vector import problem_vector_cycles
 from .sim.driver import driver_source, target_defines
 from .sim.iodir import scratch_dir, write_array
 from .sim.runner import sim_defines
@@ -313,9 +314,11 @@ def _validate_launches(kernel: ir.Kernel, lowered: ir.Kernel, project: EmittedPr
     for i, r in results:
         sub = launches[i].kernel
         least = sum(numel(p.shape, b.symbols) * p.dtype.size for p in sub.tensors)
-        parts.append(_estimate(r.counters, ctx.target.name, least, problem_macs(sub, b)))
+        # each launch's vector term left out (0): the whole program's, from the source kernel, is added by combine
+        parts.append(_estimate(r.counters, ctx.target.name, least, problem_macs(sub, b), 0.0))
     if parts and all(e is not None for e in parts) and len(results) == len(launches):
-        result.report = combine(parts, ctx.target.name, least_traffic(kernel, b))
+        result.report = combine(parts, ctx.target.name, least_traffic(kernel, b),
+                                problem_vector_cycles(kernel, b, ctx.target.name, lowered))
         result.estimate_us = result.report.time_us
     return result
 
@@ -345,22 +348,25 @@ def _sim_result(kernel: ir.Kernel, lowered: ir.Kernel, ctx: PassContext, b: Bind
     detail = res.stderr.strip() if (res.errors or res.returncode not in (0, 1)) else ""
     if res.returncode < 0:  # killed by a signal: say which, and the likely cause
         detail = f"the emulator was {describe_exit(res.returncode)}" + (f"\n{detail}" if detail else "")
-    est = _estimate(res.counters, ctx.target.name, least_traffic(kernel, b), problem_macs(kernel, b))
+    est = _estimate(res.counters, ctx.target.name, least_traffic(kernel, b), problem_macs(kernel, b),
+                    problem_vector_cycles(kernel, b, ctx.target.name, lowered))
     return ValidationResult("sim", ok, comps, res.errors, b.symbols, detail,
                             time.perf_counter() - start, counters=res.counters, report=est,
                             estimate_us=est.time_us if est is not None else None, scalars=b.scalar_line(),
                             defaults=b.defaults, weak=select_coverage(kernel, b) if ok else [])
 
 
-def _estimate(counters: dict | None, target: str, min_gm_bytes: int | None = None, macs: tuple[int, bool] | None = None):
+def _estimate(counters: dict | None, target: str, min_gm_bytes: int | None = None, macs: tuple[int, bool] | None = None,
+              vector_cycles: float | None = None):
     """Cost-model estimate for the emulator counters (None when unavailable); `min_gm_bytes`: the bytes of
     the kernel's tensors, the least GM traffic of the problem (the headline's memory term); `macs`: the problem's
-    multiply-adds when known (npu_harness/problem_macs.py; the headline's cube term)."""
+    multiply-adds when known (npu_harness/problem_macs.py; the headline's cube term); `vector_cycles`: the problem's
+    vector cycles (npu_harness/problem_vector.py; the headline's vector term)."""
     if not counters:
         return None
     from .cost import estimate
 
     try:
-        return estimate(counters, target, min_gm_bytes, macs)
+        return estimate(counters, target, min_gm_bytes, macs, vector_cycles)
     except KeyError:
         return None
