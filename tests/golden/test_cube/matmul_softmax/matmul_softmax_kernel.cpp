@@ -60,6 +60,7 @@ public:
         pipe.InitBuffer(outQueueC, 2, tileLength_ * rowPitch_ * sizeof(float));
         pipe.InitBuffer(reduceTmp_f32Buf, rowPitch_ * sizeof(float));
         pipe.InitBuffer(reduceOut_f32Buf, 32);
+        pipe.InitBuffer(foldTmp_f32Buf, (tileLength_ >= 4 && rowPitch_ * sizeof(float) / 32 <= 255 && rowPitch_ / (256 / sizeof(float)) >= 2 ? (tileLength_ * (rowPitch_ / (256 / sizeof(float)) / 2 * (256 / sizeof(float))) * sizeof(float) + 31) / 32 * 32 : 32));
         splitK_ = tiling.splitK;
         kSlice_ = tiling.kSlice;
         partRows_ = static_cast<uint32_t>(tiling.partRows);
@@ -210,36 +211,65 @@ private:
         LocalTensor<float> cLocal = outQueueC.AllocTensor<float>();
         LocalTensor<float> reduceTmp_f32 = reduceTmp_f32Buf.Get<float>();
         LocalTensor<float> reduceOut_f32 = reduceOut_f32Buf.Get<float>();
+        LocalTensor<float> foldTmp_f32 = foldTmp_f32Buf.Get<float>();
         // matmul_softmax.adsl:12
-        for (uint32_t i = 0; i < count; ++i) {
-            {  // ReduceMax of a row: halves folded with Max while that is cheaper (emit/row_fold.py)
-                constexpr uint32_t lanes = 256 / sizeof(float);
-                uint32_t n = static_cast<uint32_t>(rowLen_);
-                if (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
-                    uint32_t h = n / (2 * lanes) * lanes;  // whole repeats in each half
-                    Max(reduceTmp_f32, accLocal[i * rowPitch_], accLocal[i * rowPitch_ + h], static_cast<int32_t>(h));
-                    if (n > 2 * h) {  // the elements past both halves (fewer than 2 repeats; h >= 4 repeats)
-                        Max(reduceTmp_f32, reduceTmp_f32, accLocal[i * rowPitch_ + 2 * h], static_cast<int32_t>(n - 2 * h));
-                    }
-                    n = h;
-                    while (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
-                        h = n / (2 * lanes) * lanes;
-                        Max(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[h], static_cast<int32_t>(h));
-                        if (n > 2 * h) {
-                            Max(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[2 * h], static_cast<int32_t>(n - 2 * h));
+        {
+            constexpr uint32_t lanes = 256 / sizeof(float);  // elements per repeat
+            const uint32_t rowBlocks = static_cast<uint32_t>(rowPitch_ * sizeof(float) / 32);  // the repeat stride
+            uint32_t reps = static_cast<uint32_t>(rowLen_ / lanes);
+            if (rowLen_ % lanes == 0 && reps >= 2 && rowBlocks <= 255 && count >= 4) {  // emit/tile_fold.py
+                const uint32_t foldPitch = static_cast<uint32_t>((rowPitch_ / (256 / sizeof(float)) / 2 * (256 / sizeof(float))));
+                const uint8_t fb = static_cast<uint8_t>(foldPitch * sizeof(float) / 32);  // the scratch's row stride
+                const BinaryRepeatParams first(1, 1, 1, fb, static_cast<uint8_t>(rowBlocks), static_cast<uint8_t>(rowBlocks));
+                const BinaryRepeatParams next(1, 1, 1, fb, fb, fb);
+                for (uint32_t level = 0; reps > 1; ++level) {
+                    const uint32_t h = reps / 2;  // columns [h, 2h) onto [0, h); an odd last column onto column 0
+                    const LocalTensor<float>& from = level == 0 ? accLocal : foldTmp_f32;
+                    const uint32_t pitch = level == 0 ? static_cast<uint32_t>(rowPitch_) : foldPitch;
+                    const BinaryRepeatParams& stride = level == 0 ? first : next;
+                    for (uint32_t r = 0; r < count; r += 255) {
+                        const uint8_t n = static_cast<uint8_t>(count - r < 255 ? count - r : 255);
+                        for (uint32_t c = 0; c < h; ++c) {
+                            Max(foldTmp_f32[r * foldPitch + c * lanes], from[r * pitch + c * lanes],
+                                from[r * pitch + (h + c) * lanes], static_cast<uint64_t>(lanes), n, stride);
                         }
-                        n = h;
+                        if (reps > 2 * h) {
+                            Max(foldTmp_f32[r * foldPitch], foldTmp_f32[r * foldPitch], from[r * pitch + 2 * h * lanes],
+                                static_cast<uint64_t>(lanes), n, BinaryRepeatParams(1, 1, 1, fb, fb, stride.src1RepStride));
+                        }
                     }
-                    ReduceMax(reduceOut_f32, reduceTmp_f32, reduceTmp_f32[n], static_cast<int32_t>(n));  // its scratch: past the folded values
-                } else {
-                    ReduceMax(reduceOut_f32, accLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
+                    reps = h;
+                }
+                for (uint32_t i = 0; i < count; ++i) {  // one repeat left per row
+                    ReduceMax(tmp0[i], foldTmp_f32[i * foldPitch], reduceTmp_f32, static_cast<int32_t>(lanes));
+                }
+            } else {
+                for (uint32_t i = 0; i < count; ++i) {
+                    {  // ReduceMax of a row: halves folded with Max while that is cheaper (emit/row_fold.py)
+                        constexpr uint32_t lanes = 256 / sizeof(float);
+                        uint32_t n = static_cast<uint32_t>(rowLen_);
+                        if (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
+                            uint32_t h = n / (2 * lanes) * lanes;  // whole repeats in each half
+                            Max(reduceTmp_f32, accLocal[i * rowPitch_], accLocal[i * rowPitch_ + h], static_cast<int32_t>(h));
+                            if (n > 2 * h) {  // the elements past both halves (fewer than 2 repeats; h >= 4 repeats)
+                                Max(reduceTmp_f32, reduceTmp_f32, accLocal[i * rowPitch_ + 2 * h], static_cast<int32_t>(n - 2 * h));
+                            }
+                            n = h;
+                            while (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
+                                h = n / (2 * lanes) * lanes;
+                                Max(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[h], static_cast<int32_t>(h));
+                                if (n > 2 * h) {
+                                    Max(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[2 * h], static_cast<int32_t>(n - 2 * h));
+                                }
+                                n = h;
+                            }
+                            ReduceMax(tmp0[i], reduceTmp_f32, reduceTmp_f32[n], static_cast<int32_t>(n));  // its scratch: past the folded values
+                        } else {
+                            ReduceMax(tmp0[i], accLocal[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
+                        }
+                    }
                 }
             }
-            SetFlag<HardEvent::V_S>(EVENT_ID0);
-            WaitFlag<HardEvent::V_S>(EVENT_ID0);
-            tmp0.SetValue(i, reduceOut_f32.GetValue(0));
-            SetFlag<HardEvent::S_V>(EVENT_ID0);
-            WaitFlag<HardEvent::S_V>(EVENT_ID0);
         }
         SetFlag<HardEvent::V_S>(EVENT_ID0);  // per-row values are read by the scalar unit
         WaitFlag<HardEvent::V_S>(EVENT_ID0);
@@ -249,35 +279,63 @@ private:
         }
         Exp(tmp1, tmp1, count * rowPitch_);
         // matmul_softmax.adsl:13
-        for (uint32_t i = 0; i < count; ++i) {
-            {  // ReduceSum of a row: halves folded with Add while that is cheaper (emit/row_fold.py)
-                constexpr uint32_t lanes = 256 / sizeof(float);
-                uint32_t n = static_cast<uint32_t>(rowLen_);
-                if (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
-                    uint32_t h = n / (2 * lanes) * lanes;  // whole repeats in each half
-                    Add(reduceTmp_f32, tmp1[i * rowPitch_], tmp1[i * rowPitch_ + h], static_cast<int32_t>(h));
-                    if (n > 2 * h) {  // the elements past both halves (fewer than 2 repeats; h >= 4 repeats)
-                        Add(reduceTmp_f32, reduceTmp_f32, tmp1[i * rowPitch_ + 2 * h], static_cast<int32_t>(n - 2 * h));
-                    }
-                    n = h;
-                    while (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
-                        h = n / (2 * lanes) * lanes;
-                        Add(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[h], static_cast<int32_t>(h));
-                        if (n > 2 * h) {
-                            Add(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[2 * h], static_cast<int32_t>(n - 2 * h));
+        {
+            constexpr uint32_t lanes = 256 / sizeof(float);  // elements per repeat
+            const uint32_t rowBlocks = static_cast<uint32_t>(rowPitch_ * sizeof(float) / 32);  // the repeat stride
+            uint32_t reps = static_cast<uint32_t>(rowLen_ / lanes);
+            if (rowLen_ % lanes == 0 && reps >= 2 && rowBlocks <= 255 && count >= 4) {  // emit/tile_fold.py
+                const uint32_t foldPitch = static_cast<uint32_t>((rowPitch_ / (256 / sizeof(float)) / 2 * (256 / sizeof(float))));
+                const uint8_t fb = static_cast<uint8_t>(foldPitch * sizeof(float) / 32);  // the scratch's row stride
+                const BinaryRepeatParams first(1, 1, 1, fb, static_cast<uint8_t>(rowBlocks), static_cast<uint8_t>(rowBlocks));
+                const BinaryRepeatParams next(1, 1, 1, fb, fb, fb);
+                for (uint32_t level = 0; reps > 1; ++level) {
+                    const uint32_t h = reps / 2;  // columns [h, 2h) onto [0, h); an odd last column onto column 0
+                    const LocalTensor<float>& from = level == 0 ? tmp1 : foldTmp_f32;
+                    const uint32_t pitch = level == 0 ? static_cast<uint32_t>(rowPitch_) : foldPitch;
+                    const BinaryRepeatParams& stride = level == 0 ? first : next;
+                    for (uint32_t r = 0; r < count; r += 255) {
+                        const uint8_t n = static_cast<uint8_t>(count - r < 255 ? count - r : 255);
+                        for (uint32_t c = 0; c < h; ++c) {
+                            Add(foldTmp_f32[r * foldPitch + c * lanes], from[r * pitch + c * lanes],
+                                from[r * pitch + (h + c) * lanes], static_cast<uint64_t>(lanes), n, stride);
                         }
-                        n = h;
+                        if (reps > 2 * h) {
+                            Add(foldTmp_f32[r * foldPitch], foldTmp_f32[r * foldPitch], from[r * pitch + 2 * h * lanes],
+                                static_cast<uint64_t>(lanes), n, BinaryRepeatParams(1, 1, 1, fb, fb, stride.src1RepStride));
+                        }
                     }
-                    ReduceSum(reduceOut_f32, reduceTmp_f32, reduceTmp_f32[n], static_cast<int32_t>(n));  // its scratch: past the folded values
-                } else {
-                    ReduceSum(reduceOut_f32, tmp1[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
+                    reps = h;
+                }
+                for (uint32_t i = 0; i < count; ++i) {  // one repeat left per row
+                    ReduceSum(tmp0[i], foldTmp_f32[i * foldPitch], reduceTmp_f32, static_cast<int32_t>(lanes));
+                }
+            } else {
+                for (uint32_t i = 0; i < count; ++i) {
+                    {  // ReduceSum of a row: halves folded with Add while that is cheaper (emit/row_fold.py)
+                        constexpr uint32_t lanes = 256 / sizeof(float);
+                        uint32_t n = static_cast<uint32_t>(rowLen_);
+                        if (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
+                            uint32_t h = n / (2 * lanes) * lanes;  // whole repeats in each half
+                            Add(reduceTmp_f32, tmp1[i * rowPitch_], tmp1[i * rowPitch_ + h], static_cast<int32_t>(h));
+                            if (n > 2 * h) {  // the elements past both halves (fewer than 2 repeats; h >= 4 repeats)
+                                Add(reduceTmp_f32, reduceTmp_f32, tmp1[i * rowPitch_ + 2 * h], static_cast<int32_t>(n - 2 * h));
+                            }
+                            n = h;
+                            while (n >= 8 * lanes && (n % (2 * lanes) == 0 || n >= 16 * lanes)) {
+                                h = n / (2 * lanes) * lanes;
+                                Add(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[h], static_cast<int32_t>(h));
+                                if (n > 2 * h) {
+                                    Add(reduceTmp_f32, reduceTmp_f32, reduceTmp_f32[2 * h], static_cast<int32_t>(n - 2 * h));
+                                }
+                                n = h;
+                            }
+                            ReduceSum(tmp0[i], reduceTmp_f32, reduceTmp_f32[n], static_cast<int32_t>(n));  // its scratch: past the folded values
+                        } else {
+                            ReduceSum(tmp0[i], tmp1[i * rowPitch_], reduceTmp_f32, static_cast<int32_t>(rowLen_));
+                        }
+                    }
                 }
             }
-            SetFlag<HardEvent::V_S>(EVENT_ID0);
-            WaitFlag<HardEvent::V_S>(EVENT_ID0);
-            tmp0.SetValue(i, reduceOut_f32.GetValue(0));
-            SetFlag<HardEvent::S_V>(EVENT_ID0);
-            WaitFlag<HardEvent::S_V>(EVENT_ID0);
         }
         SetFlag<HardEvent::V_S>(EVENT_ID0);  // per-row values are read by the scalar unit
         WaitFlag<HardEvent::V_S>(EVENT_ID0);
@@ -304,6 +362,7 @@ private:
     TQue<TPosition::VECOUT, 1> outQueueC;
     TBuf<TPosition::VECCALC> reduceTmp_f32Buf;
     TBuf<TPosition::VECCALC> reduceOut_f32Buf;
+    TBuf<TPosition::VECCALC> foldTmp_f32Buf;
     GlobalTensor<half> aGm;
     GlobalTensor<half> bGm;
     GlobalTensor<float> cGm;

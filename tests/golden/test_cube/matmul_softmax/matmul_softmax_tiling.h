@@ -41,7 +41,7 @@ inline uint32_t MatmulSoftmaxComputeTiling(uint64_t M, uint64_t K, uint64_t N, u
     constexpr uint64_t kUbBudget = 188416;  // UB bytes for the epilogue's buffers
     auto ubBytes = [&](uint64_t r, uint64_t padded) -> uint64_t {
         const uint64_t colElems = (r + 127) / 128 * 128;
-        return 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * (colElems * 32 / 8 + 31) / 32 * 32 + 1 * (r * padded * 32 / 8 + 31) / 32 * 32 + 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * (padded * 32 / 8 + 31) / 32 * 32 + 1 * 32;
+        return 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * (colElems * 32 / 8 + 31) / 32 * 32 + 1 * (r * padded * 32 / 8 + 31) / 32 * 32 + 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * (padded * 32 / 8 + 31) / 32 * 32 + 1 * 32 + 1 * (r >= 4 && padded * sizeof(float) / 32 <= 255 && padded / (256 / sizeof(float)) >= 2 ? (r * (padded / (256 / sizeof(float)) / 2 * (256 / sizeof(float))) * sizeof(float) + 31) / 32 * 32 : 32);
     };
     // matmul_softmax.adsl:11: the epilogue reduces along rows, so a base block spans all N columns.
     const uint64_t baseN = up(N, kFractal);
