@@ -36,6 +36,19 @@ def map_tile_bodies(kernel: ir.Kernel, fn: Callable[[ir.TileLoop], ir.TileLoop],
     return replace(kernel, body=tuple(go(s) for s in kernel.body))
 
 
+def add_row_loop_buffers(kernel: ir.Kernel, extra: Callable[[ir.TileLoop], tuple[ir.Buffer, ...]]) -> ir.Kernel:
+    """VECTOR kernels: the buffers `extra` gives each whole-row tile loop (not the chunked passes) appended to its
+    declarations (scratch a pass plans beside the loop's own buffers)."""
+    if kernel.kind is not ir.KernelKind.VECTOR:
+        return kernel
+
+    def plan(tl: ir.TileLoop) -> ir.TileLoop:
+        added = extra(tl) if tl.kind is ir.LoopKind.ROWS else ()
+        return replace(tl, buffers_decl=tl.buffers_decl + added) if added else tl
+
+    return map_tile_bodies(kernel, plan, chunks=False)
+
+
 def map_exprs(kernel: ir.Kernel, fn: Callable[[ir.Expr], ir.Expr | None]) -> ir.Kernel:
     def body(tl: ir.TileLoop) -> ir.TileLoop:
         out = []

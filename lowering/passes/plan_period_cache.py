@@ -13,13 +13,11 @@ kernels; chunked passes read the value once per row already (emit/shared.py chun
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
-from ..rewrite import map_tile_bodies
+from ..rewrite import add_row_loop_buffers
 
 
 def cache_name(tensor: str) -> str:
@@ -40,15 +38,6 @@ def per_channel_tensors(tl: ir.TileLoop) -> dict[str, DType]:
 
 
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
-    if kernel.kind is not ir.KernelKind.VECTOR:
-        return kernel
-
-    def plan(tl: ir.TileLoop) -> ir.TileLoop:
-        if tl.kind is not ir.LoopKind.ROWS:
-            return tl
-        extra = tuple(ir.Buffer(cache_name(t), ir.Position.VECCALC, dt, 1, 8 * dt.size, ir.Layout.PERIOD,
-                                ir.BufferRole.PERIOD_CACHE, of=t, span=tl.span)
-                      for t, dt in per_channel_tensors(tl).items())
-        return replace(tl, buffers_decl=tl.buffers_decl + extra) if extra else tl
-
-    return map_tile_bodies(kernel, plan, chunks=False)
+    return add_row_loop_buffers(kernel, lambda tl: tuple(
+        ir.Buffer(cache_name(t), ir.Position.VECCALC, dt, 1, 8 * dt.size, ir.Layout.PERIOD, ir.BufferRole.PERIOD_CACHE,
+                  of=t, span=tl.span) for t, dt in per_channel_tensors(tl).items()))

@@ -13,13 +13,11 @@ passes read the value once per row already.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
-from ..rewrite import map_tile_bodies
+from ..rewrite import add_row_loop_buffers
 from ..row_value_ops import binary
 
 #: Element types of Brcb and of the level-0 binary instructions both.
@@ -43,14 +41,6 @@ def dtypes_needed(tl: ir.TileLoop) -> list[DType]:
 
 
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
-    if kernel.kind is not ir.KernelKind.VECTOR:
-        return kernel
-
-    def plan(tl: ir.TileLoop) -> ir.TileLoop:
-        if tl.kind is not ir.LoopKind.ROWS:
-            return tl
-        extra = tuple(ir.Buffer(scratch_name(dt), ir.Position.VECCALC, dt, 1, 8 * dt.size, ir.Layout.BLOCKS,
-                                ir.BufferRole.ROW_VALUE_BLOCKS, span=tl.span) for dt in dtypes_needed(tl))
-        return replace(tl, buffers_decl=tl.buffers_decl + extra) if extra else tl
-
-    return map_tile_bodies(kernel, plan, chunks=False)
+    return add_row_loop_buffers(kernel, lambda tl: tuple(
+        ir.Buffer(scratch_name(dt), ir.Position.VECCALC, dt, 1, 8 * dt.size, ir.Layout.BLOCKS,
+                  ir.BufferRole.ROW_VALUE_BLOCKS, span=tl.span) for dt in dtypes_needed(tl)))
