@@ -445,9 +445,10 @@ _COMBINE_API = {ir.Combine.ADD: "Add", ir.Combine.MAX: "Max", ir.Combine.MIN: "M
 
 
 class StageWriter:
+    """The C++ lines of one stage of a flat tile loop: `count` elements at `offset` of the core's share."""
+
     #: ids of the Accumulate statements whose flat tile is folded in place (write_stages: flat_fold.dead_after)
     fold_in_place: frozenset[int] = frozenset()
-    """The C++ lines of one stage of a flat tile loop: `count` elements at `offset` of the core's share."""
 
     def __init__(self, ctx: PassContext, buffers: dict[str, BufferView], tensors: dict[str, TensorView]):
         self.ctx = ctx
