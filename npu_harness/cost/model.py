@@ -326,6 +326,16 @@ def _l2_rereads(b: dict, active: int, capacity: int, p: CostParams) -> int:
     return sum(int(n) for upper, n in b.get("reread", []) if int(upper) * active <= capacity)
 
 
+def _copy_cycles(nbytes: int, copies: int, p: CostParams) -> int:
+    """Vector cycles of UB -> UB copies (DataCopy on the vector pipe): a head per copy, Copy's rate per repeat."""
+    return copies * p.vec_head_cycles + (nbytes + 255) // 256 * p.cycles_per_repeat("Copy")
+
+
+def _scalar_us(ub_accesses: int, gm_accesses: int, p: CostParams) -> float:
+    """The scalar unit's time for GetValue / SetValue on UB and on GM."""
+    return (ub_accesses * p.ub_access_cycles + gm_accesses * p.gm_access_cycles) * (1.0 / (p.clock_ghz * 1e3))
+
+
 def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], p: CostParams) -> None:
     """AIC-driven MIX launches: each block's time with its waits on the cross-core flags (crossflow.py), from the
     work the emulator logged between flag events (`cross_events`) timed by the rules of this module at the block's own
@@ -352,10 +362,9 @@ def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], 
             per_byte = max(0.0, c.pipes_us[pipe] - d.get("transfers", 0) * lat_us) / d["bytes"] if d.get("bytes") else 0.0
             pipes[pipe] = (n * lat_us + nbytes * per_byte) if nbytes else 0.0
         vcyc = _vec_cycles(w.get("vec", {}), p)[0]
-        copy_bytes, copies = w.get("ub2ub", (0, 0))
-        vcyc += copies * p.vec_head_cycles + (copy_bytes + 255) // 256 * p.cycles_per_repeat("Copy")
+        vcyc += _copy_cycles(*w.get("ub2ub", (0, 0)), p)
         pipes["V"] = vcyc * to_us
-        pipes["S"] = (w.get("ub_acc", 0) * p.ub_access_cycles + w.get("gm_acc", 0) * p.gm_access_cycles) * to_us
+        pipes["S"] = _scalar_us(w.get("ub_acc", 0), w.get("gm_acc", 0), p)
         loads = l1[i] * w.get("gm2l1", 0) / b["gm2l1"] if b.get("gm2l1") else 0.0
         pipes["M"] = max(_cube_cycles(w.get("cube_macs", 0), w.get("cube_macs_f32", 0), p) * to_us, loads)
         pipes["MTE1"] = w.get("mte1_cycles", 0) * to_us
@@ -456,9 +465,8 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
         total_l2 += ws_in + l2_out + operands * (1 - first) + rereads
         total_rr += rereads
         vcyc, videal, reps = _vec_cycles(b.get("vec", {}), p)
-        copy_rep = (ub2ub.get("bytes", 0) + 255) // 256
-        vcyc += ub2ub.get("transfers", 0) * p.vec_head_cycles + copy_rep * p.cycles_per_repeat("Copy")
-        total_ideal_vec += videal + copy_rep * p.cycles_per_repeat("Copy")
+        vcyc += _copy_cycles(ub2ub.get("bytes", 0), ub2ub.get("transfers", 0), p)
+        total_ideal_vec += videal + _copy_cycles(ub2ub.get("bytes", 0), 0, p)  # no heads in the ideal
         total_reps += reps
         total_macs += b.get("cube_macs", 0)
         total_macs_f32 += b.get("cube_macs_f32", 0)
@@ -469,8 +477,7 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
             "V": vcyc * to_us,
             "MTE3": _dma_us(ub2gm, p.ub_to_gm_core_gbps, p.ub_to_gm_all_gbps, active, p, (l2_of(b, "ws_ub2gm"), p.ub_to_l2_core_gbps),
                             mte3_gbps[i]),
-            "S": ((b.get("ub_get", 0) + b.get("ub_set", 0)) * p.ub_access_cycles
-                  + (b.get("gm_get", 0) + b.get("gm_set", 0)) * p.gm_access_cycles) * to_us,
+            "S": _scalar_us(b.get("ub_get", 0) + b.get("ub_set", 0), b.get("gm_get", 0) + b.get("gm_set", 0), p),
             "M": m_us[i],
             # L1 -> L0A / L0B loads of the low-level cube API (LoadData 2-D / 3-D), at the bandwidth the emulator
             # charged per call (ascend_sim/cube.h, load3d.h)
