@@ -137,8 +137,54 @@ def test_emitted_combine_uses_workspace_and_syncall():
     project, _ = lower(_kernel(SUM), "ascend910b1", "acc.adsl")
     code = project.files["k_kernel.cpp"]
     assert "GM_ADDR workspace" in code and "SyncAll();" in code
-    assert "DataCopy(workspaceGm_[GetBlockIdx() * 8], slots, 8);" in code
+    # one accumulator: its running-value block (lane 0 the value, the other lanes the combine's identity) is the
+    # slot, copied out as it stands; no scalar SetValue builds it
+    assert "DataCopy(workspaceGm_[GetBlockIdx() * 8], accSlot_totalBuf.Get<float>(), 8);" in code
+    assert "slots.SetValue" not in code
     assert project.manifest["workspace_bytes_per_core"] == 32
+    # the single-element store: by the last core, whose share of the split is the remainder (the smallest)
+    assert "if (GetBlockIdx() == GetBlockNum() - 1) {" in code and "GetBlockIdx() == 0" not in code
+    two = SUM.replace("    total = 0.0\n", "    total = 0.0\n    big = -1e30\n").replace(
+        "total += sum(load(x[t]))", "total += sum(load(x[t]))\n            big = max(big, max(load(x[t])))").replace(
+        "total / N", "total / N + big")
+    code = lower(_kernel(two), "ascend910b1", "acc.adsl")[0].files["k_kernel.cpp"]
+    assert "DataCopy(workspaceGm_[GetBlockIdx() * 8], slots, 8);" in code  # two values: the slot built lane by lane
+    assert "slots.SetValue(1, big_);" in code
+
+
+@pytest.mark.slow
+def test_emulator_reports_a_slot_copied_before_the_last_add(tmp_path):
+    """Planted bug: the slot copied out of the running-value block without waiting for the vector unit's last
+    Add into it (the V_MTE3 flag dropped): the emulator reports the hazard or the total comes out wrong."""
+    k = _kernel(SUM)
+    project, ctx = lower(k, "ascend910b1", "acc.adsl")
+    x = torch.rand(50000) + 0.5
+    run = TaskRun([x], [(x.sum() / x.numel()).reshape(1)])
+    code = project.files["k_kernel.cpp"]
+    flag = ("SetFlag<HardEvent::V_MTE3>(EVENT_ID0);  // this core's running value is final: its block is the "
+            "combine's slot")
+    assert flag in code
+    bad_code = code.replace(flag, "").replace("WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);", "", 1)
+    bad = dataclasses.replace(project, files={**project.files, "k_kernel.cpp": bad_code})
+    result = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path / "bad")
+    assert not result.ok, result.summary()
+
+
+@pytest.mark.slow
+def test_the_last_core_stores_even_with_an_empty_share(tmp_path):
+    """The last block stores the kernel-scope element; with N just above a multiple of the share the last
+    blocks hold nothing and still reach the store. Planted bug: a store guarded by a block that does not
+    exist leaves the output unwritten (poisoned), which the comparison reports."""
+    k = _kernel(SUM)
+    project, ctx = lower(k, "ascend910b1", "acc.adsl")
+    for n in (50000, 4096 * 7 + 1, 1000):
+        x = torch.rand(n) + 0.5
+        run = TaskRun([x], [(x.sum() / x.numel()).reshape(1)])
+        assert validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path / f"good{n}").ok
+    code = project.files["k_kernel.cpp"].replace("GetBlockIdx() == GetBlockNum() - 1", "GetBlockIdx() == GetBlockNum()")
+    bad = dataclasses.replace(project, files={**project.files, "k_kernel.cpp": code})
+    result = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path / "bad")
+    assert [c.name for c in result.comparisons if not c.ok] == ["out"], result.summary()
 
 
 @pytest.mark.slow

@@ -239,9 +239,11 @@ class _EpilogueWriter(ScalarWriter):
     """Kernel-scope scalar code after a split loop: the cross-core combine, scalar assignments and the
     single-element stores of core 0."""
 
-    def combine(self, accs: list[ir.AccDecl], combines: dict[str, ir.Combine], span, region: str) -> None:
-        """`region`: where this combine's slots start in the workspace (emit/acc_workspace.py)."""
-        self.lines += snippet("acc_combine", loc=loc(self.ctx, span), region=region, accs=[
+    def combine(self, accs: list[ir.AccDecl], combines: dict[str, ir.Combine], span, region: str,
+                written: bool = False) -> None:
+        """`region`: where this combine's slots start in the workspace (emit/acc_workspace.py); `written`: this
+        core's slot is already in GM (_slot_from_block)."""
+        self.lines += snippet("acc_combine", loc=loc(self.ctx, span), region=region, written=written, accs=[
             {"name": a.name, "init": c_literal(a.init, DType.F32), "combine": combines[a.name].value} for a in accs])
 
     def assign(self, s: ir.ScalarAssign) -> None:
@@ -250,11 +252,24 @@ class _EpilogueWriter(ScalarWriter):
 
     def store(self, s: ir.ScalarStore, dtype: DType) -> None:
         t = self.tensors[s.tensor]
-        self.lines += [f"// {loc(self.ctx, s.span)}: one element, written by core 0", "if (GetBlockIdx() == 0) {"]
+        # the last block: its share of a split is the remainder (never more than another core's), so the store's
+        # DMA lands on the least-loaded core instead of adding to a full one (docs/design.md, session 35)
+        self.lines += [f"// {loc(self.ctx, s.span)}: one element, written by the last core (the smallest share)",
+                       "if (GetBlockIdx() == GetBlockNum() - 1) {"]
         value = self.scalar(s.value)
         self.lines += [f"    LocalTensor<{t.ctype}> one = scalarOut{camel(dtype.value)}_.Get<{t.ctype}>();",
                        f"    one.SetValue(0, static_cast<{t.ctype}>({value}));", *sync("S_MTE3", indent="    "),
                        f"    {copy_call('UbToGm', '', 'one', t.gm, '1')}", "}"]
+
+
+def _slot_from_block(member: str, region: str) -> list[str]:
+    """A single accumulator's running value is lane 0 of its f32 UB block, whose other lanes hold the combine's
+    identity (the Duplicate before the loop): that block is the 32-byte slot the combine writes, so it is copied
+    out as it stands, before pipe.Reset() frees it. No scalar read of the value and no 8 SetValue calls to build
+    the slot: 9 scalar UB accesses fewer per core (session 35)."""
+    at = f"{region} + GetBlockIdx() * 8" if region != "0" else "GetBlockIdx() * 8"
+    return [*sync("V_MTE3", "this core's running value is final: its block is the combine's slot"),
+            f"DataCopy(workspaceGm_[{at}], {member}.Get<float>(), 8);"]
 
 
 def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str, TensorView],
@@ -276,7 +291,11 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
     if slot_names:
         w.lines += slots.before_reset_lines([(n, find(buffers, ir.BufferRole.SLOT_VECTOR, n).member)
                                              for n in slot_names])
-    if accs:
+    direct = len(accs) == 1
+    if direct:
+        w.lines += _slot_from_block(find(buffers, ir.BufferRole.ACC_SLOT, accs[0].name).member,
+                                    acc_workspace.region(acc_workspace.index(kernel, k)))
+    elif accs:
         w.lines += sync("V_S", "the scalar unit reads this core's running values")
         w.lines += [f"{a.name}_ = {find(buffers, ir.BufferRole.ACC_SLOT, a.name).member}.Get<float>().GetValue(0);"
                     for a in accs]
@@ -288,7 +307,7 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
     if slot_names:
         w.lines += slots.staging_lines(slot_names, ctx.target.ub_budget)
     if accs:
-        w.combine(accs, updates, split.span, acc_workspace.region(acc_workspace.index(kernel, k)))
+        w.combine(accs, updates, split.span, acc_workspace.region(acc_workspace.index(kernel, k)), written=direct)
     if slot_names:  # after the scalar combine's SyncAll, if any: the partial vectors were copied out before it
         w.lines += slots.combine_lines(slot_names, ctx, split.span, syncall=not accs)
     for s in stmts:

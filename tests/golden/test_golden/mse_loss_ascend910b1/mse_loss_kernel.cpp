@@ -71,26 +71,16 @@ public:
             CopyOut(tiles * tileLength_, tail);
         }
         {
-            SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar unit reads this core's running values
-            WaitFlag<HardEvent::V_S>(EVENT_ID0);
-            total_ = accSlot_totalBuf.Get<float>().GetValue(0);
+            SetFlag<HardEvent::V_MTE3>(EVENT_ID0);  // this core's running value is final: its block is the combine's slot
+            WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+            DataCopy(workspaceGm_[GetBlockIdx() * 8], accSlot_totalBuf.Get<float>(), 8);
             PipeBarrier<PIPE_ALL>();  // the last tile's copy-out has read its UB
             pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue
             pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);
             pipe.InitBuffer(scalarOutF32_, 32);
             // mse_loss.adsl:8: combine total across cores: each core writes its value to its 32-byte workspace slot, SyncAll, every core reads all slots
             LocalTensor<float> slots = scalarBuf_.Get<float>();
-            slots.SetValue(0, total_);
-            slots.SetValue(1, 0.0f);
-            slots.SetValue(2, 0.0f);
-            slots.SetValue(3, 0.0f);
-            slots.SetValue(4, 0.0f);
-            slots.SetValue(5, 0.0f);
-            slots.SetValue(6, 0.0f);
-            slots.SetValue(7, 0.0f);
-            SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
-            WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
-            DataCopy(workspaceGm_[GetBlockIdx() * 8], slots, 8);
+            // (this core's slot was copied out from its running-value block before pipe.Reset())
             SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
             WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
             SyncAll();
@@ -107,8 +97,8 @@ public:
             WaitFlag<HardEvent::V_S>(EVENT_ID0);
             total_ = 0.0f;
             total_ += slots.GetValue(0);
-            // mse_loss.adsl:12: one element, written by core 0
-            if (GetBlockIdx() == 0) {
+            // mse_loss.adsl:12: one element, written by the last core (the smallest share)
+            if (GetBlockIdx() == GetBlockNum() - 1) {
                 LocalTensor<float> one = scalarOutF32_.Get<float>();
                 one.SetValue(0, static_cast<float>(static_cast<float>(static_cast<float>(total_) / static_cast<float>(static_cast<float>(N_)))));
                 SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
