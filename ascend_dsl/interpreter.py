@@ -178,9 +178,28 @@ def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, s
         if isinstance(s, ir.Accumulate) and s.name in partials:
             value = scalars[s.name]
             parts = partials.pop(s.name)
-            for p in parts if s.combine is not ir.Combine.ADD else _tree_sum(parts):
+            summed = _slots_reduce_sum(parts) if len(accs) == 1 else _tree_sum(parts)
+            for p in parts if s.combine is not ir.Combine.ADD else summed:
                 value = _COMBINE[s.combine](value, p)
             scalars[s.name] = value
+
+
+def _slots_reduce_sum(parts: list[float]) -> list[float]:
+    """The per-core sums of a split loop's only accumulator added as the kernel's combine does (snippets/acc_combine:
+    one ReduceSum over the cores' 32-byte slots, lane 0 the value and the other 7 lanes 0): the count form reduces
+    each 256-byte repeat (8 slots) as a binary tree, zero-padded to a power of two, and adds the repeats' sums in
+    order (ascend_sim/reduce.h, ReduceSum.md); [] for no cores."""
+    total = None
+    for r in range(0, len(parts), 8):
+        v = list(parts[r:r + 8])
+        w = 1
+        while w < len(v):
+            w <<= 1
+        v += [0.0] * (w - len(v))
+        while len(v) > 1:
+            v = [v[2 * i] + v[2 * i + 1] for i in range(len(v) // 2)]
+        total = v[0] if total is None else total + v[0]
+    return [] if total is None else [total]
 
 
 def _tree_sum(parts: list[float]) -> list[float]:

@@ -609,7 +609,7 @@ class ScalarAssign:
 
 @dataclass(frozen=True)
 class ScalarStore:
-    """Kernel scope, after the split loops: `store(loss[0], total / N)`, written once (by the last core, whose split share is the smallest)."""
+    """Kernel scope, after the split loops: `store(loss[0], total / N)`, written once (by core 0)."""
 
     tensor: str
     value: Expr

@@ -142,8 +142,6 @@ def test_emitted_combine_uses_workspace_and_syncall():
     assert "DataCopy(workspaceGm_[GetBlockIdx() * 8], accSlot_totalBuf.Get<float>(), 8);" in code
     assert "slots.SetValue" not in code
     assert project.manifest["workspace_bytes_per_core"] == 32
-    # the single-element store: by the last core, whose share of the split is the remainder (the smallest)
-    assert "if (GetBlockIdx() == GetBlockNum() - 1) {" in code and "GetBlockIdx() == 0" not in code
     two = SUM.replace("    total = 0.0\n", "    total = 0.0\n    big = -1e30\n").replace(
         "total += sum(load(x[t]))", "total += sum(load(x[t]))\n            big = max(big, max(load(x[t])))").replace(
         "total / N", "total / N + big")
@@ -168,23 +166,6 @@ def test_emulator_reports_a_slot_copied_before_the_last_add(tmp_path):
     bad = dataclasses.replace(project, files={**project.files, "k_kernel.cpp": bad_code})
     result = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path / "bad")
     assert not result.ok, result.summary()
-
-
-@pytest.mark.slow
-def test_the_last_core_stores_even_with_an_empty_share(tmp_path):
-    """The last block stores the kernel-scope element; with N just above a multiple of the share the last
-    blocks hold nothing and still reach the store. Planted bug: a store guarded by a block that does not
-    exist leaves the output unwritten (poisoned), which the comparison reports."""
-    k = _kernel(SUM)
-    project, ctx = lower(k, "ascend910b1", "acc.adsl")
-    for n in (50000, 4096 * 7 + 1, 1000):
-        x = torch.rand(n) + 0.5
-        run = TaskRun([x], [(x.sum() / x.numel()).reshape(1)])
-        assert validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path / f"good{n}").ok
-    code = project.files["k_kernel.cpp"].replace("GetBlockIdx() == GetBlockNum() - 1", "GetBlockIdx() == GetBlockNum()")
-    bad = dataclasses.replace(project, files={**project.files, "k_kernel.cpp": code})
-    result = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path / "bad")
-    assert [c.name for c in result.comparisons if not c.ok] == ["out"], result.summary()
 
 
 @pytest.mark.slow
@@ -215,9 +196,19 @@ def test_interpreter_adds_per_core_sums_in_the_kernels_halving_tree():
     assert interpreter._tree_sum([5.0]) == [5.0] and interpreter._tree_sum([]) == []
 
 
+#: two sums in one split loop: lane 0 and lane 1 of each slot, added by the halving tree
+TWO_SUMS = SUM.replace("    total = 0.0\n", "    total = 0.0\n    sq = 0.0\n").replace(
+    "total += sum(load(x[t]))", "total += sum(load(x[t]))\n            sq += sum(load(x[t]) * load(x[t]))").replace(
+    "total / N", "total / N + sq")
+
+
 def test_emitted_sum_combine_adds_the_slots_as_vectors():
-    code = lower(_kernel(SUM), "ascend910b1", "acc.adsl")[0].files["k_kernel.cpp"]
+    code = lower(_kernel(TWO_SUMS), "ascend910b1", "acc.adsl")[0].files["k_kernel.cpp"]
     assert "Add(slots, slots, slots[(n - h) * 8], h * 8);" in code and "total_ += slots.GetValue(0);" in code
+    # one sum: one ReduceSum over the slots (the other lanes hold 0), its result in the one-element math block
+    code = lower(_kernel(SUM), "ascend910b1", "acc.adsl")[0].files["k_kernel.cpp"]
+    assert "ReduceSum(slots[GetBlockNum() * 8], slots, slots[GetBlockNum() * 8 + 8], " in code
+    assert "total_ += slots.GetValue(GetBlockNum() * 8);" in code and "Add(slots" not in code
     maxed = SUM.replace("total = 0.0", "total = -1e30").replace("total += sum(load(x[t]))",
                                                                 "total = max(total, max(load(x[t])))")
     code = lower(_kernel(maxed), "ascend910b1", "acc.adsl")[0].files["k_kernel.cpp"]
@@ -228,18 +219,52 @@ def test_emitted_sum_combine_adds_the_slots_as_vectors():
 def test_emulator_reports_a_sum_tree_that_drops_the_middle_slot(tmp_path):
     """Planted bug: the halving tree keeps n / 2 slots instead of n - n / 2, so an odd count of cores (7 here:
     4096 elements per core) loses the middle core's sum; the right tree passes at 7 and at 1 core."""
-    k = _kernel(SUM)
+    k = _kernel(TWO_SUMS)
     project, ctx = lower(k, "ascend910b1", "acc.adsl")
     x = torch.rand(4096 * 7 - 3) + 0.5  # positive: no cancellation hides a lost part
-    run = TaskRun([x], [(x.sum() / x.numel()).reshape(1)])
+
+    def run_of(x):
+        return TaskRun([x], [(x.sum() / x.numel() + (x * x).sum()).reshape(1)])
+    run = run_of(x)
     assert validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path / "good").ok
     one = torch.rand(1000)
-    assert validate_sim(k, ctx.lowered, project, ctx, TaskRun([one], [(one.sum() / one.numel()).reshape(1)]),
-                        work_dir=tmp_path / "one").ok
+    assert validate_sim(k, ctx.lowered, project, ctx, run_of(one), work_dir=tmp_path / "one").ok
     code = project.files["k_kernel.cpp"]
     assert "n -= h;" in code
     bad = dataclasses.replace(project, files={**project.files, "k_kernel.cpp": code.replace("n -= h;", "n = h;")})
     result = validate_sim(k, ctx.lowered, bad, ctx, run, work_dir=tmp_path / "bad")
+    assert [c.name for c in result.comparisons if not c.ok] == ["out"], result.summary()
+
+
+def test_interpreter_adds_a_single_sum_as_the_combines_reduce_sum():
+    """One sum: the kernel's ReduceSum adds 8 slots per repeat as a binary tree (zero-padded to a power of two)
+    and the repeats' sums in order: 1e20 and -1e20 in one repeat cancel before the 1s are added; across repeats
+    the order is left to right."""
+    assert interpreter._slots_reduce_sum([1e20, -1e20, 1.0, 1.0]) == [2.0]
+    assert interpreter._slots_reduce_sum([1.0, 1e20, -1e20]) == [0.0]  # (1 + 1e20) + (-1e20 + 0)
+    nine = [1e20] + [0.0] * 7 + [1.0]  # repeat 1: 1e20; repeat 2: 1.0; 1e20 + 1.0 rounds to 1e20
+    assert interpreter._slots_reduce_sum(nine) == [1e20 + 1.0]
+    assert interpreter._slots_reduce_sum([5.0]) == [5.0] and interpreter._slots_reduce_sum([]) == []
+
+
+@pytest.mark.slow
+def test_emulator_reports_a_reduce_sum_combine_that_drops_the_last_core(tmp_path):
+    """Planted bug: the combine's ReduceSum over one slot fewer than the cores (7 here) loses the last core's sum;
+    the right count passes at 7 cores, at 1 core and at 13 (two repeats of slots, the second partial)."""
+    k = _kernel(SUM)
+    project, ctx = lower(k, "ascend910b1", "acc.adsl")
+    for n in (4096 * 7 - 3, 1000, 4096 * 13 - 5):
+        x = torch.rand(n) + 0.5
+        assert validate_sim(k, ctx.lowered, project, ctx, TaskRun([x], [(x.sum() / x.numel()).reshape(1)]),
+                            work_dir=tmp_path / f"good{n}").ok
+    x = torch.rand(4096 * 7 - 3) + 0.5
+    code = project.files["k_kernel.cpp"]
+    whole = "static_cast<int32_t>(GetBlockNum()) * 8);"
+    assert whole in code
+    bad = dataclasses.replace(project, files={**project.files, "k_kernel.cpp": code.replace(
+        whole, "(static_cast<int32_t>(GetBlockNum()) - 1) * 8);")})
+    result = validate_sim(k, ctx.lowered, bad, ctx, TaskRun([x], [(x.sum() / x.numel()).reshape(1)]),
+                          work_dir=tmp_path / "bad")
     assert [c.name for c in result.comparisons if not c.ok] == ["out"], result.summary()
 
 

@@ -252,10 +252,7 @@ class _EpilogueWriter(ScalarWriter):
 
     def store(self, s: ir.ScalarStore, dtype: DType) -> None:
         t = self.tensors[s.tensor]
-        # the last block: its share of a split is the remainder (never more than another core's), so the store's
-        # DMA lands on the least-loaded core instead of adding to a full one (docs/design.md, session 35)
-        self.lines += [f"// {loc(self.ctx, s.span)}: one element, written by the last core (the smallest share)",
-                       "if (GetBlockIdx() == GetBlockNum() - 1) {"]
+        self.lines += [f"// {loc(self.ctx, s.span)}: one element, written by core 0", "if (GetBlockIdx() == 0) {"]
         value = self.scalar(s.value)
         self.lines += [f"    LocalTensor<{t.ctype}> one = scalarOut{camel(dtype.value)}_.Get<{t.ctype}>();",
                        f"    one.SetValue(0, static_cast<{t.ctype}>({value}));", *sync("S_MTE3", indent="    "),
@@ -302,7 +299,9 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
     store_dtypes = _store_dtypes(kernel, stmts)
     w.lines += ["PipeBarrier<PIPE_ALL>();  // the last tile's copy-out has read its UB",
                 "pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue",
-                "pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);"]
+                "pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32"
+                + (" + (static_cast<uint32_t>(GetBlockNum()) + 63) / 64 * 32);  // + the combine's ReduceSum scratch"
+                   if direct and updates[accs[0].name] is ir.Combine.ADD else ");")]
     w.lines += [f"pipe.InitBuffer(scalarOut{camel(d.value)}_, 32);" for d in store_dtypes]
     if slot_names:
         w.lines += slots.staging_lines(slot_names, ctx.target.ub_budget)

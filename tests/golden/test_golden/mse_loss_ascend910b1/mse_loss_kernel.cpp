@@ -76,7 +76,7 @@ public:
             DataCopy(workspaceGm_[GetBlockIdx() * 8], accSlot_totalBuf.Get<float>(), 8);
             PipeBarrier<PIPE_ALL>();  // the last tile's copy-out has read its UB
             pipe.Reset();  // the tile buffers are dead: UB for the scalar epilogue
-            pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32);
+            pipe.InitBuffer(scalarBuf_, static_cast<uint32_t>(GetBlockNum()) * 32 + 32 + (static_cast<uint32_t>(GetBlockNum()) + 63) / 64 * 32);  // + the combine's ReduceSum scratch
             pipe.InitBuffer(scalarOutF32_, 32);
             // mse_loss.adsl:8: combine total across cores: each core writes its value to its 32-byte workspace slot, SyncAll, every core reads all slots
             LocalTensor<float> slots = scalarBuf_.Get<float>();
@@ -87,18 +87,13 @@ public:
             DataCopy(slots, workspaceGm_, static_cast<uint32_t>(GetBlockNum()) * 8);
             SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
             WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
-            for (uint32_t n = static_cast<uint32_t>(GetBlockNum()); n > 1;) {
-                const uint32_t h = n / 2;
-                Add(slots, slots, slots[(n - h) * 8], h * 8);
-                PipeBarrier<PIPE_V>();
-                n -= h;
-            }
+            ReduceSum(slots[GetBlockNum() * 8], slots, slots[GetBlockNum() * 8 + 8], static_cast<int32_t>(GetBlockNum()) * 8);
             SetFlag<HardEvent::V_S>(EVENT_ID0);
             WaitFlag<HardEvent::V_S>(EVENT_ID0);
             total_ = 0.0f;
-            total_ += slots.GetValue(0);
-            // mse_loss.adsl:12: one element, written by the last core (the smallest share)
-            if (GetBlockIdx() == GetBlockNum() - 1) {
+            total_ += slots.GetValue(GetBlockNum() * 8);
+            // mse_loss.adsl:12: one element, written by core 0
+            if (GetBlockIdx() == 0) {
                 LocalTensor<float> one = scalarOutF32_.Get<float>();
                 one.SetValue(0, static_cast<float>(static_cast<float>(static_cast<float>(total_) / static_cast<float>(static_cast<float>(N_)))));
                 SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
