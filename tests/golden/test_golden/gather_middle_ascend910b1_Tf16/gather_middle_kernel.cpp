@@ -29,9 +29,9 @@ public:
         const uint64_t start = tiling.blockLength * GetBlockIdx();
         blockLength_ = start < total ? (total - start < tiling.blockLength ? total - start : tiling.blockLength) : 0;
         start_ = start;
-        xGm.SetGlobalBuffer((__gm__ half*)x, groups_ * rows_ * cols_);  // whole: the group's slabs
-        indexGm.SetGlobalBuffer((__gm__ int64_t*)index, groups_ * k_ * cols_);
-        yGm.SetGlobalBuffer((__gm__ half*)y, groups_ * k_ * cols_);
+        xGm.SetGlobalBuffer((__gm__ half*)x, static_cast<uint64_t>(tiling.B) * static_cast<uint64_t>(tiling.R) * static_cast<uint64_t>(tiling.C));
+        indexGm.SetGlobalBuffer((__gm__ int64_t*)index, static_cast<uint64_t>(tiling.B) * static_cast<uint64_t>(tiling.K) * static_cast<uint64_t>(tiling.C));
+        yGm.SetGlobalBuffer((__gm__ half*)y, static_cast<uint64_t>(tiling.B) * static_cast<uint64_t>(tiling.K) * static_cast<uint64_t>(tiling.C));
         // gather_middle.adsl:9: index and y tiles of kt rows at the block's pitch; the slab and the offsets' scratch
         pipe.InitBuffer(inQueue, 2, kt_ * cb_ * sizeof(int64_t));
         pipe.InitBuffer(outQueue, 2, kt_ * cb_ * sizeof(half));

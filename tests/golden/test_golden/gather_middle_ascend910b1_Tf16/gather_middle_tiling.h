@@ -50,7 +50,7 @@ inline uint32_t GatherMiddleComputeTiling(uint64_t B, uint64_t R, uint64_t C, ui
     auto slabBytes = [&](uint64_t p) -> uint64_t { return round32(rows * p * kT); };
     auto burstCost = [](uint64_t bytes) -> double {  // a burst's bytes over its efficiency
         const double b = static_cast<double>(bytes);
-        return bytes <= 128 ? b / 0.40 : bytes <= 256 ? b / 0.70 : bytes <= 512 ? b / 0.85 : bytes <= 1024 ? b / 0.93 : b;
+        return bytes <= 32 ? b / 0.10 : bytes <= 64 ? b / 0.20 : bytes <= 128 ? b / 0.40 : bytes <= 256 ? b / 0.70 : bytes <= 512 ? b / 0.85 : bytes <= 1024 ? b / 0.93 : b;
     };
     const bool vec = rows > 0 && rows < (1ULL << 24) && slabBytes(kBlk) + tileBytes(kBlk, 1, true) <= kBudget;
     const uint64_t slabs = vec && 2 * slabBytes(kBlk) + tileBytes(kBlk, 1, true) <= kBudget ? 2 : 1;
