@@ -101,3 +101,21 @@ def test_emulator_traps_an_index_outside_the_middle_dim(shape, bad, tmp_path):
     idx[b - 1, k - 1, c - 1] = bad
     res = validate_sim(kernel, ctx.lowered, project, ctx, TaskRun([x, idx], [want]), work_dir=tmp_path / "bad")
     assert not res.ok and "TRAP" in [e.code for e in res.sim_errors], res.summary() + res.detail
+
+
+@pytest.mark.slow
+def test_a_core_cap_holds(tmp_path):
+    """`split(A * K, cores=3)`: the host launches at most 3 blocks for the (group, column block) items."""
+    x, idx = torch.randn(4, 9, 40), torch.randint(0, 9, (4, 5, 40))
+    inputs = [x, idx, torch.zeros(4, 5, 40, dtype=torch.int32)]
+    blocks = []
+    for cores in ("AIV", "3"):
+        head = HEAD.replace("split(A * K, cores=AIV)", f"split(A * K, cores={cores})")
+        kernel = tile_kernel(head, "store(y[r, :], gather(x, load(e[r, :])))", "cap.adsl")
+        project, ctx = lower(kernel, "ascend910b1", "cap.adsl")
+        assert ctx.lowered.kind is ir.KernelKind.GATHER_MIDDLE
+        res = validate_sim(kernel, ctx.lowered, project, ctx, TaskRun(inputs, [torch.gather(x, 1, idx)]),
+                           work_dir=tmp_path / cores)
+        assert res.ok, res.summary() + res.detail
+        blocks.append(res.counters["blockDim"])
+    assert blocks[0] > 3 >= blocks[1], blocks
