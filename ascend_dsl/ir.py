@@ -749,6 +749,7 @@ class KernelKind(Enum):
     WINDOW = "window"  # one plane loop: pooling windows
     RESIZE = "resize"  # one plane loop: planes resampled (nearest / linear) to the stored size
     GRID = "grid"  # one plane loop: planes sampled at a grid tensor's positions (grid_sample)
+    GATHER_MIDDLE = "gather_middle"  # one row loop whose only work is torch.gather along a middle dim (plan_gather_middle.py)
     ANTIALIAS = "antialias"  # one plane loop: antialiased resize (F.interpolate(..., antialias=True))
     BOX = "box"  # one box loop: reductions over a non-last dim
     MIX = "mix"  # a cube loop: matmul on the cube unit, its epilogue on the vector units

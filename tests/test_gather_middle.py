@@ -133,7 +133,9 @@ def test_element_gather_misuse_is_a_located_error(body, code, needle):
 
 
 def test_element_gather_lowering_reads_x_whole_and_traps_outside_the_middle_dim():
-    code = lower(_k("store(y[r, :], gather(x, load(e[r, :])))"), "ascend910b1", "middle.adsl")[0].files["k_kernel.cpp"]
+    """With more work in the loop than the gather (`+ 1.0`) the scalar walk stays (lowering/passes/
+    plan_gather_middle.py takes the gather alone; tests/test_gather_middle_vec.py)."""
+    code = lower(_k("store(y[r, :], gather(x, load(e[r, :])) + 1.0)"), "ascend910b1", "middle.adsl")[0].files["k_kernel.cpp"]
     assert "xGm.SetGlobalBuffer((__gm__ float*)x, static_cast<uint64_t>(tiling.A) * static_cast<uint64_t>(tiling.R) * " \
         "static_cast<uint64_t>(tiling.C));" in code
     assert "{ Trap(); }  // outside the middle dim: stop" in code

@@ -16,7 +16,21 @@ from dataclasses import dataclass, field
 from ascend_dsl import ir
 
 from ..context import PassContext
-from . import antialias, box, chain, conv, convert5hd, flash, grid_sample, launches, mix, resize, vector, window
+from . import (
+    antialias,
+    box,
+    chain,
+    conv,
+    convert5hd,
+    flash,
+    gather_middle,
+    grid_sample,
+    launches,
+    mix,
+    resize,
+    vector,
+    window,
+)
 from .host import host_files
 from .shared import GENERATOR, KernelView, render, view_fields
 
@@ -41,6 +55,8 @@ KINDS: dict[ir.KernelKind, Kind] = {
                                resize.project_manifest),
     ir.KernelKind.GRID: Kind(grid_sample.build_view, "grid_sample_kernel.cpp.jinja", "grid_sample_tiling.h.jinja",
                              grid_sample.project_manifest),
+    ir.KernelKind.GATHER_MIDDLE: Kind(gather_middle.build_view, "gather_middle_kernel.cpp.jinja",
+                                      "gather_middle_tiling.h.jinja", gather_middle.project_manifest),
     ir.KernelKind.ANTIALIAS: Kind(antialias.build_view, "antialias_kernel.cpp.jinja", "antialias_tiling.h.jinja",
                                   antialias.project_manifest),
     ir.KernelKind.BOX: Kind(box.build_view, "box_kernel.cpp.jinja", "box_tiling.h.jinja", box.project_manifest),

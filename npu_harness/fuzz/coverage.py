@@ -59,6 +59,10 @@ def forms(p: Program) -> set[str]:
         add("index_select_cols")
     if re.search(r"gather\(g\d+, load\(e\d+\[r, :\]\)\)", text):
         add("gather_middle")
+    if p.kind == "gather_middle":  # alone in its loop: the vector form (lowering/passes/plan_gather_middle.py)
+        add("gather_middle_vec")
+        if s["R"] > 4095:  # the slab in several copies (4095 rows each), or past UB: the host's scalar walk
+            add("gather_middle_scalar_walk" if s["R"] * 32 + 2048 > 188416 else "gather_middle_long_slab")
     if re.search(r"load\(g\d+\[n\d+\[r\], :\]\)", text):
         add("index_select_middle")
     if re.search(r"scatter\(\w+, g\d+, -?[\d.e-]+\)", text):
@@ -108,7 +112,7 @@ def forms(p: Program) -> set[str]:
     i32_data = "T=[i32]" in p.decorator or re.search(r'x\d*: Tensor\[i32, "A, R, C"\]', text)
     if i32_data and p.kind in ("box", "middim"):
         add("i32_box_reduction")
-    if i32_data and p.kind in ("rows", "row_values", "gather_narrow", "scatter_dim0"):
+    if i32_data and p.kind in ("rows", "row_values", "gather_narrow", "gather_middle", "scatter_dim0"):
         add("i32_rows")
     if "view(" in text:
         add("workspace_views")

@@ -10,6 +10,8 @@ odd lengths and tails, one row, rows = cores +- 1, f16 / bf16 / f32 / i32 data w
 - `row_values`: many short rows against per-row values (`x op load(c[r])`, `load(c[r]) op x`, a row's reduction
   against its row), more than 255 and sometimes more than 2032 rows per tile;
 - `gather_narrow`: torch.gather(t, -1, idx) with an index narrower or wider than t's rows;
+- `gather_middle`: torch.gather(g, dim, e) along the middle dim alone in its loop (session 35's vector form: x's
+  column slabs in UB), R past one copy (4095 rows) and past UB (the scalar walk), C off the column block, K = 1;
 - `scatter_dim0`: x.scatter(0, idx, value) / scatter / scatter_add along dim 0 with [K, D] indices;
 - `flat_sums`: flat loops that only accumulate sums (one tile per core, the tree combine over odd core counts);
 - `batched_gemm`: batched matmuls with several M blocks per batch entry and a shared or batched B.
@@ -25,7 +27,7 @@ import random
 from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Stmt
 
-RECENT_KINDS = {"slot_rows": 3, "middim": 3, "norm1pass": 2, "row_values": 3, "gather_narrow": 2,
+RECENT_KINDS = {"slot_rows": 3, "middim": 3, "norm1pass": 2, "row_values": 3, "gather_narrow": 2, "gather_middle": 2,
                 "scatter_dim0": 2, "flat_sums": 2, "batched_gemm": 2}
 
 ROW_OPS = ("({0} + {1})", "({0} - {1})", "({1} - {0})", "({0} * {1})", "({0} / {1})", "({1} / (1.5 + abs({0})))",
@@ -198,6 +200,29 @@ def _gather_narrow(r: random.Random, k, cores: int) -> dict:
     return sizes
 
 
+def _gather_middle(r: random.Random, k, cores: int) -> dict:
+    """torch.gather(g, dim, e) along the middle dim R of g [A.., R, C], alone in its loop (lowering/passes/
+    plan_gather_middle.py: the vector form): the column blocks' edges (C off 32 bytes, C = 1), K = 1, one or two
+    group dims, a group count near the cores; R long enough for several slab copies or for the scalar walk."""
+    t = r.choice(("f32", "f16", "i32"))
+    k.dtype_vars = {"T": t}
+    long = r.random() < 0.15  # R past 4095 rows (one copy) or past UB (the scalar walk): few columns and rows
+    sizes = {"A": r.choice((1, 2)) if long else r.choice((1, 2, 5, _near(r, cores))),
+             "R": r.choice((4100, 6000, r.randint(4096, 7000))) if long else r.choice((1, 2, 9, 64, 256, r.randint(1, 600))),
+             "C": r.choice((1, 5, 8, 13)) if long else r.choice((1, 5, 8, 13, 16, 64, 100, 257, r.randint(1, 700))),
+             "K": r.choice((1, 2, 3)) if long else r.choice((1, 2, 7, 33, r.randint(1, 80)))}
+    lead = "A"
+    if not long and r.random() < 0.3:
+        lead, sizes["H"] = "A, H", r.randint(1, 3)
+    g = k.tensor("g", "T", f"{lead}, R, C")
+    e = k.tensor("e", r.choice(("i32", "i64")), f"{lead}, K, C")
+    y = k.tensor("y", "T", f"{lead}, K, C")
+    k.body.append(Loop(f"for blk in split({lead.replace(', ', ' * ')} * K, cores=AIV):",
+                       f"for r in tile(blk, size=auto, buffers={r.choice((1, 2))}):",
+                       (Stmt(f"store({y}[r, :], gather({g}, load({e}[r, :])))"),)))
+    return sizes
+
+
 def _scatter_dim0(r: random.Random, k, cores: int) -> dict:
     """x.scatter(0, g, value) / scatter(x, 0, g, src) / scatter_add with [K, D] indices into [B, D] rows."""
     t = r.choice(("f32", "f16", "i32"))
@@ -256,6 +281,6 @@ def _batched_gemm(r: random.Random, k, cores: int) -> dict:
 
 
 BUILDERS = {"slot_rows": _slot_rows, "middim": _middim, "norm1pass": _norm1pass, "row_values": _row_values,
-            "gather_narrow": _gather_narrow, "scatter_dim0": _scatter_dim0, "flat_sums": _flat_sums,
+            "gather_narrow": _gather_narrow, "gather_middle": _gather_middle, "scatter_dim0": _scatter_dim0, "flat_sums": _flat_sums,
             "batched_gemm": _batched_gemm}
 
