@@ -10,6 +10,7 @@ import math
 
 import torch
 
+from . import cast_bound as cb
 from . import ir, launches, views
 from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
@@ -20,7 +21,7 @@ from .parser_scatter import named, tensor_name
 #: the select coverage being recorded, if any.
 _FLOAT = {"widen": False, "coverage": None, "compare_nudge": 0.0, "cast_nudge": 0.0, "math_nudge": 0.0,
           "math_floor": 0.0, "nan_skip": False, "math_signs": {}, "round_casts": False, "sum_nudge": 0,
-          "sum_alternate": False}
+          "sum_alternate": False, "cast_bound": False}
 #: Ops a device computes to within a few units of rounding, not exactly (instructions and lowered sequences).
 APPROXIMATE_OPS = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "div", "pow")
 
@@ -33,7 +34,8 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
         num_cores: int = 4, tile: int = 4096, widen: bool = False,
         coverage: dict | None = None, compare_nudge: float = 0.0, cast_nudge: float = 0.0,
         math_nudge: float = 0.0, math_floor: float = 0.0, nan_skip: bool = False,
-        round_casts: bool = False, sum_nudge: int = 0, sum_alternate: bool = False) -> dict[str, torch.Tensor]:
+        round_casts: bool = False, sum_nudge: int = 0, sum_alternate: bool = False,
+        cast_bound: bool = False) -> dict[str, torch.Tensor]:
     """Run `kernel`; `tensors` maps every tensor parameter (inputs and outputs) to a torch tensor.
 
     Outputs are written in place and also returned by name. Rank-1 parameters are viewed flat; row
@@ -56,10 +58,17 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     its dtype at the magnitude of its absolute sum, which bounds every partial sum (with `sum_alternate` the sign
     alternates between sums in the order they are first evaluated): a device adds in another order, and where the
     values or a later rounded operation cancel, a unit of a partial sum shows; and
-    float scans run as an f32 loop, element after element (ops.scan_in_order)."""
+    float scans run as an f32 loop, element after element (ops.scan_in_order).
+    `cast_bound` (a widened run only): every float value carries a first-order bound on how far the roundings of
+    the casts to f16/bf16 before it can move it, in any order of the work after them (ascend_dsl/cast_bound.py);
+    the outputs returned (not the tensors given, whose values are written as usual) are cast_bound.Bounded."""
+    if cast_bound:
+        if not widen:
+            raise ValueError("cast_bound needs a widened run (widen=True)")
+        tensors = {n: cb.bounded(t) if t.is_floating_point() else t for n, t in tensors.items()}
     _FLOAT.update(widen=widen, coverage=coverage, compare_nudge=compare_nudge, cast_nudge=cast_nudge,
                   math_nudge=math_nudge, math_floor=math_floor, nan_skip=nan_skip, math_signs={},
-                  round_casts=round_casts, sum_nudge=sum_nudge, sum_alternate=sum_alternate)
+                  round_casts=round_casts, sum_nudge=sum_nudge, sum_alternate=sum_alternate, cast_bound=cast_bound)
     try:
         if launches.is_launches(kernel):  # several launches (ascend_dsl/launches.py): in order, on shared tensors
             symbols = _sizes(kernel, tensors)
@@ -76,7 +85,7 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     finally:
         _FLOAT.update(widen=False, coverage=None, compare_nudge=0.0, cast_nudge=0.0, math_nudge=0.0, math_floor=0.0,
                       nan_skip=False, math_signs={}, round_casts=False, sum_nudge=0,
-                      sum_alternate=False)
+                      sum_alternate=False, cast_bound=False)
 
 
 def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None, num_cores: int,
@@ -260,6 +269,8 @@ def _workspaces(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], symbols: di
         dt = _dt(p.dtype)
         fill = float("nan") if dt.is_floating_point else torch.iinfo(dt).min
         out[p.name] = torch.full([sizes[d] for d in p.shape], fill, dtype=dt)
+        if _FLOAT["cast_bound"] and dt.is_floating_point:
+            out[p.name] = cb.bounded(out[p.name])
     return out
 
 
@@ -580,6 +591,8 @@ def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
         x = torch.nan_to_num(x, nan=0.0).trunc().clamp(info.min, info.max)
     elif _FLOAT["round_casts"] and x.dtype.is_floating_point and dtype in (ir.DType.F16, ir.DType.BF16):
         x = x.to(dtype.torch)
+    elif _FLOAT["cast_bound"] and x.dtype.is_floating_point and dtype in (ir.DType.F16, ir.DType.BF16):
+        return cb.cast_rounding(x, dtype.torch)
     return x.to(_dt(dtype))
 
 
