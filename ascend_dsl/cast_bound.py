@@ -11,7 +11,8 @@ analysis, first order):
 - max/min (element-wise or reductions), select: the max of the bounds or the chosen branch's bound (where a
   comparison flips, the value is discontinuous: the oracle's nudged runs cover it);
 - monotone unary math (exp, log, sqrt, rsqrt, reciprocal, tanh, sigmoid, erf): max |f(x +- e) - f(x)| (NaN where
-  x - e leaves the domain: the oracle treats a NaN slack as not judged); pow: first order in both operands;
+  x - e leaves the domain: the oracle treats a NaN slack as not judged); pow: the same at the corners of
+  [a +- ea] x [b +- eb];
 - views, copies, indexing, gathers and stores (`__setitem__`, `copy_`, `scatter_`): the same function on the
   bounds, so a bound stored to a workspace is read back with it (a workspace's bound aliases it as its data does);
 - casts to an integer or bool, comparisons: no bound (discontinuous).
@@ -212,15 +213,21 @@ def _div(args, kwargs, out, flip: bool = False):
 
 
 def _pow(args, kwargs, out, flip: bool = False):
+    """max |f(a', b') - f(a, b)| over the corners of [a +- ea] x [b +- eb] (and a' = 0 where that interval holds it):
+    a^b is monotone in a on each side of 0 and in b (the extremes lie at the corners)."""
     a, b = (args[1], args[0]) if flip else (args[0], args[1])
     av = _plain(a).to(torch.float64) if isinstance(a, torch.Tensor) else torch.tensor(float(a), dtype=torch.float64)
     bv = _plain(b).to(torch.float64) if isinstance(b, torch.Tensor) else torch.tensor(float(b), dtype=torch.float64)
+    ea, eb = torch.as_tensor(bound_of(a), dtype=torch.float64), torch.as_tensor(bound_of(b), dtype=torch.float64)
     y = _plain(out).to(torch.float64)
-    db = _mag(bv * torch.pow(av, bv - 1)) * bound_of(a)
-    eb = bound_of(b)
-    if isinstance(eb, torch.Tensor) or eb:
-        db = db + _mag(torch.log(av.abs()) * y) * eb
-    return db
+    worst = torch.zeros_like(y)
+    for da in (-1, 1):
+        for db in (-1, 1):
+            worst = torch.maximum(worst, (torch.pow(av + da * ea, bv + db * eb) - y).abs())
+    for db in (-1, 1):
+        at_zero = (torch.pow(torch.zeros_like(av), bv + db * eb) - y).abs()
+        worst = torch.where((av.abs() <= ea) & (ea > 0), torch.maximum(worst, at_zero), worst)
+    return torch.where((ea > 0) | (eb > 0), worst, torch.zeros_like(worst))
 
 
 def _neg(args, kwargs, out):
@@ -261,6 +268,7 @@ def _relu(args, kwargs, out):
 _RULES = {"add": _add, "radd": _add, "iadd": _add, "sub": _add, "rsub": _add, "isub": _add,
           "mul": _mul, "rmul": _mul, "imul": _mul,
           "truediv": _div, "div": _div, "itruediv": _div, "rtruediv": lambda a, k, o: _div(a, k, o, flip=True),
+          "rdiv": lambda a, k, o: _div(a, k, o, flip=True), "divide": _div,
           "pow": _pow, "rpow": lambda a, k, o: _pow(a, k, o, flip=True), "float_power": _pow,
           "neg": _neg, "negative": _neg, "abs": _neg, "absolute": _neg, "pos": _neg, "relu": _relu,
           "maximum": _pick2, "minimum": _pick2, "fmax": _pick2, "fmin": _pick2, "max": _pick2, "min": _pick2,
