@@ -66,7 +66,7 @@ def bound_of(x) -> torch.Tensor | float:
 def cast_rounding(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """The value of `cast(x, dtype)` for a narrow float `dtype` in a bound run: x exact, its bound grown by u|x|."""
     with torch._C.DisableTorchFunctionSubclass():
-        plain = x.to(torch.float64)
+        plain = x.as_subclass(torch.Tensor).to(torch.float64)  # a new tensor object: x keeps its own bound
         return _wrap(plain, bound_of(x) + UNIT[dtype] * plain.abs())
 
 

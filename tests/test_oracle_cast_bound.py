@@ -245,3 +245,9 @@ def test_a_store_into_a_workspace_keeps_the_bound_and_a_plain_store_clears_it():
     assert (ws.bound[2] == 0).all() and (ws.bound[1] == 3 * U_BF16).all()
     assert torch.equal(cb.bound_of(ws[1:2].clone().T), torch.full((4, 1), 3 * U_BF16, dtype=torch.float64))
     assert not isinstance((ws > 1).float().to(torch.int32), cb.Bounded)  # a comparison carries no bound
+
+
+def test_a_cast_leaves_its_operands_bound_alone():
+    x = cb.bounded(torch.full((2, 3), 4.0, dtype=torch.float64))
+    y = cb.cast_rounding(x, torch.float16)
+    assert (x.bound == 0).all() and (y.bound == 4 * 2.0 ** -11).all()
