@@ -3,13 +3,14 @@ whatever the order of the work after the cast (the interpreter's `cast_bound` mo
 
 A widened (float64) interpreter run in which every float value is a `Bounded` tensor: its exact value and `bound`,
 a non-negative float64 tensor of the same shape. A cast to f16/bf16 adds u * |x| (u the dtype's unit roundoff:
-2^-11, 2^-8); every torch function the interpreter applies propagates the bounds of its operands (running error
+2^-11, 2^-8; an infinity or NaN rounds to itself, exactly); every torch function the interpreter applies propagates the bounds of its operands (running error
 analysis, first order):
 
 - add/sub: ea + eb; mul: |a| eb + |b| ea; div: ea / |b| + |a| eb / b^2; matmul and convolutions: |A| @ eB + eA @ |B|;
   sum/mean/cumsum: the same reduction of the bounds (the triangle inequality: any order of the adds);
-- max/min (element-wise or reductions), select: the max of the bounds or the chosen branch's bound (where a
-  comparison flips, the value is discontinuous: the oracle's nudged runs cover it);
+- max/min: the bound of the operand that is the result whatever the errors, else the larger bound (reductions:
+  the largest); select: the chosen branch's bound (where a comparison flips, the value is discontinuous: the
+  oracle's nudged runs cover it);
 - monotone unary math (exp, log, sqrt, rsqrt, reciprocal, tanh, sigmoid, erf): max |f(x +- e) - f(x)| (NaN where
   x - e leaves the domain: the oracle treats a NaN slack as not judged); pow: the same at the corners of
   [a +- ea] x [b +- eb];
@@ -17,7 +18,7 @@ analysis, first order):
   bounds, so a bound stored to a workspace is read back with it (a workspace's bound aliases it as its data does);
 - casts to an integer or bool, comparisons: no bound (discontinuous).
 
-A function without a rule drops the bound of its result (the oracle's slack is then the pre-session-35 one for
+A term whose bound is 0 adds nothing, even beside an infinite factor. A function without a rule drops the bound of its result (the oracle's slack is then the pre-session-35 one for
 that value: never larger than the truth claims) and is recorded in `DROPPED`. Scalar accumulators (Python floats)
 carry no bound. Second-order terms (ea * eb) are left out: the bound is a first-order one, as u * |x| is small.
 """
@@ -67,7 +68,22 @@ def cast_rounding(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """The value of `cast(x, dtype)` for a narrow float `dtype` in a bound run: x exact, its bound grown by u|x|."""
     with torch._C.DisableTorchFunctionSubclass():
         plain = x.as_subclass(torch.Tensor).to(torch.float64)  # a new tensor object: x keeps its own bound
-        return _wrap(plain, bound_of(x) + UNIT[dtype] * plain.abs())
+        return _wrap(plain, bound_of(x) + _rounding(plain, dtype))
+
+
+def _rounding(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """u * |x| for a finite x (an infinity or NaN rounds to itself: no bound from the cast)."""
+    return torch.where(torch.isfinite(x), UNIT[dtype] * x.abs(), torch.zeros_like(x))
+
+
+def _times(m, e):
+    """m * e, 0 where e is 0 (a term with no bound adds nothing, even beside an infinite value)."""
+    return torch.where(torch.as_tensor(e) == 0, 0.0, m * e)
+
+
+def _value_bound(x):
+    """The bound a stored or copied value brings: its own, else 0 (a plain float or integer tensor, a number)."""
+    return x.bound if isinstance(x, Bounded) else 0.0
 
 
 def _plain(x):
@@ -115,8 +131,8 @@ def _float_target(args, kwargs) -> bool:
 _STRUCTURAL = {"reshape", "view", "__getitem__", "expand", "expand_as", "clone", "contiguous", "flatten", "squeeze",
                "unsqueeze", "transpose", "permute", "movedim", "t", "narrow", "select", "index_select", "gather",
                "take_along_dim", "repeat", "repeat_interleave", "cat", "stack", "broadcast_to", "reshape_as", "view_as",
-               "detach", "flip", "roll", "tile", "double", "float", "half", "bfloat16", "unfold", "split", "chunk",
-               "unbind", "index_copy", "scatter", "pad", "nan_to_num_"}
+               "detach", "flip", "roll", "tile", "double", "float", "unfold", "split", "chunk", "unbind",
+               "index_copy", "scatter", "pad"}
 _LINEAR_POSITIVE = {"sum", "mean", "cumsum", "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d",
                     "max_pool3d", "amax", "amin", "index_add", "scatter_add", "nansum"}
 _INPLACE = {"__setitem__", "copy_", "scatter_", "index_copy_", "index_put_", "fill_", "zero_", "masked_fill_"}
@@ -149,7 +165,10 @@ def _propagate(func, args, kwargs, out):
         sargs, skw = _substituted(args[1:], kwargs)
         if name == "__setitem__":
             value = args[2]
-            target.bound[args[1]] = bound_of(value) if isinstance(value, torch.Tensor) else 0.0
+            target.bound[args[1]] = _value_bound(value)
+        elif name == "copy_":
+            target.bound.copy_(torch.broadcast_to(torch.as_tensor(_value_bound(args[1]), dtype=torch.float64),
+                                                  target.shape))
         elif name in ("fill_", "zero_"):
             target.bound.zero_()
         elif name == "masked_fill_":
@@ -165,8 +184,11 @@ def _propagate(func, args, kwargs, out):
     rule = _RULES.get(name)
     if rule is not None:
         return _wrap(out, rule(args, kwargs, out))
-    if name in ("to", "type", "type_as"):
-        return _wrap(out, bound_of(args[0])) if _float_target(args, kwargs) else out
+    if name in ("to", "type", "type_as", "half", "bfloat16"):
+        if not _float_target(args, kwargs) and name in ("to", "type", "type_as"):
+            return out
+        narrow = out.dtype if out.dtype in UNIT else None
+        return _wrap(out, bound_of(args[0]) + (_rounding(_plain(out).double(), narrow) if narrow else 0.0))
     if name in _STRUCTURAL or name in _LINEAR_POSITIVE:
         sargs, skw = _substituted(args, kwargs)
         return _wrap(out, func(*sargs, **skw))
@@ -203,13 +225,13 @@ def _add(args, kwargs, out):
 
 def _mul(args, kwargs, out):
     a, b = args[0], args[1]
-    return _mag(a) * bound_of(b) + _mag(b) * bound_of(a)
+    return _times(_mag(a), bound_of(b)) + _times(_mag(b), bound_of(a))
 
 
 def _div(args, kwargs, out, flip: bool = False):
     a, b = (args[1], args[0]) if flip else (args[0], args[1])
     mb = _mag(b)
-    return bound_of(a) / mb + _mag(a) * bound_of(b) / (mb * mb)
+    return _times(1 / mb, bound_of(a)) + _times(_mag(a) / (mb * mb), bound_of(b))
 
 
 def _pow(args, kwargs, out, flip: bool = False):
@@ -234,12 +256,24 @@ def _neg(args, kwargs, out):
     return bound_of(args[0])
 
 
-def _pick2(args, kwargs, out):
-    """element-wise max / min (a reduction when given one tensor): the larger of the two bounds."""
+def _pick2(args, kwargs, out, low: bool = False):
+    """Element-wise max / min: the bound of the operand that is the result whatever the errors, else the larger
+    of the two (a reduction, given one tensor: the largest bound over what it reduces)."""
     if len(args) == 1 or not isinstance(args[1], torch.Tensor):
         sargs, skw = _substituted(args, kwargs)
         return torch.amax(sargs[0], *sargs[1:], **skw) if len(args) > 1 or skw else sargs[0].max()
-    return torch.maximum(torch.as_tensor(bound_of(args[0])), torch.as_tensor(bound_of(args[1])))
+    a, b = args[0], args[1]
+    av, bv = _plain(a).to(torch.float64), _plain(b).to(torch.float64)
+    ea, eb = torch.as_tensor(bound_of(a)), torch.as_tensor(bound_of(b))
+    first = av - ea > bv + eb  # a is the larger whatever the errors
+    second = bv - eb > av + ea
+    if low:  # min: b is the result where a is clearly the larger
+        first, second = second, first
+    return torch.where(first, ea, torch.where(second, eb, torch.maximum(ea, eb)))
+
+
+def _low(args, kwargs, out):
+    return _pick2(args, kwargs, out, low=True)
 
 
 def _where(args, kwargs, out):
@@ -271,7 +305,7 @@ _RULES = {"add": _add, "radd": _add, "iadd": _add, "sub": _add, "rsub": _add, "i
           "rdiv": lambda a, k, o: _div(a, k, o, flip=True), "divide": _div,
           "pow": _pow, "rpow": lambda a, k, o: _pow(a, k, o, flip=True), "float_power": _pow,
           "neg": _neg, "negative": _neg, "abs": _neg, "absolute": _neg, "pos": _neg, "relu": _relu,
-          "maximum": _pick2, "minimum": _pick2, "fmax": _pick2, "fmin": _pick2, "max": _pick2, "min": _pick2,
+          "maximum": _pick2, "fmax": _pick2, "max": _pick2, "minimum": _low, "fmin": _low, "min": _low,
           "where": _where, "matmul": _matmul, "rmatmul": lambda a, k, o: _matmul((a[1], a[0]), k, o), "mm": _matmul,
           "bmm": _matmul, "clamp": _neg, "clip": _neg, "clamp_min": _neg, "clamp_max": _neg, "nan_to_num": _neg,
           # discontinuous (rounding to an integer, a sign): no first-order bound; the nudged runs see the jumps

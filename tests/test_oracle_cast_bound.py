@@ -251,3 +251,19 @@ def test_a_cast_leaves_its_operands_bound_alone():
     x = cb.bounded(torch.full((2, 3), 4.0, dtype=torch.float64))
     y = cb.cast_rounding(x, torch.float16)
     assert (x.bound == 0).all() and (y.bound == 4 * 2.0 ** -11).all()
+
+
+def test_infinities_and_clear_maxima_bring_no_bound():
+    """A cast of an infinity is exact; a max or min whose result is one operand whatever the errors has that
+    operand's bound; a zero bound beside an infinite factor adds nothing."""
+    x = cb.cast_rounding(torch.tensor([float("inf"), 3.0, -2.0], dtype=torch.float64), torch.bfloat16)
+    assert torch.equal(x.bound, torch.tensor([0.0, 3 * U_BF16, 2 * U_BF16], dtype=torch.float64))
+    big = cb.cast_rounding(torch.tensor([100.0, 100.0, 0.5], dtype=torch.float64), torch.float16)
+    m = torch.minimum(x, torch.tensor([1.0, 50.0, 1.0], dtype=torch.float64))
+    assert torch.equal(m.bound, torch.tensor([0.0, 3 * U_BF16, 2 * U_BF16], dtype=torch.float64))
+    m = torch.maximum(x, big)
+    assert torch.equal(m.bound, torch.tensor([0.0, 100 * 2.0 ** -11, 0.5 * 2.0 ** -11], dtype=torch.float64))
+    p = x * torch.tensor([float("inf"), 1.0, 1.0], dtype=torch.float64)
+    assert not torch.isnan(p.bound).any()
+    h = (x * 1.0).to(torch.float16)
+    assert torch.allclose(h.bound[1:], x.bound[1:] + 2.0 ** -11 * torch.tensor([3.0, 2.0], dtype=torch.float64))  # rounds again
