@@ -3,8 +3,8 @@ whatever the order of the work after the cast (the interpreter's `cast_bound` mo
 
 A widened (float64) interpreter run in which every float value is a `Bounded` tensor: its exact value and `bound`,
 a non-negative float64 tensor of the same shape. A cast to f16/bf16 adds u * |x| (u the dtype's unit roundoff:
-2^-11, 2^-8; an infinity or NaN rounds to itself, exactly); every torch function the interpreter applies propagates the bounds of its operands (running error
-analysis, first order):
+2^-11, 2^-8; an infinity or NaN rounds to itself, exactly); every torch function the interpreter applies
+propagates the bounds of its operands (running error analysis, first order):
 
 - add/sub: ea + eb; mul: |a| eb + |b| ea; div: ea / |b| + |a| eb / b^2; matmul and convolutions: |A| @ eB + eA @ |B|;
   sum/mean/cumsum: the same reduction of the bounds (the triangle inequality: any order of the adds);
@@ -18,9 +18,10 @@ analysis, first order):
   bounds, so a bound stored to a workspace is read back with it (a workspace's bound aliases it as its data does);
 - casts to an integer or bool, comparisons: no bound (discontinuous).
 
-A term whose bound is 0 adds nothing, even beside an infinite factor. A function without a rule drops the bound of its result (the oracle's slack is then the pre-session-35 one for
-that value: never larger than the truth claims) and is recorded in `DROPPED`. Scalar accumulators (Python floats)
-carry no bound. Second-order terms (ea * eb) are left out: the bound is a first-order one, as u * |x| is small.
+A term whose bound is 0 adds nothing, even beside an infinite factor. Scalars (accumulators, scalar assignments)
+are 0-d Bounded tensors in such a run, so they carry their bound too. A function without a rule drops the bound of
+its result (the oracle's slack is then the pre-session-35 one for that value: never larger than the truth claims)
+and is recorded in `DROPPED`. Second-order terms (ea * eb) are left out: the bound is a first-order one, as u * |x| is small.
 """
 
 from __future__ import annotations
@@ -135,7 +136,8 @@ _STRUCTURAL = {"reshape", "view", "__getitem__", "expand", "expand_as", "clone",
                "index_copy", "scatter", "pad"}
 _LINEAR_POSITIVE = {"sum", "mean", "cumsum", "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d",
                     "max_pool3d", "amax", "amin", "index_add", "scatter_add", "nansum"}
-_INPLACE = {"__setitem__", "copy_", "scatter_", "index_copy_", "index_put_", "fill_", "zero_", "masked_fill_"}
+_INPLACE = {"__setitem__", "copy_", "scatter_", "index_copy_", "index_put_", "fill_", "zero_", "masked_fill_",
+            "index_add_"}
 _MONOTONE = {"exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
              "reciprocal": torch.reciprocal, "tanh": torch.tanh, "sigmoid": torch.sigmoid, "erf": torch.erf,
              "exp2": torch.exp2, "log2": torch.log2, "expm1": torch.expm1, "log1p": torch.log1p}
@@ -309,5 +311,6 @@ _RULES = {"add": _add, "radd": _add, "iadd": _add, "sub": _add, "rsub": _add, "i
           "where": _where, "matmul": _matmul, "rmatmul": lambda a, k, o: _matmul((a[1], a[0]), k, o), "mm": _matmul,
           "bmm": _matmul, "clamp": _neg, "clip": _neg, "clamp_min": _neg, "clamp_max": _neg, "nan_to_num": _neg,
           # discontinuous (rounding to an integer, a sign): no first-order bound; the nudged runs see the jumps
+          "zeros_like": lambda a, k, o: 0.0, "ones_like": lambda a, k, o: 0.0, "full_like": lambda a, k, o: 0.0,
           "trunc": lambda a, k, o: 0.0, "floor": lambda a, k, o: 0.0, "ceil": lambda a, k, o: 0.0,
           "round": lambda a, k, o: 0.0, "sign": lambda a, k, o: 0.0}

@@ -111,9 +111,9 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
         if isinstance(stmt, ir.AccDecl):
             scalars[stmt.name] = stmt.init
         elif isinstance(stmt, ir.ScalarAssign):
-            scalars[stmt.name] = float(_eval(stmt.value, {}, views, scalars, slice(0)))
+            scalars[stmt.name] = _scalar(_eval(stmt.value, {}, views, scalars, slice(0)))
         elif isinstance(stmt, ir.ScalarLoad):
-            scalars[stmt.name] = float(views[stmt.tensor].reshape(-1)[0])
+            scalars[stmt.name] = _scalar(views[stmt.tensor].reshape(-1)[0])
         elif isinstance(stmt, ir.ScalarStore):
             views[stmt.tensor].reshape(-1)[0] = _eval(stmt.value, {}, views, scalars, slice(0))
         elif isinstance(stmt, ir.SlotAccDecl):
@@ -125,6 +125,11 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
         else:
             _run_split(kernel, stmt, tensors, views, scalars, symbols, num_cores, tile)
     return {p.name: tensors[p.name] for p in kernel.outputs}
+
+
+def _scalar(x) -> float | torch.Tensor:
+    """A scalar's value: a Python float, or in a cast_bound run a 0-d float64 Bounded with its bound."""
+    return x.reshape(()) if _FLOAT["cast_bound"] and isinstance(x, cb.Bounded) else float(x)
 
 
 def _nan_or(a, b, pick):
@@ -155,6 +160,8 @@ def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, s
         core_scalars = dict(scalars)
         for a in slot_accs:  # this core's partial vector, one f32 per slot
             core_scalars[a] = torch.zeros(views[("slots", a)][1], dtype=_dt(ir.DType.F32))
+            if _FLOAT["cast_bound"]:
+                core_scalars[a] = cb.bounded(core_scalars[a])
         lo, hi = core * share, min(total, (core + 1) * share)
         for tl in loop.body:
             assert isinstance(tl, ir.TileLoop)
@@ -363,7 +370,7 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
             part = {"reduce_sum": torch.sum, "reduce_max": torch.max, "reduce_min": torch.min}[s.reduce](value)
             if _FLOAT["sum_nudge"] and s.reduce == "reduce_sum":  # this tile's part, then the running total
                 part = _unit_moved(part.to(torch.float32), s, torch.sum(value.abs()).to(torch.float32))
-            scalars[s.name] = _COMBINE[s.combine](scalars[s.name], float(part))
+            scalars[s.name] = _COMBINE[s.combine](scalars[s.name], _scalar(part))
             if _FLOAT["sum_nudge"] and s.combine is ir.Combine.ADD:
                 scalars[s.name] = float(_unit_moved(torch.tensor(scalars[s.name], dtype=torch.float32), s))
 
@@ -413,6 +420,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
         case ir.Ref(name=n, type=t):
             if n in env:
                 return env[n]
+            if isinstance(scalars[n], cb.Bounded):  # a cast_bound run's scalar, with its bound
+                return scalars[n].to(_dt(t.dtype))
             return torch.tensor(scalars[n], dtype=_dt(t.dtype))
         case ir.Load(tensor=name, type=t) as e:
             view = views[name]

@@ -267,3 +267,43 @@ def test_infinities_and_clear_maxima_bring_no_bound():
     assert not torch.isnan(p.bound).any()
     h = (x * 1.0).to(torch.float16)
     assert torch.allclose(h.bound[1:], x.bound[1:] + 2.0 ** -11 * torch.tensor([3.0, 2.0], dtype=torch.float64))  # rounds again
+
+
+SCALARS = '''@kernel
+def k(x: Tensor[f32, "N"], y: Tensor[f32, "N"], out: Tensor[f32, "1"]):
+    total = 0.0
+    top = -1000.0
+    for blk in split(N, cores=AIV):
+        for i in tile(blk, size=auto, buffers=2):
+            d = cast(cast(load(x[i]) * 1.7, bf16), f32)
+            total += sum(d * d)
+            top = max(top, max(d))
+    s = sqrt(total) * 2.0
+    for blk in split(N, cores=AIV):
+        for i in tile(blk, size=auto, buffers=2):
+            store(y[i], load(x[i]) * s - top)
+    store(out[0], s / top)
+'''
+
+SLOTS = '''@kernel
+def k(x: Tensor[f32, "N, C, H, W"], y: Tensor[f32, "N, C, H, W"]):
+    s = zeros(C)
+    for blk in split(N * C, cores=AIV):
+        for r in tile(blk, size=auto, buffers=1):
+            s[r] += sum(cast(cast(load(x[r, :]), f16), f32), axis=1)
+    for blk in split(N * C, cores=AIV):
+        for r in tile(blk, size=auto, buffers=1):
+            store(y[r, :], load(x[r, :]) - s[r])
+'''
+
+
+@pytest.mark.parametrize("text, shapes", [(SCALARS, {"x": [300]}), (SLOTS, {"x": [3, 4, 5, 6]})],
+                         ids=["scalars", "slots"])
+def test_bound_covers_the_casts_before_scalar_and_slot_accumulators(text, shapes):
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(*shapes["x"], generator=g) * 4
+    outputs = {"y": list(x.shape)} | ({"out": [1]} if "out:" in text else {})
+    bounds, worst, exact = _bound_and_brute_force(text, {"x": x}, outputs, 30, 11)
+    for n in outputs:
+        assert (bounds[n] > 0).all(), n  # every output depends on a cast through a scalar
+        assert (worst[n] <= 1.01 * bounds[n] + 1e-12 * (1 + exact[n].abs())).all(), n
