@@ -97,7 +97,10 @@ def _wrap(out, bound):
     if not isinstance(bound, torch.Tensor):
         bound = torch.full_like(out, float(bound), dtype=torch.float64)
     t = out.as_subclass(Bounded) if not isinstance(out, Bounded) else out
-    t.bound = torch.broadcast_to(bound.to(torch.float64), out.shape)
+    bound = bound.to(torch.float64)
+    # the same shape: kept as it is (a view of a workspace's bound stays one); else materialised, so an in-place
+    # store into the result never writes through a broadcast
+    t.bound = bound if bound.shape == out.shape else torch.broadcast_to(bound, out.shape).contiguous()
     return t
 
 
