@@ -50,10 +50,8 @@ class Bounded(torch.Tensor):
 def bounded(data: torch.Tensor, bound: torch.Tensor | None = None) -> torch.Tensor:
     """`data` (a float tensor, sharing its storage) as Bounded; bound zero unless given."""
     with torch._C.DisableTorchFunctionSubclass():
-        t = data.as_subclass(Bounded)
-        t.bound = torch.zeros_like(data, dtype=torch.float64) if bound is None else \
-            torch.broadcast_to(bound.to(torch.float64), data.shape)
-    return t
+        return _wrap(data.as_subclass(torch.Tensor), torch.zeros_like(data, dtype=torch.float64) if bound is None
+                     else bound)
 
 
 def bound_of(x) -> torch.Tensor | float:
