@@ -10,6 +10,7 @@ import math
 
 import torch
 
+from . import cast_bound as cb
 from . import ir, launches, views
 from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
@@ -20,7 +21,7 @@ from .parser_scatter import named, tensor_name
 #: the select coverage being recorded, if any.
 _FLOAT = {"widen": False, "coverage": None, "compare_nudge": 0.0, "cast_nudge": 0.0, "math_nudge": 0.0,
           "math_floor": 0.0, "nan_skip": False, "math_signs": {}, "round_casts": False, "sum_nudge": 0,
-          "sum_alternate": False}
+          "sum_alternate": False, "cast_bound": False}
 #: Ops a device computes to within a few units of rounding, not exactly (instructions and lowered sequences).
 APPROXIMATE_OPS = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "div", "pow")
 
@@ -33,7 +34,8 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
         num_cores: int = 4, tile: int = 4096, widen: bool = False,
         coverage: dict | None = None, compare_nudge: float = 0.0, cast_nudge: float = 0.0,
         math_nudge: float = 0.0, math_floor: float = 0.0, nan_skip: bool = False,
-        round_casts: bool = False, sum_nudge: int = 0, sum_alternate: bool = False) -> dict[str, torch.Tensor]:
+        round_casts: bool = False, sum_nudge: int = 0, sum_alternate: bool = False,
+        cast_bound: bool = False) -> dict[str, torch.Tensor]:
     """Run `kernel`; `tensors` maps every tensor parameter (inputs and outputs) to a torch tensor.
 
     Outputs are written in place and also returned by name. Rank-1 parameters are viewed flat; row
@@ -56,10 +58,17 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     its dtype at the magnitude of its absolute sum, which bounds every partial sum (with `sum_alternate` the sign
     alternates between sums in the order they are first evaluated): a device adds in another order, and where the
     values or a later rounded operation cancel, a unit of a partial sum shows; and
-    float scans run as an f32 loop, element after element (ops.scan_in_order)."""
+    float scans run as an f32 loop, element after element (ops.scan_in_order).
+    `cast_bound` (a widened run only): every float value carries a first-order bound on how far the roundings of
+    the casts to f16/bf16 before it can move it, in any order of the work after them (ascend_dsl/cast_bound.py);
+    the outputs returned (not the tensors given, whose values are written as usual) are cast_bound.Bounded."""
+    if cast_bound:
+        if not widen:
+            raise ValueError("cast_bound needs a widened run (widen=True)")
+        tensors = {n: cb.bounded(t) if t.is_floating_point() else t for n, t in tensors.items()}
     _FLOAT.update(widen=widen, coverage=coverage, compare_nudge=compare_nudge, cast_nudge=cast_nudge,
                   math_nudge=math_nudge, math_floor=math_floor, nan_skip=nan_skip, math_signs={},
-                  round_casts=round_casts, sum_nudge=sum_nudge, sum_alternate=sum_alternate)
+                  round_casts=round_casts, sum_nudge=sum_nudge, sum_alternate=sum_alternate, cast_bound=cast_bound)
     try:
         if launches.is_launches(kernel):  # several launches (ascend_dsl/launches.py): in order, on shared tensors
             symbols = _sizes(kernel, tensors)
@@ -76,7 +85,7 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     finally:
         _FLOAT.update(widen=False, coverage=None, compare_nudge=0.0, cast_nudge=0.0, math_nudge=0.0, math_floor=0.0,
                       nan_skip=False, math_signs={}, round_casts=False, sum_nudge=0,
-                      sum_alternate=False)
+                      sum_alternate=False, cast_bound=False)
 
 
 def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, float] | None, num_cores: int,
@@ -102,9 +111,9 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
         if isinstance(stmt, ir.AccDecl):
             scalars[stmt.name] = stmt.init
         elif isinstance(stmt, ir.ScalarAssign):
-            scalars[stmt.name] = float(_eval(stmt.value, {}, views, scalars, slice(0)))
+            scalars[stmt.name] = _scalar(_eval(stmt.value, {}, views, scalars, slice(0)))
         elif isinstance(stmt, ir.ScalarLoad):
-            scalars[stmt.name] = float(views[stmt.tensor].reshape(-1)[0])
+            scalars[stmt.name] = _scalar(views[stmt.tensor].reshape(-1)[0])
         elif isinstance(stmt, ir.ScalarStore):
             views[stmt.tensor].reshape(-1)[0] = _eval(stmt.value, {}, views, scalars, slice(0))
         elif isinstance(stmt, ir.SlotAccDecl):
@@ -116,6 +125,11 @@ def _run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str,
         else:
             _run_split(kernel, stmt, tensors, views, scalars, symbols, num_cores, tile)
     return {p.name: tensors[p.name] for p in kernel.outputs}
+
+
+def _scalar(x) -> float | torch.Tensor:
+    """A scalar's value: a Python float, or in a cast_bound run a 0-d float64 Bounded with its bound."""
+    return x.reshape(()) if _FLOAT["cast_bound"] and isinstance(x, cb.Bounded) else float(x)
 
 
 def _nan_or(a, b, pick):
@@ -146,6 +160,8 @@ def _run_split(kernel: ir.Kernel, loop: ir.SplitLoop, tensors, views, scalars, s
         core_scalars = dict(scalars)
         for a in slot_accs:  # this core's partial vector, one f32 per slot
             core_scalars[a] = torch.zeros(views[("slots", a)][1], dtype=_dt(ir.DType.F32))
+            if _FLOAT["cast_bound"]:
+                core_scalars[a] = cb.bounded(core_scalars[a])
         lo, hi = core * share, min(total, (core + 1) * share)
         for tl in loop.body:
             assert isinstance(tl, ir.TileLoop)
@@ -279,6 +295,8 @@ def _workspaces(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], symbols: di
         dt = _dt(p.dtype)
         fill = float("nan") if dt.is_floating_point else torch.iinfo(dt).min
         out[p.name] = torch.full([sizes[d] for d in p.shape], fill, dtype=dt)
+        if _FLOAT["cast_bound"] and dt.is_floating_point:
+            out[p.name] = cb.bounded(out[p.name])
     return out
 
 
@@ -371,7 +389,7 @@ def _run_tile(body, views, scalars, sl: slice) -> None:
             part = {"reduce_sum": torch.sum, "reduce_max": torch.max, "reduce_min": torch.min}[s.reduce](value)
             if _FLOAT["sum_nudge"] and s.reduce == "reduce_sum":  # this tile's part, then the running total
                 part = _unit_moved(part.to(torch.float32), s, torch.sum(value.abs()).to(torch.float32))
-            scalars[s.name] = _COMBINE[s.combine](scalars[s.name], float(part))
+            scalars[s.name] = _COMBINE[s.combine](scalars[s.name], _scalar(part))
             if _FLOAT["sum_nudge"] and s.combine is ir.Combine.ADD:
                 scalars[s.name] = float(_unit_moved(torch.tensor(scalars[s.name], dtype=torch.float32), s))
 
@@ -421,6 +439,8 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
         case ir.Ref(name=n, type=t):
             if n in env:
                 return env[n]
+            if isinstance(scalars[n], cb.Bounded):  # a cast_bound run's scalar, with its bound
+                return scalars[n].to(_dt(t.dtype))
             return torch.tensor(scalars[n], dtype=_dt(t.dtype))
         case ir.Load(tensor=name, type=t) as e:
             view = views[name]
@@ -599,6 +619,8 @@ def _cast(x: torch.Tensor, dtype) -> torch.Tensor:
         x = torch.nan_to_num(x, nan=0.0).trunc().clamp(info.min, info.max)
     elif _FLOAT["round_casts"] and x.dtype.is_floating_point and dtype in (ir.DType.F16, ir.DType.BF16):
         x = x.to(dtype.torch)
+    elif _FLOAT["cast_bound"] and x.dtype.is_floating_point and dtype in (ir.DType.F16, ir.DType.BF16):
+        return cb.cast_rounding(x, dtype.torch)
     return x.to(_dt(dtype))
 
 

@@ -18,9 +18,15 @@ sum, one unit of a partial sum shows; the float64 runs cannot see it, since they
 Where the last fifteen disagree with each other
 or with the reference, the element is
 ill-conditioned (a comparison near its threshold, cancellation, overflow) and the emulator may differ
-there by as much without being wrong. An element mismatches when
+there by as much without being wrong. Those runs see only the source's own order of rounding; a lowering may
+round a cast at another point of the work (a flash attention rounds the unnormalised exp(s - m) to bf16 and
+divides by the row sum at the end, where the source rounds the probabilities), so a kernel with a cast to
+f16/bf16 gets one more widened run (session 35, `cast_bound`): every value carries a first-order bound on how
+far the casts before it can move it whatever the order of the work after them (u * |x| at each cast,
+propagated by every op: ascend_dsl/cast_bound.py). An element mismatches when
 
-    |got - ref| > tol * (1 + |ref|) + 2 * max(|ref - ref64|, |ref64' - ref64| over the fifteen other runs)
+    |got - ref| > tol * (1 + |ref|) + 2 * (max(|ref - ref64|, |ref64' - ref64| over the fifteen other runs)
+                                           + cast_bound)
 
 with `tol` the harness's per-dtype tolerance (npu_harness.compare); NaN matches NaN, equal infinities
 match, an element whose float64 references are not finite is not judged, and an infinity where the slack
@@ -30,6 +36,7 @@ where |ref| + slack reaches the dtype's largest finite value (rounding may overf
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
@@ -110,6 +117,37 @@ def reference(kernel: ir.Kernel, inputs: dict[str, torch.Tensor], scalars: dict,
     return Reference(kernel, inputs, scalars, sizes, seed, _run(kernel, inputs, scalars, shapes, widen=False))
 
 
+def narrow_casts(kernel: ir.Kernel) -> bool:
+    """Whether the kernel casts a float value to f16 or bf16 anywhere (only then has it a cast bound)."""
+    def found(node, seen: set) -> bool:
+        if isinstance(node, ir.Op) and node.op == "cast" and node.type.dtype in (DType.F16, DType.BF16) \
+                and node.args[0].type.dtype.is_float:
+            return True
+        if isinstance(node, (tuple, list)):
+            return any(found(x, seen) for x in node)
+        if dataclasses.is_dataclass(node) and not isinstance(node, type) and id(node) not in seen:
+            seen.add(id(node))
+            return any(found(getattr(node, f.name), seen) for f in dataclasses.fields(node))
+        return False
+    return found(kernel.body, set())
+
+
+def cast_bound(kernel: ir.Kernel, inputs: dict[str, torch.Tensor], scalars: dict, shapes: dict[str, list[int]]
+               ) -> dict[str, torch.Tensor]:
+    """float64 per output: the first-order bound on how far the kernel's casts to f16/bf16 may move each element,
+    in any order of the work after them (interpreter.run's cast_bound; ascend_dsl/cast_bound.py). Zero, without a
+    run, for a kernel with no such cast."""
+    if not narrow_casts(kernel):
+        return {p.name: torch.zeros(shapes[p.name], dtype=torch.float64) for p in kernel.outputs}
+    tensors = {n: (t.to(torch.float64) if t.dtype.is_floating_point else t.clone()) for n, t in inputs.items()}
+    for p in kernel.outputs:
+        tensors[p.name] = torch.full(shapes[p.name], float("nan"), dtype=torch.float64) if p.dtype.is_float else \
+            torch.zeros(shapes[p.name], dtype=p.dtype.torch)
+    out = interpreter.run(kernel, tensors, scalars, widen=True, cast_bound=True)
+    return {p.name: (out[p.name].bound.clone() if p.dtype.is_float else torch.zeros(shapes[p.name], dtype=torch.float64))
+            for p in kernel.outputs}
+
+
 def _slack(ref: Reference) -> dict[str, torch.Tensor]:
     kernel, inputs, scalars = ref.kernel, ref.inputs, ref.scalars
     shapes = {p.name: [ref.sizes[d] if isinstance(d, str) else d for d in p.shape] for p in kernel.outputs}
@@ -139,6 +177,7 @@ def _slack(ref: Reference) -> dict[str, torch.Tensor]:
     for sign in (1, -1):  # in the kernel's dtypes, every float sum one unit away (all one way, or alternating)
         for alternate in (False, True):
             runs.append(_run(kernel, inputs, scalars, shapes, widen=False, sum_nudge=sign, sum_alternate=alternate))
+    bound = cast_bound(kernel, inputs, scalars, shapes)
     slack = {}
     for p in kernel.outputs:
         r, w = (x[p.name].to(torch.float64) for x in (ref.outputs, wide))
@@ -148,7 +187,7 @@ def _slack(ref: Reference) -> dict[str, torch.Tensor]:
             wp = run[p.name].to(torch.float64)
             s = torch.maximum(s, (wp - w).abs())
             finite &= torch.isfinite(wp)
-        s = torch.where(finite, 2 * s, torch.full_like(s, float("inf")))
+        s = torch.where(finite, 2 * (s + bound[p.name].reshape(s.shape)), torch.full_like(s, float("inf")))
         slack[p.name] = torch.where(torch.isnan(s), torch.full_like(s, float("inf")), s)
     return slack
 
