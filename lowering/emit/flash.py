@@ -70,7 +70,7 @@ class FlashView(KernelView):
     mask_cmp: str
     mask_threshold: str
     mask_fill: str
-    q_scale: bool  # the scale goes into the task's Q block on its way to the Q slot (when |scale| <= 1), not into every score
+    q_scale: bool  # the scale goes into the task's Q block on its way to the Q slot (when it is +-2^-k: exact), not into every score
     max_bq: int
     max_bk: int
     esize: int
