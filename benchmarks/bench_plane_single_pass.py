@@ -32,11 +32,11 @@ PROXY = '''from ascend_dsl import kernel, Tensor, f32, f16, i32
 
 @kernel(T=[f32, f16])
 def {name}(x: Tensor[T, "N, C, H, W"], {w}: Tensor[f32, "C"], {b}: Tensor[f32, "C"],
-{pad}y: Tensor[T, "N, C, H, W"], num_groups: i32 = {groups}, eps: f32 = 1e-5):
+{pad}y: Tensor[T, "N, C, H, W"],{groups} eps: f32 = 1e-5):
     """proxy: each plane's mean and squared deviations in one pass; between planes two-pass on the plane means."""
     pm = zeros(N * C)
-    s = zeros(N * num_groups)
-    sw = zeros(N * num_groups)
+    s = zeros({slots})
+    sw = zeros({slots})
     for blk in split(N * C, cores=AIV):
         for r in tile(blk, size=auto, buffers=2):
             xv = cast(load(x[r, :]), f32)
@@ -45,20 +45,24 @@ def {name}(x: Tensor[T, "N, C, H, W"], {w}: Tensor[f32, "C"], {b}: Tensor[f32, "
             s[r] += m * cast(H * W, f32)
             sw[r] += sum(xc * xc, axis=1)
             pm[r] += m
-    ss = zeros(N * num_groups)
+    ss = zeros({slots})
     for blk in split(N * C, cores=AIV):
         for r in tile(blk, size=auto, buffers=2):
-            e = pm[r] - s[r] * cast(num_groups, f32) / (C * H * W)
+            e = pm[r] - s[r]{per}
             ss[r] += e * e * cast(H * W, f32)
     for blk in split(N * C, cores=AIV):
         for r in tile(blk, size=auto, buffers=2):
-            mu = s[r] * cast(num_groups, f32) / (C * H * W)
-            scale = load({w}[r]) * rsqrt((sw[r] + ss[r]) * cast(num_groups, f32) / (C * H * W) + eps)
+            mu = s[r]{per}
+            scale = load({w}[r]) * rsqrt((sw[r] + ss[r]){per} + eps)
             shift = load({b}[r]) - mu * scale
             store(y[r, :], cast(cast(load(x[r, :]), f32) * scale + shift, T))
 '''
 
-KERNELS = {"group_norm": ("weight", "bias", 8), "group_norm_module": ("gn_weight", "gn_bias", 1)}
+#: name -> (weight, bias, the group parameter, slots, the scale from a slot total to a mean)
+GROUPED = (" * cast(num_groups, f32) / (C * H * W)")
+KERNELS = {"group_norm": ("weight", "bias", " num_groups: i32 = 8,", "N * num_groups", GROUPED),
+           "group_norm_module": ("gn_weight", "gn_bias", " num_groups: i32 = 1,", "N * num_groups", GROUPED),
+           "batch_norm_train": ("weight", "bias", "", "C", " / (N * H * W)")}
 
 
 def _row(ex, dts, shape, target, timeout) -> str:
@@ -70,7 +74,7 @@ def _row(ex, dts, shape, target, timeout) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--target", default="ascend910b1")
-    ap.add_argument("--only", default="", help="comma-separated kernel names (group_norm, group_norm_module)")
+    ap.add_argument("--only", default="", help="comma-separated kernel names (group_norm, group_norm_module, batch_norm_train)")
     ap.add_argument("--task-timeout", type=float, default=BENCH_TASK_TIMEOUT_S)
     args = ap.parse_args(argv)
     from npu_harness import gallery
@@ -81,10 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         for ex in gallery.discover():
             if ex.name not in KERNELS or (only and ex.name not in only):
                 continue
-            w, b, groups = KERNELS[ex.name]
+            w, b, groups, slots, per = KERNELS[ex.name]
             adsl = Path(tmp) / f"{ex.name}.adsl"
             pad = " " * (len(ex.name) + 5)
-            adsl.write_text(PROXY.format(name=ex.name, w=w, b=b, pad=pad, groups=groups))
+            adsl.write_text(PROXY.format(name=ex.name, w=w, b=b, pad=pad, groups=groups, slots=slots, per=per))
             proxy = replace(ex, adsl=adsl)
             for dts in ex.validation_dtypes():
                 for shape in bench_shapes(ex):
