@@ -317,6 +317,40 @@ def _gelu_form(e: ir.Expr) -> ir.Expr | None:
     return None
 
 
+def _negated(z: ir.Expr) -> ir.Expr:
+    """-z as one Muls: t * s (a scalar s) becomes t * (-s), the scalar unit negating s (exact, as -(t * s) is)."""
+    if isinstance(z, ir.Op) and z.op == "mul":
+        for t, sc in (z.args, z.args[::-1]):
+            if t.type.kind is ir.Kind.TILE and sc.type.kind is ir.Kind.SCALAR:
+                neg = (ir.Const(-sc.value, sc.type, sc.span) if isinstance(sc, ir.Const)
+                       else ir.Op("mul", (sc, ir.Const(-1, sc.type, sc.span)), sc.type, sc.span))
+                return ir.Op("mul", (t, neg), z.type, z.span)
+    return _op("mul", z, z, _c(-1.0, z))
+
+
+def _times_sigmoid(e: ir.Expr) -> ir.Expr | None:
+    """a * sigmoid(z) of float tiles (swish / SiLU: a = z) as a / (1 + exp(-z)): a Div where the expansion took a
+    Reciprocal and a Mul (session 35), one rounding instead of two. f16 in f32 as sigmoid of f16 (one cast of a
+    shared with z, one back). Limits as before: 1 + exp(-z) = inf gives a / inf = 0 where a * 0 was 0, and an
+    infinite a gives NaN (inf / inf) where inf * 0 did. Scalar or other-layout factors keep the generic form."""
+    if not (isinstance(e, ir.Op) and e.op == "mul" and e.type.kind is ir.Kind.TILE and e.type.dtype.is_float):
+        return None
+    for a, sig in (e.args, e.args[::-1]):
+        if not (isinstance(sig, ir.Op) and sig.op == "sigmoid" and a.type == e.type and sig.type == e.type
+                and sig.args[0].type == e.type):
+            continue
+        z = sig.args[0]
+        if e.type.dtype is DType.F32:
+            return _op("div", e, a, _op("add", e, _op("exp", e, _negated(z)), _c(1.0, e)))
+        if e.type.dtype is not DType.F16:
+            return None
+        wa = _widened(a)
+        wz = wa if z == a else _widened(z)
+        wide = ir.Op("mul", (wa, ir.Op("sigmoid", (wz,), wz.type, sig.span)), wa.type, e.span)
+        return ir.Op("cast", (_times_sigmoid(wide),), e.type, e.span)
+    return None
+
+
 def _top_down(e: ir.Expr, fn) -> ir.Expr:
     """Apply `fn` at the outermost matching nodes (children of a replaced node are not revisited)."""
     new = fn(e)
@@ -331,7 +365,8 @@ def _top_down(e: ir.Expr, fn) -> ir.Expr:
 
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     kernel = map_tile_bodies(kernel, lambda tl: replace(tl, body=tuple(
-        replace(s, value=_top_down(s.value, _gelu_form)) if isinstance(s, (ir.Assign, ir.Store)) else s
+        replace(s, value=_top_down(_top_down(s.value, _gelu_form), _times_sigmoid))
+        if isinstance(s, (ir.Assign, ir.Store)) else s
         for s in tl.body)))
     kernel = map_exprs(kernel, _legalize)
     return map_tile_bodies(kernel, lambda tl: replace(tl, body=tuple(  # `acc += sum(v)` of f16 v: summed in f32 too
