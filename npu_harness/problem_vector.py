@@ -42,7 +42,8 @@ UNARY = {"exp": "Exp", "log": "Ln", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "reciproca
          "relu": "Relu"}
 #: Composite ops (no single instruction; legalize.py expands them): the instructions they cannot do without.
 #: sigmoid = 1 / (1 + e^-x), tanh = 1 - 2 / (1 + e^2x): an Exp and a division; erf (a rational approximation times
-#: e^-x^2, or any accurate form): at least an Exp and a division too; the Muls / Adds around them are left out.
+#: e^-x^2, or any accurate form): at least an Exp and a division too; the Muls / Adds around them are left out. A product
+#: with a sigmoid is charged nothing beyond it (a * sigmoid(z) = a / (1 + e^-z): one Div; session 35).
 COMPOSITE = {"sigmoid": ("Exp", "Div"), "tanh": ("Exp", "Div"), "erf": ("Exp", "Div")}
 #: Reductions and scans: the binary instruction of their tree (n values to m: n - m applications).
 REDUCE = {"reduce_sum": "Add", "reduce_mean": "Add", "reduce_max": "Max", "reduce_min": "Min", "reduce_prod": "Mul",
@@ -231,6 +232,8 @@ def op_charges(e: ir.Op, loop: _Loop) -> list[Charge]:
         if loop.feeds_cube and e.op in ("mul", "div") and (
                 b.type.layout is ir.Layout.COL or e.op == "mul" and a.type.layout is ir.Layout.COL):
             return []  # a per-row factor of the next matmul's operand: on its output rows instead (O / l)
+        if e.op == "mul" and any(isinstance(o, ir.Op) and o.op == "sigmoid" and o.type == e.type for o in (a, b)):
+            return []  # a * sigmoid(z) = a / (1 + exp(-z)): the sigmoid's Div does the product (legalize.py)
         if _scalar(a) or _scalar(b):
             return [Charge(e.op, scalar, e.type.dtype, n)]
         if e.op == "div" and b.type.layout is ir.Layout.ROW and a.type.layout is not ir.Layout.ROW:

@@ -14,7 +14,8 @@ odd lengths and tails, one row, rows = cores +- 1, f16 / bf16 / f32 / i32 data w
   column slabs in UB), R past one copy (4095 rows) and past UB (the scalar walk), C off the column block, K = 1;
 - `scatter_dim0`: x.scatter(0, idx, value) / scatter / scatter_add along dim 0 with [K, D] indices;
 - `flat_sums`: flat loops that only accumulate sums (one tile per core, the tree combine over odd core counts);
-- `batched_gemm`: batched matmuls with several M blocks per batch entry and a shared or batched B.
+- `batched_gemm`: batched matmuls with several M blocks per batch entry and a shared or batched B;
+- `activations` (session 35): tanh and a * sigmoid(z) over flat tiles, arguments from near 0 into saturation.
 
 Drawn by `gen.generate_recent` from a stream of its own (npu_harness.fuzz.campaign), so the main and multi-stage
 streams, and with them every fixed-seed slice, are unchanged.
@@ -28,7 +29,7 @@ from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Stmt
 
 RECENT_KINDS = {"slot_rows": 3, "middim": 3, "norm1pass": 2, "row_values": 3, "gather_narrow": 2, "gather_middle": 2,
-                "scatter_dim0": 2, "flat_sums": 2, "batched_gemm": 2}
+                "scatter_dim0": 2, "flat_sums": 2, "batched_gemm": 2, "activations": 3}
 
 ROW_OPS = ("({0} + {1})", "({0} - {1})", "({1} - {0})", "({0} * {1})", "({0} / {1})", "({1} / (1.5 + abs({0})))",
            "max({0}, {1})", "min({1}, {0})")
@@ -280,7 +281,27 @@ def _batched_gemm(r: random.Random, k, cores: int) -> dict:
     return sizes
 
 
+def _activations(r: random.Random, k, cores: int) -> dict:
+    """Session 35's expansions: tanh (series near 0, the clamp) and a * sigmoid(z) as a / (1 + exp(-z)) (z = a,
+    a scaled a, or another tile; f16 in f32), arguments scaled from near 0 into saturation and exp overflow."""
+    t = r.choice(("f32", "f16", "bf16"))
+    k.dtype_vars = {"T": t}
+    compute = "f32" if t == "bf16" or r.random() < 0.25 else t
+    sizes = {"N": r.choice((1, 255, 257, cores * 256 + 1, r.randint(1, 20000)))}
+    x, y = k.tensor("x", "T", "N"), k.tensor("y", "T", "N")
+    body = [Stmt("v = {0}", _cast(leaf(f"load({x}[t])", t, "flat"), compute), "v")]
+    v = leaf("v", compute, "flat")
+    z = Node(f"({{0}} * {r.choice(('0.01', '0.2', '1.0', '8.0', '60.0'))})", (v,), compute, "flat")
+    e = Exprs(r, Scope([v], k.scope_scalars(["N"]))).tile(compute, "flat", r.randint(0, 1))
+    form = r.choice(("tanh({0})", "tanh({1})", "({1} * sigmoid({0}))", "(sigmoid({0}) * {1})", "({0} * sigmoid({0}))",
+                     "(v * sigmoid({0}))"))
+    body.append(Stmt(f"store({y}[t], {{0}})", _cast(Node(form, (z, e), compute, "flat"), "T")))
+    k.body.append(Loop(f"for blk in split(N, cores={r.choice(('AIV', 'AIV', str(cores)))}):",
+                       f"for t in tile(blk, size=auto, buffers={r.choice((1, 2))}):", tuple(body)))
+    return sizes
+
+
 BUILDERS = {"slot_rows": _slot_rows, "middim": _middim, "norm1pass": _norm1pass, "row_values": _row_values,
-            "gather_narrow": _gather_narrow, "gather_middle": _gather_middle, "scatter_dim0": _scatter_dim0, "flat_sums": _flat_sums,
-            "batched_gemm": _batched_gemm}
+            "gather_narrow": _gather_narrow, "gather_middle": _gather_middle, "scatter_dim0": _scatter_dim0,
+            "flat_sums": _flat_sums, "batched_gemm": _batched_gemm, "activations": _activations}
 
