@@ -337,12 +337,13 @@ def _scalar_us(ub_accesses: int, gm_accesses: int, p: CostParams) -> float:
 
 
 def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], p: CostParams) -> None:
-    """AIC-driven MIX launches: each block's time with its waits on the cross-core flags (crossflow.py), from the
-    work the emulator logged between flag events (`cross_events`) timed by the rules of this module at the block's own
-    rates: DMA instructions at the latency and bytes at the block's byte time per byte, vector and scalar work by the
-    cycle table, MTE1 cycles, the cube's MACs against its share of the block's GM -> L1 time; the pipes of the work
-    between two waits combine by the block's overlap rule, its pipeline iterations shared out by DMA instructions and L1
-    stages. Sets `time_us` (stalls included, never less than the chain before) and `stall_us` of every core."""
+    """AIC-driven MIX launches: each block's time with its waits on the cross-core flags (crossflow.py: per-pipe cursors,
+    a wait holding up issue only), from the work the emulator logged between flag events (`cross_events`) timed by the
+    rules of this module at the block's own rates: DMA instructions at the latency and bytes at the block's byte time
+    per byte, vector and scalar work by the cycle table, MTE1 cycles, the cube's MACs against its share of the block's
+    GM -> L1 time; a stretch's pipeline iterations are the block's, shared out by DMA instructions and L1 stages (0 when
+    its pipes do not overlap). Sets `time_us` (stalls included, never less than the chain before) and `stall_us` of
+    every core."""
     to_us = 1.0 / (p.clock_ghz * 1e3)
     lat_us = p.dma_latency_cycles * to_us
 
@@ -353,7 +354,7 @@ def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], 
                              "ub2gm": [b.get("ub2gm", {}).get("bytes", 0), b.get("ub2gm", {}).get("transfers", 0)],
                              "l1_stages": b.get("flags", {}).get("MTE2_MTE1", (0, 0))[0]}) for b in blocks]
 
-    def interval_us(i: int, w: dict) -> float:
+    def stretch(i: int, w: dict) -> tuple[dict[str, float], int]:
         b, c = blocks[i], cores[i]
         pipes = {}
         for pipe, key in (("MTE2", "gm2ub"), ("MTE3", "ub2gm")):
@@ -368,14 +369,11 @@ def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], 
         loads = l1[i] * w.get("gm2l1", 0) / b["gm2l1"] if b.get("gm2l1") else 0.0
         pipes["M"] = max(_cube_cycles(w.get("cube_macs", 0), w.get("cube_macs_f32", 0), p) * to_us, loads)
         pipes["MTE1"] = w.get("mte1_cycles", 0) * to_us
-        total = sum(pipes.values())
         if not c.overlapped:
-            return total
-        iters = max(1, round(c.iterations * steps(w) / steps(totals[i]))) if steps(totals[i]) else 1
-        top = max(pipes.values())
-        return top + (total - top) / iters
+            return pipes, 0
+        return pipes, max(1, round(c.iterations * steps(w) / steps(totals[i]))) if steps(totals[i]) else 1
 
-    times = flag_times(blocks, interval_us, [c.time_us for c in cores], p.cross_flag_latency_cycles * to_us)
+    times = flag_times(blocks, stretch, [c.time_us for c in cores], p.cross_flag_latency_cycles * to_us)
     for c, t in zip(cores, times or [], strict=False):
         c.stall_us, c.time_us = t - c.time_us, t
 
