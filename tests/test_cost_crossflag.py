@@ -222,3 +222,25 @@ def test_set_follows_the_work_of_its_pipe(pipe):
     v_end = cube + lat + a + STEPS * v  # the AIV's last V step ends; its last MTE3 store c later
     set_at = v_end if pipe == "V" else v_end + c
     assert est.cores[2].time_us == pytest.approx(set_at + lat + cube)
+
+
+# ---- the AIC's GM -> L1 copies (session 35) -------------------------------------------------------------------------------
+def test_aic_copies_at_the_gm_to_l1_figures():
+    """An AIC block's MTE2 copies (DataCopy GM -> L1, Nd2Nz rows of 256 B) are timed at ascendc.md §5.3's GM -> L1 (135
+    GB/s per core) and, for the bytes L2 serves, L2 -> L1 (221), without the GM -> UB small-burst efficiency (an
+    ASSUMPTION for GM -> UB; the Matmul API's operand loads on the same path get none), plus the DMA latency per copy."""
+    p = load_params("ascend910b1")
+    rows, copies, hits = 4096, 16, 1 << 18
+    aic = block(rows * 256, 0, copies, vec={}, burst=256)
+    aic.update(core="aic", cube_macs=0, reread=[[1 << 12, hits]])
+    counters = {"version": 1, "blockDim": 3, "aiv_per_aic": 2, "blocks": [block(0, 0, 1, vec={}), block(0, 0, 1, vec={}), aic]}
+    est = estimate(counters, "ascend910b1")
+    lat = copies * p.dma_latency_cycles * TO_US
+    want = (rows * 256 - hits) / (p.gm_to_l1_core_gbps * 1e3) + hits / (p.l2_to_l1_core_gbps * 1e3) + lat
+    assert est.cores[2].pipes_us["MTE2"] == pytest.approx(want)
+    # the same copies on an AIV (GM -> UB): 100.9 / 137 GB/s at the 256-B burst efficiency (0.7)
+    on_aic = est.cores[2].pipes_us["MTE2"]
+    del counters["blocks"][2]["core"]
+    as_ub = estimate(counters, "ascend910b1").cores[2].pipes_us["MTE2"]
+    assert as_ub == pytest.approx(((rows * 256 - hits) / p.gm_to_ub_core_gbps + hits / p.l2_to_ub_core_gbps) / 1e3 / 0.7 + lat)
+    assert as_ub > 1.5 * on_aic
