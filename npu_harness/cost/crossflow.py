@@ -20,7 +20,7 @@ pipe is done with what it was given), session 35. ascendc_next.md §2.4 and §5.
 - "Wait stalls instruction issue on this core until the counter is non-zero" (§2.4): a wait returns at max(the issue
   cursor, the latest releasing set + the flag latency) and moves the issue cursor there; it does not drain the pipes
   (work issued before it keeps its pipe times). A SyncAll releases its group at the latest arrival, a block arriving once
-  all its pipes are done (ASSUMPTION: the barrier drains the core, as its PIPE_ALL barrier does).
+  all its pipes are done (ASSUMPTION: the barrier drains the core).
 A block's time is the latest of its cursors after its tail, never less than its chain without flags (`floor`).
 
 `flag_times` walks the blocks in any order that respects the logged edges: the emulator ran them in one such order, so

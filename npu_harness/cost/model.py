@@ -149,8 +149,8 @@ class CoreEstimate:
     overlapped: bool
     time_us: float
     bottleneck: str
-    stall_us: float = 0.0          # AIC-driven MIX launches: time above the chain, spent waiting on cross-core flags (and the
-                                   # pipeline restarts after each wait; crossflow.py)
+    stall_us: float = 0.0          # AIC-driven MIX launches: time above the chain, spent waiting on cross-core flags (the
+                                   # pipes idle while issue waits; crossflow.py)
 
 
 @dataclass
