@@ -149,8 +149,8 @@ class CoreEstimate:
     overlapped: bool
     time_us: float
     bottleneck: str
-    stall_us: float = 0.0          # AIC-driven MIX launches: time above the chain, spent waiting on cross-core flags (and the
-                                   # pipeline restarts after each wait; crossflow.py)
+    stall_us: float = 0.0          # AIC-driven MIX launches: time above the chain, spent waiting on cross-core flags (the
+                                   # pipes idle while issue waits; crossflow.py)
 
 
 @dataclass
@@ -249,6 +249,20 @@ def _dma_us(d: dict, core_gbps: float, all_gbps: float, active: int, p: CostPara
     return t
 
 
+def _gm_to_l1_us(d: dict, l2_bytes: int, hbm_gbps: float, p: CostParams) -> float:
+    """An AIC block's GM -> L1 copies (counted as its `gm2ub`: DataCopy into L1, Nd2Nz included): the bytes from HBM at
+    the core's share of GM -> L1 (`hbm_gbps`: _shared_gbps with ascendc.md §5.3's GM -> L1 135 GB/s per core), those
+    that stay in L2 (`l2_bytes`: the workspace, re-reads within reach) at §5.3's L2 -> L1 221, plus the per-instruction
+    DMA latency (ASSUMPTION, as every DataCopy). No small-burst efficiency: that table is an ASSUMPTION for GM -> UB,
+    and the Matmul API's operand loads, the same Nd2Nz path, are charged at these figures without it (l1_us)."""
+    if not d or not d.get("bytes"):
+        return 0.0
+    hbm = hbm_gbps * 1e3
+    l2 = max(p.l2_to_l1_core_gbps * 1e3, hbm) if p.l2_to_l1_core_gbps else hbm  # GM traffic passes L2 anyway
+    from_l2 = min(l2_bytes, d["bytes"])
+    return (d["bytes"] - from_l2) / hbm + from_l2 / l2 + d.get("transfers", 0) * p.dma_latency_cycles / (p.clock_ghz * 1e3)
+
+
 def _vec_cycles(vec: dict, p: CostParams) -> tuple[float, float, int]:
     """(cycles with per-instruction head latency, ideal cycles without it, repeats)."""
     cyc = ideal = 0.0
@@ -337,12 +351,13 @@ def _scalar_us(ub_accesses: int, gm_accesses: int, p: CostParams) -> float:
 
 
 def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], p: CostParams) -> None:
-    """AIC-driven MIX launches: each block's time with its waits on the cross-core flags (crossflow.py), from the
-    work the emulator logged between flag events (`cross_events`) timed by the rules of this module at the block's own
-    rates: DMA instructions at the latency and bytes at the block's byte time per byte, vector and scalar work by the
-    cycle table, MTE1 cycles, the cube's MACs against its share of the block's GM -> L1 time; the pipes of the work
-    between two waits combine by the block's overlap rule, its pipeline iterations shared out by DMA instructions and L1
-    stages. Sets `time_us` (stalls included, never less than the chain before) and `stall_us` of every core."""
+    """AIC-driven MIX launches: each block's time with its waits on the cross-core flags (crossflow.py: per-pipe cursors,
+    a wait holding up issue only), from the work the emulator logged between flag events (`cross_events`) timed by the
+    rules of this module at the block's own rates: DMA instructions at the latency and bytes at the block's byte time
+    per byte, vector and scalar work by the cycle table, MTE1 cycles, the cube's MACs against its share of the block's
+    GM -> L1 time; a stretch's pipeline iterations are the block's, shared out by DMA instructions and L1 stages (0 when
+    its pipes do not overlap). Sets `time_us` (stalls included, never less than the chain before) and `stall_us` of
+    every core."""
     to_us = 1.0 / (p.clock_ghz * 1e3)
     lat_us = p.dma_latency_cycles * to_us
 
@@ -353,7 +368,7 @@ def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], 
                              "ub2gm": [b.get("ub2gm", {}).get("bytes", 0), b.get("ub2gm", {}).get("transfers", 0)],
                              "l1_stages": b.get("flags", {}).get("MTE2_MTE1", (0, 0))[0]}) for b in blocks]
 
-    def interval_us(i: int, w: dict) -> float:
+    def stretch(i: int, w: dict) -> tuple[dict[str, float], int]:
         b, c = blocks[i], cores[i]
         pipes = {}
         for pipe, key in (("MTE2", "gm2ub"), ("MTE3", "ub2gm")):
@@ -368,14 +383,11 @@ def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], 
         loads = l1[i] * w.get("gm2l1", 0) / b["gm2l1"] if b.get("gm2l1") else 0.0
         pipes["M"] = max(_cube_cycles(w.get("cube_macs", 0), w.get("cube_macs_f32", 0), p) * to_us, loads)
         pipes["MTE1"] = w.get("mte1_cycles", 0) * to_us
-        total = sum(pipes.values())
         if not c.overlapped:
-            return total
-        iters = max(1, round(c.iterations * steps(w) / steps(totals[i]))) if steps(totals[i]) else 1
-        top = max(pipes.values())
-        return top + (total - top) / iters
+            return pipes, 0
+        return pipes, max(1, round(c.iterations * steps(w) / steps(totals[i]))) if steps(totals[i]) else 1
 
-    times = flag_times(blocks, interval_us, [c.time_us for c in cores], p.cross_flag_latency_cycles * to_us)
+    times = flag_times(blocks, stretch, [c.time_us for c in cores], p.cross_flag_latency_cycles * to_us)
     for c, t in zip(cores, times or [], strict=False):
         c.stall_us, c.time_us = t - c.time_us, t
 
@@ -451,8 +463,11 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
     cube_phase = max(m_us, default=0.0)
     # the HBM bytes of each block's copies (the L2 hits left out) share the aggregate bandwidth (_shared_gbps)
     rereads_of = [_l2_rereads(b, active, reread_cap, p) for b in blocks]
-    mte2_gbps = _shared_gbps([b.get("gm2ub", {}).get("bytes", 0) - l2_of(b, "ws_gm2ub") - r for b, r in zip(blocks, rereads_of, strict=True)],
-                             p.gm_to_ub_core_gbps, p.gm_to_ub_all_gbps)
+    demands = [b.get("gm2ub", {}).get("bytes", 0) - l2_of(b, "ws_gm2ub") - r for b, r in zip(blocks, rereads_of, strict=True)]
+    mte2_gbps = _shared_gbps(demands, p.gm_to_ub_core_gbps, p.gm_to_ub_all_gbps)
+    # an AIC block's MTE2 copies (AIC-driven launches: DataCopy GM -> L1, Nd2Nz included; the AIC has no UB) at the
+    # GM -> L1 / L2 -> L1 figures (ascendc.md §5.3: 135 / 221 GB/s), as the Matmul API's operand loads (l1_us)
+    l1_gbps = _shared_gbps(demands, p.gm_to_l1_core_gbps, p.gm_to_ub_all_gbps) if aic_driven else []
     mte3_gbps = _shared_gbps([b.get("ub2gm", {}).get("bytes", 0) - l2_of(b, "ws_ub2gm") for b in blocks],
                              p.ub_to_gm_core_gbps, p.ub_to_gm_all_gbps)
     for i, b in enumerate(blocks):
@@ -472,7 +487,8 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
         total_macs_f32 += b.get("cube_macs_f32", 0)
         useful_cycles += _cube_cycles(b.get("cube_macs_useful", b.get("cube_macs", 0)), b.get("cube_macs_useful_f32", 0), p)
         pipes = {
-            "MTE2": _dma_us(gm2ub, p.gm_to_ub_core_gbps, p.gm_to_ub_all_gbps, active, p,
+            "MTE2": _gm_to_l1_us(gm2ub, l2_of(b, "ws_gm2ub") + rereads, l1_gbps[i], p) if b.get("core") == "aic" else
+                    _dma_us(gm2ub, p.gm_to_ub_core_gbps, p.gm_to_ub_all_gbps, active, p,
                             (l2_of(b, "ws_gm2ub") + rereads, p.l2_to_ub_core_gbps), mte2_gbps[i]),
             "V": vcyc * to_us,
             "MTE3": _dma_us(ub2gm, p.ub_to_gm_core_gbps, p.ub_to_gm_all_gbps, active, p, (l2_of(b, "ws_ub2gm"), p.ub_to_l2_core_gbps),

@@ -53,13 +53,15 @@ def lockstep(binary, tmp_path_factory):  # noqa: F811
 
 
 def test_log_names_the_releasing_sets(ring3):
-    """Every block logs one event per set and wait; each wait names set events of the same flag on the other core type
+    """Every block logs one event per set (with its pipe) and wait; each wait names set events of the same flag on the other core type
     of its AI Core (mode 2: an AIV's wait one AIC set, the AIC's wait both AIV's sets)."""
     blocks = ring3["blocks"]
     for i, b in enumerate(blocks):
         events = b["cross_events"]
         assert len(events) == b["cross_sets"] + b["cross_waits"]
         for e in events:
+            if e["ev"] == "set":  # the pipe the set was issued on (session 35: the cost model's set time)
+                assert e["pipe"] == ("FIX" if b.get("core") == "aic" else "MTE3")
             if e["ev"] != "wait":
                 continue
             assert len(e["after"]) == (2 if b.get("core") == "aic" else 1)

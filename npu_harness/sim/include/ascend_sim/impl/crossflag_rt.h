@@ -189,7 +189,8 @@ ASCEND_SIM_RT void cross_set(uint32_t mode, pipe_t pipe, uint32_t flagId, const 
     CrossState& c = *s.cross;
     const VClock snap = c.clock;
     cross_new_epoch(s);
-    const uint32_t ev = cross_log_event(c.log, s.cnt, "set", flagId, nullptr);
+    const uint32_t lp = static_cast<uint32_t>(pipe_of(pipe));  // the set's pipe for the cost model (none for MTE4 / MTE5 / V2)
+    const uint32_t ev = cross_log_event(c.log, s.cnt, "set", flagId, nullptr, lp < kPipes ? kPipeShort[lp] : nullptr);
     const uint32_t self = s.blockIdx, ratio = g_launch.mixRatio, core = s.coreIdx;
     std::vector<uint32_t> aivs;
     for (uint32_t k = 0; k < ratio; ++k) aivs.push_back(core * ratio + k);

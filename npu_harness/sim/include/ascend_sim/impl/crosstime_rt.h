@@ -2,8 +2,8 @@
 // dependency-aware time of such launches (docs/cost_model.md "AIC-driven MIX kernels"). Each block records, at every
 // CrossCoreSetFlag, CrossCoreWaitFlag (once it returns) and SyncAll barrier, the work it did since its previous event (the
 // counters that time its pipes: DMA bytes and instructions, vector instructions and repeats, scalar accesses, cube MACs,
-// GM->L1 bytes, MTE1 cycles, L1 stages), and for a wait the set events that released it (block, event index); the work
-// after its last event is the tail. Printed per block as "cross_events" / "cross_tail" on the counters line.
+// GM->L1 bytes, MTE1 cycles, L1 stages), for a set its pipe, and for a wait the set events that released it (block, event
+// index); the work after its last event is the tail. Printed per block as "cross_events" / "cross_tail" on the counters line.
 #pragma once
 #ifndef ASCEND_SIM_ASCEND_SIM_IMPL_CROSSTIME_RT_H
 #define ASCEND_SIM_ASCEND_SIM_IMPL_CROSSTIME_RT_H
@@ -97,12 +97,16 @@ inline void cross_work_json(std::vector<char>& out, const CrossWork& a, const Cr
 }
 
 // Records an event of the block owning `log` (counters `c`): kind "set" / "wait" / "sync"; `id` the flag (the barrier's
-// number for "sync"); `after` for a wait: the (block, event index) pairs of the sets that released it. Returns its index.
-inline uint32_t cross_log_event(CrossLog& log, const Counters& c, const char* kind, uint32_t id, const std::vector<uint32_t>* after) {
+// number for "sync"); `after` for a wait: the (block, event index) pairs of the sets that released it; `pipe` for a set: the
+// pipe whose earlier work it follows ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX"; the cost model's set time). Returns its
+// index.
+inline uint32_t cross_log_event(CrossLog& log, const Counters& c, const char* kind, uint32_t id, const std::vector<uint32_t>* after,
+                                const char* pipe = nullptr) {
     CrossWork now;
     cross_work_of(c, now);
     if (log.events) log.text.push_back(',');
     cross_log_put(log.text, "{\"ev\":\"%s\",\"%s\":%u", kind, std::strcmp(kind, "sync") ? "flag" : "group", id);
+    if (pipe) cross_log_put(log.text, ",\"pipe\":\"%s\"", pipe);
     if (after) {
         cross_log_put(log.text, ",\"after\":[");
         for (size_t k = 0; k + 1 < after->size(); k += 2)
