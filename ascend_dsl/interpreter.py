@@ -204,7 +204,9 @@ def _slots_reduce_sum(parts: list[float]) -> list[float]:
     """The per-core sums of a split loop's only accumulator added as the kernel's combine does (snippets/acc_combine:
     one ReduceSum over the cores' 32-byte slots, lane 0 the value and the other 7 lanes 0): the count form reduces
     each 256-byte repeat (8 slots) as a binary tree, zero-padded to a power of two, and adds the repeats' sums in
-    order (ascend_sim/reduce.h, ReduceSum.md); [] for no cores."""
+    order (ascend_sim/reduce.h, ReduceSum.md); [] for no cores. A loop with a chunked path (rows longer than UB, a
+    lowering decision the interpreter does not see) keeps the halving tree: the two orders differ by the sum
+    slack the oracle allows."""
     total = None
     for r in range(0, len(parts), 8):
         v = list(parts[r:r + 8])
