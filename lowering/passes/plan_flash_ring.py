@@ -43,13 +43,16 @@ def plan(fa: ir.FlashAttention, kernel: ir.Kernel, ctx: PassContext) -> ir.Flash
     why = _miss(fa, kernel, ctx)
     if why:
         return replace(fa, ring=ir.FlashRing(False, why))
+    dims = f"{fa.dk} is a multiple" if fa.dk == fa.dv else f"{fa.dk} and {fa.dv} are multiples"
     return replace(fa, ring=ir.FlashRing(True, (
         f"the AIC drives the cube, {RING_BQ}-row query blocks in pairs per AI Core, {RING_BK}-key blocks; at run time "
-        f"when {fa.dk} and {fa.dv} are multiples of 16 up to {MAX_HEAD_DIM}, else the Matmul-API form")))
+        f"when {dims} of 16 up to {MAX_HEAD_DIM}, else the Matmul-API form")))
 
 
 def _miss(fa: ir.FlashAttention, kernel: ir.Kernel, ctx: PassContext) -> str:
     """Why the ring does not take `fa` ("" when it does)."""
+    if not ctx.allow_flash_ring:
+        return "turned off (PassContext.allow_flash_ring)"
     t = {p.name: p for p in kernel.tensors}
     if t[fa.q].dtype is not DType.F16:
         return f"the operands are {t[fa.q].dtype.name.lower()}: the ring is written for f16"
