@@ -21,6 +21,7 @@ CASES = [
     ("math/exclusive_cumsum", "ascend910b1", {}),
     ("pooling/max_pool2d", "ascend910b1", {}),
     ("reduce/prod_dim", "ascend910b1", {"T": "f16"}),  # row products: a halving tree of Mul over an f32 row
+    ("attention/causal_sdpa", "ascend910b1", {}),  # flash attention: the AIC-driven ring + its Matmul-API form
 ]
 
 
