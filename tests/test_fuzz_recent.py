@@ -17,7 +17,8 @@ from npu_harness.fuzz.recent import RECENT_KINDS
 TARGETED = {"slot_value_brcb", "middim_split", "middim_rows_near_half_cores", "long_rows_on_groups",
             "long_rows_on_groups_ragged", "norm_long_rows_over_1mb", "row_value_brcb", "gather_narrow",
             "index_select_cols", "scatter_value_dim0", "scatter_dim0", "flat_reduction_only", "sum_tree_combine",
-            "batched_gemm", "batched_gemm_several_m_blocks", "i32_box_reduction", "i32_rows"}
+            "batched_gemm", "batched_gemm_several_m_blocks", "i32_box_reduction", "i32_rows", "flash_ring",
+            "flash_ring_api", "flash_ring_causal"}
 
 
 def test_recent_programs_parse_and_draw_every_kind():

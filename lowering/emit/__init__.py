@@ -16,7 +16,21 @@ from dataclasses import dataclass, field
 from ascend_dsl import ir
 
 from ..context import PassContext
-from . import antialias, box, chain, conv, convert5hd, flash, flash_ring, grid_sample, launches, mix, resize, vector, window
+from . import (
+    antialias,
+    box,
+    chain,
+    conv,
+    convert5hd,
+    flash,
+    flash_ring,
+    grid_sample,
+    launches,
+    mix,
+    resize,
+    vector,
+    window,
+)
 from .host import host_files
 from .shared import GENERATOR, KernelView, render, view_fields
 
