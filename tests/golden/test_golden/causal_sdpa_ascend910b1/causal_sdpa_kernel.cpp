@@ -4,6 +4,8 @@
 // sum l in UB and output O (fp32) in its own GM slot while it walks the keys in blocks of bk (online softmax):
 // S = Q K_j^T on the cube, P = exp(S * scale - m'), l = l * e^(m - m') + rowsum(P), O = O * e^(m - m') + P V_j (P
 // through the AIV's own GM slot, P V_j added to O by the cube on its way out of L0C), finally O / l. The bq x N scores never exist anywhere.
+// This is the Matmul-API form, causal_sdpa_custom_api, taken at the head dims the AIC-driven ring (below) does not take; the
+// entry causal_sdpa_custom is at the end of the file.
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 #include "causal_sdpa_tiling.h"
@@ -394,7 +396,6 @@ public:
 
 __aicore__ inline void causal_sdpa_custom_api(GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR o, GM_ADDR workspace, CausalSdpaTilingData tiling)
 {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     SetSysWorkspace(workspace);
     KernelCausalSdpa op;
     op.Init(q, k, v, o, workspace, tiling);
