@@ -20,9 +20,10 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
                 | Launch(index, kernel: Kernel, reads, writes)
                 -- introduced by lowering/passes/plan_flash.py: the two SDPA stages fused (online softmax)
                 | FlashAttention(q, k, v, o, batch: Sym*, m, n, dk, dv, scale: Const|Ref, mask: FlashMask?, bq, bk,
-                                 stages: ChainStage*)
+                                 stages: ChainStage*, ring: FlashRing?)
     FlashMask   = FlashMask(tensor?, compare, threshold, fill, lo: FlashBound*, hi: FlashBound*)
     FlashBound  = FlashBound(const, params)
+    FlashRing   = FlashRing(taken, why)
     -- a tile loop; its shape payload is its kind (LoopKind)
     TileLoop    = TileLoop(var, over, size?, buffers, body: Stmt*, shape: TileShape, buffers_decl: Buffer*, max_tile?,
                            chunk?)
@@ -680,6 +681,17 @@ class FlashMask:
 
 
 @dataclass(frozen=True)
+class FlashRing:
+    """plan_flash_ring's decision for a FLASH kernel: `taken`, the AIC-driven ring (the cube's low-level API on the
+    AIC, S and P handed between the AIC and its two AIV through GM slots and cross-core flags; emit/flash_ring.py)
+    at the shapes its host tiling accepts, the Matmul-API form (emit/flash.py) at the others; else that form
+    always. `why` says which and why (printed by --dump-after)."""
+
+    taken: bool
+    why: str
+
+
+@dataclass(frozen=True)
 class FlashAttention:
     """A FLASH kernel's body (lowering/passes/plan_flash.py): softmax(Q K^T * scale [masked]) @ V per
     (batch, block of `bq` query rows), K/V walked in blocks of `bk` keys with an online softmax (the S x S
@@ -701,6 +713,7 @@ class FlashAttention:
     bk: int
     stages: tuple[ChainStage, ...]
     span: Span = _SPAN
+    ring: FlashRing | None = None  # lowering/passes/plan_flash_ring.py: the AIC-driven ring or the Matmul-API form
 
     @property
     def body(self) -> tuple[Stmt, ...]:

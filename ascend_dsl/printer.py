@@ -108,10 +108,11 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
             note = (f"{ind}# launch {i} ({sub.name}, {sub.kind.value if sub.kind else 'not lowered'}): "
                     f"reads {', '.join(reads) or '-'}, writes {', '.join(writes) or '-'}")
             return [note] + block(sub.body, ind)
-        case ir.FlashAttention(stages=stages, bq=bq, bk=bk, mask=mask):
+        case ir.FlashAttention(stages=stages, bq=bq, bk=bk, mask=mask, ring=ring):
             note = (f"{ind}# flash attention (the two stages below, fused): blocks of <= {bq} query rows x <= {bk} keys, "
                     f"online softmax{_flash_mask(mask)}")
-            return [note] + block(stages, ind)
+            plan = [f"{ind}# {'ring' if ring.taken else 'no ring'}: {ring.why}"] if ring is not None else []
+            return [note] + plan + block(stages, ind)
         case ir.SplitLoop(var=v, extent=ext, core_kind=kind, cores=c, body=body):
             cores = kind if c is None else str(c)
             return [f"{ind}for {v} in split({' * '.join(ext)}, cores={cores}):"] + block(body, ind + "    ")

@@ -34,8 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def run(shape: dict[str, int], flash: bool, target: str, example: str | None = None):
-    """Lower and validate one attention example at `shape` (B, H, S, D; sdpa: Bt = B·H, M = N = S, Dk = Dv = D)."""
+def run(shape: dict[str, int], flash: bool, target: str, example: str | None = None, ring: bool = True):
+    """Lower and validate one attention example at `shape` (B, H, S, D; sdpa: Bt = B·H, M = N = S, Dk = Dv = D);
+    `ring=False`: flash attention in its Matmul-API form (PassContext.allow_flash_ring)."""
     from ascend_dsl import load_file
     from lowering.context import PassContext
     from lowering.pipeline import run_pipeline
@@ -51,6 +52,7 @@ def run(shape: dict[str, int], flash: bool, target: str, example: str | None = N
     task = load_task_for(kernel, path.with_suffix(".py"), overrides=shape)
     ctx = PassContext(get_target(target), path.name)
     ctx.allow_flash = flash
+    ctx.allow_flash_ring = ring
     lowered = run_pipeline(kernel, ctx)
     return lowered.kind.value, validate_sim(kernel, lowered, ctx.project, ctx, task)
 

@@ -1,15 +1,17 @@
 """The hand-written AIC-driven causal flash attention (tests/sim/kernels/flash_ring.cpp) as the cost model sees it
 (ESTIMATES, not measurements), beside the lowered kernel (examples/attention/causal_sdpa, bench_attention.py's row).
 
-    python benchmarks/bench_flash_ring.py [--shape B,H,S,D] [--cores N] [--target T] [--lowered] [--time-limit SEC]
+    python benchmarks/bench_flash_ring.py [--shape B,H,S,D] [--cores N] [--target T] [--lowered] [--api] [--time-limit SEC]
 
 Runs the kernel in the emulator on random f16 inputs (every check on), checks the first and the last head against
 float64 attention, and prints the estimate, ideal% = the cube roofline of the useful (causal half) MACs / the kernel
 estimate (bench_attention.py's ideal), and the busiest AIV's and AIC's pipes. The AIC and AIV run as blocks of their
 own (cross-core flags): the model times each as its own chain and times the flags from the emulator's log (per-pipe
 cursors: a wait holds up issue, a set follows the work of its pipe; docs/cost_model.md "AIC-driven MIX kernels").
-`--lowered` adds the lowered fused kernel at the same shape (slow: its AIV drive the Matmul API). `--counters-out` keeps
-the emulator's counters, `--counters-in` estimates from them again without a run (the 4x32 run takes minutes).
+`--lowered` adds the lowered fused kernel at the same shape (session 35: the same ring, emitted:
+lowering/emit/flash_ring.py); `--api` adds the lowered kernel in its Matmul-API form (PassContext.allow_flash_ring off;
+slow: its AIV drive the Matmul API). `--counters-out` keeps the emulator's counters, `--counters-in` estimates from
+them again without a run (the 4x32 run takes minutes).
 """
 
 from __future__ import annotations
@@ -82,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", default="ascend910b1")
     ap.add_argument("--shape", default="1,8,4096,128", help="B,H,S,D")
     ap.add_argument("--cores", type=int, default=24, help="AI Cores launched (910B1: 24)")
-    ap.add_argument("--lowered", action="store_true", help="also the lowered fused kernel at the same shape")
+    ap.add_argument("--lowered", action="store_true", help="also the lowered fused kernel (the ring) at the same shape")
+    ap.add_argument("--api", action="store_true", help="also the lowered kernel in its Matmul-API form")
     ap.add_argument("--time-limit", type=int, default=3600, help="seconds an emulator run may take")
     ap.add_argument("--counters-out", help="also write the emulator's counters to this JSON file")
     ap.add_argument("--counters-in", help="estimate from counters written by --counters-out (no emulator run, no check)")
@@ -108,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"{'ring':<9} {label:<14} {'-' if ok is None else 'yes' if ok else 'NO':<4} {est.kernel_us:9.1f} {ideal:9.1f} {100 * ideal / est.kernel_us:6.1f}% "
           f"{est.bottleneck:<10}  AIV {aiv.time_us:.1f} ({pipes(aiv)}); AIC {aic.time_us:.1f} ({pipes(aic)})", flush=True)
-    if args.lowered:
+    for form, ring in (("lowered", True), ("api", False)):
+        if not (args.lowered if ring else args.api):
+            continue
         import os
 
         from bench_attention import run
@@ -117,13 +122,14 @@ def main(argv: list[str] | None = None) -> int:
 
         os.environ["ASCEND_SIM_TIME_LIMIT"] = str(args.time_limit)
         validate.SIM_RUN_TIMEOUT_S = float(args.time_limit + 60)
-        kind, res = run(dims, True, args.target)
+        kind, res = run(dims, True, args.target, ring=ring)
         low = res.report
         if low is None:
-            print(f"{'lowered':<9} {label:<14} no   cannot run")
+            print(f"{form:<9} {label:<14} no   cannot run")
         else:
-            print(f"{'lowered':<9} {label:<14} {'yes' if res.ok else 'NO':<4} {low.kernel_us:9.1f} {ideal:9.1f} "
-                  f"{100 * ideal / low.kernel_us:6.1f}% {low.bottleneck:<10}  ({kind})")
+            print(f"{form:<9} {label:<14} {'yes' if res.ok else 'NO':<4} {low.kernel_us:9.1f} {ideal:9.1f} "
+                  f"{100 * ideal / low.kernel_us:6.1f}% {low.bottleneck:<10}  ({kind}{', ring' if ring else ', Matmul API'})",
+                  flush=True)
     return 0 if ok is not False else 1
 
 

@@ -30,6 +30,9 @@ class PassContext:
     #: The two chained SDPA stages may be fused into a FLASH kernel (passes/plan_flash.py); benchmarks turn it off
     #: for the unfused figure.
     allow_flash: bool = True
+    #: A FLASH kernel may take the AIC-driven ring (passes/plan_flash_ring.py); tests of the Matmul-API form and
+    #: benchmarks' "before" turn it off.
+    allow_flash_ring: bool = True
     #: Why two attention-like stages were not fused (plan_flash), for the chain's launch error; "" if none.
     flash_miss: str = ""
     #: A lone forward conv2d may take the NC1HWC0 route (passes/route_conv5hd.py); benchmarks and the old paths'

@@ -107,7 +107,7 @@ def run_pipeline(kernel: ir.Kernel, ctx: PassContext, dump_after: frozenset[str]
 def _lower_launch(la: ir.Launch, ctx: PassContext, dump_after: frozenset[str]) -> ir.Launch:
     """One launch of a LAUNCHES kernel through the whole pipeline (its own project: `ctx.launches`)."""
     sub_ctx = PassContext(ctx.target, ctx.source_name, ctx.assistant, allow_split_k=ctx.allow_split_k,
-                          allow_flash=ctx.allow_flash, in_launch=True)
+                          allow_flash=ctx.allow_flash, allow_flash_ring=ctx.allow_flash_ring, in_launch=True)
     lowered = run_pipeline(la.kernel, sub_ctx, dump_after)
     sub_ctx.lowered = lowered
     ctx.launches.append(sub_ctx)

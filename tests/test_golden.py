@@ -22,6 +22,7 @@ CASES = [
     ("pooling/max_pool2d", "ascend910b1", {}),
     ("reduce/prod_dim", "ascend910b1", {"T": "f16"}),  # row products: a halving tree of Mul over an f32 row
     ("index/gather_middle", "ascend910b1", {"T": "f16"}),  # torch.gather along dim 1: x slabs in UB, Gather
+    ("attention/causal_sdpa", "ascend910b1", {}),  # flash attention: the AIC-driven ring + its Matmul-API form
 ]
 
 

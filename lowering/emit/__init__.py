@@ -24,6 +24,7 @@ from . import (
     convert5hd,
     flash,
     gather_middle,
+    flash_ring,
     grid_sample,
     launches,
     mix,
@@ -71,6 +72,18 @@ KINDS: dict[ir.KernelKind, Kind] = {
 }
 
 
+#: A FLASH kernel that plan_flash_ring gave the AIC-driven ring (its project carries the Matmul-API form as well).
+FLASH_RING = Kind(flash_ring.build_view, "flash_ring_kernel.cpp.jinja", "flash_ring_tiling.h.jinja",
+                  flash_ring.project_manifest)
+
+
+def kind_of(kernel: ir.Kernel) -> Kind:
+    """How `kernel` is emitted: its kind's entry of KINDS, or FLASH_RING for a FLASH kernel the ring took."""
+    if kernel.kind is ir.KernelKind.FLASH and (ring := kernel.body[0].ring) is not None and ring.taken:
+        return FLASH_RING
+    return KINDS[kernel.kind]
+
+
 @dataclass(frozen=True)
 class EmittedProject:
     """The files of a kernel-direct project, its manifest, and the view they were rendered from."""
@@ -86,7 +99,7 @@ class EmittedProject:
 
 
 def build_view(kernel: ir.Kernel, ctx: PassContext) -> KernelView:
-    return KINDS[kernel.kind].build_view(kernel, ctx)
+    return kind_of(kernel).build_view(kernel, ctx)
 
 
 def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
@@ -94,7 +107,7 @@ def emit(kernel: ir.Kernel, ctx: PassContext) -> EmittedProject:
     if kernel.kind is ir.KernelKind.LAUNCHES:  # each launch emitted already (lowering/pipeline.py)
         files, manifest = launches.launch_files(kernel, ctx)
         return EmittedProject(kernel.name, files, manifest, None, tuple(sub.project for sub in ctx.launches))
-    kind = KINDS[kernel.kind]
+    kind = kind_of(kernel)
     view = kind.build_view(kernel, ctx)
     manifest = kind.manifest(kernel, ctx, view)
     files = {

@@ -90,6 +90,9 @@ class FlashView(KernelView):
     sys_workspace: str
     align: int
     workspace_bytes: str = "tiling.workspaceBytes"  # the host programs allocate what the tiling placed
+    #: Rendered inside the ring's project (emit/flash_ring.py): the entry and the tiling function become the ring's
+    #: fallback at the shapes it does not take (`<entry>_api`, `<tiling_fn>_api`), the tiling struct gains its fields.
+    ring_api: bool = False
 
 
 def _float(x: float) -> str:

@@ -38,6 +38,7 @@ from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
+from . import plan_flash_ring
 from .plan_cube import COUPLED_FAMILIES
 
 #: Largest query rows (Bq) and keys (Bk) per block: a Bq x Bk fp32 score block and a Bq x Dv output block
@@ -55,7 +56,7 @@ def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
         ctx.flash_miss = flash
     if not isinstance(flash, ir.FlashAttention):
         return kernel
-    return replace(kernel, body=(flash,), kind=ir.KernelKind.FLASH)
+    return replace(kernel, body=(plan_flash_ring.plan(flash, kernel, ctx),), kind=ir.KernelKind.FLASH)
 
 
 def match(kernel: ir.Kernel) -> ir.FlashAttention | str | None:

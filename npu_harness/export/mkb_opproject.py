@@ -13,7 +13,7 @@ import json
 
 from ascend_dsl import ir
 from lowering import EmittedProject, PassContext
-from lowering.emit import KINDS, render, view_fields
+from lowering.emit import kind_of, render, view_fields
 
 from ..device.emulator_build import inline_include
 from . import cxx
@@ -39,7 +39,7 @@ def kernel_source(project: EmittedProject, ctx: PassContext, view: dict, op_kern
     """The emitted kernel re-rendered with its direct entry renamed (`<k>_direct`, so it never clashes with
     the op's `<op>_custom`), its tiling header inlined, and the op-project entry appended."""
     name = project.name
-    template = KINDS[ctx.lowered.kind].kernel_template
+    template = kind_of(ctx.lowered).kernel_template
     direct = f"{name}_direct"
     text = render(template, **{**view, "entry": direct})
     text = inline_include(text, f"{name}_tiling.h", project.files[f"{name}_tiling.h"], f"{op_kernel}.cpp")

@@ -126,4 +126,9 @@ def forms(p: Program) -> set[str]:
         add("conv5hd")
     if p.kind in ("flash", "chain", "launches", "autosplit", "chunked"):
         add(p.kind)
+    if p.kind == "flash_ring":  # the ring's shapes (head dims multiples of 16 up to 128), else its Matmul-API form
+        dk, dv = s.get("Dk", 0), s.get("Dv", 0)
+        add("flash_ring" if dk % 16 == 0 and dv % 16 == 0 and 0 < dk <= 128 and 0 < dv <= 128 else "flash_ring_api")
+        if "col_index()" in text:
+            add("flash_ring_causal")
     return out

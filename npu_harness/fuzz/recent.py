@@ -15,7 +15,9 @@ odd lengths and tails, one row, rows = cores +- 1, f16 / bf16 / f32 / i32 data w
 - `scatter_dim0`: x.scatter(0, idx, value) / scatter / scatter_add along dim 0 with [K, D] indices;
 - `flat_sums`: flat loops that only accumulate sums (one tile per core, the tree combine over odd core counts);
 - `batched_gemm`: batched matmuls with several M blocks per batch entry and a shared or batched B;
-- `activations` (session 35): tanh and a * sigmoid(z) over flat tiles, arguments from near 0 into saturation.
+- `activations` (session 35): tanh and a * sigmoid(z) over flat tiles, arguments from near 0 into saturation;
+- `flash_ring` (session 35): flash attention at the shapes the AIC-driven ring takes (f16, causal or no mask, head
+  dims multiples of 16 up to 128), tails of one and several blocks, now and then a head dim it does not take.
 
 Drawn by `gen.generate_recent` from a stream of its own (npu_harness.fuzz.campaign), so the main and multi-stage
 streams, and with them every fixed-seed slice, are unchanged.
@@ -29,7 +31,7 @@ from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Stmt
 
 RECENT_KINDS = {"slot_rows": 3, "middim": 3, "norm1pass": 2, "row_values": 3, "gather_narrow": 2, "gather_middle": 2,
-                "scatter_dim0": 2, "flat_sums": 2, "batched_gemm": 2, "activations": 3}
+                "scatter_dim0": 2, "flat_sums": 2, "batched_gemm": 2, "activations": 3, "flash_ring": 3}
 
 ROW_OPS = ("({0} + {1})", "({0} - {1})", "({1} - {0})", "({0} * {1})", "({0} / {1})", "({1} / (1.5 + abs({0})))",
            "max({0}, {1})", "min({1}, {0})")
@@ -301,7 +303,48 @@ def _activations(r: random.Random, k, cores: int) -> dict:
     return sizes
 
 
+def _flash_ring(r: random.Random, k, cores: int) -> dict:
+    """Flash attention at the shapes the AIC-driven ring takes (lowering/passes/plan_flash_ring.py, session 35): f16,
+    causal (either spelling, a fill that weighs the masked keys 0) or no mask, head dims multiples of 16 up to 128
+    (now and then any head dim: the ring's project then runs its Matmul-API form), query and key lengths over one
+    and several 128-row blocks with odd tails, more heads than AI Cores now and then, a scale literal or parameter
+    (|scale| > 1: scaled in S, not in Q), f32 or T out."""
+    k.dtype_vars = {"T": "f16"}
+    sizes = {"M": r.choice((r.randint(1, 140), r.randint(200, 520))), "N": r.choice((r.randint(1, 140), r.randint(200, 520))),
+             "Dk": 16 * r.randint(1, 8), "Dv": 16 * r.randint(1, 8)}
+    if r.random() < 0.15:
+        sizes[r.choice(("Dk", "Dv"))] = r.randint(1, 128)
+    causal = r.random() < 0.6
+    if causal and r.random() < 0.6:
+        sizes["N"] = sizes["M"]  # self-attention
+    if r.random() < 0.5:
+        batch, sizes["Bt"] = "Bt", r.choice((1, 2, 3, cores // 2 + 1))
+    else:
+        batch = "B * H"
+        sizes.update(B=r.randint(1, 2), H=r.randint(1, 3))
+    lead = batch.replace(" *", ",") + ", "
+    q, kk, v = k.tensor("q", "T", lead + "M, Dk"), k.tensor("k", "T", lead + "N, Dk"), k.tensor("v", "T", lead + "N, Dv")
+    out_t = r.random() < 0.3
+    o = k.tensor("o", "T" if out_t else "f32", lead + "M, Dv")
+    scale = k.scalar_param().render() if r.random() < 0.4 else r.choice(["0.125", "0.0884", "1.0", "-0.3", "2.0"])
+    p = k.fresh("p")
+    k.body.append(Stmt(f"{p} = workspace(T, {lead}M, N)", None, p))
+    scaled = r.choice([f"s * {scale}", f"{scale} * s"])
+    if causal:
+        cond = r.choice(["col_index() <= row_index()", "row_index() >= col_index()"])
+        lines = [f"x = select({cond}, {scaled}, {r.choice(['-3.0e38', '-1.0e30'])})", "e = exp(x - max(x, axis=1))"]
+    else:
+        lines = r.choice([[f"e = exp((s - max(s, axis=1)) * {scale})"], [f"x = {scaled}", "e = exp(x - max(x, axis=1))"]])
+    body = tuple(Stmt(line) for line in lines) + (Stmt(f"store({p}[blk], cast(e / sum(e, axis=1), T))"),)
+    k.body.append(Loop(f"for blk in split({batch}, M, N, cores=AIC):", "with vector:", body,
+                       cube_prefix=("with cube:", f"    s = matmul({q}[blk], {kk}[blk], transpose_b=True)")))
+    out = "cast(acc, T)" if out_t else "acc"
+    k.body.append(Loop(f"for blk in split({batch}, M, Dv, cores=AIC):", "with vector:", (Stmt(f"store({o}[blk], {out})"),),
+                       cube_prefix=("with cube:", f"    acc = matmul({p}[blk], {v}[blk])")))
+    return sizes
+
+
 BUILDERS = {"slot_rows": _slot_rows, "middim": _middim, "norm1pass": _norm1pass, "row_values": _row_values,
             "gather_narrow": _gather_narrow, "gather_middle": _gather_middle, "scatter_dim0": _scatter_dim0,
-            "flat_sums": _flat_sums, "batched_gemm": _batched_gemm, "activations": _activations}
+            "flat_sums": _flat_sums, "batched_gemm": _batched_gemm, "activations": _activations, "flash_ring": _flash_ring}
 
