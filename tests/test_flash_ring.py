@@ -143,10 +143,12 @@ def test_causal_sdpa_matches_torch_in_either_form(overrides, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("scale, growing", [(0.125, True), (1.5, False)], ids=["rescale", "scale-in-S"])
+@pytest.mark.parametrize("scale, growing", [(0.125, True), (1.5, False), (0.0884, False)],
+                         ids=["rescale", "scale-in-S", "inexact-scale-in-S"])
 def test_unmasked_ring_matches_torch_with_moving_maxima_and_a_large_scale(scale, growing, tmp_path):
     """Keys whose scores grow block after block (the running max moves: l and the O slot rescaled), M > 256 (two
-    query pairs per head), N not a multiple of 128 (the tail keys masked); a scale > 1 goes into S, not into Q."""
+    query pairs per head), N not a multiple of 128 (the tail keys masked); a scale > 1, or one Q * scale would round
+    (not +-2^-k), goes into S, not into Q."""
     res = _validate("sdpa", {"Bt": 2, "M": 300, "N": 290, "Dk": 32, "Dv": 48}, task=_task(tmp_path, scale, growing),
                     tmp_path=tmp_path)
     assert res.ok, res.detail

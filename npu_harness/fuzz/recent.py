@@ -308,7 +308,7 @@ def _flash_ring(r: random.Random, k, cores: int) -> dict:
     causal (either spelling, a fill that weighs the masked keys 0) or no mask, head dims multiples of 16 up to 128
     (now and then any head dim: the ring's project then runs its Matmul-API form), query and key lengths over one
     and several 128-row blocks with odd tails, more heads than AI Cores now and then, a scale literal or parameter
-    (|scale| > 1: scaled in S, not in Q), f32 or T out."""
+    (scaled in S unless it is +-2^-k: exact in Q), f32 or T out."""
     k.dtype_vars = {"T": "f16"}
     sizes = {"M": r.choice((r.randint(1, 140), r.randint(200, 520))), "N": r.choice((r.randint(1, 140), r.randint(200, 520))),
              "Dk": 16 * r.randint(1, 8), "Dv": 16 * r.randint(1, 8)}

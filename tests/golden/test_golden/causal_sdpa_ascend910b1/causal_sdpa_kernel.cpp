@@ -66,7 +66,7 @@ public:
         // ... and its O slot (bq x dvp fp32): P V_j accumulates there (the cube's atomic add on the way out of L0C)
         oSlotGm_.SetGlobalBuffer((__gm__ float*)(workspace + tiling.oSlotOffset + GetBlockIdx() * tiling.oSlotBytes),
                                  static_cast<uint64_t>(bq_) * dvp_);
-        // ... and its Q slot (bq x Dk): the task's query block times the scale (|scale| <= 1: no overflow; then no Muls per
+        // ... and its Q slot (bq x Dk): the task's query block times the scale (+-2^-k: exact, no overflow; then no Muls per
         // score), read by the cube from L2 for every key block instead of from the input
         qSlotGm_.SetGlobalBuffer((__gm__ half*)(workspace + tiling.qSlotOffset + GetBlockIdx() * tiling.qSlotBytes),
                                  static_cast<uint64_t>(bq_) * Dk_);
@@ -185,9 +185,15 @@ private:
         Duplicate(lRow, 0.0f, bq_);
         const uint64_t qBase = (bi / (H_)) * H_ * M_ * Dk_ + (bi % H_) * M_ * Dk_ + m0 * Dk_;
         const float scaleV = scale_;
-        const bool qScaled = scaleV >= -1.0f && scaleV <= 1.0f;  // Q * scale cannot overflow: S = (Q scale) K^T, no Muls per score
+        // Q * scale is exact (rounds nothing: a rounding of Q in its type is not the source's s * scale, session 35) only
+        // for a scale of +-2^-k, k >= 0 (no overflow either): then S = (Q scale) K^T, no Muls per score
+        float scaleMag = scaleV < 0.0f ? -scaleV : scaleV;
+        for (uint32_t step = 0; scaleMag != 0.0f && scaleMag < 1.0f && step < 160; ++step) {
+            scaleMag *= 2.0f;  // exact
+        }
+        const bool qScaled = scaleMag == 1.0f;
         {
-            // the query block -> this AIV's Q slot, times the scale when |scale| <= 1 (then S needs no Muls), through O's buffer
+            // the query block -> this AIV's Q slot, times the scale when it is +-2^-k (exact; then S needs no Muls), through O's buffer
             const uint32_t dk = static_cast<uint32_t>(Dk_);
             const uint32_t dkp = (dk * static_cast<uint32_t>(sizeof(half)) + 31) / 32 * 32 / static_cast<uint32_t>(sizeof(half));
             LocalTensor<half> qL = oBuf_.Get<half>();
@@ -428,7 +434,7 @@ constexpr float kMasked = -3.0e38f;     // a masked score: never a row's max, e^
 struct Shape {
     uint64_t heads;
     uint32_t M, N, Dk, Dv, cores;
-    bool qScale;  // |scale| <= 1: the scale goes into Q (no overflow in f16); else into every S block
+    bool qScale;  // scale = +-2^-k: the scale goes into Q (exact; see the flash form); else into every S block
     float scale;
 };
 
@@ -913,7 +919,13 @@ extern "C" __global__ __aicore__ void causal_sdpa_custom(GM_ADDR q, GM_ADDR k, G
     sh.Dv = static_cast<uint32_t>(tiling.Dv);
     sh.cores = tiling.ringCores;
     sh.scale = static_cast<float>(tiling.scale);
-    sh.qScale = sh.scale <= 1.0f && sh.scale >= -1.0f;
+    // Q * scale rounds nothing (and cannot overflow) only for a scale of +-2^-k, k >= 0: a rounding of Q to half is
+    // not the source's s * scale (session 35), so any other scale multiplies each S block instead
+    float scaleMag = sh.scale < 0.0f ? -sh.scale : sh.scale;
+    for (uint32_t step = 0; scaleMag != 0.0f && scaleMag < 1.0f && step < 160; ++step) {
+        scaleMag *= 2.0f;  // exact
+    }
+    sh.qScale = scaleMag == 1.0f;
     GM_ADDR ws = workspace + tiling.ringOffset;
     if ASCEND_IS_AIC {
         causal_sdpa_ring::Cube c(sh, k, v, ws, tiling.ringCoreBytes);
