@@ -194,7 +194,7 @@ def test_planted_bug_in_the_rescale_is_caught(plant, tmp_path):
     that never grow past the gap, either kernel still passes; with keys whose scores grow by far more than the gap
     (N = 300: five key blocks) the result is wrong, and the kernel as generated is right."""
     k = _example("sdpa")
-    proj, _ = lowering.lower(k, allow_flash_ring=False)  # the Matmul-API form (tests/test_flash_ring.py: the ring)
+    proj, _ = lowering.lower(k, allow_flash_ring=False)  # the Matmul-API form (tests/test_flash_ring_lowered.py: the ring)
     name = "sdpa_kernel.cpp"
     old, new = {"no O rescale": ("RowBroadcast<1>(o, o, cRow, rows, dv, dvp_);", ""),
                 "never rescale": ("gapBuf_.Get<float>().GetValue(0) <= kRescaleSum", "true")}[plant]
@@ -212,7 +212,7 @@ def test_planted_bug_in_the_rescale_is_caught(plant, tmp_path):
 def test_planted_bug_without_the_diagonal_mask_is_caught(tmp_path):
     """Planted bug: the key blocks above the diagonal are skipped but the diagonal block is not masked."""
     k = _example("causal_sdpa")
-    proj, _ = lowering.lower(k, allow_flash_ring=False)  # the Matmul-API form (tests/test_flash_ring.py: the ring)
+    proj, _ = lowering.lower(k, allow_flash_ring=False)  # the Matmul-API form (tests/test_flash_ring_lowered.py: the ring)
     name = "causal_sdpa_kernel.cpp"
     old = "Select(s, cmp, s, -3e+38f, SELMODE::VSEL_TENSOR_SCALAR_MODE, rows * bk_);"
     assert proj.files[name].count(old) == 1
@@ -271,7 +271,7 @@ def test_planted_bug_without_the_window_edge_mask_is_caught(tmp_path):
     """Planted bug: the key blocks before the window are skipped but the block on the window's lower edge is not
     masked (keys older than the window leak in)."""
     k = _example("sliding_window")
-    proj, _ = lowering.lower(k, allow_flash_ring=False)  # the Matmul-API form (tests/test_flash_ring.py: the ring)
+    proj, _ = lowering.lower(k, allow_flash_ring=False)  # the Matmul-API form (tests/test_flash_ring_lowered.py: the ring)
     name = "sliding_window_kernel.cpp"
     old = "Compares(cmp, diag, static_cast<half>(Clamp4096(lo - shift)), CMPMODE::GE, (rows * bk_ + 127) / 128 * 128);"
     assert proj.files[name].count(old) == 1
@@ -333,7 +333,7 @@ def test_planted_bug_in_the_o_accumulation_is_caught(plant, tmp_path):
     last block's P V survives: a wrong result), or the first block adds into the slot as well (into the launch's
     poison on an AIV's first task: ATOMIC-UNINIT; into the previous task's O after that)."""
     k = _example("sdpa")
-    proj, _ = lowering.lower(k, allow_flash_ring=False)  # the Matmul-API form (tests/test_flash_ring.py: the ring)
+    proj, _ = lowering.lower(k, allow_flash_ring=False)  # the Matmul-API form (tests/test_flash_ring_lowered.py: the ring)
     name = "sdpa_kernel.cpp"
     old = "GetTensorC<true>(oSlotGm_, first ? 0 : 1, true)"
     new = {"overwrite": "GetTensorC<true>(oSlotGm_, 0, true)", "add into the unwritten slot": "GetTensorC<true>(oSlotGm_, 1, true)"}[plant]
