@@ -836,13 +836,9 @@ def _flash(rng: random.Random, name: str, target: str) -> tuple[_Kernel, dict]:
     else:
         lines = rng.choice([[f"e = exp((s - max(s, axis=1)) * {scale})"], [f"e = exp({scaled} - max({scaled}, axis=1))"],
                             [f"x = {scaled}", "e = exp(x - max(x, axis=1))"]])
-    body = tuple(Stmt(line) for line in lines) + (Stmt(f"store({p}[blk], cast(e / sum(e, axis=1), T))"),)
-    k.body.append(Loop(f"for blk in split({batch}, M, N, cores=AIC):", "with vector:", body,
-                       cube_prefix=("with cube:", f"    s = matmul({q}[blk], {kk}[blk], transpose_b=True)")))
-    out = "cast(acc, T)" if out_t else "acc"
-    k.body.append(Loop(f"for blk in split({batch}, M, Dv, cores=AIC):", "with vector:", (Stmt(f"store({o}[blk], {out})"),),
-                       cube_prefix=("with cube:", f"    acc = matmul({p}[blk], {v}[blk])")))
+    recent.flash_stages(k, p, batch, (q, kk, v, o), out_t, lines)
     return k, sizes
+
 
 
 # ----------------------------------------------------------------------------- convolution

@@ -335,13 +335,21 @@ def _flash_ring(r: random.Random, k, cores: int) -> dict:
         lines = [f"x = select({cond}, {scaled}, {r.choice(['-3.0e38', '-1.0e30'])})", "e = exp(x - max(x, axis=1))"]
     else:
         lines = r.choice([[f"e = exp((s - max(s, axis=1)) * {scale})"], [f"x = {scaled}", "e = exp(x - max(x, axis=1))"]])
+    flash_stages(k, p, batch, (q, kk, v, o), out_t, lines)
+    return sizes
+
+
+def flash_stages(k, p: str, batch: str, qkvo: tuple[str, str, str, str], out_t: bool, lines: list[str]) -> None:
+    """The two cube stages of a flash-attention program, appended to k: S = q k^T with `lines` (the vector lines that
+    compute e from s) and P = e / sum(e) stored into the workspace `p`, then O = P v stored into o (cast to T when
+    `out_t`)."""
+    q, kk, v, o = qkvo
     body = tuple(Stmt(line) for line in lines) + (Stmt(f"store({p}[blk], cast(e / sum(e, axis=1), T))"),)
     k.body.append(Loop(f"for blk in split({batch}, M, N, cores=AIC):", "with vector:", body,
                        cube_prefix=("with cube:", f"    s = matmul({q}[blk], {kk}[blk], transpose_b=True)")))
     out = "cast(acc, T)" if out_t else "acc"
     k.body.append(Loop(f"for blk in split({batch}, M, Dv, cores=AIC):", "with vector:", (Stmt(f"store({o}[blk], {out})"),),
                        cube_prefix=("with cube:", f"    acc = matmul({p}[blk], {v}[blk])")))
-    return sizes
 
 
 BUILDERS = {"slot_rows": _slot_rows, "middim": _middim, "norm1pass": _norm1pass, "row_values": _row_values,
