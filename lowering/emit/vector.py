@@ -290,8 +290,7 @@ def _after_phase(kernel: ir.Kernel, ctx: PassContext, k: int, tensors: dict[str,
                                              for n in slot_names])
     # one accumulator whose UB block holds the core's final value: not a loop with a chunked path (rows longer than
     # UB fold chunks on the scalar unit and across core groups), whose value is not that block's lane 0
-    chunked = any(isinstance(getattr(t.shape, "chunked", None), ir.ChunkPlan) for t in ir.walk((split,))
-                  if isinstance(t, ir.TileLoop))
+    chunked = any(isinstance(t.shape, ir.RowTiles) and isinstance(t.shape.chunked, ir.ChunkPlan) for t in split.body)
     direct = len(accs) == 1 and not chunked
     if direct:
         w.lines += _slot_from_block(find(buffers, ir.BufferRole.ACC_SLOT, accs[0].name).member,
