@@ -107,8 +107,8 @@ def _run(kernel: ir.Kernel, inputs: dict[str, torch.Tensor], scalars: dict, shap
         dt = torch.float64 if widen and p.dtype.is_float else p.dtype.torch
         tensors[p.name] = torch.full(shapes[p.name], float("nan"), dtype=dt) if p.dtype.is_float else \
             torch.zeros(shapes[p.name], dtype=dt)
-    interpreter.run(kernel, tensors, scalars, widen=widen, **nudges)
-    return {p.name: tensors[p.name] for p in kernel.outputs}
+    out = interpreter.run(kernel, tensors, scalars, widen=widen, **nudges)  # (cast_bound: Bounded outputs)
+    return {p.name: out[p.name] for p in kernel.outputs}
 
 
 def reference(kernel: ir.Kernel, inputs: dict[str, torch.Tensor], scalars: dict, sizes: dict[str, int],
@@ -139,11 +139,7 @@ def cast_bound(kernel: ir.Kernel, inputs: dict[str, torch.Tensor], scalars: dict
     run, for a kernel with no such cast."""
     if not narrow_casts(kernel):
         return {p.name: torch.zeros(shapes[p.name], dtype=torch.float64) for p in kernel.outputs}
-    tensors = {n: (t.to(torch.float64) if t.dtype.is_floating_point else t.clone()) for n, t in inputs.items()}
-    for p in kernel.outputs:
-        tensors[p.name] = torch.full(shapes[p.name], float("nan"), dtype=torch.float64) if p.dtype.is_float else \
-            torch.zeros(shapes[p.name], dtype=p.dtype.torch)
-    out = interpreter.run(kernel, tensors, scalars, widen=True, cast_bound=True)
+    out = _run(kernel, inputs, scalars, shapes, widen=True, cast_bound=True)
     return {p.name: (out[p.name].bound.clone() if p.dtype.is_float else torch.zeros(shapes[p.name], dtype=torch.float64))
             for p in kernel.outputs}
 
