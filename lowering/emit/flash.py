@@ -4,7 +4,7 @@ A task is (batch entry, block of Bq query rows), taken round-robin by the vector
 keeps the block's running row max m and row sum l in UB and its output O (Bq x Dv, fp32) in its own GM
 slot, and walks the keys in blocks of Bk (ascendc_next.md §2.1):
 
-    Q_blk (times the scale when |scale| <= 1) -> the AIV's Q slot, once per task
+    Q_blk (times the scale when that is exact: +-2^-k) -> the AIV's Q slot, once per task
     S = Q_blk K_j^T                      cube (Matmul object 0, Iterate + GetTensorC into UB)
     X = S [* scale]  [masked: select]    vector
     P = exp(X - m) while every row sum stays <= ~e^8; otherwise m' = max(m, rowmax(X)), P = exp(X - m'),

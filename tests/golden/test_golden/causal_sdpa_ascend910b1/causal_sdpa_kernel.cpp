@@ -782,7 +782,7 @@ private:
         LocalTensor<float> mRow = mBuf_.Get<float>(), lRow = lBuf_.Get<float>(), cRow = cBuf_.Get<float>(), red = redBuf_.Get<float>();
         LocalTensor<half> p = pBuf_.Get<half>();
         oDone_ = 0;
-        if (rows) {  // Q_h [* scale] (one rounding to half) -> the Q slot, for the AIC
+        if (rows) {  // Q_h [* scale when exact: +-2^-k] -> the Q slot, for the AIC
             SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID1);
             WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID1);
             DataCopy(p, qGm[(t.bh * sh_.M + r0) * Dk], rows * Dk);
