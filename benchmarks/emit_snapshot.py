@@ -38,9 +38,12 @@ def _sources() -> list[Path]:
 
 
 def _driver(project, ctx) -> str:
-    """The emulator driver with the kernel inlined, as `ascend-sim` builds it."""
+    """The emulator driver with the kernel inlined, as `ascend-sim` builds it; a kernel of several launches (its
+    project has no view of its own) gives each launch's driver in launch order."""
     from npu_harness import validate
 
+    if getattr(project, "launches", ()):
+        return "".join(_driver(sub, ctx) for sub in project.launches)
     if len(inspect.signature(validate.combined_driver).parameters) == 1:  # the project carries its view
         return validate.combined_driver(project)
     from lowering.emit import build_view  # before the emitted project carried its view
