@@ -575,7 +575,9 @@ class Accumulate:
     max/sum, and the running sum of that name is rescaled by exp(old max - new max) when the max grows.
     `moments` (chunked passes, lowering/passes/chunk_moments.py): (mean, m2, step) of a single-pass mean /
     centred second moment pair: step "shift" merges the chunk before into the row's (count, mean, M2) and
-    sets the shift, "sum" and "sq" reduce the chunk's deviations from the shift and their squares."""
+    sets the shift, "sum" and "sq" reduce the chunk's deviations from the shift and their squares.
+    `fold_in_place` (lowering/passes/plan_flat_folds.py): `value` is a flat tile nothing reads again before it is
+    written, so the reduction folds its halves into the tile itself."""
 
     name: str
     combine: Combine
@@ -584,6 +586,7 @@ class Accumulate:
     online_sum: str | None = None
     span: Span = _SPAN
     moments: tuple[str, str, str] | None = None
+    fold_in_place: bool = False
 
 
 @dataclass(frozen=True)

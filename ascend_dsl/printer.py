@@ -157,9 +157,9 @@ def stmt(s: ir.Stmt, ind: str) -> list[str]:
                     "sq": "their squares"}[step]
             return [f"{ind}{n} += {OPS[r].call}({_value(v)})  # {what}"]
         case ir.Accumulate(name=n, combine=ir.Combine.ADD, reduce=r, value=v):
-            return [f"{ind}{n} += {OPS[r].call}({_value(v)})"]
+            return [f"{ind}{n} += {OPS[r].call}({_value(v)})" + _folded(s)]
         case ir.Accumulate(name=n, combine=c, reduce=r, value=v):
-            return [f"{ind}{n} = {c.value}({n}, {OPS[r].call}({_value(v)}))"]
+            return [f"{ind}{n} = {c.value}({n}, {OPS[r].call}({_value(v)}))" + _folded(s)]
         case ir.ScalarAssign(name=n, value=v, launch=launch):
             return [f"{ind}{n} = {expr(v)}" + ("  # at launch (host)" if launch else "")]
         case ir.ScalarLoad(name=n, tensor=t):
@@ -242,6 +242,10 @@ def _fold(f: ir.Fold) -> str:
     if f.moments:
         return f"{'mean' if f.name == f.moments[0] else 'm2'}:{'/'.join(f.moments)}"
     return f"online_max:{f.online_sum}" if f.online_sum else f.combine.value
+
+
+def _folded(s: ir.Accumulate) -> str:
+    return "  # halves folded in place" if s.fold_in_place else ""
 
 
 def _row_var(s: ir.SlotAccumulate) -> str:

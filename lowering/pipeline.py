@@ -28,6 +28,7 @@ from .passes import (
     plan_conv,
     plan_cube,
     plan_flash,
+    plan_flat_folds,
     plan_gather_middle,
     plan_gather_rows,
     plan_period_cache,
@@ -78,6 +79,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("plan_period_cache", plan_period_cache.run),  # per-channel w[r]: the [C] tensor in UB once per core
     Pass("plan_box", plan_box.run),  # box loops: UB row pitch, scratch trees, whole-row core shares
     Pass("schedule_stages", schedule_stages.run),  # CopyIn / Compute / CopyOut
+    Pass("plan_flat_folds", plan_flat_folds.run),  # flat-tile reductions of dead tiles fold their halves in place
     Pass("emit", emit.run),  # the AscendC project (lowering/emit/: the kernel kind's view and templates)
 )
 

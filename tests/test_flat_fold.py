@@ -1,5 +1,6 @@
-"""A flat tile's accumulated reduction folded in place (emit/flat_fold.py): which accumulates fold, sums / max / min
-at tile lengths on the fold's edges in the emulator, a value read again after its sum kept whole, and a planted bug."""
+"""A flat tile's accumulated reduction folded in place (lowering/passes/plan_flat_folds.py decides, emit/flat_fold.py
+renders): which accumulates fold, sums / max / min at tile lengths on the fold's edges in the emulator, a value read
+again after its sum kept whole, and a planted bug."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import torch
 import ascend_dsl
 from ascend_dsl import ir
 from lowering import lower
-from lowering.emit import flat_fold
 from npu_harness.task import TaskRun
 from npu_harness.validate import validate_sim
 
@@ -49,17 +49,29 @@ def _lower(text: str):
     return k, project, ctx
 
 
+def _folds(loop: ir.TileLoop) -> list[ir.Accumulate]:
+    """The loop's reductions plan_flat_folds marked to fold in place."""
+    return [s for st in loop.body for s in st.body if isinstance(s, ir.Accumulate) and s.fold_in_place]
+
+
 def _loop(ctx) -> ir.TileLoop:
     return next(s for s in ir.walk(ctx.lowered.body) if isinstance(s, ir.TileLoop))
 
 
 def test_dead_value_folds_and_a_value_read_again_does_not():
     _, project, ctx = _lower(SQUARES)
-    assert len(flat_fold.dead_after(_loop(ctx))) == 1
+    assert len(_folds(_loop(ctx))) == 1
     assert "emit/row_fold.py" in project.files["k_kernel.cpp"]
     _, project, ctx = _lower(KEEP)
-    assert flat_fold.dead_after(_loop(ctx)) == frozenset()
+    assert _folds(_loop(ctx)) == []
     assert "emit/row_fold.py" not in project.files["k_kernel.cpp"]
+
+
+def test_the_fold_is_shown_in_the_dump_after_plan_flat_folds():
+    k = ascend_dsl.parse_text(SQUARES, file="fold.adsl")[0].instantiate()
+    _, ctx = lower(k, "ascend910b1", "fold.adsl", dump_after=frozenset({"schedule_stages", "plan_flat_folds"}))
+    assert "# halves folded in place" in ctx.dumps["plan_flat_folds"]
+    assert "# halves folded in place" not in ctx.dumps["schedule_stages"]
 
 
 # elements in one core (a single core below 4096 per core): 300 (5 repeats: not folded), 640 (10: halves of 5),
@@ -100,7 +112,7 @@ def test_value_reduced_twice_folds_only_at_its_last_reduction(tmp_path):
     k, project, ctx = _lower(TWICE)
     loop = _loop(ctx)
     accs = [s for st in loop.body for s in st.body if isinstance(s, ir.Accumulate)]
-    assert [id(a) in flat_fold.dead_after(loop) for a in accs] == [False, True]
+    assert [a.fold_in_place for a in accs] == [False, True]
     x = torch.randn(30000)
     run = TaskRun([x], [(x * 3).sum().reshape(1), (x * 3).max().reshape(1)])
     res = validate_sim(k, ctx.lowered, project, ctx, run, work_dir=tmp_path)

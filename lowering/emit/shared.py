@@ -447,9 +447,6 @@ _COMBINE_API = {ir.Combine.ADD: "Add", ir.Combine.MAX: "Max", ir.Combine.MIN: "M
 class StageWriter:
     """The C++ lines of one stage of a flat tile loop: `count` elements at `offset` of the core's share."""
 
-    #: ids of the Accumulate statements whose flat tile is folded in place (write_stages: flat_fold.dead_after)
-    fold_in_place: frozenset[int] = frozenset()
-
     def __init__(self, ctx: PassContext, buffers: dict[str, BufferView], tensors: dict[str, TensorView]):
         self.ctx = ctx
         self.buffers = buffers
@@ -526,7 +523,7 @@ class StageWriter:
             value = find(self.buffers, ir.BufferRole.ACC_CAST).name
             body.append(f"Cast({value}, {out}, RoundMode::CAST_NONE, 1);")
         body.append(f"{_COMBINE_API[s.combine]}({slot}, {slot}, {value}, 1);")
-        if id(s) in self.fold_in_place:  # a dead flat tile: its halves folded into itself (flat_fold.py)
+        if s.fold_in_place:  # a dead flat tile: its halves folded into itself (passes/plan_flat_folds.py)
             self.lines += [*flat_fold.lines(OPS[s.reduce].api, out, buf, tmp, dt.ctype), *body]
             return
         self.lines += self.reduce_lines(OPS[s.reduce].api, out, buf, tmp, body)
@@ -730,10 +727,8 @@ class RowStageWriter(StageWriter):
 def write_stages(tl: ir.TileLoop, new_writer) -> dict[ir.StageKind, list[str]]:
     """The C++ lines of each stage of a scheduled tile loop; `new_writer()` gives a fresh stage writer."""
     stages: dict[ir.StageKind, list[str]] = {k: [] for k in ir.StageKind}
-    dead = flat_fold.dead_after(tl)
     for stage in tl.body:
         w = new_writer()
-        w.fold_in_place = dead
         for s in stage.body:
             match s:
                 case ir.CopyIn():
