@@ -104,16 +104,17 @@ def _case_reference():
 
 @pytest.mark.parametrize("n", [2, 3, 17, 64, 65, 129, 513, 2238, 3584, 3585, 4096])
 def test_the_depth_covers_the_emitted_scan(n):
-    """depth(n) = 2 ceil(log2 n) is at least the emitted scan's depth (10 at n = 64, 13 at 2,238, 14 at P = 64),
-    and a chunk's segments of 128 (depth 12 in the segment, 13 with the offset) stay below it too."""
+    """depth(n) = 2 ceil(log2 n) is at least the emitted scan's depth (10 at n = 64, 13 at 2,238, 14 at P = 64;
+    at most 14 for every n <= 4,096)."""
     assert scan_bound.depth(n) >= _emitted_depth(n)
-    assert scan_bound.depth(max(n, 8192)) >= _emitted_depth(1024, L=128)
 
 
 def test_emitted_depths_as_documented():
     """The depths the module's docstring quotes (a model that counted one add too few would pass the test above)."""
     assert [_emitted_depth(n) for n in (64, 1024, 1536, 2238, 4096)] == [10, 11, 12, 13, 14]
-    assert _emitted_depth(1024, L=128) == 13
+    # a chunk of a long row (segments of 128: 12 in the segment, 13 with the offset; the earlier segments' leaves
+    # through the Kahan carry, shallower, are not modelled here) below the depth of any row that needs chunks
+    assert _emitted_depth(1024, L=128) == 13 < scan_bound.depth(8192)
 
 
 def test_blocked_order_of_seed_3560_passes():
