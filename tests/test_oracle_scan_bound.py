@@ -218,3 +218,16 @@ def test_wrong_products_still_fail(bug):
         dev = blocked_scan(x, prod=True)
         wrong = torch.cat([torch.ones(x.shape[0], 1), dev[:, :-1]], dim=1)
     assert not judge("y", wrong, ref, "f32").ok
+
+
+def test_the_move_follows_the_scans_frame():
+    """A reverse exclusive running sum: element j's prefix is x[j+1:], so its move is depth(n) units of u * sum
+    |x[j+1:]| (the same scan over |x|), largest at the row's start, where a forward one would be smallest."""
+    text = _PROD.replace("cumprod(load(x[r, :]), axis=1)", "cumsum(load(x[r, :]), axis=1, reverse=True, exclusive=True)")
+    kernel = parse_text(text, "k.adsl")[0].instantiate()
+    sizes = {"B": 4, "D": 300}
+    x = make_inputs(kernel, sizes, 7)["x"]
+    s = reference(kernel, {"x": x}, {}, sizes, 7).slack("y")
+    a = x.double().abs()
+    after = a.flip(1).cumsum(1).flip(1) - a  # sum of |x| over the elements after j
+    assert (s >= 2 * (scan_bound.depth(300) - 1) * U * after).all()
