@@ -11,7 +11,7 @@ import math
 import torch
 
 from . import cast_bound as cb
-from . import ir, launches, views
+from . import ir, launches, scan_bound, views
 from .diagnostics import DslError
 from .diagnostics import ErrorCode as E
 from .ops import OPS, POOLS, Rule, element_scatter_ref, row_scatter_ref, scan_in_order
@@ -58,7 +58,9 @@ def run(kernel: ir.Kernel, tensors: dict[str, torch.Tensor], scalars: dict[str, 
     its dtype at the magnitude of its absolute sum, which bounds every partial sum (with `sum_alternate` the sign
     alternates between sums in the order they are first evaluated): a device adds in another order, and where the
     values or a later rounded operation cancel, a unit of a partial sum shows; and
-    float scans run as an f32 loop, element after element (ops.scan_in_order).
+    float scans run as an f32 loop, element after element (ops.scan_in_order), then moved the same way by the
+    bound of any order of their adds or multiplies (a running sum: scan_bound.depth(n) units of 2^-24 times each
+    prefix's sum of |x|; a product: k - 1 units of its |value|: ascend_dsl/scan_bound.py).
     `cast_bound` (a widened run only): every float value carries a first-order bound on how far the roundings of
     the casts to f16/bf16 before it can move it, in any order of the work after them (ascend_dsl/cast_bound.py);
     the outputs returned (not the tensors given, whose values are written as usual) are cast_bound.Bounded."""
@@ -561,6 +563,7 @@ def _eval(e: ir.Expr, env, views, scalars, sl):
                 vals = [a + margin, b]  # and the other way: different unless both are 0
             if _FLOAT["sum_nudge"] and OPS[op].rule is Rule.SCAN and vals[0].dtype.is_floating_point:
                 out = scan_in_order(OPS[op], vals[0])  # instead of the ref's scan accumulated in double
+                out = scan_bound.moved(OPS[op], out, vals[0], _nudge_sign(e, "scan"))  # and as far as any order may be
             else:
                 out = OPS[op].ref(*vals)
             if _FLOAT["sum_nudge"] and op in ("reduce_sum", "reduce_mean") and out.dtype.is_floating_point:
@@ -583,6 +586,19 @@ def _nudged(out: torch.Tensor, e: ir.Op, dtype) -> torch.Tensor:
     return out + torch.where(out < 0, -1.0, 1.0).to(out.dtype) * (1.0 if n > 0 else -1.0) * step
 
 
+def _nudge_sign(key: object, kind: str = "sum") -> int:
+    """sum_nudge's direction for the sum (`kind` "sum") or scan ("scan") `key`; with sum_alternate alternating
+    between those of its kind in the order first met (scans apart, so a scan between two sums leaves the sums'
+    signs as they were)."""
+    sign = _FLOAT["sum_nudge"]
+    if _FLOAT["sum_alternate"]:
+        signs = _FLOAT["math_signs"]
+        if (kind, id(key)) not in signs:
+            signs[(kind, id(key))] = 1 - 2 * (sum(isinstance(k, tuple) and k[0] == kind for k in signs) % 2)
+        sign *= signs[(kind, id(key))]
+    return sign
+
+
 def _unit_moved(out: torch.Tensor, key: object, magnitude: torch.Tensor | None = None) -> torch.Tensor:
     """sum_nudge: `out` one unit (of its own dtype) up or down; `key` names the sum for sum_alternate's sign.
 
@@ -590,10 +606,7 @@ def _unit_moved(out: torch.Tensor, key: object, magnitude: torch.Tensor | None =
     is that of `magnitude`: a device adding in another order rounds its partial sums, and where the values cancel,
     one unit of a partial is many units of the result (fuzz seed 3307, r2431: 256 values of +-1000 summing to
     ~1,500, four units of the sum apart, one unit of their absolute sum)."""
-    sign = _FLOAT["sum_nudge"]
-    if _FLOAT["sum_alternate"]:
-        signs = _FLOAT["math_signs"]
-        sign *= signs.setdefault(("sum", id(key)), 1 - 2 * (len(signs) % 2))
+    sign = _nudge_sign(key)
     toward = torch.full_like(out, float("inf") if sign > 0 else float("-inf"))
     if magnitude is None:
         return torch.nextafter(out, toward)

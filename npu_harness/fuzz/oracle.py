@@ -14,7 +14,10 @@ whole unit of the narrow type, and a comparison after it can flip), and twice in
 float sum moved one unit of its absolute sum (the sum of |x|, which bounds every partial sum in any order), up in one
 run and down in the other, and twice more with the direction alternating between sums (`interpreter.run`'s
 sum_nudge: a device adds in another order, and where the values cancel, or a later rounded operation cancels the
-sum, one unit of a partial sum shows; the float64 runs cannot see it, since they round nothing).
+sum, one unit of a partial sum shows; the float64 runs cannot see it, since they round nothing); in those four
+runs a scan is an f32 loop moved by the bound of any order of its adds or multiplies (a running sum by
+scan_bound.depth(n) units of 2^-24 times each prefix's sum of |x|, a product by k - 1 units of its value: one
+realisation of one order does not bound another; session 36, ascend_dsl/scan_bound.py).
 Where the last fifteen disagree with each other
 or with the reference, the element is
 ill-conditioned (a comparison near its threshold, cancellation, overflow) and the emulator may differ
