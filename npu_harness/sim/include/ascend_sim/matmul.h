@@ -523,6 +523,7 @@ private:
             }
         }
         cnt().l0c2gm += uint64_t(rows_) * cols_ * sizeof(DstT);
+        cnt().l0c2gmN += 1;
         if (gm_in_workspace(gm.sim_ptr)) cnt().wsL0c2gm += uint64_t(rows_) * cols_ * sizeof(DstT);
     }
 
