@@ -9,7 +9,8 @@ Per core (one AIV block), pipe busy times from the counters:
   the low-level cube API (LoadData 2-D / 3-D) at the documented load bandwidth (the emulator's mte1_cycles),
   FIX = the cube's L0C -> GM writes (Fixpipe; the Matmul API's result blocks) at ascendc.md §5.3's L0C -> GM figure plus
   the DMA latency per instruction (_fix_us): a pipe of its own when the kernel alternates two L0C buffers (_l0c_double),
-  else part of M (Mmad and Fixpipe hold the one L0C in turn: M = max(MACs + FIX, GM->L1 loads)).
+  overlapped with the MACs when the Matmul API hands L0C over by UnitFlag (M = max(MACs, FIX, GM->L1 loads)), else part
+  of M (Mmad and Fixpipe hold the one L0C in turn: M = max(MACs + FIX, GM->L1 loads)).
 With double buffering (every VECIN/VECOUT queue has >= 2 buffers, or a cube kernel whose L1 and L0 hand-off events
 alternate two ids: _cube_pingpong) the pipes overlap:
   core = max(pipes) + (sum(pipes) - max(pipes)) / iterations   (head + tail of the pipeline)
@@ -217,7 +218,7 @@ class Estimate:
         if self.cores:
             slow = max(self.cores, key=lambda c: c.time_us)
             pipes = ", ".join(f"{k} {v:.2f}" for k, v in slow.pipes_us.items() if v > 0)
-            fix = (f"; Fixpipe {slow.fix_us:.2f} us{'' if 'FIX' in slow.pipes_us else ' within M (one L0C buffer)'}"
+            fix = (f"; Fixpipe {slow.fix_us:.2f} us{'' if 'FIX' in slow.pipes_us else ' on the cube (in M)'}"
                    if slow.fix_us > 0 else "")
             lines.append(f"  slowest core: block {slow.block}, {slow.time_us:.2f} us ({pipes} us; {slow.iterations} iterations, "
                          f"{'double-buffered overlap' if slow.overlapped else 'no overlap (single-buffered queues)'}"
@@ -295,6 +296,15 @@ def _l0c_double(b: dict) -> bool:
     Otherwise (one id, or none: the Matmul API, whose buffers the counters do not show) Mmad waits for the previous
     Fixpipe (FIX_M, ascendc_next.md §1.10 rule 6) and the two run in turn on the one L0C."""
     return b.get("flags", {}).get("FIX_M", (0, 0))[1] >= 2
+
+
+def _l0c_unitflag(b: dict) -> bool:
+    """Whether every L0C -> GM byte of block b was written by the Matmul API with UnitFlag on (counter `l0c2gm_unitflag`;
+    the default template CFG_NORM = GetNormalConfig(), enUnitFlag = true, CANN asc-devkit matmul tiling.h): Mmad and
+    Fixpipe hand L0C over 512 B at a time (ascendc_next.md §5.2), "enabling parallel execution of computation and
+    transfer" (CANN best practice "Matmul High-level API Enabling UnitFlag", atlas_ascendc_best_practices_10_10003), so
+    the writes overlap the MACs: M = max(MACs, FIX, loads). ASSUMPTION: the hand-over pipelines them fully."""
+    return b.get("l0c2gm", 0) > 0 and b.get("l0c2gm_unitflag", 0) >= b["l0c2gm"]
 
 
 def _vec_cycles(vec: dict, p: CostParams) -> tuple[float, float, int]:
@@ -385,13 +395,14 @@ def _scalar_us(ub_accesses: int, gm_accesses: int, p: CostParams) -> float:
 
 
 def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], fix: list[float], double: list[bool],
-                p: CostParams) -> None:
+                unit: list[bool], p: CostParams) -> None:
     """AIC-driven MIX launches: each block's time with its waits on the cross-core flags (crossflow.py: per-pipe cursors,
     a wait holding up issue only), from the work the emulator logged between flag events (`cross_events`) timed by the
     rules of this module at the block's own rates: DMA instructions at the latency and bytes at the block's byte time
     per byte, vector and scalar work by the cycle table, MTE1 cycles, the cube's MACs against its share of the block's
     GM -> L1 time, the L0C -> GM writes at the latency per instruction and the block's FIX time per byte (`fix`: its own
-    pipe when `double`, two L0C buffers; else on M after the MACs, as the chain rule does); a stretch's pipeline iterations are the block's, shared out by DMA instructions and L1 stages (0 when
+    pipe when `double`, two L0C buffers; on M beside the MACs with `unit`, UnitFlag; else on M after them, as the chain
+    rule does); a stretch's pipeline iterations are the block's, shared out by DMA instructions and L1 stages (0 when
     its pipes do not overlap). Sets `time_us` (stalls included, never less than the chain before) and `stall_us` of
     every core."""
     to_us = 1.0 / (p.clock_ghz * 1e3)
@@ -421,7 +432,7 @@ def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], 
         per_byte = max(0.0, fix[i] - b.get("l0c2gm_n", 0) * lat_us) / b["l0c2gm"] if b.get("l0c2gm") else 0.0
         fixpipe = fix_n * lat_us + fix_bytes * per_byte
         cube = _cube_cycles(w.get("cube_macs", 0), w.get("cube_macs_f32", 0), p) * to_us
-        pipes["M"] = max(cube + (0.0 if double[i] else fixpipe), loads)
+        pipes["M"] = max(cube if double[i] else max(cube, fixpipe) if unit[i] else cube + fixpipe, loads)
         if double[i]:
             pipes["FIX"] = fixpipe
         pipes["MTE1"] = w.get("mte1_cycles", 0) * to_us
@@ -500,16 +511,20 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
               for i, b in enumerate(blocks)]
     group_fix = [sum(fix_of[g:g + ratio]) for g in range(0, len(blocks), ratio)]
     double = [_l0c_double(b) for b in blocks]
-    m_us = [max(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us + (0.0 if double[i] else group_fix[i // ratio]),
-                group_l1[i // ratio]) for i in range(len(blocks))]
+    unit = [_l0c_unitflag(b) for b in blocks]
+
+    def on_m(macs_us: float, fix: float, i: int) -> float:  # the cube's MACs with the Fixpipes that share L0C with them
+        return macs_us if double[i] else max(macs_us, fix) if unit[i] else macs_us + fix
+    m_us = [max(on_m(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us, group_fix[i // ratio], i), group_l1[i // ratio])
+            for i in range(len(blocks))]
     # the share of the AIC's time spent on this AIV's own requests (the part of M the AIV itself waits for)
-    m_own_us = [max(_cube_cycles(b.get("cube_macs", 0), b.get("cube_macs_f32", 0), p) * to_us + (0.0 if double[i] else fix_of[i]),
-                    l1_us(b)) for i, b in enumerate(blocks)]
+    m_own_us = [max(on_m(_cube_cycles(b.get("cube_macs", 0), b.get("cube_macs_f32", 0), p) * to_us, fix_of[i], i), l1_us(b))
+                for i, b in enumerate(blocks)]
     # ... of it, the part issued synchronously (IterateAll<false> work, cube_macs_async / gm2l1_async, is not waited for
     # in line: the AIV's other pipes overlap it, docs/cost_model.md "MIX cores"); its result writes by the MACs' share
-    m_sync_us = [max(_cube_cycles(b.get("cube_macs", 0) - b.get("cube_macs_async", 0),
-                                  min(b.get("cube_macs_f32", 0), b.get("cube_macs", 0) - b.get("cube_macs_async", 0)), p) * to_us
-                     + (0.0 if double[i] else fix_of[i] * (1 - b.get("cube_macs_async", 0) / b["cube_macs"] if b.get("cube_macs") else 1.0)),
+    m_sync_us = [max(on_m(_cube_cycles(b.get("cube_macs", 0) - b.get("cube_macs_async", 0),
+                                       min(b.get("cube_macs_f32", 0), b.get("cube_macs", 0) - b.get("cube_macs_async", 0)), p) * to_us,
+                          fix_of[i] * (1 - b.get("cube_macs_async", 0) / b["cube_macs"] if b.get("cube_macs") else 1.0), i),
                      l1_us(b) * (1 - b.get("gm2l1_async", 0) / b["gm2l1"]) if b.get("gm2l1") else 0.0)
                  for i, b in enumerate(blocks)]
     # MIX kernels that SyncAll (split-K: the cube's partial sums, then the vector cores add them) run in phases
@@ -599,7 +614,7 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
         cores.append(CoreEstimate(i, pipes, iters, overlapped, t, top, fix_us=group_fix[i // ratio]))
 
     if aic_driven:
-        _flag_timed(blocks, cores, [l1_us(b) for b in blocks], fix_of, double, p)
+        _flag_timed(blocks, cores, [l1_us(b) for b in blocks], fix_of, double, unit, p)
     slowest = max((c.time_us for c in cores), default=0.0)
     if total_l2 - total_rr:
         total_out += ws_bytes  # the workspace's dirty lines, written back once
