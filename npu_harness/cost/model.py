@@ -8,7 +8,7 @@ Per core (one AIV block), pipe busy times from the counters:
   operand loads (M = max(MACs / rate, GM->L1 bytes / GM->L1 bandwidth)), MTE1 = the L1 -> L0A / L0B loads of
   the low-level cube API (LoadData 2-D / 3-D) at the documented load bandwidth (the emulator's mte1_cycles),
   FIX = the cube's L0C -> GM writes (Fixpipe; the Matmul API's result blocks) at ascendc.md §5.3's L0C -> GM figure plus
-  the DMA latency per instruction (_fix_us): a pipe of its own when the kernel alternates two L0C buffers (_l0c_double),
+  the DMA latency per instruction (fixpipe.py): a pipe of its own when the kernel alternates two L0C buffers,
   overlapped with the MACs when the Matmul API hands L0C over by UnitFlag (M = max(MACs, FIX, GM->L1 loads)), else part
   of M (Mmad and Fixpipe hold the one L0C in turn: M = max(MACs + FIX, GM->L1 loads)).
 With double buffering (every VECIN/VECOUT queue has >= 2 buffers, or a cube kernel whose L1 and L0 hand-off events
@@ -46,6 +46,8 @@ from functools import cache
 from pathlib import Path
 
 from .crossflow import add_work, flag_times
+from .fixpipe import fix_us as _fix_us
+from .fixpipe import l0c_double, l0c_unitflag, on_m
 
 TARGETS_DIR = Path(__file__).resolve().parent / "targets"
 
@@ -158,7 +160,7 @@ class CoreEstimate:
     stall_us: float = 0.0          # AIC-driven MIX launches: time above the chain, spent waiting on cross-core flags (the
                                    # pipes idle while issue waits; crossflow.py)
     fix_us: float = 0.0            # the cube's L0C -> GM writes (Fixpipe) this core waits for: pipe FIX when L0C is
-                                   # double-buffered, else inside M (_l0c_double)
+                                   # double-buffered, else inside M (fixpipe.py)
 
 
 @dataclass
@@ -271,40 +273,6 @@ def _gm_to_l1_us(d: dict, l2_bytes: int, hbm_gbps: float, p: CostParams) -> floa
     l2 = max(p.l2_to_l1_core_gbps * 1e3, hbm) if p.l2_to_l1_core_gbps else hbm  # GM traffic passes L2 anyway
     from_l2 = min(l2_bytes, d["bytes"])
     return (d["bytes"] - from_l2) / hbm + from_l2 / l2 + d.get("transfers", 0) * p.dma_latency_cycles / (p.clock_ghz * 1e3)
-
-
-def _fix_us(nbytes: int, ws_bytes: int, n: int, hbm_gbps: float, p: CostParams) -> float:
-    """The FIX pipe's time for `nbytes` written from L0C to GM by `n` instructions (Fixpipe; the Matmul API: a base block
-    each), `ws_bytes` of them into a workspace that stays in L2: ascendc.md §5.3's L0C -> GM figure per core
-    (msopmodeling bandwidth_910B1.csv: 70 GB/s; pto-isa's cost model, include/pto/costmodel/arch_config.hpp, uses the
-    same 70 for its L0C_TO_GM pipe), the bytes bound for HBM at no more than the core's share of the aggregate write
-    bandwidth (`hbm_gbps`, _shared_gbps), plus the DMA latency per instruction (the ASSUMPTION of every DataCopy).
-    ASSUMPTION: a destination in L2 (the workspace) is written at the same 70: the instruction is the same
-    (FIX_L0C_TO_OUT) and no source gives an L0C -> L2 rate (the platform ini's l2_write_rate is the L2's port, not
-    this path's)."""
-    if nbytes <= 0 and n <= 0:
-        return 0.0
-    rate = p.l0c_to_gm_core_gbps * 1e3  # bytes per us
-    hbm = min(rate, hbm_gbps * 1e3) if hbm_gbps > 0 else rate
-    ws = min(ws_bytes, nbytes)
-    return (nbytes - ws) / hbm + ws / rate + n * p.dma_latency_cycles / (p.clock_ghz * 1e3)
-
-
-def _l0c_double(b: dict) -> bool:
-    """Whether a cube kernel alternates two L0C buffers: its "L0C free again" hand-offs (SetFlag<FIX_M>, counter `flags`)
-    use two or more event ids, so Mmad fills one buffer while Fixpipe drains the other (the flash ring's two halves).
-    Otherwise (one id, or none: the Matmul API, whose buffers the counters do not show) Mmad waits for the previous
-    Fixpipe (FIX_M, ascendc_next.md §1.10 rule 6) and the two run in turn on the one L0C."""
-    return b.get("flags", {}).get("FIX_M", (0, 0))[1] >= 2
-
-
-def _l0c_unitflag(b: dict) -> bool:
-    """Whether every L0C -> GM byte of block b was written by the Matmul API with UnitFlag on (counter `l0c2gm_unitflag`;
-    the default template CFG_NORM = GetNormalConfig(), enUnitFlag = true, CANN asc-devkit matmul tiling.h): Mmad and
-    Fixpipe hand L0C over 512 B at a time (ascendc_next.md §5.2), "enabling parallel execution of computation and
-    transfer" (CANN best practice "Matmul High-level API Enabling UnitFlag", atlas_ascendc_best_practices_10_10003), so
-    the writes overlap the MACs: M = max(MACs, FIX, loads). ASSUMPTION: the hand-over pipelines them fully."""
-    return b.get("l0c2gm", 0) > 0 and b.get("l0c2gm_unitflag", 0) >= b["l0c2gm"]
 
 
 def _vec_cycles(vec: dict, p: CostParams) -> tuple[float, float, int]:
@@ -432,7 +400,7 @@ def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], 
         per_byte = max(0.0, fix[i] - b.get("l0c2gm_n", 0) * lat_us) / b["l0c2gm"] if b.get("l0c2gm") else 0.0
         fixpipe = fix_n * lat_us + fix_bytes * per_byte
         cube = _cube_cycles(w.get("cube_macs", 0), w.get("cube_macs_f32", 0), p) * to_us
-        pipes["M"] = max(cube if double[i] else max(cube, fixpipe) if unit[i] else cube + fixpipe, loads)
+        pipes["M"] = max(on_m(cube, fixpipe, double[i], unit[i]), loads)
         if double[i]:
             pipes["FIX"] = fixpipe
         pipes["MTE1"] = w.get("mte1_cycles", 0) * to_us
@@ -503,28 +471,26 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
         return operands * first / l1_bw + (operands * (1 - first) + ws) / l2_bw
 
     group_l1 = [sum(l1_us(b) for b in blocks[g:g + ratio]) for g in range(0, len(blocks), ratio)]
-    # the cube's L0C -> GM writes (_fix_us): each AIC's bytes bound for HBM share the aggregate write bandwidth; with one
+    # the cube's L0C -> GM writes (fixpipe.py): each AIC's bytes bound for HBM share the aggregate write bandwidth; with one
     # L0C buffer they follow the Mmad they drain on the cube (in M), with two they are a pipe of their own (FIX)
     fix_gbps = _shared_gbps([sum(b.get("l0c2gm", 0) - l2_of(b, "ws_l0c2gm") for b in blocks[g:g + ratio])
                              for g in range(0, len(blocks), ratio)], p.l0c_to_gm_core_gbps, p.ub_to_gm_all_gbps)
-    fix_of = [_fix_us(b.get("l0c2gm", 0), l2_of(b, "ws_l0c2gm"), b.get("l0c2gm_n", 0), fix_gbps[i // ratio], p)
-              for i, b in enumerate(blocks)]
+    fix_of = [_fix_us(b.get("l0c2gm", 0), l2_of(b, "ws_l0c2gm"), b.get("l0c2gm_n", 0), fix_gbps[i // ratio],
+                      p.l0c_to_gm_core_gbps, p.dma_latency_cycles * to_us) for i, b in enumerate(blocks)]
     group_fix = [sum(fix_of[g:g + ratio]) for g in range(0, len(blocks), ratio)]
-    double = [_l0c_double(b) for b in blocks]
-    unit = [_l0c_unitflag(b) for b in blocks]
-
-    def on_m(macs_us: float, fix: float, i: int) -> float:  # the cube's MACs with the Fixpipes that share L0C with them
-        return macs_us if double[i] else max(macs_us, fix) if unit[i] else macs_us + fix
-    m_us = [max(on_m(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us, group_fix[i // ratio], i), group_l1[i // ratio])
-            for i in range(len(blocks))]
+    double = [l0c_double(b) for b in blocks]
+    unit = [l0c_unitflag(b) for b in blocks]
+    m_us = [max(on_m(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us, group_fix[i // ratio], double[i], unit[i]),
+                group_l1[i // ratio]) for i in range(len(blocks))]
     # the share of the AIC's time spent on this AIV's own requests (the part of M the AIV itself waits for)
-    m_own_us = [max(on_m(_cube_cycles(b.get("cube_macs", 0), b.get("cube_macs_f32", 0), p) * to_us, fix_of[i], i), l1_us(b))
-                for i, b in enumerate(blocks)]
+    m_own_us = [max(on_m(_cube_cycles(b.get("cube_macs", 0), b.get("cube_macs_f32", 0), p) * to_us, fix_of[i], double[i],
+                         unit[i]), l1_us(b)) for i, b in enumerate(blocks)]
     # ... of it, the part issued synchronously (IterateAll<false> work, cube_macs_async / gm2l1_async, is not waited for
     # in line: the AIV's other pipes overlap it, docs/cost_model.md "MIX cores"); its result writes by the MACs' share
     m_sync_us = [max(on_m(_cube_cycles(b.get("cube_macs", 0) - b.get("cube_macs_async", 0),
                                        min(b.get("cube_macs_f32", 0), b.get("cube_macs", 0) - b.get("cube_macs_async", 0)), p) * to_us,
-                          fix_of[i] * (1 - b.get("cube_macs_async", 0) / b["cube_macs"] if b.get("cube_macs") else 1.0), i),
+                          fix_of[i] * (1 - b.get("cube_macs_async", 0) / b["cube_macs"] if b.get("cube_macs") else 1.0),
+                          double[i], unit[i]),
                      l1_us(b) * (1 - b.get("gm2l1_async", 0) / b["gm2l1"]) if b.get("gm2l1") else 0.0)
                  for i, b in enumerate(blocks)]
     # MIX kernels that SyncAll (split-K: the cube's partial sums, then the vector cores add them) run in phases
