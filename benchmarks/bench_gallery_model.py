@@ -137,7 +137,7 @@ def meets_target(row: dict) -> bool:
 
 #: The cost model's pipes (npu_harness/cost/model.py PIPES), named for the reader.
 UNITS = {"MTE2": "MTE2 (GM -> UB copies)", "MTE3": "MTE3 (UB -> GM copies)", "V": "V (vector unit)",
-         "S": "S (scalar unit)", "M": "M (cube)", "MTE1": "MTE1 (L1 -> L0 loads)"}
+         "S": "S (scalar unit)", "M": "M (cube)", "MTE1": "MTE1 (L1 -> L0 loads)", "FIX": "FIX (L0C -> GM, Fixpipe)"}
 
 
 def miss_reason(row: dict) -> str:

@@ -15,8 +15,9 @@ pipe is done with what it was given), session 35. ascendc_next.md §2.4 and §5.
   max + (sum - max) / iterations, the block's overlap rule; pipes that do not overlap, `iterations` 0, run one after the
   other and after all earlier work). ASSUMPTION: issue is never held up by a full pipe queue (no source gives the depth).
 - "Set is issued after the preceding work of `pipe` on this core completes" (§2.4): a set happens at max(the issue
-  cursor, its pipe's cursor); a set on FIX at the M cursor (ASSUMPTION: Fixpipe is not a pipe of this model, so it is
-  done with the Mmad it drains); a set whose pipe is not logged (older logs) once every pipe is done.
+  cursor, its pipe's cursor); a set on FIX (session 36: FIX is a pipe, the L0C -> GM writes) no earlier than the M
+  cursor either (a Fixpipe waits for the Mmad it drains, M_FIX; a block with one L0C buffer has its Fixpipes on M); a
+  set whose pipe is not logged (older logs) once every pipe is done.
 - "Wait stalls instruction issue on this core until the counter is non-zero" (§2.4): a wait returns at max(the issue
   cursor, the latest releasing set + the flag latency) and moves the issue cursor there; it does not drain the pipes
   (work issued before it keeps its pipe times). A SyncAll releases its group at the latest arrival, a block arriving once
@@ -31,10 +32,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-# the pipes of a stretch of work in dataflow order: the AIC's GM -> L1 -> L0 -> cube, the AIV's GM -> UB -> vector
-# (-> scalar reads) -> GM
-CHAIN = ("MTE2", "MTE1", "M", "V", "S", "MTE3")
-SET_PIPE = {"FIX": "M"}  # a set on a pipe the model does not time: the pipe whose work it follows
+# the pipes of a stretch of work in dataflow order: the AIC's GM -> L1 -> L0 -> cube -> GM (Fixpipe), the AIV's
+# GM -> UB -> vector (-> scalar reads) -> GM
+CHAIN = ("MTE2", "MTE1", "M", "FIX", "V", "S", "MTE3")
 
 
 def add_work(a: dict, b: dict) -> dict:
@@ -90,8 +90,9 @@ class _Block:
             prev = (start, end, d)
 
     def set_time(self, pipe: str | None) -> float:
-        name = SET_PIPE.get(pipe, pipe) if pipe else None
-        return max(self.issue, self.pipe[name]) if name in self.pipe else self.done()
+        if pipe == "FIX":  # after the Mmad the Fixpipe drains as well (M_FIX): one L0C buffer keeps FIX's work on M
+            return max(self.issue, self.pipe["M"], self.pipe["FIX"])
+        return max(self.issue, self.pipe[pipe]) if pipe in self.pipe else self.done()
 
 
 def flag_times(blocks: list[dict], stretch: Callable[[int, dict], tuple[dict[str, float], int]], floor: list[float],

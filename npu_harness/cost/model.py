@@ -6,7 +6,11 @@ Per core (one AIV block), pipe busy times from the counters:
   S = scalar GetValue/SetValue, M = the cube (AIC) work this core waits for: in MIX kernels (1 AIC : 2
   AIV) the MACs of both AIV of its group at the AIC's rate, overlapped with the cube's own GM->L1
   operand loads (M = max(MACs / rate, GM->L1 bytes / GM->L1 bandwidth)), MTE1 = the L1 -> L0A / L0B loads of
-  the low-level cube API (LoadData 2-D / 3-D) at the documented load bandwidth (the emulator's mte1_cycles).
+  the low-level cube API (LoadData 2-D / 3-D) at the documented load bandwidth (the emulator's mte1_cycles),
+  FIX = the cube's L0C -> GM writes (Fixpipe; the Matmul API's result blocks) at ascendc.md §5.3's L0C -> GM figure plus
+  the DMA latency per instruction (fixpipe.py): a pipe of its own when the kernel alternates two L0C buffers,
+  overlapped with the MACs when the Matmul API hands L0C over by UnitFlag (M = max(MACs, FIX, GM->L1 loads)), else part
+  of M (Mmad and Fixpipe hold the one L0C in turn: M = max(MACs + FIX, GM->L1 loads)).
 With double buffering (every VECIN/VECOUT queue has >= 2 buffers, or a cube kernel whose L1 and L0 hand-off events
 alternate two ids: _cube_pingpong) the pipes overlap:
   core = max(pipes) + (sum(pipes) - max(pipes)) / iterations   (head + tail of the pipeline)
@@ -42,12 +46,14 @@ from functools import cache
 from pathlib import Path
 
 from .crossflow import add_work, flag_times
+from .fixpipe import fix_us as _fix_us
+from .fixpipe import l0c_double, l0c_unitflag, on_m
 
 TARGETS_DIR = Path(__file__).resolve().parent / "targets"
 
 DISCLAIMER = "ESTIMATE from a cost model (msopmodeling-derived figures + assumptions), not a measurement"
 
-PIPES = ("MTE2", "V", "MTE3", "S", "M", "MTE1")
+PIPES = ("MTE2", "V", "MTE3", "S", "M", "MTE1", "FIX")
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,7 @@ class CostParams:
     ub_to_gm_all_gbps: float
     hbm_gbps: float
     gm_to_l1_core_gbps: float
+    l0c_to_gm_core_gbps: float     # the FIX pipe (Fixpipe L0C -> GM, workspace included) per AIC
     dma_latency_cycles: float
     burst_efficiency: tuple[tuple[int, float], ...]
     vec_head_cycles: float
@@ -116,6 +123,7 @@ def load_params(target: str) -> CostParams:
         ub_to_gm_all_gbps=float(bw["ub_to_gm_all_gbps"]),
         hbm_gbps=float(bw["hbm_gbps"]),
         gm_to_l1_core_gbps=float(bw.get("gm_to_l1_core_gbps", bw["gm_to_ub_core_gbps"])),
+        l0c_to_gm_core_gbps=float(bw["l0c_to_gm_core_gbps"]),
         dma_latency_cycles=float(dma["latency_cycles"]),
         burst_efficiency=tuple((int(b), float(e)) for b, e in dma["burst_efficiency"]),
         vec_head_cycles=float(vec["head_cycles"]),
@@ -151,6 +159,8 @@ class CoreEstimate:
     bottleneck: str
     stall_us: float = 0.0          # AIC-driven MIX launches: time above the chain, spent waiting on cross-core flags (the
                                    # pipes idle while issue waits; crossflow.py)
+    fix_us: float = 0.0            # the cube's L0C -> GM writes (Fixpipe) this core waits for: pipe FIX when L0C is
+                                   # double-buffered, else inside M (fixpipe.py)
 
 
 @dataclass
@@ -210,9 +220,11 @@ class Estimate:
         if self.cores:
             slow = max(self.cores, key=lambda c: c.time_us)
             pipes = ", ".join(f"{k} {v:.2f}" for k, v in slow.pipes_us.items() if v > 0)
+            fix = (f"; Fixpipe {slow.fix_us:.2f} us{'' if 'FIX' in slow.pipes_us else ' on the cube (in M)'}"
+                   if slow.fix_us > 0 else "")
             lines.append(f"  slowest core: block {slow.block}, {slow.time_us:.2f} us ({pipes} us; {slow.iterations} iterations, "
                          f"{'double-buffered overlap' if slow.overlapped else 'no overlap (single-buffered queues)'}"
-                         + (f"; {slow.stall_us:.2f} us waiting on cross-core flags" if slow.stall_us > 0 else "") + ")")
+                         + fix + (f"; {slow.stall_us:.2f} us waiting on cross-core flags" if slow.stall_us > 0 else "") + ")")
         return "\n".join(lines)
 
 
@@ -350,12 +362,15 @@ def _scalar_us(ub_accesses: int, gm_accesses: int, p: CostParams) -> float:
     return (ub_accesses * p.ub_access_cycles + gm_accesses * p.gm_access_cycles) * (1.0 / (p.clock_ghz * 1e3))
 
 
-def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], p: CostParams) -> None:
+def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], fix: list[float], double: list[bool],
+                unit: list[bool], p: CostParams) -> None:
     """AIC-driven MIX launches: each block's time with its waits on the cross-core flags (crossflow.py: per-pipe cursors,
     a wait holding up issue only), from the work the emulator logged between flag events (`cross_events`) timed by the
     rules of this module at the block's own rates: DMA instructions at the latency and bytes at the block's byte time
     per byte, vector and scalar work by the cycle table, MTE1 cycles, the cube's MACs against its share of the block's
-    GM -> L1 time; a stretch's pipeline iterations are the block's, shared out by DMA instructions and L1 stages (0 when
+    GM -> L1 time, the L0C -> GM writes at the latency per instruction and the block's FIX time per byte (`fix`: its own
+    pipe when `double`, two L0C buffers; on M beside the MACs with `unit`, UnitFlag; else on M after them, as the chain
+    rule does); a stretch's pipeline iterations are the block's, shared out by DMA instructions and L1 stages (0 when
     its pipes do not overlap). Sets `time_us` (stalls included, never less than the chain before) and `stall_us` of
     every core."""
     to_us = 1.0 / (p.clock_ghz * 1e3)
@@ -381,7 +396,13 @@ def _flag_timed(blocks: list[dict], cores: list[CoreEstimate], l1: list[float], 
         pipes["V"] = vcyc * to_us
         pipes["S"] = _scalar_us(w.get("ub_acc", 0), w.get("gm_acc", 0), p)
         loads = l1[i] * w.get("gm2l1", 0) / b["gm2l1"] if b.get("gm2l1") else 0.0
-        pipes["M"] = max(_cube_cycles(w.get("cube_macs", 0), w.get("cube_macs_f32", 0), p) * to_us, loads)
+        fix_bytes, fix_n = w.get("l0c2gm", (0, 0))
+        per_byte = max(0.0, fix[i] - b.get("l0c2gm_n", 0) * lat_us) / b["l0c2gm"] if b.get("l0c2gm") else 0.0
+        fixpipe = fix_n * lat_us + fix_bytes * per_byte
+        cube = _cube_cycles(w.get("cube_macs", 0), w.get("cube_macs_f32", 0), p) * to_us
+        pipes["M"] = max(on_m(cube, fixpipe, double[i], unit[i]), loads)
+        if double[i]:
+            pipes["FIX"] = fixpipe
         pipes["MTE1"] = w.get("mte1_cycles", 0) * to_us
         if not c.overlapped:
             return pipes, 0
@@ -450,14 +471,28 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
         return operands * first / l1_bw + (operands * (1 - first) + ws) / l2_bw
 
     group_l1 = [sum(l1_us(b) for b in blocks[g:g + ratio]) for g in range(0, len(blocks), ratio)]
-    m_us = [max(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us, group_l1[i // ratio]) for i in range(len(blocks))]
+    # the cube's L0C -> GM writes (fixpipe.py): each AIC's bytes bound for HBM share the aggregate write bandwidth; with one
+    # L0C buffer they follow the Mmad they drain on the cube (in M), with two they are a pipe of their own (FIX)
+    fix_gbps = _shared_gbps([sum(b.get("l0c2gm", 0) - l2_of(b, "ws_l0c2gm") for b in blocks[g:g + ratio])
+                             for g in range(0, len(blocks), ratio)], p.l0c_to_gm_core_gbps, p.ub_to_gm_all_gbps)
+    fix_of = [_fix_us(b.get("l0c2gm", 0), l2_of(b, "ws_l0c2gm"), b.get("l0c2gm_n", 0), fix_gbps[i // ratio],
+                      p.l0c_to_gm_core_gbps, p.dma_latency_cycles * to_us) for i, b in enumerate(blocks)]
+    group_fix = [sum(fix_of[g:g + ratio]) for g in range(0, len(blocks), ratio)]
+    double = [l0c_double(b) for b in blocks]
+    unit = [l0c_unitflag(b) for b in blocks]
+    m_us = [max(on_m(group_macs[i // ratio] / p.cube_macs_per_cycle * to_us, group_fix[i // ratio], double[i], unit[i]),
+                group_l1[i // ratio]) for i in range(len(blocks))]
     # the share of the AIC's time spent on this AIV's own requests (the part of M the AIV itself waits for)
-    m_own_us = [max(_cube_cycles(b.get("cube_macs", 0), b.get("cube_macs_f32", 0), p) * to_us, l1_us(b)) for b in blocks]
+    m_own_us = [max(on_m(_cube_cycles(b.get("cube_macs", 0), b.get("cube_macs_f32", 0), p) * to_us, fix_of[i], double[i],
+                         unit[i]), l1_us(b)) for i, b in enumerate(blocks)]
     # ... of it, the part issued synchronously (IterateAll<false> work, cube_macs_async / gm2l1_async, is not waited for
-    # in line: the AIV's other pipes overlap it, docs/cost_model.md "MIX cores")
-    m_sync_us = [max(_cube_cycles(b.get("cube_macs", 0) - b.get("cube_macs_async", 0),
-                                  min(b.get("cube_macs_f32", 0), b.get("cube_macs", 0) - b.get("cube_macs_async", 0)), p) * to_us,
-                     l1_us(b) * (1 - b.get("gm2l1_async", 0) / b["gm2l1"]) if b.get("gm2l1") else 0.0) for b in blocks]
+    # in line: the AIV's other pipes overlap it, docs/cost_model.md "MIX cores"); its result writes by the MACs' share
+    m_sync_us = [max(on_m(_cube_cycles(b.get("cube_macs", 0) - b.get("cube_macs_async", 0),
+                                       min(b.get("cube_macs_f32", 0), b.get("cube_macs", 0) - b.get("cube_macs_async", 0)), p) * to_us,
+                          fix_of[i] * (1 - b.get("cube_macs_async", 0) / b["cube_macs"] if b.get("cube_macs") else 1.0),
+                          double[i], unit[i]),
+                     l1_us(b) * (1 - b.get("gm2l1_async", 0) / b["gm2l1"]) if b.get("gm2l1") else 0.0)
+                 for i, b in enumerate(blocks)]
     # MIX kernels that SyncAll (split-K: the cube's partial sums, then the vector cores add them) run in phases
     phased = ratio > 1 and any(b.get("sync_all", 0) for b in blocks)
     cube_phase = max(m_us, default=0.0)
@@ -499,6 +534,8 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
             # charged per call (ascend_sim/cube.h, load3d.h)
             "MTE1": b.get("mte1_cycles", 0) * to_us,
         }
+        if double[i]:
+            pipes["FIX"] = group_fix[i // ratio]  # two L0C buffers: Fixpipe drains one while Mmad fills the other
         n_in, n_out = gm2ub.get("transfers", 0), ub2gm.get("transfers", 0)
         if b.get("in_queues") or b.get("out_queues"):
             # pipeline iterations = DMA instructions per queue (stream), the busier direction
@@ -540,10 +577,10 @@ def estimate(counters: dict, target: str, min_gm_bytes: int | None = None,
             top = max(pipes, key=lambda k: pipes[k])
             total = sum(pipes.values())
             t = pipes[top] + (total - pipes[top]) / iters if overlapped else total
-        cores.append(CoreEstimate(i, pipes, iters, overlapped, t, top))
+        cores.append(CoreEstimate(i, pipes, iters, overlapped, t, top, fix_us=group_fix[i // ratio]))
 
     if aic_driven:
-        _flag_timed(blocks, cores, [l1_us(b) for b in blocks], p)
+        _flag_timed(blocks, cores, [l1_us(b) for b in blocks], fix_of, double, unit, p)
     slowest = max((c.time_us for c in cores), default=0.0)
     if total_l2 - total_rr:
         total_out += ws_bytes  # the workspace's dirty lines, written back once

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from npu_harness.cost import estimate
-from tests.sim.test_crossflag import CORES, N2, M, binary, fai_reference, run  # noqa: F401 (binary: fixture)
+from tests.sim.test_crossflag import CORES, N2, STEPS, M, N, binary, fai_reference, run  # noqa: F401 (binary: fixture)
 
 TARGET = "ascend910b1"
 
@@ -76,6 +76,19 @@ def test_log_names_the_releasing_sets(ring3):
         assert sum(w.get("cube_macs", 0) for w in works) == b["cube_macs"]
         assert sum(w.get("gm2ub", (0, 0))[0] for w in works) == b["gm2ub"]["bytes"]
         assert sum(w.get("ub2gm", (0, 0))[0] for w in works) == b["ub2gm"]["bytes"]
+
+
+def test_fixpipes_are_counted_and_logged(ring3):
+    """Each AIC's Fixpipes (per step S = A B1 and O = P B2, float) are counted with their instructions (l0c2gm_n, the
+    FIX pipe's DMA latency in the cost model) and the flag log's stretches carry them, summing to the block's counts;
+    the AIV write none."""
+    for b in ring3["blocks"]:
+        if b.get("core") != "aic":
+            assert not b.get("l0c2gm") and not b.get("l0c2gm_n")
+            continue
+        assert b["l0c2gm_n"] == 2 * STEPS and b["l0c2gm"] == STEPS * M * (N + N2) * 4
+        logged = [e["work"].get("l0c2gm", [0, 0]) for e in b["cross_events"]] + [b["cross_tail"].get("l0c2gm", [0, 0])]
+        assert [sum(x[0] for x in logged), sum(x[1] for x in logged)] == [b["l0c2gm"], b["l0c2gm_n"]]
 
 
 def test_log_of_syncall_and_mode_1(binary):  # noqa: F811

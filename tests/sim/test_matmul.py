@@ -39,7 +39,12 @@ def test_get_tensor_c_to_gm_sequential_writes_the_block_at_the_slot_start(binary
     (pitch N, the old behaviour) the tail blocks would read stale rows."""
     res = run_program(binary, ["sequential_gm_ok"], timeout=60)
     assert res.returncode == 0 and not res.errors, res.stdout + res.stderr
-    assert sum(b.get("l0c2gm", 0) for b in res.counters["blocks"]) == 75 * 50 * 4
+    blocks = res.counters["blocks"]
+    assert sum(b.get("l0c2gm", 0) for b in blocks) == 75 * 50 * 4
+    # session 36 (the cost model's FIX pipe): one instruction per 32 x 32 base block (3 x 2), all with UnitFlag on (the
+    # default template CFG_NORM)
+    assert sum(b.get("l0c2gm_n", 0) for b in blocks) == 3 * 2
+    assert sum(b.get("l0c2gm_unitflag", 0) for b in blocks) == 75 * 50 * 4
 
 
 def test_sequential_get_tensor_c_into_a_short_slot_is_out_of_bounds(binary):

@@ -475,6 +475,10 @@ struct Counters {
     // bytes of their union over all blocks (`cube_operand_bytes`: what the launch's cube reads at least once)
     std::vector<std::pair<uintptr_t, uint64_t>> cubeOperands;
     uint64_t l0c2gm = 0;                            // Matmul: result bytes written from L0C to GM (IterateAll, GetTensorC to GM)
+    uint64_t l0c2gmN = 0;                           // ... the instructions that wrote them (Fixpipe calls; the Matmul API: one per
+                                                    // base block written), each a DMA instruction on the FIX pipe (cost model)
+    uint64_t l0c2gmUnitFlag = 0;                    // ... of the bytes, those the Matmul API wrote with UnitFlag on (CFG_NORM):
+                                                    // Fixpipe drains L0C while the next Mmad fills it
     // ... of the GM traffic above, the bytes inside the launch's workspace tensors (sim::GmTrackUninit regions: the
     // cost model keeps them in L2 when the regions fit it)
     uint64_t wsGm2ub = 0, wsUb2gm = 0, wsGm2l1 = 0, wsL0c2gm = 0;

@@ -345,6 +345,7 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
         }
     }
     cnt().l0c2gm += uint64_t(p.mSize) * p.nSize * sizeof(T);
+    cnt().l0c2gmN += 1;
     if (gm_in_workspace(dst.sim_ptr)) cnt().wsL0c2gm += uint64_t(p.mSize) * p.nSize * sizeof(T);
 }
 

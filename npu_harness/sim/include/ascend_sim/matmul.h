@@ -49,12 +49,15 @@ namespace matmul {
 // CANN's matmul namespace sees the whole AscendC namespace (kernels write matmul::TPosition, ...).
 using namespace AscendC;
 
+// enUnitFlag: Mmad and Fixpipe hand L0C over 512 B at a time (CANN tiling.h: CFG_NORM = GetNormalConfig(), whose
+// enUnitFlag defaults to true; CFG_MDL = GetMDLConfig(), false); only counted for the cost model (l0c2gm_unitflag)
 struct MatmulConfig {
     bool doNorm = true;
     bool doMultiDataLoad = false;
+    bool enUnitFlag = true;
 };
-inline constexpr MatmulConfig CFG_NORM{true, false};
-inline constexpr MatmulConfig CFG_MDL{false, true};
+inline constexpr MatmulConfig CFG_NORM{true, false, true};
+inline constexpr MatmulConfig CFG_MDL{false, true, false};
 
 template <TPosition POSITION, CubeFormat FORMAT, typename TYPE, bool ISTRANS = false, LayoutMode LAYOUT = LayoutMode::NONE,
           bool IBSHARE = false>
@@ -523,6 +526,8 @@ private:
             }
         }
         cnt().l0c2gm += uint64_t(rows_) * cols_ * sizeof(DstT);
+        cnt().l0c2gmN += 1;
+        if constexpr (MM_CFG.enUnitFlag) cnt().l0c2gmUnitFlag += uint64_t(rows_) * cols_ * sizeof(DstT);
         if (gm_in_workspace(gm.sim_ptr)) cnt().wsL0c2gm += uint64_t(rows_) * cols_ * sizeof(DstT);
     }
 

@@ -2,8 +2,9 @@
 // dependency-aware time of such launches (docs/cost_model.md "AIC-driven MIX kernels"). Each block records, at every
 // CrossCoreSetFlag, CrossCoreWaitFlag (once it returns) and SyncAll barrier, the work it did since its previous event (the
 // counters that time its pipes: DMA bytes and instructions, vector instructions and repeats, scalar accesses, cube MACs,
-// GM->L1 bytes, MTE1 cycles, L1 stages), for a set its pipe, and for a wait the set events that released it (block, event
-// index); the work after its last event is the tail. Printed per block as "cross_events" / "cross_tail" on the counters line.
+// GM->L1 bytes, MTE1 cycles, L1 stages, L0C->GM bytes and instructions), for a set its pipe, and for a wait the set events
+// that released it (block, event index); the work after its last event is the tail. Printed per block as "cross_events" /
+// "cross_tail" on the counters line.
 #pragma once
 #ifndef ASCEND_SIM_ASCEND_SIM_IMPL_CROSSTIME_RT_H
 #define ASCEND_SIM_ASCEND_SIM_IMPL_CROSSTIME_RT_H
@@ -13,6 +14,7 @@ namespace AscendC::sim::detail {
 // The counters of a block that time its pipes, at one moment.
 struct CrossWork {
     uint64_t dma[3][2]{};  // gm2ub, ub2gm, ub2ub: bytes, instructions
+    uint64_t fix[2]{};     // l0c2gm: bytes, instructions (the FIX pipe)
     uint64_t vecI[kVecOps][kSizeClasses]{};
     uint64_t vecR[kVecOps][kSizeClasses]{};
     uint64_t ubAcc = 0, gmAcc = 0, macs = 0, macsF32 = 0, gm2l1 = 0, mte1 = 0, l1Stages = 0;
@@ -30,6 +32,8 @@ inline void cross_work_of(const Counters& c, CrossWork& w) {
         w.dma[k][0] = d[k]->bytes;
         w.dma[k][1] = d[k]->transfers;
     }
+    w.fix[0] = c.l0c2gm;
+    w.fix[1] = c.l0c2gmN;
     std::memcpy(w.vecI, c.vecInstr, sizeof w.vecI);
     std::memcpy(w.vecR, c.vecRepeats, sizeof w.vecR);
     w.ubAcc = c.ubGet + c.ubSet;
@@ -66,6 +70,10 @@ inline void cross_work_json(std::vector<char>& out, const CrossWork& a, const Cr
         if (!bytes && !n) continue;
         sep();
         cross_log_put(out, "\"%s\":[%llu,%llu]", kDma[k], (unsigned long long)bytes, (unsigned long long)n);
+    }
+    if (const uint64_t bytes = b.fix[0] - a.fix[0], n = b.fix[1] - a.fix[1]; bytes || n) {
+        sep();
+        cross_log_put(out, "\"l0c2gm\":[%llu,%llu]", (unsigned long long)bytes, (unsigned long long)n);
     }
     bool anyVec = false;
     for (uint32_t op = 0; op < kVecOps; ++op) {

@@ -682,6 +682,8 @@ inline void print_counters(uint32_t blockDim, const Sched* sc, double launchUs, 
         if (c.cubeMacsAsync) std::fprintf(f, ",\"cube_macs_async\":%llu", (unsigned long long)c.cubeMacsAsync);
         if (c.gm2l1Async) std::fprintf(f, ",\"gm2l1_async\":%llu", (unsigned long long)c.gm2l1Async);
         if (c.l0c2gm) std::fprintf(f, ",\"l0c2gm\":%llu", (unsigned long long)c.l0c2gm);
+        if (c.l0c2gmN) std::fprintf(f, ",\"l0c2gm_n\":%llu", (unsigned long long)c.l0c2gmN);
+        if (c.l0c2gmUnitFlag) std::fprintf(f, ",\"l0c2gm_unitflag\":%llu", (unsigned long long)c.l0c2gmUnitFlag);
         if (c.wsGm2ub) std::fprintf(f, ",\"ws_gm2ub\":%llu", (unsigned long long)c.wsGm2ub);
         if (c.wsUb2gm) std::fprintf(f, ",\"ws_ub2gm\":%llu", (unsigned long long)c.wsUb2gm);
         if (c.wsGm2l1) std::fprintf(f, ",\"ws_gm2l1\":%llu", (unsigned long long)c.wsGm2l1);
