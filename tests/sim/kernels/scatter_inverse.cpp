@@ -23,6 +23,7 @@
 // Cast i64 -> i32 (saturating), Maxs / Mins to [-1, D], as f32, ReduceMax / ReduceMin read by the scalar unit.
 //
 //   usage: scatter_inverse <copy|add> <f32|f16> <D> <rows> <perm|randint|repeat|oob> [bug]
+//   D: a multiple of 64 up to 4096 with D / 16 = 4^k x {1, 2, 3} (the merge plan; the lowering would pad)
 //   bug: last_first (copy takes the FIRST source of a column), drop_level (add skips the last level)
 #include "kernel_operator.h"
 
@@ -124,7 +125,7 @@ int run(const Args& a) {
         Muls(f, f, -float(D + 1), D);
         Adds(f, f, 16777216.0f, D);
         CreateVecIndex(payIn, int32_t(0), N);  // sources j, markers D + c
-        // --- sort: Sort32, then 4-way merges (2-way for a last odd round) -----------------------------
+        // --- sort: Sort32, then 4-way merges, then one of the last 2 or 3 lists -----------------------------
         LocalTensor<float> bufA = at(regA).template ReinterpretCast<float>(), bufB = at(0).template ReinterpretCast<float>();
         const uint32_t groups = N / 32;
         for (uint32_t g0 = 0; g0 < groups; g0 += 128) {
@@ -138,14 +139,10 @@ int run(const Args& a) {
                 MrgSort(nxt, MrgSortSrcList<float>(cur, cur[2 * len], cur[4 * len], cur[6 * len]), MrgSort4Info(lens, false, 15, uint16_t(n / 4)));
                 len *= 4;
                 n /= 4;
-            } else {
-                for (uint32_t k = 0; k < n; k += 2) {
-                    const uint16_t lens[4] = {uint16_t(len), uint16_t(len), 0, 0};
-                    MrgSort(nxt[k * 2 * len], MrgSortSrcList<float>(cur[k * 2 * len], cur[(k + 1) * 2 * len], cur, cur),
-                            MrgSort4Info(lens, false, 3, 1));
-                }
-                len *= 2;
-                n /= 2;
+            } else {  // n = 2 or 3 (main() admits only D with groups = 4^k x {1, 2, 3}): one last merge
+                const uint16_t lens[4] = {uint16_t(len), uint16_t(len), uint16_t(n == 3 ? len : 0), 0};
+                MrgSort(nxt, MrgSortSrcList<float>(cur, cur[2 * len], cur[4 * len], cur), MrgSort4Info(lens, false, n == 3 ? 7 : 3, 1));
+                n = 1;
             }
             std::swap(cur, nxt);
         }
@@ -277,8 +274,10 @@ int main(int argc, char** argv) {
     a.rows = uint32_t(std::atoi(argv[4]));
     a.pattern = argv[5];
     a.bug = argc > 6 ? argv[6] : "";
-    if (a.D % 64 != 0 || a.D < 64 || a.D > 4096) {
-        std::fprintf(stderr, "D must be a multiple of 64 in [64, 4096] (prototype)\n");
+    uint32_t groups = a.D % 64 == 0 ? a.D / 16 : 0;  // 2D / 32
+    while (groups % 4 == 0 && groups > 3) groups /= 4;
+    if (a.D % 64 != 0 || a.D < 64 || a.D > 4096 || groups > 3) {  // the prototype's merge plan: 4-way rounds, then 2 or 3 lists
+        std::fprintf(stderr, "D must be a multiple of 64 in [64, 4096] with D / 16 = 4^k x 1, 2 or 3 (prototype)\n");
         return 2;
     }
     return a.f16 ? run<half>(a) : run<float>(a);
