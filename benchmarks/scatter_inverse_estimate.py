@@ -10,6 +10,10 @@ per 256-B repeat, an ASSUMPTION) and sets them against the copy traffic of today
 43 cores, 3 rows on the slowest). The rows' copy-in overlaps the per-core inverse; the last row's compute and
 copy-out do not overlap anything.
 
+The per-element family (scatter_add, index_put_accumulate, scatter_value: an index per element) would need the
+same inverse for every row (its own index row): the second table charges rows x (inverse + row work) from the
+same counts (scatter_value: the copy form's Select of the value; scatter_add: the add form's levels). Not built.
+
     python benchmarks/scatter_inverse_estimate.py [--d 4096] [--rows 3]
 """
 
@@ -30,6 +34,10 @@ SORT_KEYS = ("Sort32", "MrgSort")
 # today's device us, today's % of the ideal) of the slowest core at 128 x 4096
 TODAY = {("copy", "f32"): (3.90, 3.97, 1.76, 200.73, 2), ("copy", "f16"): (1.96, 2.35, 0.96, 200.96, 1),
          ("add", "f32"): (3.90, 3.97, 1.76, 267.19, 1), ("add", "f16"): (1.96, 2.35, 0.96, 267.41, 1)}
+PER_ELEMENT = {("scatter_value", "f32"): ("copy", 5.18, 4.86, 1.76, 135.10, 4), ("scatter_value", "f16"): ("copy", 3.88, 4.21, 1.12, 134.65, 3),
+               ("scatter_add", "f32"): ("add", 6.47, 6.65, 1.76, 268.53, 2), ("scatter_add", "f16"): ("add", 4.53, 5.35, 1.12, 267.87, 2),
+               ("index_put_accumulate", "f32"): ("add", 6.47, 6.65, 1.76, 268.53, 2),
+               ("index_put_accumulate", "f16"): ("add", 4.53, 5.35, 1.12, 267.87, 2)}
 
 
 def vec_us(vec: dict, p, only=None, skip=()) -> float:
@@ -60,12 +68,14 @@ def main() -> None:
           f"default {p.vec_default_cycles:g} cycles/repeat (ASSUMPTION)")
     print(f"{'kernel':12} {'dtype':5} {'levels':>6} {'inverse us':>10} {'(sort us)':>9} {'rows us':>8} {'V us':>6} "
           f"{'MTE2 us':>7} {'est us':>7} {'ideal us':>8} {'ideal%':>6} {'today us':>9} {'today%':>6}")
+    per: dict = {}
     for mode, pattern in (("copy", "perm"), ("add", "randint")):
         for dtype in ("f32", "f16"):
             pre, _ = run(binary, mode, dtype, args.d, 0, pattern)
             full, line = run(binary, mode, dtype, args.d, args.rows, pattern)
             levels = line.split()[1]
             v_pre, v_all = vec_us(pre, p), vec_us(full, p)
+            per[(mode, dtype)] = (v_pre, (v_all - v_pre) / args.rows)
             sort = vec_us(pre, p, only=SORT_KEYS)
             v_rows = v_all - v_pre
             ideal, mte2, mte3, today_us, today_pct = TODAY[(mode, dtype)]
@@ -74,6 +84,14 @@ def main() -> None:
             name = "index_copy" if mode == "copy" else "index_add"
             print(f"{name:12} {dtype:5} {levels:>6} {v_pre:10.2f} {sort:9.2f} {v_rows:8.2f} {v_all:6.2f} {mte2:7.2f} "
                   f"{est:7.2f} {ideal:8.2f} {100 * ideal / est:5.0f}% {today_us:9.2f} {today_pct:5d}%")
+    print("\nper-element family (an inverse per row; estimate only, not built):")
+    print(f"{'kernel':22} {'dtype':5} {'V us':>6} {'MTE2 us':>7} {'est us':>7} {'ideal us':>8} {'ideal%':>6} {'today us':>9} {'today%':>6}")
+    for (name, dtype), (mode, ideal, mte2, mte3, today_us, today_pct) in PER_ELEMENT.items():
+        v_inv, v_row = per[(mode, dtype)]
+        v = args.rows * (v_inv + v_row)
+        est = max(mte2, v) + mte3 / args.rows
+        print(f"{name:22} {dtype:5} {v:6.2f} {mte2:7.2f} {est:7.2f} {ideal:8.2f} {100 * ideal / est:5.0f}% {today_us:9.2f} "
+              f"{today_pct:5d}%")
 
 
 if __name__ == "__main__":
