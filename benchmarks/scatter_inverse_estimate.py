@@ -84,6 +84,19 @@ def main() -> None:
             name = "index_copy" if mode == "copy" else "index_add"
             print(f"{name:12} {dtype:5} {levels:>6} {v_pre:10.2f} {sort:9.2f} {v_rows:8.2f} {v_all:6.2f} {mte2:7.2f} "
                   f"{est:7.2f} {ideal:8.2f} {100 * ideal / est:5.0f}% {today_us:9.2f} {today_pct:5d}%")
+    for dtype, size in (("f32", 4), ("f16", 2)):
+        one, line = run(binary, "add", dtype, args.d, 1, "randint")
+        pre, _ = run(binary, "add", dtype, args.d, 0, "randint")
+        levels = int(line.split()[1])
+        row = vec_us(one, p) - vec_us(pre, p)
+        reps = 2 * args.d * size // 256  # the row's sources gathered in sorted order (2D elements)
+        gather_sorted = (p.vec_head_cycles + (reps - 1) * p.cycles_per_repeat("Gather")) / (p.clock_ghz * 1e3)
+        print(f"index_add {dtype}: one row = {row:.2f} us of V: {gather_sorted:.2f} us for the sorted sources + "
+              f"{(row - gather_sorted) / levels:.2f} us for each of its {levels} levels (the task's randint index: the "
+              f"largest of 4096 columns drawn 4096 times has 6-8 repeats)")
+    sort = vec_us(pre, p, only=SORT_KEYS)
+    print(f"sensitivity: Sort32 + MrgSort at 2x / 4x the default cycles per repeat would add {sort:.2f} / {3 * sort:.2f} us "
+          "to every estimate above (the inverse is on the critical path)")
     print("\nper-element family (an inverse per row; estimate only, not built):")
     print(f"{'kernel':22} {'dtype':5} {'V us':>6} {'MTE2 us':>7} {'est us':>7} {'ideal us':>8} {'ideal%':>6} {'today us':>9} {'today%':>6}")
     for (name, dtype), (mode, ideal, mte2, mte3, today_us, today_pct) in PER_ELEMENT.items():
