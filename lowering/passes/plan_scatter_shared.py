@@ -53,6 +53,8 @@ def _why_not(kernel: ir.Kernel, ctx: PassContext) -> str:
     if tl.kind is not ir.LoopKind.ROWS or len(ops) != 1 or len(outs) != 1 or len(ins) + 2 != len(stmts):
         return "the loop does more than copy in x, the index and src, scatter and store"
     op, out = ops[0], outs[0]
+    if len(op.srcs) == 3 and not isinstance(op.srcs[2], str):
+        return "a scalar value, not src rows (a Duplicate and Select would do: not lowered)"
     if out.buffer != op.dst or len(op.srcs) != 3 or not all(isinstance(b, str) and b in ins for b in op.srcs):
         return "the scatter's operands are not loaded tensors, or its result is not stored as it is"
     cin_x, cin_i, cin_s = (ins[b] for b in op.srcs)
