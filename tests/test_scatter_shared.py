@@ -1,6 +1,7 @@
-"""index_copy along the last dim by one index row shared by every row, on the vector unit (kind SCATTER_SHARED:
-lowering/passes/plan_scatter_shared.py, lowering/emit/scatter_shared.py): the index's inverse once per core
-(Sort32 + MrgSort), then a Gather + Select per row; the scalar walk when D > 4096 (the host decides)."""
+"""index_copy / index_add along the last dim by one index row shared by every row, on the vector unit (kind
+SCATTER_SHARED: lowering/passes/plan_scatter_shared.py, lowering/emit/scatter_shared.py): the index's inverse once
+per core (Sort32 + MrgSort), then a Gather + Select per row (copy) or per repeat level (add); the scalar walk when
+D > 4096 (the host decides)."""
 
 from __future__ import annotations
 
@@ -48,17 +49,29 @@ def test_the_shared_index_copy_alone_in_its_loop_takes_the_vector_form(index):
     ("store(y[r, :], scatter(load(x[r, :]), load(c[:]), load(f[r, :])) * 2.0)", "the loop does more than"),
     ("store(y[r, :], scatter(load(x[r, :]), load(c[:]), load(f[r, :]) + 1.0))", "the loop does more than"),
     ("store(y[r, :], scatter(load(x[r, :]), load(c[:]), 2.0))", "a scalar value"),
+    ("store(y[r, :], scatter_add(load(x[r, :]), load(c[:]), load(f[r, :]) * load(x[r, :])))", "the loop does more"),
 ])
 def test_other_work_keeps_the_scalar_walk_and_says_why(body, why):
     k = _lowered(body)
     assert k.kind is ir.KernelKind.VECTOR
     attrs = _scatter_attrs(k)
-    assert attrs["api"] == "Scatter" and attrs["vector"].startswith(f"no: {why}"), attrs
+    assert attrs["api"] in ("Scatter", "ScatterAdd") and attrs["vector"].startswith(f"no: {why}"), attrs
+
+
+@pytest.mark.parametrize("body", [
+    "store(y[r, :], scatter_add(load(x[r, :]), load(c[:]), load(f[r, :])))",
+    "store(y[r, :], scatter_add(load(x[r, :]), load(c32[:]), load(f[r, :]) * 0.5))",
+])
+def test_the_shared_index_add_takes_the_vector_form(body):
+    k = _lowered(body)
+    assert k.kind is ir.KernelKind.SCATTER_SHARED
+    attrs = _scatter_attrs(k)
+    assert attrs["api"] == "ScatterSharedAddVec" and "per repeat level" in attrs["rows"]
 
 
 @pytest.mark.parametrize("body", [
     "store(y[r, :], scatter(load(x[r, :]), load(i[r, :]), load(f[r, :])))",  # an index per element
-    "store(y[r, :], scatter_add(load(x[r, :]), load(c[:]), load(f[r, :])))",  # index_add: not lowered this way
+    "store(y[r, :], scatter_add(load(x[r, :]), load(i[r, :]), load(f[r, :])))",
 ])
 def test_other_scatters_are_not_this_form(body):
     k = _lowered(body)
@@ -72,20 +85,60 @@ def test_310p_keeps_the_scalar_walk():
     assert k.kind is ir.KernelKind.VECTOR and "no Sort32 / MrgSort" in _scatter_attrs(k)["vector"]
 
 
-def _want(x: torch.Tensor, idx: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
-    """index_copy with repeats: the last column wins (the DSL's rule; PyTorch leaves it undefined)."""
+def _want(x: torch.Tensor, idx: torch.Tensor, src: torch.Tensor, add: bool = False) -> torch.Tensor:
+    """index_copy with repeats: the last column wins (the DSL's rule; PyTorch leaves it undefined); index_add: the
+    repeats added in column order, rounded to the dtype per step (the interpreter's order)."""
     y = x.clone()
     for j, c in enumerate(idx.tolist()):
-        y[:, c] = src[:, j]
+        y[:, c] = (y[:, c] + src[:, j]) if add else src[:, j]
     return y
 
 
-def _gallery(dtype: str):
-    adsl = REPO / "examples/index/index_copy.adsl"
+def _gallery(dtype: str, name: str = "index_copy"):
+    adsl = REPO / f"examples/index/{name}.adsl"
     kernel = load_file(adsl)[0].instantiate({"T": dtype})
     project, ctx = lower(kernel, "ascend910b1", adsl.name)
     assert ctx.lowered.kind is ir.KernelKind.SCATTER_SHARED
     return kernel, project, ctx
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_emulator_index_add_adds_repeats_in_column_order(tmp_path, dtype):
+    """One compile per dtype (alpha = 0.5: src scaled first, as the DSL's `load(src[r, :]) * alpha`): repeats
+    (up to every source on four columns) at several shapes and core shares equal the column-order sums exactly; a
+    number outside [0, D) stops the kernel (TRAP); D > 4096 takes the scalar walk."""
+    kernel, project, ctx = _gallery(dtype, "index_add")
+    tdt = torch.float32 if dtype == "f32" else torch.float16
+    g = torch.Generator().manual_seed(361)
+    for b, d, cores, kind in CASES + [(2, 4160, 2, "repeat")]:
+        x, src = torch.randn(b, d, generator=g).to(tdt), torch.randn(b, d, generator=g).to(tdt)
+        idx = _index(d, kind, g)
+        want = _want(x, idx, src * torch.tensor(0.5, dtype=tdt), add=True)
+        res = validate_sim(kernel, ctx.lowered, project, ctx, TaskRun([x, idx, src], [want], attrs={"alpha": 0.5}),
+                           work_dir=tmp_path / f"{b}x{d}", core_num=cores)
+        assert res.ok and max(c.max_abs_err for c in res.comparisons) == 0, (b, d, kind, res.summary() + res.detail)
+    x, src = torch.randn(3, 100).to(tdt), torch.randn(3, 100).to(tdt)
+    idx = torch.randint(0, 100, (100,))
+    idx[17] = -1
+    res = validate_sim(kernel, ctx.lowered, project, ctx, TaskRun([x, idx, src], [x], attrs={"alpha": 0.5}),
+                       work_dir=tmp_path / "bad")
+    assert not res.ok and "TRAP" in [e.code for e in res.sim_errors], res.summary() + res.detail
+
+
+@pytest.mark.slow
+def test_planted_bug_index_add_dropping_the_last_level_fails(tmp_path):
+    kernel, project, ctx = _gallery("f32", "index_add")
+    name = next(f for f in project.files if f.endswith("_kernel.cpp"))
+    code = project.files[name]
+    assert code.count("levels_ = static_cast<uint32_t>(mm.GetValue(0));") == 1
+    bad = replace(project, files={**project.files, name: code.replace(
+        "levels_ = static_cast<uint32_t>(mm.GetValue(0));", "levels_ = static_cast<uint32_t>(mm.GetValue(0)) - 1;")})
+    g = torch.Generator().manual_seed(2)
+    x, src, idx = torch.randn(4, 128, generator=g), torch.randn(4, 128, generator=g), torch.randint(0, 128, (128,), generator=g)
+    want = _want(x, idx, src * 0.5, add=True)
+    res = validate_sim(kernel, ctx.lowered, bad, ctx, TaskRun([x, idx, src], [want], attrs={"alpha": 0.5}), work_dir=tmp_path)
+    assert not res.ok and res.sim_errors == [], res.summary() + res.detail
 
 
 CASES = [  # (B, D, cores, index): rows per core 1, 2 and 3+; D off 64 and 32 bytes; permutations and repeats

@@ -1,4 +1,4 @@
-"""Kind SCATTER_SHARED: index_copy along the last dim by one shared index row (scatter_shared_*.jinja).
+"""Kind SCATTER_SHARED: index_copy / index_add along the last dim by one shared index row (scatter_shared_*.jinja).
 
 Planned by lowering/passes/plan_scatter_shared.py. x, src, y [B, D], index [D]; each core owns a contiguous share of
 the B rows. Vector form (the host's vec = 1): per core, once, the inverse of the index (the prototype
@@ -10,7 +10,11 @@ rounds and one last 2- or 3-way merge over Np = 32 x 4^k x {1, 2, 3} >= 2 Dp ent
 last) give marker c, then c's sources in ascending j, then marker c + 1. The payloads by GatherMask (odd words);
 the marker positions q[c] by Compares (payload >= Dp) + Brcb + counter-mode GatherMask; the last source of c is
 the payload at q[c + 1] - 1 (a Gather), the column is written when q[c + 1] - q[c] > 1 (a Compares mask). Per row:
-`Gather` of src by those offsets and `Select` against x, rows double-buffered in the sort's buffers. The host
+`Gather` of src by those offsets and `Select` against x, rows double-buffered in the sort's buffers. index_add
+(`add`): src (times the scalar `scale`) gathered in sorted order by the payloads' offsets, then y = x and per level
+k < the most sources of a column: the k-th source of each column (a Gather at q[c] + 1 + k), an Add and a Select
+of the columns with more than k sources (a Compares of q[c + 1] - q[c] - 1 > k): column order, rounded per step;
+its rows single-buffered (the tables take the UB of the second slot). The host
 computes the UB layout (the tiling's region offsets), so the kernel and the host cannot disagree on it. Scalar
 form (vec = 0: D > 4096 or the layout does not fit UB): per row the scalar walk of lowering/emit/scatter.py
 (Trap() on an index outside [0, D)).
@@ -24,7 +28,7 @@ from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
-from ..passes.plan_scatter_shared import API
+from ..passes.plan_scatter_shared import API, API_ADD, scale_operand
 from .shared import KernelView, buffer_views, kernel_fields, loc, manifest
 
 
@@ -47,6 +51,8 @@ class ScatterSharedView(KernelView):
     split_loc: str
     scatter_loc: str
     ub_budget: int
+    add: bool  # index_add: per repeat level a Gather, Add and Select
+    scale: str  # index_add: the C++ scalar src is multiplied by first ("" when none)
 
 
 def _dim(d, fmt: str) -> str:
@@ -58,10 +64,16 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ScatterSharedView:
     tl = split.body[0]
     stmts = [s for st in tl.body for s in (st.body if isinstance(st, ir.Stage) else (st,))]
     ins = {s.buffer: s for s in stmts if isinstance(s, ir.CopyIn)}
-    op = next(s for s in stmts if isinstance(s, ir.VecOp) and s.api == API)
+    op = next(s for s in stmts if isinstance(s, ir.VecOp) and s.api in (API, API_ADD))
+    muls = next((s for s in stmts if isinstance(s, ir.VecOp) and s.api == "Muls"), None)
     out = next(s for s in stmts if isinstance(s, ir.CopyOut))
     params = {p.name: p for p in kernel.tensors}
-    x, index, src = (params[ins[b].tensor] for b in op.srcs)
+    x, index = (params[ins[b].tensor] for b in op.srcs[:2])
+    src = params[ins[muls.srcs[0] if muls else op.srcs[2]].tensor]
+    scale = ""
+    if muls is not None:
+        k = scale_operand(muls)  # rendered as static_cast<T>(scale): the cast to the data's dtype
+        scale = f"{k.name}_" if isinstance(k, ir.Ref) else repr(float(k.value))
     y = params[out.tensor]
     fields = kernel_fields(kernel, ctx)
     gm = {t.name: t.gm for t in fields["tensors"]}
@@ -78,6 +90,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> ScatterSharedView:
         ctype=x.dtype.ctype, tsize=x.dtype.size, ictype=index.dtype.ctype, isize=index.dtype.size,
         i64=index.dtype is DType.I64, rows=_dim(b, "tiling.{}"), cols=_dim(d, "tiling.{}"),
         host_rows=_dim(b, "{}"), host_cols=_dim(d, "{}"), ub_budget=ctx.target.ub_budget,
+        add=op.api == API_ADD, scale=scale,
         tiling_error="the host tiling found no layout of one row of x, src and the index that fits the Unified Buffer")
 
 
