@@ -13,7 +13,7 @@ odd lengths and tails, one row, rows = cores +- 1, f16 / bf16 / f32 / i32 data w
 - `gather_middle`: torch.gather(g, dim, e) along the middle dim alone in its loop (session 35's vector form: x's
   column slabs in UB), R past one copy (4095 rows) and past UB (the scalar walk), C off the column block, K = 1;
 - `scatter_dim0`: x.scatter(0, idx, value) / scatter / scatter_add along dim 0 with [K, D] indices;
-- `scatter_shared` (session 36): index_copy along the last dim by one index row shared by every row, alone in its loop
+- `scatter_shared` (session 36): index_copy / index_add along the last dim by one index row shared by every row, alone in its loop
   (the vector form: the index's inverse by Sort32 + MrgSort), D off 64 and 32 bytes, up to 4096 and past it (the
   scalar walk), rows near the cores, indices with repeats;
 - `flat_sums`: flat loops that only accumulate sums (one tile per core, the tree combine over odd core counts);
@@ -247,8 +247,9 @@ def _scatter_dim0(r: random.Random, k, cores: int) -> dict:
 
 
 def _scatter_shared(r: random.Random, k, cores: int) -> dict:
-    """scatter(x, load(u[:]), src) (index_copy along the last dim by one shared index row) alone in its loop
-    (lowering/passes/plan_scatter_shared.py: the vector form when D <= 4096, else the host's scalar walk)."""
+    """scatter(x, load(u[:]), src) / scatter_add (index_copy / index_add along the last dim by one shared index row)
+    alone in its loop (lowering/passes/plan_scatter_shared.py: the vector form when D <= 4096, else the host's scalar
+    walk)."""
     t = r.choice(("f32", "f16"))
     k.dtype_vars = {"T": t}
     long = r.random() < 0.1
@@ -257,8 +258,14 @@ def _scatter_shared(r: random.Random, k, cores: int) -> dict:
     sizes = {"B": r.choice((1, 2, 3)) if long else _near(r, cores), "D": d}
     x, s, y = k.tensor("x", "T", "B, D"), k.tensor("s", "T", "B, D"), k.tensor("y", "T", "B, D")
     u = k.tensor("u", r.choice(("i32", "i64")), "D")
+    src = f"load({s}[r, :])"
+    if r.random() < 0.5:  # index_add: repeats add in column order, the source now and then scaled (alpha=)
+        call = "scatter_add"
+        src += r.choice(("", "", " * 0.5", " * -3.0"))
+    else:  # index_copy: the last source wins
+        call = "scatter"
     k.body.append(Loop("for blk in split(B, cores=AIV):", f"for r in tile(blk, size=auto, buffers={r.choice((1, 2))}):",
-                       (Stmt(f"store({y}[r, :], scatter(load({x}[r, :]), load({u}[:]), load({s}[r, :])))"),)))
+                       (Stmt(f"store({y}[r, :], {call}(load({x}[r, :]), load({u}[:]), {src}))"),)))
     return sizes
 
 
