@@ -766,6 +766,7 @@ class KernelKind(Enum):
     RESIZE = "resize"  # one plane loop: planes resampled (nearest / linear) to the stored size
     GRID = "grid"  # one plane loop: planes sampled at a grid tensor's positions (grid_sample)
     GATHER_MIDDLE = "gather_middle"  # one row loop whose only work is torch.gather along a middle dim (plan_gather_middle.py)
+    SCATTER_SHARED = "scatter_shared"  # one row loop whose only work is index_copy by a shared index row (plan_scatter_shared.py)
     ANTIALIAS = "antialias"  # one plane loop: antialiased resize (F.interpolate(..., antialias=True))
     BOX = "box"  # one box loop: reductions over a non-last dim
     MIX = "mix"  # a cube loop: matmul on the cube unit, its epilogue on the vector units

@@ -34,6 +34,7 @@ from .passes import (
     plan_period_cache,
     plan_row_groups,
     plan_row_value_blocks,
+    plan_scatter_shared,
     plan_split_k,
     plan_stages,
     plan_tiling,
@@ -74,6 +75,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("plan_windows", plan_windows.run),  # plane loops: the window, plane dims, vector taps along rows or not
     Pass("select_instructions", select_instructions.run),  # Add vs Adds, Compare/Select modes, Cast rounding
     Pass("plan_gather_middle", plan_gather_middle.run),  # torch.gather along a middle dim alone: x slabs in UB, Gather
+    Pass("plan_scatter_shared", plan_scatter_shared.run),  # index_copy / index_add by one shared index row: its inverse
     Pass("plan_gather_rows", plan_gather_rows.run),  # gathers of a named x along its last dim: x rows in UB, Gather
     Pass("plan_row_value_blocks", plan_row_value_blocks.run),  # per-row values x rows: a Brcb scratch per row tile
     Pass("plan_period_cache", plan_period_cache.run),  # per-channel w[r]: the [C] tensor in UB once per core

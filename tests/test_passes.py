@@ -31,8 +31,8 @@ GALLERY = sorted((ROOT / "examples").rglob("*.adsl"))
 EXPECTED_PASSES = ("partition_launches", "route_conv5hd", "plan_stages", "plan_flash", "check_constraints", "legalize", "three_address", "hoist_scalars", "select_kind",
                    "plan_chunks", "allocate_buffers", "hoist_row_vectors", "plan_tiling", "plan_row_groups", "plan_cube", "plan_split_k", "plan_conv",
                    "plan_windows",
-                   "select_instructions", "plan_gather_middle", "plan_gather_rows", "plan_row_value_blocks", "plan_period_cache", "plan_box", "schedule_stages",
-                   "plan_flat_folds", "emit")
+                   "select_instructions", "plan_gather_middle", "plan_scatter_shared", "plan_gather_rows", "plan_row_value_blocks",
+                   "plan_period_cache", "plan_box", "schedule_stages", "plan_flat_folds", "emit")
 PRIMITIVE_OPS = {"add", "sub", "mul", "div", "max", "min", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal",
                  "relu", "lt", "le", "gt", "ge", "eq", "ne", "select", "cast"}
 

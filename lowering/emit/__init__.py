@@ -29,6 +29,7 @@ from . import (
     launches,
     mix,
     resize,
+    scatter_shared,
     vector,
     window,
 )
@@ -58,6 +59,8 @@ KINDS: dict[ir.KernelKind, Kind] = {
                              grid_sample.project_manifest),
     ir.KernelKind.GATHER_MIDDLE: Kind(gather_middle.build_view, "gather_middle_kernel.cpp.jinja",
                                       "gather_middle_tiling.h.jinja", gather_middle.project_manifest),
+    ir.KernelKind.SCATTER_SHARED: Kind(scatter_shared.build_view, "scatter_shared_kernel.cpp.jinja",
+                                       "scatter_shared_tiling.h.jinja", scatter_shared.project_manifest),
     ir.KernelKind.ANTIALIAS: Kind(antialias.build_view, "antialias_kernel.cpp.jinja", "antialias_tiling.h.jinja",
                                   antialias.project_manifest),
     ir.KernelKind.BOX: Kind(box.build_view, "box_kernel.cpp.jinja", "box_tiling.h.jinja", box.project_manifest),

@@ -63,6 +63,10 @@ def forms(p: Program) -> set[str]:
         add("gather_middle_vec")
         if s["R"] > 4095:  # the slab in several copies (4095 rows each), or past UB: the host's scalar walk
             add("gather_middle_scalar_walk" if s["R"] * 32 + 2048 > 188416 else "gather_middle_long_slab")
+    if p.kind == "scatter_shared":  # alone in its loop: the vector form (lowering/passes/plan_scatter_shared.py)
+        add("scatter_shared_vec" if s["D"] <= 4096 else "scatter_shared_scalar_walk")
+        if "scatter_add(" in text:
+            add("scatter_shared_add")
     if re.search(r"load\(g\d+\[n\d+\[r\], :\]\)", text):
         add("index_select_middle")
     if re.search(r"scatter\(\w+, g\d+, -?[\d.e-]+\)", text):

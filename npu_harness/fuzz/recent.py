@@ -13,6 +13,9 @@ odd lengths and tails, one row, rows = cores +- 1, f16 / bf16 / f32 / i32 data w
 - `gather_middle`: torch.gather(g, dim, e) along the middle dim alone in its loop (session 35's vector form: x's
   column slabs in UB), R past one copy (4095 rows) and past UB (the scalar walk), C off the column block, K = 1;
 - `scatter_dim0`: x.scatter(0, idx, value) / scatter / scatter_add along dim 0 with [K, D] indices;
+- `scatter_shared` (session 36): index_copy / index_add along the last dim by one index row shared by every row, alone in its loop
+  (the vector form: the index's inverse by Sort32 + MrgSort), D off 64 and 32 bytes, up to 4096 and past it (the
+  scalar walk), rows near the cores, indices with repeats;
 - `flat_sums`: flat loops that only accumulate sums (one tile per core, the tree combine over odd core counts);
 - `batched_gemm`: batched matmuls with several M blocks per batch entry and a shared or batched B;
 - `activations` (session 35): tanh and a * sigmoid(z) over flat tiles, arguments from near 0 into saturation;
@@ -31,7 +34,7 @@ from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Stmt
 
 RECENT_KINDS = {"slot_rows": 3, "middim": 3, "norm1pass": 2, "row_values": 3, "gather_narrow": 2, "gather_middle": 2,
-                "scatter_dim0": 2, "flat_sums": 2, "batched_gemm": 2, "activations": 3, "flash_ring": 3}
+                "scatter_dim0": 2, "scatter_shared": 2, "flat_sums": 2, "batched_gemm": 2, "activations": 3, "flash_ring": 3}
 
 ROW_OPS = ("({0} + {1})", "({0} - {1})", "({1} - {0})", "({0} * {1})", "({0} / {1})", "({1} / (1.5 + abs({0})))",
            "max({0}, {1})", "min({1}, {0})")
@@ -243,6 +246,29 @@ def _scatter_dim0(r: random.Random, k, cores: int) -> dict:
     return sizes
 
 
+def _scatter_shared(r: random.Random, k, cores: int) -> dict:
+    """scatter(x, load(u[:]), src) / scatter_add (index_copy / index_add along the last dim by one shared index row)
+    alone in its loop (lowering/passes/plan_scatter_shared.py: the vector form when D <= 4096, else the host's scalar
+    walk)."""
+    t = r.choice(("f32", "f16"))
+    k.dtype_vars = {"T": t}
+    long = r.random() < 0.1
+    d = r.choice((4097, 4160, r.randint(4097, 6000))) if long else \
+        r.choice((1, 7, 64, 100, 257, 1000, 2048, 4096, r.randint(1, 4096)))
+    sizes = {"B": r.choice((1, 2, 3)) if long else _near(r, cores), "D": d}
+    x, s, y = k.tensor("x", "T", "B, D"), k.tensor("s", "T", "B, D"), k.tensor("y", "T", "B, D")
+    u = k.tensor("u", r.choice(("i32", "i64")), "D")
+    src = f"load({s}[r, :])"
+    if r.random() < 0.5:  # index_add: repeats add in column order, the source now and then scaled (alpha=)
+        call = "scatter_add"
+        src += r.choice(("", "", " * 0.5", " * -3.0"))
+    else:  # index_copy: the last source wins
+        call = "scatter"
+    k.body.append(Loop("for blk in split(B, cores=AIV):", f"for r in tile(blk, size=auto, buffers={r.choice((1, 2))}):",
+                       (Stmt(f"store({y}[r, :], {call}(load({x}[r, :]), load({u}[:]), {src}))"),)))
+    return sizes
+
+
 def _flat_sums(r: random.Random, k, cores: int) -> dict:
     """Losses' shape: flat loops that only accumulate sums (one tile when the share fits), the totals stored."""
     t = r.choice(("f32", "f16", "bf16"))
@@ -354,5 +380,5 @@ def flash_stages(k, p: str, batch: str, qkvo: tuple[str, str, str, str], out_t: 
 
 BUILDERS = {"slot_rows": _slot_rows, "middim": _middim, "norm1pass": _norm1pass, "row_values": _row_values,
             "gather_narrow": _gather_narrow, "gather_middle": _gather_middle, "scatter_dim0": _scatter_dim0,
-            "flat_sums": _flat_sums, "batched_gemm": _batched_gemm, "activations": _activations, "flash_ring": _flash_ring}
+            "scatter_shared": _scatter_shared, "flat_sums": _flat_sums, "batched_gemm": _batched_gemm, "activations": _activations, "flash_ring": _flash_ring}
 

@@ -402,7 +402,7 @@ inline void MrgSort(const LocalTensor<T>& dst, const MrgSortSrcList<T>& src, con
         }
         for (uint32_t k = 0; k < 4; ++k) g_mrgSortCounts[k] = k < lists ? static_cast<uint16_t>(pos[k]) : 0;
     }
-    count_vec(VecOp::MrgSort, sizeof(T), written * 8);
+    count_vec(VecOp::MrgSort, sizeof(T), written * 8 / sizeof(T));  // 8-B pairs, counted as elements of T
     RaceOp op(Pipe::V, "MrgSort", loc);
     if (reps > 1) {
         op.read(src.src1.sim_ptr, total * 8);
@@ -456,7 +456,7 @@ inline void Sort(const LocalTensor<T>& dst, const LocalTensor<T>& concat, const 
     for (uint64_t i = 0; i < n; ++i) all[i] = load_pair<T>(d + i * 8);
     sort_desc(all.data(), static_cast<uint32_t>(n));  // stable: equal scores keep their order (the earlier group first)
     for (uint64_t i = 0; i < n; ++i) store_pair(d + i * 8, all[i]);
-    count_vec(VecOp::MrgSort, sizeof(T), n * 8);
+    count_vec(VecOp::MrgSort, sizeof(T), n * 8 / sizeof(T));  // one merge pass of the 8-B pairs (the rounds are not counted)
     race_v("Sort", loc, d, n * 8, d, n * 8);
 }
 
