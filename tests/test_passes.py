@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from lowering.passes import (
     three_address,
 )
 from lowering.passes.check_windows import pool_ops
-from lowering.pipeline import PIPELINE, run_pipeline
+from lowering.pipeline import PASS_NAMES, PIPELINE, run_pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 GALLERY = sorted((ROOT / "examples").rglob("*.adsl"))
@@ -635,3 +636,12 @@ def test_schedule_stages_full_pipeline_gallery_shape():
     (tl,) = split.body
     assert [s.kind.value for s in tl.body] == ["copyin", "compute", "copyout"]
     assert tl.max_tile and tl.buffers_decl
+
+
+def test_the_readme_and_the_design_map_list_the_pipeline_as_it_is():
+    """README's "Pipeline" line and docs/design.md's map name every pass in order (docs drift otherwise)."""
+    for doc in ("README.md", "docs/design.md"):
+        text = (ROOT / doc).read_text()
+        start = text.index("partition_launches →")
+        arrows = text[start:text.index("→ emit", start) + len("→ emit")]
+        assert tuple(re.findall(r"[a-z_0-9]+", arrows)) == PASS_NAMES, doc
