@@ -94,6 +94,19 @@ def two_level(scratch: ir.Buffer) -> bool:
     return ":sum" in (scratch.of or "")
 
 
+def half_in(scratch: ir.Buffer) -> bool:
+    """Whole rows whose scans all read 16-bit rows: where a row fills the matrix (n = L P) its transpose is a 16-bit
+    `Gather` straight from the row (half the repeats of an f32 one) and the forward table holds 2-byte offsets
+    (`of` has ':in16'; scan.cpp.jinja, scan_tables.cpp.jinja)."""
+    return ":in16" in (scratch.of or "")
+
+
+def half_out(scratch: ir.Buffer) -> bool:
+    """Whole rows whose scans all write 16-bit rows: the scanned matrix is cast to 16 bits first and gathered back with
+    2-byte offsets (`of` has ':out16')."""
+    return ":out16" in (scratch.of or "")
+
+
 def compensated(scratch: ir.Buffer) -> bool:
     """The scratch has room for the Kahan correction of the segment totals (`of` ends with '+')."""
     return (scratch.of or "").endswith("+")
@@ -104,14 +117,21 @@ def scratch_buffers(stmts, span, chunked: bool) -> list[ir.Buffer]:
     (rows longer than UB) an f32 running sum also corrects each segment total for its rounding (the
     residuals of the matrix's row differences, one more matrix): over 393,216 elements the totals' f32
     errors would add up past the f32 tolerance."""
-    ops = [OPS[s.value.op] for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op)
-           and s.value.op in SCAN_OPS]
-    types = {s.value.op: s.value.type.dtype for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op)
-             and s.value.op in SCAN_OPS}
+    scans = [s.value for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op) and s.value.op in SCAN_OPS]
+    ops = [OPS[e.op] for e in scans]
+    types = {e.op: e.type.dtype for e in scans}
     out = []
     for r in sorted({o.reverse for o in ops}):
+        mine = [e for e in scans if OPS[e.op].reverse == r]
         kahan = chunked and any(o.reverse == r and o.call == "cumsum" and types[o.name] is DType.F32 for o in ops)
         sums = not chunked and any(o.reverse == r and o.call == "cumsum" for o in ops)
+        in16 = not chunked and all(_half(e.args[0].type.dtype) for e in mine)
+        out16 = not chunked and all(_half(e.type.dtype) for e in mine)
         out.append(ir.Buffer(scratch_name(r), ir.Position.VECCALC, DType.F32, 1, 128, ir.Layout.SCAN, ir.BufferRole.SCAN_TMP,
-                             ("rev" if r else "fwd") + (":sum" if sums else "") + ("+" if kahan else ""), span))
+                             ("rev" if r else "fwd") + (":sum" if sums else "") + (":in16" if in16 else "")
+                             + (":out16" if out16 else "") + ("+" if kahan else ""), span))
     return out
+
+
+def _half(dt: DType) -> bool:
+    return dt in (DType.F16, DType.BF16)

@@ -115,21 +115,23 @@ public:
             LocalTensor<int32_t> lane = w[P].ReinterpretCast<int32_t>();  // [P, P + 64): per lane
             LocalTensor<int32_t> colBlocks = w[P + 64].ReinterpretCast<int32_t>();  // 8 P: one block per column
             LocalTensor<int32_t> laneBlocks = w[65 * P].ReinterpretCast<int32_t>();  // 64 blocks: one per lane
+            const int32_t U = 4;  // bytes per element the forward Gather reads
+            const int32_t V = 4;  // and the backward one
             CreateVecIndex(col, 0, P);
-            Muls(col, col, 256, S);
+            Muls(col, col, 64 * U, S);
             CreateVecIndex(lane, 0, 64);
-            Muls(lane, lane, 4, 64);
+            Muls(lane, lane, U, 64);
             Brcb(laneBlocks, lane, 8, BrcbRepeatParams(1, 8));
             for (uint32_t c = 0; c < P; c += 64) {  // fwd[k * P + c] = col[c] + lane[k]: one repeat per matrix row k
                 Add(fwd[c], col[c], laneBlocks, P - c < 64 ? P - c : 64, 64,
                     BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(P / 8), 0, 1));
             }
             CreateVecIndex(lane, 0, 64);
-            Muls(lane, lane, 4 * S, 64);
+            Muls(lane, lane, V * S, 64);
             CreateVecIndex(col, 0, P);
             LocalTensor<int32_t> ids = w[257 * P].ReinterpretCast<int32_t>();  // ids[j] = 4 j: the offsets' log-steps (scan.cpp.jinja)
             Muls(ids, col, 4, S);
-            Muls(col, col, 4, S);
+            Muls(col, col, V, S);
             Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
             for (uint32_t c = 0; c < P; c += 255) {  // back[64c + l] = lane[l] + col[c]: 1 repeat(s) of 64 per 64 elements
                 Add(back[64 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
@@ -191,11 +193,15 @@ private:
             const LocalTensor<uint32_t> fwd = scanTmp_fwd[129 * P].ReinterpretCast<uint32_t>();
             const LocalTensor<uint32_t> back = scanTmp_fwd[193 * P].ReinterpretCast<uint32_t>();
             for (uint32_t i = 0; i < count; ++i) {
-                if (n / 8 * 8 < 64 * P) {  // past the row: the identity
-                    Duplicate(t[n / 8 * 8], 0.0f, 64 * P - n / 8 * 8);
+                if (n == 64 * P) {  // the row fills the matrix: transposed straight from it
+                    Gather(a, xLocal[i * rowPitch_], fwd, 0, 64 * P);
+                } else {  // padded with the identity in f32 first
+                    if (n / 8 * 8 < 64 * P) {  // past the row: the identity
+                        Duplicate(t[n / 8 * 8], 0.0f, 64 * P - n / 8 * 8);
+                    }
+                    Muls(t, xLocal[i * rowPitch_], 1.0f, n);
+                    Gather(a, t, fwd, 0, 64 * P);  // transpose
                 }
-                Muls(t, xLocal[i * rowPitch_], 1.0f, n);
-                Gather(a, t, fwd, 0, 64 * P);  // transpose
                 Duplicate(scanTmp_fwd, 0.0f, P);  // the identity row above the matrix
                 // Brent-Kung scan down the 64 rows, in place: 6 up-sweep steps (row 2h j + 2h - 1 gets row
                 // 2h j + h - 1) and 5 down-sweep steps (row 2h j + 3h - 1 gets row 2h j + 2h - 1); each step one
@@ -409,19 +415,21 @@ private:
             LocalTensor<int32_t> lane = w[P].ReinterpretCast<int32_t>();  // [P, P + 128): per lane
             LocalTensor<int32_t> colBlocks = w[P + 128].ReinterpretCast<int32_t>();  // 8 P: one block per column
             LocalTensor<int32_t> laneBlocks = w[129 * P].ReinterpretCast<int32_t>();  // 128 blocks: one per lane
+            const int32_t U = 4;  // bytes per element the forward Gather reads
+            const int32_t V = 4;  // and the backward one
             CreateVecIndex(col, 0, P);
-            Muls(col, col, 512, S);
+            Muls(col, col, 128 * U, S);
             CreateVecIndex(lane, 0, 128);
-            Muls(lane, lane, 4, 128);
+            Muls(lane, lane, U, 128);
             Brcb(laneBlocks, lane, 16, BrcbRepeatParams(1, 8));
             for (uint32_t c = 0; c < P; c += 64) {  // fwd[k * P + c] = col[c] + lane[k]: one repeat per matrix row k
                 Add(fwd[c], col[c], laneBlocks, P - c < 64 ? P - c : 64, 128,
                     BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(P / 8), 0, 1));
             }
             CreateVecIndex(lane, 0, 128);
-            Muls(lane, lane, 4 * S, 128);
+            Muls(lane, lane, V * S, 128);
             CreateVecIndex(col, 0, P);
-            Muls(col, col, 4, S);
+            Muls(col, col, V, S);
             Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
             for (uint32_t c = 0; c < P; c += 255) {  // back[128c + l] = lane[l] + col[c]: 2 repeat(s) of 64 per 128 elements
                 Add(back[128 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
