@@ -107,6 +107,17 @@ def half_out(scratch: ir.Buffer) -> bool:
     return ":out16" in (scratch.of or "")
 
 
+def square(n: str, L: int, in16: bool, out16: bool) -> str:
+    """The C++ condition under which the gather tables of rows of `n` elements (a C++ expression) need no `back`: the
+    matrix is square (P = L) and both Gathers move elements of one size (U = V: 2 for a 16-bit row that fills the
+    matrix with 16-bit tables, else 4), so the way back is the same permutation as the way in (the transpose and
+    the reversal commute: scan_tables.cpp.jinja)."""
+    fill = f"static_cast<uint32_t>({n}) == {L} * P"
+    if out16 and not in16:
+        return "false"
+    return f"P == {L}" + (f" && {fill}" if in16 and out16 else f" && !({fill})" if in16 else "")
+
+
 def compensated(scratch: ir.Buffer) -> bool:
     """The scratch has room for the Kahan correction of the segment totals (`of` ends with '+')."""
     return (scratch.of or "").endswith("+")

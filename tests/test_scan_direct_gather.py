@@ -1,7 +1,8 @@
 """Whole-row vector scans whose row fills the L x P matrix (n = 64 P: rows of 512, 4096, ...) transpose it straight
 from the row (lowering/vector_scan.py, session 36): f32 rows without the copy into the scratch, 16-bit rows by a
 16-bit Gather (2-byte offsets) and a Cast of the matrix, and 16-bit results cast from the scanned matrix before a
-16-bit Gather back. Validated in the emulator against torch in both directions, inclusive and exclusive, sums and
+16-bit Gather back; a square matrix (P = L, rows of 3,585-4,096) takes the forward table for the way back.
+Validated in the emulator against torch in both directions, inclusive and exclusive, sums and
 products, at a segment count that takes the log-step offsets (P = 8) and one that takes the two-level ones (P = 64);
 rows that do not fill the matrix keep the padded f32 path (test_scan_vector_offsets.py); planted bugs caught."""
 
@@ -58,16 +59,24 @@ def test_rows_short_of_the_matrix_keep_the_padded_path(name, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,bad", [
+@pytest.mark.parametrize("name,row,bad", [
     # the forward table in 4-byte offsets for a 16-bit row: every other element
-    ("cumsum", lambda c: c.replace("== 64 * P ? 2 : 4;", "== 64 * P ? 4 : 4;")),
-    # the way back in 4-byte offsets for a 16-bit result
-    ("cumsum", lambda c: c.replace("const int32_t V = 2;", "const int32_t V = 4;")),
+    ("cumsum", 4096, lambda c: c.replace("== 64 * P ? 2 : 4;", "== 64 * P ? 4 : 4;")),
+    # the way back in 4-byte offsets for a 16-bit result (its own table: P = 8 is not square)
+    ("cumsum", 512, lambda c: c.replace("const int32_t V = 2;", "const int32_t V = 4;")),
     # an exclusive scan cast from the matrix itself instead of one row up (inclusive results)
-    ("exclusive_cumsum", lambda c: c.replace("Cast(oh, scanTmp_fwd, ", "Cast(oh, scanTmp_fwd[P], ")),
+    ("exclusive_cumsum", 4096, lambda c: c.replace("Cast(oh, scanTmp_fwd, ", "Cast(oh, scanTmp_fwd[P], ")),
     # a reverse scan's direct transpose read forward (its table's reversal dropped)
-    ("reverse_cumsum", lambda c: c.replace("Muls(col, col, -64 * U, S);", "Muls(col, col, 64 * U, S);")),
+    ("reverse_cumsum", 4096, lambda c: c.replace("Muls(col, col, -64 * U, S);", "Muls(col, col, 64 * U, S);")),
 ], ids=["in-unit", "out-unit", "exclusive-row", "reverse"])
-def test_planted_direct_gather_bugs_are_caught(name, bad, tmp_path):
-    res = _run(name, "f16", 4096, tmp_path, patch=bad)
+def test_planted_direct_gather_bugs_are_caught(name, row, bad, tmp_path):
+    res = _run(name, "f16", row, tmp_path, patch=bad)
+    assert not res.ok, res.summary()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dt", ["f16", "f32"])
+def test_planted_square_table_bug_is_caught(dt, tmp_path):
+    """Rows of 512 (P = 8, not square): taking `fwd` for the way back there scrambles the row."""
+    res = _run("reverse_cumsum", dt, 512, tmp_path, patch=lambda c: c.replace(" ? fwd : ", " || true ? fwd : "))
     assert not res.ok, res.summary()

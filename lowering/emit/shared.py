@@ -24,7 +24,7 @@ from ascend_dsl.parser_scatter import named
 from ..context import PassContext
 from ..row_value_ops import binary
 from ..tiling_rules import REPEAT_BYTES
-from ..vector_scan import compensated, half_in, half_out, scratch_rows, segment, two_level
+from ..vector_scan import compensated, half_in, half_out, scratch_rows, segment, square, two_level
 from . import (
     arg_reduce,
     col_select,
@@ -339,7 +339,9 @@ def scan_lines(s: ir.VecOp, src_dtype: DType, dst_dtype: DType, chunk: str | Non
         raise DslError.at(E.INTERNAL, f"scan into '{s.dst}': its scratch {scratch.name} has 16-bit gather tables for a "
                           f"{src_dtype.value} -> {dst_dtype.value} scan", s.span)
     return snippet("scan", prod=prod, direct=whole and (in16 or src_dtype is DType.F32), in16=in16, out16=out16,
-                   src_ctype=src_dtype.ctype, dst_ctype=dst_dtype.ctype, reverse=attrs["reverse"] == "true", exclusive=attrs["exclusive"] == "true",
+                   src_ctype=src_dtype.ctype, dst_ctype=dst_dtype.ctype,
+                   square=square(chunk or "rowLen_", segment(chunk is not None), in16, out16),
+                   reverse=attrs["reverse"] == "true", exclusive=attrs["exclusive"] == "true",
                    src=s.srcs[0], dst=s.dst, w=attrs["scratch"], op="Mul" if prod else "Add",
                    n="count" if chunk else "rowLen_", geom=chunk or "rowLen_", rows="1" if chunk else "count",
                    at="" if chunk else "[i * rowPitch_]", carry=carry, comp=carry and carry.removesuffix("_") + "Comp_",
@@ -358,7 +360,8 @@ def scan_table_lines(views, n: str = "rowLen_") -> list[str]:
         if b.buffer.role is ir.BufferRole.SCAN_TMP:
             lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of.startswith("rev"), L=segment(n != "rowLen_"),
                              whole=n == "rowLen_", two_level=two_level(b.buffer), in16=half_in(b.buffer),
-                             out16=half_out(b.buffer),
+                             out16=half_out(b.buffer), square=square(n, segment(n != "rowLen_"), half_in(b.buffer),
+                                                                     half_out(b.buffer)),
                              guard="blockLength_ > 0" if n == "rowLen_" else "")
     return lines
 

@@ -126,16 +126,18 @@ public:
                 Add(fwd[c], col[c], laneBlocks, P - c < 64 ? P - c : 64, 64,
                     BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(P / 8), 0, 1));
             }
-            CreateVecIndex(lane, 0, 64);
-            Muls(lane, lane, V * S, 64);
             CreateVecIndex(col, 0, P);
             LocalTensor<int32_t> ids = w[257 * P].ReinterpretCast<int32_t>();  // ids[j] = 4 j: the offsets' log-steps (scan.cpp.jinja)
             Muls(ids, col, 4, S);
-            Muls(col, col, V, S);
-            Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
-            for (uint32_t c = 0; c < P; c += 255) {  // back[64c + l] = lane[l] + col[c]: 1 repeat(s) of 64 per 64 elements
-                Add(back[64 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
-                    BinaryRepeatParams(1, 1, 0, 8, 0, 1));
+            if (!(P == 64)) {  // else the matrix is square and `back` is `fwd` (transposing and reversing commute)
+                CreateVecIndex(lane, 0, 64);
+                Muls(lane, lane, V * S, 64);
+                Muls(col, col, V, S);
+                Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
+                for (uint32_t c = 0; c < P; c += 255) {  // back[64c + l] = lane[l] + col[c]: 1 repeat(s) of 64 per 64 elements
+                    Add(back[64 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
+                        BinaryRepeatParams(1, 1, 0, 8, 0, 1));
+                }
             }
             if (P == 64) {  // the two-level offsets of 64 segments (scan.cpp.jinja): q = [identity row, 8 x 8 matrix | triangle | sums | offsets | tables]
                 LocalTensor<int32_t> q = w[258 * P].ReinterpretCast<int32_t>();
@@ -191,7 +193,7 @@ private:
             LocalTensor<float> a = scanTmp_fwd[P];  // 64 x P: column c holds elements [64c, 64c + 64) in scan order
             LocalTensor<float> t = scanTmp_fwd[65 * P];  // 64 x P: the f32 row, then the offsets (and the f32 result)
             const LocalTensor<uint32_t> fwd = scanTmp_fwd[129 * P].ReinterpretCast<uint32_t>();
-            const LocalTensor<uint32_t> back = scanTmp_fwd[193 * P].ReinterpretCast<uint32_t>();
+            const LocalTensor<uint32_t> back = P == 64 ? fwd : scanTmp_fwd[193 * P].ReinterpretCast<uint32_t>();  // the way back (scan_tables.cpp.jinja)
             for (uint32_t i = 0; i < count; ++i) {
                 if (n == 64 * P) {  // the row fills the matrix: transposed straight from it
                     Gather(a, xLocal[i * rowPitch_], fwd, 0, 64 * P);
@@ -426,16 +428,18 @@ private:
                 Add(fwd[c], col[c], laneBlocks, P - c < 64 ? P - c : 64, 128,
                     BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(P / 8), 0, 1));
             }
-            CreateVecIndex(lane, 0, 128);
-            Muls(lane, lane, V * S, 128);
             CreateVecIndex(col, 0, P);
-            Muls(col, col, V, S);
-            Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
-            for (uint32_t c = 0; c < P; c += 255) {  // back[128c + l] = lane[l] + col[c]: 2 repeat(s) of 64 per 128 elements
-                Add(back[128 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
-                    BinaryRepeatParams(1, 1, 0, 16, 0, 1));
-                Add(back[128 * c + 64], lane[64], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
-                    BinaryRepeatParams(1, 1, 0, 16, 0, 1));
+            if (!(P == 128)) {  // else the matrix is square and `back` is `fwd` (transposing and reversing commute)
+                CreateVecIndex(lane, 0, 128);
+                Muls(lane, lane, V * S, 128);
+                Muls(col, col, V, S);
+                Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
+                for (uint32_t c = 0; c < P; c += 255) {  // back[128c + l] = lane[l] + col[c]: 2 repeat(s) of 64 per 128 elements
+                    Add(back[128 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
+                        BinaryRepeatParams(1, 1, 0, 16, 0, 1));
+                    Add(back[128 * c + 64], lane[64], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
+                        BinaryRepeatParams(1, 1, 0, 16, 0, 1));
+                }
             }
         }
         scanCarry1_0_ = rowGroup_ > 1 ? _t1OffRow_ : 0.0f;
@@ -470,7 +474,7 @@ private:
             LocalTensor<float> a = scanTmp_fwd[P];  // 128 x P: column c holds elements [128c, 128c + 128) in scan order
             LocalTensor<float> t = scanTmp_fwd[129 * P];  // 128 x P: the f32 row, then the offsets (and the f32 result)
             const LocalTensor<uint32_t> fwd = scanTmp_fwd[257 * P].ReinterpretCast<uint32_t>();
-            const LocalTensor<uint32_t> back = scanTmp_fwd[385 * P].ReinterpretCast<uint32_t>();
+            const LocalTensor<uint32_t> back = P == 128 ? fwd : scanTmp_fwd[385 * P].ReinterpretCast<uint32_t>();  // the way back (scan_tables.cpp.jinja)
             for (uint32_t i = 0; i < 1; ++i) {
                 if (n / 8 * 8 < 128 * P) {  // past the row: the identity
                     Duplicate(t[n / 8 * 8], 0.0f, 128 * P - n / 8 * 8);
