@@ -26,6 +26,13 @@ Then, all in f32 (16-bit rows are cast first):
    above the matrix included: exclusive scans read the matrix shifted up by one row), src1RepStride 0;
 4. `Gather` back to the row's order (`srcBaseAddr` selects inclusive or exclusive).
 
+Session 36: a whole row that fills the matrix (n = L P, e.g. 512 or 4096 elements) is transposed straight from the
+row instead of from an f32 copy padded with the identity: an f32 row by one `Gather` (no copy), a 16-bit row by a
+16-bit `Gather` (half the repeats; 2-byte offsets) and one `Cast` of the matrix; a 16-bit result is cast from the
+scanned matrix (one row up for exclusive scans) and gathered back in 16 bits (`half_in`, `half_out`: the scratch's
+tables are then in 2-byte offsets). A square matrix (P = L) whose two Gathers move elements of one size builds
+no `back` table: the transpose and the reversal commute, so it is `fwd` (`square`).
+
 Reverse scans fold the reversal into the two tables; the elements past n are set to the identity, so a
 shorter row (a tail chunk) reuses the tables. AscendC's own `CumSum` (asc-devkit
 `impl/.../math/cumsum/cumsum_common_impl.h`) transposes with `TransDataTo5HD` and adds one row at a time;
@@ -53,14 +60,16 @@ SEGMENT_ROWS, SEGMENT_CHUNKS = 64, 128
 
 
 #: A whole-row scan's vector work, for the host's tile-count estimate (lowering/row_tile_count.py): cycles per 64
-#: row elements (f32 repeats at ascendc.md 5.5's rates: the copy or Cast in 1 / 2, the two Gathers 2 each, the
-#: Brent-Kung steps' 120 and the offsets' 65 row repeats of 64 at 2, a Cast out 2) and instructions per row
-#: (about 33: the steps and the offsets' log-steps issue once per row whatever the tile count).
+#: row elements (repeats at ascendc.md 5.5's rates, for a row that fills the matrix (session 36): the way in a
+#: 16-bit Gather 1 and a Cast to f32 2, or an f32 Gather 2; the Brent-Kung steps' 120 and the offsets' 65 row
+#: repeats of 64 at 2; the way out a Cast to 16 bits 1 and a 16-bit Gather 1, or an f32 Gather 2) and instructions
+#: per row (about 33: the steps and the offsets' log-steps issue once per row whatever the tile count).
 SCAN_ROW_INSTRUCTIONS = 33
 
 
 def scan_cycles_per_64(cast_in: bool, cast_out: bool) -> float:
-    return (2 if cast_in else 1) + 2 + 2 * 120 / 64 + 2 * 65 / 64 + 2 + (2 if cast_out else 0)
+    way_out = 1 + 1 if cast_out else 2  # a Cast to 16 bits and a 16-bit Gather cost what one f32 Gather does
+    return (3 if cast_in else 2) + 2 * 120 / 64 + 2 * 65 / 64 + way_out
 
 
 def segment(chunked: bool) -> int:
