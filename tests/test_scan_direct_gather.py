@@ -80,3 +80,28 @@ def test_planted_square_table_bug_is_caught(dt, tmp_path):
     """Rows of 512 (P = 8, not square): taking `fwd` for the way back there scrambles the row."""
     res = _run("reverse_cumsum", dt, 512, tmp_path, patch=lambda c: c.replace(" ? fwd : ", " || true ? fwd : "))
     assert not res.ok, res.summary()
+
+
+@pytest.mark.parametrize("flags", ["", ", reverse=True, exclusive=True"])
+def test_bf16_rows_take_the_16_bit_transposes(flags):
+    """bf16 rows (no gallery kernel has them): the interpreter against the emulator (the fuzzer's runner), rows that fill
+    the matrix (4096: square, the forward table back) and one that does not (1000), the result rounded to nearest."""
+    from npu_harness.fuzz.minimize import job_of
+    from npu_harness.fuzz.program import Loop, Program, Stmt
+    from npu_harness.fuzz.runner import run_jobs
+
+    body = (Stmt("v = load(x[r, :])", None, "v"), Stmt(f"store(y[r, :], cumsum(v, axis=1{flags}))"))
+    loop = Loop("for blk in split(B, cores=AIV):", "for r in tile(blk, size=auto, buffers=2):", body)
+    progs = [Program("k", "@kernel(T=[bf16])", ('x: Tensor[T, "B, D"]', 'y: Tensor[T, "B, D"]'), (loop,),
+                     {"B": 5, "D": d}, 7, "ascend910b1", 48, "scans") for d in (4096, 1000)]
+    assert all("t.ReinterpretCast<bfloat16_t>()" in lower_text(p) for p in progs)  # 16-bit Gathers
+    outcomes = run_jobs([job_of(p) for p in progs])
+    assert [o.status for o in outcomes] == ["pass", "pass"], [o.detail[:800] for o in outcomes]
+
+
+def lower_text(p) -> str:
+    from ascend_dsl import parse_text
+
+    kernel = parse_text(p.text(), "k.adsl")[0].instantiate({"T": "bf16"})
+    project, _ = lower(kernel, "ascend910b1", "k.adsl")
+    return project.files["k_kernel.cpp"]
