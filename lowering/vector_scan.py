@@ -81,9 +81,9 @@ def scratch_rows(scratch: ir.Buffer, chunked: bool) -> int:
     matrix row): the identity row and the matrix (L + 1), the row in f32 (L; then the offsets and, for 16-bit
     rows, the f32 result), the two gather tables (2 L), and the copy of the matrix of a compensated sum (L);
     whole rows: the byte offsets 4 j of the segment offsets' log-steps (1) and, with a running sum, the
-    two-level offsets' matrices and tables (6: 352 elements at P = 64, the only P that uses them)."""
+    two-level offsets' sums and tables (14: 896 elements at P = 64, the only P that uses them)."""
     L = segment(chunked)
-    return 4 * L + 1 + (L if compensated(scratch) else 0) + (0 if chunked else 1) + (6 if two_level(scratch) else 0)
+    return 4 * L + 1 + (L if compensated(scratch) else 0) + (0 if chunked else 1) + (14 if two_level(scratch) else 0)
 
 
 def scratch_name(reverse: bool) -> str:
