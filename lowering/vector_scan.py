@@ -15,11 +15,11 @@ Then, all in f32 (16-bit rows are cast first):
    unit (session 33), log-steps k = 1, 2, 4, ... < P, each a `Gather` of the running totals shifted by k
    (identities in front of them fill the first k: one byte-offset table 4 j, srcBaseAddr moves it) and one
    `Add`/`Mul`, 2 log2(P) + 3 instructions and no scalar work or V <-> S handshake; sums over P = 64
-   segments (rows of 3,585-4,096) in two levels instead, 10 instructions: the totals `Gather`ed into an
-   8 x 8 matrix (column b: segments 8b..8b+7), a Brent-Kung down its 8 rows (5 level-0 `Add`s), each
-   column's offset by `BlockReduceSum` over a gathered triangle (row j: the totals of columns < j, the
-   identity elsewhere), one `Add` of row k - 1 and the column offset, a `Gather` back (tables once per
-   launch, `two_level`); chunks of a long row
+   segments (rows of 3,585-4,096) in two levels instead, 7 instructions (session 36; 10 with session 33's
+   8 x 8 Brent-Kung): the 8 group sums (totals 8g..8g+7) by `BlockReduceSum`, the groups' offsets by
+   `BlockReduceSum` over their gathered triangle (row g: the sums of groups < g, identities elsewhere), the
+   totals before each segment within its group by a `Gather` of a 512-entry triangle and `BlockReduceSum`, a
+   `Brcb` of the group offsets and one `Add` (tables once per launch, `two_level`); chunks of a long row
    keep the scalar walk, which starts from the carry (Kahan-compensated, as the scalar scan was) and, for
    an f32 sum, corrects each total by its rounding first (`scratch_buffers`);
 3. one level-0 `Add`/`Mul` per 64 columns adds each segment's offset to its L + 1 rows (the identity row
