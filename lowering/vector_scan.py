@@ -15,16 +15,23 @@ Then, all in f32 (16-bit rows are cast first):
    unit (session 33), log-steps k = 1, 2, 4, ... < P, each a `Gather` of the running totals shifted by k
    (identities in front of them fill the first k: one byte-offset table 4 j, srcBaseAddr moves it) and one
    `Add`/`Mul`, 2 log2(P) + 3 instructions and no scalar work or V <-> S handshake; sums over P = 64
-   segments (rows of 3,585-4,096) in two levels instead, 10 instructions: the totals `Gather`ed into an
-   8 x 8 matrix (column b: segments 8b..8b+7), a Brent-Kung down its 8 rows (5 level-0 `Add`s), each
-   column's offset by `BlockReduceSum` over a gathered triangle (row j: the totals of columns < j, the
-   identity elsewhere), one `Add` of row k - 1 and the column offset, a `Gather` back (tables once per
-   launch, `two_level`); chunks of a long row
+   segments (rows of 3,585-4,096) in two levels instead, 7 instructions (session 36; 10 with session 33's
+   8 x 8 Brent-Kung): the 8 group sums (totals 8g..8g+7) by `BlockReduceSum`, the groups' offsets by
+   `BlockReduceSum` over their gathered triangle (row g: the sums of groups < g, identities elsewhere), the
+   totals before each segment within its group by a `Gather` of a 512-entry triangle and `BlockReduceSum`, a
+   `Brcb` of the group offsets and one `Add` (tables once per launch, `two_level`); chunks of a long row
    keep the scalar walk, which starts from the carry (Kahan-compensated, as the scalar scan was) and, for
    an f32 sum, corrects each total by its rounding first (`scratch_buffers`);
 3. one level-0 `Add`/`Mul` per 64 columns adds each segment's offset to its L + 1 rows (the identity row
    above the matrix included: exclusive scans read the matrix shifted up by one row), src1RepStride 0;
 4. `Gather` back to the row's order (`srcBaseAddr` selects inclusive or exclusive).
+
+Session 36: a whole row that fills the matrix (n = L P, e.g. 512 or 4096 elements) is transposed straight from the
+row instead of from an f32 copy padded with the identity: an f32 row by one `Gather` (no copy), a 16-bit row by a
+16-bit `Gather` (half the repeats; 2-byte offsets) and one `Cast` of the matrix; a 16-bit result is cast from the
+scanned matrix (one row up for exclusive scans) and gathered back in 16 bits (`half_in`, `half_out`: the scratch's
+tables are then in 2-byte offsets). A square matrix (P = L) whose two Gathers move elements of one size builds
+no `back` table: the transpose and the reversal commute, so it is `fwd` (`square`).
 
 Reverse scans fold the reversal into the two tables; the elements past n are set to the identity, so a
 shorter row (a tail chunk) reuses the tables. AscendC's own `CumSum` (asc-devkit
@@ -53,14 +60,16 @@ SEGMENT_ROWS, SEGMENT_CHUNKS = 64, 128
 
 
 #: A whole-row scan's vector work, for the host's tile-count estimate (lowering/row_tile_count.py): cycles per 64
-#: row elements (f32 repeats at ascendc.md 5.5's rates: the copy or Cast in 1 / 2, the two Gathers 2 each, the
-#: Brent-Kung steps' 120 and the offsets' 65 row repeats of 64 at 2, a Cast out 2) and instructions per row
-#: (about 33: the steps and the offsets' log-steps issue once per row whatever the tile count).
+#: row elements (repeats at ascendc.md 5.5's rates, for a row that fills the matrix (session 36): the way in a
+#: 16-bit Gather 1 and a Cast to f32 2, or an f32 Gather 2; the Brent-Kung steps' 120 and the offsets' 65 row
+#: repeats of 64 at 2; the way out a Cast to 16 bits 1 and a 16-bit Gather 1, or an f32 Gather 2) and instructions
+#: per row (about 33: the steps and the offsets' log-steps issue once per row whatever the tile count).
 SCAN_ROW_INSTRUCTIONS = 33
 
 
 def scan_cycles_per_64(cast_in: bool, cast_out: bool) -> float:
-    return (2 if cast_in else 1) + 2 + 2 * 120 / 64 + 2 * 65 / 64 + 2 + (2 if cast_out else 0)
+    way_out = 1 + 1 if cast_out else 2  # a Cast to 16 bits and a 16-bit Gather cost what one f32 Gather does
+    return (3 if cast_in else 2) + 2 * 120 / 64 + 2 * 65 / 64 + way_out
 
 
 def segment(chunked: bool) -> int:
@@ -72,9 +81,9 @@ def scratch_rows(scratch: ir.Buffer, chunked: bool) -> int:
     matrix row): the identity row and the matrix (L + 1), the row in f32 (L; then the offsets and, for 16-bit
     rows, the f32 result), the two gather tables (2 L), and the copy of the matrix of a compensated sum (L);
     whole rows: the byte offsets 4 j of the segment offsets' log-steps (1) and, with a running sum, the
-    two-level offsets' matrices and tables (6: 352 elements at P = 64, the only P that uses them)."""
+    two-level offsets' sums and tables (14: 896 elements at P = 64, the only P that uses them)."""
     L = segment(chunked)
-    return 4 * L + 1 + (L if compensated(scratch) else 0) + (0 if chunked else 1) + (6 if two_level(scratch) else 0)
+    return 4 * L + 1 + (L if compensated(scratch) else 0) + (0 if chunked else 1) + (14 if two_level(scratch) else 0)
 
 
 def scratch_name(reverse: bool) -> str:
@@ -94,6 +103,30 @@ def two_level(scratch: ir.Buffer) -> bool:
     return ":sum" in (scratch.of or "")
 
 
+def half_in(scratch: ir.Buffer) -> bool:
+    """Whole rows whose scans all read 16-bit rows: where a row fills the matrix (n = L P) its transpose is a 16-bit
+    `Gather` straight from the row (half the repeats of an f32 one) and the forward table holds 2-byte offsets
+    (`of` has ':in16'; scan.cpp.jinja, scan_tables.cpp.jinja)."""
+    return ":in16" in (scratch.of or "")
+
+
+def half_out(scratch: ir.Buffer) -> bool:
+    """Whole rows whose scans all write 16-bit rows: the scanned matrix is cast to 16 bits first and gathered back with
+    2-byte offsets (`of` has ':out16')."""
+    return ":out16" in (scratch.of or "")
+
+
+def square(n: str, L: int, in16: bool, out16: bool) -> str:
+    """The C++ condition under which the gather tables of rows of `n` elements (a C++ expression) need no `back`: the
+    matrix is square (P = L) and both Gathers move elements of one size (U = V: 2 for a 16-bit row that fills the
+    matrix with 16-bit tables, else 4), so the way back is the same permutation as the way in (the transpose and
+    the reversal commute: scan_tables.cpp.jinja)."""
+    fill = f"static_cast<uint32_t>({n}) == {L} * P"
+    if out16 and not in16:
+        return "false"
+    return f"P == {L}" + (f" && {fill}" if in16 and out16 else f" && !({fill})" if in16 else "")
+
+
 def compensated(scratch: ir.Buffer) -> bool:
     """The scratch has room for the Kahan correction of the segment totals (`of` ends with '+')."""
     return (scratch.of or "").endswith("+")
@@ -104,14 +137,21 @@ def scratch_buffers(stmts, span, chunked: bool) -> list[ir.Buffer]:
     (rows longer than UB) an f32 running sum also corrects each segment total for its rounding (the
     residuals of the matrix's row differences, one more matrix): over 393,216 elements the totals' f32
     errors would add up past the f32 tolerance."""
-    ops = [OPS[s.value.op] for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op)
-           and s.value.op in SCAN_OPS]
-    types = {s.value.op: s.value.type.dtype for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op)
-             and s.value.op in SCAN_OPS}
+    scans = [s.value for s in stmts if isinstance(s, ir.Assign) and isinstance(s.value, ir.Op) and s.value.op in SCAN_OPS]
+    ops = [OPS[e.op] for e in scans]
+    types = {e.op: e.type.dtype for e in scans}
     out = []
     for r in sorted({o.reverse for o in ops}):
+        mine = [e for e in scans if OPS[e.op].reverse == r]
         kahan = chunked and any(o.reverse == r and o.call == "cumsum" and types[o.name] is DType.F32 for o in ops)
         sums = not chunked and any(o.reverse == r and o.call == "cumsum" for o in ops)
+        in16 = not chunked and all(_half(e.args[0].type.dtype) for e in mine)
+        out16 = not chunked and all(_half(e.type.dtype) for e in mine)
         out.append(ir.Buffer(scratch_name(r), ir.Position.VECCALC, DType.F32, 1, 128, ir.Layout.SCAN, ir.BufferRole.SCAN_TMP,
-                             ("rev" if r else "fwd") + (":sum" if sums else "") + ("+" if kahan else ""), span))
+                             ("rev" if r else "fwd") + (":sum" if sums else "") + (":in16" if in16 else "")
+                             + (":out16" if out16 else "") + ("+" if kahan else ""), span))
     return out
+
+
+def _half(dt: DType) -> bool:
+    return dt in (DType.F16, DType.BF16)

@@ -19,7 +19,8 @@ TARGETED = {"slot_value_brcb", "middim_split", "middim_rows_near_half_cores", "l
             "index_select_cols", "scatter_value_dim0", "scatter_dim0", "flat_reduction_only", "sum_tree_combine",
             "batched_gemm", "batched_gemm_several_m_blocks", "i32_box_reduction", "i32_rows", "gather_middle_vec",
             "gather_middle_long_slab", "gather_middle_scalar_walk", "flash_ring", "flash_ring_api", "flash_ring_causal",
-            "scatter_shared_vec", "scatter_shared_scalar_walk", "scatter_shared_add"}
+            "scatter_shared_vec", "scatter_shared_scalar_walk", "scatter_shared_add", "scan_direct", "scan_padded",
+            "scan_square"}
 
 
 def test_recent_programs_parse_and_draw_every_kind():

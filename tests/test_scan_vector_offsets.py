@@ -1,6 +1,6 @@
 """Whole-row vector scans (lowering/vector_scan.py): the segment offsets are an exclusive scan of the segment
 totals on the vector unit, not a scalar loop: log-steps of a shifting Gather and one Add/Mul, or for sums over 64
-segments two levels (an 8 x 8 Brent-Kung and a triangle of column totals). Validated in the emulator against
+segments two levels (a triangle of the 8 group sums and one of the totals within each group; session 36). Validated in the emulator against
 torch at a segment count that is not a power of two (P = 72: log-steps) and at P = 64 with a short last segment
 (two levels for sums), with no scalar UB access left, and planted bugs in both forms caught."""
 
@@ -61,10 +61,10 @@ def test_planted_offset_bugs_are_caught(bad, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("bad", [
-    # the column offsets from the totals of columns <= j (the triangle's diagonal included)
-    lambda c: c.replace("Adds(q[344], s[256], 4 * (258 * P + 64), 8);", "Adds(q[344], s[256], 4 * (258 * P + 64) - 4, 8);"),
-    # inclusive within a column: row k instead of row k - 1
-    lambda c: c.replace("Add(q[144], q, q[136], 8, 8,", "Add(q[144], q[8], q[136], 8, 8,"),
+    # the group offsets from the sums of groups <= g (the triangle's diagonal included)
+    lambda c: c.replace("Gather(q[16], q, ot, 0, 64);", "Gather(q[16], q, ot, 4, 64);"),
+    # inclusive within a group: the totals 8 g + 1 .. 8 g + m instead of 8 g .. 8 g + m - 1
+    lambda c: c.replace("Gather(t[512], scanTmp_fwd, wt, 0, 512);", "Gather(t[512], scanTmp_fwd, wt, 4, 512);"),
 ], ids=["triangle", "inclusive"])
 def test_planted_two_level_bugs_are_caught(bad, tmp_path):
     res = _run("cumsum", "f32", tmp_path, patch=bad, row=TWO_LEVEL)

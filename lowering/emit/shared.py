@@ -24,7 +24,7 @@ from ascend_dsl.parser_scatter import named
 from ..context import PassContext
 from ..row_value_ops import binary
 from ..tiling_rules import REPEAT_BYTES
-from ..vector_scan import compensated, scratch_rows, segment, two_level
+from ..vector_scan import compensated, half_in, half_out, scratch_rows, segment, square, two_level
 from . import (
     arg_reduce,
     col_select,
@@ -333,7 +333,15 @@ def scan_lines(s: ir.VecOp, src_dtype: DType, dst_dtype: DType, chunk: str | Non
     the member holding the row's running value between chunks, `<carry>Comp` its Kahan compensation)."""
     attrs = dict(s.attrs)
     prod = s.api == "ScanProd"
-    return snippet("scan", prod=prod, reverse=attrs["reverse"] == "true", exclusive=attrs["exclusive"] == "true",
+    whole = chunk is None and scratch is not None
+    in16, out16 = whole and half_in(scratch), whole and half_out(scratch)
+    if (in16 and src_dtype.size != 2) or (out16 and dst_dtype.size != 2):
+        raise DslError.at(E.INTERNAL, f"scan into '{s.dst}': its scratch {scratch.name} has 16-bit gather tables for a "
+                          f"{src_dtype.value} -> {dst_dtype.value} scan", s.span)
+    return snippet("scan", prod=prod, direct=whole and (in16 or src_dtype is DType.F32), in16=in16, out16=out16,
+                   src_ctype=src_dtype.ctype, dst_ctype=dst_dtype.ctype,
+                   square=square(chunk or "rowLen_", segment(chunk is not None), in16, out16),
+                   reverse=attrs["reverse"] == "true", exclusive=attrs["exclusive"] == "true",
                    src=s.srcs[0], dst=s.dst, w=attrs["scratch"], op="Mul" if prod else "Add",
                    n="count" if chunk else "rowLen_", geom=chunk or "rowLen_", rows="1" if chunk else "count",
                    at="" if chunk else "[i * rowPitch_]", carry=carry, comp=carry and carry.removesuffix("_") + "Comp_",
@@ -351,7 +359,9 @@ def scan_table_lines(views, n: str = "rowLen_") -> list[str]:
     for b in views:
         if b.buffer.role is ir.BufferRole.SCAN_TMP:
             lines += snippet("scan_tables", w=b.name, member=b.member, n=n, reverse=b.buffer.of.startswith("rev"), L=segment(n != "rowLen_"),
-                             whole=n == "rowLen_", two_level=two_level(b.buffer),
+                             whole=n == "rowLen_", two_level=two_level(b.buffer), in16=half_in(b.buffer),
+                             out16=half_out(b.buffer), square=square(n, segment(n != "rowLen_"), half_in(b.buffer),
+                                                                     half_out(b.buffer)),
                              guard="blockLength_ > 0" if n == "rowLen_" else "")
     return lines
 
@@ -585,7 +595,8 @@ class RowStageWriter(StageWriter):
     def vec_op(self, s: ir.VecOp, count: str = "count") -> None:
         self.mark(s.span)
         if s.api in ("ScanSum", "ScanProd"):  # blocked prefix on the vector unit (lowering/vector_scan.py)
-            self.lines += scan_lines(s, self.buffers[s.srcs[0]].buffer.dtype, self.buffers[s.dst].buffer.dtype)
+            self.lines += scan_lines(s, self.buffers[s.srcs[0]].buffer.dtype, self.buffers[s.dst].buffer.dtype,
+                                     scratch=self.buffers[dict(s.attrs)["scratch"]].buffer)
         elif s.api == "ReduceProd":
             src_dt = self.buffers[s.srcs[0]].buffer.dtype  # halving tree on the vector unit (row_prod snippet)
             self.lines += snippet("row_prod", src=s.srcs[0], dst=s.dst, ctype=self.ctype(s.dst), cast=src_dt is not DType.F32,

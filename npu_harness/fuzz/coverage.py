@@ -135,4 +135,9 @@ def forms(p: Program) -> set[str]:
         add("flash_ring" if dk % 16 == 0 and dv % 16 == 0 and 0 < dk <= 128 and 0 < dv <= 128 else "flash_ring_api")
         if "col_index()" in text:
             add("flash_ring_causal")
+    d = s.get("D", 0)
+    if re.search(r"cum(sum|prod)\(", text) and 0 < d <= 4608:  # whole-row scans (lowering/vector_scan.py, session 36)
+        add("scan_direct" if d % 512 == 0 else "scan_padded")  # the row fills the L x P matrix, or is padded
+        if d == 4096:
+            add("scan_square")  # P = L = 64: the forward table taken back
     return out

@@ -174,6 +174,9 @@ def _vector_kernel(rng: random.Random, name: str, kind: str, target: str, stress
         wide = random.Random(hash(rng.getstate()[1]) ^ 0x5CA64)  # (a side draw: the main sequence is unchanged)
         if not long and wide.random() < 0.15:  # rows of 57-72 scan segments of 64: whole-row scans' offsets in
             sizes["D"] = wide.randint(3585, 4608)  # two levels (P = 64, sums) or log-steps (P = 72; vector_scan.py)
+        full = random.Random(hash(rng.getstate()[1]) ^ 0xF0115)  # (a side draw too)
+        if not long and full.random() < 0.05:  # rows that fill a whole-row scan's matrix: transposed straight from the row
+            sizes["D"] = 512 * full.randint(1, 9)
         symbols = ["B", "D"]
         extent, shape_in = "B", "B, D"
     else:

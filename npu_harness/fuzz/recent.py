@@ -20,7 +20,9 @@ odd lengths and tails, one row, rows = cores +- 1, f16 / bf16 / f32 / i32 data w
 - `batched_gemm`: batched matmuls with several M blocks per batch entry and a shared or batched B;
 - `activations` (session 35): tanh and a * sigmoid(z) over flat tiles, arguments from near 0 into saturation;
 - `flash_ring` (session 35): flash attention at the shapes the AIC-driven ring takes (f16, causal or no mask, head
-  dims multiples of 16 up to 128), tails of one and several blocks, now and then a head dim it does not take.
+  dims multiples of 16 up to 128), tails of one and several blocks, now and then a head dim it does not take;
+- `scans` (session 36): whole-row cumsum / cumprod on rows that fill the scan's matrix (direct and 16-bit
+  transposes, the square matrix's shared table) or fall short of it, f32 / f16 / bf16, a second f32 scan now and then.
 
 Drawn by `gen.generate_recent` from a stream of its own (npu_harness.fuzz.campaign), so the main and multi-stage
 streams, and with them every fixed-seed slice, are unchanged.
@@ -34,7 +36,8 @@ from .exprs import Exprs, Scope, leaf
 from .program import Loop, Node, Stmt
 
 RECENT_KINDS = {"slot_rows": 3, "middim": 3, "norm1pass": 2, "row_values": 3, "gather_narrow": 2, "gather_middle": 2,
-                "scatter_dim0": 2, "scatter_shared": 2, "flat_sums": 2, "batched_gemm": 2, "activations": 3, "flash_ring": 3}
+                "scatter_dim0": 2, "scatter_shared": 2, "flat_sums": 2, "batched_gemm": 2, "activations": 3, "flash_ring": 3,
+                "scans": 3}
 
 ROW_OPS = ("({0} + {1})", "({0} - {1})", "({1} - {0})", "({0} * {1})", "({0} / {1})", "({1} / (1.5 + abs({0})))",
            "max({0}, {1})", "min({1}, {0})")
@@ -329,6 +332,34 @@ def _activations(r: random.Random, k, cores: int) -> dict:
     return sizes
 
 
+def _scans(r: random.Random, k, cores: int) -> dict:
+    """Session 36's whole-row scans that transpose straight from the row (lowering/vector_scan.py): rows that fill the
+    L x P matrix (D = 512 m; 4096: P = L, the forward table taken back), rows a few elements short of it and any
+    row of 3,585-4,608 (the padded path), cumsum / cumprod either way, inclusive or exclusive, on T's own rows
+    (f16 / bf16: 16-bit Gathers) and now and then a second scan on the row cast to f32 in the same loop (one scratch,
+    mixed element sizes: 4-byte tables)."""
+    t = r.choice(("f32", "f16", "bf16"))
+    k.dtype_vars = {"T": t}
+    m = r.randint(1, 9)
+    sizes = {"B": r.choice((1, 3, cores - 1, cores + 1, r.randint(1, 3 * cores))),
+             "D": r.choice((512 * m, 512 * m, 4096, 512 * m - r.randint(1, 7), r.randint(3585, 4608)))}
+    x, y = k.tensor("x", "T", "B, D"), k.tensor("y", "T", "B, D")
+    body = [Stmt(f"v = load({x}[r, :])", None, "v")]
+
+    def scan(arg: str) -> str:
+        call = r.choice(("cumsum", "cumprod") if t != "bf16" else ("cumsum",))  # bf16: no arithmetic for cumprod's range
+        flags = "".join(f", {f}=True" for f in ("reverse", "exclusive") if r.random() < 0.5)
+        return f"{call}({arg if call == 'cumsum' else f'(0.5 + 0.5 * sigmoid({arg}))'}, axis=1{flags})"
+
+    body.append(Stmt(f"store({y}[r, :], {scan('v')})"))
+    if r.random() < 0.3:
+        z = k.tensor("z", "f32", "B, D")
+        body.append(Stmt(f"store({z}[r, :], {scan('cast(v, f32)')})"))
+    k.body.append(Loop("for blk in split(B, cores=AIV):", f"for r in tile(blk, size=auto, buffers={r.choice((1, 2))}):",
+                       tuple(body)))
+    return sizes
+
+
 def _flash_ring(r: random.Random, k, cores: int) -> dict:
     """Flash attention at the shapes the AIC-driven ring takes (lowering/passes/plan_flash_ring.py, session 35): f16,
     causal (either spelling, a fill that weighs the masked keys 0) or no mask, head dims multiples of 16 up to 128
@@ -380,5 +411,6 @@ def flash_stages(k, p: str, batch: str, qkvo: tuple[str, str, str, str], out_t: 
 
 BUILDERS = {"slot_rows": _slot_rows, "middim": _middim, "norm1pass": _norm1pass, "row_values": _row_values,
             "gather_narrow": _gather_narrow, "gather_middle": _gather_middle, "scatter_dim0": _scatter_dim0,
-            "scatter_shared": _scatter_shared, "flat_sums": _flat_sums, "batched_gemm": _batched_gemm, "activations": _activations, "flash_ring": _flash_ring}
+            "scatter_shared": _scatter_shared, "flat_sums": _flat_sums, "batched_gemm": _batched_gemm,
+            "activations": _activations, "flash_ring": _flash_ring, "scans": _scans}
 

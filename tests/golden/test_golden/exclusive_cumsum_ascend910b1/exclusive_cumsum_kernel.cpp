@@ -100,7 +100,7 @@ public:
         // exclusive_cumsum.adsl:9: UB buffers, sized for the largest tile
         pipe.InitBuffer(inQueueX, 2, tileLength_ * rowPitch_ * sizeof(float));
         pipe.InitBuffer(outQueueY, 2, tileLength_ * rowPitch_ * sizeof(float));
-        pipe.InitBuffer(scanTmp_fwdBuf, (rowPitch_ + 511) / 512 * 8 * 1056);
+        pipe.InitBuffer(scanTmp_fwdBuf, (rowPitch_ + 511) / 512 * 8 * 1088);
     }
 
     __aicore__ inline void Process()
@@ -115,40 +115,47 @@ public:
             LocalTensor<int32_t> lane = w[P].ReinterpretCast<int32_t>();  // [P, P + 64): per lane
             LocalTensor<int32_t> colBlocks = w[P + 64].ReinterpretCast<int32_t>();  // 8 P: one block per column
             LocalTensor<int32_t> laneBlocks = w[65 * P].ReinterpretCast<int32_t>();  // 64 blocks: one per lane
+            const int32_t U = 4;  // bytes per element the forward Gather reads
+            const int32_t V = 4;  // and the backward one
             CreateVecIndex(col, 0, P);
-            Muls(col, col, 256, S);
+            Muls(col, col, 64 * U, S);
             CreateVecIndex(lane, 0, 64);
-            Muls(lane, lane, 4, 64);
+            Muls(lane, lane, U, 64);
             Brcb(laneBlocks, lane, 8, BrcbRepeatParams(1, 8));
             for (uint32_t c = 0; c < P; c += 64) {  // fwd[k * P + c] = col[c] + lane[k]: one repeat per matrix row k
                 Add(fwd[c], col[c], laneBlocks, P - c < 64 ? P - c : 64, 64,
                     BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(P / 8), 0, 1));
             }
-            CreateVecIndex(lane, 0, 64);
-            Muls(lane, lane, 4 * S, 64);
             CreateVecIndex(col, 0, P);
             LocalTensor<int32_t> ids = w[257 * P].ReinterpretCast<int32_t>();  // ids[j] = 4 j: the offsets' log-steps (scan.cpp.jinja)
             Muls(ids, col, 4, S);
-            Muls(col, col, 4, S);
-            Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
-            for (uint32_t c = 0; c < P; c += 255) {  // back[64c + l] = lane[l] + col[c]: 1 repeat(s) of 64 per 64 elements
-                Add(back[64 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
-                    BinaryRepeatParams(1, 1, 0, 8, 0, 1));
+            if (!(P == 64)) {  // else the matrix is square and `back` is `fwd` (transposing and reversing commute)
+                CreateVecIndex(lane, 0, 64);
+                Muls(lane, lane, V * S, 64);
+                Muls(col, col, V, S);
+                Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
+                for (uint32_t c = 0; c < P; c += 255) {  // back[64c + l] = lane[l] + col[c]: 1 repeat(s) of 64 per 64 elements
+                    Add(back[64 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
+                        BinaryRepeatParams(1, 1, 0, 8, 0, 1));
+                }
             }
-            if (P == 64) {  // the two-level offsets of 64 segments (scan.cpp.jinja): q = [identity row, 8 x 8 matrix | triangle | sums | offsets | tables]
+            if (P == 64) {  // the two-level offsets of 64 segments (scan.cpp.jinja): q = [8 identities | 8 group sums | their
+                            // triangle | group offsets | broadcast | the triangle's table | ... | the within-group table (512)]
                 LocalTensor<int32_t> q = w[258 * P].ReinterpretCast<int32_t>();
                 LocalTensor<int32_t> s = w[65 * P].ReinterpretCast<int32_t>();  // temporaries, in the f32 row's place
-                Duplicate(w[258 * P], 0.0f, 8);  // the identity row above the 8 x 8 matrix
+                Duplicate(w[258 * P], 0.0f, 8);  // the identities in front of the group sums
                 CreateVecIndex(s[256], 0, 8);
                 Muls(s[256], s[256], 4, 8);  // 4 j, j < 8
                 Brcb(s, s[256], 1, BrcbRepeatParams(1, 8));  // s[8 j + l] = 4 j
                 Adds(s[64], s[256], 0, 8, 8, UnaryRepeatParams(1, 1, 1, 0));  // s[64 + 8 j + l] = 4 l
-                Add(s[192], s, s[64], 64);  // 4 (j + l)
-                Muls(s[128], s[64], 8, 64);
-                Add(q[208], s, s[128], 64);  // tr[8 j + l] = 4 (8 l + j): the 8 x 8 transpose
-                Duplicate(q[336], 0, 8);  // A = 8 x the identity (w[0]), then the byte offsets of the 8 column totals (matrix row 7)
-                Adds(q[344], s[256], 4 * (258 * P + 64), 8);
-                Gather(q[272], q[336], s[192].ReinterpretCast<uint32_t>(), 0, 64);  // tri[8 j + l] = A[j + l]: the totals of columns < j
+                Add(q[152], s, s[64], 64);  // ot[8 j + l] = 4 (j + l): q[j + l], group j - 8 + l (< j) or an identity
+                Duplicate(s[512], 0, 128);  // src[16 g + r]: an identity (w[0]) for r < 8, the total 8 g + r - 8 after
+                CreateVecIndex(s[640], static_cast<int32_t>(64 * P), 64);
+                Muls(s[520], s[640], 4, 64, 1, UnaryRepeatParams(2, 1, 16, 8));  // 4 (L P + j): total j, row L - 1 of the matrix
+                Muls(s[704], s[256], 16, 8);  // 64 g
+                Brcb(s[768], s[704], 1, BrcbRepeatParams(1, 8));
+                Add(s[1024], q[152], s[768], 64, 8, BinaryRepeatParams(1, 1, 0, 8, 0, 1));  // 4 (16 g + m + l)
+                Gather(q[384], s[512], s[1024].ReinterpretCast<uint32_t>(), 0, 512);  // wt[64 g + 8 m + l]: the totals 8 g + k < 8 g + m
             }
         }
         if (chunkLength_ > 0) {  // one row does not fit UB: 2 pass(es) over column chunks of each row
@@ -189,13 +196,17 @@ private:
             LocalTensor<float> a = scanTmp_fwd[P];  // 64 x P: column c holds elements [64c, 64c + 64) in scan order
             LocalTensor<float> t = scanTmp_fwd[65 * P];  // 64 x P: the f32 row, then the offsets (and the f32 result)
             const LocalTensor<uint32_t> fwd = scanTmp_fwd[129 * P].ReinterpretCast<uint32_t>();
-            const LocalTensor<uint32_t> back = scanTmp_fwd[193 * P].ReinterpretCast<uint32_t>();
+            const LocalTensor<uint32_t> back = P == 64 ? fwd : scanTmp_fwd[193 * P].ReinterpretCast<uint32_t>();  // the way back (scan_tables.cpp.jinja)
             for (uint32_t i = 0; i < count; ++i) {
-                if (n / 8 * 8 < 64 * P) {  // past the row: the identity
-                    Duplicate(t[n / 8 * 8], 0.0f, 64 * P - n / 8 * 8);
+                if (n == 64 * P) {  // the row fills the matrix: transposed straight from it
+                    Gather(a, xLocal[i * rowPitch_], fwd, 0, 64 * P);
+                } else {  // padded with the identity in f32 first
+                    if (n / 8 * 8 < 64 * P) {  // past the row: the identity
+                        Duplicate(t[n / 8 * 8], 0.0f, 64 * P - n / 8 * 8);
+                    }
+                    Muls(t, xLocal[i * rowPitch_], 1.0f, n);
+                    Gather(a, t, fwd, 0, 64 * P);  // transpose
                 }
-                Muls(t, xLocal[i * rowPitch_], 1.0f, n);
-                Gather(a, t, fwd, 0, 64 * P);  // transpose
                 Duplicate(scanTmp_fwd, 0.0f, P);  // the identity row above the matrix
                 // Brent-Kung scan down the 64 rows, in place: 6 up-sweep steps (row 2h j + 2h - 1 gets row
                 // 2h j + h - 1) and 5 down-sweep steps (row 2h j + 3h - 1 gets row 2h j + 2h - 1); each step one
@@ -214,22 +225,19 @@ private:
                         }
                     }
                 }
-                if (P == 64) {  // the segment offsets, two-level: the 64 totals as an 8 x 8 matrix (column b: segments 8b..8b+7),
-                                // Brent-Kung down its rows, then each column's offset from a triangle of the column totals
-                                // (gathered, identities elsewhere) by BlockReduceSum (scan_tables.cpp.jinja builds the tables)
+                if (P == 64) {  // the segment offsets, two-level: segment 8 g + m's offset is the sum of the groups before g
+                                // (the 8 group sums' triangle by BlockReduceSum) and of the totals 8 g .. 8 g + m - 1 (a gathered
+                                // 8 x 8 triangle per group, BlockReduceSum); scan_tables.cpp.jinja builds the tables
                     LocalTensor<float> q = scanTmp_fwd[258 * P];
-                    const LocalTensor<uint32_t> tr = q[208].ReinterpretCast<uint32_t>();
-                    const LocalTensor<uint32_t> tri = q[272].ReinterpretCast<uint32_t>();
-                    Gather(q[8], scanTmp_fwd, tr, 64 * P * 4, 64);  // q[8 + 8k + b] = total[8b + k]
-                    Add(q[16], q[16], q[8], 8, 4, BinaryRepeatParams(1, 1, 1, 2, 2, 2));  // rows 1, 3, 5, 7 += rows 0, 2, 4, 6
-                    Add(q[32], q[32], q[16], 8, 2, BinaryRepeatParams(1, 1, 1, 4, 4, 4));  // rows 3, 7 += rows 1, 5
-                    Add(q[64], q[64], q[32], 8, 1, BinaryRepeatParams(1, 1, 1, 8, 8, 8));  // row 7 += row 3
-                    Add(q[48], q[48], q[32], 8, 1, BinaryRepeatParams(1, 1, 1, 8, 8, 8));  // row 5 += row 3
-                    Add(q[24], q[24], q[16], 8, 3, BinaryRepeatParams(1, 1, 1, 2, 2, 2));  // rows 2, 4, 6 += rows 1, 3, 5
-                    Gather(q[72], scanTmp_fwd, tri, 0, 64);  // q[72 + 8j + l]: the totals of columns < j, the identity elsewhere
-                    BlockReduceSum(q[136], q[72], 1, 64, 1, 1, 8);  // column j's offset
-                    Add(q[144], q, q[136], 8, 8, BinaryRepeatParams(1, 1, 1, 1, 1, 0));  // row k - 1 (the identity row for k = 0) + the column's offset
-                    Gather(t, q, tr, 144 * 4, 64);  // back to segment order: t[8b + k]
+                    const LocalTensor<uint32_t> ot = q[152].ReinterpretCast<uint32_t>();
+                    const LocalTensor<uint32_t> wt = q[384].ReinterpretCast<uint32_t>();
+                    BlockReduceSum(q[8], scanTmp_fwd[64 * P], 1, 64, 1, 1, 8);  // group sums: totals 8 g .. 8 g + 7 (the last row)
+                    Gather(q[16], q, ot, 0, 64);  // q[16 + 8 g + l]: the sums of groups < g, the identity elsewhere
+                    BlockReduceSum(q[80], q[16], 1, 64, 1, 1, 8);  // the groups' offsets
+                    Gather(t[512], scanTmp_fwd, wt, 0, 512);  // t[512 + 64 g + 8 m + l]: the totals 8 g .. 8 g + m - 1, the identity elsewhere
+                    BlockReduceSum(t[64], t[512], 8, 64, 1, 1, 8);  // their sums, t[64 + 8 g + m]
+                    Brcb(q[88], q[80], 1, BrcbRepeatParams(1, 8));  // q[88 + 8 g + m]: group g's offset
+                    Add(t, t[64], q[88], 64);  // segment 8 g + m's offset
                 } else
                 {  // the segment offsets on the vector unit: an exclusive scan of the P segment totals (the last row) by
                    // log-steps, each a Gather shifting the running totals d by k (the identities z before them fill the
@@ -409,25 +417,29 @@ private:
             LocalTensor<int32_t> lane = w[P].ReinterpretCast<int32_t>();  // [P, P + 128): per lane
             LocalTensor<int32_t> colBlocks = w[P + 128].ReinterpretCast<int32_t>();  // 8 P: one block per column
             LocalTensor<int32_t> laneBlocks = w[129 * P].ReinterpretCast<int32_t>();  // 128 blocks: one per lane
+            const int32_t U = 4;  // bytes per element the forward Gather reads
+            const int32_t V = 4;  // and the backward one
             CreateVecIndex(col, 0, P);
-            Muls(col, col, 512, S);
+            Muls(col, col, 128 * U, S);
             CreateVecIndex(lane, 0, 128);
-            Muls(lane, lane, 4, 128);
+            Muls(lane, lane, U, 128);
             Brcb(laneBlocks, lane, 16, BrcbRepeatParams(1, 8));
             for (uint32_t c = 0; c < P; c += 64) {  // fwd[k * P + c] = col[c] + lane[k]: one repeat per matrix row k
                 Add(fwd[c], col[c], laneBlocks, P - c < 64 ? P - c : 64, 128,
                     BinaryRepeatParams(1, 1, 0, static_cast<uint8_t>(P / 8), 0, 1));
             }
-            CreateVecIndex(lane, 0, 128);
-            Muls(lane, lane, 4 * S, 128);
             CreateVecIndex(col, 0, P);
-            Muls(col, col, 4, S);
-            Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
-            for (uint32_t c = 0; c < P; c += 255) {  // back[128c + l] = lane[l] + col[c]: 2 repeat(s) of 64 per 128 elements
-                Add(back[128 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
-                    BinaryRepeatParams(1, 1, 0, 16, 0, 1));
-                Add(back[128 * c + 64], lane[64], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
-                    BinaryRepeatParams(1, 1, 0, 16, 0, 1));
+            if (!(P == 128)) {  // else the matrix is square and `back` is `fwd` (transposing and reversing commute)
+                CreateVecIndex(lane, 0, 128);
+                Muls(lane, lane, V * S, 128);
+                Muls(col, col, V, S);
+                Brcb(colBlocks, col, static_cast<uint8_t>(P / 8), BrcbRepeatParams(1, 8));
+                for (uint32_t c = 0; c < P; c += 255) {  // back[128c + l] = lane[l] + col[c]: 2 repeat(s) of 64 per 128 elements
+                    Add(back[128 * c + 0], lane[0], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
+                        BinaryRepeatParams(1, 1, 0, 16, 0, 1));
+                    Add(back[128 * c + 64], lane[64], colBlocks[8 * c], 64, P - c < 255 ? P - c : 255,
+                        BinaryRepeatParams(1, 1, 0, 16, 0, 1));
+                }
             }
         }
         scanCarry1_0_ = rowGroup_ > 1 ? _t1OffRow_ : 0.0f;
@@ -462,7 +474,7 @@ private:
             LocalTensor<float> a = scanTmp_fwd[P];  // 128 x P: column c holds elements [128c, 128c + 128) in scan order
             LocalTensor<float> t = scanTmp_fwd[129 * P];  // 128 x P: the f32 row, then the offsets (and the f32 result)
             const LocalTensor<uint32_t> fwd = scanTmp_fwd[257 * P].ReinterpretCast<uint32_t>();
-            const LocalTensor<uint32_t> back = scanTmp_fwd[385 * P].ReinterpretCast<uint32_t>();
+            const LocalTensor<uint32_t> back = P == 128 ? fwd : scanTmp_fwd[385 * P].ReinterpretCast<uint32_t>();  // the way back (scan_tables.cpp.jinja)
             for (uint32_t i = 0; i < 1; ++i) {
                 if (n / 8 * 8 < 128 * P) {  // past the row: the identity
                     Duplicate(t[n / 8 * 8], 0.0f, 128 * P - n / 8 * 8);

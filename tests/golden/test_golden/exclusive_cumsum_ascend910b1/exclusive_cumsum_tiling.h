@@ -24,7 +24,7 @@ inline uint32_t ExclusiveCumsumComputeTiling(uint64_t B, uint64_t D, uint32_t co
     const uint64_t padded = (D + 127) / 128 * 128;
     auto ubBytes = [&](uint64_t r) -> uint64_t {  // UB bytes for tiles of r rows (exclusive_cumsum.adsl:9)
         const uint64_t colElems = (r + 127) / 128 * 128;
-        return 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * ((padded + 511) / 512 * 8 * 1056);
+        return 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 2 * (r * padded * 32 / 8 + 31) / 32 * 32 + 1 * ((padded + 511) / 512 * 8 * 1088);
     };
     uint64_t perCore = coreNum > 0 ? (total + coreNum - 1) / coreNum : total;
     if (perCore == 0) {
@@ -77,7 +77,7 @@ inline uint32_t ExclusiveCumsumComputeTiling(uint64_t B, uint64_t D, uint32_t co
             }
             const double in = elems * 4.0 / rate + n * 1 * 300.0;
             const double out = elems * 4.0 / rate + n * 1 * 300.0;
-            const double vec = elems * 168 / 1000.0 + n * 0 * 20.0 + static_cast<double>(perCore) * 33 * 20.0;
+            const double vec = elems * 153 / 1000.0 + n * 0 * 20.0 + static_cast<double>(perCore) * 33 * 20.0;
             const double top = in > out ? (in > vec ? in : vec) : (out > vec ? out : vec);
             const double cycles = top + (in + out + vec - top) / static_cast<double>(n);
             if (best == 0.0 || cycles < best) {
