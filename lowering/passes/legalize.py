@@ -14,7 +14,8 @@ from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
-from ..rewrite import map_exprs, map_tile_bodies
+from ..rewrite import map_tile_bodies, rewrite_expr
+from .softmax_division import exp_sum_division
 
 # Abramowitz & Stegun 7.1.26: erf(x) = 1 - (a1 t + ... + a5 t^5) e^{-x^2}, t = 1 / (1 + p x), x >= 0;
 # |error| <= 1.5e-7 (Handbook of Mathematical Functions, 1964, p. 299).
@@ -62,7 +63,8 @@ def _widened(x: ir.Expr) -> ir.Expr:
     return ir.Op("cast", (x,), ir.ValType(x.type.kind, DType.F32, x.type.layout), x.span)
 
 
-def _legalize(e: ir.Expr) -> ir.Expr | None:
+def _legalize(e: ir.Expr, env: dict[str, ir.Expr] | None = None) -> ir.Expr | None:
+    """`env`: the tile body's names and the values assigned to them before the statement (softmax_division.py)."""
     if not isinstance(e, ir.Op) or e.type.kind is not ir.Kind.TILE:
         return None
     (x, *_) = e.args if e.args else (None,)
@@ -84,7 +86,8 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
             # f16 erf values moved enough to flip a comparison with it (fuzz seed 26000).
             wide = ir.Op(e.op, (_widened(x),), ir.ValType(e.type.kind, DType.F32, e.type.layout), e.span)
             return ir.Op("cast", (wide,), e.type, e.span)
-        case "div" if e.type.dtype is DType.F16 and not _f16_division_exact(*e.args):
+        case "div" if e.type.dtype is DType.F16 and not _f16_division_exact(*e.args) and not exp_sum_division(
+                *e.args, env or {}):
             a, b = e.args
             f32 = ir.Op("div", (_widened(a), _widened(b)), ir.ValType(e.type.kind, DType.F32, e.type.layout), e.span)
             return ir.Op("cast", (f32,), e.type, e.span)
@@ -372,12 +375,28 @@ def _top_down(e: ir.Expr, fn) -> ir.Expr:
     return e
 
 
+def _legalize_body(tl: ir.TileLoop) -> ir.TileLoop:
+    """_legalize over every value statement, bottom-up, each seeing the values assigned before it."""
+    env: dict[str, ir.Expr] = {}
+    out = []
+    for s in tl.body:
+        if isinstance(s, ir.VALUE_STMTS):
+            out.append(replace(s, value=rewrite_expr(s.value, lambda e: _legalize(e, env))))
+            if isinstance(s, ir.Assign):
+                env[s.name] = s.value
+            elif hasattr(s, "name"):  # an accumulator: no longer the value an Assign gave the name
+                env.pop(s.name, None)
+        else:
+            out.append(s)
+    return replace(tl, body=tuple(out))
+
+
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     kernel = map_tile_bodies(kernel, lambda tl: replace(tl, body=tuple(
         replace(s, value=_top_down(_top_down(s.value, _gelu_form), _times_sigmoid))
         if isinstance(s, (ir.Assign, ir.Store)) else s
         for s in tl.body)))
-    kernel = map_exprs(kernel, _legalize)
+    kernel = map_tile_bodies(kernel, _legalize_body)
     return map_tile_bodies(kernel, lambda tl: replace(tl, body=tuple(  # `acc += sum(v)` of f16 v: summed in f32 too
         replace(s, value=_widened(s.value)) if isinstance(s, ir.Accumulate) and s.reduce == "reduce_sum"
         and s.value.type.dtype is DType.F16 else s for s in tl.body)))
