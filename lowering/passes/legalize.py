@@ -189,7 +189,7 @@ def _power(e: ir.Op) -> ir.Expr:
     mask_ty = ir.ValType(ty.kind, DType.BOOL, ty.layout)
 
     def op(name: str, *args: ir.Expr) -> ir.Op:
-        return ir.Op(name, args, mask_ty if name in ("lt", "ge", "eq") else ty, e.span)
+        return ir.Op(name, args, mask_ty if name in ("lt", "ge", "eq", "ne") else ty, e.span)
 
     def c(v: float) -> ir.Const:
         return ir.Const(v, ir.scalar_of(DType.F32), e.span)
@@ -199,7 +199,8 @@ def _power(e: ir.Op) -> ir.Expr:
 
     a, b = tile(a, b), tile(b, a)
     ab = op("abs", a)
-    m = op("exp", op("select", op("eq", ab, c(1.0)), c(0.0), op("mul", b, op("log", ab))))  # |a| = 1: 1 (b = inf, nan)
+    # the tile first in each select (Select's tensor-scalar form: no Duplicate; ne is true for NaN, as eq's else side)
+    m = op("exp", op("select", op("ne", ab, c(1.0)), op("mul", b, op("log", ab)), c(0.0)))  # |a| = 1: 1 (b = inf, nan)
     bs = op("select", op("ge", op("abs", b), c(_POW_EVEN_ABOVE)), c(0.0), b)
     i32 = ir.ValType(ty.kind, DType.I32, ty.layout)
 
@@ -211,7 +212,7 @@ def _power(e: ir.Op) -> ir.Expr:
     fractional = op("select", op("eq", a, c(float("-inf"))), m, c(float("nan")))
     negative = op("select", op("eq", trunc(bs), bs), signed, fractional)
     r = op("select", op("lt", a, c(0.0)), negative, m)
-    return op("select", op("eq", b, c(0.0)), c(1.0), r)
+    return op("select", op("ne", b, c(0.0)), r, c(1.0))
 
 
 def legalize_scalar(e: ir.Expr) -> ir.Expr | None:
