@@ -15,7 +15,8 @@ odd lengths and tails, one row, rows = cores +- 1, f16 / bf16 / f32 / i32 data w
 - `scatter_dim0`: x.scatter(0, idx, value) / scatter / scatter_add along dim 0 with [K, D] indices;
 - `flat_sums`: flat loops that only accumulate sums (one tile per core, the tree combine over odd core counts);
 - `batched_gemm`: batched matmuls with several M blocks per batch entry and a shared or batched B;
-- `activations` (session 35): tanh and a * sigmoid(z) over flat tiles, arguments from near 0 into saturation;
+- `activations` (session 35): tanh and a * sigmoid(z) over flat tiles, arguments from near 0 into saturation; since
+  session 36 also the GELU form k x (1 + erf(c x)) (legalize.py's _gelu_form);
 - `softmax_rows` (session 36): e / sum(e, axis=1) with e = exp(v - max(v, axis=1)) of f16 rows (kept in f16:
   lowering/passes/softmax_division.py), rows short, long and chunked, logits from near-equal to widely spread, now and
   then a numerator or max that breaks the pattern (the f32 form);
@@ -300,7 +301,8 @@ def _activations(r: random.Random, k, cores: int) -> dict:
     z = Node(f"({{0}} * {r.choice(('0.01', '0.2', '1.0', '8.0', '60.0'))})", (v,), compute, "flat")
     e = Exprs(r, Scope([v], k.scope_scalars(["N"]))).tile(compute, "flat", r.randint(0, 1))
     form = r.choice(("tanh({0})", "tanh({1})", "({1} * sigmoid({0}))", "(sigmoid({0}) * {1})", "({0} * sigmoid({0}))",
-                     "(v * sigmoid({0}))"))
+                     "(v * sigmoid({0}))", "(0.5 * {0} * (1.0 + erf({0} * 0.7071067811865476)))",  # GELU (session 36)
+                     "((erf(2.0 * {1}) + 1.0) * ({1} * 3.0))"))
     body.append(Stmt(f"store({y}[t], {{0}})", _cast(Node(form, (z, e), compute, "flat"), "T")))
     k.body.append(Loop(f"for blk in split(N, cores={r.choice(('AIV', 'AIV', str(cores)))}):",
                        f"for t in tile(blk, size=auto, buffers={r.choice((1, 2))}):", tuple(body)))
