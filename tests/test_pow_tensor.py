@@ -22,9 +22,12 @@ def k(x: Tensor[T, "N"], e: Tensor[T, "N"], y: Tensor[T, "N"], z: Tensor[T, "N"]
 BODY = "store(y[t], load(x[t]) ** load(e[t]))\nstore(z[t], 2.0 ** load(e[t]))\nstore(w[t], load(x[t]) ** p)"
 
 #: torch.pow's special cases: negative bases with odd / even / fractional exponents, 0 ** 0, 0 ** -1, 1 ** nan,
-#: nan ** 0, -inf ** 0.5 (inf), huge even exponents of negative bases, -1 ** inf.
-BASES = [-2.0, -2.0, -2.0, 0.0, 0.0, 0.0, 1.0, math.nan, -math.inf, -1.0, -0.5, 3.0, -1.5, 0.25, -3.0, 2.0]
-EXPONENTS = [3.0, 2.0, 0.5, 0.0, -1.0, 2.0, math.nan, 0.0, 0.5, 3e9, 4e7, -1.5, -3.0, 0.5, 1.0, math.nan]
+#: nan ** 0, -inf ** 0.5 (inf), huge even exponents of negative bases, -1 ** inf; (session 36: the |a| = 1 and b = 0
+#: selects test ne, true for NaN) -1 ** nan (nan), -1 ** -inf, 1 ** inf, inf ** 0, -3 ** -0 (all 1).
+BASES = [-2.0, -2.0, -2.0, 0.0, 0.0, 0.0, 1.0, math.nan, -math.inf, -1.0, -0.5, 3.0, -1.5, 0.25, -3.0, 2.0,
+         -1.0, -1.0, 1.0, math.inf, -3.0]
+EXPONENTS = [3.0, 2.0, 0.5, 0.0, -1.0, 2.0, math.nan, 0.0, 0.5, 3e9, 4e7, -1.5, -3.0, 0.5, 1.0, math.nan,
+             math.nan, -math.inf, math.inf, 0.0, -0.0]
 
 
 def test_a_tile_exponent_is_a_pow_op():

@@ -14,7 +14,8 @@ from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
-from ..rewrite import map_exprs, map_tile_bodies
+from ..rewrite import map_tile_bodies, rewrite_expr
+from .softmax_division import exp_sum_division
 
 # Abramowitz & Stegun 7.1.26: erf(x) = 1 - (a1 t + ... + a5 t^5) e^{-x^2}, t = 1 / (1 + p x), x >= 0;
 # |error| <= 1.5e-7 (Handbook of Mathematical Functions, 1964, p. 299).
@@ -62,7 +63,8 @@ def _widened(x: ir.Expr) -> ir.Expr:
     return ir.Op("cast", (x,), ir.ValType(x.type.kind, DType.F32, x.type.layout), x.span)
 
 
-def _legalize(e: ir.Expr) -> ir.Expr | None:
+def _legalize(e: ir.Expr, env: dict[str, ir.Expr] | None = None) -> ir.Expr | None:
+    """`env`: the tile body's names and the values assigned to them before the statement (softmax_division.py)."""
     if not isinstance(e, ir.Op) or e.type.kind is not ir.Kind.TILE:
         return None
     (x, *_) = e.args if e.args else (None,)
@@ -84,7 +86,8 @@ def _legalize(e: ir.Expr) -> ir.Expr | None:
             # f16 erf values moved enough to flip a comparison with it (fuzz seed 26000).
             wide = ir.Op(e.op, (_widened(x),), ir.ValType(e.type.kind, DType.F32, e.type.layout), e.span)
             return ir.Op("cast", (wide,), e.type, e.span)
-        case "div" if e.type.dtype is DType.F16 and not _f16_division_exact(*e.args):
+        case "div" if e.type.dtype is DType.F16 and not _f16_division_exact(*e.args) and not exp_sum_division(
+                *e.args, env or {}):
             a, b = e.args
             f32 = ir.Op("div", (_widened(a), _widened(b)), ir.ValType(e.type.kind, DType.F32, e.type.layout), e.span)
             return ir.Op("cast", (f32,), e.type, e.span)
@@ -186,7 +189,7 @@ def _power(e: ir.Op) -> ir.Expr:
     mask_ty = ir.ValType(ty.kind, DType.BOOL, ty.layout)
 
     def op(name: str, *args: ir.Expr) -> ir.Op:
-        return ir.Op(name, args, mask_ty if name in ("lt", "ge", "eq") else ty, e.span)
+        return ir.Op(name, args, mask_ty if name in ("lt", "ge", "eq", "ne") else ty, e.span)
 
     def c(v: float) -> ir.Const:
         return ir.Const(v, ir.scalar_of(DType.F32), e.span)
@@ -196,7 +199,8 @@ def _power(e: ir.Op) -> ir.Expr:
 
     a, b = tile(a, b), tile(b, a)
     ab = op("abs", a)
-    m = op("exp", op("select", op("eq", ab, c(1.0)), c(0.0), op("mul", b, op("log", ab))))  # |a| = 1: 1 (b = inf, nan)
+    # the tile first in each select (Select's tensor-scalar form: no Duplicate; ne is true for NaN, as eq's else side)
+    m = op("exp", op("select", op("ne", ab, c(1.0)), op("mul", b, op("log", ab)), c(0.0)))  # |a| = 1: 1 (b = inf, nan)
     bs = op("select", op("ge", op("abs", b), c(_POW_EVEN_ABOVE)), c(0.0), b)
     i32 = ir.ValType(ty.kind, DType.I32, ty.layout)
 
@@ -208,7 +212,7 @@ def _power(e: ir.Op) -> ir.Expr:
     fractional = op("select", op("eq", a, c(float("-inf"))), m, c(float("nan")))
     negative = op("select", op("eq", trunc(bs), bs), signed, fractional)
     r = op("select", op("lt", a, c(0.0)), negative, m)
-    return op("select", op("eq", b, c(0.0)), c(1.0), r)
+    return op("select", op("ne", b, c(0.0)), r, c(1.0))
 
 
 def legalize_scalar(e: ir.Expr) -> ir.Expr | None:
@@ -302,7 +306,8 @@ def _gelu_form(e: ir.Expr) -> ir.Expr | None:
 
     for x >= 0 it is k * x * (2 - q) and for x < 0 k * x * q, where q = erfc(c|x|) = t P(t) exp(-c^2 x^2)
     (A&S 7.1.26, t = 1 / (1 + p c |x|)); both are 2k * relu(x) - k |x| q. The -k is folded into the
-    polynomial's coefficients: 21 vector instructions instead of 26 (and no mask buffer)."""
+    polynomial's coefficients: 21 vector instructions instead of 26 (and no mask buffer); 20 since session 36 (t
+    in u = 1 / (|x| + 1 / (p c)), p c's Muls folded into the coefficients; tests/test_gelu_form.py)."""
     if not (isinstance(e, ir.Op) and e.op == "mul" and e.type.kind is ir.Kind.TILE and e.type.dtype.is_float):
         return None
     for lhs, rhs in (e.args, e.args[::-1]):
@@ -314,10 +319,13 @@ def _gelu_form(e: ir.Expr) -> ir.Expr | None:
         if x2 != x or x.type != e.type:
             continue
         ax = _op("min", e, _op("abs", e, x), _c(_GELU_ABS_CLAMP, e))
-        t = _op("reciprocal", e, _op("add", e, _op("mul", e, ax, _c(_ERF_P * c, e)), _c(1.0, e)))
-        npoly: ir.Expr = _op("mul", e, t, _c(-k * _ERF_A[4], e))
-        for a in reversed(_ERF_A[:4]):
-            npoly = _op("mul", e, _op("add", e, npoly, _c(-k * a, e)), t)
+        # t = 1 / (1 + p c |x|) = s / (|x| + s) with s = 1 / (p c): the polynomial in u = 1 / (|x| + s), its
+        # coefficients times s^i (session 36: one Muls fewer)
+        sc = 1.0 / (_ERF_P * c)
+        u = _op("reciprocal", e, _op("add", e, ax, _c(sc, e)))
+        npoly: ir.Expr = _op("mul", e, u, _c(-k * _ERF_A[4] * sc ** 5, e))
+        for i, a in reversed(list(enumerate(_ERF_A[:4], start=1))):
+            npoly = _op("mul", e, _op("add", e, npoly, _c(-k * a * sc ** i, e)), u)
         gauss = _op("exp", e, _op("mul", e, _op("mul", e, ax, ax), _c(-c * c, e)))
         relu = _op("relu", e, x)
         if 2 * k != 1.0:
@@ -372,12 +380,28 @@ def _top_down(e: ir.Expr, fn) -> ir.Expr:
     return e
 
 
+def _legalize_body(tl: ir.TileLoop) -> ir.TileLoop:
+    """_legalize over every value statement, bottom-up, each seeing the values assigned before it."""
+    env: dict[str, ir.Expr] = {}
+    out = []
+    for s in tl.body:
+        if isinstance(s, ir.VALUE_STMTS):
+            out.append(replace(s, value=rewrite_expr(s.value, lambda e: _legalize(e, env))))
+            if isinstance(s, ir.Assign):
+                env[s.name] = s.value
+            elif hasattr(s, "name"):  # an accumulator: no longer the value an Assign gave the name
+                env.pop(s.name, None)
+        else:
+            out.append(s)
+    return replace(tl, body=tuple(out))
+
+
 def run(kernel: ir.Kernel, ctx: PassContext) -> ir.Kernel:
     kernel = map_tile_bodies(kernel, lambda tl: replace(tl, body=tuple(
         replace(s, value=_top_down(_top_down(s.value, _gelu_form), _times_sigmoid))
         if isinstance(s, (ir.Assign, ir.Store)) else s
         for s in tl.body)))
-    kernel = map_exprs(kernel, _legalize)
+    kernel = map_tile_bodies(kernel, _legalize_body)
     return map_tile_bodies(kernel, lambda tl: replace(tl, body=tuple(  # `acc += sum(v)` of f16 v: summed in f32 too
         replace(s, value=_widened(s.value)) if isinstance(s, ir.Accumulate) and s.reduce == "reduce_sum"
         and s.value.type.dtype is DType.F16 else s for s in tl.body)))

@@ -18,7 +18,11 @@ odd lengths and tails, one row, rows = cores +- 1, f16 / bf16 / f32 / i32 data w
   scalar walk), rows near the cores, indices with repeats;
 - `flat_sums`: flat loops that only accumulate sums (one tile per core, the tree combine over odd core counts);
 - `batched_gemm`: batched matmuls with several M blocks per batch entry and a shared or batched B;
-- `activations` (session 35): tanh and a * sigmoid(z) over flat tiles, arguments from near 0 into saturation;
+- `activations` (session 35): tanh and a * sigmoid(z) over flat tiles, arguments from near 0 into saturation; since
+  session 36 also the GELU form k x (1 + erf(c x)) (legalize.py's _gelu_form);
+- `softmax_rows` (session 36): e / sum(e, axis=1) with e = exp(v - max(v, axis=1)) of f16 rows (kept in f16:
+  lowering/passes/softmax_division.py), rows short, long and chunked, logits from near-equal to widely spread, now and
+  then a numerator or max that breaks the pattern (the f32 form);
 - `flash_ring` (session 35): flash attention at the shapes the AIC-driven ring takes (f16, causal or no mask, head
   dims multiples of 16 up to 128), tails of one and several blocks, now and then a head dim it does not take;
 - `scans` (session 36): whole-row cumsum / cumprod on rows that fill the scan's matrix (direct and 16-bit
@@ -37,7 +41,7 @@ from .program import Loop, Node, Stmt
 
 RECENT_KINDS = {"slot_rows": 3, "middim": 3, "norm1pass": 2, "row_values": 3, "gather_narrow": 2, "gather_middle": 2,
                 "scatter_dim0": 2, "scatter_shared": 2, "flat_sums": 2, "batched_gemm": 2, "activations": 3, "flash_ring": 3,
-                "scans": 3}
+                "scans": 3, "softmax_rows": 3}
 
 ROW_OPS = ("({0} + {1})", "({0} - {1})", "({1} - {0})", "({0} * {1})", "({0} / {1})", "({1} / (1.5 + abs({0})))",
            "max({0}, {1})", "min({1}, {0})")
@@ -325,7 +329,8 @@ def _activations(r: random.Random, k, cores: int) -> dict:
     z = Node(f"({{0}} * {r.choice(('0.01', '0.2', '1.0', '8.0', '60.0'))})", (v,), compute, "flat")
     e = Exprs(r, Scope([v], k.scope_scalars(["N"]))).tile(compute, "flat", r.randint(0, 1))
     form = r.choice(("tanh({0})", "tanh({1})", "({1} * sigmoid({0}))", "(sigmoid({0}) * {1})", "({0} * sigmoid({0}))",
-                     "(v * sigmoid({0}))"))
+                     "(v * sigmoid({0}))", "(0.5 * {0} * (1.0 + erf({0} * 0.7071067811865476)))",  # GELU (session 36)
+                     "((erf(2.0 * {1}) + 1.0) * ({1} * 3.0))"))
     body.append(Stmt(f"store({y}[t], {{0}})", _cast(Node(form, (z, e), compute, "flat"), "T")))
     k.body.append(Loop(f"for blk in split(N, cores={r.choice(('AIV', 'AIV', str(cores)))}):",
                        f"for t in tile(blk, size=auto, buffers={r.choice((1, 2))}):", tuple(body)))
@@ -357,6 +362,32 @@ def _scans(r: random.Random, k, cores: int) -> dict:
         body.append(Stmt(f"store({z}[r, :], {scan('cast(v, f32)')})"))
     k.body.append(Loop("for blk in split(B, cores=AIV):", f"for r in tile(blk, size=auto, buffers={r.choice((1, 2))}):",
                        tuple(body)))
+    return sizes
+
+
+def _softmax_rows(r: random.Random, k, cores: int) -> dict:
+    """Softmax of f16 rows, e / sum(e, axis=1) with e = exp(v - max(v, axis=1)) (session 36: the division in f16),
+    v a scaled load or more element-wise work on it; rows of 1 to ~40,000 columns (long rows take chunked passes),
+    1 to 3 x cores rows; now and then the max of another tile or a scaled numerator (not the pattern: f32)."""
+    t = r.choice(("f16", "f16", "f16", "f32"))
+    k.dtype_vars = {"T": t}
+    sizes = {"B": _near(r, cores), "D": r.choice((1, 2, 17, 128, 255, 4096, r.randint(1, 3000), r.randint(20000, 40000)))}
+    x, y = k.tensor("x", "T", "B, D"), k.tensor("y", "T", "B, D")
+    body = [Stmt("v = {0}", leaf(f"load({x}[r, :])", t, "rows"), "v")]
+    v = leaf("v", t, "rows")
+    z = Node(f"({{0}} * {r.choice(('0.001', '0.3', '1.0', '4.0', '30.0'))})", (v,), t, "rows")
+    if r.random() < 0.3:
+        z = Exprs(r, Scope([z], k.scope_scalars(["B", "D"])), rows=True).tile(t, "rows", r.randint(1, 2))
+    body.append(Stmt("z = {0}", z, "z"))
+    # v: another tile's max (e may exceed 1: the f32 form). f16 only: in f32 a row sum below 2.9e-39 (e.g. every
+    # e = exp(0.3 v - max(v)) subnormal) makes x * (1 / s) inf * 0 = NaN where x / s is 0 (found on main 26014e3 by
+    # this builder, seed 3606 r138; the f32 division by a per-row value is not this session's)
+    mx = r.choice(["z"] * 8 + ["v"]) if t == "f16" else "z"
+    body.append(Stmt(f"e = exp(z - max({mx}, axis=1))", None, "e"))
+    num = r.choice(["e"] * 8 + ["(e * 2.0)"])
+    body.append(Stmt(f"store({y}[r, :], {num} / sum(e, axis=1))"))
+    k.body.append(Loop(f"for blk in split(B, cores={r.choice(('AIV', 'AIV', str(cores)))}):",
+                       f"for r in tile(blk, size=auto, buffers={r.choice((1, 2))}):", tuple(body)))
     return sizes
 
 
@@ -412,5 +443,5 @@ def flash_stages(k, p: str, batch: str, qkvo: tuple[str, str, str, str], out_t: 
 BUILDERS = {"slot_rows": _slot_rows, "middim": _middim, "norm1pass": _norm1pass, "row_values": _row_values,
             "gather_narrow": _gather_narrow, "gather_middle": _gather_middle, "scatter_dim0": _scatter_dim0,
             "scatter_shared": _scatter_shared, "flat_sums": _flat_sums, "batched_gemm": _batched_gemm,
-            "activations": _activations, "flash_ring": _flash_ring, "scans": _scans}
+            "activations": _activations, "flash_ring": _flash_ring, "scans": _scans, "softmax_rows": _softmax_rows}
 

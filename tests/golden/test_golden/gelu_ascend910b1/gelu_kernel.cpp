@@ -86,17 +86,16 @@ private:
         // gelu.adsl:10
         Abs(tmp0, xLocal, count);
         Mins(tmp0, tmp0, 10.0f, count);
-        Muls(tmp1, tmp0, 0.23164188826636f, count);
-        Adds(tmp1, tmp1, 1.0f, count);
+        Adds(tmp1, tmp0, 4.31700849740147f, count);
         Reciprocal(tmp1, tmp1, count);
-        Muls(tmp2, tmp1, -0.5307027145f, count);
-        Adds(tmp2, tmp2, 0.7265760135f, count);
+        Muls(tmp2, tmp1, -795.730173551631f, count);
+        Adds(tmp2, tmp2, 252.355439517839f, count);
         Mul(tmp2, tmp2, tmp1, count);
-        Adds(tmp2, tmp2, -0.7107068705f, count);
+        Adds(tmp2, tmp2, -57.1793513496142f, count);
         Mul(tmp2, tmp2, tmp1, count);
-        Adds(tmp2, tmp2, 0.142248368f, count);
+        Adds(tmp2, tmp2, 2.65102058178426f, count);
         Mul(tmp2, tmp2, tmp1, count);
-        Adds(tmp2, tmp2, -0.127414796f, count);
+        Adds(tmp2, tmp2, -0.550050757026675f, count);
         Mul(tmp2, tmp2, tmp1, count);
         Mul(tmp1, tmp0, tmp0, count);
         Muls(tmp1, tmp1, -0.5f, count);
