@@ -38,6 +38,7 @@ from . import (
     row_gather,
     row_scatter,
     row_value_broadcast,
+    scalar_division,
     scatter,
     strided_broadcast,
     tile_fold,
@@ -573,6 +574,8 @@ class StageWriter:
         elif s.api == "DataCopy":  # UB -> UB copies whole 32-byte blocks (the buffers are padded to them)
             elems = 32 // dst_t.size
             self.lines.append(f"DataCopy({s.dst}, {srcs[0]}, ({count} + {elems - 1}) / {elems} * {elems});")
+        elif (d := scalar_division.divisor(s, like)) is not None:  # x / d: one Muls, or two where 1 / d is not normal
+            self.lines += scalar_division.lines(s.dst, srcs[0], c_scalar(d, DType.F32), count)
         else:
             self.lines.append(f"{s.api}({s.dst}, {', '.join(srcs)}, {count});")
 
@@ -672,6 +675,10 @@ class RowStageWriter(StageWriter):
         for op in s.ops:
             like = self.buffers[next((o for o in op.srcs if isinstance(o, str)), op.dst)].buffer.dtype
             srcs = [self.row_ref(o) if isinstance(o, str) else c_scalar(o, like) for o in op.srcs]
+            if (d := scalar_division.divisor(op, like)) is not None:  # x / v: one Muls, or two where 1 / v is not normal
+                body += ["    " + line for line in scalar_division.lines(self.row_ref(op.dst), srcs[0],
+                                                                         c_scalar(d, DType.F32), "rowLen_")]
+                continue
             body.append(f"    {op.api}({self.row_ref(op.dst)}, {', '.join(srcs)}, rowLen_);")
         rows = []
         if s.col is not None:
