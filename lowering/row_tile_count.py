@@ -130,8 +130,10 @@ def _in_bytes(cost: RowTileCost) -> str:
     return f"({cost.in_bytes}.0{''.join(f' + {b} / static_cast<double>(padded)' for b in cost.in_row_bytes)})"
 
 
-def host_view(tl: ir.TileLoop) -> dict | None:
-    """What codegen_templates/tiling.h.jinja needs to pick the tile count (None: the default rule)."""
+def host_view(tl: ir.TileLoop, one_tile: bool = True) -> dict | None:
+    """What codegen_templates/tiling.h.jinja needs to pick the tile count (None: the default rule). `one_tile`:
+    the estimate may keep a core's rows in one tile (False: a kernel of several tile loops, which take the first
+    loop's rows per tile, and whose other loops the estimate does not see: at least two tiles)."""
     cost = row_tile_cost(tl)
     if cost is None:
         return None
@@ -140,6 +142,7 @@ def host_view(tl: ir.TileLoop) -> dict | None:
             "out_bytes": f"{cost.out_bytes}.0", "in_streams": cost.in_streams, "out_streams": cost.out_streams,
             "vec_millicycles": cost.vec_millicycles, "instructions": cost.instructions,
             "row_instructions": cost.row_instructions,
-            # a named tensor's rows (a vector gather's x): its copy dwarfs the loop's rows, one DMA latency per tile
-            # and stream counts more than overlap; the estimate may keep a core's rows in one tile
-            **({"min_tiles": "1"} if cost.in_row_bytes else {})}
+            # one tile serialises copy-in, compute and copy-out, but saves a DMA latency per stream on each side:
+            # the estimate weighs both (where_row_mask f16 at 128 x 4096: three streams in, a cheap select); a
+            # named tensor's rows (a vector gather's x) dwarf the loop's rows, whatever the kernel's other loops
+            **({"min_tiles": "1"} if one_tile or cost.in_row_bytes else {})}
