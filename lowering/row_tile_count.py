@@ -9,8 +9,10 @@ ones with several streams (a per-row column `c[r]` is one more DMA per tile). do
 and tile size for small inputs".
 
 So the lowering hands the host tiling a per-element estimate of the loop's work (`RowTileCost`) and the host,
-which knows the rows per core and the row length, picks the tile count of 2..perCore (perCore <= `UP_TO_ROWS`)
-with the least estimated time. Larger shares keep the old rule (two balanced tiles, capped by UB). The
+which knows the rows per core and the row length, picks the tile count of 1..perCore (perCore <= `UP_TO_ROWS`;
+2..perCore in a kernel of several tile loops) with the least estimated time: one tile serialises the pipes but
+saves a DMA latency per stream (where_row_mask f16: three streams in, a cheap select; session 36). Larger shares
+keep the old rule (two balanced tiles, capped by UB). The
 estimate is static and coarse: the lowering does not read the cost model's tables (npu_harness/cost), so the
 figures below restate the ones the 910B1 table cites (ascendc.md §5.3, §5.5; the DMA latency and the issue head
 are the cost model's ASSUMPTIONs). Only the choice of a tile count depends on them, never a result.
