@@ -99,6 +99,8 @@ def row_tile_cost(tl: ir.TileLoop, layout: ir.Layout = ir.Layout.ROWS) -> RowTil
         if isinstance(s, ir.Accumulate) and isinstance(s.value, ir.Ref) and s.value.name in rows:
             vec += rows[s.value.name].dtype.size / REPEAT_BYTES * _cycles("ReduceSum", 4)  # whole rows folded
             instructions += 1
+        elif isinstance(s, ir.CopyIn) and s.index.period and not s.index.rows:
+            continue  # per-channel values (`w[r]` of a [C] tensor): read by the scalar unit, a row at a time, no DMA
         elif isinstance(s, ir.CopyIn) and s.buffer not in once:
             in_streams += 1
             in_bytes += rows[s.buffer].dtype.size if s.buffer in rows else 0
