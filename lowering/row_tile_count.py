@@ -9,8 +9,10 @@ ones with several streams (a per-row column `c[r]` is one more DMA per tile). do
 and tile size for small inputs".
 
 So the lowering hands the host tiling a per-element estimate of the loop's work (`RowTileCost`) and the host,
-which knows the rows per core and the row length, picks the tile count of 2..perCore (perCore <= `UP_TO_ROWS`)
-with the least estimated time. Larger shares keep the old rule (two balanced tiles, capped by UB). The
+which knows the rows per core and the row length, picks the tile count of 1..perCore (perCore <= `UP_TO_ROWS`;
+2..perCore in a kernel of several tile loops) with the least estimated time: one tile serialises the pipes but
+saves a DMA latency per stream (where_row_mask f16: three streams in, a cheap select; session 36). Larger shares
+keep the old rule (two balanced tiles, capped by UB). The
 estimate is static and coarse: the lowering does not read the cost model's tables (npu_harness/cost), so the
 figures below restate the ones the 910B1 table cites (ascendc.md §5.3, §5.5; the DMA latency and the issue head
 are the cost model's ASSUMPTIONs). Only the choice of a tile count depends on them, never a result.
@@ -97,6 +99,8 @@ def row_tile_cost(tl: ir.TileLoop, layout: ir.Layout = ir.Layout.ROWS) -> RowTil
         if isinstance(s, ir.Accumulate) and isinstance(s.value, ir.Ref) and s.value.name in rows:
             vec += rows[s.value.name].dtype.size / REPEAT_BYTES * _cycles("ReduceSum", 4)  # whole rows folded
             instructions += 1
+        elif isinstance(s, ir.CopyIn) and s.index.period and not s.index.rows:
+            continue  # per-channel values (`w[r]` of a [C] tensor): read by the scalar unit, a row at a time, no DMA
         elif isinstance(s, ir.CopyIn) and s.buffer not in once:
             in_streams += 1
             in_bytes += rows[s.buffer].dtype.size if s.buffer in rows else 0
@@ -130,8 +134,10 @@ def _in_bytes(cost: RowTileCost) -> str:
     return f"({cost.in_bytes}.0{''.join(f' + {b} / static_cast<double>(padded)' for b in cost.in_row_bytes)})"
 
 
-def host_view(tl: ir.TileLoop) -> dict | None:
-    """What codegen_templates/tiling.h.jinja needs to pick the tile count (None: the default rule)."""
+def host_view(tl: ir.TileLoop, one_tile: bool = True) -> dict | None:
+    """What codegen_templates/tiling.h.jinja needs to pick the tile count (None: the default rule). `one_tile`:
+    the estimate may keep a core's rows in one tile (False: a kernel of several tile loops, which take the first
+    loop's rows per tile, and whose other loops the estimate does not see: at least two tiles)."""
     cost = row_tile_cost(tl)
     if cost is None:
         return None
@@ -140,6 +146,7 @@ def host_view(tl: ir.TileLoop) -> dict | None:
             "out_bytes": f"{cost.out_bytes}.0", "in_streams": cost.in_streams, "out_streams": cost.out_streams,
             "vec_millicycles": cost.vec_millicycles, "instructions": cost.instructions,
             "row_instructions": cost.row_instructions,
-            # a named tensor's rows (a vector gather's x): its copy dwarfs the loop's rows, one DMA latency per tile
-            # and stream counts more than overlap; the estimate may keep a core's rows in one tile
-            **({"min_tiles": "1"} if cost.in_row_bytes else {})}
+            # one tile serialises copy-in, compute and copy-out, but saves a DMA latency per stream on each side:
+            # the estimate weighs both (where_row_mask f16 at 128 x 4096: three streams in, a cheap select); a
+            # named tensor's rows (a vector gather's x) dwarf the loop's rows, whatever the kernel's other loops
+            **({"min_tiles": "1"} if one_tile or cost.in_row_bytes else {})}

@@ -115,7 +115,7 @@ class VectorView(KernelView):
     row_len: str = ""
     row_cap: int = 0  # the first loop's `size=N` on rows: at most N rows per tile
     row_cost: dict | None = None  # few rows per core: the estimate the host picks a tile count by (row_tile_count.py)
-    flat_cost: dict | None = None  # a flat loop without copy-outs: one tile or two by the estimate (flat_tile_count.py)
+    flat_cost: dict | None = None  # a flat loop's short share: one tile or two by the estimate (flat_tile_count.py)
     ub_budget: int = 0
     ub_formula: str = ""
     # rows longer than UB (emit/chunk.py)
@@ -427,7 +427,7 @@ def build_view(kernel: ir.Kernel, ctx: PassContext) -> VectorView:
         row_mode=rows is not None, unit="rows" if rows else "elements", extent_host=" * ".join(split.extent),
         tile_loc=loc(ctx, tl.span), max_tile=tl.max_tile, tile_granule=first.tile_granule,
         block_granule=block_granule(kernel), min_per_core=MIN_ELEMS_PER_CORE, min_tiles_per_core=MIN_TILES_PER_CORE,
-        row_cost=row_cost_view(tl) if rows else None,
+        row_cost=row_cost_view(tl, one_tile=len(phases) == 1 and len(split.body) == 1) if rows else None,
         flat_cost=flat_cost_view(tl) if not rows and len(phases) == 1 and len(split.body) == 1 else None, row_len=" * ".join(rows.row) if rows else "", ub_budget=ctx.target.ub_budget if rows else 0,
         ub_formula=first.ub_formula, row_cap=first.row_cap)
     return _with_chunks(kernel, ctx, view, [t for _, t in phases], tensors) if rows else view

@@ -24,10 +24,22 @@ inline uint32_t GeluComputeTiling(uint64_t N, uint32_t coreNum, GeluTilingData* 
         perCore = kMinPerCore;
     }
     perCore = (perCore + kBlockGranule - 1) / kBlockGranule * kBlockGranule;
+    // One tile when the estimate (copy-in, vector and copy-out cycles: max + rest / tiles) says the second tile's DMA
+    // latencies cost more than the work it overlaps (lowering/flat_tile_count.py).
+    auto estimate = [&](double tiles) -> double {
+        const double active = static_cast<double>(total == 0 ? 1 : (total + perCore - 1) / perCore);
+        const double rate = 54.5 < 874.4 / active ? 54.5 : 874.4 / active;
+        const double in = static_cast<double>(perCore) * 4.0 / rate + tiles * 1 * 300.0;
+        const double vec = static_cast<double>(perCore) * 516 / 1000.0 + tiles * 21 * 20.0;
+        const double out = static_cast<double>(perCore) * 4.0 / rate + tiles * 1 * 300.0;
+        const double top = in > out ? (in > vec ? in : vec) : (out > vec ? out : vec);
+        return top + (in + out + vec - top) / tiles;
+    };
+    const bool oneTile = perCore <= kMaxTile && estimate(1.0) < estimate(static_cast<double>(kMinTilesPerCore));
     // The tile length for a loop whose largest UB tile is maxTile: balanced tiles, at least two per core.
     auto tileFor = [&](uint64_t maxTile) -> uint32_t {
         uint64_t tilesPerCore = (perCore + maxTile - 1) / maxTile;
-        if (tilesPerCore < kMinTilesPerCore && perCore >= kMinTilesPerCore * kTileGranule) {
+        if (tilesPerCore < kMinTilesPerCore && perCore >= kMinTilesPerCore * kTileGranule && !oneTile) {
             tilesPerCore = kMinTilesPerCore;  // double buffering overlaps copy and compute only across tiles
         }
         uint64_t tile = (perCore + tilesPerCore - 1) / tilesPerCore;  // balance the tiles of a core

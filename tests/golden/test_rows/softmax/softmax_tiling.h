@@ -80,7 +80,7 @@ inline uint32_t SoftmaxComputeTiling(uint64_t B, uint64_t D, uint32_t coreNum, S
         const uint64_t balanced = (perCore + kMinTilesPerCore - 1) / kMinTilesPerCore;
         rows = rows < balanced ? rows : balanced;
     }
-    if (rows > 0 && perCore > kMinTilesPerCore && perCore <= 8) {
+    if (rows > 0 && perCore > 1 && perCore <= 8) {
         // Few rows per core: the tile count with the least estimated time, max(pipes) + (sum - max) / tiles, from
         // the loop's work per element and per tile (lowering/row_tile_count.py; cycles, estimates).
         const double rate = 54.5 < 874.4 / static_cast<double>((total + perCore - 1) / perCore)
@@ -89,8 +89,8 @@ inline uint32_t SoftmaxComputeTiling(uint64_t B, uint64_t D, uint32_t coreNum, S
         double best = 0.0;
         for (uint64_t r = 1; r <= fit && r <= perCore; ++r) {
             const uint64_t n = (perCore + r - 1) / r;  // tiles of r rows
-            if (n < kMinTilesPerCore || (r > 1 && (perCore + r - 2) / (r - 1) == n)) {
-                continue;  // fewer tiles than the floor, or the same count as r - 1 rows (balanced: the smaller r)
+            if (r > 1 && (perCore + r - 2) / (r - 1) == n) {
+                continue;  // the same count as r - 1 rows (balanced: the smaller r)
             }
             const double in = elems * 4.0 / rate + n * 1 * 300.0;
             const double out = elems * 4.0 / rate + n * 1 * 300.0;
