@@ -23,21 +23,23 @@ def divisor(op: ir.VecOp, dtype: DType) -> ir.Expr | None:
     if op.api != "Muls" or dtype is not DType.F32 or len(op.srcs) != 2:
         return None
     s = op.srcs[1]
-    return s.args[0] if isinstance(s, ir.Op) and s.op == "reciprocal" else None
+    if not (isinstance(s, ir.Op) and s.op == "reciprocal") or isinstance(s.args[0], ir.RowLength):
+        return None  # a mean's 1 / rowLen_: a count of at least 1, its reciprocal a normal float
+    return s.args[0]
 
 
 def lines(dst: str, src: str, d: str, count: str) -> list[str]:
     """C++ lines: dst = src / d over `count` elements, d a float expression (see the module docstring)."""
     return [
         "{",
-        f"    const float d = {d};  // x / d as x * (1 / d): emit/scalar_division.py",
-        "    const float a = d < 0.0f ? -d : d;",
-        "    if ((a > 0.0f && a < 1.17549435e-38f) || (a > 8.50705917e37f && a <= 3.40282347e38f)) {",
-        "        const float k = a < 1.0f ? 18446744073709551616.0f : 5.42101086e-20f;  // 2^64 or 2^-64",
-        f"        Muls({dst}, {src}, k, {count});",
-        f"        Muls({dst}, {dst}, 1.0f / (d * k), {count});",
+        f"    const float divD = {d};  // x / d as x * (1 / d): emit/scalar_division.py",
+        "    const float divA = divD < 0.0f ? -divD : divD;",
+        "    if ((divA > 0.0f && divA < 1.17549435e-38f) || (divA > 8.50705917e37f && divA <= 3.40282347e38f)) {",
+        "        const float divK = divA < 1.0f ? 18446744073709551616.0f : 5.42101086e-20f;  // 2^64 or 2^-64",
+        f"        Muls({dst}, {src}, divK, {count});",
+        f"        Muls({dst}, {dst}, 1.0f / (divD * divK), {count});",
         "    } else {",
-        f"        Muls({dst}, {src}, 1.0f / d, {count});",
+        f"        Muls({dst}, {src}, 1.0f / divD, {count});",
         "    }",
         "}",
     ]

@@ -341,7 +341,17 @@ private:
         WaitFlag<HardEvent::V_S>(EVENT_ID0);
         for (uint32_t i = 0; i < count; ++i) {
             const float v = tmp0.GetValue(i);
-            Muls(cLocal[i * rowPitch_], tmp1[i * rowPitch_], static_cast<float>(1.0f / static_cast<float>(v)), rowLen_);
+            {
+                const float divD = v;  // x / d as x * (1 / d): emit/scalar_division.py
+                const float divA = divD < 0.0f ? -divD : divD;
+                if ((divA > 0.0f && divA < 1.17549435e-38f) || (divA > 8.50705917e37f && divA <= 3.40282347e38f)) {
+                    const float divK = divA < 1.0f ? 18446744073709551616.0f : 5.42101086e-20f;  // 2^64 or 2^-64
+                    Muls(cLocal[i * rowPitch_], tmp1[i * rowPitch_], divK, rowLen_);
+                    Muls(cLocal[i * rowPitch_], cLocal[i * rowPitch_], 1.0f / (divD * divK), rowLen_);
+                } else {
+                    Muls(cLocal[i * rowPitch_], tmp1[i * rowPitch_], 1.0f / divD, rowLen_);
+                }
+            }
         }
         outQueueC.EnQue<float>(cLocal);
         inQueueAcc.FreeTensor(accLocal);

@@ -30,7 +30,7 @@ inline uint32_t GeluComputeTiling(uint64_t N, uint32_t coreNum, GeluTilingData* 
         const double active = static_cast<double>(total == 0 ? 1 : (total + perCore - 1) / perCore);
         const double rate = 54.5 < 874.4 / active ? 54.5 : 874.4 / active;
         const double in = static_cast<double>(perCore) * 4.0 / rate + tiles * 1 * 300.0;
-        const double vec = static_cast<double>(perCore) * 516 / 1000.0 + tiles * 21 * 20.0;
+        const double vec = static_cast<double>(perCore) * 500 / 1000.0 + tiles * 20 * 20.0;
         const double out = static_cast<double>(perCore) * 4.0 / rate + tiles * 1 * 300.0;
         const double top = in > out ? (in > vec ? in : vec) : (out > vec ? out : vec);
         return top + (in + out + vec - top) / tiles;

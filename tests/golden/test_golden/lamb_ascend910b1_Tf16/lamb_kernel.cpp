@@ -203,8 +203,28 @@ private:
         Muls(tmp1, tmp1, static_cast<float>(static_cast<float>(1.0f) - static_cast<float>(beta2_)), count);
         Add(tmp3, tmp3, tmp1, count);
         // lamb.adsl:19
-        Muls(tmp2, tmp2, static_cast<float>(1.0f / static_cast<float>(bias_correction1_)), count);
-        Muls(tmp3, tmp3, static_cast<float>(1.0f / static_cast<float>(bias_correction2_)), count);
+        {
+            const float divD = bias_correction1_;  // x / d as x * (1 / d): emit/scalar_division.py
+            const float divA = divD < 0.0f ? -divD : divD;
+            if ((divA > 0.0f && divA < 1.17549435e-38f) || (divA > 8.50705917e37f && divA <= 3.40282347e38f)) {
+                const float divK = divA < 1.0f ? 18446744073709551616.0f : 5.42101086e-20f;  // 2^64 or 2^-64
+                Muls(tmp2, tmp2, divK, count);
+                Muls(tmp2, tmp2, 1.0f / (divD * divK), count);
+            } else {
+                Muls(tmp2, tmp2, 1.0f / divD, count);
+            }
+        }
+        {
+            const float divD = bias_correction2_;  // x / d as x * (1 / d): emit/scalar_division.py
+            const float divA = divD < 0.0f ? -divD : divD;
+            if ((divA > 0.0f && divA < 1.17549435e-38f) || (divA > 8.50705917e37f && divA <= 3.40282347e38f)) {
+                const float divK = divA < 1.0f ? 18446744073709551616.0f : 5.42101086e-20f;  // 2^64 or 2^-64
+                Muls(tmp3, tmp3, divK, count);
+                Muls(tmp3, tmp3, 1.0f / (divD * divK), count);
+            } else {
+                Muls(tmp3, tmp3, 1.0f / divD, count);
+            }
+        }
         Sqrt(tmp3, tmp3, count);
         Adds(tmp3, tmp3, eps_, count);
         Div(tmp2, tmp2, tmp3, count);
@@ -353,8 +373,28 @@ private:
         Muls(tmp1, tmp1, static_cast<float>(static_cast<float>(1.0f) - static_cast<float>(beta2_)), count);
         Add(tmp3, tmp3, tmp1, count);
         // lamb.adsl:31
-        Muls(tmp1, tmp2, static_cast<float>(1.0f / static_cast<float>(bias_correction1_)), count);
-        Muls(tmp4, tmp3, static_cast<float>(1.0f / static_cast<float>(bias_correction2_)), count);
+        {
+            const float divD = bias_correction1_;  // x / d as x * (1 / d): emit/scalar_division.py
+            const float divA = divD < 0.0f ? -divD : divD;
+            if ((divA > 0.0f && divA < 1.17549435e-38f) || (divA > 8.50705917e37f && divA <= 3.40282347e38f)) {
+                const float divK = divA < 1.0f ? 18446744073709551616.0f : 5.42101086e-20f;  // 2^64 or 2^-64
+                Muls(tmp1, tmp2, divK, count);
+                Muls(tmp1, tmp1, 1.0f / (divD * divK), count);
+            } else {
+                Muls(tmp1, tmp2, 1.0f / divD, count);
+            }
+        }
+        {
+            const float divD = bias_correction2_;  // x / d as x * (1 / d): emit/scalar_division.py
+            const float divA = divD < 0.0f ? -divD : divD;
+            if ((divA > 0.0f && divA < 1.17549435e-38f) || (divA > 8.50705917e37f && divA <= 3.40282347e38f)) {
+                const float divK = divA < 1.0f ? 18446744073709551616.0f : 5.42101086e-20f;  // 2^64 or 2^-64
+                Muls(tmp4, tmp3, divK, count);
+                Muls(tmp4, tmp4, 1.0f / (divD * divK), count);
+            } else {
+                Muls(tmp4, tmp3, 1.0f / divD, count);
+            }
+        }
         Sqrt(tmp4, tmp4, count);
         Adds(tmp4, tmp4, eps_, count);
         Div(tmp1, tmp1, tmp4, count);
