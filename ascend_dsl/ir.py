@@ -32,7 +32,7 @@ the dataclasses together. `x*` is a tuple, `x?` may be None.
     WindowPlan  = WindowPlan(window: Operand*, in_dims: Dim*, out_dims: Dim*, rows_path)
     BoxPlan     = BoxPlan(pitch_granule, reread, vec_bytes, in_bytes, whole_row_shares, whole_axis)
     Stmt        = Assign(name, value: Expr) | Store(tensor, index: TileIndex, value: Expr)
-                | Accumulate(name, combine: Combine, reduce, value: Expr, online_sum?, moments?) | SlotAccumulate(name, value: Expr)
+                | Accumulate(name, combine: Combine, reduce, value: Expr, online_sum?, moments?, fold_in_place?) | SlotAccumulate(name, value: Expr)
                 -- introduced by lowering passes
                 | Stage(kind: StageKind, body: Stmt*) | CopyIn(buffer, tensor, index: TileIndex)
                 | CopyOut(tensor, index: TileIndex, buffer) | VecOp(api, dst, srcs: Operand*, attrs)

@@ -24,6 +24,7 @@ EXAMPLES = {
     ir.KernelKind.RESIZE: "resize/upsample_bilinear2d",
     ir.KernelKind.GRID: "resize/grid_sample_bilinear",
     ir.KernelKind.GATHER_MIDDLE: "index/gather_middle",
+    ir.KernelKind.SCATTER_SHARED: "index/index_copy",
     ir.KernelKind.ANTIALIAS: "resize/downsample_bilinear2d_antialias",
     ir.KernelKind.BOX: "reduce/sum_dim0",
     ir.KernelKind.MIX: "fuse/matmul_bias_relu",

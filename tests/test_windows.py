@@ -97,8 +97,8 @@ def test_scans_lower_to_vector_instructions_and_prod_to_a_scalar_loop():
     project, ctx = lower(k)
     cpp = project.files["k_kernel.cpp"]
     # the reverse scan's tables (built once, before the tile loop), the transposing gathers, the log-step scan
-    assert "Adds(lane, lane, 4 * (64 * S - 1), 64);" in cpp and "Brcb(laneBlocks, lane, 8," in cpp  # whole rows
-    assert "Adds(lane, lane, 4 * (128 * S - 1), 128);" in cpp  # the chunked variant: segments of 128
+    assert "Adds(lane, lane, U * (64 * S - 1), 64);" in cpp and "Brcb(laneBlocks, lane, 8," in cpp  # whole rows
+    assert "Adds(lane, lane, U * (128 * S - 1), 128);" in cpp  # the chunked variant: segments of 128
     assert "Brcb(colBlocks, col," in cpp
     assert "Gather(a, t, fwd, 0, 64 * P);" in cpp and "for (uint32_t step = 0; step < 11; ++step) {" in cpp
     assert "Gather(tmp1[i * rowPitch_], scanTmp_rev, back, 0, n);" in cpp  # exclusive: the row above (base 0)
