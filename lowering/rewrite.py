@@ -59,3 +59,15 @@ def map_exprs(kernel: ir.Kernel, fn: Callable[[ir.Expr], ir.Expr | None]) -> ir.
         return replace(tl, body=tuple(out))
 
     return map_tile_bodies(kernel, body)
+
+
+def sole_tile_loop(kernel: ir.Kernel) -> tuple[ir.SplitLoop | None, ir.TileLoop | None, str]:
+    """(split, tile loop, '') when the kernel's body is one split loop holding one tile loop; else (None, None, why
+    not): the shape the single-loop kinds (plan_gather_middle, plan_scatter_shared) start from."""
+    if len(kernel.body) != 1 or not isinstance(kernel.body[0], ir.SplitLoop):
+        return None, None, "other kernel-scope statements"
+    split = kernel.body[0]
+    if len(split.body) != 1 or not isinstance(split.body[0], ir.TileLoop):
+        return None, None, "more than one tile loop"
+    return split, split.body[0], ""
+

@@ -28,6 +28,7 @@ from ascend_dsl.dtypes import DType
 from ascend_dsl.parser_scatter import tensor_name
 
 from ..context import PassContext
+from ..rewrite import sole_tile_loop
 
 SCALAR, API = "GatherMiddle", "GatherMiddleVec"
 DTYPES = (DType.F16, DType.F32, DType.I32)  # Gather's (ascendc_next.md §3.1) among gather_middle's
@@ -35,12 +36,9 @@ DTYPES = (DType.F16, DType.F32, DType.I32)  # Gather's (ascendc_next.md §3.1) a
 
 def _why_not(kernel: ir.Kernel, ctx: PassContext) -> str:
     """'' when the kernel is one gather along a middle dim the vector form takes; else why not."""
-    if len(kernel.body) != 1 or not isinstance(kernel.body[0], ir.SplitLoop):
-        return "other kernel-scope statements"
-    split = kernel.body[0]
-    if len(split.body) != 1 or not isinstance(split.body[0], ir.TileLoop):
-        return "more than one tile loop"
-    tl = split.body[0]
+    split, tl, why = sole_tile_loop(kernel)
+    if tl is None:
+        return why
     ops = [s for s in tl.body if isinstance(s, ir.VecOp)]
     if tl.kind is not ir.LoopKind.ROWS or len(tl.body) != 3 or len(ops) != 1 or ops[0].api != SCALAR:
         return "the loop does more than copy in the index, gather and store"

@@ -31,6 +31,7 @@ from ascend_dsl import ir
 from ascend_dsl.dtypes import DType
 
 from ..context import PassContext
+from ..rewrite import sole_tile_loop
 
 SCALAR, API = "Scatter", "ScatterSharedVec"
 SCALAR_ADD, API_ADD = "ScatterAdd", "ScatterSharedAddVec"
@@ -51,12 +52,9 @@ def scale_operand(muls: ir.VecOp):
 
 def _why_not(kernel: ir.Kernel, ctx: PassContext) -> str:
     """'' when the kernel is one index_copy along the last dim with a shared index row; else why not."""
-    if len(kernel.body) != 1 or not isinstance(kernel.body[0], ir.SplitLoop):
-        return "other kernel-scope statements"
-    split = kernel.body[0]
-    if len(split.body) != 1 or not isinstance(split.body[0], ir.TileLoop):
-        return "more than one tile loop"
-    tl = split.body[0]
+    split, tl, why = sole_tile_loop(kernel)
+    if tl is None:
+        return why
     stmts = _flat(tl)
     ops = [s for s in stmts if isinstance(s, ir.VecOp)]
     ins = {s.buffer: s for s in stmts if isinstance(s, ir.CopyIn)}
