@@ -2,7 +2,8 @@
 
 select_instructions writes `x op v` (v the row's value, read by the scalar unit) as scalar forms: `Adds(x, v)`,
 `Muls(x, v)`, `Maxs`, `Mins`, `Adds(x, -v)` for x - v, `Muls(x, 1 / v)` for x / v, and for v - x and v / x two
-ops (`Muls(x, -1)`, `Adds(dst, v)`; `Reciprocal(x)`, `Muls(dst, v)`). With the values spread to a 32-byte block per
+ops (`Muls(x, -1)`, `Adds(dst, v)`; `Duplicate(dst, v)`, `Div(dst, dst, x)`, or `Reciprocal(x)`, `Muls(dst, v)` when dst is
+x's buffer). With the values spread to a 32-byte block per
 row (Brcb, lowering/emit/row_value_broadcast.py) the same op is one vector instruction per strip of columns and
 up to 255 rows: `Add`, `Mul`, `Max`, `Min`, `Sub`, `Div` with the blocks as one operand. `binary()` names it, or
 None for any other form (those stay row by row).
@@ -47,6 +48,10 @@ def binary(s: ir.PerRow) -> RowValueBinary | None:
         if op.api == "Muls" and _of_value(v, "reciprocal"):
             return RowValueBinary("Div", op.dst, x)
         return None
+    if len(ops) == 2 and ops[0].api == "Duplicate" and len(ops[0].srcs) == 1 and _of_value(ops[0].srcs[0]) \
+            and ops[1].api == "Div" and ops[1].dst == ops[0].dst and ops[1].srcs[0] == ops[0].dst \
+            and isinstance(ops[1].srcs[1], str):
+        return RowValueBinary("Div", ops[1].dst, ops[1].srcs[1], values_first=True)
     if len(ops) == 2 and len(ops[1].srcs) == 2 and ops[1].srcs[0] == ops[0].dst == ops[1].dst \
             and _of_value(ops[1].srcs[1]) and isinstance(ops[0].srcs[0], str):
         first, x = ops[0], ops[0].srcs[0]

@@ -57,3 +57,24 @@ def test_softmax_rows_whose_sum_is_subnormal(shape, tmp_path):
     assert bool(((s > 0) & (s < 2 ** -128)).all()) and bool((e == 0).any())
     res, _ = _run(ROWS, [x], e / e.sum(dim=1, keepdim=True), tmp_path)
     assert res.ok, res.summary() + "\n" + res.detail
+
+
+BY_TILE = '''@kernel
+def k(w: Tensor[f32, "B, D"], x: Tensor[f32, "B, D"], y: Tensor[f32, "B, D"]):
+    for blk in split(B, cores=AIV):
+        for r in tile(blk, size=auto, buffers=2):
+            store(y[r, :], sum(load(w[r, :]), axis=1) / (load(x[r, :]) * 2.0))
+'''
+
+
+@pytest.mark.parametrize("shape", [(49, 17), (6, 300), (2, 60000)])  # row by row, Brcb'd blocks, chunked passes
+def test_a_per_row_value_divided_by_a_tile_with_subnormal_elements(shape, tmp_path):
+    """v / x of a per-row value by a tile is Duplicate + Div (select_instructions), not v * (1 / x): 1 / x is inf for
+    |x| < 2^-128 where v / x is finite (here about 1e7)."""
+    g = torch.Generator().manual_seed(3)
+    w = torch.rand(shape, generator=g) * 1e-35
+    x = torch.where(torch.rand(shape, generator=g) < 0.3, torch.tensor(1e-40), torch.rand(shape, generator=g) + 0.5)
+    ref = w.sum(dim=1, keepdim=True) / (x * 2.0)
+    assert bool(torch.isfinite(ref).all())
+    res, _ = _run(BY_TILE, [w, x], ref, tmp_path)
+    assert res.ok, res.summary() + "\n" + res.detail

@@ -186,9 +186,12 @@ def per_row(s: ir.VecOp, buffers: dict[str, ir.Buffer], sink: DiagnosticSink) ->
     elif s.api == "Sub":  # v - x as -x + v, so dst may alias x
         ops = ([op("Muls", x, ir.Const(-1.0, v.type, s.span)), op("Adds", s.dst, v)] if col_first
                else [op("Adds", x, ir.Op("neg", (v,), v.type, s.span))])
-    else:  # Div; v / x as v * (1 / x) so dst may alias x
-        ops = ([op("Reciprocal", x), op("Muls", s.dst, v)] if col_first
-               else [op("Muls", x, ir.Op("reciprocal", (v,), v.type, s.span))])
+    elif not col_first:  # Div: x / v as x * (1 / v) (emit/scalar_division.py where 1 / v is not a normal float)
+        ops = [op("Muls", x, ir.Op("reciprocal", (v,), v.type, s.span))]
+    elif s.dst != x:  # v / x: v spread over the row, then Div (1 / x is inf or subnormal for |x| outside 2^-126..2^126)
+        ops = [op("Duplicate", v), op("Div", s.dst, x)]
+    else:  # v / x into x's own buffer: v * (1 / x) (see docs/design.md: wrong where 1 / x is not a normal float)
+        ops = [op("Reciprocal", x), op("Muls", s.dst, v)]
     return ir.PerRow(cols[0], tuple(ops), s.span)
 
 
